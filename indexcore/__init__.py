@@ -1,0 +1,6 @@
+"""indexcore: read, evaluate and write Apache Paimon index files and warehouses."""
+
+from .errors import CorruptFileError, IndexCoreError, PredicateError, StorageError, UnsupportedError
+
+__all__ = ["IndexCoreError", "CorruptFileError", "PredicateError", "StorageError", "UnsupportedError"]
+__version__ = "0.1.0"

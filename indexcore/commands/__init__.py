@@ -1,0 +1,1 @@
+"""CLI commands; each module registers its own subparsers (see :mod:`indexcore.cli`)."""

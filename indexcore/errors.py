@@ -1,0 +1,49 @@
+"""One exception family for everything indexcore refuses or cannot read.
+
+A corrupt or truncated input raises a :class:`CorruptFileError` that names the file, the
+structure being decoded and the byte offset, so a user can find the bad bytes.
+"""
+
+from __future__ import annotations
+
+
+class IndexCoreError(Exception):
+    """Base of every error indexcore raises on purpose."""
+
+    def __init__(self, message: str, *, file: str | None = None, structure: str | None = None,
+                 offset: int | None = None):
+        self.message = message
+        self.file = file
+        self.structure = structure
+        self.offset = offset
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = []
+        if self.file:
+            where.append(f"file {self.file}")
+        if self.structure:
+            where.append(f"in {self.structure}")
+        if self.offset is not None:
+            where.append(f"at byte {self.offset}")
+        return f"{self.message} ({', '.join(where)})" if where else self.message
+
+
+class CorruptFileError(IndexCoreError):
+    """The bytes do not follow the format: bad magic, bad CRC, truncated, impossible length."""
+
+
+class UnsupportedError(IndexCoreError):
+    """A valid input that indexcore does not handle (an unknown index kind, a newer version)."""
+
+
+class PredicateError(IndexCoreError):
+    """Bad SQL, an unknown column, or a literal that does not fit the column type."""
+
+
+class StorageError(IndexCoreError):
+    """A path that cannot be opened, is outside the allowed roots, or is not reachable."""
+
+
+class ReadOnlyError(IndexCoreError):
+    """An attempt to write into a warehouse that was opened for browsing."""

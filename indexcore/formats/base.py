@@ -1,0 +1,162 @@
+"""What every file-index format shares: Paimon's three results, and the reader/writer shapes.
+
+A reader answers one predicate leaf at a time (Paimon's ``FileIndexReader.visitXxx``) with
+REMAIN (the file may match), SKIP (no row matches) or a bitmap of the rows that may match.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pyroaring import BitMap
+
+from ..predicate import Leaf
+from ..types import DataType
+
+
+class FileIndexResult:
+    """Paimon's ``FileIndexResult``: REMAIN and SKIP are the two constants."""
+
+    name = "RESULT"
+
+    def remain(self) -> bool:
+        raise NotImplementedError
+
+    def and_(self, other: FileIndexResult) -> FileIndexResult:
+        raise NotImplementedError
+
+    def or_(self, other: FileIndexResult) -> FileIndexResult:
+        raise NotImplementedError
+
+    def to_json(self) -> Any:
+        return self.name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class _Remain(FileIndexResult):
+    name = "REMAIN"
+
+    def remain(self) -> bool:
+        return True
+
+    def and_(self, other: FileIndexResult) -> FileIndexResult:
+        return other
+
+    def or_(self, other: FileIndexResult) -> FileIndexResult:
+        return self
+
+
+class _Skip(FileIndexResult):
+    name = "SKIP"
+
+    def remain(self) -> bool:
+        return False
+
+    def and_(self, other: FileIndexResult) -> FileIndexResult:
+        return self
+
+    def or_(self, other: FileIndexResult) -> FileIndexResult:
+        return other
+
+
+REMAIN: FileIndexResult = _Remain()
+SKIP: FileIndexResult = _Skip()
+
+
+class BitmapResult(FileIndexResult):
+    """Paimon's ``BitmapIndexResult``: the rows that may match; empty means no row."""
+
+    name = "BITMAP"
+
+    def __init__(self, bitmap: BitMap):
+        self.bitmap = bitmap
+
+    def remain(self) -> bool:
+        return len(self.bitmap) > 0
+
+    def and_(self, other: FileIndexResult) -> FileIndexResult:
+        if isinstance(other, BitmapResult):
+            return BitmapResult(self.bitmap & other.bitmap)
+        return self if other.remain() else SKIP
+
+    def or_(self, other: FileIndexResult) -> FileIndexResult:
+        if isinstance(other, BitmapResult):
+            return BitmapResult(self.bitmap | other.bitmap)
+        return REMAIN if other.remain() else self
+
+    def to_json(self) -> Any:
+        return {"rows": list(self.bitmap)}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BitmapResult) and self.bitmap == other.bitmap
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.bitmap))
+
+    def __repr__(self) -> str:
+        return f"BitmapResult({len(self.bitmap)} rows)"
+
+
+class FileIndexReader:
+    """Base reader: every visit answers REMAIN unless a format knows better."""
+
+    index_type = "unknown"
+
+    def visit(self, leaf: Leaf) -> FileIndexResult:
+        """Dispatch a leaf by Paimon's function name (``equal``, ``in``, ``isNull``, ...)."""
+        method = getattr(self, "visit_" + _SNAKE[leaf.op], None)
+        if method is None:
+            return REMAIN
+        if leaf.op in ("isNull", "isNotNull"):
+            return method()
+        if leaf.op in ("in", "notIn"):
+            return method(list(leaf.literals))
+        if leaf.op in ("between", "notBetween"):
+            return method(leaf.literals[0], leaf.literals[1])
+        return method(leaf.literals[0])
+
+    def summary(self) -> dict:
+        """Figures the explorer charts for this index (format-specific keys)."""
+        return {"index_type": self.index_type}
+
+
+_SNAKE = {
+    "equal": "equal", "notEqual": "not_equal", "in": "in", "notIn": "not_in", "isNull": "is_null",
+    "isNotNull": "is_not_null", "lessThan": "less_than", "lessOrEqual": "less_or_equal",
+    "greaterThan": "greater_than", "greaterOrEqual": "greater_or_equal", "between": "between",
+    "notBetween": "not_between", "startsWith": "starts_with", "endsWith": "ends_with",
+    "contains": "contains", "like": "like",
+}
+
+
+class FileIndexWriter:
+    """Base writer: one ``write(value)`` per row in row order, then ``serialized_bytes()``."""
+
+    index_type = "unknown"
+
+    def __init__(self, dtype: DataType, options: dict[str, str] | None = None):
+        self.dtype = dtype
+        self.options = dict(options or {})
+
+    def write(self, value: Any) -> None:
+        raise NotImplementedError
+
+    def serialized_bytes(self) -> bytes:
+        raise NotImplementedError
+
+    @property
+    def empty(self) -> bool:
+        """Paimon's ``FileIndexWriter.empty()``: true when nothing was written."""
+        return False
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """An index kind: its Paimon name and where its reader and writer live."""
+
+    name: str
+    reader: type
+    writer: type

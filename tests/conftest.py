@@ -1,0 +1,26 @@
+"""Shared fixtures: where the conformance data lives, and a skip when it is absent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFORMANCE = ROOT.parent / "shared" / "conformance"
+
+
+@pytest.fixture(scope="session")
+def conformance() -> Path:
+    """``../shared/conformance``; tests that need it skip with a reason when it is absent."""
+    if not CONFORMANCE.is_dir():
+        pytest.skip(f"conformance data not found at {CONFORMANCE} (it lives in ../shared beside the repo)")
+    return CONFORMANCE
+
+
+@pytest.fixture(scope="session")
+def golden(conformance: Path) -> Path:
+    path = conformance / "golden"
+    if not path.is_dir():
+        pytest.skip(f"golden vectors not found at {path}")
+    return path
