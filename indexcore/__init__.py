@@ -4,3 +4,10 @@ from .errors import CorruptFileError, IndexCoreError, PredicateError, StorageErr
 
 __all__ = ["IndexCoreError", "CorruptFileError", "PredicateError", "StorageError", "UnsupportedError"]
 __version__ = "0.1.0"
+
+
+def open_warehouse(url, **kwargs):
+    """Open a Paimon warehouse read-only (see :class:`indexcore.warehouse.Warehouse`)."""
+    from .warehouse import Warehouse
+
+    return Warehouse(url, **kwargs)

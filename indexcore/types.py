@@ -357,7 +357,7 @@ def from_json(dtype: DataType, value: Any, raw: Any = None) -> Any:
     if r in TIMESTAMP_ROOTS and raw is not None:
         return Timestamp(int(raw[0]), int(raw[1]))
     if r in ("DATE", "TIME") and raw is not None:
-        return int(raw)
+        return int(raw) if isinstance(raw, int) else from_text_or_python(dtype, raw)
     if r == "DECIMAL" and raw is not None:
         return decimal_from_unscaled(dtype, int(raw))
     return from_text_or_python(dtype, value)
@@ -417,9 +417,8 @@ def from_text_or_python(dtype: DataType, value: Any) -> Any:
         if r in INTEGER_ROOTS:
             if isinstance(value, bool):
                 raise ValueError("boolean")
-            if isinstance(value, float):
-                if not value.is_integer():
-                    raise ValueError("not an integer")
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError("not an integer")
             iv = int(value) if not isinstance(value, str) else int(value.strip())
             bits = INT_BITS[r]
             if not -(1 << (bits - 1)) <= iv < (1 << (bits - 1)):

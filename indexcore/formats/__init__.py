@@ -11,7 +11,7 @@ import importlib
 from ..errors import UnsupportedError
 from ..io import ByteSource
 from ..types import DataType
-from .base import BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter, REMAIN, SKIP
+from .base import REMAIN, SKIP, BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter
 
 # Paimon index type name -> (module, reader class, writer class)
 FILE_INDEX_TYPES: dict[str, tuple[str, str, str]] = {

@@ -1,0 +1,295 @@
+"""Paimon's bloom-filter file index (``BloomFilterFileIndex`` over ``BloomFilter64``).
+
+Blob layout: the number of hash functions as a big-endian i32, then the bit set bytes (bit
+``i`` is bit ``i & 7`` of byte ``i >> 3``). Keys are hashed to 64 bits by Paimon's
+``FastHash``: xxHash64 (seed 0) of the UTF-8 bytes for strings and of the bytes for binary,
+Thomas Wang's 64-bit integer mix for numeric, date, time and timestamp keys. The k probe
+positions come from double hashing of the two 32-bit halves, as ``BloomFilter64`` does.
+
+Only ``equal`` (and ``in``, an OR of equals) can answer SKIP; everything else is REMAIN.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import xxhash
+
+from ..errors import CorruptFileError, UnsupportedError
+from ..io import ByteSource
+from ..types import BINARY_ROOTS, STRING_ROOTS, TIMESTAMP_ROOTS, DataType, timestamp_key
+from .base import REMAIN, SKIP, FileIndexReader, FileIndexResult, FileIndexWriter
+
+DEFAULT_ITEMS = 1_000_000
+DEFAULT_FPP = 0.1
+HEADER_SIZE = 4
+# A bit set at most this large is read with the header in one request; a larger one is read
+# one probed byte at a time, so a lookup costs a handful of bytes instead of the whole filter.
+WHOLE_READ_LIMIT = 4096
+# No real filter has more hash functions than this (fpp 1e-30 needs about 100).
+MAX_HASH_FUNCTIONS = 65_535
+
+_MASK64 = (1 << 64) - 1
+_MASK32 = (1 << 32) - 1
+_FLOAT_NAN_BITS = 0x7FC00000
+_DOUBLE_NAN_BITS = 0x7FF8000000000000
+
+
+def _signed64(x: int) -> int:
+    x &= _MASK64
+    return x - (1 << 64) if x >> 63 else x
+
+
+def _signed32(x: int) -> int:
+    x &= _MASK32
+    return x - (1 << 32) if x >> 31 else x
+
+
+def long_hash(key: int) -> int:
+    """Paimon's ``getLongHash``: Thomas Wang's 64-bit mix in Java long arithmetic (signed result)."""
+    key = _signed64(key)
+    key = _signed64(~key + (key << 21))
+    key ^= key >> 24
+    key = _signed64(key + (key << 3) + (key << 8))
+    key ^= key >> 14
+    key = _signed64(key + (key << 2) + (key << 4))
+    key ^= key >> 28
+    return _signed64(key + (key << 31))
+
+
+def string_hash(data: bytes | str) -> int:
+    """xxHash64 (seed 0) of the UTF-8 bytes, as Paimon hashes strings and binary (signed)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    return _signed64(xxhash.xxh64_intdigest(data))
+
+
+def _float_key(value: float) -> int:
+    """Java ``Float.floatToIntBits`` widened to long: every NaN becomes the canonical NaN."""
+    if math.isnan(value):
+        return _FLOAT_NAN_BITS
+    return struct.unpack(">i", struct.pack(">f", value))[0]
+
+
+def _double_key(value: float) -> int:
+    """Java ``Double.doubleToLongBits``: every NaN becomes the canonical NaN."""
+    if math.isnan(value):
+        return _DOUBLE_NAN_BITS
+    return struct.unpack(">q", struct.pack(">d", value))[0]
+
+
+def hash_function(dtype: DataType) -> Callable[[Any], int]:
+    """Paimon's ``FastHash`` for a column type: internal value -> signed 64-bit hash."""
+    r = dtype.root
+    if r in STRING_ROOTS or r in BINARY_ROOTS:
+        return string_hash
+    if r in ("TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "TIME"):
+        return lambda v: long_hash(int(v))
+    if r == "FLOAT":
+        return lambda v: long_hash(_float_key(v))
+    if r == "DOUBLE":
+        return lambda v: long_hash(_double_key(v))
+    if r in TIMESTAMP_ROOTS:
+        return lambda v: long_hash(timestamp_key(dtype, v))
+    raise UnsupportedError(f"bloom-filter index does not support type {dtype.sql()}")
+
+
+def probe_positions(hash64: int, num_hash_functions: int, num_bits: int) -> Iterable[int]:
+    """The bit positions ``BloomFilter64`` sets / tests for one hash, in probe order."""
+    hash1 = _signed32(hash64)
+    hash2 = _signed32(hash64 >> 32)
+    for i in range(1, num_hash_functions + 1):
+        combined = _signed32(hash1 + i * hash2)
+        if combined < 0:
+            combined = ~combined
+        yield combined % num_bits
+
+
+def optimal_bits(items: int, fpp: float) -> int:
+    """``BloomFilter64(items, fpp)``'s bit count: -n ln p / ln2^2, truncated, then rounded up to
+    the next multiple of 8 (a whole byte more when already a multiple)."""
+    if items <= 0:
+        raise ValueError("items must be positive")
+    if not 0.0 < fpp < 1.0:
+        raise ValueError("fpp must be in (0, 1)")
+    nb = int(-items * math.log(fpp) / (math.log(2) * math.log(2)))
+    nb = min(nb, 2**31 - 1)
+    return nb + (8 - nb % 8)
+
+
+def optimal_hash_functions(items: int, num_bits: int) -> int:
+    """``max(1, round(m / n * ln 2))`` with Java's ``Math.round`` (half up)."""
+    return max(1, math.floor(num_bits / items * math.log(2) + 0.5))
+
+
+def items_for_fpp(estimated_items: float, target_fpp: float) -> dict:
+    """The ``items`` setting that meets ``target_fpp`` for this many distinct keys, and its cost."""
+    items = max(1, math.ceil(estimated_items))
+    bits = optimal_bits(items, target_fpp)
+    return {"items": items, "fpp": target_fpp, "num_bits": bits, "bytes": bits // 8 + HEADER_SIZE,
+            "num_hash_functions": optimal_hash_functions(items, bits)}
+
+
+def _parse_int(options: dict[str, str], key: str, default: int) -> int:
+    value = options.get(key)
+    if value is None:
+        return default
+    try:
+        return int(str(value).strip())
+    except ValueError as exc:
+        raise UnsupportedError(f"bloom-filter option {key}={value!r} is not an integer") from exc
+
+
+def _parse_float(options: dict[str, str], key: str, default: float) -> float:
+    value = options.get(key)
+    if value is None:
+        return default
+    try:
+        return float(str(value).strip())
+    except ValueError as exc:
+        raise UnsupportedError(f"bloom-filter option {key}={value!r} is not a number") from exc
+
+
+def estimate_items(num_bits: int, bits_set: int, num_hash_functions: int) -> float:
+    """Swamidass & Baldi: n ≈ -m/k · ln(1 - X/m); infinite when every bit is set."""
+    if bits_set >= num_bits:
+        return math.inf
+    return -num_bits / num_hash_functions * math.log(1.0 - bits_set / num_bits)
+
+
+class BloomFilterReader(FileIndexReader):
+    """Answers ``equal``/``in`` from a bloom-filter blob; reads only the header and probed bytes."""
+
+    index_type = "bloom-filter"
+
+    def __init__(self, dtype: DataType, source: ByteSource, options: dict[str, str] | None = None):
+        self.dtype = dtype
+        self.source = source
+        self.options = dict(options or {})
+        self._hash = hash_function(dtype)
+        self._k: int | None = None
+        self._bits: bytes | None = None
+        self._bytes: dict[int, int] = {}
+
+    @property
+    def num_bits(self) -> int:
+        return (self.source.size - HEADER_SIZE) * 8
+
+    @property
+    def num_hash_functions(self) -> int:
+        if self._k is None:
+            self._load_header()
+        return self._k
+
+    def _load_header(self) -> None:
+        size = self.source.size
+        if size <= HEADER_SIZE:
+            raise CorruptFileError(f"bloom filter blob of {size} bytes has no bit set",
+                                   file=self.source.name, structure="bloom-filter header", offset=0)
+        if size - HEADER_SIZE <= WHOLE_READ_LIMIT:
+            data = self.source.read(0, size, "bloom-filter")
+            self._bits = data[HEADER_SIZE:]
+        else:
+            data = self.source.read(0, HEADER_SIZE, "bloom-filter header")
+        k = int.from_bytes(data[:HEADER_SIZE], "big", signed=True)
+        if not 1 <= k <= MAX_HASH_FUNCTIONS:
+            raise CorruptFileError(f"impossible number of hash functions {k}",
+                                   file=self.source.name, structure="bloom-filter header", offset=0)
+        self._k = k
+
+    def _byte(self, index: int) -> int:
+        if self._bits is not None:
+            return self._bits[index]
+        b = self._bytes.get(index)
+        if b is None:
+            b = self.source.read(HEADER_SIZE + index, 1, "bloom-filter bit set")[0]
+            self._bytes[index] = b
+        return b
+
+    def bit_set(self) -> bytes:
+        """The whole bit set (read once, then cached)."""
+        if self._k is None:
+            self._load_header()
+        if self._bits is None:
+            self._bits = self.source.read(HEADER_SIZE, self.source.size - HEADER_SIZE, "bloom-filter bit set")
+        return self._bits
+
+    def test_hash(self, hash64: int) -> bool:
+        """``BloomFilter64.testHash``: false as soon as one probed bit is clear."""
+        positions = probe_positions(hash64, self.num_hash_functions, self.num_bits)
+        return all((self._byte(pos >> 3) >> (pos & 7)) & 1 for pos in positions)
+
+    def might_contain(self, value: Any) -> bool:
+        return self.test_hash(self._hash(value))
+
+    def visit_equal(self, literal: Any) -> FileIndexResult:
+        if literal is None:
+            return REMAIN
+        return REMAIN if self.might_contain(literal) else SKIP
+
+    def visit_in(self, literals: list[Any]) -> FileIndexResult:
+        result: FileIndexResult | None = None
+        for literal in literals:
+            one = self.visit_equal(literal)
+            result = one if result is None else result.or_(one)
+        return REMAIN if result is None else result
+
+    def summary(self) -> dict:
+        """Fill and capacity figures: popcount, estimated distinct keys and their false-positive rate."""
+        bits = self.bit_set()
+        m = len(bits) * 8
+        k = self.num_hash_functions
+        x = int.from_bytes(bits, "little").bit_count()
+        fill = x / m
+        est = estimate_items(m, x, k)
+        out = {
+            "index_type": self.index_type,
+            "size_bytes": self.source.size,
+            "num_bits": m,
+            "bits_set": x,
+            "fill_ratio": fill,
+            "num_hash_functions": k,
+            "estimated_items": est,
+            "estimated_fpp": fill ** k,
+        }
+        if "items" in self.options or "fpp" in self.options:
+            items = _parse_int(self.options, "items", DEFAULT_ITEMS)
+            fpp = _parse_float(self.options, "fpp", DEFAULT_FPP)
+            out["configured_items"] = items
+            out["configured_fpp"] = fpp
+            out["configured_num_bits"] = optimal_bits(items, fpp)
+        return out
+
+
+class BloomFilterWriter(FileIndexWriter):
+    """Builds the same bytes as Paimon's ``BloomFilterFileIndex.Writer`` (nulls are not added)."""
+
+    index_type = "bloom-filter"
+
+    def __init__(self, dtype: DataType, options: dict[str, str] | None = None):
+        super().__init__(dtype, options)
+        self.items = _parse_int(self.options, "items", DEFAULT_ITEMS)
+        self.fpp = _parse_float(self.options, "fpp", DEFAULT_FPP)
+        self._hash = hash_function(dtype)
+        self.num_bits = optimal_bits(self.items, self.fpp)
+        self.num_hash_functions = optimal_hash_functions(self.items, self.num_bits)
+        self._bits = bytearray(self.num_bits // 8)
+        self._written = 0
+
+    def write(self, value: Any) -> None:
+        self._written += 1
+        if value is None:
+            return
+        bits = self._bits
+        for pos in probe_positions(self._hash(value), self.num_hash_functions, self.num_bits):
+            bits[pos >> 3] |= 1 << (pos & 7)
+
+    def serialized_bytes(self) -> bytes:
+        return self.num_hash_functions.to_bytes(4, "big", signed=True) + bytes(self._bits)
+
+    @property
+    def empty(self) -> bool:
+        return self._written == 0

@@ -1,0 +1,378 @@
+"""Paimon's ``bsi`` file index (bit-sliced index over the column's 64-bit integer key).
+
+Layout (big-endian, Java ``DataOutputStream``)::
+
+    u8 version | i32 row count
+    u8 has positive | [positive part]      values >= 0
+    u8 has negative | [negative part]      absolute values of values < 0
+    part: u8 version, i64 min, i64 max, ebm (portable roaring), i32 slice count,
+          slice bitmaps (portable roaring, back to back; a bitmap carries no length prefix)
+
+A part stores ``value - min`` bit by bit; its ebm holds the rows it covers. Paimon's writer
+starts min at 0, so min is 0 and max is the largest (absolute) value in practice. Keys come
+from :func:`indexcore.types.to_long` (DECIMAL unscaled, TIMESTAMP millis or micros).
+
+Every range predicate walks all slices of a part, so the reader fetches the whole blob with
+one read and decodes bitmaps only when a predicate first needs them.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyroaring import BitMap
+
+from ..errors import CorruptFileError, UnsupportedError
+from ..io import ByteSource
+from ..types import INTEGER_ROOTS, DataType, decimal_from_unscaled, timestamp_from_key, to_json_value, to_long
+from .base import REMAIN, BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter
+from .range_bitmap import deserialize_bitmap, serialize_bitmap
+
+VERSION = 1
+LONG_MIN = -(1 << 63)
+_SERIAL_COOKIE_NO_RUN = 12346
+_SERIAL_COOKIE = 12347
+_NO_OFFSET_THRESHOLD = 4
+
+
+def check_type(dtype: DataType) -> None:
+    """Paimon's ``getValueMapper``: the types a BSI index accepts."""
+    if dtype.root not in INTEGER_ROOTS + ("DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ", "DECIMAL"):
+        raise UnsupportedError(f"{dtype.sql()} type is not support to build bsi index yet.")
+
+
+def portable_bitmap_size(data: bytes, offset: int, file: str, structure: str) -> int:
+    """Byte length of the portable RoaringBitmap that starts at ``offset`` in ``data``."""
+
+    def need(pos: int, n: int) -> None:
+        if pos + n > len(data):
+            raise CorruptFileError(f"roaring bitmap needs {n} bytes, {max(len(data) - pos, 0)} remain",
+                                   file=file, structure=structure, offset=pos)
+
+    need(offset, 4)
+    cookie = struct.unpack_from("<I", data, offset)[0]
+    pos = offset + 4
+    if cookie & 0xFFFF == _SERIAL_COOKIE:
+        count = (cookie >> 16) + 1
+        run_bytes = (count + 7) // 8
+        need(pos, run_bytes)
+        run_flags = data[pos:pos + run_bytes]
+        pos += run_bytes
+        has_offsets = count >= _NO_OFFSET_THRESHOLD
+    elif cookie == _SERIAL_COOKIE_NO_RUN:
+        need(pos, 4)
+        count = struct.unpack_from("<I", data, pos)[0]
+        pos += 4
+        run_flags = b""
+        has_offsets = True
+    else:
+        raise CorruptFileError(f"bad roaring cookie {cookie:#x}", file=file, structure=structure, offset=offset)
+    if count > 65536:
+        raise CorruptFileError(f"roaring bitmap declares {count} containers", file=file, structure=structure,
+                               offset=offset)
+    need(pos, 4 * count)
+    cards = [struct.unpack_from("<H", data, pos + 4 * i + 2)[0] + 1 for i in range(count)]
+    pos += 4 * count + (4 * count if has_offsets else 0)
+    for i, card in enumerate(cards):
+        if run_flags and run_flags[i // 8] >> (i % 8) & 1:
+            need(pos, 2)
+            pos += 2 + 4 * struct.unpack_from("<H", data, pos)[0]
+        else:
+            pos += 8192 if card > 4096 else 2 * card
+    need(pos, 0)
+    return pos - offset
+
+
+@dataclass
+class BsiPart:
+    """One ``BitSliceIndexRoaringBitmap``: values ``min + sum(bit_i << i)`` for the rows in ebm."""
+
+    min: int = 0
+    max: int = 0
+    ebm: BitMap = field(default_factory=BitMap)
+    slices: list[BitMap] = field(default_factory=list)
+    size_bytes: int = 0
+
+    def _all(self) -> BitMap:
+        return BitMap(self.ebm)
+
+    def compare(self, op: str, predicate: int) -> BitMap:
+        """Paimon's min/max shortcut, then O'Neil's bit-sliced comparison."""
+        lo, hi = self.min, self.max
+        if op == "eq":
+            if lo == hi == predicate:
+                return self._all()
+            if predicate < lo or predicate > hi:
+                return BitMap()
+        elif op == "gte":
+            if predicate <= lo:
+                return self._all()
+            if predicate > hi:
+                return BitMap()
+        elif op == "gt":
+            if predicate < lo:
+                return self._all()
+            if predicate >= hi:
+                return BitMap()
+        elif op == "lte":
+            if predicate >= hi:
+                return self._all()
+            if predicate < lo:
+                return BitMap()
+        elif op == "lt":
+            if predicate > hi:
+                return self._all()
+            if predicate <= lo:
+                return BitMap()
+        value = predicate - lo
+        gt, lt, eq = BitMap(), BitMap(), self.ebm
+        for i in range(len(self.slices) - 1, -1, -1):
+            sl = self.slices[i]
+            if (value >> i) & 1:
+                lt = lt | (eq - sl)
+                eq = eq & sl
+            else:
+                gt = gt | (eq & sl)
+                eq = eq - sl
+        eq = eq & self.ebm
+        result = {"eq": eq, "gt": gt, "lt": lt, "lte": lt | eq, "gte": gt | eq}[op]
+        return result & self.ebm
+
+    def extreme(self, largest: bool) -> int | None:
+        """The smallest or largest stored value, walking slices from the top bit."""
+        if not self.ebm:
+            return None
+        e, value = self.ebm, 0
+        for i in range(len(self.slices) - 1, -1, -1):
+            pick = e & self.slices[i] if largest else e - self.slices[i]
+            if pick:
+                e = pick
+                value |= (1 << i) if largest else 0
+            else:
+                value |= 0 if largest else (1 << i)
+        return self.min + value
+
+
+class BsiReader(FileIndexReader):
+    """Reads one BSI blob (``source`` holds exactly the blob)."""
+
+    index_type = "bsi"
+
+    def __init__(self, dtype: DataType, source: ByteSource, options: dict[str, str] | None = None):
+        check_type(dtype)
+        self.dtype, self.source = dtype, source
+        data = source.read_all("bsi index")
+        name = source.name
+        if len(data) < 6:
+            raise CorruptFileError(f"bsi index of {len(data)} bytes is truncated", file=name,
+                                   structure="bsi header", offset=0)
+        self.version = data[0]
+        if self.version > VERSION:
+            raise UnsupportedError(f"bsi version {self.version} is newer than {VERSION}", file=name,
+                                   structure="bsi header", offset=0)
+        self.row_count = struct.unpack_from(">i", data, 1)[0]
+        if self.row_count < 0:
+            raise CorruptFileError(f"negative row count {self.row_count}", file=name, structure="bsi header",
+                                   offset=1)
+        pos = 5
+        parts = []
+        for label in ("positive", "negative"):
+            if pos >= len(data):
+                raise CorruptFileError(f"missing has-{label} flag", file=name, structure="bsi header",
+                                       offset=pos)
+            has = data[pos] != 0
+            pos += 1
+            part = BsiPart()
+            if has:
+                part, pos = self._read_part(data, pos, f"{label} bsi")
+            parts.append(part)
+        self.positive, self.negative = parts
+        if pos != len(data):
+            raise CorruptFileError(f"{len(data) - pos} unexpected bytes after the index", file=name,
+                                   structure="bsi index", offset=pos)
+
+    def _read_part(self, data: bytes, pos: int, structure: str) -> tuple[BsiPart, int]:
+        name = self.source.name
+        start = pos
+        if pos + 17 > len(data):
+            raise CorruptFileError("part header is truncated", file=name, structure=structure, offset=pos)
+        version, lo, hi = struct.unpack_from(">bqq", data, pos)
+        if version > VERSION:
+            raise UnsupportedError(f"bsi part version {version} is newer than {VERSION}", file=name,
+                                   structure=structure, offset=pos)
+        if lo < 0 or lo > hi:
+            raise CorruptFileError(f"invalid min {lo} / max {hi}", file=name, structure=structure, offset=pos + 1)
+        pos += 17
+        n = portable_bitmap_size(data, pos, name, f"{structure} existence bitmap")
+        ebm = deserialize_bitmap(data[pos:pos + n], name, f"{structure} existence bitmap", pos)
+        pos += n
+        if pos + 4 > len(data):
+            raise CorruptFileError("slice count is truncated", file=name, structure=structure, offset=pos)
+        count = struct.unpack_from(">i", data, pos)[0]
+        if not 0 <= count <= 64:
+            raise CorruptFileError(f"invalid slice count {count}", file=name, structure=structure, offset=pos)
+        pos += 4
+        slices = []
+        for i in range(count):
+            n = portable_bitmap_size(data, pos, name, f"{structure} slice {i}")
+            slices.append(deserialize_bitmap(data[pos:pos + n], name, f"{structure} slice {i}", pos))
+            pos += n
+        return BsiPart(lo, hi, ebm, slices, pos - start), pos
+
+    # -- visits (Paimon's BitSliceIndexBitmapFileIndex.Reader)
+
+    def _key(self, literal: Any) -> int:
+        return to_long(self.dtype, literal)
+
+    def _not_null(self) -> BitMap:
+        return self.positive.ebm | self.negative.ebm
+
+    def _eq_key(self, value: int) -> BitMap:
+        if value == LONG_MIN:
+            return BitMap()
+        return self.negative.compare("eq", -value) if value < 0 else self.positive.compare("eq", value)
+
+    def _in(self, literals: list) -> BitMap:
+        out = BitMap()
+        for lit in literals:
+            if lit is not None:
+                out |= self._eq_key(self._key(lit))
+        return out
+
+    def _range(self, op: str, value: int) -> BitMap:
+        pos, neg = self.positive, self.negative
+        if op in ("lt", "lte"):
+            if value == LONG_MIN:
+                return BitMap()
+            if value < 0:
+                return neg.compare("gt" if op == "lt" else "gte", -value)
+            return pos.compare(op, value) | neg.ebm
+        if value == LONG_MIN:
+            return self._not_null()
+        if value < 0:
+            return pos.ebm | neg.compare("lt" if op == "gt" else "lte", -value)
+        return pos.compare(op, value)
+
+    def visit_is_null(self) -> FileIndexResult:
+        return BitmapResult(self._not_null().flip(0, self.row_count))
+
+    def visit_is_not_null(self) -> FileIndexResult:
+        return BitmapResult(self._not_null())
+
+    def visit_equal(self, literal: Any) -> FileIndexResult:
+        return self.visit_in([literal])
+
+    def visit_not_equal(self, literal: Any) -> FileIndexResult:
+        return self.visit_not_in([literal])
+
+    def visit_in(self, literals: list) -> FileIndexResult:
+        return REMAIN if all(lit is None for lit in literals) else BitmapResult(self._in(literals))
+
+    def visit_not_in(self, literals: list) -> FileIndexResult:
+        if any(lit is None for lit in literals):
+            return REMAIN
+        return BitmapResult(self._not_null() - self._in(literals))
+
+    def _visit_range(self, op: str, literal: Any) -> FileIndexResult:
+        return REMAIN if literal is None else BitmapResult(self._range(op, self._key(literal)))
+
+    def visit_less_than(self, literal: Any) -> FileIndexResult:
+        return self._visit_range("lt", literal)
+
+    def visit_less_or_equal(self, literal: Any) -> FileIndexResult:
+        return self._visit_range("lte", literal)
+
+    def visit_greater_than(self, literal: Any) -> FileIndexResult:
+        return self._visit_range("gt", literal)
+
+    def visit_greater_or_equal(self, literal: Any) -> FileIndexResult:
+        return self._visit_range("gte", literal)
+
+    def visit_between(self, low: Any, high: Any) -> FileIndexResult:
+        if low is None or high is None:
+            return REMAIN
+        return BitmapResult(self._range("gte", self._key(low)) & self._range("lte", self._key(high)))
+
+    # -- explorer figures
+
+    def _display(self, key: int | None) -> Any:
+        if key is None:
+            return None
+        r = self.dtype.root
+        if r == "DECIMAL":
+            value: Any = decimal_from_unscaled(self.dtype, key)
+        elif r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+            value = timestamp_from_key(self.dtype, key)
+        else:
+            value = key
+        return to_json_value(self.dtype, value)
+
+    def summary(self) -> dict:
+        pos, neg = self.positive, self.negative
+        low = -neg.extreme(largest=True) if neg.ebm else pos.extreme(largest=False)
+        high = pos.extreme(largest=True) if pos.ebm else (-neg.extreme(largest=False) if neg.ebm else None)
+        non_null = len(self._not_null())
+        return {
+            "index_type": self.index_type, "version": self.version, "row_count": self.row_count,
+            "null_count": self.row_count - non_null, "min": self._display(low), "max": self._display(high),
+            "positive": {"rows": len(pos.ebm), "min": pos.min, "max": pos.max,
+                         "slice_count": len(pos.slices), "size_bytes": pos.size_bytes},
+            "negative": {"rows": len(neg.ebm), "min": neg.min, "max": neg.max,
+                         "slice_count": len(neg.slices), "size_bytes": neg.size_bytes},
+            "slice_count": len(pos.slices) + len(neg.slices), "size_bytes": self.source.size,
+        }
+
+
+class BsiWriter(FileIndexWriter):
+    """Builds BSI bytes the way Paimon's ``BitSliceIndexBitmapFileIndex.Writer`` does."""
+
+    index_type = "bsi"
+
+    def __init__(self, dtype: DataType, options: dict[str, str] | None = None):
+        check_type(dtype)
+        super().__init__(dtype, options)
+        self._values: list[int | None] = []
+
+    def write(self, value: Any) -> None:
+        key = None if value is None else to_long(self.dtype, value)
+        if key is not None and key == LONG_MIN:
+            raise UnsupportedError("the bsi index cannot store Long.MIN_VALUE")
+        self._values.append(key)
+
+    @property
+    def empty(self) -> bool:
+        return not self._values
+
+    def serialized_bytes(self) -> bytes:
+        pos_rows: dict[int, list[int]] = {}
+        neg_rows: dict[int, list[int]] = {}
+        for rid, v in enumerate(self._values):
+            if v is not None:
+                (neg_rows if v < 0 else pos_rows).setdefault(abs(v), []).append(rid)
+        out = [struct.pack(">bi", VERSION, len(self._values))]
+        for rows in (pos_rows, neg_rows):
+            out.append(struct.pack(">?", bool(rows)))
+            if rows:
+                out.append(_serialize_part(rows))
+        return b"".join(out)
+
+
+def _serialize_part(rows: dict[int, list[int]]) -> bytes:
+    """One part with min 0 (Paimon's collector starts min at 0) and max the largest value."""
+    high = max(rows)
+    n_slices = high.bit_length()
+    per_slice: list[list[int]] = [[] for _ in range(n_slices)]
+    every: list[int] = []
+    for value, rids in rows.items():
+        every.extend(rids)
+        bits = value
+        while bits:
+            low = bits & -bits
+            per_slice[low.bit_length() - 1].extend(rids)
+            bits ^= low
+    parts = [struct.pack(">bqq", VERSION, 0, high), serialize_bitmap(BitMap(every)),
+             struct.pack(">i", n_slices)]
+    parts += [serialize_bitmap(BitMap(s)) for s in per_slice]
+    return b"".join(parts)

@@ -1,0 +1,303 @@
+"""Paimon's file-index container (``FileIndexFormat``): one ``.index`` file, many column indexes.
+
+Layout, big-endian: magic i64 (1493475289347502), version i32 (1), head length i32 (the whole
+head, counted from byte 0), column count i32; per column its name (Java modified UTF-8 with a
+u16 length) and index count i32; per index its type name (same UTF form), absolute start i32
+(-1 for an empty-index entry) and length i32; then the redundant length i32 (0 in version 1)
+and the bodies. Reading the container reads only the head; blobs are lazy slices.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import CorruptFileError, UnsupportedError
+from ..io import ByteSource
+from ..types import DataType
+from . import open_reader
+from .base import REMAIN, SKIP, FileIndexReader, FileIndexResult
+
+MAGIC = 1493475289347502
+VERSION = 1
+EMPTY_INDEX_FLAG = -1
+PREFIX_SIZE = 16  # magic, version, head length
+MIN_HEAD_LENGTH = PREFIX_SIZE + 4 + 4  # plus column count and redundant length
+STRUCTURE = "file index head"
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One (column, index type) entry of the head; ``offset`` is absolute, -1 when empty."""
+
+    column: str
+    index_type: str
+    offset: int
+    length: int
+
+    @property
+    def empty(self) -> bool:
+        """An empty-index entry: the column had no rows to index (Paimon reads it as SKIP)."""
+        return self.offset == EMPTY_INDEX_FLAG
+
+
+@dataclass(frozen=True)
+class ContainerHead:
+    magic: int
+    version: int
+    head_length: int
+    entries: tuple[IndexEntry, ...]
+    redundant_length: int
+    file_size: int
+
+    def columns(self) -> list[str]:
+        """Column names in file order (each once)."""
+        return list(dict.fromkeys(e.column for e in self.entries))
+
+    def entries_for(self, column: str) -> list[IndexEntry]:
+        return [e for e in self.entries if e.column == column]
+
+
+# ---------------------------------------------------------------------------------------
+# Java modified UTF-8 (DataOutput.writeUTF / DataInput.readUTF)
+
+
+def encode_modified_utf8(text: str) -> bytes:
+    """``DataOutputStream.writeUTF``: u16 length, NUL as two bytes, supplementary chars as surrogates."""
+    out = bytearray()
+    units = text.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(units), 2):
+        c = (units[i] << 8) | units[i + 1]
+        if 0x0001 <= c <= 0x007F:
+            out.append(c)
+        elif c <= 0x07FF:
+            out += bytes((0xC0 | (c >> 6), 0x80 | (c & 0x3F)))
+        else:
+            out += bytes((0xE0 | (c >> 12), 0x80 | ((c >> 6) & 0x3F), 0x80 | (c & 0x3F)))
+    if len(out) > 0xFFFF:
+        raise UnsupportedError(f"name of {len(out)} encoded bytes is too long for a file index head")
+    return len(out).to_bytes(2, "big") + bytes(out)
+
+
+def decode_modified_utf8(data: bytes) -> str:
+    """``DataInputStream.readUTF`` body (without the length); raises ValueError on bad bytes."""
+    units: list[int] = []
+    i, n = 0, len(data)
+    while i < n:
+        a = data[i]
+        if a < 0x80:
+            units.append(a)
+            i += 1
+        elif a & 0xE0 == 0xC0:
+            if i + 1 >= n or data[i + 1] & 0xC0 != 0x80:
+                raise ValueError(f"malformed input around byte {i}")
+            units.append(((a & 0x1F) << 6) | (data[i + 1] & 0x3F))
+            i += 2
+        elif a & 0xF0 == 0xE0:
+            if i + 2 >= n or data[i + 1] & 0xC0 != 0x80 or data[i + 2] & 0xC0 != 0x80:
+                raise ValueError(f"malformed input around byte {i}")
+            units.append(((a & 0x0F) << 12) | ((data[i + 1] & 0x3F) << 6) | (data[i + 2] & 0x3F))
+            i += 3
+        else:
+            raise ValueError(f"malformed input around byte {i}")
+    raw = b"".join(u.to_bytes(2, "big") for u in units)
+    return raw.decode("utf-16-be", "surrogatepass")
+
+
+# ---------------------------------------------------------------------------------------
+# Reading
+
+
+class _HeadCursor:
+    """Reads big-endian fields out of the head bytes, reporting absolute offsets on failure."""
+
+    def __init__(self, data: bytes, base: int, name: str):
+        self.data, self.base, self.pos, self.name = data, base, 0, name
+
+    def fail(self, message: str, at: int | None = None) -> CorruptFileError:
+        return CorruptFileError(message, file=self.name, structure=STRUCTURE,
+                                offset=self.base + (self.pos if at is None else at))
+
+    def take(self, n: int, what: str) -> bytes:
+        if self.pos + n > len(self.data):
+            raise self.fail(f"head ends inside {what}: needs {n} bytes, {len(self.data) - self.pos} left")
+        out = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
+    def i32(self, what: str) -> int:
+        return struct.unpack(">i", self.take(4, what))[0]
+
+    def utf(self, what: str) -> str:
+        start = self.pos
+        n = struct.unpack(">H", self.take(2, what))[0]
+        body = self.take(n, what)
+        try:
+            return decode_modified_utf8(body)
+        except ValueError as exc:
+            raise self.fail(f"{what} is not modified UTF-8: {exc}", at=start) from exc
+
+    @property
+    def left(self) -> int:
+        return len(self.data) - self.pos
+
+
+def read_head(source: ByteSource) -> ContainerHead:
+    """Parse and validate the head: the 16-byte prefix, then exactly ``head_length - 16`` bytes."""
+    name = source.name
+    if source.size < MIN_HEAD_LENGTH:
+        raise CorruptFileError(f"file of {source.size} bytes is shorter than the smallest file index "
+                               f"({MIN_HEAD_LENGTH} bytes)", file=name, structure=STRUCTURE, offset=0)
+    magic, version, head_length = struct.unpack(">qii", source.read(0, PREFIX_SIZE, STRUCTURE))
+    if magic != MAGIC:
+        raise CorruptFileError(f"bad magic {magic} (expected {MAGIC}): not a file index file",
+                               file=name, structure=STRUCTURE, offset=0)
+    if version != VERSION:
+        raise UnsupportedError(f"file index version {version} is not supported (only {VERSION})",
+                               file=name, structure=STRUCTURE, offset=8)
+    if not MIN_HEAD_LENGTH <= head_length <= source.size:
+        raise CorruptFileError(f"head length {head_length} outside [{MIN_HEAD_LENGTH}, {source.size}]",
+                               file=name, structure=STRUCTURE, offset=12)
+    cur = _HeadCursor(source.read(PREFIX_SIZE, head_length - PREFIX_SIZE, STRUCTURE), PREFIX_SIZE, name)
+    column_count = cur.i32("column count")
+    # each column needs at least a 2-byte name length and a 4-byte index count
+    if column_count < 0 or column_count * 6 > cur.left:
+        raise cur.fail(f"impossible column count {column_count}", at=cur.pos - 4)
+    entries: list[IndexEntry] = []
+    for _ in range(column_count):
+        column = cur.utf("column name")
+        index_count = cur.i32("index count")
+        # each index needs a 2-byte name length, start and length
+        if index_count < 0 or index_count * 10 > cur.left:
+            raise cur.fail(f"impossible index count {index_count} for column {column!r}", at=cur.pos - 4)
+        for _ in range(index_count):
+            index_type = cur.utf("index type name")
+            at = cur.pos
+            start = cur.i32("index start")
+            length = cur.i32("index length")
+            if start == EMPTY_INDEX_FLAG:
+                if length < 0:
+                    raise cur.fail(f"negative length {length} of {column}/{index_type}", at=at + 4)
+            elif start < head_length or length < 0 or start + length > source.size:
+                raise cur.fail(f"{column}/{index_type} body [{start}, {start}+{length}) is outside the "
+                               f"body [{head_length}, {source.size})", at=at)
+            entries.append(IndexEntry(column, index_type, start, length))
+    at = cur.pos
+    redundant_length = cur.i32("redundant length")
+    if redundant_length < 0 or redundant_length > source.size - PREFIX_SIZE - cur.pos:
+        raise cur.fail(f"impossible redundant length {redundant_length}", at=at)
+    return ContainerHead(magic, version, head_length, tuple(entries), redundant_length, source.size)
+
+
+class EmptyFileIndexReader(FileIndexReader):
+    """Paimon's ``EmptyFileIndexReader``: an index over no rows, so value predicates SKIP.
+
+    ``equal``, ``in``, ``isNotNull``, ``startsWith``/``endsWith``/``contains`` and the four range
+    comparisons answer SKIP; ``isNull``, ``notEqual``, ``notIn``, ``between``/``notBetween`` and
+    ``like`` stay REMAIN, as in Paimon.
+    """
+
+    index_type = "empty"
+
+    def _skip(self, *_: Any) -> FileIndexResult:
+        return SKIP
+
+    visit_equal = visit_is_not_null = visit_in = _skip
+    visit_starts_with = visit_ends_with = visit_contains = _skip
+    visit_less_than = visit_less_or_equal = visit_greater_than = visit_greater_or_equal = _skip
+
+    def visit_is_null(self) -> FileIndexResult:
+        return REMAIN
+
+    def summary(self) -> dict:
+        return {"index_type": self.index_type, "empty": True}
+
+
+class FileIndexContainer:
+    """An opened ``.index`` file: its head, and lazy access to each index blob."""
+
+    def __init__(self, source: ByteSource, head: ContainerHead):
+        self.source = source
+        self.head = head
+
+    def entry(self, column: str, index_type: str) -> IndexEntry | None:
+        """The entry for (column, index type); the last one wins, as in Paimon's head map."""
+        found = None
+        for e in self.head.entries:
+            if e.column == column and e.index_type == index_type:
+                found = e
+        return found
+
+    def blob(self, entry: IndexEntry) -> ByteSource:
+        """A window over the entry's body; nothing is read until a reader reads it."""
+        if entry.empty:
+            return self.source.slice(0, 0, name=f"{self.source.name}#{entry.column}.{entry.index_type}")
+        return self.source.slice(entry.offset, entry.length,
+                                 name=f"{self.source.name}#{entry.column}.{entry.index_type}")
+
+    def reader(self, entry: IndexEntry, dtype: DataType,
+               options: dict[str, str] | None = None) -> FileIndexReader:
+        """The reader Paimon would use for this entry (``EmptyFileIndexReader`` for an empty one)."""
+        if entry.empty:
+            return EmptyFileIndexReader()
+        return open_reader(entry.index_type, dtype, self.blob(entry), options or {})
+
+    def summary(self) -> dict:
+        head = self.head
+        body = sum(e.length for e in head.entries if not e.empty)
+        return {
+            "file": self.source.name,
+            "file_size": head.file_size,
+            "version": head.version,
+            "head_length": head.head_length,
+            "redundant_length": head.redundant_length,
+            "body_length": body,
+            "columns": [
+                {"name": col, "indexes": [
+                    {"index_type": e.index_type, "offset": e.offset, "length": e.length, "empty": e.empty}
+                    for e in head.entries_for(col)]}
+                for col in head.columns()
+            ],
+        }
+
+
+def read_container(source: ByteSource) -> FileIndexContainer:
+    """Open a ``.index`` file, reading only its head."""
+    return FileIndexContainer(source, read_head(source))
+
+
+# ---------------------------------------------------------------------------------------
+# Writing
+
+
+def write_container(columns: list[tuple[str, list[tuple[str, bytes | None]]]],
+                    redundant: bytes = b"") -> bytes:
+    """The bytes of ``FileIndexFormat.Writer.writeColumnIndexes`` for columns in the given order.
+
+    Each column lists ``(index_type, blob)``; a ``None`` blob is an empty-index entry. Non-empty
+    ``redundant`` bytes (never written by Paimon 1) are placed in the head after their length.
+    """
+    names = bytearray()
+    n_entries = 0
+    for column, indexes in columns:
+        names += encode_modified_utf8(column)
+        for index_type, _ in indexes:
+            names += encode_modified_utf8(index_type)
+            n_entries += 1
+    head_length = MIN_HEAD_LENGTH + 8 * n_entries + 4 * len(columns) + len(names) + len(redundant)
+
+    head = bytearray(struct.pack(">qiii", MAGIC, VERSION, head_length, len(columns)))
+    body = bytearray()
+    for column, indexes in columns:
+        head += encode_modified_utf8(column)
+        head += struct.pack(">i", len(indexes))
+        for index_type, blob in indexes:
+            head += encode_modified_utf8(index_type)
+            if blob is None:
+                head += struct.pack(">ii", EMPTY_INDEX_FLAG, 0)
+            else:
+                head += struct.pack(">ii", head_length + len(body), len(blob))
+                body += blob
+    head += struct.pack(">i", len(redundant)) + redundant
+    return bytes(head + body)

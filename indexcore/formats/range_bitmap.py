@@ -1,0 +1,821 @@
+"""Paimon's ``range-bitmap`` file index: a sorted, chunked dictionary plus a bit-sliced index.
+
+Layout (all integers big-endian, as Java's ``ByteBuffer`` writes them)::
+
+    i32 header length | header: u8 version, i32 row count, i32 cardinality,
+                                [min key, max key] (only when cardinality > 0), i32 dictionary length
+    dictionary: i32 header length | u8 version, i32 chunk count, i32 offsets length,
+                i32 chunks length | chunk offsets (i32 each) | chunk headers | chunk keys
+    bit-sliced index: i32 header length | u8 version, i8 slice count, i32 ebm length,
+                i32 indexes length, (i32 offset, i32 length) per slice | ebm | slice bitmaps
+
+Every distinct non-null key gets a code (its rank in Paimon's key order); the bit-sliced
+index stores each row's code, and its existence bitmap (ebm) holds the non-null rows. The
+reader loads the dictionary headers, one chunk's keys and the slices only when a predicate
+needs them, each with one ranged read.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pyroaring import BitMap
+
+from ..errors import CorruptFileError, UnsupportedError
+from ..io import ByteSource
+from ..types import (
+    INTEGER_ROOTS,
+    DataType,
+    decimal_from_unscaled,
+    float_bits,
+    timestamp_from_key,
+    to_json_value,
+    to_long,
+)
+from .base import REMAIN, BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter
+
+VERSION = 1
+CHUNK_SIZE = "chunk-size"
+_NAN32 = 0x7FC00000
+_NAN64 = 0x7FF8000000000000
+
+
+# ---------------------------------------------------------------------------------------
+# Small shared helpers (also used by the BSI index).
+
+
+def deserialize_bitmap(data: bytes, file: str, structure: str, offset: int) -> BitMap:
+    """A portable RoaringBitmap; a malformed one is a :class:`CorruptFileError`."""
+    try:
+        return BitMap.deserialize(data)
+    except (ValueError, MemoryError) as exc:
+        raise CorruptFileError(f"invalid roaring bitmap: {exc}", file=file, structure=structure,
+                               offset=offset) from exc
+
+
+def serialize_bitmap(bitmap: BitMap) -> bytes:
+    """Paimon's ``RoaringBitmap32.serialize()``: run-optimized, then the portable format."""
+    bitmap = BitMap(bitmap)
+    bitmap.run_optimize()
+    return bitmap.serialize()
+
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([a-zA-Z]*)\s*$")
+_UNITS = {"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10, "m": 1 << 20,
+          "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gibibytes": 1 << 30,
+          "t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40}
+
+
+def parse_memory_size(text: str) -> int:
+    """Paimon's ``MemorySize.parse`` for the spellings option values use (``16kb``, ``64b``)."""
+    m = _SIZE.match(str(text))
+    unit = m.group(2).lower() if m else None
+    if m is None or unit not in _UNITS:
+        raise UnsupportedError(f"cannot parse memory size {text!r}")
+    return int(m.group(1)) * _UNITS[unit]
+
+
+class _Cursor:
+    """Reads big-endian fields from bytes already fetched, reporting absolute offsets."""
+
+    def __init__(self, data: bytes, base: int, file: str, structure: str):
+        self.data, self.base, self.file, self.structure = data, base, file, structure
+        self.pos = 0
+
+    def take(self, n: int) -> bytes:
+        if n < 0 or self.pos + n > len(self.data):
+            raise CorruptFileError(f"needs {n} bytes but {len(self.data) - self.pos} remain",
+                                   file=self.file, structure=self.structure, offset=self.base + self.pos)
+        out = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
+    def i8(self) -> int:
+        return struct.unpack(">b", self.take(1))[0]
+
+    def i32(self) -> int:
+        return struct.unpack(">i", self.take(4))[0]
+
+    def length(self, what: str) -> int:
+        value = self.i32()
+        if value < 0:
+            self.fail(f"negative {what} {value}", -4)
+        return value
+
+    def fail(self, message: str, delta: int = 0) -> None:
+        raise CorruptFileError(message, file=self.file, structure=self.structure,
+                               offset=self.base + self.pos + delta)
+
+
+# ---------------------------------------------------------------------------------------
+# Keys: how each type is stored and ordered (Paimon's KeyFactory).
+
+
+def _float_order(bits: int, width: int) -> int:
+    """Java ``Float.compare`` / ``Double.compare`` order from raw signed bits.
+
+    -0.0 sorts below 0.0 and every NaN is one key above +Infinity.
+    """
+    mag_mask = (1 << (width - 1)) - 1
+    inf = 0x7F800000 if width == 32 else 0x7FF0000000000000
+    if (bits & mag_mask) > inf:
+        return _NAN32 if width == 32 else _NAN64
+    return bits if bits >= 0 else bits ^ mag_mask
+
+
+@dataclass(frozen=True)
+class KeyCodec:
+    """One type's key: ``raw`` is the stored integer (fixed width) or UTF-8 bytes (strings).
+
+    ``order(raw)`` gives a Python value whose ordering is Paimon's comparator.
+    """
+
+    fmt: str | None
+    to_raw: Callable[[Any], Any]
+    order: Callable[[Any], Any]
+    to_value: Callable[[Any], Any]
+    default_chunk_size: str = "16kb"
+
+    @property
+    def width(self) -> int:
+        return struct.calcsize(">" + self.fmt) if self.fmt else 0
+
+    def encode(self, raw: Any) -> bytes:
+        if self.fmt is None:
+            return struct.pack(">i", len(raw)) + raw
+        return struct.pack(">" + self.fmt, raw)
+
+    def read(self, cur: _Cursor) -> Any:
+        if self.fmt is None:
+            n = cur.length("key length")
+            return cur.take(n)
+        return struct.unpack(">" + self.fmt, cur.take(self.width))[0]
+
+    def order_of_value(self, value: Any) -> Any:
+        return self.order(self.to_raw(value))
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+def key_codec(dtype: DataType) -> KeyCodec:
+    """Paimon's ``KeyFactory.create``: the key layout and comparator of a column type."""
+    r = dtype.root
+    if r in INTEGER_ROOTS:
+        fmt = {"TINYINT": "b", "SMALLINT": "h", "INT": "i", "BIGINT": "q"}[r]
+        chunk = "0b" if r in ("TINYINT", "SMALLINT") else "16kb"
+        return KeyCodec(fmt, int, _identity, _identity, chunk)
+    if r in ("DATE", "TIME"):
+        return KeyCodec("i", int, _identity, _identity)
+    if r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        if (dtype.precision or 0) > 6:
+            raise UnsupportedError("The range-bitmap index only supports TIMESTAMP with a precision in [0, 6].")
+        return KeyCodec("q", lambda v: to_long(dtype, v), _identity, lambda k: timestamp_from_key(dtype, k))
+    if r == "DECIMAL":
+        if (dtype.precision or 0) > 18:
+            raise UnsupportedError("The range-bitmap index only supports DECIMAL with a precision in [0, 18].")
+        return KeyCodec("q", lambda v: to_long(dtype, v), _identity, lambda k: decimal_from_unscaled(dtype, k))
+    if r == "BOOLEAN":
+        return KeyCodec("b", lambda v: 1 if v else 0, lambda k: 1 if k == 1 else 0, lambda k: k == 1, "0b")
+    if r in ("FLOAT", "DOUBLE"):
+        width, fmt, sfmt = (32, "i", ">f") if r == "FLOAT" else (64, "q", ">d")
+        sign = 1 << (width - 1)
+
+        def to_raw(v: float) -> int:
+            bits = float_bits(dtype, float(v))
+            return bits - (1 << width) if bits & sign else bits
+
+        def to_value(raw: int) -> float:
+            return struct.unpack(sfmt, struct.pack(">" + fmt, raw))[0]
+
+        return KeyCodec(fmt, to_raw, lambda k: _float_order(k, width), to_value)
+    if r in ("CHAR", "VARCHAR"):
+        return KeyCodec(None, lambda v: v.encode("utf-8") if isinstance(v, str) else bytes(v), _identity,
+                        lambda k: k.decode("utf-8", errors="replace"))
+    raise UnsupportedError(f"data type {dtype.sql()} is not supported by the range-bitmap index")
+
+
+# ---------------------------------------------------------------------------------------
+# The chunked dictionary.
+
+
+@dataclass
+class _Chunk:
+    head: Any              # order of the chunk's first key (stored in the chunk header)
+    head_raw: Any
+    code: int              # code of the head key; the others follow as code+1, code+2, ...
+    offset: int            # keys offset inside the keys area
+    size: int              # keys after the head
+    lengths: tuple[int, int]  # fixed: (keys length, fixed length); variable: (offsets, keys)
+    orders: list | None = None
+    raws: list | None = None
+
+
+class ChunkedDictionary:
+    """Paimon's ``ChunkedDictionary``: chunk heads searched first, then one chunk's keys."""
+
+    def __init__(self, source: ByteSource, offset: int, codec: KeyCodec):
+        self.source, self.codec = source, codec
+        head_len = _read_i32(source, offset, "dictionary header length")
+        if head_len < 13:
+            raise CorruptFileError(f"dictionary header length {head_len} is too small", file=source.name,
+                                   structure="dictionary header", offset=offset)
+        cur = _Cursor(source.read(offset + 4, head_len, "dictionary header"), offset + 4, source.name,
+                      "dictionary header")
+        version = cur.i8()
+        if version > VERSION:
+            raise UnsupportedError(f"range-bitmap dictionary version {version} is newer than {VERSION}",
+                                   file=source.name, structure="dictionary header", offset=offset + 4)
+        self.size = cur.length("chunk count")
+        self.offsets_length = cur.length("offsets length")
+        self.chunks_length = cur.length("chunks length")
+        if self.offsets_length != 4 * self.size:
+            cur.fail(f"offsets length {self.offsets_length} does not match {self.size} chunks", -8)
+        self.body = offset + 4 + head_len
+        self.keys_base = self.body + self.offsets_length + self.chunks_length
+        if self.keys_base > source.size:
+            raise CorruptFileError("dictionary body is larger than the file", file=source.name,
+                                   structure="dictionary header", offset=offset)
+        self._chunks: list[_Chunk | None] = [None] * self.size
+        self._offsets: tuple[int, ...] | None = None
+        self._headers = b""
+
+    def _chunk(self, index: int) -> _Chunk:
+        chunk = self._chunks[index]
+        if chunk is not None:
+            return chunk
+        src = self.source
+        if self._offsets is None:
+            data = src.read(self.body, self.offsets_length + self.chunks_length, "dictionary chunk headers")
+            self._offsets = struct.unpack(f">{self.size}i", data[:self.offsets_length])
+            self._headers = data[self.offsets_length:]
+        start = self._offsets[index]
+        end = self._offsets[index + 1] if index + 1 < self.size else self.chunks_length
+        base = self.body + self.offsets_length
+        if not 0 <= start <= end <= self.chunks_length:
+            raise CorruptFileError(f"chunk {index} spans [{start}, {end}) outside {self.chunks_length} bytes",
+                                   file=src.name, structure="dictionary offsets", offset=self.body + 4 * index)
+        cur = _Cursor(self._headers[start:end], base + start, src.name, f"dictionary chunk {index}")
+        version = cur.i8()
+        if version > VERSION:
+            raise UnsupportedError(f"chunk version {version} is newer than {VERSION}", file=src.name,
+                                   structure=f"dictionary chunk {index}", offset=base + start)
+        head_raw = self.codec.read(cur)
+        code, koff, size = cur.i32(), cur.length("keys offset"), cur.length("chunk size")
+        a, b = cur.length("keys length"), cur.length("keys length")
+        if self.codec.fmt is not None and (b != self.codec.width or a != size * b):
+            cur.fail(f"fixed-length chunk of {size} keys of {b} bytes declares {a} key bytes", -8)
+        if self.codec.fmt is None and a != 4 * size:
+            cur.fail(f"variable-length chunk of {size} keys declares {a} offset bytes", -8)
+        chunk = _Chunk(self.codec.order(head_raw), head_raw, code, koff, size, (a, b))
+        self._chunks[index] = chunk
+        return chunk
+
+    def _load_keys(self, index: int, chunk: _Chunk) -> None:
+        if chunk.orders is not None:
+            return
+        codec, src = self.codec, self.source
+        total = chunk.lengths[0] + (chunk.lengths[1] if codec.fmt is None else 0)
+        where = self.keys_base + chunk.offset
+        data = src.read(where, total, f"dictionary chunk {index} keys")
+        if codec.fmt is not None:
+            raws = list(struct.unpack(f">{chunk.size}{codec.fmt}", data))
+        else:
+            n_off = chunk.lengths[0]
+            offsets = struct.unpack(f">{chunk.size}i", data[:n_off])
+            cur = _Cursor(data[n_off:], where + n_off, src.name, f"dictionary chunk {index} keys")
+            raws = []
+            for off in offsets:
+                if not 0 <= off < chunk.lengths[1]:
+                    cur.fail(f"key offset {off} outside {chunk.lengths[1]} key bytes")
+                cur.pos = off
+                raws.append(codec.read(cur))
+        chunk.raws = raws
+        chunk.orders = [codec.order(r) for r in raws]
+
+    def find(self, key: Any) -> int:
+        """The code of ``key`` (an order value), or ``-(insertion code) - 1`` when absent."""
+        low, high = 0, self.size - 1
+        while low <= high:
+            mid = (low + high) >> 1
+            head = self._chunk(mid).head
+            if head > key:
+                high = mid - 1
+            elif head < key:
+                low = mid + 1
+            else:
+                return self._chunk(mid).code
+        if low == 0:
+            return -1
+        chunk = self._chunk(low - 1)
+        self._load_keys(low - 1, chunk)
+        lo, hi = 0, chunk.size - 1
+        while lo <= hi:
+            mid = (lo + hi) >> 1
+            k = chunk.orders[mid]
+            if k > key:
+                hi = mid - 1
+            elif k < key:
+                lo = mid + 1
+            else:
+                return chunk.code + 1 + mid
+        return -(chunk.code + 1 + lo + 1)
+
+    def raw_key(self, code: int) -> Any:
+        """The stored key of ``code`` (reads the one chunk that holds it)."""
+        low, high = 0, self.size - 1
+        while low <= high:
+            mid = (low + high) >> 1
+            c = self._chunk(mid).code
+            if c > code:
+                high = mid - 1
+            elif c < code:
+                low = mid + 1
+            else:
+                return self._chunk(mid).head_raw
+        chunk = self._chunk(low - 1) if low > 0 else None
+        if chunk is None or not 0 <= code - chunk.code - 1 < chunk.size:
+            raise CorruptFileError(f"code {code} is not in the dictionary", file=self.source.name,
+                                   structure="dictionary", offset=self.body)
+        self._load_keys(low - 1, chunk)
+        return chunk.raws[code - chunk.code - 1]
+
+    def chunk_key_counts(self) -> list[int]:
+        return [self._chunk(i).size + 1 for i in range(self.size)]
+
+
+# ---------------------------------------------------------------------------------------
+# The bit-sliced index over codes.
+
+
+class BitSliceIndexBitmap:
+    """Paimon's range-bitmap ``BitSliceIndexBitmap``: codes of rows, one bitmap per bit."""
+
+    def __init__(self, source: ByteSource, offset: int):
+        self.source = source
+        head_len = _read_i32(source, offset, "bsi header length")
+        if head_len < 10:
+            raise CorruptFileError(f"bsi header length {head_len} is too small", file=source.name,
+                                   structure="bsi header", offset=offset)
+        cur = _Cursor(source.read(offset + 4, head_len, "bsi header"), offset + 4, source.name, "bsi header")
+        version = cur.i8()
+        if version > VERSION:
+            raise UnsupportedError(f"bsi version {version} is newer than {VERSION}", file=source.name,
+                                   structure="bsi header", offset=offset + 4)
+        count = cur.i8()
+        if count < 0:
+            cur.fail(f"negative slice count {count}", -1)
+        self.ebm_length = cur.length("ebm length")
+        indexes_length = cur.length("indexes length")
+        if indexes_length != 8 * count:
+            cur.fail(f"indexes length {indexes_length} does not match {count} slices", -4)
+        pairs = struct.unpack(f">{2 * count}i", cur.take(indexes_length))
+        self.body = offset + 4 + head_len
+        self.slice_area = self.body + self.ebm_length
+        self.index = [(pairs[2 * i], pairs[2 * i + 1]) for i in range(count)]
+        end = self.slice_area
+        for i, (off, length) in enumerate(self.index):
+            if off < 0 or length < 0 or self.slice_area + off + length > source.size:
+                raise CorruptFileError(f"slice {i} [{off}, +{length}) lies outside the file", file=source.name,
+                                       structure="bsi indexes", offset=offset + 14 + 8 * i)
+            end = max(end, self.slice_area + off + length)
+        if end > source.size:
+            raise CorruptFileError("bsi body is larger than the file", file=source.name,
+                                   structure="bsi header", offset=offset)
+        self.end = end
+        self._ebm: BitMap | None = None
+        self._slices: list[BitMap | None] = [None] * count
+
+    @property
+    def slice_count(self) -> int:
+        return len(self.index)
+
+    def ebm(self) -> BitMap:
+        if self._ebm is None:
+            data = self.source.read(self.body, self.ebm_length, "bsi existence bitmap")
+            self._ebm = deserialize_bitmap(data, self.source.name, "bsi existence bitmap", self.body)
+        return self._ebm
+
+    def slice(self, i: int) -> BitMap:
+        bm = self._slices[i]
+        if bm is None:
+            off, length = self.index[i]
+            where = self.slice_area + off
+            data = self.source.read(where, length, f"bsi slice {i}")
+            bm = self._slices[i] = deserialize_bitmap(data, self.source.name, f"bsi slice {i}", where)
+        return bm
+
+    def load_all(self) -> list[BitMap]:
+        """Every slice, fetched with one read when none is loaded yet."""
+        if self.index and all(s is None for s in self._slices):
+            lo = min(o for o, _ in self.index)
+            hi = max(o + n for o, n in self.index)
+            data = self.source.read(self.slice_area + lo, hi - lo, "bsi slices")
+            for i, (off, length) in enumerate(self.index):
+                self._slices[i] = deserialize_bitmap(data[off - lo:off - lo + length], self.source.name,
+                                                     f"bsi slice {i}", self.slice_area + off)
+        return [self.slice(i) for i in range(len(self.index))]
+
+    def eq(self, code: int) -> BitMap:
+        state = self.ebm()
+        if not state:
+            return BitMap()
+        for i, sl in enumerate(self.load_all()):
+            state = state & sl if (code >> i) & 1 else state - sl
+        return state
+
+    def gt(self, code: int) -> BitMap:
+        if code < 0:
+            return BitMap(self.ebm())
+        found = self.ebm()
+        if not found:
+            return BitMap()
+        start = _trailing_ones(code)
+        slices = self.load_all()
+        if start >= len(slices):
+            return BitMap()
+        state = BitMap(slices[start])
+        for i in range(start + 1, len(slices)):
+            state = state & slices[i] if (code >> i) & 1 else state | slices[i]
+        return state & found
+
+    def gte(self, code: int) -> BitMap:
+        return self.gt(code - 1)
+
+    def top_k(self, k: int, found: BitMap | None, strict: bool, largest: bool) -> BitMap:
+        """Rows with the k largest (or smallest) codes; algorithm 4.1 of O'Neil's BSI paper."""
+        if k == 0 or (found is not None and not found):
+            return BitMap()
+        g = BitMap()
+        e = self.ebm() & found if found is not None else BitMap(self.ebm())
+        if len(e) <= k:
+            return e
+        for sl in reversed(self.load_all()):
+            pick, rest = (e & sl, e - sl) if largest else (e - sl, e & sl)
+            x = g | pick
+            n = len(x)
+            if n > k:
+                e = pick
+            elif n < k:
+                g, e = x, rest
+            else:
+                e = pick
+                break
+        f = g | e
+        extra = len(f) - k
+        if strict and extra > 0:
+            f -= e[0:extra]
+        return f
+
+
+def _trailing_ones(code: int) -> int:
+    return ((code ^ (code + 1)).bit_length() - 1) if code >= 0 else 0
+
+
+def _read_i32(source: ByteSource, offset: int, structure: str) -> int:
+    return struct.unpack(">i", source.read(offset, 4, structure))[0]
+
+
+# ---------------------------------------------------------------------------------------
+# Reader and writer.
+
+
+class RangeBitmapReader(FileIndexReader):
+    """Reads one range-bitmap blob (``source`` holds exactly the blob, starting at byte 0)."""
+
+    index_type = "range-bitmap"
+
+    def __init__(self, dtype: DataType, source: ByteSource, options: dict[str, str] | None = None):
+        self.dtype, self.source = dtype, source
+        self.codec = key_codec(dtype)
+        head_len = _read_i32(source, 0, "range-bitmap header length")
+        if head_len < 13:
+            raise CorruptFileError(f"header length {head_len} is too small", file=source.name,
+                                   structure="range-bitmap header", offset=0)
+        cur = _Cursor(source.read(4, head_len, "range-bitmap header"), 4, source.name, "range-bitmap header")
+        self.version = cur.i8()
+        if self.version > VERSION:
+            raise UnsupportedError(f"range-bitmap version {self.version} is newer than {VERSION}",
+                                   file=source.name, structure="range-bitmap header", offset=4)
+        self.row_count = cur.length("row count")
+        self.cardinality = cur.i32()
+        self.min_raw = self.max_raw = None
+        if self.cardinality > 0:
+            self.min_raw, self.max_raw = self.codec.read(cur), self.codec.read(cur)
+            self._min, self._max = self.codec.order(self.min_raw), self.codec.order(self.max_raw)
+            if self._min > self._max:
+                cur.fail("min key is greater than max key")
+        self.dictionary_length = cur.length("dictionary length")
+        self.dictionary_offset = 4 + head_len
+        self.bsi_offset = self.dictionary_offset + self.dictionary_length
+        if self.bsi_offset > source.size:
+            raise CorruptFileError(f"dictionary of {self.dictionary_length} bytes does not fit",
+                                   file=source.name, structure="range-bitmap header", offset=4 + cur.pos - 4)
+        self._dictionary: ChunkedDictionary | None = None
+        self._bsi: BitSliceIndexBitmap | None = None
+
+    # -- lazily opened parts
+
+    @property
+    def dictionary(self) -> ChunkedDictionary:
+        if self._dictionary is None:
+            self._dictionary = ChunkedDictionary(self.source, self.dictionary_offset, self.codec)
+        return self._dictionary
+
+    @property
+    def bsi(self) -> BitSliceIndexBitmap:
+        if self._bsi is None:
+            self._bsi = BitSliceIndexBitmap(self.source, self.bsi_offset)
+        return self._bsi
+
+    # -- Paimon's RangeBitmap operations, on order keys
+
+    def _not_null(self) -> BitMap:
+        return BitMap() if self.cardinality <= 0 else BitMap(self.bsi.ebm())
+
+    def _null(self, found: BitMap | None = None) -> BitMap:
+        if self.cardinality <= 0:
+            return BitMap(range(self.row_count))
+        if found is not None and not found:
+            return found
+        nulls = self.bsi.ebm().flip(0, self.row_count)
+        return nulls & found if found is not None else nulls
+
+    def _not(self, bitmap: BitMap) -> BitMap:
+        return self._not_null() - bitmap
+
+    def _eq(self, key: Any) -> BitMap:
+        if self.cardinality <= 0:
+            return BitMap()
+        if key == self._min and key == self._max:
+            return self._not_null()
+        if key < self._min or key > self._max:
+            return BitMap()
+        code = self.dictionary.find(key)
+        return BitMap() if code < 0 else self.bsi.eq(code)
+
+    def _gte(self, key: Any) -> BitMap:
+        if self.cardinality <= 0:
+            return BitMap()
+        if key <= self._min:
+            return self._not_null()
+        if key > self._max:
+            return BitMap()
+        code = self.dictionary.find(key)
+        return self.bsi.gte(-code - 1 if code < 0 else code)
+
+    def _gt(self, key: Any) -> BitMap:
+        if self.cardinality <= 0:
+            return BitMap()
+        if key < self._min:
+            return self._not_null()
+        if key >= self._max:
+            return BitMap()
+        code = self.dictionary.find(key)
+        return self.bsi.gte(-code - 1) if code < 0 else self.bsi.gt(code)
+
+    def _lte(self, key: Any) -> BitMap:
+        if self.cardinality <= 0:
+            return BitMap()
+        if key >= self._max:
+            return self._not_null()
+        if key < self._min:
+            return BitMap()
+        return self._not(self._gt(key))
+
+    def _lt(self, key: Any) -> BitMap:
+        if self.cardinality <= 0:
+            return BitMap()
+        if key > self._max:
+            return self._not_null()
+        if key <= self._min:
+            return BitMap()
+        return self._not(self._gte(key))
+
+    def _key(self, literal: Any) -> Any:
+        return self.codec.order_of_value(literal)
+
+    def _in(self, literals: list) -> BitMap:
+        out = BitMap()
+        if self.cardinality > 0:
+            for lit in literals:
+                if lit is not None:
+                    out |= self._eq(self._key(lit))
+        return out
+
+    # -- FileIndexReader visits
+
+    def visit_is_null(self) -> FileIndexResult:
+        return BitmapResult(self._null())
+
+    def visit_is_not_null(self) -> FileIndexResult:
+        return BitmapResult(self._not_null())
+
+    def visit_equal(self, literal: Any) -> FileIndexResult:
+        return REMAIN if literal is None else BitmapResult(self._eq(self._key(literal)))
+
+    def visit_not_equal(self, literal: Any) -> FileIndexResult:
+        if literal is None:
+            return REMAIN
+        if self.cardinality <= 0:
+            return BitmapResult(BitMap())
+        return BitmapResult(self._not(self._eq(self._key(literal))))
+
+    def visit_in(self, literals: list) -> FileIndexResult:
+        return BitmapResult(self._in(literals))
+
+    def visit_not_in(self, literals: list) -> FileIndexResult:
+        if self.cardinality <= 0:
+            return BitmapResult(BitMap())
+        return BitmapResult(self._not(self._in(literals)))
+
+    def visit_less_than(self, literal: Any) -> FileIndexResult:
+        return REMAIN if literal is None else BitmapResult(self._lt(self._key(literal)))
+
+    def visit_less_or_equal(self, literal: Any) -> FileIndexResult:
+        return REMAIN if literal is None else BitmapResult(self._lte(self._key(literal)))
+
+    def visit_greater_than(self, literal: Any) -> FileIndexResult:
+        return REMAIN if literal is None else BitmapResult(self._gt(self._key(literal)))
+
+    def visit_greater_or_equal(self, literal: Any) -> FileIndexResult:
+        return REMAIN if literal is None else BitmapResult(self._gte(self._key(literal)))
+
+    def visit_between(self, low: Any, high: Any) -> FileIndexResult:
+        if low is None or high is None:
+            return REMAIN
+        return BitmapResult(self._gte(self._key(low)) & self._lte(self._key(high)))
+
+    def visit_top_n(self, k: int, ascending: bool, nulls_first: bool, strict: bool = True,
+                    incoming: FileIndexResult = REMAIN) -> FileIndexResult:
+        """Paimon's ``FileIndexPredicate.evaluateTopN`` + ``RangeBitmap.topK/bottomK``.
+
+        ``strict=False`` (more than one sort key) keeps every row tied with the k-th.
+        """
+        if not incoming.remain():
+            return incoming
+        found = incoming.bitmap if isinstance(incoming, BitmapResult) else None
+        if found is not None and len(found) <= k:
+            return incoming
+        if self.cardinality <= 0:
+            return BitmapResult(BitMap(range(self.row_count)))
+        if not nulls_first:
+            bitmap = self.bsi.top_k(k, found, strict, largest=not ascending)
+            n = len(bitmap)
+            if n >= k:
+                return BitmapResult(bitmap)
+            nulls = self._null(found)
+            return BitmapResult(bitmap | (nulls[0:k - n] if strict else nulls))
+        bitmap = self._null(found)
+        n = len(bitmap)
+        if n >= k:
+            return BitmapResult(bitmap[0:k] if strict else bitmap)
+        return BitmapResult(bitmap | self.bsi.top_k(k - n, found, strict, largest=not ascending))
+
+    # -- explorer figures
+
+    def _display(self, raw: Any) -> Any:
+        return to_json_value(self.dtype, self.codec.to_value(raw)) if raw is not None else None
+
+    def summary(self) -> dict:
+        out: dict[str, Any] = {
+            "index_type": self.index_type, "version": self.version, "row_count": self.row_count,
+            "dictionary_size": max(self.cardinality, 0), "min": self._display(self.min_raw),
+            "max": self._display(self.max_raw), "size_bytes": self.source.size,
+            "dictionary_bytes": self.dictionary_length,
+        }
+        non_null = self._not_null()
+        out["null_count"] = self.row_count - len(non_null)
+        dictionary = self.dictionary
+        out["chunk_count"] = dictionary.size
+        out["chunk_key_counts"] = dictionary.chunk_key_counts()
+        out["slice_count"] = self.bsi.slice_count
+        out["bsi_bytes"] = self.bsi.end - self.bsi_offset
+        out["top_values"] = self._top_values(non_null) if self.cardinality > 0 else []
+        return out
+
+    def _top_values(self, non_null: BitMap, limit: int = 20) -> list[dict]:
+        """The most frequent keys, from every row's code rebuilt out of the slices."""
+        import numpy as np
+
+        rows = np.frombuffer(non_null.to_array(), dtype=np.uint32)
+        codes = np.zeros(self.row_count, dtype=np.int64)
+        for i, sl in enumerate(self.bsi.load_all()):
+            idx = np.frombuffer(sl.to_array(), dtype=np.uint32)
+            codes[idx[idx < self.row_count]] |= 1 << i
+        counts = np.bincount(codes[rows[rows < self.row_count]], minlength=self.cardinality)
+        top = np.argsort(-counts, kind="stable")[:limit]
+        return [{"value": self._display(self.dictionary.raw_key(int(c))), "cardinality": int(counts[c])}
+                for c in top if counts[c] > 0]
+
+
+class RangeBitmapWriter(FileIndexWriter):
+    """Builds range-bitmap bytes the way Paimon's ``RangeBitmap.Appender`` lays them out."""
+
+    index_type = "range-bitmap"
+
+    def __init__(self, dtype: DataType, options: dict[str, str] | None = None):
+        super().__init__(dtype, options)
+        self.codec = key_codec(dtype)
+        self.chunk_size = parse_memory_size(self.options.get(CHUNK_SIZE, self.codec.default_chunk_size))
+        self._keys: dict[Any, tuple[Any, list[int]]] = {}
+        self._rid = 0
+
+    def write(self, value: Any) -> None:
+        if value is not None:
+            raw = self.codec.to_raw(value)
+            order = self.codec.order(raw)
+            entry = self._keys.get(order)
+            if entry is None:
+                self._keys[order] = (raw, [self._rid])
+            else:
+                entry[1].append(self._rid)
+        self._rid += 1
+
+    @property
+    def empty(self) -> bool:
+        return self._rid == 0
+
+    def serialized_bytes(self) -> bytes:
+        codec = self.codec
+        entries = [self._keys[o] for o in sorted(self._keys)]
+        max_code = len(entries) - 1
+        n_slices = max(max_code.bit_length(), 1) if max_code >= 0 else 64
+        per_slice: list[list[BitMap]] = [[] for _ in range(n_slices)]
+        bitmaps = []
+        for code, (_, rows) in enumerate(entries):
+            bm = BitMap(rows)
+            bitmaps.append(bm)
+            bits = code
+            while bits:
+                low = bits & -bits
+                per_slice[low.bit_length() - 1].append(bm)
+                bits ^= low
+        ebm = BitMap.union(*bitmaps) if bitmaps else BitMap()
+        slices = [BitMap.union(*parts) if parts else BitMap() for parts in per_slice]
+        bsi = _serialize_bsi(ebm, slices)
+        dictionary = _serialize_dictionary(codec, [raw for raw, _ in entries], self.chunk_size)
+        head = [struct.pack(">bii", VERSION, self._rid, len(entries))]
+        if entries:
+            head += [codec.encode(entries[0][0]), codec.encode(entries[-1][0])]
+        head.append(struct.pack(">i", len(dictionary)))
+        header = b"".join(head)
+        return struct.pack(">i", len(header)) + header + dictionary + bsi
+
+
+def _serialize_bsi(ebm: BitMap, slices: list[BitMap]) -> bytes:
+    ebm_bytes = serialize_bitmap(ebm)
+    slice_bytes = [serialize_bitmap(s) for s in slices]
+    indexes, offset = [], 0
+    for b in slice_bytes:
+        indexes.append(struct.pack(">ii", offset, len(b)))
+        offset += len(b)
+    header = struct.pack(">bbii", VERSION, len(slices), len(ebm_bytes), 8 * len(slices)) + b"".join(indexes)
+    return struct.pack(">i", len(header)) + header + ebm_bytes + b"".join(slice_bytes)
+
+
+def _serialize_dictionary(codec: KeyCodec, raws: list, limit: int) -> bytes:
+    """Paimon's ``ChunkedDictionary.Appender``: a chunk takes keys until ``limit`` bytes are full."""
+    offsets, chunks, keys = [], [], []
+    chunks_offset = keys_offset = 0
+    fixed = codec.fmt is not None
+    i = 0
+    while i < len(raws):
+        head = raws[i]
+        members: list[bytes] = []
+        used = 0
+        i += 1
+        while i < len(raws):
+            enc = codec.encode(raws[i])
+            if fixed and len(enc) > limit - used:
+                break
+            if not fixed and (len(enc) > limit - used or limit - 4 * len(members) < 4):
+                break
+            members.append(enc)
+            used += len(enc)
+            i += 1
+        code = i - len(members) - 1
+        if fixed:
+            key_bytes = b"".join(members)
+            tail = struct.pack(">iiiii", code, keys_offset, len(members), len(key_bytes), codec.width)
+        else:
+            pos, rel = 0, []
+            for enc in members:
+                rel.append(pos)
+                pos += len(enc)
+            key_bytes = struct.pack(f">{len(rel)}i", *rel) + b"".join(members)
+            tail = struct.pack(">iiiii", code, keys_offset, len(members), 4 * len(members), pos)
+        chunk = struct.pack(">b", VERSION) + codec.encode(head) + tail
+        offsets.append(struct.pack(">i", chunks_offset))
+        chunks_offset += len(chunk)
+        keys_offset += len(key_bytes)
+        chunks.append(chunk)
+        keys.append(key_bytes)
+    off, ch = b"".join(offsets), b"".join(chunks)
+    header = struct.pack(">biii", VERSION, len(offsets), len(off), len(ch))
+    return struct.pack(">i", len(header)) + header + off + ch + b"".join(keys)

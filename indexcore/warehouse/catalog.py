@@ -1,0 +1,59 @@
+"""A Paimon filesystem catalog: ``<warehouse>/<db>.db/<table>/``, read-only."""
+
+from __future__ import annotations
+
+import posixpath
+
+from ..errors import StorageError
+from ..io import Storage
+from .model import Problem
+from .table import Table
+
+
+class Warehouse:
+    """A warehouse root opened read-only; lists databases and tables, opens a :class:`Table`."""
+
+    def __init__(self, url: str, allowed_roots: list[str] | None = None,
+                 storage_options: dict | None = None):
+        self.url = str(url)
+        self.storage = Storage(self.url, allowed_roots=allowed_roots, storage_options=storage_options)
+        self.problems: list[Problem] = []
+        self._tables: dict[str, Table] = {}
+
+    def databases(self) -> list[str]:
+        out = []
+        for entry in self.storage.listdir(self.storage.root):
+            name = posixpath.basename(entry["name"].rstrip("/"))
+            if entry.get("type") == "directory" and name.endswith(".db"):
+                out.append(name[:-3])
+        return sorted(out)
+
+    def tables(self) -> list[str]:
+        """``db.table`` names of every folder that holds a ``schema/`` directory, sorted."""
+        out = []
+        for db in self.databases():
+            for entry in self.storage.listdir(posixpath.join(self.storage.root, f"{db}.db")):
+                if entry.get("type") != "directory":
+                    continue
+                path = entry["name"].rstrip("/")
+                if self.storage.exists(posixpath.join(path, "schema")):
+                    out.append(f"{db}.{posixpath.basename(path)}")
+        return sorted(out)
+
+    def table_path(self, name: str) -> str:
+        if "." not in name:
+            raise StorageError(f"table name must be 'database.table', got {name!r}")
+        db, tbl = name.split(".", 1)
+        return posixpath.join(self.storage.root, f"{db}.db", tbl)
+
+    def table(self, name: str) -> Table:
+        """Open ``db.table``; raises StorageError if it has no schema."""
+        if name not in self._tables:
+            path = self.table_path(name)
+            if not self.storage.exists(posixpath.join(path, "schema")):
+                raise StorageError(f"no Paimon table {name!r} (no schema directory)", file=path)
+            self._tables[name] = Table(self.storage, path, name)
+        return self._tables[name]
+
+    def __repr__(self) -> str:
+        return f"Warehouse({self.url!r})"

@@ -1,0 +1,475 @@
+"""Reading data files the way Paimon's batch read does: the rows a user sees.
+
+* A data file is read through the table schema by **field id**: renamed columns keep their
+  values, added columns read as null, altered types are cast like Paimon (:mod:`.values`).
+  Parquet and ORC carry the ids (``PARQUET:field_id`` / ``paimon.id``); files without them
+  (Paimon 0.9) are matched by name through the schema they were written with.
+* Deletion vectors drop row positions.
+* Primary-key tables merge records by key and sequence number per merge engine
+  (:mod:`.merge`); tables with deletion vectors, and first-row tables, skip level-0 files.
+* Data-evolution tables stitch column files sharing a ``first_row_id``.
+* ``scan.fallback-branch`` reads partitions missing from the main branch from the fallback.
+"""
+
+from __future__ import annotations
+
+import operator
+import posixpath
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.orc as pa_orc
+import pyarrow.parquet as pq
+from pyroaring import BitMap
+
+from ..errors import IndexCoreError, PredicateError, StorageError, UnsupportedError
+from ..io import Storage
+from ..predicate import Compound, Leaf, Predicate
+from ..types import DataType
+from .merge import FILE_ORDER, LEVEL, POSITION, SEQUENCE_NUMBER, VALUE_KIND, merge_records
+from .model import LiveFile, Problem, TableSchema
+from .values import arrow_type, cast_column, from_internal, to_internal
+
+KEY_PREFIX = "_KEY_"
+ROW_ID = "_ROW_ID"
+SYSTEM_COLUMNS = (SEQUENCE_NUMBER, VALUE_KIND, ROW_ID)
+_ID_KEYS = (b"PARQUET:field_id", b"paimon.id", b"field_id")
+
+
+def _true(options: dict[str, str], key: str) -> bool:
+    return str(options.get(key, "false")).strip().lower() == "true"
+
+
+# ---------------------------------------------------------------------------------------
+# One data file.
+
+
+def read_raw(storage: Storage, path: str, file_format: str | None = None) -> pa.Table:
+    """All columns of one Parquet or ORC file, as stored; unreadable files raise IndexCoreError."""
+    fmt = (file_format or path.rsplit(".", 1)[-1]).lower()
+    full = storage.resolve(path)
+    try:
+        with storage.fs.open(full, "rb") as fh:
+            if fmt == "parquet":
+                table = pq.read_table(fh)
+            elif fmt == "orc":
+                table = pa_orc.ORCFile(fh).read()
+            else:
+                raise UnsupportedError(f"data file format {fmt!r} is not supported", file=path)
+    except FileNotFoundError as exc:
+        raise StorageError("data file not found", file=path) from exc
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        if isinstance(exc, OSError) and not storage.fs.exists(full):
+            raise StorageError("data file not found", file=path) from exc
+        raise IndexCoreError(f"cannot read {fmt} data file: {exc}", file=path, structure=fmt) from exc
+    if table.num_rows:
+        storage.stats.add(storage.fs.size(full))
+    return table
+
+
+def _column_ids(raw: pa.Table) -> dict[int, int]:
+    """Field id -> column index, from the ids the writer stored in the file's schema."""
+    out = {}
+    for i, f in enumerate(raw.schema):
+        meta = f.metadata or {}
+        for key in _ID_KEYS:
+            if key in meta:
+                try:
+                    out[int(meta[key])] = i
+                except ValueError:
+                    pass
+                break
+    return out
+
+
+def _locate(raw: pa.Table, ids: dict[int, int], field_id: int, file_name: str | None) -> int | None:
+    if ids:
+        return ids.get(field_id)
+    if file_name is not None and file_name in raw.column_names:
+        return raw.column_names.index(file_name)
+    return None
+
+
+def evolve_columns(raw: pa.Table, file_schema: TableSchema, table_schema: TableSchema,
+                   columns: list[str] | None = None, partition_spec: dict[str, Any] | None = None,
+                   write_cols: tuple[str, ...] | None = None) -> pa.Table:
+    """The file's rows as ``table_schema`` columns: matched by field id, cast, null-filled.
+
+    Partition columns absent from the file are filled from ``partition_spec``; ``write_cols``
+    (data-evolution files) limits which fields the file really holds.
+    """
+    ids = _column_ids(raw)
+    names = columns if columns is not None else list(table_schema.field_names)
+    held = None
+    if write_cols is not None:
+        held = {file_schema.field(n).id for n in write_cols if n in file_schema.field_names}
+    arrays, fields = [], []
+    for name in names:
+        tf = table_schema.field(name)
+        ff = file_schema.field_by_id(tf.id)
+        idx = None
+        if ff is not None and (held is None or tf.id in held):
+            idx = _locate(raw, ids, tf.id, ff.name)
+        if idx is not None:
+            col = cast_column(raw.column(idx), ff.type, tf.type)
+        elif partition_spec and name in partition_spec and name in table_schema.partition_keys:
+            col = from_internal([partition_spec[name]] * raw.num_rows, tf.type)
+        else:
+            col = pa.nulls(raw.num_rows, arrow_type(tf.type))
+        if isinstance(col, pa.ChunkedArray):
+            col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+        arrays.append(col)
+        fields.append(pa.field(name, arrow_type(tf.type)))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields)) if fields else \
+        pa.table({"_dummy": pa.nulls(raw.num_rows)}).drop(["_dummy"])
+
+
+def _deleted_positions(deletion_vector: Any) -> BitMap | None:
+    if deletion_vector is None:
+        return None
+    positions = getattr(deletion_vector, "positions", deletion_vector)
+    return positions
+
+
+def _drop_positions(table: pa.Table, deleted: Any) -> pa.Table:
+    if deleted is None or len(deleted) == 0 or table.num_rows == 0:
+        return table
+    keep = [i for i in range(table.num_rows) if i not in deleted]
+    return table.take(pa.array(keep, pa.int64()))
+
+
+def read_data_file(storage: Storage, live_file: LiveFile, file_schema: TableSchema,
+                   table_schema: TableSchema, columns: list[str] | None = None,
+                   deletion_vector: Any = None, system_columns: bool = False) -> pa.Table:
+    """One data file's rows through ``table_schema``, with its deletion vector applied.
+
+    ``deletion_vector``: a DeletionVector (``.positions``) or a BitMap of deleted positions.
+    ``system_columns`` adds ``_SEQUENCE_NUMBER``/``_VALUE_KIND`` (primary-key files) and
+    ``_POSITION`` (row position within the file).
+    """
+    raw = read_raw(storage, live_file.path, live_file.file.file_format)
+    table = evolve_columns(raw, file_schema, table_schema, columns, live_file.partition_spec,
+                           live_file.file.write_cols)
+    if system_columns:
+        n = raw.num_rows
+        for name, dtype in ((SEQUENCE_NUMBER, pa.int64()), (VALUE_KIND, pa.int8())):
+            if name in raw.column_names:
+                col = raw.column(name).cast(dtype)
+            elif name == SEQUENCE_NUMBER:
+                col = pa.array([live_file.file.max_sequence_number] * n, pa.int64())
+            else:
+                col = pa.array([0] * n, pa.int8())
+            table = table.append_column(name, col)
+        table = table.append_column(POSITION, pa.array(range(n), pa.int64()))
+    return _drop_positions(table, _deleted_positions(deletion_vector))
+
+
+def matching_positions(storage: Storage, live_file: LiveFile, file_schema: TableSchema,
+                       table_schema: TableSchema, predicate: Predicate) -> BitMap:
+    """Row positions of one data file (before its deletion vector) where ``predicate`` holds."""
+    needed = sorted(predicate.fields())
+    raw = read_raw(storage, live_file.path, live_file.file.file_format)
+    table = evolve_columns(raw, file_schema, table_schema, needed, live_file.partition_spec,
+                           live_file.file.write_cols)
+    return BitMap(i for i, ok in enumerate(predicate_mask(table, predicate, table_schema)) if ok)
+
+
+# ---------------------------------------------------------------------------------------
+# Predicates with SQL null semantics over internal values.
+
+
+def _cmp_key(value: Any) -> Any:
+    """Java ``compareTo`` order: floats put NaN above +inf and -0.0 below 0.0."""
+    if isinstance(value, float):
+        if value != value:
+            return (2, 0.0)
+        if value == 0.0:
+            return (1, 0.0, -1 if str(value).startswith("-") else 0)
+        return (1, value, 0)
+    return value
+
+
+def _leaf_test(leaf: Leaf) -> Callable[[Any], bool]:
+    op = leaf.op
+    lits = leaf.literals
+    if op == "isNull":
+        return lambda v: v is None
+    if op == "isNotNull":
+        return lambda v: v is not None
+    keys = [None if x is None else _cmp_key(x) for x in lits]
+    if op in ("in", "notIn"):
+        present = [k for k in keys if k is not None]
+        if op == "in":
+            return lambda v: v is not None and any(_cmp_key(v) == k for k in present)
+        has_null = any(k is None for k in keys)
+        return lambda v: v is not None and not has_null and all(_cmp_key(v) != k for k in present)
+    if op in ("between", "notBetween"):
+        if len(keys) != 2:
+            raise PredicateError(f"{op} needs two literals")
+        lo, hi = keys
+        if lo is None or hi is None:
+            return lambda v: False
+        if op == "between":
+            return lambda v: v is not None and lo <= _cmp_key(v) <= hi
+        return lambda v: v is not None and (_cmp_key(v) < lo or _cmp_key(v) > hi)
+    ops = {"equal": operator.eq, "notEqual": operator.ne, "lessThan": operator.lt,
+           "lessOrEqual": operator.le, "greaterThan": operator.gt, "greaterOrEqual": operator.ge}
+    if op not in ops:
+        raise PredicateError(f"unknown predicate function {op!r}")
+    if not keys or keys[0] is None:
+        return lambda v: False
+    fn, lit = ops[op], keys[0]
+    return lambda v: v is not None and fn(_cmp_key(v), lit)
+
+
+def _eval(pred: Predicate, columns: dict[str, list], n: int) -> list[bool]:
+    if isinstance(pred, Leaf):
+        test = _leaf_test(pred)
+        return [test(v) for v in columns[pred.field]]
+    parts = [_eval(c, columns, n) for c in pred.children]
+    if pred.op == "and":
+        return [all(p[i] for p in parts) for i in range(n)] if parts else [True] * n
+    if pred.op == "or":
+        return [any(p[i] for p in parts) for i in range(n)]
+    raise PredicateError(f"unknown compound {pred.op!r}")
+
+
+def predicate_mask(table: pa.Table, predicate: Predicate, schema: TableSchema) -> list[bool]:
+    """Per row: does ``predicate`` hold (null comparisons are false, as in Paimon)."""
+    columns = {}
+    for name in predicate.fields():
+        if name not in table.column_names:
+            raise PredicateError(f"unknown column {name!r}")
+        dtype = schema.field(name).type if name in schema.field_names else DataType("BIGINT")
+        columns[name] = to_internal(table.column(name), dtype)
+    return _eval(predicate, columns, table.num_rows)
+
+
+def filter_table(table: pa.Table, predicate: Predicate | None, schema: TableSchema) -> pa.Table:
+    """The rows of ``table`` where ``predicate`` holds."""
+    if predicate is None or table.num_rows == 0:
+        return table
+    return table.filter(pa.array(predicate_mask(table, predicate, schema), pa.bool_()))
+
+
+# ---------------------------------------------------------------------------------------
+# A whole table.
+
+
+def _empty(schema: TableSchema, columns: list[str] | None = None) -> pa.Table:
+    names = columns if columns is not None else list(schema.field_names)
+    return pa.schema([pa.field(n, arrow_type(schema.field(n).type)) for n in names]).empty_table()
+
+
+def _concat(tables: list[pa.Table], schema: TableSchema, columns: list[str] | None) -> pa.Table:
+    tables = [t for t in tables if t.num_rows]
+    if not tables:
+        return _empty(schema, columns)
+    return pa.concat_tables(tables)
+
+
+def _problem(problems: list, path: str, structure: str, exc: Exception) -> None:
+    reason = exc.message if isinstance(exc, IndexCoreError) else str(exc)
+    problems.append(Problem(path, structure, reason))
+
+
+class _Reader:
+    """Reads the live files of one plan through one table schema, collecting problems."""
+
+    def __init__(self, table, schema: TableSchema, problems: list, progress=None):
+        self.table = table
+        self.schema = schema
+        self.problems = problems
+        self.progress = progress
+        self.done = 0
+        self.total = 0
+
+    def file_schema(self, lf: LiveFile) -> TableSchema:
+        try:
+            return self.table.schema(lf.file.schema_id)
+        except StorageError:
+            return self.schema
+
+    def read(self, lf: LiveFile, system: bool = False, with_dv: bool = True) -> pa.Table | None:
+        try:
+            dv = self.table.deletion_vector(lf) if with_dv and lf.deletion_vector is not None else None
+        except (IndexCoreError, ImportError) as exc:
+            _problem(self.problems, lf.dv_file_path or lf.path, "deletion vector", exc)
+            dv = None
+        try:
+            out = read_data_file(self.table.storage, lf, self.file_schema(lf), self.schema,
+                                 deletion_vector=dv, system_columns=system)
+        except IndexCoreError as exc:
+            _problem(self.problems, lf.path, "data file", exc)
+            out = None
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.done, self.total, posixpath.basename(lf.path))
+        return out
+
+
+def _read_append(reader: _Reader, files: list[LiveFile]) -> list[pa.Table]:
+    out = []
+    for lf in files:
+        t = reader.read(lf)
+        if t is not None:
+            out.append(t)
+    return out
+
+
+def _read_data_evolution(reader: _Reader, files: list[LiveFile]) -> list[pa.Table]:
+    """Stitch column files by row id: per field, the newest file that wrote it wins."""
+    schema = reader.schema
+    plain = [lf for lf in files if lf.file.first_row_id is None]
+    out = _read_append(reader, plain)
+    groups: dict[tuple, list[LiveFile]] = {}
+    for lf in files:
+        if lf.file.first_row_id is not None:
+            groups.setdefault((lf.partition, lf.file.first_row_id), []).append(lf)
+    for (_part, first_row_id), group in sorted(groups.items(), key=lambda kv: kv[0][1]):
+        group.sort(key=lambda lf: lf.file.max_sequence_number, reverse=True)
+        counts = {lf.file.row_count for lf in group}
+        if len(counts) != 1:
+            reader.problems.append(Problem(group[0].path, "data evolution",
+                                           f"files at first row id {first_row_id} differ in row count"))
+            continue
+        owner: dict[str, LiveFile] = {}
+        for name in schema.field_names:
+            fid = schema.field(name).id
+            for lf in group:
+                fs = reader.file_schema(lf)
+                ff = fs.field_by_id(fid)
+                if ff is None:
+                    continue
+                cols = lf.file.write_cols if lf.file.write_cols is not None else fs.field_names
+                if ff.name in cols:
+                    owner[name] = lf
+                    break
+        parts: dict[str, pa.Table] = {}
+        arrays = []
+        n = counts.pop()
+        for name in schema.field_names:
+            lf = owner.get(name)
+            if lf is None:
+                if name in schema.partition_keys and name in group[0].partition_spec:
+                    arrays.append(from_internal([group[0].partition_spec[name]] * n, schema.field(name).type))
+                else:
+                    arrays.append(pa.nulls(n, arrow_type(schema.field(name).type)))
+                continue
+            if lf.path not in parts:
+                parts[lf.path] = reader.read(lf, with_dv=False)
+            t = parts[lf.path]
+            arrays.append(t.column(name) if t is not None else pa.nulls(n, arrow_type(schema.field(name).type)))
+        out.append(pa.table(arrays, schema=_empty(schema).schema))
+    return out
+
+
+def _read_primary_key(reader: _Reader, files: list[LiveFile]) -> list[pa.Table]:
+    schema = reader.schema
+    opts = schema.options
+    engine = opts.get("merge-engine", "deduplicate").strip().lower()
+    if _true(opts, "deletion-vectors.enabled") or engine == "first-row":
+        files = [lf for lf in files if lf.file.level > 0]
+    buckets: dict[tuple, list[LiveFile]] = {}
+    for lf in files:
+        buckets.setdefault((lf.partition, lf.bucket), []).append(lf)
+    names = list(schema.field_names)
+    out = []
+    for group in buckets.values():
+        parts = []
+        for order, lf in enumerate(sorted(group, key=lambda f: (-f.file.level, f.file.max_sequence_number))):
+            t = reader.read(lf, system=True)
+            if t is None:
+                continue
+            t = t.append_column(LEVEL, pa.array([lf.file.level] * t.num_rows, pa.int32()))
+            t = t.append_column(FILE_ORDER, pa.array([order] * t.num_rows, pa.int32()))
+            parts.append(t)
+        parts = [p for p in parts if p.num_rows]
+        if not parts:
+            continue
+        records = pa.concat_tables(parts)
+        try:
+            out.append(merge_records(records, list(schema.primary_keys), names, opts))
+        except IndexCoreError as exc:
+            _problem(reader.problems, group[0].path, "merge", exc)
+    return out
+
+
+def _read_plan(table, plan, schema: TableSchema, problems: list, progress=None,
+               skip_partitions: set | None = None) -> pa.Table:
+    files = [lf for lf in plan.files if skip_partitions is None or lf.partition not in skip_partitions]
+    reader = _Reader(table, schema, problems, progress)
+    reader.total = len(files)
+    if schema.primary_keys:
+        parts = _read_primary_key(reader, files)
+    elif _true(schema.options, "data-evolution.enabled"):
+        parts = _read_data_evolution(reader, files)
+    else:
+        parts = _read_append(reader, files)
+    return _concat(parts, schema, None)
+
+
+def _conform(t: pa.Table, source: TableSchema, target: TableSchema) -> pa.Table:
+    """A branch's rows in the main table's columns (matched by name, cast like Paimon)."""
+    arrays = []
+    for f in target.fields:
+        if f.name in source.field_names:
+            arrays.append(cast_column(t.column(f.name), source.field(f.name).type, f.type))
+        else:
+            arrays.append(pa.nulls(t.num_rows, arrow_type(f.type)))
+    return pa.table(arrays, schema=_empty(target).schema)
+
+
+def read_table(table, snapshot_id: int | None = None, predicate: Predicate | None = None,
+               limit: int | None = None, progress=None, problems: list | None = None,
+               columns: list[str] | None = None) -> pa.Table:
+    """The rows of ``table`` at a snapshot (latest by default), like Paimon's batch read.
+
+    The latest schema is used for the latest snapshot, the snapshot's own schema for time
+    travel. Unreadable parts are appended to ``problems`` (a list) and skipped.
+    """
+    problems = problems if problems is not None else []
+    plan = table.plan(snapshot_id)
+    problems.extend(plan.problems)
+    if snapshot_id is not None and plan.snapshot is not None:
+        try:
+            schema = table.schema(plan.snapshot.schema_id)
+        except StorageError:
+            schema = table.schema()
+    else:
+        schema = table.schema()
+    result = _read_plan(table, plan, schema, problems, progress) if plan.snapshot is not None \
+        else _empty(schema)
+    fallback = schema.options.get("scan.fallback-branch")
+    if fallback and snapshot_id is None:
+        try:
+            branch = table.branch(fallback)
+            bplan = branch.plan()
+            problems.extend(bplan.problems)
+            if bplan.snapshot is not None:
+                bschema = branch.schema()
+                main_parts = {lf.partition for lf in plan.files}
+                extra = _read_plan(branch, bplan, bschema, problems, progress, skip_partitions=main_parts)
+                if extra.num_rows:
+                    result = pa.concat_tables([result, _conform(extra, bschema, schema)])
+        except IndexCoreError as exc:
+            _problem(problems, table.path, f"fallback branch {fallback!r}", exc)
+    if predicate is not None:
+        result = filter_table(result, predicate, schema)
+    if columns is not None:
+        result = result.select(columns)
+    if limit is not None:
+        result = result.slice(0, max(int(limit), 0))
+    return result
+
+
+def table_rows(table: pa.Table, schema: TableSchema) -> list[dict[str, Any]]:
+    """Rows as dicts of internal values (columns of ``schema``; others as Arrow gives them)."""
+    cols = {}
+    for name in table.column_names:
+        if name in schema.field_names:
+            cols[name] = to_internal(table.column(name), schema.field(name).type)
+        else:
+            cols[name] = table.column(name).to_pylist()
+    return [{n: cols[n][i] for n in table.column_names} for i in range(table.num_rows)]

@@ -1,0 +1,351 @@
+"""Manifest lists, manifests and index manifests; BinaryRow partitions and stats.
+
+Manifest files are Avro (fastavro), ORC or Parquet (pyarrow), per the table's
+``manifest.format``. Every format version since Paimon 0.9 is read: newer fields are
+optional and looked up with ``dict.get``. Partition values and min/max stats are Paimon
+``BinaryRow`` bytes (a 4-byte big-endian arity, a null bitset, 8-byte slots, a variable
+part; little-endian values), decoded per type by :func:`decode_binary_row`.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import fastavro
+import fastavro.read
+
+from ..errors import CorruptFileError
+from ..types import DataType, Timestamp, decimal_from_unscaled
+from .model import (
+    ADD,
+    DELETE,
+    DataFileMeta,
+    DeletionVectorRange,
+    IndexFileMeta,
+    IndexManifestEntry,
+    ManifestFileMeta,
+    SimpleStats,
+)
+
+KINDS = {0: ADD, 1: DELETE}
+
+
+def _read_zigzag_long(fo) -> int:
+    shift = 0
+    acc = 0
+    while True:
+        byte = fo.read(1)
+        if not byte:
+            raise EOFError("truncated Avro block length")
+        b = byte[0]
+        acc |= (b & 0x7F) << shift
+        if not b & 0x80:
+            break
+        shift += 7
+    return (acc >> 1) ^ -(acc & 1)
+
+
+def _zstd_block(fo) -> io.BytesIO:
+    import zstandard
+
+    length = _read_zigzag_long(fo)
+    data = fo.read(length)
+    return io.BytesIO(zstandard.ZstdDecompressor().decompressobj().decompress(data))
+
+
+def _install_zstd() -> None:
+    """fastavro wants ``backports.zstd`` for Paimon's default zstd codec; use ``zstandard``."""
+    try:
+        import backports.zstd  # noqa: F401
+    except ImportError:
+        fastavro.read.BLOCK_READERS["zstandard"] = _zstd_block
+
+
+_install_zstd()
+
+
+def read_records(data: bytes, fmt: str, name: str) -> list[dict]:
+    """All records of a manifest-like file as dicts keyed by Paimon's ``_FIELD`` names."""
+    fmt = (fmt or "avro").lower()
+    try:
+        if fmt == "avro":
+            return list(fastavro.reader(io.BytesIO(data)))
+        import pyarrow as pa
+
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(pa.BufferReader(data))
+        elif fmt == "orc":
+            import pyarrow.orc as po
+
+            table = po.ORCFile(pa.BufferReader(data)).read()
+        else:
+            raise CorruptFileError(f"unknown manifest format {fmt!r}", file=name, structure="manifest")
+        return table.to_pylist()
+    except CorruptFileError:
+        raise
+    except Exception as exc:  # fastavro/pyarrow raise many kinds on bad bytes
+        raise CorruptFileError(f"cannot decode {fmt} manifest: {exc}", file=name,
+                               structure=f"{fmt} manifest", offset=0) from exc
+
+
+# ---------------------------------------------------------------------------------------------
+# BinaryRow
+
+_LE_I16 = struct.Struct("<h").unpack_from
+_LE_I32 = struct.Struct("<i").unpack_from
+_LE_I64 = struct.Struct("<q").unpack_from
+_LE_U64 = struct.Struct("<Q").unpack_from
+_LE_F32 = struct.Struct("<f").unpack_from
+_LE_F64 = struct.Struct("<d").unpack_from
+
+
+def _var_bytes(raw: bytes, base: int, off: int) -> bytes:
+    (slot,) = _LE_U64(raw, off)
+    if slot & 0x8000000000000000:  # at most 7 bytes, stored in the slot itself
+        length = (slot >> 56) & 0x7F
+        return raw[off:off + length]
+    start = base + (slot >> 32)
+    length = slot & 0xFFFFFFFF
+    if start + length > len(raw):
+        raise CorruptFileError("variable-length field runs past the row", structure="BinaryRow",
+                               offset=start)
+    return raw[start:start + length]
+
+
+def _field_reader(dtype: DataType) -> Callable[[bytes, int, int], Any] | None:
+    root = dtype.root
+    if root == "BOOLEAN":
+        return lambda raw, base, off: raw[off] != 0
+    if root == "TINYINT":
+        return lambda raw, base, off: raw[off] - 256 if raw[off] > 127 else raw[off]
+    if root == "SMALLINT":
+        return lambda raw, base, off: _LE_I16(raw, off)[0]
+    if root in ("INT", "DATE", "TIME"):
+        return lambda raw, base, off: _LE_I32(raw, off)[0]
+    if root == "BIGINT":
+        return lambda raw, base, off: _LE_I64(raw, off)[0]
+    if root == "FLOAT":
+        return lambda raw, base, off: _LE_F32(raw, off)[0]
+    if root == "DOUBLE":
+        return lambda raw, base, off: _LE_F64(raw, off)[0]
+    if root in ("CHAR", "VARCHAR"):
+        return lambda raw, base, off: _var_bytes(raw, base, off).decode("utf-8", "replace")
+    if root in ("BINARY", "VARBINARY"):
+        return _var_bytes
+    if root == "DECIMAL":
+        if (dtype.precision or 10) <= 18:
+            return lambda raw, base, off: decimal_from_unscaled(dtype, _LE_I64(raw, off)[0])
+        return lambda raw, base, off: decimal_from_unscaled(
+            dtype, int.from_bytes(_var_bytes(raw, base, off), "big", signed=True))
+    if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        if (dtype.precision if dtype.precision is not None else 6) <= 3:
+            return lambda raw, base, off: Timestamp(_LE_I64(raw, off)[0], 0)
+
+        def read_ts(raw: bytes, base: int, off: int) -> Timestamp:
+            (slot,) = _LE_U64(raw, off)
+            return Timestamp(_LE_I64(raw, base + (slot >> 32))[0], slot & 0xFFFFFFFF)
+
+        return read_ts
+    return None  # nested types: Paimon keeps no stats for them
+
+
+def decode_binary_row(raw: bytes | None, types: Sequence[DataType], name: str = "BinaryRow") -> tuple:
+    """A serialized BinaryRow (arity prefix + row) as a tuple of internal values.
+
+    Fields beyond ``types`` are ignored; missing fields (a shorter row) are ``None``.
+    """
+    if not raw or len(raw) < 4:
+        return (None,) * len(types)
+    arity = int.from_bytes(raw[:4], "big")
+    base = 4
+    null_width = ((arity + 63 + 8) // 64) * 8
+    if arity < 0 or base + null_width + 8 * arity > len(raw):
+        raise CorruptFileError(f"BinaryRow of arity {arity} does not fit in {len(raw)} bytes",
+                               structure=name, offset=0)
+    out = []
+    for i, dtype in enumerate(types):
+        if i >= arity:
+            out.append(None)
+            continue
+        bit = i + 8
+        if raw[base + (bit >> 3)] & (1 << (bit & 7)):
+            out.append(None)
+            continue
+        reader = _field_reader(dtype)
+        out.append(None if reader is None else reader(raw, base, base + null_width + 8 * i))
+    return tuple(out)
+
+
+def binary_row_arity(raw: bytes | None) -> int:
+    return int.from_bytes(raw[:4], "big") if raw and len(raw) >= 4 else 0
+
+
+class LazyStats(SimpleStats):
+    """SimpleStats decoded from BinaryRow bytes on first access (planning stays cheap)."""
+
+    def __init__(self, raw_min: bytes | None, raw_max: bytes | None, null_counts: Sequence | None,
+                 types: Callable[[], Sequence[DataType]] | Sequence[DataType]):
+        d = self.__dict__
+        d["_raw"] = (raw_min, raw_max, null_counts)
+        d["_types"] = types
+        d["_decoded"] = None
+
+    def _decode(self) -> tuple:
+        decoded = self.__dict__["_decoded"]
+        if decoded is None:
+            raw_min, raw_max, nulls = self.__dict__["_raw"]
+            types = self.__dict__["_types"]
+            types = types() if callable(types) else types
+            n = max(binary_row_arity(raw_min), len(nulls or ()))
+            types = list(types)[:n]
+            decoded = (decode_binary_row(raw_min, types, "stats min values"),
+                       decode_binary_row(raw_max, types, "stats max values"),
+                       tuple(nulls or ()))
+            self.__dict__["_decoded"] = decoded
+        return decoded
+
+    @property
+    def min_values(self) -> tuple:  # type: ignore[override]
+        return self._decode()[0]
+
+    @property
+    def max_values(self) -> tuple:  # type: ignore[override]
+        return self._decode()[1]
+
+    @property
+    def null_counts(self) -> tuple:  # type: ignore[override]
+        return self._decode()[2]
+
+    @property
+    def raw(self) -> tuple:
+        """(min BinaryRow bytes, max BinaryRow bytes, null counts) as stored."""
+        return self.__dict__["_raw"]
+
+    def __repr__(self) -> str:
+        return f"SimpleStats(min_values={self.min_values!r}, max_values={self.max_values!r}, " \
+               f"null_counts={self.null_counts!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SimpleStats):
+            return NotImplemented
+        return (self.min_values, self.max_values, self.null_counts) == \
+            (other.min_values, other.max_values, other.null_counts)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+# ---------------------------------------------------------------------------------------------
+# Records -> model
+
+
+def manifest_file_meta(rec: dict, partition_types: Sequence[DataType]) -> ManifestFileMeta:
+    stats = rec.get("_PARTITION_STATS")
+    part = None
+    if stats is not None:
+        part = LazyStats(stats.get("_MIN_VALUES"), stats.get("_MAX_VALUES"), stats.get("_NULL_COUNTS"),
+                         partition_types)
+    return ManifestFileMeta(
+        file_name=rec["_FILE_NAME"], file_size=rec["_FILE_SIZE"],
+        num_added_files=rec["_NUM_ADDED_FILES"], num_deleted_files=rec["_NUM_DELETED_FILES"],
+        partition_stats=part, schema_id=rec["_SCHEMA_ID"],
+        min_bucket=rec.get("_MIN_BUCKET"), max_bucket=rec.get("_MAX_BUCKET"),
+        min_level=rec.get("_MIN_LEVEL"), max_level=rec.get("_MAX_LEVEL"),
+        min_row_id=rec.get("_MIN_ROW_ID"), max_row_id=rec.get("_MAX_ROW_ID"))
+
+
+_new = object.__new__
+
+
+def data_file_meta(f: dict, key_types: Callable[[int], Sequence[DataType]],
+                   value_types: Callable[[int, tuple | None, tuple | None], Sequence[DataType]]
+                   ) -> DataFileMeta:
+    """A ``_FILE`` record as :class:`DataFileMeta`; stats and keys stay bytes until read.
+
+    ``key_types(schema_id)`` and ``value_types(schema_id, value_stats_cols, write_cols)`` give
+    the field types the BinaryRows are laid out in.
+    """
+    schema_id = f["_SCHEMA_ID"]
+    ks = f["_KEY_STATS"]
+    vs = f["_VALUE_STATS"]
+    cols = f.get("_VALUE_STATS_COLS")
+    cols = tuple(cols) if cols is not None else None
+    write_cols = f.get("_WRITE_COLS")
+    write_cols = tuple(write_cols) if write_cols is not None else None
+    created = f.get("_CREATION_TIME")
+    if created is not None and getattr(created, "tzinfo", None) is not None:
+        created = created.replace(tzinfo=None)
+    meta = _new(DataFileMeta)
+    meta.__dict__.update(
+        file_name=f["_FILE_NAME"], file_size=f["_FILE_SIZE"], row_count=f["_ROW_COUNT"],
+        min_key=_LazyKey(f["_MIN_KEY"], lambda: key_types(schema_id)),
+        max_key=_LazyKey(f["_MAX_KEY"], lambda: key_types(schema_id)),
+        key_stats=LazyStats(ks["_MIN_VALUES"], ks["_MAX_VALUES"], ks.get("_NULL_COUNTS"),
+                            lambda: key_types(schema_id)),
+        value_stats=LazyStats(vs["_MIN_VALUES"], vs["_MAX_VALUES"], vs.get("_NULL_COUNTS"),
+                              lambda: value_types(schema_id, cols, write_cols)),
+        min_sequence_number=f["_MIN_SEQUENCE_NUMBER"], max_sequence_number=f["_MAX_SEQUENCE_NUMBER"],
+        schema_id=schema_id, level=f["_LEVEL"], extra_files=tuple(f.get("_EXTRA_FILES") or ()),
+        creation_time=created, delete_row_count=f.get("_DELETE_ROW_COUNT"),
+        embedded_index=f.get("_EMBEDDED_FILE_INDEX"), file_source=f.get("_FILE_SOURCE"),
+        value_stats_cols=cols, external_path=f.get("_EXTERNAL_PATH"),
+        first_row_id=f.get("_FIRST_ROW_ID"), write_cols=write_cols)
+    return meta
+
+
+class _LazyKey(Sequence):
+    """min/max key of a PK data file: a sequence decoded from BinaryRow bytes on first use."""
+
+    __slots__ = ("raw", "_types", "_values")
+
+    def __init__(self, raw: bytes | None, types: Callable[[], Sequence[DataType]]):
+        self.raw = raw
+        self._types = types
+        self._values: tuple | None = None
+
+    @property
+    def values(self) -> tuple:
+        if self._values is None:
+            if binary_row_arity(self.raw) == 0:
+                self._values = ()
+            else:
+                types = list(self._types())[:binary_row_arity(self.raw)]
+                self._values = decode_binary_row(self.raw, types, "data file key")
+        return self._values
+
+    def __iter__(self):
+        return iter(self.values)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, item):
+        return self.values[item]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _LazyKey | tuple | list):
+            return self.values == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.values)
+
+    def __repr__(self) -> str:
+        return repr(self.values)
+
+
+def index_manifest_entry(rec: dict, partition: tuple) -> IndexManifestEntry:
+    ranges = rec.get("_DELETIONS_VECTORS_RANGES")
+    dv = None
+    if ranges is not None:
+        dv = tuple(DeletionVectorRange(r["f0"], r["f1"], r["f2"], r.get("_CARDINALITY"))
+                   for r in ranges if r is not None)
+    meta = IndexFileMeta(
+        index_type=rec["_INDEX_TYPE"], file_name=rec["_FILE_NAME"], file_size=rec["_FILE_SIZE"],
+        row_count=rec["_ROW_COUNT"], dv_ranges=dv, external_path=rec.get("_EXTERNAL_PATH"),
+        global_index_meta=rec.get("_GLOBAL_INDEX"))
+    return IndexManifestEntry(KINDS.get(rec["_KIND"], str(rec["_KIND"])), partition, rec["_BUCKET"], meta)

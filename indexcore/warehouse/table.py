@@ -1,0 +1,568 @@
+"""A Paimon table read-only: schemas, snapshots, tags, branches, and the live-file scan.
+
+:meth:`Table.plan` does what Paimon's ``FileStoreScan`` does: read the snapshot's base and
+delta manifest lists, decode every manifest once (cached on the Table), merge ADD/DELETE
+entries into the live set, and attach each live file's file-index location and deletion
+vector from the index manifest. A bad part becomes a :class:`Problem`; the rest goes on.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from ..errors import IndexCoreError, StorageError
+from ..io import ByteSource, BytesSource, Storage
+from ..types import DataType
+from .manifest import (
+    KINDS,
+    data_file_meta,
+    decode_binary_row,
+    index_manifest_entry,
+    manifest_file_meta,
+    read_records,
+)
+from .model import (
+    ADD,
+    DEFAULT_PARTITION_NAME,
+    DELETION_VECTORS,
+    HASH,
+    IndexManifestEntry,
+    LiveFile,
+    ManifestEntry,
+    ManifestFileMeta,
+    Problem,
+    Snapshot,
+    TableSchema,
+)
+from .schema import SCHEMA_PREFIX, parse_schema, schema_id_from_name
+from .snapshot import BRANCH_PREFIX, SNAPSHOT_PREFIX, TAG_PREFIX, numbered, parse_snapshot
+
+KNOWN_INDEX_TYPES = (DELETION_VECTORS, HASH)
+SYSTEM_BIGINT_FIELDS = ("_ROW_ID", "_SEQUENCE_NUMBER", "_KEY__SEQUENCE_NUMBER")
+_ESCAPE = set('"#%\'*/:=?\\\x7f{[]^')
+
+
+def escape_path_name(text: str) -> str:
+    """Hive/Paimon partition path escaping (``%XX`` for special characters)."""
+    return "".join(f"%{ord(c):02X}" if c in _ESCAPE or ord(c) < 0x20 else c for c in text)
+
+
+def _java_string(dtype, value: Any, legacy: bool) -> str:
+    """The partition value as Paimon writes it into a path."""
+    from ..types import Timestamp, to_python
+
+    root = dtype.root
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if root == "DATE" and not legacy:
+        return to_python(dtype, value).isoformat()
+    if isinstance(value, Timestamp):
+        dt = value.to_datetime()
+        text = dt.strftime("%Y-%m-%dT%H:%M")
+        if dt.second or dt.microsecond or value.nanos % 1000:
+            text += f":{dt.second:02d}"
+            frac = (value.millis % 1000) * 1_000_000 + value.nanos
+            if frac:
+                digits = f"{frac:09d}"
+                text += "." + (digits[:3] if frac % 1_000_000 == 0 else
+                               digits[:6] if frac % 1000 == 0 else digits)
+        return text
+    if root == "DECIMAL":
+        return format(value, "f")
+    if root in ("FLOAT", "DOUBLE"):
+        return repr(float(value)).replace("inf", "Infinity").replace("nan", "NaN")
+    return str(value)
+
+
+@dataclass
+class Plan:
+    """The live files of one snapshot and its index manifest, with what could not be read."""
+
+    snapshot: Snapshot | None
+    files: list[LiveFile] = field(default_factory=list)
+    index_entries: list[IndexManifestEntry] = field(default_factory=list)
+    hash_indexes: dict[tuple, list[IndexManifestEntry]] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    manifests: list[ManifestFileMeta] = field(default_factory=list)
+
+    @property
+    def unknown_indexes(self) -> list[IndexManifestEntry]:
+        """Index manifest entries of kinds indexcore does not decode (global indexes...)."""
+        return [e for e in self.index_entries if e.index_file.index_type not in KNOWN_INDEX_TYPES]
+
+
+class Table:
+    """One table (or one branch of it) under a read-only :class:`Storage`."""
+
+    def __init__(self, storage: Storage, path: str, name: str, branch: str | None = None,
+                 data_root: str | None = None):
+        self.storage = storage
+        self.path = path.rstrip("/")
+        self.name = name
+        self.branch_name = branch
+        self.data_root = data_root or self.path
+        self.problems: list[Problem] = []
+        self._problem_keys: set[tuple] = set()
+        self._schemas: dict[int, TableSchema] | None = None
+        self._snapshots: dict[int, Snapshot] = {}
+        self._manifest_lists: dict[str, list[ManifestFileMeta]] = {}
+        self._manifests: dict[str, list[tuple]] = {}
+        self._plans: dict[int, Plan] = {}
+        self._partitions: dict[bytes, tuple] = {}
+        self._external_roots: dict[str, str | None] = {}
+
+    def __repr__(self) -> str:
+        return f"Table({self.name!r})"
+
+    def _problem(self, path: str, structure: str, reason: str, into: list | None = None) -> None:
+        p = Problem(path, structure, reason)
+        if into is not None:
+            into.append(p)
+        key = (path, structure, reason)
+        if key not in self._problem_keys:
+            self._problem_keys.add(key)
+            self.problems.append(p)
+
+    def _list(self, sub: str) -> list[str]:
+        try:
+            entries = self.storage.listdir(posixpath.join(self.path, sub))
+        except StorageError as exc:
+            self._problem(posixpath.join(self.path, sub), "directory", str(exc))
+            return []
+        return [posixpath.basename(e["name"].rstrip("/")) for e in entries]
+
+    # -- schemas ---------------------------------------------------------------------------
+    def schemas(self) -> list[TableSchema]:
+        """Every readable schema version, by id."""
+        if self._schemas is None:
+            schemas = {}
+            for name in self._list("schema"):
+                sid = schema_id_from_name(name)
+                if sid is None:
+                    continue
+                path = posixpath.join(self.path, "schema", name)
+                try:
+                    schemas[sid] = parse_schema(self.storage.read_bytes(path), path)
+                except IndexCoreError as exc:
+                    self._problem(path, "schema", exc.message)
+            self._schemas = dict(sorted(schemas.items()))
+        return list(self._schemas.values())
+
+    def schema(self, schema_id: int | None = None) -> TableSchema:
+        """The latest schema, or the one with ``schema_id``."""
+        schemas = {s.id: s for s in self.schemas()}
+        if not schemas:
+            raise StorageError(f"table {self.name} has no readable schema", file=self.path)
+        if schema_id is None:
+            return schemas[max(schemas)]
+        if schema_id not in schemas:
+            raise StorageError(f"no schema {schema_id}", file=posixpath.join(
+                self.path, "schema", f"{SCHEMA_PREFIX}{schema_id}"))
+        return schemas[schema_id]
+
+    @property
+    def options(self) -> dict[str, str]:
+        return self.schema().options
+
+    @cached_property
+    def inspect(self):
+        """pyiceberg-style metadata views as pyarrow tables (:class:`TableInspector`)."""
+        from .inspect import TableInspector
+
+        return TableInspector(self)
+
+    # -- snapshots, tags, branches ---------------------------------------------------------
+    def snapshot_ids(self) -> list[int]:
+        ids = [numbered(n, SNAPSHOT_PREFIX) for n in self._list("snapshot")]
+        return sorted(i for i in ids if i is not None)
+
+    def _load_snapshot(self, sid: int) -> Snapshot | None:
+        if sid not in self._snapshots:
+            path = posixpath.join(self.path, "snapshot", f"{SNAPSHOT_PREFIX}{sid}")
+            try:
+                self._snapshots[sid] = parse_snapshot(self.storage.read_bytes(path), path)
+            except IndexCoreError as exc:
+                self._problem(path, "snapshot", exc.message)
+                return None
+        return self._snapshots[sid]
+
+    def snapshots(self) -> list[Snapshot]:
+        """Every readable snapshot, oldest first (expired ones are simply absent)."""
+        return [s for s in (self._load_snapshot(i) for i in self.snapshot_ids()) if s is not None]
+
+    def snapshot(self, snapshot_id: int | None = None) -> Snapshot | None:
+        """The snapshot with ``snapshot_id``, or the latest; None when the table has none."""
+        if snapshot_id is not None:
+            snap = self._load_snapshot(int(snapshot_id))
+            if snap is None:
+                raise StorageError(f"table {self.name} has no readable snapshot {snapshot_id}",
+                                   file=posixpath.join(self.path, "snapshot"))
+            return snap
+        for sid in reversed(self.snapshot_ids()):
+            snap = self._load_snapshot(sid)
+            if snap is not None:
+                return snap
+        return None
+
+    def snapshot_at(self, timestamp_millis: int) -> Snapshot | None:
+        """Time travel by time: the latest snapshot committed at or before the timestamp."""
+        best = None
+        for snap in self.snapshots():
+            if snap.time_millis is not None and snap.time_millis <= timestamp_millis:
+                best = snap
+        return best
+
+    def tags(self) -> dict[str, Snapshot]:
+        """``tag/tag-NAME`` files: the snapshot each tag pins."""
+        out = {}
+        for name in sorted(self._list("tag")):
+            if not name.startswith(TAG_PREFIX):
+                continue
+            path = posixpath.join(self.path, "tag", name)
+            try:
+                out[name[len(TAG_PREFIX):]] = parse_snapshot(self.storage.read_bytes(path), path)
+            except IndexCoreError as exc:
+                self._problem(path, "tag", exc.message)
+        return out
+
+    def tag(self, name: str) -> Snapshot:
+        tags = self.tags()
+        if name not in tags:
+            raise StorageError(f"table {self.name} has no tag {name!r}")
+        return tags[name]
+
+    def branches(self) -> list[str]:
+        return sorted(n[len(BRANCH_PREFIX):] for n in self._list("branch") if n.startswith(BRANCH_PREFIX))
+
+    def branch(self, name: str) -> Table:
+        """The table as seen on branch ``name`` (own schemas and snapshots, shared data files)."""
+        if name in ("main", None):
+            return self
+        path = posixpath.join(self.data_root, "branch", f"{BRANCH_PREFIX}{name}")
+        if not self.storage.exists(posixpath.join(path, "schema")):
+            raise StorageError(f"table {self.name} has no branch {name!r}", file=path)
+        return Table(self.storage, path, f"{self.name}$branch_{name}", branch=name,
+                     data_root=self.data_root)
+
+    # -- manifests -------------------------------------------------------------------------
+    @property
+    def manifest_format(self) -> str:
+        return self.options.get("manifest.format", "avro")
+
+    def _manifest_path(self, name: str) -> str:
+        path = posixpath.join(self.path, "manifest", name)
+        if self.path != self.data_root and not self.storage.exists(path):
+            path = posixpath.join(self.data_root, "manifest", name)
+        return path
+
+    def _partition_types(self) -> list:
+        schema = self.schema()
+        return [f.type for f in schema.partition_fields]
+
+    def manifest_list(self, name: str) -> list[ManifestFileMeta]:
+        """Rows of one manifest list (cached); raises IndexCoreError if unreadable."""
+        if name not in self._manifest_lists:
+            path = self._manifest_path(name)
+            recs = read_records(self.storage.read_bytes(path), self.manifest_format, path)
+            ptypes = self._partition_types()
+            self._manifest_lists[name] = [manifest_file_meta(r, ptypes) for r in recs]
+        return self._manifest_lists[name]
+
+    def _key_types(self, schema_id: int) -> list:
+        try:
+            schema = self.schema(schema_id)
+        except StorageError:
+            schema = self.schema()
+        return [schema.field(k).type for k in schema.trimmed_primary_keys]
+
+    def _value_types(self, schema_id: int, cols: tuple | None, write_cols: tuple | None) -> list:
+        try:
+            schema = self.schema(schema_id)
+        except StorageError:
+            schema = self.schema()
+        names = cols if cols is not None else write_cols
+        if names is None:
+            return [f.type for f in schema.fields]
+        latest = self.schema()
+        out = []
+        for n in names:
+            for candidate in (schema, latest):
+                try:
+                    out.append(candidate.field(n).type)
+                    break
+                except KeyError:
+                    continue
+            else:  # system fields (_ROW_ID, _SEQUENCE_NUMBER) are BIGINT; others undecoded
+                out.append(DataType("BIGINT") if n in SYSTEM_BIGINT_FIELDS else DataType("UNKNOWN"))
+        return out
+
+    def manifest_entries(self, name: str) -> list[tuple]:
+        """Entries of one manifest as (kind, merge key, partition bytes, bucket, total, file)."""
+        cached = self._manifests.get(name)
+        if cached is not None:
+            return cached
+        path = self._manifest_path(name)
+        recs = read_records(self.storage.read_bytes(path), self.manifest_format, path)
+        key_types, value_types = self._key_types, self._value_types
+        out = []
+        append = out.append
+        for r in recs:
+            f = r["_FILE"]
+            part = r["_PARTITION"]
+            bucket = r["_BUCKET"]
+            meta = data_file_meta(f, key_types, value_types)
+            append((r["_KIND"], (part, bucket, f["_LEVEL"], f["_FILE_NAME"], f.get("_EXTERNAL_PATH")),
+                    part, bucket, r["_TOTAL_BUCKETS"], meta))
+        self._manifests[name] = out
+        return out
+
+    # -- paths -----------------------------------------------------------------------------
+    def partition(self, raw: bytes) -> tuple:
+        """(values, spec, relative dir) of a partition BinaryRow, cached by its bytes."""
+        hit = self._partitions.get(raw)
+        if hit is None:
+            schema = self.schema()
+            fields = schema.partition_fields
+            values = decode_binary_row(raw, [f.type for f in fields], "partition") if fields else ()
+            spec = {f.name: v for f, v in zip(fields, values, strict=True)}
+            default = schema.options.get("partition.default-name", DEFAULT_PARTITION_NAME)
+            legacy = schema.options.get("partition.legacy-name", "true").lower() != "false"
+            parts = []
+            for f, v in zip(fields, values, strict=True):
+                text = None if v is None else _java_string(f.type, v, legacy)
+                if text is None or not text.strip():
+                    text = default
+                parts.append(f"{escape_path_name(f.name)}={escape_path_name(text)}")
+            hit = (values, spec, "/".join(parts))
+            self._partitions[raw] = hit
+        return hit
+
+    def bucket_dir(self, partition_dir: str, bucket: int) -> str:
+        base = self.data_root
+        sub = self.options.get("data-file.path-directory")
+        if sub:
+            base = posixpath.join(base, sub)
+        bucket_name = "bucket-postpone" if bucket == -2 else f"bucket-{bucket}"
+        return posixpath.join(base, partition_dir, bucket_name) if partition_dir else \
+            posixpath.join(base, bucket_name)
+
+    def _strip_scheme(self, path: str) -> str:
+        m = re.match(r"^file:(//)?", path, re.IGNORECASE)
+        return path[m.end():] if m else path
+
+    def _external_roots_option(self) -> list[str]:
+        raw = self.options.get("data-file.external-paths") or ""
+        return [self._strip_scheme(r.strip()).rstrip("/") for r in raw.split(",") if r.strip()]
+
+    def resolve_external(self, external: str, plan_problems: list | None = None) -> str:
+        """An external path inside this warehouse: as written if reachable, else relocated.
+
+        A warehouse copied elsewhere keeps its external folders beside the table or its
+        database (e.g. ``db.db/external``); the path's tail under the configured external root
+        is looked up there.
+        """
+        local = self._strip_scheme(external)
+        try:
+            full = self.storage.resolve(local)
+            if self.storage.exists(full):
+                return full
+        except StorageError:
+            pass
+        for root in self._external_roots_option() or [posixpath.dirname(local)]:
+            if not local.startswith(root + "/"):
+                continue
+            rel = local[len(root) + 1:]
+            if root not in self._external_roots:
+                self._external_roots[root] = self._relocate_root(root, rel)
+            new_root = self._external_roots[root]
+            if new_root is not None:
+                return posixpath.join(new_root, rel)
+        self._problem(external, "external path", "not reachable inside the warehouse", plan_problems)
+        return local
+
+    def _relocate_root(self, root: str, rel: str) -> str | None:
+        base = posixpath.basename(root)
+        db_dir = posixpath.dirname(self.data_root)
+        for cand in (posixpath.join(self.data_root, base), posixpath.join(db_dir, base),
+                     posixpath.join(self.storage.root, base)):
+            try:
+                if self.storage.exists(posixpath.join(cand, rel)):
+                    return cand
+            except StorageError:
+                continue
+        return None
+
+    def index_file_path(self, entry: IndexManifestEntry, partition_dir: str | None = None,
+                        plan_problems: list | None = None) -> str:
+        """Where a table-level index file (DV, hash, global) lives."""
+        meta = entry.index_file
+        if meta.external_path:
+            return self.resolve_external(meta.external_path, plan_problems)
+        if self.options.get("index-file-in-data-file-dir", "false").lower() == "true" \
+                and partition_dir is not None:
+            return posixpath.join(self.bucket_dir(partition_dir, entry.bucket), meta.file_name)
+        return posixpath.join(self.data_root, "index", meta.file_name)
+
+    # -- planning --------------------------------------------------------------------------
+    def plan(self, snapshot_id: int | None = None) -> Plan:
+        """Live files of a snapshot (latest by default), cached per snapshot id."""
+        snap = self.snapshot(snapshot_id)
+        if snap is None:
+            return Plan(None)
+        cached = self._plans.get(snap.id)
+        if cached is not None:
+            return cached
+        plan = Plan(snap)
+        self._check_options(plan)
+        for list_name in (snap.base_manifest_list, snap.delta_manifest_list):
+            if not list_name:
+                continue
+            try:
+                plan.manifests.extend(self.manifest_list(list_name))
+            except IndexCoreError as exc:
+                self._problem(self._manifest_path(list_name), "manifest list", exc.message, plan.problems)
+        live: dict[tuple, tuple] = {}
+        for mf in plan.manifests:
+            try:
+                entries = self.manifest_entries(mf.file_name)
+            except IndexCoreError as exc:
+                self._problem(self._manifest_path(mf.file_name), "manifest", exc.message, plan.problems)
+                continue
+            for e in entries:
+                if e[0] == 0:
+                    live[e[1]] = e
+                else:
+                    live.pop(e[1], None)
+        self._index_manifest(plan, snap)
+        dvs = {}
+        bitmap64 = self.options.get("deletion-vectors.bitmap64", "false").lower() == "true"
+        for ie in plan.index_entries:
+            meta = ie.index_file
+            if meta.index_type == DELETION_VECTORS and meta.dv_ranges:
+                path = self.index_file_path(ie, self._partition_dir_of(ie.partition), plan.problems)
+                for r in meta.dv_ranges:
+                    dvs[(ie.partition, ie.bucket, r.data_file)] = (r, path)
+        files = plan.files
+        for _kind, _key, part, bucket, total, meta in live.values():
+            values, spec, pdir = self.partition(part)
+            if meta.external_path:
+                path = self.resolve_external(meta.external_path, plan.problems)
+                folder = posixpath.dirname(path)
+            else:
+                folder = self.bucket_dir(pdir, bucket)
+                path = folder + "/" + meta.file_name
+            index_name = meta.index_file_name
+            dv = dvs.get((values, bucket, meta.file_name)) if dvs else None
+            files.append(LiveFile(
+                partition=values, partition_spec=spec, bucket=bucket, file=meta, path=path,
+                index_path=folder + "/" + index_name if index_name else None,
+                deletion_vector=dv[0] if dv else None, dv_file_path=dv[1] if dv else None,
+                bitmap64=bitmap64, total_buckets=total))
+        self._plans[snap.id] = plan
+        return plan
+
+    def _partition_dir_of(self, values: tuple) -> str:
+        for hit in self._partitions.values():
+            if hit[0] == values:
+                return hit[2]
+        schema = self.schema()
+        fields = schema.partition_fields
+        default = schema.options.get("partition.default-name", DEFAULT_PARTITION_NAME)
+        legacy = schema.options.get("partition.legacy-name", "true").lower() != "false"
+        parts = []
+        for f, v in zip(fields, values, strict=True):
+            text = None if v is None else _java_string(f.type, v, legacy)
+            parts.append(f"{escape_path_name(f.name)}={escape_path_name(text or default)}")
+        return "/".join(parts)
+
+    def manifest_entry_list(self, snapshot_id: int | None = None) -> list[ManifestEntry]:
+        """Every entry (ADD and DELETE) of the snapshot's manifests, unmerged."""
+        plan = self.plan(snapshot_id)
+        out = []
+        for mf in plan.manifests:
+            try:
+                entries = self.manifest_entries(mf.file_name)
+            except IndexCoreError:
+                continue
+            for kind, _key, part, bucket, total, meta in entries:
+                out.append(ManifestEntry(KINDS.get(kind, str(kind)), self.partition(part)[0], bucket, total, meta))
+        return out
+
+    def _check_options(self, plan: Plan) -> None:
+        opts = self.options
+        fmt = opts.get("manifest.format", "avro").lower()
+        if fmt not in ("avro", "orc", "parquet"):
+            self._problem(self.path, "option manifest.format", f"unknown manifest format {fmt!r}",
+                          plan.problems)
+        try:
+            int(opts.get("bucket", "-1"))
+        except ValueError:
+            self._problem(self.path, "option bucket", f"not an integer: {opts.get('bucket')!r}",
+                          plan.problems)
+
+    def _index_manifest(self, plan: Plan, snap: Snapshot) -> None:
+        if not snap.index_manifest:
+            return
+        path = self._manifest_path(snap.index_manifest)
+        try:
+            recs = read_records(self.storage.read_bytes(path), self.manifest_format, path)
+        except IndexCoreError as exc:
+            self._problem(path, "index manifest", exc.message, plan.problems)
+            return
+        ptypes = self._partition_types()
+        live: dict[tuple, IndexManifestEntry] = {}
+        for r in recs:
+            try:
+                part = self.partition(r["_PARTITION"])[0] if ptypes else ()
+                entry = index_manifest_entry(r, part)
+            except (IndexCoreError, KeyError, TypeError) as exc:
+                self._problem(path, "index manifest entry", str(exc), plan.problems)
+                continue
+            key = (entry.partition, entry.bucket, entry.index_file.file_name)
+            if entry.kind == ADD:
+                live[key] = entry
+            else:
+                live.pop(key, None)
+        plan.index_entries = list(live.values())
+        for e in plan.index_entries:
+            kind = e.index_file.index_type
+            if kind == HASH:
+                plan.hash_indexes.setdefault((e.partition, e.bucket), []).append(e)
+            elif kind not in KNOWN_INDEX_TYPES:
+                what = "global index" if e.index_file.global_index_meta is not None else "index"
+                self._problem(posixpath.join(self.data_root, "index", e.index_file.file_name),
+                              f"{what} {kind!r}", "index kind not decoded by indexcore", plan.problems)
+
+    # -- opening index parts ---------------------------------------------------------------
+    def file_index_source(self, live_file: LiveFile) -> ByteSource | None:
+        """The file's file-index bytes: embedded in the manifest, or its ``.index`` file."""
+        embedded = live_file.file.embedded_index
+        if embedded is not None:
+            return BytesSource(embedded, name=f"{live_file.path} (embedded file index)",
+                               stats=self.storage.stats)
+        if live_file.index_path:
+            return self.storage.open(live_file.index_path)
+        return None
+
+    def deletion_vector(self, live_file: LiveFile):
+        """The file's deletion vector (decoded), or None when it has none."""
+        dv = live_file.deletion_vector
+        if dv is None or live_file.dv_file_path is None:
+            return None
+        from ..formats.deletion_vector import read_deletion_vector
+
+        source = self.storage.open(live_file.dv_file_path)
+        return read_deletion_vector(source, dv.offset, dv.length, live_file.bitmap64)
+
+    def hash_index(self, entry: IndexManifestEntry):
+        """The hashes of one HASH index file (Paimon's dynamic-bucket index)."""
+        from ..formats.hash_index import read_hash_index
+
+        path = self.index_file_path(entry, self._partition_dir_of(entry.partition))
+        return read_hash_index(self.storage.open(path))
