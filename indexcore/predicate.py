@@ -105,8 +105,13 @@ def literal_to_sql(value: Any, dtype: DataType | None = None) -> str:
         return "NULL"
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
-    if dtype is not None and dtype.root in ("DATE", "TIME"):
-        return f"{dtype.root} '{types.to_json_value(dtype, value)}'"
+    if dtype is not None and dtype.root == "DATE":
+        return f"DATE '{types.to_json_value(dtype, value)}'"
+    if dtype is not None and dtype.root == "TIME":
+        text = types.to_json_value(dtype, value) + (f".{value % 1000:03d}" if value % 1000 else "")
+        return f"TIME '{text}'"
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")
     if isinstance(value, types.Timestamp):
         text = str(value).replace("T", " ")
         if dtype is not None and dtype.is_ltz:
@@ -301,7 +306,12 @@ def _literal(node: exp.Expression) -> _Lit:
         inner = _literal(node.this)
         if inner.kind != "num":
             raise PredicateError(f"cannot negate {inner.text}")
-        return _Lit("num", -inner.value, text)
+        value = inner.value
+        if isinstance(value, int):  # keep the sign of -0 for FLOAT/DOUBLE columns
+            value = decimal.Decimal("-0") if value == 0 else -value
+        else:
+            value = value.copy_negate()
+        return _Lit("num", value, text)
     if isinstance(node, exp.Cast):
         target = _cast_type(node.args["to"])
         inner = _literal(node.this)

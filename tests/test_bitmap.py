@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import fsspec
 import pytest
 from pyroaring import BitMap
 
@@ -103,8 +104,6 @@ def test_conformance_100k_string(conformance: Path, version: int):
     path = conformance / "file_index" / f"bitmap-index-v{version}"
     expected = json.loads((conformance / "file_index" / "expected.json").read_text())["equal"]
     for value, rows in expected.items():
-        import fsspec
-
         source = FileSource(fsspec.filesystem("file"), str(path))
         reader = BitmapReader(STRING, source, {})
         assert sorted(reader.visit(Leaf("equal", "c", (value,))).bitmap) == rows

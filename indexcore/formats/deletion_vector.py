@@ -95,7 +95,11 @@ class DeletionVector:
 
 @dataclass(frozen=True)
 class DeletionVectorEntry:
-    """One serialized DV found by scanning a file: where it is and what it holds."""
+    """One serialized DV found by scanning a file: where it is and what it holds.
+
+    ``offset`` is where its length prefix starts, ``size`` the prefix value (magic + bitmap),
+    ``length`` what the index manifest records for it (``size``, or ``size + 8`` when 64-bit).
+    """
 
     offset: int
     size: int
