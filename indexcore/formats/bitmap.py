@@ -132,6 +132,38 @@ class _KeyCodec:
             return raw[0] != 0
         return self.struct.unpack(raw)[0]
 
+    def scan(self, buf: bytes, pos: int, count: int, ints: int, out: list) -> int:
+        """Append up to ``count`` complete ``(key, int * ints)`` tuples found at ``buf[pos:]``.
+
+        Stops before an entry that is not wholly in ``buf``; returns the position after the last
+        entry taken. A negative string length raises ValueError (the caller reports where).
+        """
+        end = len(buf)
+        if self.kind != "string":
+            fmt = self.fixed + "i" * ints
+            item = struct.calcsize(fmt)
+            m = min(count, (end - pos) // item)
+            if self.kind == "boolean":
+                out.extend((k != 0, *rest) for k, *rest in struct.iter_unpack(fmt, buf[pos:pos + m * item]))
+            else:
+                out.extend(struct.iter_unpack(fmt, buf[pos:pos + m * item]))
+            return pos + m * item
+        tail = struct.Struct(">" + "i" * ints)
+        tsize = tail.size
+        frombytes = int.from_bytes
+        for _ in range(count):
+            if pos + 4 > end:
+                break
+            n = frombytes(buf[pos:pos + 4], "big", signed=True)
+            if n < 0:
+                raise ValueError(f"negative string length {n}")
+            e = pos + 4 + n
+            if e + tsize > end:
+                break
+            out.append((buf[pos + 4:e], *tail.unpack_from(buf, e)))
+            pos = e + tsize
+        return pos
+
     # -- order (Paimon's comparator) and Java hashCode (for the writer's HashMap order)
 
     def sort_key(self, key: Any) -> Any:
@@ -253,21 +285,49 @@ class _Cursor:
     def corrupt(self, message: str, offset: int) -> CorruptFileError:
         return CorruptFileError(message, file=self.source.name, structure=self.structure, offset=offset)
 
-    def take(self, n: int) -> memoryview:
+    def _fill(self, want_end: int) -> None:
+        """Hold the bytes up to ``want_end`` (dropping those before ``pos``)."""
         end = self.start + len(self.buf)
-        if self.pos + n > end:
-            want = max(self.pos + n, min(self.min_end, self.source.size))
+        if want_end > end:
+            self.buf = self.buf[self.pos - self.start:] + self.source.read(end, want_end - end, self.structure)
+            self.start = self.pos
+
+    def take(self, n: int) -> memoryview:
+        if self.pos + n > self.start + len(self.buf):
             if self.pos + n > self.source.size:
                 raise self.corrupt(f"needs {n} bytes but the file has {max(self.source.size - self.pos, 0)} "
                                    "left", self.pos)
-            self.buf = self.buf[self.pos - self.start:] + self.source.read(end, want - end, self.structure)
-            self.start = self.pos
+            self._fill(max(self.pos + n, min(self.min_end, self.source.size)))
         i = self.pos - self.start
         self.pos += n
         return memoryview(self.buf)[i:i + n]
 
     def int(self) -> int:
         return _INT.unpack(self.take(4))[0]
+
+    def entries(self, codec: _KeyCodec, count: int, ints: int, tail: int = 0) -> list[tuple]:
+        """``count`` entries of a key and ``ints`` 4-byte ints; ``tail``: bytes known to follow."""
+        out: list[tuple] = []
+        size = self.source.size
+        while True:
+            at = self.pos
+            try:
+                i = codec.scan(self.buf, self.pos - self.start, count - len(out), ints, out)
+            except ValueError as exc:
+                raise self.corrupt(str(exc), at) from None
+            self.pos = self.start + i
+            if len(out) == count:
+                return out
+            need = self.pos + (count - len(out)) * (codec.min_size + 4 * ints) + tail
+            if codec.kind == "string" and self.start + len(self.buf) >= self.pos + 4:
+                n = _INT.unpack_from(self.buf, i)[0]
+                if n < 0 or self.pos + 4 + n > size:
+                    raise self.corrupt(f"string length {n} does not fit in the file", self.pos)
+                need += n
+            if need > size:
+                raise self.corrupt(f"{count - len(out)} more entries do not fit in the file", self.pos)
+            self.min_end = max(self.min_end, need)
+            self._fill(need)
 
     def byte(self) -> int:
         return self.take(1)[0]

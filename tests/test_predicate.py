@@ -1,0 +1,268 @@
+"""SQL WHERE text and golden JSON trees into Paimon predicates, and back to SQL."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import struct
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from indexcore.errors import IndexCoreError, PredicateError
+from indexcore.predicate import (
+    Compound,
+    Leaf,
+    is_null_false,
+    negate,
+    parse_where,
+    predicate_from_json,
+    predicate_to_sql,
+)
+from indexcore.types import Timestamp, parse_type
+
+SCHEMA = {name: parse_type(text) for name, text in {
+    "i": "INT", "big": "BIGINT", "tiny": "TINYINT", "Name": "STRING", "ch": "CHAR(10)", "d": "DATE",
+    "t": "TIME(3)", "ts": "TIMESTAMP(9)", "ts3": "TIMESTAMP(3)", "ltz": "TIMESTAMP(6) WITH LOCAL TIME ZONE",
+    "p": "DECIMAL(10, 2)", "f": "FLOAT", "dbl": "DOUBLE", "flag": "BOOLEAN", "bin": "BYTES",
+    "a b": "INT", "Mixed": "INT", "mixed": "INT",
+}.items()}
+
+
+def leaf(op: str, field: str, *literals: object) -> Leaf:
+    return Leaf(op, field, tuple(literals))
+
+
+def days(text: str) -> int:
+    return (dt.date.fromisoformat(text) - dt.date(1970, 1, 1)).days
+
+
+@pytest.mark.parametrize(("sql", "expected"), [
+    ("i = 5", leaf("equal", "i", 5)),
+    ("i == 5", leaf("equal", "i", 5)),
+    ("i <> 5", leaf("notEqual", "i", 5)),
+    ("i != 5", leaf("notEqual", "i", 5)),
+    ("i < -5", leaf("lessThan", "i", -5)),
+    ("i <= 5", leaf("lessOrEqual", "i", 5)),
+    ("i > 5", leaf("greaterThan", "i", 5)),
+    ("i >= 5", leaf("greaterOrEqual", "i", 5)),
+    ("WHERE i = 5", leaf("equal", "i", 5)),
+    # a literal on the left flips the comparison
+    ("5 < i", leaf("greaterThan", "i", 5)),
+    ("5 >= i", leaf("lessOrEqual", "i", 5)),
+    ("5 = i", leaf("equal", "i", 5)),
+    ("i IN (1, 2, 3)", leaf("in", "i", 1, 2, 3)),
+    ("i NOT IN (1, 2)", leaf("notIn", "i", 1, 2)),
+    ("i IS NULL", leaf("isNull", "i")),
+    ("i IS NOT NULL", leaf("isNotNull", "i")),
+    ("i BETWEEN 1 AND 10", leaf("between", "i", 1, 10)),
+    ("i NOT BETWEEN -1 AND 10", leaf("notBetween", "i", -1, 10)),
+    ("((i = 1))", leaf("equal", "i", 1)),
+    ("big = -9223372036854775808", leaf("equal", "big", -(1 << 63))),
+    ("i = 1e3", leaf("equal", "i", 1000)),
+    ("i = '7'", leaf("equal", "i", 7)),
+    ("i = CAST('7' AS INT)", leaf("equal", "i", 7)),
+    ("Name = 'it''s'", leaf("equal", "Name", "it's")),
+    ("Name = CAST(12 AS STRING)", leaf("equal", "Name", "12")),
+    ("ch = 'ab'", leaf("equal", "ch", "ab")),
+    ("flag", leaf("equal", "flag", True)),
+    ("NOT flag", leaf("notEqual", "flag", True)),
+    ("flag = FALSE", leaf("equal", "flag", False)),
+    ("bin = X'00ff'", leaf("equal", "bin", b"\x00\xff")),
+    ("p = 1.5", leaf("equal", "p", Decimal("1.50"))),
+    ("p > -2", leaf("greaterThan", "p", Decimal("-2.00"))),
+    ("p = '3.25'", leaf("equal", "p", Decimal("3.25"))),
+    ("p = CAST(1.5 AS DECIMAL(5, 1))", leaf("equal", "p", Decimal("1.50"))),
+    ("dbl = 0.1", leaf("equal", "dbl", 0.1)),
+    ("f = 0.1", leaf("equal", "f", struct.unpack(">f", struct.pack(">f", 0.1))[0])),
+    ("dbl < CAST('Infinity' AS DOUBLE)", leaf("lessThan", "dbl", math.inf)),
+    ("dbl > CAST('-Infinity' AS DOUBLE)", leaf("greaterThan", "dbl", -math.inf)),
+    ("dbl = 5", leaf("equal", "dbl", 5.0)),
+])
+def test_parse_where(sql: str, expected: Leaf) -> None:
+    got = parse_where(sql, SCHEMA)
+    assert got == expected
+    assert all(type(a) is type(b) for a, b in zip(got.literals, expected.literals, strict=True))
+
+
+def test_typed_literals() -> None:
+    assert parse_where("d = DATE '2024-04-17'", SCHEMA) == leaf("equal", "d", days("2024-04-17"))
+    assert parse_where("d >= '2024-04-17'", SCHEMA) == leaf("greaterOrEqual", "d", days("2024-04-17"))
+    assert parse_where("d = CAST('0001-01-01' AS DATE)", SCHEMA) == leaf("equal", "d", days("0001-01-01"))
+    assert parse_where("t = TIME '10:00:01.250'", SCHEMA) == leaf("equal", "t", 36_001_250)
+    assert parse_where("t < '00:00:01'", SCHEMA) == leaf("lessThan", "t", 1000)
+    # TIMESTAMP(9) keeps nanoseconds below the microsecond
+    got = parse_where("ts = TIMESTAMP '2024-01-01 00:00:00.123456789'", SCHEMA)
+    assert got == leaf("equal", "ts", Timestamp(1_704_067_200_123, 456_789))
+    assert parse_where("ts = '2024-01-01T00:00:00.123456789'", SCHEMA) == got
+    # pre-1970 instants
+    assert parse_where("ts3 = TIMESTAMP '1969-12-31 23:59:59.999'", SCHEMA) == leaf("equal", "ts3", Timestamp(-1, 0))
+    # a DATE literal against a TIMESTAMP column is midnight
+    assert parse_where("ts3 >= DATE '2024-01-01'", SCHEMA) == leaf("greaterOrEqual", "ts3", Timestamp(1_704_067_200_000))
+    nan = parse_where("dbl = CAST('NaN' AS DOUBLE)", SCHEMA).literals[0]
+    assert math.isnan(nan)
+    assert math.isnan(parse_where("f <> CAST('NaN' AS FLOAT)", SCHEMA).literals[0])
+    neg_zero = parse_where("dbl = -0.0", SCHEMA).literals[0]
+    assert neg_zero == 0.0 and math.copysign(1, neg_zero) < 0
+    assert math.copysign(1, parse_where("dbl = -0", SCHEMA).literals[0]) < 0
+
+
+def test_local_time_zone_literals() -> None:
+    utc = Timestamp(1_704_067_200_000)
+    # no offset: the text is UTC for a TIMESTAMP WITH LOCAL TIME ZONE column
+    assert parse_where("ltz = '2024-01-01 00:00:00'", SCHEMA).literals == (utc,)
+    assert parse_where("ltz = TIMESTAMP '2024-01-01 00:00:00'", SCHEMA).literals == (utc,)
+    assert parse_where("ltz = '2024-01-01T00:00:00Z'", SCHEMA).literals == (utc,)
+    assert parse_where("ltz = '2024-01-01 02:00:00+02:00'", SCHEMA).literals == (utc,)
+    assert parse_where("ltz = TIMESTAMP '2023-12-31 19:00:00-05:00'", SCHEMA).literals == (utc,)
+    assert parse_where("ltz = TIMESTAMP_LTZ '2024-01-01 00:00:00'", SCHEMA).literals == (utc,)
+    assert parse_where("ltz = CAST('2024-01-01 01:00:00+01:00' AS TIMESTAMP(3) WITH LOCAL TIME ZONE)",
+                       SCHEMA).literals == (utc,)
+
+
+def test_not_is_pushed_down_like_paimon_negate() -> None:
+    assert parse_where("NOT i = 1", SCHEMA) == leaf("notEqual", "i", 1)
+    assert parse_where("NOT i <> 1", SCHEMA) == leaf("equal", "i", 1)
+    assert parse_where("NOT i < 1", SCHEMA) == leaf("greaterOrEqual", "i", 1)
+    assert parse_where("NOT i >= 1", SCHEMA) == leaf("lessThan", "i", 1)
+    assert parse_where("NOT i <= 1", SCHEMA) == leaf("greaterThan", "i", 1)
+    assert parse_where("NOT i > 1", SCHEMA) == leaf("lessOrEqual", "i", 1)
+    assert parse_where("NOT i IN (1, 2)", SCHEMA) == leaf("notIn", "i", 1, 2)
+    assert parse_where("NOT i NOT IN (1, 2)", SCHEMA) == leaf("in", "i", 1, 2)
+    assert parse_where("NOT i IS NULL", SCHEMA) == leaf("isNotNull", "i")
+    assert parse_where("NOT (i IS NOT NULL)", SCHEMA) == leaf("isNull", "i")
+    assert parse_where("NOT i BETWEEN 1 AND 2", SCHEMA) == leaf("notBetween", "i", 1, 2)
+    assert parse_where("NOT NOT i = 1", SCHEMA) == leaf("equal", "i", 1)
+    got = parse_where("NOT (i = 1 AND (Name = 'x' OR d IS NULL))", SCHEMA)
+    assert got == Compound("or", (leaf("notEqual", "i", 1),
+                                  Compound("and", (leaf("notEqual", "Name", "x"), leaf("isNotNull", "d")))))
+    # negate() is its own inverse and matches the parser's push-down
+    assert negate(got) == parse_where("i = 1 AND (Name = 'x' OR d IS NULL)", SCHEMA)
+    assert negate(negate(got)) == got
+
+
+def test_and_or_are_flattened_n_ary() -> None:
+    got = parse_where("i = 1 AND i = 2 AND (i = 3 AND i = 4) OR i = 5", SCHEMA)
+    assert got == Compound("or", (
+        Compound("and", tuple(leaf("equal", "i", v) for v in (1, 2, 3, 4))), leaf("equal", "i", 5)))
+    assert got.fields() == {"i"}
+    assert parse_where("i = 1 OR Name = 'a' OR d IS NULL", SCHEMA).fields() == {"i", "Name", "d"}
+
+
+def test_null_literals_follow_sql() -> None:
+    # a comparison with NULL is never true: the NULL stays, and the leaf is null-false
+    for sql in ("i = NULL", "i <> NULL", "i < NULL", "NOT i = NULL", "i BETWEEN NULL AND 3",
+                "i NOT IN (1, NULL)", "NOT i IN (1, NULL)", "i IN (NULL)"):
+        got = parse_where(sql, SCHEMA)
+        assert isinstance(got, Leaf) and is_null_false(got), sql
+    # IN ignores a NULL next to other literals
+    assert parse_where("i IN (1, NULL, 2)", SCHEMA) == leaf("in", "i", 1, 2)
+    assert not is_null_false(leaf("in", "i", 1, None))
+    assert not is_null_false(leaf("isNull", "i"))
+    assert is_null_false(leaf("in", "i"))
+
+
+def test_column_names() -> None:
+    assert parse_where("NAME = 'x'", SCHEMA) == leaf("equal", "Name", "x")
+    assert parse_where('"name" = \'x\'', SCHEMA) == leaf("equal", "Name", "x")
+    assert parse_where("`a b` = 1", SCHEMA) == leaf("equal", "a b", 1)
+    assert parse_where("Mixed = 1", SCHEMA) == leaf("equal", "Mixed", 1)
+    assert parse_where("`mixed` = 1", SCHEMA) == leaf("equal", "mixed", 1)
+    with pytest.raises(PredicateError, match="ambiguous"):
+        parse_where("MIXED = 1", SCHEMA)
+
+
+@pytest.mark.parametrize(("sql", "message"), [
+    ("", "empty"),
+    ("i = ", "cannot parse"),
+    ("i = = 1", "cannot parse"),
+    ("i = 'unterminated", "cannot parse"),
+    ("i = 1; i = 2", "one condition"),
+    ("nope = 1", "unknown column 'nope'"),
+    ("t.i = 1", "qualified"),
+    ("i = Name", "two columns"),
+    ("1 = 2", "column with a literal"),
+    ("i + 1 = 2", "column with a literal"),
+    ("i = 1.5", "not an integer"),
+    ("tiny = 300", "TINYINT"),
+    ("i = 'abc'", "INT"),
+    ("Name = 5", "quote it"),
+    ("p = 1.234", "decimal places"),
+    ("d = '2024-13-01'", "DATE"),
+    ("d = 5", "DATE"),
+    ("flag = 1.5", "BOOLEAN"),
+    ("i = TRUE", "INT"),
+    ("i LIKE 'a%'", "unsupported construct"),
+    ("i IN (SELECT 1)", "IN needs"),
+    ("i IS TRUE", "IS [NOT] NULL"),
+    ("i", "not BOOLEAN"),
+    ("TRUE", "unsupported construct"),
+    ("i = CAST(1 AS ARRAY<INT>)", "CAST"),
+    ("i = abs(1)", "literal"),
+])
+def test_errors(sql: str, message: str) -> None:
+    with pytest.raises(PredicateError, match=message.replace("[", r"\[").replace("]", r"\]")) as info:
+        parse_where(sql, SCHEMA)
+    assert isinstance(info.value, IndexCoreError)
+
+
+def test_to_sql_round_trips() -> None:
+    cases = [
+        "i = 5", "i IN (1, 2)", "i NOT BETWEEN -1 AND 3", "Name = 'it''s'", "d = DATE '2024-04-17'",
+        "t = TIME '10:00:01.250'", "ts = TIMESTAMP '1969-12-31 23:59:59.999999999'",
+        "ltz >= TIMESTAMP '2024-01-01 02:00:00+02:00'", "p BETWEEN 0 AND 5000.5", "flag",
+        "bin = X'00ff'", "dbl = CAST('NaN' AS DOUBLE)", "f < 0.1", "dbl = -0.0",
+        "NOT (i = 1 OR (Name IS NULL AND d IS NOT NULL))", "`a b` = 1", "i = NULL",
+    ]
+    for sql in cases:
+        pred = parse_where(sql, SCHEMA)
+        text = predicate_to_sql(pred, SCHEMA)
+        assert _key(parse_where(text, SCHEMA)) == _key(pred), (sql, text)
+    assert str(leaf("equal", "i", 5)) == "i = 5"
+    assert str(parse_where("i = 1 AND (i = 2 OR i IS NULL)", SCHEMA)) == "i = 1 AND (i = 2 OR i IS NULL)"
+
+
+def _key(pred: object) -> object:
+    """Structural key in which NaN equals NaN and -0.0 differs from 0.0 (as the indexes see them)."""
+    if isinstance(pred, Compound):
+        return (pred.op, tuple(_key(c) for c in pred.children))
+    lits = tuple(("f", struct.pack(">d", v)) if isinstance(v, float) else (type(v).__name__, v)
+                 for v in pred.literals)
+    return (pred.op, pred.field, lits)
+
+
+def test_predicate_from_json_container_forms(golden: Path) -> None:
+    meta = json.loads((golden / "container" / "container_a.json").read_text(encoding="utf-8"))
+    schema = {f["name"]: parse_type(f["type"]) for f in meta["row_type"]}
+    by_id = {p["id"]: predicate_from_json(p["predicate"], schema) for p in meta["predicates"]}
+    assert by_id["id_eq_present"] == leaf("equal", "id", 1000000974037)
+    assert by_id["ts_eq_present"] == leaf("equal", "ts", Timestamp(1714535200397, 0))
+    # DATE literals_raw written in display form are read from the display text
+    d_leaf = by_id["ts_ge_and_d_eq"].children[1]
+    assert d_leaf == leaf("equal", "d", days("2024-04-17"))
+    price = by_id["cat_or_price"].children[1]
+    assert price == leaf("greaterThan", "price", Decimal("18500.00"))
+    assert by_id["price_between_and_score"].children[1] == leaf("lessThan", "score", -5.0)
+    with pytest.raises(PredicateError):
+        predicate_from_json({"op": "like", "field": "id", "literals": [1]}, schema)
+    with pytest.raises(PredicateError):
+        predicate_from_json({"op": "between", "field": "id", "literals": [1]}, schema)
+    with pytest.raises(PredicateError, match="unknown column"):
+        predicate_from_json({"op": "equal", "field": "zz", "literals": [1]}, schema)
+
+
+def test_every_golden_predicate_round_trips_through_sql(golden: Path) -> None:
+    """Each golden JSON tree, printed as SQL and parsed back, is the same predicate."""
+    manifest = json.loads((golden / "single_manifest.json").read_text(encoding="utf-8"))
+    count = 0
+    for vector in manifest["vectors"]:
+        meta = json.loads((golden / "single" / f"{vector['id']}.json").read_text(encoding="utf-8"))
+        schema = {"c": parse_type(meta["column"]["type"])}
+        for case in meta["predicates"]:
+            pred = predicate_from_json(case["predicate"], schema)
+            text = predicate_to_sql(pred, schema)
+            assert _key(parse_where(text, schema)) == _key(pred), (vector["id"], case["id"], text)
+            count += 1
+    assert count > 20000
