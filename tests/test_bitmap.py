@@ -58,6 +58,17 @@ def test_golden_predicates_and_dictionary(golden: Path, vid: str):
         got = reader.visit(Leaf(pred["op"], "c", literals))
         assert _rows(got) == _expected(p["result"]), p["id"]
         assert got.remain() == p["remain"], p["id"]
+        if pred["op"] == "equal":
+            # a fresh reader reads exactly what lookup_bytes reports: head, V2's block, the bitmap
+            source = BytesSource(data, vid)
+            fresh = BitmapReader(dtype, source, vec["options"])
+            fresh.visit(Leaf("equal", "c", literals))
+            assert source.stats.bytes_read == fresh.lookup_bytes(literals[0]) <= len(data)
+            if fresh.version == 2 and literals[0] is not None:
+                biggest_block = max((b.size for b in fresh.meta.blocks), default=0)
+                entry = fresh.find_entry(fresh.codec.key(literals[0]))
+                bitmap = entry.length if entry is not None and entry.offset >= 0 else 0
+                assert source.stats.bytes_read <= fresh.meta.head_size + biggest_block + bitmap
 
     decoded = vec.get("decoded_dictionary")
     if decoded is not None:

@@ -15,9 +15,9 @@ import pytest
 import indexcore
 from indexcore.formats.container import read_container
 from indexcore.formats.deletion_vector import read_deletion_vector
+from indexcore.types import Timestamp, parse_type
 from indexcore.warehouse import Warehouse
 from indexcore.warehouse.manifest import decode_binary_row
-from indexcore.types import parse_type, Timestamp
 
 ROOTS = ("parquet", "mixed")
 INDEX_LINE = re.compile(r"^(bitmap|bloom-?filter|bsi) index:\s*(.+)$", re.MULTILINE)

@@ -25,7 +25,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_rows(args: argparse.Namespace) -> dict:
     table = Warehouse(args.warehouse).table(args.table)
     if args.snapshot is not None:
-        table.snapshot(args.snapshot)
         schema = table.schema(table.snapshot(args.snapshot).schema_id)
     else:
         schema = table.schema()
@@ -35,8 +34,10 @@ def run_rows(args: argparse.Namespace) -> dict:
     problems: list = []
     result = read_table(table, args.snapshot, predicate=predicate, limit=args.limit,
                         progress=ProgressBar("reading"), problems=problems)
-    if problems and result.num_rows == 0 and not table.plan(args.snapshot).files:
-        raise IndexCoreError("nothing could be read: " + "; ".join(p.reason for p in problems[:3]))
+    unreadable = [p for p in problems if p.structure == "data file"]
+    if unreadable and result.num_rows == 0 and len(unreadable) >= len(table.plan(args.snapshot).files):
+        raise IndexCoreError("no data file could be read: " + "; ".join(
+            f"{p.path}: {p.reason}" for p in unreadable[:3]))
     types = schema.row_type()
     rows = [{k: json_value(types[k], v) for k, v in row.items()} for row in table_rows(result, schema)]
     out: dict = {"table": args.table, "rows": rows}

@@ -14,12 +14,13 @@ BOOLEAN as one byte, DATE/TIME as INT, timestamps as BIGINT epoch millis (p <= 3
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import re
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pyroaring import BitMap
 
@@ -119,19 +120,6 @@ class _KeyCodec:
             return b"\x01" if key else b"\x00"
         return self.struct.pack(key)
 
-    def read(self, cur: _Cursor) -> Any:
-        if self.kind == "string":
-            at = cur.pos
-            n = cur.int()
-            if n < 0 or cur.pos + n > cur.source.size:
-                raise cur.corrupt(f"string length {n} does not fit in the file", at)
-            cur.min_end += n
-            return bytes(cur.take(n))
-        raw = cur.take(self.struct.size)
-        if self.kind == "boolean":
-            return raw[0] != 0
-        return self.struct.unpack(raw)[0]
-
     def scan(self, buf: bytes, pos: int, count: int, ints: int, out: list) -> int:
         """Append up to ``count`` complete ``(key, int * ints)`` tuples found at ``buf[pos:]``.
 
@@ -150,17 +138,17 @@ class _KeyCodec:
             return pos + m * item
         tail = struct.Struct(">" + "i" * ints)
         tsize = tail.size
-        frombytes = int.from_bytes
+        length_at, tail_at, append = _INT.unpack_from, tail.unpack_from, out.append
         for _ in range(count):
             if pos + 4 > end:
                 break
-            n = frombytes(buf[pos:pos + 4], "big", signed=True)
+            n = length_at(buf, pos)[0]
             if n < 0:
                 raise ValueError(f"negative string length {n}")
             e = pos + 4 + n
             if e + tsize > end:
                 break
-            out.append((buf[pos + 4:e], *tail.unpack_from(buf, e)))
+            append((buf[pos + 4:e], *tail_at(buf, e)))
             pos = e + tsize
         return pos
 
@@ -337,13 +325,15 @@ class _Cursor:
 # Metadata
 
 
-@dataclass(frozen=True)
-class BitmapEntry:
-    """One dictionary entry: a key and where its bitmap is (``offset < 0``: the single row ``-1-offset``)."""
+class BitmapEntry(NamedTuple):
+    """One dictionary entry: a key and where its bitmap is (``offset < 0``: the single row ``-1-offset``).
+
+    A named tuple rather than a dataclass: V1 dictionaries hold many thousands of them.
+    """
 
     key: Any
     offset: int
-    length: int  # -1 when the file does not say (V1's last bitmap, single-row values)
+    length: int  # -1 for single-row values
 
 
 @dataclass(frozen=True)
@@ -368,7 +358,7 @@ class BitmapFileIndexMeta:
     head_size: int              # bytes from the version byte to the end of the head
     index_block_start: int      # V2: where the index blocks begin (== head_size); V1: body start
     body_start: int             # where serialized bitmaps begin
-    entries: tuple[BitmapEntry, ...] = ()         # V1 only, in file order
+    entries: tuple[tuple[Any, int], ...] = ()     # V1 only: (key, offset) in file order
     blocks: tuple[BitmapIndexBlock, ...] = ()     # V2 only
 
 
@@ -396,21 +386,15 @@ def _read_meta(source: ByteSource, codec: _KeyCodec) -> BitmapFileIndexMeta:
         if has_null:
             cur.min_end = cur.pos + 4 + number * (codec.min_size + 4)
             null_offset = cur.int()
-        cur.min_end = cur.pos + number * (codec.min_size + 4)
-        if cur.min_end > source.size:
+        if cur.pos + number * (codec.min_size + 4) > source.size:
             raise cur.corrupt(f"{number} dictionary entries do not fit in {source.size} bytes", number_at)
-        entries = []
-        for i in range(number):
-            cur.min_end = max(cur.min_end, cur.pos + (number - i) * (codec.min_size + 4))
-            key = codec.read(cur)
-            entries.append((key, cur.int()))
+        entries = cur.entries(codec, number, 1)
         body_start = cur.pos
-        lengths = _v1_lengths(entries, null_offset if has_null else 0, source.size - body_start)
         if has_null and null_offset >= 0:
-            null_length = lengths.pop(None, source.size - body_start - null_offset)
+            null_length = _v1_length(entries, -1, null_offset, source.size - body_start)
         meta = BitmapFileIndexMeta(
             VERSION_1, row_count, number, has_null, null_offset, null_length, body_start, body_start,
-            body_start, entries=tuple(BitmapEntry(k, o, lengths.get(k, -1)) for k, o in entries))
+            body_start, entries=tuple(entries))
     else:
         if has_null:
             cur.min_end = cur.pos + 12
@@ -423,21 +407,18 @@ def _read_meta(source: ByteSource, codec: _KeyCodec) -> BitmapFileIndexMeta:
         block_count = cur.int()
         if block_count < 0 or cur.pos + block_count * (codec.min_size + 4) + 4 > source.size:
             raise cur.corrupt(f"{block_count} index blocks do not fit in {source.size} bytes", block_count_at)
-        firsts = []
-        for i in range(block_count):
-            cur.min_end = max(cur.min_end, cur.pos + (block_count - i) * (codec.min_size + 4) + 4)
-            key = codec.read(cur)
-            firsts.append((key, cur.int(), cur.pos - 4))
+        firsts = cur.entries(codec, block_count, 1, tail=4)
         body_offset_at = cur.pos
         body_offset = cur.int()
         index_block_start = cur.pos
         if body_offset < 0 or index_block_start + body_offset > source.size:
             raise cur.corrupt(f"bitmap body offset {body_offset} is outside the file", body_offset_at)
         blocks = []
-        for i, (key, off, at) in enumerate(firsts):
+        for i, (key, off) in enumerate(firsts):
             end = firsts[i + 1][1] if i + 1 < len(firsts) else body_offset
             if off < 0 or end < off or end > body_offset:
-                raise cur.corrupt(f"index block offset {off} is out of order or outside the blocks", at)
+                raise cur.corrupt(f"index block {i} offset {off} is out of order or outside the blocks",
+                                  block_count_at)
             blocks.append(BitmapIndexBlock(key, off, end - off))
         meta = BitmapFileIndexMeta(
             VERSION_2, row_count, number, has_null, null_offset, null_length, index_block_start,
@@ -447,18 +428,17 @@ def _read_meta(source: ByteSource, codec: _KeyCodec) -> BitmapFileIndexMeta:
     return meta
 
 
-def _v1_lengths(entries: list[tuple[Any, int]], null_offset: int, body_size: int) -> dict[Any, int]:
-    """Bitmap lengths from consecutive offsets, as Paimon derives them; the last runs to the end."""
-    lengths: dict[Any, int] = {}
-    last_key, last_offset = None, null_offset
-    for key, offset in entries:
-        if offset >= 0:
-            if last_offset >= 0:
-                lengths[last_key] = offset - last_offset
-            last_key, last_offset = key, offset
-    if last_offset >= 0:
-        lengths[last_key] = body_size - last_offset
-    return lengths
+def _v1_length(entries: tuple[tuple[Any, int], ...], i: int, offset: int, body_size: int) -> int:
+    """A V1 bitmap runs to the next bitmap's offset in file order, the last one to the end.
+
+    ``i`` is the entry's position (-1 for the null bitmap, which comes before every entry).
+    """
+    if offset < 0:
+        return -1
+    for _, nxt in entries[i + 1:]:
+        if nxt >= 0:
+            return nxt - offset
+    return body_size - offset
 
 
 # ---------------------------------------------------------------------------------------
@@ -480,8 +460,8 @@ class BitmapReader(FileIndexReader):
         self.options = dict(options or {})
         self.codec = _KeyCodec(dtype)
         self._meta: BitmapFileIndexMeta | None = None
-        self._v1_lookup: dict[Any, BitmapEntry] | None = None
-        self._block_entries: dict[int, list[BitmapEntry]] = {}
+        self._v1_positions: dict[Any, int] | None = None
+        self._block_entries: dict[int, list[tuple[Any, int, int]]] = {}
         self._bitmaps: dict[Any, BitMap] = {}
 
     # -- metadata
@@ -491,7 +471,7 @@ class BitmapReader(FileIndexReader):
         if self._meta is None:
             self._meta = _read_meta(self.source, self.codec)
             if self._meta.version == VERSION_1:
-                self._v1_lookup = {e.key: e for e in self._meta.entries}
+                self._v1_positions = {k: i for i, (k, _) in enumerate(self._meta.entries)}
         return self._meta
 
     @property
@@ -518,7 +498,7 @@ class BitmapReader(FileIndexReader):
                 hi = mid
         return lo - 1
 
-    def _read_block(self, i: int, data: bytes | None = None) -> list[BitmapEntry]:
+    def _read_block(self, i: int, data: bytes | None = None) -> list[tuple[Any, int, int]]:
         if i in self._block_entries:
             return self._block_entries[i]
         meta = self.meta
@@ -530,11 +510,7 @@ class BitmapReader(FileIndexReader):
         if count is None or count < 0 or 4 + count * (self.codec.min_size + 8) > block.size:
             raise self._corrupt(f"index block entry count {count} does not fit {block.size} bytes",
                                 "bitmap index block", at)
-        entries = []
-        for _ in range(count):
-            key = self.codec.read(cur)
-            offset, length = cur.int(), cur.int()
-            entries.append(BitmapEntry(key, offset, length))
+        entries = cur.entries(self.codec, count, 2)
         if cur.pos > at + block.size:
             raise self._corrupt("index block entries run past the block", "bitmap index block", at)
         self._block_entries[i] = entries
@@ -546,22 +522,20 @@ class BitmapReader(FileIndexReader):
         if key is None:
             return BitmapEntry(None, meta.null_offset, meta.null_length) if meta.has_null else None
         if meta.version == VERSION_1:
-            return self._v1_lookup.get(key)
+            i = self._v1_positions.get(key)
+            if i is None:
+                return None
+            offset = meta.entries[i][1]
+            return BitmapEntry(key, offset, _v1_length(meta.entries, i, offset, self.source.size - meta.body_start))
         i = self._block_index(key)
         if i < 0:
             return None
         entries = self._read_block(i)
-        sk = self.codec.sort_key(key)
-        lo, hi = 0, len(entries)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            mk = self.codec.sort_key(entries[mid].key)
-            if mk == sk:
-                return entries[mid]
-            if mk < sk:
-                lo = mid + 1
-            else:
-                hi = mid
+        sort_key = self.codec.sort_key
+        sk = sort_key(key)
+        j = bisect.bisect_left(entries, sk, key=lambda t: sort_key(t[0]))
+        if j < len(entries) and sort_key(entries[j][0]) == sk:
+            return BitmapEntry(*entries[j])
         return None
 
     def _bitmap_of_entry(self, entry: BitmapEntry | None, body: bytes | None = None) -> BitMap:
@@ -635,7 +609,14 @@ class BitmapReader(FileIndexReader):
         """Every non-null dictionary entry in key order (reads every V2 index block, in one request)."""
         meta = self.meta
         if meta.version == VERSION_1:
-            out = list(meta.entries)
+            ends = [o for _, o in meta.entries if o >= 0] + [self.source.size - meta.body_start]
+            out, nxt = [], 0
+            for k, o in meta.entries:
+                if o >= 0:
+                    nxt += 1
+                    out.append(BitmapEntry(k, o, ends[nxt] - o))
+                else:
+                    out.append(BitmapEntry(k, o, -1))
         else:
             missing = [i for i in range(len(meta.blocks)) if i not in self._block_entries]
             if missing:
@@ -644,7 +625,7 @@ class BitmapReader(FileIndexReader):
                 for i in missing:
                     b = meta.blocks[i]
                     self._read_block(i, region[b.offset:b.offset + b.size])
-            out = [e for i in range(len(meta.blocks)) for e in self._block_entries[i]]
+            out = [BitmapEntry(*e) for i in range(len(meta.blocks)) for e in self._block_entries[i]]
         out.sort(key=lambda e: self.codec.sort_key(e.key))
         return out
 
@@ -699,9 +680,8 @@ class BitmapReader(FileIndexReader):
                 blocks.append({
                     "offset": b.offset, "size": b.size, "entries": len(entries),
                     "first_key": to_json_value(self.dtype, self.codec.value(b.first_key)),
-                    "last_key": to_json_value(self.dtype, self.codec.value(entries[-1].key)) if entries else None,
+                    "last_key": to_json_value(self.dtype, self.codec.value(entries[-1][0])) if entries else None,
                 })
-            out["index_block_size"] = self.options.get("index-block-size", DEFAULT_INDEX_BLOCK_SIZE)
             out["block_count"] = len(meta.blocks)
             out["blocks"] = blocks
         if dictionary:

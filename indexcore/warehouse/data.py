@@ -25,7 +25,7 @@ from pyroaring import BitMap
 
 from ..errors import IndexCoreError, PredicateError, StorageError, UnsupportedError
 from ..io import Storage
-from ..predicate import Compound, Leaf, Predicate
+from ..predicate import Leaf, Predicate
 from ..types import DataType
 from .merge import FILE_ORDER, LEVEL, POSITION, SEQUENCE_NUMBER, VALUE_KIND, merge_records
 from .model import LiveFile, Problem, TableSchema
@@ -49,14 +49,15 @@ def read_raw(storage: Storage, path: str, file_format: str | None = None) -> pa.
     """All columns of one Parquet or ORC file, as stored; unreadable files raise IndexCoreError."""
     fmt = (file_format or path.rsplit(".", 1)[-1]).lower()
     full = storage.resolve(path)
+    if fmt not in ("parquet", "orc"):
+        raise UnsupportedError(f"data file format {fmt!r} is not supported", file=path)
     try:
-        with storage.fs.open(full, "rb") as fh:
-            if fmt == "parquet":
-                table = pq.read_table(fh)
-            elif fmt == "orc":
-                table = pa_orc.ORCFile(fh).read()
-            else:
-                raise UnsupportedError(f"data file format {fmt!r} is not supported", file=path)
+        if storage.protocol in ("file", "local"):
+            source = full
+        else:
+            with storage.fs.open(full, "rb") as fh:
+                source = pa.BufferReader(fh.read())
+        table = pq.read_table(source) if fmt == "parquet" else pa_orc.ORCFile(source).read()
     except FileNotFoundError as exc:
         raise StorageError("data file not found", file=path) from exc
     except (pa.ArrowException, OSError, ValueError) as exc:
@@ -75,10 +76,9 @@ def _column_ids(raw: pa.Table) -> dict[int, int]:
         meta = f.metadata or {}
         for key in _ID_KEYS:
             if key in meta:
-                try:
-                    out[int(meta[key])] = i
-                except ValueError:
-                    pass
+                value = meta[key].decode("ascii", "replace").strip()
+                if value.lstrip("-").isdigit():
+                    out[int(value)] = i
                 break
     return out
 

@@ -261,33 +261,66 @@ def manifest_file_meta(rec: dict, partition_types: Sequence[DataType]) -> Manife
 _new = object.__new__
 
 
-def data_file_meta(f: dict, key_types: Callable[[int], Sequence[DataType]],
-                   value_types: Callable[[int, tuple | None, tuple | None], Sequence[DataType]]
-                   ) -> DataFileMeta:
-    """A ``_FILE`` record as :class:`DataFileMeta`; stats and keys stay bytes until read.
+_EMPTY_ROW_LEN = 12  # arity 0: 4-byte arity + 8-byte null bitset
+EMPTY_STATS = SimpleStats((), (), ())
 
-    ``key_types(schema_id)`` and ``value_types(schema_id, value_stats_cols, write_cols)`` give
-    the field types the BinaryRows are laid out in.
-    """
+
+class StatsTypes:
+    """Per-table memo of the field-type callables stats decode with (one per layout)."""
+
+    def __init__(self, key_types: Callable[[int], Sequence[DataType]],
+                 value_types: Callable[[int, tuple | None, tuple | None], Sequence[DataType]]):
+        self._key_types, self._value_types = key_types, value_types
+        self._keys: dict = {}
+        self._values: dict = {}
+
+    def key(self, schema_id: int) -> Callable[[], Sequence[DataType]]:
+        fn = self._keys.get(schema_id)
+        if fn is None:
+            fn = self._keys[schema_id] = lambda: self._key_types(schema_id)
+        return fn
+
+    def value(self, schema_id: int, cols: tuple | None, write_cols: tuple | None) -> Callable:
+        k = (schema_id, cols, write_cols)
+        fn = self._values.get(k)
+        if fn is None:
+            fn = self._values[k] = lambda: self._value_types(schema_id, cols, write_cols)
+        return fn
+
+
+def _stats(rec: dict, types: Callable) -> SimpleStats:
+    lo = rec["_MIN_VALUES"]
+    nulls = rec.get("_NULL_COUNTS")
+    if not nulls and len(lo) <= _EMPTY_ROW_LEN:
+        return EMPTY_STATS
+    return LazyStats(lo, rec["_MAX_VALUES"], nulls, types)
+
+
+def data_file_meta(f: dict, types: StatsTypes) -> DataFileMeta:
+    """A ``_FILE`` record as :class:`DataFileMeta`; stats and keys stay bytes until read."""
     schema_id = f["_SCHEMA_ID"]
-    ks = f["_KEY_STATS"]
-    vs = f["_VALUE_STATS"]
     cols = f.get("_VALUE_STATS_COLS")
-    cols = tuple(cols) if cols is not None else None
+    if cols is not None:
+        cols = tuple(cols)
     write_cols = f.get("_WRITE_COLS")
-    write_cols = tuple(write_cols) if write_cols is not None else None
+    if write_cols is not None:
+        write_cols = tuple(write_cols)
     created = f.get("_CREATION_TIME")
     if created is not None and getattr(created, "tzinfo", None) is not None:
         created = created.replace(tzinfo=None)
+    min_key = f["_MIN_KEY"]
+    max_key = f["_MAX_KEY"]
+    if len(min_key) <= _EMPTY_ROW_LEN and len(max_key) <= _EMPTY_ROW_LEN:
+        min_key = max_key = ()
+    else:
+        kt = types.key(schema_id)
+        min_key, max_key = _LazyKey(min_key, kt), _LazyKey(max_key, kt)
     meta = _new(DataFileMeta)
     meta.__dict__.update(
         file_name=f["_FILE_NAME"], file_size=f["_FILE_SIZE"], row_count=f["_ROW_COUNT"],
-        min_key=_LazyKey(f["_MIN_KEY"], lambda: key_types(schema_id)),
-        max_key=_LazyKey(f["_MAX_KEY"], lambda: key_types(schema_id)),
-        key_stats=LazyStats(ks["_MIN_VALUES"], ks["_MAX_VALUES"], ks.get("_NULL_COUNTS"),
-                            lambda: key_types(schema_id)),
-        value_stats=LazyStats(vs["_MIN_VALUES"], vs["_MAX_VALUES"], vs.get("_NULL_COUNTS"),
-                              lambda: value_types(schema_id, cols, write_cols)),
+        min_key=min_key, max_key=max_key,
+        key_stats=_stats(f["_KEY_STATS"], types.key(schema_id)),
+        value_stats=_stats(f["_VALUE_STATS"], types.value(schema_id, cols, write_cols)),
         min_sequence_number=f["_MIN_SEQUENCE_NUMBER"], max_sequence_number=f["_MAX_SEQUENCE_NUMBER"],
         schema_id=schema_id, level=f["_LEVEL"], extra_files=tuple(f.get("_EXTRA_FILES") or ()),
         creation_time=created, delete_row_count=f.get("_DELETE_ROW_COUNT"),

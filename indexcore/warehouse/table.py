@@ -19,6 +19,7 @@ from ..io import ByteSource, BytesSource, Storage
 from ..types import DataType
 from .manifest import (
     KINDS,
+    StatsTypes,
     data_file_meta,
     decode_binary_row,
     index_manifest_entry,
@@ -42,6 +43,7 @@ from .schema import SCHEMA_PREFIX, parse_schema, schema_id_from_name
 from .snapshot import BRANCH_PREFIX, SNAPSHOT_PREFIX, TAG_PREFIX, numbered, parse_snapshot
 
 KNOWN_INDEX_TYPES = (DELETION_VECTORS, HASH)
+_new = object.__new__
 SYSTEM_BIGINT_FIELDS = ("_ROW_ID", "_SEQUENCE_NUMBER", "_KEY__SEQUENCE_NUMBER")
 _ESCAPE = set('"#%\'*/:=?\\\x7f{[]^')
 
@@ -116,6 +118,7 @@ class Table:
         self._plans: dict[int, Plan] = {}
         self._partitions: dict[bytes, tuple] = {}
         self._external_roots: dict[str, str | None] = {}
+        self._stats_types = StatsTypes(self._key_types, self._value_types)
 
     def __repr__(self) -> str:
         return f"Table({self.name!r})"
@@ -309,14 +312,14 @@ class Table:
             return cached
         path = self._manifest_path(name)
         recs = read_records(self.storage.read_bytes(path), self.manifest_format, path)
-        key_types, value_types = self._key_types, self._value_types
+        types = self._stats_types
         out = []
         append = out.append
         for r in recs:
             f = r["_FILE"]
             part = r["_PARTITION"]
             bucket = r["_BUCKET"]
-            meta = data_file_meta(f, key_types, value_types)
+            meta = data_file_meta(f, types)
             append((r["_KIND"], (part, bucket, f["_LEVEL"], f["_FILE_NAME"], f.get("_EXTERNAL_PATH")),
                     part, bucket, r["_TOTAL_BUCKETS"], meta))
         self._manifests[name] = out
@@ -459,11 +462,13 @@ class Table:
                 path = folder + "/" + meta.file_name
             index_name = meta.index_file_name
             dv = dvs.get((values, bucket, meta.file_name)) if dvs else None
-            files.append(LiveFile(
+            live_file = _new(LiveFile)  # frozen: fill its __dict__ directly (10,000s per plan)
+            live_file.__dict__.update(
                 partition=values, partition_spec=spec, bucket=bucket, file=meta, path=path,
                 index_path=folder + "/" + index_name if index_name else None,
                 deletion_vector=dv[0] if dv else None, dv_file_path=dv[1] if dv else None,
-                bitmap64=bitmap64, total_buckets=total))
+                bitmap64=bitmap64, total_buckets=total)
+            files.append(live_file)
         self._plans[snap.id] = plan
         return plan
 

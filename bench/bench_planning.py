@@ -1,0 +1,151 @@
+"""Planning cost: our Table.plan() over 10,000 data files vs fastavro decoding the same manifests.
+
+Writes a synthetic append table (schema, snapshot, manifest list, manifests) into a temp dir with
+the Avro schemas Paimon writes (taken from a conformance manifest), then times:
+  floor: fastavro alone decoding every manifest (the lower bound for any Python planner);
+  ours:  Warehouse(...).table(...).plan() on a fresh Table (decode + ADD/DELETE merge + paths).
+Prints the ratio (goal <= 2x). pypaimon is timed too when .venv-pypaimon exists.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import fastavro
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from indexcore.warehouse import Warehouse  # noqa: E402
+from indexcore.warehouse.manifest import read_records  # noqa: E402
+
+SOURCE = ROOT.parent / "shared/conformance/warehouses/parquet/append_with_bitmap_no_embedding.db/append_with_bitmap_no_embedding"
+N_FILES = 10_000
+PER_MANIFEST = 1_000
+
+
+def writer_schema(path: Path) -> dict:
+    return fastavro.reader(io.BytesIO(path.read_bytes())).writer_schema
+
+
+def row(*fields: bytes) -> bytes:
+    """A BinaryRow of fixed-width 8-byte little-endian slots (no variable part)."""
+    arity = len(fields)
+    null_width = ((arity + 63 + 8) // 64) * 8
+    return arity.to_bytes(4, "big") + b"\0" * null_width + b"".join(f.ljust(8, b"\0") for f in fields)
+
+
+def build(dst: Path) -> None:
+    manifest_dir = SOURCE / "manifest"
+    list_schema = entry_schema = None
+    for p in manifest_dir.iterdir():
+        if p.name.startswith("manifest-list-") and list_schema is None:
+            list_schema = writer_schema(p)
+        elif p.name.startswith("manifest-") and not p.name.startswith("manifest-list"):
+            entry_schema = writer_schema(p)
+    table = dst / "db.db" / "t"
+    (table / "manifest").mkdir(parents=True)
+    (table / "schema").mkdir()
+    (table / "snapshot").mkdir()
+    (table / "schema" / "schema-0").write_text(json.dumps({
+        "version": 3, "id": 0, "fields": [{"id": 0, "name": "id", "type": "BIGINT"},
+                                          {"id": 1, "name": "v", "type": "INT"}],
+        "highestFieldId": 1, "partitionKeys": [], "primaryKeys": [],
+        "options": {"bucket": "-1", "manifest.format": "avro"}, "timeMillis": 0}))
+    metas = []
+    for m in range(N_FILES // PER_MANIFEST):
+        entries = []
+        for i in range(PER_MANIFEST):
+            n = m * PER_MANIFEST + i
+            stats = {"_MIN_VALUES": row((n * 100).to_bytes(8, "little"), (1).to_bytes(4, "little")),
+                     "_MAX_VALUES": row((n * 100 + 99).to_bytes(8, "little"), (9).to_bytes(4, "little")),
+                     "_NULL_COUNTS": [0, 0]}
+            entries.append({
+                "_VERSION": 2, "_KIND": 0, "_PARTITION": row(), "_BUCKET": 0, "_TOTAL_BUCKETS": -1,
+                "_FILE": {
+                    "_FILE_NAME": f"data-{uuid.uuid4()}-0.parquet", "_FILE_SIZE": 4096 + n,
+                    "_ROW_COUNT": 100, "_MIN_KEY": row(), "_MAX_KEY": row(),
+                    "_KEY_STATS": {"_MIN_VALUES": row(), "_MAX_VALUES": row(), "_NULL_COUNTS": []},
+                    "_VALUE_STATS": stats, "_MIN_SEQUENCE_NUMBER": 0, "_MAX_SEQUENCE_NUMBER": 99,
+                    "_SCHEMA_ID": 0, "_LEVEL": 0, "_EXTRA_FILES": [], "_CREATION_TIME": None,
+                    "_DELETE_ROW_COUNT": 0, "_EMBEDDED_FILE_INDEX": None, "_FILE_SOURCE": 0,
+                    "_VALUE_STATS_COLS": None, "_EXTERNAL_PATH": None}})
+        name = f"manifest-{uuid.uuid4()}-{m}"
+        with open(table / "manifest" / name, "wb") as fo:
+            fastavro.writer(fo, entry_schema, entries, codec="deflate")
+        metas.append({"_VERSION": 2, "_FILE_NAME": name, "_FILE_SIZE": (table / "manifest" / name).stat().st_size,
+                      "_NUM_ADDED_FILES": PER_MANIFEST, "_NUM_DELETED_FILES": 0,
+                      "_PARTITION_STATS": {"_MIN_VALUES": row(), "_MAX_VALUES": row(), "_NULL_COUNTS": []},
+                      "_SCHEMA_ID": 0})
+    with open(table / "manifest" / "manifest-list-base", "wb") as fo:
+        fastavro.writer(fo, list_schema, metas, codec="deflate")
+    with open(table / "manifest" / "manifest-list-delta", "wb") as fo:
+        fastavro.writer(fo, list_schema, [], codec="deflate")
+    (table / "snapshot" / "snapshot-1").write_text(json.dumps({
+        "version": 3, "id": 1, "schemaId": 0, "baseManifestList": "manifest-list-base",
+        "deltaManifestList": "manifest-list-delta", "commitUser": "bench", "commitIdentifier": 1,
+        "commitKind": "APPEND", "timeMillis": 1, "totalRecordCount": N_FILES * 100,
+        "deltaRecordCount": N_FILES * 100, "changelogRecordCount": 0}))
+    (table / "snapshot" / "LATEST").write_text("1")
+
+
+def best_of(fn, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main() -> None:
+    if not SOURCE.is_dir():
+        print(f"conformance data not found at {SOURCE}; skipped")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        dst = Path(tmp)
+        build(dst)
+        manifests = sorted(p for p in (dst / "db.db/t/manifest").iterdir() if not p.name.startswith("manifest-list"))
+
+        def floor() -> None:
+            for p in manifests:
+                read_records(p.read_bytes(), "avro", str(p))
+
+        def ours() -> None:
+            plan = Warehouse(str(dst)).table("db.t").plan()
+            assert len(plan.files) == N_FILES and not plan.problems
+
+        t_floor = best_of(floor)
+        t_ours = best_of(ours)
+        print(f"files: {N_FILES}, manifests: {len(manifests)}")
+        print(f"fastavro decode (floor): {t_floor * 1000:.1f} ms")
+        print(f"indexcore plan():        {t_ours * 1000:.1f} ms")
+        print(f"ratio: {t_ours / t_floor:.2f}x (goal <= 2x)")
+        venv_python = ROOT / ".venv-pypaimon" / "bin" / "python"
+        if venv_python.exists():
+            code = ("import time,sys\nfrom pypaimon import CatalogFactory\n"
+                    f"c=CatalogFactory.create({{'warehouse': {str(dst)!r}}})\n"
+                    "t0=time.perf_counter(); t=c.get_table('db.t')\n"
+                    "s=t.new_read_builder().new_scan().plan().splits()\n"
+                    "print(f'{(time.perf_counter()-t0)*1000:.1f}')\n")
+            import subprocess
+
+            res = subprocess.run([str(venv_python), "-c", code], capture_output=True, text=True)
+            if res.returncode == 0:
+                ms = float(res.stdout.strip().splitlines()[-1])
+                print(f"pypaimon plan:           {ms:.1f} ms ({ms / 1000 / t_floor:.2f}x floor)")
+            else:
+                print(f"pypaimon failed: {res.stderr.strip().splitlines()[-1:]}")
+        else:
+            print("pypaimon: .venv-pypaimon not found; skipped")
+
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,274 @@
+"""Write one data file (Parquet) with its stats and file indexes, as Paimon's writers do.
+
+This part runs where the rows are (in a Spark task or in-process): it takes the rows of one
+partition and bucket as an Arrow table and returns a small :class:`WrittenFile` for the commit.
+
+* Parquet columns carry Paimon's field ids; primary-key files start with ``_KEY_<k>``
+  (id ``1073741823 + field id``), ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` and are sorted by key.
+* Value stats use Paimon's default ``truncate(16)`` mode for strings.
+* File indexes (``file-index.*`` options) go in one FileIndexFormat container; it is embedded
+  in the manifest when it is at most ``file-index.in-manifest-threshold`` bytes, else written
+  as ``<data-file>.index`` beside the data file and listed in the extra files.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import io
+import os
+import posixpath
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..errors import UnsupportedError
+from ..formats import new_writer
+from ..formats.container import write_container
+from ..types import DataType, Timestamp
+from ..warehouse.model import DataFileMeta, SimpleStats, TableSchema
+from .layout import (
+    DEFAULT_IN_MANIFEST_THRESHOLD,
+    KEY_FIELD_ID_START,
+    SEQUENCE_NUMBER_ID,
+    VALUE_KIND_ID,
+    ColumnIndex,
+    bucket_dir,
+    file_index_plan,
+    memory_size,
+)
+
+VALUE_KIND = "_VALUE_KIND"
+SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
+INSERT, DELETE = 0, 3  # RowKind bytes: +I, -D
+APPEND_SOURCE, COMPACT_SOURCE = 0, 1
+STATS_TRUNCATE = 16
+
+
+@dataclass(frozen=True)
+class WrittenFile:
+    """A data file written by a task, with what the committer needs to know about it.
+
+    ``keys`` (primary-key tables) are the trimmed keys in file order and ``deletes`` the
+    positions of ``-D`` rows; the committer derives deletion vectors and hash indexes from them.
+    """
+
+    partition: tuple
+    bucket: int
+    file: DataFileMeta
+    keys: tuple | None = None
+    deletes: tuple[int, ...] = ()
+
+
+def arrow_type(dtype: DataType) -> pa.DataType:
+    """The Arrow type Paimon's Parquet writer uses for a Paimon type."""
+    r = dtype.root
+    simple = {"BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(),
+              "BIGINT": pa.int64(), "FLOAT": pa.float32(), "DOUBLE": pa.float64(), "CHAR": pa.string(),
+              "VARCHAR": pa.string(), "BINARY": pa.binary(), "VARBINARY": pa.binary(), "DATE": pa.date32()}
+    if r in simple:
+        return simple[r]
+    if r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        p = dtype.precision if dtype.precision is not None else 6
+        unit = "ms" if p <= 3 else "us" if p <= 6 else "ns"
+        return pa.timestamp(unit, tz="UTC" if r == "TIMESTAMP_LTZ" else None)
+    if r == "DECIMAL":
+        return pa.decimal128(dtype.precision, dtype.scale)
+    if r == "TIME":
+        return pa.time32("ms")
+    raise UnsupportedError(f"indexcore does not write {dtype} columns")
+
+
+def _field(name: str, dtype: DataType, field_id: int, nullable: bool | None = None) -> pa.Field:
+    return pa.field(name, arrow_type(dtype), nullable=dtype.nullable if nullable is None else nullable,
+                    metadata={b"PARQUET:field_id": str(field_id).encode()})
+
+
+def internal_values(column: pa.Array | pa.ChunkedArray, dtype: DataType) -> list[Any]:
+    """Arrow values as indexcore's internal values (see :mod:`indexcore.types`)."""
+    r = dtype.root
+    if r == "DATE":
+        return column.cast(pa.int32()).to_pylist()
+    if r == "TIME":
+        return column.cast(pa.int32()).to_pylist()
+    if r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        unit = column.type.unit
+        raw = column.cast(pa.int64()).to_pylist()
+        if unit == "ms":
+            return [None if v is None else Timestamp(v) for v in raw]
+        if unit == "us":
+            return [None if v is None else Timestamp.from_micros(v) for v in raw]
+        if unit == "ns":
+            return [None if v is None else Timestamp.from_nanos(v) for v in raw]
+        return [None if v is None else Timestamp(v * 1000) for v in raw]
+    if r == "FLOAT":
+        return column.to_pylist()
+    return column.to_pylist()
+
+
+def _truncate_min(text: str) -> str:
+    return text[:STATS_TRUNCATE]
+
+
+def _truncate_max(text: str) -> str | None:
+    """Paimon's ``truncate(16)`` upper bound: cut, then bump the last character that can grow."""
+    if len(text) <= STATS_TRUNCATE:
+        return text
+    cut = list(text[:STATS_TRUNCATE])
+    for i in range(len(cut) - 1, -1, -1):
+        code = ord(cut[i])
+        if code < 0x10FFFF and not (0xD7FF <= code < 0xE000):
+            cut[i] = chr(code + 1)
+            return "".join(cut[:i + 1])
+    return None
+
+
+def column_stats(column: pa.ChunkedArray | pa.Array, dtype: DataType) -> tuple[Any, Any, int]:
+    """(min, max, null count) in internal values, with Paimon's default string truncation."""
+    nulls = column.null_count
+    if len(column) == nulls or dtype.root in ("BINARY", "VARBINARY"):
+        return None, None, nulls
+    mm = pc.min_max(column)
+    lo = pa.array([mm["min"].as_py()], type=column.type)
+    hi = pa.array([mm["max"].as_py()], type=column.type)
+    low, high = internal_values(lo, dtype)[0], internal_values(hi, dtype)[0]
+    if dtype.root in ("CHAR", "VARCHAR"):
+        low, high = _truncate_min(low), _truncate_max(high)
+    return low, high, nulls
+
+
+def _stats(table: pa.Table, names: Sequence[str], schema: TableSchema) -> SimpleStats:
+    mins, maxs, nulls = [], [], []
+    for name in names:
+        lo, hi, n = column_stats(table.column(name), schema.field(name).type)
+        mins.append(lo)
+        maxs.append(hi)
+        nulls.append(n)
+    return SimpleStats(tuple(mins), tuple(maxs), tuple(nulls))
+
+
+def build_file_index(column_values: Sequence[Any], dtype: DataType, index_type: str,
+                     options: dict[str, str] | None = None) -> bytes:
+    """The bytes Paimon's writer of ``index_type`` produces for these values (one per row)."""
+    writer = new_writer(index_type, dtype, options or {})
+    for value in column_values:
+        writer.write(value)
+    return writer.serialized_bytes()
+
+
+def build_file_index_container(table: pa.Table, schema: TableSchema,
+                               plan: Sequence[ColumnIndex] | None = None) -> bytes | None:
+    """The FileIndexFormat container of every index the table options ask for (None if none)."""
+    plan = file_index_plan(schema) if plan is None else plan
+    if not plan:
+        return None
+    columns: list[tuple[str, list[tuple[str, bytes | None]]]] = []
+    values_cache: dict[str, list[Any]] = {}
+    for ci in plan:
+        dtype = schema.field(ci.column).type
+        if ci.column not in values_cache:
+            values_cache[ci.column] = internal_values(table.column(ci.column), dtype)
+        blob = build_file_index(values_cache[ci.column], dtype, ci.index_type, dict(ci.options))
+        if columns and columns[-1][0] == ci.column:
+            columns[-1][1].append((ci.index_type, blob))
+        else:
+            columns.append((ci.column, [(ci.index_type, blob)]))
+    return write_container(columns)
+
+
+def _write_parquet(path: str, table: pa.Table, fs_open: Callable[[str], Any] | None) -> int:
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd", use_dictionary=True, write_statistics=True,
+                   store_schema=False)
+    data = buf.getvalue()
+    _write_bytes(path, data, fs_open)
+    return len(data)
+
+
+def _write_bytes(path: str, data: bytes, fs_open: Callable[[str], Any] | None) -> None:
+    if fs_open is not None:
+        with fs_open(path) as out:
+            out.write(data)
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as out:
+        out.write(data)
+
+
+def write_data_file(table_path: str, schema: TableSchema, partition: tuple, bucket: int, rows: pa.Table,
+                    file_name: str, *, seq_start: int = 0, level: int = 0,
+                    file_source: int = APPEND_SOURCE, creation_millis: int = 0,
+                    fs_open: Callable[[str], Any] | None = None) -> WrittenFile:
+    """Write ``rows`` (table columns, plus ``_VALUE_KIND`` for a PK table) as one data file.
+
+    Primary-key rows are sorted by key here; keys must be unique within ``rows``.
+    """
+    pk = schema.trimmed_primary_keys if schema.primary_keys else ()
+    data_cols = list(schema.field_names)
+    n = rows.num_rows
+    if SEQUENCE_NUMBER in rows.column_names:
+        seqs = rows.column(SEQUENCE_NUMBER).cast(pa.int64())
+    else:
+        seqs = pa.chunked_array([pa.array(range(seq_start, seq_start + n), pa.int64())])
+    kinds = None
+    if pk:
+        if VALUE_KIND in rows.column_names:
+            kinds = rows.column(VALUE_KIND).cast(pa.int8())
+        else:
+            kinds = pa.chunked_array([pa.array([INSERT] * n, pa.int8())])
+        rows = rows.select(data_cols).append_column(VALUE_KIND, kinds).append_column(SEQUENCE_NUMBER, seqs)
+        rows = rows.take(pc.sort_indices(rows, sort_keys=[(k, "ascending") for k in pk]))
+        kinds, seqs = rows.column(VALUE_KIND), rows.column(SEQUENCE_NUMBER)
+    rows = rows.select(data_cols)
+    arrays, fields = [], []
+    if pk:
+        for k in pk:
+            f = schema.field(k)
+            arrays.append(rows.column(k))
+            fields.append(_field(f"_KEY_{k}", f.type, KEY_FIELD_ID_START + f.id, nullable=False))
+        arrays.append(seqs)
+        fields.append(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False,
+                               metadata={b"PARQUET:field_id": str(SEQUENCE_NUMBER_ID).encode()}))
+        arrays.append(kinds)
+        fields.append(pa.field(VALUE_KIND, pa.int8(), nullable=False,
+                               metadata={b"PARQUET:field_id": str(VALUE_KIND_ID).encode()}))
+    for f in schema.fields:
+        arrays.append(rows.column(f.name).cast(arrow_type(f.type)))
+        fields.append(_field(f.name, f.type, f.id))
+    out = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+    directory = posixpath.join(table_path, bucket_dir(schema, partition, bucket))
+    size = _write_parquet(posixpath.join(directory, file_name), out, fs_open)
+
+    container = build_file_index_container(rows, schema)
+    embedded, extra = None, ()
+    if container is not None:
+        threshold = memory_size(schema.options.get("file-index.in-manifest-threshold"),
+                                DEFAULT_IN_MANIFEST_THRESHOLD)
+        if len(container) <= threshold:
+            embedded = container
+        else:
+            _write_bytes(posixpath.join(directory, file_name + ".index"), container, fs_open)
+            extra = (file_name + ".index",)
+
+    keys, deletes, key_stats = None, (), SimpleStats.empty()
+    min_key = max_key = ()
+    if pk:
+        key_internal = [internal_values(rows.column(k), schema.field(k).type) for k in pk]
+        keys = tuple(zip(*key_internal, strict=True))
+        if n:
+            min_key, max_key = keys[0], keys[-1]
+        key_stats = _stats(rows, pk, schema)
+        kind_list = kinds.to_pylist()
+        deletes = tuple(i for i, kind in enumerate(kind_list) if kind == DELETE)
+    meta = DataFileMeta(
+        file_name=file_name, file_size=size, row_count=n, min_key=min_key, max_key=max_key,
+        key_stats=key_stats, value_stats=_stats(rows, data_cols, schema),
+        min_sequence_number=pc.min(seqs).as_py() if n else seq_start,
+        max_sequence_number=pc.max(seqs).as_py() if n else seq_start,
+        schema_id=schema.id, level=level, extra_files=extra,
+        creation_time=_dt.datetime.fromtimestamp(creation_millis / 1000, tz=_dt.UTC),
+        delete_row_count=len(deletes), embedded_index=embedded, file_source=file_source)
+    return WrittenFile(partition, bucket, meta, keys, deletes)
