@@ -23,12 +23,12 @@ def emit(result: Any, fmt: str, out: TextIO) -> None:
     out.write(render_table(result))
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any, limit: int | None = 80) -> str:
     if isinstance(value, dict | list):
         text = json.dumps(value, default=_default)
     else:
         text = "" if value is None else str(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return text if limit is None or len(text) <= limit else text[:limit - 3] + "..."
 
 
 def render_table(result: Any, indent: str = "") -> str:
@@ -39,6 +39,10 @@ def render_table(result: Any, indent: str = "") -> str:
             if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
                 lines.append(f"{indent}{key}:")
                 lines.append(_table(value, indent + "  "))
+            elif isinstance(value, list) and value and len(json.dumps(value, default=_default)) > 60 \
+                    and not any(isinstance(v, dict | list) for v in value):
+                lines.append(f"{indent}{key}:")
+                lines.extend(f"{indent}  {_cell(v, None)}" for v in value)
             elif isinstance(value, dict) and value and len(json.dumps(value, default=_default)) > 60:
                 lines.append(f"{indent}{key}:")
                 lines.append(render_table(value, indent + "  ").rstrip("\n"))

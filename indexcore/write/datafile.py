@@ -54,6 +54,7 @@ class WrittenFile:
 
     ``keys`` (primary-key tables) are the trimmed keys in file order and ``deletes`` the
     positions of ``-D`` rows; the committer derives deletion vectors and hash indexes from them.
+    ``compact_of`` names the level-0 file a compaction output replaces.
     """
 
     partition: tuple
@@ -61,6 +62,7 @@ class WrittenFile:
     file: DataFileMeta
     keys: tuple | None = None
     deletes: tuple[int, ...] = ()
+    compact_of: str | None = None
 
 
 def arrow_type(dtype: DataType) -> pa.DataType:

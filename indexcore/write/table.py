@@ -320,6 +320,7 @@ class TableWriter:
     # ------------------------------------------------------------------ commit
 
     def _time(self) -> int:
+        """Fixed snapshot times (one minute apart) so rebuilds are identical."""
         return BASE_TIME_MILLIS + 60_000 * (self.snapshot_id + 1)
 
     def commit(self, written: Sequence[WrittenFile]) -> list[int]:
@@ -334,9 +335,6 @@ class TableWriter:
             b = self._buckets[(w.partition, w.bucket)]
             b.files[w.file.file_name] = w.file
             b.next_seq = max(b.next_seq, w.file.max_sequence_number + 1)
-            if self.is_pk and not self.deletion_vectors:
-                for key in w.keys or ():
-                    b.keys[key] = (w.file.file_name, 0)
         ids.append(self._snapshot(entries, "APPEND", index_changes))
         if self.deletion_vectors and level0:
             ids.append(self._compact(level0, outputs))
@@ -446,7 +444,7 @@ class TableWriter:
             doc["indexManifest"] = self._index_manifest
         doc.update({
             "commitUser": self.commit_user, "commitIdentifier": self.commit_index, "commitKind": kind,
-            "timeMillis": self._time() - 60_000 + (30_000 if kind == "COMPACT" else 0),
+            "timeMillis": self._time() - 60_000,
             "logOffsets": {}, "totalRecordCount": self.total_records,
             "deltaRecordCount": delta_count, "changelogRecordCount": 0,
         })
