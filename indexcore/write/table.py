@@ -117,6 +117,8 @@ def write_task_rows(spec: TaskSpec, rows: pa.Table, task_id: Any) -> list[Writte
     out = []
     for (partition, bucket) in sorted(groups, key=lambda g: (tuple(map(_sort_token, g[0])), g[1])):
         group = rows.take(pa.array(groups[(partition, bucket)]))
+        if schema.primary_keys:
+            group = group.sort_by([(k, "ascending") for k in schema.trimmed_primary_keys])
         seq = spec.seq_starts.get((partition, bucket), 0)
         written = write_data_file(spec.table_path, schema, partition, bucket, group,
                                   namer.next("data", ".parquet"), seq_start=seq,

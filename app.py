@@ -1,0 +1,35 @@
+"""Paimon index explorer: ``streamlit run app.py [-- --warehouse URL]``.
+
+The sidebar picks a warehouse (within the allowed roots), a table and a snapshot; every page
+reads them from ``st.session_state`` and draws frames computed by :mod:`indexcore`.
+"""
+
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+APP_DIR = Path(__file__).resolve().parent
+if str(APP_DIR) not in sys.path:
+    sys.path.insert(0, str(APP_DIR))
+
+from pages.common import sidebar  # noqa: E402
+
+PAGES = [
+    ("warehouse.py", "Warehouse", ":material/warehouse:"),
+    ("table.py", "Table", ":material/table:"),
+    ("bitmap.py", "Bitmap indexes", ":material/bar_chart:"),
+    ("bloom.py", "Bloom filters", ":material/filter_alt:"),
+    ("range.py", "Range-bitmap and BSI", ":material/straighten:"),
+    ("deletion_vectors.py", "Deletion vectors", ":material/delete_sweep:"),
+    ("hash_index.py", "Hash index", ":material/tag:"),
+    ("what_if.py", "What-if", ":material/psychology:"),
+    ("spark.py", "Spark", ":material/bolt:"),
+]
+
+st.set_page_config(page_title="Paimon index explorer", page_icon=":material/search:", layout="wide")
+navigation = st.navigation([
+    st.Page(str(APP_DIR / "pages" / name), title=title, icon=icon, default=i == 0)
+    for i, (name, title, icon) in enumerate(PAGES)])
+st.session_state["context"] = sidebar()
+navigation.run()

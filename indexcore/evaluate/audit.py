@@ -1,0 +1,579 @@
+"""Index audit: does every index of a table still describe the data it claims to index?
+
+:func:`audit_file` checks one live data file against its own indexes (it reads the file's
+rows, so it is what Spark tasks run); :func:`audit_table` checks what spans files: deletion
+vector files against the index manifest, hash indexes across buckets, unreferenced index
+files. Both return :class:`Finding` lists, one ``OK`` finding per check that passed, so a
+health report can count what was checked as well as what failed
+(:func:`health_frames`).
+
+Per file-index type:
+
+* ``bitmap``: row count, dictionary keys == distinct data values, every value's rows exact
+  (null rows included).
+* ``bloom-filter``: no false negative for any distinct non-null value.
+* ``range-bitmap`` / ``bsi``: row count, min/max, null rows, and every row's stored value
+  rebuilt from the bit slices equal to the data.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pyroaring import BitMap
+
+from ..errors import IndexCoreError
+from ..formats.container import FileIndexContainer, read_container
+from ..io import BytesSource
+from ..types import DataType, to_json_value, to_long
+from ..warehouse.inspect import partition_text
+from ..warehouse.model import DELETION_VECTORS, HASH, LiveFile
+from .metrics import file_schema, index_options
+
+OK, ERROR, WARNING, NOT_CHECKED = "OK", "ERROR", "WARNING", "NOT_CHECKED"
+DEFAULT_TARGET_ROW_NUM = 2_000_000
+#: A hash index holding more than this many times ``dynamic-bucket.target-row-num`` keys is flagged.
+OVERSIZE_FACTOR = 2.0
+MAX_VALUES_LISTED = 5
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One audit result: a check that passed (``OK``), failed (``ERROR``/``WARNING``) or was skipped."""
+
+    check: str
+    severity: str
+    path: str
+    message: str = ""
+    partition: str = ""
+    bucket: int | None = None
+    column: str | None = None
+    index_type: str | None = None
+    value: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "severity": self.severity, "path": self.path,
+                "message": self.message, "partition": self.partition, "bucket": self.bucket,
+                "column": self.column, "index_type": self.index_type, "value": self.value}
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> Finding:
+        return Finding(**d)
+
+
+def _reason(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, IndexCoreError) else f"{type(exc).__name__}: {exc}"
+
+
+class _FileAudit:
+    """Collects the findings of one data file, stamped with its partition and bucket."""
+
+    def __init__(self, table, live_file: LiveFile):
+        self.table = table
+        self.lf = live_file
+        self.partition = partition_text(live_file.partition, [f.type for f in table.schema().partition_fields])
+        self.findings: list[Finding] = []
+
+    def add(self, check: str, severity: str, message: str = "", path: str | None = None,
+            column: str | None = None, index_type: str | None = None, value: Any = None) -> None:
+        self.findings.append(Finding(check, severity, path or self.lf.path, message, self.partition,
+                                     self.lf.bucket, column, index_type, value))
+
+
+# ---------------------------------------------------------------------------------------
+# Data
+
+
+def _read_columns(table, live_file: LiveFile, columns: list[str]) -> tuple[int, dict[str, list]]:
+    """Row count and internal values of ``columns`` of the data file, as written (no DV)."""
+    from ..warehouse.data import evolve_columns, read_raw
+    from ..warehouse.values import to_internal
+
+    schema = file_schema(table, live_file)
+    raw = read_raw(table.storage, live_file.path, live_file.file.file_format)
+    known = [c for c in columns if c in schema.field_names]
+    cols = evolve_columns(raw, schema, schema, known, live_file.partition_spec, live_file.file.write_cols)
+    return raw.num_rows, {c: to_internal(cols.column(c), schema.field(c).type) for c in known}
+
+
+def _positions(values: list, key=lambda v: v) -> dict[Any, BitMap]:
+    out: dict[Any, BitMap] = defaultdict(BitMap)
+    for i, v in enumerate(values):
+        out[None if v is None else key(v)].add(i)
+    return out
+
+
+def _show(dtype: DataType, values: Iterable[Any]) -> list:
+    out = []
+    for v in values:
+        if len(out) >= MAX_VALUES_LISTED:
+            break
+        try:
+            out.append(to_json_value(dtype, v))
+        except (TypeError, ValueError, AttributeError):
+            out.append(repr(v))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Per index type
+
+
+def _check_row_count(fa: _FileAudit, column: str, index_type: str, index_rows: int, data_rows: int) -> bool:
+    if index_rows != data_rows:
+        fa.add("row-count", ERROR, f"index holds {index_rows} rows, the data file {data_rows}",
+               column=column, index_type=index_type, value=index_rows)
+        return False
+    return True
+
+
+def _check_bitmap(fa: _FileAudit, reader, column: str, dtype: DataType, values: list, n: int) -> bool:
+    if not _check_row_count(fa, column, "bitmap", reader.row_count, n):
+        return False
+    codec = reader.codec
+    by_key = _positions(values, codec.key)
+    index_keys = {e.key for e in reader.entries()}
+    data_keys = {k for k in by_key if k is not None}
+    ok = True
+    missing = data_keys - index_keys
+    if missing:
+        ok = False
+        fa.add("value-coverage", ERROR, f"{len(missing)} data values are not in the bitmap dictionary",
+               column=column, index_type="bitmap", value=_show(dtype, (codec.value(k) for k in missing)))
+    extra = index_keys - data_keys
+    if extra:
+        ok = False
+        fa.add("stale-values", ERROR, f"{len(extra)} dictionary values do not occur in the data",
+               column=column, index_type="bitmap", value=_show(dtype, (codec.value(k) for k in extra)))
+    wrong = []
+    for key, rows in by_key.items():
+        if key is not None and key not in index_keys:
+            continue
+        got = reader.null_bitmap() if key is None else reader.bitmap_for(codec.value(key))
+        if got != rows:
+            wrong.append(None if key is None else codec.value(key))
+    if wrong:
+        ok = False
+        fa.add("bitmap-rows", ERROR, f"rows of {len(wrong)} values differ from the data",
+               column=column, index_type="bitmap", value=_show(dtype, wrong))
+    if None not in by_key and reader.null_bitmap():
+        ok = False
+        fa.add("bitmap-rows", ERROR, "index has null rows but the data has no null",
+               column=column, index_type="bitmap")
+    return ok
+
+
+def _check_bloom(fa: _FileAudit, reader, column: str, dtype: DataType, values: list, n: int) -> bool:
+    misses = [v for v in {_hashable(v): v for v in values if v is not None}.values()
+              if not reader.might_contain(v)]
+    if misses:
+        fa.add("value-coverage", ERROR, f"bloom filter answers 'absent' for {len(misses)} values in the data",
+               column=column, index_type="bloom-filter", value=_show(dtype, misses))
+        return False
+    return True
+
+
+def _hashable(v: Any) -> Any:
+    return v if not isinstance(v, list | dict | bytearray) else repr(v)
+
+
+def _check_null_rows(fa: _FileAudit, index_type: str, column: str, null_rows: BitMap, values: list) -> bool:
+    want = BitMap(i for i, v in enumerate(values) if v is None)
+    if null_rows != want:
+        fa.add("null-rows", ERROR, f"index has {len(null_rows)} null rows, the data {len(want)}",
+               column=column, index_type=index_type, value=len(null_rows))
+        return False
+    return True
+
+
+def _slice_codes(ebm: BitMap, slices: list[BitMap], n: int) -> np.ndarray:
+    codes = np.zeros(n, dtype=np.int64)
+    for i, sl in enumerate(slices):
+        idx = np.frombuffer(sl.to_array(), dtype=np.uint32)
+        codes[idx[idx < n]] |= np.int64(1) << np.int64(i)
+    return codes
+
+
+def _check_range_bitmap(fa: _FileAudit, reader, column: str, dtype: DataType, values: list, n: int) -> bool:
+    if not _check_row_count(fa, column, "range-bitmap", reader.row_count, n):
+        return False
+    ok = _check_null_rows(fa, "range-bitmap", column, reader._null(), values)
+    codec = reader.codec
+    present = [codec.order_of_value(v) for v in values if v is not None]
+    if present and reader.cardinality > 0:
+        lo, hi = min(present), max(present)
+        if (reader._min, reader._max) != (lo, hi):
+            ok = False
+            fa.add("min-max", ERROR, "index min/max differ from the data", column=column,
+                   index_type="range-bitmap",
+                   value=[reader._display(reader.min_raw), reader._display(reader.max_raw)])
+    elif present:
+        ok = False
+        fa.add("value-coverage", ERROR, "index holds no value but the data does", column=column,
+               index_type="range-bitmap")
+    if not ok or not present:
+        return ok
+    bsi = reader.bsi
+    codes = _slice_codes(bsi.ebm(), bsi.load_all(), n)
+    keys: dict[int, Any] = {}
+    wrong = []
+    for i, v in enumerate(values):
+        if v is None:
+            continue
+        code = int(codes[i])
+        if code not in keys:
+            keys[code] = codec.order(reader.dictionary.raw_key(code)) if code < reader.cardinality else None
+        if keys[code] != codec.order_of_value(v):
+            wrong.append(v)
+    if wrong:
+        fa.add("value-coverage", ERROR, f"{len(wrong)} rows hold another value in the index",
+               column=column, index_type="range-bitmap", value=_show(dtype, wrong))
+        return False
+    return True
+
+
+def _check_bsi(fa: _FileAudit, reader, column: str, dtype: DataType, values: list, n: int) -> bool:
+    if not _check_row_count(fa, column, "bsi", reader.row_count, n):
+        return False
+    not_null = reader._not_null()
+    ok = _check_null_rows(fa, "bsi", column, BitMap(not_null).flip(0, n), values)
+    stored = np.zeros(n, dtype=object)
+    for part, sign in ((reader.positive, 1), (reader.negative, -1)):
+        if not part.ebm:
+            continue
+        codes = _slice_codes(part.ebm, part.slices, n)
+        for i in part.ebm:
+            if i < n:
+                stored[i] = sign * (part.min + int(codes[i]))
+    keys = [None if v is None else to_long(dtype, v) for v in values]
+    present = [k for k in keys if k is not None]
+    if present:
+        summary_lo = -reader.negative.extreme(largest=True) if reader.negative.ebm else \
+            reader.positive.extreme(largest=False)
+        summary_hi = reader.positive.extreme(largest=True) if reader.positive.ebm else \
+            (-reader.negative.extreme(largest=False) if reader.negative.ebm else None)
+        if (summary_lo, summary_hi) != (min(present), max(present)):
+            ok = False
+            fa.add("min-max", ERROR, "index min/max differ from the data", column=column, index_type="bsi",
+                   value=[reader._display(summary_lo), reader._display(summary_hi)])
+    wrong = [values[i] for i, k in enumerate(keys) if k is not None and (i not in not_null or stored[i] != k)]
+    if wrong:
+        fa.add("value-coverage", ERROR, f"{len(wrong)} rows hold another value in the index",
+               column=column, index_type="bsi", value=_show(dtype, wrong))
+        return False
+    return ok
+
+
+CHECKS = {"bitmap": _check_bitmap, "bloom-filter": _check_bloom, "range-bitmap": _check_range_bitmap,
+          "bsi": _check_bsi}
+
+
+# ---------------------------------------------------------------------------------------
+# One data file
+
+
+def _open_container(table, fa: _FileAudit) -> FileIndexContainer | None:
+    lf = fa.lf
+    where = lf.index_path or f"{lf.path} (embedded file index)"
+    try:
+        source = table.file_index_source(lf)
+        if source is None:
+            return None
+        data = source.read_all("file index")  # the audit reads every blob: one request
+        return read_container(BytesSource(data, name=source.name))
+    except IndexCoreError as exc:
+        missing = "not found" in exc.message
+        fa.add("index-missing" if missing else "index-decodes", ERROR, _reason(exc), path=where)
+        return None
+
+
+def audit_file(table, live_file: LiveFile, plan=None, cache: dict | None = None) -> list[Finding]:
+    """Every check of one live data file: its file indexes, its deletion vector, its keys' hashes.
+
+    ``plan`` (the snapshot's :class:`Plan`) enables the hash-index check of dynamic-bucket
+    tables; ``cache`` (any dict) keeps decoded hash indexes between files of one process.
+    """
+    fa = _FileAudit(table, live_file)
+    container = _open_container(table, fa) if live_file.has_file_index else None
+    schema = file_schema(table, live_file)
+    columns = container.head.columns() if container is not None else []
+    need = list(columns)
+    hash_entries = _hash_entries(table, live_file, plan)
+    pk = list(schema.trimmed_primary_keys) if hash_entries else []
+    need += [k for k in pk if k not in need]
+    data_rows, values = None, {}
+    if need or live_file.deletion_vector is not None:
+        try:
+            data_rows, values = _read_columns(table, live_file, need)
+        except IndexCoreError as exc:
+            fa.add("data-file", ERROR, _reason(exc))
+            return fa.findings
+        if data_rows != live_file.file.row_count:
+            fa.add("row-count", ERROR, f"data file holds {data_rows} rows, the manifest says "
+                   f"{live_file.file.row_count}", value=data_rows)
+    if container is not None:
+        _audit_container(table, fa, container, schema, data_rows, values)
+    if live_file.deletion_vector is not None:
+        _audit_dv(table, fa, data_rows)
+    if hash_entries:
+        _audit_key_hashes(table, fa, schema, pk, values, hash_entries, cache)
+    return fa.findings
+
+
+def _audit_container(table, fa: _FileAudit, container: FileIndexContainer, schema, n: int,
+                     values: dict[str, list]) -> None:
+    for entry in container.head.entries:
+        column, index_type = entry.column, entry.index_type
+        if column not in values:
+            fa.add("index-column", WARNING, "indexed column is not in the file's schema", column=column,
+                   index_type=index_type)
+            continue
+        dtype = schema.field(column).type
+        col_values = values[column]
+        if entry.empty:
+            if any(v is not None for v in col_values):
+                fa.add("value-coverage", ERROR, "empty index but the data holds values", column=column,
+                       index_type=index_type)
+            else:
+                fa.add("index-ok", OK, "empty index over no value", column=column, index_type=index_type)
+            continue
+        check = CHECKS.get(index_type)
+        if check is None:
+            fa.add("index-decodes", NOT_CHECKED, f"index type {index_type!r} is not decoded by indexcore",
+                   column=column, index_type=index_type)
+            continue
+        try:
+            reader = container.reader(entry, dtype, index_options(schema, column, index_type))
+            passed = check(fa, reader, column, dtype, col_values, n)
+        except IndexCoreError as exc:
+            fa.add("index-decodes", ERROR, _reason(exc), path=fa.lf.index_path or fa.lf.path,
+                   column=column, index_type=index_type)
+            continue
+        if passed:
+            fa.add("index-ok", OK, f"{index_type} on {column} agrees with {n} rows", column=column,
+                   index_type=index_type)
+
+
+def _audit_dv(table, fa: _FileAudit, data_rows: int | None) -> None:
+    lf = fa.lf
+    rng = lf.deletion_vector
+    try:
+        dv = table.deletion_vector(lf)
+    except IndexCoreError as exc:
+        fa.add("dv-decodes", ERROR, _reason(exc), path=lf.dv_file_path, index_type=DELETION_VECTORS)
+        return
+    ok = True
+    if rng.cardinality is not None and dv.cardinality != rng.cardinality:
+        ok = False
+        fa.add("dv-cardinality", ERROR, f"deletion vector holds {dv.cardinality} positions, the index "
+               f"manifest says {rng.cardinality}", path=lf.dv_file_path, index_type=DELETION_VECTORS,
+               value=dv.cardinality)
+    rows = data_rows if data_rows is not None else lf.file.row_count
+    if dv.cardinality and dv.positions.max() >= rows:
+        ok = False
+        fa.add("dv-positions", ERROR, f"deletes position {dv.positions.max()} of a {rows}-row file",
+               path=lf.dv_file_path, index_type=DELETION_VECTORS, value=dv.positions.max())
+    if ok:
+        fa.add("dv-ok", OK, f"{dv.cardinality} deleted positions, CRC checked", path=lf.dv_file_path,
+               index_type=DELETION_VECTORS)
+
+
+def _hash_entries(table, live_file: LiveFile, plan) -> list:
+    if plan is None or not plan.hash_indexes:
+        return []
+    return plan.hash_indexes.get((live_file.partition, live_file.bucket), [])
+
+
+def _hash_set(table, entry, cache: dict | None) -> set[int]:
+    key = ("hash", entry.index_file.file_name)
+    if cache is not None and key in cache:
+        return cache[key]
+    hashes = {int(h) for h in table.hash_index(entry).hashes}
+    if cache is not None:
+        cache[key] = hashes
+    return hashes
+
+
+def _audit_key_hashes(table, fa: _FileAudit, schema, pk: list[str], values: dict, entries: list,
+                      cache: dict | None) -> None:
+    try:
+        from ..write.binary_row import key_hash
+    except ImportError:
+        fa.add("hash-keys", NOT_CHECKED, "no key-hash function in indexcore", index_type=HASH)
+        return
+    known: set[int] = set()
+    for entry in entries:
+        try:
+            known |= _hash_set(table, entry, cache)
+        except IndexCoreError as exc:
+            fa.add("hash-decodes", ERROR, _reason(exc), index_type=HASH)
+            return
+    types = [schema.field(k).type for k in pk]
+    try:
+        hashes = [key_hash(row, types) for row in zip(*(values[k] for k in pk), strict=True)]
+    except (IndexCoreError, KeyError, TypeError, ValueError) as exc:
+        fa.add("hash-keys", NOT_CHECKED, f"cannot hash the keys: {_reason(exc)}", index_type=HASH)
+        return
+    missing = [h for h in dict.fromkeys(hashes) if h not in known]
+    if missing:
+        fa.add("hash-keys", ERROR, f"{len(missing)} key hashes of this file are not in the bucket's hash index",
+               index_type=HASH, value=missing[:MAX_VALUES_LISTED])
+    else:
+        fa.add("hash-keys", OK, f"{len(hashes)} key hashes found in the bucket's hash index", index_type=HASH)
+
+
+# ---------------------------------------------------------------------------------------
+# Table level
+
+
+def audit_table(table, plan) -> list[Finding]:
+    """Checks spanning files: DV index files and orphan DV ranges, hash indexes, stray index files."""
+    out: list[Finding] = []
+    ptypes = [f.type for f in table.schema().partition_fields]
+    live = {(lf.partition, lf.bucket, lf.file.file_name) for lf in plan.files}
+    for p in plan.problems:
+        out.append(Finding("plan", ERROR, p.path, f"{p.structure}: {p.reason}"))
+    _audit_dv_files(table, plan, live, ptypes, out)
+    _audit_hash_indexes(table, plan, ptypes, out)
+    _audit_unreferenced(table, plan, out)
+    return out
+
+
+def _audit_dv_files(table, plan, live: set, ptypes: list, out: list[Finding]) -> None:
+    from ..formats.deletion_vector import scan_deletion_vector_file
+
+    for e in plan.index_entries:
+        meta = e.index_file
+        if meta.index_type != DELETION_VECTORS:
+            continue
+        part = partition_text(e.partition, ptypes)
+        path = table.index_file_path(e, table._partition_dir_of(e.partition))
+        for r in meta.dv_ranges or ():
+            if (e.partition, e.bucket, r.data_file) not in live:
+                out.append(Finding("dv-orphan", WARNING, path, f"deletion vector of {r.data_file}, which is "
+                                   "no longer live", part, e.bucket, index_type=DELETION_VECTORS,
+                                   value=r.data_file))
+        try:
+            scanned = scan_deletion_vector_file(table.storage.open(path))
+        except IndexCoreError as exc:
+            out.append(Finding("dv-decodes", ERROR, path, _reason(exc), part, e.bucket,
+                               index_type=DELETION_VECTORS))
+            continue
+        at = {s.offset: s for s in scanned.entries}
+        bad = 0
+        for r in meta.dv_ranges or ():
+            s = at.get(r.offset)
+            if s is None or s.length != r.length or (r.cardinality is not None and s.cardinality != r.cardinality):
+                bad += 1
+                out.append(Finding("dv-manifest", ERROR, path, f"range of {r.data_file} (offset {r.offset}, "
+                                   f"length {r.length}, cardinality {r.cardinality}) does not match the file",
+                                   part, e.bucket, index_type=DELETION_VECTORS, value=r.data_file))
+        if meta.file_size != scanned.size:
+            bad += 1
+            out.append(Finding("dv-manifest", ERROR, path, f"file is {scanned.size} bytes, the index manifest "
+                               f"says {meta.file_size}", part, e.bucket, index_type=DELETION_VECTORS))
+        if not bad:
+            out.append(Finding("dv-file-ok", OK, path, f"{len(scanned.entries)} deletion vectors, CRCs checked",
+                               part, e.bucket, index_type=DELETION_VECTORS))
+
+
+def _audit_hash_indexes(table, plan, ptypes: list, out: list[Finding]) -> None:
+    try:
+        target = int(table.options.get("dynamic-bucket.target-row-num", DEFAULT_TARGET_ROW_NUM))
+    except ValueError:
+        target = DEFAULT_TARGET_ROW_NUM
+    seen: dict[tuple, dict[int, int]] = defaultdict(dict)
+    for (partition, bucket), entries in sorted(plan.hash_indexes.items(), key=lambda kv: kv[0][1]):
+        part = partition_text(partition, ptypes)
+        for e in entries:
+            path = table.index_file_path(e, table._partition_dir_of(partition))
+            try:
+                index = table.hash_index(e)
+            except IndexCoreError as exc:
+                out.append(Finding("hash-decodes", ERROR, path, _reason(exc), part, bucket, index_type=HASH))
+                continue
+            ok = True
+            if index.count != e.index_file.row_count:
+                ok = False
+                out.append(Finding("hash-row-count", ERROR, path, f"holds {index.count} hashes, the index "
+                                   f"manifest says {e.index_file.row_count}", part, bucket, index_type=HASH))
+            if index.count > OVERSIZE_FACTOR * target:
+                ok = False
+                out.append(Finding("hash-oversize", WARNING, path, f"{index.count} keys, far beyond "
+                                   f"dynamic-bucket.target-row-num {target}", part, bucket, index_type=HASH,
+                                   value=index.count))
+            others = seen[partition]
+            twice = [int(h) for h in np.unique(index.hashes) if others.get(int(h), bucket) != bucket]
+            if twice:
+                ok = False
+                out.append(Finding("hash-duplicate", ERROR, path, f"{len(twice)} key hashes are also in "
+                                   f"another bucket of the partition", part, bucket, index_type=HASH,
+                                   value=twice[:MAX_VALUES_LISTED]))
+            for h in np.unique(index.hashes):
+                others.setdefault(int(h), bucket)
+            if ok:
+                out.append(Finding("hash-ok", OK, path, f"{index.count} key hashes", part, bucket,
+                                   index_type=HASH))
+
+
+def _audit_unreferenced(table, plan, out: list[Finding]) -> None:
+    """Index files on disk that neither the index manifest nor a live data file references."""
+    referenced = {posixpath.normpath(lf.index_path) for lf in plan.files if lf.index_path}
+    for e in plan.index_entries:
+        try:
+            referenced.add(posixpath.normpath(table.index_file_path(e, table._partition_dir_of(e.partition))))
+        except IndexCoreError:
+            continue
+    folders = {posixpath.join(table.data_root, "index")}
+    folders |= {posixpath.dirname(lf.path) for lf in plan.files}
+    for folder in sorted(folders):
+        try:
+            entries = table.storage.listdir(folder)
+        except IndexCoreError:
+            continue
+        for entry in entries:
+            name = posixpath.basename(entry["name"].rstrip("/"))
+            full = posixpath.normpath(table.storage.resolve(entry["name"]))
+            is_index = name.endswith(".index") or (folder.endswith("/index") and name.startswith("index-"))
+            if entry.get("type") == "file" and is_index and full not in referenced:
+                out.append(Finding("index-unreferenced", WARNING, full,
+                                   "index file that no live manifest entry references"))
+
+
+# ---------------------------------------------------------------------------------------
+# Health report
+
+
+def findings_frame(findings: Iterable[Finding | dict]) -> pd.DataFrame:
+    rows = [f.to_dict() if isinstance(f, Finding) else dict(f) for f in findings]
+    cols = list(Finding.__dataclass_fields__)
+    return pd.DataFrame(rows, columns=cols)
+
+
+def health_frames(findings: Iterable[Finding | dict]) -> dict[str, pd.DataFrame]:
+    """Counts of OK / ERROR / WARNING / NOT_CHECKED findings per table, partition and bucket."""
+    df = findings_frame(findings)
+    sev = [OK, ERROR, WARNING, NOT_CHECKED]
+
+    def count(by: list[str]) -> pd.DataFrame:
+        if df.empty:
+            return pd.DataFrame(columns=[*by, *sev, "healthy"])
+        d = df.assign(_n=1)
+        if by:
+            d = d.assign(bucket=d["bucket"].fillna(-1).astype(int)) if "bucket" in by else d
+            t = d.pivot_table(index=by, columns="severity", values="_n", aggfunc="sum", fill_value=0)
+        else:
+            t = d.groupby("severity")["_n"].sum().to_frame().T
+        t = t.reindex(columns=sev, fill_value=0).reset_index(drop=not by)
+        t.columns.name = None
+        t["healthy"] = t[ERROR] == 0
+        return t
+
+    return {"table": count([]), "partition": count(["partition"]),
+            "bucket": count(["partition", "bucket"])}

@@ -1,0 +1,713 @@
+"""Explain a predicate over a table file by file, the way Paimon's batch read path decides.
+
+Stages, in Paimon's order (``AbstractFileStoreScan`` then ``RawFileSplitRead``):
+
+1. **partition**: the conjuncts that reference only partition keys, tested on the partition
+   values.
+2. **level**: primary-key tables that read without merging (deletion vectors, or the
+   ``first-row`` merge engine) skip level-0 files (``batchScanSkipLevel0``).
+3. **stats**: ``SimpleStats`` min/max/null counts (``filterByStats``). Append tables test the
+   whole predicate on value stats. Primary-key tables test the conjuncts over the trimmed
+   primary keys on key stats, and the whole predicate on value stats only where Paimon does:
+   per file when level 0 is skipped, else per bucket (``filterWholeBucket*``). Stats of a
+   file written under an older schema are mapped by field id; a column the file does not
+   have reads as all-null; a column whose type changed is not used (conservative).
+4. **index**: the file index as ``FileIndexEvaluator`` decides (embedded in the manifest or
+   a ``.index`` file): the selection is every row minus the deletion vector; the result stays
+   REMAIN where a bitmap answer holds every row, where the file has more than 2^31-1 rows, or
+   where it equals the selection; a bitmap is intersected with the selection (a 64-bit
+   deletion vector is subtracted from it), and an empty one is SKIP. Primary-key tables that
+   merge on read (no deletion vectors) do not use the file index.
+
+``verify=True`` reads the data and flags every file pruned although it holds a matching row,
+and every matching row missing from an index bitmap, naming the leaf columns to blame.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyroaring import BitMap
+
+from ..errors import IndexCoreError, PredicateError, StorageError
+from ..formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
+from ..formats.container import read_container
+from ..predicate import Compound, Leaf, Predicate, parse_where, predicate_to_sql
+from ..types import DataType, from_text_or_python, to_json_value
+from ..warehouse.model import DEFAULT_PARTITION_NAME, LiveFile, Problem, TableSchema
+from .file_index import FileIndexPredicate, result_to_json
+from .stats import stats_test, test_predicate_on_row, test_predicate_on_stats
+
+MAX_ROWS_32 = 2_147_483_647
+STAGES = ("all", "partition", "level", "stats", "index", "read")
+Progress = Callable[[int, int, str], None]
+
+
+# ---------------------------------------------------------------------------------------
+# Records
+
+
+@dataclass(frozen=True)
+class FileDecision:
+    """What Paimon's read path decides for one data file, stage by stage.
+
+    Decisions are ``"REMAIN"`` or ``"SKIP"``; ``raw_index_result`` is what the file index
+    answered (REMAIN, SKIP or a :class:`BitmapResult`), ``index_decision`` what the read path
+    makes of it. Both are ``None`` when the index was not consulted (pruned earlier).
+    """
+
+    path: str
+    partition: dict[str, Any] = field(compare=False, hash=False)
+    bucket: int
+    level: int
+    row_count: int
+    partition_decision: str
+    level_decision: str
+    stats_decision: str
+    raw_index_result: FileIndexResult | None
+    index_decision: FileIndexResult | None
+    index_types: dict[str, list[str]] = field(compare=False, hash=False)
+    index_location: str | None
+    dv_cardinality: int
+    rows_after_dv: int
+    bytes_read: int
+    matching_rows: int | None = None
+    problems: tuple[Problem, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def skipped_by(self) -> str | None:
+        """The first stage that pruned the file, or None when Paimon reads it."""
+        for stage, decision in (("partition", self.partition_decision), ("level", self.level_decision),
+                                ("stats", self.stats_decision)):
+            if decision == "SKIP":
+                return stage
+        if self.index_decision is not None and not self.index_decision.remain():
+            return "index"
+        return None
+
+    @property
+    def read(self) -> bool:
+        return self.skipped_by is None
+
+    def to_json(self, verify: bool = False) -> dict[str, Any]:
+        out = {
+            "path": self.path,
+            "partition": self.partition,
+            "bucket": self.bucket,
+            "level": self.level,
+            "row_count": self.row_count,
+            "partition_decision": self.partition_decision,
+            "level_decision": self.level_decision,
+            "stats_decision": self.stats_decision,
+            "index_decision": None if self.index_decision is None else result_to_json(self.index_decision),
+            "raw_index_result": None if self.raw_index_result is None else result_to_json(self.raw_index_result),
+            "index_types": self.index_types,
+            "index_location": self.index_location,
+            "dv_cardinality": self.dv_cardinality,
+            "rows_after_dv": self.rows_after_dv,
+            "bytes_read": self.bytes_read,
+            "skipped_by": self.skipped_by,
+        }
+        if verify:
+            out["matching_rows"] = self.matching_rows
+        out["problems"] = [p.to_dict() for p in self.problems]
+        out["notes"] = list(self.notes)
+        return out
+
+
+@dataclass
+class Explanation:
+    """Per-file decisions, the pruning funnel, verification violations and problems."""
+
+    table: str
+    snapshot_id: int | None
+    predicate: Predicate
+    sql: str
+    files: list[FileDecision]
+    funnel: dict[str, dict[str, int]]
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    verified: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "snapshot": self.snapshot_id,
+            "where": self.sql,
+            "files": [f.to_json(self.verified) for f in self.files],
+            "funnel": self.funnel,
+            "violations": list(self.violations),
+            "problems": [p.to_dict() for p in self.problems],
+        }
+
+    def to_frame(self):
+        """One row per file (pandas); decisions as text, a bitmap as ``"N rows"``."""
+        import pandas as pd
+
+        def text(result: FileIndexResult | None) -> str | None:
+            if result is None:
+                return None
+            if isinstance(result, BitmapResult):
+                return f"{len(result.bitmap)} rows"
+            return result.to_json()
+
+        rows = []
+        for f in self.files:
+            rows.append({
+                "path": f.path, "file": posixpath.basename(f.path),
+                "partition": ", ".join(f"{k}={v}" for k, v in f.partition.items()),
+                "bucket": f.bucket, "level": f.level, "row_count": f.row_count,
+                "partition_decision": f.partition_decision, "level_decision": f.level_decision,
+                "stats_decision": f.stats_decision, "raw_index_result": text(f.raw_index_result),
+                "index_decision": text(f.index_decision),
+                "index_types": "; ".join(f"{c}: {', '.join(t)}" for c, t in f.index_types.items()),
+                "dv_cardinality": f.dv_cardinality, "rows_after_dv": f.rows_after_dv,
+                "bytes_read": f.bytes_read, "matching_rows": f.matching_rows,
+                "skipped_by": f.skipped_by, "problems": len(f.problems),
+            })
+        columns = ["path", "file", "partition", "bucket", "level", "row_count", "partition_decision",
+                   "level_decision", "stats_decision", "raw_index_result", "index_decision", "index_types",
+                   "dv_cardinality", "rows_after_dv", "bytes_read", "matching_rows", "skipped_by", "problems"]
+        return pd.DataFrame(rows, columns=columns)
+
+
+# ---------------------------------------------------------------------------------------
+# Predicate plumbing
+
+
+def conjuncts(pred: Predicate) -> list[Predicate]:
+    """Paimon's ``PredicateBuilder.splitAnd``: the top-level AND children, flattened."""
+    if isinstance(pred, Compound) and pred.op == "and":
+        out: list[Predicate] = []
+        for child in pred.children:
+            out.extend(conjuncts(child))
+        return out
+    return [pred]
+
+
+def and_all(preds: Sequence[Predicate]) -> Predicate | None:
+    if not preds:
+        return None
+    return preds[0] if len(preds) == 1 else Compound("and", tuple(preds))
+
+
+def leaves(pred: Predicate) -> list[Leaf]:
+    """Distinct leaves, in order of appearance."""
+    if isinstance(pred, Leaf):
+        return [pred]
+    out: list[Leaf] = []
+    for child in pred.children:
+        for leaf in leaves(child):
+            if leaf not in out:
+                out.append(leaf)
+    return out
+
+
+def _rename(pred: Predicate, names: Mapping[str, str]) -> Predicate:
+    if isinstance(pred, Leaf):
+        return Leaf(pred.op, names.get(pred.field, pred.field), pred.literals)
+    return Compound(pred.op, tuple(_rename(c, names) for c in pred.children))
+
+
+def _same_type(a: DataType, b: DataType) -> bool:
+    return dataclasses.replace(a, nullable=True) == dataclasses.replace(b, nullable=True)
+
+
+def _field_map(table_schema: TableSchema, file_schema: TableSchema) -> dict[str, str | None]:
+    """Table field name -> the file's field name by id (None: the file has no such field);
+    fields whose type changed map to ``""`` (unsafe to push down)."""
+    out: dict[str, str | None] = {}
+    for tf in table_schema.fields:
+        ff = file_schema.field_by_id(tf.id)
+        if ff is None:
+            out[tf.name] = None
+        elif not _same_type(tf.type, ff.type):
+            out[tf.name] = ""
+        else:
+            out[tf.name] = ff.name
+    return out
+
+
+def unsafe_filtered(preds: Sequence[Predicate], fmap: Mapping[str, str | None]) -> list[Predicate]:
+    """``filterUnsafeFilter(keepNewFieldFilter=true)``: drop conjuncts over type-changed fields."""
+    return [p for p in preds if all(fmap.get(f) != "" for f in p.fields())]
+
+
+def devolved(preds: Sequence[Predicate], fmap: Mapping[str, str | None]) -> list[Predicate]:
+    """``tryDevolveFilter``: conjuncts in the file's field names; those over fields the file
+    lacks or whose type changed are dropped."""
+    out = []
+    for p in preds:
+        names = {f: fmap.get(f) for f in p.fields()}
+        if all(names.values()):
+            out.append(_rename(p, names))  # type: ignore[arg-type]
+    return out
+
+
+def stats_map(stats, names: Sequence[str] | None, table_schema: TableSchema, file_schema: TableSchema,
+              fmap: Mapping[str, str | None], row_count: int,
+              only: Sequence[str] | None = None) -> dict[str, tuple[Any, Any, int | None]]:
+    """Table column -> (min, max, null count) as ``SimpleStatsEvolution`` gives them.
+
+    ``names`` is the stats layout (dense ``value_stats_cols``, key fields, or the file's
+    fields). A field the file lacks is all-null; one outside a dense layout is unknown.
+    """
+    try:
+        mins, maxs, nulls = stats.min_values, stats.max_values, stats.null_counts
+    except IndexCoreError:
+        return {}
+    layout = list(names) if names is not None else list(file_schema.field_names)
+    out: dict[str, tuple[Any, Any, int | None]] = {}
+    for tf in table_schema.fields:
+        if only is not None and tf.name not in only:
+            continue
+        fname = fmap.get(tf.name)
+        if fname is None:
+            out[tf.name] = (None, None, row_count)
+        elif fname == "":
+            continue
+        elif fname in layout:
+            i = layout.index(fname)
+            out[tf.name] = (mins[i] if i < len(mins) else None, maxs[i] if i < len(maxs) else None,
+                            nulls[i] if i < len(nulls) else None)
+        else:
+            out[tf.name] = (None, None, None)
+    return out
+
+
+def parse_partition(table_schema: TableSchema, partition: Mapping[str, Any] | str | None) -> dict[str, Any] | None:
+    """``{"k": v}`` or ``"k=v,k2=v2"`` as internal partition values (the default name is null)."""
+    if partition is None:
+        return None
+    if isinstance(partition, str):
+        items = {}
+        for part in partition.split(","):
+            if not part.strip():
+                continue
+            key, sep, value = part.partition("=")
+            if not sep:
+                raise PredicateError(f"partition needs k=v pairs, got {part!r}")
+            items[key.strip()] = value.strip()
+        partition = items
+    default = table_schema.options.get("partition.default-name", DEFAULT_PARTITION_NAME)
+    out = {}
+    for key, value in partition.items():
+        if key not in table_schema.partition_keys:
+            raise PredicateError(f"{key!r} is not a partition key of the table "
+                                 f"(partition keys: {', '.join(table_schema.partition_keys) or 'none'})")
+        dtype = table_schema.field(key).type
+        out[key] = None if value is None or value == default else from_text_or_python(dtype, value)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# The index decision
+
+
+def read_path_result(raw: FileIndexResult, row_count: int, deleted: Any = None,
+                     bitmap64: bool = False) -> FileIndexResult:
+    """``FileIndexEvaluator``: what the read path makes of the index's answer for one file.
+
+    ``deleted`` holds the deletion vector's positions (None: no deletion vector).
+    """
+    result = raw
+    if isinstance(raw, BitmapResult):
+        if row_count > MAX_ROWS_32 or len(raw.bitmap) == row_count:
+            return REMAIN
+        if deleted is not None and bitmap64:
+            result = BitmapResult(BitMap(p for p in raw.bitmap if p not in deleted))
+        else:
+            selection = BitMap(range(row_count))
+            if deleted is not None:
+                selection -= deleted if isinstance(deleted, BitMap) else BitMap(p for p in deleted if p < row_count)
+            result = BitmapResult(raw.bitmap & selection)
+            if result.bitmap == selection:
+                return REMAIN
+    if not result.remain():
+        return SKIP
+    return result
+
+
+def _index_types(container) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for e in container.head.entries:
+        out.setdefault(e.column, []).append(e.index_type)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Explain
+
+
+class _Explainer:
+    def __init__(self, table, predicate: Predicate, table_schema: TableSchema, verify: bool,
+                 all_files: bool):
+        self.table = table
+        self.storage = table.storage
+        self.predicate = predicate
+        self.schema = table_schema
+        self.verify = verify
+        self.all_files = all_files
+        opts = table_schema.options
+
+        def true(key: str, default: str = "false") -> bool:
+            return str(opts.get(key, default)).strip().lower() == "true"
+
+        self.pk = bool(table_schema.primary_keys)
+        self.dv_enabled = true("deletion-vectors.enabled")
+        self.merge_engine = opts.get("merge-engine", "deduplicate").strip().lower()
+        self.skip_level0 = self.pk and ((self.dv_enabled and not true("deletion-vectors.merge-on-read"))
+                                        or self.merge_engine == "first-row")
+        self.index_enabled = true("file-index.read.enabled", "true")
+        # Paimon reads a PK table through the file index only when it reads raw files (DV).
+        self.index_at_read = self.index_enabled and (not self.pk or self.dv_enabled)
+        self.parts = conjuncts(predicate)
+        pkeys = set(table_schema.partition_keys)
+        self.partition_filter = and_all([c for c in self.parts if c.fields() <= pkeys]) if pkeys else None
+        trimmed = set(table_schema.trimmed_primary_keys)
+        self.key_parts = [c for c in self.parts if c.fields() <= trimmed] if self.pk else []
+        self._schemas: dict[int, TableSchema] = {}
+
+    def file_schema(self, lf: LiveFile, problems: list) -> TableSchema:
+        sid = lf.file.schema_id
+        if sid not in self._schemas:
+            try:
+                self._schemas[sid] = self.table.schema(sid)
+            except StorageError as exc:
+                problems.append(Problem(lf.path, "schema", f"{exc.message}; using the table schema"))
+                self._schemas[sid] = self.schema
+        return self._schemas[sid]
+
+    # -- stats ----------------------------------------------------------------------------
+    def key_stats_ok(self, lf: LiveFile, fs: TableSchema, fmap) -> bool:
+        preds = unsafe_filtered(self.key_parts, fmap)
+        if not preds:
+            return True
+        keys = [fs.field(k).name for k in fs.trimmed_primary_keys if k in fs.field_names]
+        stats = stats_map(lf.file.key_stats, keys, self.schema, fs, fmap, lf.file.row_count,
+                          only=self.schema.trimmed_primary_keys)
+        return test_predicate_on_stats(and_all(preds), lf.file.row_count, stats)
+
+    def value_stats(self, lf: LiveFile, fs: TableSchema, fmap) -> dict:
+        f = lf.file
+        names = f.value_stats_cols if f.value_stats_cols is not None else f.write_cols
+        return stats_map(f.value_stats, names, self.schema, fs, fmap, f.row_count)
+
+    def value_stats_ok(self, lf: LiveFile, fs: TableSchema, fmap) -> bool:
+        preds = unsafe_filtered(self.parts, fmap)
+        if not preds:
+            return True
+        return test_predicate_on_stats(and_all(preds), lf.file.row_count, self.value_stats(lf, fs, fmap))
+
+    # -- index ----------------------------------------------------------------------------
+    def evaluator(self, lf: LiveFile, fs: TableSchema) -> tuple[FileIndexPredicate | None, dict, str | None]:
+        source = self.table.file_index_source(lf)
+        if source is None:
+            return None, {}, None
+        location = "embedded" if lf.file.embedded_index is not None else "file"
+        container = read_container(source)
+        return FileIndexPredicate(container, fs.row_type()), _index_types(container), location
+
+    def deleted(self, lf: LiveFile, problems: list) -> Any:
+        if lf.deletion_vector is None:
+            return None
+        try:
+            dv = self.table.deletion_vector(lf)
+        except IndexCoreError as exc:
+            problems.append(Problem(lf.dv_file_path or lf.path, "deletion vector", exc.message))
+            return None
+        return None if dv is None else dv.positions
+
+    # -- one file ---------------------------------------------------------------------------
+    def decide(self, lf: LiveFile, bucket_value_ok: bool | None) -> tuple[dict, Any]:
+        problems: list[Problem] = []
+        notes: list[str] = []
+        fs = self.file_schema(lf, problems)
+        fmap = _field_map(self.schema, fs)
+        f = lf.file
+
+        partition_ok = self.partition_filter is None or test_predicate_on_row(self.partition_filter,
+                                                                              lf.partition_spec)
+        level_ok = not (self.skip_level0 and f.level == 0)
+        if not level_ok:
+            notes.append("level-0 file: not read by a batch scan that skips level 0")
+        if self.pk:
+            stats_ok = self.key_stats_ok(lf, fs, fmap)
+            if self.skip_level0:
+                stats_ok = stats_ok and self.value_stats_ok(lf, fs, fmap)
+            elif bucket_value_ok is not None:
+                stats_ok = stats_ok and bucket_value_ok
+        else:
+            stats_ok = self.value_stats_ok(lf, fs, fmap)
+
+        dv_range = lf.deletion_vector
+        deleted = None
+        need_dv = dv_range is not None and (self.verify or dv_range.cardinality is None)
+        if need_dv:
+            deleted = self.deleted(lf, problems)
+        dv_card = dv_range.cardinality if dv_range is not None and dv_range.cardinality is not None \
+            else (len(deleted) if deleted is not None else 0)
+
+        raw = decision = None
+        index_types: dict[str, list[str]] = {}
+        location = None
+        bytes_read = 0
+        evaluator = None
+        index_pred = and_all(devolved(self.parts, fmap))
+        consult = partition_ok and level_ok and stats_ok
+        if lf.has_file_index and (consult or self.all_files):
+            before = self.storage.stats.bytes_read
+            try:
+                if index_pred is None:
+                    raw = REMAIN
+                    notes.append("no conjunct can be pushed to this file's index")
+                else:
+                    evaluator, index_types, location = self.evaluator(lf, fs)
+                    raw = REMAIN if evaluator is None else evaluator.evaluate(index_pred)
+                if isinstance(raw, BitmapResult) and dv_range is not None and deleted is None:
+                    deleted = self.deleted(lf, problems)
+                decision = read_path_result(raw, f.row_count, deleted, lf.bitmap64)
+                if not self.index_at_read:
+                    notes.append("file-index.read.enabled is false" if not self.index_enabled else
+                                 "merge read: Paimon does not use the file index for this file")
+                    decision = REMAIN
+            except IndexCoreError as exc:
+                where = lf.index_path or f"{lf.path} (embedded file index)"
+                problems.append(Problem(where, exc.structure or "file index", exc.message))
+                notes.append("file index unreadable: decision REMAIN (Paimon would fail or read the file)")
+                raw = decision = REMAIN
+                evaluator = None
+            bytes_read = self.storage.stats.bytes_read - before
+        elif consult:
+            decision = REMAIN
+            raw = None if not lf.has_file_index else REMAIN
+        if consult and decision is None:
+            decision = REMAIN
+
+        if isinstance(decision, BitmapResult):
+            rows_after_dv = len(decision.bitmap)
+        else:
+            rows_after_dv = max(f.row_count - dv_card, 0)
+        record = dict(
+            path=lf.path, partition=dict(lf.partition_spec), bucket=lf.bucket, level=f.level,
+            row_count=f.row_count, partition_decision="REMAIN" if partition_ok else "SKIP",
+            level_decision="REMAIN" if level_ok else "SKIP", stats_decision="REMAIN" if stats_ok else "SKIP",
+            raw_index_result=raw, index_decision=decision, index_types=index_types,
+            index_location=location, dv_cardinality=dv_card, rows_after_dv=rows_after_dv,
+            bytes_read=bytes_read, problems=problems, notes=notes)
+        return record, (fs, fmap, evaluator, deleted)
+
+    # -- verify -------------------------------------------------------------------------------
+    def positions(self, lf: LiveFile, fs: TableSchema, pred: Predicate) -> BitMap:
+        from ..warehouse.data import matching_positions
+
+        return matching_positions(self.storage, lf, fs, self.schema, pred)
+
+    def verify_file(self, lf: LiveFile, record: dict, ctx: tuple, violations: list) -> None:
+        fs, fmap, evaluator, deleted = ctx
+        problems = record["problems"]
+        if lf.deletion_vector is not None and deleted is None:
+            deleted = self.deleted(lf, problems)
+        try:
+            match = self.positions(lf, fs, self.predicate)
+        except IndexCoreError as exc:
+            problems.append(Problem(lf.path, exc.structure or "data file", exc.message))
+            return
+        visible = match - deleted if deleted is not None else match
+        record["matching_rows"] = len(visible)
+        if not visible:
+            return
+        path = lf.path
+        n = len(visible)
+        if record["partition_decision"] == "SKIP":
+            cols = self.culprits(lf, fs, deleted, lambda leaf: test_predicate_on_row(leaf, lf.partition_spec),
+                                 set(self.schema.partition_keys))
+            violations.append(_violation(path, cols, f"partition filter pruned a file with {n} matching rows"))
+        if record["stats_decision"] == "SKIP":
+            stats = self.value_stats(lf, fs, fmap)
+            if self.pk:
+                keys = [fs.field(k).name for k in fs.trimmed_primary_keys if k in fs.field_names]
+                stats.update(stats_map(lf.file.key_stats, keys, self.schema, fs, fmap, lf.file.row_count,
+                                       only=self.schema.trimmed_primary_keys))
+            cols = self.culprits(lf, fs, deleted, lambda leaf: leaf.field not in stats or stats_test(
+                leaf, lf.file.row_count, *stats[leaf.field]), None)
+            violations.append(_violation(path, cols, f"stats pruned a file with {n} matching rows"))
+        for what, result in (("index answer", record["raw_index_result"]), ("index decision",
+                                                                            record["index_decision"])):
+            if result is None:
+                continue
+            if isinstance(result, BitmapResult):
+                missing = visible - result.bitmap
+            elif not result.remain():
+                missing = visible
+            else:
+                continue
+            if not missing:
+                continue
+            cols = self.index_culprits(lf, fs, fmap, evaluator, deleted)
+            violations.append(_violation(
+                path, cols, f"{what} drops {len(missing)} of {n} matching rows "
+                            f"(first positions: {list(missing)[:10]})"))
+            break
+
+    def culprits(self, lf, fs, deleted, passes: Callable[[Leaf], bool], fields: set | None) -> list[str]:
+        """Leaf columns whose own test said 'no row' although a visible row satisfies the leaf."""
+        cols = []
+        for leaf in leaves(self.predicate):
+            if fields is not None and leaf.field not in fields:
+                continue
+            if passes(leaf):
+                continue
+            try:
+                hits = self.positions(lf, fs, leaf)
+            except IndexCoreError:
+                continue
+            if deleted is not None:
+                hits = hits - deleted
+            if hits and leaf.field not in cols:
+                cols.append(leaf.field)
+        return cols
+
+    def index_culprits(self, lf, fs, fmap, evaluator, deleted) -> list[str]:
+        if evaluator is None:
+            return []
+        cols = []
+        for leaf in leaves(self.predicate):
+            renamed = devolved([leaf], fmap)
+            if not renamed:
+                continue
+            try:
+                answer = evaluator.evaluate(renamed[0])
+                hits = self.positions(lf, fs, leaf)
+            except IndexCoreError:
+                continue
+            if deleted is not None:
+                hits = hits - deleted
+            lost = hits - answer.bitmap if isinstance(answer, BitmapResult) else (
+                hits if not answer.remain() else BitMap())
+            if lost and leaf.field not in cols:
+                cols.append(leaf.field)
+        return cols
+
+
+def _violation(path: str, cols: list[str], reason: str) -> dict[str, Any]:
+    return {"path": path, "column": ", ".join(cols) if cols else None, "reason": reason}
+
+
+def _bucket_value_filter(ex: _Explainer, files: list[LiveFile]) -> dict[str, bool]:
+    """Primary-key tables merging on read: ``filterWholeBucketPerFile`` / ``AllFiles`` by value stats."""
+    out: dict[str, bool] = {}
+    if not ex.pk or ex.skip_level0:
+        return out
+    groups: dict[tuple, list[LiveFile]] = {}
+    for lf in files:
+        groups.setdefault((lf.partition, lf.bucket), []).append(lf)
+    keep_all = not ex.dv_enabled and ex.merge_engine in ("partial-update", "aggregation")
+    for group in groups.values():
+        per_file = {}
+        for lf in group:
+            try:
+                fs = ex.table.schema(lf.file.schema_id)
+            except StorageError:
+                fs = ex.schema
+            per_file[lf.path] = ex.value_stats_ok(lf, fs, _field_map(ex.schema, fs))
+        levels = {lf.file.level for lf in group}
+        no_overlap = len(group) <= 1 or (0 not in levels and len(levels) == 1)
+        if no_overlap:
+            out.update(per_file)
+        else:
+            keep = keep_all or any(per_file.values())
+            out.update({p: keep for p in per_file})
+    return out
+
+
+def _funnel(files: list[FileDecision], verified: bool) -> dict[str, dict[str, int]]:
+    def stage(keep: Callable[[FileDecision], bool], rows: Callable[[FileDecision], int]) -> dict[str, int]:
+        kept = [f for f in files if keep(f)]
+        return {"files": len(kept), "rows": sum(rows(f) for f in kept)}
+
+    def row_count(f: FileDecision) -> int:
+        return f.row_count
+
+    def index_ok(f: FileDecision) -> bool:
+        return f.index_decision is None or f.index_decision.remain()
+
+    funnel = {
+        "all": stage(lambda f: True, row_count),
+        "partition": stage(lambda f: f.partition_decision == "REMAIN", row_count),
+        "level": stage(lambda f: f.partition_decision == "REMAIN" and f.level_decision == "REMAIN", row_count),
+        "stats": stage(lambda f: f.skipped_by not in ("partition", "level", "stats"), row_count),
+        "index": stage(lambda f: f.read and index_ok(f), row_count),
+        "read": stage(lambda f: f.read, lambda f: f.rows_after_dv),
+    }
+    if verified:
+        funnel["matching"] = stage(lambda f: bool(f.matching_rows), lambda f: f.matching_rows or 0)
+    return funnel
+
+
+def explain(table, predicate_or_sql: Predicate | str, snapshot_id: int | None = None,
+            partition: Mapping[str, Any] | str | None = None, bucket: int | None = None,
+            verify: bool = False, progress: Progress | None = None, all_files: bool = False,
+            paths: Sequence[str] | None = None) -> Explanation:
+    """Explain ``predicate_or_sql`` over the live files of a snapshot (latest by default).
+
+    ``partition`` / ``bucket`` restrict which files are explained (not a pruning stage).
+    ``all_files`` consults the file index even for files pruned earlier (its bytes are counted
+    in ``bytes_read`` but the funnel stays Paimon's). ``paths`` restricts to these data files.
+    Unreadable parts become problems; nothing here raises for a bad file.
+    """
+    plan = table.plan(snapshot_id)
+    if snapshot_id is not None and plan.snapshot is not None:
+        try:
+            schema = table.schema(plan.snapshot.schema_id)
+        except StorageError:
+            schema = table.schema()
+    else:
+        schema = table.schema()
+    if isinstance(predicate_or_sql, str):
+        sql = predicate_or_sql
+        predicate = parse_where(sql, schema.row_type())
+    else:
+        predicate = predicate_or_sql
+        sql = predicate_to_sql(predicate, schema.row_type())
+    unknown = predicate.fields() - set(schema.field_names)
+    if unknown:
+        raise PredicateError(f"unknown column(s) {', '.join(sorted(unknown))} in table {table.name}")
+    wanted = parse_partition(schema, partition)
+    files = list(plan.files)
+    if wanted:
+        files = [lf for lf in files if all(lf.partition_spec.get(k) == v for k, v in wanted.items())]
+    if bucket is not None:
+        files = [lf for lf in files if lf.bucket == int(bucket)]
+    if paths is not None:
+        chosen = set(paths)
+        files = [lf for lf in files if lf.path in chosen]
+    files.sort(key=lambda lf: (str(lf.partition), lf.bucket, -lf.file.level, lf.path))
+
+    ex = _Explainer(table, predicate, schema, verify, all_files)
+    bucket_ok = _bucket_value_filter(ex, files)
+    problems: list[Problem] = list(plan.problems)
+    violations: list[dict[str, Any]] = []
+    decisions: list[FileDecision] = []
+    ptypes = {f.name: f.type for f in schema.partition_fields}
+    for i, lf in enumerate(files):
+        record, ctx = ex.decide(lf, bucket_ok.get(lf.path))
+        if verify:
+            ex.verify_file(lf, record, ctx, violations)
+        record["partition"] = {k: (None if v is None or k not in ptypes else to_json_value(ptypes[k], v))
+                               for k, v in record["partition"].items()}
+        record["problems"] = tuple(record["problems"])
+        record["notes"] = tuple(record["notes"])
+        decision = FileDecision(**record)
+        problems.extend(decision.problems)
+        decisions.append(decision)
+        if progress is not None:
+            progress(i + 1, len(files), posixpath.basename(lf.path))
+    return Explanation(table=table.name, snapshot_id=plan.snapshot.id if plan.snapshot else None,
+                       predicate=predicate, sql=sql, files=decisions, funnel=_funnel(decisions, verify),
+                       violations=violations, problems=problems, verified=verify)

@@ -1,0 +1,741 @@
+"""Frames the explorer charts: one pandas DataFrame per question a page asks of a table.
+
+Every function reads through a :class:`indexcore.warehouse.Table` (read-only) and returns plain
+frames, so the Streamlit pages, notebooks and :mod:`indexcore.figures` share one computation.
+A part that cannot be read becomes a row with an ``error`` (or is listed by the caller's
+problems); the rest of the frame is still filled. ``progress(done, total, what)`` is called
+while long loops run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from ..errors import IndexCoreError
+from ..formats.base import REMAIN, SKIP, BitmapResult, FileIndexReader, FileIndexResult
+from ..predicate import Predicate
+from ..types import DataType, to_json_value
+from ..warehouse.inspect import partition_text
+from ..warehouse.model import DELETION_VECTORS, HASH, LiveFile
+from .file_index import FileIndexPredicate
+from .stats import test_predicate_on_stats
+
+Progress = Callable[[int, int, str], None]
+
+FILE_INDEX_TYPES = ("bloom-filter", "bitmap", "range-bitmap", "bsi")
+DEFAULT_BLOOM_ITEMS = 1_000_000
+DEFAULT_BLOOM_FPP = 0.1
+DEFAULT_TARGET_ROW_NUM = 2_000_000
+DEFAULT_COMPACTION_DENSITY = 0.2
+
+
+def _tick(progress: Progress | None, done: int, total: int, what: str) -> None:
+    if progress is not None:
+        progress(done, total, what)
+
+
+def _plan(table, snapshot_id: int | None):
+    return table.plan(snapshot_id)
+
+
+def partition_types(table) -> list[DataType]:
+    return [f.type for f in table.schema().partition_fields]
+
+
+def file_schema(table, live_file: LiveFile):
+    """The schema a data file was written with (the latest when that one is unreadable)."""
+    try:
+        return table.schema(live_file.file.schema_id)
+    except IndexCoreError:
+        return table.schema()
+
+
+def index_options(schema, column: str, index_type: str) -> dict[str, str]:
+    """Options of one file index: ``file-index.<type>.<opt>`` overridden by ``file-index.<type>.<column>.<opt>``."""
+    prefix = f"file-index.{index_type}."
+    col_prefix = f"{prefix}{column}."
+    names = set(schema.field_names)
+    shared, own = {}, {}
+    for key, value in schema.options.items():
+        if key.startswith(col_prefix):
+            own[key[len(col_prefix):]] = value
+        elif key.startswith(prefix) and key != prefix + "columns":
+            tail = key[len(prefix):]
+            if not any(tail.startswith(n + ".") for n in names):
+                shared[tail] = value
+    return {**shared, **own}
+
+
+def configured_indexes(schema) -> list[tuple[str, str]]:
+    """(column, index type) pairs the table options ask for (``file-index.<type>.columns``)."""
+    out = []
+    for index_type in FILE_INDEX_TYPES:
+        raw = schema.options.get(f"file-index.{index_type}.columns", "")
+        out.extend((c.strip(), index_type) for c in raw.split(",") if c.strip())
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# File indexes of a snapshot
+
+
+@dataclass(frozen=True)
+class IndexBlob:
+    """One (data file, column, index type) file index, opened lazily; ``error`` when unreadable."""
+
+    file: LiveFile
+    column: str | None
+    index_type: str | None
+    size: int
+    empty: bool
+    embedded: bool
+    reader: FileIndexReader | None
+    dtype: DataType | None
+    error: str | None = None
+
+
+def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterable[str] | None = None,
+                      column: str | None = None, progress: Progress | None = None) -> Iterator[IndexBlob]:
+    """Every file index of the snapshot's live files, filtered by type and column."""
+    from ..formats.container import read_container
+
+    wanted = set(index_types) if index_types is not None else None
+    files = [lf for lf in _plan(table, snapshot_id).files if lf.has_file_index]
+    for i, lf in enumerate(files):
+        _tick(progress, i, len(files), lf.file.file_name)
+        embedded = lf.file.embedded_index is not None
+        try:
+            container = read_container(table.file_index_source(lf))
+        except IndexCoreError as exc:
+            yield IndexBlob(lf, None, None, 0, False, embedded, None, None, str(exc))
+            continue
+        schema = file_schema(table, lf)
+        for entry in container.head.entries:
+            if wanted is not None and entry.index_type not in wanted:
+                continue
+            if column is not None and entry.column != column:
+                continue
+            try:
+                dtype = schema.field(entry.column).type
+            except KeyError:
+                dtype = None
+            reader, error = None, None
+            if dtype is None:
+                error = f"column {entry.column!r} is not in schema {schema.id}"
+            else:
+                try:
+                    opts = index_options(schema, entry.column, entry.index_type)
+                    reader = container.reader(entry, dtype, opts)
+                except IndexCoreError as exc:
+                    error = str(exc)
+            yield IndexBlob(lf, entry.column, entry.index_type, 0 if entry.empty else entry.length,
+                            entry.empty, embedded, reader, dtype, error)
+    _tick(progress, len(files), len(files), "done")
+
+
+def _file_cols(table, lf: LiveFile, types: list[DataType]) -> dict[str, Any]:
+    return {"file_name": lf.file.file_name, "partition": partition_text(lf.partition, types),
+            "bucket": lf.bucket, "row_count": lf.file.row_count}
+
+
+def _summaries(table, snapshot_id, index_types, progress=None, column=None) -> list[tuple[IndexBlob, dict]]:
+    out = []
+    for blob in iter_file_indexes(table, snapshot_id, index_types, column, progress):
+        if blob.error is None and blob.reader is not None and not blob.empty:
+            try:
+                out.append((blob, blob.reader.summary()))
+            except IndexCoreError as exc:
+                out.append((blob, {"error": str(exc)}))
+        else:
+            out.append((blob, {"error": blob.error} if blob.error else {"empty": True}))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Warehouse and table overview
+
+
+def table_overview(table, snapshot_id: int | None = None) -> dict[str, Any]:
+    """One table in numbers: files, rows, bytes, index kinds, DVs and problems."""
+    snap = table.snapshot(snapshot_id)
+    plan = _plan(table, snapshot_id)
+    kinds: set[str] = set()
+    index_errors = 0
+    for blob in iter_file_indexes(table, snapshot_id):
+        if blob.error:
+            index_errors += 1
+        if blob.index_type:
+            kinds.add(blob.index_type)
+    for e in plan.index_entries:
+        kinds.add(e.index_file.index_type)
+    dv_files = [lf for lf in plan.files if lf.deletion_vector is not None]
+    schema = table.schema()
+    return {
+        "table": table.name,
+        "snapshot": snap.id if snap else None,
+        "primary_keys": ", ".join(schema.primary_keys),
+        "partition_keys": ", ".join(schema.partition_keys),
+        "bucket": schema.bucket,
+        "files": len(plan.files),
+        "rows": sum(lf.file.row_count for lf in plan.files),
+        "size_bytes": sum(lf.file.file_size for lf in plan.files),
+        "index_kinds": ", ".join(sorted(kinds)),
+        "files_with_file_index": sum(1 for lf in plan.files if lf.has_file_index),
+        "dv_files": len(dv_files),
+        "deleted_rows": sum(dv_cardinality(table, lf) or 0 for lf in dv_files),
+        "problems": len({(p.path, p.structure, p.reason) for p in plan.problems + table.problems})
+        + index_errors,
+    }
+
+
+def warehouse_overview(warehouse, progress: Progress | None = None) -> pd.DataFrame:
+    """One row per table (see :func:`table_overview`); a table that cannot be opened gets an error."""
+    names = warehouse.tables()
+    rows = []
+    for i, name in enumerate(names):
+        _tick(progress, i, len(names), name)
+        try:
+            rows.append(table_overview(warehouse.table(name)))
+        except IndexCoreError as exc:
+            rows.append({"table": name, "error": str(exc)})
+    _tick(progress, len(names), len(names), "done")
+    frame = pd.DataFrame(rows)
+    if "error" not in frame.columns:
+        frame["error"] = None
+    return frame
+
+
+def problems_frame(table, snapshot_id: int | None = None) -> pd.DataFrame:
+    """Unreadable parts of the table and snapshot, plus file indexes that cannot be opened."""
+    rows, seen = [], set()
+    plan = _plan(table, snapshot_id)
+    for p in plan.problems + table.problems:
+        key = (p.path, p.structure, p.reason)
+        if key not in seen:
+            seen.add(key)
+            rows.append(p.to_dict())
+    for blob in iter_file_indexes(table, snapshot_id):
+        if blob.error:
+            where = blob.file.index_path or f"{blob.file.path} (embedded file index)"
+            rows.append({"path": where, "structure": "file index", "reason": blob.error})
+    return pd.DataFrame(rows, columns=["path", "structure", "reason"])
+
+
+def schema_history(table) -> pd.DataFrame:
+    """Every field of every schema version, by field id, with what changed since the previous one."""
+    rows = []
+    previous: dict[int, Any] = {}
+    for schema in table.schemas():
+        current = {f.id: f for f in schema.fields}
+        for f in schema.fields:
+            old = previous.get(f.id)
+            if not previous:
+                change = ""
+            elif old is None:
+                change = "added"
+            elif old.name != f.name:
+                change = f"renamed from {old.name}"
+            elif old.type.sql() != f.type.sql():
+                change = f"type from {old.type.sql()}"
+            else:
+                change = ""
+            rows.append({"schema_id": schema.id, "field_id": f.id, "name": f.name, "type": f.type.sql(),
+                         "primary_key": f.name in schema.primary_keys,
+                         "partition_key": f.name in schema.partition_keys, "change": change})
+        for fid, f in previous.items():
+            if fid not in current:
+                rows.append({"schema_id": schema.id, "field_id": fid, "name": f.name, "type": f.type.sql(),
+                             "primary_key": False, "partition_key": False, "change": "dropped"})
+        previous = current
+    return pd.DataFrame(rows, columns=["schema_id", "field_id", "name", "type", "primary_key",
+                                       "partition_key", "change"])
+
+
+def options_frame(table) -> pd.DataFrame:
+    opts = table.options
+    return pd.DataFrame({"option": list(opts), "value": list(opts.values())})
+
+
+def snapshot_timeline(table) -> pd.DataFrame:
+    """Snapshots oldest first: id, schema, kind, commit time, record counts."""
+    rows = [{"snapshot_id": s.id, "schema_id": s.schema_id, "commit_kind": s.commit_kind,
+             "commit_time": pd.to_datetime(s.time_millis, unit="ms") if s.time_millis is not None else None,
+             "time_millis": s.time_millis, "total_record_count": s.total_record_count,
+             "delta_record_count": s.delta_record_count, "has_index_manifest": bool(s.index_manifest)}
+            for s in table.snapshots()]
+    return pd.DataFrame(rows, columns=["snapshot_id", "schema_id", "commit_kind", "commit_time",
+                                       "time_millis", "total_record_count", "delta_record_count",
+                                       "has_index_manifest"])
+
+
+# ---------------------------------------------------------------------------------------
+# Files
+
+
+def dv_cardinality(table, live_file: LiveFile) -> int | None:
+    """Deleted rows of a file: the manifest's cardinality, else decoded from the DV file."""
+    dv = live_file.deletion_vector
+    if dv is None:
+        return None
+    if dv.cardinality is not None:
+        return dv.cardinality
+    try:
+        decoded = table.deletion_vector(live_file)
+    except IndexCoreError:
+        return None
+    return None if decoded is None else decoded.cardinality
+
+
+def files_frame(table, snapshot_id: int | None = None, progress: Progress | None = None) -> pd.DataFrame:
+    """Live data files with their file indexes (``column:type`` list, where, size) and DV."""
+    plan = _plan(table, snapshot_id)
+    types = partition_types(table)
+    by_file: dict[str, list[IndexBlob]] = {}
+    for blob in iter_file_indexes(table, snapshot_id, progress=progress):
+        by_file.setdefault(blob.file.path, []).append(blob)
+    rows = []
+    for lf in plan.files:
+        blobs = by_file.get(lf.path, [])
+        errors = [b.error for b in blobs if b.error]
+        deleted = dv_cardinality(table, lf)
+        rows.append({
+            **_file_cols(table, lf, types),
+            "level": lf.file.level, "file_size": lf.file.file_size, "schema_id": lf.file.schema_id,
+            "indexes": ", ".join(f"{b.column}:{b.index_type}" + (" (empty)" if b.empty else "")
+                                 for b in blobs if b.column),
+            "index_source": None if not lf.has_file_index else (
+                "embedded" if lf.file.embedded_index is not None else ".index file"),
+            "index_bytes": sum(b.size for b in blobs),
+            "index_error": "; ".join(errors) or None,
+            "dv_deleted": deleted,
+            "dv_density": (deleted / lf.file.row_count) if deleted is not None and lf.file.row_count else None,
+            "path": lf.path,
+        })
+    return pd.DataFrame(rows, columns=[
+        "file_name", "partition", "bucket", "row_count", "level", "file_size", "schema_id", "indexes",
+        "index_source", "index_bytes", "index_error", "dv_deleted", "dv_density", "path"])
+
+
+def file_indexes_frame(table, snapshot_id: int | None = None) -> pd.DataFrame:
+    """One row per (data file, column, index type): size, embedded or ``.index`` file, empty."""
+    types = partition_types(table)
+    rows = []
+    for b in iter_file_indexes(table, snapshot_id):
+        rows.append({**_file_cols(table, b.file, types), "column": b.column, "index_type": b.index_type,
+                     "size": b.size, "embedded": b.embedded,
+                     "index_file": None if b.embedded else b.file.index_path, "empty": b.empty,
+                     "error": b.error})
+    return pd.DataFrame(rows, columns=["file_name", "partition", "bucket", "row_count", "column", "index_type",
+                                       "size", "embedded", "index_file", "empty", "error"])
+
+
+def _skew(values: pd.Series) -> dict[str, float]:
+    mean = float(values.mean()) if len(values) else 0.0
+    return {"groups": int(len(values)), "max": float(values.max()) if len(values) else 0.0,
+            "mean": mean, "max_over_mean": float(values.max()) / mean if mean else 0.0,
+            "cv": float(values.std(ddof=0)) / mean if mean else 0.0}
+
+
+def size_skew(table, snapshot_id: int | None = None, by: str = "bucket") -> tuple[pd.DataFrame, dict]:
+    """Rows, bytes and files per partition (``by='partition'``) or partition x bucket, and the skew.
+
+    The skew dict holds ``max_over_mean`` and ``cv`` (std / mean) of the bytes per group.
+    """
+    plan = _plan(table, snapshot_id)
+    types = partition_types(table)
+    keys = ["partition", "bucket"] if by == "bucket" else ["partition"]
+    rows = [{"partition": partition_text(lf.partition, types), "bucket": lf.bucket,
+             "row_count": lf.file.row_count, "file_size": lf.file.file_size} for lf in plan.files]
+    frame = pd.DataFrame(rows, columns=["partition", "bucket", "row_count", "file_size"])
+    grouped = frame.groupby(keys, as_index=False).agg(
+        row_count=("row_count", "sum"), file_size=("file_size", "sum"), files=("row_count", "size"))
+    return grouped, _skew(grouped["file_size"].astype(float))
+
+
+# ---------------------------------------------------------------------------------------
+# Bloom filters
+
+
+def bloom_frame(table, snapshot_id: int | None = None, target_fpp: float | None = None,
+                progress: Progress | None = None) -> pd.DataFrame:
+    """Per bloom filter: fill, estimated distinct items and FPP vs the configured items and fpp,
+    and the ``items`` setting that would meet ``target_fpp`` (the configured fpp by default)."""
+    from ..formats.bloom import items_for_fpp
+
+    types = partition_types(table)
+    rows = []
+    for blob, s in _summaries(table, snapshot_id, ["bloom-filter"], progress):
+        row = {**_file_cols(table, blob.file, types), "column": blob.column, "size": blob.size,
+               "error": s.get("error")}
+        if "num_bits" in s:
+            opts = index_options(file_schema(table, blob.file), blob.column, "bloom-filter")
+            items = int(opts.get("items", DEFAULT_BLOOM_ITEMS))
+            fpp = float(opts.get("fpp", DEFAULT_BLOOM_FPP))
+            est = s["estimated_items"]
+            want = target_fpp if target_fpp is not None else fpp
+            need = items_for_fpp(est if math.isfinite(est) else blob.file.file.row_count, want)
+            row.update({
+                "num_bits": s["num_bits"], "bits_set": s["bits_set"], "fill_ratio": s["fill_ratio"],
+                "num_hash_functions": s["num_hash_functions"],
+                "estimated_items": est if math.isfinite(est) else None, "saturated": not math.isfinite(est),
+                "configured_items": items, "estimated_fpp": s["estimated_fpp"], "configured_fpp": fpp,
+                "recommended_items": need["items"], "recommended_bytes": need["bytes"],
+                "target_fpp": want,
+            })
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[
+        "file_name", "partition", "bucket", "row_count", "column", "size", "num_bits", "bits_set",
+        "fill_ratio", "num_hash_functions", "estimated_items", "saturated", "configured_items",
+        "estimated_fpp", "configured_fpp", "recommended_items", "recommended_bytes", "target_fpp", "error"])
+
+
+# ---------------------------------------------------------------------------------------
+# Bitmaps
+
+
+def bitmap_frame(table, snapshot_id: int | None = None, progress: Progress | None = None) -> pd.DataFrame:
+    """Per bitmap index: version, dictionary size, nulls, layout bytes, and the bytes a point
+    lookup of the most frequent value reads (V1 reads the whole head, V2 one index block)."""
+    types = partition_types(table)
+    rows = []
+    for blob, s in _summaries(table, snapshot_id, ["bitmap"], progress):
+        row = {**_file_cols(table, blob.file, types), "column": blob.column, "size": blob.size,
+               "error": s.get("error")}
+        if "version" in s:
+            row.update({k: s.get(k) for k in (
+                "version", "dictionary_size", "null_count", "single_row_values", "head_bytes",
+                "index_block_bytes", "bitmap_bytes", "block_count", "lookup_bytes_most_frequent")})
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[
+        "file_name", "partition", "bucket", "row_count", "column", "size", "version", "dictionary_size",
+        "null_count", "single_row_values", "head_bytes", "index_block_bytes", "bitmap_bytes",
+        "block_count", "lookup_bytes_most_frequent", "error"])
+
+
+def bitmap_values(table, column: str, snapshot_id: int | None = None,
+                  progress: Progress | None = None) -> pd.DataFrame:
+    """Value cardinalities of one column's bitmap indexes: one row per (file, value)."""
+    types = partition_types(table)
+    rows = []
+    for blob in iter_file_indexes(table, snapshot_id, ["bitmap"], column, progress):
+        if blob.reader is None or blob.empty:
+            continue
+        try:
+            dictionary = list(blob.reader.dictionary())
+            nulls = len(blob.reader.null_bitmap())
+        except IndexCoreError:
+            continue
+        base = _file_cols(table, blob.file, types)
+        for value, card in dictionary:
+            rows.append({**base, "value": str(to_json_value(blob.dtype, value)), "cardinality": card})
+        if nulls:
+            rows.append({**base, "value": "NULL", "cardinality": nulls})
+    return pd.DataFrame(rows, columns=["file_name", "partition", "bucket", "row_count", "value", "cardinality"])
+
+
+def top_values(values: pd.DataFrame, n: int = 20) -> pd.DataFrame:
+    """Aggregate :func:`bitmap_values` over files: the ``n`` most frequent values."""
+    if values.empty:
+        return pd.DataFrame(columns=["value", "cardinality", "files"])
+    agg = values.groupby("value", as_index=False).agg(cardinality=("cardinality", "sum"),
+                                                       files=("file_name", "nunique"))
+    return agg.sort_values(["cardinality", "value"], ascending=[False, True]).head(n).reset_index(drop=True)
+
+
+def bitmap_lookup(table, column: str, value_text: str, snapshot_id: int | None = None) -> pd.DataFrame:
+    """Per file: the rows a point lookup ``column = value`` finds and the bytes it reads."""
+    from ..predicate import parse_where
+
+    types = partition_types(table)
+    rows = []
+    for blob in iter_file_indexes(table, snapshot_id, ["bitmap"], column):
+        if blob.reader is None or blob.empty:
+            continue
+        if value_text.strip().upper() == "NULL":
+            literal = None
+        else:
+            leaf = parse_where(f"{_quote(column)} = {value_text}", file_schema(table, blob.file).row_type())
+            literal = leaf.literals[0]
+        found = blob.reader.null_bitmap() if literal is None else blob.reader.bitmap_for(literal)
+        rows.append({**_file_cols(table, blob.file, types), "version": blob.reader.version,
+                     "matching_rows": len(found), "lookup_bytes": blob.reader.lookup_bytes(literal),
+                     "index_size": blob.size})
+    return pd.DataFrame(rows, columns=["file_name", "partition", "bucket", "row_count", "version",
+                                       "matching_rows", "lookup_bytes", "index_size"])
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def bitmap_layout_compare(table, column: str, snapshot_id: int | None = None,
+                          index_block_size: str = "16kb") -> pd.DataFrame:
+    """The same bitmap rebuilt in memory as V1 and as V2: total size, head size and point-lookup
+    bytes of the most frequent value, per file (never written anywhere)."""
+    from ..formats.bitmap import BitmapReader, BitmapWriter
+    from ..io import BytesSource
+
+    types = partition_types(table)
+    rows = []
+    for blob in iter_file_indexes(table, snapshot_id, ["bitmap"], column):
+        if blob.reader is None or blob.empty:
+            continue
+        reader = blob.reader
+        n = reader.row_count
+        values: list[Any] = [None] * n
+        for value, _card in reader.dictionary():
+            for r in reader.bitmap_for(value):
+                if r < n:
+                    values[r] = value
+        dictionary = list(reader.dictionary())
+        frequent = max(dictionary, key=lambda vc: vc[1])[0] if dictionary else None
+        for version in (1, 2):
+            writer = BitmapWriter(blob.dtype, {"version": str(version), "index-block-size": index_block_size})
+            for v in values:
+                writer.write(v)
+            rebuilt = BitmapReader(blob.dtype, BytesSource(writer.serialized_bytes()), {})
+            rows.append({**_file_cols(table, blob.file, types), "layout": f"V{version}",
+                         "actual": version == reader.version, "size": rebuilt.source.size,
+                         "head_bytes": rebuilt.meta.head_size,
+                         "lookup_bytes": rebuilt.lookup_bytes(frequent) if frequent is not None else None})
+    return pd.DataFrame(rows, columns=["file_name", "partition", "bucket", "row_count", "layout", "actual",
+                                       "size", "head_bytes", "lookup_bytes"])
+
+
+# ---------------------------------------------------------------------------------------
+# Range-bitmap and BSI
+
+
+def range_frame(table, snapshot_id: int | None = None, progress: Progress | None = None) -> pd.DataFrame:
+    """Per range-bitmap / BSI index: value range, nulls, dictionary size, slices and bytes."""
+    types = partition_types(table)
+    rows = []
+    for blob, s in _summaries(table, snapshot_id, ["range-bitmap", "bsi"], progress):
+        row = {**_file_cols(table, blob.file, types), "column": blob.column, "index_type": blob.index_type,
+               "size": blob.size, "error": s.get("error")}
+        if "min" in s:
+            row.update({"min": s.get("min"), "max": s.get("max"), "null_count": s.get("null_count"),
+                        "dictionary_size": s.get("dictionary_size"), "slice_count": s.get("slice_count"),
+                        "chunk_count": s.get("chunk_count")})
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=[
+        "file_name", "partition", "bucket", "row_count", "column", "index_type", "size", "min", "max",
+        "null_count", "dictionary_size", "slice_count", "chunk_count", "error"])
+    for col in ("min", "max"):
+        frame[col] = frame[col].map(lambda v: v if v is None or isinstance(v, int | float) else str(v))
+    return frame
+
+
+def file_stats(table, live_file: LiveFile) -> dict[str, tuple[Any, Any, int | None]]:
+    """Column -> (min, max, null count) from the manifest's value stats (names as the file wrote them)."""
+    meta = live_file.file
+    schema = file_schema(table, live_file)
+    names = meta.value_stats_cols if meta.value_stats_cols is not None else meta.write_cols
+    if names is None:
+        names = schema.field_names
+    vs = meta.value_stats
+    out = {}
+    for i, name in enumerate(names):
+        if i < len(vs.min_values):
+            out[name] = (vs.min_values[i], vs.max_values[i],
+                         vs.null_counts[i] if i < len(vs.null_counts) else None)
+    return out
+
+
+def result_label(result: FileIndexResult) -> str:
+    """``SKIP``, ``REMAIN`` or ``N rows`` for one index result."""
+    if isinstance(result, BitmapResult):
+        return f"{len(result.bitmap)} rows" if len(result.bitmap) else "SKIP (0 rows)"
+    if result is SKIP:
+        return "SKIP"
+    if result is REMAIN:
+        return "REMAIN"
+    return "REMAIN" if result.remain() else "SKIP"
+
+
+def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snapshot_id: int | None = None,
+                   progress: Progress | None = None) -> pd.DataFrame:
+    """Per live file: the statistics decision and each index type's answer to ``predicate``.
+
+    ``stats`` is ``may match`` / ``SKIP`` from min/max/null counts; ``<type>`` is that type's
+    file-index answer alone; ``rows_left`` the rows the index keeps (all rows on REMAIN).
+    """
+    from ..formats.container import read_container
+
+    index_types = list(index_types)
+    types = partition_types(table)
+    files = _plan(table, snapshot_id).files
+    rows = []
+    for i, lf in enumerate(files):
+        _tick(progress, i, len(files), lf.file.file_name)
+        row = {**_file_cols(table, lf, types)}
+        row["stats"] = "may match" if test_predicate_on_stats(predicate, lf.file.row_count,
+                                                              file_stats(table, lf)) else "SKIP"
+        schema = file_schema(table, lf)
+        container = None
+        if lf.has_file_index:
+            try:
+                container = read_container(table.file_index_source(lf))
+            except IndexCoreError as exc:
+                row["error"] = str(exc)
+        for itype in index_types:
+            if container is None or not any(e.index_type == itype for e in container.head.entries):
+                row[itype] = "no index"
+                continue
+            only = _OnlyType(container, itype)
+            try:
+                evaluator = FileIndexPredicate(only, schema.row_type(),
+                                               lambda c, t, s=schema: index_options(s, c, t))
+                result = evaluator.evaluate(predicate)
+                row[itype] = result_label(result)
+                if isinstance(result, BitmapResult):
+                    row[f"{itype} rows_left"] = len(result.bitmap)
+                else:
+                    row[f"{itype} rows_left"] = 0 if not result.remain() else lf.file.row_count
+            except IndexCoreError as exc:
+                row[itype] = f"error: {exc.message}"
+        rows.append(row)
+    _tick(progress, len(files), len(files), "done")
+    return pd.DataFrame(rows)
+
+
+class _OnlyType:
+    """A container view that shows only the entries of one index type."""
+
+    def __init__(self, container, index_type: str):
+        self._container = container
+        self.head = _FilteredHead(container.head, index_type)
+
+    def reader(self, entry, dtype, options=None):
+        return self._container.reader(entry, dtype, options)
+
+
+class _FilteredHead:
+    def __init__(self, head, index_type: str):
+        self._head, self._type = head, index_type
+
+    def entries_for(self, column: str):
+        return [e for e in self._head.entries_for(column) if e.index_type == self._type]
+
+
+# ---------------------------------------------------------------------------------------
+# Deletion vectors
+
+
+def dv_frame(table, snapshot_id: int | None = None) -> pd.DataFrame:
+    """Per live file of the snapshot: rows, deleted rows (DV cardinality) and density."""
+    plan = _plan(table, snapshot_id)
+    types = partition_types(table)
+    rows = []
+    for lf in plan.files:
+        deleted = dv_cardinality(table, lf) or 0
+        rows.append({**_file_cols(table, lf, types), "level": lf.file.level, "deleted": deleted,
+                     "has_dv": lf.deletion_vector is not None,
+                     "density": deleted / lf.file.row_count if lf.file.row_count else 0.0,
+                     "dv_file": lf.dv_file_path})
+    return pd.DataFrame(rows, columns=["file_name", "partition", "bucket", "row_count", "level", "deleted",
+                                       "has_dv", "density", "dv_file"])
+
+
+def dv_by_bucket(dvs: pd.DataFrame) -> pd.DataFrame:
+    """:func:`dv_frame` summed per partition x bucket, with the deleted/rows density."""
+    if dvs.empty:
+        return pd.DataFrame(columns=["partition", "bucket", "row_count", "deleted", "files", "dv_files",
+                                     "density"])
+    g = dvs.groupby(["partition", "bucket"], as_index=False).agg(
+        row_count=("row_count", "sum"), deleted=("deleted", "sum"), files=("file_name", "size"),
+        dv_files=("has_dv", "sum"))
+    g["density"] = g["deleted"] / g["row_count"].where(g["row_count"] > 0)
+    g["density"] = g["density"].fillna(0.0)
+    return g
+
+
+def dv_trend(table, max_snapshots: int = 50, progress: Progress | None = None) -> pd.DataFrame:
+    """Rows, deleted rows and density of the live files for the latest ``max_snapshots`` snapshots."""
+    ids = table.snapshot_ids()[-max_snapshots:]
+    rows = []
+    for i, sid in enumerate(ids):
+        _tick(progress, i, len(ids), f"snapshot {sid}")
+        try:
+            d = dv_frame(table, sid)
+        except IndexCoreError:
+            continue
+        total, deleted = int(d["row_count"].sum()), int(d["deleted"].sum())
+        rows.append({"snapshot_id": sid, "row_count": total, "deleted": deleted,
+                     "density": deleted / total if total else 0.0, "dv_files": int(d["has_dv"].sum())})
+    _tick(progress, len(ids), len(ids), "done")
+    return pd.DataFrame(rows, columns=["snapshot_id", "row_count", "deleted", "density", "dv_files"])
+
+
+def compaction_hint(buckets: pd.DataFrame, threshold: float = DEFAULT_COMPACTION_DENSITY) -> pd.DataFrame:
+    """Buckets whose deleted/rows density is at least ``threshold``, densest first: a full
+    compaction of them would drop the deleted rows and their deletion vectors."""
+    if buckets.empty:
+        return buckets
+    hot = buckets[buckets["density"] >= threshold].sort_values("density", ascending=False)
+    return hot.reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------------------
+# Dynamic-bucket hash index
+
+
+def hash_index_frame(table, snapshot_id: int | None = None) -> tuple[pd.DataFrame, dict]:
+    """Keys per (partition, bucket) from the HASH index vs ``dynamic-bucket.target-row-num``.
+
+    Returns the frame (``keys`` decoded from the index files, ``fill`` = keys / target) and a
+    balance dict (max/mean and coefficient of variation of the keys, per partition averaged).
+    """
+    plan = _plan(table, snapshot_id)
+    types = partition_types(table)
+    try:
+        target = int(table.options.get("dynamic-bucket.target-row-num", DEFAULT_TARGET_ROW_NUM))
+    except ValueError:
+        target = DEFAULT_TARGET_ROW_NUM
+    rows = []
+    for (partition, bucket), entries in plan.hash_indexes.items():
+        keys, distinct, recorded, errors = 0, 0, 0, []
+        for entry in entries:
+            recorded += entry.index_file.row_count
+            try:
+                index = table.hash_index(entry)
+            except IndexCoreError as exc:
+                errors.append(str(exc))
+                continue
+            s = index.summary()
+            keys += s["count"]
+            distinct += s["distinct"]
+        rows.append({"partition": partition_text(partition, types), "bucket": bucket, "keys": keys,
+                     "distinct": distinct, "recorded_rows": recorded, "index_files": len(entries),
+                     "target": target, "fill": keys / target if target else None,
+                     "error": "; ".join(errors) or None})
+    frame = pd.DataFrame(rows, columns=["partition", "bucket", "keys", "distinct", "recorded_rows",
+                                        "index_files", "target", "fill", "error"])
+    frame = frame.sort_values(["partition", "bucket"]).reset_index(drop=True)
+    balance = _skew(frame["keys"].astype(float)) if not frame.empty else _skew(pd.Series([], dtype=float))
+    balance["target"] = target
+    balance["over_target"] = int((frame["keys"] > target).sum()) if not frame.empty else 0
+    return frame, balance
+
+
+def table_index_kinds(table, snapshot_id: int | None = None) -> dict[str, int]:
+    """Table-level index files of the snapshot by kind (DELETION_VECTORS, HASH, others)."""
+    out: dict[str, int] = {}
+    for e in _plan(table, snapshot_id).index_entries:
+        out[e.index_file.index_type] = out.get(e.index_file.index_type, 0) + 1
+    return out
+
+
+__all__ = [
+    "DELETION_VECTORS", "HASH", "IndexBlob", "bitmap_frame", "bitmap_layout_compare", "bitmap_lookup",
+    "bitmap_values", "bloom_frame", "compaction_hint", "configured_indexes", "dv_by_bucket",
+    "dv_cardinality", "dv_frame", "dv_trend", "file_indexes_frame", "file_stats", "files_frame",
+    "hash_index_frame", "index_options", "iter_file_indexes", "options_frame", "problems_frame",
+    "prune_by_index", "range_frame", "result_label", "schema_history", "size_skew", "snapshot_timeline",
+    "table_index_kinds", "table_overview", "top_values", "warehouse_overview",
+]

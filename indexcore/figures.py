@@ -1,0 +1,256 @@
+"""Plotly figures built from the frames of :mod:`indexcore.evaluate.metrics` (app and notebooks).
+
+Each function takes a frame and returns a ``plotly.graph_objects.Figure``; an empty frame
+gives an empty figure with a note instead of raising.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+
+_HEIGHT = 360
+
+
+def _empty(title: str, note: str = "nothing to show") -> go.Figure:
+    fig = go.Figure()
+    fig.update_layout(title=title, height=220, xaxis_visible=False, yaxis_visible=False,
+                      annotations=[{"text": note, "showarrow": False, "font": {"size": 14}}])
+    return fig
+
+
+def _short(name: str, keep: int = 14) -> str:
+    """A data file name shortened for an axis label (``data-1a2b3c…-0.parquet``)."""
+    if len(name) <= keep + 12:
+        return name
+    return f"{name[:keep]}…{name[-10:]}"
+
+
+def _with_labels(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy()
+    if "file_name" in out.columns:
+        out["file"] = out["file_name"].map(_short)
+    return out
+
+
+def warehouse_sizes(overview: pd.DataFrame) -> go.Figure:
+    """Rows and bytes per table."""
+    if overview.empty or "size_bytes" not in overview:
+        return _empty("Tables")
+    frame = overview.dropna(subset=["size_bytes"])
+    fig = px.bar(frame, x="table", y="size_bytes", color="index_kinds", hover_data=["files", "rows"],
+                 title="Data bytes per table (color: index kinds)")
+    fig.update_layout(height=_HEIGHT, xaxis_tickangle=-30)
+    return fig
+
+
+def snapshot_timeline(snapshots: pd.DataFrame, selected: int | None = None) -> go.Figure:
+    """Total records per snapshot over commit time, colored by commit kind; the picked one marked."""
+    if snapshots.empty:
+        return _empty("Snapshots", "no snapshots")
+    fig = px.scatter(snapshots, x="commit_time", y="total_record_count", color="commit_kind",
+                     hover_data=["snapshot_id", "schema_id", "delta_record_count"],
+                     title="Snapshot timeline (total records)")
+    fig.add_trace(go.Scatter(x=snapshots["commit_time"], y=snapshots["total_record_count"], mode="lines",
+                             line={"color": "lightgray"}, showlegend=False, hoverinfo="skip"))
+    fig.update_traces(marker={"size": 11}, selector={"mode": "markers"})
+    if selected is not None:
+        hit = snapshots[snapshots["snapshot_id"] == selected]
+        if not hit.empty:
+            fig.add_trace(go.Scatter(x=hit["commit_time"], y=hit["total_record_count"], mode="markers",
+                                     marker={"size": 20, "symbol": "circle-open", "color": "red"},
+                                     name=f"snapshot {selected}"))
+    fig.update_layout(height=_HEIGHT)
+    return fig
+
+
+def size_skew(groups: pd.DataFrame, by: str = "bucket") -> go.Figure:
+    """Bytes per partition (and bucket): tall bars are the skew."""
+    if groups.empty:
+        return _empty("Size per group")
+    frame = groups.copy()
+    if by == "bucket" and "bucket" in frame:
+        frame["group"] = frame["partition"].astype(str) + " / b" + frame["bucket"].astype(str)
+    else:
+        frame["group"] = frame["partition"].astype(str)
+    fig = px.bar(frame, x="group", y="file_size", hover_data=["row_count", "files"],
+                 title=f"Data bytes per {'partition / bucket' if by == 'bucket' else 'partition'}")
+    mean = frame["file_size"].mean()
+    fig.add_hline(y=mean, line_dash="dash", annotation_text="mean")
+    fig.update_layout(height=_HEIGHT, xaxis_title=None)
+    return fig
+
+
+def top_values(top: pd.DataFrame, title: str = "Most frequent values") -> go.Figure:
+    if top.empty:
+        return _empty(title)
+    fig = px.bar(top, x="value", y="cardinality", hover_data=[c for c in ("files",) if c in top], title=title)
+    fig.update_layout(height=_HEIGHT, xaxis_type="category")
+    return fig
+
+
+def values_per_file(values: pd.DataFrame, top: Sequence[str], title: str = "Value rows per file") -> go.Figure:
+    """Stacked bars: for each file, the rows of each of the ``top`` values."""
+    if values.empty:
+        return _empty(title)
+    frame = _with_labels(values[values["value"].isin(list(top))])
+    fig = px.bar(frame, x="file", y="cardinality", color="value", title=title,
+                 hover_data=["file_name", "partition", "bucket"])
+    fig.update_layout(height=_HEIGHT, barmode="stack")
+    return fig
+
+
+def bitmap_lookup_bytes(layouts: pd.DataFrame) -> go.Figure:
+    """V1 vs V2 per file: total index bytes and the bytes a point lookup reads."""
+    if layouts.empty:
+        return _empty("Bitmap layout")
+    frame = _with_labels(layouts)
+    long = frame.melt(id_vars=["file", "layout"], value_vars=["size", "head_bytes", "lookup_bytes"],
+                      var_name="measure", value_name="bytes")
+    fig = px.bar(long, x="measure", y="bytes", color="layout", barmode="group", facet_col="file",
+                 facet_col_wrap=3, title="V1 vs V2 layout: index size, head and point-lookup bytes")
+    fig.update_layout(height=_HEIGHT)
+    return fig
+
+
+def bloom_fill(blooms: pd.DataFrame) -> go.Figure:
+    """Histogram of bloom filter fill ratios (bits set / bits); near 1 means saturated."""
+    frame = blooms.dropna(subset=["fill_ratio"])
+    if frame.empty:
+        return _empty("Bloom filter fill")
+    fig = px.histogram(frame, x="fill_ratio", color="column", nbins=20, range_x=[0, 1],
+                       title="Fill ratio per bloom filter")
+    fig.update_layout(height=_HEIGHT, bargap=0.05)
+    return fig
+
+
+def bloom_items(blooms: pd.DataFrame) -> go.Figure:
+    """Estimated distinct items vs the configured ``items``, per filter (log axes)."""
+    frame = _with_labels(blooms.dropna(subset=["estimated_items"]))
+    if frame.empty:
+        return _empty("Bloom filter items")
+    fig = px.scatter(frame, x="configured_items", y="estimated_items", color="column",
+                     hover_data=["file_name", "fill_ratio", "recommended_items"], log_x=True, log_y=True,
+                     title="Estimated distinct items vs configured items")
+    lo = max(1.0, min(frame["configured_items"].min(), frame["estimated_items"].min()))
+    hi = max(frame["configured_items"].max(), frame["estimated_items"].max())
+    fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line={"dash": "dash", "color": "gray"},
+                             name="items = configured"))
+    fig.update_traces(marker={"size": 11}, selector={"mode": "markers"})
+    fig.update_layout(height=_HEIGHT)
+    return fig
+
+
+def bloom_fpp(blooms: pd.DataFrame) -> go.Figure:
+    """Estimated false-positive probability vs the configured fpp, per filter (log axis)."""
+    frame = _with_labels(blooms.dropna(subset=["estimated_fpp"]))
+    if frame.empty:
+        return _empty("Bloom filter FPP")
+    frame["label"] = frame["file"] + " · " + frame["column"].astype(str)
+    floor = 1e-12
+    frame["estimated_fpp_shown"] = frame["estimated_fpp"].clip(lower=floor)
+    fig = px.bar(frame, x="label", y="estimated_fpp_shown", color="column", log_y=True,
+                 hover_data=["estimated_fpp", "configured_fpp"],
+                 title=f"Estimated FPP per filter (dashed: configured fpp; shown down to {floor:g})")
+    for fpp in sorted(set(frame["configured_fpp"].dropna())):
+        fig.add_hline(y=fpp, line_dash="dash", annotation_text=f"fpp {fpp:g}")
+    fig.update_layout(height=_HEIGHT, xaxis_title=None, yaxis_title="estimated fpp")
+    return fig
+
+
+def value_ranges(ranges: pd.DataFrame, low: float | None = None, high: float | None = None,
+                 title: str = "Value range per file") -> go.Figure:
+    """One horizontal bar per file from min to max; the predicate range as a shaded band."""
+    frame = _with_labels(ranges.dropna(subset=["min", "max"]))
+    frame = frame[frame["min"].map(lambda v: isinstance(v, int | float)) &
+                  frame["max"].map(lambda v: isinstance(v, int | float))]
+    if frame.empty:
+        return _empty(title, "no numeric ranges")
+    frame["label"] = frame["file"] + " · " + frame["index_type"].astype(str)
+    fig = go.Figure()
+    for _, r in frame.iterrows():
+        fig.add_trace(go.Scatter(x=[r["min"], r["max"]], y=[r["label"], r["label"]], mode="lines+markers",
+                                 line={"width": 8}, name=r["label"], showlegend=False,
+                                 hovertemplate=f"{r['file_name']}<br>min %{{x}}<extra></extra>"))
+    if low is not None and high is not None:
+        fig.add_vrect(x0=low, x1=high, fillcolor="green", opacity=0.15, line_width=0,
+                      annotation_text="predicate")
+    fig.update_layout(title=title, height=max(_HEIGHT, 40 * len(frame)), yaxis_type="category")
+    return fig
+
+
+def prune_counts(pruned: pd.DataFrame, index_types: Sequence[str]) -> go.Figure:
+    """Files kept by statistics and by each index type."""
+    if pruned.empty:
+        return _empty("Pruning")
+    bars = {"all files": len(pruned), "stats": int((pruned["stats"] != "SKIP").sum())}
+    for t in index_types:
+        if t in pruned:
+            col = pruned[t].astype(str)
+            bars[t] = int((~col.str.startswith("SKIP") & (col != "no index")).sum() + (col == "no index").sum())
+    fig = px.bar(x=list(bars), y=list(bars.values()), labels={"x": "", "y": "files kept"},
+                 title="Files that may match, by what decides")
+    fig.update_layout(height=300)
+    return fig
+
+
+def dv_heatmap(buckets: pd.DataFrame) -> go.Figure:
+    """Deleted/rows density as a partition x bucket heatmap."""
+    if buckets.empty:
+        return _empty("Deletion vector density")
+    grid = buckets.pivot_table(index="partition", columns="bucket", values="density", aggfunc="max")
+    fig = px.imshow(grid, color_continuous_scale="Reds", zmin=0, zmax=max(0.01, float(grid.max().max())),
+                    text_auto=".0%", aspect="auto", labels={"color": "deleted / rows"},
+                    title="Deletion density per partition x bucket")
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(type="category")
+    fig.update_layout(height=max(_HEIGHT, 30 * len(grid)))
+    return fig
+
+
+def dv_trend(trend: pd.DataFrame) -> go.Figure:
+    if trend.empty:
+        return _empty("Deletion trend")
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=trend["snapshot_id"], y=trend["deleted"], name="deleted rows", yaxis="y"))
+    fig.add_trace(go.Scatter(x=trend["snapshot_id"], y=trend["density"], name="density", yaxis="y2",
+                             mode="lines+markers"))
+    fig.update_layout(title="Deleted rows across snapshots", height=_HEIGHT, xaxis_title="snapshot",
+                      yaxis={"title": "deleted rows"},
+                      yaxis2={"title": "deleted / rows", "overlaying": "y", "side": "right",
+                              "tickformat": ".0%"})
+    return fig
+
+
+def hash_buckets(frame: pd.DataFrame, target: int) -> go.Figure:
+    """Keys per bucket vs ``dynamic-bucket.target-row-num``."""
+    if frame.empty:
+        return _empty("Hash index", "no hash index in this snapshot")
+    data = frame.copy()
+    data["bucket"] = data["bucket"].astype(str)
+    fig = px.bar(data, x="bucket", y="keys", color="partition", barmode="group",
+                 title="Keys per bucket (dashed: target rows per bucket)")
+    fig.add_hline(y=target, line_dash="dash", annotation_text=f"target {target:,}")
+    fig.update_layout(height=_HEIGHT, xaxis_type="category")
+    return fig
+
+
+def funnel(stages: Sequence[tuple[str, int]], title: str = "From all files to files read") -> go.Figure:
+    if not stages:
+        return _empty(title)
+    fig = go.Figure(go.Funnel(y=[s[0] for s in stages], x=[s[1] for s in stages],
+                              textinfo="value+percent initial"))
+    fig.update_layout(title=title, height=_HEIGHT)
+    return fig
+
+
+def bar(frame: pd.DataFrame, x: str, y: str, title: str, color: str | None = None) -> go.Figure:
+    """A plain bar chart of two columns (Spark results, anything tabular)."""
+    if frame.empty or x not in frame or y not in frame:
+        return _empty(title)
+    fig = px.bar(frame, x=x, y=y, color=color if color in frame else None, title=title)
+    fig.update_layout(height=_HEIGHT)
+    return fig
