@@ -6,6 +6,7 @@ reported for any decision (a V2 bitmap lookup, a DV decode, an explain over a ta
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import threading
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 
 import fsspec
 from fsspec.core import url_to_fs
+from fsspec.implementations.local import LocalFileSystem
 
 from .errors import CorruptFileError, StorageError
 
@@ -74,13 +76,16 @@ class BytesSource(ByteSource):
     """Bytes already in memory (golden blobs, blobs embedded in a manifest)."""
 
     def __init__(self, data: bytes, name: str = "<memory>", stats: ReadStats | None = None):
-        self._data = memoryview(bytes(data))
+        # bytes are immutable, so they are kept as given; anything else is copied once
+        self._bytes = data if type(data) is bytes else bytes(data)
         self.name = name
-        self.size = len(self._data)
+        self.size = len(self._bytes)
         self.stats = stats if stats is not None else ReadStats()
 
     def _read(self, offset: int, length: int) -> bytes:
-        return bytes(self._data[offset:offset + length])
+        if offset == 0 and length == self.size:
+            return self._bytes
+        return self._bytes[offset:offset + length]
 
 
 class SliceSource(ByteSource):
@@ -94,23 +99,107 @@ class SliceSource(ByteSource):
         return self._parent._read(self._base + offset, length)
 
 
+def _pread_fully(fd: int, offset: int, length: int) -> bytes:
+    """``length`` bytes at ``offset`` (fewer only at the end of the file)."""
+    data = os.pread(fd, length, offset)
+    if len(data) == length or not data:
+        return data
+    parts = [data]
+    got = len(data)
+    while got < length:
+        more = os.pread(fd, length - got, offset + got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
+
+
+class _Descriptors:
+    """A process-wide cap on the local file descriptors that FileSources keep open between reads.
+
+    Holding the descriptor makes a ranged read one ``pread`` instead of an fsspec open/seek/close;
+    past the cap (many sources alive at once) a source opens the file for each read instead.
+    """
+
+    limit = 64
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.held = 0
+
+    def acquire(self) -> bool:
+        with self._lock:
+            if self.held >= self.limit:
+                return False
+            self.held += 1
+            return True
+
+    def release(self) -> None:
+        with self._lock:
+            self.held -= 1
+
+
+_DESCRIPTORS = _Descriptors()
+
+
 class FileSource(ByteSource):
-    """A file on any fsspec filesystem, opened read-only; each read is one ranged request."""
+    """A file on any fsspec filesystem, opened read-only; each read is one ranged request.
+
+    Local files are read with ``os.pread`` on a descriptor kept while the source lives (within
+    :class:`_Descriptors`' cap); other filesystems go through fsspec's ``cat_file``.
+    """
+
+    _fd: int | None = None
 
     def __init__(self, fs: fsspec.AbstractFileSystem, path: str, name: str | None = None,
                  size: int | None = None, stats: ReadStats | None = None):
         self.fs, self.path = fs, path
         self.name = name or path
         self.stats = stats if stats is not None else ReadStats()
+        self._local = isinstance(fs, LocalFileSystem)
+        self._os_path = fs._strip_protocol(path) if self._local and ":" in path else path
         try:
+            if self._local and size is None:
+                self._open_local()
+                size = os.fstat(self._fd).st_size if self._fd is not None else None
             self.size = int(size if size is not None else fs.size(path))
         except FileNotFoundError as exc:
             raise StorageError("file not found", file=self.name) from exc
         except OSError as exc:
             raise StorageError(f"cannot open: {exc}", file=self.name) from exc
 
+    def _open_local(self) -> None:
+        if _DESCRIPTORS.acquire():
+            try:
+                self._fd = os.open(self._os_path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            except BaseException:
+                _DESCRIPTORS.release()
+                raise
+
+    def close(self) -> None:
+        """Let go of a kept descriptor (reads after this reopen the file)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            _DESCRIPTORS.release()
+            os.close(fd)
+
+    def __del__(self) -> None:
+        with contextlib.suppress(OSError, AttributeError, TypeError):
+            self.close()
+
+    def _pread(self, offset: int, length: int) -> bytes:
+        if self._fd is None:
+            self._open_local()
+        if self._fd is not None:
+            return _pread_fully(self._fd, offset, length)
+        with open(self._os_path, "rb", buffering=0) as f:
+            return _pread_fully(f.fileno(), offset, length)
+
     def _read(self, offset: int, length: int) -> bytes:
         try:
+            if self._local:
+                return self._pread(offset, length)
             return self.fs.cat_file(self.path, start=offset, end=offset + length)
         except FileNotFoundError as exc:
             raise StorageError("file not found", file=self.name) from exc

@@ -73,13 +73,18 @@ def table_names(url: str, roots: tuple[str, ...]) -> list[str]:
 
 @st.cache_data(show_spinner="Reading…", max_entries=256)
 def cached_metric(name: str, url: str, roots: tuple[str, ...], table: str | None, snapshot_id: int | None,
-                  kwargs: tuple = ()) -> Any:
-    """``metrics.<name>(table, snapshot_id, **kwargs)`` (or ``(warehouse)`` when table is None), cached."""
+                  kwargs: tuple = (), pass_snapshot: bool = True) -> Any:
+    """``metrics.<name>(table, snapshot_id=..., **kwargs)`` (``(warehouse)`` when table is None), cached.
+
+    ``snapshot_id`` is part of the key even when not passed, so table-wide frames refresh with it.
+    """
     wh = open_warehouse(url, roots)
     fn = getattr(metrics, name)
     if table is None:
         return fn(wh, **dict(kwargs))
-    return fn(wh.table(table), snapshot_id=snapshot_id, **dict(kwargs))
+    if pass_snapshot:
+        kwargs = (*kwargs, ("snapshot_id", snapshot_id))
+    return fn(wh.table(table), **dict(kwargs))
 
 
 @contextmanager
@@ -105,10 +110,11 @@ class Context:
     def table(self):
         return self.warehouse.table(self.table_name) if self.warehouse and self.table_name else None
 
-    def metric(self, name: str, table: bool = True, **kwargs) -> Any:
-        """A cached metrics frame for the picked table and snapshot."""
+    def metric(self, name: str, table: bool = True, snapshot: bool = True, **kwargs) -> Any:
+        """A cached metrics frame for the picked table (``table=False``: the warehouse) and snapshot
+        (``snapshot=False``: a table-wide frame such as the schema history)."""
         return cached_metric(name, self.url, self.roots, self.table_name if table else None,
-                             self.snapshot_id if table else None, tuple(sorted(kwargs.items())))
+                             self.snapshot_id if table else None, tuple(sorted(kwargs.items())), snapshot)
 
 
 def _snapshot_label(table, sid: int) -> str:

@@ -9,6 +9,7 @@ finish promptly (an alarm turns a hang into a failure).
 from __future__ import annotations
 
 import json
+import resource
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -30,8 +31,9 @@ from indexcore.types import parse_type
 CONFORMANCE = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance"
 GOLDEN = CONFORMANCE / "golden"
 HANG_SECONDS = 10
+MEMORY_HEADROOM = 1 << 30  # more than any golden input needs, far less than a bogus length
 
-FUZZ = settings(max_examples=60, deadline=3000, derandomize=True, database=None,
+FUZZ = settings(max_examples=150, deadline=3000, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                        HealthCheck.data_too_large])
 
@@ -55,15 +57,37 @@ def _sample_vectors() -> list[str]:
 SAMPLE = _sample_vectors()
 
 
+def _address_space() -> int | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
 @contextmanager
 def no_hang(what: str) -> Iterator[None]:
+    """Fail instead of hanging (an alarm) or swamping memory (an address-space cap, on Linux).
+
+    A length or count read from damaged bytes must never be allocated: with the cap, such an
+    allocation raises MemoryError, which is not an IndexCoreError and so fails the test.
+    """
     def fire(*_: object) -> None:
         raise TimeoutError(f"{what} did not finish in {HANG_SECONDS} s")
     previous = signal.signal(signal.SIGALRM, fire)
     signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS)
+    used = _address_space()
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if used is not None:
+        cap = used + MEMORY_HEADROOM
+        resource.setrlimit(resource.RLIMIT_AS, (cap if hard == resource.RLIM_INFINITY else min(cap, hard), hard))
     try:
         yield
     finally:
+        if used is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 

@@ -8,7 +8,8 @@ the read path makes of it) are ``"REMAIN"``, ``"SKIP"`` or ``{"rows": [positions
 ``--verify``, which reads the data and lists every wrongly pruned file or dropped row under
 ``violations`` (``path``, ``column``, ``reason``). The funnel counts files and rows kept after
 each stage: all, partition, level, stats, index, read (rows after deletion vectors and index
-bitmaps) and, with ``--verify``, matching. Unreadable parts are listed under ``problems``.
+bitmaps) and, with ``--verify``, matching (rows of the files read that satisfy the condition,
+before any primary-key merge). Unreadable parts are listed under ``problems``.
 """
 
 from __future__ import annotations

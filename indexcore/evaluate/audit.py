@@ -203,16 +203,16 @@ def _slice_codes(ebm: BitMap, slices: list[BitMap], n: int) -> np.ndarray:
 def _check_range_bitmap(fa: _FileAudit, reader, column: str, dtype: DataType, values: list, n: int) -> bool:
     if not _check_row_count(fa, column, "range-bitmap", reader.row_count, n):
         return False
-    ok = _check_null_rows(fa, "range-bitmap", column, reader._null(), values)
+    ok = _check_null_rows(fa, "range-bitmap", column, reader.visit_is_null().bitmap, values)
     codec = reader.codec
     present = [codec.order_of_value(v) for v in values if v is not None]
     if present and reader.cardinality > 0:
         lo, hi = min(present), max(present)
-        if (reader._min, reader._max) != (lo, hi):
+        if (codec.order(reader.min_raw), codec.order(reader.max_raw)) != (lo, hi):
             ok = False
             fa.add("min-max", ERROR, "index min/max differ from the data", column=column,
                    index_type="range-bitmap",
-                   value=[reader._display(reader.min_raw), reader._display(reader.max_raw)])
+                   value=_show(dtype, [codec.to_value(reader.min_raw), codec.to_value(reader.max_raw)]))
     elif present:
         ok = False
         fa.add("value-coverage", ERROR, "index holds no value but the data does", column=column,
@@ -241,7 +241,7 @@ def _check_range_bitmap(fa: _FileAudit, reader, column: str, dtype: DataType, va
 def _check_bsi(fa: _FileAudit, reader, column: str, dtype: DataType, values: list, n: int) -> bool:
     if not _check_row_count(fa, column, "bsi", reader.row_count, n):
         return False
-    not_null = reader._not_null()
+    not_null = reader.visit_is_not_null().bitmap
     ok = _check_null_rows(fa, "bsi", column, BitMap(not_null).flip(0, n), values)
     stored = np.zeros(n, dtype=object)
     for part, sign in ((reader.positive, 1), (reader.negative, -1)):
@@ -261,7 +261,7 @@ def _check_bsi(fa: _FileAudit, reader, column: str, dtype: DataType, values: lis
         if (summary_lo, summary_hi) != (min(present), max(present)):
             ok = False
             fa.add("min-max", ERROR, "index min/max differ from the data", column=column, index_type="bsi",
-                   value=[reader._display(summary_lo), reader._display(summary_hi)])
+                   value=[summary_lo, summary_hi])
     wrong = [values[i] for i, k in enumerate(keys) if k is not None and (i not in not_null or stored[i] != k)]
     if wrong:
         fa.add("value-coverage", ERROR, f"{len(wrong)} rows hold another value in the index",
@@ -438,7 +438,8 @@ def audit_table(table, plan) -> list[Finding]:
     ptypes = [f.type for f in table.schema().partition_fields]
     live = {(lf.partition, lf.bucket, lf.file.file_name) for lf in plan.files}
     for p in plan.problems:
-        out.append(Finding("plan", ERROR, p.path, f"{p.structure}: {p.reason}"))
+        severity = NOT_CHECKED if "not decoded" in p.reason else ERROR
+        out.append(Finding("plan", severity, p.path, f"{p.structure}: {p.reason}"))
     _audit_dv_files(table, plan, live, ptypes, out)
     _audit_hash_indexes(table, plan, ptypes, out)
     _audit_unreferenced(table, plan, out)
@@ -522,14 +523,35 @@ def _audit_hash_indexes(table, plan, ptypes: list, out: list[Finding]) -> None:
                                    index_type=HASH))
 
 
+def _older_index_files(table, plan) -> set[str]:
+    """Index file names listed by the index manifest of any readable snapshot (retained files)."""
+    from ..warehouse.manifest import read_records
+
+    names: set[str] = set()
+    manifests = {s.index_manifest for s in table.snapshots() if s.index_manifest}
+    manifests.discard(plan.snapshot.index_manifest if plan.snapshot is not None else None)
+    for name in sorted(manifests):
+        path = table._manifest_path(name)
+        try:
+            recs = read_records(table.storage.read_bytes(path), table.manifest_format, path)
+        except IndexCoreError:
+            continue
+        names.update(r["_FILE_NAME"] for r in recs if "_FILE_NAME" in r)
+    return names
+
+
 def _audit_unreferenced(table, plan, out: list[Finding]) -> None:
-    """Index files on disk that neither the index manifest nor a live data file references."""
+    """Index files on disk that no manifest references: neither this snapshot nor a retained one.
+
+    An ``.index`` file beside a data file that still exists belongs to a retained data file.
+    """
     referenced = {posixpath.normpath(lf.index_path) for lf in plan.files if lf.index_path}
     for e in plan.index_entries:
         try:
             referenced.add(posixpath.normpath(table.index_file_path(e, table._partition_dir_of(e.partition))))
         except IndexCoreError:
             continue
+    older: set[str] | None = None
     folders = {posixpath.join(table.data_root, "index")}
     folders |= {posixpath.dirname(lf.path) for lf in plan.files}
     for folder in sorted(folders):
@@ -537,13 +559,24 @@ def _audit_unreferenced(table, plan, out: list[Finding]) -> None:
             entries = table.storage.listdir(folder)
         except IndexCoreError:
             continue
+        names = {posixpath.basename(e["name"].rstrip("/")) for e in entries}
         for entry in entries:
             name = posixpath.basename(entry["name"].rstrip("/"))
             full = posixpath.normpath(table.storage.resolve(entry["name"]))
-            is_index = name.endswith(".index") or (folder.endswith("/index") and name.startswith("index-"))
-            if entry.get("type") == "file" and is_index and full not in referenced:
-                out.append(Finding("index-unreferenced", WARNING, full,
-                                   "index file that no live manifest entry references"))
+            if entry.get("type") != "file" or full in referenced:
+                continue
+            if name.endswith(".index"):
+                if name[:-len(".index")] in names:
+                    continue
+            elif folder.endswith("/index") and name.startswith("index-"):
+                if older is None:
+                    older = _older_index_files(table, plan)
+                if name in older:
+                    continue
+            else:
+                continue
+            out.append(Finding("index-unreferenced", WARNING, full,
+                               "index file that no manifest references (orphan)"))
 
 
 # ---------------------------------------------------------------------------------------

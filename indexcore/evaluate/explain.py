@@ -133,6 +133,7 @@ class Explanation:
     violations: list[dict[str, Any]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     verified: bool = False
+    index_used: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -646,7 +647,7 @@ def _funnel(files: list[FileDecision], verified: bool) -> dict[str, dict[str, in
         "read": stage(lambda f: f.read, lambda f: f.rows_after_dv),
     }
     if verified:
-        funnel["matching"] = stage(lambda f: bool(f.matching_rows), lambda f: f.matching_rows or 0)
+        funnel["matching"] = stage(lambda f: f.read and bool(f.matching_rows), lambda f: f.matching_rows or 0)
     return funnel
 
 
@@ -710,4 +711,5 @@ def explain(table, predicate_or_sql: Predicate | str, snapshot_id: int | None = 
             progress(i + 1, len(files), posixpath.basename(lf.path))
     return Explanation(table=table.name, snapshot_id=plan.snapshot.id if plan.snapshot else None,
                        predicate=predicate, sql=sql, files=decisions, funnel=_funnel(decisions, verify),
-                       violations=violations, problems=problems, verified=verify)
+                       violations=violations, problems=problems, verified=verify,
+                       index_used=ex.index_at_read)

@@ -604,6 +604,14 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
     return pd.DataFrame(rows)
 
 
+def prune_by_sql(table, sql: str, index_types: Iterable[str] = FILE_INDEX_TYPES,
+                 snapshot_id: int | None = None) -> pd.DataFrame:
+    """:func:`prune_by_index` for a SQL ``WHERE`` condition over the latest schema."""
+    from ..predicate import parse_where
+
+    return prune_by_index(table, parse_where(sql, table.schema().row_type()), index_types, snapshot_id)
+
+
 class _OnlyType:
     """A container view that shows only the entries of one index type."""
 
@@ -723,6 +731,43 @@ def hash_index_frame(table, snapshot_id: int | None = None) -> tuple[pd.DataFram
     return frame, balance
 
 
+# ---------------------------------------------------------------------------------------
+# Explain and what-if (frames over :mod:`.explain` and :mod:`.whatif`)
+
+
+def funnel_frame(funnel: dict[str, dict[str, int]]) -> pd.DataFrame:
+    """An explain funnel (stage -> files, rows) as a frame in stage order."""
+    return pd.DataFrame([{"stage": k, "files": v.get("files", 0), "rows": v.get("rows", 0)}
+                         for k, v in funnel.items()], columns=["stage", "files", "rows"])
+
+
+def explain_frames(table, sql: str, snapshot_id: int | None = None, verify: bool = False,
+                   progress: Progress | None = None) -> dict[str, Any]:
+    """:func:`.explain.explain` as frames: ``files``, ``funnel``, ``problems``, ``violations``."""
+    from .explain import explain
+
+    ex = explain(table, sql, snapshot_id=snapshot_id, verify=verify, progress=progress)
+    return {"files": ex.to_frame(), "funnel": funnel_frame(ex.funnel), "sql": ex.sql,
+            "problems": pd.DataFrame([p.to_dict() for p in ex.problems], columns=["path", "structure", "reason"]),
+            "violations": pd.DataFrame(ex.violations), "index_used": ex.index_used}
+
+
+def whatif_frames(hypothetical, sql: str, verify: bool = False, progress: Progress | None = None) -> dict[str, Any]:
+    """:func:`.whatif.evaluate_hypothetical` as frames: per-file ``files``, ``totals``, ``problems``."""
+    from .whatif import evaluate_hypothetical
+
+    result = evaluate_hypothetical(hypothetical, sql, verify=verify, progress=progress)
+    files = result.to_frame()
+    if not files.empty:
+        files.insert(0, "file_name", files["path"].map(lambda p: p.rsplit("/", 1)[-1]))
+    totals = pd.DataFrame([{"what": k, "files": v["files"], "rows": v["rows"]}
+                           for k, v in result.totals.items() if k != "index_bytes"])
+    problems = [p.to_dict() for p in hypothetical.problems + result.explanation.problems]
+    return {"files": files, "totals": totals, "index_bytes": hypothetical.total_size,
+            "problems": pd.DataFrame(problems, columns=["path", "structure", "reason"]),
+            "violations": pd.DataFrame(result.violations)}
+
+
 def table_index_kinds(table, snapshot_id: int | None = None) -> dict[str, int]:
     """Table-level index files of the snapshot by kind (DELETION_VECTORS, HASH, others)."""
     out: dict[str, int] = {}
@@ -734,8 +779,8 @@ def table_index_kinds(table, snapshot_id: int | None = None) -> dict[str, int]:
 __all__ = [
     "DELETION_VECTORS", "HASH", "IndexBlob", "bitmap_frame", "bitmap_layout_compare", "bitmap_lookup",
     "bitmap_values", "bloom_frame", "compaction_hint", "configured_indexes", "dv_by_bucket",
-    "dv_cardinality", "dv_frame", "dv_trend", "file_indexes_frame", "file_stats", "files_frame",
+    "dv_cardinality", "dv_frame", "dv_trend", "explain_frames", "funnel_frame", "file_indexes_frame", "file_stats", "files_frame",
     "hash_index_frame", "index_options", "iter_file_indexes", "options_frame", "problems_frame",
-    "prune_by_index", "range_frame", "result_label", "schema_history", "size_skew", "snapshot_timeline",
-    "table_index_kinds", "table_overview", "top_values", "warehouse_overview",
+    "prune_by_index", "prune_by_sql", "range_frame", "result_label", "schema_history", "size_skew", "snapshot_timeline",
+    "table_index_kinds", "table_overview", "top_values", "warehouse_overview", "whatif_frames",
 ]

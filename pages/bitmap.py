@@ -1,0 +1,60 @@
+"""Bitmap indexes: value cardinalities per file and overall, nulls, dictionary, V1 vs V2 lookups."""
+
+import streamlit as st
+
+from indexcore import figures
+from indexcore.evaluate.metrics import top_values
+from pages.common import context, guard, index_columns, need_table, show_frame
+
+st.title("Bitmap indexes")
+ctx = context()
+if not need_table(ctx):
+    st.stop()
+
+with guard("Bitmap indexes"):
+    columns = index_columns(ctx, ("bitmap",))
+    if not columns:
+        st.info("No bitmap index in this snapshot. Paimon builds one per file for the columns in "
+                "`file-index.bitmap.columns`.")
+        st.stop()
+    frame = ctx.metric("bitmap_frame")
+    column = st.selectbox("Column", columns, key="bitmap_column")
+    mine = frame[frame["column"] == column]
+    c = st.columns(4)
+    c[0].metric("Files with this bitmap", len(mine))
+    c[1].metric("Largest dictionary", int(mine["dictionary_size"].max()) if mine["dictionary_size"].notna().any()
+                else 0)
+    c[2].metric("Null rows", int(mine["null_count"].fillna(0).sum()))
+    c[3].metric("Versions", ", ".join(f"V{int(v)}" for v in sorted(mine["version"].dropna().unique())))
+    for _, row in mine[mine["error"].notna()].iterrows():
+        st.warning(f"{row['file_name']}: {row['error']}")
+
+    n = st.slider("Top N values", 5, 50, 20, key="bitmap_top_n")
+    values = ctx.metric("bitmap_values", column=column)
+    top = top_values(values, n)
+    left, right = st.columns(2)
+    left.plotly_chart(figures.top_values(top, f"Top {n} values of {column} (all files)"), width="stretch")
+    right.plotly_chart(figures.values_per_file(values, top["value"].tolist(), f"Top values of {column} per file"),
+                       width="stretch")
+    st.markdown("**Per file**")
+    show_frame(mine, "bitmap_files")
+
+with guard("Point lookup"):
+    st.subheader("Point lookup")
+    st.caption("A V1 bitmap reads its whole head (every value's offset); V2 reads a small head, one index "
+               "block and one bitmap. Type a literal as in SQL (`'text'`, `42`, `NULL`).")
+    default = f"'{top['value'].iloc[0]}'" if not top.empty else "NULL"
+    literal = st.text_input("Value", value=default, key="bitmap_lookup_value")
+    lookup = ctx.metric("bitmap_lookup", column=column, value_text=literal)
+    show_frame(lookup, "bitmap_lookup")
+    c = st.columns(2)
+    c[0].metric("Matching rows", int(lookup["matching_rows"].sum()) if not lookup.empty else 0)
+    c[1].metric("Bytes read by the lookups", int(lookup["lookup_bytes"].sum()) if not lookup.empty else 0)
+
+with guard("V1 vs V2 layout"):
+    st.subheader("V1 vs V2 layout")
+    st.caption("Each file's bitmap rebuilt in memory in both layouts (nothing is written).")
+    block = st.selectbox("V2 index-block-size", ["1kb", "4kb", "16kb", "64kb"], index=2, key="bitmap_block")
+    layouts = ctx.metric("bitmap_layout_compare", column=column, index_block_size=block)
+    st.plotly_chart(figures.bitmap_lookup_bytes(layouts), width="stretch")
+    show_frame(layouts, "bitmap_layouts")

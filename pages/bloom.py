@@ -1,0 +1,36 @@
+"""Bloom filters: fill rate, estimated distinct items and FPP vs the configured ones."""
+
+import streamlit as st
+
+from indexcore import figures
+from pages.common import context, fmt_bytes, guard, need_table, show_frame
+
+st.title("Bloom filters")
+ctx = context()
+if not need_table(ctx):
+    st.stop()
+
+with guard("Bloom filters"):
+    target = st.number_input("Target false-positive probability (0 = the configured fpp)", min_value=0.0,
+                             max_value=0.99, value=0.0, step=0.01, format="%.4f", key="bloom_target")
+    blooms = ctx.metric("bloom_frame", target_fpp=target or None)
+    if blooms.empty:
+        st.info("No bloom filter in this snapshot. Paimon builds one per file for the columns in "
+                "`file-index.bloom-filter.columns` (options `items`, `fpp`).")
+        st.stop()
+    for _, row in blooms[blooms["error"].notna()].iterrows():
+        st.warning(f"{row['file_name']} / {row['column']}: {row['error']}")
+    ok = blooms[blooms["error"].isna()]
+    c = st.columns(4)
+    c[0].metric("Bloom filters", len(blooms))
+    c[1].metric("Median fill", f"{ok['fill_ratio'].median():.2%}" if not ok.empty else "–")
+    c[2].metric("Saturated", int(ok["saturated"].fillna(False).sum()))
+    c[3].metric("Bytes", fmt_bytes(blooms["size"].sum()))
+    st.plotly_chart(figures.bloom_fill(ok), width="stretch")
+    left, right = st.columns(2)
+    left.plotly_chart(figures.bloom_items(ok), width="stretch")
+    right.plotly_chart(figures.bloom_fpp(ok), width="stretch")
+    st.markdown("**Per filter**: `recommended_items` is the `items` setting that meets the target fpp "
+                "for the distinct keys this filter holds, `recommended_bytes` its size.")
+    show_frame(blooms, "blooms", column_config={
+        "fill_ratio": st.column_config.ProgressColumn("fill", min_value=0.0, max_value=1.0, format="percent")})

@@ -1,0 +1,54 @@
+"""Range-bitmap and BSI: value range per file, dictionary and slices, and how a range prunes."""
+
+import re
+
+import streamlit as st
+
+from indexcore import figures
+from pages.common import context, guard, index_columns, need_table, show_frame
+
+RANGE_TYPES = ("range-bitmap", "bsi")
+
+st.title("Range-bitmap and BSI")
+ctx = context()
+if not need_table(ctx):
+    st.stop()
+
+with guard("Range indexes"):
+    columns = index_columns(ctx, RANGE_TYPES)
+    if not columns:
+        st.info("No range-bitmap or BSI index in this snapshot (`file-index.range-bitmap.columns`, "
+                "`file-index.bsi.columns`).")
+        st.stop()
+    ranges = ctx.metric("range_frame")
+    column = st.selectbox("Column", columns, key="range_column")
+    mine = ranges[ranges["column"] == column]
+    for _, row in mine[mine["error"].notna()].iterrows():
+        st.warning(f"{row['file_name']} / {row['index_type']}: {row['error']}")
+    c = st.columns(4)
+    c[0].metric("Indexes", len(mine))
+    c[1].metric("Types", ", ".join(sorted(mine["index_type"].unique())))
+    c[2].metric("Largest dictionary", int(mine["dictionary_size"].max()) if mine["dictionary_size"].notna().any()
+                else "–")
+    c[3].metric("Most slices", int(mine["slice_count"].max()) if mine["slice_count"].notna().any() else "–")
+    show_frame(mine, "range_files")
+
+with guard("Range predicate"):
+    st.subheader("How a range predicate prunes")
+    numeric = mine.dropna(subset=["min", "max"])
+    numeric = numeric[numeric["min"].map(lambda v: isinstance(v, int | float))]
+    if not numeric.empty:
+        lo, hi = float(numeric["min"].min()), float(numeric["max"].max())
+        default = f"{column} BETWEEN {lo + (hi - lo) * 0.25:.6g} AND {lo + (hi - lo) * 0.5:.6g}"
+    else:
+        default = f"{column} IS NOT NULL"
+    sql = st.text_input("Predicate (SQL WHERE)", value=default, key="range_sql")
+    pruned = ctx.metric("prune_by_sql", sql=sql, index_types=RANGE_TYPES)
+    band = None
+    if not numeric.empty:
+        m = re.search(r"between\s+(-?[\d.e+]+)\s+and\s+(-?[\d.e+]+)", sql, re.IGNORECASE)
+        band = (float(m.group(1)), float(m.group(2))) if m else None
+    st.plotly_chart(figures.value_ranges(mine, *(band or (None, None)), title=f"Value range of {column} per file"),
+                    width="stretch")
+    st.plotly_chart(figures.prune_counts(pruned, RANGE_TYPES), width="stretch")
+    show_frame(pruned, "range_pruned")

@@ -1,0 +1,105 @@
+"""Table: schema evolution, options, snapshot timeline with time travel, files, indexes, skew."""
+
+import datetime as dt
+
+import pandas as pd
+import streamlit as st
+
+from indexcore import figures
+from pages.common import SNAPSHOT_KEY, context, fmt_bytes, guard, need_table, show_frame, time_travel_to
+
+st.title("Table")
+ctx = context()
+if not need_table(ctx):
+    st.stop()
+table = ctx.table
+st.caption(f"`{ctx.table_name}` at snapshot {ctx.snapshot_id}")
+
+with guard("Overview"):
+    files = ctx.metric("files_frame")
+    c = st.columns(5)
+    c[0].metric("Live files", len(files))
+    c[1].metric("Rows", f"{int(files['row_count'].sum()):,}")
+    c[2].metric("Data size", fmt_bytes(files["file_size"].sum()))
+    c[3].metric("Files with a file index", int(files["index_source"].notna().sum()))
+    c[4].metric("Deleted rows (DV)", f"{int(pd.to_numeric(files['dv_deleted']).fillna(0).sum()):,}")
+
+tab_schema, tab_snap, tab_files, tab_skew = st.tabs(["Schema", "Snapshots", "Files", "Skew"])
+
+with tab_schema, guard("Schema"):
+    history = ctx.metric("schema_history", snapshot=False)
+    ids = sorted(history["schema_id"].unique().tolist())
+    pick = st.selectbox("Schema version", ids, index=len(ids) - 1, key="schema_version") if ids else None
+    show_frame(history[history["schema_id"] == pick], "schema")
+    changes = history[history["change"] != ""]
+    if len(ids) > 1:
+        st.markdown(f"**Evolution** over {len(ids)} schema versions (by field id)")
+        show_frame(changes, "schema_changes")
+    st.markdown("**Options**")
+    show_frame(ctx.metric("options_frame", snapshot=False), "options")
+
+with tab_snap, guard("Snapshots"):
+    snaps = ctx.metric("snapshot_timeline", snapshot=False)
+    st.plotly_chart(figures.snapshot_timeline(snaps, ctx.snapshot_id), width="stretch")
+    st.markdown("**Time travel by time** (UTC): the snapshot live at that moment becomes the picked one.")
+    default = snaps["commit_time"].max() if not snaps.empty else dt.datetime.now(dt.UTC)
+    c1, c2, c3 = st.columns([2, 2, 1])
+    day = c1.date_input("Date", value=default.date(), key="tt_date")
+    moment = c2.time_input("Time", value=default.time().replace(microsecond=0), key="tt_time", step=60)
+
+    def _travel():
+        when = dt.datetime.combine(st.session_state["tt_date"], st.session_state["tt_time"])
+        sid = time_travel_to(table, when)
+        if sid is None:
+            st.session_state["tt_message"] = f"No snapshot was committed at or before {when}."
+        else:
+            st.session_state[SNAPSHOT_KEY] = sid
+            st.session_state["tt_message"] = f"Travelled to snapshot {sid} (live at {when})."
+
+    c3.button("Travel", on_click=_travel, key="tt_go")
+    if st.session_state.get("tt_message"):
+        st.info(st.session_state.pop("tt_message"))
+    show_frame(snaps.drop(columns=["time_millis"]), "snapshots")
+
+with tab_files, guard("Files"):
+    parts = sorted(files["partition"].unique().tolist())
+    buckets = sorted(files["bucket"].unique().tolist())
+    c1, c2, c3 = st.columns(3)
+    part_pick = c1.multiselect("Partitions", parts, key="files_partitions")
+    bucket_pick = c2.multiselect("Buckets", buckets, key="files_buckets")
+    text = c3.text_input("File name contains", key="files_text")
+    shown = files
+    if part_pick:
+        shown = shown[shown["partition"].isin(part_pick)]
+    if bucket_pick:
+        shown = shown[shown["bucket"].isin(bucket_pick)]
+    if text:
+        shown = shown[shown["file_name"].str.contains(text, regex=False)]
+    st.caption(f"{len(shown)} of {len(files)} live files")
+    show_frame(shown.drop(columns=["path"]), "files", column_config={
+        "dv_density": st.column_config.ProgressColumn("dv density", min_value=0.0, max_value=1.0,
+                                                      format="percent")})
+    errors = shown[shown["index_error"].notna()]
+    for _, row in errors.iterrows():
+        st.warning(f"File index of {row['file_name']} is unreadable: {row['index_error']}")
+    st.markdown("**File indexes** (one row per file, column and index type)")
+    indexes = ctx.metric("file_indexes_frame")
+    indexes = indexes[indexes["file_name"].isin(shown["file_name"])]
+    if indexes.empty:
+        st.info("No file index in the files shown.")
+    else:
+        show_frame(indexes, "file_indexes")
+    kinds = ctx.metric("table_index_kinds")
+    if kinds:
+        st.markdown("**Table-level index files**: " + ", ".join(f"{k}: {v}" for k, v in kinds.items()))
+
+with tab_skew, guard("Skew"):
+    by = st.radio("Group by", ["bucket", "partition"], horizontal=True, key="skew_by",
+                  format_func=lambda b: "partition x bucket" if b == "bucket" else "partition")
+    groups, skew = ctx.metric("size_skew", by=by)
+    c = st.columns(3)
+    c[0].metric("Groups", skew["groups"])
+    c[1].metric("Largest / mean", f"{skew['max_over_mean']:.2f}")
+    c[2].metric("Coefficient of variation", f"{skew['cv']:.2f}")
+    st.plotly_chart(figures.size_skew(groups, by), width="stretch")
+    show_frame(groups, "skew")

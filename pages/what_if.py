@@ -1,0 +1,84 @@
+"""What-if: explain a SQL predicate file by file, and try a hypothetical index built in memory."""
+
+import streamlit as st
+
+from indexcore import figures
+from indexcore.evaluate.metrics import FILE_INDEX_TYPES, whatif_frames
+from pages.common import context, fmt_bytes, guard, need_table, progress_callback, show_frame
+
+st.title("What-if")
+ctx = context()
+if not need_table(ctx):
+    st.stop()
+st.caption("Nothing on this page writes into the warehouse: hypothetical indexes live in memory only.")
+
+schema = ctx.table.schema()
+first = schema.field_names[0] if schema.field_names else "c"
+sql = st.text_input("Predicate (SQL WHERE)", value=f"{first} IS NOT NULL", key="whatif_sql")
+verify = st.checkbox("Verify against the data (reads every data file)", key="whatif_verify")
+
+with guard("Explain"):
+    result = ctx.metric("explain_frames", sql=sql, verify=verify)
+    files, funnel = result["files"], result["funnel"]
+    if not result["index_used"]:
+        st.info("This table merges rows on read (primary key without deletion vectors), so Paimon does not use "
+                "its file indexes.")
+    c = st.columns(4)
+    c[0].metric("Live files", len(files))
+    c[1].metric("Files read", int(files["skipped_by"].isna().sum()))
+    c[2].metric("Rows after DV", f"{int(files['rows_after_dv'].sum()):,}")
+    c[3].metric("Index bytes read", fmt_bytes(files["bytes_read"].sum()))
+    left, right = st.columns([1, 2])
+    left.plotly_chart(figures.funnel(list(zip(funnel["stage"], funnel["files"], strict=True))),
+                      width="stretch")
+    with right:
+        st.markdown(f"**Per file** for `{result['sql']}`")
+        show_frame(files.drop(columns=["path"]), "whatif_files")
+    if not result["problems"].empty:
+        st.warning(f"{len(result['problems'])} problem(s) while explaining; the affected files are kept.")
+        show_frame(result["problems"], "whatif_problems")
+    if not result["violations"].empty:
+        st.error("Verification found files or rows pruned although they match:")
+        show_frame(result["violations"], "whatif_violations")
+
+st.subheader("Hypothetical index")
+with guard("Hypothetical index"):
+    c1, c2, c3 = st.columns([2, 2, 3])
+    column = c1.selectbox("Column", list(schema.field_names), key="hyp_column")
+    index_type = c2.selectbox("Index type", list(FILE_INDEX_TYPES), key="hyp_type")
+    raw_options = c3.text_input("Options (k=v, comma-separated)", key="hyp_options",
+                                placeholder="items=10000, fpp=0.01 | version=1 | index-block-size=4kb")
+    options = {}
+    for part in raw_options.split(","):
+        if part.strip():
+            k, sep, v = part.partition("=")
+            if not sep:
+                raise ValueError(f"option {part.strip()!r} is not k=v")
+            options[k.strip()] = v.strip()
+    key = (ctx.url, ctx.table_name, ctx.snapshot_id, column, index_type, tuple(sorted(options.items())))
+    if st.button("Build in memory", key="hyp_build"):
+        from indexcore.evaluate.whatif import build_hypothetical_index
+
+        update, bar = progress_callback("Building")
+        hyp = build_hypothetical_index(ctx.table, column, index_type, options, snapshot_id=ctx.snapshot_id,
+                                       progress=update)
+        bar.empty()
+        st.session_state["hyp"] = (key, hyp)
+    stored = st.session_state.get("hyp")
+    if stored is None or stored[0] != key:
+        st.info("Pick a column, an index type and options, then build the index for the current data files.")
+    else:
+        hyp = stored[1]
+        comparison = whatif_frames(hyp, sql)
+        c = st.columns(3)
+        c[0].metric("Hypothetical index size", fmt_bytes(comparison["index_bytes"]))
+        c[1].metric("Files indexed", len(hyp.files))
+        c[2].metric("Existing file-index bytes", fmt_bytes(ctx.metric("files_frame")["index_bytes"].sum()))
+        totals = comparison["totals"]
+        st.plotly_chart(figures.bar(totals, "what", "rows", "Rows read: existing indexes, hypothetical alone, "
+                                    "both", color="what"), width="stretch")
+        show_frame(totals, "hyp_totals")
+        show_frame(comparison["files"].drop(columns=["path"], errors="ignore"), "hyp_files")
+        if not comparison["problems"].empty:
+            st.warning("Some files could not be indexed or explained:")
+            show_frame(comparison["problems"], "hyp_problems")
