@@ -165,8 +165,8 @@ def value_ranges(ranges: pd.DataFrame, low: float | None = None, high: float | N
                  title: str = "Value range per file") -> go.Figure:
     """One horizontal bar per file from min to max; the predicate range as a shaded band."""
     frame = _with_labels(ranges.dropna(subset=["min", "max"]))
-    frame = frame[frame["min"].map(lambda v: isinstance(v, int | float)) &
-                  frame["max"].map(lambda v: isinstance(v, int | float))]
+    frame = frame[frame["min"].map(pd.api.types.is_number) &
+                  frame["max"].map(pd.api.types.is_number)]
     if frame.empty:
         return _empty(title, "no numeric ranges")
     frame["label"] = frame["file"] + " · " + frame["index_type"].astype(str)

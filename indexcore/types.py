@@ -71,7 +71,10 @@ class Timestamp:
         return EPOCH + _dt.timedelta(microseconds=self.to_micros())
 
     def __str__(self) -> str:
-        base = EPOCH + _dt.timedelta(milliseconds=self.millis)
+        try:
+            base = EPOCH + _dt.timedelta(milliseconds=self.millis)
+        except OverflowError:
+            return f"Timestamp(millis={self.millis}, nanos={self.nanos})"
         frac = f"{(self.millis % 1000) * 1_000_000 + self.nanos:09d}".rstrip("0")
         return base.strftime("%Y-%m-%dT%H:%M:%S") + (f".{frac}" if frac else "")
 
@@ -492,13 +495,16 @@ def to_python(dtype: DataType, value: Any) -> Any:
     if value is None:
         return None
     r = dtype.root
-    if r == "DATE":
-        return EPOCH_DATE + _dt.timedelta(days=value)
-    if r == "TIME":
-        return (EPOCH + _dt.timedelta(milliseconds=value)).time()
-    if r in TIMESTAMP_ROOTS:
-        dtv = value.to_datetime()
-        return dtv.replace(tzinfo=_dt.UTC) if r == "TIMESTAMP_LTZ" else dtv
+    try:
+        if r == "DATE":
+            return EPOCH_DATE + _dt.timedelta(days=value)
+        if r == "TIME":
+            return (EPOCH + _dt.timedelta(milliseconds=value)).time()
+        if r in TIMESTAMP_ROOTS:
+            dtv = value.to_datetime()
+            return dtv.replace(tzinfo=_dt.UTC) if r == "TIMESTAMP_LTZ" else dtv
+    except (OverflowError, ValueError):
+        return value  # beyond Python's datetime range (year 1..9999): keep the internal value
     return value
 
 
@@ -513,10 +519,11 @@ def to_json_value(dtype: DataType, value: Any) -> Any:
         if math.isinf(value):
             return "Infinity" if value > 0 else "-Infinity"
         return value
-    if r == "DATE":
-        return to_python(dtype, value).isoformat()
-    if r == "TIME":
-        return to_python(dtype, value).strftime("%H:%M:%S")
+    if r in ("DATE", "TIME"):
+        py = to_python(dtype, value)
+        if isinstance(py, int):
+            return py
+        return py.isoformat() if r == "DATE" else py.strftime("%H:%M:%S")
     if r in TIMESTAMP_ROOTS:
         return str(value) + ("Z" if dtype.is_ltz else "")
     if r == "DECIMAL":

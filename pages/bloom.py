@@ -19,12 +19,12 @@ with guard("Bloom filters"):
                 "`file-index.bloom-filter.columns` (options `items`, `fpp`).")
         st.stop()
     for _, row in blooms[blooms["error"].notna()].iterrows():
-        st.warning(f"{row['file_name']} / {row['column']}: {row['error']}")
+        st.warning(f"{row['file_name']} / {row['column'] or 'file index'}: {row['error']}")
     ok = blooms[blooms["error"].isna()]
     c = st.columns(4)
     c[0].metric("Bloom filters", len(blooms))
     c[1].metric("Median fill", f"{ok['fill_ratio'].median():.2%}" if not ok.empty else "–")
-    c[2].metric("Saturated", int(ok["saturated"].fillna(False).sum()))
+    c[2].metric("Saturated", int(ok["saturated"].eq(True).sum()))
     c[3].metric("Bytes", fmt_bytes(blooms["size"].sum()))
     st.plotly_chart(figures.bloom_fill(ok), width="stretch")
     left, right = st.columns(2)

@@ -155,6 +155,10 @@ def sidebar() -> Context:
         sb.warning("No Paimon tables found in this warehouse.")
     table_name = None
     if names:
+        linked = st.query_params.get("table")
+        if linked in names and not st.session_state.get("_linked_table_used"):
+            st.session_state[TABLE_KEY] = linked  # ?table=db.name picks the table on the first run
+            st.session_state["_linked_table_used"] = True
         if st.session_state.get(TABLE_KEY) not in names:
             st.session_state[TABLE_KEY] = names[0]
         table_name = sb.selectbox("Table", names, key=TABLE_KEY)

@@ -2,6 +2,7 @@
 
 import re
 
+import pandas as pd
 import streamlit as st
 
 from indexcore import figures
@@ -36,10 +37,12 @@ with guard("Range indexes"):
 with guard("Range predicate"):
     st.subheader("How a range predicate prunes")
     numeric = mine.dropna(subset=["min", "max"])
-    numeric = numeric[numeric["min"].map(lambda v: isinstance(v, int | float))]
+    numeric = numeric[numeric["min"].map(pd.api.types.is_number)]
     if not numeric.empty:
-        lo, hi = float(numeric["min"].min()), float(numeric["max"].max())
-        default = f"{column} BETWEEN {lo + (hi - lo) * 0.25:.6g} AND {lo + (hi - lo) * 0.5:.6g}"
+        lo, hi = numeric["min"].min(), numeric["max"].max()
+        a, b = lo + (hi - lo) * 0.25, lo + (hi - lo) * 0.5
+        whole = all(pd.api.types.is_integer(v) for v in (*numeric["min"], *numeric["max"]))
+        default = f"{column} BETWEEN {round(a)} AND {round(b)}" if whole else f"{column} BETWEEN {a:.6g} AND {b:.6g}"
     else:
         default = f"{column} IS NOT NULL"
     sql = st.text_input("Predicate (SQL WHERE)", value=default, key="range_sql")

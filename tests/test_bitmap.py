@@ -240,3 +240,63 @@ def test_garbage_bitmap_is_corrupt():
     with pytest.raises(CorruptFileError, match="RoaringBitmap"):
         broken.bitmap_for(1)
     assert broken.bitmap_for(0) == BitMap(range(0, 100, 3))
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_key_bytes_inside_other_entries_are_not_matches(version: int):
+    # the lookup compares serialized key bytes; a match must begin an entry, not lie inside one
+    inner = "b"
+    outer = "zz" + (1).to_bytes(4, "big").decode() + inner   # holds the 5 bytes that encode "b"
+    values = [outer, outer, "c", "c", outer]
+    writer = BitmapWriter(STRING, {"version": str(version)})
+    for v in values:
+        writer.write(v)
+    reader = BitmapReader(STRING, BytesSource(writer.serialized_bytes()), {})
+    assert sorted(reader.bitmap_for(inner)) == []
+    assert sorted(reader.bitmap_for(outer)) == [0, 1, 4]
+    # INT keys whose value equals a bitmap offset in the dictionary
+    writer = BitmapWriter(parse_type("INT"), {"version": str(version)})
+    ints = [1000, 2000, 1000, 2000, 3000]
+    for v in ints:
+        writer.write(v)
+    reader = BitmapReader(parse_type("INT"), BytesSource(writer.serialized_bytes()), {})
+    offsets = {e.offset for e in reader.entries()}
+    for probe in offsets | {1000, 2000, 3000}:
+        assert sorted(reader.bitmap_for(probe)) == [i for i, v in enumerate(ints) if v == probe]
+
+
+def test_v1_key_listed_twice_maps_to_its_last_entry():
+    # Paimon reads the V1 dictionary into a map, so a repeated key keeps the later offset
+    entry = (1).to_bytes(4, "big") + b"a"
+    blob = bytes([1]) + (3).to_bytes(4, "big") + (2).to_bytes(4, "big") + b"\x00"
+    blob += entry + (-1 - 0).to_bytes(4, "big", signed=True) + entry + (-1 - 2).to_bytes(4, "big", signed=True)
+    reader = BitmapReader(STRING, BytesSource(blob), {})
+    assert sorted(reader.bitmap_for("a")) == [2]
+
+
+def test_negative_key_length_in_index_block_is_corrupt():
+    blob = bytearray(_sample_blob(2))
+    reader = BitmapReader(STRING, BytesSource(bytes(blob)), {})
+    block = reader.meta.blocks[-1]
+    at = reader.meta.index_block_start + block.offset + 4   # the first entry's key length
+    blob[at:at + 4] = (-5).to_bytes(4, "big", signed=True)
+    broken = BitmapReader(STRING, BytesSource(bytes(blob), "neg.index"), {})
+    with pytest.raises(CorruptFileError, match="negative string length") as info:
+        broken.find_entry(block.first_key)
+    assert info.value.structure == "bitmap index block" and info.value.offset == at
+
+
+def test_file_source_reads_the_same_with_and_without_kept_descriptors(conformance: Path, monkeypatch):
+    from indexcore import io
+
+    path = str(conformance / "file_index" / "bitmap-index-v2")
+    value = next(iter(json.loads((conformance / "file_index" / "expected.json").read_text())["equal"]))
+    results = []
+    for limit in (io._DESCRIPTORS.limit, 0):
+        monkeypatch.setattr(io._DESCRIPTORS, "limit", limit)
+        source = FileSource(fsspec.filesystem("file"), path)
+        assert (source._fd is not None) == (limit > 0)
+        rows = sorted(BitmapReader(STRING, source, {}).visit(Leaf("equal", "c", (value,))).bitmap)
+        results.append((rows, source.stats.snapshot()))
+        source.close()
+    assert results[0] == results[1] and results[0][0]

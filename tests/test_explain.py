@@ -193,7 +193,8 @@ def test_read_path_result_follows_file_index_evaluator():
     assert read_path_result(BitmapResult(BitMap(range(1, 10))), 10, BitMap([0])) is REMAIN
     assert read_path_result(BitmapResult(BitMap([0, 3])), 10, BitMap([3])) == BitmapResult(BitMap([0]))
     assert read_path_result(BitmapResult(BitMap([3])), 10, BitMap([3])) is SKIP
-    assert read_path_result(BitmapResult(BitMap([0, 3])), 10, BitMap([3]), bitmap64=True) == BitmapResult(BitMap([0]))
+    # a 64-bit deletion vector is never combined with the index bitmap (apache/paimon#9141)
+    assert read_path_result(BitmapResult(BitMap([0, 3])), 10, BitMap([3]), bitmap64=True) is REMAIN
     assert read_path_result(BitmapResult(BitMap([1])), 2**31) is REMAIN
 
 
@@ -298,3 +299,23 @@ def test_to_frame_and_json(warehouse):
     js = json.loads(json.dumps(ex.to_json()))
     assert [f["path"] for f in js["files"]] == [f.path for f in ex.files]
     assert all(isinstance(f, FileDecision) for f in ex.files)
+
+
+def test_wrong_stats_are_a_violation_naming_the_column(warehouse, monkeypatch):
+    """Stats that claim f0 only holds 'Zed' prune a file with two 'Bob' rows: flagged on f0."""
+    import indexcore.evaluate.explain as module
+
+    real = module.stats_map
+
+    def lying(*args, **kwargs):
+        out = real(*args, **kwargs)
+        if "f0" in out:
+            out["f0"] = ("Zed", "Zed", 0)
+        return out
+
+    monkeypatch.setattr(module, "stats_map", lying)
+    ex = explain(_table(warehouse, "append_with_bitmap"), "f0 = 'Bob' AND f1 = 10", verify=True)
+    (f,) = ex.files
+    assert f.stats_decision == "SKIP" and f.matching_rows == 2
+    assert ex.violations == [{"path": f.path, "column": "f0",
+                              "reason": "stats pruned a file with 2 matching rows"}]

@@ -58,6 +58,9 @@ class FileDecision:
     Decisions are ``"REMAIN"`` or ``"SKIP"``; ``raw_index_result`` is what the file index
     answered (REMAIN, SKIP or a :class:`BitmapResult`), ``index_decision`` what the read path
     makes of it. Both are ``None`` when the index was not consulted (pruned earlier).
+    ``bytes_read`` counts the file-index bytes read to decide (an embedded index counts its
+    bytes from the manifest; 0 where Paimon does not read the index). ``matching_rows``
+    (verify) counts the file's rows satisfying the predicate, deletion vector applied.
     """
 
     path: str
@@ -321,14 +324,15 @@ def read_path_result(raw: FileIndexResult, row_count: int, deleted: Any = None,
         if row_count > MAX_ROWS_32 or len(raw.bitmap) == row_count:
             return REMAIN
         if deleted is not None and bitmap64:
-            result = BitmapResult(BitMap(p for p in raw.bitmap if p not in deleted))
-        else:
-            selection = BitMap(range(row_count))
-            if deleted is not None:
-                selection -= deleted if isinstance(deleted, BitMap) else BitMap(p for p in deleted if p < row_count)
-            result = BitmapResult(raw.bitmap & selection)
-            if result.bitmap == selection:
-                return REMAIN
+            # Paimon's conservative fallback (apache/paimon#9141): row positions are 32-bit,
+            # so a 64-bit deletion vector is never combined with the index bitmap.
+            return REMAIN
+        selection = BitMap(range(row_count))
+        if deleted is not None:
+            selection -= deleted if isinstance(deleted, BitMap) else BitMap(p for p in deleted if p < row_count)
+        result = BitmapResult(raw.bitmap & selection)
+        if result.bitmap == selection:
+            return REMAIN
     if not result.remain():
         return SKIP
     return result
@@ -483,11 +487,8 @@ class _Explainer:
                 notes.append("file index unreadable: decision REMAIN (Paimon would fail or read the file)")
                 raw = decision = REMAIN
                 evaluator = None
-            bytes_read = self.storage.stats.bytes_read - before
-        elif consult:
-            decision = REMAIN
-            raw = None if not lf.has_file_index else REMAIN
-        if consult and decision is None:
+            bytes_read = self.storage.stats.bytes_read - before if self.index_at_read else 0
+        elif consult:  # no file index: FileIndexEvaluator answers REMAIN
             decision = REMAIN
 
         if isinstance(decision, BitmapResult):

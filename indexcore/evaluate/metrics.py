@@ -761,7 +761,7 @@ def whatif_frames(hypothetical, sql: str, verify: bool = False, progress: Progre
     if not files.empty:
         files.insert(0, "file_name", files["path"].map(lambda p: p.rsplit("/", 1)[-1]))
     totals = pd.DataFrame([{"what": k, "files": v["files"], "rows": v["rows"]}
-                           for k, v in result.totals.items() if k != "index_bytes"])
+                           for k, v in result.totals.items() if "rows" in v], columns=["what", "files", "rows"])
     problems = [p.to_dict() for p in hypothetical.problems + result.explanation.problems]
     return {"files": files, "totals": totals, "index_bytes": hypothetical.total_size,
             "problems": pd.DataFrame(problems, columns=["path", "structure", "reason"]),

@@ -19,7 +19,7 @@ import heapq
 import re
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from pyroaring import BitMap
@@ -39,6 +39,8 @@ VERSION_1 = 1
 VERSION_2 = 2
 DEFAULT_INDEX_BLOCK_SIZE = "16kb"
 _INT = struct.Struct(">i")
+_TWO_INTS = struct.Struct(">ii")
+_UINT = struct.Struct(">I")
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 
@@ -255,6 +257,37 @@ def parse_memory_size(text: str) -> int:
 # Reading the head with exact byte ranges.
 
 
+class _NegativeLength(ValueError):
+    def __init__(self, length: int, pos: int):
+        super().__init__(f"negative string length {length}")
+        self.pos = pos
+
+
+def _walk_strings(buf: bytes | bytearray, pos: int, count: int, step: int, starts: list[int]) -> int:
+    """Append the starts of up to ``count`` whole string-keyed entries at ``buf[pos:]``.
+
+    An entry is a 4-byte length, the key bytes and ``step - 4`` more bytes. Only lengths are
+    decoded (no key objects), so a dictionary of many thousands of entries is walked quickly.
+    Lengths are read unsigned, so a negative one jumps past the buffer and ends the walk, where
+    it is reported. Returns the position after the last whole entry.
+    """
+    unpack, append = _UINT.unpack_from, starts.append
+    taken = len(starts)
+    try:
+        for _ in range(count):
+            append(pos)
+            pos += unpack(buf, pos)[0] + step
+    except struct.error:
+        pos = starts.pop()
+    if pos > len(buf) and len(starts) > taken:
+        pos = starts.pop()
+    if len(starts) - taken < count and pos + 4 <= len(buf):
+        n = _INT.unpack_from(buf, pos)[0]
+        if n < 0:
+            raise _NegativeLength(n, pos)
+    return pos
+
+
 class _Cursor:
     """Sequential decoding over a ByteSource that reads only the bytes the structure spans.
 
@@ -320,6 +353,38 @@ class _Cursor:
     def byte(self) -> int:
         return self.take(1)[0]
 
+    def dictionary(self, codec: _KeyCodec, count: int) -> tuple[bytes, range | list[int]]:
+        """The bytes of ``count`` V1 entries (key, offset) and each entry's start within them."""
+        if codec.kind != "string":
+            item = codec.struct.size + 4
+            return bytes(self.take(count * item)), range(0, count * item, item)
+        base = self.pos
+        data = bytearray(self.buf[base - self.start:])
+        starts: list[int] = []
+        size = self.source.size
+        rel = 0
+        while True:
+            try:
+                rel = _walk_strings(data, rel, count - len(starts), 8, starts)
+            except _NegativeLength as exc:
+                raise self.corrupt(str(exc), base + exc.pos) from None
+            left = count - len(starts)
+            if not left:
+                break
+            need = base + rel + left * 8
+            if rel + 4 <= len(data):
+                n = _INT.unpack_from(data, rel)[0]
+                if base + rel + 4 + n > size:
+                    raise self.corrupt(f"string length {n} does not fit in the file", base + rel)
+                need += n
+            if need > size:
+                raise self.corrupt(f"{left} more entries do not fit in the file", base + rel)
+            have = base + len(data)
+            want = max(need, min(self.min_end, size))
+            data += self.source.read(have, want - have, self.structure)
+        self.buf, self.start, self.pos = bytes(data), base, base + rel
+        return self.buf[:rel], starts
+
 
 # ---------------------------------------------------------------------------------------
 # Metadata
@@ -358,8 +423,10 @@ class BitmapFileIndexMeta:
     head_size: int              # bytes from the version byte to the end of the head
     index_block_start: int      # V2: where the index blocks begin (== head_size); V1: body start
     body_start: int             # where serialized bitmaps begin
-    entries: tuple[tuple[Any, int], ...] = ()     # V1 only: (key, offset) in file order
     blocks: tuple[BitmapIndexBlock, ...] = ()     # V2 only
+    # V1 only: the serialized (key, offset) entries in file order, and where each one starts
+    dictionary: bytes = field(default=b"", repr=False, compare=False)
+    entry_starts: range | list[int] = field(default=range(0), repr=False, compare=False)
 
 
 def _read_meta(source: ByteSource, codec: _KeyCodec) -> BitmapFileIndexMeta:
@@ -388,13 +455,13 @@ def _read_meta(source: ByteSource, codec: _KeyCodec) -> BitmapFileIndexMeta:
             null_offset = cur.int()
         if cur.pos + number * (codec.min_size + 4) > source.size:
             raise cur.corrupt(f"{number} dictionary entries do not fit in {source.size} bytes", number_at)
-        entries = cur.entries(codec, number, 1)
+        dictionary, starts = cur.dictionary(codec, number)
         body_start = cur.pos
         if has_null and null_offset >= 0:
-            null_length = _v1_length(entries, -1, null_offset, source.size - body_start)
+            null_length = _v1_length(codec, dictionary, starts, 0, null_offset, source.size - body_start)
         meta = BitmapFileIndexMeta(
             VERSION_1, row_count, number, has_null, null_offset, null_length, body_start, body_start,
-            body_start, entries=tuple(entries))
+            body_start, dictionary=dictionary, entry_starts=starts)
     else:
         if has_null:
             cur.min_end = cur.pos + 12
@@ -428,14 +495,22 @@ def _read_meta(source: ByteSource, codec: _KeyCodec) -> BitmapFileIndexMeta:
     return meta
 
 
-def _v1_length(entries: tuple[tuple[Any, int], ...], i: int, offset: int, body_size: int) -> int:
+def _v1_offset(codec: _KeyCodec, dictionary: bytes, start: int) -> int:
+    """The bitmap offset of the V1 entry starting at ``start``."""
+    key_size = 4 + _INT.unpack_from(dictionary, start)[0] if codec.kind == "string" else codec.struct.size
+    return _INT.unpack_from(dictionary, start + key_size)[0]
+
+
+def _v1_length(codec: _KeyCodec, dictionary: bytes, starts: range | list[int], j: int, offset: int,
+               body_size: int) -> int:
     """A V1 bitmap runs to the next bitmap's offset in file order, the last one to the end.
 
-    ``i`` is the entry's position (-1 for the null bitmap, which comes before every entry).
+    ``j`` is the position of the first entry after it (0 for the null bitmap, which comes first).
     """
     if offset < 0:
         return -1
-    for _, nxt in entries[i + 1:]:
+    for k in range(j, len(starts)):
+        nxt = _v1_offset(codec, dictionary, starts[k])
         if nxt >= 0:
             return nxt - offset
     return body_size - offset
@@ -460,7 +535,8 @@ class BitmapReader(FileIndexReader):
         self.options = dict(options or {})
         self.codec = _KeyCodec(dtype)
         self._meta: BitmapFileIndexMeta | None = None
-        self._v1_positions: dict[Any, int] | None = None
+        self._v1_entries: list[tuple[Any, int]] | None = None
+        self._block_data: dict[int, tuple[bytes, range | list[int]]] = {}
         self._block_entries: dict[int, list[tuple[Any, int, int]]] = {}
         self._bitmaps: dict[Any, BitMap] = {}
 
@@ -470,8 +546,6 @@ class BitmapReader(FileIndexReader):
     def meta(self) -> BitmapFileIndexMeta:
         if self._meta is None:
             self._meta = _read_meta(self.source, self.codec)
-            if self._meta.version == VERSION_1:
-                self._v1_positions = {k: i for i, (k, _) in enumerate(self._meta.entries)}
         return self._meta
 
     @property
@@ -498,21 +572,63 @@ class BitmapReader(FileIndexReader):
                 hi = mid
         return lo - 1
 
-    def _read_block(self, i: int, data: bytes | None = None) -> list[tuple[Any, int, int]]:
-        if i in self._block_entries:
-            return self._block_entries[i]
+    def _v1_entry_list(self) -> list[tuple[Any, int]]:
+        """Every V1 ``(key, offset)`` in file order (decoded only when all of them are wanted)."""
+        if self._v1_entries is None:
+            meta = self.meta
+            out: list[tuple[Any, int]] = []
+            self.codec.scan(meta.dictionary, 0, meta.non_null_bitmap_number, 1, out)
+            self._v1_entries = out
+        return self._v1_entries
+
+    @staticmethod
+    def _locate(data: bytes, encoded: bytes, starts: range | list[int], lo: int, last: bool) -> int:
+        """Where ``encoded`` begins an entry of ``data`` (the first or last such), or -1.
+
+        Comparing serialized key bytes is key equality: each type has one encoding per key.
+        """
+        i = data.rfind(encoded, lo) if last else data.find(encoded, lo)
+        while i >= 0:
+            j = bisect.bisect_left(starts, i)
+            if j < len(starts) and starts[j] == i:
+                return j
+            i = data.rfind(encoded, lo, i + len(encoded) - 1) if last else data.find(encoded, i + 1)
+        return -1
+
+    def _block_bytes(self, i: int, data: bytes | None = None) -> tuple[bytes, range | list[int]]:
+        """A V2 index block's bytes (checked to hold its entries) and where each entry starts."""
+        cached = self._block_data.get(i)
+        if cached is not None:
+            return cached
         meta = self.meta
         block = meta.blocks[i]
         at = meta.index_block_start + block.offset
-        cur = _Cursor(self.source, at, "bitmap index block", data or b"")
-        cur.min_end = at + block.size
-        count = cur.int() if block.size >= 4 else None
+        if data is None:
+            data = self.source.read(at, block.size, "bitmap index block")
+        count = _INT.unpack_from(data)[0] if block.size >= 4 else None
         if count is None or count < 0 or 4 + count * (self.codec.min_size + 8) > block.size:
             raise self._corrupt(f"index block entry count {count} does not fit {block.size} bytes",
                                 "bitmap index block", at)
-        entries = cur.entries(self.codec, count, 2)
-        if cur.pos > at + block.size:
-            raise self._corrupt("index block entries run past the block", "bitmap index block", at)
+        if self.codec.kind == "string":
+            starts: range | list[int] = []
+            try:
+                _walk_strings(data, 4, count, 12, starts)
+            except _NegativeLength as exc:
+                raise self._corrupt(str(exc), "bitmap index block", at + exc.pos) from None
+            if len(starts) < count:
+                raise self._corrupt("index block entries run past the block", "bitmap index block", at)
+        else:
+            item = self.codec.struct.size + 8
+            starts = range(4, 4 + count * item, item)
+        self._block_data[i] = data, starts
+        return data, starts
+
+    def _read_block(self, i: int, data: bytes | None = None) -> list[tuple[Any, int, int]]:
+        if i in self._block_entries:
+            return self._block_entries[i]
+        raw, starts = self._block_bytes(i, data)
+        entries: list[tuple[Any, int, int]] = []
+        self.codec.scan(raw, 4, len(starts), 2, entries)
         self._block_entries[i] = entries
         return entries
 
@@ -521,15 +637,30 @@ class BitmapReader(FileIndexReader):
         meta = self.meta
         if key is None:
             return BitmapEntry(None, meta.null_offset, meta.null_length) if meta.has_null else None
+        codec = self.codec
         if meta.version == VERSION_1:
-            i = self._v1_positions.get(key)
-            if i is None:
+            # as Paimon's map of the dictionary, a key listed twice maps to its last entry
+            if codec.kind == "boolean":
+                found = [j for j, (k, _) in enumerate(self._v1_entry_list()) if k == key]
+                j = found[-1] if found else -1
+            else:
+                j = self._locate(meta.dictionary, codec.encode(key), meta.entry_starts, 0, last=True)
+            if j < 0:
                 return None
-            offset = meta.entries[i][1]
-            return BitmapEntry(key, offset, _v1_length(meta.entries, i, offset, self.source.size - meta.body_start))
+            starts = meta.entry_starts
+            offset = _v1_offset(codec, meta.dictionary, starts[j])
+            return BitmapEntry(key, offset, _v1_length(codec, meta.dictionary, starts, j + 1, offset,
+                                                       self.source.size - meta.body_start))
         i = self._block_index(key)
         if i < 0:
             return None
+        if codec.kind != "boolean":
+            data, starts = self._block_bytes(i)
+            encoded = codec.encode(key)
+            j = self._locate(data, encoded, starts, 4, last=False)
+            if j < 0:
+                return None
+            return BitmapEntry(key, *_TWO_INTS.unpack_from(data, starts[j] + len(encoded)))
         entries = self._read_block(i)
         sort_key = self.codec.sort_key
         sk = sort_key(key)
@@ -559,7 +690,7 @@ class BitmapReader(FileIndexReader):
             data = self.source.read(at, length, "bitmap")
         try:
             return BitMap.deserialize(data)
-        except ValueError:
+        except (ValueError, IndexError):
             raise self._corrupt("not a valid portable RoaringBitmap", "bitmap", at) from None
 
     def _bitmap_for_key(self, key: Any) -> BitMap:
@@ -609,9 +740,10 @@ class BitmapReader(FileIndexReader):
         """Every non-null dictionary entry in key order (reads every V2 index block, in one request)."""
         meta = self.meta
         if meta.version == VERSION_1:
-            ends = [o for _, o in meta.entries if o >= 0] + [self.source.size - meta.body_start]
+            v1 = self._v1_entry_list()
+            ends = [o for _, o in v1 if o >= 0] + [self.source.size - meta.body_start]
             out, nxt = [], 0
-            for k, o in meta.entries:
+            for k, o in v1:
                 if o >= 0:
                     nxt += 1
                     out.append(BitmapEntry(k, o, ends[nxt] - o))

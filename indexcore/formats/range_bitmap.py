@@ -52,7 +52,7 @@ def deserialize_bitmap(data: bytes, file: str, structure: str, offset: int) -> B
     """A portable RoaringBitmap; a malformed one is a :class:`CorruptFileError`."""
     try:
         return BitMap.deserialize(data)
-    except (ValueError, MemoryError) as exc:
+    except (ValueError, IndexError, MemoryError) as exc:
         raise CorruptFileError(f"invalid roaring bitmap: {exc}", file=file, structure=structure,
                                offset=offset) from exc
 
@@ -704,14 +704,16 @@ class RangeBitmapReader(FileIndexReader):
         import numpy as np
 
         rows = np.frombuffer(non_null.to_array(), dtype=np.uint32)
-        codes = np.zeros(self.row_count, dtype=np.int64)
+        rows = rows[rows < self.row_count]
+        # Sized by rows that really exist, never by a length declared in the file.
+        codes = np.zeros(int(rows.max()) + 1 if len(rows) else 0, dtype=np.int64)
         for i, sl in enumerate(self.bsi.load_all()):
             idx = np.frombuffer(sl.to_array(), dtype=np.uint32)
-            codes[idx[idx < self.row_count]] |= 1 << i
-        counts = np.bincount(codes[rows[rows < self.row_count]], minlength=self.cardinality)
+            codes[idx[idx < len(codes)]] |= 1 << i
+        counts = np.bincount(codes[rows], minlength=0)
         top = np.argsort(-counts, kind="stable")[:limit]
         return [{"value": self._display(self.dictionary.raw_key(int(c))), "cardinality": int(counts[c])}
-                for c in top if counts[c] > 0]
+                for c in top if counts[c] > 0 and c < self.cardinality]
 
 
 class RangeBitmapWriter(FileIndexWriter):

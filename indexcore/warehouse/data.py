@@ -13,12 +13,18 @@
 
 from __future__ import annotations
 
-import operator
+import array
+import decimal
+import math
 import posixpath
+import struct
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.orc as pa_orc
 import pyarrow.parquet as pq
 from pyroaring import BitMap
@@ -26,7 +32,15 @@ from pyroaring import BitMap
 from ..errors import IndexCoreError, PredicateError, StorageError, UnsupportedError
 from ..io import Storage
 from ..predicate import Leaf, Predicate
-from ..types import DataType
+from ..types import (
+    BINARY_ROOTS,
+    FLOAT_ROOTS,
+    INTEGER_ROOTS,
+    STRING_ROOTS,
+    TIMESTAMP_ROOTS,
+    DataType,
+    Timestamp,
+)
 from .merge import FILE_ORDER, LEVEL, POSITION, SEQUENCE_NUMBER, VALUE_KIND, merge_records
 from .model import LiveFile, Problem, TableSchema
 from .values import arrow_type, cast_column, from_internal, to_internal
@@ -172,85 +186,404 @@ def matching_positions(storage: Storage, live_file: LiveFile, file_schema: Table
     raw = read_raw(storage, live_file.path, live_file.file.file_format)
     table = evolve_columns(raw, file_schema, table_schema, needed, live_file.partition_spec,
                            live_file.file.write_cols)
-    return BitMap(i for i, ok in enumerate(predicate_mask(table, predicate, table_schema)) if ok)
+    positions = np.flatnonzero(_mask(table, predicate, table_schema)).astype(np.uint32)
+    packed = array.array("I")
+    if packed.itemsize != 4:
+        return BitMap(positions.tolist())
+    packed.frombytes(positions.tobytes())
+    return BitMap(packed)
 
 
 # ---------------------------------------------------------------------------------------
-# Predicates with SQL null semantics over internal values.
+# Predicates with SQL null semantics over internal values (Paimon's ``LeafFunction.test``).
+#
+# Leaves are evaluated column-at-a-time. A column becomes *keys* that order exactly like its
+# internal values under Java's ``compareTo`` (int64 keys in numpy, or the Arrow array itself
+# for strings, binaries and wide decimals), and a literal becomes the interval ``[lo, hi]`` of
+# keys equal to it (``lo > hi`` when no value of the column can equal it):
+#
+# * integers, DATE (days), TIME (millis, floored from finer units), BOOLEAN: the value itself;
+# * TIMESTAMP[_LTZ]: the stored count in the column's unit; a literal finer than the unit
+#   maps to ``[ceil, floor]`` of its nanoseconds over the unit, so TIMESTAMP(9) is exact;
+# * FLOAT/DOUBLE: the IEEE bits folded to a signed total order (``-0.0 < 0.0``), every NaN
+#   mapped to one key above ``+inf``, exactly ``Double.compareTo``;
+# * DECIMAL(p <= 18): the unscaled int64 (a literal scaled to the column, ceil/floor);
+#   DECIMAL(19..38): Arrow's exact decimal comparison against scaled literals;
+# * strings and binaries: Arrow's byte-wise comparison, which is UTF-8 = code point order.
+#
+# Null rows are masked out afterwards, so Arrow's null propagation never leaks. Evaluated
+# row by row in Python instead (``_row_leaf_test``): nested, VARIANT and BLOB columns, Arrow
+# layouts other than the ones :func:`.values.arrow_type` produces (date64, fixed-size binary,
+# decimal256, ...), literals whose Python type does not belong to the column's type (an int
+# literal on a DOUBLE column is converted like Java; anything else falls back), Timestamp
+# literals with nanos outside ``[0, 1e6)``, non-finite decimal literals and strings that are
+# not valid UTF-8 (lone surrogates).
+
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+_NAN_KEY = 0x7FF8_0000_0000_0000
+_LOW63 = np.int64(_I64_MAX)
+_DECIMAL_CONTEXT = decimal.Context(prec=200, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
+_UNIT_NANOS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1000, "ns": 1}
+_COMPARISONS = ("equal", "notEqual", "lessThan", "lessOrEqual", "greaterThan", "greaterOrEqual")
 
 
-def _cmp_key(value: Any) -> Any:
-    """Java ``compareTo`` order: floats put NaN above +inf and -0.0 below 0.0."""
-    if isinstance(value, float):
-        if value != value:
-            return (2, 0.0)
-        if value == 0.0:
-            return (1, 0.0, -1 if str(value).startswith("-") else 0)
-        return (1, value, 0)
-    return value
+class _Fallback(Exception):
+    """This leaf cannot be vectorized exactly; test it row by row."""
 
 
-def _leaf_test(leaf: Leaf) -> Callable[[Any], bool]:
-    op = leaf.op
-    lits = leaf.literals
+def _java_compare(a: Any, b: Any) -> int:
+    """``a.compareTo(b)`` on internal values; a float on either side compares as doubles."""
+    if isinstance(a, float) or isinstance(b, float):
+        a, b = float(a), float(b)
+        a_nan, b_nan = math.isnan(a), math.isnan(b)
+        if a_nan or b_nan:
+            return a_nan - b_nan
+        if a == b == 0.0:
+            a_neg, b_neg = math.copysign(1, a) < 0, math.copysign(1, b) < 0
+            return b_neg - a_neg
+    return (a > b) - (a < b)
+
+
+def _row_leaf_test(leaf: Leaf) -> Callable[[Any], bool]:
+    """One leaf as a per-value test (the exact reference the vectorized path reproduces)."""
+    op, lits = leaf.op, leaf.literals
     if op == "isNull":
         return lambda v: v is None
     if op == "isNotNull":
         return lambda v: v is not None
-    keys = [None if x is None else _cmp_key(x) for x in lits]
-    if op in ("in", "notIn"):
-        present = [k for k in keys if k is not None]
-        if op == "in":
-            return lambda v: v is not None and any(_cmp_key(v) == k for k in present)
-        has_null = any(k is None for k in keys)
-        return lambda v: v is not None and not has_null and all(_cmp_key(v) != k for k in present)
+    if op == "in":
+        present = [x for x in lits if x is not None]
+        return lambda v: v is not None and any(_java_compare(v, x) == 0 for x in present)
+    if op == "notIn":
+        if any(x is None for x in lits):
+            return lambda v: False
+        return lambda v: v is not None and all(_java_compare(v, x) != 0 for x in lits)
     if op in ("between", "notBetween"):
-        if len(keys) != 2:
+        if len(lits) != 2:
             raise PredicateError(f"{op} needs two literals")
-        lo, hi = keys
+        lo, hi = lits
         if lo is None or hi is None:
             return lambda v: False
         if op == "between":
-            return lambda v: v is not None and lo <= _cmp_key(v) <= hi
-        return lambda v: v is not None and (_cmp_key(v) < lo or _cmp_key(v) > hi)
-    ops = {"equal": operator.eq, "notEqual": operator.ne, "lessThan": operator.lt,
-           "lessOrEqual": operator.le, "greaterThan": operator.gt, "greaterOrEqual": operator.ge}
-    if op not in ops:
+            return lambda v: v is not None and _java_compare(v, lo) >= 0 and _java_compare(v, hi) <= 0
+        return lambda v: v is not None and (_java_compare(v, lo) < 0 or _java_compare(v, hi) > 0)
+    if op not in _COMPARISONS:
         raise PredicateError(f"unknown predicate function {op!r}")
-    if not keys or keys[0] is None:
+    if not lits or lits[0] is None:
         return lambda v: False
-    fn, lit = ops[op], keys[0]
-    return lambda v: v is not None and fn(_cmp_key(v), lit)
+    lit = lits[0]
+    test = {"equal": lambda c: c == 0, "notEqual": lambda c: c != 0, "lessThan": lambda c: c < 0,
+            "lessOrEqual": lambda c: c <= 0, "greaterThan": lambda c: c > 0,
+            "greaterOrEqual": lambda c: c >= 0}[op]
+    return lambda v: v is not None and test(_java_compare(v, lit))
 
 
-def _eval(pred: Predicate, columns: dict[str, list], n: int) -> list[bool]:
+@dataclass(frozen=True)
+class _Keys:
+    """A column prepared for vectorized leaf tests (see the section comment)."""
+
+    valid: np.ndarray
+    bounds: Callable[[Any], tuple[Any, Any]]
+    ge: Callable[[Any], np.ndarray]
+    le: Callable[[Any], np.ndarray]
+    isin: Callable[[list], np.ndarray]
+
+
+def _int_keys(keys: np.ndarray, valid: np.ndarray, bounds: Callable[[Any], tuple[int, int]]) -> _Keys:
+    n = len(keys)
+
+    def ge(x: int) -> np.ndarray:
+        if x > _I64_MAX:
+            return np.zeros(n, bool)
+        return np.ones(n, bool) if x <= _I64_MIN else keys >= np.int64(x)
+
+    def le(x: int) -> np.ndarray:
+        if x < _I64_MIN:
+            return np.zeros(n, bool)
+        return np.ones(n, bool) if x >= _I64_MAX else keys <= np.int64(x)
+
+    def isin(xs: list) -> np.ndarray:
+        inside = [x for x in xs if _I64_MIN <= x <= _I64_MAX]
+        if len(inside) <= 4:
+            out = np.zeros(n, bool)
+            for x in inside:
+                out |= keys == np.int64(x)
+            return out
+        return np.isin(keys, np.array(inside, np.int64))
+
+    return _Keys(valid, bounds, ge, le, isin)
+
+
+def _arrow_keys(column: pa.Array, valid: np.ndarray, bounds: Callable[[Any], tuple[Any, Any]],
+                scalar: Callable[[Any], pa.Scalar | int]) -> _Keys:
+    """Keys compared by Arrow; ``scalar`` may answer +1/-1 for a bound above/below every value."""
+    n = len(column)
+
+    def run(fn, x, true_when_above: bool) -> np.ndarray:
+        s = scalar(x)
+        if isinstance(s, int):
+            return np.full(n, (s > 0) == true_when_above)
+        return fn(column, s).fill_null(False).to_numpy(zero_copy_only=False)
+
+    def isin(xs: list) -> np.ndarray:
+        scalars = [s for s in (scalar(x) for x in xs) if not isinstance(s, int)]
+        if not scalars:
+            return np.zeros(n, bool)
+        value_set = pa.array([s.as_py() for s in scalars], scalars[0].type)
+        return pc.is_in(column, value_set=value_set).fill_null(False).to_numpy(zero_copy_only=False)
+
+    return _Keys(valid, bounds, lambda x: run(pc.greater_equal, x, False),
+                 lambda x: run(pc.less_equal, x, True), isin)
+
+
+def _exact_int(x: Any) -> tuple[int, int]:
+    if not isinstance(x, int) or isinstance(x, bool):
+        raise _Fallback
+    return x, x
+
+
+def _exact_bool(x: Any) -> tuple[int, int]:
+    if not isinstance(x, bool):
+        raise _Fallback
+    return int(x), int(x)
+
+
+def _double_key(x: float) -> int:
+    if math.isnan(x):
+        return _NAN_KEY
+    bits = struct.unpack("<q", struct.pack("<d", x))[0]
+    return bits ^ _I64_MAX if bits < 0 else bits
+
+
+def _double_keys(values: np.ndarray) -> np.ndarray:
+    bits = values.view(np.int64)
+    keys = np.where(bits < 0, bits ^ _LOW63, bits)
+    keys[np.isnan(values)] = _NAN_KEY
+    return keys
+
+
+def _double_bounds(x: Any) -> tuple[int, int]:
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        raise _Fallback
+    try:
+        key = _double_key(float(x))
+    except OverflowError as exc:
+        raise _Fallback from exc
+    return key, key
+
+
+def _scaled_bounds(value: decimal.Decimal, scale: int) -> tuple[int, int]:
+    """``[ceil, floor]`` of ``value * 10**scale``; values beyond 10**60 clamp (no column reaches)."""
+    if value.is_zero():
+        return 0, 0
+    if value.adjusted() + scale > 60:
+        big = -(10 ** 61) if value < 0 else 10 ** 61
+        return big, big
+    scaled = value.scaleb(scale, context=_DECIMAL_CONTEXT)
+    lo = scaled.to_integral_value(rounding=decimal.ROUND_CEILING, context=_DECIMAL_CONTEXT)
+    hi = scaled.to_integral_value(rounding=decimal.ROUND_FLOOR, context=_DECIMAL_CONTEXT)
+    return int(lo), int(hi)
+
+
+def _decimal_bounds(scale: int) -> Callable[[Any], tuple[int, int]]:
+    def bounds(x: Any) -> tuple[int, int]:
+        if isinstance(x, int) and not isinstance(x, bool):
+            x = decimal.Decimal(x)
+        if not isinstance(x, decimal.Decimal) or not x.is_finite():
+            raise _Fallback
+        return _scaled_bounds(x, scale)
+    return bounds
+
+
+def _timestamp_bounds(unit_nanos: int) -> Callable[[Any], tuple[int, int]]:
+    def bounds(x: Any) -> tuple[int, int]:
+        if not isinstance(x, Timestamp) or not 0 <= x.nanos < 1_000_000:
+            raise _Fallback
+        nanos = x.to_nanos()
+        return -(-nanos // unit_nanos), nanos // unit_nanos
+    return bounds
+
+
+def _int64(column: pa.Array) -> np.ndarray:
+    """The stored integers (days, time units, timestamp units...) as int64, nulls as 0."""
+    t = column.type
+    if pa.types.is_date32(t) or pa.types.is_time32(t):
+        column = column.cast(pa.int32())
+    return column.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+
+
+def _decimal_keys(column: pa.Array, valid: np.ndarray) -> _Keys:
+    t = column.type
+    bounds = _decimal_bounds(t.scale)
+    if t.precision <= 18 and len(column):
+        words = np.frombuffer(column.buffers()[1], dtype="<i8")
+        words = words[2 * column.offset: 2 * (column.offset + len(column))]
+        low, high = words[0::2], words[1::2]
+        if np.array_equal(high[valid], low[valid] >> 63):
+            return _int_keys(low, valid, bounds)
+    limit = 10 ** 38
+    wide = pa.decimal128(38, t.scale)
+
+    def scalar(x: int) -> pa.Scalar | int:
+        if x >= limit:
+            return 1
+        if x <= -limit:
+            return -1
+        return pa.scalar(decimal.Decimal(x).scaleb(-t.scale, context=_DECIMAL_CONTEXT), wide)
+
+    return _arrow_keys(column, valid, bounds, scalar)
+
+
+def _text_keys(column: pa.Array, valid: np.ndarray, kind: type) -> _Keys:
+    def bounds(x: Any) -> tuple[Any, Any]:
+        if kind is bytes and isinstance(x, bytearray):
+            x = bytes(x)
+        if not isinstance(x, kind):
+            raise _Fallback
+        if kind is str:
+            try:
+                x.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise _Fallback from exc
+        return x, x
+
+    return _arrow_keys(column, valid, bounds, lambda x: pa.scalar(x, column.type))
+
+
+def _prepare(column: pa.Array, dtype: DataType) -> _Keys | None:  # noqa: C901
+    """Keys for a column of ``dtype`` stored as Arrow ``column``; ``None`` when not vectorizable."""
+    t, r = column.type, dtype.root
+    valid = column.is_valid().to_numpy(zero_copy_only=False)
+    if r in INTEGER_ROOTS and pa.types.is_integer(t):
+        try:
+            return _int_keys(_int64(column), valid, _exact_int)
+        except pa.ArrowInvalid:
+            return None
+    if r == "BOOLEAN" and pa.types.is_boolean(t):
+        return _int_keys(_int64(column), valid, _exact_bool)
+    if r == "DATE" and pa.types.is_date32(t):
+        return _int_keys(_int64(column), valid, _exact_int)
+    if r == "TIME" and pa.types.is_time(t):
+        raw = _int64(column)
+        keys = raw * 1000 if t.unit == "s" else raw // {"ms": 1, "us": 1000, "ns": 1_000_000}[t.unit]
+        return _int_keys(keys, valid, _exact_int)
+    if r in TIMESTAMP_ROOTS and pa.types.is_timestamp(t):
+        return _int_keys(_int64(column), valid, _timestamp_bounds(_UNIT_NANOS[t.unit]))
+    if r in FLOAT_ROOTS and (pa.types.is_float32(t) or pa.types.is_float64(t)):
+        values = column.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False)
+        return _int_keys(_double_keys(values), valid, _double_bounds)
+    if r == "DECIMAL" and pa.types.is_decimal128(t):
+        return _decimal_keys(column, valid)
+    if r in STRING_ROOTS and (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        return _text_keys(column, valid, str)
+    if r in BINARY_ROOTS and (pa.types.is_binary(t) or pa.types.is_large_binary(t)):
+        return _text_keys(column, valid, bytes)
+    return None
+
+
+def _vector_leaf(leaf: Leaf, keys: _Keys) -> np.ndarray:
+    """One leaf over prepared keys; raises :class:`_Fallback` for a literal it cannot map."""
+    op, lits, valid = leaf.op, leaf.literals, keys.valid
+    none = np.zeros(len(valid), bool)
+    if op in ("in", "notIn"):
+        if op == "notIn" and any(x is None for x in lits):
+            return none
+        intervals = [keys.bounds(x) for x in lits if x is not None]
+        exact = [lo for lo, hi in intervals if lo == hi]
+        hit = keys.isin(exact) if exact else none
+        return valid & (hit if op == "in" else ~hit)
+    if op in ("between", "notBetween"):
+        if len(lits) != 2:
+            raise PredicateError(f"{op} needs two literals")
+        if lits[0] is None or lits[1] is None:
+            return none
+        (lo, _), (_, hi) = keys.bounds(lits[0]), keys.bounds(lits[1])
+        inside = keys.ge(lo) & keys.le(hi)
+        return valid & (inside if op == "between" else ~inside)
+    if op not in _COMPARISONS:
+        raise PredicateError(f"unknown predicate function {op!r}")
+    if not lits or lits[0] is None:
+        return none
+    lo, hi = keys.bounds(lits[0])
+    if op in ("equal", "notEqual"):
+        same = keys.ge(lo) & keys.le(hi)
+        return valid & (same if op == "equal" else ~same)
+    if op == "lessThan":
+        return valid & ~keys.ge(lo)
+    if op == "lessOrEqual":
+        return valid & keys.le(hi)
+    if op == "greaterThan":
+        return valid & ~keys.le(hi)
+    return valid & keys.ge(lo)
+
+
+class _Columns:
+    """The predicate's columns of one table, prepared lazily (keys, or internal values)."""
+
+    def __init__(self, table: pa.Table, schema: TableSchema):
+        self.table = table
+        self.schema = schema
+        self.keys: dict[str, _Keys | None] = {}
+        self.values: dict[str, list] = {}
+
+    def dtype(self, name: str) -> DataType:
+        return self.schema.field(name).type if name in self.schema.field_names else DataType("BIGINT")
+
+    def column(self, name: str) -> pa.Array:
+        col = self.table.column(name)
+        return col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+
+    def leaf(self, leaf: Leaf) -> np.ndarray:
+        name = leaf.field
+        if leaf.op in ("isNull", "isNotNull"):
+            valid = self.column(name).is_valid().to_numpy(zero_copy_only=False)
+            return valid if leaf.op == "isNotNull" else ~valid
+        if name not in self.keys:
+            self.keys[name] = _prepare(self.column(name), self.dtype(name))
+        keys = self.keys[name]
+        if keys is not None:
+            try:
+                return _vector_leaf(leaf, keys)
+            except _Fallback:
+                pass
+        return self.row_by_row(leaf)
+
+    def row_by_row(self, leaf: Leaf) -> np.ndarray:
+        test = _row_leaf_test(leaf)
+        if leaf.field not in self.values:
+            self.values[leaf.field] = to_internal(self.table.column(leaf.field), self.dtype(leaf.field))
+        return np.fromiter((test(v) for v in self.values[leaf.field]), bool, self.table.num_rows)
+
+
+def _eval(pred: Predicate, columns: _Columns, n: int) -> np.ndarray:
     if isinstance(pred, Leaf):
-        test = _leaf_test(pred)
-        return [test(v) for v in columns[pred.field]]
-    parts = [_eval(c, columns, n) for c in pred.children]
-    if pred.op == "and":
-        return [all(p[i] for p in parts) for i in range(n)] if parts else [True] * n
-    if pred.op == "or":
-        return [any(p[i] for p in parts) for i in range(n)]
-    raise PredicateError(f"unknown compound {pred.op!r}")
+        return columns.leaf(pred)
+    if pred.op not in ("and", "or"):
+        raise PredicateError(f"unknown compound {pred.op!r}")
+    out = np.full(n, pred.op == "and")
+    for child in pred.children:
+        part = _eval(child, columns, n)
+        out = out & part if pred.op == "and" else out | part
+    return out
+
+
+def _mask(table: pa.Table, predicate: Predicate, schema: TableSchema) -> np.ndarray:
+    for name in predicate.fields():
+        if name not in table.column_names:
+            raise PredicateError(f"unknown column {name!r}")
+    return _eval(predicate, _Columns(table, schema), table.num_rows)
 
 
 def predicate_mask(table: pa.Table, predicate: Predicate, schema: TableSchema) -> list[bool]:
     """Per row: does ``predicate`` hold (null comparisons are false, as in Paimon)."""
-    columns = {}
-    for name in predicate.fields():
-        if name not in table.column_names:
-            raise PredicateError(f"unknown column {name!r}")
-        dtype = schema.field(name).type if name in schema.field_names else DataType("BIGINT")
-        columns[name] = to_internal(table.column(name), dtype)
-    return _eval(predicate, columns, table.num_rows)
+    return _mask(table, predicate, schema).tolist()
 
 
 def filter_table(table: pa.Table, predicate: Predicate | None, schema: TableSchema) -> pa.Table:
     """The rows of ``table`` where ``predicate`` holds."""
     if predicate is None or table.num_rows == 0:
         return table
-    return table.filter(pa.array(predicate_mask(table, predicate, schema), pa.bool_()))
+    return table.filter(pa.array(_mask(table, predicate, schema), pa.bool_()))
 
 
 # ---------------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from .datafile import (
     SEQUENCE_NUMBER,
     VALUE_KIND,
     WrittenFile,
+    arrow_type,
     internal_values,
     write_data_file,
 )
@@ -311,12 +312,14 @@ class TableWriter:
     def prepare_batch(self, rows: pa.Table, deletes: pa.Table | None = None) -> pa.Table:
         """Rows with ``_VALUE_KIND`` (PK tables) and ``_BUCKET``, ready for :func:`write_task_rows`."""
         names = list(self.schema.field_names)
-        rows = rows.select(names)
+        target = pa.schema([pa.field(f.name, arrow_type(f.type)) for f in self.schema.fields])
+        rows = rows.select(names).cast(target)
         if self.is_pk:
             rows = rows.append_column(VALUE_KIND, pa.array([0] * rows.num_rows, pa.int8()))
             if deletes is not None and deletes.num_rows:
-                d = deletes.select(names).append_column(VALUE_KIND, pa.array([DELETE] * deletes.num_rows, pa.int8()))
-                rows = pa.concat_tables([rows, d.cast(rows.schema)])
+                d = deletes.select(names).cast(target)
+                d = d.append_column(VALUE_KIND, pa.array([DELETE] * deletes.num_rows, pa.int8()))
+                rows = pa.concat_tables([rows, d])
         return self.assign_buckets(rows)
 
     # ------------------------------------------------------------------ commit

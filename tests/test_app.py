@@ -1,0 +1,207 @@
+"""Streamlit AppTest of every page on the sample warehouse (else a conformance warehouse).
+
+Set ``INDEXCORE_TEST_WAREHOUSE`` to browse another warehouse. Numbers the pages show are
+compared with what indexcore computes directly (file counts, DV cardinalities, lookups).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import indexcore
+from indexcore.evaluate import metrics
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+PAGES = ["warehouse", "table", "bitmap", "bloom", "range", "deletion_vectors", "hash_index", "what_if", "spark"]
+# page -> the index kind its table should have ("" = any table)
+KIND = {"bitmap": "bitmap", "bloom": "bloom-filter", "range": "bsi", "deletion_vectors": "DELETION_VECTORS",
+        "hash_index": "HASH", "what_if": "bitmap"}
+
+
+def _warehouse_path() -> Path | None:
+    given = os.environ.get("INDEXCORE_TEST_WAREHOUSE")
+    for cand in (given, ROOT / "sample_warehouse", ROOT.parent / "shared" / "conformance" / "warehouses" / "parquet"):
+        if cand and Path(cand).is_dir():
+            return Path(cand).resolve()
+    return None
+
+
+@pytest.fixture(scope="module")
+def wh_path(monkeypatch_module):
+    path = _warehouse_path()
+    if path is None:
+        pytest.skip("no warehouse to browse: neither sample_warehouse/ nor ../shared/conformance exists")
+    monkeypatch_module.setenv("INDEXCORE_WAREHOUSE", str(path))
+    monkeypatch_module.delenv("INDEXCORE_ALLOWED_ROOTS", raising=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()
+
+
+@pytest.fixture(scope="module")
+def overview(wh_path):
+    return metrics.warehouse_overview(indexcore.open_warehouse(str(wh_path)))
+
+
+def _table_with(overview, kind: str) -> str | None:
+    if not kind:
+        return str(overview.iloc[0]["table"])
+    hits = overview[overview["index_kinds"].fillna("").str.contains(kind, regex=False)]
+    return None if hits.empty else str(hits.iloc[0]["table"])
+
+
+def _app(table: str | None = None, page: str | None = None):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=90)
+    if table:
+        at.session_state["table"] = table
+    at.run()
+    if page:
+        at.switch_page(f"pages/{page}.py").run()
+    return at
+
+
+def _metric(at, label: str) -> str:
+    for m in at.metric:
+        if m.label == label:
+            return m.value
+    raise AssertionError(f"no metric {label!r} among {[m.label for m in at.metric]}")
+
+
+def _no_failure(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [e.value for e in at.error], [e.value for e in at.error]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_renders(overview, page):
+    table = _table_with(overview, KIND.get(page, ""))
+    if table is None:
+        pytest.skip(f"no table with a {KIND[page]} index in this warehouse")
+    at = _app(table, page)
+    _no_failure(at)
+    assert at.title, "the page drew no title"
+
+
+def test_warehouse_numbers(wh_path, overview):
+    at = _app(page="warehouse")
+    _no_failure(at)
+    wh = indexcore.open_warehouse(str(wh_path))
+    assert _metric(at, "Tables") == str(len(wh.tables()))
+    files = sum(len(wh.table(n).plan().files) for n in wh.tables())
+    assert _metric(at, "Live data files") == str(files)
+
+
+def test_table_picker_changes_numbers(wh_path, overview):
+    wh = indexcore.open_warehouse(str(wh_path))
+    counts = {n: len(wh.table(n).plan().files) for n in wh.tables()}
+    a, b = sorted(counts, key=counts.get)[0], sorted(counts, key=counts.get)[-1]
+    at = _app(a, "table")
+    assert _metric(at, "Live files") == str(counts[a])
+    at.selectbox(key="table").select(b).run()
+    _no_failure(at)
+    assert _metric(at, "Live files") == str(counts[b])
+
+
+def test_snapshot_picker_time_travels(wh_path, overview):
+    wh = indexcore.open_warehouse(str(wh_path))
+    names = [n for n in wh.tables() if len(wh.table(n).snapshot_ids()) > 1]
+    if not names:
+        pytest.skip("no table with more than one snapshot")
+    table = wh.table(names[0])
+    first = table.snapshot_ids()[0]
+    at = _app(names[0], "table")
+    at.selectbox(key="snapshot_id").select(first).run()
+    _no_failure(at)
+    assert _metric(at, "Live files") == str(len(table.plan(first).files))
+    rows = sum(lf.file.row_count for lf in table.plan(first).files)
+    assert _metric(at, "Rows") == f"{rows:,}"
+
+
+def test_dv_numbers_match_decoded_vectors(wh_path, overview):
+    name = _table_with(overview, "DELETION_VECTORS")
+    if name is None:
+        pytest.skip("no table with deletion vectors")
+    table = indexcore.open_warehouse(str(wh_path)).table(name)
+    deleted = 0
+    for lf in table.plan().files:
+        dv = table.deletion_vector(lf)
+        deleted += dv.cardinality if dv is not None else 0
+    at = _app(name, "deletion_vectors")
+    _no_failure(at)
+    assert _metric(at, "Deleted rows") == f"{deleted:,}"
+    assert _metric(at, "Files with a DV") == str(sum(1 for lf in table.plan().files if lf.deletion_vector))
+
+
+def test_bitmap_column_and_lookup(wh_path, overview):
+    name = _table_with(overview, "bitmap")
+    table = indexcore.open_warehouse(str(wh_path)).table(name)
+    at = _app(name, "bitmap")
+    _no_failure(at)
+    box = at.selectbox(key="bitmap_column")
+    for column in box.options:
+        at.selectbox(key="bitmap_column").select(column).run()
+        _no_failure(at)
+        values = metrics.bitmap_values(table, column)
+        top = metrics.top_values(values, 1)
+        if top.empty or top["value"].iloc[0] == "NULL":
+            continue
+        literal = top["value"].iloc[0]
+        at.text_input(key="bitmap_lookup_value").set_value(f"'{literal}'").run()
+        _no_failure(at)
+        lookup = metrics.bitmap_lookup(table, column, f"'{literal}'")
+        if lookup.empty:
+            continue
+        assert _metric(at, "Matching rows") == str(int(lookup["matching_rows"].sum()))
+        assert int(lookup["matching_rows"].sum()) == int(top["cardinality"].iloc[0])
+        break
+
+
+def test_bad_sql_is_an_error_not_a_traceback(overview):
+    at = _app(_table_with(overview, "bitmap"), "what_if")
+    at.text_input(key="whatif_sql").set_value("this is not ( sql").run()
+    assert not at.exception
+    assert any("Explain" in e.value for e in at.error)
+    assert at.selectbox(key="hyp_column").options, "the hypothetical-index section still works"
+
+
+def test_what_if_builds_hypothetical_index(wh_path, overview):
+    name = _table_with(overview, "bitmap")
+    table = indexcore.open_warehouse(str(wh_path)).table(name)
+    column = table.schema().field_names[-1]
+    at = _app(name, "what_if")
+    at.selectbox(key="hyp_column").select(column).run()
+    at.selectbox(key="hyp_type").select("bloom-filter").run()
+    at.button(key="hyp_build").click().run()
+    _no_failure(at)
+    assert _metric(at, "Files indexed") == str(len(table.plan().files))
+    before = sorted(p.name for p in wh_path.rglob("*"))
+    assert before == sorted(p.name for p in wh_path.rglob("*")), "nothing written into the warehouse"
+
+
+def test_warehouse_outside_allowed_roots(tmp_path, overview):
+    at = _app()
+    at.text_input(key="warehouse_url").set_value(str(tmp_path)).run()
+    assert not at.exception
+    assert any("allowed roots" in e.value for e in at.sidebar.error)
+
+
+def test_problems_are_warnings(wh_path, overview):
+    bad = overview[overview["problems"] > 0]
+    if bad.empty:
+        pytest.skip("no table with unreadable parts in this warehouse")
+    name = str(bad.iloc[0]["table"])
+    for page in ("warehouse", "table"):
+        at = _app(name, page)
+        _no_failure(at)
+        assert at.warning, f"{page}: unreadable parts should be listed as warnings"

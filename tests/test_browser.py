@@ -1,0 +1,126 @@
+"""Smoke test in headless Chromium: every page of ``streamlit run app.py`` renders without an exception.
+
+Screenshots go to tests/screenshots/ (gitignored). Skips when /usr/bin/chromium or playwright is
+missing, or when no warehouse to browse is available.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+SHOTS = ROOT / "tests" / "screenshots"
+CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+# page url path -> the index kind its table should have ("" = any table)
+PAGES = {"": "", "table": "", "bitmap": "bitmap", "bloom": "bloom-filter", "range": "bsi",
+         "deletion_vectors": "DELETION_VECTORS", "hash_index": "HASH", "what_if": "bitmap", "spark": ""}
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def _warehouse() -> Path | None:
+    sample = ROOT / "sample_warehouse"
+    if sample.is_dir():
+        return sample
+    fallback = ROOT.parent / "shared" / "conformance" / "warehouses" / "parquet"
+    return fallback if fallback.is_dir() else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not CHROMIUM.exists():
+        pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    warehouse = _warehouse()
+    if warehouse is None:
+        pytest.skip("neither sample_warehouse/ nor ../shared/conformance/warehouses/parquet exists")
+    port = _free_port()
+    env = {**os.environ, "INDEXCORE_WAREHOUSE": str(warehouse)}
+    env.pop("INDEXCORE_ALLOWED_ROOTS", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    out = proc.stdout.read().decode(errors="replace") if proc.poll() is not None else ""
+                    pytest.fail(f"streamlit did not start: {out[-2000:]}")
+                time.sleep(0.5)
+        yield url, warehouse
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _table_for(warehouse: Path, kind: str) -> str | None:
+    import indexcore
+    from indexcore.evaluate.metrics import warehouse_overview
+
+    overview = warehouse_overview(indexcore.open_warehouse(str(warehouse)))
+    if not kind:
+        return None
+    hits = overview[overview["index_kinds"].fillna("").str.contains(kind, regex=False)]
+    return None if hits.empty else str(hits.iloc[0]["table"])
+
+
+def _wait_idle(page, timeout_s: float = 30) -> None:
+    """Until the app stops running (no 'Running...' status widget) and the page title is drawn."""
+    page.wait_for_selector("h1", timeout=timeout_s * 1000)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if page.locator('[data-testid="stStatusWidget"]').count() == 0:
+            break
+        time.sleep(0.3)
+    time.sleep(1.0)  # let plotly charts lay out before the screenshot
+
+
+def test_every_page_renders(server):
+    from playwright.sync_api import sync_playwright
+
+    url, warehouse = server
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    failures = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROME_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 2000})
+            for path, kind in PAGES.items():
+                table = _table_for(warehouse, kind)
+                page.goto(f"{url}/{path}" + (f"?table={table}" if table else ""))
+                _wait_idle(page)
+                name = path or "warehouse"
+                page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+                errors = page.locator('[data-testid="stException"]')
+                if errors.count():
+                    failures.append(f"{name}: {errors.first.inner_text()[:500]}")
+                assert page.locator("h1").count() >= 1, f"{name}: no title drawn"
+        finally:
+            browser.close()
+    assert not failures, "\n".join(failures)

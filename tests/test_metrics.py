@@ -1,0 +1,202 @@
+"""The explorer's frames (indexcore.evaluate.metrics) against Paimon-written warehouses.
+
+Expected numbers come from an independent path: the Parquet data files read with pyarrow,
+the deletion vectors decoded one by one, and the index blobs Paimon wrote.
+"""
+
+from __future__ import annotations
+
+import collections
+from pathlib import Path
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+import indexcore
+from indexcore.evaluate import metrics
+
+BLOOM = "append_with_bsi_bitmap_bloomfilter.append_with_bsi_bitmap_bloomfilter"
+BITMAP_V1 = "append_with_bitmap_v1.append_with_bitmap_v1"
+BITMAP_V2 = "append_with_bitmap.append_with_bitmap"
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
+DV_TABLES = ["pk_table_scan_and_read_dv.pk_table_scan_and_read_dv", "pk_09.pk_09",
+             "pk_table_with_dv_cardinality.pk_table_with_dv_cardinality",
+             "pk_dv_index_in_data_with_external.pk_dv_index_in_data_with_external"]
+
+
+@pytest.fixture(scope="module")
+def warehouse(conformance):
+    return indexcore.open_warehouse(str(conformance / "warehouses" / "parquet"))
+
+
+def _column(table, live_file, column):
+    return pq.read_table(live_file.path, columns=[column]).column(column)
+
+
+def test_overview_matches_plans(warehouse):
+    overview = metrics.warehouse_overview(warehouse).set_index("table")
+    assert sorted(overview.index) == warehouse.tables()
+    for name in (BLOOM, DV_TABLES[0]):
+        plan = warehouse.table(name).plan()
+        row = overview.loc[name]
+        assert row["files"] == len(plan.files)
+        assert row["rows"] == sum(lf.file.row_count for lf in plan.files)
+    assert set(overview.loc[BLOOM, "index_kinds"].split(", ")) == {"bitmap", "bloom-filter", "bsi"}
+    assert "DELETION_VECTORS" in overview.loc[DV_TABLES[0], "index_kinds"]
+
+
+@pytest.mark.parametrize("name", DV_TABLES)
+def test_dv_density_matches_decoded_vectors(warehouse, name):
+    table = warehouse.table(name)
+    dvs = metrics.dv_frame(table)
+    decoded = {}
+    for lf in table.plan().files:
+        dv = table.deletion_vector(lf)
+        decoded[lf.file.file_name] = dv.cardinality if dv is not None else 0
+    assert dict(zip(dvs["file_name"], dvs["deleted"], strict=True)) == decoded
+    assert decoded and sum(decoded.values()) > 0
+    buckets = metrics.dv_by_bucket(dvs)
+    assert buckets["deleted"].sum() == sum(decoded.values())
+    for _, b in buckets.iterrows():
+        assert b["density"] == pytest.approx(b["deleted"] / b["row_count"])
+    hot = metrics.compaction_hint(buckets, threshold=float(buckets["density"].max()))
+    assert len(hot) >= 1 and (hot["density"] >= buckets["density"].max()).all()
+
+
+def test_dv_trend_follows_snapshots(warehouse):
+    table = warehouse.table(DV_TABLES[0])
+    trend = metrics.dv_trend(table)
+    assert trend["snapshot_id"].tolist() == table.snapshot_ids()
+    for _, row in trend.iterrows():
+        frame = metrics.dv_frame(table, int(row["snapshot_id"]))
+        assert row["deleted"] == frame["deleted"].sum()
+        assert row["row_count"] == frame["row_count"].sum()
+
+
+@pytest.mark.parametrize("name", [BITMAP_V1, BITMAP_V2, BLOOM])
+def test_bitmap_cardinalities_match_data(warehouse, name):
+    table = warehouse.table(name)
+    columns = sorted({c for c, t in metrics.configured_indexes(table.schema()) if t == "bitmap"})
+    assert columns
+    for column in columns:
+        values = metrics.bitmap_values(table, column)
+        expected = collections.Counter()
+        for lf in table.plan().files:
+            for v in _column(table, lf, column).to_pylist():
+                expected["NULL" if v is None else v] += 1
+        got = dict(zip(values["value"], values["cardinality"], strict=True))
+        assert sum(got.values()) == sum(expected.values())
+        if pq.read_schema(table.plan().files[0].path).field(column).type in ("string", "large_string"):
+            assert got == dict(expected)
+
+
+@pytest.mark.parametrize("name,version", [(BITMAP_V1, 1), (BITMAP_V2, 2)])
+def test_bitmap_layout_rebuild_has_paimon_size(warehouse, name, version):
+    table = warehouse.table(name)
+    frame = metrics.bitmap_frame(table)
+    assert set(frame["version"]) == {version}
+    for column in frame["column"].unique():
+        layouts = metrics.bitmap_layout_compare(table, column)
+        actual = layouts[layouts["actual"]]
+        assert actual["layout"].tolist() == [f"V{version}"]
+        assert actual["size"].tolist() == frame[frame["column"] == column]["size"].tolist()
+        assert set(layouts["layout"]) == {"V1", "V2"}
+
+
+def test_bitmap_lookup_rows_and_bytes(warehouse):
+    table = warehouse.table(BITMAP_V2)
+    lf = table.plan().files[0]
+    names = _column(table, lf, "f0").to_pylist()
+    value = collections.Counter(names).most_common(1)[0][0]
+    lookup = metrics.bitmap_lookup(table, "f0", f"'{value}'")
+    assert lookup["matching_rows"].tolist() == [names.count(value)]
+    frame = metrics.bitmap_frame(table)
+    size = int(frame[frame["column"] == "f0"]["size"].iloc[0])
+    assert 0 < lookup["lookup_bytes"].iloc[0] < size
+
+
+def test_bloom_estimates_distinct_items(warehouse):
+    table = warehouse.table(BLOOM)
+    blooms = metrics.bloom_frame(table)
+    assert set(blooms["column"]) == {"f0", "f1", "f2", "f3", "f4"}
+    lf = table.plan().files[0]
+    for column in ("f0", "f1", "f2", "f3"):
+        row = blooms[blooms["column"] == column].iloc[0]
+        distinct = pc.count_distinct(_column(table, lf, column), mode="only_valid").as_py()
+        assert row["estimated_items"] == pytest.approx(distinct, abs=0.5)
+        assert row["configured_items"] == metrics.DEFAULT_BLOOM_ITEMS
+        assert row["configured_fpp"] == metrics.DEFAULT_BLOOM_FPP
+        assert row["fill_ratio"] == pytest.approx(row["bits_set"] / row["num_bits"])
+        assert row["recommended_items"] >= distinct
+    tighter = metrics.bloom_frame(table, target_fpp=0.001)
+    assert (tighter["recommended_bytes"] >= blooms["recommended_bytes"]).all()
+
+
+def test_range_frame_and_pruning_match_data(warehouse):
+    table = warehouse.table(BLOOM)
+    ranges = metrics.range_frame(table)
+    lf = table.plan().files[0]
+    for column in ("f1", "f2"):
+        data = _column(table, lf, column)
+        row = ranges[(ranges["column"] == column) & (ranges["index_type"] == "bsi")].iloc[0]
+        assert row["min"] == pc.min(data).as_py() and row["max"] == pc.max(data).as_py()
+        assert row["null_count"] == data.null_count
+    pruned = metrics.prune_by_sql(table, "f1 > 100", ("bsi",))
+    expected = sum(1 for v in _column(table, lf, "f1").to_pylist() if v is not None and v > 100)
+    assert pruned["bsi rows_left"].tolist() == [expected]
+    assert pruned["stats"].tolist() == ["may match"]
+    none = metrics.prune_by_sql(table, "f1 > 100000", ("bsi",))
+    assert none["stats"].tolist() == ["SKIP"] and none["bsi"].tolist()[0].startswith("SKIP")
+
+
+def test_files_frame_and_skew(warehouse):
+    table = warehouse.table(DV_TABLES[0])
+    files = metrics.files_frame(table)
+    plan = table.plan()
+    assert len(files) == len(plan.files)
+    assert files["file_size"].sum() == sum(lf.file.file_size for lf in plan.files)
+    groups, skew = metrics.size_skew(table, by="bucket")
+    assert groups["file_size"].sum() == files["file_size"].sum()
+    assert skew["max_over_mean"] == pytest.approx(groups["file_size"].max() / groups["file_size"].mean())
+    parts, _ = metrics.size_skew(table, by="partition")
+    assert len(parts) == len({lf.partition for lf in plan.files})
+
+
+def test_file_indexes_frame_embedded_or_file(warehouse):
+    embedded = metrics.file_indexes_frame(warehouse.table(BITMAP_V2))
+    assert embedded["embedded"].all() and embedded["index_file"].isna().all()
+    separate = metrics.file_indexes_frame(warehouse.table(BLOOM))
+    assert (~separate["embedded"]).all() and separate["index_file"].str.endswith(".index").all()
+
+
+def test_schema_history_follows_field_ids(warehouse):
+    table = warehouse.table("pk_table_with_alter_table.pk_table_with_alter_table")
+    history = metrics.schema_history(table)
+    schemas = table.schemas()
+    assert sorted(history["schema_id"].unique()) == [s.id for s in schemas]
+    latest = history[(history["schema_id"] == schemas[-1].id) & (history["change"] != "dropped")]
+    assert sorted(latest["field_id"]) == sorted(f.id for f in schemas[-1].fields)
+    old = {f.id: f.name for f in schemas[-2].fields}
+    for _, row in latest.iterrows():
+        if row["field_id"] in old and old[row["field_id"]] != row["name"]:
+            assert row["change"] == f"renamed from {old[row['field_id']]}"
+
+
+def test_hash_index_frame_counts_hashes(warehouse):
+    tables = []
+    for wh in (warehouse,):
+        for name in wh.tables():
+            if wh.table(name).plan().hash_indexes:
+                tables.append(wh.table(name))
+    if SAMPLE.is_dir():
+        swh = indexcore.open_warehouse(str(SAMPLE))
+        tables += [swh.table(n) for n in swh.tables() if swh.table(n).plan().hash_indexes]
+    if not tables:
+        pytest.skip("no table with a dynamic-bucket hash index available")
+    for table in tables:
+        frame, balance = metrics.hash_index_frame(table)
+        for (_, bucket), entries in table.plan().hash_indexes.items():
+            hashes = sum(table.hash_index(e).count for e in entries)
+            assert hashes in frame[frame["bucket"] == bucket]["keys"].tolist()
+        assert balance["groups"] == len(frame)
