@@ -31,5 +31,6 @@ st.set_page_config(page_title="Paimon index explorer", page_icon=":material/sear
 navigation = st.navigation([
     st.Page(str(APP_DIR / "pages" / name), title=title, icon=icon, default=i == 0)
     for i, (name, title, icon) in enumerate(PAGES)])
-st.session_state["context"] = sidebar()
+with st.sidebar:
+    st.session_state["context"] = sidebar()
 navigation.run()

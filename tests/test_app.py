@@ -106,9 +106,16 @@ def test_table_picker_changes_numbers(wh_path, overview):
     wh = indexcore.open_warehouse(str(wh_path))
     counts = {n: len(wh.table(n).plan().files) for n in wh.tables()}
     a, b = sorted(counts, key=counts.get)[0], sorted(counts, key=counts.get)[-1]
+    at = _app()
+    assert any(h.value == f"Problems in {sorted(counts)[0]}" for h in at.subheader)
+    at = _app(b)
+    _no_failure(at)
+    assert at.selectbox(key="table").value == b
+    assert any(h.value == f"Problems in {b}" for h in at.subheader)
+    # the picked table is shared with the other pages through st.session_state
     at = _app(a, "table")
     assert _metric(at, "Live files") == str(counts[a])
-    at.selectbox(key="table").select(b).run()
+    at = _app(b, "table")
     _no_failure(at)
     assert _metric(at, "Live files") == str(counts[b])
 
@@ -120,8 +127,16 @@ def test_snapshot_picker_time_travels(wh_path, overview):
         pytest.skip("no table with more than one snapshot")
     table = wh.table(names[0])
     first = table.snapshot_ids()[0]
-    at = _app(names[0], "table")
-    at.selectbox(key="snapshot_id").select(first).run()
+    from streamlit.testing.v1 import AppTest
+
+    # AppTest loses the entry script's sidebar after a rerun under st.navigation, so the pick
+    # is made through st.session_state, which is what the sidebar selectbox writes
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state["table"] = names[0]
+    at.session_state["snapshot_id"] = first
+    at.run()
+    assert at.selectbox(key="snapshot_id").value == first
+    at.switch_page("pages/table.py").run()
     _no_failure(at)
     assert _metric(at, "Live files") == str(len(table.plan(first).files))
     rows = sum(lf.file.row_count for lf in table.plan(first).files)
@@ -190,8 +205,11 @@ def test_what_if_builds_hypothetical_index(wh_path, overview):
 
 
 def test_warehouse_outside_allowed_roots(tmp_path, overview):
-    at = _app()
-    at.text_input(key="warehouse_url").set_value(str(tmp_path)).run()
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state["warehouse_url"] = str(tmp_path)
+    at.run()
     assert not at.exception
     assert any("allowed roots" in e.value for e in at.sidebar.error)
 

@@ -121,6 +121,14 @@ def test_every_page_renders(server):
                 if errors.count():
                     failures.append(f"{name}: {errors.first.inner_text()[:500]}")
                 assert page.locator("h1").count() >= 1, f"{name}: no title drawn"
+            # a rerun from a page widget keeps the shared sidebar pickers
+            page.goto(f"{url}/table")
+            _wait_idle(page)
+            page.get_by_role("tab", name="Skew").click()
+            page.get_by_text("partition", exact=True).first.click()
+            _wait_idle(page)
+            assert page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').count() >= 2
+            assert page.locator('[data-testid="stException"]').count() == 0
         finally:
             browser.close()
     assert not failures, "\n".join(failures)

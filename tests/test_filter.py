@@ -64,7 +64,7 @@ def values(dtype) -> st.SearchStrategy:
     if r == "DOUBLE":
         return st.floats() | st.sampled_from(SPECIAL_FLOATS)
     if r == "VARCHAR":
-        return st.text(TEXT, max_size=3).map("".join) | st.text(max_size=4).filter(_utf8)
+        return st.lists(TEXT, max_size=3).map("".join) | st.text(max_size=4).filter(_utf8)
     if r == "VARBINARY":
         return st.binary(max_size=3) | st.sampled_from([b"", b"\x00", b"\xff", b"\x7f\x80"])
     if r == "BOOLEAN":
@@ -170,7 +170,8 @@ def test_vectorized_mask_matches_row_test(data_strategy):
         kept = filter_table(table, pred, schema)
     assert got == expected, pred
     assert kept.num_rows == sum(expected)
-    assert _rows(kept, schema) == [r for r, ok in zip(_rows(table, schema), expected, strict=True) if ok]
+    wanted = [r for r, ok in zip(_rows(table, schema), expected, strict=True) if ok]
+    assert repr(_rows(kept, schema)) == repr(wanted)  # repr: NaN equals itself, -0.0 differs
 
 
 def _table(type_text: str, column: list):
