@@ -177,6 +177,12 @@ class FileSource(ByteSource):
                 _DESCRIPTORS.release()
                 raise
 
+    def __getstate__(self) -> dict:
+        # a descriptor means nothing in another process, and two owners would close it twice
+        state = dict(self.__dict__)
+        state.pop("_fd", None)
+        return state
+
     def close(self) -> None:
         """Let go of a kept descriptor (reads after this reopen the file)."""
         fd, self._fd = self._fd, None

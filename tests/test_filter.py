@@ -49,9 +49,11 @@ def _timestamps(precision: int, wide: bool = False) -> st.SearchStrategy:
 
 
 def _decimals(precision: int, scale: int, places: int | None = None) -> st.SearchStrategy:
-    limit = decimal.Decimal(10) ** (precision - scale) - decimal.Decimal(1).scaleb(-scale)
+    limit = decimal.Decimal("9" * (precision - scale) + "." + "9" * scale)
     places = scale if places is None else places
-    return st.decimals(-limit, limit, allow_nan=False, allow_infinity=False, places=places)
+    # hypothesis rounds its bounds to 28 digits; keep only values that fit DECIMAL(p, s)
+    return st.decimals(-limit, limit, allow_nan=False, allow_infinity=False, places=places).filter(
+        lambda v: abs(v) <= limit)
 
 
 def values(dtype) -> st.SearchStrategy:

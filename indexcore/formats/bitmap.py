@@ -257,6 +257,17 @@ def parse_memory_size(text: str) -> int:
 # Reading the head with exact byte ranges.
 
 
+def _min_distinct_bytes(count: int) -> int:
+    """The fewest bytes ``count`` distinct byte strings take together (one empty, 256 of one byte...)."""
+    total, length = 0, 0
+    while count > 0:
+        take = min(count, 256 ** length)
+        total += take * length
+        count -= take
+        length += 1
+    return total
+
+
 class _NegativeLength(ValueError):
     def __init__(self, length: int, pos: int):
         super().__init__(f"negative string length {length}")
@@ -327,7 +338,7 @@ class _Cursor:
         return _INT.unpack(self.take(4))[0]
 
     def entries(self, codec: _KeyCodec, count: int, ints: int, tail: int = 0) -> list[tuple]:
-        """``count`` entries of a key and ``ints`` 4-byte ints; ``tail``: bytes known to follow."""
+        """``count`` entries of a distinct key and ``ints`` 4-byte ints; ``tail``: bytes known to follow."""
         out: list[tuple] = []
         size = self.source.size
         while True:
@@ -339,16 +350,23 @@ class _Cursor:
             self.pos = self.start + i
             if len(out) == count:
                 return out
-            need = self.pos + (count - len(out)) * (codec.min_size + 4 * ints) + tail
-            if codec.kind == "string" and self.start + len(self.buf) >= self.pos + 4:
-                n = _INT.unpack_from(self.buf, i)[0]
-                if n < 0 or self.pos + 4 + n > size:
-                    raise self.corrupt(f"string length {n} does not fit in the file", self.pos)
-                need += n
+            left = count - len(out)
+            need = self.pos + left * (codec.min_size + 4 * ints) + tail
+            spare = 0
+            if codec.kind == "string":
+                known = self.start + len(self.buf) >= self.pos + 4
+                if known:
+                    n = _INT.unpack_from(self.buf, i)[0]
+                    if n < 0 or self.pos + 4 + n > size:
+                        raise self.corrupt(f"string length {n} does not fit in the file", self.pos)
+                    need += n
+                # distinct keys take at least as many bytes as the shortest distinct strings
+                spare = _min_distinct_bytes(left - 1 if known else left)
             if need > size:
-                raise self.corrupt(f"{count - len(out)} more entries do not fit in the file", self.pos)
-            self.min_end = max(self.min_end, need)
-            self._fill(need)
+                raise self.corrupt(f"{left} more entries do not fit in the file", self.pos)
+            target = min(need + spare, size)
+            self.min_end = max(self.min_end, target)
+            self._fill(target)
 
     def byte(self) -> int:
         return self.take(1)[0]
@@ -379,8 +397,11 @@ class _Cursor:
                 need += n
             if need > size:
                 raise self.corrupt(f"{left} more entries do not fit in the file", base + rel)
+            # the keys are distinct, so the rest take at least as many bytes as the shortest such
+            known = rel + 4 <= len(data)
+            spare = _min_distinct_bytes(left - 1 if known else left)
             have = base + len(data)
-            want = max(need, min(self.min_end, size))
+            want = max(min(need + spare, size), min(self.min_end, size))
             data += self.source.read(have, want - have, self.structure)
         self.buf, self.start, self.pos = bytes(data), base, base + rel
         return self.buf[:rel], starts

@@ -154,7 +154,9 @@ def from_internal(values: list, dtype: DataType) -> pa.Array:
         return pa.array(values, pa.int32()).cast(target)
     if r == "DECIMAL":
         q = decimal.Decimal(1).scaleb(-(dtype.scale or 0))
-        return pa.array([None if v is None else decimal.Decimal(v).quantize(q) for v in values], target)
+        wide = decimal.Context(prec=80)  # DECIMAL(38+) values exceed the default 28 digits
+        return pa.array([None if v is None else decimal.Decimal(v).quantize(q, context=wide) for v in values],
+                        target)
     if dtype.is_nested:
         return pa.array([_internal_to_python(dtype, v) for v in values], target)
     return pa.array(values, target)
