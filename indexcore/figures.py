@@ -29,6 +29,20 @@ def _short(name: str, keep: int = 14) -> str:
     return f"{name[:keep]}…{name[-10:]}"
 
 
+def _words(*columns: str) -> dict[str, str]:
+    """Axis and hover names for frame columns: ``row_count`` -> ``row count``."""
+    return {c: LABELS.get(c, c.replace("_", " ")) for c in columns}
+
+
+LABELS = {"size_bytes": "data bytes", "file_size": "data bytes", "cardinality": "rows", "value": "value",
+          "commit_time": "commit time (UTC)", "total_record_count": "total records",
+          "delta_record_count": "records added", "index_kinds": "index kinds", "file": "data file",
+          "fill_ratio": "fill ratio (bits set / bits)", "configured_items": "configured items",
+          "estimated_items": "estimated distinct items", "estimated_fpp": "estimated fpp",
+          "configured_fpp": "configured fpp", "recommended_items": "items for the target fpp",
+          "keys": "keys (hash codes)", "snapshot_id": "snapshot", "schema_id": "schema"}
+
+
 def _with_labels(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
     if "file_name" in out.columns:
@@ -42,6 +56,7 @@ def warehouse_sizes(overview: pd.DataFrame) -> go.Figure:
         return _empty("Tables")
     frame = overview.dropna(subset=["size_bytes"])
     fig = px.bar(frame, x="table", y="size_bytes", color="index_kinds", hover_data=["files", "rows"],
+                 labels=_words("table", "size_bytes", "index_kinds", "files", "rows"),
                  title="Data bytes per table (color: index kinds)")
     fig.update_layout(height=_HEIGHT, xaxis_tickangle=-30)
     return fig
@@ -53,6 +68,8 @@ def snapshot_timeline(snapshots: pd.DataFrame, selected: int | None = None) -> g
         return _empty("Snapshots", "no snapshots")
     fig = px.scatter(snapshots, x="commit_time", y="total_record_count", color="commit_kind",
                      hover_data=["snapshot_id", "schema_id", "delta_record_count"],
+                     labels=_words("commit_time", "total_record_count", "commit_kind", "snapshot_id", "schema_id",
+                                   "delta_record_count"),
                      title="Snapshot timeline (total records)")
     fig.add_trace(go.Scatter(x=snapshots["commit_time"], y=snapshots["total_record_count"], mode="lines",
                              line={"color": "lightgray"}, showlegend=False, hoverinfo="skip"))
@@ -62,7 +79,7 @@ def snapshot_timeline(snapshots: pd.DataFrame, selected: int | None = None) -> g
         if not hit.empty:
             fig.add_trace(go.Scatter(x=hit["commit_time"], y=hit["total_record_count"], mode="markers",
                                      marker={"size": 20, "symbol": "circle-open", "color": "red"},
-                                     name=f"snapshot {selected}"))
+                                     name=f"picked: snapshot {selected}", hoverinfo="skip"))
     fig.update_layout(height=_HEIGHT)
     return fig
 
@@ -76,18 +93,21 @@ def size_skew(groups: pd.DataFrame, by: str = "bucket") -> go.Figure:
         frame["group"] = frame["partition"].astype(str) + " / b" + frame["bucket"].astype(str)
     else:
         frame["group"] = frame["partition"].astype(str)
+    group = "partition / bucket" if by == "bucket" else "partition"
     fig = px.bar(frame, x="group", y="file_size", hover_data=["row_count", "files"],
-                 title=f"Data bytes per {'partition / bucket' if by == 'bucket' else 'partition'}")
+                 labels={**_words("file_size", "row_count", "files"), "group": group},
+                 title=f"Data bytes per {group} (dashed: mean)")
     mean = frame["file_size"].mean()
     fig.add_hline(y=mean, line_dash="dash", annotation_text="mean")
-    fig.update_layout(height=_HEIGHT, xaxis_title=None)
+    fig.update_layout(height=_HEIGHT, xaxis_type="category")
     return fig
 
 
 def top_values(top: pd.DataFrame, title: str = "Most frequent values") -> go.Figure:
     if top.empty:
         return _empty(title)
-    fig = px.bar(top, x="value", y="cardinality", hover_data=[c for c in ("files",) if c in top], title=title)
+    fig = px.bar(top, x="value", y="cardinality", hover_data=[c for c in ("files",) if c in top], title=title,
+                 labels={**_words("cardinality"), "files": "files holding it"})
     fig.update_layout(height=_HEIGHT, xaxis_type="category")
     return fig
 
@@ -98,7 +118,8 @@ def values_per_file(values: pd.DataFrame, top: Sequence[str], title: str = "Valu
         return _empty(title)
     frame = _with_labels(values[values["value"].isin(list(top))])
     fig = px.bar(frame, x="file", y="cardinality", color="value", title=title,
-                 hover_data=["file_name", "partition", "bucket"])
+                 hover_data=["file_name", "partition", "bucket"],
+                 labels=_words("file", "cardinality", "file_name", "partition", "bucket", "value"))
     fig.update_layout(height=_HEIGHT, barmode="stack")
     return fig
 
@@ -108,11 +129,14 @@ def bitmap_lookup_bytes(layouts: pd.DataFrame) -> go.Figure:
     if layouts.empty:
         return _empty("Bitmap layout")
     frame = _with_labels(layouts)
-    long = frame.melt(id_vars=["file", "layout"], value_vars=["size", "head_bytes", "lookup_bytes"],
-                      var_name="measure", value_name="bytes")
+    measures = {"size": "index size", "head_bytes": "head", "lookup_bytes": "point lookup"}
+    long = frame.melt(id_vars=["file", "layout"], value_vars=list(measures), var_name="measure", value_name="bytes")
+    long["measure"] = long["measure"].map(measures)
     fig = px.bar(long, x="measure", y="bytes", color="layout", barmode="group", facet_col="file",
-                 facet_col_wrap=3, title="V1 vs V2 layout: index size, head and point-lookup bytes")
-    fig.update_layout(height=_HEIGHT)
+                 facet_col_wrap=3, labels={"measure": "", "bytes": "bytes", "file": "file"},
+                 title="V1 vs V2 layout: index size, head and point-lookup bytes")
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+    fig.update_layout(height=_HEIGHT * max(1, (frame["file"].nunique() + 2) // 3))
     return fig
 
 
@@ -122,8 +146,9 @@ def bloom_fill(blooms: pd.DataFrame) -> go.Figure:
     if frame.empty:
         return _empty("Bloom filter fill")
     fig = px.histogram(frame, x="fill_ratio", color="column", nbins=20, range_x=[0, 1],
-                       title="Fill ratio per bloom filter")
-    fig.update_layout(height=_HEIGHT, bargap=0.05)
+                       labels=_words("fill_ratio", "column"),
+                       title="Fill ratio per bloom filter (near 1: saturated)")
+    fig.update_layout(height=_HEIGHT, bargap=0.05, yaxis_title="bloom filters", xaxis_tickformat=".0%")
     return fig
 
 
@@ -134,7 +159,9 @@ def bloom_items(blooms: pd.DataFrame) -> go.Figure:
         return _empty("Bloom filter items")
     fig = px.scatter(frame, x="configured_items", y="estimated_items", color="column",
                      hover_data=["file_name", "fill_ratio", "recommended_items"], log_x=True, log_y=True,
-                     title="Estimated distinct items vs configured items")
+                     labels=_words("configured_items", "estimated_items", "column", "file_name", "fill_ratio",
+                                   "recommended_items"),
+                     title="Estimated distinct items vs configured items (dashed: equal)")
     lo = max(1.0, min(frame["configured_items"].min(), frame["estimated_items"].min()))
     hi = max(frame["configured_items"].max(), frame["estimated_items"].max())
     fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line={"dash": "dash", "color": "gray"},
@@ -153,11 +180,13 @@ def bloom_fpp(blooms: pd.DataFrame) -> go.Figure:
     floor = 1e-12
     frame["estimated_fpp_shown"] = frame["estimated_fpp"].clip(lower=floor)
     fig = px.bar(frame, x="label", y="estimated_fpp_shown", color="column", log_y=True,
-                 hover_data=["estimated_fpp", "configured_fpp"],
+                 hover_data=["file_name", "estimated_fpp", "configured_fpp"],
+                 labels={**_words("column", "file_name", "estimated_fpp", "configured_fpp"),
+                         "label": "filter (data file · column)", "estimated_fpp_shown": "estimated fpp"},
                  title=f"Estimated FPP per filter (dashed: configured fpp; shown down to {floor:g})")
     for fpp in sorted(set(frame["configured_fpp"].dropna())):
         fig.add_hline(y=fpp, line_dash="dash", annotation_text=f"fpp {fpp:g}")
-    fig.update_layout(height=_HEIGHT, xaxis_title=None, yaxis_title="estimated fpp")
+    fig.update_layout(height=_HEIGHT)
     return fig
 
 
@@ -172,13 +201,15 @@ def value_ranges(ranges: pd.DataFrame, low: float | None = None, high: float | N
     frame["label"] = frame["file"] + " · " + frame["index_type"].astype(str)
     fig = go.Figure()
     for _, r in frame.iterrows():
-        fig.add_trace(go.Scatter(x=[r["min"], r["max"]], y=[r["label"], r["label"]], mode="lines+markers",
-                                 line={"width": 8}, name=r["label"], showlegend=False,
-                                 hovertemplate=f"{r['file_name']}<br>min %{{x}}<extra></extra>"))
+        fig.add_trace(go.Scatter(
+            x=[r["min"], r["max"]], y=[r["label"], r["label"]], mode="lines+markers", line={"width": 8},
+            name=r["label"], showlegend=False, customdata=[["min"], ["max"]],
+            hovertemplate=f"{r['file_name']} ({r['index_type']})<br>%{{customdata[0]}} %{{x}}<extra></extra>"))
     if low is not None and high is not None:
         fig.add_vrect(x0=low, x1=high, fillcolor="green", opacity=0.15, line_width=0,
                       annotation_text="predicate")
-    fig.update_layout(title=title, height=max(_HEIGHT, 40 * len(frame)), yaxis_type="category")
+    fig.update_layout(title=title, height=max(_HEIGHT, 40 * len(frame)), yaxis_type="category",
+                      xaxis_title="indexed value (min to max)", yaxis_title="data file · index type")
     return fig
 
 
@@ -191,7 +222,7 @@ def prune_counts(pruned: pd.DataFrame, index_types: Sequence[str]) -> go.Figure:
         if t in pruned:
             col = pruned[t].astype(str)
             bars[t] = int((~col.str.startswith("SKIP") & (col != "no index")).sum() + (col == "no index").sum())
-    fig = px.bar(x=list(bars), y=list(bars.values()), labels={"x": "", "y": "files kept"},
+    fig = px.bar(x=list(bars), y=list(bars.values()), labels={"x": "decided by", "y": "files kept"},
                  title="Files that may match, by what decides")
     fig.update_layout(height=300)
     return fig
@@ -203,8 +234,10 @@ def dv_heatmap(buckets: pd.DataFrame) -> go.Figure:
         return _empty("Deletion vector density")
     grid = buckets.pivot_table(index="partition", columns="bucket", values="density", aggfunc="max")
     fig = px.imshow(grid, color_continuous_scale="Reds", zmin=0, zmax=max(0.01, float(grid.max().max())),
-                    text_auto=".0%", aspect="auto", labels={"color": "deleted / rows"},
+                    text_auto=".0%", aspect="auto",
+                    labels={"color": "deleted / rows", "x": "bucket", "y": "partition"},
                     title="Deletion density per partition x bucket")
+    fig.update_coloraxes(colorbar_tickformat=".0%")
     fig.update_xaxes(type="category")
     fig.update_yaxes(type="category")
     fig.update_layout(height=max(_HEIGHT, 30 * len(grid)))
@@ -212,29 +245,48 @@ def dv_heatmap(buckets: pd.DataFrame) -> go.Figure:
 
 
 def dv_trend(trend: pd.DataFrame) -> go.Figure:
+    """Deleted rows per snapshot (bars, left) and the deleted / rows density (line, right, 0-100%)."""
+    title = "Deleted rows across snapshots"
     if trend.empty:
-        return _empty("Deletion trend")
+        return _empty(title)
+    x = trend["snapshot_id"].astype(str)
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=trend["snapshot_id"], y=trend["deleted"], name="deleted rows", yaxis="y"))
-    fig.add_trace(go.Scatter(x=trend["snapshot_id"], y=trend["density"], name="density", yaxis="y2",
-                             mode="lines+markers"))
-    fig.update_layout(title="Deleted rows across snapshots", height=_HEIGHT, xaxis_title="snapshot",
-                      yaxis={"title": "deleted rows"},
-                      yaxis2={"title": "deleted / rows", "overlaying": "y", "side": "right",
-                              "tickformat": ".0%"})
+    fig.add_trace(go.Bar(x=x, y=trend["deleted"], name="deleted rows", yaxis="y",
+                         customdata=trend[["row_count", "dv_files"]],
+                         hovertemplate="snapshot %{x}<br>%{y:,} deleted rows of %{customdata[0]:,}"
+                                       "<br>%{customdata[1]} files with a DV<extra></extra>"))
+    fig.add_trace(go.Scatter(x=x, y=trend["density"], name="density (right axis)", yaxis="y2",
+                             mode="lines+markers",
+                             hovertemplate="snapshot %{x}<br>%{y:.1%} of the rows deleted<extra></extra>"))
+    fig.update_layout(title=title, height=_HEIGHT, xaxis={"title": "snapshot", "type": "category"},
+                      yaxis={"title": "deleted rows", "rangemode": "tozero"},
+                      yaxis2={"title": "deleted / rows", "overlaying": "y", "side": "right", "range": [0, 1],
+                              "tickvals": [0, 0.25, 0.5, 0.75, 1], "tickformat": ".0%", "showgrid": False,
+                              "zeroline": False},
+                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"})
     return fig
 
 
 def hash_buckets(frame: pd.DataFrame, target: int) -> go.Figure:
-    """Keys per bucket vs ``dynamic-bucket.target-row-num``."""
+    """Keys per bucket with ``dynamic-bucket.target-row-num`` as a dashed line across the chart."""
+    title = f"Keys per bucket vs the target of {target:,} rows per bucket"
     if frame.empty:
         return _empty("Hash index", "no hash index in this snapshot")
     data = frame.copy()
     data["bucket"] = data["bucket"].astype(str)
-    fig = px.bar(data, x="bucket", y="keys", color="partition", barmode="group",
-                 title="Keys per bucket (dashed: target rows per bucket)")
-    fig.add_hline(y=target, line_dash="dash", annotation_text=f"target {target:,}")
-    fig.update_layout(height=_HEIGHT, xaxis_type="category")
+    fig = px.bar(data, x="bucket", y="keys", color="partition", barmode="group", title=title,
+                 hover_data=["distinct", "recorded_rows", "index_files", "fill"],
+                 labels={**_words("bucket", "keys", "partition", "distinct", "recorded_rows", "index_files"),
+                         "fill": "keys / target"})
+    fig.update_traces(hovertemplate=None)
+    buckets = list(dict.fromkeys(sorted(data["bucket"], key=lambda b: (len(b), b))))
+    line = {"dash": "dash", "color": "crimson", "width": 2}
+    fig.add_hline(y=target, line=line, annotation_text=f"target {target:,}", annotation_position="top left")
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=line, hoverinfo="skip",
+                             name="dynamic-bucket.target-row-num"))
+    top = max(float(data["keys"].max()), float(target))
+    fig.update_layout(height=_HEIGHT, xaxis={"type": "category", "categoryorder": "array", "categoryarray": buckets},
+                      yaxis={"range": [0, top * 1.15]})
     return fig
 
 
@@ -242,8 +294,9 @@ def funnel(stages: Sequence[tuple[str, int]], title: str = "From all files to fi
     if not stages:
         return _empty(title)
     fig = go.Figure(go.Funnel(y=[s[0] for s in stages], x=[s[1] for s in stages],
-                              textinfo="value+percent initial"))
-    fig.update_layout(title=title, height=_HEIGHT)
+                              textinfo="value+percent initial",
+                              hovertemplate="%{y}: %{x} files left (%{percentInitial:.0%} of all)<extra></extra>"))
+    fig.update_layout(title=title, height=_HEIGHT, yaxis_title="stage", xaxis_title="files")
     return fig
 
 
@@ -251,6 +304,7 @@ def bar(frame: pd.DataFrame, x: str, y: str, title: str, color: str | None = Non
     """A plain bar chart of two columns (Spark results, anything tabular)."""
     if frame.empty or x not in frame or y not in frame:
         return _empty(title)
-    fig = px.bar(frame, x=x, y=y, color=color if color in frame else None, title=title)
-    fig.update_layout(height=_HEIGHT)
+    color = color if color in frame else None
+    fig = px.bar(frame, x=x, y=y, color=color, title=title, labels=_words(*[c for c in (x, y, color) if c]))
+    fig.update_layout(height=_HEIGHT, xaxis_type="category")
     return fig

@@ -1,8 +1,9 @@
-"""Spark: full-table evaluation (ground truth + audit) on a Spark session, with live progress."""
+"""Spark: full-table evaluation (ground truth) and index audit on a Spark session, with live progress."""
 
 import concurrent.futures
 import datetime as dt
 import importlib
+import threading
 import time
 
 import pandas as pd
@@ -11,104 +12,179 @@ import streamlit as st
 from indexcore import figures
 from pages.common import MASTER_KEY, context, guard, need_table, show_frame
 
+JOBS = {"evaluate": "ground truth: which rows match, and which files the indexes keep",
+        "audit": "every index of every live file checked against the data"}
+HISTORY_KEY = "spark_runs"
+
 st.title("Spark")
 ctx = context()
 if not need_table(ctx):
     st.stop()
-history = st.session_state.setdefault("spark_runs", [])
+history: list[dict] = st.session_state.setdefault(HISTORY_KEY, [])
 
 try:
     jobs = importlib.import_module("indexcore.spark.jobs")
-    missing = [name for name in ("evaluate", "audit") if not callable(getattr(jobs, name, None))]
-except ImportError as exc:
+    missing = [name for name in JOBS if not callable(getattr(jobs, name, None))]
+except ImportError as exc:  # pyspark or the jobs module is not installed
     jobs, missing = None, [str(exc)]
+
+
+def _records(value) -> pd.DataFrame:
+    """A list of dicts (or a dict of dicts, keyed by its first column) as a frame."""
+    if isinstance(value, dict):
+        return pd.DataFrame([{"name": k, **v} for k, v in value.items() if isinstance(v, dict)])
+    return pd.DataFrame(list(value or []))
+
+
+def _flat(frame: pd.DataFrame) -> pd.DataFrame:
+    """Nested cells (dicts, lists) as text, so st.dataframe shows them."""
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].map(lambda v: isinstance(v, dict | list | tuple)).any():
+            out[col] = out[col].map(lambda v: ", ".join(f"{k}={x}" for k, x in v.items()) if isinstance(v, dict)
+                                    else ", ".join(map(str, v)) if isinstance(v, list | tuple) else v)
+    return out
+
+
+def _run(job: str, sql: str, master: str) -> dict:
+    """Run one job in a worker thread; the script thread draws its progress until it ends."""
+    started = dt.datetime.now()
+    record = {"job": job, "table": ctx.table_name, "snapshot": ctx.snapshot_id,
+              "where": sql if job == "evaluate" else None, "master": master,
+              "started": started.strftime("%H:%M:%S"), "seconds": None, "ok": False, "error": None,
+              "result": None}
+    state = {"done": 0, "total": 0, "what": "starting Spark"}
+    cancel = threading.Event()
+
+    def progress(done: int, total: int, what: str = "") -> None:
+        state.update(done=done, total=total, what=what)
+
+    with st.status(f"Running {job} on `{master}`…", expanded=True) as status:
+        bar = st.progress(0.0, text="starting Spark (the first run starts a JVM)")
+        args = (ctx.url, ctx.table_name, sql) if job == "evaluate" else (ctx.url, ctx.table_name)
+        pool = concurrent.futures.ThreadPoolExecutor(1)
+        future = pool.submit(getattr(jobs, job), *args, master=master, snapshot_id=ctx.snapshot_id,
+                             progress=progress, cancel=cancel)
+        try:
+            while not future.done():
+                total = state["total"]
+                bar.progress(min(1.0, state["done"] / total) if total else 0.0,
+                             text=f"{state['what']} ({state['done']}/{total or '?'} tasks)")
+                time.sleep(0.25)
+            record["result"] = future.result()
+            record["ok"] = True
+            bar.progress(1.0, text="done")
+            status.update(label=f"{job} finished", state="complete", expanded=False)
+        except Exception as exc:  # Spark or the job failed: report it, keep the page alive
+            record["error"] = f"{type(exc).__name__}: {exc}"
+            status.update(label=f"{job} failed", state="error")
+            st.error(f"{job} failed: {record['error']}")
+        finally:
+            if not future.done():  # the script was stopped (rerun, page change): stop the Spark job too
+                cancel.set()
+            pool.shutdown(wait=False)
+            record["seconds"] = round((dt.datetime.now() - started).total_seconds(), 1)
+    return record
+
+
+def _show_evaluate(result: dict, key: str) -> None:
+    files = _records(result.get("files"))
+    c = st.columns(5)
+    c[0].metric("Live files", len(files))
+    c[1].metric("Files read", result.get("files_read", 0))
+    c[2].metric("Matching rows", f"{int(result.get('matching_rows') or 0):,}")
+    c[3].metric("Rows read (after DV)", f"{int(result.get('rows_after_dv') or 0):,}")
+    c[4].metric("Violations", len(result.get("violations") or []))
+    funnel = result.get("funnel") or {}
+    left, right = st.columns(2)
+    left.plotly_chart(figures.funnel([(k, v.get("files", 0)) for k, v in funnel.items()],
+                                     f"Files per stage for {result.get('where')}"), width="stretch", key=f"{key}_fun")
+    fp = _records(result.get("false_positives")).rename(columns={"name": "index"})
+    if not fp.empty and "false_positive_files" in fp:
+        right.plotly_chart(figures.bar(fp, "index", "false_positive_files",
+                                       "Files an index kept although no row matches", color="index"),
+                           width="stretch", key=f"{key}_fp")
+    if result.get("violations"):
+        st.error("Files or rows pruned although they match the predicate:")
+        show_frame(_flat(_records(result["violations"])), f"{key}_violations")
+    st.markdown("**Per file** (Spark tasks, verified against the data)")
+    if not files.empty:
+        shown = files.drop(columns=[c for c in ("path", "problems", "notes") if c in files])
+        shown.insert(0, "file", files["path"].map(lambda p: p.rsplit("/", 1)[-1]))
+        show_frame(_flat(shown), f"{key}_files")
+    if not fp.empty:
+        st.markdown("**False positives per index type**")
+        show_frame(fp, f"{key}_fp_table")
+
+
+def _show_audit(result: dict, key: str) -> None:
+    findings = _records(result.get("findings"))
+    c = st.columns(4)
+    c[0].metric("Files audited", result.get("files_audited", 0))
+    c[1].metric("Checks passed", result.get("checks_passed", 0))
+    c[2].metric("Findings", len(findings))
+    c[3].metric("Errors", int((findings["severity"] == "ERROR").sum()) if "severity" in findings else 0)
+    health = result.get("health") or {}
+    for level, rows in health.items():
+        frame = pd.DataFrame(rows)
+        if frame.empty:
+            continue
+        counts = [c for c in ("OK", "WARNING", "ERROR", "NOT_CHECKED") if c in frame]
+        if counts and "partition" in frame:
+            labels = frame["partition"].astype(str)
+            if "bucket" in frame:
+                labels = labels + " / bucket " + frame["bucket"].astype(str)
+            where = "partition / bucket" if "bucket" in frame else "partition"
+            long = frame.assign(**{where: labels}).melt(id_vars=[where], value_vars=counts, var_name="result",
+                                                        value_name="checks")
+            st.plotly_chart(figures.bar(long, where, "checks", f"Audit checks per {where}", color="result"),
+                            width="stretch", key=f"{key}_health_{level}")
+        with st.expander(f"Health per {level}"):
+            show_frame(_flat(frame), f"{key}_health_{level}_table")
+    if findings.empty:
+        st.success("Every index agrees with the data.")
+    else:
+        st.markdown("**Findings** (every check that did not pass)")
+        show_frame(_flat(findings), f"{key}_findings")
+
 
 if jobs is None or missing:
     st.info("The Spark jobs (`indexcore.spark.jobs.evaluate` / `audit`) are not available in this "
-            "installation yet, so full-table runs cannot start here. The other pages work without Spark.")
+            "installation, so full-table runs cannot start here. The other pages work without Spark.")
 else:
     master = st.session_state.get(MASTER_KEY) or "local[*]"
     st.caption(f"Session: `{master}` (change it in the sidebar). Table `{ctx.table_name}`, "
-               f"snapshot {ctx.snapshot_id}.")
-    job = st.radio("Job", ["evaluate", "audit"], horizontal=True, key="spark_job",
-                   captions=["ground truth: which rows match, and which files the indexes keep",
-                             "every index checked against the data"])
-    schema = ctx.table.schema()
-    sql = st.text_input("Predicate (SQL WHERE, for evaluate)", value=f"{schema.field_names[0]} IS NOT NULL",
-                        key="spark_sql", disabled=job != "evaluate")
-
-    def _frames(result) -> dict[str, pd.DataFrame]:
-        if hasattr(result, "to_frame"):
-            return {"result": result.to_frame()}
-        if isinstance(result, pd.DataFrame):
-            return {"result": result}
-        if hasattr(result, "to_json"):
-            result = result.to_json()
-        out = {}
-        if isinstance(result, dict):
-            for k, v in result.items():
-                if isinstance(v, pd.DataFrame):
-                    out[k] = v
-                elif isinstance(v, list) and v and isinstance(v[0], dict):
-                    out[k] = pd.DataFrame(v)
-                elif isinstance(v, dict) and v and all(isinstance(x, dict) for x in v.values()):
-                    out[k] = pd.DataFrame.from_dict(v, orient="index").reset_index(names=k)
-                elif isinstance(v, dict) and v and all(isinstance(x, list) for x in v.values()):
-                    for sub, items in v.items():
-                        if items and isinstance(items[0], dict):
-                            out[f"{k}: {sub}"] = pd.DataFrame(items)
-            scalars = {k: v for k, v in result.items() if isinstance(v, int | float | str | bool)}
-            if scalars:
-                out["summary"] = pd.DataFrame([scalars])
-        return out
-
+               f"snapshot {ctx.snapshot_id}. Each task opens the warehouse itself; nothing is written.")
+    job = st.radio("Job", list(JOBS), horizontal=True, key="spark_job", captions=list(JOBS.values()))
+    picked = (ctx.url, ctx.table_name, ctx.snapshot_id)
+    if st.session_state.get("spark_sql_for") != picked or "spark_sql" not in st.session_state:
+        suggestion = None
+        with guard("Suggested predicate"):
+            suggestion = ctx.metric("suggest_predicate")
+        names = ctx.table.schema().field_names
+        st.session_state["spark_sql"] = suggestion["sql"] if suggestion else f"{names[0]} IS NOT NULL"
+        st.session_state["spark_sql_for"] = picked
+    sql = st.text_input("Predicate (SQL WHERE, for evaluate)", key="spark_sql", disabled=job != "evaluate")
     if st.button(f"Run {job}", key="spark_run", type="primary"):
-        with st.status(f"Running {job} on {master}…", expanded=True) as status:
-            bar = st.progress(0.0, text="starting Spark")
-            started = dt.datetime.now()
-            state = {"done": 0, "total": 0, "what": "starting Spark"}
-
-            def progress(done, total, what=""):
-                state.update(done=done, total=total, what=what)
-
-            try:
-                fn = getattr(jobs, job)
-                args = (ctx.url, ctx.table_name, sql) if job == "evaluate" else (ctx.url, ctx.table_name)
-                with concurrent.futures.ThreadPoolExecutor(1) as pool:
-                    future = pool.submit(fn, *args, master=master, snapshot_id=ctx.snapshot_id,
-                                         progress=progress)
-                    while not future.done():
-                        total = state["total"]
-                        bar.progress(min(1.0, state["done"] / total) if total else 0.0,
-                                     text=f"{state['what']} ({state['done']}/{total or '?'})")
-                        time.sleep(0.25)
-                    result = future.result()
-                bar.progress(1.0, text="done")
-                frames = _frames(result)
-                status.update(label=f"{job} finished", state="complete")
-                history.append({"job": job, "table": ctx.table_name, "snapshot": ctx.snapshot_id,
-                                "where": sql if job == "evaluate" else None, "master": master,
-                                "started": started, "seconds": (dt.datetime.now() - started).total_seconds(),
-                                "ok": True, "frames": frames})
-            except Exception as exc:  # Spark or the job failed: report it, keep the page alive
-                status.update(label=f"{job} failed", state="error")
-                st.error(f"{job} failed: {type(exc).__name__}: {exc}")
-                history.append({"job": job, "table": ctx.table_name, "snapshot": ctx.snapshot_id,
-                                "where": sql, "master": master, "started": started,
-                                "seconds": (dt.datetime.now() - started).total_seconds(), "ok": False,
-                                "frames": {}})
+        history.append(_run(job, sql, master))
 
 if history:
     with guard("Runs"):
         st.subheader("Runs in this session")
-        runs = pd.DataFrame([{k: v for k, v in r.items() if k != "frames"} for r in history])
+        runs = pd.DataFrame([{k: v for k, v in r.items() if k != "result"} for r in history])
+        runs.insert(0, "run", range(1, len(runs) + 1))
         show_frame(runs, "spark_runs")
-        pick = st.selectbox("Show run", list(range(len(history)))[::-1], key="spark_pick",
-                            format_func=lambda i: f"#{i + 1} {history[i]['job']} {history[i]['table']}")
-        for name, frame in history[pick]["frames"].items():
-            st.markdown(f"**{name}**")
-            show_frame(frame, f"spark_{pick}_{name}")
-            numeric = frame.select_dtypes("number").columns.tolist()
-            if len(frame) > 1 and numeric:
-                x = frame.columns[0]
-                st.plotly_chart(figures.bar(frame, x, numeric[0], f"{name}: {numeric[0]}"), width="stretch")
+        done = [i for i, r in enumerate(history) if r["ok"]]
+        if done:
+            pick = st.selectbox("Show run", done[::-1], key="spark_pick",
+                                format_func=lambda i: f"#{i + 1} {history[i]['job']} · {history[i]['table']} · "
+                                                      f"snapshot {history[i]['snapshot']}")
+            run = history[pick]
+            st.subheader(f"Run #{pick + 1}: {run['job']} of {run['table']}")
+            if run["result"].get("task_errors"):
+                st.warning(f"{len(run['result']['task_errors'])} Spark task(s) failed as a whole:")
+                show_frame(_flat(_records(run["result"]["task_errors"])), f"spark_{pick}_task_errors")
+            if run["result"].get("problems"):
+                st.warning(f"{len(run['result']['problems'])} unreadable part(s):")
+                show_frame(_flat(_records(run["result"]["problems"])), f"spark_{pick}_problems")
+            (_show_evaluate if run["job"] == "evaluate" else _show_audit)(run["result"], f"spark_{pick}")

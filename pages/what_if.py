@@ -13,8 +13,23 @@ if not need_table(ctx):
 st.caption("Nothing on this page writes into the warehouse: hypothetical indexes live in memory only.")
 
 schema = ctx.table.schema()
-first = schema.field_names[0] if schema.field_names else "c"
-sql = st.text_input("Predicate (SQL WHERE)", value=f"{first} IS NOT NULL", key="whatif_sql")
+suggestion = None
+with guard("Suggested predicate"):
+    suggestion = ctx.metric("suggest_predicate")
+picked = (ctx.url, ctx.table_name, ctx.snapshot_id)
+if st.session_state.get("whatif_sql_for") != picked or "whatif_sql" not in st.session_state:
+    # a new table or snapshot starts from a predicate that prunes it, not from the last table's text
+    first = schema.field_names[0] if schema.field_names else "c"
+    st.session_state["whatif_sql"] = suggestion["sql"] if suggestion else f"{first} IS NOT NULL"
+    st.session_state["whatif_sql_for"] = picked
+sql = st.text_input("Predicate (SQL WHERE)", key="whatif_sql",
+                    help="Starts from an equality on a value this snapshot holds, picked because it prunes.")
+if suggestion and suggestion["prunes"]:
+    st.caption(f"Suggested `{suggestion['sql']}`: {suggestion['why']}; it leaves {suggestion['files_read']} of "
+               f"{suggestion['files']} files and {suggestion['rows_selected']:,} of {suggestion['rows']:,} rows.")
+elif suggestion:
+    st.caption("No equality on a value of this snapshot prunes a file or a row (one file, or no statistics "
+               "and indexes that separate values), so the page starts from an `IS NOT NULL`.")
 verify = st.checkbox("Verify against the data (reads every data file)", key="whatif_verify")
 
 with guard("Explain"):

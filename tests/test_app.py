@@ -223,3 +223,50 @@ def test_problems_are_warnings(wh_path, overview):
         at = _app(name, page)
         _no_failure(at)
         assert at.warning, f"{page}: unreadable parts should be listed as warnings"
+
+
+# ---------------------------------------------------------------------------------------
+# Robustness sweep: every page on every table of the sample and the Java-written warehouses
+
+SWEEP_ROOTS = [ROOT / "sample_warehouse"] + [ROOT.parent / "shared" / "conformance" / "warehouses" / name
+                                             for name in ("parquet", "mixed")]
+TITLES = {"warehouse": "Warehouse", "table": "Table", "bitmap": "Bitmap indexes", "bloom": "Bloom filters",
+          "range": "Range-bitmap and BSI", "deletion_vectors": "Deletion vectors", "hash_index": "Hash index",
+          "what_if": "What-if", "spark": "Spark"}
+
+
+def _sweep_tables() -> list:
+    out = []
+    for root in SWEEP_ROOTS:
+        if not root.is_dir():
+            continue
+        for name in indexcore.open_warehouse(str(root)).tables():
+            out.append(pytest.param(str(root.resolve()), name, id=f"{root.name}/{name.split('.')[-1]}"))
+    return out or [pytest.param(None, None, id="no-warehouse")]
+
+
+@pytest.fixture(scope="module")
+def sweep_env(monkeypatch_module):
+    monkeypatch_module.setenv("INDEXCORE_ALLOWED_ROOTS",
+                              os.pathsep.join(str(r.resolve()) for r in SWEEP_ROOTS if r.is_dir()))
+
+
+@pytest.mark.parametrize(("root", "name"), _sweep_tables())
+def test_every_page_on_every_table(sweep_env, root, name):
+    """Each page opens on each table: no exception, its title, and no error from an unexpected
+    exception (``guard`` words those ``... failed: Type: ...``; unreadable parts are warnings
+    or ``IndexCoreError`` messages)."""
+    if root is None:
+        pytest.skip("neither sample_warehouse/ nor ../shared/conformance/warehouses exists")
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["warehouse_url"] = root
+    at.session_state["table"] = name
+    for page in PAGES:
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+        assert at.selectbox(key="table").value == name, page
+        assert [t.value for t in at.title] == [TITLES[page]], page
+        unexpected = [e.value for e in at.error if " failed: " in e.value]
+        assert not unexpected, (page, unexpected)

@@ -91,8 +91,9 @@ def literals(dtype) -> st.SearchStrategy:
     if r in ("TIMESTAMP", "TIMESTAMP_LTZ"):
         return base | _timestamps(9) | _timestamps(9, wide=True)
     if r == "DECIMAL":
+        edges = [10 ** (dtype.precision - dtype.scale), 10 ** 38, 10 ** 39]
         return (base | _decimals(dtype.precision + 3, dtype.scale + 2, dtype.scale + 2)
-                | st.integers(-(10 ** 40), 10 ** 40)
+                | st.integers(-(10 ** 40), 10 ** 40) | st.sampled_from(edges + [-e for e in edges])
                 | st.decimals(allow_nan=False, allow_infinity=False))
     return base
 
@@ -105,15 +106,35 @@ def _utf8(text: str) -> bool:
     return True
 
 
+def _near(dtype, v) -> list:
+    """Literals just beside a column value (the ones that catch off-by-one bounds)."""
+    r = dtype.root
+    if isinstance(v, bool):
+        return [not v]
+    if r in ("FLOAT", "DOUBLE"):
+        return [math.nextafter(v, math.inf), math.nextafter(v, -math.inf), -v]
+    if isinstance(v, int):
+        return [v - 1, v + 1]
+    if isinstance(v, Timestamp):
+        return [Timestamp.from_nanos(v.to_nanos() + d) for d in (-1, 1, -1000, 1000)]
+    if isinstance(v, decimal.Decimal):
+        tiny = decimal.Decimal(1).scaleb(-(dtype.scale + 1))
+        return [v + tiny, v - tiny, v + tiny * 10]
+    if isinstance(v, str):
+        return [v + "\x00", v[:-1], v + "\U0010ffff"]
+    return [v + b"\x00", v[:-1], v + b"\xff"]
+
+
 @st.composite
-def tables(draw):
-    """A table of 1-3 random scalar columns with nulls, its schema, and its rows read back."""
+def tables(draw, first: str):
+    """Column ``c0`` of type ``first`` plus up to two random scalar columns, all with nulls."""
     names = [f"c{i}" for i in range(draw(st.integers(1, 3)))]
-    types = {n: parse_type(draw(st.sampled_from(TYPES))) for n in names}
+    types = {n: parse_type(first if n == "c0" else draw(st.sampled_from(TYPES))) for n in names}
     n = draw(st.integers(0, 40))
     columns = {}
     for name in names:
-        column = draw(st.lists(st.none() | values(types[name]), min_size=n + 1, max_size=n + 1))
+        value = values(types[name])
+        column = draw(st.lists(st.one_of(value, value, value, st.none()), min_size=n + 1, max_size=n + 1))
         columns[name] = from_internal(column, types[name])
     table = pa.table(columns)
     # drop a leading row so arrays start at an offset, and sometimes split them into chunks
@@ -127,11 +148,14 @@ def tables(draw):
 
 @st.composite
 def leaves(draw, table: pa.Table, schema: TableSchema):
-    name = draw(st.sampled_from(schema.field_names))
+    name = draw(st.sampled_from(["c0", "c0", "c0", *schema.field_names]))
     dtype = schema.field(name).type
     present = [v for v in to_internal(table.column(name), dtype) if v is not None]
-    literal = literals(dtype) | (st.sampled_from(present) if present else literals(dtype))
-    maybe_null = st.one_of(literal, literal, literal, st.none())
+    literal = literals(dtype)
+    if present:
+        literal = st.one_of(literal, st.sampled_from(present),
+                            st.sampled_from(present).flatmap(lambda v: st.sampled_from(_near(dtype, v))))
+    maybe_null = st.one_of(literal, literal, literal, literal, literal, st.none())
     op = draw(st.sampled_from(LEAF_OPS))
     if op in ("isNull", "isNotNull"):
         lits = ()
@@ -161,10 +185,11 @@ def _no_fallback(*_args, **_kwargs):
     raise AssertionError("scalar column fell back to the row-by-row path")
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.data())
-def test_vectorized_mask_matches_row_test(data_strategy):
-    table, schema = data_strategy.draw(tables())
+@pytest.mark.parametrize("first", TYPES)
+@settings(max_examples=70, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data_strategy=st.data())
+def test_vectorized_mask_matches_row_test(first, data_strategy):
+    table, schema = data_strategy.draw(tables(first))
     pred = data_strategy.draw(predicates(table, schema))
     expected = [predicate_on_row(pred, row) for row in _rows(table, schema)]
     with mock.patch.object(data._Columns, "row_by_row", _no_fallback):

@@ -18,14 +18,17 @@ Per file-index type:
 
 from __future__ import annotations
 
+import array
 import posixpath
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from ..errors import IndexCoreError
@@ -34,7 +37,9 @@ from ..io import BytesSource
 from ..types import DataType, to_json_value, to_long
 from ..warehouse.inspect import partition_text
 from ..warehouse.model import DELETION_VECTORS, HASH, LiveFile
-from .metrics import file_schema, index_options
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 OK, ERROR, WARNING, NOT_CHECKED = "OK", "ERROR", "WARNING", "NOT_CHECKED"
 DEFAULT_TARGET_ROW_NUM = 2_000_000

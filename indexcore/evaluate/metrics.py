@@ -138,8 +138,16 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
     _tick(progress, len(files), len(files), "done")
 
 
+UNPARTITIONED = "(unpartitioned)"
+
+
+def partition_label(partition: tuple, types: list[DataType]) -> str:
+    """``{v1, v2}`` as Paimon's system tables show a partition; ``(unpartitioned)`` without keys."""
+    return partition_text(partition, types) if types else UNPARTITIONED
+
+
 def _file_cols(table, lf: LiveFile, types: list[DataType]) -> dict[str, Any]:
-    return {"file_name": lf.file.file_name, "partition": partition_text(lf.partition, types),
+    return {"file_name": lf.file.file_name, "partition": partition_label(lf.partition, types),
             "bucket": lf.bucket, "row_count": lf.file.row_count}
 
 
@@ -349,7 +357,7 @@ def size_skew(table, snapshot_id: int | None = None, by: str = "bucket") -> tupl
     plan = _plan(table, snapshot_id)
     types = partition_types(table)
     keys = ["partition", "bucket"] if by == "bucket" else ["partition"]
-    rows = [{"partition": partition_text(lf.partition, types), "bucket": lf.bucket,
+    rows = [{"partition": partition_label(lf.partition, types), "bucket": lf.bucket,
              "row_count": lf.file.row_count, "file_size": lf.file.file_size} for lf in plan.files]
     frame = pd.DataFrame(rows, columns=["partition", "bucket", "row_count", "file_size"])
     grouped = frame.groupby(keys, as_index=False).agg(
@@ -718,7 +726,7 @@ def hash_index_frame(table, snapshot_id: int | None = None) -> tuple[pd.DataFram
             s = index.summary()
             keys += s["count"]
             distinct += s["distinct"]
-        rows.append({"partition": partition_text(partition, types), "bucket": bucket, "keys": keys,
+        rows.append({"partition": partition_label(partition, types), "bucket": bucket, "keys": keys,
                      "distinct": distinct, "recorded_rows": recorded, "index_files": len(entries),
                      "target": target, "fill": keys / target if target else None,
                      "error": "; ".join(errors) or None})
@@ -747,7 +755,10 @@ def explain_frames(table, sql: str, snapshot_id: int | None = None, verify: bool
     from .explain import explain
 
     ex = explain(table, sql, snapshot_id=snapshot_id, verify=verify, progress=progress)
-    return {"files": ex.to_frame(), "funnel": funnel_frame(ex.funnel), "sql": ex.sql,
+    files = ex.to_frame()
+    if not partition_types(table):
+        files["partition"] = files["partition"].replace("", UNPARTITIONED)
+    return {"files": files, "funnel": funnel_frame(ex.funnel), "sql": ex.sql,
             "problems": pd.DataFrame([p.to_dict() for p in ex.problems], columns=["path", "structure", "reason"]),
             "violations": pd.DataFrame(ex.violations), "index_used": ex.index_used}
 
@@ -768,6 +779,136 @@ def whatif_frames(hypothetical, sql: str, verify: bool = False, progress: Progre
             "violations": pd.DataFrame(result.violations)}
 
 
+# ---------------------------------------------------------------------------------------
+# A predicate worth explaining
+
+SUGGEST_MAX_FILES = 500
+SUGGEST_TRIES = 6
+
+
+def _rarest(seen: dict[tuple[str, Any], tuple[set[str], int]], total: int) -> list[tuple[str, Any, int]]:
+    """(column, value, files) held by the fewest files (then rows), rarest first."""
+    out = [(col, value, len(files), rows) for (col, value), (files, rows) in seen.items() if 0 < len(files) <= total]
+    out.sort(key=lambda c: (c[2], c[3], c[0], str(c[1])))
+    return [c[:3] for c in out]
+
+
+def _exact_stat(value: Any) -> bool:
+    """Manifest stats truncate strings (``truncate(16)`` by default): only shorter ones are values."""
+    return value is not None and not (isinstance(value, str | bytes) and len(value) >= 16)
+
+
+def predicate_candidates(table, snapshot_id: int | None = None) -> list[tuple[str, str]]:
+    """(SQL, why) equalities that should prune this snapshot, best first.
+
+    Values come from what the snapshot itself holds, so each one matches some rows: bitmap
+    dictionaries (the value the fewest files and rows hold), the minimum of a bloom-filter,
+    range-bitmap or BSI column in one file (from its manifest stats), a partition value, then
+    any column whose per-file minimum lies in few files' [min, max].
+    """
+    from ..predicate import Leaf, predicate_to_sql
+
+    schema = table.schema()
+    row_type = schema.row_type()
+    plan = _plan(table, snapshot_id)
+    files = list(plan.files)[:SUGGEST_MAX_FILES]
+    if not files:
+        return []
+    latest = {f.name: f for f in schema.fields}
+    out: list[tuple[str, str]] = []
+
+    def add(column: str, value: Any, why: str) -> None:
+        if value is None or column not in latest:
+            return
+        try:
+            sql = predicate_to_sql(Leaf("equal", column, (value,)), row_type)
+        except (TypeError, ValueError, KeyError):
+            return
+        if all(sql != s for s, _ in out):
+            out.append((sql, why))
+
+    indexed = {f.path for f in files if f.has_file_index}
+    bitmap_values_seen: dict[tuple[str, Any], tuple[set[str], int]] = {}
+    other_index: dict[str, str] = {}
+    for blob in iter_file_indexes(table, snapshot_id):
+        if blob.column is None or blob.column not in latest or blob.dtype != latest[blob.column].type:
+            continue
+        if blob.index_type == "bitmap" and blob.reader is not None and not blob.empty:
+            try:
+                for value, card in blob.reader.dictionary():
+                    paths, rows = bitmap_values_seen.get((blob.column, value), (set(), 0))
+                    paths.add(blob.file.path)
+                    bitmap_values_seen[(blob.column, value)] = (paths, rows + card)
+            except IndexCoreError:
+                continue
+        elif blob.index_type in FILE_INDEX_TYPES:
+            other_index.setdefault(blob.column, blob.index_type)
+    for column, value, n in _rarest(bitmap_values_seen, len(indexed))[:2]:
+        add(column, value, f"bitmap-indexed `{column}`: a value {n} of {len(indexed)} indexed files hold")
+
+    stats = {lf.path: file_stats(table, lf) for lf in files if lf.file.schema_id == schema.id}
+    for column, index_type in sorted(other_index.items(), key=lambda kv: FILE_INDEX_TYPES.index(kv[1])):
+        lows = sorted(((s[column][0], p) for p, s in stats.items() if column in s and _exact_stat(s[column][0])),
+                      key=lambda vp: (str(vp[0]), vp[1]))
+        if lows:
+            add(column, lows[len(lows) // 2][0], f"{index_type}-indexed `{column}`: the minimum of one file")
+
+    if partition_types(table):
+        parts: dict[tuple, int] = {}
+        for lf in files:
+            parts[lf.partition] = parts.get(lf.partition, 0) + 1
+        if len(parts) > 1:
+            smallest = min(parts, key=lambda p: (parts[p], str(p)))
+            if smallest and smallest[0] is not None:
+                key = schema.partition_keys[0]
+                add(key, smallest[0], f"partition key `{key}`: one of {len(parts)} partitions")
+
+    spans: dict[tuple[str, Any], tuple[set[str], int]] = {}
+    for column in schema.field_names:
+        ranges = [(s[column][0], s[column][1], p) for p, s in stats.items()
+                  if column in s and _exact_stat(s[column][0]) and s[column][1] is not None]
+        for low, _high, _p in ranges[:50]:
+            try:
+                spans[(column, low)] = ({p for lo, hi, p in ranges if lo <= low <= hi}, 0)
+            except TypeError:
+                break
+    for column, value, n in _rarest(spans, len(stats) - 1)[:2]:
+        add(column, value, f"`{column}`: a value whose stats range covers {n} of {len(files)} files")
+    return out
+
+
+def suggest_predicate(table, snapshot_id: int | None = None) -> dict[str, Any]:
+    """A SQL equality that prunes this snapshot (see :func:`predicate_candidates`).
+
+    Up to ``SUGGEST_TRIES`` candidates are explained; among those that leave at least one file
+    and fewer files or rows than all, the one reading the fewest files, then rows, wins.
+    Returns ``sql``, ``why``, ``files``, ``files_read``, ``rows``, ``rows_selected`` and
+    ``prunes`` (False, with an ``IS NOT NULL`` fallback, when nothing the table holds prunes).
+    """
+    from .explain import explain
+
+    best: dict[str, Any] | None = None
+    for sql, why in predicate_candidates(table, snapshot_id)[:SUGGEST_TRIES]:
+        try:
+            ex = explain(table, sql, snapshot_id=snapshot_id)
+        except IndexCoreError:
+            continue
+        read = sum(1 for f in ex.files if f.skipped_by is None)
+        rows = sum(f.row_count - (f.dv_cardinality or 0) for f in ex.files)
+        selected = sum(f.rows_after_dv for f in ex.files if f.skipped_by is None)
+        if read == 0 or (read == len(ex.files) and selected >= rows):
+            continue
+        found = {"sql": sql, "why": why, "files": len(ex.files), "files_read": read, "rows": rows,
+                 "rows_selected": selected, "prunes": True}
+        if best is None or (read, selected) < (best["files_read"], best["rows_selected"]):
+            best = found
+    if best is not None:
+        return best
+    names = table.schema().field_names
+    return {"sql": f"{names[0]} IS NOT NULL" if names else "TRUE", "why": "no equality on the data prunes",
+            "files": None, "files_read": None, "rows": None, "rows_selected": None, "prunes": False}
+
+
 def table_index_kinds(table, snapshot_id: int | None = None) -> dict[str, int]:
     """Table-level index files of the snapshot by kind (DELETION_VECTORS, HASH, others)."""
     out: dict[str, int] = {}
@@ -780,7 +921,7 @@ __all__ = [
     "DELETION_VECTORS", "HASH", "IndexBlob", "bitmap_frame", "bitmap_layout_compare", "bitmap_lookup",
     "bitmap_values", "bloom_frame", "compaction_hint", "configured_indexes", "dv_by_bucket",
     "dv_cardinality", "dv_frame", "dv_trend", "explain_frames", "funnel_frame", "file_indexes_frame", "file_stats", "files_frame",
-    "hash_index_frame", "index_options", "iter_file_indexes", "options_frame", "problems_frame",
-    "prune_by_index", "prune_by_sql", "range_frame", "result_label", "schema_history", "size_skew", "snapshot_timeline",
+    "hash_index_frame", "index_options", "iter_file_indexes", "options_frame", "partition_label", "predicate_candidates", "problems_frame",
+    "prune_by_index", "prune_by_sql", "range_frame", "result_label", "schema_history", "size_skew", "snapshot_timeline", "suggest_predicate",
     "table_index_kinds", "table_overview", "top_values", "warehouse_overview", "whatif_frames",
 ]

@@ -357,8 +357,8 @@ def _double_key(x: float) -> int:
 
 def _double_keys(values: np.ndarray) -> np.ndarray:
     bits = values.view(np.int64)
-    keys = np.where(bits < 0, bits ^ _LOW63, bits)
-    pass
+    keys = np.where(bits < 0, -(bits ^ _LOW63), bits)
+    keys[np.isnan(values)] = _NAN_KEY
     return keys
 
 
