@@ -43,8 +43,13 @@ with guard("Point lookup"):
     st.subheader("Point lookup")
     st.caption("A V1 bitmap reads its whole head (every value's offset); V2 reads a small head, one index "
                "block and one bitmap. Type a literal as in SQL (`'text'`, `42`, `NULL`).")
-    default = f"'{top['value'].iloc[0]}'" if not top.empty else "NULL"
-    literal = st.text_input("Value", value=default, key="bitmap_lookup_value")
+    picked = (ctx.url, ctx.table_name, ctx.snapshot_id, column)
+    if st.session_state.get("bitmap_lookup_for") != picked or "bitmap_lookup_value" not in st.session_state:
+        # each column starts from its most frequent value, not from the last column's literal
+        first = top["value"].iloc[0] if not top.empty else "NULL"
+        st.session_state["bitmap_lookup_value"] = first if first == "NULL" else "'" + first.replace("'", "''") + "'"
+        st.session_state["bitmap_lookup_for"] = picked
+    literal = st.text_input("Value", key="bitmap_lookup_value")
     lookup = ctx.metric("bitmap_lookup", column=column, value_text=literal)
     show_frame(lookup, "bitmap_lookup")
     c = st.columns(2)

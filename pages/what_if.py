@@ -3,7 +3,7 @@
 import streamlit as st
 
 from indexcore import figures
-from indexcore.evaluate.metrics import FILE_INDEX_TYPES, whatif_frames
+from indexcore.evaluate.metrics import FILE_INDEX_TYPES, supported_index_types, whatif_frames
 from pages.common import context, fmt_bytes, guard, need_table, progress_callback, show_frame
 
 st.title("What-if")
@@ -60,7 +60,13 @@ st.subheader("Hypothetical index")
 with guard("Hypothetical index"):
     c1, c2, c3 = st.columns([2, 2, 3])
     column = c1.selectbox("Column", list(schema.field_names), key="hyp_column")
-    index_type = c2.selectbox("Index type", list(FILE_INDEX_TYPES), key="hyp_type")
+    types = supported_index_types(schema.field(column).type)
+    if not types:
+        st.info(f"No file index type can be built on `{column}` ({schema.field(column).type.sql()}); "
+                f"Paimon builds {', '.join(FILE_INDEX_TYPES)} on atomic types only.")
+        st.stop()
+    index_type = c2.selectbox("Index type", types, key="hyp_type",
+                              help="Only the types Paimon can build on this column's type are offered.")
     raw_options = c3.text_input("Options (k=v, comma-separated)", key="hyp_options",
                                 placeholder="items=10000, fpp=0.01 | version=1 | index-block-size=4kb")
     options = {}

@@ -204,6 +204,32 @@ def test_what_if_builds_hypothetical_index(wh_path, overview):
     assert before == sorted(p.name for p in wh_path.rglob("*")), "nothing written into the warehouse"
 
 
+def test_what_if_starts_from_a_pruning_predicate(wh_path, overview):
+    """The default predicate is the one metrics.suggest_predicate derives, and the page shows it
+    pruning: fewer files read than live, or fewer rows after the index than in the files."""
+    names = overview["table"].tolist()
+    wh = indexcore.open_warehouse(str(wh_path))
+    name = next((n for n in names if metrics.suggest_predicate(wh.table(n))["prunes"]), None)
+    if name is None:
+        pytest.skip("no table where an equality prunes")
+    expected = metrics.suggest_predicate(wh.table(name))
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state["table"] = name
+    at.switch_page("pages/what_if.py").run()
+    _no_failure(at)
+    assert at.text_input(key="whatif_sql").value == expected["sql"]
+    assert int(_metric(at, "Files read")) == expected["files_read"]
+    assert int(_metric(at, "Files read")) < int(_metric(at, "Live files")) or \
+        expected["rows_selected"] < expected["rows"]
+    other = next(n for n in names if n != name)
+    at.selectbox(key="table").select(other).run()
+    _no_failure(at)
+    assert at.text_input(key="whatif_sql").value == metrics.suggest_predicate(wh.table(other))["sql"], \
+        "a new table starts from its own predicate"
+
+
 def test_warehouse_outside_allowed_roots(tmp_path, overview):
     from streamlit.testing.v1 import AppTest
 
@@ -270,3 +296,43 @@ def test_every_page_on_every_table(sweep_env, root, name):
         assert [t.value for t in at.title] == [TITLES[page]], page
         unexpected = [e.value for e in at.error if " failed: " in e.value]
         assert not unexpected, (page, unexpected)
+
+
+# ---------------------------------------------------------------------------------------
+# Spark page: one real run
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_spark_page_runs_evaluate(wh_path, overview, monkeypatch):
+    """Launch evaluate on the smallest table with ``local[1]``: the page shows the run and its
+    numbers equal the single-process explain with verification."""
+    pytest.importorskip("pyspark")
+    import shutil
+
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java")
+    from streamlit.testing.v1 import AppTest
+
+    from indexcore.evaluate.explain import explain
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    name = str(overview.sort_values(["files", "rows"]).iloc[0]["table"])
+    table = indexcore.open_warehouse(str(wh_path)).table(name)
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.session_state["table"] = name
+    at.session_state["spark_master"] = "local[1]"
+    at.switch_page("pages/spark.py").run()
+    _no_failure(at)
+    sql = at.text_input(key="spark_sql").value
+    at.button(key="spark_run").click().run()
+    _no_failure(at)
+    runs = at.session_state["spark_runs"]
+    assert len(runs) == 1 and runs[0]["ok"], runs
+    expected = explain(table, sql, verify=True)
+    read = [f for f in expected.files if f.skipped_by is None]
+    assert _metric(at, "Files read") == str(len(read))
+    assert _metric(at, "Matching rows") == f"{sum(f.matching_rows or 0 for f in read):,}"
+    assert _metric(at, "Violations") == "0"
+    assert any(h.value.startswith("Run #1: evaluate") for h in at.subheader)
+    assert at.dataframe, "the run's per-file table is shown"

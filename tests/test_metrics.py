@@ -200,3 +200,79 @@ def test_hash_index_frame_counts_hashes(warehouse):
             hashes = sum(table.hash_index(e).count for e in entries)
             assert hashes in frame[frame["bucket"] == bucket]["keys"].tolist()
         assert balance["groups"] == len(frame)
+
+
+def _all_tables(conformance):
+    roots = [conformance / "warehouses" / "parquet", conformance / "warehouses" / "mixed"]
+    if SAMPLE.is_dir():
+        roots.append(SAMPLE)
+    for root in roots:
+        wh = indexcore.open_warehouse(str(root))
+        for name in wh.tables():
+            yield wh.table(name)
+
+
+def test_suggested_predicate_prunes_and_matches(conformance):
+    """The What-if default: where it claims to prune, explain agrees, and the data (read back
+    by explain's verification) holds matching rows, so the value exists in the table."""
+    from indexcore.evaluate.explain import explain
+
+    pruning = 0
+    for table in _all_tables(conformance):
+        s = metrics.suggest_predicate(table)
+        ex = explain(table, s["sql"], verify=True)
+        assert not ex.violations, (table.name, s["sql"], ex.violations)
+        if not s["prunes"]:
+            assert s["sql"].endswith("IS NOT NULL")
+            continue
+        pruning += 1
+        read = [f for f in ex.files if f.skipped_by is None]
+        assert len(read) == s["files_read"] >= 1, table.name
+        rows = sum(f.row_count - (f.dv_cardinality or 0) for f in ex.files)
+        assert len(read) < len(ex.files) or s["rows_selected"] < rows, (table.name, s)
+        assert sum(f.matching_rows or 0 for f in read) > 0, (table.name, s["sql"])
+    assert pruning >= 20
+
+
+def test_unpartitioned_tables_say_so(warehouse):
+    table = warehouse.table(BITMAP_V2)
+    assert not table.schema().partition_keys
+    assert set(metrics.files_frame(table)["partition"]) == {metrics.UNPARTITIONED}
+    partitioned = warehouse.table(DV_TABLES[0])
+    assert partitioned.schema().partition_keys
+    assert metrics.UNPARTITIONED not in set(metrics.dv_frame(partitioned)["partition"])
+
+
+def test_supported_index_types_follow_writers(warehouse):
+    from indexcore.formats import new_writer
+
+    table = warehouse.table("parquet_append_table.parquet_append_table")
+    for field in table.schema().fields:
+        got = metrics.supported_index_types(field.type)
+        for index_type in metrics.FILE_INDEX_TYPES:
+            try:
+                new_writer(index_type, field.type, {})
+                ok = True
+            except indexcore.errors.IndexCoreError:
+                ok = False
+            assert (index_type in got) == ok, (field.name, index_type)
+    kinds = {f.type.root: metrics.supported_index_types(f.type) for f in table.schema().fields}
+    assert kinds["MAP"] == [] and "bsi" not in kinds["VARCHAR"] and "bsi" in kinds["INT"]
+
+
+def test_figures_dv_axis_and_hash_target():
+    import pandas as pd
+
+    from indexcore import figures
+
+    trend = pd.DataFrame({"snapshot_id": [1, 2, 3], "row_count": [10, 10, 8], "deleted": [0, 4, 2],
+                          "density": [0.0, 0.4, 0.25], "dv_files": [0, 1, 1]})
+    fig = figures.dv_trend(trend)
+    assert tuple(fig.layout.yaxis2.range) == (0, 1) and fig.layout.yaxis2.tickformat == ".0%"
+    assert fig.layout.title.text and fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
+    keys = pd.DataFrame({"partition": ["{a}", "{a}"], "bucket": [0, 1], "keys": [40, 7], "distinct": [40, 7],
+                         "recorded_rows": [40, 7], "index_files": [1, 1], "fill": [0.8, 0.14]})
+    fig = figures.hash_buckets(keys, 50)
+    assert [s.y0 for s in fig.layout.shapes] == [50]
+    assert fig.layout.yaxis.range[1] > 50
+    assert any(t.name == "dynamic-bucket.target-row-num" for t in fig.data)

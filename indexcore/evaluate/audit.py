@@ -34,7 +34,7 @@ from pyroaring import BitMap
 from ..errors import IndexCoreError
 from ..formats.container import FileIndexContainer, read_container
 from ..io import BytesSource
-from ..types import DataType, to_json_value, to_long
+from ..types import BINARY_ROOTS, STRING_ROOTS, DataType, to_json_value, to_long
 from ..warehouse.inspect import partition_text
 from ..warehouse.model import DELETION_VECTORS, HASH, LiveFile
 
@@ -46,6 +46,9 @@ DEFAULT_TARGET_ROW_NUM = 2_000_000
 #: A hash index holding more than this many times ``dynamic-bucket.target-row-num`` keys is flagged.
 OVERSIZE_FACTOR = 2.0
 MAX_VALUES_LISTED = 5
+_INTEGER_ROOTS = ("TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "TIME")
+_PLAIN_INTEGER_ROOTS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 
 
 @dataclass(frozen=True)
@@ -95,23 +98,187 @@ class _FileAudit:
 # Data
 
 
-def _read_columns(table, live_file: LiveFile, columns: list[str]) -> tuple[int, dict[str, list]]:
-    """Row count and internal values of ``columns`` of the data file, as written (no DV)."""
-    from ..warehouse.data import evolve_columns, read_raw
-    from ..warehouse.values import to_internal
+def _file_schema(table, live_file: LiveFile):
+    """The schema a data file was written with (the latest when that one is unreadable)."""
+    try:
+        return table.schema(live_file.file.schema_id)
+    except IndexCoreError:
+        return table.schema()
 
-    schema = file_schema(table, live_file)
+
+def _index_options(schema, column: str, index_type: str) -> dict[str, str]:
+    """``file-index.<type>.<opt>`` overridden by ``file-index.<type>.<column>.<opt>`` (as
+    :func:`indexcore.evaluate.metrics.index_options`, without importing pandas into Spark tasks)."""
+    prefix = f"file-index.{index_type}."
+    col_prefix = f"{prefix}{column}."
+    names = set(schema.field_names)
+    shared, own = {}, {}
+    for key, value in schema.options.items():
+        if key.startswith(col_prefix):
+            own[key[len(col_prefix):]] = value
+        elif key.startswith(prefix) and key != prefix + "columns":
+            tail = key[len(prefix):]
+            if not any(tail.startswith(n + ".") for n in names):
+                shared[tail] = value
+    return {**shared, **own}
+
+
+def _bitmap_of(positions: np.ndarray) -> BitMap:
+    """A BitMap of sorted row positions, built from their packed bytes (no per-row Python)."""
+    packed = array.array("I")
+    if packed.itemsize != 4:
+        return BitMap(positions.tolist())
+    packed.frombytes(np.ascontiguousarray(positions, dtype=np.uint32).tobytes())
+    return BitMap(packed)
+
+
+def _positions_of(bitmap: BitMap, n: int) -> np.ndarray:
+    idx = np.frombuffer(bitmap.to_array(), dtype=np.uint32)
+    return idx[idx < n]
+
+
+class _Column:
+    """One column of a data file as Arrow, with the forms the checks need derived once, vectorized.
+
+    ``encoded`` is the column's distinct non-null values (internal, first-occurrence order)
+    and, per row, the index of its value among them (-1 for null): the checks compare an
+    index against the distinct values and group rows by value, never looping over rows.
+    """
+
+    def __init__(self, data: pa.Array | pa.ChunkedArray, dtype: DataType):
+        if isinstance(data, pa.ChunkedArray):
+            data = data.combine_chunks() if data.num_chunks != 1 else data.chunk(0)
+        self.array = data
+        self.dtype = dtype
+        self.n = len(data)
+
+    @cached_property
+    def values(self) -> list:
+        """Every row's internal value (only the key-hash check needs them)."""
+        from ..warehouse.values import to_internal
+
+        return to_internal(self.array, self.dtype)
+
+    @property
+    def has_values(self) -> bool:
+        return self.array.null_count < self.n
+
+    @cached_property
+    def null_mask(self) -> np.ndarray:
+        if not self.array.null_count:
+            return np.zeros(self.n, dtype=bool)
+        return np.asarray(self.array.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+
+    @cached_property
+    def nulls(self) -> BitMap:
+        return _bitmap_of(np.flatnonzero(self.null_mask)) if self.array.null_count else BitMap()
+
+    @cached_property
+    def _encoding(self) -> tuple[pa.Array | None, list | None, np.ndarray]:
+        """(Arrow dictionary or None, Python distinct values or None, per-row index or -1)."""
+        try:
+            enc = pc.dictionary_encode(self.array)
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid, TypeError):
+            seen: dict[Any, int] = {}
+            firsts: list = []
+            idx = np.full(self.n, -1, dtype=np.int64)
+            for i, v in enumerate(self.values):
+                if v is None:
+                    continue
+                j = seen.setdefault(_hashable(v), len(seen))
+                if j == len(firsts):
+                    firsts.append(v)
+                idx[i] = j
+            return None, firsts, idx
+        indices = pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        return enc.dictionary, None, indices
+
+    @cached_property
+    def distinct(self) -> list:
+        """The distinct non-null internal values, in first-occurrence order."""
+        from ..warehouse.values import to_internal
+
+        dictionary, firsts, _ = self._encoding
+        return firsts if dictionary is None else to_internal(dictionary, self.dtype)
+
+    @property
+    def encoded(self) -> tuple[list, np.ndarray]:
+        return self.distinct, self._encoding[2]
+
+    @property
+    def index(self) -> np.ndarray:
+        return self._encoding[2]
+
+    def distinct_values(self, which: Iterable[int]) -> list:
+        """Internal values of some distinct entries (without converting all of them)."""
+        from ..warehouse.values import to_internal
+
+        which = list(which)
+        dictionary, firsts, _ = self._encoding
+        if dictionary is None or "distinct" in self.__dict__:
+            return [self.distinct[j] for j in which]
+        return to_internal(dictionary.take(pa.array(which, pa.int64())), self.dtype)
+
+    def distinct_count(self) -> int:
+        dictionary, firsts, _ = self._encoding
+        return len(firsts) if dictionary is None else len(dictionary)
+
+    def bloom_hashes(self) -> np.ndarray:
+        """``FastHash`` of each distinct value: strings and binaries hashed from their bytes,
+        integers in numpy, other types one distinct value at a time."""
+        import xxhash
+
+        dictionary = self._encoding[0]
+        root = self.dtype.root
+        if dictionary is not None and (root in STRING_ROOTS or root in BINARY_ROOTS):
+            raw = dictionary.cast(pa.large_binary()).to_pylist()
+            return np.array([xxhash.xxh64_intdigest(b) for b in raw], dtype=np.uint64).view(np.int64)
+        if dictionary is not None and root in _INTEGER_ROOTS and pa.types.is_integer(dictionary.type):
+            return _long_hashes(dictionary.to_numpy(zero_copy_only=False).astype(np.int64))
+        return bloom_hashes(self.dtype, self.distinct)
+
+    def row_longs(self) -> tuple[list, np.ndarray]:
+        """:func:`indexcore.types.to_long` of each distinct value, and per row as int64 where it fits
+        (0 for null rows and for keys beyond the long range)."""
+        dictionary, _, idx = self._encoding
+        if dictionary is not None and self.dtype.root in _PLAIN_INTEGER_ROOTS \
+                and pa.types.is_integer(dictionary.type):
+            longs = dictionary.to_numpy(zero_copy_only=False).astype(np.int64)
+            keys = np.append(longs, 0)
+            return longs.tolist(), keys[idx]
+        present = [to_long(self.dtype, v) for v in self.distinct]
+        keys = np.array([k if _LONG_MIN <= k <= _LONG_MAX else 0 for k in present] + [0], dtype=np.int64)
+        return present, keys[idx]
+
+    def groups(self) -> list[tuple[int, np.ndarray]]:
+        """(distinct value index, its sorted row positions) per distinct value, in first-occurrence
+        order, with (-1, null rows) placed where the first null occurs."""
+        distinct, idx = self.encoded
+        order = np.argsort(idx, kind="stable")
+        counts = np.bincount(idx + 1, minlength=len(distinct) + 1)
+        parts = np.split(order, np.cumsum(counts)[:-1])
+        out = [(j, parts[j + 1]) for j in range(len(distinct))]
+        if counts[0]:
+            first_null = parts[0][0]
+            at = next((k for k, (_, rows) in enumerate(out) if rows[0] > first_null), len(out))
+            out.insert(at, (-1, parts[0]))
+        return out
+
+    def rows_values(self, rows: np.ndarray) -> list:
+        """Internal values of some rows (for listing them in a finding)."""
+        distinct, idx = self.encoded
+        return [None if idx[i] < 0 else distinct[idx[i]] for i in rows[:MAX_VALUES_LISTED]]
+
+
+def _read_columns(table, live_file: LiveFile, columns: list[str]) -> tuple[int, dict[str, _Column]]:
+    """Row count and the columns of the data file, as written (no DV)."""
+    from ..warehouse.data import evolve_columns, read_raw
+
+    schema = _file_schema(table, live_file)
     raw = read_raw(table.storage, live_file.path, live_file.file.file_format)
     known = [c for c in columns if c in schema.field_names]
     cols = evolve_columns(raw, schema, schema, known, live_file.partition_spec, live_file.file.write_cols)
-    return raw.num_rows, {c: to_internal(cols.column(c), schema.field(c).type) for c in known}
-
-
-def _positions(values: list, key=lambda v: v) -> dict[Any, BitMap]:
-    out: dict[Any, BitMap] = defaultdict(BitMap)
-    for i, v in enumerate(values):
-        out[None if v is None else key(v)].add(i)
-    return out
+    return raw.num_rows, {c: _Column(cols.column(c), schema.field(c).type) for c in known}
 
 
 def _show(dtype: DataType, values: Iterable[Any]) -> list:
@@ -138,11 +305,19 @@ def _check_row_count(fa: _FileAudit, column: str, index_type: str, index_rows: i
     return True
 
 
-def _check_bitmap(fa: _FileAudit, reader, column: str, dtype: DataType, values: list, n: int) -> bool:
+def _check_bitmap(fa: _FileAudit, reader, column: str, dtype: DataType, col: _Column, n: int) -> bool:
     if not _check_row_count(fa, column, "bitmap", reader.row_count, n):
         return False
     codec = reader.codec
-    by_key = _positions(values, codec.key)
+    distinct, _ = col.encoded
+    keys = [codec.key(v) for v in distinct]
+    by_key: dict[Any, BitMap] = {}
+    for j, rows in col.groups():
+        key = None if j < 0 else keys[j]
+        if key in by_key:
+            by_key[key] |= _bitmap_of(np.sort(rows))
+        else:
+            by_key[key] = _bitmap_of(rows)
     index_keys = {e.key for e in reader.entries()}
     data_keys = {k for k in by_key if k is not None}
     ok = True
@@ -174,9 +349,49 @@ def _check_bitmap(fa: _FileAudit, reader, column: str, dtype: DataType, values: 
     return ok
 
 
-def _check_bloom(fa: _FileAudit, reader, column: str, dtype: DataType, values: list, n: int) -> bool:
-    misses = [v for v in {_hashable(v): v for v in values if v is not None}.values()
-              if not reader.might_contain(v)]
+def _long_hashes(keys: np.ndarray) -> np.ndarray:
+    """:func:`indexcore.formats.bloom.long_hash` over an int64 array (numpy wraps as Java does)."""
+    with np.errstate(over="ignore"):
+        k = keys.astype(np.int64)
+        k = ~k + (k << 21)
+        k ^= k >> 24
+        k = k + (k << 3) + (k << 8)
+        k ^= k >> 14
+        k = k + (k << 2) + (k << 4)
+        k ^= k >> 28
+        return k + (k << 31)
+
+
+def bloom_hashes(dtype: DataType, values: list) -> np.ndarray:
+    """The 64-bit ``FastHash`` of each (non-null internal) value, as signed int64."""
+    from ..formats.bloom import hash_function
+
+    if dtype.root in _INTEGER_ROOTS:
+        return _long_hashes(np.array(values, dtype=np.int64))
+    fn = hash_function(dtype)
+    return np.array([fn(v) for v in values], dtype=np.int64)
+
+
+def bloom_contains(bit_set: bytes, num_hash_functions: int, hashes: np.ndarray) -> np.ndarray:
+    """``BloomFilter64.testHash`` for many hashes at once: True where every probed bit is set."""
+    bits = np.frombuffer(bit_set, dtype=np.uint8)
+    num_bits = len(bits) * 8
+    hash1 = hashes.astype(np.int32).astype(np.int64)
+    hash2 = (hashes >> 32).astype(np.int32).astype(np.int64)
+    found = np.ones(len(hashes), dtype=bool)
+    for i in range(1, num_hash_functions + 1):
+        combined = (hash1 + i * hash2).astype(np.int32).astype(np.int64)
+        combined = np.where(combined < 0, ~combined, combined)
+        pos = combined % num_bits
+        found &= ((bits[pos >> 3] >> (pos & 7)) & 1).astype(bool)
+    return found
+
+
+def _check_bloom(fa: _FileAudit, reader, column: str, dtype: DataType, col: _Column, n: int) -> bool:
+    if not col.distinct_count():
+        return True
+    found = bloom_contains(reader.bit_set(), reader.num_hash_functions, col.bloom_hashes())
+    misses = col.distinct_values(np.flatnonzero(~found).tolist())
     if misses:
         fa.add("value-coverage", ERROR, f"bloom filter answers 'absent' for {len(misses)} values in the data",
                column=column, index_type="bloom-filter", value=_show(dtype, misses))
@@ -188,8 +403,8 @@ def _hashable(v: Any) -> Any:
     return v if not isinstance(v, list | dict | bytearray) else repr(v)
 
 
-def _check_null_rows(fa: _FileAudit, index_type: str, column: str, null_rows: BitMap, values: list) -> bool:
-    want = BitMap(i for i, v in enumerate(values) if v is None)
+def _check_null_rows(fa: _FileAudit, index_type: str, column: str, null_rows: BitMap, col: _Column) -> bool:
+    want = col.nulls
     if null_rows != want:
         fa.add("null-rows", ERROR, f"index has {len(null_rows)} null rows, the data {len(want)}",
                column=column, index_type=index_type, value=len(null_rows))
@@ -200,17 +415,18 @@ def _check_null_rows(fa: _FileAudit, index_type: str, column: str, null_rows: Bi
 def _slice_codes(ebm: BitMap, slices: list[BitMap], n: int) -> np.ndarray:
     codes = np.zeros(n, dtype=np.int64)
     for i, sl in enumerate(slices):
-        idx = np.frombuffer(sl.to_array(), dtype=np.uint32)
-        codes[idx[idx < n]] |= np.int64(1) << np.int64(i)
+        idx = _positions_of(sl, n)
+        codes[idx] |= np.int64(1) << np.int64(i)
     return codes
 
 
-def _check_range_bitmap(fa: _FileAudit, reader, column: str, dtype: DataType, values: list, n: int) -> bool:
+def _check_range_bitmap(fa: _FileAudit, reader, column: str, dtype: DataType, col: _Column, n: int) -> bool:
     if not _check_row_count(fa, column, "range-bitmap", reader.row_count, n):
         return False
-    ok = _check_null_rows(fa, "range-bitmap", column, reader.visit_is_null().bitmap, values)
+    ok = _check_null_rows(fa, "range-bitmap", column, reader.visit_is_null().bitmap, col)
     codec = reader.codec
-    present = [codec.order_of_value(v) for v in values if v is not None]
+    distinct, idx = col.encoded
+    present = [codec.order_of_value(v) for v in distinct]
     if present and reader.cardinality > 0:
         lo, hi = min(present), max(present)
         if (codec.order(reader.min_raw), codec.order(reader.max_raw)) != (lo, hi):
@@ -226,38 +442,37 @@ def _check_range_bitmap(fa: _FileAudit, reader, column: str, dtype: DataType, va
         return ok
     bsi = reader.bsi
     codes = _slice_codes(bsi.ebm(), bsi.load_all(), n)
-    keys: dict[int, Any] = {}
-    wrong = []
-    for i, v in enumerate(values):
-        if v is None:
-            continue
-        code = int(codes[i])
-        if code not in keys:
-            keys[code] = codec.order(reader.dictionary.raw_key(code)) if code < reader.cardinality else None
-        if keys[code] != codec.order_of_value(v):
-            wrong.append(v)
-    if wrong:
-        fa.add("value-coverage", ERROR, f"{len(wrong)} rows hold another value in the index",
-               column=column, index_type="range-bitmap", value=_show(dtype, wrong))
+    valued = idx >= 0
+    pair = codes * len(distinct) + idx
+    bad = []
+    for p in np.unique(pair[valued]).tolist():
+        code, j = divmod(p, len(distinct))
+        stored = codec.order(reader.dictionary.raw_key(code)) if code < reader.cardinality else None
+        if stored != present[j]:
+            bad.append(p)
+    if bad:
+        rows = np.flatnonzero(valued & np.isin(pair, bad))
+        fa.add("value-coverage", ERROR, f"{len(rows)} rows hold another value in the index",
+               column=column, index_type="range-bitmap", value=_show(dtype, col.rows_values(rows)))
         return False
     return True
 
 
-def _check_bsi(fa: _FileAudit, reader, column: str, dtype: DataType, values: list, n: int) -> bool:
+def _check_bsi(fa: _FileAudit, reader, column: str, dtype: DataType, col: _Column, n: int) -> bool:
     if not _check_row_count(fa, column, "bsi", reader.row_count, n):
         return False
     not_null = reader.visit_is_not_null().bitmap
-    ok = _check_null_rows(fa, "bsi", column, BitMap(not_null).flip(0, n), values)
-    stored = np.zeros(n, dtype=object)
-    for part, sign in ((reader.positive, 1), (reader.negative, -1)):
-        if not part.ebm:
-            continue
-        codes = _slice_codes(part.ebm, part.slices, n)
-        for i in part.ebm:
-            if i < n:
-                stored[i] = sign * (part.min + int(codes[i]))
-    keys = [None if v is None else to_long(dtype, v) for v in values]
-    present = [k for k in keys if k is not None]
+    ok = _check_null_rows(fa, "bsi", column, BitMap(not_null).flip(0, n), col)
+    stored = np.zeros(n, dtype=np.int64)
+    with np.errstate(over="ignore"):
+        for part, sign in ((reader.positive, 1), (reader.negative, -1)):
+            if not part.ebm:
+                continue
+            codes = _slice_codes(part.ebm, part.slices, n)
+            rows = _positions_of(part.ebm, n)
+            stored[rows] = sign * (np.int64(part.min) + codes[rows])
+    idx = col.index
+    present, keys = col.row_longs()
     if present:
         summary_lo = -reader.negative.extreme(largest=True) if reader.negative.ebm else \
             reader.positive.extreme(largest=False)
@@ -267,10 +482,15 @@ def _check_bsi(fa: _FileAudit, reader, column: str, dtype: DataType, values: lis
             ok = False
             fa.add("min-max", ERROR, "index min/max differ from the data", column=column, index_type="bsi",
                    value=[summary_lo, summary_hi])
-    wrong = [values[i] for i, k in enumerate(keys) if k is not None and (i not in not_null or stored[i] != k)]
-    if wrong:
-        fa.add("value-coverage", ERROR, f"{len(wrong)} rows hold another value in the index",
-               column=column, index_type="bsi", value=_show(dtype, wrong))
+    valued = idx >= 0
+    stored_ok = np.zeros(n, dtype=bool)
+    stored_ok[_positions_of(not_null, n)] = True
+    # a key outside the long range cannot be in a BSI: such rows never agree
+    fits = np.array([_LONG_MIN <= k <= _LONG_MAX for k in present] + [True], dtype=bool)
+    wrong_rows = np.flatnonzero(valued & (~stored_ok | ~fits[idx] | (stored != keys)))
+    if len(wrong_rows):
+        fa.add("value-coverage", ERROR, f"{len(wrong_rows)} rows hold another value in the index",
+               column=column, index_type="bsi", value=_show(dtype, col.rows_values(wrong_rows)))
         return False
     return ok
 
@@ -301,12 +521,12 @@ def _open_container(table, fa: _FileAudit) -> FileIndexContainer | None:
 def audit_file(table, live_file: LiveFile, plan=None, cache: dict | None = None) -> list[Finding]:
     """Every check of one live data file: its file indexes, its deletion vector, its keys' hashes.
 
-    ``plan`` (the snapshot's :class:`Plan`) enables the hash-index check of dynamic-bucket
-    tables; ``cache`` (any dict) keeps decoded hash indexes between files of one process.
+    ``plan`` (the snapshot's :class:`Plan`, or anything with its ``hash_indexes``) enables the
+    hash-index check of dynamic-bucket tables; ``cache`` (any dict) keeps decoded hash indexes between files of one process.
     """
     fa = _FileAudit(table, live_file)
     container = _open_container(table, fa) if live_file.has_file_index else None
-    schema = file_schema(table, live_file)
+    schema = _file_schema(table, live_file)
     columns = container.head.columns() if container is not None else []
     need = list(columns)
     hash_entries = _hash_entries(table, live_file, plan)
@@ -332,7 +552,7 @@ def audit_file(table, live_file: LiveFile, plan=None, cache: dict | None = None)
 
 
 def _audit_container(table, fa: _FileAudit, container: FileIndexContainer, schema, n: int,
-                     values: dict[str, list]) -> None:
+                     values: dict[str, _Column]) -> None:
     for entry in container.head.entries:
         column, index_type = entry.column, entry.index_type
         if column not in values:
@@ -340,9 +560,9 @@ def _audit_container(table, fa: _FileAudit, container: FileIndexContainer, schem
                    index_type=index_type)
             continue
         dtype = schema.field(column).type
-        col_values = values[column]
+        col = values[column]
         if entry.empty:
-            if any(v is not None for v in col_values):
+            if col.has_values:
                 fa.add("value-coverage", ERROR, "empty index but the data holds values", column=column,
                        index_type=index_type)
             else:
@@ -354,8 +574,8 @@ def _audit_container(table, fa: _FileAudit, container: FileIndexContainer, schem
                    column=column, index_type=index_type)
             continue
         try:
-            reader = container.reader(entry, dtype, index_options(schema, column, index_type))
-            passed = check(fa, reader, column, dtype, col_values, n)
+            reader = container.reader(entry, dtype, _index_options(schema, column, index_type))
+            passed = check(fa, reader, column, dtype, col, n)
         except IndexCoreError as exc:
             fa.add("index-decodes", ERROR, _reason(exc), path=fa.lf.index_path or fa.lf.path,
                    column=column, index_type=index_type)
@@ -421,7 +641,7 @@ def _audit_key_hashes(table, fa: _FileAudit, schema, pk: list[str], values: dict
             return
     types = [schema.field(k).type for k in pk]
     try:
-        hashes = [key_hash(row, types) for row in zip(*(values[k] for k in pk), strict=True)]
+        hashes = [key_hash(row, types) for row in zip(*(values[k].values for k in pk), strict=True)]
     except (IndexCoreError, KeyError, TypeError, ValueError) as exc:
         fa.add("hash-keys", NOT_CHECKED, f"cannot hash the keys: {_reason(exc)}", index_type=HASH)
         return
@@ -459,7 +679,7 @@ def _audit_dv_files(table, plan, live: set, ptypes: list, out: list[Finding]) ->
         if meta.index_type != DELETION_VECTORS:
             continue
         part = partition_text(e.partition, ptypes)
-        path = table.index_file_path(e, table._partition_dir_of(e.partition))
+        path = table.index_file_path(e, table.partition_dir(e.partition))
         for r in meta.dv_ranges or ():
             if (e.partition, e.bucket, r.data_file) not in live:
                 out.append(Finding("dv-orphan", WARNING, path, f"deletion vector of {r.data_file}, which is "
@@ -498,7 +718,7 @@ def _audit_hash_indexes(table, plan, ptypes: list, out: list[Finding]) -> None:
     for (partition, bucket), entries in sorted(plan.hash_indexes.items(), key=lambda kv: kv[0][1]):
         part = partition_text(partition, ptypes)
         for e in entries:
-            path = table.index_file_path(e, table._partition_dir_of(partition))
+            path = table.index_file_path(e, table.partition_dir(partition))
             try:
                 index = table.hash_index(e)
             except IndexCoreError as exc:
@@ -536,7 +756,7 @@ def _older_index_files(table, plan) -> set[str]:
     manifests = {s.index_manifest for s in table.snapshots() if s.index_manifest}
     manifests.discard(plan.snapshot.index_manifest if plan.snapshot is not None else None)
     for name in sorted(manifests):
-        path = table._manifest_path(name)
+        path = table.manifest_path(name)
         try:
             recs = read_records(table.storage.read_bytes(path), table.manifest_format, path)
         except IndexCoreError:
@@ -553,7 +773,7 @@ def _audit_unreferenced(table, plan, out: list[Finding]) -> None:
     referenced = {posixpath.normpath(lf.index_path) for lf in plan.files if lf.index_path}
     for e in plan.index_entries:
         try:
-            referenced.add(posixpath.normpath(table.index_file_path(e, table._partition_dir_of(e.partition))))
+            referenced.add(posixpath.normpath(table.index_file_path(e, table.partition_dir(e.partition))))
         except IndexCoreError:
             continue
     older: set[str] | None = None
@@ -589,6 +809,8 @@ def _audit_unreferenced(table, plan, out: list[Finding]) -> None:
 
 
 def findings_frame(findings: Iterable[Finding | dict]) -> pd.DataFrame:
+    import pandas as pd
+
     rows = [f.to_dict() if isinstance(f, Finding) else dict(f) for f in findings]
     cols = list(Finding.__dataclass_fields__)
     return pd.DataFrame(rows, columns=cols)
@@ -596,6 +818,8 @@ def findings_frame(findings: Iterable[Finding | dict]) -> pd.DataFrame:
 
 def health_frames(findings: Iterable[Finding | dict]) -> dict[str, pd.DataFrame]:
     """Counts of OK / ERROR / WARNING / NOT_CHECKED findings per table, partition and bucket."""
+    import pandas as pd
+
     df = findings_frame(findings)
     sev = [OK, ERROR, WARNING, NOT_CHECKED]
 

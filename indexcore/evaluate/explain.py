@@ -689,11 +689,39 @@ def explain(table, predicate_or_sql: Predicate | str, snapshot_id: int | None = 
     if paths is not None:
         chosen = set(paths)
         files = [lf for lf in files if lf.path in chosen]
-    files.sort(key=lambda lf: (str(lf.partition), lf.bucket, -lf.file.level, lf.path))
+    out = explain_files(table, predicate, files, schema=schema, verify=verify, progress=progress,
+                        all_files=all_files, snapshot_id=plan.snapshot.id if plan.snapshot else None)
+    out.sql = sql
+    out.problems[:0] = plan.problems
+    return out
 
+
+def field_map(table_schema: TableSchema, file_schema: TableSchema) -> dict[str, str | None]:
+    """Table field name -> the data file's field name by id: None where the file lacks the
+    field, ``""`` where its type changed (unsafe to push down)."""
+    return _field_map(table_schema, file_schema)
+
+
+def explain_files(table, predicate: Predicate | str, files: Sequence[LiveFile], schema: TableSchema | None = None,
+                  verify: bool = False, progress: Progress | None = None, all_files: bool = False,
+                  snapshot_id: int | None = None) -> Explanation:
+    """Explain ``predicate`` over already planned live files, without planning the table.
+
+    ``schema`` is the table schema the predicate and stats are read through (default: the
+    latest). A primary-key bucket should be passed whole: its files decide stats together.
+    Only the files' own problems are listed (not the plan's). ``snapshot_id`` is reported as is.
+    """
+    schema = schema or table.schema()
+    sql = predicate if isinstance(predicate, str) else None
+    if sql is not None:
+        predicate = parse_where(sql, schema.row_type())
+    unknown = predicate.fields() - set(schema.field_names)
+    if unknown:
+        raise PredicateError(f"unknown column(s) {', '.join(sorted(unknown))} in table {table.name}")
+    files = sorted(files, key=lambda lf: (str(lf.partition), lf.bucket, -lf.file.level, lf.path))
     ex = _Explainer(table, predicate, schema, verify, all_files)
     bucket_ok = _bucket_value_filter(ex, files)
-    problems: list[Problem] = list(plan.problems)
+    problems: list[Problem] = []
     violations: list[dict[str, Any]] = []
     decisions: list[FileDecision] = []
     ptypes = {f.name: f.type for f in schema.partition_fields}
@@ -710,7 +738,7 @@ def explain(table, predicate_or_sql: Predicate | str, snapshot_id: int | None = 
         decisions.append(decision)
         if progress is not None:
             progress(i + 1, len(files), posixpath.basename(lf.path))
-    return Explanation(table=table.name, snapshot_id=plan.snapshot.id if plan.snapshot else None,
-                       predicate=predicate, sql=sql, files=decisions, funnel=_funnel(decisions, verify),
-                       violations=violations, problems=problems, verified=verify,
-                       index_used=ex.index_at_read)
+    return Explanation(table=table.name, snapshot_id=snapshot_id, predicate=predicate,
+                       sql=sql or predicate_to_sql(predicate, schema.row_type()), files=decisions,
+                       funnel=_funnel(decisions, verify), violations=violations, problems=problems,
+                       verified=verify, index_used=ex.index_at_read)

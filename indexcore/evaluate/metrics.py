@@ -80,6 +80,20 @@ def configured_indexes(schema) -> list[tuple[str, str]]:
     return out
 
 
+def supported_index_types(dtype: DataType) -> list[str]:
+    """The file index types that can be built on a column of ``dtype`` (their writers accept it)."""
+    from ..formats import new_writer
+
+    out = []
+    for index_type in FILE_INDEX_TYPES:
+        try:
+            new_writer(index_type, dtype, {})
+        except IndexCoreError:
+            continue
+        out.append(index_type)
+    return out
+
+
 # ---------------------------------------------------------------------------------------
 # File indexes of a snapshot
 
@@ -755,7 +769,7 @@ def explain_frames(table, sql: str, snapshot_id: int | None = None, verify: bool
     from .explain import explain
 
     ex = explain(table, sql, snapshot_id=snapshot_id, verify=verify, progress=progress)
-    files = ex.to_frame()
+    files = cells_as_text(ex.to_frame())
     if not partition_types(table):
         files["partition"] = files["partition"].replace("", UNPARTITIONED)
     return {"files": files, "funnel": funnel_frame(ex.funnel), "sql": ex.sql,
@@ -763,12 +777,31 @@ def explain_frames(table, sql: str, snapshot_id: int | None = None, verify: bool
             "violations": pd.DataFrame(ex.violations), "index_used": ex.index_used}
 
 
+def _cell_text(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"rows"} and isinstance(value["rows"], list):
+            return f"{len(value['rows'])} rows"  # a bitmap result (``result_to_json``)
+        return ", ".join(f"{k}={v}" for k, v in value.items())
+    if isinstance(value, list | tuple | set):
+        return ", ".join(map(str, value))
+    return value
+
+
+def cells_as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """Dict and list cells (JSON decisions, note lists) as text, so every column has one Arrow type."""
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype == object and out[col].map(lambda v: isinstance(v, dict | list | tuple | set)).any():
+            out[col] = out[col].map(_cell_text)
+    return out
+
+
 def whatif_frames(hypothetical, sql: str, verify: bool = False, progress: Progress | None = None) -> dict[str, Any]:
     """:func:`.whatif.evaluate_hypothetical` as frames: per-file ``files``, ``totals``, ``problems``."""
     from .whatif import evaluate_hypothetical
 
     result = evaluate_hypothetical(hypothetical, sql, verify=verify, progress=progress)
-    files = result.to_frame()
+    files = cells_as_text(result.to_frame())
     if not files.empty:
         files.insert(0, "file_name", files["path"].map(lambda p: p.rsplit("/", 1)[-1]))
     totals = pd.DataFrame([{"what": k, "files": v["files"], "rows": v["rows"]}
@@ -919,9 +952,9 @@ def table_index_kinds(table, snapshot_id: int | None = None) -> dict[str, int]:
 
 __all__ = [
     "DELETION_VECTORS", "HASH", "IndexBlob", "bitmap_frame", "bitmap_layout_compare", "bitmap_lookup",
-    "bitmap_values", "bloom_frame", "compaction_hint", "configured_indexes", "dv_by_bucket",
+    "bitmap_values", "bloom_frame", "cells_as_text", "compaction_hint", "configured_indexes", "dv_by_bucket",
     "dv_cardinality", "dv_frame", "dv_trend", "explain_frames", "funnel_frame", "file_indexes_frame", "file_stats", "files_frame",
     "hash_index_frame", "index_options", "iter_file_indexes", "options_frame", "partition_label", "predicate_candidates", "problems_frame",
-    "prune_by_index", "prune_by_sql", "range_frame", "result_label", "schema_history", "size_skew", "snapshot_timeline", "suggest_predicate",
+    "prune_by_index", "prune_by_sql", "range_frame", "result_label", "schema_history", "size_skew", "snapshot_timeline", "suggest_predicate", "supported_index_types",
     "table_index_kinds", "table_overview", "top_values", "warehouse_overview", "whatif_frames",
 ]

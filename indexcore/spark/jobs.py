@@ -1,23 +1,27 @@
 """Full-table work on Spark: evaluate a predicate, audit indexes, try a hypothetical index.
 
-Tasks cannot carry a :class:`~indexcore.io.Storage` (nor a planned ``LiveFile``), so each task
-gets the warehouse URL, the table name, the snapshot and the paths of its data files, opens the
-warehouse itself (cached per Python worker, so a worker plans a snapshot once) and returns
-small dicts. The files of one partition/bucket always go to the same task: primary-key
-tables decide stats pruning per bucket.
+The driver plans the snapshot once and ships each task its files as picklable
+:class:`~indexcore.warehouse.model.LiveFile` records (:func:`task_file`: path, row count,
+schema id, stats decoded, index location or embedded bytes, deletion-vector range, partition
+and bucket). A task opens the warehouse (cached per Python worker; reopened when the table
+has a schema the cache lacks) only to read files: it never plans. The files of one
+partition/bucket always go to the same task: primary-key tables decide stats pruning per bucket.
 
-* :func:`evaluate` runs :func:`indexcore.evaluate.explain.explain` with ``verify=True`` on each
-  task's files, so its per-file decisions equal the single-process explain.
+* :func:`evaluate` runs :func:`indexcore.evaluate.explain.explain_files` with ``verify=True``
+  on each task's files, so its per-file decisions equal the single-process explain.
 * :func:`audit` runs :func:`indexcore.evaluate.audit.audit_file` per file in tasks and
   :func:`~indexcore.evaluate.audit.audit_table` on the driver.
-* :func:`what_if` builds a hypothetical file index per data file into a scratch directory
-  (never the warehouse) and reports its size and what it would prune per predicate.
+* :func:`what_if` builds the hypothetical index per data file with
+  :func:`indexcore.evaluate.whatif.build_hypothetical_index`, keeps its bytes in a scratch
+  directory (never the warehouse) and compares pruning with
+  :func:`~indexcore.evaluate.whatif.evaluate_hypothetical`, as the app and the CLI do.
 
 A Spark worker needs nothing but ``pip install`` of this project.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import posixpath
 import tempfile
@@ -31,45 +35,115 @@ from ..errors import IndexCoreError
 from .progress import JobWatch, spark_context
 
 Progress = Callable[[int, int, str], None]
-TASKS_PER_CORE = 4
+TASKS_PER_CORE = 3
 _CACHE_SIZE = 8
-_warehouses: OrderedDict[str, Any] = OrderedDict()
+_tables: OrderedDict[tuple[str, str], Any] = OrderedDict()
 _lock = threading.Lock()
+
+
+class JobCancelledError(IndexCoreError):
+    """A Spark job stopped because its ``cancel`` event was set."""
+
+
+# ---------------------------------------------------------------------------------------
+# Task records
+
+
+class UnreadableStats:
+    """Stands in for stats that did not decode on the driver: raises the same error when read,
+    where the single-process engine would."""
+
+    def __init__(self, exc: IndexCoreError):
+        self.message, self.file, self.structure = exc.message, exc.file, exc.structure
+
+    def _fail(self):
+        raise IndexCoreError(self.message, file=self.file, structure=self.structure)
+
+    min_values = property(lambda self: self._fail())
+    max_values = property(lambda self: self._fail())
+    null_counts = property(lambda self: self._fail())
+
+
+def _plain_stats(stats):
+    from ..warehouse.model import SimpleStats
+
+    try:
+        return SimpleStats(tuple(stats.min_values), tuple(stats.max_values), tuple(stats.null_counts))
+    except IndexCoreError as exc:
+        return UnreadableStats(exc)
+
+
+def _plain_key(key) -> tuple:
+    try:
+        return tuple(key)
+    except IndexCoreError:
+        return ()
+
+
+def task_file(live_file, stats: bool = True):
+    """A picklable copy of a planned live file for a Spark task: its lazily decoded stats and
+    keys become plain tuples (``stats=False`` drops them, for jobs that read no stats)."""
+    from ..warehouse.model import SimpleStats
+
+    meta = live_file.file
+    if stats:
+        meta = dataclasses.replace(meta, key_stats=_plain_stats(meta.key_stats),
+                                   value_stats=_plain_stats(meta.value_stats),
+                                   min_key=_plain_key(meta.min_key), max_key=_plain_key(meta.max_key))
+    else:
+        empty = SimpleStats.empty()
+        meta = dataclasses.replace(meta, key_stats=empty, value_stats=empty, min_key=(), max_key=())
+    return dataclasses.replace(live_file, file=meta)
 
 
 # ---------------------------------------------------------------------------------------
 # Worker side
 
 
-def open_table(url: str, name: str):
-    """The table ``name`` of the warehouse at ``url``, from a small per-process cache."""
+def open_table(url: str, name: str, schema_ids: Sequence[int] = ()):
+    """The table ``name`` of the warehouse at ``url``, from a small per-process cache.
+
+    ``schema_ids`` are schemas the task reads, the table's latest first: a cached table whose
+    latest schema differs, or that lacks one of them, is opened afresh (schemas are immutable
+    per id, so nothing else can go stale). Nothing is planned here.
+    """
     from .. import open_warehouse
 
+    key = (url, name)
     with _lock:
-        wh = _warehouses.get(url)
-        if wh is None:
-            wh = open_warehouse(url)
-            _warehouses[url] = wh
-            while len(_warehouses) > _CACHE_SIZE:
-                _warehouses.popitem(last=False)
-        else:
-            _warehouses.move_to_end(url)
-    return wh.table(name)
+        table = _tables.get(key)
+        if table is not None:
+            _tables.move_to_end(key)
+    if table is not None and schema_ids:
+        known = {s.id for s in table.schemas()}
+        if not known or max(known) != schema_ids[0] or not set(schema_ids) <= known:
+            table = None
+    if table is None:
+        table = open_warehouse(url).table(name)
+        with _lock:
+            _tables[key] = table
+            while len(_tables) > _CACHE_SIZE:
+                _tables.popitem(last=False)
+    return table
 
 
 def _task_error(spec: dict, exc: BaseException) -> dict:
-    return {"error": f"{type(exc).__name__}: {exc}", "paths": list(spec["paths"]),
+    return {"error": f"{type(exc).__name__}: {exc}", "paths": [lf.path for lf in spec["files"]],
             "trace": traceback.format_exc(limit=5)}
+
+
+def _spec_table(spec: dict):
+    return open_table(spec["url"], spec["table"], spec["schema_ids"])
 
 
 def evaluate_task(spec: dict) -> dict:
     """Explain with verification over the task's files (runs on a worker)."""
-    from ..evaluate.explain import explain
+    from ..evaluate.explain import explain_files
 
     try:
-        table = open_table(spec["url"], spec["table"])
-        ex = explain(table, spec["where"], snapshot_id=spec["snapshot_id"], verify=True,
-                     paths=spec["paths"])
+        table = _spec_table(spec)
+        ex = explain_files(table, spec["where"], spec["files"], schema=table.schema(spec["schema_id"]),
+                           verify=True, snapshot_id=spec["snapshot"])
         return {"snapshot": ex.snapshot_id, "files": [f.to_json(True) for f in ex.files],
                 "violations": ex.violations}
     except Exception as exc:  # noqa: BLE001 - a task reports, the job goes on
@@ -79,24 +153,20 @@ def evaluate_task(spec: dict) -> dict:
 def audit_task(spec: dict) -> dict:
     """Audit the task's files (runs on a worker)."""
     from ..evaluate.audit import ERROR, Finding, audit_file
+    from ..warehouse.table import Plan
 
     try:
-        table = open_table(spec["url"], spec["table"])
-        plan = table.plan(spec["snapshot_id"])
-        by_path = {lf.path: lf for lf in plan.files}
+        table = _spec_table(spec)
+        plan = Plan(None, hash_indexes=spec["hash_indexes"])
         cache: dict = {}
         findings, files = [], []
-        for path in spec["paths"]:
-            lf = by_path.get(path)
-            if lf is None:
-                found = [Finding("plan", ERROR, path, "data file is not live in the task's snapshot")]
-            else:
-                try:
-                    found = audit_file(table, lf, plan, cache)
-                except Exception as exc:  # noqa: BLE001 - one file's failure is a finding
-                    found = [Finding("audit", ERROR, path, f"{type(exc).__name__}: {exc}")]
+        for lf in spec["files"]:
+            try:
+                found = audit_file(table, lf, plan, cache)
+            except Exception as exc:  # noqa: BLE001 - one file's failure is a finding
+                found = [Finding("audit", ERROR, lf.path, f"{type(exc).__name__}: {exc}")]
             findings.extend(f.to_dict() for f in found)
-            files.append({"path": path, "findings": len(found),
+            files.append({"path": lf.path, "findings": len(found),
                           "errors": sum(1 for f in found if f.severity == ERROR)})
         return {"findings": findings, "files": files}
     except Exception as exc:  # noqa: BLE001
@@ -104,84 +174,45 @@ def audit_task(spec: dict) -> dict:
 
 
 def what_if_task(spec: dict) -> dict:
-    """Build the hypothetical index of each file of the task and test every predicate on it."""
+    """Build the hypothetical index of the task's files and compare pruning per predicate."""
+    from ..evaluate.whatif import build_hypothetical_index, evaluate_hypothetical
+
     try:
-        table = open_table(spec["url"], spec["table"])
-        return {"files": [_what_if_file(table, spec, path) for path in spec["paths"]]}
+        table = _spec_table(spec)
+        column, index_type = spec["column"], spec["index_type"]
+        hyp = build_hypothetical_index(table, column, index_type, spec["options"],
+                                       snapshot_id=spec["snapshot_id"], files=spec["files"])
+        out: dict[str, dict] = {}
+        for built in hyp.files:
+            scratch = None
+            if built.blob is not None:
+                scratch = os.path.join(spec["scratch_dir"], f"{posixpath.basename(built.path)}.{column}."
+                                                            f"{index_type}.index")
+                with open(scratch, "wb") as fh:
+                    fh.write(built.blob)
+            out[built.path] = {"path": built.path, "row_count": built.row_count, "size": built.size,
+                               "scratch_file": scratch, "predicates": []}
+        for p in hyp.problems:
+            out[p.path] = {"path": p.path, "row_count": None, "size": 0, "predicates": [],
+                           "error": f"{p.structure}: {p.reason}"}
+        for sql in spec["where"]:
+            result = evaluate_hypothetical(hyp, sql)
+            for wf in result.files:
+                out[wf.path]["predicates"].append(_what_if_row(sql, wf))
+        return {"files": [out[lf.path] for lf in spec["files"] if lf.path in out]}
     except Exception as exc:  # noqa: BLE001
         return _task_error(spec, exc)
 
 
-def _what_if_file(table, spec: dict, path: str) -> dict:
-    from ..evaluate.explain import _field_map, and_all, conjuncts, devolved, explain, read_path_result
-    from ..evaluate.file_index import blob_predicate
-    from ..evaluate.metrics import file_schema
-    from ..io import BytesSource
-    from ..predicate import parse_where
-    from ..warehouse.data import evolve_columns, read_raw
-    from ..warehouse.values import to_internal
-    from ..write.datafile import build_file_index
-
-    plan = table.plan(spec["snapshot_id"])
-    lf = next((f for f in plan.files if f.path == path), None)
-    out: dict[str, Any] = {"path": path, "row_count": None, "size": 0, "predicates": []}
-    if lf is None:
-        out["error"] = "data file is not live in the task's snapshot"
-        return out
-    column, index_type = spec["column"], spec["index_type"]
-    schema = table.schema()
-    fs = file_schema(table, lf)
-    fmap = _field_map(schema, fs)
-    try:
-        raw = read_raw(table.storage, lf.path, lf.file.file_format)
-        fcol = fmap.get(column)
-        dtype = schema.field(column).type
-        if fcol:
-            cols = evolve_columns(raw, fs, fs, [fcol], lf.partition_spec, lf.file.write_cols)
-            values = to_internal(cols.column(fcol), fs.field(fcol).type)
-            dtype = fs.field(fcol).type
-        else:
-            values = [None] * raw.num_rows
-        blob = build_file_index(values, dtype, index_type, dict(spec["options"]))
-    except IndexCoreError as exc:
-        out["error"] = str(exc)
-        return out
-    out["row_count"] = len(values)
-    out["size"] = len(blob)
-    scratch = os.path.join(spec["scratch_dir"], posixpath.basename(lf.path) + f".{column}.{index_type}.index")
-    with open(scratch, "wb") as fh:
-        fh.write(blob)
-    out["scratch_file"] = scratch
-    deleted = None
-    if lf.deletion_vector is not None:
-        try:
-            dv = table.deletion_vector(lf)
-            deleted = None if dv is None else dv.positions
-        except IndexCoreError:
-            deleted = None
-    alive = len(values) - (len(deleted) if deleted is not None else 0)
-    for sql in spec["where"]:
-        current = explain(table, sql, snapshot_id=spec["snapshot_id"], paths=[path]).files[0]
-        pred = parse_where(sql, schema.row_type())
-        pushed = and_all(devolved(conjuncts(pred), fmap))
-        hyp_rows = alive
-        pruned = False
-        if pushed is not None:
-            name = fmap.get(column) or column
-            evaluator = blob_predicate(index_type, dtype, BytesSource(blob), dict(spec["options"]), column=name)
-            decision = read_path_result(evaluator.evaluate(pushed), len(values), deleted, lf.bitmap64)
-            pruned = not decision.remain()
-            bitmap = getattr(decision, "bitmap", None)
-            hyp_rows = 0 if pruned else (len(bitmap) if bitmap is not None else alive)
-        cur_pruned = current.skipped_by == "index"
-        cur_rows = current.rows_after_dv if current.read else 0
-        stats_pruned = current.skipped_by in ("partition", "level", "stats")
-        out["predicates"].append({
-            "where": sql, "stats_pruned": stats_pruned, "current_pruned": cur_pruned,
-            "current_rows": cur_rows, "hypothetical_pruned": pruned and not stats_pruned,
-            "hypothetical_rows": 0 if stats_pruned else hyp_rows,
-        })
-    return out
+def _what_if_row(sql: str, wf) -> dict:
+    """One file under one predicate: pruned before the index, by today's indexes, by the new one."""
+    e = wf.existing
+    stats_pruned = e.skipped_by in ("partition", "level", "stats")
+    hyp = wf.hypothetical_decision
+    return {"where": sql, "stats_pruned": stats_pruned, "current_pruned": e.skipped_by == "index",
+            "current_rows": wf.rows_existing,
+            "hypothetical_pruned": not stats_pruned and hyp is not None and not hyp.remain(),
+            "hypothetical_rows": wf.rows_hypothetical, "combined_rows": wf.rows_combined}
 
 
 # ---------------------------------------------------------------------------------------
@@ -202,26 +233,49 @@ def _resolve(warehouse_url: str, table_name: str, snapshot_id: int | None):
     return table, plan
 
 
-def file_groups(files: Sequence, max_tasks: int) -> list[list[str]]:
-    """Paths of the files, one partition/bucket per group, packed into at most ``max_tasks``
-    groups of similar total size (largest buckets first)."""
+def _read_schema(table, plan, snapshot_id: int | None):
+    """The schema explain reads through: the snapshot's when one is asked for, else the latest."""
+    from ..errors import StorageError
+
+    if snapshot_id is not None and plan.snapshot is not None:
+        try:
+            return table.schema(plan.snapshot.schema_id)
+        except StorageError:
+            pass
+    return table.schema()
+
+
+def _schema_ids(table, files: Sequence, *more: int) -> list[int]:
+    """The table's latest schema id first, then every other schema the files were written with."""
+    latest = table.schema().id
+    ids = {lf.file.schema_id for lf in files} | set(more)
+    known = {s.id for s in table.schemas()}
+    return [latest, *sorted(i for i in ids if i in known and i != latest)]
+
+
+def file_groups(files: Sequence, max_tasks: int) -> list[list]:
+    """The files, one partition/bucket per group, packed into at most ``max_tasks`` groups of
+    similar total size (largest buckets first)."""
     buckets: dict[tuple, list] = {}
     for lf in files:
         buckets.setdefault((repr(lf.partition), lf.bucket), []).append(lf)
     ordered = sorted(buckets.values(), key=lambda g: -sum(lf.file.file_size for lf in g))
     n = max(1, min(max_tasks, len(ordered)))
-    groups: list[list[str]] = [[] for _ in range(n)]
+    groups: list[list] = [[] for _ in range(n)]
     sizes = [0] * n
     for group in ordered:
         i = sizes.index(min(sizes))
-        groups[i].extend(lf.path for lf in group)
+        groups[i].extend(group)
         sizes[i] += sum(lf.file.file_size for lf in group) + 1
     return [g for g in groups if g]
 
 
 def run_tasks(spark, fn: Callable[[dict], dict], specs: list[dict], description: str,
               progress: Progress | None = None, cancel: threading.Event | None = None) -> list[dict]:
-    """Run ``fn`` over ``specs``, one Spark task each; results in ``specs`` order."""
+    """Run ``fn`` over ``specs``, one Spark task each; results in ``specs`` order.
+
+    Raises :class:`JobCancelledError` when ``cancel`` is set before the job ends.
+    """
     if not specs:
         return []
     sc = spark_context(spark)
@@ -234,27 +288,26 @@ def run_tasks(spark, fn: Callable[[dict], dict], specs: list[dict], description:
                 results = _run_connect(spark, fn, specs)
         except Exception as exc:
             if watch.cancelled or (cancel is not None and cancel.is_set()):
-                raise IndexCoreError(f"{description}: cancelled") from None
+                raise JobCancelledError(f"{description}: cancelled") from None
             raise IndexCoreError(f"{description}: Spark job failed: {exc}") from exc
     if watch.cancelled:
-        raise IndexCoreError(f"{description}: cancelled")
+        raise JobCancelledError(f"{description}: cancelled")
     return [r for _, r in sorted(results, key=lambda t: t[0])]
 
 
 def _run_connect(spark, fn: Callable[[dict], dict], specs: list[dict]) -> list[tuple[int, dict]]:
-    """Spark Connect has no RDDs: a DataFrame of JSON specs through ``mapInPandas``."""
-    import json
+    """Spark Connect has no RDDs: a DataFrame of pickled specs through ``mapInPandas``."""
+    import pickle
 
     import pandas as pd
 
     def run(batches):
         for batch in batches:
-            yield pd.DataFrame({"i": batch["i"], "result": [json.dumps(fn(json.loads(s)), default=str)
-                                                            for s in batch["spec"]]})
+            yield pd.DataFrame({"i": batch["i"], "result": [pickle.dumps(fn(pickle.loads(s))) for s in batch["spec"]]})
 
-    df = spark.createDataFrame([(i, json.dumps(s)) for i, s in enumerate(specs)], "i int, spec string")
-    rows = df.repartition(len(specs)).mapInPandas(run, "i int, result string").collect()
-    return [(r["i"], json.loads(r["result"])) for r in rows]
+    df = spark.createDataFrame([(i, pickle.dumps(s)) for i, s in enumerate(specs)], "i int, spec binary")
+    rows = df.repartition(len(specs)).mapInPandas(run, "i int, result binary").collect()
+    return [(r["i"], pickle.loads(r["result"])) for r in rows]
 
 
 def _max_tasks(spark) -> int:
@@ -342,10 +395,13 @@ def evaluate(warehouse_url: str, table: str, where_sql: str, master: str | None 
     tbl, plan = _resolve(warehouse_url, table, snapshot_id)
     # the driver parses and checks the predicate (a bad one fails here, before Spark starts)
     probe = explain(tbl, where_sql, snapshot_id=snapshot_id, paths=[])
+    schema = _read_schema(tbl, plan, snapshot_id)
     spark = spark or _session(master)
     groups = file_groups(plan.files, _max_tasks(spark))
-    specs = [{"url": warehouse_url, "table": table, "where": where_sql, "snapshot_id": snapshot_id,
-              "paths": g} for g in groups]
+    base = {"url": warehouse_url, "table": table, "where": where_sql, "schema_id": schema.id,
+            "snapshot": plan.snapshot.id if plan.snapshot else None}
+    specs = [{**base, "files": [task_file(lf) for lf in g],
+              "schema_ids": _schema_ids(tbl, g, schema.id)} for g in groups]
     results = run_tasks(spark, evaluate_task, specs, f"indexcore evaluate {table}", progress, cancel)
     by_path: dict[str, dict] = {}
     violations: list[dict] = []
@@ -355,9 +411,6 @@ def evaluate(warehouse_url: str, table: str, where_sql: str, master: str | None 
         if "error" in r:
             task_errors.append(r)
             continue
-        if r["snapshot"] != expected:
-            task_errors.append({"error": f"task saw snapshot {r['snapshot']}, the driver {expected}",
-                                "paths": [f["path"] for f in r["files"]]})
         for f in r["files"]:
             by_path[f["path"]] = f
         violations.extend(r["violations"])
@@ -396,7 +449,12 @@ def audit(warehouse_url: str, table: str, master: str | None = None, snapshot_id
     sid = plan.snapshot.id if plan.snapshot else None
     spark = spark or _session(master)
     groups = file_groups(plan.files, _max_tasks(spark))
-    specs = [{"url": warehouse_url, "table": table, "snapshot_id": sid, "paths": g} for g in groups]
+    specs = []
+    for g in groups:
+        keys = {(lf.partition, lf.bucket) for lf in g}
+        specs.append({"url": warehouse_url, "table": table, "schema_ids": _schema_ids(tbl, g),
+                      "files": [task_file(lf, stats=False) for lf in g],
+                      "hash_indexes": {k: v for k, v in plan.hash_indexes.items() if k in keys}})
     results = run_tasks(spark, audit_task, specs, f"indexcore audit {table}", progress, cancel)
     findings = [Finding.from_dict(d) for r in results for d in r.get("findings", ())]
     task_errors = [r for r in results if "error" in r]
@@ -420,17 +478,21 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     """Build a hypothetical ``index_type`` index on ``column`` for every live file (into
     ``scratch_dir``, a new temporary directory by default; never the warehouse) and report its
     total size and, per predicate, the files and rows it would prune against the current indexes.
+
+    Per file and predicate, ``combined_rows`` is what the new index and today's ones keep together.
     """
     from ..errors import PredicateError
-    from ..formats import FILE_INDEX_TYPES
+    from ..formats import FILE_INDEX_TYPES, new_writer
     from ..predicate import parse_where
 
     if index_type not in FILE_INDEX_TYPES:
         raise IndexCoreError(f"unknown file index type {index_type!r} (one of {', '.join(FILE_INDEX_TYPES)})")
     tbl, plan = _resolve(warehouse_url, table, snapshot_id)
-    schema = tbl.schema()
+    schema = _read_schema(tbl, plan, snapshot_id)
     if column not in schema.field_names:
         raise PredicateError(f"unknown column {column!r} in table {table}")
+    options = {k: str(v) for k, v in (options or {}).items()}
+    new_writer(index_type, schema.field(column).type, options)  # bad options fail before Spark starts
     for sql in where_sqls:
         parse_where(sql, schema.row_type())
     scratch = scratch_dir or tempfile.mkdtemp(prefix="indexcore-whatif-")
@@ -438,8 +500,9 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     os.makedirs(scratch, exist_ok=True)
     spark = spark or _session(master)
     groups = file_groups(plan.files, _max_tasks(spark))
-    specs = [{"url": warehouse_url, "table": table, "snapshot_id": snapshot_id, "paths": g,
-              "column": column, "index_type": index_type, "options": dict(options or {}),
+    specs = [{"url": warehouse_url, "table": table, "snapshot_id": snapshot_id,
+              "schema_ids": _schema_ids(tbl, g, schema.id), "files": [task_file(lf, stats=False) for lf in g],
+              "column": column, "index_type": index_type, "options": options,
               "where": list(where_sqls), "scratch_dir": scratch} for g in groups]
     results = run_tasks(spark, what_if_task, specs, f"indexcore what-if {table}", progress, cancel)
     files = [f for r in results for f in r.get("files", ())]
@@ -454,9 +517,10 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
             "hypothetical_pruned_files": sum(r["hypothetical_pruned"] for r in rows),
             "current_rows": sum(r["current_rows"] for r in rows),
             "hypothetical_rows": sum(r["hypothetical_rows"] for r in rows),
+            "combined_rows": sum(r["combined_rows"] for r in rows),
         })
     return {
-        "table": table, "column": column, "index_type": index_type, "options": dict(options or {}),
+        "table": table, "column": column, "index_type": index_type, "options": options,
         "scratch_dir": scratch, "files": len(files),
         "total_size": sum(f["size"] for f in files),
         "predicates": summary,

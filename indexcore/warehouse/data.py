@@ -357,7 +357,7 @@ def _double_key(x: float) -> int:
 
 def _double_keys(values: np.ndarray) -> np.ndarray:
     bits = values.view(np.int64)
-    keys = np.where(bits < 0, -(bits ^ _LOW63), bits)
+    keys = np.where(bits < 0, bits ^ _LOW63, bits)
     keys[np.isnan(values)] = _NAN_KEY
     return keys
 
@@ -425,7 +425,7 @@ def _decimal_keys(column: pa.Array, valid: np.ndarray) -> _Keys:
     wide = pa.decimal128(38, t.scale)
 
     def scalar(x: int) -> pa.Scalar | int:
-        if x >= limit:
+        if x >= limit * 10:
             return 1
         if x <= -limit:
             return -1

@@ -264,6 +264,10 @@ class Table:
             path = posixpath.join(self.data_root, "manifest", name)
         return path
 
+    def manifest_path(self, name: str) -> str:
+        """Where a manifest, manifest list or index manifest named ``name`` lives (branch-aware)."""
+        return self._manifest_path(name)
+
     def _partition_types(self) -> list:
         schema = self.schema()
         return [f.type for f in schema.partition_fields]
@@ -471,6 +475,10 @@ class Table:
             files.append(live_file)
         self._plans[snap.id] = plan
         return plan
+
+    def partition_dir(self, values: tuple) -> str:
+        """The relative directory (``k=v/k2=v2``) of a partition given its internal values."""
+        return self._partition_dir_of(values)
 
     def _partition_dir_of(self, values: tuple) -> str:
         for hit in self._partitions.values():
