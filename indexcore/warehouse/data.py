@@ -425,7 +425,7 @@ def _decimal_keys(column: pa.Array, valid: np.ndarray) -> _Keys:
     wide = pa.decimal128(38, t.scale)
 
     def scalar(x: int) -> pa.Scalar | int:
-        if x >= limit * 10:
+        if x >= limit:
             return 1
         if x <= -limit:
             return -1
