@@ -149,8 +149,13 @@ def _deleted_positions(deletion_vector: Any) -> BitMap | None:
 def _drop_positions(table: pa.Table, deleted: Any) -> pa.Table:
     if deleted is None or len(deleted) == 0 or table.num_rows == 0:
         return table
-    keep = [i for i in range(table.num_rows) if i not in deleted]
-    return table.take(pa.array(keep, pa.int64()))
+    keep = np.ones(table.num_rows, dtype=bool)
+    if not hasattr(deleted, "to_array"):
+        deleted = BitMap(deleted)
+    # Clamp to the file's rows first (works for 32- and 64-bit roaring bitmaps alike).
+    inside = deleted & type(deleted)(range(table.num_rows))
+    keep[np.asarray(inside.to_array(), dtype=np.int64)] = False
+    return table.filter(pa.array(keep))
 
 
 def read_data_file(storage: Storage, live_file: LiveFile, file_schema: TableSchema,
