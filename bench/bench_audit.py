@@ -10,7 +10,10 @@ same session:
 * :func:`indexcore.spark.jobs.audit` of the table.
 
 Prints the audit/anchor ratio per master (goal <= 1.5) and the audit's scaling against
-local[1]. Asserts nothing.
+local[1]. As context for that scaling, ``python x`` is what this machine gives Python tasks in
+parallel: the time of one CPU-bound Python task over the time of as many such tasks as the
+master has cores, run at once (N on an idle N-core machine, about 1 where cores are shared).
+Asserts nothing.
 
 Run: ``python bench/bench_audit.py [--rows 1000000] [--files 200]``
 """
@@ -59,6 +62,21 @@ def build(root: str, rows: int, files: int, seed: int = 7) -> str:
     return "bench.events"
 
 
+def _burn(spec: dict) -> dict:
+    x = 0
+    for i in range(spec["n"]):
+        x += i * i
+    return {"x": x}
+
+
+def python_parallelism(spark, cores: int, n: int = 3_000_000) -> float:
+    """Work per second of ``cores`` CPU-bound Python tasks at once over that of one task."""
+    jobs.run_tasks(spark, _burn, [{"n": 10}] * cores, "warm-up")
+    one, _ = timed(lambda: jobs.run_tasks(spark, _burn, [{"n": n}], "one task"))
+    many, _ = timed(lambda: jobs.run_tasks(spark, _burn, [{"n": n}] * cores, "parallel tasks"))
+    return cores * one / many
+
+
 def timed(fn) -> tuple[float, object]:
     start = time.perf_counter()
     out = fn()
@@ -93,8 +111,10 @@ def main() -> None:
             t_audit, report = timed(lambda spark=spark: jobs.audit(root, name, spark=spark))
             errors = sum(1 for f in report["findings"] if f["severity"] == "ERROR")
             base = base or t_audit
+            cores = spark.sparkContext.defaultParallelism
             print(f"{master:9s} anchor {t_anchor:6.2f} s  audit {t_audit:6.2f} s  "
                   f"ratio {t_audit / t_anchor:6.2f} (goal <= 1.5)  speed-up vs first {base / t_audit:4.2f}x  "
+                  f"python x{python_parallelism(spark, cores):4.2f}  "
                   f"checks passed {report['checks_passed']}  errors {errors}")
             spark.stop()
     finally:

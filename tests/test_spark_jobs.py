@@ -159,6 +159,45 @@ def test_cancel_before_start(spark, parquet: str) -> None:
         assert result["matching_rows"] == 2
 
 
+def test_cancel_running_job(spark) -> None:
+    """Cancel from the progress callback once the first task is done: the job stops early."""
+    import time
+
+    def slow(spec: dict) -> dict:
+        time.sleep(spec["seconds"])
+        return {"i": spec["i"]}
+
+    specs = [{"i": i, "seconds": 1.5} for i in range(12)]
+    cancel = threading.Event()
+    seen: list[tuple[int, int]] = []
+
+    def progress(done: int, total: int, message: str) -> None:
+        seen.append((done, total))
+        if done >= 1:
+            cancel.set()
+
+    with pytest.raises(jobs.JobCancelledError, match="cancelled"):
+        jobs.run_tasks(spark, slow, specs, "indexcore test cancel", progress, cancel)
+    assert cancel.is_set()
+    assert max(d for d, _ in seen) < len(specs)  # stopped before the remaining tasks ran
+    # the session stays usable after a cancelled job
+    assert jobs.run_tasks(spark, slow, [{"i": 7, "seconds": 0}], "indexcore test after cancel") == [{"i": 7}]
+
+
+def test_task_records_pickle_without_the_table(parquet: str) -> None:
+    """Planned files go to tasks as plain records: stats decoded, nothing that needs the Table."""
+    import pickle
+
+    table = open_warehouse(parquet).table("pk_with_bitmap_dv.pk_with_bitmap_dv")
+    for lf in table.plan().files:
+        shipped = pickle.loads(pickle.dumps(jobs.task_file(lf)))
+        assert shipped == lf
+        assert shipped.file.value_stats.min_values == lf.file.value_stats.min_values
+        assert shipped.file.key_stats.null_counts == lf.file.key_stats.null_counts
+        bare = pickle.loads(pickle.dumps(jobs.task_file(lf, stats=False)))
+        assert bare.path == lf.path and bare.deletion_vector == lf.deletion_vector
+
+
 def test_sample_faulty_table(spark) -> None:
     if not (SAMPLE / "demo.db" / "faulty" / "snapshot").is_dir():
         pytest.skip(f"sample warehouse not built at {SAMPLE}")

@@ -14,6 +14,11 @@ Per file-index type:
 * ``bloom-filter``: no false negative for any distinct non-null value.
 * ``range-bitmap`` / ``bsi``: row count, min/max, null rows, and every row's stored value
   rebuilt from the bit slices equal to the data.
+
+The checks never loop over rows in Python: a column is dictionary-encoded once (Arrow), rows
+are grouped per distinct value and compared as bitmaps or numpy arrays, and bloom filters are
+probed for all distinct values at once. Nothing here imports pandas except the health report,
+so a Spark task stays light.
 """
 
 from __future__ import annotations

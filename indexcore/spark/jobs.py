@@ -5,7 +5,8 @@ The driver plans the snapshot once and ships each task its files as picklable
 schema id, stats decoded, index location or embedded bytes, deletion-vector range, partition
 and bucket). A task opens the warehouse (cached per Python worker; reopened when the table
 has a schema the cache lacks) only to read files: it never plans. The files of one
-partition/bucket always go to the same task: primary-key tables decide stats pruning per bucket.
+primary-key bucket go to the same task of :func:`evaluate` (stats pruning is decided per bucket);
+everything else is spread freely over ``TASKS_PER_CORE`` tasks per core.
 
 * :func:`evaluate` runs :func:`indexcore.evaluate.explain.explain_files` with ``verify=True``
   on each task's files, so its per-file decisions equal the single-process explain.
@@ -35,7 +36,7 @@ from ..errors import IndexCoreError
 from .progress import JobWatch, spark_context
 
 Progress = Callable[[int, int, str], None]
-TASKS_PER_CORE = 3
+TASKS_PER_CORE = 2
 _CACHE_SIZE = 8
 _tables: OrderedDict[tuple[str, str], Any] = OrderedDict()
 _lock = threading.Lock()
@@ -253,13 +254,14 @@ def _schema_ids(table, files: Sequence, *more: int) -> list[int]:
     return [latest, *sorted(i for i in ids if i in known and i != latest)]
 
 
-def file_groups(files: Sequence, max_tasks: int) -> list[list]:
-    """The files, one partition/bucket per group, packed into at most ``max_tasks`` groups of
-    similar total size (largest buckets first)."""
-    buckets: dict[tuple, list] = {}
+def file_groups(files: Sequence, max_tasks: int, whole_buckets: bool = True) -> list[list]:
+    """The files packed into at most ``max_tasks`` groups of similar total size (largest units
+    first). With ``whole_buckets`` a partition/bucket is one unit, never split across groups."""
+    units: dict[tuple, list] = {}
     for lf in files:
-        buckets.setdefault((repr(lf.partition), lf.bucket), []).append(lf)
-    ordered = sorted(buckets.values(), key=lambda g: -sum(lf.file.file_size for lf in g))
+        key = (repr(lf.partition), lf.bucket) if whole_buckets else (lf.path,)
+        units.setdefault(key, []).append(lf)
+    ordered = sorted(units.values(), key=lambda g: -sum(lf.file.file_size for lf in g))
     n = max(1, min(max_tasks, len(ordered)))
     groups: list[list] = [[] for _ in range(n)]
     sizes = [0] * n
@@ -397,7 +399,8 @@ def evaluate(warehouse_url: str, table: str, where_sql: str, master: str | None 
     probe = explain(tbl, where_sql, snapshot_id=snapshot_id, paths=[])
     schema = _read_schema(tbl, plan, snapshot_id)
     spark = spark or _session(master)
-    groups = file_groups(plan.files, _max_tasks(spark))
+    # primary-key tables decide stats per bucket: keep a bucket in one task
+    groups = file_groups(plan.files, _max_tasks(spark), whole_buckets=bool(schema.primary_keys))
     base = {"url": warehouse_url, "table": table, "where": where_sql, "schema_id": schema.id,
             "snapshot": plan.snapshot.id if plan.snapshot else None}
     specs = [{**base, "files": [task_file(lf) for lf in g],
@@ -448,7 +451,7 @@ def audit(warehouse_url: str, table: str, master: str | None = None, snapshot_id
     tbl, plan = _resolve(warehouse_url, table, snapshot_id)
     sid = plan.snapshot.id if plan.snapshot else None
     spark = spark or _session(master)
-    groups = file_groups(plan.files, _max_tasks(spark))
+    groups = file_groups(plan.files, _max_tasks(spark), whole_buckets=False)
     specs = []
     for g in groups:
         keys = {(lf.partition, lf.bucket) for lf in g}
@@ -488,7 +491,9 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     if index_type not in FILE_INDEX_TYPES:
         raise IndexCoreError(f"unknown file index type {index_type!r} (one of {', '.join(FILE_INDEX_TYPES)})")
     tbl, plan = _resolve(warehouse_url, table, snapshot_id)
-    schema = _read_schema(tbl, plan, snapshot_id)
+    # tasks plan the driver's snapshot (not whatever is latest when they run), read as whatif does
+    sid = plan.snapshot.id if plan.snapshot else None
+    schema = _read_schema(tbl, plan, sid)
     if column not in schema.field_names:
         raise PredicateError(f"unknown column {column!r} in table {table}")
     options = {k: str(v) for k, v in (options or {}).items()}
@@ -499,8 +504,8 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     _check_scratch(scratch, warehouse_url)
     os.makedirs(scratch, exist_ok=True)
     spark = spark or _session(master)
-    groups = file_groups(plan.files, _max_tasks(spark))
-    specs = [{"url": warehouse_url, "table": table, "snapshot_id": snapshot_id,
+    groups = file_groups(plan.files, _max_tasks(spark), whole_buckets=False)
+    specs = [{"url": warehouse_url, "table": table, "snapshot_id": sid,
               "schema_ids": _schema_ids(tbl, g, schema.id), "files": [task_file(lf, stats=False) for lf in g],
               "column": column, "index_type": index_type, "options": options,
               "where": list(where_sqls), "scratch_dir": scratch} for g in groups]
