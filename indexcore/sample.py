@@ -18,8 +18,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from .formats.binary_row import bucket_of, key_hash
 from .write import TableWriter, make_schema
-from .write.binary_row import bucket_of, key_hash
 from .write.layout import field_types
 
 DEFAULT_SEED = 20240601

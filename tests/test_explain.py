@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from pyroaring import BitMap
 
-from indexcore.evaluate.explain import FileDecision, explain, read_path_result
+from indexcore.evaluate.explain import FileDecision, bucket_selector, explain, read_path_result
 from indexcore.formats import new_writer
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult
 from indexcore.formats.container import write_container
@@ -37,10 +37,11 @@ CASES = {
     "append_table_with_alter_table": ["e > 600", "a = 15", "key0 = 1 AND d IS NULL"],
     "data_evolution_with_index": ["f2 = 104", "f2 > 150", "f0 = 'Bob'"],
     "pk_with_bitmap_dv": ["f0 = 'Alice'", "f1 = 20", "key < 3", "f2 IS NULL", "f0 = 'Lucy'"],
-    "pk_table_scan_and_read_dv": ["f2 > 0", "f0 = 'Alex'", "f1 = 20", "f3 > 20"],
+    "pk_table_scan_and_read_dv": ["f2 > 0", "f0 = 'Alex'", "f1 = 20", "f3 > 20", "f2 = 0",
+                                  "f2 IN (0, 1) AND f1 = 10", "f2 = 1 OR f2 = 5"],
     "pk_table_with_dv_cardinality": ["f2 > 0", "f0 = 'Bob'"],
     "pk_table_with_alter_table": ["key_2 > 30", "c > 50"],
-    "pk_table_scan_and_read_mor": ["f2 > 0", "f1 = 20", "f3 > 20"],
+    "pk_table_scan_and_read_mor": ["f2 > 0", "f1 = 20", "f3 > 20", "f2 = 1", "f2 = 0 AND f0 = 'Bob'"],
 }
 # Tables whose visible rows are exactly the rows of the files read, minus deletion vectors.
 NO_MERGE = {t for t in CASES if not t.startswith("pk_") or "_dv" in t or t in (
@@ -84,7 +85,8 @@ def readme_rows(conformance: Path, name: str) -> list[list]:
 def _check_funnel(ex) -> None:
     funnel = ex.funnel
     assert funnel["all"] == {"files": len(ex.files), "rows": sum(f.row_count for f in ex.files)}
-    stages = ["all", "partition", "level", "stats", "index", "read"] + (["matching"] if ex.verified else [])
+    stages = ["all", "partition", "bucket", "level", "stats", "index", "read"] + (["matching"] if ex.verified else [])
+    assert list(funnel) == stages
     for a, b in zip(stages, stages[1:], strict=False):
         assert funnel[b]["files"] <= funnel[a]["files"], (a, b, funnel)
         assert funnel[b]["rows"] <= funnel[a]["rows"], (a, b, funnel)
@@ -276,8 +278,9 @@ def test_cli_json_shape(conformance):
     result = json.loads(out.stdout)
     assert set(result) >= {"files", "funnel", "violations", "problems"}
     (f,) = result["files"]
-    assert set(f) >= {"path", "partition", "bucket", "stats_decision", "index_decision", "raw_index_result",
-                      "rows_after_dv", "bytes_read", "matching_rows"}
+    assert set(f) >= {"path", "partition", "bucket", "bucket_decision", "stats_decision", "index_decision",
+                      "raw_index_result", "rows_after_dv", "bytes_read", "matching_rows"}
+    assert f["bucket_decision"] == "REMAIN"  # pk_with_bitmap_dv's predicate pins no bucket key
     assert f["raw_index_result"] == {"rows": [0, 7]} and f["index_decision"] == {"rows": [7]}
     assert f["stats_decision"] == "REMAIN" and f["rows_after_dv"] == 1 and f["matching_rows"] == 1
     assert result["funnel"]["read"] == {"files": 1, "rows": 1}
@@ -295,6 +298,7 @@ def test_to_frame_and_json(warehouse):
     ex = explain(_table(warehouse, "pk_table_scan_and_read_dv"), "f2 > 0", verify=True)
     frame = ex.to_frame()
     assert len(frame) == len(ex.files)
+    assert list(frame["bucket_decision"]) == [f.bucket_decision for f in ex.files]
     assert list(frame["skipped_by"].fillna("")) == [f.skipped_by or "" for f in ex.files]
     js = json.loads(json.dumps(ex.to_json()))
     assert [f["path"] for f in js["files"]] == [f.path for f in ex.files]
@@ -319,3 +323,115 @@ def test_wrong_stats_are_a_violation_naming_the_column(warehouse, monkeypatch):
     assert f.stats_decision == "SKIP" and f.matching_rows == 2
     assert ex.violations == [{"path": f.path, "column": "f0",
                               "reason": "stats pruned a file with 2 matching rows"}]
+
+
+# ---------------------------------------------------------------------------------------------
+# Bucket pruning (fixed buckets)
+
+FIXED_BUCKET = ["pk_table_scan_and_read_dv", "pk_table_scan_and_read_mor", "pk_09", "append_09",
+                "append_complex_data", "pk_dv_index_in_data_no_external"]
+
+
+def _key_buckets(table, key: str) -> dict:
+    """Key value -> the buckets whose live data files hold it, as Paimon wrote them."""
+    import pyarrow.parquet as pq
+
+    out: dict = {}
+    for lf in table.plan().files:
+        for value in pq.read_table(lf.path, columns=[key]).column(0).to_pylist():
+            if value is not None:
+                out.setdefault(value, set()).add(lf.bucket)
+    return out
+
+
+@pytest.mark.parametrize("name", FIXED_BUCKET)
+def test_bucket_key_equality_keeps_the_bucket_holding_the_key(warehouse, name):
+    table = _table(warehouse, name)
+    schema = table.schema()
+    assert schema.bucket > 1 and len(schema.bucket_keys) == 1
+    key = schema.bucket_keys[0]
+    held = _key_buckets(table, key)
+    assert len({b for bs in held.values() for b in bs}) > 1, "the table should use several buckets"
+    for value, buckets in held.items():
+        ex = explain(table, f"{key} = {value}", verify=True)
+        kept = {f.bucket for f in ex.files if f.bucket_decision == "REMAIN"}
+        assert kept == buckets, (value, kept, buckets)
+        assert ex.violations == [], ex.violations
+        assert all(f.skipped_by == "bucket" for f in ex.files if f.bucket_decision == "SKIP")
+        _check_funnel(ex)
+        assert ex.funnel["bucket"]["files"] == sum(1 for f in ex.files if f.skipped_by not in ("partition", "bucket"))
+    # IN over keys of two different buckets keeps both
+    by_bucket: dict[int, object] = {}
+    for value, buckets in sorted(held.items()):
+        if len(buckets) == 1:
+            by_bucket.setdefault(next(iter(buckets)), value)
+    (b1, v1), (b2, v2) = sorted(by_bucket.items())[:2]
+    ex = explain(table, f"{key} IN ({v1}, {v2})", verify=True)
+    assert {f.bucket for f in ex.files if f.bucket_decision == "REMAIN"} == {b1, b2}
+    assert ex.violations == []
+    # a conjunct on another column keeps the selection; an OR with another column drops it
+    other = next(f.name for f in schema.fields if f.name != key and f.name not in schema.partition_keys)
+    ex = explain(table, f"{key} = {v1} AND {other} IS NOT NULL", verify=True)
+    assert {f.bucket for f in ex.files if f.bucket_decision == "REMAIN"} == {b1} and ex.violations == []
+    ex = explain(table, f"{key} = {v1} OR {other} IS NULL")
+    assert all(f.bucket_decision == "REMAIN" for f in ex.files)
+
+
+def _int_schema(bucket: int = 20, **options):
+    from indexcore.write import make_schema
+
+    return make_schema([("a", "INT"), ("b", "INT"), ("c", "INT"), ("d", "STRING")],
+                       options={"bucket": str(bucket), "bucket-key": "a,b,c", **options})
+
+
+def _buckets(schema, sql, total=20):
+    from indexcore.predicate import parse_where
+
+    selector = bucket_selector(schema, parse_where(sql, schema.row_type()))
+    return None if selector is None else selector.buckets(total)
+
+
+def test_bucket_selector_follows_paimon():
+    """Buckets from Paimon's own ``BucketSelectorTest`` (3 INT keys, 20 buckets), and its rules."""
+    s = _int_schema()
+    assert _buckets(s, "a = 0 AND b = 1 AND c = 2") == {11}
+    assert _buckets(s, "a IN (5, 6, 7) AND b = 1 AND c = 2") == {7, 14, 10}
+    assert _buckets(s, "(a = 5 OR a = 6 OR a = 7) AND b = 1 AND c = 2") == {7, 14, 10}
+    assert _buckets(s, "a IN (5, 6, 7, NULL) AND b = 1 AND c = 2") == {7, 14, 10}
+    assert _buckets(s, "a IN (5, 6, 7) AND b IN (1, 8) AND c = 2") == {7, 17, 14, 9, 10, 19}
+    assert _buckets(s, "a IN (5, 6, 7) AND b = 1 AND c = 2 AND d = 'x'") == {7, 14, 10}
+    assert _buckets(s, "a IN (5, 6) AND a IN (6, 7) AND b = 1 AND c = 2") == {14}  # intersection
+    assert _buckets(s, "a = 0 AND b = 1") is None  # not every key pinned
+    assert _buckets(s, "a <> 0 AND b = 1 AND c = 2") is None
+    assert _buckets(s, "(a = 5 OR b = 6) AND b = 1 AND c = 2") is None
+    assert _buckets(s, "a = 5 AND a = 6 AND b = 1 AND c = 2") is None  # contradiction: no pruning
+    assert _buckets(s, "(a = 0 AND b = 1 AND c = 2) OR d = 'x'") is None
+    many = ", ".join(str(i) for i in range(11))
+    assert _buckets(s, f"a IN ({many}) AND b IN ({many}) AND c IN (1, 2, 3, 4, 5, 6, 7, 8)") is not None  # 968
+    assert _buckets(s, f"a IN ({many}) AND b IN ({many}) AND c IN ({many})") is None  # > 1000 rows
+    assert _buckets(_int_schema(bucket=-1), "a = 0 AND b = 1 AND c = 2") is None
+    assert _buckets(_int_schema(**{"bucket-function.type": "mod"}), "a = 0 AND b = 1 AND c = 2") is None
+
+
+SAMPLE = ROOT / "sample_warehouse"
+
+
+def test_sample_orders_bucket_pruning():
+    if not (SAMPLE / "demo.db" / "orders").is_dir():
+        pytest.skip(f"sample warehouse not built at {SAMPLE}")
+    table = Warehouse(str(SAMPLE)).table("demo.orders")
+    assert table.schema().bucket == 4
+    held = _key_buckets(table, "order_id")
+    single = {}
+    for value, buckets in sorted(held.items()):
+        if len(buckets) == 1:
+            single.setdefault(next(iter(buckets)), value)
+    assert len(single) == 4
+    for bucket, value in single.items():
+        ex = explain(table, f"order_id = {value}", verify=True)
+        assert {f.bucket for f in ex.files if f.bucket_decision == "REMAIN"} == {bucket}
+        assert ex.violations == [] and ex.funnel["matching"]["rows"] >= 1
+    (b1, v1), (b2, v2) = sorted(single.items())[:2]
+    ex = explain(table, f"order_id IN ({v1}, {v2})", verify=True)
+    assert {f.bucket for f in ex.files if f.bucket_decision == "REMAIN"} == {b1, b2}
+    assert ex.violations == []

@@ -35,6 +35,7 @@ CASES = [
     ("append_with_bsi_bitmap_bloomfilter", None),
     ("pk_with_bitmap_dv", "f0 = 'Alice' OR f0 = 'Bob'"),
     ("pk_table_scan_and_read_dv", None),
+    ("pk_table_scan_and_read_dv", "f2 = 1 AND f3 > 0"),  # bucket pruning (fixed buckets, bucket-key f2)
 ]
 
 

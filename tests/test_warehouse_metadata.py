@@ -15,9 +15,7 @@ import pytest
 import indexcore
 from indexcore.formats.container import read_container
 from indexcore.formats.deletion_vector import read_deletion_vector
-from indexcore.types import Timestamp, parse_type
 from indexcore.warehouse import Warehouse
-from indexcore.warehouse.manifest import decode_binary_row
 
 ROOTS = ("parquet", "mixed")
 INDEX_LINE = re.compile(r"^(bitmap|bloom-?filter|bsi) index:\s*(.+)$", re.MULTILINE)
@@ -189,25 +187,6 @@ def test_branches_tags_old_versions(warehouses):
     for name in ("pk_09.pk_09", "append_09.append_09"):
         plan = wh.table(name).plan()
         assert plan.files and not plan.problems
-
-
-def test_binary_row_decoding():
-    # arity 3: INT 7, STRING "hello world" (variable part), TIMESTAMP(6) 1 ms + 500 ns
-    row = bytearray(8 + 8 * 3)
-    row[8:12] = (7).to_bytes(4, "little")
-    text = b"hello world"
-    var_off = len(row)
-    row[16:24] = ((var_off << 32) | len(text)).to_bytes(8, "little")
-    row += text + b"\0" * 5
-    ts_off = len(row)
-    row[24:32] = ((ts_off << 32) | 500).to_bytes(8, "little")
-    row += (1).to_bytes(8, "little")
-    raw = (3).to_bytes(4, "big") + bytes(row)
-    types = [parse_type("INT"), parse_type("STRING"), parse_type("TIMESTAMP(6)")]
-    assert decode_binary_row(raw, types) == (7, "hello world", Timestamp(1, 500))
-    nulled = bytearray(raw)
-    nulled[4 + 1] |= 1 << 1  # null bit of field 1 is bit 9 (bits 0..7 are the row-kind header)
-    assert decode_binary_row(bytes(nulled), types) == (7, None, Timestamp(1, 500))
 
 
 def test_bad_parts_become_problems(warehouses, tmp_path):

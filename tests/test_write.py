@@ -14,22 +14,20 @@ import pytest
 
 import indexcore
 from indexcore.errors import ReadOnlyError
+from indexcore.formats.binary_row import key_hash
 from indexcore.formats.container import read_container
 from indexcore.formats.deletion_vector import read_deletion_vector
 from indexcore.formats.hash_index import read_hash_index
 from indexcore.io import BytesSource, open_file
 from indexcore.predicate import Leaf
-from indexcore.types import parse_type, type_from_json
+from indexcore.types import parse_type
 from indexcore.warehouse.data import read_table
 from indexcore.write import (
     READ_ONLY_MARKER,
     TableWriter,
-    bucket_of,
     build_file_index,
-    key_hash,
     make_schema,
     schema_json,
-    serialize_binary_row,
 )
 from indexcore.write.avro import MANIFEST_SCHEMA
 
@@ -39,52 +37,6 @@ PARQUET = "warehouses/parquet"
 def _bytes(path) -> bytes:
     with open(path, "rb") as fh:
         return fh.read()
-
-
-def test_binary_row_matches_paimon_stats(conformance):
-    """Value stats of a Paimon-written manifest re-serialize to the same bytes."""
-    table = conformance / PARQUET / "pk_with_bitmap_dv.db/pk_with_bitmap_dv"
-    types = [parse_type(t) for t in ("INT NOT NULL", "STRING", "INT", "INT", "DOUBLE")]
-    from indexcore.warehouse.manifest import decode_binary_row, read_records
-
-    checked = 0
-    for path in sorted(glob.glob(str(table / "manifest/manifest-*"))):
-        if "manifest-list" in path:
-            continue
-        for rec in read_records(_bytes(path), "avro", path):
-            stats = rec["_FILE"]["_VALUE_STATS"]
-            for raw in (stats["_MIN_VALUES"], stats["_MAX_VALUES"]):
-                assert serialize_binary_row(decode_binary_row(raw, types), types) == raw
-                checked += 1
-            assert serialize_binary_row((), ()) == rec["_PARTITION"]
-    assert checked >= 4
-
-
-def _bucket_cases(conformance):
-    for schema_path in sorted(glob.glob(str(conformance / PARQUET / "pk_*/*/schema/schema-0"))):
-        doc = json.loads(_bytes(schema_path))
-        n = int(doc["options"].get("bucket", "-1"))
-        if n <= 1:
-            continue
-        keys = doc["options"].get("bucket-key")
-        keys = keys.split(",") if keys else [k for k in doc["primaryKeys"] if k not in doc["partitionKeys"]]
-        types = {f["name"]: type_from_json(f["type"]) for f in doc["fields"]}
-        if any(types[k].is_nested or types[k].root in ("DECIMAL", "TIMESTAMP", "TIMESTAMP_LTZ") for k in keys):
-            continue
-        yield os.path.dirname(os.path.dirname(schema_path)), n, keys, [types[k] for k in keys]
-
-
-def test_fixed_bucket_of_every_paimon_row(conformance):
-    """Every row of Paimon's fixed-bucket tables sits in the bucket our key hash picks."""
-    rows = 0
-    for table, n, keys, types in _bucket_cases(conformance):
-        for path in glob.glob(os.path.join(table, "**/bucket-*/*.parquet"), recursive=True):
-            bucket = int(path.split("bucket-")[-1].split("/")[0])
-            data = pq.read_table(path, columns=keys).to_pylist()
-            for row in data:
-                assert bucket_of(key_hash([row[k] for k in keys], types), n) == bucket, (path, row)
-                rows += 1
-    assert rows > 20
 
 
 def test_build_file_index_matches_golden(golden):

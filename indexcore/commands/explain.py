@@ -1,15 +1,18 @@
 """``explain``: how Paimon's read path prunes a table's data files for a WHERE condition.
 
 JSON output: ``{"table", "snapshot", "where", "files": [...], "funnel": {...}, "violations":
-[...], "problems": [...]}``. Each file lists its decisions per stage (``"REMAIN"`` or
-``"SKIP"``); ``raw_index_result`` (what the file index answered) and ``index_decision`` (what
-the read path makes of it) are ``"REMAIN"``, ``"SKIP"`` or ``{"rows": [positions]}`` as in
-``probe``, or null when the index was not consulted. ``matching_rows`` appears with
-``--verify``, which reads the data and lists every wrongly pruned file or dropped row under
-``violations`` (``path``, ``column``, ``reason``). The funnel counts files and rows kept after
-each stage: all, partition, level, stats, index, read (rows after deletion vectors and index
-bitmaps) and, with ``--verify``, matching (rows of the files read that satisfy the condition,
-before any primary-key merge). Unreadable parts are listed under ``problems``.
+[...], "problems": [...]}``. Each file lists its decisions per stage (``partition_decision``,
+``bucket_decision``, ``level_decision``, ``stats_decision``: ``"REMAIN"`` or ``"SKIP"``);
+``raw_index_result`` (what the file index answered) and ``index_decision`` (what the read
+path makes of it) are ``"REMAIN"``, ``"SKIP"`` or ``{"rows": [positions]}`` as in ``probe``,
+or null when the index was not consulted. ``bucket_decision`` is SKIP where the condition pins
+every bucket key of a fixed-bucket table to values that hash to other buckets.
+``matching_rows`` appears with ``--verify``, which reads the data and lists every wrongly
+pruned file or dropped row under ``violations`` (``path``, ``column``, ``reason``). The funnel
+counts files and rows kept after each stage: all, partition, bucket, level, stats, index, read
+(rows after deletion vectors and index bitmaps) and, with ``--verify``, matching (rows of the
+files read that satisfy the condition, before any primary-key merge). Unreadable parts are
+listed under ``problems``.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from .output import ProgressBar
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("explain", help="explain file pruning for a WHERE condition, file by file",
                        description="Explain which data files Paimon's read path prunes for a condition "
-                                   "(partition, level, stats, file index), with --verify ground truth.")
+                                   "(partition, bucket, level, stats, file index), with --verify ground truth.")
     p.add_argument("warehouse", metavar="WAREHOUSE", help="warehouse root path or URL")
     p.add_argument("table", metavar="DB.TABLE", help="table name as database.table")
     p.add_argument("--where", required=True, metavar="SQL", help="SQL condition, e.g. \"f0 = 'Bob' AND f1 > 3\"")
@@ -67,7 +70,8 @@ def run_explain(args: argparse.Namespace) -> dict:
         row = {"file": posixpath.basename(f["path"]),
                "partition": ",".join(f"{k}={v}" for k, v in f["partition"].items()),
                "bucket": f["bucket"], "level": f["level"], "rows": f["row_count"],
-               "partition_decision": f["partition_decision"], "level_decision": f["level_decision"],
+               "partition_decision": f["partition_decision"], "bucket_decision": f["bucket_decision"],
+               "level_decision": f["level_decision"],
                "stats": f["stats_decision"],
                "index": _short(f["raw_index_result"]), "decision": _short(f["index_decision"]),
                "rows_after_dv": f["rows_after_dv"], "bytes_read": f["bytes_read"],

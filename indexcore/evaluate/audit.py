@@ -633,7 +633,7 @@ def _hash_set(table, entry, cache: dict | None) -> set[int]:
 def _audit_key_hashes(table, fa: _FileAudit, schema, pk: list[str], values: dict, entries: list,
                       cache: dict | None) -> None:
     try:
-        from ..write.binary_row import key_hash
+        from ..formats.binary_row import key_hash
     except ImportError:
         fa.add("hash-keys", NOT_CHECKED, "no key-hash function in indexcore", index_type=HASH)
         return

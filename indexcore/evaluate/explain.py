@@ -4,15 +4,21 @@ Stages, in Paimon's order (``AbstractFileStoreScan`` then ``RawFileSplitRead``):
 
 1. **partition**: the conjuncts that reference only partition keys, tested on the partition
    values.
-2. **level**: primary-key tables that read without merging (deletion vectors, or the
+2. **bucket**: fixed-bucket tables (``bucket`` > 0, default bucket function) whose predicate
+   pins every bucket key (``bucket-key``, else the trimmed primary keys) with equal / IN
+   literals keep only the buckets those key combinations hash to (``BucketSelectConverter``):
+   conjuncts over bucket keys only, each an OR of equal / IN leaves on one key (null literals
+   dropped; a key pinned twice keeps the intersection), at most 1,000 combinations; a file's
+   bucket is tested against ``abs(hash % total_buckets)`` with the manifest entry's total.
+3. **level**: primary-key tables that read without merging (deletion vectors, or the
    ``first-row`` merge engine) skip level-0 files (``batchScanSkipLevel0``).
-3. **stats**: ``SimpleStats`` min/max/null counts (``filterByStats``). Append tables test the
+4. **stats**: ``SimpleStats`` min/max/null counts (``filterByStats``). Append tables test the
    whole predicate on value stats. Primary-key tables test the conjuncts over the trimmed
    primary keys on key stats, and the whole predicate on value stats only where Paimon does:
    per file when level 0 is skipped, else per bucket (``filterWholeBucket*``). Stats of a
    file written under an older schema are mapped by field id; a column the file does not
    have reads as all-null; a column whose type changed is not used (conservative).
-4. **index**: the file index as ``FileIndexEvaluator`` decides (embedded in the manifest or
+5. **index**: the file index as ``FileIndexEvaluator`` decides (embedded in the manifest or
    a ``.index`` file): the selection is every row minus the deletion vector; the result stays
    REMAIN where a bitmap answer holds every row, where the file has more than 2^31-1 rows, or
    where it equals the selection; a bitmap is intersected with the selection (a 64-bit
@@ -35,6 +41,7 @@ from pyroaring import BitMap
 
 from ..errors import IndexCoreError, PredicateError, StorageError
 from ..formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
+from ..formats.binary_row import bucket_of, key_hash
 from ..formats.container import read_container
 from ..predicate import Compound, Leaf, Predicate, parse_where, predicate_to_sql
 from ..types import DataType, from_text_or_python, to_json_value
@@ -43,7 +50,8 @@ from .file_index import FileIndexPredicate, result_to_json
 from .stats import stats_test, test_predicate_on_row, test_predicate_on_stats
 
 MAX_ROWS_32 = 2_147_483_647
-STAGES = ("all", "partition", "level", "stats", "index", "read")
+STAGES = ("all", "partition", "bucket", "level", "stats", "index", "read")
+MAX_BUCKET_KEY_ROWS = 1000  # Paimon's BucketSelector.MAX_VALUES
 Progress = Callable[[int, int, str], None]
 
 
@@ -55,8 +63,9 @@ Progress = Callable[[int, int, str], None]
 class FileDecision:
     """What Paimon's read path decides for one data file, stage by stage.
 
-    Decisions are ``"REMAIN"`` or ``"SKIP"``; ``raw_index_result`` is what the file index
-    answered (REMAIN, SKIP or a :class:`BitmapResult`), ``index_decision`` what the read path
+    Decisions are ``"REMAIN"`` or ``"SKIP"`` (``bucket_decision`` is REMAIN unless the
+    predicate selects buckets); ``raw_index_result`` is what the file index answered
+    (REMAIN, SKIP or a :class:`BitmapResult`), ``index_decision`` what the read path
     makes of it. Both are ``None`` when the index was not consulted (pruned earlier).
     ``bytes_read`` counts the file-index bytes read to decide (an embedded index counts its
     bytes from the manifest; 0 where Paimon does not read the index). ``matching_rows``
@@ -69,6 +78,7 @@ class FileDecision:
     level: int
     row_count: int
     partition_decision: str
+    bucket_decision: str
     level_decision: str
     stats_decision: str
     raw_index_result: FileIndexResult | None
@@ -85,8 +95,8 @@ class FileDecision:
     @property
     def skipped_by(self) -> str | None:
         """The first stage that pruned the file, or None when Paimon reads it."""
-        for stage, decision in (("partition", self.partition_decision), ("level", self.level_decision),
-                                ("stats", self.stats_decision)):
+        for stage, decision in (("partition", self.partition_decision), ("bucket", self.bucket_decision),
+                                ("level", self.level_decision), ("stats", self.stats_decision)):
             if decision == "SKIP":
                 return stage
         if self.index_decision is not None and not self.index_decision.remain():
@@ -105,6 +115,7 @@ class FileDecision:
             "level": self.level,
             "row_count": self.row_count,
             "partition_decision": self.partition_decision,
+            "bucket_decision": self.bucket_decision,
             "level_decision": self.level_decision,
             "stats_decision": self.stats_decision,
             "index_decision": None if self.index_decision is None else result_to_json(self.index_decision),
@@ -166,7 +177,8 @@ class Explanation:
                 "path": f.path, "file": posixpath.basename(f.path),
                 "partition": ", ".join(f"{k}={v}" for k, v in f.partition.items()),
                 "bucket": f.bucket, "level": f.level, "row_count": f.row_count,
-                "partition_decision": f.partition_decision, "level_decision": f.level_decision,
+                "partition_decision": f.partition_decision, "bucket_decision": f.bucket_decision,
+                "level_decision": f.level_decision,
                 "stats_decision": f.stats_decision, "raw_index_result": text(f.raw_index_result),
                 "index_decision": text(f.index_decision),
                 "index_types": "; ".join(f"{c}: {', '.join(t)}" for c, t in f.index_types.items()),
@@ -175,8 +187,8 @@ class Explanation:
                 "skipped_by": f.skipped_by, "problems": len(f.problems),
             })
         columns = ["path", "file", "partition", "bucket", "level", "row_count", "partition_decision",
-                   "level_decision", "stats_decision", "raw_index_result", "index_decision", "index_types",
-                   "dv_cardinality", "rows_after_dv", "bytes_read", "matching_rows", "skipped_by", "problems"]
+                   "bucket_decision", "level_decision", "stats_decision", "raw_index_result", "index_decision",
+                   "index_types", "dv_cardinality", "rows_after_dv", "bytes_read", "matching_rows", "skipped_by", "problems"]
         return pd.DataFrame(rows, columns=columns)
 
 
@@ -190,6 +202,16 @@ def conjuncts(pred: Predicate) -> list[Predicate]:
         out: list[Predicate] = []
         for child in pred.children:
             out.extend(conjuncts(child))
+        return out
+    return [pred]
+
+
+def disjuncts(pred: Predicate) -> list[Predicate]:
+    """Paimon's ``PredicateBuilder.splitOr``: the top-level OR children, flattened."""
+    if isinstance(pred, Compound) and pred.op == "or":
+        out: list[Predicate] = []
+        for child in pred.children:
+            out.extend(disjuncts(child))
         return out
     return [pred]
 
@@ -310,6 +332,71 @@ def parse_partition(table_schema: TableSchema, partition: Mapping[str, Any] | st
 
 
 # ---------------------------------------------------------------------------------------
+# The bucket decision
+
+
+@dataclass(frozen=True)
+class BucketSelector:
+    """The bucket-key rows a predicate pins; a fixed bucket is kept when one of them hashes to it."""
+
+    bucket_keys: tuple[str, ...]
+    key_rows: tuple[tuple, ...]
+    hashes: tuple[int, ...]
+
+    def buckets(self, total_buckets: int) -> frozenset[int]:
+        """The buckets kept among ``total_buckets`` (``abs(hash % total)`` per key row)."""
+        return frozenset(bucket_of(h, total_buckets) for h in self.hashes)
+
+
+def bucket_selector(schema: TableSchema, predicate: Predicate) -> BucketSelector | None:
+    """Paimon's ``BucketSelectConverter`` / ``BucketSelector``: the bucket-key combinations
+    ``predicate`` allows, or None when it does not select buckets (no pruning)."""
+    if schema.bucket <= 0:
+        return None
+    if schema.options.get("bucket-function.type", "default").strip().lower() != "default":
+        return None
+    keys = tuple(schema.bucket_keys)
+    if not keys or any(k not in schema.field_names for k in keys):
+        return None
+    if not set(keys) <= predicate.fields():
+        return None
+    values: dict[str, list] = {}
+    for conjunct in conjuncts(predicate):
+        if not conjunct.fields() <= set(keys):
+            continue  # pickTransformFieldMapping keeps conjuncts over bucket keys only
+        field_name: str | None = None
+        found: list = []
+        for leaf in disjuncts(conjunct):
+            if not isinstance(leaf, Leaf) or leaf.op not in ("equal", "in") or \
+                    (field_name is not None and leaf.field != field_name):
+                break
+            field_name = leaf.field
+            found.extend(v for v in leaf.literals if v is not None)
+        else:
+            if field_name is None:
+                continue
+            if field_name in values:  # pinned again: keep the intersection
+                values[field_name] = [v for v in values[field_name] if v in found]
+                if not values[field_name]:
+                    return None  # contradictory: Paimon does not prune buckets then
+            else:
+                values[field_name] = found
+    rows: list[tuple] = [()]
+    for k in keys:
+        if k not in values:
+            return None
+        if len(rows) * len(values[k]) > MAX_BUCKET_KEY_ROWS:
+            return None
+        rows = [row + (v,) for row in rows for v in values[k]]
+    types = [schema.field(k).type for k in keys]
+    try:
+        hashes = tuple(key_hash(row, types) for row in rows)
+    except (IndexCoreError, TypeError, ValueError, OverflowError, ArithmeticError, AttributeError):
+        return None  # a literal that is no value of the key's type: no pruning
+    return BucketSelector(keys, tuple(rows), hashes)
+
+
+# ---------------------------------------------------------------------------------------
 # The index decision
 
 
@@ -376,6 +463,8 @@ class _Explainer:
         self.partition_filter = and_all([c for c in self.parts if c.fields() <= pkeys]) if pkeys else None
         trimmed = set(table_schema.trimmed_primary_keys)
         self.key_parts = [c for c in self.parts if c.fields() <= trimmed] if self.pk else []
+        self.bucket_selector = bucket_selector(table_schema, predicate)
+        self._selected: dict[int, frozenset[int]] = {}
         self._schemas: dict[int, TableSchema] = {}
 
     def file_schema(self, lf: LiveFile, problems: list) -> TableSchema:
@@ -387,6 +476,15 @@ class _Explainer:
                 problems.append(Problem(lf.path, "schema", f"{exc.message}; using the table schema"))
                 self._schemas[sid] = self.schema
         return self._schemas[sid]
+
+    def bucket_ok(self, lf: LiveFile) -> bool:
+        """The bucket stage: the file's bucket is among those the predicate selects."""
+        if self.bucket_selector is None:
+            return True
+        total = lf.total_buckets if lf.total_buckets and lf.total_buckets > 0 else self.schema.bucket
+        if total not in self._selected:
+            self._selected[total] = self.bucket_selector.buckets(total)
+        return lf.bucket in self._selected[total]
 
     # -- stats ----------------------------------------------------------------------------
     def key_stats_ok(self, lf: LiveFile, fs: TableSchema, fmap) -> bool:
@@ -438,6 +536,11 @@ class _Explainer:
 
         partition_ok = self.partition_filter is None or test_predicate_on_row(self.partition_filter,
                                                                               lf.partition_spec)
+        bucket_ok = self.bucket_ok(lf)
+        if not bucket_ok:
+            keys = ", ".join(self.bucket_selector.bucket_keys)
+            notes.append(f"bucket {lf.bucket} of {lf.total_buckets or self.schema.bucket} holds none of "
+                         f"the selected bucket keys ({keys})")
         level_ok = not (self.skip_level0 and f.level == 0)
         if not level_ok:
             notes.append("level-0 file: not read by a batch scan that skips level 0")
@@ -464,7 +567,7 @@ class _Explainer:
         bytes_read = 0
         evaluator = None
         index_pred = and_all(devolved(self.parts, fmap))
-        consult = partition_ok and level_ok and stats_ok
+        consult = partition_ok and bucket_ok and level_ok and stats_ok
         if lf.has_file_index and (consult or self.all_files):
             before = self.storage.stats.bytes_read
             try:
@@ -498,7 +601,8 @@ class _Explainer:
         record = dict(
             path=lf.path, partition=dict(lf.partition_spec), bucket=lf.bucket, level=f.level,
             row_count=f.row_count, partition_decision="REMAIN" if partition_ok else "SKIP",
-            level_decision="REMAIN" if level_ok else "SKIP", stats_decision="REMAIN" if stats_ok else "SKIP",
+            bucket_decision="REMAIN" if bucket_ok else "SKIP", level_decision="REMAIN" if level_ok else "SKIP",
+            stats_decision="REMAIN" if stats_ok else "SKIP",
             raw_index_result=raw, index_decision=decision, index_types=index_types,
             index_location=location, dv_cardinality=dv_card, rows_after_dv=rows_after_dv,
             bytes_read=bytes_read, problems=problems, notes=notes)
@@ -530,6 +634,9 @@ class _Explainer:
             cols = self.culprits(lf, fs, deleted, lambda leaf: test_predicate_on_row(leaf, lf.partition_spec),
                                  set(self.schema.partition_keys))
             violations.append(_violation(path, cols, f"partition filter pruned a file with {n} matching rows"))
+        if record["bucket_decision"] == "SKIP":
+            cols = list(self.bucket_selector.bucket_keys) if self.bucket_selector else []
+            violations.append(_violation(path, cols, f"bucket filter pruned a file with {n} matching rows"))
         if record["stats_decision"] == "SKIP":
             stats = self.value_stats(lf, fs, fmap)
             if self.pk:
@@ -642,8 +749,9 @@ def _funnel(files: list[FileDecision], verified: bool) -> dict[str, dict[str, in
     funnel = {
         "all": stage(lambda f: True, row_count),
         "partition": stage(lambda f: f.partition_decision == "REMAIN", row_count),
-        "level": stage(lambda f: f.partition_decision == "REMAIN" and f.level_decision == "REMAIN", row_count),
-        "stats": stage(lambda f: f.skipped_by not in ("partition", "level", "stats"), row_count),
+        "bucket": stage(lambda f: f.skipped_by not in ("partition", "bucket"), row_count),
+        "level": stage(lambda f: f.skipped_by not in ("partition", "bucket", "level"), row_count),
+        "stats": stage(lambda f: f.skipped_by not in ("partition", "bucket", "level", "stats"), row_count),
         "index": stage(lambda f: f.read and index_ok(f), row_count),
         "read": stage(lambda f: f.read, lambda f: f.rows_after_dv),
     }

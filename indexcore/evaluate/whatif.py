@@ -148,7 +148,7 @@ class WhatIfFile:
     def _rows(self, decision: FileIndexResult | None) -> int:
         """Rows the read path returns from this file under ``decision`` (0 when pruned)."""
         e = self.existing
-        if e.skipped_by in ("partition", "level", "stats"):
+        if e.skipped_by in ("partition", "bucket", "level", "stats"):
             return 0
         if decision is None:
             return e.rows_after_dv
@@ -176,7 +176,7 @@ class WhatIfFile:
 
         e = self.existing
         return {"path": e.path, "row_count": e.row_count, "skipped_before_index": e.skipped_by
-                if e.skipped_by in ("partition", "level", "stats") else None,
+                if e.skipped_by in ("partition", "bucket", "level", "stats") else None,
                 "existing_decision": js(e.index_decision), "hypothetical_raw": js(self.hypothetical_raw),
                 "hypothetical_decision": js(self.hypothetical_decision),
                 "combined_decision": js(self.combined_decision), "index_size": self.index_size,

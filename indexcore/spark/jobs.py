@@ -208,7 +208,7 @@ def what_if_task(spec: dict) -> dict:
 def _what_if_row(sql: str, wf) -> dict:
     """One file under one predicate: pruned before the index, by today's indexes, by the new one."""
     e = wf.existing
-    stats_pruned = e.skipped_by in ("partition", "level", "stats")
+    stats_pruned = e.skipped_by in ("partition", "bucket", "level", "stats")
     hyp = wf.hypothetical_decision
     return {"where": sql, "stats_pruned": stats_pruned, "current_pruned": e.skipped_by == "index",
             "current_rows": wf.rows_existing,
@@ -337,8 +337,9 @@ def funnel(files: list[dict], verified: bool = True) -> dict[str, dict[str, int]
     out = {
         "all": stage(lambda f: True, count),
         "partition": stage(lambda f: f["partition_decision"] == "REMAIN", count),
-        "level": stage(lambda f: f["partition_decision"] == "REMAIN" and f["level_decision"] == "REMAIN", count),
-        "stats": stage(lambda f: skipped(f) not in ("partition", "level", "stats"), count),
+        "bucket": stage(lambda f: skipped(f) not in ("partition", "bucket"), count),
+        "level": stage(lambda f: skipped(f) not in ("partition", "bucket", "level"), count),
+        "stats": stage(lambda f: skipped(f) not in ("partition", "bucket", "level", "stats"), count),
         "index": stage(lambda f: skipped(f) is None, count),
         "read": stage(lambda f: skipped(f) is None, lambda f: f["rows_after_dv"]),
     }

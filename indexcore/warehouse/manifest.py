@@ -2,23 +2,21 @@
 
 Manifest files are Avro (fastavro), ORC or Parquet (pyarrow), per the table's
 ``manifest.format``. Every format version since Paimon 0.9 is read: newer fields are
-optional and looked up with ``dict.get``. Partition values and min/max stats are Paimon
-``BinaryRow`` bytes (a 4-byte big-endian arity, a null bitset, 8-byte slots, a variable
-part; little-endian values), decoded per type by :func:`decode_binary_row`.
+optional and looked up with ``dict.get``. Partition values, keys and min/max stats are
+Paimon ``BinaryRow`` bytes, decoded lazily by :mod:`indexcore.formats.binary_row`.
 """
 
 from __future__ import annotations
 
 import io
-import struct
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import fastavro
 import fastavro.read
 
 from ..errors import CorruptFileError
-from ..types import DataType, Timestamp, decimal_from_unscaled
+from ..formats.binary_row import binary_row_arity, decode_binary_row
+from ..types import DataType
 from .model import (
     ADD,
     DELETE,
@@ -94,95 +92,7 @@ def read_records(data: bytes, fmt: str, name: str) -> list[dict]:
 
 
 # ---------------------------------------------------------------------------------------------
-# BinaryRow
-
-_LE_I16 = struct.Struct("<h").unpack_from
-_LE_I32 = struct.Struct("<i").unpack_from
-_LE_I64 = struct.Struct("<q").unpack_from
-_LE_U64 = struct.Struct("<Q").unpack_from
-_LE_F32 = struct.Struct("<f").unpack_from
-_LE_F64 = struct.Struct("<d").unpack_from
-
-
-def _var_bytes(raw: bytes, base: int, off: int) -> bytes:
-    (slot,) = _LE_U64(raw, off)
-    if slot & 0x8000000000000000:  # at most 7 bytes, stored in the slot itself
-        length = (slot >> 56) & 0x7F
-        return raw[off:off + length]
-    start = base + (slot >> 32)
-    length = slot & 0xFFFFFFFF
-    if start + length > len(raw):
-        raise CorruptFileError("variable-length field runs past the row", structure="BinaryRow",
-                               offset=start)
-    return raw[start:start + length]
-
-
-def _field_reader(dtype: DataType) -> Callable[[bytes, int, int], Any] | None:
-    root = dtype.root
-    if root == "BOOLEAN":
-        return lambda raw, base, off: raw[off] != 0
-    if root == "TINYINT":
-        return lambda raw, base, off: raw[off] - 256 if raw[off] > 127 else raw[off]
-    if root == "SMALLINT":
-        return lambda raw, base, off: _LE_I16(raw, off)[0]
-    if root in ("INT", "DATE", "TIME"):
-        return lambda raw, base, off: _LE_I32(raw, off)[0]
-    if root == "BIGINT":
-        return lambda raw, base, off: _LE_I64(raw, off)[0]
-    if root == "FLOAT":
-        return lambda raw, base, off: _LE_F32(raw, off)[0]
-    if root == "DOUBLE":
-        return lambda raw, base, off: _LE_F64(raw, off)[0]
-    if root in ("CHAR", "VARCHAR"):
-        return lambda raw, base, off: _var_bytes(raw, base, off).decode("utf-8", "replace")
-    if root in ("BINARY", "VARBINARY"):
-        return _var_bytes
-    if root == "DECIMAL":
-        if (dtype.precision or 10) <= 18:
-            return lambda raw, base, off: decimal_from_unscaled(dtype, _LE_I64(raw, off)[0])
-        return lambda raw, base, off: decimal_from_unscaled(
-            dtype, int.from_bytes(_var_bytes(raw, base, off), "big", signed=True))
-    if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-        if (dtype.precision if dtype.precision is not None else 6) <= 3:
-            return lambda raw, base, off: Timestamp(_LE_I64(raw, off)[0], 0)
-
-        def read_ts(raw: bytes, base: int, off: int) -> Timestamp:
-            (slot,) = _LE_U64(raw, off)
-            return Timestamp(_LE_I64(raw, base + (slot >> 32))[0], slot & 0xFFFFFFFF)
-
-        return read_ts
-    return None  # nested types: Paimon keeps no stats for them
-
-
-def decode_binary_row(raw: bytes | None, types: Sequence[DataType], name: str = "BinaryRow") -> tuple:
-    """A serialized BinaryRow (arity prefix + row) as a tuple of internal values.
-
-    Fields beyond ``types`` are ignored; missing fields (a shorter row) are ``None``.
-    """
-    if not raw or len(raw) < 4:
-        return (None,) * len(types)
-    arity = int.from_bytes(raw[:4], "big")
-    base = 4
-    null_width = ((arity + 63 + 8) // 64) * 8
-    if arity < 0 or base + null_width + 8 * arity > len(raw):
-        raise CorruptFileError(f"BinaryRow of arity {arity} does not fit in {len(raw)} bytes",
-                               structure=name, offset=0)
-    out = []
-    for i, dtype in enumerate(types):
-        if i >= arity:
-            out.append(None)
-            continue
-        bit = i + 8
-        if raw[base + (bit >> 3)] & (1 << (bit & 7)):
-            out.append(None)
-            continue
-        reader = _field_reader(dtype)
-        out.append(None if reader is None else reader(raw, base, base + null_width + 8 * i))
-    return tuple(out)
-
-
-def binary_row_arity(raw: bytes | None) -> int:
-    return int.from_bytes(raw[:4], "big") if raw and len(raw) >= 4 else 0
+# BinaryRow stats and keys, decoded on first use
 
 
 class LazyStats(SimpleStats):

@@ -15,13 +15,13 @@ from functools import cached_property
 from typing import Any
 
 from ..errors import IndexCoreError, StorageError
+from ..formats.binary_row import decode_binary_row
 from ..io import ByteSource, BytesSource, Storage
 from ..types import DataType
 from .manifest import (
     KINDS,
     StatsTypes,
     data_file_meta,
-    decode_binary_row,
     index_manifest_entry,
     manifest_file_meta,
     read_records,

@@ -5,12 +5,10 @@ manifests and snapshots that Paimon Java and pypaimon read.
 (in-process) or :mod:`indexcore.spark.pipeline` (data files written inside Spark tasks).
 """
 
-from .binary_row import binary_row, bucket_of, hash_bytes_by_words, key_hash, serialize_binary_row
 from .datafile import WrittenFile, arrow_type, build_file_index, build_file_index_container, write_data_file
 from .layout import ColumnIndex, Namer, file_index_plan, make_schema, schema_json
 from .table import READ_ONLY_MARKER, TableWriter, TaskSpec, check_writable, write_task_rows
 
 __all__ = ["TableWriter", "TaskSpec", "WrittenFile", "make_schema", "schema_json", "build_file_index",
            "build_file_index_container", "write_data_file", "write_task_rows", "file_index_plan",
-           "ColumnIndex", "Namer", "arrow_type", "binary_row", "serialize_binary_row", "key_hash",
-           "bucket_of", "hash_bytes_by_words", "check_writable", "READ_ONLY_MARKER"]
+           "ColumnIndex", "Namer", "arrow_type", "check_writable", "READ_ONLY_MARKER"]

@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from ..errors import ReadOnlyError, UnsupportedError
+from ..formats.binary_row import EMPTY_ROW, bucket_of, key_hash, serialize_binary_row
 from ..formats.deletion_vector import write_deletion_vector_file
 from ..formats.hash_index import write_hash_index
 from ..warehouse.model import (
@@ -38,7 +39,6 @@ from ..warehouse.model import (
     TableSchema,
 )
 from .avro import INDEX_MANIFEST_SCHEMA, MANIFEST_LIST_SCHEMA, MANIFEST_SCHEMA, write_avro
-from .binary_row import EMPTY_ROW, bucket_of, key_hash, serialize_binary_row
 from .datafile import (
     COMPACT_SOURCE,
     DELETE,
