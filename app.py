@@ -1,5 +1,8 @@
 """Paimon index explorer: ``streamlit run app.py [-- --warehouse URL]``.
 
+The page scripts live in ``pages/`` and are routed by ``st.navigation`` below. (A fresh
+server's first request for a page URL runs that page alone, in Streamlit's older ``pages/``
+mode; :func:`pages.common.context` then hands the run back to this script.)
 The sidebar picks a warehouse (within the allowed roots), a table and a snapshot; every page
 reads them from ``st.session_state`` and draws frames computed by :mod:`indexcore`.
 """

@@ -23,7 +23,10 @@ def _empty(title: str, note: str = "nothing to show") -> go.Figure:
 
 
 def _short(name: str, keep: int = 14) -> str:
-    """A data file name shortened for an axis label (``data-1a2b3c…-0.parquet``)."""
+    """A data file name shortened for an axis label: ``data-<uuid>-<n>.parquet`` -> ``<uuid[:8]>…-<n>``."""
+    parts = name.rsplit(".", 1)[0].split("-")
+    if parts[0] == "data" and len(parts) >= 7:
+        return f"{parts[1]}…-{parts[-1]}"
     if len(name) <= keep + 12:
         return name
     return f"{name[:keep]}…{name[-10:]}"
@@ -46,7 +49,9 @@ LABELS = {"size_bytes": "data bytes", "file_size": "data bytes", "cardinality": 
 def _with_labels(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
     if "file_name" in out.columns:
-        out["file"] = out["file_name"].map(_short)
+        short = out["file_name"].map(_short)
+        unique = out[["file_name"]].assign(s=short).drop_duplicates()
+        out["file"] = short if not unique["s"].duplicated().any() else out["file_name"]
     return out
 
 
@@ -130,13 +135,16 @@ def bitmap_lookup_bytes(layouts: pd.DataFrame) -> go.Figure:
         return _empty("Bitmap layout")
     frame = _with_labels(layouts)
     measures = {"size": "index size", "head_bytes": "head", "lookup_bytes": "point lookup"}
-    long = frame.melt(id_vars=["file", "layout"], value_vars=list(measures), var_name="measure", value_name="bytes")
+    long = frame.melt(id_vars=["file", "file_name", "layout"], value_vars=list(measures), var_name="measure",
+                      value_name="bytes")
     long["measure"] = long["measure"].map(measures)
-    fig = px.bar(long, x="measure", y="bytes", color="layout", barmode="group", facet_col="file",
-                 facet_col_wrap=3, labels={"measure": "", "bytes": "bytes", "file": "file"},
-                 title="V1 vs V2 layout: index size, head and point-lookup bytes")
+    fig = px.bar(long, x="file", y="bytes", color="layout", barmode="group", facet_col="measure",
+                 hover_data=["file_name"], labels={"file": "data file", "bytes": "bytes", "file_name": "file",
+                                                   "measure": "measure"},
+                 title="V1 vs V2 layout per file: index size, head and point-lookup bytes")
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
-    fig.update_layout(height=_HEIGHT * max(1, (frame["file"].nunique() + 2) // 3))
+    fig.update_yaxes(matches=None, showticklabels=True)
+    fig.update_layout(height=_HEIGHT + 60)
     return fig
 
 
@@ -162,6 +170,8 @@ def bloom_items(blooms: pd.DataFrame) -> go.Figure:
                      labels=_words("configured_items", "estimated_items", "column", "file_name", "fill_ratio",
                                    "recommended_items"),
                      title="Estimated distinct items vs configured items (dashed: equal)")
+    fig.update_xaxes(dtick=1)
+    fig.update_yaxes(dtick=1)
     lo = max(1.0, min(frame["configured_items"].min(), frame["estimated_items"].min()))
     hi = max(frame["configured_items"].max(), frame["estimated_items"].max())
     fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line={"dash": "dash", "color": "gray"},
@@ -183,10 +193,11 @@ def bloom_fpp(blooms: pd.DataFrame) -> go.Figure:
                  hover_data=["file_name", "estimated_fpp", "configured_fpp"],
                  labels={**_words("column", "file_name", "estimated_fpp", "configured_fpp"),
                          "label": "filter (data file · column)", "estimated_fpp_shown": "estimated fpp"},
-                 title=f"Estimated FPP per filter (dashed: configured fpp; shown down to {floor:g})")
+                 title="Estimated FPP per filter (dashed: configured)")
     for fpp in sorted(set(frame["configured_fpp"].dropna())):
         fig.add_hline(y=fpp, line_dash="dash", annotation_text=f"fpp {fpp:g}")
-    fig.update_layout(height=_HEIGHT)
+    fig.update_layout(height=_HEIGHT, yaxis={"exponentformat": "power", "dtick": 2,
+                                             "title": f"estimated fpp (shown down to {floor:g})"})
     return fig
 
 
@@ -294,7 +305,7 @@ def funnel(stages: Sequence[tuple[str, int]], title: str = "From all files to fi
     if not stages:
         return _empty(title)
     fig = go.Figure(go.Funnel(y=[s[0] for s in stages], x=[s[1] for s in stages],
-                              textinfo="value+percent initial",
+                              textinfo="value+percent initial", textposition="outside",
                               hovertemplate="%{y}: %{x} files left (%{percentInitial:.0%} of all)<extra></extra>"))
     fig.update_layout(title=title, height=_HEIGHT, yaxis_title="stage", xaxis_title="files")
     return fig
@@ -306,5 +317,7 @@ def bar(frame: pd.DataFrame, x: str, y: str, title: str, color: str | None = Non
         return _empty(title)
     color = color if color in frame else None
     fig = px.bar(frame, x=x, y=y, color=color, title=title, labels=_words(*[c for c in (x, y, color) if c]))
-    fig.update_layout(height=_HEIGHT, xaxis_type="category")
+    fig.update_layout(height=_HEIGHT, xaxis_type="category", yaxis_rangemode="tozero")
+    if not (pd.to_numeric(frame[y], errors="coerce").fillna(0) != 0).any():
+        fig.update_yaxes(range=[0, 1], dtick=1)
     return fig

@@ -233,7 +233,23 @@ def index_columns(ctx: Context, index_types: tuple[str, ...]) -> list[str]:
     return sorted(hit["column"].dropna().unique().tolist())
 
 
+def _run_through_app() -> None:
+    """Hand a page that Streamlit ran on its own back to ``app.py``'s navigation.
+
+    With a ``pages/`` folder beside it, a fresh server serves its first page-URL request in
+    Streamlit's older multipage mode: the page runs without ``app.py`` (no sidebar, raw page
+    names). That mode is a process-wide flag which ``st.navigation`` clears; clear it here and
+    rerun, and the same URL is served through ``app.py``.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def context() -> Context:
     """The :class:`Context` the sidebar stored for this run (drawn again if a page runs alone)."""
+    _run_through_app()
     ctx = st.session_state.get("context")
     return ctx if isinstance(ctx, Context) else sidebar()

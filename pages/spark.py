@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from indexcore import figures
+from indexcore.evaluate.metrics import UNPARTITIONED
 from pages.common import MASTER_KEY, context, guard, need_table, show_frame
 
 JOBS = {"evaluate": "ground truth: which rows match, and which files the indexes keep",
@@ -39,6 +40,8 @@ def _records(value) -> pd.DataFrame:
 def _flat(frame: pd.DataFrame) -> pd.DataFrame:
     """Nested cells (dicts, lists) as text, so st.dataframe shows them."""
     out = frame.copy()
+    if "partition" in out:
+        out["partition"] = out["partition"].map(lambda v: UNPARTITIONED if v in ({}, "", None) else v)
     for col in out.columns:
         if out[col].map(lambda v: isinstance(v, dict | list | tuple)).any():
             out[col] = out[col].map(lambda v: ", ".join(f"{k}={x}" for k, x in v.items()) if isinstance(v, dict)
@@ -100,10 +103,10 @@ def _show_evaluate(result: dict, key: str) -> None:
     left.plotly_chart(figures.funnel([(k, v.get("files", 0)) for k, v in funnel.items()],
                                      f"Files per stage for {result.get('where')}"), width="stretch", key=f"{key}_fun")
     fp = _records(result.get("false_positives")).rename(columns={"name": "index"})
-    if not fp.empty and "false_positive_files" in fp:
-        right.plotly_chart(figures.bar(fp, "index", "false_positive_files",
-                                       "Files an index kept although no row matches", color="index"),
-                           width="stretch", key=f"{key}_fp")
+    if not fp.empty and "false_positive_rows" in fp:
+        right.plotly_chart(figures.bar(fp, "index", "false_positive_rows",
+                                       "Rows read that do not match, by the index that kept their file",
+                                       color="index"), width="stretch", key=f"{key}_fp")
     if result.get("violations"):
         st.error("Files or rows pruned although they match the predicate:")
         show_frame(_flat(_records(result["violations"])), f"{key}_violations")
@@ -167,6 +170,8 @@ else:
     sql = st.text_input("Predicate (SQL WHERE, for evaluate)", key="spark_sql", disabled=job != "evaluate")
     if st.button(f"Run {job}", key="spark_run", type="primary"):
         history.append(_run(job, sql, master))
+        if history[-1]["ok"]:
+            st.session_state["spark_pick"] = len(history) - 1  # show the run that just ended
 
 if history:
     with guard("Runs"):

@@ -48,8 +48,9 @@ with tab_snap, guard("Snapshots"):
     moment = c2.time_input("Time", value=default.time().replace(microsecond=0), key="tt_time", step=60)
 
     def _travel():
-        when = dt.datetime.combine(st.session_state["tt_date"], st.session_state["tt_time"])
-        sid = time_travel_to(table, when)
+        # the time input has minute steps: take the snapshot live at the end of that minute
+        when = dt.datetime.combine(st.session_state["tt_date"], st.session_state["tt_time"].replace(second=0))
+        sid = time_travel_to(table, when + dt.timedelta(seconds=59, milliseconds=999))
         if sid is None:
             st.session_state["tt_message"] = f"No snapshot was committed at or before {when}."
         else:

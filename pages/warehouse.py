@@ -33,5 +33,6 @@ if ctx.table_name:
         if problems.empty:
             st.success("Every manifest, index manifest and file index of this snapshot was readable.")
         else:
-            st.warning(f"{len(problems)} unreadable part(s); the rest of the table is shown as usual.")
+            st.warning(f"{len(problems)} part(s) unreadable or of an index kind indexcore does not decode; "
+                       "the rest of the table is shown as usual.")
             show_frame(problems, "problems")

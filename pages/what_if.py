@@ -3,6 +3,7 @@
 import streamlit as st
 
 from indexcore import figures
+from indexcore.errors import IndexCoreError
 from indexcore.evaluate.metrics import FILE_INDEX_TYPES, supported_index_types, whatif_frames
 from pages.common import context, fmt_bytes, guard, need_table, progress_callback, show_frame
 
@@ -12,7 +13,11 @@ if not need_table(ctx):
     st.stop()
 st.caption("Nothing on this page writes into the warehouse: hypothetical indexes live in memory only.")
 
-schema = ctx.table.schema()
+try:  # the picked snapshot's schema: time travel may go back before a column was added
+    snapshot = ctx.table.snapshot(ctx.snapshot_id) if ctx.snapshot_id is not None else None
+    schema = ctx.table.schema(snapshot.schema_id) if snapshot is not None else ctx.table.schema()
+except IndexCoreError:
+    schema = ctx.table.schema()
 suggestion = None
 with guard("Suggested predicate"):
     suggestion = ctx.metric("suggest_predicate")
@@ -38,17 +43,17 @@ with guard("Explain"):
     if not result["index_used"]:
         st.info("This table merges rows on read (primary key without deletion vectors), so Paimon does not use "
                 "its file indexes.")
+    read = files[files["skipped_by"].isna()]
     c = st.columns(4)
     c[0].metric("Live files", len(files))
-    c[1].metric("Files read", int(files["skipped_by"].isna().sum()))
-    c[2].metric("Rows after DV", f"{int(files['rows_after_dv'].sum()):,}")
+    c[1].metric("Files read", len(read))
+    c[2].metric("Rows read (after index and DV)", f"{int(read['rows_after_dv'].sum()):,}",
+                help="Rows of the files read, minus deleted rows, or a file index bitmap's rows")
     c[3].metric("Index bytes read", fmt_bytes(files["bytes_read"].sum()))
-    left, right = st.columns([1, 2])
-    left.plotly_chart(figures.funnel(list(zip(funnel["stage"], funnel["files"], strict=True))),
-                      width="stretch")
-    with right:
-        st.markdown(f"**Per file** for `{result['sql']}`")
-        show_frame(files.drop(columns=["path"]), "whatif_files")
+    st.plotly_chart(figures.funnel(list(zip(funnel["stage"], funnel["files"], strict=True)),
+                                   f"From all files to files read for {result['sql']}"), width="stretch")
+    st.markdown(f"**Per file** for `{result['sql']}`")
+    show_frame(files.drop(columns=["path"]), "whatif_files")
     if not result["problems"].empty:
         st.warning(f"{len(result['problems'])} problem(s) while explaining; the affected files are kept.")
         show_frame(result["problems"], "whatif_problems")

@@ -40,11 +40,31 @@ def wh_path(monkeypatch_module):
     return path
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", autouse=True)
 def monkeypatch_module():
     mp = pytest.MonkeyPatch()
+    _served_through_app(mp)
     yield mp
     mp.undo()
+
+
+def _served_through_app(mp: pytest.MonkeyPatch) -> None:
+    """Run every AppTest rerun through app.py's ``st.navigation``, as a live server does.
+
+    A server clears Streamlit's process-wide "old ``pages/`` mode" flag the first time app.py
+    calls ``st.navigation`` and never sets it again; AppTest sets it anew before every run
+    (``pages/`` exists), which would route reruns past app.py. The browser test covers the
+    live server's first request for a page URL (see ``pages/common.py``).
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    mp.setattr(PagesManager, "__init__", init)
 
 
 @pytest.fixture(scope="module")
@@ -230,6 +250,31 @@ def test_what_if_starts_from_a_pruning_predicate(wh_path, overview):
         "a new table starts from its own predicate"
 
 
+def test_what_if_columns_follow_the_snapshot_schema(sweep_env):
+    """At an older snapshot the hypothetical index offers that snapshot's columns (a later
+    schema renamed and added some) and builds on them."""
+    root = SWEEP_ROOTS[1]
+    name = "append_with_bitmap_alter_table.append_with_bitmap_alter_table"
+    if not root.is_dir():
+        pytest.skip("../shared/conformance/warehouses/parquet is absent")
+    from streamlit.testing.v1 import AppTest
+
+    table = indexcore.open_warehouse(str(root)).table(name)
+    first = table.snapshot_ids()[0]
+    old = table.schema(table.snapshot(first).schema_id).field_names
+    assert list(old) != list(table.schema().field_names), "the table's schema evolved"
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state["warehouse_url"] = str(root.resolve())
+    at.session_state["table"] = name
+    at.session_state["snapshot_id"] = first
+    at.switch_page("pages/what_if.py").run()
+    assert at.selectbox(key="hyp_column").options == list(old)
+    at.selectbox(key="hyp_column").select(old[0]).run()
+    at.button(key="hyp_build").click().run()
+    _no_failure(at)
+    assert _metric(at, "Files indexed") == str(len(table.plan(first).files))
+
+
 def test_warehouse_outside_allowed_roots(tmp_path, overview):
     from streamlit.testing.v1 import AppTest
 
@@ -271,10 +316,9 @@ def _sweep_tables() -> list:
     return out or [pytest.param(None, None, id="no-warehouse")]
 
 
-@pytest.fixture(scope="module")
-def sweep_env(monkeypatch_module):
-    monkeypatch_module.setenv("INDEXCORE_ALLOWED_ROOTS",
-                              os.pathsep.join(str(r.resolve()) for r in SWEEP_ROOTS if r.is_dir()))
+@pytest.fixture
+def sweep_env(monkeypatch):
+    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", os.pathsep.join(str(r.resolve()) for r in SWEEP_ROOTS if r.is_dir()))
 
 
 @pytest.mark.parametrize(("root", "name"), _sweep_tables())
@@ -286,16 +330,27 @@ def test_every_page_on_every_table(sweep_env, root, name):
         pytest.skip("neither sample_warehouse/ nor ../shared/conformance/warehouses exists")
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["warehouse_url"] = root
-    at.session_state["table"] = name
-    for page in PAGES:
-        at.switch_page(f"pages/{page}.py").run()
-        assert not at.exception, (page, [e.value for e in at.exception])
-        assert at.selectbox(key="table").value == name, page
-        assert [t.value for t in at.title] == [TITLES[page]], page
-        unexpected = [e.value for e in at.error if " failed: " in e.value]
-        assert not unexpected, (page, unexpected)
+    ids = indexcore.open_warehouse(root).table(name).snapshot_ids()
+    # every page at the latest snapshot; the oldest one (older schema, fewer files) on the pages
+    # that read per snapshot
+    runs = [(None, PAGES)] + ([(ids[0], ["table", "bitmap", "range", "deletion_vectors", "what_if"])]
+                              if len(ids) > 1 else [])
+    for snapshot_id, pages in runs:
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.session_state["warehouse_url"] = root
+        at.session_state["table"] = name
+        if snapshot_id is not None:
+            at.session_state["snapshot_id"] = snapshot_id
+        for page in pages:
+            at.switch_page(f"pages/{page}.py").run()
+            where = (page, snapshot_id)
+            assert not at.exception, (where, [e.value for e in at.exception])
+            assert at.selectbox(key="table").value == name, where
+            if snapshot_id is not None:
+                assert at.selectbox(key="snapshot_id").value == snapshot_id, where
+            assert [t.value for t in at.title] == [TITLES[page]], where
+            unexpected = [e.value for e in at.error if " failed: " in e.value]
+            assert not unexpected, (where, unexpected)
 
 
 # ---------------------------------------------------------------------------------------

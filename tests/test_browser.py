@@ -21,8 +21,9 @@ CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = ROOT / "tests" / "screenshots"
 CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-# page url path -> the index kind its table should have ("" = any table)
-PAGES = {"": "", "table": "", "bitmap": "bitmap", "bloom": "bloom-filter", "range": "bsi",
+# page url path -> the index kind its table should have ("" = any table); the fresh server's first
+# request is a page URL on purpose (Streamlit used to run such a page without app.py)
+PAGES = {"bitmap": "bitmap", "": "", "table": "", "bloom": "bloom-filter", "range": "bsi",
          "deletion_vectors": "DELETION_VECTORS", "hash_index": "HASH", "what_if": "bitmap", "spark": ""}
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -117,6 +118,9 @@ def test_every_page_renders(server):
                 _wait_idle(page)
                 name = path or "warehouse"
                 page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+                nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+                if "Bitmap indexes" not in nav or "common" in nav:
+                    failures.append(f"{name}: the page ran without app.py's navigation: {nav!r}")
                 errors = page.locator('[data-testid="stException"]')
                 if errors.count():
                     failures.append(f"{name}: {errors.first.inner_text()[:500]}")

@@ -276,3 +276,49 @@ def test_figures_dv_axis_and_hash_target():
     assert [s.y0 for s in fig.layout.shapes] == [50]
     assert fig.layout.yaxis.range[1] > 50
     assert any(t.name == "dynamic-bucket.target-row-num" for t in fig.data)
+
+
+def test_every_figure_has_title_axes_and_hover():
+    """Each chart the pages draw, from the sample warehouse's frames: a title, both axis titles
+    and hover text that names the numbers (not plotly's raw column names)."""
+    if not SAMPLE.is_dir():
+        pytest.skip("sample_warehouse/ is absent")
+    from indexcore import figures
+
+    wh = indexcore.open_warehouse(str(SAMPLE))
+    events, orders, users = (wh.table(f"demo.{n}") for n in ("events", "orders", "users"))
+    values = metrics.bitmap_values(events, "country")
+    ranges = metrics.range_frame(events)
+    pruned = metrics.prune_by_sql(events, "amount BETWEEN 10 AND 20", ["range-bitmap", "bsi"])
+    explained = metrics.explain_frames(events, metrics.suggest_predicate(events)["sql"])
+    hashes, balance = metrics.hash_index_frame(users)
+    charts = {
+        "warehouse_sizes": figures.warehouse_sizes(metrics.warehouse_overview(wh)),
+        "snapshot_timeline": figures.snapshot_timeline(metrics.snapshot_timeline(events), 1),
+        "size_skew": figures.size_skew(metrics.size_skew(events)[0]),
+        "top_values": figures.top_values(metrics.top_values(values, 5)),
+        "values_per_file": figures.values_per_file(values, ["US", "DE"]),
+        "bitmap_lookup_bytes": figures.bitmap_lookup_bytes(metrics.bitmap_layout_compare(events, "country")),
+        "bloom_fill": figures.bloom_fill(metrics.bloom_frame(events)),
+        "bloom_items": figures.bloom_items(metrics.bloom_frame(events)),
+        "bloom_fpp": figures.bloom_fpp(metrics.bloom_frame(events)),
+        "value_ranges": figures.value_ranges(ranges[ranges["column"] == "amount"], 10, 20),
+        "prune_counts": figures.prune_counts(pruned, ["range-bitmap", "bsi"]),
+        "dv_heatmap": figures.dv_heatmap(metrics.dv_by_bucket(metrics.dv_frame(orders))),
+        "dv_trend": figures.dv_trend(metrics.dv_trend(orders)),
+        "hash_buckets": figures.hash_buckets(hashes, balance["target"]),
+        "funnel": figures.funnel(list(zip(explained["funnel"]["stage"], explained["funnel"]["files"],
+                                          strict=True))),
+    }
+    for name, fig in charts.items():
+        layout = fig.layout
+        assert layout.title.text, name
+        assert layout.xaxis.title.text and layout.yaxis.title.text, name
+        traces = list(fig.data)
+        assert traces, name
+        for t in traces:
+            if t.hoverinfo == "skip":
+                continue
+            labels = [seg.split("=", 1)[0] for seg in (t.hovertemplate or "").split("<extra>")[0].split("<br>")
+                      if "=" in seg and not seg.startswith("%{")]
+            assert not [lb for lb in labels if "_" in lb], (name, t.hovertemplate)
