@@ -11,8 +11,8 @@ from pyroaring import BitMap
 
 from indexcore.errors import CorruptFileError, UnsupportedError
 from indexcore.formats import new_writer, open_reader
-from indexcore.formats.base import BitmapResult
-from indexcore.formats.bitmap import BitmapReader, BitmapWriter, parse_memory_size
+from indexcore.formats.base import BitmapResult, parse_memory_size
+from indexcore.formats.bitmap import BitmapReader, BitmapWriter
 from indexcore.io import BytesSource, FileSource
 from indexcore.predicate import Leaf
 from indexcore.types import from_json, parse_type

@@ -22,7 +22,7 @@ import posixpath
 
 from ..evaluate.explain import explain
 from ..warehouse import Warehouse
-from .output import ProgressBar
+from .output import ProgressBar, short_result
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,14 +40,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--all-files", action="store_true",
                    help="consult the file index even for files pruned by an earlier stage")
     p.set_defaults(func=run_explain)
-
-
-def _short(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, dict) and "rows" in value:
-        return f"{len(value['rows'])} rows"
-    return str(value)
 
 
 def run_explain(args: argparse.Namespace) -> dict:
@@ -73,7 +65,7 @@ def run_explain(args: argparse.Namespace) -> dict:
                "partition_decision": f["partition_decision"], "bucket_decision": f["bucket_decision"],
                "level_decision": f["level_decision"],
                "stats": f["stats_decision"],
-               "index": _short(f["raw_index_result"]), "decision": _short(f["index_decision"]),
+               "index": short_result(f["raw_index_result"]), "decision": short_result(f["index_decision"]),
                "rows_after_dv": f["rows_after_dv"], "bytes_read": f["bytes_read"],
                "read": "yes" if d.read else f"no ({d.skipped_by})"}
         if args.verify:

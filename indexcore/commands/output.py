@@ -15,6 +15,15 @@ def _default(obj: Any) -> Any:
     return str(obj)
 
 
+def short_result(value: Any) -> str:
+    """A file-index result for a table cell: ``SKIP``, ``REMAIN``, ``N rows`` or ``-``."""
+    if value is None:
+        return "-"
+    if isinstance(value, dict) and "rows" in value:
+        return f"{len(value['rows'])} rows"
+    return str(value)
+
+
 def emit(result: Any, fmt: str, out: TextIO) -> None:
     if fmt == "json":
         json.dump(result, out, default=_default)

@@ -15,7 +15,7 @@ import argparse
 import posixpath
 
 from ..errors import IndexCoreError
-from .output import ProgressBar
+from .output import ProgressBar, short_result
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -63,14 +63,6 @@ def _dedupe(problems: list[dict]) -> list[dict]:
     return out
 
 
-def _short(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, dict) and "rows" in value:
-        return f"{len(value['rows'])} rows"
-    return str(value)
-
-
 def run_evaluate(args: argparse.Namespace) -> dict:
     from ..spark.jobs import evaluate
 
@@ -80,7 +72,7 @@ def run_evaluate(args: argparse.Namespace) -> dict:
     if getattr(args, "format", "json") == "json":
         return out
     rows = [{"file": posixpath.basename(f["path"]), "bucket": f["bucket"], "rows": f["row_count"],
-             "stats": f["stats_decision"], "index": _short(f["index_decision"]),
+             "stats": f["stats_decision"], "index": short_result(f["index_decision"]),
              "rows_after_dv": f["rows_after_dv"], "matching_rows": f["matching_rows"],
              "bytes_read": f["bytes_read"], "read": "yes" if f["skipped_by"] is None else f"no ({f['skipped_by']})"}
             for f in out["files"]]

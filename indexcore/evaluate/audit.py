@@ -103,31 +103,6 @@ class _FileAudit:
 # Data
 
 
-def _file_schema(table, live_file: LiveFile):
-    """The schema a data file was written with (the latest when that one is unreadable)."""
-    try:
-        return table.schema(live_file.file.schema_id)
-    except IndexCoreError:
-        return table.schema()
-
-
-def _index_options(schema, column: str, index_type: str) -> dict[str, str]:
-    """``file-index.<type>.<opt>`` overridden by ``file-index.<type>.<column>.<opt>`` (as
-    :func:`indexcore.evaluate.metrics.index_options`, without importing pandas into Spark tasks)."""
-    prefix = f"file-index.{index_type}."
-    col_prefix = f"{prefix}{column}."
-    names = set(schema.field_names)
-    shared, own = {}, {}
-    for key, value in schema.options.items():
-        if key.startswith(col_prefix):
-            own[key[len(col_prefix):]] = value
-        elif key.startswith(prefix) and key != prefix + "columns":
-            tail = key[len(prefix):]
-            if not any(tail.startswith(n + ".") for n in names):
-                shared[tail] = value
-    return {**shared, **own}
-
-
 def _bitmap_of(positions: np.ndarray) -> BitMap:
     """A BitMap of sorted row positions, built from their packed bytes (no per-row Python)."""
     packed = array.array("I")
@@ -279,7 +254,7 @@ def _read_columns(table, live_file: LiveFile, columns: list[str]) -> tuple[int, 
     """Row count and the columns of the data file, as written (no DV)."""
     from ..warehouse.data import evolve_columns, read_raw
 
-    schema = _file_schema(table, live_file)
+    schema = table.file_schema(live_file)
     raw = read_raw(table.storage, live_file.path, live_file.file.file_format)
     known = [c for c in columns if c in schema.field_names]
     cols = evolve_columns(raw, schema, schema, known, live_file.partition_spec, live_file.file.write_cols)
@@ -531,7 +506,7 @@ def audit_file(table, live_file: LiveFile, plan=None, cache: dict | None = None)
     """
     fa = _FileAudit(table, live_file)
     container = _open_container(table, fa) if live_file.has_file_index else None
-    schema = _file_schema(table, live_file)
+    schema = table.file_schema(live_file)
     columns = container.head.columns() if container is not None else []
     need = list(columns)
     hash_entries = _hash_entries(table, live_file, plan)
@@ -579,7 +554,7 @@ def _audit_container(table, fa: _FileAudit, container: FileIndexContainer, schem
                    column=column, index_type=index_type)
             continue
         try:
-            reader = container.reader(entry, dtype, _index_options(schema, column, index_type))
+            reader = container.reader(entry, dtype, schema.file_index_options(column, index_type))
             passed = check(fa, reader, column, dtype, col, n)
         except IndexCoreError as exc:
             fa.add("index-decodes", ERROR, _reason(exc), path=fa.lf.index_path or fa.lf.path,

@@ -772,13 +772,7 @@ def explain(table, predicate_or_sql: Predicate | str, snapshot_id: int | None = 
     Unreadable parts become problems; nothing here raises for a bad file.
     """
     plan = table.plan(snapshot_id)
-    if snapshot_id is not None and plan.snapshot is not None:
-        try:
-            schema = table.schema(plan.snapshot.schema_id)
-        except StorageError:
-            schema = table.schema()
-    else:
-        schema = table.schema()
+    schema = table.read_schema(snapshot_id, plan.snapshot)
     if isinstance(predicate_or_sql, str):
         sql = predicate_or_sql
         predicate = parse_where(sql, schema.row_type())

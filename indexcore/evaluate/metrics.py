@@ -47,30 +47,6 @@ def partition_types(table) -> list[DataType]:
     return [f.type for f in table.schema().partition_fields]
 
 
-def file_schema(table, live_file: LiveFile):
-    """The schema a data file was written with (the latest when that one is unreadable)."""
-    try:
-        return table.schema(live_file.file.schema_id)
-    except IndexCoreError:
-        return table.schema()
-
-
-def index_options(schema, column: str, index_type: str) -> dict[str, str]:
-    """Options of one file index: ``file-index.<type>.<opt>`` overridden by ``file-index.<type>.<column>.<opt>``."""
-    prefix = f"file-index.{index_type}."
-    col_prefix = f"{prefix}{column}."
-    names = set(schema.field_names)
-    shared, own = {}, {}
-    for key, value in schema.options.items():
-        if key.startswith(col_prefix):
-            own[key[len(col_prefix):]] = value
-        elif key.startswith(prefix) and key != prefix + "columns":
-            tail = key[len(prefix):]
-            if not any(tail.startswith(n + ".") for n in names):
-                shared[tail] = value
-    return {**shared, **own}
-
-
 def configured_indexes(schema) -> list[tuple[str, str]]:
     """(column, index type) pairs the table options ask for (``file-index.<type>.columns``)."""
     out = []
@@ -128,7 +104,7 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
         except IndexCoreError as exc:
             yield IndexBlob(lf, None, None, 0, False, embedded, None, None, str(exc))
             continue
-        schema = file_schema(table, lf)
+        schema = table.file_schema(lf)
         for entry in container.head.entries:
             if wanted is not None and entry.index_type not in wanted:
                 continue
@@ -143,7 +119,7 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
                 error = f"column {entry.column!r} is not in schema {schema.id}"
             else:
                 try:
-                    opts = index_options(schema, entry.column, entry.index_type)
+                    opts = schema.file_index_options(entry.column, entry.index_type)
                     reader = container.reader(entry, dtype, opts)
                 except IndexCoreError as exc:
                     error = str(exc)
@@ -395,7 +371,7 @@ def bloom_frame(table, snapshot_id: int | None = None, target_fpp: float | None 
         row = {**_file_cols(table, blob.file, types), "column": blob.column, "size": blob.size,
                "error": s.get("error")}
         if "num_bits" in s:
-            opts = index_options(file_schema(table, blob.file), blob.column, "bloom-filter")
+            opts = table.file_schema(blob.file).file_index_options(blob.column, "bloom-filter")
             items = int(opts.get("items", DEFAULT_BLOOM_ITEMS))
             fpp = float(opts.get("fpp", DEFAULT_BLOOM_FPP))
             est = s["estimated_items"]
@@ -481,7 +457,7 @@ def bitmap_lookup(table, column: str, value_text: str, snapshot_id: int | None =
         if value_text.strip().upper() == "NULL":
             literal = None
         else:
-            leaf = parse_where(f"{_quote(column)} = {value_text}", file_schema(table, blob.file).row_type())
+            leaf = parse_where(f"{_quote(column)} = {value_text}", table.file_schema(blob.file).row_type())
             literal = leaf.literals[0]
         found = blob.reader.null_bitmap() if literal is None else blob.reader.bitmap_for(literal)
         rows.append({**_file_cols(table, blob.file, types), "version": blob.reader.version,
@@ -556,7 +532,7 @@ def range_frame(table, snapshot_id: int | None = None, progress: Progress | None
 def file_stats(table, live_file: LiveFile) -> dict[str, tuple[Any, Any, int | None]]:
     """Column -> (min, max, null count) from the manifest's value stats (names as the file wrote them)."""
     meta = live_file.file
-    schema = file_schema(table, live_file)
+    schema = table.file_schema(live_file)
     names = meta.value_stats_cols if meta.value_stats_cols is not None else meta.write_cols
     if names is None:
         names = schema.field_names
@@ -598,7 +574,7 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
         row = {**_file_cols(table, lf, types)}
         row["stats"] = "may match" if test_predicate_on_stats(predicate, lf.file.row_count,
                                                               file_stats(table, lf)) else "SKIP"
-        schema = file_schema(table, lf)
+        schema = table.file_schema(lf)
         container = None
         if lf.has_file_index:
             try:
@@ -612,7 +588,7 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
             only = _OnlyType(container, itype)
             try:
                 evaluator = FileIndexPredicate(only, schema.row_type(),
-                                               lambda c, t, s=schema: index_options(s, c, t))
+                                               lambda c, t, s=schema: s.file_index_options(c, t))
                 result = evaluator.evaluate(predicate)
                 row[itype] = result_label(result)
                 if isinstance(result, BitmapResult):
@@ -954,7 +930,7 @@ __all__ = [
     "DELETION_VECTORS", "HASH", "IndexBlob", "bitmap_frame", "bitmap_layout_compare", "bitmap_lookup",
     "bitmap_values", "bloom_frame", "cells_as_text", "compaction_hint", "configured_indexes", "dv_by_bucket",
     "dv_cardinality", "dv_frame", "dv_trend", "explain_frames", "funnel_frame", "file_indexes_frame", "file_stats", "files_frame",
-    "hash_index_frame", "index_options", "iter_file_indexes", "options_frame", "partition_label", "predicate_candidates", "problems_frame",
+    "hash_index_frame", "iter_file_indexes", "options_frame", "partition_label", "predicate_candidates", "problems_frame",
     "prune_by_index", "prune_by_sql", "range_frame", "result_label", "schema_history", "size_skew", "snapshot_timeline", "suggest_predicate", "supported_index_types",
     "table_index_kinds", "table_overview", "top_values", "warehouse_overview", "whatif_frames",
 ]

@@ -297,19 +297,3 @@ def evaluate_hypothetical(hyp: HypotheticalIndex, predicate: Predicate | str, ve
     return WhatIfResult(hyp, ex, out, violations)
 
 
-def table_index_options(options: Mapping[str, str], column: str, index_type: str) -> dict[str, str]:
-    """The writer options a table declares for ``index_type`` on ``column``.
-
-    ``file-index.<type>.<key>`` applies to every column, ``file-index.<type>.<column>.<key>``
-    to one column and wins (``columns`` itself is not a writer option).
-    """
-    prefix = f"file-index.{index_type}."
-    own = f"{prefix}{column}."
-    out: dict[str, str] = {}
-    for key, value in options.items():
-        if key.startswith(prefix) and "." not in key[len(prefix):] and key[len(prefix):] != "columns":
-            out[key[len(prefix):]] = value
-    for key, value in options.items():
-        if key.startswith(own) and "." not in key[len(own):]:
-            out[key[len(own):]] = value
-    return out

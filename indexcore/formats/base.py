@@ -6,11 +6,13 @@ REMAIN (the file may match), SKIP (no row matches) or a bitmap of the rows that 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from pyroaring import BitMap
 
+from ..errors import UnsupportedError
 from ..predicate import Leaf
 from ..types import DataType
 
@@ -160,3 +162,18 @@ class IndexSpec:
     name: str
     reader: type
     writer: type
+
+
+_MEMORY_SIZE = re.compile(r"\s*(\d+)\s*([a-zA-Z]*)\s*")
+_MEMORY_UNITS = {"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10, "m": 1 << 20,
+                 "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gibibytes": 1 << 30,
+                 "t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40}
+
+
+def parse_memory_size(text: str) -> int:
+    """Paimon's ``MemorySize.parse`` for index options: ``16kb``, ``256b``, ``1 mb``, plain bytes."""
+    m = _MEMORY_SIZE.fullmatch(str(text))
+    unit = m.group(2).lower() if m else None
+    if m is None or unit not in _MEMORY_UNITS:
+        raise UnsupportedError(f"cannot parse memory size {text!r}")
+    return int(m.group(1)) * _MEMORY_UNITS[unit]

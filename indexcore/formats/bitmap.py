@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import re
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ from ..types import (
     to_json_value,
     to_long,
 )
-from .base import BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter
+from .base import BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter, parse_memory_size
 
 VERSION_1 = 1
 VERSION_2 = 2
@@ -238,19 +237,6 @@ def _bucket_counts(spread: list[int], n: int) -> dict[int, int]:
     for h in spread:
         counts[h & (n - 1)] = counts.get(h & (n - 1), 0) + 1
     return counts
-
-
-_UNITS = {"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
-          "m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30,
-          "gibibytes": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40}
-
-
-def parse_memory_size(text: str) -> int:
-    """Paimon's ``MemorySize.parse``: ``16kb``, ``256b``, ``1 mb``, or plain bytes."""
-    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(text))
-    if not m or m.group(2).lower() not in _UNITS:
-        raise UnsupportedError(f"cannot parse memory size {text!r}")
-    return int(m.group(1)) * _UNITS[m.group(2).lower()]
 
 
 # ---------------------------------------------------------------------------------------

@@ -17,7 +17,6 @@ needs them, each with one ranged read.
 
 from __future__ import annotations
 
-import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from ..types import (
     to_json_value,
     to_long,
 )
-from .base import REMAIN, BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter
+from .base import REMAIN, BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter, parse_memory_size
 
 VERSION = 1
 CHUNK_SIZE = "chunk-size"
@@ -62,21 +61,6 @@ def serialize_bitmap(bitmap: BitMap) -> bytes:
     bitmap = BitMap(bitmap)
     bitmap.run_optimize()
     return bitmap.serialize()
-
-
-_SIZE = re.compile(r"^\s*(\d+)\s*([a-zA-Z]*)\s*$")
-_UNITS = {"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10, "m": 1 << 20,
-          "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gibibytes": 1 << 30,
-          "t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40}
-
-
-def parse_memory_size(text: str) -> int:
-    """Paimon's ``MemorySize.parse`` for the spellings option values use (``16kb``, ``64b``)."""
-    m = _SIZE.match(str(text))
-    unit = m.group(2).lower() if m else None
-    if m is None or unit not in _UNITS:
-        raise UnsupportedError(f"cannot parse memory size {text!r}")
-    return int(m.group(1)) * _UNITS[unit]
 
 
 class _Cursor:

@@ -770,13 +770,7 @@ def read_table(table, snapshot_id: int | None = None, predicate: Predicate | Non
     problems = problems if problems is not None else []
     plan = table.plan(snapshot_id)
     problems.extend(plan.problems)
-    if snapshot_id is not None and plan.snapshot is not None:
-        try:
-            schema = table.schema(plan.snapshot.schema_id)
-        except StorageError:
-            schema = table.schema()
-    else:
-        schema = table.schema()
+    schema = table.read_schema(snapshot_id, plan.snapshot)
     result = _read_plan(table, plan, schema, problems, progress) if plan.snapshot is not None \
         else _empty(schema)
     fallback = schema.options.get("scan.fallback-branch")

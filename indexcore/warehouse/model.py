@@ -7,6 +7,7 @@ the internal values of :mod:`indexcore.types`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,24 @@ class Problem:
 
     def to_dict(self) -> dict[str, str]:
         return {"path": self.path, "structure": self.structure, "reason": self.reason}
+
+
+def file_index_options(options: Mapping[str, str], column: str, index_type: str) -> dict[str, str]:
+    """The writer options a table declares for ``index_type`` on ``column``.
+
+    ``file-index.<type>.<key>`` applies to every column; ``file-index.<type>.<column>.<key>``
+    to one column, and wins (``columns`` itself is not a writer option).
+    """
+    prefix = f"file-index.{index_type}."
+    own = f"{prefix}{column}."
+    out: dict[str, str] = {}
+    for key, value in options.items():
+        if key.startswith(prefix) and "." not in key[len(prefix):] and key[len(prefix):] != "columns":
+            out[key[len(prefix):]] = value
+    for key, value in options.items():
+        if key.startswith(own) and "." not in key[len(own):]:
+            out[key[len(own):]] = value
+    return out
 
 
 @dataclass(frozen=True)
@@ -60,6 +79,10 @@ class TableSchema:
     @property
     def field_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.fields)
+
+    def file_index_options(self, column: str, index_type: str) -> dict[str, str]:
+        """Writer options of one file index on ``column`` (see :func:`file_index_options`)."""
+        return file_index_options(self.options, column, index_type)
 
     def row_type(self) -> dict[str, DataType]:
         return {f.name: f.type for f in self.fields}

@@ -169,6 +169,22 @@ class Table:
                 self.path, "schema", f"{SCHEMA_PREFIX}{schema_id}"))
         return schemas[schema_id]
 
+    def read_schema(self, snapshot_id: int | None, snapshot: Snapshot | None) -> TableSchema:
+        """The schema a read uses: a time-travelled snapshot's own, else the latest."""
+        if snapshot_id is not None and snapshot is not None:
+            try:
+                return self.schema(snapshot.schema_id)
+            except StorageError:
+                pass
+        return self.schema()
+
+    def file_schema(self, live_file: LiveFile) -> TableSchema:
+        """The schema a data file was written with (the latest when that one is unreadable)."""
+        try:
+            return self.schema(live_file.file.schema_id)
+        except IndexCoreError:
+            return self.schema()
+
     @property
     def options(self) -> dict[str, str]:
         return self.schema().options
