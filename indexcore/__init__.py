@@ -1,13 +1,28 @@
-"""indexcore: read, evaluate and write Apache Paimon index files and warehouses."""
+"""indexcore: read, evaluate and write Apache Paimon index files and warehouses.
 
-from .errors import CorruptFileError, IndexCoreError, PredicateError, StorageError, UnsupportedError
+``indexcore.open_warehouse(url)`` is the entry point for notebooks; the CLI is
+``python -m indexcore``.
+"""
 
-__all__ = ["IndexCoreError", "CorruptFileError", "PredicateError", "StorageError", "UnsupportedError"]
+from .errors import (
+    CorruptFileError,
+    IndexCoreError,
+    PredicateError,
+    ReadOnlyError,
+    StorageError,
+    UnsupportedError,
+)
+
+__all__ = ["open_warehouse", "IndexCoreError", "CorruptFileError", "PredicateError", "ReadOnlyError",
+           "StorageError", "UnsupportedError"]
 __version__ = "0.1.0"
 
 
 def open_warehouse(url, **kwargs):
-    """Open a Paimon warehouse read-only (see :class:`indexcore.warehouse.Warehouse`)."""
+    """Open a Paimon warehouse read-only (see :class:`indexcore.warehouse.Warehouse`).
+
+    ``allowed_roots`` limits which paths may be read; ``storage_options`` go to fsspec.
+    """
     from .warehouse import Warehouse
 
     return Warehouse(url, **kwargs)
