@@ -9,10 +9,16 @@ Paimon ``BinaryRow`` bytes, decoded lazily by :mod:`indexcore.formats.binary_row
 from __future__ import annotations
 
 import io
+import threading
 from collections.abc import Callable, Sequence
 
 import fastavro
 import fastavro.read
+
+try:
+    from fastavro._read import read_long as _read_long
+except ImportError:  # a pure-Python fastavro build
+    from fastavro._read_py import read_long as _read_long
 
 from ..errors import CorruptFileError
 from ..formats.binary_row import binary_row_arity, decode_binary_row
@@ -29,29 +35,26 @@ from .model import (
 )
 
 KINDS = {0: ADD, 1: DELETE}
+_new = object.__new__
+_setattr = object.__setattr__
 
 
-def _read_zigzag_long(fo) -> int:
-    shift = 0
-    acc = 0
-    while True:
-        byte = fo.read(1)
-        if not byte:
-            raise EOFError("truncated Avro block length")
-        b = byte[0]
-        acc |= (b & 0x7F) << shift
-        if not b & 0x80:
-            break
-        shift += 7
-    return (acc >> 1) ^ -(acc & 1)
+_zstd_local = threading.local()
 
 
 def _zstd_block(fo) -> io.BytesIO:
-    import zstandard
+    """One zstd-compressed Avro block (a single frame, possibly without a content size).
 
-    length = _read_zigzag_long(fo)
-    data = fo.read(length)
-    return io.BytesIO(zstandard.ZstdDecompressor().decompressobj().decompress(data))
+    The decompression context is reused per thread: building one costs more than
+    decompressing a small manifest block.
+    """
+    dctx = getattr(_zstd_local, "dctx", None)
+    if dctx is None:
+        import zstandard
+
+        dctx = _zstd_local.dctx = zstandard.ZstdDecompressor()
+    data = fo.read(_read_long(fo))
+    return io.BytesIO(dctx.decompressobj().decompress(data))
 
 
 def _install_zstd() -> None:
@@ -100,10 +103,8 @@ class LazyStats(SimpleStats):
 
     def __init__(self, raw_min: bytes | None, raw_max: bytes | None, null_counts: Sequence | None,
                  types: Callable[[], Sequence[DataType]] | Sequence[DataType]):
-        d = self.__dict__
-        d["_raw"] = (raw_min, raw_max, null_counts)
-        d["_types"] = types
-        d["_decoded"] = None
+        _setattr(self, "__dict__", {"_raw": (raw_min, raw_max, null_counts), "_types": types,
+                                    "_decoded": None})
 
     def _decode(self) -> tuple:
         decoded = self.__dict__["_decoded"]
@@ -168,8 +169,6 @@ def manifest_file_meta(rec: dict, partition_types: Sequence[DataType]) -> Manife
         min_row_id=rec.get("_MIN_ROW_ID"), max_row_id=rec.get("_MAX_ROW_ID"))
 
 
-_new = object.__new__
-
 
 _EMPTY_ROW_LEN = 12  # arity 0: 4-byte arity + 8-byte null bitset
 EMPTY_STATS = SimpleStats((), (), ())
@@ -203,40 +202,55 @@ def _stats(rec: dict, types: Callable) -> SimpleStats:
     nulls = rec.get("_NULL_COUNTS")
     if not nulls and len(lo) <= _EMPTY_ROW_LEN:
         return EMPTY_STATS
-    return LazyStats(lo, rec["_MAX_VALUES"], nulls, types)
+    stats = _new(LazyStats)  # what LazyStats.__init__ does, minus the call overhead
+    _setattr(stats, "__dict__", {"_raw": (lo, rec["_MAX_VALUES"], nulls), "_types": types,
+                                 "_decoded": None})
+    return stats
 
 
 def data_file_meta(f: dict, types: StatsTypes) -> DataFileMeta:
-    """A ``_FILE`` record as :class:`DataFileMeta`; stats and keys stay bytes until read."""
+    """A ``_FILE`` record as :class:`DataFileMeta`; stats and keys stay bytes until read.
+
+    Runs once per manifest entry (10,000s per plan), so it fills the frozen instance's
+    ``__dict__`` in one go instead of going through the dataclass ``__init__``.
+    """
+    get = f.get
     schema_id = f["_SCHEMA_ID"]
-    cols = f.get("_VALUE_STATS_COLS")
+    cols = get("_VALUE_STATS_COLS")
     if cols is not None:
         cols = tuple(cols)
-    write_cols = f.get("_WRITE_COLS")
+    write_cols = get("_WRITE_COLS")
     if write_cols is not None:
         write_cols = tuple(write_cols)
-    created = f.get("_CREATION_TIME")
+    created = get("_CREATION_TIME")
     if created is not None and getattr(created, "tzinfo", None) is not None:
         created = created.replace(tzinfo=None)
     min_key = f["_MIN_KEY"]
     max_key = f["_MAX_KEY"]
+    key_stats = f["_KEY_STATS"]
     if len(min_key) <= _EMPTY_ROW_LEN and len(max_key) <= _EMPTY_ROW_LEN:
         min_key = max_key = ()
+        if len(key_stats["_MIN_VALUES"]) <= _EMPTY_ROW_LEN and not key_stats.get("_NULL_COUNTS"):
+            key_stats = EMPTY_STATS
+        else:
+            key_stats = _stats(key_stats, types.key(schema_id))
     else:
         kt = types.key(schema_id)
         min_key, max_key = _LazyKey(min_key, kt), _LazyKey(max_key, kt)
+        key_stats = _stats(key_stats, kt)
+    extra = get("_EXTRA_FILES")
     meta = _new(DataFileMeta)
-    meta.__dict__.update(
-        file_name=f["_FILE_NAME"], file_size=f["_FILE_SIZE"], row_count=f["_ROW_COUNT"],
-        min_key=min_key, max_key=max_key,
-        key_stats=_stats(f["_KEY_STATS"], types.key(schema_id)),
-        value_stats=_stats(f["_VALUE_STATS"], types.value(schema_id, cols, write_cols)),
-        min_sequence_number=f["_MIN_SEQUENCE_NUMBER"], max_sequence_number=f["_MAX_SEQUENCE_NUMBER"],
-        schema_id=schema_id, level=f["_LEVEL"], extra_files=tuple(f.get("_EXTRA_FILES") or ()),
-        creation_time=created, delete_row_count=f.get("_DELETE_ROW_COUNT"),
-        embedded_index=f.get("_EMBEDDED_FILE_INDEX"), file_source=f.get("_FILE_SOURCE"),
-        value_stats_cols=cols, external_path=f.get("_EXTERNAL_PATH"),
-        first_row_id=f.get("_FIRST_ROW_ID"), write_cols=write_cols)
+    _setattr(meta, "__dict__", {
+        "file_name": f["_FILE_NAME"], "file_size": f["_FILE_SIZE"], "row_count": f["_ROW_COUNT"],
+        "min_key": min_key, "max_key": max_key, "key_stats": key_stats,
+        "value_stats": _stats(f["_VALUE_STATS"], types.value(schema_id, cols, write_cols)),
+        "min_sequence_number": f["_MIN_SEQUENCE_NUMBER"],
+        "max_sequence_number": f["_MAX_SEQUENCE_NUMBER"],
+        "schema_id": schema_id, "level": f["_LEVEL"], "extra_files": tuple(extra) if extra else (),
+        "creation_time": created, "delete_row_count": get("_DELETE_ROW_COUNT"),
+        "embedded_index": get("_EMBEDDED_FILE_INDEX"), "file_source": get("_FILE_SOURCE"),
+        "value_stats_cols": cols, "external_path": get("_EXTERNAL_PATH"),
+        "first_row_id": get("_FIRST_ROW_ID"), "write_cols": write_cols})
     return meta
 
 
