@@ -5,6 +5,9 @@ per data file. Prints the time per operation, its ratio to the Java anchor (0.13
 with Paimon's own reader), and to a floor measured in this run: pyroaring deserializing the
 existence bitmap and every slice, which any reader must do for a range predicate.
 
+It then times ``=``, ``<`` and ``between`` on the same blob and every predicate on a STRING
+high-cardinality blob, each against its own deserialize floor (Paimon gives no anchor for those).
+
 Run: ``python bench/bench_range_bitmap.py``. When the golden subset lacks
 ``range_bitmap__int__highcard``, the blob is rebuilt from the same dataset (the values are
 identical in every configuration) with indexcore's writer, which is byte-identical to Paimon's.
@@ -28,11 +31,11 @@ JAVA_ANCHOR_MS = 0.13
 SINGLE = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance" / "golden" / "single"
 
 
-def load_blob() -> tuple[bytes, str]:
-    direct = SINGLE / "range_bitmap__int__highcard.bin"
+def load_blob(type_name: str = "int") -> tuple[bytes, str]:
+    direct = SINGLE / f"range_bitmap__{type_name}__highcard.bin"
     if direct.is_file():
-        return direct.read_bytes(), "golden range_bitmap__int__highcard.bin"
-    for vec_path in sorted(SINGLE.glob("*__int__highcard.json")):
+        return direct.read_bytes(), f"golden {direct.name}"
+    for vec_path in sorted(SINGLE.glob(f"*__{type_name}__highcard.json")):
         vec = json.loads(vec_path.read_text())
         dtype = parse_type(vec["column"]["type"])
         writer = RangeBitmapWriter(dtype, {})
@@ -40,7 +43,7 @@ def load_blob() -> tuple[bytes, str]:
         for v, r in zip(vec["values"], raws, strict=True):
             writer.write(from_json(dtype, v, r))
         return writer.serialized_bytes(), f"rebuilt from the values of {vec_path.name}"
-    sys.exit(f"no INT high-cardinality golden vector under {SINGLE}")
+    sys.exit(f"no {type_name.upper()} high-cardinality golden vector under {SINGLE}")
 
 
 def per_op_ms(fn, min_seconds: float = 0.5) -> float:
@@ -63,16 +66,13 @@ def per_op_ms(fn, min_seconds: float = 0.5) -> float:
     return best * 1000
 
 
-def main() -> None:
-    data, origin = load_blob()
-    dtype = parse_type("INT")
-    leaf = Leaf("greaterThan", "c", (0,))
-
+def op_of(dtype, data: bytes, leaf: Leaf):
     def op():
         RangeBitmapReader(dtype, BytesSource(data), {}).visit(leaf)
+    return op
 
-    probe = RangeBitmapReader(dtype, BytesSource(data), {})
-    rows = len(probe.visit(leaf).bitmap)
+
+def floor_of(data: bytes, probe: RangeBitmapReader):
     bsi = probe.bsi
     pieces = [data[bsi.body:bsi.body + bsi.ebm_length]]
     pieces += [data[bsi.slice_area + o:bsi.slice_area + o + n] for o, n in bsi.index]
@@ -80,13 +80,42 @@ def main() -> None:
     def floor():
         for piece in pieces:
             BitMap.deserialize(piece)
+    return floor
 
-    ours = per_op_ms(op)
-    floor_ms = per_op_ms(floor)
+
+def middle_keys(probe: RangeBitmapReader) -> tuple:
+    """Two stored keys, at a third and at two thirds of the dictionary, as column values."""
+    dictionary, codec = probe.dictionary, probe.codec
+    n = probe.cardinality
+    return tuple(codec.to_value(dictionary.raw_key(n * i // 3)) for i in (1, 2))
+
+
+def main() -> None:
+    data, origin = load_blob()
+    dtype = parse_type("INT")
+    leaf = Leaf("greaterThan", "c", (0,))
+    probe = RangeBitmapReader(dtype, BytesSource(data), {})
+    rows = len(probe.visit(leaf).bitmap)
+
+    ours = per_op_ms(op_of(dtype, data, leaf))
+    floor_ms = per_op_ms(floor_of(data, probe))
     print(f"blob: {origin}, {len(data)} bytes, {probe.row_count} rows, {rows} rows match c > 0")
     print(f"indexcore: {ours:.4f} ms/op (fresh reader + visit)")
     print(f"java anchor: {JAVA_ANCHOR_MS:.4f} ms/op -> ratio {ours / JAVA_ANCHOR_MS:.2f}x")
     print(f"pyroaring deserialize floor: {floor_ms:.4f} ms/op -> ratio {ours / floor_ms:.2f}x")
+
+    print("other predicates (fresh reader + visit; ratio to the blob's deserialize floor):")
+    for type_name, sql in (("int", "INT"), ("string", "STRING")):
+        blob, blob_origin = load_blob(type_name) if type_name != "int" else (data, origin)
+        dtype = parse_type(sql)
+        probe = RangeBitmapReader(dtype, BytesSource(blob), {})
+        low, high = middle_keys(probe)
+        floor_ms = per_op_ms(floor_of(blob, probe), 0.25)
+        print(f"  {sql} ({blob_origin}, {len(blob)} bytes), floor {floor_ms:.4f} ms/op")
+        for leaf in (Leaf("greaterThan", "c", (low,)), Leaf("equal", "c", (low,)),
+                     Leaf("lessThan", "c", (high,)), Leaf("between", "c", (low, high))):
+            ms = per_op_ms(op_of(dtype, blob, leaf), 0.25)
+            print(f"    {leaf.op:12s} {ms:.4f} ms/op -> {ms / floor_ms:.2f}x floor")
 
 
 if __name__ == "__main__":

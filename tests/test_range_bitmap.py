@@ -219,3 +219,92 @@ def test_round_trip_against_brute_force(type_name, data):
         assert normalize(reader.visit(Leaf(op, "c", (probe,)))) == (expected or "SKIP"), op
     nulls = [i for i, v in enumerate(values) if v is None]
     assert normalize(reader.visit(Leaf("isNull", "c"))) == (nulls or "SKIP")
+
+
+def _string_blob(chunk: str = "64b") -> tuple[object, bytes, list[str]]:
+    dtype = parse_type("STRING")
+    words = [f"key-{i:04d}" for i in range(300)]
+    writer = RangeBitmapWriter(dtype, {"chunk-size": chunk})
+    for i in range(600):
+        writer.write(None if i % 7 == 0 else words[(i * 37) % len(words)])
+    return dtype, writer.serialized_bytes(), words
+
+
+@pytest.mark.parametrize("vid", ["range_bitmap_chunk64__string__highcard", "range_bitmap__string__highcard",
+                                 "range_bitmap_chunk64__bigint__highcard", "range_bitmap__int__unique"])
+def test_dictionary_find_and_raw_key_agree_on_every_code(golden, vid):
+    """Keys decoded one probe at a time: every code round-trips, and absent keys get insertion points."""
+    vec, dtype, data = load(golden, pick(golden, vid))
+    reader = RangeBitmapReader(dtype, BytesSource(data), vec["options"])
+    dictionary, order = reader.dictionary, reader.codec.order
+    raws = [dictionary.raw_key(code) for code in range(reader.cardinality)]
+    assert [order(r) for r in raws] == sorted(order(r) for r in raws)
+    assert (raws[0], raws[-1]) == (reader.min_raw, reader.max_raw)
+    for code, raw in enumerate(raws):
+        assert dictionary.find(order(raw)) == code
+    if dtype.root in ("CHAR", "VARCHAR"):
+        for code, raw in enumerate(raws):
+            assert dictionary.find(raw + b"\x00") == -(code + 1) - 1
+    else:
+        for code, raw in enumerate(raws[:-1]):
+            if raws[code + 1] - raw > 1:
+                assert dictionary.find(raw + 1) == -(code + 1) - 1
+
+
+def test_damaged_variable_keys_are_corrupt_when_probed():
+    dtype, data, words = _string_blob()
+    reader = RangeBitmapReader(dtype, BytesSource(data), {})
+    dictionary = reader.dictionary
+    index = dictionary.size // 2
+    chunk = dictionary._chunk(index)
+    assert chunk.size > 0
+    where = dictionary.keys_base + chunk.offset
+    probe = Leaf("greaterThan", "c", (words[len(words) // 2],))
+
+    bad_offsets = bytearray(data)
+    bad_offsets[where:where + 4 * chunk.size] = struct.pack(">i", 0x7FFFFFFF) * chunk.size
+    with pytest.raises(CorruptFileError) as info:
+        _probe_every_key(RangeBitmapReader(dtype, BytesSource(bytes(bad_offsets), "blob"), {}), words)
+    assert info.value.file == "blob" and "keys" in info.value.structure
+    assert where <= info.value.offset < where + chunk.lengths[0] + chunk.lengths[1]
+
+    bad_lengths = bytearray(data)
+    keys_at = where + chunk.lengths[0]
+    for off in struct.unpack_from(f">{chunk.size}i", data, where):
+        bad_lengths[keys_at + off:keys_at + off + 4] = struct.pack(">i", 0x7FFFFFF0)
+    with pytest.raises(CorruptFileError) as info:
+        _probe_every_key(RangeBitmapReader(dtype, BytesSource(bytes(bad_lengths), "blob"), {}), words)
+    assert keys_at <= info.value.offset < keys_at + chunk.lengths[1]
+    assert normalize(RangeBitmapReader(dtype, BytesSource(data), {}).visit(probe)) != "SKIP"
+
+
+def _probe_every_key(reader: RangeBitmapReader, words: list[str]) -> None:
+    for word in words:
+        reader.visit(Leaf("equal", "c", (word,)))
+
+
+def test_negative_chunk_field_names_its_offset():
+    dtype, data, words = _string_blob()
+    reader = RangeBitmapReader(dtype, BytesSource(data), {})
+    dictionary = reader.dictionary
+    start = struct.unpack_from(">i", data, dictionary.body)[0]
+    head = dictionary.body + dictionary.offsets_length + start
+    head_len = struct.unpack_from(">i", data, head + 1)[0]
+    size_at = head + 1 + 4 + head_len + 8        # version, head key, code, keys offset, then the size
+    broken = data[:size_at] + struct.pack(">i", -3) + data[size_at + 4:]
+    with pytest.raises(CorruptFileError) as info:
+        _probe_every_key(RangeBitmapReader(dtype, BytesSource(broken, "blob"), {}), words)
+    assert info.value.offset == size_at and info.value.structure == "dictionary chunk 0"
+
+
+@pytest.mark.parametrize("field", [0, 1])
+def test_damaged_slice_index_is_corrupt(field):
+    dtype, data, _ = _string_blob()
+    reader = RangeBitmapReader(dtype, BytesSource(data), {})
+    bsi_at = reader.bsi_offset
+    assert reader.bsi.slice_count > 3
+    pair_at = bsi_at + 14 + 8 * 3
+    broken = data[:pair_at + 4 * field] + struct.pack(">i", -1) + data[pair_at + 4 * field + 4:]
+    with pytest.raises(CorruptFileError) as info:
+        RangeBitmapReader(dtype, BytesSource(broken, "blob"), {}).visit(Leaf("greaterThan", "c", ("key-0100",)))
+    assert info.value.offset == pair_at and info.value.structure == "bsi indexes"

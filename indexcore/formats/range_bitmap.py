@@ -12,7 +12,8 @@ Layout (all integers big-endian, as Java's ``ByteBuffer`` writes them)::
 Every distinct non-null key gets a code (its rank in Paimon's key order); the bit-sliced
 index stores each row's code, and its existence bitmap (ebm) holds the non-null rows. The
 reader loads the dictionary headers, one chunk's keys and the slices only when a predicate
-needs them, each with one ranged read.
+needs them, each with one ranged read; a chunk's keys are decoded only where its binary
+search probes them, and the slice comparisons update one bitmap in place.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from pyroaring import BitMap
@@ -38,6 +40,9 @@ from ..types import (
 from .base import REMAIN, BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter, parse_memory_size
 
 VERSION = 1
+_I8 = struct.Struct(">b")
+_I32 = struct.Struct(">i")
+_CHUNK_TAIL = struct.Struct(">iiiii")   # code, keys offset, size, two key lengths
 CHUNK_SIZE = "chunk-size"
 _NAN32 = 0x7FC00000
 _NAN64 = 0x7FF8000000000000
@@ -79,10 +84,21 @@ class _Cursor:
         return out
 
     def i8(self) -> int:
-        return struct.unpack(">b", self.take(1))[0]
+        pos = self.pos
+        if pos + 1 > len(self.data):
+            self.take(1)
+        self.pos = pos + 1
+        return _I8.unpack_from(self.data, pos)[0]
 
     def i32(self) -> int:
-        return struct.unpack(">i", self.take(4))[0]
+        pos = self.pos
+        if pos + 4 > len(self.data):
+            self.take(4)
+        self.pos = pos + 4
+        return _I32.unpack_from(self.data, pos)[0]
+
+    def fits(self, n: int) -> bool:
+        return self.pos + n <= len(self.data)
 
     def length(self, what: str) -> int:
         value = self.i32()
@@ -124,20 +140,25 @@ class KeyCodec:
     to_value: Callable[[Any], Any]
     default_chunk_size: str = "16kb"
 
+    @cached_property
+    def packer(self) -> struct.Struct | None:
+        """The fixed-width key's big-endian struct (None for variable-length keys)."""
+        return struct.Struct(">" + self.fmt) if self.fmt else None
+
     @property
     def width(self) -> int:
-        return struct.calcsize(">" + self.fmt) if self.fmt else 0
+        return self.packer.size if self.fmt else 0
 
     def encode(self, raw: Any) -> bytes:
         if self.fmt is None:
-            return struct.pack(">i", len(raw)) + raw
-        return struct.pack(">" + self.fmt, raw)
+            return _I32.pack(len(raw)) + raw
+        return self.packer.pack(raw)
 
     def read(self, cur: _Cursor) -> Any:
         if self.fmt is None:
             n = cur.length("key length")
             return cur.take(n)
-        return struct.unpack(">" + self.fmt, cur.take(self.width))[0]
+        return self.packer.unpack(cur.take(self.packer.size))[0]
 
     def order_of_value(self, value: Any) -> Any:
         return self.order(self.to_raw(value))
@@ -196,8 +217,8 @@ class _Chunk:
     offset: int            # keys offset inside the keys area
     size: int              # keys after the head
     lengths: tuple[int, int]  # fixed: (keys length, fixed length); variable: (offsets, keys)
-    orders: list | None = None
-    raws: list | None = None
+    keys: bytes | None = None  # the chunk's key bytes, decoded one key at a time when probed
+    where: int = 0         # absolute offset of ``keys``
 
 
 class ChunkedDictionary:
@@ -226,32 +247,38 @@ class ChunkedDictionary:
             raise CorruptFileError("dictionary body is larger than the file", file=source.name,
                                    structure="dictionary header", offset=offset)
         self._chunks: list[_Chunk | None] = [None] * self.size
-        self._offsets: tuple[int, ...] | None = None
-        self._headers = b""
+        self._area: bytes | None = None   # chunk offsets and chunk headers, read once
 
     def _chunk(self, index: int) -> _Chunk:
         chunk = self._chunks[index]
         if chunk is not None:
             return chunk
         src = self.source
-        if self._offsets is None:
-            data = src.read(self.body, self.offsets_length + self.chunks_length, "dictionary chunk headers")
-            self._offsets = struct.unpack(f">{self.size}i", data[:self.offsets_length])
-            self._headers = data[self.offsets_length:]
-        start = self._offsets[index]
-        end = self._offsets[index + 1] if index + 1 < self.size else self.chunks_length
-        base = self.body + self.offsets_length
+        if self._area is None:
+            self._area = src.read(self.body, self.offsets_length + self.chunks_length, "dictionary chunk headers")
+        area = self._area
+        start = _I32.unpack_from(area, 4 * index)[0]
+        end = _I32.unpack_from(area, 4 * index + 4)[0] if index + 1 < self.size else self.chunks_length
         if not 0 <= start <= end <= self.chunks_length:
             raise CorruptFileError(f"chunk {index} spans [{start}, {end}) outside {self.chunks_length} bytes",
                                    file=src.name, structure="dictionary offsets", offset=self.body + 4 * index)
-        cur = _Cursor(self._headers[start:end], base + start, src.name, f"dictionary chunk {index}")
+        base = self.body + self.offsets_length
+        cur = _Cursor(area[self.offsets_length + start:self.offsets_length + end], base + start, src.name,
+                      f"dictionary chunk {index}")
         version = cur.i8()
         if version > VERSION:
             raise UnsupportedError(f"chunk version {version} is newer than {VERSION}", file=src.name,
                                    structure=f"dictionary chunk {index}", offset=base + start)
         head_raw = self.codec.read(cur)
-        code, koff, size = cur.i32(), cur.length("keys offset"), cur.length("chunk size")
-        a, b = cur.length("keys length"), cur.length("keys length")
+        code = koff = size = a = b = -1
+        if cur.fits(_CHUNK_TAIL.size):
+            code, koff, size, a, b = _CHUNK_TAIL.unpack_from(cur.data, cur.pos)
+        if koff >= 0 and size >= 0 and a >= 0 and b >= 0:
+            cur.pos += _CHUNK_TAIL.size
+        else:
+            # short or negative: read field by field so the error names the exact offset
+            code, koff, size = cur.i32(), cur.length("keys offset"), cur.length("chunk size")
+            a, b = cur.length("keys length"), cur.length("keys length")
         if self.codec.fmt is not None and (b != self.codec.width or a != size * b):
             cur.fail(f"fixed-length chunk of {size} keys of {b} bytes declares {a} key bytes", -8)
         if self.codec.fmt is None and a != 4 * size:
@@ -261,26 +288,31 @@ class ChunkedDictionary:
         return chunk
 
     def _load_keys(self, index: int, chunk: _Chunk) -> None:
-        if chunk.orders is not None:
+        """One read of the chunk's keys; keys are decoded only when a search probes them."""
+        if chunk.keys is not None:
             return
-        codec, src = self.codec, self.source
+        codec = self.codec
         total = chunk.lengths[0] + (chunk.lengths[1] if codec.fmt is None else 0)
-        where = self.keys_base + chunk.offset
-        data = src.read(where, total, f"dictionary chunk {index} keys")
+        chunk.where = self.keys_base + chunk.offset
+        chunk.keys = self.source.read(chunk.where, total, f"dictionary chunk {index} keys")
+
+    def _raw_at(self, index: int, chunk: _Chunk, i: int) -> Any:
+        """The stored key ``i`` of a chunk whose keys are loaded (0 is the key after the head)."""
+        codec, data = self.codec, chunk.keys
         if codec.fmt is not None:
-            raws = list(struct.unpack(f">{chunk.size}{codec.fmt}", data))
-        else:
-            n_off = chunk.lengths[0]
-            offsets = struct.unpack(f">{chunk.size}i", data[:n_off])
-            cur = _Cursor(data[n_off:], where + n_off, src.name, f"dictionary chunk {index} keys")
-            raws = []
-            for off in offsets:
-                if not 0 <= off < chunk.lengths[1]:
-                    cur.fail(f"key offset {off} outside {chunk.lengths[1]} key bytes")
-                cur.pos = off
-                raws.append(codec.read(cur))
-        chunk.raws = raws
-        chunk.orders = [codec.order(r) for r in raws]
+            packer = codec.packer
+            return packer.unpack_from(data, i * packer.size)[0]
+        off = _I32.unpack_from(data, 4 * i)[0]
+        if not 0 <= off < chunk.lengths[1]:
+            raise CorruptFileError(f"key offset {off} outside {chunk.lengths[1]} key bytes", file=self.source.name,
+                                   structure=f"dictionary chunk {index} keys", offset=chunk.where + 4 * i)
+        start = chunk.lengths[0] + off
+        n = _I32.unpack_from(data, start)[0] if start + 4 <= len(data) else -1
+        if n < 0 or start + 4 + n > len(data):
+            raise CorruptFileError(f"key of {n} bytes at {start} does not fit in {len(data)} key bytes",
+                                   file=self.source.name, structure=f"dictionary chunk {index} keys",
+                                   offset=chunk.where + start)
+        return data[start + 4:start + 4 + n]
 
     def find(self, key: Any) -> int:
         """The code of ``key`` (an order value), or ``-(insertion code) - 1`` when absent."""
@@ -296,12 +328,19 @@ class ChunkedDictionary:
                 return self._chunk(mid).code
         if low == 0:
             return -1
-        chunk = self._chunk(low - 1)
-        self._load_keys(low - 1, chunk)
+        index = low - 1
+        chunk = self._chunk(index)
+        if chunk.size == 0:
+            return -(chunk.code + 2)
+        self._load_keys(index, chunk)
+        order = None if self.codec.order is _identity else self.codec.order
+        raw_at = self._raw_at
         lo, hi = 0, chunk.size - 1
         while lo <= hi:
             mid = (lo + hi) >> 1
-            k = chunk.orders[mid]
+            k = raw_at(index, chunk, mid)
+            if order is not None:
+                k = order(k)
             if k > key:
                 hi = mid - 1
             elif k < key:
@@ -327,7 +366,7 @@ class ChunkedDictionary:
             raise CorruptFileError(f"code {code} is not in the dictionary", file=self.source.name,
                                    structure="dictionary", offset=self.body)
         self._load_keys(low - 1, chunk)
-        return chunk.raws[code - chunk.code - 1]
+        return self._raw_at(low - 1, chunk, code - chunk.code - 1)
 
     def chunk_key_counts(self) -> list[int]:
         return [self._chunk(i).size + 1 for i in range(self.size)]
@@ -361,13 +400,20 @@ class BitSliceIndexBitmap:
         pairs = struct.unpack(f">{2 * count}i", cur.take(indexes_length))
         self.body = offset + 4 + head_len
         self.slice_area = self.body + self.ebm_length
-        self.index = [(pairs[2 * i], pairs[2 * i + 1]) for i in range(count)]
+        offsets, lengths = pairs[0::2], pairs[1::2]
+        self.index = list(zip(offsets, lengths, strict=True))
         end = self.slice_area
-        for i, (off, length) in enumerate(self.index):
-            if off < 0 or length < 0 or self.slice_area + off + length > source.size:
-                raise CorruptFileError(f"slice {i} [{off}, +{length}) lies outside the file", file=source.name,
-                                       structure="bsi indexes", offset=offset + 14 + 8 * i)
-            end = max(end, self.slice_area + off + length)
+        self._span = (0, 0)   # the slices' byte range inside the slice area
+        if count:
+            ends = [o + n for o, n in self.index]
+            lo, hi = min(offsets), max(ends)
+            if lo < 0 or min(lengths) < 0 or self.slice_area + hi > source.size:
+                for i, (off, length) in enumerate(self.index):
+                    if off < 0 or length < 0 or self.slice_area + off + length > source.size:
+                        raise CorruptFileError(f"slice {i} [{off}, +{length}) lies outside the file",
+                                               file=source.name, structure="bsi indexes", offset=offset + 14 + 8 * i)
+            self._span = (lo, hi)
+            end = max(end, self.slice_area + hi)
         if end > source.size:
             raise CorruptFileError("bsi body is larger than the file", file=source.name,
                                    structure="bsi header", offset=offset)
@@ -396,24 +442,29 @@ class BitSliceIndexBitmap:
 
     def load_all(self) -> list[BitMap]:
         """Every slice, fetched with one read when none is loaded yet."""
-        if self.index and all(s is None for s in self._slices):
-            lo = min(o for o, _ in self.index)
-            hi = max(o + n for o, n in self.index)
+        slices = self._slices
+        if slices and all(s is None for s in slices):
+            lo, hi = self._span
             data = self.source.read(self.slice_area + lo, hi - lo, "bsi slices")
+            name, area = self.source.name, self.slice_area
             for i, (off, length) in enumerate(self.index):
-                self._slices[i] = deserialize_bitmap(data[off - lo:off - lo + length], self.source.name,
-                                                     f"bsi slice {i}", self.slice_area + off)
-        return [self.slice(i) for i in range(len(self.index))]
+                slices[i] = deserialize_bitmap(data[off - lo:off - lo + length], name, f"bsi slice {i}", area + off)
+        return [s if s is not None else self.slice(i) for i, s in enumerate(slices)]
 
     def eq(self, code: int) -> BitMap:
-        state = self.ebm()
-        if not state:
+        ebm = self.ebm()
+        if not ebm:
             return BitMap()
+        state = BitMap(ebm)
         for i, sl in enumerate(self.load_all()):
-            state = state & sl if (code >> i) & 1 else state - sl
+            if (code >> i) & 1:
+                state &= sl
+            else:
+                state -= sl
         return state
 
     def gt(self, code: int) -> BitMap:
+        """O'Neil's greater-than over the slices, updating one bitmap in place."""
         if code < 0:
             return BitMap(self.ebm())
         found = self.ebm()
@@ -425,8 +476,12 @@ class BitSliceIndexBitmap:
             return BitMap()
         state = BitMap(slices[start])
         for i in range(start + 1, len(slices)):
-            state = state & slices[i] if (code >> i) & 1 else state | slices[i]
-        return state & found
+            if (code >> i) & 1:
+                state &= slices[i]
+            else:
+                state |= slices[i]
+        state &= found
+        return state
 
     def gte(self, code: int) -> BitMap:
         return self.gt(code - 1)
@@ -528,10 +583,12 @@ class RangeBitmapReader(FileIndexReader):
         if found is not None and not found:
             return found
         nulls = self.bsi.ebm().flip(0, self.row_count)
-        return nulls & found if found is not None else nulls
+        if found is not None:
+            nulls &= found
+        return nulls
 
     def _not(self, bitmap: BitMap) -> BitMap:
-        return self._not_null() - bitmap
+        return BitMap() if self.cardinality <= 0 else self.bsi.ebm() - bitmap
 
     def _eq(self, key: Any) -> BitMap:
         if self.cardinality <= 0:
@@ -633,7 +690,9 @@ class RangeBitmapReader(FileIndexReader):
     def visit_between(self, low: Any, high: Any) -> FileIndexResult:
         if low is None or high is None:
             return REMAIN
-        return BitmapResult(self._gte(self._key(low)) & self._lte(self._key(high)))
+        found = self._gte(self._key(low))
+        found &= self._lte(self._key(high))
+        return BitmapResult(found)
 
     def visit_top_n(self, k: int, ascending: bool, nulls_first: bool, strict: bool = True,
                     incoming: FileIndexResult = REMAIN) -> FileIndexResult:
