@@ -14,7 +14,8 @@ import sys
 
 from . import commands
 from .commands.output import emit
-from .errors import IndexCoreError
+from .errors import IndexCoreError, PredicateError
+from .types import parse_timestamp_text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,6 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
         if hasattr(module, "register"):
             module.register(sub)
     for name, action in sub.choices.items():
+        if any(a.dest == "snapshot" for a in action._actions):
+            action.add_argument("--as-of", dest="as_of", metavar="TIME",
+                                help="time travel: the snapshot live at TIME ('2024-06-01 12:00:00', "
+                                     "UTC unless it carries an offset, or epoch milliseconds)")
         if not any(a.dest == "format" for a in action._actions):
             action.add_argument("--format", choices=["table", "json"], default="table",
                                 help="output format (default: table)")
@@ -37,9 +42,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        _resolve_as_of(args)
         result = args.func(args)
     except IndexCoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     emit(result, args.format, sys.stdout)
     return 0
+
+
+def _resolve_as_of(args: argparse.Namespace) -> None:
+    """Turn ``--as-of TIME`` into ``--snapshot N``: the latest snapshot committed by then."""
+    text = getattr(args, "as_of", None)
+    if text is None:
+        return
+    if args.snapshot is not None:
+        raise IndexCoreError("give either --snapshot or --as-of, not both")
+    try:
+        millis = int(text) if text.strip().lstrip("-").isdigit() else parse_timestamp_text(text, ltz=True).millis
+    except ValueError as exc:
+        raise PredicateError(f"--as-of {text!r} is neither a timestamp nor epoch milliseconds") from exc
+    from . import open_warehouse
+
+    snapshot = open_warehouse(args.warehouse).table(args.table).snapshot_at(millis)
+    if snapshot is None:
+        raise IndexCoreError(f"table {args.table} has no snapshot at or before {text}")
+    args.snapshot = snapshot.id

@@ -91,3 +91,24 @@ def test_rows_match_the_snapshot_record_count_for_append_tables(tables):
         assert len(payload["rows"]) == sum(f.file.row_count for f in plan.files), name
         checked += 1
     assert checked >= 10
+
+
+def test_as_of_time_travels_to_the_snapshot_live_then(conformance):
+    """``--as-of`` picks the latest snapshot committed at or before the time, on any command."""
+    root = str(conformance / "warehouses" / "parquet")
+    for name in Warehouse(root).tables():
+        snaps = Warehouse(root).table(name).snapshots()
+        if len(snaps) >= 2 and snaps[0].time_millis < snaps[1].time_millis:
+            break
+    else:
+        pytest.skip("no table with two snapshots at different times")
+    first, second = snaps[0], snaps[1]
+    code, by_id = _run("files", root, name, "--snapshot", str(first.id))
+    code_t, by_time = _run("files", root, name, "--as-of", str(second.time_millis - 1))
+    assert (code, code_t) == (0, 0)
+    assert by_time["snapshot"] == first.id
+    assert sorted(f["path"] for f in by_time["files"]) == sorted(f["path"] for f in by_id["files"])
+    code, _ = _run("files", root, name, "--as-of", str(first.time_millis - 1))
+    assert code == 2
+    code, _ = _run("files", root, name, "--as-of", "not a time")
+    assert code == 2

@@ -9,6 +9,8 @@ with the reason under ``index.error``).
 
 from __future__ import annotations
 
+import datetime as dt
+
 from ..errors import IndexCoreError
 from ..warehouse import Warehouse
 from ..warehouse.inspect import partition_text
@@ -38,11 +40,19 @@ def cmd_tables(args) -> dict:
 def cmd_snapshots(args) -> dict:
     table = _open(args).table(args.table)
     snaps = [{"id": s.id, "schema_id": s.schema_id, "commit_kind": s.commit_kind,
-              "time_millis": s.time_millis, "commit_user": s.commit_user,
+              "time": _utc(s.time_millis), "time_millis": s.time_millis, "commit_user": s.commit_user,
               "commit_identifier": s.commit_identifier, "total_record_count": s.total_record_count,
               "delta_record_count": s.delta_record_count, "index_manifest": s.index_manifest}
              for s in table.snapshots()]
     return {"table": args.table, "snapshots": snaps, "problems": _problems(table.problems)}
+
+
+def _utc(millis: int | None) -> str | None:
+    """A commit time for people: ISO 8601 in UTC, to the millisecond."""
+    if millis is None:
+        return None
+    moment = dt.datetime.fromtimestamp(millis / 1000, tz=dt.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _index_info(table, lf) -> dict | None:
