@@ -88,19 +88,25 @@ class JobWatch:
         return done, total or self.expected
 
     def _poll(self) -> None:
+        interrupted = False
         while not self._stop.wait(POLL_SECONDS):
-            if self.cancel is not None and self.cancel.is_set() and not self.cancelled:
+            if self.cancel is not None and self.cancel.is_set() and not interrupted:
                 self.cancelled = True
-                self._cancel()
+                interrupted = self._cancel()
             if self.sc is not None:
                 done, total = self.counts()
                 self._report(done, total, "tasks")
 
-    def _cancel(self) -> None:
+    def _cancel(self) -> bool:
+        """Cancel the group's jobs; False when nothing could be interrupted yet, to try again.
+
+        Spark Connect interrupts only operations the server already runs: one cancelled while
+        the client is still sending its plan is interrupted on a later poll.
+        """
         if self.sc is not None:
             self.sc.cancelJobGroup(self.group)
-        else:
-            self.spark.interruptTag(self.group)
+            return True
+        return bool(self.spark.interruptTag(self.group))
 
     def _report(self, done: int, total: int, message: str) -> None:
         if self.progress is None or (done, total) == self._last:

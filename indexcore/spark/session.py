@@ -25,11 +25,10 @@ def get_session(master: str | None = None, app_name: str = "indexcore", shuffle_
     from pyspark.sql import SparkSession
 
     master = master or os.environ.get("INDEXCORE_SPARK_MASTER") or DEFAULT_MASTER
-    builder = SparkSession.builder.appName(app_name)
     if master.startswith("sc://"):
-        builder = builder.remote(master)
+        builder = _connect_builder().remote(master).appName(app_name)
     else:
-        builder = (builder.master(master)
+        builder = (SparkSession.builder.appName(app_name).master(master)
                    .config("spark.ui.enabled", "false")
                    .config("spark.ui.showConsoleProgress", "false")
                    .config("spark.sql.execution.arrow.pyspark.enabled", "true")
@@ -43,3 +42,16 @@ def get_session(master: str | None = None, app_name: str = "indexcore", shuffle_
     if not master.startswith("sc://"):
         spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _connect_builder():
+    """Spark Connect's own session builder.
+
+    PySpark's generic builder refuses a remote session while a classic SparkContext lives in
+    this process, and marks the whole process as Connect-only (``SPARK_CONNECT_MODE_ENABLED``),
+    so no classic session could be made afterwards. Connect's builder does neither: one process
+    (the app, a test run) can hold a classic and a Connect session side by side.
+    """
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    return ConnectSession.builder
