@@ -1,19 +1,29 @@
 """Writing 1M rows with four file-index kinds through the Spark pipeline, against Spark
 writing the same DataFrame to plain Parquet. Prints the ratio (pipeline / plain Parquet).
 
-    python bench/bench_write.py [--rows 1000000] [--master local[*]]
+Then, in-process on the same rows: building the four indexes with the bulk writer API
+(``write_arrow`` / ``write_batch``, what the table writer uses) against pyarrow writing those
+rows to Parquet; ``--row-by-row`` also times one ``write()`` call per row (the old path).
+
+    python bench/bench_write.py [--rows 1000000] [--master local[*]] [--row-by-row]
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import shutil
 import tempfile
 import time
 
+import pyarrow.parquet as pq
+
+from indexcore.formats import new_writer
 from indexcore.spark import get_session
 from indexcore.spark.pipeline import write_dataframe
-from indexcore.write import TableWriter, make_schema
+from indexcore.write import TableWriter, build_file_index_container, make_schema
+from indexcore.write.datafile import internal_values
+from indexcore.write.layout import file_index_plan
 
 
 def frame(spark, rows: int, seed: int = 7):
@@ -29,10 +39,34 @@ def frame(spark, rows: int, seed: int = 7):
         F.lit("2024-06-01").alias("dt"))
 
 
+def index_breakdown(table, schema, row_by_row: bool) -> None:
+    """In-process: the four indexes over ``table`` against pyarrow's Parquet write of it."""
+    t0 = time.perf_counter()
+    pq.write_table(table, io.BytesIO(), compression="zstd")
+    parquet = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    bulk = build_file_index_container(table, schema)
+    built = time.perf_counter() - t0
+    print(f"in-process, {table.num_rows} rows: pyarrow parquet {parquet:.2f}s (anchor), "
+          f"bulk index build {built:.2f}s, ratio {built / parquet:.2f}")
+    if row_by_row:
+        t0 = time.perf_counter()
+        for ci in file_index_plan(schema):
+            dtype = schema.field(ci.column).type
+            writer = new_writer(ci.index_type, dtype, dict(ci.options))
+            for value in internal_values(table.column(ci.column), dtype):
+                writer.write(value)
+            writer.serialized_bytes()
+        old = time.perf_counter() - t0
+        print(f"row-by-row write() (same serialization): {old:.2f}s, ratio {old / parquet:.2f}; bulk is {old / built:.1f}x faster "
+              f"(container {len(bulk)} bytes)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--master", default=None)
+    parser.add_argument("--row-by-row", action="store_true", help="also time one write() per row")
     args = parser.parse_args()
     spark = get_session(args.master, app_name="indexcore-bench")
     df = frame(spark, args.rows).cache()
@@ -59,6 +93,8 @@ def main() -> None:
         print(f"spark plain parquet: {plain:.2f}s  (anchor)")
         print(f"indexcore pipeline (parquet + bloom, bitmap, bsi, range-bitmap, commit): {ours:.2f}s")
         print(f"ratio pipeline/plain = {ours / plain:.2f}")
+        table = df.select(*schema.field_names).toArrow()
+        index_breakdown(table, schema, args.row_by_row)
     finally:
         shutil.rmtree(work, ignore_errors=True)
         spark.stop()

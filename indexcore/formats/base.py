@@ -7,6 +7,7 @@ REMAIN (the file may match), SKIP (no row matches) or a bitmap of the rows that 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,6 +146,19 @@ class FileIndexWriter:
 
     def write(self, value: Any) -> None:
         raise NotImplementedError
+
+    def write_batch(self, values: Sequence[Any]) -> None:
+        """Write many rows (internal values, in row order); formats override it with bulk code."""
+        for value in values:
+            self.write(value)
+
+    def accepts_arrow(self, arrow_type: Any) -> bool:
+        """Whether :meth:`write_arrow` takes a column of this Arrow type without conversion."""
+        return False
+
+    def write_arrow(self, array: Any) -> None:
+        """Write a whole Arrow column (Array or ChunkedArray) as rows; see :meth:`accepts_arrow`."""
+        raise UnsupportedError(f"the {self.index_type} writer does not take Arrow {array.type} columns")
 
     def serialized_bytes(self) -> bytes:
         raise NotImplementedError

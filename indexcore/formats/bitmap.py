@@ -17,10 +17,13 @@ from __future__ import annotations
 import bisect
 import heapq
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from ..errors import CorruptFileError, UnsupportedError
@@ -32,6 +35,7 @@ from ..types import (
     to_json_value,
     to_long,
 )
+from . import bulk
 from .base import BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter, parse_memory_size
 
 VERSION_1 = 1
@@ -863,6 +867,78 @@ class BitmapWriter(FileIndexWriter):
                 rows.append(self._row_count)
                 self._called_after_last_new = True
         self._row_count += 1
+
+    def write_batch(self, values: Sequence[Any]) -> None:
+        """``write`` for many rows in one tight loop."""
+        key, table, nulls = self.codec.key, self._rows, self._nulls
+        after_new = self._called_after_last_new
+        for rid, value in enumerate(values, self._row_count):
+            if value is None:
+                nulls.append(rid)
+                continue
+            k = key(value)
+            rows = table.get(k)
+            if rows is None:
+                table[k] = [rid]
+                after_new = False
+            else:
+                rows.append(rid)
+                after_new = True
+        self._called_after_last_new = after_new
+        self._row_count += len(values)
+
+    def accepts_arrow(self, arrow_type: Any) -> bool:
+        kind = self.codec.kind
+        if kind == "string":
+            return bulk.is_string_type(arrow_type)
+        if kind in ("float", "double"):
+            return bulk.is_float_type(self.dtype, arrow_type)
+        if kind == "boolean":
+            return pa.types.is_boolean(arrow_type)
+        return bulk.long_key_type(self.dtype, arrow_type)
+
+    def write_arrow(self, array: Any) -> None:
+        """Group a whole Arrow column's rows by key with Arrow/numpy (strings by dictionary encoding)."""
+        if not self.accepts_arrow(array.type):
+            super().write_arrow(array)
+        array = bulk.as_array(array)
+        valid = bulk.valid_mask(array)
+        rows = np.flatnonzero(valid)
+        kind = self.codec.kind
+        if kind == "string":
+            encoded = pc.dictionary_encode(array)
+            distinct = bulk.utf8_values(encoded.dictionary)
+            codes = encoded.indices.to_numpy(zero_copy_only=False)[valid].astype(np.int64)
+        else:
+            if kind == "boolean":
+                keys = array.fill_null(False).to_numpy(zero_copy_only=False).astype(np.int64)
+            elif kind in ("float", "double"):
+                keys = bulk.float_bit_keys(array, 32 if kind == "float" else 64)
+                keys = keys & 0xFFFFFFFF if kind == "float" else keys.view(np.uint64)
+            else:
+                keys = bulk.long_keys(self.dtype, array)
+            found, codes = bulk.first_seen_codes(keys[valid])
+            distinct = [bool(k) for k in found.tolist()] if kind == "boolean" else found.tolist()
+        self._add_groups(distinct, codes, rows, len(array))
+
+    def _add_groups(self, distinct: list, codes: np.ndarray, rows: np.ndarray, count: int) -> None:
+        """Merge a batch: ``distinct`` keys in first-seen order, each non-null row's code and offset."""
+        base = self._row_count
+        null_rows = np.setdiff1d(np.arange(count, dtype=np.int64), rows, assume_unique=True)
+        self._nulls.extend((null_rows + base).tolist())
+        if len(rows):
+            groups = bulk.group_rows(codes, rows + base, len(distinct))
+            table = self._rows
+            last_new = -1
+            for key, group in zip(distinct, groups, strict=True):
+                found = table.get(key)
+                if found is None:
+                    table[key] = group.tolist()
+                    last_new = int(group[0])
+                else:
+                    found.extend(group.tolist())
+            self._called_after_last_new = int(rows[-1]) + base != last_new
+        self._row_count += count
 
     @property
     def empty(self) -> bool:

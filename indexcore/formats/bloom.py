@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import numpy as np
 import xxhash
 
 from ..errors import CorruptFileError, UnsupportedError
 from ..io import ByteSource
 from ..types import BINARY_ROOTS, STRING_ROOTS, TIMESTAMP_ROOTS, DataType, timestamp_key
+from . import bulk
 from .base import REMAIN, SKIP, FileIndexReader, FileIndexResult, FileIndexWriter
 
 DEFAULT_ITEMS = 1_000_000
@@ -36,6 +38,10 @@ _MASK64 = (1 << 64) - 1
 _MASK32 = (1 << 32) - 1
 _FLOAT_NAN_BITS = 0x7FC00000
 _DOUBLE_NAN_BITS = 0x7FF8000000000000
+# probe positions computed at once in write_batch / write_arrow (bounds the temporary arrays)
+_PROBES_PER_STEP = 1 << 22
+# filters up to this many bits set probes through a temporary bool-per-bit mask
+_MASK_LIMIT = 1 << 26
 
 
 def _signed64(x: int) -> int:
@@ -83,18 +89,41 @@ def _double_key(value: float) -> int:
 
 def hash_function(dtype: DataType) -> Callable[[Any], int]:
     """Paimon's ``FastHash`` for a column type: internal value -> signed 64-bit hash."""
-    r = dtype.root
-    if r in STRING_ROOTS or r in BINARY_ROOTS:
+    if dtype.root in STRING_ROOTS or dtype.root in BINARY_ROOTS:
         return string_hash
+    key = _long_key_function(dtype)
+    return lambda v: long_hash(key(v))
+
+
+def _long_key_function(dtype: DataType) -> Callable[[Any], int]:
+    """The long that ``FastHash`` mixes for a numeric, date, time or timestamp value."""
+    r = dtype.root
     if r in ("TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "TIME"):
-        return lambda v: long_hash(int(v))
+        return int
     if r == "FLOAT":
-        return lambda v: long_hash(_float_key(v))
+        return _float_key
     if r == "DOUBLE":
-        return lambda v: long_hash(_double_key(v))
+        return _double_key
     if r in TIMESTAMP_ROOTS:
-        return lambda v: long_hash(timestamp_key(dtype, v))
+        return lambda v: timestamp_key(dtype, v)
     raise UnsupportedError(f"bloom-filter index does not support type {dtype.sql()}")
+
+
+def long_hash_array(keys: np.ndarray) -> np.ndarray:
+    """:func:`long_hash` of an int64 array (numpy int64 wraps as Java's long does)."""
+    key = keys.astype(np.int64, copy=True)
+    key = ~key + (key << 21)
+    key ^= key >> 24
+    key = key + (key << 3) + (key << 8)
+    key ^= key >> 14
+    key = key + (key << 2) + (key << 4)
+    key ^= key >> 28
+    return key + (key << 31)
+
+
+def _xxh64_all(data: Sequence[bytes]) -> np.ndarray:
+    """xxHash64 (seed 0) of each byte string, as signed int64."""
+    return np.fromiter(map(xxhash.xxh64_intdigest, data), np.uint64, count=len(data)).view(np.int64)
 
 
 def probe_positions(hash64: int, num_hash_functions: int, num_bits: int) -> Iterable[int]:
@@ -286,6 +315,61 @@ class BloomFilterWriter(FileIndexWriter):
         bits = self._bits
         for pos in probe_positions(self._hash(value), self.num_hash_functions, self.num_bits):
             bits[pos >> 3] |= 1 << (pos & 7)
+
+    def write_batch(self, values: Sequence[Any]) -> None:
+        """Hash every non-null value, then set all probe bits with array operations."""
+        self._written += len(values)
+        root = self.dtype.root
+        present = [v for v in values if v is not None]
+        if root in STRING_ROOTS or root in BINARY_ROOTS:
+            self._add_hashes(_xxh64_all([v.encode("utf-8", "surrogatepass") if isinstance(v, str) else v
+                                         for v in present]))
+        else:
+            key = _long_key_function(self.dtype)
+            self._add_hashes(long_hash_array(np.array([key(v) for v in present], dtype=np.int64)))
+
+    def accepts_arrow(self, arrow_type: Any) -> bool:
+        r = self.dtype.root
+        if r in STRING_ROOTS:
+            return bulk.is_string_type(arrow_type)
+        return bulk.long_key_type(self.dtype, arrow_type) or bulk.is_float_type(self.dtype, arrow_type)
+
+    def write_arrow(self, array: Any) -> None:
+        """Hash a whole Arrow column: strings by xxHash64 of their UTF-8 bytes, numbers with numpy."""
+        if not self.accepts_arrow(array.type):
+            super().write_arrow(array)
+        array = bulk.as_array(array)
+        self._written += len(array)
+        if self.dtype.root in STRING_ROOTS:
+            self._add_hashes(_xxh64_all(bulk.utf8_values(array.drop_null())))
+            return
+        if self.dtype.root in ("FLOAT", "DOUBLE"):
+            keys = bulk.float_bit_keys(array, 32 if self.dtype.root == "FLOAT" else 64)
+        else:
+            keys = bulk.long_keys(self.dtype, array)
+        if array.null_count:
+            keys = keys[bulk.valid_mask(array)]
+        self._add_hashes(long_hash_array(keys))
+
+    def _add_hashes(self, hashes: np.ndarray) -> None:
+        """Set the ``BloomFilter64`` probe bits of many signed 64-bit hashes."""
+        bits = np.frombuffer(self._bits, dtype=np.uint8)
+        k = self.num_hash_functions
+        step = max(1, _PROBES_PER_STEP // k)
+        for start in range(0, len(hashes), step):
+            h = hashes[start:start + step]
+            hash1 = h.astype(np.int32).astype(np.int64)
+            hash2 = (h >> 32).astype(np.int32).astype(np.int64)
+            i = np.arange(1, k + 1, dtype=np.int64)[:, None]
+            combined = (hash1[None, :] + i * hash2[None, :]).astype(np.int32)
+            combined = np.where(combined < 0, ~combined, combined).astype(np.int64)
+            pos = (combined % self.num_bits).ravel()
+            if self.num_bits <= _MASK_LIMIT:
+                mask = np.zeros(self.num_bits, dtype=bool)
+                mask[pos] = True
+                bits |= np.packbits(mask, bitorder="little")
+            else:
+                np.bitwise_or.at(bits, pos >> 3, (1 << (pos & 7)).astype(np.uint8))
 
     def serialized_bytes(self) -> bytes:
         return self.num_hash_functions.to_bytes(4, "big", signed=True) + bytes(self._bits)

@@ -19,14 +19,17 @@ one read and decodes bitmaps only when a predicate first needs them.
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from pyroaring import BitMap
 
 from ..errors import CorruptFileError, UnsupportedError
 from ..io import ByteSource
 from ..types import INTEGER_ROOTS, DataType, decimal_from_unscaled, timestamp_from_key, to_json_value, to_long
+from . import bulk
 from .base import REMAIN, BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter
 from .range_bitmap import deserialize_bitmap, serialize_bitmap
 
@@ -326,53 +329,86 @@ class BsiReader(FileIndexReader):
 
 
 class BsiWriter(FileIndexWriter):
-    """Builds BSI bytes the way Paimon's ``BitSliceIndexBitmapFileIndex.Writer`` does."""
+    """Builds BSI bytes the way Paimon's ``BitSliceIndexBitmapFileIndex.Writer`` does.
+
+    Rows are kept as int64 key segments plus validity masks (``write`` buffers single rows),
+    so the parts are sliced with array operations however the rows arrived.
+    """
 
     index_type = "bsi"
 
     def __init__(self, dtype: DataType, options: dict[str, str] | None = None):
         check_type(dtype)
         super().__init__(dtype, options)
-        self._values: list[int | None] = []
+        self._pending: list[int | None] = []
+        self._keys: list[np.ndarray] = []
+        self._valid: list[np.ndarray] = []
+        self._count = 0
 
     def write(self, value: Any) -> None:
         key = None if value is None else to_long(self.dtype, value)
         if key is not None and key == LONG_MIN:
             raise UnsupportedError("the bsi index cannot store Long.MIN_VALUE")
-        self._values.append(key)
+        self._pending.append(key)
+        self._count += 1
+
+    def write_batch(self, values: Sequence[Any]) -> None:
+        dtype = self.dtype
+        self._pending.extend(None if v is None else to_long(dtype, v) for v in values)
+        self._count += len(values)
+        self._flush()
+
+    def accepts_arrow(self, arrow_type: Any) -> bool:
+        return bulk.long_key_type(self.dtype, arrow_type)
+
+    def write_arrow(self, array: Any) -> None:
+        if not self.accepts_arrow(array.type):
+            super().write_arrow(array)
+        array = bulk.as_array(array)
+        self._flush()
+        self._add(bulk.long_keys(self.dtype, array), bulk.valid_mask(array))
+
+    def _flush(self) -> None:
+        if self._pending:
+            pending, self._pending = self._pending, []
+            self._count -= len(pending)
+            self._add(np.array([0 if k is None else k for k in pending], dtype=object),
+                      np.array([k is not None for k in pending], dtype=bool))
+
+    def _add(self, keys: np.ndarray, valid: np.ndarray) -> None:
+        if keys.dtype == object:
+            try:
+                keys = keys.astype(np.int64)
+            except OverflowError as exc:
+                raise UnsupportedError("the bsi index keys must fit in a 64-bit long") from exc
+        if np.any(keys[valid] == LONG_MIN):
+            raise UnsupportedError("the bsi index cannot store Long.MIN_VALUE")
+        self._keys.append(keys)
+        self._valid.append(valid)
+        self._count += len(keys)
 
     @property
     def empty(self) -> bool:
-        return not self._values
+        return self._count == 0
 
     def serialized_bytes(self) -> bytes:
-        pos_rows: dict[int, list[int]] = {}
-        neg_rows: dict[int, list[int]] = {}
-        for rid, v in enumerate(self._values):
-            if v is not None:
-                (neg_rows if v < 0 else pos_rows).setdefault(abs(v), []).append(rid)
-        out = [struct.pack(">bi", VERSION, len(self._values))]
-        for rows in (pos_rows, neg_rows):
-            out.append(struct.pack(">?", bool(rows)))
-            if rows:
-                out.append(_serialize_part(rows))
+        self._flush()
+        keys = np.concatenate(self._keys) if self._keys else np.zeros(0, dtype=np.int64)
+        valid = np.concatenate(self._valid) if self._valid else np.zeros(0, dtype=bool)
+        out = [struct.pack(">bi", VERSION, self._count)]
+        for part in (valid & (keys >= 0), valid & (keys < 0)):
+            rows = np.flatnonzero(part)
+            out.append(struct.pack(">?", bool(len(rows))))
+            if len(rows):
+                out.append(_serialize_part(rows, np.abs(keys[rows])))
         return b"".join(out)
 
 
-def _serialize_part(rows: dict[int, list[int]]) -> bytes:
+def _serialize_part(rows: np.ndarray, values: np.ndarray) -> bytes:
     """One part with min 0 (Paimon's collector starts min at 0) and max the largest value."""
-    high = max(rows)
+    high = int(values.max())
     n_slices = high.bit_length()
-    per_slice: list[list[int]] = [[] for _ in range(n_slices)]
-    every: list[int] = []
-    for value, rids in rows.items():
-        every.extend(rids)
-        bits = value
-        while bits:
-            low = bits & -bits
-            per_slice[low.bit_length() - 1].extend(rids)
-            bits ^= low
-    parts = [struct.pack(">bqq", VERSION, 0, high), serialize_bitmap(BitMap(every)),
+    parts = [struct.pack(">bqq", VERSION, 0, high), serialize_bitmap(bulk.bitmap_of(rows)),
              struct.pack(">i", n_slices)]
-    parts += [serialize_bitmap(BitMap(s)) for s in per_slice]
+    parts += [serialize_bitmap(bulk.bitmap_of(rows[(values >> i) & 1 == 1])) for i in range(n_slices)]
     return b"".join(parts)

@@ -156,14 +156,17 @@ def build_file_index(column_values: Sequence[Any], dtype: DataType, index_type: 
                      options: dict[str, str] | None = None) -> bytes:
     """The bytes Paimon's writer of ``index_type`` produces for these values (one per row)."""
     writer = new_writer(index_type, dtype, options or {})
-    for value in column_values:
-        writer.write(value)
+    writer.write_batch(column_values)
     return writer.serialized_bytes()
 
 
 def build_file_index_container(table: pa.Table, schema: TableSchema,
                                plan: Sequence[ColumnIndex] | None = None) -> bytes | None:
-    """The FileIndexFormat container of every index the table options ask for (None if none)."""
+    """The FileIndexFormat container of every index the table options ask for (None if none).
+
+    A writer that takes the column's Arrow type reads the column directly; the others get the
+    column's internal values (converted once per column).
+    """
     plan = file_index_plan(schema) if plan is None else plan
     if not plan:
         return None
@@ -171,9 +174,15 @@ def build_file_index_container(table: pa.Table, schema: TableSchema,
     values_cache: dict[str, list[Any]] = {}
     for ci in plan:
         dtype = schema.field(ci.column).type
-        if ci.column not in values_cache:
-            values_cache[ci.column] = internal_values(table.column(ci.column), dtype)
-        blob = build_file_index(values_cache[ci.column], dtype, ci.index_type, dict(ci.options))
+        column = table.column(ci.column)
+        writer = new_writer(ci.index_type, dtype, dict(ci.options))
+        if writer.accepts_arrow(column.type):
+            writer.write_arrow(column)
+        else:
+            if ci.column not in values_cache:
+                values_cache[ci.column] = internal_values(column, dtype)
+            writer.write_batch(values_cache[ci.column])
+        blob = writer.serialized_bytes()
         if columns and columns[-1][0] == ci.column:
             columns[-1][1].append((ci.index_type, blob))
         else:
