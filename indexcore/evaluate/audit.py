@@ -214,7 +214,9 @@ class _Column:
             raw = dictionary.cast(pa.large_binary()).to_pylist()
             return np.array([xxhash.xxh64_intdigest(b) for b in raw], dtype=np.uint64).view(np.int64)
         if dictionary is not None and root in _INTEGER_ROOTS and pa.types.is_integer(dictionary.type):
-            return _long_hashes(dictionary.to_numpy(zero_copy_only=False).astype(np.int64))
+            from ..formats.bloom import long_hash_array
+
+            return long_hash_array(dictionary.to_numpy(zero_copy_only=False).astype(np.int64))
         return bloom_hashes(self.dtype, self.distinct)
 
     def row_longs(self) -> tuple[list, np.ndarray]:
@@ -329,42 +331,20 @@ def _check_bitmap(fa: _FileAudit, reader, column: str, dtype: DataType, col: _Co
     return ok
 
 
-def _long_hashes(keys: np.ndarray) -> np.ndarray:
-    """:func:`indexcore.formats.bloom.long_hash` over an int64 array (numpy wraps as Java does)."""
-    with np.errstate(over="ignore"):
-        k = keys.astype(np.int64)
-        k = ~k + (k << 21)
-        k ^= k >> 24
-        k = k + (k << 3) + (k << 8)
-        k ^= k >> 14
-        k = k + (k << 2) + (k << 4)
-        k ^= k >> 28
-        return k + (k << 31)
-
-
 def bloom_hashes(dtype: DataType, values: list) -> np.ndarray:
     """The 64-bit ``FastHash`` of each (non-null internal) value, as signed int64."""
-    from ..formats.bloom import hash_function
+    from ..formats.bloom import hash_values
 
-    if dtype.root in _INTEGER_ROOTS:
-        return _long_hashes(np.array(values, dtype=np.int64))
-    fn = hash_function(dtype)
-    return np.array([fn(v) for v in values], dtype=np.int64)
+    return hash_values(dtype, values)
 
 
 def bloom_contains(bit_set: bytes, num_hash_functions: int, hashes: np.ndarray) -> np.ndarray:
     """``BloomFilter64.testHash`` for many hashes at once: True where every probed bit is set."""
+    from ..formats.bloom import probe_positions_array
+
     bits = np.frombuffer(bit_set, dtype=np.uint8)
-    num_bits = len(bits) * 8
-    hash1 = hashes.astype(np.int32).astype(np.int64)
-    hash2 = (hashes >> 32).astype(np.int32).astype(np.int64)
-    found = np.ones(len(hashes), dtype=bool)
-    for i in range(1, num_hash_functions + 1):
-        combined = (hash1 + i * hash2).astype(np.int32).astype(np.int64)
-        combined = np.where(combined < 0, ~combined, combined)
-        pos = combined % num_bits
-        found &= ((bits[pos >> 3] >> (pos & 7)) & 1).astype(bool)
-    return found
+    pos = probe_positions_array(hashes, num_hash_functions, len(bits) * 8)
+    return ((bits[pos >> 3] >> (pos & 7)) & 1).astype(bool).all(axis=0)
 
 
 def _check_bloom(fa: _FileAudit, reader, column: str, dtype: DataType, col: _Column, n: int) -> bool:

@@ -126,6 +126,24 @@ def _xxh64_all(data: Sequence[bytes]) -> np.ndarray:
     return np.fromiter(map(xxhash.xxh64_intdigest, data), np.uint64, count=len(data)).view(np.int64)
 
 
+def hash_values(dtype: DataType, values: Sequence[Any]) -> np.ndarray:
+    """:func:`hash_function` over many non-null internal values, as signed int64."""
+    if dtype.root in STRING_ROOTS or dtype.root in BINARY_ROOTS:
+        return _xxh64_all([v.encode("utf-8", "surrogatepass") if isinstance(v, str) else v for v in values])
+    key = _long_key_function(dtype)
+    return long_hash_array(np.fromiter((key(v) for v in values), dtype=np.int64, count=len(values)))
+
+
+def probe_positions_array(hashes: np.ndarray, num_hash_functions: int, num_bits: int) -> np.ndarray:
+    """:func:`probe_positions` for many hashes: a (num_hash_functions, len(hashes)) array."""
+    hash1 = hashes.astype(np.int32).astype(np.int64)
+    hash2 = (hashes >> 32).astype(np.int32).astype(np.int64)
+    i = np.arange(1, num_hash_functions + 1, dtype=np.int64)[:, None]
+    combined = (hash1[None, :] + i * hash2[None, :]).astype(np.int32)
+    combined = np.where(combined < 0, ~combined, combined).astype(np.int64)
+    return combined % num_bits
+
+
 def probe_positions(hash64: int, num_hash_functions: int, num_bits: int) -> Iterable[int]:
     """The bit positions ``BloomFilter64`` sets / tests for one hash, in probe order."""
     hash1 = _signed32(hash64)
@@ -319,14 +337,7 @@ class BloomFilterWriter(FileIndexWriter):
     def write_batch(self, values: Sequence[Any]) -> None:
         """Hash every non-null value, then set all probe bits with array operations."""
         self._written += len(values)
-        root = self.dtype.root
-        present = [v for v in values if v is not None]
-        if root in STRING_ROOTS or root in BINARY_ROOTS:
-            self._add_hashes(_xxh64_all([v.encode("utf-8", "surrogatepass") if isinstance(v, str) else v
-                                         for v in present]))
-        else:
-            key = _long_key_function(self.dtype)
-            self._add_hashes(long_hash_array(np.array([key(v) for v in present], dtype=np.int64)))
+        self._add_hashes(hash_values(self.dtype, [v for v in values if v is not None]))
 
     def accepts_arrow(self, arrow_type: Any) -> bool:
         r = self.dtype.root
@@ -357,13 +368,7 @@ class BloomFilterWriter(FileIndexWriter):
         k = self.num_hash_functions
         step = max(1, _PROBES_PER_STEP // k)
         for start in range(0, len(hashes), step):
-            h = hashes[start:start + step]
-            hash1 = h.astype(np.int32).astype(np.int64)
-            hash2 = (h >> 32).astype(np.int32).astype(np.int64)
-            i = np.arange(1, k + 1, dtype=np.int64)[:, None]
-            combined = (hash1[None, :] + i * hash2[None, :]).astype(np.int32)
-            combined = np.where(combined < 0, ~combined, combined).astype(np.int64)
-            pos = (combined % self.num_bits).ravel()
+            pos = probe_positions_array(hashes[start:start + step], k, self.num_bits).ravel()
             if self.num_bits <= _MASK_LIMIT:
                 mask = np.zeros(self.num_bits, dtype=bool)
                 mask[pos] = True
