@@ -3,50 +3,20 @@ output, summaries, and corrupt input."""
 
 from __future__ import annotations
 
-import json
 import struct
-from pathlib import Path
 
 import pytest
+from golden_vectors import load, normalize, pick, values_of, vector_ids
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexcore.errors import CorruptFileError, UnsupportedError
-from indexcore.formats.base import REMAIN, SKIP, BitmapResult
 from indexcore.formats.bsi import BsiReader, BsiWriter
 from indexcore.io import BytesSource
 from indexcore.predicate import Leaf
 from indexcore.types import from_json, parse_type, to_json_value, to_long
 
-SINGLE = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance" / "golden" / "single"
-IDS = sorted(p.stem for p in SINGLE.glob("bsi__*.json")) if SINGLE.is_dir() else []
-
-
-def normalize(result) -> object:
-    if result is REMAIN or result == "REMAIN":
-        return "REMAIN"
-    if result is SKIP or result == "SKIP":
-        return "SKIP"
-    rows = list(result.bitmap) if isinstance(result, BitmapResult) else list(result)
-    return rows if rows else "SKIP"
-
-
-def load(golden: Path, vid: str):
-    vec = json.loads((golden / "single" / f"{vid}.json").read_text())
-    dtype = parse_type(vec["column"]["type"])
-    return vec, dtype, (golden / "single" / vec["bin_file"]).read_bytes()
-
-
-def values_of(vec, dtype) -> list:
-    raws = vec.get("values_raw") or [None] * len(vec["values"])
-    return [from_json(dtype, v, r) for v, r in zip(vec["values"], raws, strict=True)]
-
-
-def pick(golden: Path, *candidates: str) -> str:
-    for vid in candidates:
-        if (golden / "single" / f"{vid}.json").is_file():
-            return vid
-    pytest.skip(f"none of {candidates} is in this golden subset")
+IDS = vector_ids("bsi__*.json")
 
 
 @pytest.mark.parametrize("vid", IDS)

@@ -3,12 +3,11 @@ byte-identical writer output, summaries, and corrupt input."""
 
 from __future__ import annotations
 
-import json
 import math
 import struct
-from pathlib import Path
 
 import pytest
+from golden_vectors import leaf_of, load, normalize, pick, values_of, vector_ids
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyroaring import BitMap
@@ -20,43 +19,7 @@ from indexcore.io import BytesSource
 from indexcore.predicate import Leaf
 from indexcore.types import from_json, parse_type, to_json_value
 
-SINGLE = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance" / "golden" / "single"
-IDS = sorted(p.stem for p in SINGLE.glob("range_bitmap*.json")) if SINGLE.is_dir() else []
-
-
-def normalize(result) -> object:
-    """REMAIN, SKIP (an empty bitmap is SKIP), or the sorted rows."""
-    if result is REMAIN or result == "REMAIN":
-        return "REMAIN"
-    if result is SKIP or result == "SKIP":
-        return "SKIP"
-    rows = list(result.bitmap) if isinstance(result, BitmapResult) else list(result)
-    return rows if rows else "SKIP"
-
-
-def load(golden: Path, vid: str):
-    vec = json.loads((golden / "single" / f"{vid}.json").read_text())
-    dtype = parse_type(vec["column"]["type"])
-    data = (golden / "single" / vec["bin_file"]).read_bytes()
-    return vec, dtype, data
-
-
-def pick(golden: Path, *candidates: str) -> str:
-    """The first candidate vector present (the golden folder may be a subset)."""
-    for vid in candidates:
-        if (golden / "single" / f"{vid}.json").is_file():
-            return vid
-    pytest.skip(f"none of {candidates} is in this golden subset")
-
-
-def leaf_of(dtype, pred) -> Leaf:
-    raws = pred.get("literals_raw") or [None] * len(pred["literals"])
-    return Leaf(pred["op"], pred["field"], tuple(from_json(dtype, v, r) for v, r in zip(pred["literals"], raws, strict=True)))
-
-
-def values_of(vec, dtype) -> list:
-    raws = vec.get("values_raw") or [None] * len(vec["values"])
-    return [from_json(dtype, v, r) for v, r in zip(vec["values"], raws, strict=True)]
+IDS = vector_ids("range_bitmap*.json")
 
 
 @pytest.mark.parametrize("vid", IDS)
