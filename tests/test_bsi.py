@@ -6,7 +6,7 @@ from __future__ import annotations
 import struct
 
 import pytest
-from golden_vectors import load, normalize, pick, values_of, vector_ids
+from golden_vectors import leaf_of, load, normalize, pick, values_of, vector_ids
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +14,7 @@ from indexcore.errors import CorruptFileError, UnsupportedError
 from indexcore.formats.bsi import BsiReader, BsiWriter
 from indexcore.io import BytesSource
 from indexcore.predicate import Leaf
-from indexcore.types import from_json, parse_type, to_json_value, to_long
+from indexcore.types import parse_type, to_json_value, to_long
 
 IDS = vector_ids("bsi__*.json")
 
@@ -26,10 +26,7 @@ def test_leaf_predicates_match_paimon(golden, vid):
     leaves = [p for p in vec["predicates"] if p["predicate"]["op"] not in ("and", "or")]
     assert leaves
     for p in leaves:
-        pred = p["predicate"]
-        raws = pred.get("literals_raw") or [None] * len(pred["literals"])
-        literals = tuple(from_json(dtype, v, r) for v, r in zip(pred["literals"], raws, strict=True))
-        got = normalize(reader.visit(Leaf(pred["op"], "c", literals)))
+        got = normalize(reader.visit(leaf_of(dtype, p["predicate"])))
         assert got == normalize(p["result"]), p["id"]
 
 
