@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     emit(result, args.format, sys.stdout)
-    return 0
+    return int(getattr(args, "exit_code", 0))  # a command sets it to fail after printing (check)
 
 
 def _resolve_as_of(args: argparse.Namespace) -> None:
