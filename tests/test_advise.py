@@ -1,0 +1,203 @@
+"""The index advisor on a table whose truth is known by construction (written by our writer).
+
+Eight files of 200 rows, one per commit, every column spread so statistics prune nothing:
+
+* ``id`` is unique and interleaved across files; a bloom filter with Paimon's default
+  ``items`` (1,000,000) indexes it: it prunes point lookups but is far too large;
+* ``device`` (three values, all in every file) carries a bitmap the workload never prunes with;
+* ``country`` holds ``AA`` and ``ZZ`` everywhere plus one middle value per file: equality on a
+  middle value is answered by no index today, and a bitmap would skip most files;
+* ``amount`` holds 0 and 1000 everywhere plus a band of 50 values per file: ranges inside one
+  band need range-bitmap or BSI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+
+import pyarrow as pa
+import pytest
+
+from indexcore.cli import main
+from indexcore.errors import PredicateError
+from indexcore.evaluate.advise import advise, index_inventory
+from indexcore.evaluate.explain import explain
+from indexcore.evaluate.workload import parse_workload, scans
+from indexcore.warehouse import Warehouse
+from indexcore.write import TableWriter, make_schema
+
+FILES, ROWS = 8, 200
+MIDDLE = ("CC", "DD", "EE", "FF")
+COLUMNS = [("id", "STRING"), ("device", "STRING"), ("country", "STRING"), ("amount", "INT")]
+BASE_OPTIONS = {"bucket": "-1", "file.format": "parquet", "manifest.format": "avro",
+                "file-index.bloom-filter.columns": "id", "file-index.bitmap.columns": "device"}
+
+WORKLOAD = """\
+-- name: lookup
+-- weight: 3
+SELECT * FROM db.t WHERE id = 'id-000123';
+-- name: devices
+SELECT count(*) FROM db.t WHERE device <> 'tv';
+-- name: country
+-- weight: 5
+SELECT t.amount FROM db.t t JOIN db.other o ON t.id = o.id WHERE t.country = 'DD' AND o.x = 1;
+-- name: band
+SELECT * FROM db.t WHERE amount BETWEEN 310 AND 340;
+-- name: other_table
+SELECT * FROM db.other WHERE x = 1;
+-- name: both
+country = 'EE' AND amount > 420
+"""
+
+
+def _rows(k: int) -> pa.Table:
+    ids = [k + FILES * i for i in range(ROWS)]
+    return pa.table({
+        "id": [f"id-{i:06d}" for i in ids],
+        "device": [("ios", "android", "web")[i % 3] for i in range(ROWS)],
+        "country": ["AA" if i % 3 == 0 else "ZZ" if i % 3 == 1 else MIDDLE[k % 4] for i in range(ROWS)],
+        "amount": pa.array([0 if i % 4 == 0 else 1000 if i % 4 == 1 else k * 100 + i % 50
+                            for i in range(ROWS)], pa.int32()),
+    })
+
+
+def _build(root: str, options: dict[str, str]) -> str:
+    writer = TableWriter.create(root, "db.t", make_schema(COLUMNS, options=options), seed=7)
+    for k in range(FILES):
+        writer.write(_rows(k))
+    return root
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory) -> str:
+    return _build(str(tmp_path_factory.mktemp("advise") / "wh"), BASE_OPTIONS)
+
+
+@pytest.fixture(scope="module")
+def advice(warehouse):
+    return advise(Warehouse(warehouse).table("db.t"), WORKLOAD, sample=None)
+
+
+def _by(items, column, index_type):
+    (found,) = [x for x in items if x.column == column and x.index_type == index_type]
+    return found
+
+
+def test_workload_format():
+    qs = parse_workload("-- weight: 2\nSELECT 1 FROM a.b WHERE x = 'a;b';\n3\tx > 1;\n-- name: z\nWHERE y = 2")
+    assert [(q.name, q.weight) for q in qs] == [("q1", 2.0), ("q2", 3.0), ("z", 1.0)]
+    assert qs[0].text == "SELECT 1 FROM a.b WHERE x = 'a;b'"
+    lines = parse_workload("x = 1\n\ny = 'it''s'\n")
+    assert [q.text for q in lines] == ["x = 1", "y = 'it''s'"] and lines[1].line == 3
+    found, skipped = scans(parse_workload(WORKLOAD), "db.t", [c for c, _ in COLUMNS])
+    assert [s.name for s in found] == ["lookup", "devices", "country", "band", "both"]
+    assert skipped == [{"query": "other_table", "reason": "does not read db.t"}]
+    country = found[2]
+    assert country.where == "country = 'DD'"  # the join's other side is not pushed to db.t
+    assert country.filters == {"country": frozenset({"equality"})}
+    assert found[3].filters == {"amount": frozenset({"range"})}
+    with pytest.raises(PredicateError):
+        parse_workload("-- weight: lots\nx = 1")
+
+
+def test_flags_the_index_that_never_prunes_and_the_oversized_bloom(advice):
+    device = _by(advice.existing, "device", "bitmap")
+    assert device.verdict == "never prunes"
+    assert device.filtered_by == ["devices"] and device.skipped.files == 0
+    bloom = _by(advice.existing, "id", "bloom-filter")
+    assert bloom.verdict == "oversized"
+    assert bloom.skipped.files == FILES - 1  # the lookup reads only the file holding the id
+    items = int(bloom.suggested_options["items"])
+    assert ROWS <= items < 2 * ROWS
+    assert bloom.bytes > 100 * items  # default items=1,000,000: megabytes for 200-row files
+    assert not any(f["verdict"] in ("missing", "stale", "wrong column") for g in advice.existing
+                   for f in g.findings)
+
+
+def test_recommends_bitmap_for_low_cardinality_equality_and_a_range_index_for_ranges(advice):
+    recommended = {c.column: c for c in advice.candidates if c.recommended}
+    assert set(recommended) == {"country", "amount"}
+    assert recommended["country"].index_type == "bitmap"
+    assert recommended["amount"].index_type in ("range-bitmap", "bsi")
+    assert all(c.sample_files == c.total_files == FILES for c in advice.candidates)
+    country = recommended["country"]
+    # 'DD' lives in files 1 and 5 only, 'EE' in 2 and 6: the bitmap skips the other six
+    assert [q["extra_files_skipped"] for q in country.queries] == [FILES - 2, FILES - 2]
+    ranks = [c.rank for c in advice.candidates]
+    assert ranks == sorted(ranks) and advice.candidates[0].recommended
+    spark_sql = " ".join(advice.statements)
+    assert "'file-index.bitmap.columns' = 'country'" in spark_sql  # device dropped, country added
+    assert "'file-index.bloom-filter.id.items' = " in spark_sql
+    assert advice.statements[-1] == "CALL sys.rewrite_file_index('db.t')"
+
+
+def test_every_candidate_claim_matches_explain_once_really_built(advice, tmp_path):
+    """Build each candidate for real with our writer (same rows, same file names) and explain."""
+    runs = {r.name: r for r in advice.runs}
+    for cand in advice.candidates:
+        options = dict(BASE_OPTIONS)
+        key = f"file-index.{cand.index_type}.columns"
+        options[key] = ",".join(filter(None, [options.get(key), cand.column]))
+        options.update({f"file-index.{cand.index_type}.{cand.column}.{k}": v for k, v in cand.options.items()})
+        root = _build(str(tmp_path / f"{cand.column}-{cand.index_type}"), options)
+        table = Warehouse(root).table("db.t")
+        assert cand.queries, cand
+        for q in cand.queries:
+            ex = explain(table, runs[q["query"]].scan.where)
+            skipped = sorted(posixpath.basename(f.path) for f in ex.files if f.skipped_by == "index")
+            assert skipped == sorted(posixpath.basename(p) for p in q["index_skipped_files"]), (cand, q["query"])
+            assert ex.funnel["read"]["rows"] == q["rows_read"], (cand, q["query"])
+
+
+def test_existing_claims_match_explain(advice, warehouse):
+    """An index alone skipping a file implies explain skips it by index too (one index per column here)."""
+    table = Warehouse(warehouse).table("db.t")
+    for g in advice.existing:
+        for q in g.queries:
+            run = next(r for r in advice.runs if r.name == q["query"])
+            ex = explain(table, run.scan.where)
+            by_index = {f.path for f in ex.files if f.skipped_by == "index"}
+            assert set(q["skipped_files"]) <= by_index
+
+
+def test_inventory_flags_missing_and_stale(tmp_path):
+    root = str(tmp_path / "wh")
+    writer = TableWriter.create(root, "db.t", make_schema(COLUMNS, options=BASE_OPTIONS), seed=7)
+    writer.write(_rows(0))
+    table = Warehouse(root).table("db.t")
+    inventory, problems = index_inventory(table)
+    assert problems == [] and all(not g.missing for g in inventory)
+    # a later schema asks for a bitmap on country: the existing file lacks it; device is no longer asked for
+    schema = make_schema(COLUMNS, options={**BASE_OPTIONS, "file-index.bitmap.columns": "country"}, schema_id=1)
+    from indexcore.write.layout import schema_json
+
+    with open(os.path.join(root, "db.db", "t", "schema", "schema-1"), "w") as fh:
+        fh.write(schema_json(schema))
+    table = Warehouse(root).table("db.t")
+    advice = advise(table, "country = 'CC'\ndevice = 'web'", sample=None)
+    assert _by(advice.existing, "country", "bitmap").verdict == "missing"
+    device = _by(advice.existing, "device", "bitmap")
+    assert "stale" in {f["verdict"] for f in device.findings}
+    assert "CALL sys.rewrite_file_index('db.t')" in advice.statements
+
+
+def test_cli_json_and_details(warehouse, tmp_path, capsys):
+    wl = tmp_path / "w.sql"
+    wl.write_text(WORKLOAD)
+    assert main(["advise", warehouse, "db.t", "--workload", str(wl), "--sample", "3", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) >= {"existing", "candidates", "statements"}
+    assert all(c["measured_on"] == {"files": 3, "of": FILES, "index_bytes": c["measured_on"]["index_bytes"]}
+               for c in out["candidates"])
+    assert "explain" not in out["queries"][0]
+    assert main(["advise", warehouse, "db.t", "--workload", str(wl), "--sample", "0", "--details",
+                 "--dialect", "flink", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["queries"][0]["explain"]["files"]
+    assert any(s.startswith("ALTER TABLE db.t SET (") for s in out["statements"])
+    assert main(["advise", warehouse, "db.t", "--workload", str(wl)]) == 0
+    assert "candidates:" in capsys.readouterr().out
+    assert main(["advise", warehouse, "db.t", "--workload", str(tmp_path / "absent.sql")]) == 2
+    assert "cannot read workload" in capsys.readouterr().err
