@@ -350,9 +350,10 @@ def _measure_existing(table, schema, run: QueryRun, existing: list[ExistingIndex
                           "bytes_skipped": nbytes, "skipped_files": paths})
 
 
-def _verdicts(table, snapshot_id, existing: list[ExistingIndex], runs: list[QueryRun],
+def _verdicts(table, snapshot_id, existing: list[ExistingIndex], runs: list[QueryRun] | None,
               problems: list[Problem]) -> None:
-    index_used = all(r.explanation.index_used for r in runs if r.explanation is not None)
+    """Findings per index; ``runs`` None judges without a workload (no "never prunes")."""
+    index_used = all(r.explanation.index_used for r in runs or () if r.explanation is not None)
     blooms = None
     if any(g.index_type == "bloom-filter" and g.blobs for g in existing):
         try:
@@ -364,7 +365,7 @@ def _verdicts(table, snapshot_id, existing: list[ExistingIndex], runs: list[Quer
             g.findings.append({"verdict": "wrong column", "files": len(g.wrong_column),
                                "message": f"{len(g.wrong_column)} file(s) carry a {g.index_type} index whose "
                                           f"column does not match the file's schema: {g.wrong_column[0]['reason']}"})
-        if not g.blobs:
+        if not g.blobs or runs is None:
             pass
         elif not index_used:
             g.findings.append({"verdict": "never prunes", "message": "the read path does not use file indexes "
@@ -395,7 +396,7 @@ def _bloom_sizing(g: ExistingIndex, blooms) -> None:
     needed = int(mine["recommended_bytes"].sum())
     items = int(mine["recommended_items"].max())
     fpp = float(mine["configured_fpp"].iloc[0])
-    saturated = bool(mine["saturated"].fillna(False).any())
+    saturated = bool(mine["saturated"].eq(True).any())
     worst = mine["estimated_fpp"].max()
     if stored > OVERSIZE_FACTOR * needed:
         g.suggested_options = {"items": str(items)}
@@ -732,3 +733,41 @@ def advice_summary(advice: Advice) -> dict[str, Any]:
                    "recommended": "yes" if c.recommended else "no",
                    "sample": f"{c.sample_files}/{c.total_files}"} for c in advice.candidates]
     return {"existing": existing, "candidates": candidates}
+
+
+#: A data file smaller than this share of ``target-file-size`` counts as small.
+SMALL_FILE_SHARE = 0.25
+DEFAULT_TARGET_FILE_SIZE = 128 << 20
+
+
+def health(table, snapshot_id: int | None = None) -> dict[str, Any]:
+    """A table's file-index health in one glance, without a workload: small files, deletion
+    vector density per bucket, and per index its coverage, bytes and verdict (stale, missing,
+    wrong column, bloom sizing)."""
+    from ..write.layout import memory_size
+    from .metrics import DEFAULT_COMPACTION_DENSITY, dv_by_bucket, dv_frame
+
+    plan = table.plan(snapshot_id)
+    sid = plan.snapshot.id if plan.snapshot else None
+    schema = table.read_schema(snapshot_id, plan.snapshot)
+    try:
+        target = memory_size(schema.options.get("target-file-size"), DEFAULT_TARGET_FILE_SIZE)
+    except ValueError:
+        target = DEFAULT_TARGET_FILE_SIZE
+    problems: list[Problem] = list(plan.problems)
+    existing = _existing_indexes(table, sid, schema, list(plan.files), problems)
+    _verdicts(table, sid, existing, None, problems)
+    buckets = dv_by_bucket(dv_frame(table, sid))
+    small = [lf for lf in plan.files if lf.file.file_size < SMALL_FILE_SHARE * target]
+    return {
+        "snapshot": sid, "files": len(plan.files), "small_files": len(small),
+        "small_file_bytes": int(SMALL_FILE_SHARE * target),
+        "max_dv_density": float(buckets["density"].max()) if len(buckets) else 0.0,
+        "dense_buckets": int((buckets["density"] >= DEFAULT_COMPACTION_DENSITY).sum()) if len(buckets) else 0,
+        "indexes": [{"column": g.column, "index_type": g.index_type, "configured": g.configured,
+                     "files": len(g.blobs), "live_files": g.live_files, "bytes": g.bytes,
+                     "coverage": len(g.blobs) / g.live_files if g.live_files else 0.0,
+                     "verdict": g.verdict if g.findings else "ok",
+                     "why": "; ".join(f["message"] for f in g.findings)} for g in existing],
+        "problems": [p.to_dict() for p in problems],
+    }
