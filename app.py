@@ -27,6 +27,7 @@ PAGES = [
     ("deletion_vectors.py", "Deletion vectors", ":material/delete_sweep:"),
     ("hash_index.py", "Hash index", ":material/tag:"),
     ("what_if.py", "What-if", ":material/psychology:"),
+    ("advisor.py", "Advisor", ":material/recommend:"),
     ("spark.py", "Spark", ":material/bolt:"),
 ]
 

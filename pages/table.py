@@ -24,6 +24,27 @@ with guard("Overview"):
     c[3].metric("Files with a file index", int(files["index_source"].notna().sum()))
     c[4].metric("Deleted rows (DV)", f"{int(pd.to_numeric(files['dv_deleted']).fillna(0).sum()):,}")
 
+with guard("Health"):  # index coverage and verdicts, small files, DV density, bloom sizing
+    from indexcore.evaluate.advise import health
+    from pages.common import open_warehouse
+
+    @st.cache_data(show_spinner="Checking health…", max_entries=64)
+    def _health(url: str, roots: tuple, name: str, sid: int | None) -> dict:
+        return health(open_warehouse(url, roots).table(name), sid)
+
+    h = _health(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id)
+    flagged = [i for i in h["indexes"] if i["verdict"] != "ok"]
+    c = st.columns(4)
+    c[0].metric("Small files", f"{h['small_files']} of {h['files']}",
+                help=f"Data files under {fmt_bytes(h['small_file_bytes'])} (a quarter of target-file-size)")
+    c[1].metric("Densest bucket (DV)", f"{h['max_dv_density']:.1%}",
+                help=f"Deleted / rows per partition x bucket; {h['dense_buckets']} bucket(s) at 20% or more")
+    c[2].metric("Index coverage", f"{min((i['coverage'] for i in h['indexes']), default=1.0):.0%}",
+                help="The lowest share of live files carrying one of the table's file indexes")
+    c[3].metric("Indexes flagged", len(flagged), help="Stale, missing, wrong column or mis-sized bloom filters")
+    if flagged:
+        st.warning("; ".join(f"{i['index_type']} on {i['column']}: {i['verdict']} ({i['why']})" for i in flagged))
+
 tab_schema, tab_snap, tab_files, tab_skew = st.tabs(["Schema", "Snapshots", "Files", "Skew"])
 
 with tab_schema, guard("Schema"):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -201,3 +202,30 @@ def test_cli_json_and_details(warehouse, tmp_path, capsys):
     assert "candidates:" in capsys.readouterr().out
     assert main(["advise", warehouse, "db.t", "--workload", str(tmp_path / "absent.sql")]) == 2
     assert "cannot read workload" in capsys.readouterr().err
+
+
+def test_advisor_page_and_table_health(monkeypatch):
+    """The Advisor page replays a pasted workload with progress; the Table page shows health."""
+    from streamlit.testing.v1 import AppTest
+    from test_app import APP, _served_through_app
+
+    _served_through_app(monkeypatch)
+    sample = Path(__file__).resolve().parent.parent / "sample_warehouse"
+    monkeypatch.setenv("INDEXCORE_WAREHOUSE", str(sample))
+    monkeypatch.delenv("INDEXCORE_ALLOWED_ROOTS", raising=False)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["table"] = "demo.faulty"
+    at.run()
+    at.switch_page("pages/table.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["Indexes flagged"] == "2" and labels["Index coverage"] == "50%"
+    at.switch_page("pages/advisor.py").run()
+    assert not at.exception and at.title[0].value == "Advisor"
+    at.text_area(key="advisor_workload").set_value("country = 'NZ';\nevent_id = 'nope';\nuser_id > 10").run()
+    at.button(key="advisor_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["Queries replayed"] == "3"
+    assert any("rewrite_file_index('demo.faulty')" in c.value for c in at.code)

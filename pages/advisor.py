@@ -1,0 +1,84 @@
+"""Advisor: which file indexes earn their bytes for a workload, which are dead weight, which would pay."""
+
+import pandas as pd
+import streamlit as st
+
+from indexcore.errors import IndexCoreError
+from indexcore.evaluate.advise import DEFAULT_SAMPLE, advice_summary, advise
+from indexcore.evaluate.workload import parse_workload
+from pages.common import context, fmt_bytes, guard, need_table, progress_callback, show_frame
+
+st.title("Advisor")
+ctx = context()
+if not need_table(ctx):
+    st.stop()
+st.caption("Replays explain for every query of a workload; candidate indexes are built in memory on a sample "
+           "of files. Nothing is written into the warehouse.")
+
+picked = (ctx.url, ctx.table_name, ctx.snapshot_id)
+if st.session_state.get("advisor_for") != picked or "advisor_workload" not in st.session_state:
+    start = ""
+    with guard("Suggested predicate"):
+        suggestion = ctx.metric("suggest_predicate")
+        if suggestion:
+            start = f"SELECT * FROM {ctx.table_name} WHERE {suggestion['sql']};\n"
+    st.session_state["advisor_workload"] = start
+    st.session_state["advisor_for"] = picked
+    st.session_state.pop("advisor_result", None)
+
+upload = st.file_uploader("Workload file", type=["sql", "txt", "tsv"], key="advisor_upload",
+                          help="SELECTs or bare WHERE conditions, one per line or ';'-separated; "
+                               "'-- weight: N' or 'N<TAB>query' for a weight, '-- name: X' for a name.")
+text = st.text_area("...or paste the workload", key="advisor_workload", height=160)
+if upload is not None:
+    text = upload.getvalue().decode("utf-8", errors="replace")
+    st.caption(f"Using the uploaded file `{upload.name}`.")
+sample = st.number_input("Files to build candidates on (0 = all)", min_value=0, value=DEFAULT_SAMPLE,
+                         key="advisor_sample")
+
+if st.button("Advise", key="advisor_run", type="primary"):
+    with guard("Advisor"):
+        queries = parse_workload(text)
+        if not queries:
+            raise IndexCoreError("the workload holds no query")
+        update, bar = progress_callback("Advising")
+        advice = advise(ctx.table, queries, snapshot_id=ctx.snapshot_id,
+                        sample=None if sample == 0 else int(sample), progress=update)
+        bar.empty()
+        st.session_state["advisor_result"] = advice
+
+advice = st.session_state.get("advisor_result")
+if advice is not None:
+    with guard("Advice"):
+        summary = advice_summary(advice)
+        replayed = [r for r in advice.runs if r.explanation is not None]
+        c = st.columns(4)
+        c[0].metric("Queries replayed", len(replayed))
+        c[1].metric("Existing indexes", len(advice.existing))
+        c[2].metric("Dead or mis-sized", sum(1 for e in advice.existing if e.verdict != "earns its keep"))
+        c[3].metric("Candidates recommended", sum(1 for x in advice.candidates if x.recommended))
+
+        st.subheader("Existing indexes")
+        existing = pd.DataFrame(summary["existing"])
+        if not existing.empty:
+            existing["bytes"] = existing["bytes"].map(fmt_bytes)
+        show_frame(existing, "advisor_existing")
+
+        st.subheader("Candidates, ranked by benefit for cost")
+        st.caption("Skipped files, rows and bytes are beyond partition, statistics and today's indexes, "
+                   "scaled from the sample to the table; score = weighted bytes skipped per byte stored.")
+        show_frame(pd.DataFrame(summary["candidates"]), "advisor_candidates")
+
+        st.subheader("Statements")
+        if advice.statements:
+            st.code(";\n".join(advice.statements) + ";", language="sql")
+        else:
+            st.success("Nothing to change for this workload.")
+
+        errors = [{"query": r.name, "error": r.error} for r in advice.runs if r.error]
+        if advice.skipped_queries or errors:
+            st.markdown("**Queries not replayed**")
+            show_frame(pd.DataFrame(advice.skipped_queries + errors), "advisor_skipped")
+        if advice.problems:
+            st.warning(f"{len(advice.problems)} problem(s) while advising; the affected files are kept.")
+            show_frame(pd.DataFrame([p.to_dict() for p in advice.problems]), "advisor_problems")
