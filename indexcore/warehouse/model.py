@@ -7,17 +7,18 @@ the internal values of :mod:`indexcore.types`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
+from ..paimon.options import DEFAULT_PARTITION_NAME as DEFAULT_PARTITION_NAME  # re-exported
+from ..paimon.options import CoreOptions
 from ..types import DataField, DataType
 
 ADD = "ADD"
 DELETE = "DELETE"
 DELETION_VECTORS = "DELETION_VECTORS"
 HASH = "HASH"
-DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 
 
 @dataclass(frozen=True)
@@ -30,24 +31,6 @@ class Problem:
 
     def to_dict(self) -> dict[str, str]:
         return {"path": self.path, "structure": self.structure, "reason": self.reason}
-
-
-def file_index_options(options: Mapping[str, str], column: str, index_type: str) -> dict[str, str]:
-    """The writer options a table declares for ``index_type`` on ``column``.
-
-    ``file-index.<type>.<key>`` applies to every column; ``file-index.<type>.<column>.<key>``
-    to one column, and wins (``columns`` itself is not a writer option).
-    """
-    prefix = f"file-index.{index_type}."
-    own = f"{prefix}{column}."
-    out: dict[str, str] = {}
-    for key, value in options.items():
-        if key.startswith(prefix) and "." not in key[len(prefix):] and key[len(prefix):] != "columns":
-            out[key[len(prefix):]] = value
-    for key, value in options.items():
-        if key.startswith(own) and "." not in key[len(own):]:
-            out[key[len(own):]] = value
-    return out
 
 
 @dataclass(frozen=True)
@@ -80,9 +63,14 @@ class TableSchema:
     def field_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.fields)
 
+    @cached_property
+    def core_options(self) -> CoreOptions:
+        """The options as one typed record, parsed once per schema."""
+        return CoreOptions.parse(self.options)
+
     def file_index_options(self, column: str, index_type: str) -> dict[str, str]:
-        """Writer options of one file index on ``column`` (see :func:`file_index_options`)."""
-        return file_index_options(self.options, column, index_type)
+        """Writer options of one file index on ``column`` (see :meth:`CoreOptions.file_index_options`)."""
+        return self.core_options.file_index_options(column, index_type)
 
     def row_type(self) -> dict[str, DataType]:
         return {f.name: f.type for f in self.fields}
@@ -99,18 +87,17 @@ class TableSchema:
     @property
     def bucket(self) -> int:
         """``bucket`` option; Paimon's default is -1 (dynamic for PK, unaware for append)."""
-        try:
-            return int(self.options.get("bucket", "-1"))
-        except ValueError:
-            return -1
+        return self.core_options.bucket
 
     @property
     def bucket_keys(self) -> tuple[str, ...]:
         """``bucket-key`` option, else the trimmed primary keys (empty for an append table)."""
-        raw = self.options.get("bucket-key")
-        if raw:
-            return tuple(k.strip() for k in raw.split(",") if k.strip())
-        return self.trimmed_primary_keys
+        return self.core_options.bucket_keys(self.trimmed_primary_keys)
+
+    @property
+    def skips_level0(self) -> bool:
+        """Whether a batch read leaves level-0 files out (see :meth:`CoreOptions.batch_skips_level0`)."""
+        return self.core_options.batch_skips_level0(self.primary_keys)
 
 
 @dataclass(frozen=True)

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import gc
 import posixpath
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
 from ..errors import IndexCoreError, StorageError
 from ..formats.binary_row import decode_binary_row
 from ..io import ByteSource, BytesSource, Storage
+from ..paimon.layout import PathLayout, strip_scheme
+from ..paimon.options import CoreOptions
 from ..types import DataType
 from .manifest import (
     KINDS,
@@ -31,7 +31,6 @@ from .manifest import (
 )
 from .model import (
     ADD,
-    DEFAULT_PARTITION_NAME,
     DELETION_VECTORS,
     HASH,
     IndexManifestEntry,
@@ -49,7 +48,6 @@ KNOWN_INDEX_TYPES = (DELETION_VECTORS, HASH)
 _new = object.__new__
 _setattr = object.__setattr__
 SYSTEM_BIGINT_FIELDS = ("_ROW_ID", "_SEQUENCE_NUMBER", "_KEY__SEQUENCE_NUMBER")
-_ESCAPE = set('"#%\'*/:=?\\\x7f{[]^')
 
 
 @contextmanager
@@ -67,40 +65,6 @@ def _gc_paused() -> Iterator[None]:
         yield
     finally:
         gc.enable()
-
-
-def escape_path_name(text: str) -> str:
-    """Hive/Paimon partition path escaping (``%XX`` for special characters)."""
-    return "".join(f"%{ord(c):02X}" if c in _ESCAPE or ord(c) < 0x20 else c for c in text)
-
-
-def _java_string(dtype, value: Any, legacy: bool) -> str:
-    """The partition value as Paimon writes it into a path."""
-    from ..types import Timestamp, to_python
-
-    root = dtype.root
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if root == "DATE" and not legacy:
-        return to_python(dtype, value).isoformat()
-    if isinstance(value, Timestamp):
-        dt = value.to_datetime()
-        text = dt.strftime("%Y-%m-%dT%H:%M")
-        if dt.second or dt.microsecond or value.nanos % 1000:
-            text += f":{dt.second:02d}"
-            frac = (value.millis % 1000) * 1_000_000 + value.nanos
-            if frac:
-                digits = f"{frac:09d}"
-                text += "." + (digits[:3] if frac % 1_000_000 == 0 else
-                               digits[:6] if frac % 1000 == 0 else digits)
-        return text
-    if root == "DECIMAL":
-        return format(value, "f")
-    if root in ("FLOAT", "DOUBLE"):
-        return repr(float(value)).replace("inf", "Infinity").replace("nan", "NaN")
-    return str(value)
 
 
 @dataclass
@@ -139,6 +103,7 @@ class Table:
         self._plans: dict[int, Plan] = {}
         self._partitions: dict[bytes, tuple] = {}
         self._external_roots: dict[str, str | None] = {}
+        self._layout: tuple[TableSchema, PathLayout] | None = None
         self._stats_types = StatsTypes(self._key_types, self._value_types)
 
     def __repr__(self) -> str:
@@ -180,7 +145,8 @@ class Table:
 
     def schema(self, schema_id: int | None = None) -> TableSchema:
         """The latest schema, or the one with ``schema_id``."""
-        schemas = {s.id: s for s in self.schemas()}
+        self.schemas()
+        schemas = self._schemas
         if not schemas:
             raise StorageError(f"table {self.name} has no readable schema", file=self.path)
         if schema_id is None:
@@ -190,25 +156,53 @@ class Table:
                 self.path, "schema", f"{SCHEMA_PREFIX}{schema_id}"))
         return schemas[schema_id]
 
+    def schema_or_latest(self, schema_id: int | None, path: str | None = None,
+                         problems: list | None = None) -> TableSchema:
+        """Schema ``schema_id``, or the latest one when it is missing or unreadable.
+
+        The one fallback policy for "the schema this was written under": the fallback is
+        reported as a :class:`Problem` naming ``path`` (also appended to ``problems``).
+        """
+        if schema_id is None:
+            return self.schema()
+        try:
+            return self.schema(schema_id)
+        except IndexCoreError as exc:
+            latest = self.schema()
+            self._problem(path or self.path, "schema", f"{exc.message}; using the latest schema {latest.id}",
+                          problems)
+            return latest
+
+    def file_schema(self, live_file: LiveFile, problems: list | None = None) -> TableSchema:
+        """The schema a data file was written under (see :meth:`schema_or_latest`)."""
+        return self.schema_or_latest(live_file.file.schema_id, live_file.path, problems)
+
+    def snapshot_schema(self, snapshot: Snapshot | None, problems: list | None = None) -> TableSchema:
+        """The schema a snapshot was committed under (the latest for no snapshot)."""
+        if snapshot is None:
+            return self.schema()
+        return self.schema_or_latest(snapshot.schema_id, snapshot.path, problems)
+
     def read_schema(self, snapshot_id: int | None, snapshot: Snapshot | None) -> TableSchema:
         """The schema a read uses: a time-travelled snapshot's own, else the latest."""
-        if snapshot_id is not None and snapshot is not None:
-            try:
-                return self.schema(snapshot.schema_id)
-            except StorageError:
-                pass
-        return self.schema()
-
-    def file_schema(self, live_file: LiveFile) -> TableSchema:
-        """The schema a data file was written with (the latest when that one is unreadable)."""
-        try:
-            return self.schema(live_file.file.schema_id)
-        except IndexCoreError:
-            return self.schema()
+        return self.snapshot_schema(snapshot if snapshot_id is not None else None)
 
     @property
     def options(self) -> dict[str, str]:
         return self.schema().options
+
+    @property
+    def core_options(self) -> CoreOptions:
+        """The latest schema's options as a typed record."""
+        return self.schema().core_options
+
+    @property
+    def layout(self) -> PathLayout:
+        """Folders of this table under the latest schema (partition, bucket, index paths)."""
+        schema = self.schema()
+        if self._layout is None or self._layout[0] is not schema:
+            self._layout = (schema, PathLayout.of(self.data_root, schema.partition_fields, schema.core_options))
+        return self._layout[1]
 
     @cached_property
     def inspect(self):
@@ -293,7 +287,7 @@ class Table:
     # -- manifests -------------------------------------------------------------------------
     @property
     def manifest_format(self) -> str:
-        return self.options.get("manifest.format", "avro")
+        return self.core_options.manifest_format
 
     def _manifest_path(self, name: str) -> str:
         path = posixpath.join(self.path, "manifest", name)
@@ -319,17 +313,11 @@ class Table:
         return self._manifest_lists[name]
 
     def _key_types(self, schema_id: int) -> list:
-        try:
-            schema = self.schema(schema_id)
-        except StorageError:
-            schema = self.schema()
+        schema = self.schema_or_latest(schema_id)
         return [schema.field(k).type for k in schema.trimmed_primary_keys]
 
     def _value_types(self, schema_id: int, cols: tuple | None, write_cols: tuple | None) -> list:
-        try:
-            schema = self.schema(schema_id)
-        except StorageError:
-            schema = self.schema()
+        schema = self.schema_or_latest(schema_id)
         names = cols if cols is not None else write_cols
         if names is None:
             return [f.type for f in schema.fields]
@@ -372,38 +360,16 @@ class Table:
         """(values, spec, relative dir) of a partition BinaryRow, cached by its bytes."""
         hit = self._partitions.get(raw)
         if hit is None:
-            schema = self.schema()
-            fields = schema.partition_fields
+            layout = self.layout
+            fields = layout.partition_fields
             values = decode_binary_row(raw, [f.type for f in fields], "partition") if fields else ()
             spec = {f.name: v for f, v in zip(fields, values, strict=True)}
-            default = schema.options.get("partition.default-name", DEFAULT_PARTITION_NAME)
-            legacy = schema.options.get("partition.legacy-name", "true").lower() != "false"
-            parts = []
-            for f, v in zip(fields, values, strict=True):
-                text = None if v is None else _java_string(f.type, v, legacy)
-                if text is None or not text.strip():
-                    text = default
-                parts.append(f"{escape_path_name(f.name)}={escape_path_name(text)}")
-            hit = (values, spec, "/".join(parts))
+            hit = (values, spec, layout.partition_dir(values))
             self._partitions[raw] = hit
         return hit
 
     def bucket_dir(self, partition_dir: str, bucket: int) -> str:
-        base = self.data_root
-        sub = self.options.get("data-file.path-directory")
-        if sub:
-            base = posixpath.join(base, sub)
-        bucket_name = "bucket-postpone" if bucket == -2 else f"bucket-{bucket}"
-        return posixpath.join(base, partition_dir, bucket_name) if partition_dir else \
-            posixpath.join(base, bucket_name)
-
-    def _strip_scheme(self, path: str) -> str:
-        m = re.match(r"^file:(//)?", path, re.IGNORECASE)
-        return path[m.end():] if m else path
-
-    def _external_roots_option(self) -> list[str]:
-        raw = self.options.get("data-file.external-paths") or ""
-        return [self._strip_scheme(r.strip()).rstrip("/") for r in raw.split(",") if r.strip()]
+        return self.layout.bucket_dir(partition_dir, bucket)
 
     def resolve_external(self, external: str, plan_problems: list | None = None) -> str:
         """An external path inside this warehouse: as written if reachable, else relocated.
@@ -412,14 +378,14 @@ class Table:
         database (e.g. ``db.db/external``); the path's tail under the configured external root
         is looked up there.
         """
-        local = self._strip_scheme(external)
+        local = strip_scheme(external)
         try:
             full = self.storage.resolve(local)
             if self.storage.exists(full):
                 return full
         except StorageError:
             pass
-        for root in self._external_roots_option() or [posixpath.dirname(local)]:
+        for root in self.layout.external_roots() or [posixpath.dirname(local)]:
             if not local.startswith(root + "/"):
                 continue
             rel = local[len(root) + 1:]
@@ -449,10 +415,7 @@ class Table:
         meta = entry.index_file
         if meta.external_path:
             return self.resolve_external(meta.external_path, plan_problems)
-        if self.options.get("index-file-in-data-file-dir", "false").lower() == "true" \
-                and partition_dir is not None:
-            return posixpath.join(self.bucket_dir(partition_dir, entry.bucket), meta.file_name)
-        return posixpath.join(self.data_root, "index", meta.file_name)
+        return self.layout.index_file_path(meta.file_name, partition_dir, entry.bucket)
 
     # -- planning --------------------------------------------------------------------------
     def plan(self, snapshot_id: int | None = None) -> Plan:
@@ -493,11 +456,11 @@ class Table:
                     live.pop(e[1], None)
         self._index_manifest(plan, snap)
         dvs = {}
-        bitmap64 = self.options.get("deletion-vectors.bitmap64", "false").lower() == "true"
+        bitmap64 = self.core_options.deletion_vectors_bitmap64
         for ie in plan.index_entries:
             meta = ie.index_file
             if meta.index_type == DELETION_VECTORS and meta.dv_ranges:
-                path = self.index_file_path(ie, self._partition_dir_of(ie.partition), plan.problems)
+                path = self.index_file_path(ie, self.partition_dir(ie.partition), plan.problems)
                 for r in meta.dv_ranges:
                     dvs[(ie.partition, ie.bucket, r.data_file)] = (r, path)
         dirs: dict[tuple, tuple] = {}  # (partition bytes, bucket) -> (values, spec, bucket dir + "/")
@@ -529,21 +492,10 @@ class Table:
 
     def partition_dir(self, values: tuple) -> str:
         """The relative directory (``k=v/k2=v2``) of a partition given its internal values."""
-        return self._partition_dir_of(values)
-
-    def _partition_dir_of(self, values: tuple) -> str:
         for hit in self._partitions.values():
             if hit[0] == values:
                 return hit[2]
-        schema = self.schema()
-        fields = schema.partition_fields
-        default = schema.options.get("partition.default-name", DEFAULT_PARTITION_NAME)
-        legacy = schema.options.get("partition.legacy-name", "true").lower() != "false"
-        parts = []
-        for f, v in zip(fields, values, strict=True):
-            text = None if v is None else _java_string(f.type, v, legacy)
-            parts.append(f"{escape_path_name(f.name)}={escape_path_name(text or default)}")
-        return "/".join(parts)
+        return self.layout.partition_dir(values)
 
     def manifest_entry_list(self, snapshot_id: int | None = None) -> list[ManifestEntry]:
         """Every entry (ADD and DELETE) of the snapshot's manifests, unmerged."""
@@ -559,16 +511,8 @@ class Table:
         return out
 
     def _check_options(self, plan: Plan) -> None:
-        opts = self.options
-        fmt = opts.get("manifest.format", "avro").lower()
-        if fmt not in ("avro", "orc", "parquet"):
-            self._problem(self.path, "option manifest.format", f"unknown manifest format {fmt!r}",
-                          plan.problems)
-        try:
-            int(opts.get("bucket", "-1"))
-        except ValueError:
-            self._problem(self.path, "option bucket", f"not an integer: {opts.get('bucket')!r}",
-                          plan.problems)
+        for key, reason in self.core_options.problems:
+            self._problem(self.path, f"option {key}", reason, plan.problems)
 
     def _index_manifest(self, plan: Plan, snap: Snapshot) -> None:
         if not snap.index_manifest:
@@ -628,5 +572,5 @@ class Table:
         """The hashes of one HASH index file (Paimon's dynamic-bucket index)."""
         from ..formats.hash_index import read_hash_index
 
-        path = self.index_file_path(entry, self._partition_dir_of(entry.partition))
+        path = self.index_file_path(entry, self.partition_dir(entry.partition))
         return read_hash_index(self.storage.open(path))
