@@ -23,7 +23,6 @@ from indexcore.spark import get_session
 from indexcore.spark.pipeline import write_dataframe
 from indexcore.write import TableWriter, build_file_index_container, make_schema
 from indexcore.write.datafile import internal_values
-from indexcore.write.layout import file_index_plan
 
 
 def frame(spark, rows: int, seed: int = 7):
@@ -51,7 +50,7 @@ def index_breakdown(table, schema, row_by_row: bool) -> None:
           f"bulk index build {built:.2f}s, ratio {built / parquet:.2f}")
     if row_by_row:
         t0 = time.perf_counter()
-        for ci in file_index_plan(schema):
+        for ci in schema.core_options.file_indexes(schema.field_names):
             dtype = schema.field(ci.column).type
             writer = new_writer(ci.index_type, dtype, dict(ci.options))
             for value in internal_values(table.column(ci.column), dtype):

@@ -14,8 +14,7 @@ if not need_table(ctx):
 st.caption("Nothing on this page writes into the warehouse: hypothetical indexes live in memory only.")
 
 try:  # the picked snapshot's schema: time travel may go back before a column was added
-    snapshot = ctx.table.snapshot(ctx.snapshot_id) if ctx.snapshot_id is not None else None
-    schema = ctx.table.schema(snapshot.schema_id) if snapshot is not None else ctx.table.schema()
+    schema = ctx.table.snapshot_schema(ctx.table.snapshot(ctx.snapshot_id) if ctx.snapshot_id is not None else None)
 except IndexCoreError:
     schema = ctx.table.schema()
 suggestion = None

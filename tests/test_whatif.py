@@ -10,8 +10,8 @@ from indexcore.errors import IndexCoreError
 from indexcore.evaluate.whatif import build_hypothetical_index, evaluate_hypothetical
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult
 from indexcore.formats.container import read_container
+from indexcore.paimon.options import CoreOptions
 from indexcore.warehouse import Warehouse
-from indexcore.warehouse.model import file_index_options
 
 
 def readme_rows(conformance: Path, name: str) -> list[list]:
@@ -47,7 +47,7 @@ def _table(wh: Warehouse, name: str):
 ])
 def test_built_in_memory_equals_paimons_blob(warehouse, name, column, index_type):
     table = _table(warehouse, name)
-    options = file_index_options(table.options, column, index_type)
+    options = table.core_options.file_index_options(column, index_type)
     hyp = build_hypothetical_index(table, column, index_type, options)
     assert hyp.problems == []
     (lf,) = table.plan().files
@@ -62,9 +62,10 @@ def test_built_in_memory_equals_paimons_blob(warehouse, name, column, index_type
 def test_file_index_options():
     opts = {"file-index.bitmap.columns": "a,b", "file-index.bitmap.version": "2",
             "file-index.bitmap.a.version": "1", "file-index.bloom-filter.a.fpp": "0.01"}
-    assert file_index_options(opts, "a", "bitmap") == {"version": "1"}
-    assert file_index_options(opts, "b", "bitmap") == {"version": "2"}
-    assert file_index_options(opts, "a", "bloom-filter") == {"fpp": "0.01"}
+    core = CoreOptions.parse(opts)
+    assert core.file_index_options("a", "bitmap") == {"version": "1"}
+    assert core.file_index_options("b", "bitmap") == {"version": "2"}
+    assert core.file_index_options("a", "bloom-filter") == {"fpp": "0.01"}
 
 
 def test_hypothetical_bitmap_prunes_to_the_matching_rows(warehouse, conformance):

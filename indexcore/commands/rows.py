@@ -24,10 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_rows(args: argparse.Namespace) -> dict:
     table = Warehouse(args.warehouse).table(args.table)
-    if args.snapshot is not None:
-        schema = table.schema(table.snapshot(args.snapshot).schema_id)
-    else:
-        schema = table.schema()
+    schema = table.read_schema(args.snapshot, table.snapshot(args.snapshot) if args.snapshot is not None else None)
     predicate = parse_where(args.where, schema.row_type()) if args.where else None
     if args.limit is not None and args.limit < 0:
         raise PredicateError("--limit must not be negative")

@@ -47,7 +47,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 OK, ERROR, WARNING, NOT_CHECKED = "OK", "ERROR", "WARNING", "NOT_CHECKED"
-DEFAULT_TARGET_ROW_NUM = 2_000_000
 #: A hash index holding more than this many times ``dynamic-bucket.target-row-num`` keys is flagged.
 OVERSIZE_FACTOR = 2.0
 MAX_VALUES_LISTED = 5
@@ -670,10 +669,7 @@ def _audit_dv_files(table, plan, live: set, ptypes: list, out: list[Finding]) ->
 
 
 def _audit_hash_indexes(table, plan, ptypes: list, out: list[Finding]) -> None:
-    try:
-        target = int(table.options.get("dynamic-bucket.target-row-num", DEFAULT_TARGET_ROW_NUM))
-    except ValueError:
-        target = DEFAULT_TARGET_ROW_NUM
+    target = table.core_options.dynamic_bucket_target_row_num
     seen: dict[tuple, dict[int, int]] = defaultdict(dict)
     for (partition, bucket), entries in sorted(plan.hash_indexes.items(), key=lambda kv: kv[0][1]):
         part = partition_text(partition, ptypes)

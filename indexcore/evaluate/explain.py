@@ -39,13 +39,13 @@ from typing import Any
 
 from pyroaring import BitMap
 
-from ..errors import IndexCoreError, PredicateError, StorageError
+from ..errors import IndexCoreError, PredicateError
 from ..formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
 from ..formats.binary_row import bucket_of, key_hash
 from ..formats.container import read_container
 from ..predicate import Compound, Leaf, Predicate, parse_where, predicate_to_sql
 from ..types import DataType, from_text_or_python, to_json_value
-from ..warehouse.model import DEFAULT_PARTITION_NAME, LiveFile, Problem, TableSchema
+from ..warehouse.model import LiveFile, Problem, TableSchema
 from .file_index import FileIndexPredicate, result_to_json
 from .stats import stats_test, test_predicate_on_row, test_predicate_on_stats
 
@@ -320,7 +320,7 @@ def parse_partition(table_schema: TableSchema, partition: Mapping[str, Any] | st
                 raise PredicateError(f"partition needs k=v pairs, got {part!r}")
             items[key.strip()] = value.strip()
         partition = items
-    default = table_schema.options.get("partition.default-name", DEFAULT_PARTITION_NAME)
+    default = table_schema.core_options.partition_default_name
     out = {}
     for key, value in partition.items():
         if key not in table_schema.partition_keys:
@@ -353,7 +353,7 @@ def bucket_selector(schema: TableSchema, predicate: Predicate) -> BucketSelector
     ``predicate`` allows, or None when it does not select buckets (no pruning)."""
     if schema.bucket <= 0:
         return None
-    if schema.options.get("bucket-function.type", "default").strip().lower() != "default":
+    if schema.core_options.bucket_function_type != "default":
         return None
     keys = tuple(schema.bucket_keys)
     if not keys or any(k not in schema.field_names for k in keys):
@@ -445,17 +445,12 @@ class _Explainer:
         self.schema = table_schema
         self.verify = verify
         self.all_files = all_files
-        opts = table_schema.options
-
-        def true(key: str, default: str = "false") -> bool:
-            return str(opts.get(key, default)).strip().lower() == "true"
-
+        opts = table_schema.core_options
         self.pk = bool(table_schema.primary_keys)
-        self.dv_enabled = true("deletion-vectors.enabled")
-        self.merge_engine = opts.get("merge-engine", "deduplicate").strip().lower()
-        self.skip_level0 = self.pk and ((self.dv_enabled and not true("deletion-vectors.merge-on-read"))
-                                        or self.merge_engine == "first-row")
-        self.index_enabled = true("file-index.read.enabled", "true")
+        self.dv_enabled = opts.deletion_vectors_enabled
+        self.merge_engine = opts.merge_engine
+        self.skip_level0 = table_schema.skips_level0
+        self.index_enabled = opts.file_index_read_enabled
         # Paimon reads a PK table through the file index only when it reads raw files (DV).
         self.index_at_read = self.index_enabled and (not self.pk or self.dv_enabled)
         self.parts = conjuncts(predicate)
@@ -465,17 +460,9 @@ class _Explainer:
         self.key_parts = [c for c in self.parts if c.fields() <= trimmed] if self.pk else []
         self.bucket_selector = bucket_selector(table_schema, predicate)
         self._selected: dict[int, frozenset[int]] = {}
-        self._schemas: dict[int, TableSchema] = {}
 
     def file_schema(self, lf: LiveFile, problems: list) -> TableSchema:
-        sid = lf.file.schema_id
-        if sid not in self._schemas:
-            try:
-                self._schemas[sid] = self.table.schema(sid)
-            except StorageError as exc:
-                problems.append(Problem(lf.path, "schema", f"{exc.message}; using the table schema"))
-                self._schemas[sid] = self.schema
-        return self._schemas[sid]
+        return self.table.file_schema(lf, problems)
 
     def bucket_ok(self, lf: LiveFile) -> bool:
         """The bucket stage: the file's bucket is among those the predicate selects."""
@@ -720,10 +707,7 @@ def _bucket_value_filter(ex: _Explainer, files: list[LiveFile]) -> dict[str, boo
     for group in groups.values():
         per_file = {}
         for lf in group:
-            try:
-                fs = ex.table.schema(lf.file.schema_id)
-            except StorageError:
-                fs = ex.schema
+            fs = ex.table.file_schema(lf)
             per_file[lf.path] = ex.value_stats_ok(lf, fs, _field_map(ex.schema, fs))
         levels = {lf.file.level for lf in group}
         no_overlap = len(group) <= 1 or (0 not in levels and len(levels) == 1)

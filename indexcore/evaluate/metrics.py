@@ -30,7 +30,6 @@ Progress = Callable[[int, int, str], None]
 FILE_INDEX_TYPES = ("bloom-filter", "bitmap", "range-bitmap", "bsi")
 DEFAULT_BLOOM_ITEMS = 1_000_000
 DEFAULT_BLOOM_FPP = 0.1
-DEFAULT_TARGET_ROW_NUM = 2_000_000
 DEFAULT_COMPACTION_DENSITY = 0.2
 
 
@@ -49,11 +48,7 @@ def partition_types(table) -> list[DataType]:
 
 def configured_indexes(schema) -> list[tuple[str, str]]:
     """(column, index type) pairs the table options ask for (``file-index.<type>.columns``)."""
-    out = []
-    for index_type in FILE_INDEX_TYPES:
-        raw = schema.options.get(f"file-index.{index_type}.columns", "")
-        out.extend((c.strip(), index_type) for c in raw.split(",") if c.strip())
-    return out
+    return schema.core_options.configured_indexes()
 
 
 def supported_index_types(dtype: DataType) -> list[str]:
@@ -699,10 +694,7 @@ def hash_index_frame(table, snapshot_id: int | None = None) -> tuple[pd.DataFram
     """
     plan = _plan(table, snapshot_id)
     types = partition_types(table)
-    try:
-        target = int(table.options.get("dynamic-bucket.target-row-num", DEFAULT_TARGET_ROW_NUM))
-    except ValueError:
-        target = DEFAULT_TARGET_ROW_NUM
+    target = table.core_options.dynamic_bucket_target_row_num
     rows = []
     for (partition, bucket), entries in plan.hash_indexes.items():
         keys, distinct, recorded, errors = 0, 0, 0, []

@@ -16,7 +16,7 @@ from typing import Any
 
 from pyroaring import BitMap
 
-from ..errors import IndexCoreError, PredicateError, StorageError
+from ..errors import IndexCoreError, PredicateError
 from ..formats import new_writer, open_reader
 from ..formats.base import BitmapResult, FileIndexReader, FileIndexResult
 from ..formats.container import EmptyFileIndexReader, read_container
@@ -80,11 +80,7 @@ class HypotheticalIndex:
 def _schema_for(table, snapshot_id: int | None) -> TableSchema:
     if snapshot_id is None:
         return table.schema()
-    snap = table.snapshot(snapshot_id)
-    try:
-        return table.schema(snap.schema_id)
-    except StorageError:
-        return table.schema()
+    return table.snapshot_schema(table.snapshot(snapshot_id))
 
 
 def build_hypothetical_index(table, column: str, index_type: str, options: Mapping[str, str] | None = None,
@@ -112,10 +108,7 @@ def build_hypothetical_index(table, column: str, index_type: str, options: Mappi
     built: list[HypotheticalFileIndex] = []
     for i, lf in enumerate(live):
         try:
-            try:
-                file_schema = table.schema(lf.file.schema_id)
-            except StorageError:
-                file_schema = schema
+            file_schema = table.file_schema(lf, problems)
             data = read_data_file(table.storage, lf, file_schema, schema, columns=[column])
             writer = new_writer(index_type, dtype, options)
             for value in to_internal(data.column(column), dtype):
@@ -220,10 +213,7 @@ def _combined_evaluator(table, lf: LiveFile, schema: TableSchema, hyp: Hypotheti
     """The file's existing readers (in table column names) plus the hypothetical one, last."""
     readers: dict[str, list[FileIndexReader]] = {}
     if lf.has_file_index:
-        try:
-            file_schema = table.schema(lf.file.schema_id)
-        except StorageError:
-            file_schema = schema
+        file_schema = table.file_schema(lf)
         fmap = _field_map(schema, file_schema)
         to_table = {v: k for k, v in fmap.items() if v}
         container = read_container(table.file_index_source(lf))
@@ -278,10 +268,7 @@ def evaluate_hypothetical(hyp: HypotheticalIndex, predicate: Predicate | str, ve
             if verify and decision.matching_rows and alone is not None:
                 from ..warehouse.data import matching_positions
 
-                try:
-                    file_schema = table.schema(lf.file.schema_id)
-                except StorageError:
-                    file_schema = schema
+                file_schema = table.file_schema(lf)
                 match = matching_positions(table.storage, lf, file_schema, schema, predicate)
                 visible = match - deleted if deleted is not None else match
                 if isinstance(alone, BitmapResult):

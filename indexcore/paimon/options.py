@@ -105,6 +105,7 @@ class CoreOptions:
     changelog_producer: str = "none"
     ignore_delete: bool = False
     aggregation_remove_record_on_delete: bool = False
+    partial_update_remove_record_on_delete: bool = False
     default_aggregate_function: str = "last_non_null_value"
     deletion_vectors_enabled: bool = False
     deletion_vectors_bitmap64: bool = False
@@ -140,6 +141,7 @@ class CoreOptions:
             ignore_delete=p.boolean("ignore-delete") or p.boolean("first-row.ignore-delete")
             or p.boolean("partial-update.ignore-delete"),
             aggregation_remove_record_on_delete=p.boolean("aggregation.remove-record-on-delete"),
+            partial_update_remove_record_on_delete=p.boolean("partial-update.remove-record-on-delete"),
             default_aggregate_function=p.lower("fields.default-aggregate-function", "last_non_null_value"),
             deletion_vectors_enabled=p.boolean("deletion-vectors.enabled"),
             deletion_vectors_bitmap64=p.boolean("deletion-vectors.bitmap64"),

@@ -236,14 +236,7 @@ def _resolve(warehouse_url: str, table_name: str, snapshot_id: int | None):
 
 def _read_schema(table, plan, snapshot_id: int | None):
     """The schema explain reads through: the snapshot's when one is asked for, else the latest."""
-    from ..errors import StorageError
-
-    if snapshot_id is not None and plan.snapshot is not None:
-        try:
-            return table.schema(plan.snapshot.schema_id)
-        except StorageError:
-            pass
-    return table.schema()
+    return table.read_schema(snapshot_id, plan.snapshot)
 
 
 def _schema_ids(table, files: Sequence, *more: int) -> list[int]:

@@ -51,10 +51,6 @@ SYSTEM_COLUMNS = (SEQUENCE_NUMBER, VALUE_KIND, ROW_ID)
 _ID_KEYS = (b"PARQUET:field_id", b"paimon.id", b"field_id")
 
 
-def _true(options: dict[str, str], key: str) -> bool:
-    return str(options.get(key, "false")).strip().lower() == "true"
-
-
 # ---------------------------------------------------------------------------------------
 # One data file.
 
@@ -624,10 +620,7 @@ class _Reader:
         self.total = 0
 
     def file_schema(self, lf: LiveFile) -> TableSchema:
-        try:
-            return self.table.schema(lf.file.schema_id)
-        except StorageError:
-            return self.schema
+        return self.table.file_schema(lf, self.problems)
 
     def read(self, lf: LiveFile, system: bool = False, with_dv: bool = True) -> pa.Table | None:
         try:
@@ -705,9 +698,7 @@ def _read_data_evolution(reader: _Reader, files: list[LiveFile]) -> list[pa.Tabl
 
 def _read_primary_key(reader: _Reader, files: list[LiveFile]) -> list[pa.Table]:
     schema = reader.schema
-    opts = schema.options
-    engine = opts.get("merge-engine", "deduplicate").strip().lower()
-    if _true(opts, "deletion-vectors.enabled") or engine == "first-row":
+    if schema.skips_level0:
         files = [lf for lf in files if lf.file.level > 0]
     buckets: dict[tuple, list[LiveFile]] = {}
     for lf in files:
@@ -728,7 +719,7 @@ def _read_primary_key(reader: _Reader, files: list[LiveFile]) -> list[pa.Table]:
             continue
         records = pa.concat_tables(parts)
         try:
-            out.append(merge_records(records, list(schema.primary_keys), names, opts))
+            out.append(merge_records(records, list(schema.primary_keys), names, schema.core_options))
         except IndexCoreError as exc:
             _problem(reader.problems, group[0].path, "merge", exc)
     return out
@@ -741,7 +732,7 @@ def _read_plan(table, plan, schema: TableSchema, problems: list, progress=None,
     reader.total = len(files)
     if schema.primary_keys:
         parts = _read_primary_key(reader, files)
-    elif _true(schema.options, "data-evolution.enabled"):
+    elif schema.core_options.data_evolution_enabled:
         parts = _read_data_evolution(reader, files)
     else:
         parts = _read_append(reader, files)
@@ -773,7 +764,7 @@ def read_table(table, snapshot_id: int | None = None, predicate: Predicate | Non
     schema = table.read_schema(snapshot_id, plan.snapshot)
     result = _read_plan(table, plan, schema, problems, progress) if plan.snapshot is not None \
         else _empty(schema)
-    fallback = schema.options.get("scan.fallback-branch")
+    fallback = schema.core_options.scan_fallback_branch
     if fallback and snapshot_id is None:
         try:
             branch = table.branch(fallback)

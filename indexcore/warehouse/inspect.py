@@ -118,10 +118,7 @@ class TableInspector:
 
     def _stats_names(self, meta) -> tuple[list[str], list[DataType | None]]:
         table = self.table
-        try:
-            schema = table.schema(meta.schema_id)
-        except IndexCoreError:
-            schema = table.schema()
+        schema = table.schema_or_latest(meta.schema_id)
         names = meta.value_stats_cols if meta.value_stats_cols is not None else meta.write_cols
         if names is None:
             return [f.name for f in schema.fields], [f.type for f in schema.fields]

@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import UnsupportedError
+from ..paimon.options import CoreOptions
 
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
 VALUE_KIND = "_VALUE_KIND"
@@ -24,10 +25,6 @@ ORDER_COLUMNS = (SEQUENCE_NUMBER, VALUE_KIND, LEVEL, FILE_ORDER, POSITION)
 
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
 RETRACT_KINDS = (UPDATE_BEFORE, DELETE)
-
-
-def _true(options: dict[str, str], key: str) -> bool:
-    return str(options.get(key, "false")).strip().lower() == "true"
 
 
 def _order_key(value: Any) -> tuple:
@@ -59,13 +56,11 @@ def _sorted_groups(records: pa.Table, key_names: list[str], seq_fields: list[str
 
 
 def merge_records(records: pa.Table, key_names: list[str], value_names: list[str],
-                  options: dict[str, str]) -> pa.Table:
+                  options: CoreOptions) -> pa.Table:
     """The merged rows (``value_names`` columns) of one bucket, per the table's merge engine."""
-    engine = options.get("merge-engine", "deduplicate").strip().lower()
-    ignore_delete = _true(options, "ignore-delete") or _true(options, "first-row.ignore-delete") \
-        or _true(options, "partial-update.ignore-delete")
-    seq_fields = [s.strip() for s in options.get("sequence.field", "").split(",") if s.strip()]
-    seq_fields = [s for s in seq_fields if s in records.column_names]
+    engine = options.merge_engine
+    ignore_delete = options.ignore_delete
+    seq_fields = [s for s in options.sequence_fields if s in records.column_names]
     kinds = records.column(VALUE_KIND).to_pylist()
     groups = _sorted_groups(records, key_names, seq_fields)
     values = records.select(value_names)
@@ -91,9 +86,9 @@ def merge_records(records: pa.Table, key_names: list[str], value_names: list[str
 
 
 def _partial_update(values: pa.Table, groups: list[list[int]], kinds: list[int], key_names: list[str],
-                    options: dict[str, str], ignore_delete: bool) -> pa.Table:
+                    options: CoreOptions, ignore_delete: bool) -> pa.Table:
     """Non-null fields of later records overwrite earlier ones; each column gathered by index."""
-    remove_on_delete = _true(options, "partial-update.remove-record-on-delete")
+    remove_on_delete = options.partial_update_remove_record_on_delete
     columns = {name: values.column(name).to_pylist() for name in values.column_names}
     sources: dict[str, list[int | None]] = {name: [] for name in values.column_names}
     for idx in groups:
@@ -146,12 +141,11 @@ def _agg(fn: str, acc: Any, value: Any, first: bool) -> Any:
 
 
 def _aggregate(values: pa.Table, groups: list[list[int]], kinds: list[int], key_names: list[str],
-               options: dict[str, str], ignore_delete: bool) -> pa.Table:
+               options: CoreOptions, ignore_delete: bool) -> pa.Table:
     """Fields folded with ``fields.<name>.aggregate-function`` (default ``last_non_null_value``)."""
-    remove_on_delete = _true(options, "aggregation.remove-record-on-delete")
-    default_fn = options.get("fields.default-aggregate-function", "last_non_null_value")
+    remove_on_delete = options.aggregation_remove_record_on_delete
     names = values.column_names
-    fns = {n: options.get(f"fields.{n}.aggregate-function", default_fn).strip().lower() for n in names}
+    fns = {n: options.aggregate_function(n) for n in names}
     columns = {n: values.column(n).to_pylist() for n in names}
     out: dict[str, list] = {n: [] for n in names}
     for idx in groups:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from ..paimon.layout import PathLayout
 from ..paimon.options import DEFAULT_PARTITION_NAME as DEFAULT_PARTITION_NAME  # re-exported
 from ..paimon.options import CoreOptions
 from ..types import DataField, DataType
@@ -67,6 +68,10 @@ class TableSchema:
     def core_options(self) -> CoreOptions:
         """The options as one typed record, parsed once per schema."""
         return CoreOptions.parse(self.options)
+
+    def path_layout(self, data_root: str) -> PathLayout:
+        """The folders of a table under ``data_root`` laid out by this schema's options."""
+        return PathLayout.of(data_root, self.partition_fields, self.core_options)
 
     def file_index_options(self, column: str, index_type: str) -> dict[str, str]:
         """Writer options of one file index on ``column`` (see :meth:`CoreOptions.file_index_options`)."""

@@ -201,7 +201,7 @@ class Table:
         """Folders of this table under the latest schema (partition, bucket, index paths)."""
         schema = self.schema()
         if self._layout is None or self._layout[0] is not schema:
-            self._layout = (schema, PathLayout.of(self.data_root, schema.partition_fields, schema.core_options))
+            self._layout = (schema, schema.path_layout(self.data_root))
         return self._layout[1]
 
     @cached_property

@@ -6,9 +6,9 @@ manifests and snapshots that Paimon Java and pypaimon read.
 """
 
 from .datafile import WrittenFile, arrow_type, build_file_index, build_file_index_container, write_data_file
-from .layout import ColumnIndex, Namer, file_index_plan, make_schema, schema_json
+from .layout import Namer, make_schema, schema_json
 from .table import READ_ONLY_MARKER, TableWriter, TaskSpec, check_writable, write_task_rows
 
 __all__ = ["TableWriter", "TaskSpec", "WrittenFile", "make_schema", "schema_json", "build_file_index",
-           "build_file_index_container", "write_data_file", "write_task_rows", "file_index_plan",
-           "ColumnIndex", "Namer", "arrow_type", "check_writable", "READ_ONLY_MARKER"]
+           "build_file_index_container", "write_data_file", "write_task_rows",
+           "Namer", "arrow_type", "check_writable", "READ_ONLY_MARKER"]

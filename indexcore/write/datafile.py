@@ -28,18 +28,10 @@ import pyarrow.parquet as pq
 from ..errors import UnsupportedError
 from ..formats import new_writer
 from ..formats.container import write_container
+from ..paimon.options import FileIndexSpec
 from ..types import DataType, Timestamp
 from ..warehouse.model import DataFileMeta, SimpleStats, TableSchema
-from .layout import (
-    DEFAULT_IN_MANIFEST_THRESHOLD,
-    KEY_FIELD_ID_START,
-    SEQUENCE_NUMBER_ID,
-    VALUE_KIND_ID,
-    ColumnIndex,
-    bucket_dir,
-    file_index_plan,
-    memory_size,
-)
+from .layout import KEY_FIELD_ID_START, SEQUENCE_NUMBER_ID, VALUE_KIND_ID
 
 VALUE_KIND = "_VALUE_KIND"
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
@@ -161,13 +153,13 @@ def build_file_index(column_values: Sequence[Any], dtype: DataType, index_type: 
 
 
 def build_file_index_container(table: pa.Table, schema: TableSchema,
-                               plan: Sequence[ColumnIndex] | None = None) -> bytes | None:
+                               plan: Sequence[FileIndexSpec] | None = None) -> bytes | None:
     """The FileIndexFormat container of every index the table options ask for (None if none).
 
     A writer that takes the column's Arrow type reads the column directly; the others get the
     column's internal values (converted once per column).
     """
-    plan = file_index_plan(schema) if plan is None else plan
+    plan = schema.core_options.file_indexes(schema.field_names) if plan is None else plan
     if not plan:
         return None
     columns: list[tuple[str, list[tuple[str, bytes | None]]]] = []
@@ -250,15 +242,14 @@ def write_data_file(table_path: str, schema: TableSchema, partition: tuple, buck
         arrays.append(rows.column(f.name).cast(arrow_type(f.type)))
         fields.append(_field(f.name, f.type, f.id))
     out = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
-    directory = posixpath.join(table_path, bucket_dir(schema, partition, bucket))
+    layout = schema.path_layout(table_path)
+    directory = layout.bucket_dir(layout.partition_dir(partition), bucket)
     size = _write_parquet(posixpath.join(directory, file_name), out, fs_open)
 
     container = build_file_index_container(rows, schema)
     embedded, extra = None, ()
     if container is not None:
-        threshold = memory_size(schema.options.get("file-index.in-manifest-threshold"),
-                                DEFAULT_IN_MANIFEST_THRESHOLD)
-        if len(container) <= threshold:
+        if len(container) <= schema.core_options.file_index_in_manifest_threshold:
             embedded = container
         else:
             _write_bytes(posixpath.join(directory, file_name + ".index"), container, fs_open)

@@ -56,10 +56,6 @@ BASE_TIME_MILLIS = 1_717_200_000_000  # 2024-06-01T00:00:00Z: snapshot times cou
 BUCKET = "_BUCKET"
 
 
-def _true(options: dict[str, str], key: str) -> bool:
-    return str(options.get(key, "false")).lower() == "true"
-
-
 @dataclass(frozen=True)
 class TaskSpec:
     """Everything a task needs to turn rows into data files; small and picklable."""
@@ -227,6 +223,7 @@ class TableWriter:
         db, _, table = name.partition(".")
         if not db or not table:
             raise UnsupportedError(f"table name must be 'database.table', got {name!r}")
+        schema.core_options.check().file_indexes(schema.field_names)
         path = os.path.join(root, f"{db}.db", table)
         if os.path.exists(path):
             if not created_by_indexcore(path):
@@ -253,11 +250,11 @@ class TableWriter:
 
     @property
     def deletion_vectors(self) -> bool:
-        return self.is_pk and _true(self.schema.options, "deletion-vectors.enabled")
+        return self.is_pk and self.schema.core_options.deletion_vectors_enabled
 
     @property
     def bitmap64(self) -> bool:
-        return _true(self.schema.options, "deletion-vectors.bitmap64")
+        return self.schema.core_options.deletion_vectors_bitmap64
 
     @property
     def total_buckets(self) -> int:
@@ -284,7 +281,7 @@ class TableWriter:
     def assign_dynamic(self, partition_hashes: Iterable[tuple[tuple, int]]) -> list[int]:
         """Paimon's hash bucket assigner: a known key keeps its bucket; a new one fills the
         lowest bucket below ``dynamic-bucket.target-row-num`` (default 2,000,000)."""
-        target = int(self.schema.options.get("dynamic-bucket.target-row-num", "2000000"))
+        target = self.schema.core_options.dynamic_bucket_target_row_num
         out = []
         for partition, h in partition_hashes:
             index = self._dynamic[partition]
@@ -398,7 +395,7 @@ class TableWriter:
             return (DELETION_VECTORS, old, None)
         data, metas = write_deletion_vector_file(dvs, bitmap64=self.bitmap64)
         name = self._namer.next("index")
-        _write_bytes(os.path.join(self.table_path, "index", name), data)
+        _write_bytes(self._index_path(name, key), data)
         ranges = tuple(DeletionVectorRange(m.data_file, m.offset, m.length, m.cardinality) for m in metas)
         b.dv_index = IndexFileMeta(DELETION_VECTORS, name, len(data), len(ranges), ranges)
         return (DELETION_VECTORS, old, b.dv_index)
@@ -415,12 +412,17 @@ class TableWriter:
             b.hashes.extend(dict.fromkeys(new))
             data = write_hash_index(b.hashes)
             name = self._namer.next("index")
-            _write_bytes(os.path.join(self.table_path, "index", name), data)
+            _write_bytes(self._index_path(name, (w.partition, w.bucket)), data)
             old, b.hash_index = b.hash_index, IndexFileMeta(HASH, name, len(data), len(b.hashes))
             changes[(w.partition, w.bucket)] = (HASH, old, b.hash_index)
         return changes
 
     # ------------------------------------------------------------------ metadata files
+
+    def _index_path(self, name: str, key: tuple) -> str:
+        """Where a bucket's DV or hash index file goes (``index/`` or its bucket folder)."""
+        layout = self.schema.path_layout(self.table_path)
+        return layout.index_file_path(name, layout.partition_dir(key[0]), key[1])
 
     def _partition_types(self):
         return [f.type for f in self.schema.partition_fields]
