@@ -1,4 +1,4 @@
-"""The sample warehouse: four small Paimon tables built with the Spark pipeline.
+"""The sample warehouse: six small Paimon tables built with the Spark pipeline.
 
 * ``demo.events``: append table partitioned by ``dt`` (4 days), bloom filter on ``event_id``,
   bitmap V2 on ``country``, bitmap V1 on ``device``, range-bitmap on ``event_time``, BSI on
@@ -9,6 +9,11 @@
   buckets fill up to ``dynamic-bucket.target-row-num`` so the last one is partly empty.
 * ``demo.faulty``: append table whose first data file's ``.index`` is corrupt and whose second
   data file's ``.index`` is missing; the rest are sound.
+* ``demo.daily_events``: append table partitioned by a ``DATE`` column ``day`` (folders
+  ``day=19875`` etc., Paimon's default ``partition.legacy-name``), bloom filter on ``event_id``
+  and bitmap on ``country``.
+* ``demo.releases``: append table with tags ``v1`` and ``v2`` and a branch ``dev`` made from
+  ``v2`` that adds a column (its own ``schema-1``) and a batch main does not have.
 
 Everything derives from the seed: rows, file names and times, so rebuilding gives the same bytes.
 """
@@ -181,6 +186,56 @@ def build_faulty(spark, root: str, seed: int) -> TableWriter:
     return writer
 
 
+DAILY_DAYS = ("2024-06-01", "2024-06-02", "2024-06-03")
+
+
+def build_daily_events(spark, root: str, seed: int) -> TableWriter:
+    from pyspark.sql import functions as F
+
+    from .spark.pipeline import write_dataframe
+
+    schema = make_schema(
+        [("event_id", "STRING"), ("country", "STRING"), ("amount", "INT"), ("day", "DATE")],
+        partition_keys=["day"],
+        options={"bucket": "-1", "file.format": "parquet", "manifest.format": "avro",
+                 "file-index.bloom-filter.columns": "event_id",
+                 "file-index.bloom-filter.event_id.items": "500",
+                 "file-index.bitmap.columns": "country"})
+    writer = TableWriter.create(root, "demo.daily_events", schema, seed=seed, overwrite=True)
+    start = 0
+    for day, count in zip(DAILY_DAYS, (400, 300, 200), strict=True):
+        events = _events_frame(spark, start, count, day, seed + 3, 1)
+        write_dataframe(writer, events.select("event_id", "country", "amount", F.to_date(F.lit(day)).alias("day")))
+        start += count
+    return writer
+
+
+def build_releases(spark, root: str, seed: int) -> TableWriter:
+    from pyspark.sql import functions as F
+
+    from .spark.pipeline import write_dataframe
+
+    columns = [("id", "BIGINT"), ("name", "STRING"), ("stage", "STRING")]
+    schema = make_schema(columns, options={"bucket": "-1", "file.format": "parquet",
+                                           "manifest.format": "avro"})
+    writer = TableWriter.create(root, "demo.releases", schema, seed=seed, overwrite=True)
+
+    def batch(start: int, count: int, stage: str, extra: bool = False):
+        df = spark.range(start, start + count, numPartitions=1).select(
+            F.col("id"), F.format_string("release-%04d", F.col("id")).alias("name"), F.lit(stage).alias("stage"))
+        return df.withColumn("note", F.format_string("dev build %d", F.col("id"))) if extra else df
+
+    write_dataframe(writer, batch(0, 100, "alpha"))
+    writer.create_tag("v1")
+    write_dataframe(writer, batch(100, 50, "beta"))
+    writer.create_tag("v2")
+    dev = writer.create_branch("dev", tag="v2")
+    dev.alter_schema(make_schema(columns + [("note", "STRING")], options=dict(schema.options)))
+    write_dataframe(dev, batch(1000, 40, "dev", extra=True))
+    write_dataframe(writer, batch(150, 30, "ga"))
+    return writer
+
+
 def build_sample(directory: str, seed: int = DEFAULT_SEED, master: str | None = None,
                  spark: Any = None) -> dict:
     """Build (or rebuild) the sample warehouse under ``directory``; returns a summary."""
@@ -189,7 +244,7 @@ def build_sample(directory: str, seed: int = DEFAULT_SEED, master: str | None = 
     spark = spark or get_session(master, app_name="indexcore-sample")
     os.makedirs(directory, exist_ok=True)
     tables = {}
-    for build in (build_events, build_orders, build_users, build_faulty):
+    for build in (build_events, build_orders, build_users, build_faulty, build_daily_events, build_releases):
         writer = build(spark, directory, seed)
         live = writer.live_files()
         tables[writer.table_path.rsplit(os.sep, 1)[-1]] = {

@@ -212,3 +212,48 @@ def test_refuses_to_write_where_it_must_not(tmp_path, conformance):
     with pytest.raises(ReadOnlyError):
         TableWriter.create(str(tmp_path / "mine"), "db.t", schema)
     TableWriter.create(str(tmp_path / "mine"), "db.t", schema, overwrite=True)
+
+
+def test_tags_and_branches_follow_paimons_layout(tmp_path):
+    """``tag/tag-NAME`` pins a snapshot; ``branch/branch-NAME`` has its own schemas and snapshots
+    and shares the table's data and manifests; a tag, the branch and main each read their rows."""
+    from indexcore.errors import UnsupportedError
+
+    schema = make_schema([("id", "BIGINT"), ("s", "STRING")], options={"bucket": "-1"})
+    writer = TableWriter.create(str(tmp_path), "d.t", schema, seed=5)
+
+    def rows(lo, hi, extra=False):
+        cols = {"id": pa.array(range(lo, hi), pa.int64()), "s": pa.array([f"s{i}" for i in range(lo, hi)])}
+        if extra:
+            cols["note"] = pa.array([f"n{i}" for i in range(lo, hi)])
+        return pa.table(cols)
+
+    writer.write(rows(0, 10))
+    writer.create_tag("v1")
+    with pytest.raises(ReadOnlyError):
+        writer.create_tag("v1")
+    dev = writer.create_branch("dev", tag="v1")
+    dev.alter_schema(make_schema([("id", "BIGINT"), ("s", "STRING"), ("note", "STRING")],
+                                 options={"bucket": "-1"}))
+    dev.write(rows(100, 105, extra=True))
+    writer.write(rows(10, 13))
+    with pytest.raises(UnsupportedError):
+        writer.create_branch("late", tag="v1")  # v1 is no longer the latest snapshot
+    base = tmp_path / "d.db" / "t"
+    assert sorted(os.listdir(base / "tag")) == ["tag-v1"]
+    assert sorted(os.listdir(base / "branch" / "branch-dev" / "schema")) == ["schema-0", "schema-1"]
+    assert sorted(os.listdir(base / "branch" / "branch-dev" / "snapshot")) == \
+        ["EARLIEST", "LATEST", "snapshot-1", "snapshot-2"]
+    assert sorted(os.listdir(base / "branch" / "branch-dev" / "tag")) == ["tag-v1"]
+    assert not (base / "branch" / "branch-dev" / "manifest").exists()
+
+    table = indexcore.open_warehouse(str(tmp_path)).table("d.t")
+    assert table.branches() == ["dev"] and list(table.tags()) == ["v1"]
+    assert sorted(read_table(table).column("id").to_pylist()) == list(range(13))
+    assert sorted(read_table(table, table.tag("v1").id).column("id").to_pylist()) == list(range(10))
+    branch = table.branch("dev")
+    got = read_table(branch)
+    assert branch.schema().id == 1 and table.schema().id == 0
+    assert sorted(got.column("id").to_pylist()) == list(range(10)) + list(range(100, 105))
+    notes = dict(zip(got.column("id").to_pylist(), got.column("note").to_pylist(), strict=True))
+    assert notes[0] is None and notes[104] == "n104"

@@ -14,6 +14,7 @@ bucket tables (``bucket = -1`` with a primary key) keep one HASH index file per 
 
 from __future__ import annotations
 
+import copy
 import os
 import posixpath
 import shutil
@@ -50,6 +51,10 @@ from .datafile import (
     write_data_file,
 )
 from .layout import INDEXCORE_USER_PREFIX, MAX_LEVEL, Namer, field_types, jackson, schema_json
+
+BRANCH_DIR = "branch"
+BRANCH_PREFIX = "branch-"
+TAG_PREFIX = "tag-"
 
 READ_ONLY_MARKER = ".indexcore-read-only"
 BASE_TIME_MILLIS = 1_717_200_000_000  # 2024-06-01T00:00:00Z: snapshot times count from here
@@ -197,6 +202,8 @@ class TableWriter:
 
     def __init__(self, table_path: str, schema: TableSchema, seed: Any = 0):
         self.table_path = table_path
+        self.meta_path = table_path  # schema/, snapshot/ and tag/ (a branch's own folder)
+        self.branch_name: str | None = None
         self.schema = schema
         self.seed = seed
         self._namer = Namer(seed, "commit", posixpath.basename(table_path.rstrip("/")))
@@ -455,11 +462,12 @@ class TableWriter:
             "logOffsets": {}, "totalRecordCount": self.total_records,
             "deltaRecordCount": delta_count, "changelogRecordCount": 0,
         })
-        snap_dir = os.path.join(self.table_path, "snapshot")
+        snap_dir = os.path.join(self.meta_path, "snapshot")
         _write_text(os.path.join(snap_dir, f"snapshot-{self.snapshot_id}"), jackson(doc))
         _write_text(os.path.join(snap_dir, "LATEST"), str(self.snapshot_id))
-        if self.snapshot_id == 1:
-            _write_text(os.path.join(snap_dir, "EARLIEST"), "1")
+        if not os.path.exists(os.path.join(snap_dir, "EARLIEST")):
+            first = min(int(n[len("snapshot-"):]) for n in os.listdir(snap_dir) if n.startswith("snapshot-"))
+            _write_text(os.path.join(snap_dir, "EARLIEST"), str(first))
         return self.snapshot_id
 
     def _stats_bytes(self, stats, names: Sequence[str]) -> dict:
@@ -545,6 +553,82 @@ class TableWriter:
                      write_avro(INDEX_MANIFEST_SCHEMA, records, name))
         self._index_manifest = name
 
+    # ------------------------------------------------------------------ schema, tags, branches
+
+    def alter_schema(self, schema: TableSchema) -> TableSchema:
+        """Commit the next schema version: this one plus columns added at the end.
+
+        Append tables only (older files keep their schema id; readers fill the new columns
+        with nulls). Later batches are written under the new schema.
+        """
+        old = self.schema
+        if self.is_pk:
+            raise UnsupportedError("indexcore evolves the schema of append tables only")
+        if schema.fields[:len(old.fields)] != old.fields or schema.partition_keys != old.partition_keys \
+                or schema.primary_keys != old.primary_keys:
+            raise UnsupportedError("a new schema may only add columns at the end")
+        schema.core_options.check().file_indexes(schema.field_names)
+        schema = replace(schema, id=old.id + 1, time_millis=self._time())
+        _write_text(os.path.join(self.meta_path, "schema", f"schema-{schema.id}"), schema_json(schema))
+        self.schema = schema
+        return schema
+
+    def create_tag(self, name: str, snapshot_id: int | None = None) -> str:
+        """Write ``tag/tag-NAME`` pinning a snapshot (the latest by default), as Paimon's
+        ``TagManager`` does (the snapshot JSON itself); returns its path."""
+        sid = self.snapshot_id if snapshot_id is None else int(snapshot_id)
+        source = os.path.join(self.meta_path, "snapshot", f"snapshot-{sid}")
+        if not os.path.exists(source):
+            raise UnsupportedError(f"no snapshot {sid} to tag", file=source)
+        path = os.path.join(self.meta_path, "tag", f"{TAG_PREFIX}{name}")
+        if os.path.exists(path):
+            raise ReadOnlyError(f"tag {name!r} exists", file=path)
+        shutil.copyfile(source, _ensure_dir(path))
+        return path
+
+    def create_branch(self, name: str, tag: str | None = None) -> TableWriter:
+        """Create ``branch/branch-NAME`` as Paimon's ``BranchManager`` does and return its writer.
+
+        From ``tag``: the tag, its snapshot and the schemas up to the tag's are copied into the
+        branch folder, and the branch goes on from the tagged state (which must be the latest,
+        since the writer keeps only its latest state). Without a tag: the latest schema only,
+        no snapshot. Data, index and manifest files stay in the table folder, shared.
+        """
+        if not name or name == "main" or "/" in name or name.isdigit():
+            raise UnsupportedError(f"not a branch name: {name!r}")
+        branch_path = os.path.join(self.table_path, BRANCH_DIR, f"{BRANCH_PREFIX}{name}")
+        if os.path.exists(branch_path):
+            raise ReadOnlyError(f"branch {name!r} exists", file=branch_path)
+        if tag is not None:
+            tag_path = os.path.join(self.meta_path, "tag", f"{TAG_PREFIX}{tag}")
+            if not os.path.exists(tag_path):
+                raise UnsupportedError(f"no tag {tag!r}", file=tag_path)
+            import json
+
+            with open(tag_path, encoding="utf-8") as fh:
+                sid = int(json.load(fh)["id"])
+            if sid != self.snapshot_id:
+                raise UnsupportedError(f"indexcore branches from the latest snapshot only (tag {tag!r} "
+                                       f"pins {sid}, the latest is {self.snapshot_id})")
+            shutil.copyfile(tag_path, _ensure_dir(os.path.join(branch_path, "tag", f"{TAG_PREFIX}{tag}")))
+            shutil.copyfile(os.path.join(self.meta_path, "snapshot", f"snapshot-{sid}"),
+                            _ensure_dir(os.path.join(branch_path, "snapshot", f"snapshot-{sid}")))
+            first_schema = 0
+            branch = copy.deepcopy(self)
+        else:
+            first_schema = self.schema.id
+            branch = TableWriter(self.table_path, self.schema, self.seed)
+        for sid in range(first_schema, self.schema.id + 1):
+            source = os.path.join(self.meta_path, "schema", f"schema-{sid}")
+            if os.path.exists(source):
+                shutil.copyfile(source, _ensure_dir(os.path.join(branch_path, "schema", f"schema-{sid}")))
+        branch.meta_path = branch_path
+        branch.branch_name = name
+        branch.seed = f"{self.seed}:{BRANCH_PREFIX}{name}"
+        branch._namer = Namer(branch.seed, "commit", posixpath.basename(self.table_path.rstrip("/")))
+        branch.commit_user = INDEXCORE_USER_PREFIX + branch._namer.uuid()
+        return branch
+
     # ------------------------------------------------------------------ inspection
 
     def live_files(self) -> dict[tuple, list[DataFileMeta]]:
@@ -561,6 +645,11 @@ def _write_bytes(path: str, data: bytes) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as fh:
         fh.write(data)
+
+
+def _ensure_dir(path: str) -> str:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    return path
 
 
 def _write_text(path: str, text: str) -> None:
