@@ -24,6 +24,10 @@ from .options import CoreOptions
 
 POSTPONE_BUCKET = -2
 INDEX_DIR = "index"
+SCHEMA_PREFIX = "schema-"
+SNAPSHOT_PREFIX = "snapshot-"
+TAG_PREFIX = "tag-"
+BRANCH_PREFIX = "branch-"
 _ESCAPED = frozenset(chr(c) for c in range(0x20)) | frozenset('"#%\'*/:=?\\\x7f{}[]^')
 _EPOCH_DATE = _dt.date(1970, 1, 1)
 _SCHEME = re.compile(r"^file:(//)?", re.IGNORECASE)
@@ -43,6 +47,26 @@ def strip_scheme(path: str) -> str:
     """A ``file:`` URI as a plain path (other paths unchanged)."""
     m = _SCHEME.match(path)
     return path[m.end():] if m else path
+
+
+def schema_path(meta_root: str, schema_id: int) -> str:
+    """``schema/schema-N`` of a table or branch folder."""
+    return posixpath.join(meta_root, "schema", f"{SCHEMA_PREFIX}{schema_id}")
+
+
+def snapshot_path(meta_root: str, snapshot_id: int) -> str:
+    """``snapshot/snapshot-N`` of a table or branch folder."""
+    return posixpath.join(meta_root, "snapshot", f"{SNAPSHOT_PREFIX}{snapshot_id}")
+
+
+def tag_path(meta_root: str, name: str) -> str:
+    """``tag/tag-NAME`` of a table or branch folder (Paimon's ``TagManager``)."""
+    return posixpath.join(meta_root, "tag", f"{TAG_PREFIX}{name}")
+
+
+def branch_path(table_root: str, name: str) -> str:
+    """``branch/branch-NAME``: a branch's own schemas, snapshots and tags (``BranchManager``)."""
+    return posixpath.join(table_root, "branch", f"{BRANCH_PREFIX}{name}")
 
 
 def _java_float(value: float, single: bool) -> str:

@@ -6,10 +6,9 @@ import json
 from typing import Any
 
 from ..errors import CorruptFileError, IndexCoreError
+from ..paimon.layout import SCHEMA_PREFIX
 from ..types import DataField, type_from_json
 from .model import TableSchema
-
-SCHEMA_PREFIX = "schema-"
 
 
 def parse_schema(data: bytes | str, name: str = "<schema>") -> TableSchema:

@@ -8,10 +8,6 @@ from typing import Any
 from ..errors import CorruptFileError
 from .model import Snapshot
 
-SNAPSHOT_PREFIX = "snapshot-"
-TAG_PREFIX = "tag-"
-BRANCH_PREFIX = "branch-"
-
 _FIELDS = {
     "id": "id", "schemaId": "schema_id", "baseManifestList": "base_manifest_list",
     "deltaManifestList": "delta_manifest_list", "changelogManifestList": "changelog_manifest_list",

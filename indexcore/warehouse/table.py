@@ -18,7 +18,17 @@ from functools import cached_property
 from ..errors import IndexCoreError, StorageError
 from ..formats.binary_row import decode_binary_row
 from ..io import ByteSource, BytesSource, Storage
-from ..paimon.layout import PathLayout, strip_scheme
+from ..paimon.layout import (
+    BRANCH_PREFIX,
+    SNAPSHOT_PREFIX,
+    TAG_PREFIX,
+    PathLayout,
+    branch_path,
+    schema_path,
+    snapshot_path,
+    strip_scheme,
+    tag_path,
+)
 from ..paimon.options import CoreOptions
 from ..types import DataType
 from .manifest import (
@@ -41,8 +51,8 @@ from .model import (
     Snapshot,
     TableSchema,
 )
-from .schema import SCHEMA_PREFIX, parse_schema, schema_id_from_name
-from .snapshot import BRANCH_PREFIX, SNAPSHOT_PREFIX, TAG_PREFIX, numbered, parse_snapshot
+from .schema import parse_schema, schema_id_from_name
+from .snapshot import numbered, parse_snapshot
 
 KNOWN_INDEX_TYPES = (DELETION_VECTORS, HASH)
 _new = object.__new__
@@ -152,8 +162,7 @@ class Table:
         if schema_id is None:
             return schemas[max(schemas)]
         if schema_id not in schemas:
-            raise StorageError(f"no schema {schema_id}", file=posixpath.join(
-                self.path, "schema", f"{SCHEMA_PREFIX}{schema_id}"))
+            raise StorageError(f"no schema {schema_id}", file=schema_path(self.path, schema_id))
         return schemas[schema_id]
 
     def schema_or_latest(self, schema_id: int | None, path: str | None = None,
@@ -218,7 +227,7 @@ class Table:
 
     def _load_snapshot(self, sid: int) -> Snapshot | None:
         if sid not in self._snapshots:
-            path = posixpath.join(self.path, "snapshot", f"{SNAPSHOT_PREFIX}{sid}")
+            path = snapshot_path(self.path, sid)
             try:
                 self._snapshots[sid] = parse_snapshot(self.storage.read_bytes(path), path)
             except IndexCoreError as exc:
@@ -258,7 +267,7 @@ class Table:
         for name in sorted(self._list("tag")):
             if not name.startswith(TAG_PREFIX):
                 continue
-            path = posixpath.join(self.path, "tag", name)
+            path = tag_path(self.path, name[len(TAG_PREFIX):])
             try:
                 out[name[len(TAG_PREFIX):]] = parse_snapshot(self.storage.read_bytes(path), path)
             except IndexCoreError as exc:
@@ -278,7 +287,7 @@ class Table:
         """The table as seen on branch ``name`` (own schemas and snapshots, shared data files)."""
         if name in ("main", None):
             return self
-        path = posixpath.join(self.data_root, "branch", f"{BRANCH_PREFIX}{name}")
+        path = branch_path(self.data_root, name)
         if not self.storage.exists(posixpath.join(path, "schema")):
             raise StorageError(f"table {self.name} has no branch {name!r}", file=path)
         return Table(self.storage, path, f"{self.name}$branch_{name}", branch=name,

@@ -31,6 +31,7 @@ from ..errors import ReadOnlyError, UnsupportedError
 from ..formats.binary_row import EMPTY_ROW, bucket_of, key_hash, serialize_binary_row
 from ..formats.deletion_vector import write_deletion_vector_file
 from ..formats.hash_index import write_hash_index
+from ..paimon.layout import BRANCH_PREFIX, branch_path, schema_path, snapshot_path, tag_path
 from ..warehouse.model import (
     DELETION_VECTORS,
     HASH,
@@ -51,10 +52,6 @@ from .datafile import (
     write_data_file,
 )
 from .layout import INDEXCORE_USER_PREFIX, MAX_LEVEL, Namer, field_types, jackson, schema_json
-
-BRANCH_DIR = "branch"
-BRANCH_PREFIX = "branch-"
-TAG_PREFIX = "tag-"
 
 READ_ONLY_MARKER = ".indexcore-read-only"
 BASE_TIME_MILLIS = 1_717_200_000_000  # 2024-06-01T00:00:00Z: snapshot times count from here
@@ -569,7 +566,7 @@ class TableWriter:
             raise UnsupportedError("a new schema may only add columns at the end")
         schema.core_options.check().file_indexes(schema.field_names)
         schema = replace(schema, id=old.id + 1, time_millis=self._time())
-        _write_text(os.path.join(self.meta_path, "schema", f"schema-{schema.id}"), schema_json(schema))
+        _write_text(schema_path(self.meta_path, schema.id), schema_json(schema))
         self.schema = schema
         return schema
 
@@ -577,10 +574,10 @@ class TableWriter:
         """Write ``tag/tag-NAME`` pinning a snapshot (the latest by default), as Paimon's
         ``TagManager`` does (the snapshot JSON itself); returns its path."""
         sid = self.snapshot_id if snapshot_id is None else int(snapshot_id)
-        source = os.path.join(self.meta_path, "snapshot", f"snapshot-{sid}")
+        source = snapshot_path(self.meta_path, sid)
         if not os.path.exists(source):
             raise UnsupportedError(f"no snapshot {sid} to tag", file=source)
-        path = os.path.join(self.meta_path, "tag", f"{TAG_PREFIX}{name}")
+        path = tag_path(self.meta_path, name)
         if os.path.exists(path):
             raise ReadOnlyError(f"tag {name!r} exists", file=path)
         shutil.copyfile(source, _ensure_dir(path))
@@ -596,33 +593,32 @@ class TableWriter:
         """
         if not name or name == "main" or "/" in name or name.isdigit():
             raise UnsupportedError(f"not a branch name: {name!r}")
-        branch_path = os.path.join(self.table_path, BRANCH_DIR, f"{BRANCH_PREFIX}{name}")
-        if os.path.exists(branch_path):
-            raise ReadOnlyError(f"branch {name!r} exists", file=branch_path)
+        folder = branch_path(self.table_path, name)
+        if os.path.exists(folder):
+            raise ReadOnlyError(f"branch {name!r} exists", file=folder)
         if tag is not None:
-            tag_path = os.path.join(self.meta_path, "tag", f"{TAG_PREFIX}{tag}")
-            if not os.path.exists(tag_path):
-                raise UnsupportedError(f"no tag {tag!r}", file=tag_path)
+            tag_file = tag_path(self.meta_path, tag)
+            if not os.path.exists(tag_file):
+                raise UnsupportedError(f"no tag {tag!r}", file=tag_file)
             import json
 
-            with open(tag_path, encoding="utf-8") as fh:
+            with open(tag_file, encoding="utf-8") as fh:
                 sid = int(json.load(fh)["id"])
             if sid != self.snapshot_id:
                 raise UnsupportedError(f"indexcore branches from the latest snapshot only (tag {tag!r} "
                                        f"pins {sid}, the latest is {self.snapshot_id})")
-            shutil.copyfile(tag_path, _ensure_dir(os.path.join(branch_path, "tag", f"{TAG_PREFIX}{tag}")))
-            shutil.copyfile(os.path.join(self.meta_path, "snapshot", f"snapshot-{sid}"),
-                            _ensure_dir(os.path.join(branch_path, "snapshot", f"snapshot-{sid}")))
+            shutil.copyfile(tag_file, _ensure_dir(tag_path(folder, tag)))
+            shutil.copyfile(snapshot_path(self.meta_path, sid), _ensure_dir(snapshot_path(folder, sid)))
             first_schema = 0
             branch = copy.deepcopy(self)
         else:
             first_schema = self.schema.id
             branch = TableWriter(self.table_path, self.schema, self.seed)
         for sid in range(first_schema, self.schema.id + 1):
-            source = os.path.join(self.meta_path, "schema", f"schema-{sid}")
+            source = schema_path(self.meta_path, sid)
             if os.path.exists(source):
-                shutil.copyfile(source, _ensure_dir(os.path.join(branch_path, "schema", f"schema-{sid}")))
-        branch.meta_path = branch_path
+                shutil.copyfile(source, _ensure_dir(schema_path(folder, sid)))
+        branch.meta_path = folder
         branch.branch_name = name
         branch.seed = f"{self.seed}:{BRANCH_PREFIX}{name}"
         branch._namer = Namer(branch.seed, "commit", posixpath.basename(self.table_path.rstrip("/")))
