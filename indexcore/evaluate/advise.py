@@ -42,6 +42,7 @@ from typing import Any
 
 from ..errors import IndexCoreError
 from ..formats.base import BitmapResult, FileIndexResult
+from ..paimon.options import CoreOptions
 from ..warehouse.model import LiveFile, Problem
 from .explain import Explanation, and_all, conjuncts, devolved, explain, field_map, read_path_result
 from .file_index import FileIndexPredicate
@@ -572,8 +573,8 @@ def statements_for(table_name: str, options: dict[str, str], existing: list[Exis
                    candidates: list[Candidate], dialect: str = "spark") -> list[str]:
     """The DDL that applies the advice: add recommended indexes, resize blooms, drop dead ones,
     then rewrite the file indexes of existing files."""
-    columns = {t: [c.strip() for c in options.get(f"file-index.{t}.columns", "").split(",") if c.strip()]
-               for t in FILE_INDEX_TYPES}
+    core = CoreOptions.parse(options)
+    columns = {t: list(core.file_index_columns(t)) for t in FILE_INDEX_TYPES}
     before = {t: list(v) for t, v in columns.items()}
     set_: dict[str, str] = {}
     unset: list[str] = []
@@ -744,16 +745,12 @@ def health(table, snapshot_id: int | None = None) -> dict[str, Any]:
     """A table's file-index health in one glance, without a workload: small files, deletion
     vector density per bucket, and per index its coverage, bytes and verdict (stale, missing,
     wrong column, bloom sizing)."""
-    from ..write.layout import memory_size
     from .metrics import DEFAULT_COMPACTION_DENSITY, dv_by_bucket, dv_frame
 
     plan = table.plan(snapshot_id)
     sid = plan.snapshot.id if plan.snapshot else None
     schema = table.read_schema(snapshot_id, plan.snapshot)
-    try:
-        target = memory_size(schema.options.get("target-file-size"), DEFAULT_TARGET_FILE_SIZE)
-    except ValueError:
-        target = DEFAULT_TARGET_FILE_SIZE
+    target = schema.core_options.target_file_size or DEFAULT_TARGET_FILE_SIZE
     problems: list[Problem] = list(plan.problems)
     existing = _existing_indexes(table, sid, schema, list(plan.files), problems)
     _verdicts(table, sid, existing, None, problems)

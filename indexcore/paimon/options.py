@@ -116,6 +116,7 @@ class CoreOptions:
     partition_default_name: str = DEFAULT_PARTITION_NAME
     manifest_format: str = "avro"
     file_format: str = "parquet"
+    target_file_size: int | None = None
     data_file_path_directory: str | None = None
     data_file_external_paths: tuple[str, ...] = ()
     index_file_in_data_file_dir: bool = False
@@ -153,6 +154,7 @@ class CoreOptions:
             partition_default_name=p.text("partition.default-name") or DEFAULT_PARTITION_NAME,
             manifest_format=p.choice("manifest.format", "avro", MANIFEST_FORMATS),
             file_format=p.lower("file.format", "parquet"),
+            target_file_size=p.memory("target-file-size", 0) or None,
             data_file_path_directory=p.text("data-file.path-directory") or None,
             data_file_external_paths=p.names("data-file.external-paths"),
             index_file_in_data_file_dir=p.boolean("index-file-in-data-file-dir"),
