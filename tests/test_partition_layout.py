@@ -8,14 +8,12 @@ partition, and strings that need Paimon's path escaping.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
-import subprocess
 from decimal import Decimal
-from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from test_pypaimon_interop import pypaimon_read
 
 import indexcore
 from indexcore.paimon.layout import escape_path_name, partition_text, unescape_path_name
@@ -23,9 +21,6 @@ from indexcore.paimon.options import CoreOptions, OptionError
 from indexcore.types import Timestamp, parse_type
 from indexcore.warehouse.data import read_table
 from indexcore.write import TableWriter, make_schema
-
-ROOT = Path(__file__).resolve().parent.parent
-VENV_PYTHON = ROOT / ".venv-pypaimon" / "bin" / "python"
 
 # (Paimon type, Arrow type, values of the key column incl. NULL, folder names legacy / non-legacy)
 CASES = {
@@ -104,36 +99,14 @@ def test_our_reader_reads_every_row_back(written, case, legacy):
         assert os.path.exists(lf.path)
 
 
-PYPAIMON_SCRIPT = r"""
-import json, sys
-from pypaimon import CatalogFactory
-catalog = CatalogFactory.create({"warehouse": sys.argv[1]})
-out = {}
-for name in sys.argv[2:]:
-    try:
-        table = catalog.get_table(name)
-        builder = table.new_read_builder()
-        rows = builder.new_read().to_arrow(builder.new_scan().plan().splits())
-        out[name] = sorted([i, str(k)] for i, k in zip(rows.column("id").to_pylist(), rows.column("k").to_pylist()))
-    except Exception as exc:
-        out[name] = {"error": repr(exc)[:500]}
-print(json.dumps(out))
-"""
-
-
 def test_pypaimon_reads_every_case(written):
-    if not VENV_PYTHON.exists():
-        pytest.skip("pypaimon venv missing (scripts/install.sh test creates .venv-pypaimon)")
     names = sorted(written["tables"])
-    proc = subprocess.run([str(VENV_PYTHON), "-c", PYPAIMON_SCRIPT, written["root"], *names],
-                          capture_output=True, text=True, timeout=600, check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = pypaimon_read(written["root"], names, ["id", "k"])
     for name in names:
         rows = written["tables"][name][2]
-        expect = sorted([i, str(k)] for i, k in zip(rows.column("id").to_pylist(),
-                                                     rows.column("k").to_pylist(), strict=True))
-        assert result[name] == expect, name
+        expect = sorted([str(i), str(k)] for i, k in zip(rows.column("id").to_pylist(),
+                                                          rows.column("k").to_pylist(), strict=True))
+        assert result[name].get("values") == expect, (name, result[name].get("error"))
 
 
 def test_partition_text_matches_paimon_casts():

@@ -16,36 +16,47 @@ ROOT = Path(__file__).resolve().parent.parent
 VENV_PYTHON = ROOT / ".venv-pypaimon" / "bin" / "python"
 SAMPLE = ROOT / "sample_warehouse"
 
+# argv[1] warehouse, argv[2] JSON list of column names (or null), then table names: per table its
+# row count and, with columns, the rows of those columns as sorted lists of strings.
 SCRIPT = r"""
 import json, sys
 from pypaimon import CatalogFactory
 catalog = CatalogFactory.create({"warehouse": sys.argv[1]})
+columns = json.loads(sys.argv[2])
 out = {}
-for name in sys.argv[2:]:
+for name in sys.argv[3:]:
     try:
         table = catalog.get_table(name)
         builder = table.new_read_builder()
         rows = builder.new_read().to_arrow(builder.new_scan().plan().splits())
         out[name] = {"rows": rows.num_rows}
+        if columns:
+            out[name]["values"] = sorted([str(v) for v in r]
+                                         for r in zip(*(rows.column(c).to_pylist() for c in columns)))
     except Exception as exc:
         out[name] = {"error": repr(exc)[:500]}
 print(json.dumps(out))
 """
 
 
-def test_pypaimon_reads_sample_warehouse():
+def pypaimon_read(warehouse: str, names: list[str], columns: list[str] | None = None) -> dict:
+    """What pypaimon reads from each table (one subprocess); skips when its venv is missing."""
     if not VENV_PYTHON.exists():
         pytest.skip("pypaimon venv missing: python -m venv .venv-pypaimon && "
                     ".venv-pypaimon/bin/pip install 'pypaimon==2.1.*' (scripts/install.sh test does it)")
+    proc = subprocess.run([str(VENV_PYTHON), "-c", SCRIPT, warehouse, json.dumps(columns), *names],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_pypaimon_reads_sample_warehouse():
     if not SAMPLE.is_dir():
         pytest.skip(f"no sample warehouse at {SAMPLE}; build it with: python -m indexcore sample build sample_warehouse")
     wh = indexcore.open_warehouse(str(SAMPLE))
     names = wh.tables()
-    assert len(names) >= 4
-    proc = subprocess.run([str(VENV_PYTHON), "-c", SCRIPT, str(SAMPLE), *names], capture_output=True,
-                          text=True, timeout=600, check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(names) >= 6
+    result = pypaimon_read(str(SAMPLE), names)
     ours = {name: read_table(wh.table(name)).num_rows for name in names}
     assert {n: result[n].get("rows", result[n].get("error")) for n in names} == ours
 

@@ -22,6 +22,7 @@ DEFAULT_IN_MANIFEST_THRESHOLD = 500
 DEFAULT_TARGET_ROW_NUM = 2_000_000
 MANIFEST_FORMATS = ("avro", "orc", "parquet")
 FIRST_ROW = "first-row"
+_BOOLEANS = {"true": True, "false": False}
 
 
 class OptionError(IndexCoreError):
@@ -51,34 +52,25 @@ class _Parser:
     def lower(self, key: str, default: str) -> str:
         return (self.text(key, default) or default).lower()
 
-    def boolean(self, key: str, default: bool = False) -> bool:
+    def typed(self, key: str, default: Any, convert, what: str) -> Any:
+        """``convert(text)``, or ``default`` with a problem noted when the text does not convert."""
         value = self.text(key)
         if value is None:
             return default
-        if value.lower() in ("true", "false"):
-            return value.lower() == "true"
-        self.problems.append((key, f"not true or false: {value!r}"))
-        return default
+        try:
+            return convert(value)
+        except (ValueError, KeyError, IndexCoreError):
+            self.problems.append((key, f"not {what}: {value!r}"))
+            return default
+
+    def boolean(self, key: str, default: bool = False) -> bool:
+        return self.typed(key, default, lambda v: _BOOLEANS[v.lower()], "true or false")
 
     def integer(self, key: str, default: int) -> int:
-        value = self.text(key)
-        if value is None:
-            return default
-        try:
-            return int(value)
-        except ValueError:
-            self.problems.append((key, f"not an integer: {value!r}"))
-            return default
+        return self.typed(key, default, int, "an integer")
 
     def memory(self, key: str, default: int) -> int:
-        value = self.text(key)
-        if value is None:
-            return default
-        try:
-            return parse_memory_size(value)
-        except IndexCoreError:
-            self.problems.append((key, f"not a memory size: {value!r}"))
-            return default
+        return self.typed(key, default, parse_memory_size, "a memory size")
 
     def names(self, key: str) -> tuple[str, ...]:
         return tuple(n.strip() for n in (self.text(key) or "").split(",") if n.strip())

@@ -121,7 +121,7 @@ class Table:
 
     def _problem(self, path: str, structure: str, reason: str, into: list | None = None) -> None:
         p = Problem(path, structure, reason)
-        if into is not None:
+        if into is not None and p not in into:
             into.append(p)
         key = (path, structure, reason)
         if key not in self._problem_keys:
