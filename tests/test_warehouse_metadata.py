@@ -229,3 +229,40 @@ def test_cli_commands(conformance, tmp_path):
     assert rc == 0 and out["buckets"] == []
     rc, out, err = run_cli("files", wh, "missing.table")
     assert rc == 2 and "missing" in err
+
+
+def test_file_schema_falls_back_to_the_latest_with_a_problem(tmp_path):
+    """One policy for "the schema a file was written under": its own, else the latest, reported."""
+    import pyarrow as pa
+
+    from indexcore.warehouse.data import read_table
+    from indexcore.write import TableWriter, make_schema
+
+    writer = TableWriter.create(str(tmp_path), "d.t", make_schema([("a", "INT")]), seed=2)
+    writer.write(pa.table({"a": pa.array([1, 2, 3], pa.int32())}))
+    schema_dir = tmp_path / "d.db" / "t" / "schema"
+    doc = json.loads((schema_dir / "schema-0").read_text())
+    (schema_dir / "schema-1").write_text(json.dumps({**doc, "id": 1}))
+    (schema_dir / "schema-0").unlink()
+    table = Warehouse(str(tmp_path)).table("d.t")
+    (lf,) = table.plan().files
+    problems: list = []
+    assert table.file_schema(lf, problems).id == 1
+    assert [(p.path, p.structure) for p in problems] == [(lf.path, "schema")]
+    assert "no schema 0" in problems[0].reason and "latest schema 1" in problems[0].reason
+    read_problems: list = []
+    assert read_table(table, problems=read_problems).column("a").to_pylist() == [1, 2, 3]
+    assert [p.structure for p in read_problems] == ["schema"]
+
+
+@pytest.mark.parametrize("options,primary_keys,skips", [
+    ({}, ("k",), False),
+    ({"deletion-vectors.enabled": "true"}, ("k",), True),
+    ({"deletion-vectors.enabled": "true", "deletion-vectors.merge-on-read": "true"}, ("k",), False),
+    ({"merge-engine": "first-row"}, ("k",), True),
+    ({"deletion-vectors.enabled": "true"}, (), False),
+])
+def test_level0_rule(options, primary_keys, skips):
+    from indexcore.paimon.options import CoreOptions
+
+    assert CoreOptions.parse(options).batch_skips_level0(primary_keys) is skips
