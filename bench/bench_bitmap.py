@@ -15,9 +15,9 @@ from pathlib import Path
 import fsspec
 from pyroaring import BitMap
 
+from indexcore.expr import Leaf
 from indexcore.formats.bitmap import BitmapReader
 from indexcore.io import BytesSource, FileSource
-from indexcore.predicate import Leaf
 from indexcore.types import parse_type
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import xxhash
 
+from indexcore.expr import Leaf
 from indexcore.formats.bloom import BloomFilterReader, BloomFilterWriter
 from indexcore.io import BytesSource
-from indexcore.predicate import Leaf
 from indexcore.types import from_json, parse_type
 
 JAVA_ANCHOR_US = 7.0

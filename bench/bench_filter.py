@@ -1,9 +1,10 @@
-"""Row filtering speed: the vectorized predicate mask against the exact Python row-by-row path.
+"""Row filtering speed: the vectorized row evaluator against the per-value path (each leaf
+function's ``test`` on every internal value).
 
 Builds a 1M-row table (BIGINT, DOUBLE with NaN/-0.0/inf, STRING with non-ASCII, TIMESTAMP(9),
 DECIMAL(10, 2), DECIMAL(30, 4), DATE, BOOLEAN; 10% nulls; fixed seed) and times
-``predicate_mask`` for a few predicates, then the same predicates with vectorizing switched off
-(the row-by-row path over internal values, which is what the filter did before). Both answers
+``indexcore.expr.rows.mask`` for a few predicates, then the same predicates with vectorizing
+switched off (the per-value path over internal values, which is what the filter did before). Both answers
 are checked equal. Prints times and the ratio row-by-row / vectorized; asserts nothing.
 
 Run: ``python bench/bench_filter.py [rows]``
@@ -19,9 +20,8 @@ from unittest import mock
 import numpy as np
 import pyarrow as pa
 
-from indexcore.predicate import parse_where
+from indexcore.expr import parse_where
 from indexcore.types import DataField, parse_type
-from indexcore.warehouse import data
 from indexcore.warehouse.model import TableSchema
 
 ROWS = 1_000_000
@@ -81,10 +81,10 @@ def main() -> None:
     total_fast = total_slow = 0.0
     for where in WHERES:
         pred = parse_where(where, schema.row_type())
-        fast = min(timed(lambda p=pred: data._mask(table, p, schema))[0] for _ in range(3))
-        _, mask = timed(lambda p=pred: data._mask(table, p, schema))
-        with mock.patch.object(data, "_prepare", lambda column, dtype: None):
-            slow, reference = timed(lambda p=pred: data._mask(table, p, schema))
+        fast = min(timed(lambda p=pred: rows.mask(table, p, schema))[0] for _ in range(3))
+        _, mask = timed(lambda p=pred: rows.mask(table, p, schema))
+        with mock.patch.object(rows, "_prepare", lambda column, dtype: None):
+            slow, reference = timed(lambda p=pred: rows.mask(table, p, schema))
         if not np.array_equal(mask, reference):
             raise SystemExit(f"vectorized and row-by-row masks differ for {where!r}")
         total_fast += fast

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from pyroaring import BitMap
 
+from indexcore.expr import Leaf
 from indexcore.formats.range_bitmap import RangeBitmapReader, RangeBitmapWriter
 from indexcore.io import BytesSource
-from indexcore.predicate import Leaf
 from indexcore.types import from_json, parse_type
 
 JAVA_ANCHOR_MS = 0.13

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from indexcore.expr import Leaf
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult
-from indexcore.predicate import Leaf
 from indexcore.types import from_json, parse_type
 
 SINGLE = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance" / "golden" / "single"

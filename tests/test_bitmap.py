@@ -10,11 +10,11 @@ import pytest
 from pyroaring import BitMap
 
 from indexcore.errors import CorruptFileError, UnsupportedError
+from indexcore.expr import Leaf
 from indexcore.formats import new_writer, open_reader
 from indexcore.formats.base import BitmapResult, parse_memory_size
 from indexcore.formats.bitmap import BitmapReader, BitmapWriter
 from indexcore.io import BytesSource, FileSource
-from indexcore.predicate import Leaf
 from indexcore.types import from_json, parse_type
 
 GOLDEN_SINGLE = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance" / "golden" / "single"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from indexcore.errors import CorruptFileError, UnsupportedError
+from indexcore.expr import Leaf
 from indexcore.formats import new_writer, open_reader
 from indexcore.formats.bloom import (
     BloomFilterReader,
@@ -18,7 +19,6 @@ from indexcore.formats.bloom import (
     optimal_bits,
 )
 from indexcore.io import BytesSource
-from indexcore.predicate import Leaf
 from indexcore.types import from_json, parse_type
 
 SINGLE = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "golden" / "single"

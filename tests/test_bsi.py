@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexcore.errors import CorruptFileError, UnsupportedError
+from indexcore.expr import Leaf
 from indexcore.formats.bsi import BsiReader, BsiWriter
 from indexcore.io import BytesSource
-from indexcore.predicate import Leaf
 from indexcore.types import parse_type, to_json_value, to_long
 
 IDS = vector_ids("bsi__*.json")

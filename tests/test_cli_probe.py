@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from indexcore.cli import main
-from indexcore.predicate import Leaf, predicate_from_json, predicate_to_sql
+from indexcore.expr import Leaf, predicate_from_json, predicate_to_sql
 from indexcore.types import parse_type
 
 ROOT = Path(__file__).resolve().parent.parent

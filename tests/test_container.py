@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from indexcore.errors import CorruptFileError, UnsupportedError
+from indexcore.expr import Leaf
 from indexcore.formats.bloom import BloomFilterReader, BloomFilterWriter
 from indexcore.formats.container import (
     EmptyFileIndexReader,
@@ -18,7 +19,6 @@ from indexcore.formats.container import (
     write_container,
 )
 from indexcore.io import BytesSource, open_file
-from indexcore.predicate import Leaf
 from indexcore.types import from_json, parse_type
 
 

@@ -385,7 +385,7 @@ def _int_schema(bucket: int = 20, **options):
 
 
 def _buckets(schema, sql, total=20):
-    from indexcore.predicate import parse_where
+    from indexcore.expr import parse_where
 
     selector = bucket_selector(schema, parse_where(sql, schema.row_type()))
     return None if selector is None else selector.buckets(total)

@@ -1,9 +1,10 @@
-"""Vectorized row filtering against the exact per-row reference (``row_test``, Paimon's LeafFunction).
+"""The vectorized row evaluator against the per-row oracle (``tests/row_oracle.py``: each leaf
+function's ``LeafFunction.test`` on one value at a time).
 
 Random tables of every scalar type (nulls, NaN, -0.0, +-inf, empty and non-ASCII strings,
 timestamp precisions 3/6/9, decimals, dates, booleans) and random and/or trees of every leaf
-function: the vectorized mask must equal ``test_predicate_on_row`` over the same rows read
-back as internal values, and it must not take the row-by-row fallback for these types.
+function: the vectorized mask must equal the oracle over the same rows read back as internal
+values, and it must not take the per-value path for these types.
 """
 
 from __future__ import annotations
@@ -16,21 +17,18 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from row_oracle import predicate_on_row, row_test
 
-from indexcore.evaluate.stats import row_test
-from indexcore.evaluate.stats import test_predicate_on_row as predicate_on_row
-from indexcore.predicate import Compound, Leaf
+from indexcore.expr import LEAF_FUNCTIONS, Compound, Leaf
+from indexcore.expr import rows as data
+from indexcore.expr.rows import filter_table, predicate_mask
 from indexcore.types import DataField, Timestamp, parse_type
-from indexcore.warehouse import data
-from indexcore.warehouse.data import filter_table, predicate_mask
 from indexcore.warehouse.model import TableSchema
 from indexcore.warehouse.values import from_internal, to_internal
 
 TYPES = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "STRING", "BYTES", "BOOLEAN",
          "DATE", "TIME", "TIMESTAMP(3)", "TIMESTAMP(6)", "TIMESTAMP(9)",
          "TIMESTAMP(6) WITH LOCAL TIME ZONE", "DECIMAL(10, 2)", "DECIMAL(18, 0)", "DECIMAL(38, 4)")
-LEAF_OPS = ("equal", "notEqual", "in", "notIn", "isNull", "isNotNull", "lessThan", "lessOrEqual",
-            "greaterThan", "greaterOrEqual", "between", "notBetween")
 SPECIAL_FLOATS = (math.nan, -math.nan, -0.0, 0.0, math.inf, -math.inf, 1.0, -1.0)
 TEXT = st.sampled_from(["", "a", "b", "ab", "é", "ß", "中", "😀", "\x00", "\uffff", "Z"])
 MILLIS = 10 ** 12
@@ -156,16 +154,11 @@ def leaves(draw, table: pa.Table, schema: TableSchema):
         literal = st.one_of(literal, st.sampled_from(present),
                             st.sampled_from(present).flatmap(lambda v: st.sampled_from(_near(dtype, v))))
     maybe_null = st.one_of(literal, literal, literal, literal, literal, st.none())
-    op = draw(st.sampled_from(LEAF_OPS))
-    if op in ("isNull", "isNotNull"):
-        lits = ()
-    elif op in ("in", "notIn"):
-        lits = tuple(draw(st.lists(maybe_null, max_size=7)))
-    elif op in ("between", "notBetween"):
-        lits = (draw(maybe_null), draw(maybe_null))
-    else:
-        lits = (draw(maybe_null),)
-    return Leaf(op, name, lits)
+    function = draw(st.sampled_from(list(LEAF_FUNCTIONS.values())))
+    arity = function.arity
+    lits = tuple(draw(st.lists(maybe_null, min_size=1, max_size=7) if arity is None else
+                      st.lists(maybe_null, min_size=arity, max_size=arity)))
+    return Leaf(function, name, lits)
 
 
 @st.composite
@@ -182,7 +175,7 @@ def _rows(table: pa.Table, schema: TableSchema) -> list[dict]:
 
 
 def _no_fallback(*_args, **_kwargs):
-    raise AssertionError("scalar column fell back to the row-by-row path")
+    raise AssertionError("scalar column fell back to the per-value path")
 
 
 @pytest.mark.parametrize("first", TYPES)
@@ -192,7 +185,7 @@ def test_vectorized_mask_matches_row_test(first, data_strategy):
     table, schema = data_strategy.draw(tables(first))
     pred = data_strategy.draw(predicates(table, schema))
     expected = [predicate_on_row(pred, row) for row in _rows(table, schema)]
-    with mock.patch.object(data._Columns, "row_by_row", _no_fallback):
+    with mock.patch.object(data._Columns, "per_value", _no_fallback):
         got = predicate_mask(table, pred, schema)
         kept = filter_table(table, pred, schema)
     assert got == expected, pred
@@ -218,7 +211,7 @@ def _table(type_text: str, column: list):
     ("ARRAY<INT>", [[1, 2], [3], None, []], Leaf("equal", "c", ([3],))),
 ])
 def test_fallback_matches_row_test(type_text, column, leaf):
-    """Cases the vectorized path leaves to the exact Python row test give the same answers."""
+    """Cases with no key form, answered per value by the function's test, match the oracle."""
     table, schema = _table(type_text, column)
     expected = [row_test(leaf, v) for v in to_internal(table.column("c"), schema.field("c").type)]
     assert predicate_mask(table, leaf, schema) == expected
@@ -226,7 +219,7 @@ def test_fallback_matches_row_test(type_text, column, leaf):
 
 def test_vectorized_edges():
     """Java ordering of floats, and literals finer than the column, without the fallback."""
-    with mock.patch.object(data._Columns, "row_by_row", _no_fallback):
+    with mock.patch.object(data._Columns, "per_value", _no_fallback):
         table, schema = _table("DOUBLE", [math.nan, -0.0, 0.0, math.inf, -math.inf, None, 1.0])
         assert predicate_mask(table, Leaf("equal", "c", (math.nan,)), schema) == \
             [True, False, False, False, False, False, False]

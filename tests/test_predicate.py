@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import pickle
 import struct
 from decimal import Decimal
 from pathlib import Path
@@ -12,10 +13,9 @@ from pathlib import Path
 import pytest
 
 from indexcore.errors import IndexCoreError, PredicateError
-from indexcore.predicate import (
+from indexcore.expr import (
     Compound,
     Leaf,
-    is_null_false,
     negate,
     parse_where,
     predicate_from_json,
@@ -156,12 +156,12 @@ def test_null_literals_follow_sql() -> None:
     for sql in ("i = NULL", "i <> NULL", "i < NULL", "NOT i = NULL", "i BETWEEN NULL AND 3",
                 "i NOT IN (1, NULL)", "NOT i IN (1, NULL)", "i IN (NULL)"):
         got = parse_where(sql, SCHEMA)
-        assert isinstance(got, Leaf) and is_null_false(got), sql
+        assert isinstance(got, Leaf) and got.null_false(), sql
     # IN ignores a NULL next to other literals
     assert parse_where("i IN (1, NULL, 2)", SCHEMA) == leaf("in", "i", 1, 2)
-    assert not is_null_false(leaf("in", "i", 1, None))
-    assert not is_null_false(leaf("isNull", "i"))
-    assert is_null_false(leaf("in", "i"))
+    assert not leaf("in", "i", 1, None).null_false()
+    assert not leaf("isNull", "i").null_false()
+    assert leaf("in", "i", None).null_false()
 
 
 def test_column_names() -> None:
@@ -227,10 +227,10 @@ def test_to_sql_round_trips() -> None:
 def _key(pred: object) -> object:
     """Structural key in which NaN equals NaN and -0.0 differs from 0.0 (as the indexes see them)."""
     if isinstance(pred, Compound):
-        return (pred.op, tuple(_key(c) for c in pred.children))
+        return (pred.function, tuple(_key(c) for c in pred.children))
     lits = tuple(("f", struct.pack(">d", v)) if isinstance(v, float) else (type(v).__name__, v)
                  for v in pred.literals)
-    return (pred.op, pred.field, lits)
+    return (pred.function, pred.field, lits)
 
 
 def test_predicate_from_json_container_forms(golden: Path) -> None:
@@ -266,3 +266,61 @@ def test_every_golden_predicate_round_trips_through_sql(golden: Path) -> None:
             assert _key(parse_where(text, schema)) == _key(pred), (vector["id"], case["id"], text)
             count += 1
     assert count > 20000
+
+
+@pytest.mark.parametrize(("sql", "message"), [
+    # each of these escaped as RecursionError / ValueError, or burned a minute of CPU, before
+    ("(" * 3000 + "i = 1" + ")" * 3000, "nests 3000 levels"),
+    ("NOT " * 3000 + "i = 1", "nests 3000 levels"),
+    ("(NOT " * 20 + "i = 1" + ")" * 20, "nests 40 levels"),
+    ("i = " + "- " * 200 + "1", "signs in a row"),
+    ("i = 1e9999", "out of range"),
+    ("i = 1e999999", "out of range"),
+    ("dbl = 1e9999", "out of range"),
+    ("p = 1e9999", "out of range"),
+    ("i = 1e-9999", "out of range"),
+    ("i = 1e400", "INT: out of range"),
+    ("i = 1" + "0" * 200, "longer than"),
+    ("i > CAST('NaN' AS DOUBLE)", "INT has no NaN value"),
+    ("big < CAST('Infinity' AS DOUBLE)", "BIGINT has no Infinity value"),
+    ("p = CAST('-Infinity' AS DOUBLE)", "has no -Infinity value"),
+    ("i = CAST(2.5 AS DOUBLE)", "not an integer"),
+    ("dbl = '1e999999'", "out of range for DOUBLE"),
+    ("f = 1e39", "FLOAT"),
+    ("i IN (" + ", ".join(["1"] * 40_000) + ")", "longer than"),
+], ids=lambda v: v[:40])
+def test_bounded_sql_and_literal_conversions(sql: str, message: str) -> None:
+    """Hostile WHERE text ends in our PredicateError, never in Python's own errors."""
+    with pytest.raises(PredicateError, match=message):
+        parse_where(sql, SCHEMA)
+
+
+def test_bounds_leave_ordinary_conditions_alone() -> None:
+    assert parse_where("(" * 20 + "i = 1" + ")" * 20, SCHEMA) == leaf("equal", "i", 1)
+    # a long flat AND chain is built without recursing down sqlglot's left-deep tree
+    got = parse_where(" AND ".join(f"i <> {n}" for n in range(3000)), SCHEMA)
+    assert len(got.children) == 3000 and got.children[-1] == leaf("notEqual", "i", 2999)
+    assert parse_where("dbl < 1e300", SCHEMA) == leaf("lessThan", "dbl", 1e300)
+    assert parse_where("dbl = CAST('-Infinity' AS DOUBLE)", SCHEMA) == leaf("equal", "dbl", -math.inf)
+    assert parse_where("p = CAST(0.1 AS DOUBLE)", SCHEMA) == leaf("equal", "p", Decimal("0.10"))
+    # NaN compares like Java's Double.compare on DOUBLE columns: above every other value
+    nan = parse_where("dbl > CAST('NaN' AS DOUBLE)", SCHEMA)
+    assert nan.function.name == "greaterThan" and math.isnan(nan.literals[0])
+
+
+def test_functions_are_types() -> None:
+    """Negation, arity, null semantics and SQL belong to the function; names are only for JSON."""
+    from indexcore.expr import EQUAL, IN, LEAF_FUNCTIONS, LESS_THAN, NOT_IN, Equal, leaf_function
+
+    for name, fn in LEAF_FUNCTIONS.items():
+        assert leaf_function(name) is fn and fn.negate().negate() is fn and fn.negate() is not fn
+        assert pickle.loads(pickle.dumps(fn)) is fn
+    assert isinstance(leaf("equal", "i", 1).function, Equal) and leaf("equal", "i", 1).function is EQUAL
+    assert IN.negate() is NOT_IN and LESS_THAN.reverse().name == "greaterThan"
+    assert pickle.loads(pickle.dumps(parse_where("i = 1 OR i IN (2, 3)", SCHEMA))) == \
+        parse_where("i = 1 OR i IN (2, 3)", SCHEMA)
+    for bad in (lambda: Leaf("between", "i", (1,)), lambda: Leaf("in", "i", ()),
+                lambda: Leaf("isNull", "i", (1,)), lambda: Leaf("like", "i", ("a",)),
+                lambda: Compound("xor", ())):
+        with pytest.raises(PredicateError):
+            bad()

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from pyroaring import BitMap
 
 from indexcore.errors import CorruptFileError, IndexCoreError, UnsupportedError
+from indexcore.expr import Leaf
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult, parse_memory_size
 from indexcore.formats.range_bitmap import RangeBitmapReader, RangeBitmapWriter
 from indexcore.io import BytesSource
-from indexcore.predicate import Leaf
 from indexcore.types import from_json, parse_type, to_json_value
 
 IDS = vector_ids("range_bitmap*.json")

@@ -8,9 +8,9 @@ import os
 import pytest
 
 import indexcore
+from indexcore.expr import Leaf
 from indexcore.formats.container import read_container
 from indexcore.io import BytesSource, open_file
-from indexcore.predicate import Leaf
 from indexcore.types import parse_type
 from indexcore.warehouse.data import read_table
 from indexcore.write import TableWriter, make_schema

@@ -17,7 +17,7 @@ import pytest
 
 from indexcore.cli import main
 from indexcore.errors import PredicateError
-from indexcore.predicate import parse_where
+from indexcore.expr import parse_where
 from indexcore.types import Timestamp, from_text_or_python, to_json_value
 from indexcore.warehouse import Warehouse
 from indexcore.warehouse.data import filter_table, read_table, table_rows

@@ -14,12 +14,12 @@ import pytest
 
 import indexcore
 from indexcore.errors import ReadOnlyError
+from indexcore.expr import Leaf
 from indexcore.formats.binary_row import key_hash
 from indexcore.formats.container import read_container
 from indexcore.formats.deletion_vector import read_deletion_vector
 from indexcore.formats.hash_index import read_hash_index
 from indexcore.io import BytesSource, open_file
-from indexcore.predicate import Leaf
 from indexcore.types import parse_type
 from indexcore.warehouse.data import read_table
 from indexcore.write import (

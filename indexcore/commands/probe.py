@@ -11,11 +11,11 @@ import argparse
 
 from ..errors import IndexCoreError, PredicateError
 from ..evaluate.file_index import FileIndexPredicate, blob_predicate, result_to_json
+from ..expr import parse_where, predicate_to_sql
 from ..formats import FILE_INDEX_TYPES
 from ..formats.base import BitmapResult, FileIndexResult
 from ..formats.container import read_container
 from ..io import open_file
-from ..predicate import parse_where, predicate_to_sql
 from ..types import DataType, parse_type
 
 SHOWN_ROWS = 20

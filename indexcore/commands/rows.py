@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import IndexCoreError, PredicateError
-from ..predicate import parse_where
+from ..expr import parse_where
 from ..warehouse import Warehouse
 from ..warehouse.data import read_table, table_rows
 from ..warehouse.values import json_value

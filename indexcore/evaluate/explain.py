@@ -40,14 +40,27 @@ from typing import Any
 from pyroaring import BitMap
 
 from ..errors import IndexCoreError, PredicateError
+from ..expr import (
+    Equal,
+    In,
+    Leaf,
+    Predicate,
+    and_all,
+    conjuncts,
+    disjuncts,
+    leaves,
+    parse_where,
+    predicate_to_sql,
+)
+from ..expr import rename as _rename
+from ..expr.rows import row_matches
 from ..formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
 from ..formats.binary_row import bucket_of, key_hash
 from ..formats.container import read_container
-from ..predicate import Compound, Leaf, Predicate, parse_where, predicate_to_sql
 from ..types import DataType, from_text_or_python, to_json_value
 from ..warehouse.model import LiveFile, Problem, TableSchema
 from .file_index import FileIndexPredicate, result_to_json
-from .stats import stats_test, test_predicate_on_row, test_predicate_on_stats
+from .stats import stats_test, test_predicate_on_stats
 
 MAX_ROWS_32 = 2_147_483_647
 STAGES = ("all", "partition", "bucket", "level", "stats", "index", "read")
@@ -196,50 +209,6 @@ class Explanation:
 # Predicate plumbing
 
 
-def conjuncts(pred: Predicate) -> list[Predicate]:
-    """Paimon's ``PredicateBuilder.splitAnd``: the top-level AND children, flattened."""
-    if isinstance(pred, Compound) and pred.op == "and":
-        out: list[Predicate] = []
-        for child in pred.children:
-            out.extend(conjuncts(child))
-        return out
-    return [pred]
-
-
-def disjuncts(pred: Predicate) -> list[Predicate]:
-    """Paimon's ``PredicateBuilder.splitOr``: the top-level OR children, flattened."""
-    if isinstance(pred, Compound) and pred.op == "or":
-        out: list[Predicate] = []
-        for child in pred.children:
-            out.extend(disjuncts(child))
-        return out
-    return [pred]
-
-
-def and_all(preds: Sequence[Predicate]) -> Predicate | None:
-    if not preds:
-        return None
-    return preds[0] if len(preds) == 1 else Compound("and", tuple(preds))
-
-
-def leaves(pred: Predicate) -> list[Leaf]:
-    """Distinct leaves, in order of appearance."""
-    if isinstance(pred, Leaf):
-        return [pred]
-    out: list[Leaf] = []
-    for child in pred.children:
-        for leaf in leaves(child):
-            if leaf not in out:
-                out.append(leaf)
-    return out
-
-
-def _rename(pred: Predicate, names: Mapping[str, str]) -> Predicate:
-    if isinstance(pred, Leaf):
-        return Leaf(pred.op, names.get(pred.field, pred.field), pred.literals)
-    return Compound(pred.op, tuple(_rename(c, names) for c in pred.children))
-
-
 def _same_type(a: DataType, b: DataType) -> bool:
     return dataclasses.replace(a, nullable=True) == dataclasses.replace(b, nullable=True)
 
@@ -367,7 +336,7 @@ def bucket_selector(schema: TableSchema, predicate: Predicate) -> BucketSelector
         field_name: str | None = None
         found: list = []
         for leaf in disjuncts(conjunct):
-            if not isinstance(leaf, Leaf) or leaf.op not in ("equal", "in") or \
+            if not isinstance(leaf, Leaf) or not isinstance(leaf.function, Equal | In) or \
                     (field_name is not None and leaf.field != field_name):
                 break
             field_name = leaf.field
@@ -521,8 +490,8 @@ class _Explainer:
         fmap = _field_map(self.schema, fs)
         f = lf.file
 
-        partition_ok = self.partition_filter is None or test_predicate_on_row(self.partition_filter,
-                                                                              lf.partition_spec)
+        partition_ok = self.partition_filter is None or row_matches(self.partition_filter, lf.partition_spec,
+                                                                    self.schema)
         bucket_ok = self.bucket_ok(lf)
         if not bucket_ok:
             keys = ", ".join(self.bucket_selector.bucket_keys)
@@ -618,7 +587,7 @@ class _Explainer:
         path = lf.path
         n = len(visible)
         if record["partition_decision"] == "SKIP":
-            cols = self.culprits(lf, fs, deleted, lambda leaf: test_predicate_on_row(leaf, lf.partition_spec),
+            cols = self.culprits(lf, fs, deleted, lambda leaf: row_matches(leaf, lf.partition_spec, self.schema),
                                  set(self.schema.partition_keys))
             violations.append(_violation(path, cols, f"partition filter pruned a file with {n} matching rows"))
         if record["bucket_decision"] == "SKIP":

@@ -7,7 +7,7 @@ compound is REMAIN. Results are REMAIN, SKIP or a bitmap of rows (an empty bitma
 same as SKIP and is returned as it is, not turned into SKIP).
 
 One deliberate difference from Java: a leaf whose NULL literal makes it never true
-(``c = NULL``, ``c NOT IN (1, NULL)``; see :func:`indexcore.predicate.is_null_false`) answers
+(``c = NULL``, ``c NOT IN (1, NULL)``; see :meth:`indexcore.expr.LeafFunction.null_false`) answers
 SKIP without asking the indexes, as Paimon's null-false leaf functions and statistics do.
 NULL literals inside an ``in`` list are dropped before the indexes see them.
 """
@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..expr import AND, IN, Leaf, Predicate
 from ..formats import open_reader
 from ..formats.base import REMAIN, SKIP, BitmapResult, FileIndexReader, FileIndexResult
 from ..io import ByteSource
-from ..predicate import Compound, Leaf, Predicate, is_null_false
 from ..types import DataType
 
 OptionsFor = Callable[[str, str], Mapping[str, str] | None]
@@ -72,29 +72,28 @@ class FileIndexPredicate:
     def _test(self, predicate: Predicate) -> FileIndexResult:
         if isinstance(predicate, Leaf):
             return self._test_leaf(predicate)
-        if not isinstance(predicate, Compound):
-            raise TypeError(f"not a predicate: {predicate!r}")
         result: FileIndexResult | None = None
-        if predicate.op == "or":
+        if predicate.function is AND:
             for child in predicate.children:
                 value = self._test(child)
-                result = value if result is None else result.or_(value)
+                result = value if result is None else result.and_(value)
+                if not result.remain():
+                    return result
             return REMAIN if result is None else result
         for child in predicate.children:
             value = self._test(child)
-            result = value if result is None else result.and_(value)
-            if not result.remain():
-                return result
+            result = value if result is None else result.or_(value)
         return REMAIN if result is None else result
 
     def _test_leaf(self, leaf: Leaf) -> FileIndexResult:
-        if is_null_false(leaf):
+        if leaf.null_false():
             return SKIP
-        if leaf.op == "in" and None in leaf.literals:
-            leaf = Leaf(leaf.op, leaf.field, tuple(v for v in leaf.literals if v is not None))
+        literals = leaf.literals
+        if leaf.function is IN and None in literals:
+            literals = tuple(v for v in literals if v is not None)
         result = REMAIN
         for reader in self.readers(leaf.field):
-            result = result.and_(reader.visit(leaf))
+            result = result.and_(leaf.function.visit(reader, literals))
             if not result.remain():
                 return result
         return result

@@ -17,8 +17,8 @@ from typing import Any
 import pandas as pd
 
 from ..errors import IndexCoreError
+from ..expr import Predicate
 from ..formats.base import REMAIN, SKIP, BitmapResult, FileIndexReader, FileIndexResult
-from ..predicate import Predicate
 from ..types import DataType, to_json_value
 from ..warehouse.inspect import partition_text
 from ..warehouse.model import DELETION_VECTORS, HASH, LiveFile
@@ -442,7 +442,7 @@ def top_values(values: pd.DataFrame, n: int = 20) -> pd.DataFrame:
 
 def bitmap_lookup(table, column: str, value_text: str, snapshot_id: int | None = None) -> pd.DataFrame:
     """Per file: the rows a point lookup ``column = value`` finds and the bytes it reads."""
-    from ..predicate import parse_where
+    from ..expr import parse_where
 
     types = partition_types(table)
     rows = []
@@ -600,7 +600,7 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
 def prune_by_sql(table, sql: str, index_types: Iterable[str] = FILE_INDEX_TYPES,
                  snapshot_id: int | None = None) -> pd.DataFrame:
     """:func:`prune_by_index` for a SQL ``WHERE`` condition over the latest schema."""
-    from ..predicate import parse_where
+    from ..expr import parse_where
 
     return prune_by_index(table, parse_where(sql, table.schema().row_type()), index_types, snapshot_id)
 
@@ -807,7 +807,7 @@ def predicate_candidates(table, snapshot_id: int | None = None) -> list[tuple[st
     range-bitmap or BSI column in one file (from its manifest stats), a partition value, then
     any column whose per-file minimum lies in few files' [min, max].
     """
-    from ..predicate import Leaf, predicate_to_sql
+    from ..expr import Leaf, predicate_to_sql
 
     schema = table.schema()
     row_type = schema.row_type()

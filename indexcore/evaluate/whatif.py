@@ -17,11 +17,11 @@ from typing import Any
 from pyroaring import BitMap
 
 from ..errors import IndexCoreError, PredicateError
+from ..expr import Predicate, parse_where
 from ..formats import new_writer, open_reader
 from ..formats.base import BitmapResult, FileIndexReader, FileIndexResult
 from ..formats.container import EmptyFileIndexReader, read_container
 from ..io import BytesSource
-from ..predicate import Predicate, parse_where
 from ..types import DataType
 from ..warehouse.model import LiveFile, Problem, TableSchema
 from .explain import Explanation, FileDecision, _field_map, explain, read_path_result

@@ -14,7 +14,8 @@ from typing import Any
 from pyroaring import BitMap
 
 from ..errors import UnsupportedError
-from ..predicate import Leaf
+from ..expr.functions import FunctionVisitor
+from ..expr.tree import Leaf
 from ..types import DataType
 
 
@@ -103,36 +104,55 @@ class BitmapResult(FileIndexResult):
         return f"BitmapResult({len(self.bitmap)} rows)"
 
 
-class FileIndexReader:
-    """Base reader: every visit answers REMAIN unless a format knows better."""
+class FileIndexReader(FunctionVisitor):
+    """Base reader (Paimon's ``FileIndexReader``, a function visitor): every visit answers
+    REMAIN unless a format knows better."""
 
     index_type = "unknown"
 
     def visit(self, leaf: Leaf) -> FileIndexResult:
-        """Dispatch a leaf by Paimon's function name (``equal``, ``in``, ``isNull``, ...)."""
-        method = getattr(self, "visit_" + _SNAKE[leaf.op], None)
-        if method is None:
-            return REMAIN
-        if leaf.op in ("isNull", "isNotNull"):
-            return method()
-        if leaf.op in ("in", "notIn"):
-            return method(list(leaf.literals))
-        if leaf.op in ("between", "notBetween"):
-            return method(leaf.literals[0], leaf.literals[1])
-        return method(leaf.literals[0])
+        """Answer one leaf: its function calls the matching ``visit_*`` method."""
+        return leaf.function.visit(self, leaf.literals)
+
+    def visit_is_null(self) -> FileIndexResult:
+        return REMAIN
+
+    def visit_is_not_null(self) -> FileIndexResult:
+        return REMAIN
+
+    def visit_equal(self, literal: Any) -> FileIndexResult:
+        return REMAIN
+
+    def visit_not_equal(self, literal: Any) -> FileIndexResult:
+        return REMAIN
+
+    def visit_less_than(self, literal: Any) -> FileIndexResult:
+        return REMAIN
+
+    def visit_less_or_equal(self, literal: Any) -> FileIndexResult:
+        return REMAIN
+
+    def visit_greater_than(self, literal: Any) -> FileIndexResult:
+        return REMAIN
+
+    def visit_greater_or_equal(self, literal: Any) -> FileIndexResult:
+        return REMAIN
+
+    def visit_in(self, literals: list) -> FileIndexResult:
+        return REMAIN
+
+    def visit_not_in(self, literals: list) -> FileIndexResult:
+        return REMAIN
+
+    def visit_between(self, low: Any, high: Any) -> FileIndexResult:
+        return REMAIN
+
+    def visit_not_between(self, low: Any, high: Any) -> FileIndexResult:
+        return REMAIN
 
     def summary(self) -> dict:
         """Figures the explorer charts for this index (format-specific keys)."""
         return {"index_type": self.index_type}
-
-
-_SNAKE = {
-    "equal": "equal", "notEqual": "not_equal", "in": "in", "notIn": "not_in", "isNull": "is_null",
-    "isNotNull": "is_not_null", "lessThan": "less_than", "lessOrEqual": "less_or_equal",
-    "greaterThan": "greater_than", "greaterOrEqual": "greater_or_equal", "between": "between",
-    "notBetween": "not_between", "startsWith": "starts_with", "endsWith": "ends_with",
-    "contains": "contains", "like": "like",
-}
 
 
 class FileIndexWriter:

@@ -19,7 +19,7 @@ one read and decodes bitmaps only when a predicate first needs them.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,7 @@ import numpy as np
 from pyroaring import BitMap
 
 from ..errors import CorruptFileError, UnsupportedError
+from ..expr.functions import EQUAL, GREATER_OR_EQUAL, GREATER_THAN, LESS_OR_EQUAL, LESS_THAN, Comparison
 from ..io import ByteSource
 from ..types import INTEGER_ROOTS, DataType, decimal_from_unscaled, timestamp_from_key, to_json_value, to_long
 from . import bulk
@@ -88,6 +89,16 @@ def portable_bitmap_size(data: bytes, offset: int, file: str, structure: str) ->
     return pos - offset
 
 
+# (every stored value matches, no stored value matches) for min ``lo``, max ``hi``, predicate ``p``
+_SHORTCUTS: dict[Comparison, Callable[[int, int, int], tuple[bool, bool]]] = {
+    EQUAL: lambda lo, hi, p: (lo == hi == p, p < lo or p > hi),
+    GREATER_OR_EQUAL: lambda lo, hi, p: (p <= lo, p > hi),
+    GREATER_THAN: lambda lo, hi, p: (p < lo, p >= hi),
+    LESS_OR_EQUAL: lambda lo, hi, p: (p >= hi, p < lo),
+    LESS_THAN: lambda lo, hi, p: (p > hi, p <= lo),
+}
+
+
 @dataclass
 class BsiPart:
     """One ``BitSliceIndexRoaringBitmap``: values ``min + sum(bit_i << i)`` for the rows in ebm."""
@@ -101,35 +112,15 @@ class BsiPart:
     def _all(self) -> BitMap:
         return BitMap(self.ebm)
 
-    def compare(self, op: str, predicate: int) -> BitMap:
-        """Paimon's min/max shortcut, then O'Neil's bit-sliced comparison."""
-        lo, hi = self.min, self.max
-        if op == "eq":
-            if lo == hi == predicate:
-                return self._all()
-            if predicate < lo or predicate > hi:
-                return BitMap()
-        elif op == "gte":
-            if predicate <= lo:
-                return self._all()
-            if predicate > hi:
-                return BitMap()
-        elif op == "gt":
-            if predicate < lo:
-                return self._all()
-            if predicate >= hi:
-                return BitMap()
-        elif op == "lte":
-            if predicate >= hi:
-                return self._all()
-            if predicate < lo:
-                return BitMap()
-        elif op == "lt":
-            if predicate > hi:
-                return self._all()
-            if predicate <= lo:
-                return BitMap()
-        value = predicate - lo
+    def compare(self, function: Comparison, predicate: int) -> BitMap:
+        """Rows whose value ``function``-compares to ``predicate`` (equal, less than, ...):
+        Paimon's min/max shortcut, then O'Neil's bit-sliced comparison."""
+        every, none = _SHORTCUTS[function](self.min, self.max, predicate)
+        if every:
+            return self._all()
+        if none:
+            return BitMap()
+        value = predicate - self.min
         gt, lt, eq = BitMap(), BitMap(), self.ebm
         for i in range(len(self.slices) - 1, -1, -1):
             sl = self.slices[i]
@@ -140,8 +131,8 @@ class BsiPart:
                 gt = gt | (eq & sl)
                 eq = eq - sl
         eq = eq & self.ebm
-        result = {"eq": eq, "gt": gt, "lt": lt, "lte": lt | eq, "gte": gt | eq}[op]
-        return result & self.ebm
+        result = {EQUAL: eq, GREATER_THAN: gt, LESS_THAN: lt, LESS_OR_EQUAL: lt | eq, GREATER_OR_EQUAL: gt | eq}
+        return result[function] & self.ebm
 
     def extreme(self, largest: bool) -> int | None:
         """The smallest or largest stored value, walking slices from the top bit."""
@@ -235,7 +226,7 @@ class BsiReader(FileIndexReader):
     def _eq_key(self, value: int) -> BitMap:
         if value == LONG_MIN:
             return BitMap()
-        return self.negative.compare("eq", -value) if value < 0 else self.positive.compare("eq", value)
+        return self.negative.compare(EQUAL, -value) if value < 0 else self.positive.compare(EQUAL, value)
 
     def _in(self, literals: list) -> BitMap:
         out = BitMap()
@@ -244,19 +235,21 @@ class BsiReader(FileIndexReader):
                 out |= self._eq_key(self._key(lit))
         return out
 
-    def _range(self, op: str, value: int) -> BitMap:
+    def _range(self, function: Comparison, value: int) -> BitMap:
+        """Rows whose key compares to ``value`` by a range ``function``; negative keys are stored
+        negated, so they answer the reversed comparison."""
         pos, neg = self.positive, self.negative
-        if op in ("lt", "lte"):
+        if function in (LESS_THAN, LESS_OR_EQUAL):
             if value == LONG_MIN:
                 return BitMap()
             if value < 0:
-                return neg.compare("gt" if op == "lt" else "gte", -value)
-            return pos.compare(op, value) | neg.ebm
+                return neg.compare(function.reverse(), -value)
+            return pos.compare(function, value) | neg.ebm
         if value == LONG_MIN:
             return self._not_null()
         if value < 0:
-            return pos.ebm | neg.compare("lt" if op == "gt" else "lte", -value)
-        return pos.compare(op, value)
+            return pos.ebm | neg.compare(function.reverse(), -value)
+        return pos.compare(function, value)
 
     def visit_is_null(self) -> FileIndexResult:
         return BitmapResult(self._not_null().flip(0, self.row_count))
@@ -278,25 +271,25 @@ class BsiReader(FileIndexReader):
             return REMAIN
         return BitmapResult(self._not_null() - self._in(literals))
 
-    def _visit_range(self, op: str, literal: Any) -> FileIndexResult:
-        return REMAIN if literal is None else BitmapResult(self._range(op, self._key(literal)))
+    def _visit_range(self, function: Comparison, literal: Any) -> FileIndexResult:
+        return REMAIN if literal is None else BitmapResult(self._range(function, self._key(literal)))
 
     def visit_less_than(self, literal: Any) -> FileIndexResult:
-        return self._visit_range("lt", literal)
+        return self._visit_range(LESS_THAN, literal)
 
     def visit_less_or_equal(self, literal: Any) -> FileIndexResult:
-        return self._visit_range("lte", literal)
+        return self._visit_range(LESS_OR_EQUAL, literal)
 
     def visit_greater_than(self, literal: Any) -> FileIndexResult:
-        return self._visit_range("gt", literal)
+        return self._visit_range(GREATER_THAN, literal)
 
     def visit_greater_or_equal(self, literal: Any) -> FileIndexResult:
-        return self._visit_range("gte", literal)
+        return self._visit_range(GREATER_OR_EQUAL, literal)
 
     def visit_between(self, low: Any, high: Any) -> FileIndexResult:
         if low is None or high is None:
             return REMAIN
-        return BitmapResult(self._range("gte", self._key(low)) & self._range("lte", self._key(high)))
+        return BitmapResult(self._range(GREATER_OR_EQUAL, self._key(low)) & self._range(LESS_OR_EQUAL, self._key(high)))
 
     # -- explorer figures
 

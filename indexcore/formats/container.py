@@ -204,7 +204,6 @@ class EmptyFileIndexReader(FileIndexReader):
         return SKIP
 
     visit_equal = visit_is_not_null = visit_in = _skip
-    visit_starts_with = visit_ends_with = visit_contains = _skip
     visit_less_than = visit_less_or_equal = visit_greater_than = visit_greater_or_equal = _skip
 
     def visit_is_null(self) -> FileIndexResult:

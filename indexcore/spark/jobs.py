@@ -360,12 +360,12 @@ def _false_positives(files: list[dict], pred_columns: set[str]) -> dict[str, dic
 
 
 def _leaf_values(predicate, columns: list[str]) -> list:
-    from ..evaluate.explain import leaves
+    from ..expr import leaves
 
     out = []
     for leaf in leaves(predicate):
         if leaf.field in columns:
-            out.append({"column": leaf.field, "op": leaf.op, "literals": [_json(v) for v in leaf.literals]})
+            out.append({"column": leaf.field, "op": leaf.function.name, "literals": [_json(v) for v in leaf.literals]})
     return out
 
 
@@ -479,8 +479,8 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     Per file and predicate, ``combined_rows`` is what the new index and today's ones keep together.
     """
     from ..errors import PredicateError
+    from ..expr import parse_where
     from ..formats import FILE_INDEX_TYPES, new_writer
-    from ..predicate import parse_where
 
     if index_type not in FILE_INDEX_TYPES:
         raise IndexCoreError(f"unknown file index type {index_type!r} (one of {', '.join(FILE_INDEX_TYPES)})")

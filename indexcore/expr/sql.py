@@ -1,8 +1,10 @@
-"""Predicates in Paimon's vocabulary, and SQL ``WHERE`` text parsed into them with sqlglot.
+"""SQL ``WHERE`` text parsed into predicates with sqlglot, predicates printed back as SQL, and
+the golden vectors' JSON trees read into predicates.
 
-Leaf functions: ``equal, notEqual, in, notIn, isNull, isNotNull, lessThan, lessOrEqual,
-greaterThan, greaterOrEqual, between, notBetween``; compounds ``and`` / ``or`` (n-ary).
-Literals are internal values of the column's type (see :mod:`indexcore.types`).
+The text is parsed, never evaluated, and bounded before sqlglot sees it: its length, its
+nesting (parentheses and prefix operators) and the size of numeric literals. Every literal
+is converted to an internal value of its column's type; a literal that has no such value
+(``i = 2.5``, ``i = 1e9999``, ``i > CAST('NaN' AS DOUBLE)``) is a :class:`PredicateError`.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import decimal
 import math
 import re
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,84 +21,32 @@ import sqlglot
 from sqlglot import exp, tokens
 from sqlglot.dialects.dialect import Dialect
 
-from . import types
-from .errors import IndexCoreError, PredicateError
-from .types import DataType
-
-LEAF_OPS = ("equal", "notEqual", "in", "notIn", "isNull", "isNotNull", "lessThan", "lessOrEqual",
-            "greaterThan", "greaterOrEqual", "between", "notBetween")
-COMPOUND_OPS = ("and", "or")
-
-
-@dataclass(frozen=True)
-class Leaf:
-    op: str
-    field: str
-    literals: tuple[Any, ...] = ()
-
-    def fields(self) -> set[str]:
-        return {self.field}
-
-    def __str__(self) -> str:
-        return predicate_to_sql(self)
-
-
-@dataclass(frozen=True)
-class Compound:
-    op: str
-    children: tuple[Predicate, ...]
-
-    def fields(self) -> set[str]:
-        out: set[str] = set()
-        for c in self.children:
-            out |= c.fields()
-        return out
-
-    def __str__(self) -> str:
-        return predicate_to_sql(self)
-
-
-Predicate = Leaf | Compound
-
-
-# ---------------------------------------------------------------------------------------
-# Negation (Paimon's Predicate.negate()), display, and the golden JSON tree form.
-
-NEGATED_OPS = {
-    "equal": "notEqual", "notEqual": "equal", "lessThan": "greaterOrEqual",
-    "greaterOrEqual": "lessThan", "lessOrEqual": "greaterThan", "greaterThan": "lessOrEqual",
-    "in": "notIn", "notIn": "in", "isNull": "isNotNull", "isNotNull": "isNull",
-    "between": "notBetween", "notBetween": "between",
-}
-
-
-def negate(pred: Predicate) -> Predicate:
-    """Paimon's ``Predicate.negate()``: flip each leaf function, swap AND and OR."""
-    if isinstance(pred, Leaf):
-        return Leaf(NEGATED_OPS[pred.op], pred.field, pred.literals)
-    return Compound("or" if pred.op == "and" else "and", tuple(negate(c) for c in pred.children))
-
-
-def is_null_false(leaf: Leaf) -> bool:
-    """True when a NULL literal makes this leaf never true (Paimon's null-false functions).
-
-    ``in`` ignores NULL literals as long as one non-NULL literal is left; every other
-    function with a NULL literal (``= NULL``, ``NOT IN (1, NULL)``, ``BETWEEN NULL AND 5``)
-    can never be true, so Paimon skips the file whatever the indexes hold.
-    """
-    if leaf.op in ("isNull", "isNotNull"):
-        return False
-    if leaf.op == "in":
-        return all(v is None for v in leaf.literals)
-    return any(v is None for v in leaf.literals)
-
-
-_SQL_OPS = {"equal": "=", "notEqual": "<>", "lessThan": "<", "lessOrEqual": "<=",
-            "greaterThan": ">", "greaterOrEqual": ">="}
+from .. import types
+from ..errors import IndexCoreError, PredicateError
+from ..types import DataType
+from .functions import (
+    BETWEEN,
+    EQUAL,
+    GREATER_OR_EQUAL,
+    GREATER_THAN,
+    IN,
+    IS_NULL,
+    LESS_OR_EQUAL,
+    LESS_THAN,
+    NOT_EQUAL,
+    Comparison,
+    LeafFunction,
+    leaf_function,
+)
+from .tree import AND, OR, Compound, CompoundFunction, Leaf, Predicate
 
 
 def _quote_name(name: str) -> str:
     return name if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", name) else "`" + name.replace("`", "``") + "`"
+
+
+def _non_finite_word(value: float) -> str:
+    return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
 
 
 def literal_to_sql(value: Any, dtype: DataType | None = None) -> str:
@@ -119,7 +69,7 @@ def literal_to_sql(value: Any, dtype: DataType | None = None) -> str:
         return f"TIMESTAMP '{text}'"
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
-            word = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+            word = _non_finite_word(value)
             kind = "FLOAT" if dtype is not None and dtype.root == "FLOAT" else "DOUBLE"
             return f"CAST('{word}' AS {kind})"
         return repr(value)
@@ -134,8 +84,8 @@ def predicate_to_sql(pred: Predicate, schema: Mapping[str, DataType] | None = No
     """A SQL ``WHERE`` text for a predicate; ``parse_where`` reads it back to the same tree."""
     if isinstance(pred, Compound):
         if not pred.children:
-            return "TRUE" if pred.op == "and" else "FALSE"
-        joiner = " AND " if pred.op == "and" else " OR "
+            return "TRUE" if pred.function.empty else "FALSE"
+        joiner = f" {pred.function.word} "
         parts = []
         for child in pred.children:
             text = predicate_to_sql(child, schema)
@@ -143,20 +93,7 @@ def predicate_to_sql(pred: Predicate, schema: Mapping[str, DataType] | None = No
         return joiner.join(parts)
     dtype = (schema or {}).get(pred.field)
     name = _quote_name(pred.field)
-    lits = [literal_to_sql(v, dtype) for v in pred.literals]
-    op = pred.op
-    if op in _SQL_OPS:
-        return f"{name} {_SQL_OPS[op]} {lits[0] if lits else 'NULL'}"
-    if op == "isNull":
-        return f"{name} IS NULL"
-    if op == "isNotNull":
-        return f"{name} IS NOT NULL"
-    if op in ("in", "notIn"):
-        return f"{name} {'NOT IN' if op == 'notIn' else 'IN'} ({', '.join(lits)})"
-    if op in ("between", "notBetween"):
-        word = "NOT BETWEEN" if op == "notBetween" else "BETWEEN"
-        return f"{name} {word} {lits[0]} AND {lits[1]}"
-    return f"{op}({name}{''.join(', ' + x for x in lits)})"
+    return pred.function.to_sql(name, [literal_to_sql(v, dtype) for v in pred.literals])
 
 
 def _resolve_field(name: str, schema: Mapping[str, DataType]) -> str:
@@ -189,10 +126,9 @@ def predicate_from_json(obj: Mapping[str, Any], schema: Mapping[str, DataType]) 
     if not isinstance(obj, Mapping) or "op" not in obj:
         raise PredicateError(f"not a predicate object: {obj!r}")
     op = obj["op"]
-    if op in COMPOUND_OPS:
+    if op in ("and", "or"):
         return Compound(op, tuple(predicate_from_json(c, schema) for c in obj.get("children", ())))
-    if op not in LEAF_OPS:
-        raise PredicateError(f"unknown predicate function {op!r}")
+    function = leaf_function(op)
     field_name = _resolve_field(obj["field"], schema)
     dtype = schema[field_name]
     literals = list(obj.get("literals") or ())
@@ -200,18 +136,7 @@ def predicate_from_json(obj: Mapping[str, Any], schema: Mapping[str, DataType]) 
     raws = list(raws) if raws is not None else [None] * len(literals)
     if len(raws) != len(literals):
         raise PredicateError(f"literals and literals_raw differ in length in {obj!r}")
-    values = tuple(_json_literal(dtype, v, r) for v, r in zip(literals, raws, strict=True))
-    _check_arity(op, values)
-    return Leaf(op, field_name, values)
-
-
-def _check_arity(op: str, literals: tuple) -> None:
-    want = {"isNull": 0, "isNotNull": 0, "between": 2, "notBetween": 2}.get(op, 1)
-    if op in ("in", "notIn"):
-        if not literals:
-            raise PredicateError(f"{op} needs at least one literal")
-    elif len(literals) != want:
-        raise PredicateError(f"{op} takes {want} literal(s), got {len(literals)}")
+    return Leaf(function, field_name, tuple(_json_literal(dtype, v, r) for v, r in zip(literals, raws, strict=True)))
 
 
 # ---------------------------------------------------------------------------------------
@@ -226,19 +151,27 @@ class _Dialect(Dialect):
         HEX_STRINGS = [("x'", "'"), ("X'", "'")]
 
 
+class _Text:
+    """A literal's SQL text, rendered only when an error message needs it."""
+
+    def __init__(self, node: exp.Expression):
+        self.node = node
+
+    def __str__(self) -> str:
+        return _sql_of(self.node)
+
+
 @dataclass(frozen=True)
 class _Lit:
     """A literal before coercion: ``kind`` is null|str|num|bool|bytes|typed."""
 
     kind: str
     value: Any
-    text: str
+    text: _Text | str
 
 
-_CMP = {exp.EQ: "equal", exp.NEQ: "notEqual", exp.LT: "lessThan", exp.LTE: "lessOrEqual",
-        exp.GT: "greaterThan", exp.GTE: "greaterOrEqual"}
-_FLIPPED = {"equal": "equal", "notEqual": "notEqual", "lessThan": "greaterThan",
-            "lessOrEqual": "greaterOrEqual", "greaterThan": "lessThan", "greaterOrEqual": "lessOrEqual"}
+_CMP: dict[type, Comparison] = {exp.EQ: EQUAL, exp.NEQ: NOT_EQUAL, exp.LT: LESS_THAN, exp.LTE: LESS_OR_EQUAL,
+                                exp.GT: GREATER_THAN, exp.GTE: GREATER_OR_EQUAL}
 _T = exp.DataType.Type
 _SQLGLOT_TYPES = {
     _T.TINYINT: "TINYINT", _T.SMALLINT: "SMALLINT", _T.INT: "INT", _T.BIGINT: "BIGINT",
@@ -275,15 +208,28 @@ def _cast_type(node: exp.DataType) -> DataType:
 
 
 def _number(text: str) -> int | decimal.Decimal:
+    """A numeric literal's exact value; PredicateError beyond :data:`MAX_EXPONENT` (which keeps
+    later conversions to int, float and Decimal cheap)."""
+    if len(text) > MAX_NUMBER_CHARS:
+        raise PredicateError(f"numeric literal of {len(text)} characters is longer than {MAX_NUMBER_CHARS}")
     try:
         return int(text)
     except ValueError:
-        return decimal.Decimal(text)
+        pass
+    try:
+        value = decimal.Decimal(text)
+    except decimal.InvalidOperation as exc:
+        raise PredicateError(f"bad number {text!r}") from exc
+    if not value.is_finite():
+        raise PredicateError(f"bad number {text!r}")
+    if not value.is_zero() and abs(value.adjusted()) > MAX_EXPONENT:
+        raise PredicateError(f"numeric literal {text} is out of range (beyond 1e{MAX_EXPONENT} / 1e-{MAX_EXPONENT})")
+    return value
 
 
 def _literal(node: exp.Expression) -> _Lit:
     """The literal an expression denotes, or None if it is not a literal."""
-    text = _sql_of(node)
+    text = _Text(node)
     if isinstance(node, exp.Paren):
         return _literal(node.this)
     if isinstance(node, exp.Null):
@@ -298,10 +244,7 @@ def _literal(node: exp.Expression) -> _Lit:
     if isinstance(node, exp.Literal):
         if node.is_string:
             return _Lit("str", node.this, text)
-        try:
-            return _Lit("num", _number(node.this), text)
-        except decimal.InvalidOperation as exc:
-            raise PredicateError(f"bad number {node.this!r}") from exc
+        return _Lit("num", _number(node.this), text)
     if isinstance(node, exp.Neg):
         inner = _literal(node.this)
         if inner.kind != "num":
@@ -320,13 +263,16 @@ def _literal(node: exp.Expression) -> _Lit:
         if target.is_string and inner.kind in ("num", "bool"):
             inner = _Lit("str", str(inner.value).upper() if inner.kind == "bool" else str(inner.value), text)
         return _Lit("typed", (target, _coerce(target, inner)), text)
-    raise PredicateError(f"expected a literal, got {text!r}")
+    raise PredicateError(f"expected a literal, got {str(text)!r}")
 
 
 def _coerce(dtype: DataType, lit: _Lit) -> Any:
     """The literal as an internal value of ``dtype``; PredicateError if it does not fit exactly."""
     kind, value = lit.kind, lit.value
-    what = f"literal {lit.text} does not fit column type {dtype.sql()}"
+
+    def what() -> str:
+        return f"literal {lit.text} does not fit column type {dtype.sql()}"
+
     if kind == "null":
         return None
     if kind == "typed":
@@ -347,46 +293,62 @@ def _coerce(dtype: DataType, lit: _Lit) -> Any:
         else:
             if dtype.root in ("DATE", "TIME") or dtype.is_timestamp:
                 return types.from_text_or_python(dtype, pv)
-            raise PredicateError(what)
+            raise PredicateError(what())
         return _coerce(dtype, _Lit(kind, pv, lit.text))
     r = dtype.root
+    if kind == "num" and isinstance(value, float) and r not in types.FLOAT_ROOTS:
+        if not math.isfinite(value):
+            raise PredicateError(f"{what()}: {dtype.sql()} has no {_non_finite_word(value)} value")
+        value = decimal.Decimal(repr(value))  # the double's shortest decimal text, like Java's toString
     if kind == "num":
         if r in types.INTEGER_ROOTS:
             if isinstance(value, decimal.Decimal) and value != value.to_integral_value():
-                raise PredicateError(f"{what}: not an integer")
+                raise PredicateError(f"{what()}: not an integer")
+            if int(value).bit_length() > 64:
+                raise PredicateError(f"{what()}: out of range")
             return types.from_text_or_python(dtype, int(value))
         if r in types.FLOAT_ROOTS:
-            return types.from_text_or_python(dtype, float(value))
+            number = float(value)
+            if math.isinf(number) and not (isinstance(value, float) and math.isinf(value)):
+                raise PredicateError(f"{what()}: out of range for {dtype.sql()}")
+            return types.from_text_or_python(dtype, number)
         if r == "DECIMAL":
             return _exact_decimal(dtype, decimal.Decimal(value), what)
         if r == "BOOLEAN":
             return types.from_text_or_python(dtype, value)
-        raise PredicateError(what + (" (quote it as a string)" if dtype.is_string else ""))
+        raise PredicateError(what() + (" (quote it as a string)" if dtype.is_string else ""))
     if kind == "bool":
         if r != "BOOLEAN":
-            raise PredicateError(what)
+            raise PredicateError(what())
         return value
     if kind == "bytes":
         if r not in types.BINARY_ROOTS:
-            raise PredicateError(what)
+            raise PredicateError(what())
         return value
     # a string literal: the column type says how to read it
     if r == "DECIMAL":
         try:
             dv = decimal.Decimal(value.strip())
         except decimal.InvalidOperation as exc:
-            raise PredicateError(f"{what}: not a number") from exc
+            raise PredicateError(f"{what()}: not a number") from exc
         return _exact_decimal(dtype, dv, what)
     try:
-        return types.from_text_or_python(dtype, value)
+        out = types.from_text_or_python(dtype, value)
     except PredicateError as exc:
-        raise PredicateError(f"{what}: {exc.message}") from exc
+        raise PredicateError(f"{what()}: {exc.message}") from exc
+    if r in types.FLOAT_ROOTS and math.isinf(out) and "inf" not in value.lower():
+        raise PredicateError(f"{what()}: out of range for {dtype.sql()}")
+    return out
 
 
-def _exact_decimal(dtype: DataType, value: decimal.Decimal, what: str) -> decimal.Decimal:
+def _exact_decimal(dtype: DataType, value: decimal.Decimal, what: Callable[[], str]) -> decimal.Decimal:
+    if not value.is_finite():
+        raise PredicateError(f"{what()}: not a finite number")
+    if not value.is_zero() and value.adjusted() >= (dtype.precision or 10) - (dtype.scale or 0):
+        raise PredicateError(f"{what()}: out of range")
     out = types.from_text_or_python(dtype, value)
     if out != value:
-        raise PredicateError(f"{what}: it has more than {dtype.scale} decimal places")
+        raise PredicateError(f"{what()}: it has more than {dtype.scale} decimal places")
     return out
 
 
@@ -406,55 +368,68 @@ class _Builder:
             raise PredicateError(f"unsupported column reference {_sql_of(node)}")
         return _resolve_field(ident.this, self.schema)
 
-    def leaf(self, op: str, field_name: str, lits: list[_Lit], negated: bool) -> Leaf:
+    def leaf(self, function: LeafFunction, field_name: str, lits: list[_Lit], negated: bool) -> Leaf:
         dtype = self.schema[field_name]
         values = tuple(_coerce(dtype, lit) for lit in lits)
         if negated:
-            op = NEGATED_OPS[op]
-        if op == "in" and any(v is not None for v in values):
+            function = function.negate()
+        if function is IN and any(v is not None for v in values):
             values = tuple(v for v in values if v is not None)
-        return Leaf(op, field_name, values)
+        return Leaf(function, field_name, values)
+
+    def compound(self, node: exp.And | exp.Or, negated: bool) -> Compound:
+        """An AND/OR chain, flattened without recursing down sqlglot's left-deep tree."""
+        cls = type(node)
+        function: CompoundFunction = AND if cls is exp.And else OR
+        if negated:
+            function = function.negate()
+        sides: list[exp.Expression] = []
+        stack: list[exp.Expression] = [node]
+        while stack:
+            n = stack.pop()
+            if type(n) is cls:
+                stack.extend((n.expression, n.this))
+            else:
+                sides.append(n)
+        children: list[Predicate] = []
+        for side in sides:
+            child = self.build(side, negated)
+            if isinstance(child, Compound) and child.function is function:
+                children.extend(child.children)
+            else:
+                children.append(child)
+        return Compound(function, tuple(children))
 
     def build(self, node: exp.Expression, negated: bool = False) -> Predicate:
-        if isinstance(node, exp.Paren):
-            return self.build(node.this, negated)
-        if isinstance(node, exp.Not):
-            return self.build(node.this, not negated)
+        while isinstance(node, exp.Paren | exp.Not):
+            if isinstance(node, exp.Not):
+                negated = not negated
+            node = node.this
         if isinstance(node, exp.And | exp.Or):
-            op = "and" if isinstance(node, exp.And) else "or"
-            if negated:
-                op = "or" if op == "and" else "and"
-            children: list[Predicate] = []
-            for side in (node.this, node.expression):
-                child = self.build(side, negated)
-                if isinstance(child, Compound) and child.op == op:
-                    children.extend(child.children)
-                else:
-                    children.append(child)
-            return Compound(op, tuple(children))
-        for cls, op in _CMP.items():
-            if type(node) is cls:
-                left, right = node.this, node.expression
-                field_name = self.column(left)
+            return self.compound(node, negated)
+        function = _CMP.get(type(node))
+        if function is not None:
+            left, right = node.this, node.expression
+            field_name = self.column(left)
+            if field_name is None:
+                field_name, left, right, function = self.column(right), right, left, function.reverse()
                 if field_name is None:
-                    field_name, left, right, op = self.column(right), right, left, _FLIPPED[op]
-                    if field_name is None:
-                        raise PredicateError(f"{_sql_of(node)!r} must compare a column with a literal")
-                if self.column(right) is not None:
-                    raise PredicateError(f"comparing two columns is not supported: {_sql_of(node)!r}")
-                return self.leaf(op, field_name, [_literal(right)], negated)
+                    raise PredicateError(f"{_sql_of(node)!r} must compare a column with a literal")
+            if self.column(right) is not None:
+                raise PredicateError(f"comparing two columns is not supported: {_sql_of(node)!r}")
+            return self.leaf(function, field_name, [_literal(right)], negated)
         if isinstance(node, exp.In):
             field_name = self.column(node.this)
             if field_name is None or node.args.get("query") is not None or node.args.get("unnest"):
                 raise PredicateError(f"IN needs a column and a list of literals: {_sql_of(node)!r}")
             if not node.expressions:
                 raise PredicateError(f"IN needs at least one literal: {_sql_of(node)!r}")
-            return self.leaf("in", field_name, [_literal(e) for e in node.expressions], negated)
+            return self.leaf(IN, field_name, [_literal(e) for e in node.expressions], negated)
         if isinstance(node, exp.Is):
             field_name = self.column(node.this)
             if field_name is None or not isinstance(node.expression, exp.Null):
                 raise PredicateError(f"only <column> IS [NOT] NULL is supported: {_sql_of(node)!r}")
-            return self.leaf("isNull", field_name, [], negated)
+            return self.leaf(IS_NULL, field_name, [], negated)
         if isinstance(node, exp.Between):
             field_name = self.column(node.this)
             if field_name is None:
@@ -462,33 +437,86 @@ class _Builder:
             if node.args.get("symmetric"):
                 raise PredicateError("BETWEEN SYMMETRIC is not supported")
             lits = [_literal(node.args["low"]), _literal(node.args["high"])]
-            return self.leaf("between", field_name, lits, negated)
+            return self.leaf(BETWEEN, field_name, lits, negated)
         if isinstance(node, exp.Column):
             field_name = self.column(node)
             if self.schema[field_name].root != "BOOLEAN":
                 raise PredicateError(f"column {field_name!r} is not BOOLEAN and cannot stand alone as a condition")
-            return self.leaf("equal", field_name, [_Lit("bool", True, "TRUE")], negated)
+            return self.leaf(EQUAL, field_name, [_Lit("bool", True, "TRUE")], negated)
         raise PredicateError(f"unsupported construct in WHERE: {_sql_of(node)!r} ({type(node).__name__}); "
                              "supported: comparisons, [NOT] IN, IS [NOT] NULL, [NOT] BETWEEN, AND, OR, NOT")
+
+
+# Bounds on WHERE text, checked before sqlglot parses it: sqlglot's recursive descent spends
+# about 22 Python frames per parenthesis and 10 per NOT, so nesting is what overflows the stack.
+MAX_WHERE_CHARS = 100_000
+MAX_NESTING = 24  # open parentheses plus NOT operators
+MAX_SIGNS = 64  # consecutive unary + / - signs
+MAX_NUMBER_CHARS = 100  # digits, point and exponent of one numeric literal
+MAX_EXPONENT = 400  # |adjusted exponent| of a numeric literal: beyond DOUBLE and DECIMAL(38)
+
+_SIGN_AFTER = {tokens.TokenType.L_PAREN, tokens.TokenType.COMMA, tokens.TokenType.NOT, tokens.TokenType.DASH,
+               tokens.TokenType.PLUS, tokens.TokenType.EQ, tokens.TokenType.NEQ, tokens.TokenType.LT,
+               tokens.TokenType.LTE, tokens.TokenType.GT, tokens.TokenType.GTE, tokens.TokenType.AND,
+               tokens.TokenType.OR, tokens.TokenType.BETWEEN, tokens.TokenType.IN}
+
+
+def _check_bounds(text: str, sql: str) -> list[tokens.Token]:
+    """The text's tokens; PredicateError when it is too long or nests deeper than sqlglot can parse."""
+    if len(text) > MAX_WHERE_CHARS:
+        raise PredicateError(f"WHERE condition of {len(text):,} characters is longer than {MAX_WHERE_CHARS:,}")
+    try:
+        toks = _Dialect().tokenize(text)
+    except sqlglot.errors.TokenError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise PredicateError(f"cannot parse WHERE condition {sql[:200]!r}: {first}") from exc
+    tt = tokens.TokenType
+    depth = nots = deepest = signs = 0
+    previous = None
+    for tok in toks:
+        kind = tok.token_type
+        if kind == tt.L_PAREN:
+            depth += 1
+        elif kind == tt.R_PAREN:
+            depth = max(depth - 1, 0)
+        elif kind == tt.NOT:
+            nots += 1
+        if kind in (tt.DASH, tt.PLUS) and (previous is None or previous in _SIGN_AFTER):
+            signs += 1
+            if signs > MAX_SIGNS:
+                raise PredicateError(f"more than {MAX_SIGNS} signs in a row in the WHERE condition")
+        else:
+            signs = 0
+        if kind == tt.NUMBER and len(tok.text) > MAX_NUMBER_CHARS:
+            raise PredicateError(f"numeric literal of {len(tok.text)} characters is longer than {MAX_NUMBER_CHARS}")
+        deepest = max(deepest, depth + nots)
+        previous = kind
+    if deepest > MAX_NESTING:
+        raise PredicateError(f"WHERE condition nests {deepest} levels deep (parentheses and NOT); "
+                             f"at most {MAX_NESTING} are supported")
+    return toks
 
 
 def parse_where(sql: str, schema: Mapping[str, DataType]) -> Predicate:
     """Parse a SQL ``WHERE`` condition into a Paimon predicate over ``schema``'s columns.
 
     NOT is pushed down to the leaves as Paimon's ``negate()`` does. A comparison with NULL
-    keeps its NULL literal: such a leaf is never true (see :func:`is_null_false`).
+    keeps its NULL literal: such a leaf is never true (see ``LeafFunction.null_false``).
     """
     text = (sql or "").strip()
     if text[:6].upper() == "WHERE " or text.upper() == "WHERE":
         text = text[5:].strip()
     if not text:
         raise PredicateError("empty WHERE condition")
+    toks = _check_bounds(text, sql)
     try:
-        statements = sqlglot.parse(text, read=_Dialect)
+        statements = _Dialect().parser().parse(toks, text)
     except (sqlglot.errors.ParseError, sqlglot.errors.TokenError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise PredicateError(f"cannot parse WHERE condition {sql!r}: {first}") from exc
+        raise PredicateError(f"cannot parse WHERE condition {sql[:200]!r}: {first}") from exc
+    except RecursionError as exc:  # the bounds above keep sqlglot well inside the stack; a deep caller may not
+        raise PredicateError("WHERE condition nests too deeply to parse") from exc
     statements = [s for s in statements if s is not None]
     if len(statements) != 1:
-        raise PredicateError(f"expected one condition, got {len(statements)} statements: {sql!r}")
+        raise PredicateError(f"expected one condition, got {len(statements)} statements: {sql[:200]!r}")
     return _Builder(schema).build(statements[0])

@@ -1,0 +1,71 @@
+"""Predicates in Paimon's vocabulary: leaf functions as types, the predicate tree and its
+visitors, SQL ``WHERE`` text parsed with sqlglot.
+
+* :mod:`.functions` - one class per leaf function (Paimon's ``LeafFunction``): arity, negation,
+  null semantics, value and statistics tests, visitor dispatch.
+* :mod:`.tree` - :class:`Leaf`, :class:`Compound` (AND / OR) and the tree visitors
+  (conjuncts, disjuncts, leaves, rename, negate).
+* :mod:`.sql` - SQL text <-> predicates, and the golden vectors' JSON trees.
+* :mod:`.rows` - the one row-level evaluator (vectorized over Arrow columns); import it
+  from there (it reads Arrow columns through the warehouse value model).
+"""
+
+from .functions import (
+    BETWEEN,
+    EQUAL,
+    GREATER_OR_EQUAL,
+    GREATER_THAN,
+    IN,
+    IS_NOT_NULL,
+    IS_NULL,
+    LEAF_FUNCTIONS,
+    LESS_OR_EQUAL,
+    LESS_THAN,
+    NOT_BETWEEN,
+    NOT_EQUAL,
+    NOT_IN,
+    Between,
+    Comparison,
+    Equal,
+    FunctionVisitor,
+    GreaterOrEqual,
+    GreaterThan,
+    In,
+    IsNotNull,
+    IsNull,
+    LeafFunction,
+    LessOrEqual,
+    LessThan,
+    NotBetween,
+    NotEqual,
+    NotIn,
+    java_compare,
+    leaf_function,
+)
+from .sql import literal_to_sql, parse_where, predicate_from_json, predicate_to_sql
+from .tree import (
+    AND,
+    OR,
+    And,
+    Compound,
+    CompoundFunction,
+    Leaf,
+    Or,
+    Predicate,
+    and_all,
+    conjuncts,
+    disjuncts,
+    leaves,
+    negate,
+    rename,
+)
+
+__all__ = [
+    "AND", "BETWEEN", "EQUAL", "GREATER_OR_EQUAL", "GREATER_THAN", "IN", "IS_NOT_NULL", "IS_NULL",
+    "LEAF_FUNCTIONS", "LESS_OR_EQUAL", "LESS_THAN", "NOT_BETWEEN", "NOT_EQUAL", "NOT_IN", "OR", "And",
+    "Between", "Comparison", "Compound", "CompoundFunction", "Equal", "FunctionVisitor", "GreaterOrEqual",
+    "GreaterThan", "In", "IsNotNull", "IsNull", "Leaf", "LeafFunction", "LessOrEqual", "LessThan",
+    "NotBetween", "NotEqual", "NotIn", "Or", "Predicate", "and_all", "conjuncts", "disjuncts",
+    "java_compare", "leaf_function", "leaves", "literal_to_sql", "negate", "parse_where",
+    "predicate_from_json", "predicate_to_sql", "rename",
+]
