@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from indexcore.expr import parse_where
+from indexcore.expr import rows as evaluator
 from indexcore.types import DataField, parse_type
 from indexcore.warehouse.model import TableSchema
 
@@ -81,10 +82,10 @@ def main() -> None:
     total_fast = total_slow = 0.0
     for where in WHERES:
         pred = parse_where(where, schema.row_type())
-        fast = min(timed(lambda p=pred: rows.mask(table, p, schema))[0] for _ in range(3))
-        _, mask = timed(lambda p=pred: rows.mask(table, p, schema))
-        with mock.patch.object(rows, "_prepare", lambda column, dtype: None):
-            slow, reference = timed(lambda p=pred: rows.mask(table, p, schema))
+        fast = min(timed(lambda p=pred: evaluator.mask(table, p, schema))[0] for _ in range(3))
+        _, mask = timed(lambda p=pred: evaluator.mask(table, p, schema))
+        with mock.patch.object(evaluator, "_prepare", lambda column, dtype: None):
+            slow, reference = timed(lambda p=pred: evaluator.mask(table, p, schema))
         if not np.array_equal(mask, reference):
             raise SystemExit(f"vectorized and row-by-row masks differ for {where!r}")
         total_fast += fast

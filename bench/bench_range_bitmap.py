@@ -115,7 +115,7 @@ def main() -> None:
         for leaf in (Leaf("greaterThan", "c", (low,)), Leaf("equal", "c", (low,)),
                      Leaf("lessThan", "c", (high,)), Leaf("between", "c", (low, high))):
             ms = per_op_ms(op_of(dtype, blob, leaf), 0.25)
-            print(f"    {leaf.op:12s} {ms:.4f} ms/op -> {ms / floor_ms:.2f}x floor")
+            print(f"    {leaf.function.name:12s} {ms:.4f} ms/op -> {ms / floor_ms:.2f}x floor")
 
 
 if __name__ == "__main__":

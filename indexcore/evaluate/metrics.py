@@ -807,7 +807,7 @@ def predicate_candidates(table, snapshot_id: int | None = None) -> list[tuple[st
     range-bitmap or BSI column in one file (from its manifest stats), a partition value, then
     any column whose per-file minimum lies in few files' [min, max].
     """
-    from ..expr import Leaf, predicate_to_sql
+    from ..expr import EQUAL, Leaf, predicate_to_sql
 
     schema = table.schema()
     row_type = schema.row_type()
@@ -822,7 +822,7 @@ def predicate_candidates(table, snapshot_id: int | None = None) -> list[tuple[st
         if value is None or column not in latest:
             return
         try:
-            sql = predicate_to_sql(Leaf("equal", column, (value,)), row_type)
+            sql = predicate_to_sql(Leaf(EQUAL, column, (value,)), row_type)
         except (TypeError, ValueError, KeyError):
             return
         if all(sql != s for s, _ in out):

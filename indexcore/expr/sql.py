@@ -38,7 +38,7 @@ from .functions import (
     LeafFunction,
     leaf_function,
 )
-from .tree import AND, OR, Compound, CompoundFunction, Leaf, Predicate
+from .tree import AND, COMPOUND_FUNCTIONS, OR, Compound, CompoundFunction, Leaf, Predicate
 
 
 def _quote_name(name: str) -> str:
@@ -126,8 +126,8 @@ def predicate_from_json(obj: Mapping[str, Any], schema: Mapping[str, DataType]) 
     if not isinstance(obj, Mapping) or "op" not in obj:
         raise PredicateError(f"not a predicate object: {obj!r}")
     op = obj["op"]
-    if op in ("and", "or"):
-        return Compound(op, tuple(predicate_from_json(c, schema) for c in obj.get("children", ())))
+    if op in COMPOUND_FUNCTIONS:
+        return Compound(COMPOUND_FUNCTIONS[op], tuple(predicate_from_json(c, schema) for c in obj.get("children", ())))
     function = leaf_function(op)
     field_name = _resolve_field(obj["field"], schema)
     dtype = schema[field_name]
