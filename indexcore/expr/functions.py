@@ -35,43 +35,48 @@ def java_compare(a: Any, b: Any) -> int:
 
 class FunctionVisitor:
     """Paimon's ``FunctionVisitor``: one method per leaf function, called by
-    :meth:`LeafFunction.visit` with the leaf's literals."""
+    :meth:`LeafFunction.visit` with the leaf's literals; a method a visitor leaves out answers
+    :meth:`unanswered`."""
+
+    def unanswered(self) -> Any:
+        """The answer for a function this visitor has no method for."""
+        raise NotImplementedError
 
     def visit_is_null(self) -> Any:
-        raise NotImplementedError
+        return self.unanswered()
 
     def visit_is_not_null(self) -> Any:
-        raise NotImplementedError
+        return self.unanswered()
 
     def visit_equal(self, literal: Any) -> Any:
-        raise NotImplementedError
+        return self.unanswered()
 
     def visit_not_equal(self, literal: Any) -> Any:
-        raise NotImplementedError
+        return self.unanswered()
 
     def visit_less_than(self, literal: Any) -> Any:
-        raise NotImplementedError
+        return self.unanswered()
 
     def visit_less_or_equal(self, literal: Any) -> Any:
-        raise NotImplementedError
+        return self.unanswered()
 
     def visit_greater_than(self, literal: Any) -> Any:
-        raise NotImplementedError
+        return self.unanswered()
 
     def visit_greater_or_equal(self, literal: Any) -> Any:
-        raise NotImplementedError
+        return self.unanswered()
 
     def visit_in(self, literals: list) -> Any:
-        raise NotImplementedError
+        return self.unanswered()
 
     def visit_not_in(self, literals: list) -> Any:
-        raise NotImplementedError
+        return self.unanswered()
 
     def visit_between(self, low: Any, high: Any) -> Any:
-        raise NotImplementedError
+        return self.unanswered()
 
     def visit_not_between(self, low: Any, high: Any) -> Any:
-        raise NotImplementedError
+        return self.unanswered()
 
 
 class LeafFunction:
