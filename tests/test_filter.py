@@ -10,6 +10,7 @@ values, and it must not take the per-value path for these types.
 from __future__ import annotations
 
 import decimal
+import functools
 import math
 from unittest import mock
 
@@ -19,9 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from row_oracle import predicate_on_row, row_test
 
-from indexcore.expr import LEAF_FUNCTIONS, Compound, Leaf
+from indexcore.evaluate.stats import test_predicate_on_stats
+from indexcore.expr import LEAF_FUNCTIONS, Compound, Leaf, java_compare, negate
+from indexcore.expr import leaves as all_leaves
 from indexcore.expr import rows as data
-from indexcore.expr.rows import filter_table, predicate_mask
+from indexcore.expr.rows import filter_table, predicate_mask, row_matches
 from indexcore.types import DataField, Timestamp, parse_type
 from indexcore.warehouse.model import TableSchema
 from indexcore.warehouse.values import from_internal, to_internal
@@ -238,3 +241,40 @@ def test_vectorized_edges():
             [True, False, False]
         assert predicate_mask(table, Leaf("in", "c", (decimal.Decimal("1.5"),)), schema) == \
             [True, False, False]
+
+
+def _stats(table: pa.Table, schema: TableSchema) -> dict:
+    """Per column: min and max under Java's ``compareTo`` and the null count (a file's stats)."""
+    out = {}
+    for f in schema.fields:
+        present = [v for v in to_internal(table.column(f.name), f.type) if v is not None]
+        ordered = sorted(present, key=functools.cmp_to_key(java_compare))
+        out[f.name] = (ordered[0] if ordered else None, ordered[-1] if ordered else None,
+                       table.num_rows - len(present))
+    return out
+
+
+def _has_null_literal(pred) -> bool:
+    return any(None in leaf.literals for leaf in all_leaves(pred))
+
+
+@pytest.mark.parametrize("first", TYPES)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data_strategy=st.data())
+def test_stats_function_types_agree_with_rows(first, data_strategy):
+    """Each function's statistics test never prunes a file holding a matching row; one row
+    evaluated alone (``row_matches``) answers like the oracle; ``negate()`` is the complement
+    on rows without NULLs when no literal is NULL."""
+    table, schema = data_strategy.draw(tables(first))
+    pred = data_strategy.draw(predicates(table, schema))
+    rows = _rows(table, schema)
+    answers = [predicate_on_row(pred, row) for row in rows]
+    if any(answers):
+        assert test_predicate_on_stats(pred, table.num_rows, _stats(table, schema)), pred
+    if rows:
+        assert row_matches(pred, rows[0], schema) == answers[0], (pred, rows[0])
+    if not _has_null_literal(pred):
+        flipped = negate(pred)
+        for row, answer in zip(rows, answers, strict=True):
+            if all(row[name] is not None for name in pred.fields()):
+                assert predicate_on_row(flipped, row) is not answer, (pred, row)
