@@ -24,7 +24,7 @@ from indexcore.evaluate.stats import test_predicate_on_stats
 from indexcore.expr import LEAF_FUNCTIONS, Compound, Leaf, java_compare, negate
 from indexcore.expr import leaves as all_leaves
 from indexcore.expr import rows as data
-from indexcore.expr.rows import filter_table, predicate_mask, row_matches
+from indexcore.expr.rows import filter_table, mask, row_matches
 from indexcore.types import DataField, Timestamp, parse_type
 from indexcore.warehouse.model import TableSchema
 from indexcore.warehouse.values import from_internal, to_internal
@@ -170,6 +170,10 @@ def predicates(draw, table: pa.Table, schema: TableSchema, depth: int = 2):
         return draw(leaves(table, schema))
     children = draw(st.lists(predicates(table, schema, depth - 1), min_size=1, max_size=3))
     return Compound(draw(st.sampled_from(("and", "or"))), tuple(children))
+
+
+def predicate_mask(table: pa.Table, pred, schema: TableSchema) -> list[bool]:
+    return mask(table, pred, schema).tolist()
 
 
 def _rows(table: pa.Table, schema: TableSchema) -> list[dict]:

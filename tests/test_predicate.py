@@ -324,3 +324,13 @@ def test_functions_are_types() -> None:
                 lambda: Compound("xor", ())):
         with pytest.raises(PredicateError):
             bad()
+
+
+@pytest.mark.parametrize("obj", [
+    {"op": ["and"]}, {"op": "and", "children": 5}, {"op": "equal", "field": 3, "literals": [1]},
+    {"op": "equal"}, {"op": "equal", "field": "i", "literals": 5}, {"op": {}},
+    {"op": "equal", "field": "i", "literals": [1], "literals_raw": [1, 2]},
+])
+def test_predicate_from_json_rejects_malformed_trees(obj) -> None:
+    with pytest.raises(PredicateError):
+        predicate_from_json(obj, SCHEMA)

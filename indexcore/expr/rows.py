@@ -399,11 +399,6 @@ def mask(table: pa.Table, predicate: Predicate, schema: Any) -> np.ndarray:
     return _eval(predicate, _Columns(table, _row_type(schema)), table.num_rows)
 
 
-def predicate_mask(table: pa.Table, predicate: Predicate, schema: Any) -> list[bool]:
-    """:func:`mask` as a list."""
-    return mask(table, predicate, schema).tolist()
-
-
 def filter_table(table: pa.Table, predicate: Predicate | None, schema: Any) -> pa.Table:
     """The rows of ``table`` where ``predicate`` holds."""
     if predicate is None or table.num_rows == 0:

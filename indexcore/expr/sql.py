@@ -126,16 +126,22 @@ def predicate_from_json(obj: Mapping[str, Any], schema: Mapping[str, DataType]) 
     if not isinstance(obj, Mapping) or "op" not in obj:
         raise PredicateError(f"not a predicate object: {obj!r}")
     op = obj["op"]
-    if op in COMPOUND_FUNCTIONS:
-        return Compound(COMPOUND_FUNCTIONS[op], tuple(predicate_from_json(c, schema) for c in obj.get("children", ())))
+    if isinstance(op, str) and op in COMPOUND_FUNCTIONS:
+        children = obj.get("children", ())
+        if not isinstance(children, list | tuple):
+            raise PredicateError(f"children of {op!r} are not a list: {children!r}")
+        return Compound(COMPOUND_FUNCTIONS[op], tuple(predicate_from_json(c, schema) for c in children))
     function = leaf_function(op)
-    field_name = _resolve_field(obj["field"], schema)
+    field = obj.get("field")
+    if not isinstance(field, str):
+        raise PredicateError(f"predicate {op!r} names no field: {obj!r}")
+    field_name = _resolve_field(field, schema)
     dtype = schema[field_name]
-    literals = list(obj.get("literals") or ())
-    raws = obj.get("literals_raw")
-    raws = list(raws) if raws is not None else [None] * len(literals)
-    if len(raws) != len(literals):
-        raise PredicateError(f"literals and literals_raw differ in length in {obj!r}")
+    literals, raws = obj.get("literals") or [], obj.get("literals_raw")
+    if isinstance(literals, list | tuple) and raws is None:
+        raws = [None] * len(literals)
+    if not isinstance(literals, list | tuple) or not isinstance(raws, list | tuple) or len(raws) != len(literals):
+        raise PredicateError(f"literals and literals_raw are not lists of one length in {obj!r}")
     return Leaf(function, field_name, tuple(_json_literal(dtype, v, r) for v, r in zip(literals, raws, strict=True)))
 
 
