@@ -24,7 +24,7 @@ from indexcore.evaluate.stats import test_predicate_on_stats
 from indexcore.expr import LEAF_FUNCTIONS, Compound, Leaf, java_compare, negate
 from indexcore.expr import leaves as all_leaves
 from indexcore.expr import rows as data
-from indexcore.expr.rows import filter_table, mask, row_matches
+from indexcore.expr.rows import filter_table, mask, row_matches, rows_matching
 from indexcore.types import DataField, Timestamp, parse_type
 from indexcore.warehouse.model import TableSchema
 from indexcore.warehouse.values import from_internal, to_internal
@@ -267,7 +267,7 @@ def _has_null_literal(pred) -> bool:
 @given(data_strategy=st.data())
 def test_stats_function_types_agree_with_rows(first, data_strategy):
     """Each function's statistics test never prunes a file holding a matching row; one row
-    evaluated alone (``row_matches``) answers like the oracle; ``negate()`` is the complement
+    rows of internal values (``rows_matching``, ``row_matches``) answer like the oracle; ``negate()`` is the complement
     on rows without NULLs when no literal is NULL."""
     table, schema = data_strategy.draw(tables(first))
     pred = data_strategy.draw(predicates(table, schema))
@@ -275,6 +275,7 @@ def test_stats_function_types_agree_with_rows(first, data_strategy):
     answers = [predicate_on_row(pred, row) for row in rows]
     if any(answers):
         assert test_predicate_on_stats(pred, table.num_rows, _stats(table, schema)), pred
+    assert rows_matching(pred, rows, schema).tolist() == answers, pred
     if rows:
         assert row_matches(pred, rows[0], schema) == answers[0], (pred, rows[0])
     if not _has_null_literal(pred):

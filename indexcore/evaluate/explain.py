@@ -53,7 +53,7 @@ from ..expr import (
     predicate_to_sql,
 )
 from ..expr import rename as _rename
-from ..expr.rows import row_matches
+from ..expr.rows import row_matches, rows_matching
 from ..formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
 from ..formats.binary_row import bucket_of, key_hash
 from ..formats.container import read_container
@@ -425,6 +425,7 @@ class _Explainer:
         self.parts = conjuncts(predicate)
         pkeys = set(table_schema.partition_keys)
         self.partition_filter = and_all([c for c in self.parts if c.fields() <= pkeys]) if pkeys else None
+        self.partition_ok: dict[str, bool] = {}  # data file path -> partition filter answer
         trimmed = set(table_schema.trimmed_primary_keys)
         self.key_parts = [c for c in self.parts if c.fields() <= trimmed] if self.pk else []
         self.bucket_selector = bucket_selector(table_schema, predicate)
@@ -490,8 +491,7 @@ class _Explainer:
         fmap = _field_map(self.schema, fs)
         f = lf.file
 
-        partition_ok = self.partition_filter is None or row_matches(self.partition_filter, lf.partition_spec,
-                                                                    self.schema)
+        partition_ok = self.partition_filter is None or bool(self.partition_ok[lf.path])
         bucket_ok = self.bucket_ok(lf)
         if not bucket_ok:
             keys = ", ".join(self.bucket_selector.bucket_keys)
@@ -775,6 +775,9 @@ def explain_files(table, predicate: Predicate | str, files: Sequence[LiveFile], 
         raise PredicateError(f"unknown column(s) {', '.join(sorted(unknown))} in table {table.name}")
     files = sorted(files, key=lambda lf: (str(lf.partition), lf.bucket, -lf.file.level, lf.path))
     ex = _Explainer(table, predicate, schema, verify, all_files)
+    if ex.partition_filter is not None:  # one vectorized pass over every file's partition
+        ex.partition_ok = dict(zip([lf.path for lf in files], rows_matching(
+            ex.partition_filter, [lf.partition_spec for lf in files], schema), strict=True))
     bucket_ok = _bucket_value_filter(ex, files)
     problems: list[Problem] = []
     violations: list[dict[str, Any]] = []

@@ -29,10 +29,9 @@ that are not valid UTF-8 (lone surrogates).
 from __future__ import annotations
 
 import decimal
-import functools
 import math
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -406,21 +405,17 @@ def filter_table(table: pa.Table, predicate: Predicate | None, schema: Any) -> p
     return table.filter(pa.array(mask(table, predicate, schema), pa.bool_()))
 
 
-def row_matches(predicate: Predicate, row: Mapping[str, Any], schema: Any) -> bool:
-    """Does ``predicate`` hold on one row of internal values (a missing field is NULL)? The same
-    evaluator over a one-row table; answers are cached per predicate and values."""
-    row_type = _row_type(schema)
-    names = sorted(predicate.fields())
-    values = tuple(row.get(n) for n in names)
-    try:
-        return _row_matches(predicate, tuple(names), values, tuple(row_type.get(n) for n in names))
-    except TypeError:  # unhashable literals or values (nested types): not cached
-        return _row_matches.__wrapped__(predicate, tuple(names), values, tuple(row_type.get(n) for n in names))
-
-
-@functools.lru_cache(maxsize=4096)
-def _row_matches(predicate: Predicate, names: tuple[str, ...], values: tuple, dtypes: tuple) -> bool:
+def rows_matching(predicate: Predicate, rows: Sequence[Mapping[str, Any]], schema: Any) -> np.ndarray:
+    """Per row of internal values (partition tuples, say; a missing field is NULL): does
+    ``predicate`` hold? The rows become one Arrow table, evaluated like any other."""
     from ..warehouse.values import from_internal  # the warehouse package imports this module
-    dtypes = tuple(t or DataType("BIGINT") for t in dtypes)
-    table = pa.table({n: from_internal([v], t) for n, v, t in zip(names, values, dtypes, strict=True)})
-    return bool(mask(table, predicate, dict(zip(names, dtypes, strict=True)))[0])
+    row_type = _row_type(schema)
+    dtypes = {n: row_type.get(n) or DataType("BIGINT") for n in sorted(predicate.fields())}
+    table = pa.table({n: from_internal([row.get(n) for row in rows], t) for n, t in dtypes.items()}
+                     if dtypes else {"_": pa.nulls(len(rows))})
+    return mask(table, predicate, dtypes)
+
+
+def row_matches(predicate: Predicate, row: Mapping[str, Any], schema: Any) -> bool:
+    """:func:`rows_matching` for one row."""
+    return bool(rows_matching(predicate, [row], schema)[0])
