@@ -334,3 +334,11 @@ def test_functions_are_types() -> None:
 def test_predicate_from_json_rejects_malformed_trees(obj) -> None:
     with pytest.raises(PredicateError):
         predicate_from_json(obj, SCHEMA)
+
+
+def test_nesting_counts_what_nests() -> None:
+    """Many NOT IN / IS NOT NULL / NOT leaves side by side do not nest; stacked NOTs do."""
+    flat = " AND ".join(f"i NOT IN ({n}) AND Name IS NOT NULL AND NOT i = {n}" for n in range(40))
+    assert len(parse_where(flat, SCHEMA).children) == 120
+    with pytest.raises(PredicateError, match="nests 25 levels"):
+        parse_where("i = 1 AND " + "NOT " * 25 + "i = 2", SCHEMA)

@@ -456,7 +456,7 @@ class _Builder:
 # Bounds on WHERE text, checked before sqlglot parses it: sqlglot's recursive descent spends
 # about 22 Python frames per parenthesis and 10 per NOT, so nesting is what overflows the stack.
 MAX_WHERE_CHARS = 100_000
-MAX_NESTING = 24  # open parentheses plus NOT operators
+MAX_NESTING = 24  # open parentheses plus the prefix NOTs still open
 MAX_SIGNS = 64  # consecutive unary + / - signs
 MAX_NUMBER_CHARS = 100  # digits, point and exponent of one numeric literal
 MAX_EXPONENT = 400  # |adjusted exponent| of a numeric literal: beyond DOUBLE and DECIMAL(38)
@@ -464,7 +464,8 @@ MAX_EXPONENT = 400  # |adjusted exponent| of a numeric literal: beyond DOUBLE an
 _SIGN_AFTER = {tokens.TokenType.L_PAREN, tokens.TokenType.COMMA, tokens.TokenType.NOT, tokens.TokenType.DASH,
                tokens.TokenType.PLUS, tokens.TokenType.EQ, tokens.TokenType.NEQ, tokens.TokenType.LT,
                tokens.TokenType.LTE, tokens.TokenType.GT, tokens.TokenType.GTE, tokens.TokenType.AND,
-               tokens.TokenType.OR, tokens.TokenType.BETWEEN, tokens.TokenType.IN}
+               tokens.TokenType.OR, tokens.TokenType.BETWEEN, tokens.TokenType.IN, None}
+_PREFIX_AFTER = {tokens.TokenType.L_PAREN, tokens.TokenType.NOT, tokens.TokenType.AND, tokens.TokenType.OR, None}
 
 
 def _check_bounds(text: str, sql: str) -> list[tokens.Token]:
@@ -477,17 +478,22 @@ def _check_bounds(text: str, sql: str) -> list[tokens.Token]:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise PredicateError(f"cannot parse WHERE condition {sql[:200]!r}: {first}") from exc
     tt = tokens.TokenType
-    depth = nots = deepest = signs = 0
+    # prefix NOTs open per parenthesis level; a NOT's operand ends at the next AND / OR there
+    open_nots = [0]
+    deepest = signs = 0
     previous = None
     for tok in toks:
         kind = tok.token_type
         if kind == tt.L_PAREN:
-            depth += 1
+            open_nots.append(0)
         elif kind == tt.R_PAREN:
-            depth = max(depth - 1, 0)
-        elif kind == tt.NOT:
-            nots += 1
-        if kind in (tt.DASH, tt.PLUS) and (previous is None or previous in _SIGN_AFTER):
+            if len(open_nots) > 1:
+                open_nots.pop()
+        elif kind in (tt.AND, tt.OR):
+            open_nots[-1] = 0
+        elif kind == tt.NOT and previous in _PREFIX_AFTER:
+            open_nots[-1] += 1
+        if kind in (tt.DASH, tt.PLUS) and previous in _SIGN_AFTER:
             signs += 1
             if signs > MAX_SIGNS:
                 raise PredicateError(f"more than {MAX_SIGNS} signs in a row in the WHERE condition")
@@ -495,7 +501,7 @@ def _check_bounds(text: str, sql: str) -> list[tokens.Token]:
             signs = 0
         if kind == tt.NUMBER and len(tok.text) > MAX_NUMBER_CHARS:
             raise PredicateError(f"numeric literal of {len(tok.text)} characters is longer than {MAX_NUMBER_CHARS}")
-        deepest = max(deepest, depth + nots)
+        deepest = max(deepest, len(open_nots) - 1 + sum(open_nots))
         previous = kind
     if deepest > MAX_NESTING:
         raise PredicateError(f"WHERE condition nests {deepest} levels deep (parentheses and NOT); "
