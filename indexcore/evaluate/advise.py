@@ -41,10 +41,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import IndexCoreError
+from ..expr import and_all, conjuncts
 from ..formats.base import BitmapResult, FileIndexResult
 from ..paimon.options import CoreOptions
 from ..warehouse.model import LiveFile, Problem
-from .explain import Explanation, and_all, conjuncts, devolved, explain, field_map, read_path_result
+from .explain import Explanation, devolved, explain, field_map, read_path_result
 from .file_index import FileIndexPredicate
 from .metrics import FILE_INDEX_TYPES, bloom_frame, configured_indexes, supported_index_types
 from .workload import EQUALITY, RANGE, Query, Scan, parse_workload, scans
