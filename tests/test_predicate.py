@@ -11,6 +11,8 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from indexcore.errors import IndexCoreError, PredicateError
 from indexcore.expr import (
@@ -342,3 +344,44 @@ def test_nesting_counts_what_nests() -> None:
     assert len(parse_where(flat, SCHEMA).children) == 120
     with pytest.raises(PredicateError, match="nests 25 levels"):
         parse_where("i = 1 AND " + "NOT " * 25 + "i = 2", SCHEMA)
+
+
+_TOKENS = ["i", "big", "tiny", "Name", "d", "ts", "ltz", "p", "f", "dbl", "flag", "bin", "`a b`", "(", ")", "(",
+           ")", "NOT", "AND", "OR", "=", "<>", "<", ">=", "IN", "BETWEEN", "IS", "NULL", "TRUE", ",", "-", "1",
+           "-0", "2.5", "1e308", "1e309", "1e-400", "9223372036854775808", "1e999999", "'x'", "'2024-02-30'",
+           "'NaN'", "X'0'", "X'00'", "DATE '2024-01-01'", "TIMESTAMP '9999-12-31 23:59:59'", "CAST(",
+           " AS INT)", " AS DOUBLE)", " AS DECIMAL(38, 38))", " AS TIMESTAMP(9))", " AS TINYINT)",
+           "CAST('NaN' AS DOUBLE)", "CAST('Infinity' AS FLOAT)", "LIKE", ";", "'", "`", "*", "abs("]
+
+
+_COLUMNS = ["i", "big", "tiny", "Name", "ch", "d", "t", "ts", "ltz", "p", "f", "dbl", "flag", "bin", "`a b`"]
+_LITERALS = ["1", "-1", "-0", "2.5", "300", "1e308", "1e309", "1e-400", "-9223372036854775808", "'x'", "'7'",
+             "'2024-02-29'", "'10:00:01'", "'NaN'", "X'00ff'", "TRUE", "NULL", "DATE '2024-01-01'",
+             "TIME '10:00:01.250'", "TIMESTAMP '1969-12-31 23:59:59.999999999'", "CAST('NaN' AS DOUBLE)",
+             "CAST('-Infinity' AS FLOAT)", "CAST(1.5 AS DECIMAL(5, 1))", "CAST('12' AS INT)", "CAST(2.5 AS DOUBLE)"]
+_LEAVES = st.one_of(
+    st.tuples(st.sampled_from(_COLUMNS), st.sampled_from(["=", "<>", "<", "<=", ">", ">="]),
+              st.sampled_from(_LITERALS)).map(" ".join),
+    st.tuples(st.sampled_from(_COLUMNS), st.sampled_from(["IN", "NOT IN"]),
+              st.lists(st.sampled_from(_LITERALS), min_size=1, max_size=3).map(", ".join)).map(
+        lambda t: f"{t[0]} {t[1]} ({t[2]})"),
+    st.tuples(st.sampled_from(_COLUMNS), st.sampled_from(["BETWEEN", "NOT BETWEEN"]),
+              st.sampled_from(_LITERALS), st.sampled_from(_LITERALS)).map(lambda t: f"{t[0]} {t[1]} {t[2]} AND {t[3]}"),
+    st.tuples(st.sampled_from(_COLUMNS), st.sampled_from(["IS NULL", "IS NOT NULL"])).map(" ".join),
+    st.sampled_from(["flag", "NOT flag"]),
+)
+_CONDITIONS = st.recursive(_LEAVES, lambda inner: st.one_of(
+    inner.map(lambda c: f"NOT ({c})"),
+    st.tuples(inner, st.sampled_from(["AND", "OR"]), inner).map(lambda t: f"({t[0]}) {t[1]} ({t[2]})")),
+    max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_CONDITIONS, st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=40).map(" ".join)))
+def test_any_text_ends_in_a_predicate_or_predicate_error(sql) -> None:
+    """Any text is a predicate (which prints as SQL that parses back to it) or a PredicateError."""
+    try:
+        pred = parse_where(sql, SCHEMA)
+    except PredicateError:
+        return
+    assert _key(parse_where(predicate_to_sql(pred, SCHEMA), SCHEMA)) == _key(pred), sql
