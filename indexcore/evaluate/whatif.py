@@ -141,7 +141,7 @@ class WhatIfFile:
     def _rows(self, decision: FileIndexResult | None) -> int:
         """Rows the read path returns from this file under ``decision`` (0 when pruned)."""
         e = self.existing
-        if e.skipped_by in ("partition", "bucket", "level", "stats"):
+        if e.pruned_before_index:
             return 0
         if decision is None:
             return e.rows_after_dv
@@ -168,8 +168,8 @@ class WhatIfFile:
             return None if r is None else result_to_json(r)
 
         e = self.existing
-        return {"path": e.path, "row_count": e.row_count, "skipped_before_index": e.skipped_by
-                if e.skipped_by in ("partition", "bucket", "level", "stats") else None,
+        return {"path": e.path, "row_count": e.row_count,
+                "skipped_before_index": e.skipped_by.value if e.pruned_before_index else None,
                 "existing_decision": js(e.index_decision), "hypothetical_raw": js(self.hypothetical_raw),
                 "hypothetical_decision": js(self.hypothetical_decision),
                 "combined_decision": js(self.combined_decision), "index_size": self.index_size,

@@ -39,34 +39,29 @@ class FileIndexResult:
         return self.name
 
 
-class _Remain(FileIndexResult):
-    name = "REMAIN"
+class _Constant(FileIndexResult):
+    """REMAIN or SKIP. AND with REMAIN and OR with SKIP give the other side; AND with SKIP and
+    OR with REMAIN give the constant itself. Unpickles as the module's own constant."""
+
+    def __init__(self, name: str, keep: bool):
+        self.name = name
+        self._keep = keep
 
     def remain(self) -> bool:
-        return True
+        return self._keep
 
     def and_(self, other: FileIndexResult) -> FileIndexResult:
-        return other
+        return other if self._keep else self
 
     def or_(self, other: FileIndexResult) -> FileIndexResult:
-        return self
+        return self if self._keep else other
+
+    def __reduce__(self) -> str:
+        return self.name
 
 
-class _Skip(FileIndexResult):
-    name = "SKIP"
-
-    def remain(self) -> bool:
-        return False
-
-    def and_(self, other: FileIndexResult) -> FileIndexResult:
-        return self
-
-    def or_(self, other: FileIndexResult) -> FileIndexResult:
-        return other
-
-
-REMAIN: FileIndexResult = _Remain()
-SKIP: FileIndexResult = _Skip()
+REMAIN: FileIndexResult = _Constant("REMAIN", True)
+SKIP: FileIndexResult = _Constant("SKIP", False)
 
 
 class BitmapResult(FileIndexResult):
