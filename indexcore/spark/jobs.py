@@ -151,7 +151,7 @@ def evaluate_task(spec: dict) -> dict:
 
 def audit_task(spec: dict) -> dict:
     """Audit the task's files (runs on a worker)."""
-    from ..evaluate.audit import ERROR, Finding, audit_file
+    from ..evaluate.audit import ERROR, Check, Finding, audit_file
     from ..warehouse.table import Plan
 
     try:
@@ -163,7 +163,7 @@ def audit_task(spec: dict) -> dict:
             try:
                 found = audit_file(table, lf, plan, cache)
             except Exception as exc:  # noqa: BLE001 - one file's failure is a finding
-                found = [Finding("audit", ERROR, lf.path, f"{type(exc).__name__}: {exc}")]
+                found = [Finding(Check.AUDIT, ERROR, lf.path, f"{type(exc).__name__}: {exc}")]
             findings.extend(f.to_dict() for f in found)
             files.append({"path": lf.path, "findings": len(found),
                           "errors": sum(1 for f in found if f.severity == ERROR)})
@@ -394,7 +394,7 @@ def audit(warehouse_url: str, table: str, master: str | None = None, snapshot_id
     Returns ``findings`` (every non-OK finding), ``health`` (OK/ERROR/WARNING/NOT_CHECKED
     counts per table, partition and bucket, as lists of records), ``files`` and ``task_errors``.
     """
-    from ..evaluate.audit import ERROR, OK, Finding, audit_table, health_frames
+    from ..evaluate.audit import ERROR, OK, Check, Finding, audit_table, health_frames
 
     tbl, plan = _resolve(warehouse_url, table, snapshot_id)
     sid = plan.snapshot.id if plan.snapshot else None
@@ -410,7 +410,7 @@ def audit(warehouse_url: str, table: str, master: str | None = None, snapshot_id
     findings = [Finding.from_dict(d) for r in results for d in r.get("findings", ())]
     task_errors = [r for r in results if "error" in r]
     for r in task_errors:
-        findings.extend(Finding("audit", ERROR, p, r["error"]) for p in r["paths"])
+        findings.extend(Finding(Check.AUDIT, ERROR, p, r["error"]) for p in r["paths"])
     findings.extend(audit_table(tbl, plan))
     health = {k: v.to_dict("records") for k, v in health_frames(findings).items()}
     return {
