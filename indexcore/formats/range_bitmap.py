@@ -39,7 +39,7 @@ from ..types import (
     to_json_value,
     to_long,
 )
-from . import bulk
+from . import bulk, roaring
 from .base import REMAIN, BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter, parse_memory_size
 
 VERSION = 1
@@ -49,26 +49,6 @@ _CHUNK_TAIL = struct.Struct(">iiiii")   # code, keys offset, size, two key lengt
 CHUNK_SIZE = "chunk-size"
 _NAN32 = 0x7FC00000
 _NAN64 = 0x7FF8000000000000
-
-
-# ---------------------------------------------------------------------------------------
-# Small shared helpers (also used by the BSI index).
-
-
-def deserialize_bitmap(data: bytes, file: str, structure: str, offset: int) -> BitMap:
-    """A portable RoaringBitmap; a malformed one is a :class:`CorruptFileError`."""
-    try:
-        return BitMap.deserialize(data)
-    except (ValueError, IndexError, MemoryError) as exc:
-        raise CorruptFileError(f"invalid roaring bitmap: {exc}", file=file, structure=structure,
-                               offset=offset) from exc
-
-
-def serialize_bitmap(bitmap: BitMap) -> bytes:
-    """Paimon's ``RoaringBitmap32.serialize()``: run-optimized, then the portable format."""
-    bitmap = BitMap(bitmap)
-    bitmap.run_optimize()
-    return bitmap.serialize()
 
 
 class _Cursor:
@@ -431,7 +411,7 @@ class BitSliceIndexBitmap:
     def ebm(self) -> BitMap:
         if self._ebm is None:
             data = self.source.read(self.body, self.ebm_length, "bsi existence bitmap")
-            self._ebm = deserialize_bitmap(data, self.source.name, "bsi existence bitmap", self.body)
+            self._ebm = roaring.deserialize(data, self.source.name, "bsi existence bitmap", self.body)
         return self._ebm
 
     def slice(self, i: int) -> BitMap:
@@ -440,7 +420,7 @@ class BitSliceIndexBitmap:
             off, length = self.index[i]
             where = self.slice_area + off
             data = self.source.read(where, length, f"bsi slice {i}")
-            bm = self._slices[i] = deserialize_bitmap(data, self.source.name, f"bsi slice {i}", where)
+            bm = self._slices[i] = roaring.deserialize(data, self.source.name, f"bsi slice {i}", where)
         return bm
 
     def load_all(self) -> list[BitMap]:
@@ -451,7 +431,7 @@ class BitSliceIndexBitmap:
             data = self.source.read(self.slice_area + lo, hi - lo, "bsi slices")
             name, area = self.source.name, self.slice_area
             for i, (off, length) in enumerate(self.index):
-                slices[i] = deserialize_bitmap(data[off - lo:off - lo + length], name, f"bsi slice {i}", area + off)
+                slices[i] = roaring.deserialize(data[off - lo:off - lo + length], name, f"bsi slice {i}", area + off)
         return [s if s is not None else self.slice(i) for i, s in enumerate(slices)]
 
     def eq(self, code: int) -> BitMap:
@@ -893,8 +873,8 @@ class RangeBitmapWriter(FileIndexWriter):
 
 
 def _serialize_bsi(ebm: BitMap, slices: list[BitMap]) -> bytes:
-    ebm_bytes = serialize_bitmap(ebm)
-    slice_bytes = [serialize_bitmap(s) for s in slices]
+    ebm_bytes = roaring.serialize_optimized(ebm)
+    slice_bytes = [roaring.serialize_optimized(s) for s in slices]
     indexes, offset = [], 0
     for b in slice_bytes:
         indexes.append(struct.pack(">ii", offset, len(b)))
