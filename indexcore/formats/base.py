@@ -7,13 +7,14 @@ REMAIN (the file may match), SKIP (no row matches) or a bitmap of the rows that 
 from __future__ import annotations
 
 import re
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from pyroaring import BitMap
 
-from ..errors import UnsupportedError
+from ..errors import CorruptFileError, UnsupportedError
 from ..predicate import Leaf
 from ..types import DataType
 
@@ -186,3 +187,61 @@ def parse_memory_size(text: str) -> int:
     if m is None or unit not in _MEMORY_UNITS:
         raise UnsupportedError(f"cannot parse memory size {text!r}")
     return int(m.group(1)) * _MEMORY_UNITS[unit]
+
+
+_I8 = struct.Struct(">b")
+_I32 = struct.Struct(">i")
+
+
+class ByteCursor:
+    """Reads big-endian fields in order from bytes already fetched; running short, or a bad
+    value the caller reports, is a :class:`CorruptFileError` naming the file, the structure and
+    the absolute offset (``base`` is the offset of ``data`` in the file)."""
+
+    def __init__(self, data: bytes, base: int, file: str, structure: str):
+        self.data, self.base, self.file, self.structure = data, base, file, structure
+        self.pos = 0
+
+    def error(self, message: str, at: int | None = None) -> CorruptFileError:
+        """The error at position ``at`` of ``data`` (default: the current position)."""
+        return CorruptFileError(message, file=self.file, structure=self.structure,
+                                offset=self.base + (self.pos if at is None else at))
+
+    def fail(self, message: str, delta: int = 0) -> NoReturn:
+        """Raise :meth:`error` at ``delta`` bytes from the current position."""
+        raise self.error(message, self.pos + delta)
+
+    def take(self, n: int, what: str | None = None) -> bytes:
+        if n < 0 or self.pos + n > len(self.data):
+            raise self.error(f"needs {n} bytes{' for ' + what if what else ''} but {self.left} remain")
+        out = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
+    def i8(self, what: str | None = None) -> int:
+        pos = self.pos
+        if pos + 1 > len(self.data):
+            self.take(1, what)
+        self.pos = pos + 1
+        return _I8.unpack_from(self.data, pos)[0]
+
+    def i32(self, what: str | None = None) -> int:
+        pos = self.pos
+        if pos + 4 > len(self.data):
+            self.take(4, what)
+        self.pos = pos + 4
+        return _I32.unpack_from(self.data, pos)[0]
+
+    def length(self, what: str) -> int:
+        """A non-negative 4-byte length or count."""
+        value = self.i32(what)
+        if value < 0:
+            self.fail(f"negative {what} {value}", -4)
+        return value
+
+    def fits(self, n: int) -> bool:
+        return self.pos + n <= len(self.data)
+
+    @property
+    def left(self) -> int:
+        return max(len(self.data) - self.pos, 0)

@@ -40,7 +40,15 @@ from ..types import (
     to_long,
 )
 from . import bulk, roaring
-from .base import REMAIN, BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter, parse_memory_size
+from .base import (
+    REMAIN,
+    BitmapResult,
+    ByteCursor,
+    FileIndexReader,
+    FileIndexResult,
+    FileIndexWriter,
+    parse_memory_size,
+)
 
 VERSION = 1
 _I8 = struct.Struct(">b")
@@ -49,49 +57,6 @@ _CHUNK_TAIL = struct.Struct(">iiiii")   # code, keys offset, size, two key lengt
 CHUNK_SIZE = "chunk-size"
 _NAN32 = 0x7FC00000
 _NAN64 = 0x7FF8000000000000
-
-
-class _Cursor:
-    """Reads big-endian fields from bytes already fetched, reporting absolute offsets."""
-
-    def __init__(self, data: bytes, base: int, file: str, structure: str):
-        self.data, self.base, self.file, self.structure = data, base, file, structure
-        self.pos = 0
-
-    def take(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.data):
-            raise CorruptFileError(f"needs {n} bytes but {len(self.data) - self.pos} remain",
-                                   file=self.file, structure=self.structure, offset=self.base + self.pos)
-        out = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return out
-
-    def i8(self) -> int:
-        pos = self.pos
-        if pos + 1 > len(self.data):
-            self.take(1)
-        self.pos = pos + 1
-        return _I8.unpack_from(self.data, pos)[0]
-
-    def i32(self) -> int:
-        pos = self.pos
-        if pos + 4 > len(self.data):
-            self.take(4)
-        self.pos = pos + 4
-        return _I32.unpack_from(self.data, pos)[0]
-
-    def fits(self, n: int) -> bool:
-        return self.pos + n <= len(self.data)
-
-    def length(self, what: str) -> int:
-        value = self.i32()
-        if value < 0:
-            self.fail(f"negative {what} {value}", -4)
-        return value
-
-    def fail(self, message: str, delta: int = 0) -> None:
-        raise CorruptFileError(message, file=self.file, structure=self.structure,
-                               offset=self.base + self.pos + delta)
 
 
 # ---------------------------------------------------------------------------------------
@@ -137,7 +102,7 @@ class KeyCodec:
             return _I32.pack(len(raw)) + raw
         return self.packer.pack(raw)
 
-    def read(self, cur: _Cursor) -> Any:
+    def read(self, cur: ByteCursor) -> Any:
         if self.fmt is None:
             n = cur.length("key length")
             return cur.take(n)
@@ -213,7 +178,7 @@ class ChunkedDictionary:
         if head_len < 13:
             raise CorruptFileError(f"dictionary header length {head_len} is too small", file=source.name,
                                    structure="dictionary header", offset=offset)
-        cur = _Cursor(source.read(offset + 4, head_len, "dictionary header"), offset + 4, source.name,
+        cur = ByteCursor(source.read(offset + 4, head_len, "dictionary header"), offset + 4, source.name,
                       "dictionary header")
         version = cur.i8()
         if version > VERSION:
@@ -246,7 +211,7 @@ class ChunkedDictionary:
             raise CorruptFileError(f"chunk {index} spans [{start}, {end}) outside {self.chunks_length} bytes",
                                    file=src.name, structure="dictionary offsets", offset=self.body + 4 * index)
         base = self.body + self.offsets_length
-        cur = _Cursor(area[self.offsets_length + start:self.offsets_length + end], base + start, src.name,
+        cur = ByteCursor(area[self.offsets_length + start:self.offsets_length + end], base + start, src.name,
                       f"dictionary chunk {index}")
         version = cur.i8()
         if version > VERSION:
@@ -368,7 +333,7 @@ class BitSliceIndexBitmap:
         if head_len < 10:
             raise CorruptFileError(f"bsi header length {head_len} is too small", file=source.name,
                                    structure="bsi header", offset=offset)
-        cur = _Cursor(source.read(offset + 4, head_len, "bsi header"), offset + 4, source.name, "bsi header")
+        cur = ByteCursor(source.read(offset + 4, head_len, "bsi header"), offset + 4, source.name, "bsi header")
         version = cur.i8()
         if version > VERSION:
             raise UnsupportedError(f"bsi version {version} is newer than {VERSION}", file=source.name,
@@ -519,7 +484,7 @@ class RangeBitmapReader(FileIndexReader):
         if head_len < 13:
             raise CorruptFileError(f"header length {head_len} is too small", file=source.name,
                                    structure="range-bitmap header", offset=0)
-        cur = _Cursor(source.read(4, head_len, "range-bitmap header"), 4, source.name, "range-bitmap header")
+        cur = ByteCursor(source.read(4, head_len, "range-bitmap header"), 4, source.name, "range-bitmap header")
         self.version = cur.i8()
         if self.version > VERSION:
             raise UnsupportedError(f"range-bitmap version {self.version} is newer than {VERSION}",
