@@ -295,9 +295,9 @@ def _same_type(a: DataType, b: DataType) -> bool:
     return dataclasses.replace(a, nullable=True) == dataclasses.replace(b, nullable=True)
 
 
-def _field_map(table_schema: TableSchema, file_schema: TableSchema) -> dict[str, str | None]:
-    """Table field name -> the file's field name by id (None: the file has no such field);
-    fields whose type changed map to ``""`` (unsafe to push down)."""
+def field_map(table_schema: TableSchema, file_schema: TableSchema) -> dict[str, str | None]:
+    """Table field name -> the data file's field name by id: None where the file lacks the
+    field, ``""`` where its type changed (unsafe to push down)."""
     out: dict[str, str | None] = {}
     for tf in table_schema.fields:
         ff = file_schema.field_by_id(tf.id)
@@ -569,7 +569,7 @@ class _Explainer:
         problems: list[Problem] = []
         notes: list[str] = []
         fs = self.file_schema(lf, problems)
-        fmap = _field_map(self.schema, fs)
+        fmap = field_map(self.schema, fs)
         f = lf.file
 
         partition_ok = self.partition_filter is None or test_predicate_on_row(self.partition_filter,
@@ -759,7 +759,7 @@ def _bucket_value_filter(ex: _Explainer, files: list[LiveFile]) -> dict[str, boo
         per_file = {}
         for lf in group:
             fs = ex.table.file_schema(lf)
-            per_file[lf.path] = ex.value_stats_ok(lf, fs, _field_map(ex.schema, fs))
+            per_file[lf.path] = ex.value_stats_ok(lf, fs, field_map(ex.schema, fs))
         levels = {lf.file.level for lf in group}
         no_overlap = len(group) <= 1 or (0 not in levels and len(levels) == 1)
         if no_overlap:
@@ -833,12 +833,6 @@ def explain(table, predicate_or_sql: Predicate | str, snapshot_id: int | None = 
     out.sql = sql
     out.problems[:0] = plan.problems
     return out
-
-
-def field_map(table_schema: TableSchema, file_schema: TableSchema) -> dict[str, str | None]:
-    """Table field name -> the data file's field name by id: None where the file lacks the
-    field, ``""`` where its type changed (unsafe to push down)."""
-    return _field_map(table_schema, file_schema)
 
 
 @dataclass

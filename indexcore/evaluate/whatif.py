@@ -24,7 +24,7 @@ from ..io import BytesSource
 from ..predicate import Predicate, parse_where
 from ..types import DataType
 from ..warehouse.model import LiveFile, Problem, TableSchema
-from .explain import Explanation, FileDecision, _field_map, explain, read_path_result
+from .explain import Explanation, FileDecision, explain, field_map, read_path_result
 from .file_index import FileIndexPredicate, result_to_json
 
 Progress = Callable[[int, int, str], None]
@@ -214,7 +214,7 @@ def _combined_evaluator(table, lf: LiveFile, schema: TableSchema, hyp: Hypotheti
     readers: dict[str, list[FileIndexReader]] = {}
     if lf.has_file_index:
         file_schema = table.file_schema(lf)
-        fmap = _field_map(schema, file_schema)
+        fmap = field_map(schema, file_schema)
         to_table = {v: k for k, v in fmap.items() if v}
         container = read_container(table.file_index_source(lf))
         file_types = file_schema.row_type()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from pyroaring import BitMap
@@ -163,15 +162,6 @@ class FileIndexWriter:
     def empty(self) -> bool:
         """Paimon's ``FileIndexWriter.empty()``: true when nothing was written."""
         return False
-
-
-@dataclass(frozen=True)
-class IndexSpec:
-    """An index kind: its Paimon name and where its reader and writer live."""
-
-    name: str
-    reader: type
-    writer: type
 
 
 _MEMORY_SIZE = re.compile(r"\s*(\d+)\s*([a-zA-Z]*)\s*")
