@@ -208,19 +208,20 @@ class ByteCursor:
         self.pos += n
         return out
 
-    def i8(self, what: str | None = None) -> int:
+    def unpack(self, packer: struct.Struct, what: str | None = None) -> Any:
+        """The first field ``packer`` reads at the current position."""
         pos = self.pos
-        if pos + 1 > len(self.data):
-            self.take(1, what)
-        self.pos = pos + 1
-        return _I8.unpack_from(self.data, pos)[0]
+        end = pos + packer.size
+        if end > len(self.data):
+            self.take(packer.size, what)
+        self.pos = end
+        return packer.unpack_from(self.data, pos)[0]
+
+    def i8(self, what: str | None = None) -> int:
+        return self.unpack(_I8, what)
 
     def i32(self, what: str | None = None) -> int:
-        pos = self.pos
-        if pos + 4 > len(self.data):
-            self.take(4, what)
-        self.pos = pos + 4
-        return _I32.unpack_from(self.data, pos)[0]
+        return self.unpack(_I32, what)
 
     def length(self, what: str) -> int:
         """A non-negative 4-byte length or count."""

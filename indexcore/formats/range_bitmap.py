@@ -18,6 +18,7 @@ search probes them, and the slice comparisons update one bitmap in place.
 
 from __future__ import annotations
 
+import operator
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -169,6 +170,10 @@ class _Chunk:
     where: int = 0         # absolute offset of ``keys``
 
 
+_chunk_head = operator.attrgetter("head")
+_chunk_code = operator.attrgetter("code")
+
+
 class ChunkedDictionary:
     """Paimon's ``ChunkedDictionary``: chunk heads searched first, then one chunk's keys."""
 
@@ -262,18 +267,26 @@ class ChunkedDictionary:
                                    offset=chunk.where + start)
         return data[start + 4:start + 4 + n]
 
-    def find(self, key: Any) -> int:
-        """The code of ``key`` (an order value), or ``-(insertion code) - 1`` when absent."""
+    def _search_chunks(self, target: Any, value: Callable[[Any], Any]) -> tuple[int, int]:
+        """Binary search of the chunks ordered by ``value(chunk)``: the index of the chunk equal
+        to ``target`` (-1 when none is) and the insertion point."""
         low, high = 0, self.size - 1
         while low <= high:
             mid = (low + high) >> 1
-            head = self._chunk(mid).head
-            if head > key:
+            v = value(self._chunk(mid))
+            if v > target:
                 high = mid - 1
-            elif head < key:
+            elif v < target:
                 low = mid + 1
             else:
-                return self._chunk(mid).code
+                return mid, low
+        return -1, low
+
+    def find(self, key: Any) -> int:
+        """The code of ``key`` (an order value), or ``-(insertion code) - 1`` when absent."""
+        found, low = self._search_chunks(key, _chunk_head)
+        if found >= 0:
+            return self._chunk(found).code
         if low == 0:
             return -1
         index = low - 1
@@ -299,16 +312,9 @@ class ChunkedDictionary:
 
     def raw_key(self, code: int) -> Any:
         """The stored key of ``code`` (reads the one chunk that holds it)."""
-        low, high = 0, self.size - 1
-        while low <= high:
-            mid = (low + high) >> 1
-            c = self._chunk(mid).code
-            if c > code:
-                high = mid - 1
-            elif c < code:
-                low = mid + 1
-            else:
-                return self._chunk(mid).head_raw
+        found, low = self._search_chunks(code, _chunk_code)
+        if found >= 0:
+            return self._chunk(found).head_raw
         chunk = self._chunk(low - 1) if low > 0 else None
         if chunk is None or not 0 <= code - chunk.code - 1 < chunk.size:
             raise CorruptFileError(f"code {code} is not in the dictionary", file=self.source.name,
