@@ -23,7 +23,6 @@ so a Spark task stays light.
 
 from __future__ import annotations
 
-import array
 import posixpath
 from collections import defaultdict
 from collections.abc import Iterable
@@ -38,6 +37,7 @@ import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from ..errors import IndexCoreError
+from ..formats.bulk import bitmap_of
 from ..formats.container import FileIndexContainer, read_container
 from ..io import BytesSource
 from ..types import BINARY_ROOTS, STRING_ROOTS, DataType, to_json_value, to_long
@@ -148,15 +148,6 @@ class _FileAudit:
 # Data
 
 
-def _bitmap_of(positions: np.ndarray) -> BitMap:
-    """A BitMap of sorted row positions, built from their packed bytes (no per-row Python)."""
-    packed = array.array("I")
-    if packed.itemsize != 4:
-        return BitMap(positions.tolist())
-    packed.frombytes(np.ascontiguousarray(positions, dtype=np.uint32).tobytes())
-    return BitMap(packed)
-
-
 def _positions_of(bitmap: BitMap, n: int) -> np.ndarray:
     idx = np.frombuffer(bitmap.to_array(), dtype=np.uint32)
     return idx[idx < n]
@@ -196,7 +187,7 @@ class _Column:
 
     @cached_property
     def nulls(self) -> BitMap:
-        return _bitmap_of(np.flatnonzero(self.null_mask)) if self.array.null_count else BitMap()
+        return bitmap_of(np.flatnonzero(self.null_mask)) if self.array.null_count else BitMap()
 
     @cached_property
     def _encoding(self) -> tuple[pa.Array | None, list | None, np.ndarray]:
@@ -251,16 +242,14 @@ class _Column:
     def bloom_hashes(self) -> np.ndarray:
         """``FastHash`` of each distinct value: strings and binaries hashed from their bytes,
         integers in numpy, other types one distinct value at a time."""
-        import xxhash
+        from ..formats.bloom import long_hash_array, xxh64_array
 
         dictionary = self._encoding[0]
         root = self.dtype.root
         if dictionary is not None and (root in STRING_ROOTS or root in BINARY_ROOTS):
             raw = dictionary.cast(pa.large_binary()).to_pylist()
-            return np.array([xxhash.xxh64_intdigest(b) for b in raw], dtype=np.uint64).view(np.int64)
+            return xxh64_array(raw)
         if dictionary is not None and root in _INTEGER_ROOTS and pa.types.is_integer(dictionary.type):
-            from ..formats.bloom import long_hash_array
-
             return long_hash_array(dictionary.to_numpy(zero_copy_only=False).astype(np.int64))
         return bloom_hashes(self.dtype, self.distinct)
 
@@ -342,9 +331,9 @@ def _check_bitmap(fa: _FileAudit, reader, column: str, dtype: DataType, col: _Co
     for j, rows in col.groups():
         key = None if j < 0 else keys[j]
         if key in by_key:
-            by_key[key] |= _bitmap_of(np.sort(rows))
+            by_key[key] |= bitmap_of(np.sort(rows))
         else:
-            by_key[key] = _bitmap_of(rows)
+            by_key[key] = bitmap_of(rows)
     index_keys = {e.key for e in reader.entries()}
     data_keys = {k for k in by_key if k is not None}
     ok = True
