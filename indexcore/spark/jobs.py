@@ -8,8 +8,9 @@ has a schema the cache lacks) only to read files: it never plans. The files of o
 primary-key bucket go to the same task of :func:`evaluate` (stats pruning is decided per bucket);
 everything else is spread freely over ``TASKS_PER_CORE`` tasks per core.
 
-* :func:`evaluate` runs :func:`indexcore.evaluate.explain.explain_files` with ``verify=True``
-  on each task's files, so its per-file decisions equal the single-process explain.
+* :func:`evaluate` runs explain's per-file decision (:func:`indexcore.evaluate.explain.decide_files`,
+  verified) on each task's files; the driver assembles them with explain's own
+  :func:`~indexcore.evaluate.explain.explanation`, so files and funnel equal the single-process explain.
 * :func:`audit` runs :func:`indexcore.evaluate.audit.audit_file` per file in tasks and
   :func:`~indexcore.evaluate.audit.audit_table` on the driver.
 * :func:`what_if` builds the hypothetical index per data file with
