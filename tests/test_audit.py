@@ -10,7 +10,16 @@ import pyarrow as pa
 import pytest
 
 from indexcore import open_warehouse
-from indexcore.evaluate.audit import ERROR, OK, audit_file, audit_table, health_frames
+from indexcore.evaluate.audit import (
+    ERROR,
+    OK,
+    Check,
+    Finding,
+    Severity,
+    audit_file,
+    audit_table,
+    health_frames,
+)
 from indexcore.formats.container import read_container
 from indexcore.formats.hash_index import write_hash_index
 from indexcore.types import DataField, parse_type
@@ -110,7 +119,12 @@ def test_stale_index_is_reported(written) -> None:
     assert bitmap.value == ["zz"] and bitmap.column == "name"
     # bloom: the real ids were never added, so most of them test absent
     bloom = [f for f in findings if f.index_type == "bloom-filter"]
-    assert bloom and bloom[0].check == "value-coverage" and bloom[0].column == "id"
+    assert bloom and bloom[0].check is Check.VALUE_COVERAGE and bloom[0].column == "id"
+    # JSON carries the enums' plain values; a task's dict comes back as the same finding
+    d = bitmap.to_dict()
+    assert type(d["check"]) is str and type(d["severity"]) is str and d["check"] == "stale-values"
+    back = Finding.from_dict(d)
+    assert back == bitmap and back.severity is Severity.ERROR and back.check is Check.STALE_VALUES
 
 
 def test_row_count_mismatch(written) -> None:

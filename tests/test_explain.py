@@ -15,7 +15,18 @@ from pathlib import Path
 import pytest
 from pyroaring import BitMap
 
-from indexcore.evaluate.explain import FileDecision, bucket_selector, explain, read_path_result
+from indexcore.evaluate.explain import (
+    Decision,
+    FileDecision,
+    Stage,
+    bind_predicate,
+    bucket_selector,
+    decide_files,
+    explain,
+    explanation,
+    funnel,
+    read_path_result,
+)
 from indexcore.formats import new_writer
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult
 from indexcore.formats.container import write_container
@@ -118,6 +129,55 @@ def test_verify_never_drops_a_matching_row(warehouse, name):
             for f in ex.files:
                 if f.read and isinstance(f.index_decision, BitmapResult):
                     assert f.matching_rows <= len(f.index_decision.bitmap)
+
+
+@pytest.mark.parametrize(("name", "sql"), [("pk_table_scan_and_read_dv", "f2 = 1 AND f3 > 0"),
+                                         ("pk_table_scan_and_read_mor", "f2 > 0"),
+                                         ("append_with_bsi_bitmap_bloomfilter", "f1 IN (20, 500) OR f2 = 2")])
+def test_decisions_in_parts_assemble_to_explain(warehouse, name, sql):
+    """What the Spark evaluate job does, without Spark: each bucket decided apart (pickled as a
+    task returns it), assembled by explain's own ``explanation`` into explain's funnel."""
+    import pickle
+
+    table = _table(warehouse, name)
+    plan = table.plan()
+    schema = table.schema()
+    predicate, text = bind_predicate(table, schema, sql)
+    buckets: dict = {}
+    for lf in plan.files:
+        buckets.setdefault((repr(lf.partition), lf.bucket), []).append(lf)
+    parts = [pickle.loads(pickle.dumps(decide_files(table, pickle.loads(pickle.dumps(predicate)), files, schema,
+                                                    verify=True)))
+             for files in reversed(list(buckets.values()))]
+    got = explanation(table.name, plan.snapshot.id, predicate, text, parts, verified=True, planned=plan.files)
+    want = explain(table, sql, verify=True)
+    assert got.to_json() == want.to_json()
+    assert got.funnel == want.funnel == funnel(want.files, verified=True)
+    assert all(f.index_decision in (None, REMAIN, SKIP) or isinstance(f.index_decision, BitmapResult)
+               for f in got.files)
+
+
+def _decision(path: str, stats: Decision, rows: int, matching: int, index=None) -> FileDecision:
+    return FileDecision(path=path, partition={}, bucket=0, level=0, row_count=rows,
+                        partition_decision=Decision.REMAIN, bucket_decision=Decision.REMAIN,
+                        level_decision=Decision.REMAIN, stats_decision=stats, raw_index_result=index,
+                        index_decision=index, index_types={}, index_location=None, dv_cardinality=0,
+                        rows_after_dv=rows if index is None else 0, bytes_read=0, matching_rows=matching)
+
+
+def test_funnel_counts_matching_rows_of_files_read_only():
+    """A file pruned although it holds matching rows (a violation) is not in the matching stage."""
+    files = [_decision("a", Decision.REMAIN, 10, 4), _decision("b", Decision.SKIP, 20, 3),
+             _decision("c", Decision.REMAIN, 30, 2, index=SKIP)]
+    assert [f.skipped_by for f in files] == [None, Stage.STATS, Stage.INDEX]
+    assert files[1].pruned_before_index and not files[2].pruned_before_index
+    got = funnel(files, verified=True)
+    assert got == {"all": {"files": 3, "rows": 60}, "partition": {"files": 3, "rows": 60},
+                   "bucket": {"files": 3, "rows": 60}, "level": {"files": 3, "rows": 60},
+                   "stats": {"files": 2, "rows": 40}, "index": {"files": 1, "rows": 10},
+                   "read": {"files": 1, "rows": 10}, "matching": {"files": 1, "rows": 4}}
+    assert files[1].to_json(True)["stats_decision"] == "SKIP" and files[1].to_json()["skipped_by"] == "stats"
+    assert json.dumps(files[2].to_json()["skipped_by"]) == '"index"'
 
 
 @pytest.mark.parametrize("name", ["append_with_bitmap", "append_with_bitmap_v1", "append_with_bitmap_no_embedding",

@@ -23,11 +23,11 @@ so a Spark task stays light.
 
 from __future__ import annotations
 
-import array
 import posixpath
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +37,7 @@ import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from ..errors import IndexCoreError
+from ..formats.bulk import bitmap_of
 from ..formats.container import FileIndexContainer, read_container
 from ..io import BytesSource
 from ..types import BINARY_ROOTS, STRING_ROOTS, DataType, to_json_value, to_long
@@ -46,7 +47,52 @@ from ..warehouse.model import DELETION_VECTORS, HASH, LiveFile
 if TYPE_CHECKING:
     import pandas as pd
 
-OK, ERROR, WARNING, NOT_CHECKED = "OK", "ERROR", "WARNING", "NOT_CHECKED"
+
+
+class Severity(StrEnum):
+    """How a check came out (JSON: the value)."""
+
+    OK = "OK"
+    ERROR = "ERROR"
+    WARNING = "WARNING"
+    NOT_CHECKED = "NOT_CHECKED"
+
+
+OK, ERROR, WARNING, NOT_CHECKED = Severity.OK, Severity.ERROR, Severity.WARNING, Severity.NOT_CHECKED
+
+
+class Check(StrEnum):
+    """The audit's checks (JSON: the value). ``AUDIT`` is a file whose audit itself failed."""
+
+    AUDIT = "audit"
+    BITMAP_ROWS = "bitmap-rows"
+    DATA_FILE = "data-file"
+    DV_CARDINALITY = "dv-cardinality"
+    DV_DECODES = "dv-decodes"
+    DV_FILE_OK = "dv-file-ok"
+    DV_MANIFEST = "dv-manifest"
+    DV_OK = "dv-ok"
+    DV_ORPHAN = "dv-orphan"
+    DV_POSITIONS = "dv-positions"
+    HASH_DECODES = "hash-decodes"
+    HASH_DUPLICATE = "hash-duplicate"
+    HASH_KEYS = "hash-keys"
+    HASH_OK = "hash-ok"
+    HASH_OVERSIZE = "hash-oversize"
+    HASH_ROW_COUNT = "hash-row-count"
+    INDEX_COLUMN = "index-column"
+    INDEX_DECODES = "index-decodes"
+    INDEX_MISSING = "index-missing"
+    INDEX_OK = "index-ok"
+    INDEX_UNREFERENCED = "index-unreferenced"
+    MIN_MAX = "min-max"
+    NULL_ROWS = "null-rows"
+    PLAN = "plan"
+    ROW_COUNT = "row-count"
+    STALE_VALUES = "stale-values"
+    VALUE_COVERAGE = "value-coverage"
+
+
 #: A hash index holding more than this many times ``dynamic-bucket.target-row-num`` keys is flagged.
 OVERSIZE_FACTOR = 2.0
 MAX_VALUES_LISTED = 5
@@ -59,8 +105,8 @@ _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 class Finding:
     """One audit result: a check that passed (``OK``), failed (``ERROR``/``WARNING``) or was skipped."""
 
-    check: str
-    severity: str
+    check: Check
+    severity: Severity
     path: str
     message: str = ""
     partition: str = ""
@@ -70,13 +116,13 @@ class Finding:
     value: Any = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"check": self.check, "severity": self.severity, "path": self.path,
+        return {"check": self.check.value, "severity": self.severity.value, "path": self.path,
                 "message": self.message, "partition": self.partition, "bucket": self.bucket,
                 "column": self.column, "index_type": self.index_type, "value": self.value}
 
     @staticmethod
     def from_dict(d: dict[str, Any]) -> Finding:
-        return Finding(**d)
+        return Finding(**{**d, "check": Check(d["check"]), "severity": Severity(d["severity"])})
 
 
 def _reason(exc: Exception) -> str:
@@ -92,7 +138,7 @@ class _FileAudit:
         self.partition = partition_text(live_file.partition, [f.type for f in table.schema().partition_fields])
         self.findings: list[Finding] = []
 
-    def add(self, check: str, severity: str, message: str = "", path: str | None = None,
+    def add(self, check: Check, severity: Severity, message: str = "", path: str | None = None,
             column: str | None = None, index_type: str | None = None, value: Any = None) -> None:
         self.findings.append(Finding(check, severity, path or self.lf.path, message, self.partition,
                                      self.lf.bucket, column, index_type, value))
@@ -100,15 +146,6 @@ class _FileAudit:
 
 # ---------------------------------------------------------------------------------------
 # Data
-
-
-def _bitmap_of(positions: np.ndarray) -> BitMap:
-    """A BitMap of sorted row positions, built from their packed bytes (no per-row Python)."""
-    packed = array.array("I")
-    if packed.itemsize != 4:
-        return BitMap(positions.tolist())
-    packed.frombytes(np.ascontiguousarray(positions, dtype=np.uint32).tobytes())
-    return BitMap(packed)
 
 
 def _positions_of(bitmap: BitMap, n: int) -> np.ndarray:
@@ -150,7 +187,7 @@ class _Column:
 
     @cached_property
     def nulls(self) -> BitMap:
-        return _bitmap_of(np.flatnonzero(self.null_mask)) if self.array.null_count else BitMap()
+        return bitmap_of(np.flatnonzero(self.null_mask)) if self.array.null_count else BitMap()
 
     @cached_property
     def _encoding(self) -> tuple[pa.Array | None, list | None, np.ndarray]:
@@ -205,16 +242,14 @@ class _Column:
     def bloom_hashes(self) -> np.ndarray:
         """``FastHash`` of each distinct value: strings and binaries hashed from their bytes,
         integers in numpy, other types one distinct value at a time."""
-        import xxhash
+        from ..formats.bloom import long_hash_array, xxh64_array
 
         dictionary = self._encoding[0]
         root = self.dtype.root
         if dictionary is not None and (root in STRING_ROOTS or root in BINARY_ROOTS):
             raw = dictionary.cast(pa.large_binary()).to_pylist()
-            return np.array([xxhash.xxh64_intdigest(b) for b in raw], dtype=np.uint64).view(np.int64)
+            return xxh64_array(raw)
         if dictionary is not None and root in _INTEGER_ROOTS and pa.types.is_integer(dictionary.type):
-            from ..formats.bloom import long_hash_array
-
             return long_hash_array(dictionary.to_numpy(zero_copy_only=False).astype(np.int64))
         return bloom_hashes(self.dtype, self.distinct)
 
@@ -280,7 +315,7 @@ def _show(dtype: DataType, values: Iterable[Any]) -> list:
 
 def _check_row_count(fa: _FileAudit, column: str, index_type: str, index_rows: int, data_rows: int) -> bool:
     if index_rows != data_rows:
-        fa.add("row-count", ERROR, f"index holds {index_rows} rows, the data file {data_rows}",
+        fa.add(Check.ROW_COUNT, ERROR, f"index holds {index_rows} rows, the data file {data_rows}",
                column=column, index_type=index_type, value=index_rows)
         return False
     return True
@@ -296,21 +331,21 @@ def _check_bitmap(fa: _FileAudit, reader, column: str, dtype: DataType, col: _Co
     for j, rows in col.groups():
         key = None if j < 0 else keys[j]
         if key in by_key:
-            by_key[key] |= _bitmap_of(np.sort(rows))
+            by_key[key] |= bitmap_of(np.sort(rows))
         else:
-            by_key[key] = _bitmap_of(rows)
+            by_key[key] = bitmap_of(rows)
     index_keys = {e.key for e in reader.entries()}
     data_keys = {k for k in by_key if k is not None}
     ok = True
     missing = data_keys - index_keys
     if missing:
         ok = False
-        fa.add("value-coverage", ERROR, f"{len(missing)} data values are not in the bitmap dictionary",
+        fa.add(Check.VALUE_COVERAGE, ERROR, f"{len(missing)} data values are not in the bitmap dictionary",
                column=column, index_type="bitmap", value=_show(dtype, (codec.value(k) for k in missing)))
     extra = index_keys - data_keys
     if extra:
         ok = False
-        fa.add("stale-values", ERROR, f"{len(extra)} dictionary values do not occur in the data",
+        fa.add(Check.STALE_VALUES, ERROR, f"{len(extra)} dictionary values do not occur in the data",
                column=column, index_type="bitmap", value=_show(dtype, (codec.value(k) for k in extra)))
     wrong = []
     for key, rows in by_key.items():
@@ -321,11 +356,11 @@ def _check_bitmap(fa: _FileAudit, reader, column: str, dtype: DataType, col: _Co
             wrong.append(None if key is None else codec.value(key))
     if wrong:
         ok = False
-        fa.add("bitmap-rows", ERROR, f"rows of {len(wrong)} values differ from the data",
+        fa.add(Check.BITMAP_ROWS, ERROR, f"rows of {len(wrong)} values differ from the data",
                column=column, index_type="bitmap", value=_show(dtype, wrong))
     if None not in by_key and reader.null_bitmap():
         ok = False
-        fa.add("bitmap-rows", ERROR, "index has null rows but the data has no null",
+        fa.add(Check.BITMAP_ROWS, ERROR, "index has null rows but the data has no null",
                column=column, index_type="bitmap")
     return ok
 
@@ -352,7 +387,7 @@ def _check_bloom(fa: _FileAudit, reader, column: str, dtype: DataType, col: _Col
     found = bloom_contains(reader.bit_set(), reader.num_hash_functions, col.bloom_hashes())
     misses = col.distinct_values(np.flatnonzero(~found).tolist())
     if misses:
-        fa.add("value-coverage", ERROR, f"bloom filter answers 'absent' for {len(misses)} values in the data",
+        fa.add(Check.VALUE_COVERAGE, ERROR, f"bloom filter answers 'absent' for {len(misses)} values in the data",
                column=column, index_type="bloom-filter", value=_show(dtype, misses))
         return False
     return True
@@ -365,7 +400,7 @@ def _hashable(v: Any) -> Any:
 def _check_null_rows(fa: _FileAudit, index_type: str, column: str, null_rows: BitMap, col: _Column) -> bool:
     want = col.nulls
     if null_rows != want:
-        fa.add("null-rows", ERROR, f"index has {len(null_rows)} null rows, the data {len(want)}",
+        fa.add(Check.NULL_ROWS, ERROR, f"index has {len(null_rows)} null rows, the data {len(want)}",
                column=column, index_type=index_type, value=len(null_rows))
         return False
     return True
@@ -390,12 +425,12 @@ def _check_range_bitmap(fa: _FileAudit, reader, column: str, dtype: DataType, co
         lo, hi = min(present), max(present)
         if (codec.order(reader.min_raw), codec.order(reader.max_raw)) != (lo, hi):
             ok = False
-            fa.add("min-max", ERROR, "index min/max differ from the data", column=column,
+            fa.add(Check.MIN_MAX, ERROR, "index min/max differ from the data", column=column,
                    index_type="range-bitmap",
                    value=_show(dtype, [codec.to_value(reader.min_raw), codec.to_value(reader.max_raw)]))
     elif present:
         ok = False
-        fa.add("value-coverage", ERROR, "index holds no value but the data does", column=column,
+        fa.add(Check.VALUE_COVERAGE, ERROR, "index holds no value but the data does", column=column,
                index_type="range-bitmap")
     if not ok or not present:
         return ok
@@ -411,7 +446,7 @@ def _check_range_bitmap(fa: _FileAudit, reader, column: str, dtype: DataType, co
             bad.append(p)
     if bad:
         rows = np.flatnonzero(valued & np.isin(pair, bad))
-        fa.add("value-coverage", ERROR, f"{len(rows)} rows hold another value in the index",
+        fa.add(Check.VALUE_COVERAGE, ERROR, f"{len(rows)} rows hold another value in the index",
                column=column, index_type="range-bitmap", value=_show(dtype, col.rows_values(rows)))
         return False
     return True
@@ -439,7 +474,7 @@ def _check_bsi(fa: _FileAudit, reader, column: str, dtype: DataType, col: _Colum
             (-reader.negative.extreme(largest=False) if reader.negative.ebm else None)
         if (summary_lo, summary_hi) != (min(present), max(present)):
             ok = False
-            fa.add("min-max", ERROR, "index min/max differ from the data", column=column, index_type="bsi",
+            fa.add(Check.MIN_MAX, ERROR, "index min/max differ from the data", column=column, index_type="bsi",
                    value=[summary_lo, summary_hi])
     valued = idx >= 0
     stored_ok = np.zeros(n, dtype=bool)
@@ -448,7 +483,7 @@ def _check_bsi(fa: _FileAudit, reader, column: str, dtype: DataType, col: _Colum
     fits = np.array([_LONG_MIN <= k <= _LONG_MAX for k in present] + [True], dtype=bool)
     wrong_rows = np.flatnonzero(valued & (~stored_ok | ~fits[idx] | (stored != keys)))
     if len(wrong_rows):
-        fa.add("value-coverage", ERROR, f"{len(wrong_rows)} rows hold another value in the index",
+        fa.add(Check.VALUE_COVERAGE, ERROR, f"{len(wrong_rows)} rows hold another value in the index",
                column=column, index_type="bsi", value=_show(dtype, col.rows_values(wrong_rows)))
         return False
     return ok
@@ -473,7 +508,7 @@ def _open_container(table, fa: _FileAudit) -> FileIndexContainer | None:
         return read_container(BytesSource(data, name=source.name))
     except IndexCoreError as exc:
         missing = "not found" in exc.message
-        fa.add("index-missing" if missing else "index-decodes", ERROR, _reason(exc), path=where)
+        fa.add(Check.INDEX_MISSING if missing else Check.INDEX_DECODES, ERROR, _reason(exc), path=where)
         return None
 
 
@@ -496,10 +531,10 @@ def audit_file(table, live_file: LiveFile, plan=None, cache: dict | None = None)
         try:
             data_rows, values = _read_columns(table, live_file, need)
         except IndexCoreError as exc:
-            fa.add("data-file", ERROR, _reason(exc))
+            fa.add(Check.DATA_FILE, ERROR, _reason(exc))
             return fa.findings
         if data_rows != live_file.file.row_count:
-            fa.add("row-count", ERROR, f"data file holds {data_rows} rows, the manifest says "
+            fa.add(Check.ROW_COUNT, ERROR, f"data file holds {data_rows} rows, the manifest says "
                    f"{live_file.file.row_count}", value=data_rows)
     if container is not None:
         _audit_container(table, fa, container, schema, data_rows, values)
@@ -515,32 +550,32 @@ def _audit_container(table, fa: _FileAudit, container: FileIndexContainer, schem
     for entry in container.head.entries:
         column, index_type = entry.column, entry.index_type
         if column not in values:
-            fa.add("index-column", WARNING, "indexed column is not in the file's schema", column=column,
+            fa.add(Check.INDEX_COLUMN, WARNING, "indexed column is not in the file's schema", column=column,
                    index_type=index_type)
             continue
         dtype = schema.field(column).type
         col = values[column]
         if entry.empty:
             if col.has_values:
-                fa.add("value-coverage", ERROR, "empty index but the data holds values", column=column,
+                fa.add(Check.VALUE_COVERAGE, ERROR, "empty index but the data holds values", column=column,
                        index_type=index_type)
             else:
-                fa.add("index-ok", OK, "empty index over no value", column=column, index_type=index_type)
+                fa.add(Check.INDEX_OK, OK, "empty index over no value", column=column, index_type=index_type)
             continue
         check = CHECKS.get(index_type)
         if check is None:
-            fa.add("index-decodes", NOT_CHECKED, f"index type {index_type!r} is not decoded by indexcore",
+            fa.add(Check.INDEX_DECODES, NOT_CHECKED, f"index type {index_type!r} is not decoded by indexcore",
                    column=column, index_type=index_type)
             continue
         try:
             reader = container.reader(entry, dtype, schema.file_index_options(column, index_type))
             passed = check(fa, reader, column, dtype, col, n)
         except IndexCoreError as exc:
-            fa.add("index-decodes", ERROR, _reason(exc), path=fa.lf.index_path or fa.lf.path,
+            fa.add(Check.INDEX_DECODES, ERROR, _reason(exc), path=fa.lf.index_path or fa.lf.path,
                    column=column, index_type=index_type)
             continue
         if passed:
-            fa.add("index-ok", OK, f"{index_type} on {column} agrees with {n} rows", column=column,
+            fa.add(Check.INDEX_OK, OK, f"{index_type} on {column} agrees with {n} rows", column=column,
                    index_type=index_type)
 
 
@@ -550,21 +585,21 @@ def _audit_dv(table, fa: _FileAudit, data_rows: int | None) -> None:
     try:
         dv = table.deletion_vector(lf)
     except IndexCoreError as exc:
-        fa.add("dv-decodes", ERROR, _reason(exc), path=lf.dv_file_path, index_type=DELETION_VECTORS)
+        fa.add(Check.DV_DECODES, ERROR, _reason(exc), path=lf.dv_file_path, index_type=DELETION_VECTORS)
         return
     ok = True
     if rng.cardinality is not None and dv.cardinality != rng.cardinality:
         ok = False
-        fa.add("dv-cardinality", ERROR, f"deletion vector holds {dv.cardinality} positions, the index "
+        fa.add(Check.DV_CARDINALITY, ERROR, f"deletion vector holds {dv.cardinality} positions, the index "
                f"manifest says {rng.cardinality}", path=lf.dv_file_path, index_type=DELETION_VECTORS,
                value=dv.cardinality)
     rows = data_rows if data_rows is not None else lf.file.row_count
     if dv.cardinality and dv.positions.max() >= rows:
         ok = False
-        fa.add("dv-positions", ERROR, f"deletes position {dv.positions.max()} of a {rows}-row file",
+        fa.add(Check.DV_POSITIONS, ERROR, f"deletes position {dv.positions.max()} of a {rows}-row file",
                path=lf.dv_file_path, index_type=DELETION_VECTORS, value=dv.positions.max())
     if ok:
-        fa.add("dv-ok", OK, f"{dv.cardinality} deleted positions, CRC checked", path=lf.dv_file_path,
+        fa.add(Check.DV_OK, OK, f"{dv.cardinality} deleted positions, CRC checked", path=lf.dv_file_path,
                index_type=DELETION_VECTORS)
 
 
@@ -589,27 +624,27 @@ def _audit_key_hashes(table, fa: _FileAudit, schema, pk: list[str], values: dict
     try:
         from ..formats.binary_row import key_hash
     except ImportError:
-        fa.add("hash-keys", NOT_CHECKED, "no key-hash function in indexcore", index_type=HASH)
+        fa.add(Check.HASH_KEYS, NOT_CHECKED, "no key-hash function in indexcore", index_type=HASH)
         return
     known: set[int] = set()
     for entry in entries:
         try:
             known |= _hash_set(table, entry, cache)
         except IndexCoreError as exc:
-            fa.add("hash-decodes", ERROR, _reason(exc), index_type=HASH)
+            fa.add(Check.HASH_DECODES, ERROR, _reason(exc), index_type=HASH)
             return
     types = [schema.field(k).type for k in pk]
     try:
         hashes = [key_hash(row, types) for row in zip(*(values[k].values for k in pk), strict=True)]
     except (IndexCoreError, KeyError, TypeError, ValueError) as exc:
-        fa.add("hash-keys", NOT_CHECKED, f"cannot hash the keys: {_reason(exc)}", index_type=HASH)
+        fa.add(Check.HASH_KEYS, NOT_CHECKED, f"cannot hash the keys: {_reason(exc)}", index_type=HASH)
         return
     missing = [h for h in dict.fromkeys(hashes) if h not in known]
     if missing:
-        fa.add("hash-keys", ERROR, f"{len(missing)} key hashes of this file are not in the bucket's hash index",
+        fa.add(Check.HASH_KEYS, ERROR, f"{len(missing)} key hashes of this file are not in the bucket's hash index",
                index_type=HASH, value=missing[:MAX_VALUES_LISTED])
     else:
-        fa.add("hash-keys", OK, f"{len(hashes)} key hashes found in the bucket's hash index", index_type=HASH)
+        fa.add(Check.HASH_KEYS, OK, f"{len(hashes)} key hashes found in the bucket's hash index", index_type=HASH)
 
 
 # ---------------------------------------------------------------------------------------
@@ -623,7 +658,7 @@ def audit_table(table, plan) -> list[Finding]:
     live = {(lf.partition, lf.bucket, lf.file.file_name) for lf in plan.files}
     for p in plan.problems:
         severity = NOT_CHECKED if "not decoded" in p.reason else ERROR
-        out.append(Finding("plan", severity, p.path, f"{p.structure}: {p.reason}"))
+        out.append(Finding(Check.PLAN, severity, p.path, f"{p.structure}: {p.reason}"))
     _audit_dv_files(table, plan, live, ptypes, out)
     _audit_hash_indexes(table, plan, ptypes, out)
     _audit_unreferenced(table, plan, out)
@@ -641,13 +676,13 @@ def _audit_dv_files(table, plan, live: set, ptypes: list, out: list[Finding]) ->
         path = table.index_file_path(e, table.partition_dir(e.partition))
         for r in meta.dv_ranges or ():
             if (e.partition, e.bucket, r.data_file) not in live:
-                out.append(Finding("dv-orphan", WARNING, path, f"deletion vector of {r.data_file}, which is "
+                out.append(Finding(Check.DV_ORPHAN, WARNING, path, f"deletion vector of {r.data_file}, which is "
                                    "no longer live", part, e.bucket, index_type=DELETION_VECTORS,
                                    value=r.data_file))
         try:
             scanned = scan_deletion_vector_file(table.storage.open(path))
         except IndexCoreError as exc:
-            out.append(Finding("dv-decodes", ERROR, path, _reason(exc), part, e.bucket,
+            out.append(Finding(Check.DV_DECODES, ERROR, path, _reason(exc), part, e.bucket,
                                index_type=DELETION_VECTORS))
             continue
         at = {s.offset: s for s in scanned.entries}
@@ -656,15 +691,15 @@ def _audit_dv_files(table, plan, live: set, ptypes: list, out: list[Finding]) ->
             s = at.get(r.offset)
             if s is None or s.length != r.length or (r.cardinality is not None and s.cardinality != r.cardinality):
                 bad += 1
-                out.append(Finding("dv-manifest", ERROR, path, f"range of {r.data_file} (offset {r.offset}, "
+                out.append(Finding(Check.DV_MANIFEST, ERROR, path, f"range of {r.data_file} (offset {r.offset}, "
                                    f"length {r.length}, cardinality {r.cardinality}) does not match the file",
                                    part, e.bucket, index_type=DELETION_VECTORS, value=r.data_file))
         if meta.file_size != scanned.size:
             bad += 1
-            out.append(Finding("dv-manifest", ERROR, path, f"file is {scanned.size} bytes, the index manifest "
+            out.append(Finding(Check.DV_MANIFEST, ERROR, path, f"file is {scanned.size} bytes, the index manifest "
                                f"says {meta.file_size}", part, e.bucket, index_type=DELETION_VECTORS))
         if not bad:
-            out.append(Finding("dv-file-ok", OK, path, f"{len(scanned.entries)} deletion vectors, CRCs checked",
+            out.append(Finding(Check.DV_FILE_OK, OK, path, f"{len(scanned.entries)} deletion vectors, CRCs checked",
                                part, e.bucket, index_type=DELETION_VECTORS))
 
 
@@ -678,29 +713,29 @@ def _audit_hash_indexes(table, plan, ptypes: list, out: list[Finding]) -> None:
             try:
                 index = table.hash_index(e)
             except IndexCoreError as exc:
-                out.append(Finding("hash-decodes", ERROR, path, _reason(exc), part, bucket, index_type=HASH))
+                out.append(Finding(Check.HASH_DECODES, ERROR, path, _reason(exc), part, bucket, index_type=HASH))
                 continue
             ok = True
             if index.count != e.index_file.row_count:
                 ok = False
-                out.append(Finding("hash-row-count", ERROR, path, f"holds {index.count} hashes, the index "
+                out.append(Finding(Check.HASH_ROW_COUNT, ERROR, path, f"holds {index.count} hashes, the index "
                                    f"manifest says {e.index_file.row_count}", part, bucket, index_type=HASH))
             if index.count > OVERSIZE_FACTOR * target:
                 ok = False
-                out.append(Finding("hash-oversize", WARNING, path, f"{index.count} keys, far beyond "
+                out.append(Finding(Check.HASH_OVERSIZE, WARNING, path, f"{index.count} keys, far beyond "
                                    f"dynamic-bucket.target-row-num {target}", part, bucket, index_type=HASH,
                                    value=index.count))
             others = seen[partition]
             twice = [int(h) for h in np.unique(index.hashes) if others.get(int(h), bucket) != bucket]
             if twice:
                 ok = False
-                out.append(Finding("hash-duplicate", ERROR, path, f"{len(twice)} key hashes are also in "
+                out.append(Finding(Check.HASH_DUPLICATE, ERROR, path, f"{len(twice)} key hashes are also in "
                                    f"another bucket of the partition", part, bucket, index_type=HASH,
                                    value=twice[:MAX_VALUES_LISTED]))
             for h in np.unique(index.hashes):
                 others.setdefault(int(h), bucket)
             if ok:
-                out.append(Finding("hash-ok", OK, path, f"{index.count} key hashes", part, bucket,
+                out.append(Finding(Check.HASH_OK, OK, path, f"{index.count} key hashes", part, bucket,
                                    index_type=HASH))
 
 
@@ -756,7 +791,7 @@ def _audit_unreferenced(table, plan, out: list[Finding]) -> None:
                     continue
             else:
                 continue
-            out.append(Finding("index-unreferenced", WARNING, full,
+            out.append(Finding(Check.INDEX_UNREFERENCED, WARNING, full,
                                "index file that no manifest references (orphan)"))
 
 
@@ -777,7 +812,7 @@ def health_frames(findings: Iterable[Finding | dict]) -> dict[str, pd.DataFrame]
     import pandas as pd
 
     df = findings_frame(findings)
-    sev = [OK, ERROR, WARNING, NOT_CHECKED]
+    sev = [s.value for s in Severity]
 
     def count(by: list[str]) -> pd.DataFrame:
         if df.empty:

@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import dataclasses
 import posixpath
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from pyroaring import BitMap
@@ -63,7 +64,6 @@ from .file_index import FileIndexPredicate, result_to_json
 from .stats import stats_test, test_predicate_on_stats
 
 MAX_ROWS_32 = 2_147_483_647
-STAGES = ("all", "partition", "bucket", "level", "stats", "index", "read")
 MAX_BUCKET_KEY_ROWS = 1000  # Paimon's BucketSelector.MAX_VALUES
 Progress = Callable[[int, int, str], None]
 
@@ -72,11 +72,43 @@ Progress = Callable[[int, int, str], None]
 # Records
 
 
+class Decision(StrEnum):
+    """One pruning stage's verdict on one file (JSON: the value, ``"REMAIN"`` / ``"SKIP"``)."""
+
+    REMAIN = "REMAIN"
+    SKIP = "SKIP"
+
+    @classmethod
+    def of(cls, keep: bool) -> Decision:
+        return cls.REMAIN if keep else cls.SKIP
+
+
+class Stage(StrEnum):
+    """The funnel's stages in Paimon's order; a file is pruned by at most one of
+    PARTITION .. INDEX (its ``skipped_by``). MATCHING is counted only when verifying."""
+
+    ALL = "all"
+    PARTITION = "partition"
+    BUCKET = "bucket"
+    LEVEL = "level"
+    STATS = "stats"
+    INDEX = "index"
+    READ = "read"
+    MATCHING = "matching"
+
+
+#: The funnel's stages without verification, in order.
+STAGES: tuple[Stage, ...] = tuple(s for s in Stage if s is not Stage.MATCHING)
+#: The stages that prune a file before its file index is consulted.
+BEFORE_INDEX: tuple[Stage, ...] = (Stage.PARTITION, Stage.BUCKET, Stage.LEVEL, Stage.STATS)
+_ORDER = {s: i for i, s in enumerate(Stage)}
+
+
 @dataclass(frozen=True)
 class FileDecision:
     """What Paimon's read path decides for one data file, stage by stage.
 
-    Decisions are ``"REMAIN"`` or ``"SKIP"`` (``bucket_decision`` is REMAIN unless the
+    Decisions are :class:`Decision` values (``bucket_decision`` is REMAIN unless the
     predicate selects buckets); ``raw_index_result`` is what the file index answered
     (REMAIN, SKIP or a :class:`BitmapResult`), ``index_decision`` what the read path
     makes of it. Both are ``None`` when the index was not consulted (pruned earlier).
@@ -90,10 +122,10 @@ class FileDecision:
     bucket: int
     level: int
     row_count: int
-    partition_decision: str
-    bucket_decision: str
-    level_decision: str
-    stats_decision: str
+    partition_decision: Decision
+    bucket_decision: Decision
+    level_decision: Decision
+    stats_decision: Decision
     raw_index_result: FileIndexResult | None
     index_decision: FileIndexResult | None
     index_types: dict[str, list[str]] = field(compare=False, hash=False)
@@ -106,19 +138,38 @@ class FileDecision:
     notes: tuple[str, ...] = ()
 
     @property
-    def skipped_by(self) -> str | None:
+    def skipped_by(self) -> Stage | None:
         """The first stage that pruned the file, or None when Paimon reads it."""
-        for stage, decision in (("partition", self.partition_decision), ("bucket", self.bucket_decision),
-                                ("level", self.level_decision), ("stats", self.stats_decision)):
-            if decision == "SKIP":
+        for stage, decision in zip(BEFORE_INDEX, (self.partition_decision, self.bucket_decision,
+                                                  self.level_decision, self.stats_decision), strict=True):
+            if decision is Decision.SKIP:
                 return stage
         if self.index_decision is not None and not self.index_decision.remain():
-            return "index"
+            return Stage.INDEX
         return None
 
     @property
     def read(self) -> bool:
+        """Paimon's read path reads this file."""
         return self.skipped_by is None
+
+    @property
+    def pruned_before_index(self) -> bool:
+        """Pruned by partition, bucket, level or stats (its file index is not consulted)."""
+        return self.skipped_by in BEFORE_INDEX
+
+    def survives(self, stage: Stage) -> bool:
+        """The file is still kept after ``stage`` of the funnel (MATCHING: read and matching)."""
+        if stage is Stage.MATCHING:
+            return self.read and bool(self.matching_rows)
+        skipped = self.skipped_by
+        return skipped is None or _ORDER[skipped] > _ORDER[stage]
+
+    def rows_at(self, stage: Stage) -> int:
+        """The rows the funnel counts for this file at ``stage`` (when it survives it)."""
+        if stage is Stage.MATCHING:
+            return self.matching_rows or 0
+        return self.rows_after_dv if stage is Stage.READ else self.row_count
 
     def to_json(self, verify: bool = False) -> dict[str, Any]:
         out = {
@@ -127,10 +178,10 @@ class FileDecision:
             "bucket": self.bucket,
             "level": self.level,
             "row_count": self.row_count,
-            "partition_decision": self.partition_decision,
-            "bucket_decision": self.bucket_decision,
-            "level_decision": self.level_decision,
-            "stats_decision": self.stats_decision,
+            "partition_decision": self.partition_decision.value,
+            "bucket_decision": self.bucket_decision.value,
+            "level_decision": self.level_decision.value,
+            "stats_decision": self.stats_decision.value,
             "index_decision": None if self.index_decision is None else result_to_json(self.index_decision),
             "raw_index_result": None if self.raw_index_result is None else result_to_json(self.raw_index_result),
             "index_types": self.index_types,
@@ -138,7 +189,7 @@ class FileDecision:
             "dv_cardinality": self.dv_cardinality,
             "rows_after_dv": self.rows_after_dv,
             "bytes_read": self.bytes_read,
-            "skipped_by": self.skipped_by,
+            "skipped_by": None if self.skipped_by is None else self.skipped_by.value,
         }
         if verify:
             out["matching_rows"] = self.matching_rows
@@ -190,14 +241,14 @@ class Explanation:
                 "path": f.path, "file": posixpath.basename(f.path),
                 "partition": ", ".join(f"{k}={v}" for k, v in f.partition.items()),
                 "bucket": f.bucket, "level": f.level, "row_count": f.row_count,
-                "partition_decision": f.partition_decision, "bucket_decision": f.bucket_decision,
-                "level_decision": f.level_decision,
-                "stats_decision": f.stats_decision, "raw_index_result": text(f.raw_index_result),
+                "partition_decision": f.partition_decision.value, "bucket_decision": f.bucket_decision.value,
+                "level_decision": f.level_decision.value,
+                "stats_decision": f.stats_decision.value, "raw_index_result": text(f.raw_index_result),
                 "index_decision": text(f.index_decision),
                 "index_types": "; ".join(f"{c}: {', '.join(t)}" for c, t in f.index_types.items()),
                 "dv_cardinality": f.dv_cardinality, "rows_after_dv": f.rows_after_dv,
                 "bytes_read": f.bytes_read, "matching_rows": f.matching_rows,
-                "skipped_by": f.skipped_by, "problems": len(f.problems),
+                "skipped_by": None if f.skipped_by is None else f.skipped_by.value, "problems": len(f.problems),
             })
         columns = ["path", "file", "partition", "bucket", "level", "row_count", "partition_decision",
                    "bucket_decision", "level_decision", "stats_decision", "raw_index_result", "index_decision",
@@ -213,9 +264,9 @@ def _same_type(a: DataType, b: DataType) -> bool:
     return dataclasses.replace(a, nullable=True) == dataclasses.replace(b, nullable=True)
 
 
-def _field_map(table_schema: TableSchema, file_schema: TableSchema) -> dict[str, str | None]:
-    """Table field name -> the file's field name by id (None: the file has no such field);
-    fields whose type changed map to ``""`` (unsafe to push down)."""
+def field_map(table_schema: TableSchema, file_schema: TableSchema) -> dict[str, str | None]:
+    """Table field name -> the data file's field name by id: None where the file lacks the
+    field, ``""`` where its type changed (unsafe to push down)."""
     out: dict[str, str | None] = {}
     for tf in table_schema.fields:
         ff = file_schema.field_by_id(tf.id)
@@ -488,7 +539,7 @@ class _Explainer:
         problems: list[Problem] = []
         notes: list[str] = []
         fs = self.file_schema(lf, problems)
-        fmap = _field_map(self.schema, fs)
+        fmap = field_map(self.schema, fs)
         f = lf.file
 
         partition_ok = self.partition_filter is None or bool(self.partition_ok[lf.path])
@@ -556,9 +607,9 @@ class _Explainer:
             rows_after_dv = max(f.row_count - dv_card, 0)
         record = dict(
             path=lf.path, partition=dict(lf.partition_spec), bucket=lf.bucket, level=f.level,
-            row_count=f.row_count, partition_decision="REMAIN" if partition_ok else "SKIP",
-            bucket_decision="REMAIN" if bucket_ok else "SKIP", level_decision="REMAIN" if level_ok else "SKIP",
-            stats_decision="REMAIN" if stats_ok else "SKIP",
+            row_count=f.row_count, partition_decision=Decision.of(partition_ok),
+            bucket_decision=Decision.of(bucket_ok), level_decision=Decision.of(level_ok),
+            stats_decision=Decision.of(stats_ok),
             raw_index_result=raw, index_decision=decision, index_types=index_types,
             index_location=location, dv_cardinality=dv_card, rows_after_dv=rows_after_dv,
             bytes_read=bytes_read, problems=problems, notes=notes)
@@ -586,14 +637,14 @@ class _Explainer:
             return
         path = lf.path
         n = len(visible)
-        if record["partition_decision"] == "SKIP":
+        if record["partition_decision"] is Decision.SKIP:
             cols = self.culprits(lf, fs, deleted, lambda leaf: row_matches(leaf, lf.partition_spec, self.schema),
                                  set(self.schema.partition_keys))
             violations.append(_violation(path, cols, f"partition filter pruned a file with {n} matching rows"))
-        if record["bucket_decision"] == "SKIP":
+        if record["bucket_decision"] is Decision.SKIP:
             cols = list(self.bucket_selector.bucket_keys) if self.bucket_selector else []
             violations.append(_violation(path, cols, f"bucket filter pruned a file with {n} matching rows"))
-        if record["stats_decision"] == "SKIP":
+        if record["stats_decision"] is Decision.SKIP:
             stats = self.value_stats(lf, fs, fmap)
             if self.pk:
                 keys = [fs.field(k).name for k in fs.trimmed_primary_keys if k in fs.field_names]
@@ -677,7 +728,7 @@ def _bucket_value_filter(ex: _Explainer, files: list[LiveFile]) -> dict[str, boo
         per_file = {}
         for lf in group:
             fs = ex.table.file_schema(lf)
-            per_file[lf.path] = ex.value_stats_ok(lf, fs, _field_map(ex.schema, fs))
+            per_file[lf.path] = ex.value_stats_ok(lf, fs, field_map(ex.schema, fs))
         levels = {lf.file.level for lf in group}
         no_overlap = len(group) <= 1 or (0 not in levels and len(levels) == 1)
         if no_overlap:
@@ -688,29 +739,39 @@ def _bucket_value_filter(ex: _Explainer, files: list[LiveFile]) -> dict[str, boo
     return out
 
 
-def _funnel(files: list[FileDecision], verified: bool) -> dict[str, dict[str, int]]:
-    def stage(keep: Callable[[FileDecision], bool], rows: Callable[[FileDecision], int]) -> dict[str, int]:
-        kept = [f for f in files if keep(f)]
-        return {"files": len(kept), "rows": sum(rows(f) for f in kept)}
+def funnel(files: Iterable[FileDecision], verified: bool) -> dict[str, dict[str, int]]:
+    """The pruning funnel: files and rows still kept after each stage (``matching`` when verified).
 
-    def row_count(f: FileDecision) -> int:
-        return f.row_count
+    The one aggregation of per-file decisions: explain applies it to its files, the Spark
+    evaluate job to the decisions its tasks return.
+    """
+    stages = STAGES + ((Stage.MATCHING,) if verified else ())
+    out = {s.value: {"files": 0, "rows": 0} for s in stages}
+    for f in files:
+        for s in stages:
+            if f.survives(s):
+                out[s.value]["files"] += 1
+                out[s.value]["rows"] += f.rows_at(s)
+    return out
 
-    def index_ok(f: FileDecision) -> bool:
-        return f.index_decision is None or f.index_decision.remain()
 
-    funnel = {
-        "all": stage(lambda f: True, row_count),
-        "partition": stage(lambda f: f.partition_decision == "REMAIN", row_count),
-        "bucket": stage(lambda f: f.skipped_by not in ("partition", "bucket"), row_count),
-        "level": stage(lambda f: f.skipped_by not in ("partition", "bucket", "level"), row_count),
-        "stats": stage(lambda f: f.skipped_by not in ("partition", "bucket", "level", "stats"), row_count),
-        "index": stage(lambda f: f.read and index_ok(f), row_count),
-        "read": stage(lambda f: f.read, lambda f: f.rows_after_dv),
-    }
-    if verified:
-        funnel["matching"] = stage(lambda f: f.read and bool(f.matching_rows), lambda f: f.matching_rows or 0)
-    return funnel
+def file_order(lf: LiveFile) -> tuple:
+    """The order explain lists files in: partition, bucket, highest level first, path."""
+    return str(lf.partition), lf.bucket, -lf.file.level, lf.path
+
+
+def bind_predicate(table, schema: TableSchema, predicate_or_sql: Predicate | str) -> tuple[Predicate, str]:
+    """The predicate over ``schema`` and its SQL text; an unknown column is a :class:`PredicateError`."""
+    if isinstance(predicate_or_sql, str):
+        sql = predicate_or_sql
+        predicate = parse_where(sql, schema.row_type())
+    else:
+        predicate = predicate_or_sql
+        sql = predicate_to_sql(predicate, schema.row_type())
+    unknown = predicate.fields() - set(schema.field_names)
+    if unknown:
+        raise PredicateError(f"unknown column(s) {', '.join(sorted(unknown))} in table {table.name}")
+    return predicate, sql
 
 
 def explain(table, predicate_or_sql: Predicate | str, snapshot_id: int | None = None,
@@ -726,15 +787,7 @@ def explain(table, predicate_or_sql: Predicate | str, snapshot_id: int | None = 
     """
     plan = table.plan(snapshot_id)
     schema = table.read_schema(snapshot_id, plan.snapshot)
-    if isinstance(predicate_or_sql, str):
-        sql = predicate_or_sql
-        predicate = parse_where(sql, schema.row_type())
-    else:
-        predicate = predicate_or_sql
-        sql = predicate_to_sql(predicate, schema.row_type())
-    unknown = predicate.fields() - set(schema.field_names)
-    if unknown:
-        raise PredicateError(f"unknown column(s) {', '.join(sorted(unknown))} in table {table.name}")
+    predicate, sql = bind_predicate(table, schema, predicate_or_sql)
     wanted = parse_partition(schema, partition)
     files = list(plan.files)
     if wanted:
@@ -751,10 +804,65 @@ def explain(table, predicate_or_sql: Predicate | str, snapshot_id: int | None = 
     return out
 
 
-def field_map(table_schema: TableSchema, file_schema: TableSchema) -> dict[str, str | None]:
-    """Table field name -> the data file's field name by id: None where the file lacks the
-    field, ``""`` where its type changed (unsafe to push down)."""
-    return _field_map(table_schema, file_schema)
+@dataclass
+class FileDecisions:
+    """The decisions over some planned files and the violations verify found among them:
+    what one Spark task of the evaluate job returns (picklable)."""
+
+    files: list[FileDecision]
+    violations: list[dict[str, Any]]
+    index_used: bool
+
+
+def decide_files(table, predicate: Predicate, files: Sequence[LiveFile], schema: TableSchema,
+                 verify: bool = False, all_files: bool = False,
+                 progress: Progress | None = None) -> FileDecisions:
+    """The per-file decision: every stage for each of ``files``, in :func:`file_order`.
+
+    ``predicate`` is bound to ``schema`` (the table schema the read goes through); ``files``
+    are planned live files (a primary-key bucket passed whole: its files decide stats
+    together). ``table`` is only read from (schemas, file indexes, deletion vectors, data).
+    """
+    files = sorted(files, key=file_order)
+    ex = _Explainer(table, predicate, schema, verify, all_files)
+    if ex.partition_filter is not None:  # one vectorized pass over every file's partition
+        ex.partition_ok = dict(zip([lf.path for lf in files], rows_matching(
+            ex.partition_filter, [lf.partition_spec for lf in files], schema), strict=True))
+    bucket_ok = _bucket_value_filter(ex, files)
+    violations: list[dict[str, Any]] = []
+    decisions: list[FileDecision] = []
+    ptypes = {f.name: f.type for f in schema.partition_fields}
+    for i, lf in enumerate(files):
+        record, ctx = ex.decide(lf, bucket_ok.get(lf.path))
+        if verify:
+            ex.verify_file(lf, record, ctx, violations)
+        record["partition"] = {k: (None if v is None or k not in ptypes else to_json_value(ptypes[k], v))
+                               for k, v in record["partition"].items()}
+        record["problems"] = tuple(record["problems"])
+        record["notes"] = tuple(record["notes"])
+        decisions.append(FileDecision(**record))
+        if progress is not None:
+            progress(i + 1, len(files), posixpath.basename(lf.path))
+    return FileDecisions(decisions, violations, ex.index_at_read)
+
+
+def explanation(table_name: str, snapshot_id: int | None, predicate: Predicate, sql: str,
+                parts: Iterable[FileDecisions], verified: bool,
+                planned: Sequence[LiveFile] = ()) -> Explanation:
+    """An :class:`Explanation` from decided parts (one, or one per Spark task): the funnel by
+    :func:`funnel`, the files' problems; files and violations in :func:`file_order` of
+    ``planned`` when parts come from several tasks."""
+    parts = list(parts)
+    files = [f for part in parts for f in part.files]
+    violations = [v for part in parts for v in part.violations]
+    if planned:
+        rank = {lf.path: i for i, lf in enumerate(sorted(planned, key=file_order))}
+        files.sort(key=lambda f: rank.get(f.path, len(rank)))
+        violations.sort(key=lambda v: rank.get(v["path"], len(rank)))
+    return Explanation(table=table_name, snapshot_id=snapshot_id, predicate=predicate, sql=sql, files=files,
+                       funnel=funnel(files, verified), violations=violations,
+                       problems=[p for f in files for p in f.problems], verified=verified,
+                       index_used=all(part.index_used for part in parts))
 
 
 def explain_files(table, predicate: Predicate | str, files: Sequence[LiveFile], schema: TableSchema | None = None,
@@ -767,36 +875,6 @@ def explain_files(table, predicate: Predicate | str, files: Sequence[LiveFile], 
     Only the files' own problems are listed (not the plan's). ``snapshot_id`` is reported as is.
     """
     schema = schema or table.schema()
-    sql = predicate if isinstance(predicate, str) else None
-    if sql is not None:
-        predicate = parse_where(sql, schema.row_type())
-    unknown = predicate.fields() - set(schema.field_names)
-    if unknown:
-        raise PredicateError(f"unknown column(s) {', '.join(sorted(unknown))} in table {table.name}")
-    files = sorted(files, key=lambda lf: (str(lf.partition), lf.bucket, -lf.file.level, lf.path))
-    ex = _Explainer(table, predicate, schema, verify, all_files)
-    if ex.partition_filter is not None:  # one vectorized pass over every file's partition
-        ex.partition_ok = dict(zip([lf.path for lf in files], rows_matching(
-            ex.partition_filter, [lf.partition_spec for lf in files], schema), strict=True))
-    bucket_ok = _bucket_value_filter(ex, files)
-    problems: list[Problem] = []
-    violations: list[dict[str, Any]] = []
-    decisions: list[FileDecision] = []
-    ptypes = {f.name: f.type for f in schema.partition_fields}
-    for i, lf in enumerate(files):
-        record, ctx = ex.decide(lf, bucket_ok.get(lf.path))
-        if verify:
-            ex.verify_file(lf, record, ctx, violations)
-        record["partition"] = {k: (None if v is None or k not in ptypes else to_json_value(ptypes[k], v))
-                               for k, v in record["partition"].items()}
-        record["problems"] = tuple(record["problems"])
-        record["notes"] = tuple(record["notes"])
-        decision = FileDecision(**record)
-        problems.extend(decision.problems)
-        decisions.append(decision)
-        if progress is not None:
-            progress(i + 1, len(files), posixpath.basename(lf.path))
-    return Explanation(table=table.name, snapshot_id=snapshot_id, predicate=predicate,
-                       sql=sql or predicate_to_sql(predicate, schema.row_type()), files=decisions,
-                       funnel=_funnel(decisions, verify), violations=violations, problems=problems,
-                       verified=verify, index_used=ex.index_at_read)
+    predicate, sql = bind_predicate(table, schema, predicate)
+    part = decide_files(table, predicate, files, schema, verify=verify, all_files=all_files, progress=progress)
+    return explanation(table.name, snapshot_id, predicate, sql, [part], verify)

@@ -24,7 +24,7 @@ from ..formats.container import EmptyFileIndexReader, read_container
 from ..io import BytesSource
 from ..types import DataType
 from ..warehouse.model import LiveFile, Problem, TableSchema
-from .explain import Explanation, FileDecision, _field_map, explain, read_path_result
+from .explain import Explanation, FileDecision, explain, field_map, read_path_result
 from .file_index import FileIndexPredicate, result_to_json
 
 Progress = Callable[[int, int, str], None]
@@ -141,7 +141,7 @@ class WhatIfFile:
     def _rows(self, decision: FileIndexResult | None) -> int:
         """Rows the read path returns from this file under ``decision`` (0 when pruned)."""
         e = self.existing
-        if e.skipped_by in ("partition", "bucket", "level", "stats"):
+        if e.pruned_before_index:
             return 0
         if decision is None:
             return e.rows_after_dv
@@ -168,8 +168,8 @@ class WhatIfFile:
             return None if r is None else result_to_json(r)
 
         e = self.existing
-        return {"path": e.path, "row_count": e.row_count, "skipped_before_index": e.skipped_by
-                if e.skipped_by in ("partition", "bucket", "level", "stats") else None,
+        return {"path": e.path, "row_count": e.row_count,
+                "skipped_before_index": e.skipped_by.value if e.pruned_before_index else None,
                 "existing_decision": js(e.index_decision), "hypothetical_raw": js(self.hypothetical_raw),
                 "hypothetical_decision": js(self.hypothetical_decision),
                 "combined_decision": js(self.combined_decision), "index_size": self.index_size,
@@ -214,7 +214,7 @@ def _combined_evaluator(table, lf: LiveFile, schema: TableSchema, hyp: Hypotheti
     readers: dict[str, list[FileIndexReader]] = {}
     if lf.has_file_index:
         file_schema = table.file_schema(lf)
-        fmap = _field_map(schema, file_schema)
+        fmap = field_map(schema, file_schema)
         to_table = {v: k for k, v in fmap.items() if v}
         container = read_container(table.file_index_source(lf))
         file_types = file_schema.row_type()

@@ -7,13 +7,13 @@ REMAIN (the file may match), SKIP (no row matches) or a bitmap of the rows that 
 from __future__ import annotations
 
 import re
+import struct
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from pyroaring import BitMap
 
-from ..errors import UnsupportedError
+from ..errors import CorruptFileError, UnsupportedError
 from ..expr.functions import FunctionVisitor
 from ..expr.tree import Leaf
 from ..types import DataType
@@ -40,34 +40,29 @@ class FileIndexResult:
         return self.name
 
 
-class _Remain(FileIndexResult):
-    name = "REMAIN"
+class _Constant(FileIndexResult):
+    """REMAIN or SKIP. AND with REMAIN and OR with SKIP give the other side; AND with SKIP and
+    OR with REMAIN give the constant itself. Unpickles as the module's own constant."""
+
+    def __init__(self, name: str, keep: bool):
+        self.name = name
+        self._keep = keep
 
     def remain(self) -> bool:
-        return True
+        return self._keep
 
     def and_(self, other: FileIndexResult) -> FileIndexResult:
-        return other
+        return other if self._keep else self
 
     def or_(self, other: FileIndexResult) -> FileIndexResult:
-        return self
+        return self if self._keep else other
+
+    def __reduce__(self) -> str:
+        return self.name
 
 
-class _Skip(FileIndexResult):
-    name = "SKIP"
-
-    def remain(self) -> bool:
-        return False
-
-    def and_(self, other: FileIndexResult) -> FileIndexResult:
-        return self
-
-    def or_(self, other: FileIndexResult) -> FileIndexResult:
-        return other
-
-
-REMAIN: FileIndexResult = _Remain()
-SKIP: FileIndexResult = _Skip()
+REMAIN: FileIndexResult = _Constant("REMAIN", True)
+SKIP: FileIndexResult = _Constant("SKIP", False)
 
 
 class BitmapResult(FileIndexResult):
@@ -156,15 +151,6 @@ class FileIndexWriter:
         return False
 
 
-@dataclass(frozen=True)
-class IndexSpec:
-    """An index kind: its Paimon name and where its reader and writer live."""
-
-    name: str
-    reader: type
-    writer: type
-
-
 _MEMORY_SIZE = re.compile(r"\s*(\d+)\s*([a-zA-Z]*)\s*")
 _MEMORY_UNITS = {"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10, "m": 1 << 20,
                  "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gibibytes": 1 << 30,
@@ -178,3 +164,62 @@ def parse_memory_size(text: str) -> int:
     if m is None or unit not in _MEMORY_UNITS:
         raise UnsupportedError(f"cannot parse memory size {text!r}")
     return int(m.group(1)) * _MEMORY_UNITS[unit]
+
+
+_I8 = struct.Struct(">b")
+_I32 = struct.Struct(">i")
+
+
+class ByteCursor:
+    """Reads big-endian fields in order from bytes already fetched; running short, or a bad
+    value the caller reports, is a :class:`CorruptFileError` naming the file, the structure and
+    the absolute offset (``base`` is the offset of ``data`` in the file)."""
+
+    def __init__(self, data: bytes, base: int, file: str, structure: str):
+        self.data, self.base, self.file, self.structure = data, base, file, structure
+        self.pos = 0
+
+    def error(self, message: str, at: int | None = None) -> CorruptFileError:
+        """The error at position ``at`` of ``data`` (default: the current position)."""
+        return CorruptFileError(message, file=self.file, structure=self.structure,
+                                offset=self.base + (self.pos if at is None else at))
+
+    def fail(self, message: str, delta: int = 0) -> NoReturn:
+        """Raise :meth:`error` at ``delta`` bytes from the current position."""
+        raise self.error(message, self.pos + delta)
+
+    def take(self, n: int, what: str | None = None) -> bytes:
+        if n < 0 or self.pos + n > len(self.data):
+            raise self.error(f"needs {n} bytes{' for ' + what if what else ''} but {self.left} remain")
+        out = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
+    def unpack(self, packer: struct.Struct, what: str | None = None) -> Any:
+        """The first field ``packer`` reads at the current position."""
+        pos = self.pos
+        end = pos + packer.size
+        if end > len(self.data):
+            self.take(packer.size, what)
+        self.pos = end
+        return packer.unpack_from(self.data, pos)[0]
+
+    def i8(self, what: str | None = None) -> int:
+        return self.unpack(_I8, what)
+
+    def i32(self, what: str | None = None) -> int:
+        return self.unpack(_I32, what)
+
+    def length(self, what: str) -> int:
+        """A non-negative 4-byte length or count."""
+        value = self.i32(what)
+        if value < 0:
+            self.fail(f"negative {what} {value}", -4)
+        return value
+
+    def fits(self, n: int) -> bool:
+        return self.pos + n <= len(self.data)
+
+    @property
+    def left(self) -> int:
+        return max(len(self.data) - self.pos, 0)

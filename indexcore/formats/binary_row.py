@@ -32,8 +32,7 @@ from typing import Any
 
 from ..errors import CorruptFileError, UnsupportedError
 from ..types import DataType, Timestamp, decimal_from_unscaled, decimal_unscaled, float32
-
-_MASK = 0xFFFFFFFF
+from .murmur import hash_bytes_by_words
 
 
 def null_bits_size(arity: int) -> int:
@@ -239,29 +238,6 @@ def decode_binary_row(raw: bytes | None, types: Sequence[DataType], name: str = 
 
 # ---------------------------------------------------------------------------------------------
 # Hash and bucket
-
-
-def _rotl(x: int, r: int) -> int:
-    return ((x << r) | (x >> (32 - r))) & _MASK
-
-
-def hash_bytes_by_words(data: bytes, seed: int = 42) -> int:
-    """Paimon's ``MurmurHashUtils.hashBytesByWords`` as a signed Java int."""
-    if len(data) % 4:
-        raise ValueError("hashBytesByWords needs a multiple of 4 bytes")
-    h1 = seed
-    for (word,) in struct.iter_unpack("<I", data):
-        k1 = _rotl((word * 0xCC9E2D51) & _MASK, 15)
-        k1 = (k1 * 0x1B873593) & _MASK
-        h1 = _rotl(h1 ^ k1, 13)
-        h1 = (h1 * 5 + 0xE6546B64) & _MASK
-    h1 ^= len(data)
-    h1 ^= h1 >> 16
-    h1 = (h1 * 0x85EBCA6B) & _MASK
-    h1 ^= h1 >> 13
-    h1 = (h1 * 0xC2B2AE35) & _MASK
-    h1 ^= h1 >> 16
-    return h1 - (1 << 32) if h1 & 0x80000000 else h1
 
 
 def key_hash(key_values: Sequence[Any], key_types: Sequence[DataType]) -> int:

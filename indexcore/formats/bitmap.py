@@ -35,8 +35,9 @@ from ..types import (
     to_json_value,
     to_long,
 )
-from . import bulk
+from . import bulk, roaring
 from .base import BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter, parse_memory_size
+from .murmur import hash_bytes
 
 VERSION_1 = 1
 VERSION_2 = 2
@@ -169,42 +170,13 @@ class _KeyCodec:
     def java_hash(self, key: Any) -> int:
         k = self.kind
         if k == "string":
-            return _murmur_bytes(key)
+            return hash_bytes(key)
         if k in ("byte", "short", "int", "float"):
             return key & _MASK32
         if k in ("long", "double"):
             u = key & _MASK64
             return (u ^ (u >> 32)) & _MASK32
         return 1231 if key else 1237
-
-
-def _rotl32(x: int, r: int) -> int:
-    return ((x << r) | (x >> (32 - r))) & _MASK32
-
-
-def _mix_k1(k1: int) -> int:
-    return (_rotl32((k1 * 0xCC9E2D51) & _MASK32, 15) * 0x1B873593) & _MASK32
-
-
-def _mix_h1(h1: int, k1: int) -> int:
-    return (_rotl32(h1 ^ k1, 13) * 5 + 0xE6546B64) & _MASK32
-
-
-def _murmur_bytes(data: bytes) -> int:
-    """Paimon's ``MurmurHashUtils.hashBytes`` (seed 42, little-endian words): BinaryString.hashCode."""
-    h1 = 42
-    n = len(data)
-    aligned = n - n % 4
-    for (word,) in struct.iter_unpack("<I", data[:aligned]):
-        h1 = _mix_h1(h1, _mix_k1(word))
-    for b in data[aligned:]:
-        h1 = _mix_h1(h1, _mix_k1((b - 256 if b > 127 else b) & _MASK32))
-    h1 ^= n
-    h1 ^= h1 >> 16
-    h1 = (h1 * 0x85EBCA6B) & _MASK32
-    h1 ^= h1 >> 13
-    h1 = (h1 * 0xC2B2AE35) & _MASK32
-    return h1 ^ (h1 >> 16)
 
 
 def java_hashmap_order(hashes: list[int], called_after_last: bool = True) -> list[int]:
@@ -699,10 +671,7 @@ class BitmapReader(FileIndexReader):
             data = body[entry.offset:entry.offset + length]
         else:
             data = self.source.read(at, length, "bitmap")
-        try:
-            return BitMap.deserialize(data)
-        except (ValueError, IndexError):
-            raise self._corrupt("not a valid portable RoaringBitmap", "bitmap", at) from None
+        return roaring.deserialize(data, self.source.name, "bitmap", at)
 
     def _bitmap_for_key(self, key: Any) -> BitMap:
         if key not in self._bitmaps:

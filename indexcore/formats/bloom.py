@@ -121,7 +121,7 @@ def long_hash_array(keys: np.ndarray) -> np.ndarray:
     return key + (key << 31)
 
 
-def _xxh64_all(data: Sequence[bytes]) -> np.ndarray:
+def xxh64_array(data: Sequence[bytes]) -> np.ndarray:
     """xxHash64 (seed 0) of each byte string, as signed int64."""
     return np.fromiter(map(xxhash.xxh64_intdigest, data), np.uint64, count=len(data)).view(np.int64)
 
@@ -129,7 +129,7 @@ def _xxh64_all(data: Sequence[bytes]) -> np.ndarray:
 def hash_values(dtype: DataType, values: Sequence[Any]) -> np.ndarray:
     """:func:`hash_function` over many non-null internal values, as signed int64."""
     if dtype.root in STRING_ROOTS or dtype.root in BINARY_ROOTS:
-        return _xxh64_all([v.encode("utf-8", "surrogatepass") if isinstance(v, str) else v for v in values])
+        return xxh64_array([v.encode("utf-8", "surrogatepass") if isinstance(v, str) else v for v in values])
     key = _long_key_function(dtype)
     return long_hash_array(np.fromiter((key(v) for v in values), dtype=np.int64, count=len(values)))
 
@@ -180,24 +180,16 @@ def items_for_fpp(estimated_items: float, target_fpp: float) -> dict:
             "num_hash_functions": optimal_hash_functions(items, bits)}
 
 
-def _parse_int(options: dict[str, str], key: str, default: int) -> int:
+def _parse_number(options: dict[str, str], key: str, default: float, kind: type = int) -> Any:
+    """The option ``key`` as ``kind`` (int or float), ``default`` when absent."""
     value = options.get(key)
     if value is None:
         return default
     try:
-        return int(str(value).strip())
+        return kind(str(value).strip())
     except ValueError as exc:
-        raise UnsupportedError(f"bloom-filter option {key}={value!r} is not an integer") from exc
-
-
-def _parse_float(options: dict[str, str], key: str, default: float) -> float:
-    value = options.get(key)
-    if value is None:
-        return default
-    try:
-        return float(str(value).strip())
-    except ValueError as exc:
-        raise UnsupportedError(f"bloom-filter option {key}={value!r} is not a number") from exc
+        what = "an integer" if kind is int else "a number"
+        raise UnsupportedError(f"bloom-filter option {key}={value!r} is not {what}") from exc
 
 
 def estimate_items(num_bits: int, bits_set: int, num_hash_functions: int) -> float:
@@ -303,8 +295,8 @@ class BloomFilterReader(FileIndexReader):
             "estimated_fpp": fill ** k,
         }
         if "items" in self.options or "fpp" in self.options:
-            items = _parse_int(self.options, "items", DEFAULT_ITEMS)
-            fpp = _parse_float(self.options, "fpp", DEFAULT_FPP)
+            items = _parse_number(self.options, "items", DEFAULT_ITEMS)
+            fpp = _parse_number(self.options, "fpp", DEFAULT_FPP, float)
             out["configured_items"] = items
             out["configured_fpp"] = fpp
             out["configured_num_bits"] = optimal_bits(items, fpp)
@@ -318,8 +310,8 @@ class BloomFilterWriter(FileIndexWriter):
 
     def __init__(self, dtype: DataType, options: dict[str, str] | None = None):
         super().__init__(dtype, options)
-        self.items = _parse_int(self.options, "items", DEFAULT_ITEMS)
-        self.fpp = _parse_float(self.options, "fpp", DEFAULT_FPP)
+        self.items = _parse_number(self.options, "items", DEFAULT_ITEMS)
+        self.fpp = _parse_number(self.options, "fpp", DEFAULT_FPP, float)
         self._hash = hash_function(dtype)
         self.num_bits = optimal_bits(self.items, self.fpp)
         self.num_hash_functions = optimal_hash_functions(self.items, self.num_bits)
@@ -352,7 +344,7 @@ class BloomFilterWriter(FileIndexWriter):
         array = bulk.as_array(array)
         self._written += len(array)
         if self.dtype.root in STRING_ROOTS:
-            self._add_hashes(_xxh64_all(bulk.utf8_values(array.drop_null())))
+            self._add_hashes(xxh64_array(bulk.utf8_values(array.drop_null())))
             return
         if self.dtype.root in ("FLOAT", "DOUBLE"):
             keys = bulk.float_bit_keys(array, 32 if self.dtype.root == "FLOAT" else 64)

@@ -30,63 +30,17 @@ from ..errors import CorruptFileError, UnsupportedError
 from ..expr.functions import EQUAL, GREATER_OR_EQUAL, GREATER_THAN, LESS_OR_EQUAL, LESS_THAN, Comparison
 from ..io import ByteSource
 from ..types import INTEGER_ROOTS, DataType, decimal_from_unscaled, timestamp_from_key, to_json_value, to_long
-from . import bulk
+from . import bulk, roaring
 from .base import REMAIN, BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter
-from .range_bitmap import deserialize_bitmap, serialize_bitmap
 
 VERSION = 1
 LONG_MIN = -(1 << 63)
-_SERIAL_COOKIE_NO_RUN = 12346
-_SERIAL_COOKIE = 12347
-_NO_OFFSET_THRESHOLD = 4
 
 
 def check_type(dtype: DataType) -> None:
     """Paimon's ``getValueMapper``: the types a BSI index accepts."""
     if dtype.root not in INTEGER_ROOTS + ("DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ", "DECIMAL"):
         raise UnsupportedError(f"{dtype.sql()} type is not support to build bsi index yet.")
-
-
-def portable_bitmap_size(data: bytes, offset: int, file: str, structure: str) -> int:
-    """Byte length of the portable RoaringBitmap that starts at ``offset`` in ``data``."""
-
-    def need(pos: int, n: int) -> None:
-        if pos + n > len(data):
-            raise CorruptFileError(f"roaring bitmap needs {n} bytes, {max(len(data) - pos, 0)} remain",
-                                   file=file, structure=structure, offset=pos)
-
-    need(offset, 4)
-    cookie = struct.unpack_from("<I", data, offset)[0]
-    pos = offset + 4
-    if cookie & 0xFFFF == _SERIAL_COOKIE:
-        count = (cookie >> 16) + 1
-        run_bytes = (count + 7) // 8
-        need(pos, run_bytes)
-        run_flags = data[pos:pos + run_bytes]
-        pos += run_bytes
-        has_offsets = count >= _NO_OFFSET_THRESHOLD
-    elif cookie == _SERIAL_COOKIE_NO_RUN:
-        need(pos, 4)
-        count = struct.unpack_from("<I", data, pos)[0]
-        pos += 4
-        run_flags = b""
-        has_offsets = True
-    else:
-        raise CorruptFileError(f"bad roaring cookie {cookie:#x}", file=file, structure=structure, offset=offset)
-    if count > 65536:
-        raise CorruptFileError(f"roaring bitmap declares {count} containers", file=file, structure=structure,
-                               offset=offset)
-    need(pos, 4 * count)
-    cards = [struct.unpack_from("<H", data, pos + 4 * i + 2)[0] + 1 for i in range(count)]
-    pos += 4 * count + (4 * count if has_offsets else 0)
-    for i, card in enumerate(cards):
-        if run_flags and run_flags[i // 8] >> (i % 8) & 1:
-            need(pos, 2)
-            pos += 2 + 4 * struct.unpack_from("<H", data, pos)[0]
-        else:
-            pos += 8192 if card > 4096 else 2 * card
-    need(pos, 0)
-    return pos - offset
 
 
 # (every stored value matches, no stored value matches) for min ``lo``, max ``hi``, predicate ``p``
@@ -199,8 +153,8 @@ class BsiReader(FileIndexReader):
         if lo < 0 or lo > hi:
             raise CorruptFileError(f"invalid min {lo} / max {hi}", file=name, structure=structure, offset=pos + 1)
         pos += 17
-        n = portable_bitmap_size(data, pos, name, f"{structure} existence bitmap")
-        ebm = deserialize_bitmap(data[pos:pos + n], name, f"{structure} existence bitmap", pos)
+        n = roaring.portable_size(data, pos, len(data), name, f"{structure} existence bitmap")
+        ebm = roaring.deserialize(data[pos:pos + n], name, f"{structure} existence bitmap", pos)
         pos += n
         if pos + 4 > len(data):
             raise CorruptFileError("slice count is truncated", file=name, structure=structure, offset=pos)
@@ -210,8 +164,8 @@ class BsiReader(FileIndexReader):
         pos += 4
         slices = []
         for i in range(count):
-            n = portable_bitmap_size(data, pos, name, f"{structure} slice {i}")
-            slices.append(deserialize_bitmap(data[pos:pos + n], name, f"{structure} slice {i}", pos))
+            n = roaring.portable_size(data, pos, len(data), name, f"{structure} slice {i}")
+            slices.append(roaring.deserialize(data[pos:pos + n], name, f"{structure} slice {i}", pos))
             pos += n
         return BsiPart(lo, hi, ebm, slices, pos - start), pos
 
@@ -401,7 +355,9 @@ def _serialize_part(rows: np.ndarray, values: np.ndarray) -> bytes:
     """One part with min 0 (Paimon's collector starts min at 0) and max the largest value."""
     high = int(values.max())
     n_slices = high.bit_length()
-    parts = [struct.pack(">bqq", VERSION, 0, high), serialize_bitmap(bulk.bitmap_of(rows)),
+    parts = [struct.pack(">bqq", VERSION, 0, high),
+             roaring.serialize_optimized(bulk.bitmap_of(rows), copy=False),
              struct.pack(">i", n_slices)]
-    parts += [serialize_bitmap(bulk.bitmap_of(rows[(values >> i) & 1 == 1])) for i in range(n_slices)]
+    parts += [roaring.serialize_optimized(bulk.bitmap_of(rows[(values >> i) & 1 == 1]), copy=False)
+              for i in range(n_slices)]
     return b"".join(parts)

@@ -17,7 +17,7 @@ from ..errors import CorruptFileError, UnsupportedError
 from ..io import ByteSource
 from ..types import DataType
 from . import open_reader
-from .base import REMAIN, SKIP, FileIndexReader, FileIndexResult
+from .base import REMAIN, SKIP, ByteCursor, FileIndexReader, FileIndexResult
 
 MAGIC = 1493475289347502
 VERSION = 1
@@ -109,25 +109,8 @@ def decode_modified_utf8(data: bytes) -> str:
 # Reading
 
 
-class _HeadCursor:
-    """Reads big-endian fields out of the head bytes, reporting absolute offsets on failure."""
-
-    def __init__(self, data: bytes, base: int, name: str):
-        self.data, self.base, self.pos, self.name = data, base, 0, name
-
-    def fail(self, message: str, at: int | None = None) -> CorruptFileError:
-        return CorruptFileError(message, file=self.name, structure=STRUCTURE,
-                                offset=self.base + (self.pos if at is None else at))
-
-    def take(self, n: int, what: str) -> bytes:
-        if self.pos + n > len(self.data):
-            raise self.fail(f"head ends inside {what}: needs {n} bytes, {len(self.data) - self.pos} left")
-        out = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return out
-
-    def i32(self, what: str) -> int:
-        return struct.unpack(">i", self.take(4, what))[0]
+class _HeadCursor(ByteCursor):
+    """The head's fields, big-endian, with Java's modified-UTF-8 strings."""
 
     def utf(self, what: str) -> str:
         start = self.pos
@@ -136,11 +119,7 @@ class _HeadCursor:
         try:
             return decode_modified_utf8(body)
         except ValueError as exc:
-            raise self.fail(f"{what} is not modified UTF-8: {exc}", at=start) from exc
-
-    @property
-    def left(self) -> int:
-        return len(self.data) - self.pos
+            raise self.error(f"{what} is not modified UTF-8: {exc}", at=start) from exc
 
 
 def read_head(source: ByteSource) -> ContainerHead:
@@ -159,18 +138,18 @@ def read_head(source: ByteSource) -> ContainerHead:
     if not MIN_HEAD_LENGTH <= head_length <= source.size:
         raise CorruptFileError(f"head length {head_length} outside [{MIN_HEAD_LENGTH}, {source.size}]",
                                file=name, structure=STRUCTURE, offset=12)
-    cur = _HeadCursor(source.read(PREFIX_SIZE, head_length - PREFIX_SIZE, STRUCTURE), PREFIX_SIZE, name)
+    cur = _HeadCursor(source.read(PREFIX_SIZE, head_length - PREFIX_SIZE, STRUCTURE), PREFIX_SIZE, name, STRUCTURE)
     column_count = cur.i32("column count")
     # each column needs at least a 2-byte name length and a 4-byte index count
     if column_count < 0 or column_count * 6 > cur.left:
-        raise cur.fail(f"impossible column count {column_count}", at=cur.pos - 4)
+        raise cur.error(f"impossible column count {column_count}", at=cur.pos - 4)
     entries: list[IndexEntry] = []
     for _ in range(column_count):
         column = cur.utf("column name")
         index_count = cur.i32("index count")
         # each index needs a 2-byte name length, start and length
         if index_count < 0 or index_count * 10 > cur.left:
-            raise cur.fail(f"impossible index count {index_count} for column {column!r}", at=cur.pos - 4)
+            raise cur.error(f"impossible index count {index_count} for column {column!r}", at=cur.pos - 4)
         for _ in range(index_count):
             index_type = cur.utf("index type name")
             at = cur.pos
@@ -178,15 +157,15 @@ def read_head(source: ByteSource) -> ContainerHead:
             length = cur.i32("index length")
             if start == EMPTY_INDEX_FLAG:
                 if length < 0:
-                    raise cur.fail(f"negative length {length} of {column}/{index_type}", at=at + 4)
+                    raise cur.error(f"negative length {length} of {column}/{index_type}", at=at + 4)
             elif start < head_length or length < 0 or start + length > source.size:
-                raise cur.fail(f"{column}/{index_type} body [{start}, {start}+{length}) is outside the "
+                raise cur.error(f"{column}/{index_type} body [{start}, {start}+{length}) is outside the "
                                f"body [{head_length}, {source.size})", at=at)
             entries.append(IndexEntry(column, index_type, start, length))
     at = cur.pos
     redundant_length = cur.i32("redundant length")
     if redundant_length < 0 or redundant_length > source.size - PREFIX_SIZE - cur.pos:
-        raise cur.fail(f"impossible redundant length {redundant_length}", at=at)
+        raise cur.error(f"impossible redundant length {redundant_length}", at=at)
     return ContainerHead(magic, version, head_length, tuple(entries), redundant_length, source.size)
 
 

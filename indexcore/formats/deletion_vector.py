@@ -18,7 +18,6 @@ that the bitmap fills ``len`` exactly.
 
 from __future__ import annotations
 
-import array
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from pyroaring import BitMap, BitMap64
 
 from ..errors import CorruptFileError, UnsupportedError
 from ..io import ByteSource
+from . import bulk, roaring
 
 VERSION = 1
 MAGIC_32 = 1581511376
@@ -41,11 +41,6 @@ MAX_POSITION_32 = 2**31 - 1
 MAX_POSITION_64 = ((2**31 - 2) << 32) | 0x80000000
 _MAX_KEY_64 = 2**31 - 2
 
-_COOKIE_NO_RUN = 12346
-_COOKIE_RUN = 12347
-_NO_OFFSET_THRESHOLD = 4
-_ARRAY_MAX = 4096
-_BITMAP_CONTAINER_BYTES = 8192
 
 
 @dataclass(frozen=True)
@@ -143,88 +138,12 @@ def _corrupt(message: str, name: str, structure: str, offset: int) -> CorruptFil
     return CorruptFileError(message, file=name, structure=structure, offset=offset)
 
 
-def _u16(buf: memoryview, pos: int) -> int:
-    return buf[pos] | (buf[pos + 1] << 8)
-
-
-def _u32(buf: memoryview, pos: int) -> int:
-    return int.from_bytes(buf[pos:pos + 4], "little")
-
-
-def _portable_size(buf: memoryview, start: int, end: int, base: int, name: str) -> int:
-    """Byte size of the portable 32-bit roaring bitmap at ``buf[start:]`` (which must end by ``end``).
-
-    Only the header is read: with the offset table present the size is the last offset plus the
-    last container's size, so this is O(1) in the number of containers.
-    """
-    structure = "32-bit roaring bitmap"
-
-    def need(pos: int, nbytes: int, what: str) -> None:
-        if pos + nbytes > end:
-            raise _corrupt(f"truncated {what}: needs {nbytes} bytes, {max(end - pos, 0)} left",
-                           name, structure, base + pos)
-
-    need(start, 4, "cookie")
-    cookie = _u32(buf, start)
-    if cookie & 0xFFFF == _COOKIE_RUN:
-        count = (cookie >> 16) + 1
-        flags_at = start + 4
-        flags_len = (count + 7) // 8
-        need(flags_at, flags_len, "run-container flags")
-        pos = flags_at + flags_len
-        has_offsets = count >= _NO_OFFSET_THRESHOLD
-    elif cookie == _COOKIE_NO_RUN:
-        need(start + 4, 4, "container count")
-        count = _u32(buf, start + 4)
-        if count > 65536:
-            raise _corrupt(f"impossible container count {count}", name, structure, base + start + 4)
-        flags_at = -1
-        pos = start + 8
-        has_offsets = True
-    else:
-        raise _corrupt(f"not a portable roaring bitmap (cookie {cookie})", name, structure, base + start)
-    keys_at = pos
-    need(keys_at, 4 * count, "container keys")
-    pos += 4 * count
-    offsets_at = pos
-    if has_offsets:
-        need(offsets_at, 4 * count, "container offsets")
-        pos += 4 * count
-    if count == 0:
-        return pos - start
-
-    def container_size(i: int, at: int) -> int:
-        cardinality = _u16(buf, keys_at + 4 * i + 2) + 1
-        if flags_at >= 0 and (buf[flags_at + i // 8] >> (i % 8)) & 1:
-            need(at, 2, "run container")
-            return 2 + 4 * _u16(buf, at)
-        return 2 * cardinality if cardinality <= _ARRAY_MAX else _BITMAP_CONTAINER_BYTES
-
-    if has_offsets:
-        first = _u32(buf, offsets_at)
-        if first != pos - start:
-            raise _corrupt(f"first container offset {first} does not follow the header ({pos - start})",
-                           name, structure, base + offsets_at)
-        last = _u32(buf, offsets_at + 4 * (count - 1))
-        size = last + container_size(count - 1, start + last)
-    else:
-        at = pos
-        for i in range(count):
-            at += container_size(i, at)
-        size = at - start
-    need(start, size, "containers")
-    return size
-
-
 def _deserialize32(buf: memoryview, start: int, end: int, base: int, name: str) -> BitMap:
-    size = _portable_size(buf, start, end, base, name)
+    size = roaring.portable_size(buf, start, end, name, base=base)
     if start + size != end:
-        raise _corrupt(f"bitmap fills {size} bytes of {end - start}", name, "32-bit roaring bitmap",
+        raise _corrupt(f"bitmap fills {size} bytes of {end - start}", name, roaring.STRUCTURE,
                        base + start + size)
-    try:
-        return BitMap.deserialize(buf[start:end])
-    except Exception as exc:
-        raise _corrupt(f"invalid roaring bitmap: {exc}", name, "32-bit roaring bitmap", base + start) from exc
+    return roaring.deserialize(buf[start:end], name, offset=base + start)
 
 
 def _deserialize64(buf: memoryview, start: int, end: int, base: int, name: str) -> BitMap64:
@@ -240,19 +159,16 @@ def _deserialize64(buf: memoryview, start: int, end: int, base: int, name: str) 
     for _ in range(count):
         if pos + 4 > end:
             raise _corrupt("truncated bitmap key", name, structure, base + pos)
-        key = _u32(buf, pos)
+        key = int.from_bytes(buf[pos:pos + 4], "little")
         if key > _MAX_KEY_64 or key <= last_key:
             raise _corrupt(f"bitmap key {key} is out of order or too large (previous {last_key})",
                            name, structure, base + pos)
         last_key = key
         pos += 4
-        pos += _portable_size(buf, pos, end, base, name)
+        pos += roaring.portable_size(buf, pos, end, name, base=base)
     if pos != end:
         raise _corrupt(f"bitmaps fill {pos - start} bytes of {end - start}", name, structure, base + pos)
-    try:
-        return BitMap64.deserialize(buf[start:end])
-    except Exception as exc:
-        raise _corrupt(f"invalid roaring bitmap: {exc}", name, structure, base + start) from exc
+    return roaring.deserialize(buf[start:end], name, structure, base + start, kind=BitMap64)
 
 
 def _decode(buf: memoryview, base: int, name: str, bitmap64: bool | None,
@@ -387,16 +303,10 @@ def _sorted_positions(positions: BitMap | BitMap64 | Iterable[int], bitmap64: bo
     return arr
 
 
-def _bitmap32(low: np.ndarray) -> BitMap:
-    bitmap = BitMap(array.array("I", low.astype(np.uint32).tobytes()))
-    bitmap.run_optimize()
-    return bitmap
-
-
 def _encode(positions: BitMap | BitMap64 | Iterable[int], bitmap64: bool) -> tuple[bytes, int]:
     arr = _sorted_positions(positions, bitmap64)
     if not bitmap64:
-        data = _MAGIC_32_BYTES + _bitmap32(arr).serialize()
+        data = _MAGIC_32_BYTES + roaring.serialize_optimized(bulk.bitmap_of(arr), copy=False)
     else:
         arr = arr.astype(np.uint64)
         keys = arr >> np.uint64(32)
@@ -406,7 +316,7 @@ def _encode(positions: BitMap | BitMap64 | Iterable[int], bitmap64: bool) -> tup
         for key in range(count):
             low = arr[bounds[key]:bounds[key + 1]] & np.uint64(0xFFFFFFFF)
             parts.append(key.to_bytes(4, "little"))
-            parts.append(_bitmap32(low).serialize())
+            parts.append(roaring.serialize_optimized(bulk.bitmap_of(low), copy=False))
         data = b"".join(parts)
     record = len(data).to_bytes(4, "big") + data + zlib.crc32(data).to_bytes(4, "big")
     return record, int(arr.size)

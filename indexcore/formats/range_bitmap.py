@@ -18,6 +18,7 @@ search probes them, and the slice comparisons update one bitmap in place.
 
 from __future__ import annotations
 
+import operator
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,8 +40,16 @@ from ..types import (
     to_json_value,
     to_long,
 )
-from . import bulk
-from .base import REMAIN, BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter, parse_memory_size
+from . import bulk, roaring
+from .base import (
+    REMAIN,
+    BitmapResult,
+    ByteCursor,
+    FileIndexReader,
+    FileIndexResult,
+    FileIndexWriter,
+    parse_memory_size,
+)
 
 VERSION = 1
 _I8 = struct.Struct(">b")
@@ -49,69 +58,6 @@ _CHUNK_TAIL = struct.Struct(">iiiii")   # code, keys offset, size, two key lengt
 CHUNK_SIZE = "chunk-size"
 _NAN32 = 0x7FC00000
 _NAN64 = 0x7FF8000000000000
-
-
-# ---------------------------------------------------------------------------------------
-# Small shared helpers (also used by the BSI index).
-
-
-def deserialize_bitmap(data: bytes, file: str, structure: str, offset: int) -> BitMap:
-    """A portable RoaringBitmap; a malformed one is a :class:`CorruptFileError`."""
-    try:
-        return BitMap.deserialize(data)
-    except (ValueError, IndexError, MemoryError) as exc:
-        raise CorruptFileError(f"invalid roaring bitmap: {exc}", file=file, structure=structure,
-                               offset=offset) from exc
-
-
-def serialize_bitmap(bitmap: BitMap) -> bytes:
-    """Paimon's ``RoaringBitmap32.serialize()``: run-optimized, then the portable format."""
-    bitmap = BitMap(bitmap)
-    bitmap.run_optimize()
-    return bitmap.serialize()
-
-
-class _Cursor:
-    """Reads big-endian fields from bytes already fetched, reporting absolute offsets."""
-
-    def __init__(self, data: bytes, base: int, file: str, structure: str):
-        self.data, self.base, self.file, self.structure = data, base, file, structure
-        self.pos = 0
-
-    def take(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.data):
-            raise CorruptFileError(f"needs {n} bytes but {len(self.data) - self.pos} remain",
-                                   file=self.file, structure=self.structure, offset=self.base + self.pos)
-        out = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return out
-
-    def i8(self) -> int:
-        pos = self.pos
-        if pos + 1 > len(self.data):
-            self.take(1)
-        self.pos = pos + 1
-        return _I8.unpack_from(self.data, pos)[0]
-
-    def i32(self) -> int:
-        pos = self.pos
-        if pos + 4 > len(self.data):
-            self.take(4)
-        self.pos = pos + 4
-        return _I32.unpack_from(self.data, pos)[0]
-
-    def fits(self, n: int) -> bool:
-        return self.pos + n <= len(self.data)
-
-    def length(self, what: str) -> int:
-        value = self.i32()
-        if value < 0:
-            self.fail(f"negative {what} {value}", -4)
-        return value
-
-    def fail(self, message: str, delta: int = 0) -> None:
-        raise CorruptFileError(message, file=self.file, structure=self.structure,
-                               offset=self.base + self.pos + delta)
 
 
 # ---------------------------------------------------------------------------------------
@@ -157,7 +103,7 @@ class KeyCodec:
             return _I32.pack(len(raw)) + raw
         return self.packer.pack(raw)
 
-    def read(self, cur: _Cursor) -> Any:
+    def read(self, cur: ByteCursor) -> Any:
         if self.fmt is None:
             n = cur.length("key length")
             return cur.take(n)
@@ -224,6 +170,10 @@ class _Chunk:
     where: int = 0         # absolute offset of ``keys``
 
 
+_chunk_head = operator.attrgetter("head")
+_chunk_code = operator.attrgetter("code")
+
+
 class ChunkedDictionary:
     """Paimon's ``ChunkedDictionary``: chunk heads searched first, then one chunk's keys."""
 
@@ -233,7 +183,7 @@ class ChunkedDictionary:
         if head_len < 13:
             raise CorruptFileError(f"dictionary header length {head_len} is too small", file=source.name,
                                    structure="dictionary header", offset=offset)
-        cur = _Cursor(source.read(offset + 4, head_len, "dictionary header"), offset + 4, source.name,
+        cur = ByteCursor(source.read(offset + 4, head_len, "dictionary header"), offset + 4, source.name,
                       "dictionary header")
         version = cur.i8()
         if version > VERSION:
@@ -266,7 +216,7 @@ class ChunkedDictionary:
             raise CorruptFileError(f"chunk {index} spans [{start}, {end}) outside {self.chunks_length} bytes",
                                    file=src.name, structure="dictionary offsets", offset=self.body + 4 * index)
         base = self.body + self.offsets_length
-        cur = _Cursor(area[self.offsets_length + start:self.offsets_length + end], base + start, src.name,
+        cur = ByteCursor(area[self.offsets_length + start:self.offsets_length + end], base + start, src.name,
                       f"dictionary chunk {index}")
         version = cur.i8()
         if version > VERSION:
@@ -317,18 +267,26 @@ class ChunkedDictionary:
                                    offset=chunk.where + start)
         return data[start + 4:start + 4 + n]
 
-    def find(self, key: Any) -> int:
-        """The code of ``key`` (an order value), or ``-(insertion code) - 1`` when absent."""
+    def _search_chunks(self, target: Any, value: Callable[[Any], Any]) -> tuple[int, int]:
+        """Binary search of the chunks ordered by ``value(chunk)``: the index of the chunk equal
+        to ``target`` (-1 when none is) and the insertion point."""
         low, high = 0, self.size - 1
         while low <= high:
             mid = (low + high) >> 1
-            head = self._chunk(mid).head
-            if head > key:
+            v = value(self._chunk(mid))
+            if v > target:
                 high = mid - 1
-            elif head < key:
+            elif v < target:
                 low = mid + 1
             else:
-                return self._chunk(mid).code
+                return mid, low
+        return -1, low
+
+    def find(self, key: Any) -> int:
+        """The code of ``key`` (an order value), or ``-(insertion code) - 1`` when absent."""
+        found, low = self._search_chunks(key, _chunk_head)
+        if found >= 0:
+            return self._chunk(found).code
         if low == 0:
             return -1
         index = low - 1
@@ -354,16 +312,9 @@ class ChunkedDictionary:
 
     def raw_key(self, code: int) -> Any:
         """The stored key of ``code`` (reads the one chunk that holds it)."""
-        low, high = 0, self.size - 1
-        while low <= high:
-            mid = (low + high) >> 1
-            c = self._chunk(mid).code
-            if c > code:
-                high = mid - 1
-            elif c < code:
-                low = mid + 1
-            else:
-                return self._chunk(mid).head_raw
+        found, low = self._search_chunks(code, _chunk_code)
+        if found >= 0:
+            return self._chunk(found).head_raw
         chunk = self._chunk(low - 1) if low > 0 else None
         if chunk is None or not 0 <= code - chunk.code - 1 < chunk.size:
             raise CorruptFileError(f"code {code} is not in the dictionary", file=self.source.name,
@@ -388,7 +339,7 @@ class BitSliceIndexBitmap:
         if head_len < 10:
             raise CorruptFileError(f"bsi header length {head_len} is too small", file=source.name,
                                    structure="bsi header", offset=offset)
-        cur = _Cursor(source.read(offset + 4, head_len, "bsi header"), offset + 4, source.name, "bsi header")
+        cur = ByteCursor(source.read(offset + 4, head_len, "bsi header"), offset + 4, source.name, "bsi header")
         version = cur.i8()
         if version > VERSION:
             raise UnsupportedError(f"bsi version {version} is newer than {VERSION}", file=source.name,
@@ -431,7 +382,7 @@ class BitSliceIndexBitmap:
     def ebm(self) -> BitMap:
         if self._ebm is None:
             data = self.source.read(self.body, self.ebm_length, "bsi existence bitmap")
-            self._ebm = deserialize_bitmap(data, self.source.name, "bsi existence bitmap", self.body)
+            self._ebm = roaring.deserialize(data, self.source.name, "bsi existence bitmap", self.body)
         return self._ebm
 
     def slice(self, i: int) -> BitMap:
@@ -440,7 +391,7 @@ class BitSliceIndexBitmap:
             off, length = self.index[i]
             where = self.slice_area + off
             data = self.source.read(where, length, f"bsi slice {i}")
-            bm = self._slices[i] = deserialize_bitmap(data, self.source.name, f"bsi slice {i}", where)
+            bm = self._slices[i] = roaring.deserialize(data, self.source.name, f"bsi slice {i}", where)
         return bm
 
     def load_all(self) -> list[BitMap]:
@@ -451,7 +402,7 @@ class BitSliceIndexBitmap:
             data = self.source.read(self.slice_area + lo, hi - lo, "bsi slices")
             name, area = self.source.name, self.slice_area
             for i, (off, length) in enumerate(self.index):
-                slices[i] = deserialize_bitmap(data[off - lo:off - lo + length], name, f"bsi slice {i}", area + off)
+                slices[i] = roaring.deserialize(data[off - lo:off - lo + length], name, f"bsi slice {i}", area + off)
         return [s if s is not None else self.slice(i) for i, s in enumerate(slices)]
 
     def eq(self, code: int) -> BitMap:
@@ -539,7 +490,7 @@ class RangeBitmapReader(FileIndexReader):
         if head_len < 13:
             raise CorruptFileError(f"header length {head_len} is too small", file=source.name,
                                    structure="range-bitmap header", offset=0)
-        cur = _Cursor(source.read(4, head_len, "range-bitmap header"), 4, source.name, "range-bitmap header")
+        cur = ByteCursor(source.read(4, head_len, "range-bitmap header"), 4, source.name, "range-bitmap header")
         self.version = cur.i8()
         if self.version > VERSION:
             raise UnsupportedError(f"range-bitmap version {self.version} is newer than {VERSION}",
@@ -893,8 +844,8 @@ class RangeBitmapWriter(FileIndexWriter):
 
 
 def _serialize_bsi(ebm: BitMap, slices: list[BitMap]) -> bytes:
-    ebm_bytes = serialize_bitmap(ebm)
-    slice_bytes = [serialize_bitmap(s) for s in slices]
+    ebm_bytes = roaring.serialize_optimized(ebm)
+    slice_bytes = [roaring.serialize_optimized(s) for s in slices]
     indexes, offset = [], 0
     for b in slice_bytes:
         indexes.append(struct.pack(">ii", offset, len(b)))

@@ -8,8 +8,9 @@ has a schema the cache lacks) only to read files: it never plans. The files of o
 primary-key bucket go to the same task of :func:`evaluate` (stats pruning is decided per bucket);
 everything else is spread freely over ``TASKS_PER_CORE`` tasks per core.
 
-* :func:`evaluate` runs :func:`indexcore.evaluate.explain.explain_files` with ``verify=True``
-  on each task's files, so its per-file decisions equal the single-process explain.
+* :func:`evaluate` runs explain's per-file decision (:func:`indexcore.evaluate.explain.decide_files`,
+  verified) on each task's files; the driver assembles them with explain's own
+  :func:`~indexcore.evaluate.explain.explanation`, so files and funnel equal the single-process explain.
 * :func:`audit` runs :func:`indexcore.evaluate.audit.audit_file` per file in tasks and
   :func:`~indexcore.evaluate.audit.audit_table` on the driver.
 * :func:`what_if` builds the hypothetical index per data file with
@@ -138,22 +139,20 @@ def _spec_table(spec: dict):
 
 
 def evaluate_task(spec: dict) -> dict:
-    """Explain with verification over the task's files (runs on a worker)."""
-    from ..evaluate.explain import explain_files
+    """Explain's per-file decisions with verification over the task's files (runs on a worker)."""
+    from ..evaluate.explain import decide_files
 
     try:
         table = _spec_table(spec)
-        ex = explain_files(table, spec["where"], spec["files"], schema=table.schema(spec["schema_id"]),
-                           verify=True, snapshot_id=spec["snapshot"])
-        return {"snapshot": ex.snapshot_id, "files": [f.to_json(True) for f in ex.files],
-                "violations": ex.violations}
+        return {"decided": decide_files(table, spec["predicate"], spec["files"], table.schema(spec["schema_id"]),
+                                        verify=True)}
     except Exception as exc:  # noqa: BLE001 - a task reports, the job goes on
         return _task_error(spec, exc)
 
 
 def audit_task(spec: dict) -> dict:
     """Audit the task's files (runs on a worker)."""
-    from ..evaluate.audit import ERROR, Finding, audit_file
+    from ..evaluate.audit import ERROR, Check, Finding, audit_file
     from ..warehouse.table import Plan
 
     try:
@@ -165,7 +164,7 @@ def audit_task(spec: dict) -> dict:
             try:
                 found = audit_file(table, lf, plan, cache)
             except Exception as exc:  # noqa: BLE001 - one file's failure is a finding
-                found = [Finding("audit", ERROR, lf.path, f"{type(exc).__name__}: {exc}")]
+                found = [Finding(Check.AUDIT, ERROR, lf.path, f"{type(exc).__name__}: {exc}")]
             findings.extend(f.to_dict() for f in found)
             files.append({"path": lf.path, "findings": len(found),
                           "errors": sum(1 for f in found if f.severity == ERROR)})
@@ -207,10 +206,12 @@ def what_if_task(spec: dict) -> dict:
 
 def _what_if_row(sql: str, wf) -> dict:
     """One file under one predicate: pruned before the index, by today's indexes, by the new one."""
+    from ..evaluate.explain import Stage
+
     e = wf.existing
-    stats_pruned = e.skipped_by in ("partition", "bucket", "level", "stats")
+    stats_pruned = e.pruned_before_index
     hyp = wf.hypothetical_decision
-    return {"where": sql, "stats_pruned": stats_pruned, "current_pruned": e.skipped_by == "index",
+    return {"where": sql, "stats_pruned": stats_pruned, "current_pruned": e.skipped_by is Stage.INDEX,
             "current_rows": wf.rows_existing,
             "hypothetical_pruned": not stats_pruned and hyp is not None and not hyp.remain(),
             "hypothetical_rows": wf.rows_hypothetical, "combined_rows": wf.rows_combined}
@@ -232,11 +233,6 @@ def _resolve(warehouse_url: str, table_name: str, snapshot_id: int | None):
     table = open_warehouse(warehouse_url).table(table_name)
     plan = table.plan(snapshot_id)
     return table, plan
-
-
-def _read_schema(table, plan, snapshot_id: int | None):
-    """The schema explain reads through: the snapshot's when one is asked for, else the latest."""
-    return table.read_schema(snapshot_id, plan.snapshot)
 
 
 def _schema_ids(table, files: Sequence, *more: int) -> list[int]:
@@ -311,50 +307,20 @@ def _max_tasks(spark) -> int:
     return max(1, cores * TASKS_PER_CORE)
 
 
-def _explain_order(files: Sequence) -> list[str]:
-    return [lf.path for lf in sorted(files, key=lambda lf: (str(lf.partition), lf.bucket, -lf.file.level, lf.path))]
-
-
-def funnel(files: list[dict], verified: bool = True) -> dict[str, dict[str, int]]:
-    """The pruning funnel of explain, from per-file JSON records."""
-    def stage(keep, rows) -> dict[str, int]:
-        kept = [f for f in files if keep(f)]
-        return {"files": len(kept), "rows": sum(rows(f) for f in kept)}
-
-    def skipped(f: dict) -> str | None:
-        return f["skipped_by"]
-
-    def count(f: dict) -> int:
-        return f["row_count"]
-
-    out = {
-        "all": stage(lambda f: True, count),
-        "partition": stage(lambda f: f["partition_decision"] == "REMAIN", count),
-        "bucket": stage(lambda f: skipped(f) not in ("partition", "bucket"), count),
-        "level": stage(lambda f: skipped(f) not in ("partition", "bucket", "level"), count),
-        "stats": stage(lambda f: skipped(f) not in ("partition", "bucket", "level", "stats"), count),
-        "index": stage(lambda f: skipped(f) is None, count),
-        "read": stage(lambda f: skipped(f) is None, lambda f: f["rows_after_dv"]),
-    }
-    if verified:
-        out["matching"] = stage(lambda f: bool(f.get("matching_rows")), lambda f: f.get("matching_rows") or 0)
-    return out
-
-
-def _false_positives(files: list[dict], pred_columns: set[str]) -> dict[str, dict[str, int]]:
+def _false_positives(files: Sequence, pred_columns: set[str]) -> dict[str, dict[str, int]]:
     """Files and rows an index kept that hold no matching row, per index type of the
     predicate's columns (``none``: no index on them)."""
     out: dict[str, dict[str, int]] = {}
     for f in files:
-        if f["skipped_by"] is not None or f.get("matching_rows") is None:
+        if not f.read or f.matching_rows is None:
             continue
-        kinds = sorted({t for c, ts in (f.get("index_types") or {}).items() if c in pred_columns for t in ts})
-        extra = max(f["rows_after_dv"] - f["matching_rows"], 0)
+        kinds = sorted({t for c, ts in f.index_types.items() if c in pred_columns for t in ts})
+        extra = max(f.rows_after_dv - f.matching_rows, 0)
         for kind in kinds or ["none"]:
             slot = out.setdefault(kind, {"files_kept": 0, "false_positive_files": 0, "false_positive_rows": 0})
             slot["files_kept"] += 1
             slot["false_positive_rows"] += extra
-            if f["matching_rows"] == 0:
+            if f.matching_rows == 0:
                 slot["false_positive_files"] += 1
     return out
 
@@ -382,55 +348,44 @@ def evaluate(warehouse_url: str, table: str, where_sql: str, master: str | None 
              cancel: threading.Event | None = None, spark=None) -> dict:
     """Explain ``where_sql`` with verification over every live file, in Spark tasks.
 
-    Returns explain's JSON (``files``, ``funnel``, ``violations``, ``problems``) plus totals:
-    ``matching_rows``, ``rows_after_dv``, ``bytes_read``, ``false_positives`` per index type,
-    and ``task_errors`` for tasks that failed as a whole.
+    Tasks run explain's per-file decision (:func:`~indexcore.evaluate.explain.decide_files`);
+    the driver assembles them with explain's own :func:`~indexcore.evaluate.explain.explanation`,
+    so files, funnel and violations are explain's by construction. Returns explain's JSON
+    (``files``, ``funnel``, ``violations``, ``problems``) plus totals: ``matching_rows``,
+    ``rows_after_dv``, ``bytes_read``, ``false_positives`` per index type, and ``task_errors``
+    for tasks that failed as a whole.
     """
-    from ..evaluate.explain import explain
+    from ..evaluate.explain import bind_predicate, explanation
 
     tbl, plan = _resolve(warehouse_url, table, snapshot_id)
-    # the driver parses and checks the predicate (a bad one fails here, before Spark starts)
-    probe = explain(tbl, where_sql, snapshot_id=snapshot_id, paths=[])
-    schema = _read_schema(tbl, plan, snapshot_id)
+    schema = tbl.read_schema(snapshot_id, plan.snapshot)
+    # the driver binds the predicate (a bad one fails here, before Spark starts)
+    predicate, sql = bind_predicate(tbl, schema, where_sql)
     spark = spark or _session(master)
     # primary-key tables decide stats per bucket: keep a bucket in one task
     groups = file_groups(plan.files, _max_tasks(spark), whole_buckets=bool(schema.primary_keys))
-    base = {"url": warehouse_url, "table": table, "where": where_sql, "schema_id": schema.id,
-            "snapshot": plan.snapshot.id if plan.snapshot else None}
+    base = {"url": warehouse_url, "table": table, "predicate": predicate, "schema_id": schema.id}
     specs = [{**base, "files": [task_file(lf) for lf in g],
               "schema_ids": _schema_ids(tbl, g, schema.id)} for g in groups]
     results = run_tasks(spark, evaluate_task, specs, f"indexcore evaluate {table}", progress, cancel)
-    by_path: dict[str, dict] = {}
-    violations: list[dict] = []
-    task_errors = []
-    expected = plan.snapshot.id if plan.snapshot else None
-    for r in results:
-        if "error" in r:
-            task_errors.append(r)
-            continue
-        for f in r["files"]:
-            by_path[f["path"]] = f
-        violations.extend(r["violations"])
-    files = [by_path[p] for p in _explain_order(plan.files) if p in by_path]
-    order = {p: i for i, p in enumerate(_explain_order(plan.files))}
-    violations.sort(key=lambda v: order.get(v["path"], len(order)))
-    for v in violations:
+    task_errors = [r for r in results if "error" in r]
+    ex = explanation(table, plan.snapshot.id if plan.snapshot else None, predicate, sql,
+                     [r["decided"] for r in results if "error" not in r], verified=True, planned=plan.files)
+    ex.problems[:0] = plan.problems
+    out = ex.to_json()
+    for v in out["violations"]:
         cols = [c.strip() for c in (v.get("column") or "").split(",") if c.strip()]
-        v["values"] = _leaf_values(probe.predicate, cols)
-    problems = [p.to_dict() for p in plan.problems]
-    for f in files:
-        problems.extend(f["problems"])
-    read = [f for f in files if f["skipped_by"] is None]
-    return {
-        "table": table, "snapshot": expected, "where": probe.sql,
-        "files": files, "funnel": funnel(files),
-        "matching_rows": sum(f.get("matching_rows") or 0 for f in files),
-        "rows_after_dv": sum(f["rows_after_dv"] for f in read),
+        v["values"] = _leaf_values(predicate, cols)
+    read = [f for f in ex.files if f.read]
+    out.update({
+        "matching_rows": sum(f.matching_rows or 0 for f in ex.files),
+        "rows_after_dv": sum(f.rows_after_dv for f in read),
         "files_read": len(read),
-        "bytes_read": sum(f["bytes_read"] for f in files),
-        "false_positives": _false_positives(files, set(probe.predicate.fields())),
-        "violations": violations, "problems": problems, "task_errors": task_errors,
-    }
+        "bytes_read": sum(f.bytes_read for f in ex.files),
+        "false_positives": _false_positives(ex.files, set(predicate.fields())),
+        "task_errors": task_errors,
+    })
+    return out
 
 
 def audit(warehouse_url: str, table: str, master: str | None = None, snapshot_id: int | None = None,
@@ -440,7 +395,7 @@ def audit(warehouse_url: str, table: str, master: str | None = None, snapshot_id
     Returns ``findings`` (every non-OK finding), ``health`` (OK/ERROR/WARNING/NOT_CHECKED
     counts per table, partition and bucket, as lists of records), ``files`` and ``task_errors``.
     """
-    from ..evaluate.audit import ERROR, OK, Finding, audit_table, health_frames
+    from ..evaluate.audit import ERROR, OK, Check, Finding, audit_table, health_frames
 
     tbl, plan = _resolve(warehouse_url, table, snapshot_id)
     sid = plan.snapshot.id if plan.snapshot else None
@@ -456,7 +411,7 @@ def audit(warehouse_url: str, table: str, master: str | None = None, snapshot_id
     findings = [Finding.from_dict(d) for r in results for d in r.get("findings", ())]
     task_errors = [r for r in results if "error" in r]
     for r in task_errors:
-        findings.extend(Finding("audit", ERROR, p, r["error"]) for p in r["paths"])
+        findings.extend(Finding(Check.AUDIT, ERROR, p, r["error"]) for p in r["paths"])
     findings.extend(audit_table(tbl, plan))
     health = {k: v.to_dict("records") for k, v in health_frames(findings).items()}
     return {
@@ -487,7 +442,7 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     tbl, plan = _resolve(warehouse_url, table, snapshot_id)
     # tasks plan the driver's snapshot (not whatever is latest when they run), read as whatif does
     sid = plan.snapshot.id if plan.snapshot else None
-    schema = _read_schema(tbl, plan, sid)
+    schema = tbl.read_schema(sid, plan.snapshot)
     if column not in schema.field_names:
         raise PredicateError(f"unknown column {column!r} in table {table}")
     options = {k: str(v) for k, v in (options or {}).items()}

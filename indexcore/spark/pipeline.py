@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Iterator
-from typing import Any
 
 import pyarrow as pa
 
 from ..write import TableWriter
-from ..write.datafile import DELETE, INSERT, VALUE_KIND, arrow_type
+from ..write.datafile import DELETE, INSERT, VALUE_KIND
 from ..write.table import BUCKET, fixed_buckets, key_hashes, partition_of, write_task_rows
 
 _HASH = "_KEY_HASH"
@@ -124,12 +123,3 @@ def write_dataframe(writer: TableWriter, df, deletes=None, num_tasks: int | None
     written = [w for row in metas for w in pickle.loads(row[_META])]
     return writer.commit(written)
 
-
-def arrow_schema(writer: TableWriter) -> pa.Schema:
-    """The Arrow schema of the table's columns (for building input frames)."""
-    return pa.schema([pa.field(f.name, arrow_type(f.type), f.type.nullable) for f in writer.schema.fields])
-
-
-def frame_from_arrow(spark, table: pa.Table) -> Any:
-    """A Spark DataFrame holding an Arrow table's rows."""
-    return spark.createDataFrame(table)

@@ -1,0 +1,119 @@
+"""Portable 32-bit RoaringBitmaps as Paimon stores them, once for every format.
+
+Bitmap, range-bitmap, BSI and deletion-vector files embed bitmaps in the portable format
+(shared by CRoaring, pyroaring and Java's RoaringBitmap). :func:`portable_size` reads only a
+bitmap's header to find where it ends (formats that store bitmaps back to back need that);
+:func:`deserialize` turns a malformed bitmap into our own error; :func:`serialize_optimized`
+writes as Paimon's ``RoaringBitmap32.serialize()`` does (run-optimized first).
+"""
+
+from __future__ import annotations
+
+from pyroaring import BitMap
+
+from ..errors import CorruptFileError
+
+COOKIE_NO_RUN = 12346
+COOKIE_RUN = 12347
+#: With run containers, the offset table is present only from this many containers on.
+NO_OFFSET_THRESHOLD = 4
+ARRAY_MAX = 4096
+BITMAP_CONTAINER_BYTES = 8192
+MAX_CONTAINERS = 65536
+STRUCTURE = "32-bit roaring bitmap"
+
+
+def _u16(buf, pos: int) -> int:
+    return buf[pos] | (buf[pos + 1] << 8)
+
+
+def _u32(buf, pos: int) -> int:
+    return int.from_bytes(buf[pos:pos + 4], "little")
+
+
+def portable_size(buf: bytes | memoryview, start: int, end: int, file: str, structure: str = STRUCTURE,
+                  base: int = 0) -> int:
+    """Byte size of the portable roaring bitmap at ``buf[start:]``, which must end by ``end``.
+
+    Only the header is read: with the offset table present the size is the last offset plus
+    the last container's size (O(1) in the containers). ``base`` is ``buf``'s absolute offset
+    in the file, for errors.
+    """
+
+    def need(pos: int, nbytes: int, what: str) -> None:
+        if pos + nbytes > end:
+            raise CorruptFileError(f"truncated {what}: needs {nbytes} bytes, {max(end - pos, 0)} left",
+                                   file=file, structure=structure, offset=base + pos)
+
+    need(start, 4, "cookie")
+    cookie = _u32(buf, start)
+    if cookie & 0xFFFF == COOKIE_RUN:
+        count = (cookie >> 16) + 1
+        flags_at = start + 4
+        flags_len = (count + 7) // 8
+        need(flags_at, flags_len, "run-container flags")
+        pos = flags_at + flags_len
+        has_offsets = count >= NO_OFFSET_THRESHOLD
+    elif cookie == COOKIE_NO_RUN:
+        need(start + 4, 4, "container count")
+        count = _u32(buf, start + 4)
+        if count > MAX_CONTAINERS:
+            raise CorruptFileError(f"impossible container count {count}", file=file, structure=structure,
+                                   offset=base + start + 4)
+        flags_at = -1
+        pos = start + 8
+        has_offsets = True
+    else:
+        raise CorruptFileError(f"not a portable roaring bitmap (cookie {cookie})", file=file,
+                               structure=structure, offset=base + start)
+    keys_at = pos
+    need(keys_at, 4 * count, "container keys")
+    pos += 4 * count
+    offsets_at = pos
+    if has_offsets:
+        need(offsets_at, 4 * count, "container offsets")
+        pos += 4 * count
+    if count == 0:
+        return pos - start
+
+    def container_size(i: int, at: int) -> int:
+        cardinality = _u16(buf, keys_at + 4 * i + 2) + 1
+        if flags_at >= 0 and (buf[flags_at + i // 8] >> (i % 8)) & 1:
+            need(at, 2, "run container")
+            return 2 + 4 * _u16(buf, at)
+        return 2 * cardinality if cardinality <= ARRAY_MAX else BITMAP_CONTAINER_BYTES
+
+    if has_offsets:
+        first = _u32(buf, offsets_at)
+        if first != pos - start:
+            raise CorruptFileError(f"first container offset {first} does not follow the header ({pos - start})",
+                                   file=file, structure=structure, offset=base + offsets_at)
+        last = _u32(buf, offsets_at + 4 * (count - 1))
+        size = last + container_size(count - 1, start + last)
+    else:
+        at = pos
+        for i in range(count):
+            at += container_size(i, at)
+        size = at - start
+    need(start, size, "containers")
+    return size
+
+
+def deserialize(data: bytes | memoryview, file: str, structure: str = STRUCTURE, offset: int = 0,
+                kind: type = BitMap):
+    """A portable bitmap (``kind``: pyroaring's ``BitMap`` or ``BitMap64``); a malformed one is a
+    :class:`CorruptFileError` at ``offset``."""
+    try:
+        return kind.deserialize(data)
+    except Exception as exc:  # noqa: BLE001 - pyroaring's errors for bad input are not a documented set
+        raise CorruptFileError(f"invalid roaring bitmap: {exc} (not a valid portable RoaringBitmap)",
+                               file=file, structure=structure, offset=offset) from exc
+
+
+def serialize_optimized(bitmap: BitMap, copy: bool = True) -> bytes:
+    """Paimon's ``RoaringBitmap32.serialize()``: run-optimized, then the portable format
+    (``copy=False`` optimizes ``bitmap`` itself)."""
+    if copy:
+        bitmap = BitMap(bitmap)
+    bitmap.run_optimize()
+    return bitmap.serialize()
