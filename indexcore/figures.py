@@ -1,4 +1,5 @@
-"""Plotly figures built from the frames of :mod:`indexcore.evaluate.metrics` (app and notebooks).
+"""Plotly figures built from :mod:`indexcore.views` (``view(...).to_pandas()``) and the frames of
+:mod:`indexcore.evaluate.metrics` derived from them (app and notebooks).
 
 Each function takes a frame and returns a ``plotly.graph_objects.Figure``; an empty frame
 gives an empty figure with a note instead of raising.
@@ -37,7 +38,8 @@ def _words(*columns: str) -> dict[str, str]:
     return {c: LABELS.get(c, c.replace("_", " ")) for c in columns}
 
 
-LABELS = {"size_bytes": "data bytes", "file_size": "data bytes", "cardinality": "rows", "value": "value",
+LABELS = {"size_bytes": "data bytes", "file_size": "data bytes", "file_size_in_bytes": "data bytes",
+          "record_count": "records", "file_count": "files", "cardinality": "rows", "value": "value",
           "commit_time": "commit time (UTC)", "total_record_count": "total records",
           "delta_record_count": "records added", "index_kinds": "index kinds", "file": "data file",
           "fill_ratio": "fill ratio (bits set / bits)", "configured_items": "configured items",
@@ -90,7 +92,7 @@ def snapshot_timeline(snapshots: pd.DataFrame, selected: int | None = None) -> g
 
 
 def size_skew(groups: pd.DataFrame, by: str = "bucket") -> go.Figure:
-    """Bytes per partition (and bucket): tall bars are the skew."""
+    """Bytes per partition (and bucket) from ``$buckets`` / ``$partitions``: tall bars are the skew."""
     if groups.empty:
         return _empty("Size per group")
     frame = groups.copy()
@@ -99,10 +101,10 @@ def size_skew(groups: pd.DataFrame, by: str = "bucket") -> go.Figure:
     else:
         frame["group"] = frame["partition"].astype(str)
     group = "partition / bucket" if by == "bucket" else "partition"
-    fig = px.bar(frame, x="group", y="file_size", hover_data=["row_count", "files"],
-                 labels={**_words("file_size", "row_count", "files"), "group": group},
+    fig = px.bar(frame, x="group", y="file_size_in_bytes", hover_data=["record_count", "file_count"],
+                 labels={**_words("file_size_in_bytes", "record_count", "file_count"), "group": group},
                  title=f"Data bytes per {group} (dashed: mean)")
-    mean = frame["file_size"].mean()
+    mean = frame["file_size_in_bytes"].mean()
     fig.add_hline(y=mean, line_dash="dash", annotation_text="mean")
     fig.update_layout(height=_HEIGHT, xaxis_type="category")
     return fig

@@ -9,8 +9,8 @@ import pytest
 
 import indexcore
 
-VIEWS = ("snapshots", "schemas", "manifests", "files", "file_indexes", "table_indexes", "buckets",
-         "partitions")
+VIEWS = ("snapshots", "schemas", "options", "manifests", "files", "file_indexes", "table_indexes", "buckets",
+         "partitions", "tags", "branches")
 
 
 @pytest.fixture(scope="module")
@@ -38,9 +38,9 @@ def test_files_and_indexes_views(wh):
     assert row["min_key"] == "{0}" and row["max_key"] == "{7}" and row["level"] == 5
     assert row["deletion_vector_cardinality"] == 2
     idx = table.inspect.file_indexes().to_pylist()
-    assert sorted((r["column"], r["index_type"]) for r in idx) == [("f0", "bitmap"), ("f1", "bitmap"), ("f2", "bitmap")]
+    assert sorted((r["column_name"], r["index_type"]) for r in idx) == [("f0", "bitmap"), ("f1", "bitmap"), ("f2", "bitmap")]
     (ti,) = table.inspect.table_indexes().to_pylist()
-    assert ti["index_type"] == "DELETION_VECTORS" and ti["dv_ranges"][0]["cardinality"] == 2
+    assert ti["index_type"] == "DELETION_VECTORS" and ti["dv_ranges"][0]["_CARDINALITY"] == 2
     assert table.inspect.files(snapshot_id=1).column("deletion_vector_cardinality").to_pylist() == [None]
 
 

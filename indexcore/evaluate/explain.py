@@ -224,6 +224,11 @@ class Explanation:
             "problems": [p.to_dict() for p in self.problems],
         }
 
+    def _repr_html_(self) -> str:
+        from ..views.html import explanation_html
+
+        return explanation_html(self)
+
     def to_frame(self):
         """One row per file (pandas); decisions as text, a bitmap as ``"N rows"``."""
         import pandas as pd

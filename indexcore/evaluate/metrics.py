@@ -9,18 +9,26 @@ while long loops run.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pandas as pd
 
 from ..errors import IndexCoreError
+from ..formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
 from ..expr import Predicate
-from ..formats.base import REMAIN, SKIP, BitmapResult, FileIndexReader, FileIndexResult
-from ..types import DataType, to_json_value
-from ..warehouse.inspect import partition_text
+from ..types import DataType
+from ..views import view
+from ..views.common import (
+    UNPARTITIONED,
+    dv_cardinality,
+    file_cols,
+    iter_file_indexes,
+    partition_label,
+    partition_types,
+    summaries,
+)
+from ..views.indexes import target_row_num
 from ..warehouse.model import DELETION_VECTORS, HASH, LiveFile
 from .file_index import FileIndexPredicate
 from .stats import test_predicate_on_stats
@@ -28,8 +36,6 @@ from .stats import test_predicate_on_stats
 Progress = Callable[[int, int, str], None]
 
 FILE_INDEX_TYPES = ("bloom-filter", "bitmap", "range-bitmap", "bsi")
-DEFAULT_BLOOM_ITEMS = 1_000_000
-DEFAULT_BLOOM_FPP = 0.1
 DEFAULT_COMPACTION_DENSITY = 0.2
 
 
@@ -40,10 +46,6 @@ def _tick(progress: Progress | None, done: int, total: int, what: str) -> None:
 
 def _plan(table, snapshot_id: int | None):
     return table.plan(snapshot_id)
-
-
-def partition_types(table) -> list[DataType]:
-    return [f.type for f in table.schema().partition_fields]
 
 
 def configured_indexes(schema) -> list[tuple[str, str]]:
@@ -62,90 +64,6 @@ def supported_index_types(dtype: DataType) -> list[str]:
         except IndexCoreError:
             continue
         out.append(index_type)
-    return out
-
-
-# ---------------------------------------------------------------------------------------
-# File indexes of a snapshot
-
-
-@dataclass(frozen=True)
-class IndexBlob:
-    """One (data file, column, index type) file index, opened lazily; ``error`` when unreadable."""
-
-    file: LiveFile
-    column: str | None
-    index_type: str | None
-    size: int
-    empty: bool
-    embedded: bool
-    reader: FileIndexReader | None
-    dtype: DataType | None
-    error: str | None = None
-
-
-def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterable[str] | None = None,
-                      column: str | None = None, progress: Progress | None = None) -> Iterator[IndexBlob]:
-    """Every file index of the snapshot's live files, filtered by type and column."""
-    from ..formats.container import read_container
-
-    wanted = set(index_types) if index_types is not None else None
-    files = [lf for lf in _plan(table, snapshot_id).files if lf.has_file_index]
-    for i, lf in enumerate(files):
-        _tick(progress, i, len(files), lf.file.file_name)
-        embedded = lf.file.embedded_index is not None
-        try:
-            container = read_container(table.file_index_source(lf))
-        except IndexCoreError as exc:
-            yield IndexBlob(lf, None, None, 0, False, embedded, None, None, str(exc))
-            continue
-        schema = table.file_schema(lf)
-        for entry in container.head.entries:
-            if wanted is not None and entry.index_type not in wanted:
-                continue
-            if column is not None and entry.column != column:
-                continue
-            try:
-                dtype = schema.field(entry.column).type
-            except KeyError:
-                dtype = None
-            reader, error = None, None
-            if dtype is None:
-                error = f"column {entry.column!r} is not in schema {schema.id}"
-            else:
-                try:
-                    opts = schema.file_index_options(entry.column, entry.index_type)
-                    reader = container.reader(entry, dtype, opts)
-                except IndexCoreError as exc:
-                    error = str(exc)
-            yield IndexBlob(lf, entry.column, entry.index_type, 0 if entry.empty else entry.length,
-                            entry.empty, embedded, reader, dtype, error)
-    _tick(progress, len(files), len(files), "done")
-
-
-UNPARTITIONED = "(unpartitioned)"
-
-
-def partition_label(partition: tuple, types: list[DataType]) -> str:
-    """``{v1, v2}`` as Paimon's system tables show a partition; ``(unpartitioned)`` without keys."""
-    return partition_text(partition, types) if types else UNPARTITIONED
-
-
-def _file_cols(table, lf: LiveFile, types: list[DataType]) -> dict[str, Any]:
-    return {"file_name": lf.file.file_name, "partition": partition_label(lf.partition, types),
-            "bucket": lf.bucket, "row_count": lf.file.row_count}
-
-
-def _summaries(table, snapshot_id, index_types, progress=None, column=None) -> list[tuple[IndexBlob, dict]]:
-    out = []
-    for blob in iter_file_indexes(table, snapshot_id, index_types, column, progress):
-        if blob.error is None and blob.reader is not None and not blob.empty:
-            try:
-                out.append((blob, blob.reader.summary()))
-            except IndexCoreError as exc:
-                out.append((blob, {"error": str(exc)}))
-        else:
-            out.append((blob, {"error": blob.error} if blob.error else {"empty": True}))
     return out
 
 
@@ -249,82 +167,8 @@ def schema_history(table) -> pd.DataFrame:
                                        "partition_key", "change"])
 
 
-def options_frame(table) -> pd.DataFrame:
-    opts = table.options
-    return pd.DataFrame({"option": list(opts), "value": list(opts.values())})
-
-
-def snapshot_timeline(table) -> pd.DataFrame:
-    """Snapshots oldest first: id, schema, kind, commit time, record counts."""
-    rows = [{"snapshot_id": s.id, "schema_id": s.schema_id, "commit_kind": s.commit_kind,
-             "commit_time": pd.to_datetime(s.time_millis, unit="ms") if s.time_millis is not None else None,
-             "time_millis": s.time_millis, "total_record_count": s.total_record_count,
-             "delta_record_count": s.delta_record_count, "has_index_manifest": bool(s.index_manifest)}
-            for s in table.snapshots()]
-    return pd.DataFrame(rows, columns=["snapshot_id", "schema_id", "commit_kind", "commit_time",
-                                       "time_millis", "total_record_count", "delta_record_count",
-                                       "has_index_manifest"])
-
-
 # ---------------------------------------------------------------------------------------
 # Files
-
-
-def dv_cardinality(table, live_file: LiveFile) -> int | None:
-    """Deleted rows of a file: the manifest's cardinality, else decoded from the DV file."""
-    dv = live_file.deletion_vector
-    if dv is None:
-        return None
-    if dv.cardinality is not None:
-        return dv.cardinality
-    try:
-        decoded = table.deletion_vector(live_file)
-    except IndexCoreError:
-        return None
-    return None if decoded is None else decoded.cardinality
-
-
-def files_frame(table, snapshot_id: int | None = None, progress: Progress | None = None) -> pd.DataFrame:
-    """Live data files with their file indexes (``column:type`` list, where, size) and DV."""
-    plan = _plan(table, snapshot_id)
-    types = partition_types(table)
-    by_file: dict[str, list[IndexBlob]] = {}
-    for blob in iter_file_indexes(table, snapshot_id, progress=progress):
-        by_file.setdefault(blob.file.path, []).append(blob)
-    rows = []
-    for lf in plan.files:
-        blobs = by_file.get(lf.path, [])
-        errors = [b.error for b in blobs if b.error]
-        deleted = dv_cardinality(table, lf)
-        rows.append({
-            **_file_cols(table, lf, types),
-            "level": lf.file.level, "file_size": lf.file.file_size, "schema_id": lf.file.schema_id,
-            "indexes": ", ".join(f"{b.column}:{b.index_type}" + (" (empty)" if b.empty else "")
-                                 for b in blobs if b.column),
-            "index_source": None if not lf.has_file_index else (
-                "embedded" if lf.file.embedded_index is not None else ".index file"),
-            "index_bytes": sum(b.size for b in blobs),
-            "index_error": "; ".join(errors) or None,
-            "dv_deleted": deleted,
-            "dv_density": (deleted / lf.file.row_count) if deleted is not None and lf.file.row_count else None,
-            "path": lf.path,
-        })
-    return pd.DataFrame(rows, columns=[
-        "file_name", "partition", "bucket", "row_count", "level", "file_size", "schema_id", "indexes",
-        "index_source", "index_bytes", "index_error", "dv_deleted", "dv_density", "path"])
-
-
-def file_indexes_frame(table, snapshot_id: int | None = None) -> pd.DataFrame:
-    """One row per (data file, column, index type): size, embedded or ``.index`` file, empty."""
-    types = partition_types(table)
-    rows = []
-    for b in iter_file_indexes(table, snapshot_id):
-        rows.append({**_file_cols(table, b.file, types), "column": b.column, "index_type": b.index_type,
-                     "size": b.size, "embedded": b.embedded,
-                     "index_file": None if b.embedded else b.file.index_path, "empty": b.empty,
-                     "error": b.error})
-    return pd.DataFrame(rows, columns=["file_name", "partition", "bucket", "row_count", "column", "index_type",
-                                       "size", "embedded", "index_file", "empty", "error"])
 
 
 def _skew(values: pd.Series) -> dict[str, float]:
@@ -335,104 +179,14 @@ def _skew(values: pd.Series) -> dict[str, float]:
 
 
 def size_skew(table, snapshot_id: int | None = None, by: str = "bucket") -> tuple[pd.DataFrame, dict]:
-    """Rows, bytes and files per partition (``by='partition'``) or partition x bucket, and the skew.
-
-    The skew dict holds ``max_over_mean`` and ``cv`` (std / mean) of the bytes per group.
-    """
-    plan = _plan(table, snapshot_id)
-    types = partition_types(table)
-    keys = ["partition", "bucket"] if by == "bucket" else ["partition"]
-    rows = [{"partition": partition_label(lf.partition, types), "bucket": lf.bucket,
-             "row_count": lf.file.row_count, "file_size": lf.file.file_size} for lf in plan.files]
-    frame = pd.DataFrame(rows, columns=["partition", "bucket", "row_count", "file_size"])
-    grouped = frame.groupby(keys, as_index=False).agg(
-        row_count=("row_count", "sum"), file_size=("file_size", "sum"), files=("row_count", "size"))
-    return grouped, _skew(grouped["file_size"].astype(float))
-
-
-# ---------------------------------------------------------------------------------------
-# Bloom filters
-
-
-def bloom_frame(table, snapshot_id: int | None = None, target_fpp: float | None = None,
-                progress: Progress | None = None) -> pd.DataFrame:
-    """Per bloom filter: fill, estimated distinct items and FPP vs the configured items and fpp,
-    and the ``items`` setting that would meet ``target_fpp`` (the configured fpp by default)."""
-    from ..formats.bloom import items_for_fpp
-
-    types = partition_types(table)
-    rows = []
-    for blob, s in _summaries(table, snapshot_id, ["bloom-filter"], progress):
-        row = {**_file_cols(table, blob.file, types), "column": blob.column, "size": blob.size,
-               "error": s.get("error")}
-        if "num_bits" in s:
-            opts = table.file_schema(blob.file).file_index_options(blob.column, "bloom-filter")
-            items = int(opts.get("items", DEFAULT_BLOOM_ITEMS))
-            fpp = float(opts.get("fpp", DEFAULT_BLOOM_FPP))
-            est = s["estimated_items"]
-            want = target_fpp if target_fpp is not None else fpp
-            need = items_for_fpp(est if math.isfinite(est) else blob.file.file.row_count, want)
-            row.update({
-                "num_bits": s["num_bits"], "bits_set": s["bits_set"], "fill_ratio": s["fill_ratio"],
-                "num_hash_functions": s["num_hash_functions"],
-                "estimated_items": est if math.isfinite(est) else None, "saturated": not math.isfinite(est),
-                "configured_items": items, "estimated_fpp": s["estimated_fpp"], "configured_fpp": fpp,
-                "recommended_items": need["items"], "recommended_bytes": need["bytes"],
-                "target_fpp": want,
-            })
-        rows.append(row)
-    return pd.DataFrame(rows, columns=[
-        "file_name", "partition", "bucket", "row_count", "column", "size", "num_bits", "bits_set",
-        "fill_ratio", "num_hash_functions", "estimated_items", "saturated", "configured_items",
-        "estimated_fpp", "configured_fpp", "recommended_items", "recommended_bytes", "target_fpp", "error"])
-
-
-# ---------------------------------------------------------------------------------------
-# Bitmaps
-
-
-def bitmap_frame(table, snapshot_id: int | None = None, progress: Progress | None = None) -> pd.DataFrame:
-    """Per bitmap index: version, dictionary size, nulls, layout bytes, and the bytes a point
-    lookup of the most frequent value reads (V1 reads the whole head, V2 one index block)."""
-    types = partition_types(table)
-    rows = []
-    for blob, s in _summaries(table, snapshot_id, ["bitmap"], progress):
-        row = {**_file_cols(table, blob.file, types), "column": blob.column, "size": blob.size,
-               "error": s.get("error")}
-        if "version" in s:
-            row.update({k: s.get(k) for k in (
-                "version", "dictionary_size", "null_count", "single_row_values", "head_bytes",
-                "index_block_bytes", "bitmap_bytes", "block_count", "lookup_bytes_most_frequent")})
-        rows.append(row)
-    return pd.DataFrame(rows, columns=[
-        "file_name", "partition", "bucket", "row_count", "column", "size", "version", "dictionary_size",
-        "null_count", "single_row_values", "head_bytes", "index_block_bytes", "bitmap_bytes",
-        "block_count", "lookup_bytes_most_frequent", "error"])
-
-
-def bitmap_values(table, column: str, snapshot_id: int | None = None,
-                  progress: Progress | None = None) -> pd.DataFrame:
-    """Value cardinalities of one column's bitmap indexes: one row per (file, value)."""
-    types = partition_types(table)
-    rows = []
-    for blob in iter_file_indexes(table, snapshot_id, ["bitmap"], column, progress):
-        if blob.reader is None or blob.empty:
-            continue
-        try:
-            dictionary = list(blob.reader.dictionary())
-            nulls = len(blob.reader.null_bitmap())
-        except IndexCoreError:
-            continue
-        base = _file_cols(table, blob.file, types)
-        for value, card in dictionary:
-            rows.append({**base, "value": str(to_json_value(blob.dtype, value)), "cardinality": card})
-        if nulls:
-            rows.append({**base, "value": "NULL", "cardinality": nulls})
-    return pd.DataFrame(rows, columns=["file_name", "partition", "bucket", "row_count", "value", "cardinality"])
+    """The ``$buckets`` (``by='bucket'``) or ``$partitions`` view and the skew of its bytes:
+    ``max_over_mean`` and ``cv`` (std / mean) of ``file_size_in_bytes`` per group."""
+    groups = view(table, "buckets" if by == "bucket" else "partitions", snapshot_id).to_pandas()
+    return groups, _skew(groups["file_size_in_bytes"].astype(float))
 
 
 def top_values(values: pd.DataFrame, n: int = 20) -> pd.DataFrame:
-    """Aggregate :func:`bitmap_values` over files: the ``n`` most frequent values."""
+    """Aggregate a ``$bitmap_values`` frame over files: the ``n`` most frequent values."""
     if values.empty:
         return pd.DataFrame(columns=["value", "cardinality", "files"])
     agg = values.groupby("value", as_index=False).agg(cardinality=("cardinality", "sum"),
@@ -455,7 +209,7 @@ def bitmap_lookup(table, column: str, value_text: str, snapshot_id: int | None =
             leaf = parse_where(f"{_quote(column)} = {value_text}", table.file_schema(blob.file).row_type())
             literal = leaf.literals[0]
         found = blob.reader.null_bitmap() if literal is None else blob.reader.bitmap_for(literal)
-        rows.append({**_file_cols(table, blob.file, types), "version": blob.reader.version,
+        rows.append({**file_cols(blob.file, types), "version": blob.reader.version,
                      "matching_rows": len(found), "lookup_bytes": blob.reader.lookup_bytes(literal),
                      "index_size": blob.size})
     return pd.DataFrame(rows, columns=["file_name", "partition", "bucket", "row_count", "version",
@@ -492,7 +246,7 @@ def bitmap_layout_compare(table, column: str, snapshot_id: int | None = None,
             for v in values:
                 writer.write(v)
             rebuilt = BitmapReader(blob.dtype, BytesSource(writer.serialized_bytes()), {})
-            rows.append({**_file_cols(table, blob.file, types), "layout": f"V{version}",
+            rows.append({**file_cols(blob.file, types), "layout": f"V{version}",
                          "actual": version == reader.version, "size": rebuilt.source.size,
                          "head_bytes": rebuilt.meta.head_size,
                          "lookup_bytes": rebuilt.lookup_bytes(frequent) if frequent is not None else None})
@@ -508,8 +262,8 @@ def range_frame(table, snapshot_id: int | None = None, progress: Progress | None
     """Per range-bitmap / BSI index: value range, nulls, dictionary size, slices and bytes."""
     types = partition_types(table)
     rows = []
-    for blob, s in _summaries(table, snapshot_id, ["range-bitmap", "bsi"], progress):
-        row = {**_file_cols(table, blob.file, types), "column": blob.column, "index_type": blob.index_type,
+    for blob, s in summaries(table, snapshot_id, ["range-bitmap", "bsi"], progress):
+        row = {**file_cols(blob.file, types), "column": blob.column, "index_type": blob.index_type,
                "size": blob.size, "error": s.get("error")}
         if "min" in s:
             row.update({"min": s.get("min"), "max": s.get("max"), "null_count": s.get("null_count"),
@@ -566,7 +320,7 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
     rows = []
     for i, lf in enumerate(files):
         _tick(progress, i, len(files), lf.file.file_name)
-        row = {**_file_cols(table, lf, types)}
+        row = {**file_cols(lf, types)}
         row["stats"] = "may match" if test_predicate_on_stats(predicate, lf.file.row_count,
                                                               file_stats(table, lf)) else "SKIP"
         schema = table.file_schema(lf)
@@ -628,23 +382,8 @@ class _FilteredHead:
 # Deletion vectors
 
 
-def dv_frame(table, snapshot_id: int | None = None) -> pd.DataFrame:
-    """Per live file of the snapshot: rows, deleted rows (DV cardinality) and density."""
-    plan = _plan(table, snapshot_id)
-    types = partition_types(table)
-    rows = []
-    for lf in plan.files:
-        deleted = dv_cardinality(table, lf) or 0
-        rows.append({**_file_cols(table, lf, types), "level": lf.file.level, "deleted": deleted,
-                     "has_dv": lf.deletion_vector is not None,
-                     "density": deleted / lf.file.row_count if lf.file.row_count else 0.0,
-                     "dv_file": lf.dv_file_path})
-    return pd.DataFrame(rows, columns=["file_name", "partition", "bucket", "row_count", "level", "deleted",
-                                       "has_dv", "density", "dv_file"])
-
-
 def dv_by_bucket(dvs: pd.DataFrame) -> pd.DataFrame:
-    """:func:`dv_frame` summed per partition x bucket, with the deleted/rows density."""
+    """The ``$deletion_vectors`` view summed per partition x bucket, with the deleted/rows density."""
     if dvs.empty:
         return pd.DataFrame(columns=["partition", "bucket", "row_count", "deleted", "files", "dv_files",
                                      "density"])
@@ -663,7 +402,7 @@ def dv_trend(table, max_snapshots: int = 50, progress: Progress | None = None) -
     for i, sid in enumerate(ids):
         _tick(progress, i, len(ids), f"snapshot {sid}")
         try:
-            d = dv_frame(table, sid)
+            d = view(table, "deletion_vectors", sid).to_pandas()
         except IndexCoreError:
             continue
         total, deleted = int(d["row_count"].sum()), int(d["deleted"].sum())
@@ -686,39 +425,15 @@ def compaction_hint(buckets: pd.DataFrame, threshold: float = DEFAULT_COMPACTION
 # Dynamic-bucket hash index
 
 
-def hash_index_frame(table, snapshot_id: int | None = None) -> tuple[pd.DataFrame, dict]:
-    """Keys per (partition, bucket) from the HASH index vs ``dynamic-bucket.target-row-num``.
-
-    Returns the frame (``keys`` decoded from the index files, ``fill`` = keys / target) and a
-    balance dict (max/mean and coefficient of variation of the keys, per partition averaged).
-    """
-    plan = _plan(table, snapshot_id)
-    types = partition_types(table)
-    target = table.core_options.dynamic_bucket_target_row_num
-    rows = []
-    for (partition, bucket), entries in plan.hash_indexes.items():
-        keys, distinct, recorded, errors = 0, 0, 0, []
-        for entry in entries:
-            recorded += entry.index_file.row_count
-            try:
-                index = table.hash_index(entry)
-            except IndexCoreError as exc:
-                errors.append(str(exc))
-                continue
-            s = index.summary()
-            keys += s["count"]
-            distinct += s["distinct"]
-        rows.append({"partition": partition_label(partition, types), "bucket": bucket, "keys": keys,
-                     "distinct": distinct, "recorded_rows": recorded, "index_files": len(entries),
-                     "target": target, "fill": keys / target if target else None,
-                     "error": "; ".join(errors) or None})
-    frame = pd.DataFrame(rows, columns=["partition", "bucket", "keys", "distinct", "recorded_rows",
-                                        "index_files", "target", "fill", "error"])
-    frame = frame.sort_values(["partition", "bucket"]).reset_index(drop=True)
-    balance = _skew(frame["keys"].astype(float)) if not frame.empty else _skew(pd.Series([], dtype=float))
+def hash_balance(frame: pd.DataFrame, target: int | None = None) -> dict:
+    """Balance of a ``$hash_buckets`` frame: max/mean and coefficient of variation of the keys,
+    the target (``dynamic-bucket.target-row-num``) and how many buckets are over it."""
+    if target is None:
+        target = int(frame["target"].iloc[0]) if not frame.empty else 0
+    balance = _skew(frame["keys"].astype(float))
     balance["target"] = target
     balance["over_target"] = int((frame["keys"] > target).sum()) if not frame.empty else 0
-    return frame, balance
+    return balance
 
 
 # ---------------------------------------------------------------------------------------
@@ -919,10 +634,10 @@ def table_index_kinds(table, snapshot_id: int | None = None) -> dict[str, int]:
 
 
 __all__ = [
-    "DELETION_VECTORS", "HASH", "IndexBlob", "bitmap_frame", "bitmap_layout_compare", "bitmap_lookup",
-    "bitmap_values", "bloom_frame", "cells_as_text", "compaction_hint", "configured_indexes", "dv_by_bucket",
-    "dv_cardinality", "dv_frame", "dv_trend", "explain_frames", "funnel_frame", "file_indexes_frame", "file_stats", "files_frame",
-    "hash_index_frame", "iter_file_indexes", "options_frame", "partition_label", "predicate_candidates", "problems_frame",
-    "prune_by_index", "prune_by_sql", "range_frame", "result_label", "schema_history", "size_skew", "snapshot_timeline", "suggest_predicate", "supported_index_types",
-    "table_index_kinds", "table_overview", "top_values", "warehouse_overview", "whatif_frames",
+    "DELETION_VECTORS", "HASH", "UNPARTITIONED", "bitmap_layout_compare", "bitmap_lookup", "cells_as_text",
+    "compaction_hint", "configured_indexes", "dv_by_bucket", "dv_cardinality", "dv_trend", "explain_frames",
+    "file_stats", "funnel_frame", "hash_balance", "iter_file_indexes", "partition_label", "predicate_candidates",
+    "problems_frame", "prune_by_index", "prune_by_sql", "range_frame", "result_label", "schema_history",
+    "size_skew", "suggest_predicate", "supported_index_types", "table_index_kinds", "table_overview",
+    "target_row_num", "top_values", "warehouse_overview", "whatif_frames",
 ]

@@ -47,7 +47,10 @@ class Warehouse:
         return posixpath.join(self.storage.root, f"{db}.db", tbl)
 
     def table(self, name: str) -> Table:
-        """Open ``db.table``; raises StorageError if it has no schema."""
+        """Open ``db.table`` (or a branch, ``db.table$branch_NAME``); StorageError if it has no schema."""
+        base, sep, branch = name.partition("$branch_")
+        if sep:
+            return self.table(base).branch(branch)
         if name not in self._tables:
             path = self.table_path(name)
             if not self.storage.exists(posixpath.join(path, "schema")):
@@ -57,3 +60,8 @@ class Warehouse:
 
     def __repr__(self) -> str:
         return f"Warehouse({self.url!r})"
+
+    def _repr_html_(self) -> str:
+        from ..views.html import warehouse_html
+
+        return warehouse_html(self)

@@ -119,6 +119,11 @@ class Table:
     def __repr__(self) -> str:
         return f"Table({self.name!r})"
 
+    def _repr_html_(self) -> str:
+        from ..views.html import table_html
+
+        return table_html(self)
+
     def _problem(self, path: str, structure: str, reason: str, into: list | None = None) -> None:
         p = Problem(path, structure, reason)
         if into is not None and p not in into:
@@ -242,7 +247,8 @@ class Table:
     def snapshot(self, snapshot_id: int | None = None) -> Snapshot | None:
         """The snapshot with ``snapshot_id``, or the latest; None when the table has none."""
         if snapshot_id is not None:
-            snap = self._load_snapshot(int(snapshot_id))
+            tagged = None if int(snapshot_id) in self._snapshots else self._expired_tagged(int(snapshot_id))
+            snap = tagged or self._load_snapshot(int(snapshot_id))
             if snap is None:
                 raise StorageError(f"table {self.name} has no readable snapshot {snapshot_id}",
                                    file=posixpath.join(self.path, "snapshot"))
@@ -250,6 +256,16 @@ class Table:
         for sid in reversed(self.snapshot_ids()):
             snap = self._load_snapshot(sid)
             if snap is not None:
+                return snap
+        return None
+
+    def _expired_tagged(self, sid: int) -> Snapshot | None:
+        """A tag's copy of snapshot ``sid`` when the snapshot itself has expired (Paimon keeps it)."""
+        if sid in self.snapshot_ids():
+            return None
+        for snap in self.tags().values():
+            if snap.id == sid:
+                self._snapshots[sid] = snap
                 return snap
         return None
 

@@ -1,0 +1,168 @@
+"""Our own index views (no Paimon counterpart): bitmap cardinalities, bloom fill, DV density,
+hash-index balance. Same calling convention and explicit Arrow schemas as :mod:`.system`;
+every per-file view starts with ``file_name, partition, bucket, row_count``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pyarrow as pa
+
+from ..errors import IndexCoreError
+from ..types import to_json_value
+from .common import (
+    FILE_COLS,
+    Progress,
+    dv_cardinality,
+    file_cols,
+    from_rows,
+    iter_file_indexes,
+    partition_label,
+    partition_types,
+    summaries,
+)
+
+DEFAULT_BLOOM_ITEMS = 1_000_000
+DEFAULT_BLOOM_FPP = 0.1
+DEFAULT_TARGET_ROW_NUM = 2_000_000
+
+BITMAP_INDEXES = pa.schema([
+    *FILE_COLS, ("column", pa.string()), ("size", pa.int64()), ("version", pa.int32()),
+    ("dictionary_size", pa.int64()), ("null_count", pa.int64()), ("single_row_values", pa.int64()),
+    ("head_bytes", pa.int64()), ("index_block_bytes", pa.int64()), ("bitmap_bytes", pa.int64()),
+    ("block_count", pa.int64()), ("lookup_bytes_most_frequent", pa.int64()), ("error", pa.string())])
+_BITMAP_KEYS = ("version", "dictionary_size", "null_count", "single_row_values", "head_bytes",
+                "index_block_bytes", "bitmap_bytes", "block_count", "lookup_bytes_most_frequent")
+
+
+def bitmap_indexes(table, snapshot_id: int | None = None, progress: Progress | None = None) -> pa.Table:
+    """``$bitmap_indexes``: per bitmap index, version, dictionary size, nulls, layout bytes and the
+    bytes a point lookup of the most frequent value reads (V1 the whole head, V2 one block)."""
+    types = partition_types(table)
+    rows = []
+    for blob, s in summaries(table, snapshot_id, ["bitmap"], progress):
+        row = {**file_cols(blob.file, types), "column": blob.column, "size": blob.size, "error": s.get("error")}
+        if "version" in s:
+            row.update({k: s.get(k) for k in _BITMAP_KEYS})
+        rows.append(row)
+    return from_rows(rows, BITMAP_INDEXES)
+
+
+BITMAP_VALUES = pa.schema([*FILE_COLS, ("column", pa.string()), ("value", pa.string()),
+                           ("cardinality", pa.int64())])
+
+
+def bitmap_values(table, snapshot_id: int | None = None, column: str | None = None,
+                  progress: Progress | None = None) -> pa.Table:
+    """``$bitmap_values``: value cardinalities of the bitmap indexes, one row per (file, column,
+    value); ``NULL`` counts the null rows."""
+    types = partition_types(table)
+    rows = []
+    for blob in iter_file_indexes(table, snapshot_id, ["bitmap"], column, progress):
+        if blob.reader is None or blob.empty:
+            continue
+        try:
+            dictionary = list(blob.reader.dictionary())
+            nulls = len(blob.reader.null_bitmap())
+        except IndexCoreError:
+            continue
+        base = {**file_cols(blob.file, types), "column": blob.column}
+        for value, card in dictionary:
+            rows.append({**base, "value": str(to_json_value(blob.dtype, value)), "cardinality": card})
+        if nulls:
+            rows.append({**base, "value": "NULL", "cardinality": nulls})
+    return from_rows(rows, BITMAP_VALUES)
+
+
+BLOOM_FILTERS = pa.schema([
+    *FILE_COLS, ("column", pa.string()), ("size", pa.int64()), ("num_bits", pa.int64()), ("bits_set", pa.int64()),
+    ("fill_ratio", pa.float64()), ("num_hash_functions", pa.int32()), ("estimated_items", pa.float64()),
+    ("saturated", pa.bool_()), ("configured_items", pa.int64()), ("estimated_fpp", pa.float64()),
+    ("configured_fpp", pa.float64()), ("recommended_items", pa.int64()), ("recommended_bytes", pa.int64()),
+    ("target_fpp", pa.float64()), ("error", pa.string())])
+
+
+def bloom_filters(table, snapshot_id: int | None = None, target_fpp: float | None = None,
+                  progress: Progress | None = None) -> pa.Table:
+    """``$bloom_filters``: per bloom filter, fill, estimated distinct items and FPP against the
+    configured ``items`` / ``fpp``, and the ``items`` that would meet ``target_fpp`` (default:
+    the configured fpp)."""
+    from ..formats.bloom import items_for_fpp
+
+    types = partition_types(table)
+    rows = []
+    for blob, s in summaries(table, snapshot_id, ["bloom-filter"], progress):
+        row = {**file_cols(blob.file, types), "column": blob.column, "size": blob.size, "error": s.get("error")}
+        if "num_bits" in s:
+            opts = table.file_schema(blob.file).file_index_options(blob.column, "bloom-filter")
+            items = int(opts.get("items", DEFAULT_BLOOM_ITEMS))
+            fpp = float(opts.get("fpp", DEFAULT_BLOOM_FPP))
+            est = s["estimated_items"]
+            want = target_fpp if target_fpp is not None else fpp
+            need = items_for_fpp(est if math.isfinite(est) else blob.file.file.row_count, want)
+            row.update({
+                "num_bits": s["num_bits"], "bits_set": s["bits_set"], "fill_ratio": s["fill_ratio"],
+                "num_hash_functions": s["num_hash_functions"],
+                "estimated_items": est if math.isfinite(est) else None, "saturated": not math.isfinite(est),
+                "configured_items": items, "estimated_fpp": s["estimated_fpp"], "configured_fpp": fpp,
+                "recommended_items": need["items"], "recommended_bytes": need["bytes"], "target_fpp": want})
+        rows.append(row)
+    return from_rows(rows, BLOOM_FILTERS)
+
+
+DELETION_VECTORS = pa.schema([
+    *FILE_COLS, ("level", pa.int32()), ("deleted", pa.int64()), ("has_dv", pa.bool_()),
+    ("density", pa.float64()), ("dv_file", pa.string())])
+
+
+def deletion_vectors(table, snapshot_id: int | None = None) -> pa.Table:
+    """``$deletion_vectors``: per live file, rows, deleted rows (DV cardinality) and density."""
+    types = partition_types(table)
+    rows = []
+    for lf in table.plan(snapshot_id).files:
+        deleted = dv_cardinality(table, lf) or 0
+        rows.append({**file_cols(lf, types), "level": lf.file.level, "deleted": deleted,
+                     "has_dv": lf.deletion_vector is not None,
+                     "density": deleted / lf.file.row_count if lf.file.row_count else 0.0,
+                     "dv_file": lf.dv_file_path})
+    return from_rows(rows, DELETION_VECTORS)
+
+
+HASH_BUCKETS = pa.schema([
+    ("partition", pa.string()), ("bucket", pa.int32()), ("keys", pa.int64()), ("distinct", pa.int64()),
+    ("recorded_rows", pa.int64()), ("index_files", pa.int64()), ("target", pa.int64()), ("fill", pa.float64()),
+    ("error", pa.string())])
+
+
+def target_row_num(table) -> int:
+    """``dynamic-bucket.target-row-num`` (Paimon's default 2,000,000)."""
+    try:
+        return int(table.options.get("dynamic-bucket.target-row-num", DEFAULT_TARGET_ROW_NUM))
+    except ValueError:
+        return DEFAULT_TARGET_ROW_NUM
+
+
+def hash_buckets(table, snapshot_id: int | None = None) -> pa.Table:
+    """``$hash_buckets``: keys per (partition, bucket) decoded from the HASH index files against
+    ``dynamic-bucket.target-row-num`` (``fill`` = keys / target)."""
+    types = partition_types(table)
+    target = target_row_num(table)
+    rows = []
+    for (partition, bucket), entries in table.plan(snapshot_id).hash_indexes.items():
+        keys, distinct, recorded, errors = 0, 0, 0, []
+        for entry in entries:
+            recorded += entry.index_file.row_count
+            try:
+                s = table.hash_index(entry).summary()
+            except IndexCoreError as exc:
+                errors.append(str(exc))
+                continue
+            keys += s["count"]
+            distinct += s["distinct"]
+        rows.append({"partition": partition_label(partition, types), "bucket": bucket, "keys": keys,
+                     "distinct": distinct, "recorded_rows": recorded, "index_files": len(entries),
+                     "target": target, "fill": keys / target if target else None,
+                     "error": "; ".join(errors) or None})
+    rows.sort(key=lambda r: (r["partition"], r["bucket"]))
+    return from_rows(rows, HASH_BUCKETS)
