@@ -1,8 +1,11 @@
-"""``python -m indexcore``: one subcommand per module under :mod:`indexcore.commands`.
+"""``python -m indexcore`` (or the ``indexcore`` script): one subcommand per module under
+:mod:`indexcore.commands`.
 
 Each command module exposes ``register(subparsers)``, adding its parsers with
-``set_defaults(func=...)``; ``func(args)`` returns a JSON-able dict, which is printed as JSON
-(``--format json``) or as a readable table (the default, for people).
+``set_defaults(func=...)``; ``func(args)`` returns a JSON-able dict, which
+:func:`indexcore.commands.output.emit` prints as JSON, CSV or a readable table
+(``--format``). A table argument may name a branch, ``db.table$branch_NAME``; every command
+that takes ``--snapshot N`` also takes ``--tag NAME`` and ``--as-of TIME``.
 """
 
 from __future__ import annotations
@@ -13,13 +16,13 @@ import pkgutil
 import sys
 
 from . import commands
-from .commands.output import emit
+from .commands.output import FORMATS, emit
 from .errors import IndexCoreError, PredicateError
 from .types import parse_timestamp_text
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m indexcore",
+    parser = argparse.ArgumentParser(prog="indexcore",
                                      description="Explore Apache Paimon index files and warehouses.")
     sub = parser.add_subparsers(dest="command", required=True)
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
@@ -28,11 +31,13 @@ def build_parser() -> argparse.ArgumentParser:
             module.register(sub)
     for name, action in sub.choices.items():
         if any(a.dest == "snapshot" for a in action._actions):
+            action.add_argument("--tag", dest="tag", metavar="NAME",
+                                help="time travel: the snapshot the tag NAME pins")
             action.add_argument("--as-of", dest="as_of", metavar="TIME",
                                 help="time travel: the snapshot live at TIME ('2024-06-01 12:00:00', "
                                      "UTC unless it carries an offset, or epoch milliseconds)")
         if not any(a.dest == "format" for a in action._actions):
-            action.add_argument("--format", choices=["table", "json"], default="table",
+            action.add_argument("--format", choices=FORMATS, default="table",
                                 help="output format (default: table)")
         action.set_defaults(command=name)
     return parser
@@ -42,29 +47,34 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        _resolve_as_of(args)
+        _resolve_snapshot(args)
         result = args.func(args)
     except IndexCoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    emit(result, args.format, sys.stdout)
+    emit(result, args.format, sys.stdout, getattr(args, "brief", None))
     return int(getattr(args, "exit_code", 0))  # a command sets it to fail after printing (check)
 
 
-def _resolve_as_of(args: argparse.Namespace) -> None:
-    """Turn ``--as-of TIME`` into ``--snapshot N``: the latest snapshot committed by then."""
-    text = getattr(args, "as_of", None)
-    if text is None:
+def _resolve_snapshot(args: argparse.Namespace) -> None:
+    """Turn ``--tag NAME`` or ``--as-of TIME`` into ``--snapshot N``."""
+    tag, text = getattr(args, "tag", None), getattr(args, "as_of", None)
+    if tag is None and text is None:
         return
-    if args.snapshot is not None:
-        raise IndexCoreError("give either --snapshot or --as-of, not both")
+    if sum(x is not None for x in (args.snapshot, tag, text)) > 1:
+        raise IndexCoreError("give one of --snapshot, --tag and --as-of")
+    from . import open_warehouse
+    from .views import parse_identifier
+
+    table = open_warehouse(args.warehouse).table(parse_identifier(args.table).table_ref)
+    if tag is not None:
+        args.snapshot = table.tag(tag).id
+        return
     try:
         millis = int(text) if text.strip().lstrip("-").isdigit() else parse_timestamp_text(text, ltz=True).millis
     except ValueError as exc:
         raise PredicateError(f"--as-of {text!r} is neither a timestamp nor epoch milliseconds") from exc
-    from . import open_warehouse
-
-    snapshot = open_warehouse(args.warehouse).table(args.table).snapshot_at(millis)
+    snapshot = table.snapshot_at(millis)
     if snapshot is None:
         raise IndexCoreError(f"table {args.table} has no snapshot at or before {text}")
     args.snapshot = snapshot.id

@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bucket", type=int, default=None, help="only files of this bucket")
     p.add_argument("--all-files", action="store_true",
                    help="consult the file index even for files pruned by an earlier stage")
-    p.set_defaults(func=run_explain)
+    p.set_defaults(func=run_explain, brief=brief)
 
 
 def run_explain(args: argparse.Namespace) -> dict:
@@ -55,25 +55,30 @@ def run_explain(args: argparse.Namespace) -> dict:
             seen.add(key)
             problems.append(p)
     out["problems"] = problems
-    if getattr(args, "format", "json") == "json":
-        return out
+    if result.verified:
+        out["matching_rows"] = sum(f.get("matching_rows") or 0 for f in out["files"])
+    return out
+
+
+def brief(out: dict) -> dict:
+    """What people read of an explain result: one short line per file and the funnel."""
+    verified = "matching_rows" in out
     rows = []
-    for f, d in zip(out["files"], result.files, strict=True):
+    for f in out["files"]:
         row = {"file": posixpath.basename(f["path"]),
                "partition": ",".join(f"{k}={v}" for k, v in f["partition"].items()),
                "bucket": f["bucket"], "level": f["level"], "rows": f["row_count"],
                "partition_decision": f["partition_decision"], "bucket_decision": f["bucket_decision"],
-               "level_decision": f["level_decision"],
-               "stats": f["stats_decision"],
+               "level_decision": f["level_decision"], "stats": f["stats_decision"],
                "index": short_result(f["raw_index_result"]), "decision": short_result(f["index_decision"]),
                "rows_after_dv": f["rows_after_dv"], "bytes_read": f["bytes_read"],
-               "read": "yes" if d.read else f"no ({d.skipped_by})"}
-        if args.verify:
+               "read": "yes" if f["skipped_by"] is None else f"no ({f['skipped_by']})"}
+        if verified:
             row["matching_rows"] = f["matching_rows"]
         rows.append(row)
     view = {"table": out["table"], "snapshot": out["snapshot"], "where": out["where"], "files": rows,
             "funnel": [{"stage": k, **v} for k, v in out["funnel"].items()]}
-    if args.verify:
+    if verified:
         view["violations"] = out["violations"] or "none"
-    view["problems"] = problems or "none"
+    view["problems"] = out["problems"] or "none"
     return view

@@ -13,7 +13,6 @@ from ..errors import IndexCoreError, PredicateError
 from ..evaluate.file_index import FileIndexPredicate, blob_predicate, result_to_json
 from ..expr import parse_where, predicate_to_sql
 from ..formats import FILE_INDEX_TYPES
-from ..formats.base import BitmapResult, FileIndexResult
 from ..formats.container import read_container
 from ..io import open_file
 from ..types import DataType, parse_type
@@ -37,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the data file's row type for a container, e.g. \"k INT, v STRING\"")
     p.add_argument("--option", action="append", default=[], metavar="K=V",
                    help="index option handed to the readers (repeatable)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, brief=brief)
 
 
 def parse_schema(text: str) -> dict[str, DataType]:
@@ -86,11 +85,12 @@ def parse_options(items: list[str]) -> dict[str, str]:
     return options
 
 
-def _describe(result: FileIndexResult) -> str:
-    if isinstance(result, BitmapResult):
-        n = len(result.bitmap)
+def _describe(result) -> str:
+    """A JSON file-index result (``"SKIP"``, ``"REMAIN"``, ``{"rows": [...]}``) for people."""
+    if isinstance(result, dict):
+        n = len(result["rows"])
         return f"{n} row{'s' if n != 1 else ''}" if n else "0 rows (skip)"
-    return result.to_json()
+    return str(result)
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -121,14 +121,17 @@ def run(args: argparse.Namespace) -> dict:
         evaluator = FileIndexPredicate(read_container(source), schema, lambda _col, _typ: options)
     results = [evaluator.evaluate(pred) for pred in predicates]
 
-    if getattr(args, "format", "json") == "json":
-        return {"results": [result_to_json(r) for r in results]}
-    rows = []
-    for sql, pred, result in zip(args.where, predicates, results, strict=True):
-        shown = list(result.bitmap[0:SHOWN_ROWS]) if isinstance(result, BitmapResult) else ""
-        if isinstance(result, BitmapResult) and len(result.bitmap) > SHOWN_ROWS:
-            shown = ", ".join(map(str, shown)) + ", ..."
-        rows.append({"where": sql, "predicate": predicate_to_sql(pred, schema), "result": _describe(result),
-                     "rows": shown if isinstance(shown, str) else ", ".join(map(str, shown))})
     return {"file": args.file, "bytes_read": source.stats.bytes_read, "requests": source.stats.requests,
-            "results": rows}
+            "where": list(args.where), "predicates": [predicate_to_sql(p, schema) for p in predicates],
+            "results": [result_to_json(r) for r in results]}
+
+
+def brief(out: dict) -> dict:
+    """What people read of ``probe``: per condition, the result and the first rows it keeps."""
+    rows = []
+    for sql, pred, result in zip(out["where"], out["predicates"], out["results"], strict=True):
+        kept = result["rows"] if isinstance(result, dict) else None
+        shown = "" if kept is None else ", ".join(map(str, kept[:SHOWN_ROWS])) + (
+            ", ..." if len(kept) > SHOWN_ROWS else "")
+        rows.append({"where": sql, "predicate": pred, "result": _describe(result), "rows": shown})
+    return {"file": out["file"], "bytes_read": out["bytes_read"], "requests": out["requests"], "results": rows}

@@ -32,13 +32,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "true matching rows, bytes read; false positives and violations.")
     _common(p)
     p.add_argument("--where", required=True, metavar="SQL", help="SQL condition")
-    p.set_defaults(func=run_evaluate)
+    p.set_defaults(func=run_evaluate, brief=brief_evaluate)
 
     p = sub.add_parser("audit", help="check every index of a table against its data, with Spark",
                        description="Check that file indexes, deletion vectors and hash indexes agree with "
                                    "the data; report health per table, partition and bucket.")
     _common(p)
-    p.set_defaults(func=run_audit)
+    p.set_defaults(func=run_audit, brief=brief_audit)
 
     p = sub.add_parser("what-if", help="size and pruning of a hypothetical file index, with Spark",
                        description="Build a file index that does not exist (into a scratch directory) "
@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="index option, e.g. fpp=0.01 or items=1000 (repeatable)")
     p.add_argument("--where", action="append", required=True, metavar="SQL", help="condition (repeatable)")
     p.add_argument("--scratch-dir", default=None, help="where the hypothetical indexes go (default: a temp dir)")
-    p.set_defaults(func=run_what_if)
+    p.set_defaults(func=run_what_if, brief=brief_what_if)
 
 
 def _dedupe(problems: list[dict]) -> list[dict]:
@@ -69,8 +69,11 @@ def run_evaluate(args: argparse.Namespace) -> dict:
     out = evaluate(args.warehouse, args.table, args.where, master=args.master, snapshot_id=args.snapshot,
                    progress=ProgressBar("evaluating"))
     out["problems"] = _dedupe(out["problems"])
-    if getattr(args, "format", "json") == "json":
-        return out
+    return out
+
+
+def brief_evaluate(out: dict) -> dict:
+    """What people read of ``spark-evaluate``: one short line per file, the funnel, false positives."""
     rows = [{"file": posixpath.basename(f["path"]), "bucket": f["bucket"], "rows": f["row_count"],
              "stats": f["stats_decision"], "index": short_result(f["index_decision"]),
              "rows_after_dv": f["rows_after_dv"], "matching_rows": f["matching_rows"],
@@ -86,10 +89,12 @@ def run_evaluate(args: argparse.Namespace) -> dict:
 def run_audit(args: argparse.Namespace) -> dict:
     from ..spark.jobs import audit
 
-    out = audit(args.warehouse, args.table, master=args.master, snapshot_id=args.snapshot,
-                progress=ProgressBar("auditing"))
-    if getattr(args, "format", "json") == "json":
-        return out
+    return audit(args.warehouse, args.table, master=args.master, snapshot_id=args.snapshot,
+                 progress=ProgressBar("auditing"))
+
+
+def brief_audit(out: dict) -> dict:
+    """What people read of ``audit``: the findings and the health per bucket."""
     findings = [{"check": f["check"], "severity": f["severity"], "file": posixpath.basename(f["path"]),
                  "column": f["column"], "index_type": f["index_type"], "message": f["message"]}
                 for f in out["findings"]]
@@ -111,9 +116,11 @@ def _options(pairs: list[str]) -> dict[str, str]:
 def run_what_if(args: argparse.Namespace) -> dict:
     from ..spark.jobs import what_if
 
-    out = what_if(args.warehouse, args.table, args.column, args.index_type, _options(args.option), args.where,
-                  master=args.master, scratch_dir=args.scratch_dir, snapshot_id=args.snapshot,
-                  progress=ProgressBar("building"))
-    if getattr(args, "format", "json") == "json":
-        return out
+    return what_if(args.warehouse, args.table, args.column, args.index_type, _options(args.option), args.where,
+                   master=args.master, scratch_dir=args.scratch_dir, snapshot_id=args.snapshot,
+                   progress=ProgressBar("building"))
+
+
+def brief_what_if(out: dict) -> dict:
+    """What people read of ``what-if``: everything but the per-file results."""
     return {k: v for k, v in out.items() if k != "file_results"}

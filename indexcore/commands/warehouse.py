@@ -12,9 +12,8 @@ from __future__ import annotations
 import datetime as dt
 
 from ..errors import IndexCoreError
+from ..views import partition_text, view
 from ..warehouse import Warehouse
-from ..warehouse.inspect import partition_text
-from .output import ProgressBar
 
 
 def _open(args) -> Warehouse:
@@ -55,38 +54,25 @@ def _utc(millis: int | None) -> str | None:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _index_info(table, lf) -> dict | None:
-    if not lf.has_file_index:
-        return None
-    from ..formats.container import read_container
-
-    info = {"columns": {}, "embedded": lf.file.embedded_index is not None,
-            "path": None if lf.file.embedded_index is not None else lf.index_path}
-    try:
-        head = read_container(table.file_index_source(lf)).head
-    except IndexCoreError as exc:
-        info["error"] = str(exc)
-        return info
-    for e in head.entries:
-        info["columns"].setdefault(e.column, []).append(e.index_type)
-    return info
-
-
 def cmd_files(args) -> dict:
+    """Live files from the ``$files`` view, each with its ``$file_indexes`` rows folded in."""
     table = _open(args).table(args.table)
     plan = table.plan(args.snapshot)
-    types = [f.type for f in table.schema().partition_fields]
-    progress = ProgressBar("files")
+    indexes: dict[str, dict] = {}
+    for r in view(table, "file_indexes", args.snapshot).to_pylist():
+        info = indexes.setdefault(r["file_path"], {"columns": {}, "embedded": r["storage_type"] == "EMBEDDED",
+                                                   "path": r["index_file_path"]})
+        if r["error"]:
+            info["error"] = r["error"]
+        elif r["column_name"] is not None:
+            info["columns"].setdefault(r["column_name"], []).append(r["index_type"])
     files = []
-    total = len(plan.files)
-    for i, lf in enumerate(plan.files):
-        dv = lf.deletion_vector
+    for r in view(table, "files", args.snapshot).to_pylist():
+        dv = r["deletion_vector_cardinality"]
         files.append({
-            "path": lf.path, "partition": partition_text(lf.partition, types), "bucket": lf.bucket,
-            "level": lf.file.level, "row_count": lf.file.row_count, "file_size": lf.file.file_size,
-            "schema_id": lf.file.schema_id, "index": _index_info(table, lf),
-            "deletion_vector": None if dv is None else {"cardinality": dv.cardinality}})
-        progress(i + 1, total, lf.file.file_name)
+            "path": r["file_path"], "partition": r["partition"], "bucket": r["bucket"], "level": r["level"],
+            "row_count": r["record_count"], "file_size": r["file_size_in_bytes"], "schema_id": r["schema_id"],
+            "index": indexes.get(r["file_path"]), "deletion_vector": None if dv is None else {"cardinality": dv}})
     return {"table": args.table, "snapshot": plan.snapshot.id if plan.snapshot else None,
             "files": files, "problems": _problems(plan.problems, table.problems)}
 
