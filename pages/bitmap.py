@@ -17,7 +17,7 @@ with guard("Bitmap indexes"):
         st.info("No bitmap index in this snapshot. Paimon builds one per file for the columns in "
                 "`file-index.bitmap.columns`.")
         st.stop()
-    frame = ctx.metric("bitmap_frame")
+    frame = ctx.view("bitmap_indexes")
     column = st.selectbox("Column", columns, key="bitmap_column")
     mine = frame[frame["column"] == column]
     c = st.columns(4)
@@ -30,7 +30,7 @@ with guard("Bitmap indexes"):
         st.warning(f"{row['file_name']}: {row['error']}")
 
     n = st.slider("Top N values", 5, 50, 20, key="bitmap_top_n")
-    values = ctx.metric("bitmap_values", column=column)
+    values = ctx.view("bitmap_values", column=column)
     top = top_values(values, n)
     left, right = st.columns(2)
     left.plotly_chart(figures.top_values(top, f"Top {n} values of {column} (all files)"), width="stretch")

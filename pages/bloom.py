@@ -13,7 +13,7 @@ if not need_table(ctx):
 with guard("Bloom filters"):
     target = st.number_input("Target false-positive probability (0 = the configured fpp)", min_value=0.0,
                              max_value=0.99, value=0.0, step=0.01, format="%.4f", key="bloom_target")
-    blooms = ctx.metric("bloom_frame", target_fpp=target or None)
+    blooms = ctx.view("bloom_filters", target_fpp=target or None)
     if blooms.empty:
         st.info("No bloom filter in this snapshot. Paimon builds one per file for the columns in "
                 "`file-index.bloom-filter.columns` (options `items`, `fpp`).")

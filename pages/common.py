@@ -1,8 +1,9 @@
-"""Streamlit glue shared by every page: warehouse/table/snapshot pickers, caching, error guard.
+"""Streamlit glue shared by every page: warehouse/table/branch/tag/snapshot pickers, caching, error guard.
 
 Nothing here decodes anything: it opens a warehouse with :func:`indexcore.open_warehouse`,
-keeps the choice in ``st.session_state`` and caches :mod:`indexcore.evaluate.metrics` frames
-per warehouse URL, table and snapshot.
+keeps the session's choice as ONE :class:`Selection` record in ``st.session_state`` and caches
+:mod:`indexcore.views` tables (as frames) and :mod:`indexcore.evaluate.metrics` frames per
+warehouse URL, table (with its branch) and snapshot.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ import pandas as pd
 import streamlit as st
 
 import indexcore
+from indexcore import views
 from indexcore.errors import IndexCoreError
 from indexcore.evaluate import metrics
 
@@ -28,6 +31,26 @@ DEFAULT_WAREHOUSE = APP_DIR / "sample_warehouse"
 PAGE_SIZE = 200
 
 WH_KEY, TABLE_KEY, SNAPSHOT_KEY, MASTER_KEY = "warehouse_url", "table", "snapshot_id", "spark_master"
+BRANCH_KEY, TAG_KEY, SELECTION_KEY = "branch", "tag", "selection"
+MAIN, NO_TAG = "main", "(no tag)"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The session's choice: warehouse, table, branch, tag and snapshot (None = latest)."""
+
+    warehouse: str
+    table: str | None = None
+    branch: str = MAIN
+    tag: str | None = None
+    snapshot_id: int | None = None
+
+    @property
+    def table_ref(self) -> str | None:
+        """The name :meth:`Warehouse.table` opens: ``db.t`` or ``db.t$branch_NAME``."""
+        if self.table is None or self.branch == MAIN:
+            return self.table
+        return views.Identifier(self.table, self.branch).table_ref
 
 
 def _cli_warehouse() -> str | None:
@@ -72,6 +95,13 @@ def table_names(url: str, roots: tuple[str, ...]) -> list[str]:
 
 
 @st.cache_data(show_spinner="Reading…", max_entries=256)
+def cached_view(name: str, url: str, roots: tuple[str, ...], table: str, snapshot_id: int | None,
+                kwargs: tuple = ()) -> pd.DataFrame:
+    """``views.view(table, name, snapshot_id, **kwargs).to_pandas()``, cached."""
+    return views.view(open_warehouse(url, roots).table(table), name, snapshot_id, **dict(kwargs)).to_pandas()
+
+
+@st.cache_data(show_spinner="Reading…", max_entries=256)
 def cached_metric(name: str, url: str, roots: tuple[str, ...], table: str | None, snapshot_id: int | None,
                   kwargs: tuple = (), pass_snapshot: bool = True) -> Any:
     """``metrics.<name>(table, snapshot_id=..., **kwargs)`` (``(warehouse)`` when table is None), cached.
@@ -99,16 +129,24 @@ def guard(what: str) -> Iterator[None]:
 
 
 class Context:
-    """What the sidebar picked: warehouse, table and snapshot (None when not available)."""
+    """What the sidebar picked (:class:`Selection`) with the opened warehouse; ``table_name`` is the
+    table with its branch (``db.t$branch_NAME``), ``snapshot_id`` the picked snapshot."""
 
-    def __init__(self, url: str, roots: tuple[str, ...], warehouse, table_name: str | None,
-                 snapshot_id: int | None):
-        self.url, self.roots, self.warehouse = url, roots, warehouse
-        self.table_name, self.snapshot_id = table_name, snapshot_id
+    def __init__(self, selection: Selection, roots: tuple[str, ...], warehouse):
+        self.selection, self.roots, self.warehouse = selection, roots, warehouse
+        self.url = selection.warehouse
+        self.table_name = selection.table_ref if warehouse is not None else None
+        self.snapshot_id = selection.snapshot_id
 
     @property
     def table(self):
         return self.warehouse.table(self.table_name) if self.warehouse and self.table_name else None
+
+    def view(self, name: str, snapshot: bool = True, **kwargs) -> pd.DataFrame:
+        """A cached :mod:`indexcore.views` view of the picked table as a frame (``snapshot=False``:
+        the latest snapshot, for table-wide views such as ``$snapshots``)."""
+        return cached_view(name, self.url, self.roots, self.table_name, self.snapshot_id if snapshot else None,
+                           tuple(sorted(kwargs.items())))
 
     def metric(self, name: str, table: bool = True, snapshot: bool = True, **kwargs) -> Any:
         """A cached metrics frame for the picked table (``table=False``: the warehouse) and snapshot
@@ -134,15 +172,30 @@ def time_travel_to(table, when: dt.datetime) -> int | None:
     return snap.id if snap else None
 
 
+def _forget(*keys: str) -> None:
+    for key in keys:
+        st.session_state.pop(key, None)
+
+
 def sidebar() -> Context:
-    """Draw the pickers in the sidebar and return the current :class:`Context`."""
+    """Draw the pickers in the sidebar, store the :class:`Selection` and return the :class:`Context`.
+
+    A new warehouse forgets the table; a new table forgets branch, tag and snapshot; a new branch
+    forgets tag and snapshot; a picked tag moves the snapshot to the one it pins, and moving the
+    snapshot elsewhere drops the tag.
+    """
     roots = allowed_roots()
     st.session_state.setdefault(WH_KEY, default_warehouse())
     st.session_state.setdefault(MASTER_KEY, "local[*]")
+    prev = st.session_state.get(SELECTION_KEY)
+    prev = prev if isinstance(prev, Selection) else None
     sb = st.sidebar
     sb.text_input("Warehouse (local path or fsspec URL)", key=WH_KEY,
                   help="Must lie inside the allowed roots: " + ", ".join(roots))
     url = _norm(st.session_state[WH_KEY].strip())
+    if prev is not None and prev.warehouse != url:
+        _forget(TABLE_KEY, BRANCH_KEY, TAG_KEY, SNAPSHOT_KEY)
+        prev = None
     wh, names = None, []
     try:
         wh = open_warehouse(url, roots)
@@ -153,7 +206,7 @@ def sidebar() -> Context:
         sb.error(f"Cannot open the warehouse: {type(exc).__name__}: {exc}")
     if wh is not None and not names:
         sb.warning("No Paimon tables found in this warehouse.")
-    table_name = None
+    selection = Selection(url)
     if names:
         linked = st.query_params.get("table")
         if linked in names and not st.session_state.get("_linked_table_used"):
@@ -161,25 +214,54 @@ def sidebar() -> Context:
             st.session_state["_linked_table_used"] = True
         if st.session_state.get(TABLE_KEY) not in names:
             st.session_state[TABLE_KEY] = names[0]
-        table_name = sb.selectbox("Table", names, key=TABLE_KEY)
-    snapshot_id = None
-    if wh is not None and table_name:
+        if prev is not None and prev.table is not None and st.session_state[TABLE_KEY] != prev.table:
+            _forget(BRANCH_KEY, TAG_KEY, SNAPSHOT_KEY)  # another table: its own latest snapshot
+            prev = None
+        selection = Selection(url, sb.selectbox("Table", names, key=TABLE_KEY))
+    if wh is not None and selection.table:
         try:
-            table = wh.table(table_name)
-            ids = list(reversed(table.snapshot_ids()))
+            selection = _pick_version(sb, wh, selection, prev)
         except IndexCoreError as exc:
             sb.error(str(exc))
-            ids = []
-        if ids:
-            if st.session_state.get(SNAPSHOT_KEY) not in ids:
-                st.session_state[SNAPSHOT_KEY] = ids[0]
-            snapshot_id = sb.selectbox("Snapshot (time travel)", ids, key=SNAPSHOT_KEY,
-                                       format_func=lambda sid: _snapshot_label(table, sid))
-        else:
-            sb.info("This table has no snapshot yet.")
     sb.text_input("Spark master", key=MASTER_KEY,
                   help="local[*], spark://host:7077 or a Spark Connect URL sc://host:15002")
-    return Context(url, roots, wh, table_name, snapshot_id)
+    st.session_state[SELECTION_KEY] = selection
+    return Context(selection, roots, wh)
+
+
+def _pick_version(sb, wh, selection: Selection, prev: Selection | None) -> Selection:
+    """Branch and tag pickers side by side, the snapshot picker below them."""
+    main = wh.table(selection.table)
+    branches = [MAIN, *main.branches()]
+    if st.session_state.get(BRANCH_KEY) not in branches:
+        st.session_state[BRANCH_KEY] = MAIN
+    if prev is not None and st.session_state[BRANCH_KEY] != prev.branch:
+        _forget(TAG_KEY, SNAPSHOT_KEY)
+        prev = None
+    left, right = sb.columns(2)
+    branch = left.selectbox("Branch", branches, key=BRANCH_KEY, help="Paimon branches (`branch/branch-NAME`)")
+    table = main.branch(branch)
+    tags = {name: snap.id for name, snap in table.tags().items()}
+    if st.session_state.get(TAG_KEY) not in (NO_TAG, *tags):
+        st.session_state[TAG_KEY] = NO_TAG
+    tag = st.session_state[TAG_KEY]
+    picked = st.session_state.get(SNAPSHOT_KEY)
+    if prev is not None and tag != NO_TAG and tag == prev.tag and picked != tags[tag]:
+        st.session_state[TAG_KEY] = tag = NO_TAG  # the snapshot was moved away from the tag
+    if tag != NO_TAG and (prev is None or tag != prev.tag):
+        st.session_state[SNAPSHOT_KEY] = tags[tag]  # a newly picked tag moves the snapshot
+    tag = right.selectbox("Tag", [NO_TAG, *tags], key=TAG_KEY, help="Paimon tags (`tag/tag-NAME`)")
+    ids = list(reversed(table.snapshot_ids()))
+    ids += sorted({sid for sid in tags.values() if sid not in ids}, reverse=True)  # expired, kept by a tag
+    selection = replace(selection, branch=branch, tag=None if tag == NO_TAG else tag)
+    if not ids:
+        sb.info("This table has no snapshot yet.")
+        return selection
+    if st.session_state.get(SNAPSHOT_KEY) not in ids:
+        st.session_state[SNAPSHOT_KEY] = ids[0]
+    snapshot_id = sb.selectbox("Snapshot (time travel)", ids, key=SNAPSHOT_KEY,
+                               format_func=lambda sid: _snapshot_label(table, sid))
+    return replace(selection, snapshot_id=snapshot_id)
 
 
 def need_table(ctx: Context) -> bool:
@@ -226,11 +308,11 @@ def fmt_bytes(n: float | int | None) -> str:
 
 def index_columns(ctx: Context, index_types: tuple[str, ...]) -> list[str]:
     """Columns that have a file index of one of ``index_types`` in the picked snapshot."""
-    frame = ctx.metric("file_indexes_frame")
+    frame = ctx.view("file_indexes")
     if frame.empty:
         return []
     hit = frame[frame["index_type"].isin(index_types)]
-    return sorted(hit["column"].dropna().unique().tolist())
+    return sorted(hit["column_name"].dropna().unique().tolist())
 
 
 def _run_through_app() -> None:

@@ -12,7 +12,7 @@ if not need_table(ctx):
     st.stop()
 
 with guard("Deletion vectors"):
-    dvs = ctx.metric("dv_frame")
+    dvs = ctx.view("deletion_vectors")
     buckets = dv_by_bucket(dvs)
     total, deleted = int(dvs["row_count"].sum()), int(dvs["deleted"].sum())
     c = st.columns(4)

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from indexcore import figures
+from indexcore.evaluate.metrics import hash_balance
 from pages.common import context, guard, need_table, show_frame
 
 st.title("Hash index")
@@ -11,12 +12,13 @@ if not need_table(ctx):
     st.stop()
 
 with guard("Hash index"):
-    frame, balance = ctx.metric("hash_index_frame")
+    frame = ctx.view("hash_buckets")
     if frame.empty:
         bucket = ctx.table.schema().bucket
         st.info("No hash index in this snapshot. Paimon writes one per bucket for primary-key tables with "
                 f"dynamic buckets (`bucket` = -1); this table has `bucket` = {bucket}.")
         st.stop()
+    balance = hash_balance(frame)
     for _, row in frame[frame["error"].notna()].iterrows():
         st.warning(f"partition {row['partition']} bucket {row['bucket']}: {row['error']}")
     c = st.columns(5)

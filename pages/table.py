@@ -2,7 +2,6 @@
 
 import datetime as dt
 
-import pandas as pd
 import streamlit as st
 
 from indexcore import figures
@@ -16,13 +15,14 @@ table = ctx.table
 st.caption(f"`{ctx.table_name}` at snapshot {ctx.snapshot_id}")
 
 with guard("Overview"):
-    files = ctx.metric("files_frame")
+    files = ctx.view("files")
+    indexes = ctx.view("file_indexes")
     c = st.columns(5)
     c[0].metric("Live files", len(files))
-    c[1].metric("Rows", f"{int(files['row_count'].sum()):,}")
-    c[2].metric("Data size", fmt_bytes(files["file_size"].sum()))
-    c[3].metric("Files with a file index", int(files["index_source"].notna().sum()))
-    c[4].metric("Deleted rows (DV)", f"{int(pd.to_numeric(files['dv_deleted']).fillna(0).sum()):,}")
+    c[1].metric("Rows", f"{int(files['record_count'].sum()):,}")
+    c[2].metric("Data size", fmt_bytes(files["file_size_in_bytes"].sum()))
+    c[3].metric("Files with a file index", int((files["embedded_index"] | files["index_file"].notna()).sum()))
+    c[4].metric("Deleted rows (DV)", f"{int(files['deletion_vector_cardinality'].fillna(0).sum()):,}")
 
 with guard("Health"):  # index coverage and verdicts, small files, DV density, bloom sizing
     from indexcore.evaluate.advise import health
@@ -56,11 +56,11 @@ with tab_schema, guard("Schema"):
     if len(ids) > 1:
         st.markdown(f"**Evolution** over {len(ids)} schema versions (by field id)")
         show_frame(changes, "schema_changes")
-    st.markdown("**Options**")
-    show_frame(ctx.metric("options_frame", snapshot=False), "options")
+    st.markdown("**Options** (`$options`)")
+    show_frame(ctx.view("options"), "options")
 
 with tab_snap, guard("Snapshots"):
-    snaps = ctx.metric("snapshot_timeline", snapshot=False)
+    snaps = ctx.view("snapshots", snapshot=False)
     st.plotly_chart(figures.snapshot_timeline(snaps, ctx.snapshot_id), width="stretch")
     st.markdown("**Time travel by time** (UTC): the snapshot live at that moment becomes the picked one.")
     default = snaps["commit_time"].max() if not snaps.empty else dt.datetime.now(dt.UTC)
@@ -75,13 +75,18 @@ with tab_snap, guard("Snapshots"):
         if sid is None:
             st.session_state["tt_message"] = f"No snapshot was committed at or before {when}."
         else:
-            st.session_state[SNAPSHOT_KEY] = sid
+            st.session_state[SNAPSHOT_KEY] = sid  # the sidebar drops a tag that pins another snapshot
             st.session_state["tt_message"] = f"Travelled to snapshot {sid} (live at {when})."
 
     c3.button("Travel", on_click=_travel, key="tt_go")
     if st.session_state.get("tt_message"):
         st.info(st.session_state.pop("tt_message"))
-    show_frame(snaps.drop(columns=["time_millis"]), "snapshots")
+    show_frame(snaps, "snapshots")
+    left, right = st.columns(2)
+    left.markdown("**Tags** (`$tags`)")
+    left.dataframe(ctx.view("tags", snapshot=False), hide_index=True, width="stretch")
+    right.markdown("**Branches** (`$branches`)")
+    right.dataframe(ctx.view("branches", snapshot=False), hide_index=True, width="stretch")
 
 with tab_files, guard("Files"):
     parts = sorted(files["partition"].unique().tolist())
@@ -97,23 +102,20 @@ with tab_files, guard("Files"):
         shown = shown[shown["bucket"].isin(bucket_pick)]
     if text:
         shown = shown[shown["file_name"].str.contains(text, regex=False)]
-    st.caption(f"{len(shown)} of {len(files)} live files")
-    show_frame(shown.drop(columns=["path"]), "files", column_config={
-        "dv_density": st.column_config.ProgressColumn("dv density", min_value=0.0, max_value=1.0,
-                                                      format="percent")})
-    errors = shown[shown["index_error"].notna()]
-    for _, row in errors.iterrows():
-        st.warning(f"File index of {row['file_name']} is unreadable: {row['index_error']}")
-    st.markdown("**File indexes** (one row per file, column and index type)")
-    indexes = ctx.metric("file_indexes_frame")
-    indexes = indexes[indexes["file_name"].isin(shown["file_name"])]
-    if indexes.empty:
+    st.caption(f"{len(shown)} of {len(files)} live files (`$files`)")
+    show_frame(shown.drop(columns=["file_path"]), "files")
+    mine = indexes[indexes["file_path"].isin(shown["file_path"])]
+    for _, row in mine[mine["error"].notna()].iterrows():
+        st.warning(f"File index of {row['file_name']} is unreadable: {row['error']}")
+    st.markdown("**File indexes** (`$file_indexes`: one row per file, column and index type)")
+    if mine.empty:
         st.info("No file index in the files shown.")
     else:
-        show_frame(indexes, "file_indexes")
-    kinds = ctx.metric("table_index_kinds")
-    if kinds:
-        st.markdown("**Table-level index files**: " + ", ".join(f"{k}: {v}" for k, v in kinds.items()))
+        show_frame(mine.drop(columns=["file_path"]), "file_indexes")
+    kinds = ctx.view("table_indexes")["index_type"].value_counts()
+    if not kinds.empty:
+        st.markdown("**Table-level index files** (`$table_indexes`): "
+                    + ", ".join(f"{k}: {v}" for k, v in kinds.items()))
 
 with tab_skew, guard("Skew"):
     by = st.radio("Group by", ["bucket", "partition"], horizontal=True, key="skew_by",

@@ -98,7 +98,7 @@ with guard("Hypothetical index"):
         c = st.columns(3)
         c[0].metric("Hypothetical index size", fmt_bytes(comparison["index_bytes"]))
         c[1].metric("Files indexed", len(hyp.files))
-        c[2].metric("Existing file-index bytes", fmt_bytes(ctx.metric("files_frame")["index_bytes"].sum()))
+        c[2].metric("Existing file-index bytes", fmt_bytes(ctx.view("file_indexes")["index_size_in_bytes"].sum()))
         totals = comparison["totals"]
         st.plotly_chart(figures.bar(totals, "what", "rows", "Rows read: existing indexes, hypothetical alone, "
                                     "both", color="what"), width="stretch")

@@ -13,6 +13,7 @@ import pytest
 
 import indexcore
 from indexcore.evaluate import metrics
+from indexcore.views import view
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -187,7 +188,7 @@ def test_bitmap_column_and_lookup(wh_path, overview):
     for column in box.options:
         at.selectbox(key="bitmap_column").select(column).run()
         _no_failure(at)
-        values = metrics.bitmap_values(table, column)
+        values = view(table, "bitmap_values", column=column).to_pandas()
         top = metrics.top_values(values, 1)
         if top.empty or top["value"].iloc[0] == "NULL":
             continue
@@ -391,3 +392,80 @@ def test_spark_page_runs_evaluate(wh_path, overview, monkeypatch):
     assert _metric(at, "Violations") == "0"
     assert any(h.value.startswith("Run #1: evaluate") for h in at.subheader)
     assert at.dataframe, "the run's per-file table is shown"
+
+
+def test_switching_table_resets_the_snapshot(wh_path, overview):
+    """A snapshot picked on one table must not stick to the next table (it starts at its latest)."""
+    from streamlit.testing.v1 import AppTest
+
+    wh = indexcore.open_warehouse(str(wh_path))
+    ids = {n: wh.table(n).snapshot_ids() for n in wh.tables()}
+    pairs = [(a, b) for a in ids for b in ids
+             if a != b and len(ids[a]) > 1 and ids[a][0] in ids[b] and ids[b][-1] != ids[a][0]]
+    if not pairs:
+        pytest.skip("no two tables where the old snapshot id would survive the switch")
+    a, b = pairs[0]
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state["table"] = a
+    at.session_state["snapshot_id"] = ids[a][0]
+    at.run()
+    _no_failure(at)
+    assert at.session_state["selection"].snapshot_id == ids[a][0]
+    at.session_state["table"] = b
+    at.run()
+    _no_failure(at)
+    selection = at.session_state["selection"]
+    assert (selection.table, selection.snapshot_id, selection.branch, selection.tag) == (b, ids[b][-1], "main", None)
+    assert at.session_state["snapshot_id"] == ids[b][-1]
+    at.switch_page("pages/table.py").run()
+    assert _metric(at, "Live files") == str(len(wh.table(b).plan().files))
+
+
+@pytest.fixture()
+def tagged_warehouse(tmp_path, conformance, monkeypatch):
+    """A copy of two conformance tables: one with a tag on its first snapshot, one with a branch."""
+    import shutil
+
+    src = conformance / "warehouses" / "parquet"
+    for db in ("pk_table_scan_and_read_dv", "append_table_with_rt_branch"):
+        shutil.copytree(src / f"{db}.db", tmp_path / f"{db}.db")
+    table = tmp_path / "pk_table_scan_and_read_dv.db" / "pk_table_scan_and_read_dv"
+    (table / "tag").mkdir()
+    shutil.copy(table / "snapshot" / "snapshot-2", table / "tag" / "tag-before_compaction")
+    monkeypatch.setenv("INDEXCORE_WAREHOUSE", str(tmp_path))
+    monkeypatch.delenv("INDEXCORE_ALLOWED_ROOTS", raising=False)
+    return tmp_path
+
+
+def test_branch_and_tag_pickers(tagged_warehouse):
+    from streamlit.testing.v1 import AppTest
+
+    wh = indexcore.open_warehouse(str(tagged_warehouse))
+    tagged = wh.table("pk_table_scan_and_read_dv.pk_table_scan_and_read_dv")
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state["warehouse_url"] = str(tagged_warehouse)
+    at.session_state["table"] = tagged.name
+    at.session_state["tag"] = "before_compaction"
+    at.run()
+    _no_failure(at)
+    assert at.selectbox(key="tag").options == ["(no tag)", "before_compaction"]
+    assert at.selectbox(key="snapshot_id").value == 2
+    assert at.session_state["selection"].tag == "before_compaction"
+    at.switch_page("pages/table.py").run()
+    _no_failure(at)
+    assert _metric(at, "Live files") == str(len(tagged.plan(2).files))
+
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state["warehouse_url"] = str(tagged_warehouse)
+    at.session_state["table"] = "append_table_with_rt_branch.append_table_with_rt_branch"
+    at.session_state["branch"] = "rt"
+    at.run()
+    _no_failure(at)
+    assert at.selectbox(key="branch").options == ["main", "rt"]
+    selection = at.session_state["selection"]
+    assert (selection.branch, selection.table_ref) == ("rt", "append_table_with_rt_branch.append_table_with_rt_branch$branch_rt")
+    branch = wh.table(selection.table_ref)
+    at.switch_page("pages/table.py").run()
+    _no_failure(at)
+    assert _metric(at, "Rows") == f"{sum(lf.file.row_count for lf in branch.plan().files):,}"
+    assert branch.schema().primary_keys != wh.table(selection.table).schema().primary_keys

@@ -1,4 +1,4 @@
-"""The explorer's frames (indexcore.evaluate.metrics) against Paimon-written warehouses.
+"""The explorer's frames (indexcore.views and indexcore.evaluate.metrics) against Paimon-written warehouses.
 
 Expected numbers come from an independent path: the Parquet data files read with pyarrow,
 the deletion vectors decoded one by one, and the index blobs Paimon wrote.
@@ -15,6 +15,12 @@ import pytest
 
 import indexcore
 from indexcore.evaluate import metrics
+from indexcore.views import indexes as index_views
+from indexcore.views import view
+
+
+def frame(table, name, snapshot_id=None, **kwargs):
+    return view(table, name, snapshot_id, **kwargs).to_pandas()
 
 BLOOM = "append_with_bsi_bitmap_bloomfilter.append_with_bsi_bitmap_bloomfilter"
 BITMAP_V1 = "append_with_bitmap_v1.append_with_bitmap_v1"
@@ -49,7 +55,7 @@ def test_overview_matches_plans(warehouse):
 @pytest.mark.parametrize("name", DV_TABLES)
 def test_dv_density_matches_decoded_vectors(warehouse, name):
     table = warehouse.table(name)
-    dvs = metrics.dv_frame(table)
+    dvs = frame(table, "deletion_vectors")
     decoded = {}
     for lf in table.plan().files:
         dv = table.deletion_vector(lf)
@@ -69,9 +75,9 @@ def test_dv_trend_follows_snapshots(warehouse):
     trend = metrics.dv_trend(table)
     assert trend["snapshot_id"].tolist() == table.snapshot_ids()
     for _, row in trend.iterrows():
-        frame = metrics.dv_frame(table, int(row["snapshot_id"]))
-        assert row["deleted"] == frame["deleted"].sum()
-        assert row["row_count"] == frame["row_count"].sum()
+        dvs = frame(table, "deletion_vectors", int(row["snapshot_id"]))
+        assert row["deleted"] == dvs["deleted"].sum()
+        assert row["row_count"] == dvs["row_count"].sum()
 
 
 @pytest.mark.parametrize("name", [BITMAP_V1, BITMAP_V2, BLOOM])
@@ -80,7 +86,7 @@ def test_bitmap_cardinalities_match_data(warehouse, name):
     columns = sorted({c for c, t in metrics.configured_indexes(table.schema()) if t == "bitmap"})
     assert columns
     for column in columns:
-        values = metrics.bitmap_values(table, column)
+        values = frame(table, "bitmap_values", column=column)
         expected = collections.Counter()
         for lf in table.plan().files:
             for v in _column(table, lf, column).to_pylist():
@@ -94,13 +100,13 @@ def test_bitmap_cardinalities_match_data(warehouse, name):
 @pytest.mark.parametrize("name,version", [(BITMAP_V1, 1), (BITMAP_V2, 2)])
 def test_bitmap_layout_rebuild_has_paimon_size(warehouse, name, version):
     table = warehouse.table(name)
-    frame = metrics.bitmap_frame(table)
-    assert set(frame["version"]) == {version}
-    for column in frame["column"].unique():
+    bitmaps = frame(table, "bitmap_indexes")
+    assert set(bitmaps["version"]) == {version}
+    for column in bitmaps["column"].unique():
         layouts = metrics.bitmap_layout_compare(table, column)
         actual = layouts[layouts["actual"]]
         assert actual["layout"].tolist() == [f"V{version}"]
-        assert actual["size"].tolist() == frame[frame["column"] == column]["size"].tolist()
+        assert actual["size"].tolist() == bitmaps[bitmaps["column"] == column]["size"].tolist()
         assert set(layouts["layout"]) == {"V1", "V2"}
 
 
@@ -111,25 +117,25 @@ def test_bitmap_lookup_rows_and_bytes(warehouse):
     value = collections.Counter(names).most_common(1)[0][0]
     lookup = metrics.bitmap_lookup(table, "f0", f"'{value}'")
     assert lookup["matching_rows"].tolist() == [names.count(value)]
-    frame = metrics.bitmap_frame(table)
-    size = int(frame[frame["column"] == "f0"]["size"].iloc[0])
+    bitmaps = frame(table, "bitmap_indexes")
+    size = int(bitmaps[bitmaps["column"] == "f0"]["size"].iloc[0])
     assert 0 < lookup["lookup_bytes"].iloc[0] < size
 
 
 def test_bloom_estimates_distinct_items(warehouse):
     table = warehouse.table(BLOOM)
-    blooms = metrics.bloom_frame(table)
+    blooms = frame(table, "bloom_filters")
     assert set(blooms["column"]) == {"f0", "f1", "f2", "f3", "f4"}
     lf = table.plan().files[0]
     for column in ("f0", "f1", "f2", "f3"):
         row = blooms[blooms["column"] == column].iloc[0]
         distinct = pc.count_distinct(_column(table, lf, column), mode="only_valid").as_py()
         assert row["estimated_items"] == pytest.approx(distinct, abs=0.5)
-        assert row["configured_items"] == metrics.DEFAULT_BLOOM_ITEMS
-        assert row["configured_fpp"] == metrics.DEFAULT_BLOOM_FPP
+        assert row["configured_items"] == index_views.DEFAULT_BLOOM_ITEMS
+        assert row["configured_fpp"] == index_views.DEFAULT_BLOOM_FPP
         assert row["fill_ratio"] == pytest.approx(row["bits_set"] / row["num_bits"])
         assert row["recommended_items"] >= distinct
-    tighter = metrics.bloom_frame(table, target_fpp=0.001)
+    tighter = frame(table, "bloom_filters", target_fpp=0.001)
     assert (tighter["recommended_bytes"] >= blooms["recommended_bytes"]).all()
 
 
@@ -150,24 +156,27 @@ def test_range_frame_and_pruning_match_data(warehouse):
     assert none["stats"].tolist() == ["SKIP"] and none["bsi"].tolist()[0].startswith("SKIP")
 
 
-def test_files_frame_and_skew(warehouse):
+def test_files_view_and_skew(warehouse):
     table = warehouse.table(DV_TABLES[0])
-    files = metrics.files_frame(table)
+    files = frame(table, "files")
     plan = table.plan()
     assert len(files) == len(plan.files)
-    assert files["file_size"].sum() == sum(lf.file.file_size for lf in plan.files)
+    assert files["file_size_in_bytes"].sum() == sum(lf.file.file_size for lf in plan.files)
     groups, skew = metrics.size_skew(table, by="bucket")
-    assert groups["file_size"].sum() == files["file_size"].sum()
-    assert skew["max_over_mean"] == pytest.approx(groups["file_size"].max() / groups["file_size"].mean())
+    assert groups["file_size_in_bytes"].sum() == files["file_size_in_bytes"].sum()
+    assert skew["max_over_mean"] == pytest.approx(groups["file_size_in_bytes"].max()
+                                                  / groups["file_size_in_bytes"].mean())
     parts, _ = metrics.size_skew(table, by="partition")
     assert len(parts) == len({lf.partition for lf in plan.files})
 
 
-def test_file_indexes_frame_embedded_or_file(warehouse):
-    embedded = metrics.file_indexes_frame(warehouse.table(BITMAP_V2))
-    assert embedded["embedded"].all() and embedded["index_file"].isna().all()
-    separate = metrics.file_indexes_frame(warehouse.table(BLOOM))
-    assert (~separate["embedded"]).all() and separate["index_file"].str.endswith(".index").all()
+def test_file_indexes_view_embedded_or_file(warehouse):
+    embedded = frame(warehouse.table(BITMAP_V2), "file_indexes")
+    assert (embedded["storage_type"] == "EMBEDDED").all() and embedded["index_file_path"].isna().all()
+    separate = frame(warehouse.table(BLOOM), "file_indexes")
+    assert (separate["storage_type"] == "FILE").all() and separate["index_file_path"].str.endswith(".index").all()
+    for _, row in separate.iterrows():
+        assert row["index_container_size_in_bytes"] == Path(row["index_file_path"]).stat().st_size
 
 
 def test_schema_history_follows_field_ids(warehouse):
@@ -183,7 +192,7 @@ def test_schema_history_follows_field_ids(warehouse):
             assert row["change"] == f"renamed from {old[row['field_id']]}"
 
 
-def test_hash_index_frame_counts_hashes(warehouse):
+def test_hash_buckets_view_counts_hashes(warehouse):
     tables = []
     for wh in (warehouse,):
         for name in wh.tables():
@@ -195,11 +204,13 @@ def test_hash_index_frame_counts_hashes(warehouse):
     if not tables:
         pytest.skip("no table with a dynamic-bucket hash index available")
     for table in tables:
-        frame, balance = metrics.hash_index_frame(table)
+        keys = frame(table, "hash_buckets")
+        balance = metrics.hash_balance(keys)
         for (_, bucket), entries in table.plan().hash_indexes.items():
             hashes = sum(table.hash_index(e).count for e in entries)
-            assert hashes in frame[frame["bucket"] == bucket]["keys"].tolist()
-        assert balance["groups"] == len(frame)
+            assert hashes in keys[keys["bucket"] == bucket]["keys"].tolist()
+        assert balance["groups"] == len(keys)
+        assert balance["target"] == index_views.target_row_num(table)
 
 
 def _all_tables(conformance):
@@ -237,10 +248,11 @@ def test_suggested_predicate_prunes_and_matches(conformance):
 def test_unpartitioned_tables_say_so(warehouse):
     table = warehouse.table(BITMAP_V2)
     assert not table.schema().partition_keys
-    assert set(metrics.files_frame(table)["partition"]) == {metrics.UNPARTITIONED}
+    assert set(frame(table, "deletion_vectors")["partition"]) == {metrics.UNPARTITIONED}
+    assert set(frame(table, "files")["partition"]) == {"{}"}  # Paimon's own rendering in $files
     partitioned = warehouse.table(DV_TABLES[0])
     assert partitioned.schema().partition_keys
-    assert metrics.UNPARTITIONED not in set(metrics.dv_frame(partitioned)["partition"])
+    assert metrics.UNPARTITIONED not in set(frame(partitioned, "deletion_vectors")["partition"])
 
 
 def test_supported_index_types_follow_writers(warehouse):
@@ -287,24 +299,25 @@ def test_every_figure_has_title_axes_and_hover():
 
     wh = indexcore.open_warehouse(str(SAMPLE))
     events, orders, users = (wh.table(f"demo.{n}") for n in ("events", "orders", "users"))
-    values = metrics.bitmap_values(events, "country")
+    values = frame(events, "bitmap_values", column="country")
     ranges = metrics.range_frame(events)
     pruned = metrics.prune_by_sql(events, "amount BETWEEN 10 AND 20", ["range-bitmap", "bsi"])
     explained = metrics.explain_frames(events, metrics.suggest_predicate(events)["sql"])
-    hashes, balance = metrics.hash_index_frame(users)
+    hashes = frame(users, "hash_buckets")
+    balance = metrics.hash_balance(hashes)
     charts = {
         "warehouse_sizes": figures.warehouse_sizes(metrics.warehouse_overview(wh)),
-        "snapshot_timeline": figures.snapshot_timeline(metrics.snapshot_timeline(events), 1),
+        "snapshot_timeline": figures.snapshot_timeline(frame(events, "snapshots"), 1),
         "size_skew": figures.size_skew(metrics.size_skew(events)[0]),
         "top_values": figures.top_values(metrics.top_values(values, 5)),
         "values_per_file": figures.values_per_file(values, ["US", "DE"]),
         "bitmap_lookup_bytes": figures.bitmap_lookup_bytes(metrics.bitmap_layout_compare(events, "country")),
-        "bloom_fill": figures.bloom_fill(metrics.bloom_frame(events)),
-        "bloom_items": figures.bloom_items(metrics.bloom_frame(events)),
-        "bloom_fpp": figures.bloom_fpp(metrics.bloom_frame(events)),
+        "bloom_fill": figures.bloom_fill(frame(events, "bloom_filters")),
+        "bloom_items": figures.bloom_items(frame(events, "bloom_filters")),
+        "bloom_fpp": figures.bloom_fpp(frame(events, "bloom_filters")),
         "value_ranges": figures.value_ranges(ranges[ranges["column"] == "amount"], 10, 20),
         "prune_counts": figures.prune_counts(pruned, ["range-bitmap", "bsi"]),
-        "dv_heatmap": figures.dv_heatmap(metrics.dv_by_bucket(metrics.dv_frame(orders))),
+        "dv_heatmap": figures.dv_heatmap(metrics.dv_by_bucket(frame(orders, "deletion_vectors"))),
         "dv_trend": figures.dv_trend(metrics.dv_trend(orders)),
         "hash_buckets": figures.hash_buckets(hashes, balance["target"]),
         "funnel": figures.funnel(list(zip(explained["funnel"]["stage"], explained["funnel"]["files"],

@@ -625,19 +625,11 @@ def suggest_predicate(table, snapshot_id: int | None = None) -> dict[str, Any]:
             "files": None, "files_read": None, "rows": None, "rows_selected": None, "prunes": False}
 
 
-def table_index_kinds(table, snapshot_id: int | None = None) -> dict[str, int]:
-    """Table-level index files of the snapshot by kind (DELETION_VECTORS, HASH, others)."""
-    out: dict[str, int] = {}
-    for e in _plan(table, snapshot_id).index_entries:
-        out[e.index_file.index_type] = out.get(e.index_file.index_type, 0) + 1
-    return out
-
-
 __all__ = [
     "DELETION_VECTORS", "HASH", "UNPARTITIONED", "bitmap_layout_compare", "bitmap_lookup", "cells_as_text",
     "compaction_hint", "configured_indexes", "dv_by_bucket", "dv_cardinality", "dv_trend", "explain_frames",
     "file_stats", "funnel_frame", "hash_balance", "iter_file_indexes", "partition_label", "predicate_candidates",
     "problems_frame", "prune_by_index", "prune_by_sql", "range_frame", "result_label", "schema_history",
-    "size_skew", "suggest_predicate", "supported_index_types", "table_index_kinds", "table_overview",
+    "size_skew", "suggest_predicate", "supported_index_types", "table_overview",
     "target_row_num", "top_values", "warehouse_overview", "whatif_frames",
 ]
