@@ -1,0 +1,151 @@
+"""The views (Paimon's system tables and ours) against Paimon-written warehouses."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import indexcore
+from indexcore import views
+from indexcore.errors import IndexCoreError
+from indexcore.formats.container import read_container
+
+PAIMON_COLUMNS = {
+    "snapshots": ["snapshot_id", "schema_id", "commit_user", "commit_identifier", "commit_kind", "commit_time",
+                  "base_manifest_list", "delta_manifest_list", "changelog_manifest_list", "total_record_count",
+                  "delta_record_count", "changelog_record_count", "watermark", "next_row_id"],
+    "schemas": ["schema_id", "fields", "partition_keys", "primary_keys", "options", "comment", "update_time"],
+    "options": ["key", "value"],
+    "manifests": ["file_name", "file_size", "num_added_files", "num_deleted_files", "schema_id",
+                  "min_partition_stats", "max_partition_stats", "min_row_id", "max_row_id"],
+    "files": ["partition", "bucket", "file_path", "file_format", "schema_id", "level", "record_count",
+              "file_size_in_bytes", "min_key", "max_key", "null_value_counts", "min_value_stats", "max_value_stats",
+              "min_sequence_number", "max_sequence_number", "creation_time", "deleteRowCount", "file_source",
+              "first_row_id", "write_cols"],
+    "file_indexes": ["partition", "bucket", "file_path", "file_size_in_bytes", "record_count", "schema_id",
+                     "column_name", "index_type", "storage_type", "index_file_path", "index_size_in_bytes",
+                     "index_container_size_in_bytes", "is_empty"],
+    "table_indexes": ["partition", "bucket", "index_type", "file_name", "file_size", "row_count", "dv_ranges",
+                      "row_range_start", "row_range_end", "index_field_id", "index_field_name"],
+    "buckets": ["partition", "bucket", "record_count", "file_size_in_bytes", "file_count", "last_update_time"],
+    "partitions": ["partition", "record_count", "file_size_in_bytes", "file_count", "last_update_time"],
+    "tags": ["tag_name", "snapshot_id", "schema_id", "commit_time", "record_count", "create_time", "time_retained"],
+    "branches": ["branch_name", "create_time"],
+}
+
+
+def _warehouses(conformance: Path) -> list[Path]:
+    return [p for p in sorted((conformance / "warehouses").iterdir()) if p.is_dir()]
+
+
+@pytest.fixture(scope="module")
+def parquet(conformance):
+    return indexcore.open_warehouse(str(conformance / "warehouses" / "parquet"))
+
+
+def test_paimon_columns_come_first_and_schemas_are_explicit(parquet):
+    table = parquet.table("pk_with_bitmap_dv.pk_with_bitmap_dv")
+    assert set(PAIMON_COLUMNS) == set(views.SYSTEM_VIEWS)
+    for name, columns in PAIMON_COLUMNS.items():
+        result = views.view(table, "$" + name)
+        assert result.column_names[:len(columns)] == columns, name
+    empty = views.view(parquet.table("append_with_bitmap.append_with_bitmap"), "hash_buckets")
+    assert empty.num_rows == 0 and empty.schema.field("keys").type == pa.int64()
+    ranges = views.view(table, "table_indexes").schema.field("dv_ranges").type.value_type
+    assert [ranges.field(i).name for i in range(ranges.num_fields)] == ["f0", "f1", "f2", "_CARDINALITY"]
+
+
+def test_file_indexes_agree_with_container_heads(conformance):
+    """Each row is an entry of the file's container head; ``FILE`` rows name the .index file and its size."""
+    for root in _warehouses(conformance):
+        wh = indexcore.open_warehouse(str(root))
+        for name in wh.tables():
+            table = wh.table(name)
+            rows = views.view(table, "file_indexes").to_pylist()
+            expected = []
+            for lf in table.plan().files:
+                if not lf.has_file_index:
+                    continue
+                try:
+                    head = read_container(table.file_index_source(lf)).head
+                except IndexCoreError:
+                    expected.append((lf.path, None, None))
+                    continue
+                expected += [(lf.path, e.column, e.index_type) for e in head.entries]
+            assert sorted(((r["file_path"], r["column_name"], r["index_type"]) for r in rows), key=str) == \
+                sorted(expected, key=str), name
+            for r in rows:
+                if r["error"] is not None:  # unreadable or missing container: one row, no sizes
+                    assert r["column_name"] is None and r["index_container_size_in_bytes"] is None
+                elif r["storage_type"] == "FILE":
+                    assert r["index_container_size_in_bytes"] == Path(r["index_file_path"]).stat().st_size
+                else:
+                    assert r["index_file_path"] is None
+
+
+def test_options_tags_and_branches_list_the_table_folders(conformance, tmp_path):
+    src = conformance / "warehouses" / "parquet"
+    for db in ("pk_table_scan_and_read_dv", "append_table_with_rt_branch"):
+        shutil.copytree(src / f"{db}.db", tmp_path / f"{db}.db")
+    folder = tmp_path / "pk_table_scan_and_read_dv.db" / "pk_table_scan_and_read_dv"
+    (folder / "tag").mkdir()
+    for tag, snap in (("first", 1), ("second", 3)):
+        data = json.loads((folder / "snapshot" / f"snapshot-{snap}").read_text())
+        data.update(tagCreateTime=[2024, 6, 1, 12, 30, 5, 123000000], tagTimeRetained="PT24H")
+        (folder / "tag" / f"tag-{tag}").write_text(json.dumps(data))
+    wh = indexcore.open_warehouse(str(tmp_path))
+    table = wh.table("pk_table_scan_and_read_dv.pk_table_scan_and_read_dv")
+
+    tags = views.view(table, "tags").to_pylist()
+    assert [(t["tag_name"], t["snapshot_id"]) for t in tags] == [("first", 1), ("second", 3)]
+    assert sorted(p.name[len("tag-"):] for p in (folder / "tag").iterdir()) == [t["tag_name"] for t in tags]
+    assert tags[0]["record_count"] == table.snapshot(1).total_record_count
+    assert str(tags[0]["create_time"]) == "2024-06-01 12:30:05.123000" and tags[0]["time_retained"] == "PT24H"
+    assert views.view(table, "tags", 3).column("tag_name").to_pylist() == ["second"]
+
+    latest = json.loads(sorted((folder / "schema").iterdir())[-1].read_text())
+    options = {r["key"]: r["value"] for r in views.view(table, "options").to_pylist()}
+    assert options == latest["options"]
+    assert views.view(table, "branches").num_rows == 0
+
+    branched = tmp_path / "append_table_with_rt_branch.db" / "append_table_with_rt_branch"
+    main = wh.table("append_table_with_rt_branch.append_table_with_rt_branch")
+    names = views.view(main, "branches").column("branch_name").to_pylist()
+    assert names == sorted(p.name[len("branch-"):] for p in (branched / "branch").iterdir()) == ["rt"]
+    branch = wh.table("append_table_with_rt_branch.append_table_with_rt_branch$branch_rt")
+    assert views.view(branch, "branches").column("branch_name").to_pylist() == ["rt"]
+    branch_opts = json.loads(sorted((branched / "branch" / "branch-rt" / "schema").iterdir())[-1].read_text())
+    assert {r["key"]: r["value"] for r in views.view(branch, "options").to_pylist()} == branch_opts["options"]
+
+
+def test_a_tag_keeps_an_expired_snapshot_readable(conformance, tmp_path):
+    src = conformance / "warehouses" / "parquet" / "pk_table_scan_and_read_dv.db"
+    shutil.copytree(src, tmp_path / "pk_table_scan_and_read_dv.db")
+    folder = tmp_path / "pk_table_scan_and_read_dv.db" / "pk_table_scan_and_read_dv"
+    files = {lf.path.rsplit("/", 1)[-1] for lf in indexcore.open_warehouse(str(tmp_path)).table(
+        "pk_table_scan_and_read_dv.pk_table_scan_and_read_dv").plan(2).files}
+    (folder / "tag").mkdir()
+    shutil.move(folder / "snapshot" / "snapshot-2", folder / "tag" / "tag-kept")
+    table = indexcore.open_warehouse(str(tmp_path)).table("pk_table_scan_and_read_dv.pk_table_scan_and_read_dv")
+    assert 2 not in table.snapshot_ids()
+    got = views.view(table, "files", table.tag("kept").id).column("file_path").to_pylist()
+    assert {p.rsplit("/", 1)[-1] for p in got} == files
+
+
+def test_identifiers():
+    ident = views.parse_identifier("db.t$branch_dev$files")
+    assert (ident.table, ident.branch, ident.view, ident.table_ref) == ("db.t", "dev", "files", "db.t$branch_dev")
+    assert views.parse_identifier("db.t$snapshots") == views.Identifier("db.t", None, "snapshots")
+    for bad in ("db.t$nope", "db.t$branch_$files", "db.t$files$tags"):
+        with pytest.raises(IndexCoreError):
+            views.parse_identifier(bad)
+
+
+def test_inspect_is_an_alias(parquet):
+    table = parquet.table("pk_with_bitmap_dv.pk_with_bitmap_dv")
+    assert table.inspect.files().equals(views.view(table, "files"))
+    assert "bloom_filters" in dir(table.inspect)
