@@ -131,7 +131,15 @@ def test_every_page_renders(server):
             page.get_by_role("tab", name="Skew").click()
             page.get_by_text("partition", exact=True).first.click()
             _wait_idle(page)
-            assert page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').count() >= 2
+            sidebar = page.locator('[data-testid="stSidebar"]')
+            # table, branch, tag and snapshot pickers; branch and tag side by side
+            assert sidebar.locator('[data-testid="stSelectbox"]').count() >= 4
+            text = sidebar.inner_text()
+            assert all(label in text for label in ("Table", "Branch", "Tag", "Snapshot (time travel)")), text
+            branch = sidebar.get_by_text("Branch", exact=True).bounding_box()
+            tag = sidebar.get_by_text("Tag", exact=True).bounding_box()
+            assert abs(branch["y"] - tag["y"]) < 5 and tag["x"] > branch["x"]
+            sidebar.screenshot(path=str(SHOTS / "sidebar.png"))
             assert page.locator('[data-testid="stException"]').count() == 0
         finally:
             browser.close()
