@@ -16,8 +16,9 @@ from indexcore.cli import main
 from indexcore.errors import PredicateError
 from indexcore.evaluate.check import check, parse_rules
 from indexcore.evaluate.diff import diff, pruning
-from indexcore.evaluate.metrics import dv_by_bucket, dv_frame
+from indexcore.evaluate.metrics import dv_by_bucket
 from indexcore.evaluate.workload import parse_workload
+from indexcore.views import view
 from indexcore.warehouse import Warehouse
 
 SAMPLE = str(Path(__file__).resolve().parent.parent / "sample_warehouse")
@@ -36,7 +37,7 @@ def test_diff_orders_history(orders):
     assert out["summary"]["removed"] == len(before - after)
     assert out["summary"]["rows_to"] == sum(lf.file.row_count for lf in orders.plan(6).files)
     # DV growth per bucket equals the deleted rows the DV frames hold at both snapshots
-    now = dv_by_bucket(dv_frame(orders, 6)).set_index("bucket")["deleted"].to_dict()
+    now = dv_by_bucket(view(orders, "deletion_vectors", 6).to_pandas()).set_index("bucket")["deleted"].to_dict()
     growth = {d["bucket"]: d["growth"] for d in out["deletion_vectors"]}
     assert growth == {b: int(n) for b, n in now.items() if n}
     assert growth[0] > growth[1] > 0 and 2 not in growth and 3 not in growth
@@ -64,7 +65,7 @@ def test_check_rules_pass_and_fail(orders, tmp_path):
                         f"pruning snapshot=2 query=new workload={wl.name}\n", str(tmp_path))
     report = check(orders, rules)
     assert report["passed"], report
-    density = max(dv_by_bucket(dv_frame(orders))["density"])
+    density = max(dv_by_bucket(view(orders, "deletion_vectors").to_pandas())["density"])
     report = check(orders, parse_rules(f"dv-density max={density / 2}"))
     assert not report["passed"]
     (failure,) = report["rules"][0]["failures"]

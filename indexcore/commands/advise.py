@@ -11,6 +11,7 @@ pipelines). Workload and rules formats: :mod:`indexcore.evaluate.workload`,
 from __future__ import annotations
 
 import argparse
+from functools import partial
 
 from ..warehouse import Warehouse
 from .output import ProgressBar
@@ -70,14 +71,17 @@ def run_advise(args: argparse.Namespace) -> dict:
     sample = DEFAULT_SAMPLE if args.sample is None else (None if args.sample <= 0 else args.sample)
     advice = advise(table, queries, snapshot_id=args.snapshot, sample=sample, master=args.master,
                     warehouse_url=args.warehouse, dialect=args.dialect, progress=ProgressBar("advising"))
-    out = advice.to_json(details=args.details)
-    if getattr(args, "format", "json") == "json":
-        return out
+    args.brief = partial(brief_advise, summary=advice_summary(advice))
+    return advice.to_json(details=args.details)
+
+
+def brief_advise(out: dict, summary: dict) -> dict:
+    """What people read of ``advise``: per query the files read, per index and candidate one row."""
     view = {"table": out["table"], "snapshot": out["snapshot"],
             "queries": [{"query": q["query"], "weight": q["weight"], "where": q["where"],
                          "files_read": q.get("funnel", {}).get("read", {}).get("files"),
                          "error": q.get("error", "")} for q in out["queries"]] or "none",
-            **{k: v or "none" for k, v in advice_summary(advice).items()},
+            **{k: v or "none" for k, v in summary.items()},
             "statements": out["statements"] or "none"}
     if out["skipped_queries"]:
         view["skipped_queries"] = out["skipped_queries"]

@@ -12,7 +12,7 @@ the workload makes (:mod:`.workload`), then:
   ``never prunes`` (nothing skipped across the workload, or the read path ignores file
   indexes), ``stale`` (present in files but no longer configured), ``missing`` (configured
   but absent from some live files), ``oversized`` / ``undersized`` (a bloom filter whose
-  ``items`` is far from its files' distinct count; :func:`.metrics.bloom_frame` gives the
+  ``items`` is far from its files' distinct count; :func:`indexcore.views` ``$bloom_filters`` gives the
   ``items`` that fits), else ``earns its keep``.
 * **candidates**: every column the workload filters on x the kinds that answer how it is
   filtered: ``bitmap`` for equality on a low-cardinality column (at most
@@ -44,10 +44,11 @@ from ..errors import IndexCoreError
 from ..expr import and_all, conjuncts
 from ..formats.base import BitmapResult, FileIndexResult
 from ..paimon.options import CoreOptions
+from ..views import view
 from ..warehouse.model import LiveFile, Problem
 from .explain import Explanation, devolved, explain, field_map, read_path_result
 from .file_index import FileIndexPredicate
-from .metrics import FILE_INDEX_TYPES, bloom_frame, configured_indexes, supported_index_types
+from .metrics import FILE_INDEX_TYPES, configured_indexes, supported_index_types
 from .workload import EQUALITY, RANGE, Query, Scan, parse_workload, scans
 
 Progress = Callable[[int, int, str], None]
@@ -234,7 +235,7 @@ def index_inventory(table, snapshot_id: int | None = None) -> tuple[list[Existin
 
 def _existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[LiveFile],
                       problems: list[Problem]) -> list[ExistingIndex]:
-    from .metrics import iter_file_indexes
+    from ..views.common import iter_file_indexes
 
     configured = configured_indexes(schema)
     groups: dict[tuple[str, str], ExistingIndex] = {}
@@ -359,7 +360,7 @@ def _verdicts(table, snapshot_id, existing: list[ExistingIndex], runs: list[Quer
     blooms = None
     if any(g.index_type == "bloom-filter" and g.blobs for g in existing):
         try:
-            blooms = bloom_frame(table, snapshot_id)
+            blooms = view(table, "bloom_filters", snapshot_id).to_pandas()
         except IndexCoreError as exc:
             problems.append(Problem(table.name, "bloom filters", exc.message))
     for g in existing:
@@ -746,7 +747,7 @@ def health(table, snapshot_id: int | None = None) -> dict[str, Any]:
     """A table's file-index health in one glance, without a workload: small files, deletion
     vector density per bucket, and per index its coverage, bytes and verdict (stale, missing,
     wrong column, bloom sizing)."""
-    from .metrics import DEFAULT_COMPACTION_DENSITY, dv_by_bucket, dv_frame
+    from .metrics import DEFAULT_COMPACTION_DENSITY, dv_by_bucket
 
     plan = table.plan(snapshot_id)
     sid = plan.snapshot.id if plan.snapshot else None
@@ -755,7 +756,7 @@ def health(table, snapshot_id: int | None = None) -> dict[str, Any]:
     problems: list[Problem] = list(plan.problems)
     existing = _existing_indexes(table, sid, schema, list(plan.files), problems)
     _verdicts(table, sid, existing, None, problems)
-    buckets = dv_by_bucket(dv_frame(table, sid))
+    buckets = dv_by_bucket(view(table, "deletion_vectors", sid).to_pandas())
     small = [lf for lf in plan.files if lf.file.file_size < SMALL_FILE_SHARE * target]
     return {
         "snapshot": sid, "files": len(plan.files), "small_files": len(small),

@@ -23,9 +23,10 @@ import shlex
 from typing import Any
 
 from ..errors import IndexCoreError, PredicateError
+from ..views import view
 from .advise import index_inventory
 from .diff import pruning
-from .metrics import bloom_frame, dv_by_bucket, dv_frame
+from .metrics import dv_by_bucket
 from .workload import read_workload
 
 RULES = ("configured-indexes", "dv-density", "bloom-fpp", "pruning")
@@ -97,7 +98,7 @@ def _configured_indexes(table, sid, rule) -> list[dict]:
 
 def _dv_density(table, sid, rule) -> list[dict]:
     limit = _number(rule, "max")
-    buckets = dv_by_bucket(dv_frame(table, sid))
+    buckets = dv_by_bucket(view(table, "deletion_vectors", sid).to_pandas())
     return [{"partition": r.partition, "bucket": int(r.bucket), "density": round(float(r.density), 6),
              "deleted": int(r.deleted), "rows": int(r.row_count)}
             for r in buckets.itertuples() if float(r.density) >= limit]
@@ -109,7 +110,7 @@ def _bloom_fpp(table, sid, rule) -> list[dict]:
     if which not in ("estimated", "configured"):
         raise PredicateError(f"rule bloom-fpp: which={which!r} is neither estimated nor configured")
     out = []
-    for r in bloom_frame(table, sid).itertuples():
+    for r in view(table, "bloom_filters", sid).to_pandas().itertuples():
         if r.error and not isinstance(r.error, float):
             out.append({"file": r.file_name, "column": r.column, "error": r.error})
             continue

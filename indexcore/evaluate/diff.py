@@ -13,9 +13,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import IndexCoreError
+from ..views import view
+from ..views.common import partition_label, partition_types
 from .advise import index_inventory
 from .explain import explain
-from .metrics import dv_by_bucket, dv_frame, partition_label, partition_types, size_skew
+from .metrics import dv_by_bucket, size_skew
 from .workload import Query, scans
 
 Progress = Callable[[int, int, str], None]
@@ -90,7 +92,7 @@ def diff(table, from_snapshot: int, to_snapshot: int | None = None, queries: Seq
     options = [{"option": k, "from": o1.get(k), "to": o2.get(k)} for k in sorted(set(o1) | set(o2))
                if o1.get(k) != o2.get(k)]
 
-    dv1, dv2 = dv_by_bucket(dv_frame(table, s1)), dv_by_bucket(dv_frame(table, s2))
+    dv1, dv2 = (dv_by_bucket(view(table, "deletion_vectors", s).to_pandas()) for s in (s1, s2))
     dv = []
     keys = sorted({(r.partition, r.bucket) for r in dv1.itertuples()} | {(r.partition, r.bucket) for r in dv2.itertuples()},
                   key=str)
