@@ -24,3 +24,18 @@ def golden(conformance: Path) -> Path:
     if not path.is_dir():
         pytest.skip(f"golden vectors not found at {path}")
     return path
+
+
+@pytest.fixture()
+def tagged_warehouse(tmp_path: Path, conformance: Path) -> Path:
+    """A scratch copy of two conformance tables: ``pk_table_scan_and_read_dv`` with a tag ``v2``
+    on its snapshot 2, and ``append_table_with_rt_branch`` with its branch ``rt``."""
+    import shutil
+
+    src = conformance / "warehouses" / "parquet"
+    for db in ("pk_table_scan_and_read_dv", "append_table_with_rt_branch"):
+        shutil.copytree(src / f"{db}.db", tmp_path / f"{db}.db")
+    table = tmp_path / "pk_table_scan_and_read_dv.db" / "pk_table_scan_and_read_dv"
+    (table / "tag").mkdir()
+    shutil.copy(table / "snapshot" / "snapshot-2", table / "tag" / "tag-v2")
+    return tmp_path

@@ -422,22 +422,14 @@ def test_switching_table_resets_the_snapshot(wh_path, overview):
 
 
 @pytest.fixture()
-def tagged_warehouse(tmp_path, conformance, monkeypatch):
-    """A copy of two conformance tables: one with a tag on its first snapshot, one with a branch."""
-    import shutil
-
-    src = conformance / "warehouses" / "parquet"
-    for db in ("pk_table_scan_and_read_dv", "append_table_with_rt_branch"):
-        shutil.copytree(src / f"{db}.db", tmp_path / f"{db}.db")
-    table = tmp_path / "pk_table_scan_and_read_dv.db" / "pk_table_scan_and_read_dv"
-    (table / "tag").mkdir()
-    shutil.copy(table / "snapshot" / "snapshot-2", table / "tag" / "tag-before_compaction")
-    monkeypatch.setenv("INDEXCORE_WAREHOUSE", str(tmp_path))
+def tagged_env(tagged_warehouse, monkeypatch):
+    monkeypatch.setenv("INDEXCORE_WAREHOUSE", str(tagged_warehouse))
     monkeypatch.delenv("INDEXCORE_ALLOWED_ROOTS", raising=False)
-    return tmp_path
+    return tagged_warehouse
 
 
-def test_branch_and_tag_pickers(tagged_warehouse):
+def test_branch_and_tag_pickers(tagged_env):
+    tagged_warehouse = tagged_env
     from streamlit.testing.v1 import AppTest
 
     wh = indexcore.open_warehouse(str(tagged_warehouse))
@@ -445,12 +437,12 @@ def test_branch_and_tag_pickers(tagged_warehouse):
     at = AppTest.from_file(APP, default_timeout=90)
     at.session_state["warehouse_url"] = str(tagged_warehouse)
     at.session_state["table"] = tagged.name
-    at.session_state["tag"] = "before_compaction"
+    at.session_state["tag"] = "v2"
     at.run()
     _no_failure(at)
-    assert at.selectbox(key="tag").options == ["(no tag)", "before_compaction"]
+    assert at.selectbox(key="tag").options == ["(no tag)", "v2"]
     assert at.selectbox(key="snapshot_id").value == 2
-    assert at.session_state["selection"].tag == "before_compaction"
+    assert at.session_state["selection"].tag == "v2"
     at.switch_page("pages/table.py").run()
     _no_failure(at)
     assert _metric(at, "Live files") == str(len(tagged.plan(2).files))

@@ -80,14 +80,8 @@ def test_show_errors_are_messages(conformance, capsys):
         assert code == 2 and err.startswith("error: ") and "Traceback" not in err and not out
 
 
-def test_tag_and_branch_on_table_commands(conformance, tmp_path, capsys):
-    src = conformance / "warehouses" / "parquet"
-    for db in ("pk_table_scan_and_read_dv", "append_table_with_rt_branch"):
-        shutil.copytree(src / f"{db}.db", tmp_path / f"{db}.db")
-    folder = tmp_path / "pk_table_scan_and_read_dv.db" / "pk_table_scan_and_read_dv"
-    (folder / "tag").mkdir()
-    shutil.copy(folder / "snapshot" / "snapshot-2", folder / "tag" / "tag-v2")
-    root, name = str(tmp_path), "pk_table_scan_and_read_dv.pk_table_scan_and_read_dv"
+def test_tag_and_branch_on_table_commands(tagged_warehouse, capsys):
+    root, name = str(tagged_warehouse), "pk_table_scan_and_read_dv.pk_table_scan_and_read_dv"
     by_tag = _json(capsys, "files", root, name, "--tag", "v2")
     by_id = _json(capsys, "files", root, name, "--snapshot", "2")
     assert by_tag == by_id and by_tag["snapshot"] == 2

@@ -7,7 +7,7 @@ JSON output: ``{"table", "snapshot", "where", "files": [...], "funnel": {...}, "
 path makes of it) are ``"REMAIN"``, ``"SKIP"`` or ``{"rows": [positions]}`` as in ``probe``,
 or null when the index was not consulted. ``bucket_decision`` is SKIP where the condition pins
 every bucket key of a fixed-bucket table to values that hash to other buckets.
-``matching_rows`` appears with ``--verify``, which reads the data and lists every wrongly
+``matching_rows`` (per file and in total) appears with ``--verify``, which reads the data and lists every wrongly
 pruned file or dropped row under ``violations`` (``path``, ``column``, ``reason``). The funnel
 counts files and rows kept after each stage: all, partition, bucket, level, stats, index, read
 (rows after deletion vectors and index bitmaps) and, with ``--verify``, matching (rows of the

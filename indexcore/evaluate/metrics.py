@@ -1,10 +1,12 @@
-"""Frames the explorer charts: one pandas DataFrame per question a page asks of a table.
+"""Frames the explorer charts beyond the views: overviews, skew, lookups, pruning, trends, explain.
 
-Every function reads through a :class:`indexcore.warehouse.Table` (read-only) and returns plain
-frames, so the Streamlit pages, notebooks and :mod:`indexcore.figures` share one computation.
-A part that cannot be read becomes a row with an ``error`` (or is listed by the caller's
-problems); the rest of the frame is still filled. ``progress(done, total, what)`` is called
-while long loops run.
+Per-file and per-table listings live in :mod:`indexcore.views` (Paimon's system tables and our
+index views); the frames here are derived from those views or from evaluation (explain,
+what-if). Every function reads through a :class:`indexcore.warehouse.Table` (read-only) and
+returns plain frames, so the Streamlit pages, notebooks and :mod:`indexcore.figures` share one
+computation. A part that cannot be read becomes a row with an ``error`` (or is listed by the
+caller's problems); the rest of the frame is still filled. ``progress(done, total, what)`` is
+called while long loops run.
 """
 
 from __future__ import annotations
