@@ -93,9 +93,9 @@ def test_options_tags_and_branches_list_the_table_folders(conformance, tmp_path)
         shutil.copytree(src / f"{db}.db", tmp_path / f"{db}.db")
     folder = tmp_path / "pk_table_scan_and_read_dv.db" / "pk_table_scan_and_read_dv"
     (folder / "tag").mkdir()
-    for tag, snap in (("first", 1), ("second", 3)):
+    for tag, snap, retained in (("first", 1, 86400.0), ("second", 3, 90.5)):
         data = json.loads((folder / "snapshot" / f"snapshot-{snap}").read_text())
-        data.update(tagCreateTime=[2024, 6, 1, 12, 30, 5, 123000000], tagTimeRetained="PT24H")
+        data.update(tagCreateTime=[2024, 6, 1, 12, 30, 5, 123000000], tagTimeRetained=retained)
         (folder / "tag" / f"tag-{tag}").write_text(json.dumps(data))
     wh = indexcore.open_warehouse(str(tmp_path))
     table = wh.table("pk_table_scan_and_read_dv.pk_table_scan_and_read_dv")
@@ -104,7 +104,8 @@ def test_options_tags_and_branches_list_the_table_folders(conformance, tmp_path)
     assert [(t["tag_name"], t["snapshot_id"]) for t in tags] == [("first", 1), ("second", 3)]
     assert sorted(p.name[len("tag-"):] for p in (folder / "tag").iterdir()) == [t["tag_name"] for t in tags]
     assert tags[0]["record_count"] == table.snapshot(1).total_record_count
-    assert str(tags[0]["create_time"]) == "2024-06-01 12:30:05.123000" and tags[0]["time_retained"] == "PT24H"
+    assert str(tags[0]["create_time"]) == "2024-06-01 12:30:05.123000"
+    assert [t["time_retained"] for t in tags] == ["PT24H", "PT1M30.5S"]
     assert views.view(table, "tags", 3).column("tag_name").to_pylist() == ["second"]
 
     latest = json.loads(sorted((folder / "schema").iterdir())[-1].read_text())

@@ -196,13 +196,9 @@ TABLE_INDEXES = pa.schema([
     ("external_path", pa.string()), ("decoded", pa.bool_())])
 
 
-def _global(meta, *keys):
-    if not isinstance(meta, dict):
-        return None
-    for k in keys:
-        if k in meta:
-            return meta[k]
-    return None
+def _global(meta, key: str):
+    """A field of the index manifest's ``_GLOBAL_INDEX`` record (global indexes only)."""
+    return meta.get(key) if isinstance(meta, dict) else None
 
 
 def table_indexes(table, snapshot_id: int | None = None) -> pa.Table:
@@ -215,7 +211,7 @@ def table_indexes(table, snapshot_id: int | None = None) -> pa.Table:
     for e in table.plan(snapshot_id).index_entries:
         m = e.index_file
         g = m.global_index_meta
-        field_id = _global(g, "_INDEX_FIELD_ID", "indexFieldId", "index_field_id")
+        field_id = _global(g, "_INDEX_FIELD_ID")
         field = schema.field_by_id(field_id) if isinstance(field_id, int) else None
         rows.append({
             "partition": partition_text(e.partition, types), "bucket": e.bucket, "index_type": m.index_type,
@@ -223,8 +219,8 @@ def table_indexes(table, snapshot_id: int | None = None) -> pa.Table:
             "dv_ranges": None if m.dv_ranges is None else [
                 {"f0": r.data_file, "f1": r.offset, "f2": r.length, "_CARDINALITY": r.cardinality}
                 for r in m.dv_ranges],
-            "row_range_start": _global(g, "_ROW_RANGE_START", "rowRangeStart", "row_range_start"),
-            "row_range_end": _global(g, "_ROW_RANGE_END", "rowRangeEnd", "row_range_end"),
+            "row_range_start": _global(g, "_ROW_RANGE_START"),
+            "row_range_end": _global(g, "_ROW_RANGE_END"),
             "index_field_id": field_id, "index_field_name": field.name if field else None,
             "external_path": m.external_path, "decoded": m.index_type in (DELETION_VECTORS, HASH)})
     return from_rows(rows, TABLE_INDEXES)
@@ -292,7 +288,22 @@ def _tag_extras(table, name: str) -> dict:
     else:
         created = None
     retained = obj.get("tagTimeRetained")
+    if isinstance(retained, int | float):  # Jackson writes a Duration as seconds
+        retained = _java_duration(float(retained))
     return {"create_time": created, "time_retained": None if retained is None else str(retained)}
+
+
+def _java_duration(seconds: float) -> str:
+    """Java's ``Duration.toString()``, as Paimon's ``$tags`` shows ``time_retained``: ``PT24H``, ``PT1M30S``."""
+    if seconds == 0:
+        return "PT0S"
+    hours, rest = divmod(abs(seconds), 3600)
+    minutes, secs = divmod(rest, 60)
+    sign = "-" if seconds < 0 else ""
+    text = "PT" + (f"{sign}{int(hours)}H" if hours else "") + (f"{sign}{int(minutes)}M" if minutes else "")
+    if secs:
+        text += f"{sign}{secs:.9f}".rstrip("0").rstrip(".") + "S"
+    return text
 
 
 def tags(table, snapshot_id: int | None = None) -> pa.Table:
