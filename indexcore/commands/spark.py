@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import posixpath
 
-from ..errors import IndexCoreError
 from .output import ProgressBar, short_result
+from .probe import parse_options
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -103,20 +103,10 @@ def brief_audit(out: dict) -> dict:
             "health_by_bucket": out["health"]["bucket"]}
 
 
-def _options(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise IndexCoreError(f"--option needs K=V, got {pair!r}")
-        out[key.strip()] = value.strip()
-    return out
-
-
 def run_what_if(args: argparse.Namespace) -> dict:
     from ..spark.jobs import what_if
 
-    return what_if(args.warehouse, args.table, args.column, args.index_type, _options(args.option), args.where,
+    return what_if(args.warehouse, args.table, args.column, args.index_type, parse_options(args.option), args.where,
                    master=args.master, scratch_dir=args.scratch_dir, snapshot_id=args.snapshot,
                    progress=ProgressBar("building"))
 
