@@ -3,6 +3,7 @@
 import streamlit as st
 
 from indexcore import figures
+from indexcore.commands.probe import parse_options
 from indexcore.errors import IndexCoreError
 from indexcore.evaluate.metrics import FILE_INDEX_TYPES, supported_index_types, whatif_frames
 from pages.common import context, fmt_bytes, guard, need_table, progress_callback, show_frame
@@ -73,13 +74,7 @@ with guard("Hypothetical index"):
                               help="Only the types Paimon can build on this column's type are offered.")
     raw_options = c3.text_input("Options (k=v, comma-separated)", key="hyp_options",
                                 placeholder="items=10000, fpp=0.01 | version=1 | index-block-size=4kb")
-    options = {}
-    for part in raw_options.split(","):
-        if part.strip():
-            k, sep, v = part.partition("=")
-            if not sep:
-                raise ValueError(f"option {part.strip()!r} is not k=v")
-            options[k.strip()] = v.strip()
+    options = parse_options([part for part in raw_options.split(",") if part.strip()])
     key = (ctx.url, ctx.table_name, ctx.snapshot_id, column, index_type, tuple(sorted(options.items())))
     if st.button("Build in memory", key="hyp_build"):
         from indexcore.evaluate.whatif import build_hypothetical_index
