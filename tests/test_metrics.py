@@ -15,6 +15,7 @@ import pytest
 
 import indexcore
 from indexcore.evaluate import metrics
+from indexcore.formats import bloom
 from indexcore.views import indexes as index_views
 from indexcore.views import view
 
@@ -131,8 +132,8 @@ def test_bloom_estimates_distinct_items(warehouse):
         row = blooms[blooms["column"] == column].iloc[0]
         distinct = pc.count_distinct(_column(table, lf, column), mode="only_valid").as_py()
         assert row["estimated_items"] == pytest.approx(distinct, abs=0.5)
-        assert row["configured_items"] == index_views.DEFAULT_BLOOM_ITEMS
-        assert row["configured_fpp"] == index_views.DEFAULT_BLOOM_FPP
+        assert row["configured_items"] == bloom.DEFAULT_ITEMS
+        assert row["configured_fpp"] == bloom.DEFAULT_FPP
         assert row["fill_ratio"] == pytest.approx(row["bits_set"] / row["num_bits"])
         assert row["recommended_items"] >= distinct
     tighter = frame(table, "bloom_filters", target_fpp=0.001)

@@ -99,7 +99,7 @@ def test_views_numbers(cells, wh):
 
 
 def test_explain_funnel(cells, wh):
-    from indexcore.predicate import parse_where
+    from indexcore.expr import parse_where
     from indexcore.warehouse.data import read_table
 
     events = wh.table("demo.events")

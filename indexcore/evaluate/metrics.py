@@ -17,8 +17,8 @@ from typing import Any
 import pandas as pd
 
 from ..errors import IndexCoreError
-from ..formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
 from ..expr import Predicate
+from ..formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
 from ..types import DataType
 from ..views import view
 from ..views.common import (

@@ -23,10 +23,6 @@ from .common import (
     summaries,
 )
 
-DEFAULT_BLOOM_ITEMS = 1_000_000
-DEFAULT_BLOOM_FPP = 0.1
-DEFAULT_TARGET_ROW_NUM = 2_000_000
-
 BITMAP_INDEXES = pa.schema([
     *FILE_COLS, ("column", pa.string()), ("size", pa.int64()), ("version", pa.int32()),
     ("dictionary_size", pa.int64()), ("null_count", pa.int64()), ("single_row_values", pa.int64()),
@@ -88,16 +84,15 @@ def bloom_filters(table, snapshot_id: int | None = None, target_fpp: float | Non
     """``$bloom_filters``: per bloom filter, fill, estimated distinct items and FPP against the
     configured ``items`` / ``fpp``, and the ``items`` that would meet ``target_fpp`` (default:
     the configured fpp)."""
-    from ..formats.bloom import items_for_fpp
+    from ..formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, items_for_fpp
 
     types = partition_types(table)
     rows = []
     for blob, s in summaries(table, snapshot_id, ["bloom-filter"], progress):
         row = {**file_cols(blob.file, types), "column": blob.column, "size": blob.size, "error": s.get("error")}
-        if "num_bits" in s:
-            opts = table.file_schema(blob.file).file_index_options(blob.column, "bloom-filter")
-            items = int(opts.get("items", DEFAULT_BLOOM_ITEMS))
-            fpp = float(opts.get("fpp", DEFAULT_BLOOM_FPP))
+        if "num_bits" in s:  # the reader was opened with the file's options; Paimon's defaults otherwise
+            items = s.get("configured_items", DEFAULT_ITEMS)
+            fpp = s.get("configured_fpp", DEFAULT_FPP)
             est = s["estimated_items"]
             want = target_fpp if target_fpp is not None else fpp
             need = items_for_fpp(est if math.isfinite(est) else blob.file.file.row_count, want)
@@ -137,10 +132,7 @@ HASH_BUCKETS = pa.schema([
 
 def target_row_num(table) -> int:
     """``dynamic-bucket.target-row-num`` (Paimon's default 2,000,000)."""
-    try:
-        return int(table.options.get("dynamic-bucket.target-row-num", DEFAULT_TARGET_ROW_NUM))
-    except ValueError:
-        return DEFAULT_TARGET_ROW_NUM
+    return table.core_options.dynamic_bucket_target_row_num
 
 
 def hash_buckets(table, snapshot_id: int | None = None) -> pa.Table:

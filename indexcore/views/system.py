@@ -14,9 +14,9 @@ import posixpath
 import pyarrow as pa
 
 from ..errors import IndexCoreError
+from ..paimon.layout import BRANCH_PREFIX, tag_path
 from ..types import DataType
 from ..warehouse.model import DELETION_VECTORS, HASH
-from ..warehouse.snapshot import TAG_PREFIX
 from .common import TS, from_rows, iter_file_indexes, partition_text, partition_types, stats_text
 
 
@@ -58,7 +58,7 @@ def schemas(table, snapshot_id: int | None = None) -> pa.Table:
     """``$schemas``: every schema version (only the snapshot's own when one is given)."""
     found = table.schemas()
     if snapshot_id is not None:
-        sid = table.snapshot(snapshot_id).schema_id
+        sid = table.snapshot_schema(table.snapshot(snapshot_id)).id
         found = [s for s in found if s.id == sid]
     return from_rows([{
         "schema_id": s.id,
@@ -73,7 +73,7 @@ OPTIONS = pa.schema([("key", pa.string()), ("value", pa.string())])
 
 def options(table, snapshot_id: int | None = None) -> pa.Table:
     """``$options``: the options of the latest schema (of the snapshot's schema when one is given)."""
-    schema = table.schema(table.snapshot(snapshot_id).schema_id) if snapshot_id is not None else table.schema()
+    schema = table.snapshot_schema(table.snapshot(snapshot_id)) if snapshot_id is not None else table.schema()
     return from_rows([{"key": k, "value": v} for k, v in schema.options.items()], OPTIONS)
 
 
@@ -273,7 +273,7 @@ TAGS = pa.schema([
 def _tag_extras(table, name: str) -> dict:
     """``tagCreateTime`` / ``tagTimeRetained`` from the tag file (Paimon writes them beside the snapshot)."""
     try:
-        obj = json.loads(table.storage.read_bytes(posixpath.join(table.path, "tag", TAG_PREFIX + name)))
+        obj = json.loads(table.storage.read_bytes(tag_path(table.path, name)))
     except (IndexCoreError, ValueError, OSError):
         return {}
     created = obj.get("tagCreateTime")
@@ -333,7 +333,7 @@ def branches(table, snapshot_id: int | None = None) -> pa.Table:
             when = _dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=float(when))
         times[name] = when if isinstance(when, _dt.datetime) else None
     main = table if root == table.path else _main_of(table)
-    return from_rows([{"branch_name": b, "create_time": times.get(f"branch-{b}")} for b in main.branches()],
+    return from_rows([{"branch_name": b, "create_time": times.get(BRANCH_PREFIX + b)} for b in main.branches()],
                      BRANCHES)
 
 
