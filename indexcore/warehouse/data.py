@@ -308,49 +308,51 @@ def _read_append(reader: _Reader, files: list[LiveFile]) -> list[pa.Table]:
 
 
 def _read_data_evolution(reader: _Reader, files: list[LiveFile]) -> list[pa.Table]:
-    """Stitch column files by row id: per field, the newest file that wrote it wins."""
+    """Stitch column files by row id: per row range and field, the newest file that wrote it wins.
+
+    Files carry ``first_row_id`` and ``row_count``; BLOB columns roll over into several
+    ``.blob`` files, so one field of a row range may come from a different file than the next
+    range. The row ids are cut at every file boundary; each segment takes each field from the
+    newest file (highest sequence number) that holds the field and covers the segment.
+    """
     schema = reader.schema
     plain = [lf for lf in files if lf.file.first_row_id is None]
     out = _read_append(reader, plain)
-    groups: dict[tuple, list[LiveFile]] = {}
+    by_partition: dict[tuple, list[LiveFile]] = {}
     for lf in files:
         if lf.file.first_row_id is not None:
-            groups.setdefault((lf.partition, lf.file.first_row_id), []).append(lf)
-    for (_part, first_row_id), group in sorted(groups.items(), key=lambda kv: kv[0][1]):
-        group.sort(key=lambda lf: lf.file.max_sequence_number, reverse=True)
-        counts = {lf.file.row_count for lf in group}
-        if len(counts) != 1:
-            reader.problems.append(Problem(group[0].path, "data evolution",
-                                           f"files at first row id {first_row_id} differ in row count"))
-            continue
-        owner: dict[str, LiveFile] = {}
-        for name in schema.field_names:
-            fid = schema.field(name).id
-            for lf in group:
-                fs = reader.file_schema(lf)
-                ff = fs.field_by_id(fid)
-                if ff is None:
-                    continue
-                cols = lf.file.write_cols if lf.file.write_cols is not None else fs.field_names
-                if ff.name in cols:
-                    owner[name] = lf
-                    break
-        parts: dict[str, pa.Table] = {}
-        arrays = []
-        n = counts.pop()
-        for name in schema.field_names:
-            lf = owner.get(name)
-            if lf is None:
-                if name in schema.partition_keys and name in group[0].partition_spec:
-                    arrays.append(from_internal([group[0].partition_spec[name]] * n, schema.field(name).type))
-                else:
-                    arrays.append(pa.nulls(n, arrow_type(schema.field(name).type)))
+            by_partition.setdefault(lf.partition, []).append(lf)
+    parts: dict[str, pa.Table | None] = {}
+    arrow_schema = _empty(schema).schema
+    for group in by_partition.values():
+        holds: list[tuple[LiveFile, set[int]]] = []
+        for lf in sorted(group, key=lambda f: f.file.max_sequence_number, reverse=True):
+            fs = reader.file_schema(lf)
+            cols = lf.file.write_cols if lf.file.write_cols is not None else fs.field_names
+            holds.append((lf, {fs.field(c).id for c in cols if c in fs.field_names}))
+        cuts = sorted({b for lf in group for b in (lf.file.first_row_id, lf.file.first_row_id + lf.file.row_count)})
+        spec = group[0].partition_spec
+        for start, end in zip(cuts, cuts[1:], strict=False):
+            covering = [(lf, ids) for lf, ids in holds
+                        if lf.file.first_row_id <= start and end <= lf.file.first_row_id + lf.file.row_count]
+            if not covering:
                 continue
-            if lf.path not in parts:
-                parts[lf.path] = reader.read(lf, with_dv=False)
-            t = parts[lf.path]
-            arrays.append(t.column(name) if t is not None else pa.nulls(n, arrow_type(schema.field(name).type)))
-        out.append(pa.table(arrays, schema=_empty(schema).schema))
+            n = end - start
+            arrays = []
+            for f in schema.fields:
+                lf = next((lf for lf, ids in covering if f.id in ids), None)
+                t = None
+                if lf is not None:
+                    if lf.path not in parts:
+                        parts[lf.path] = reader.read(lf, with_dv=False)
+                    t = parts[lf.path]
+                if t is not None:
+                    arrays.append(t.column(f.name).slice(start - lf.file.first_row_id, n))
+                elif f.name in schema.partition_keys and f.name in spec:
+                    arrays.append(from_internal([spec[f.name]] * n, f.type))
+                else:
+                    arrays.append(pa.nulls(n, arrow_type(f.type)))
+            out.append(pa.table(arrays, schema=arrow_schema))
     return out
 
 
