@@ -79,6 +79,8 @@ def run_inspect(args: argparse.Namespace) -> dict:
     kind = found.kind
     if manifest is not None and manifest["index_type"] == "HASH":
         kind = HASH_INDEX
+    elif manifest is not None and not found.certain:
+        kind = manifest["index_type"]  # no structure of its own: the manifest decides
     if kind == FILE_INDEX:
         return _inspect_container(source, schema)
     if kind == DELETION_VECTORS:
@@ -98,8 +100,11 @@ def run_inspect(args: argparse.Namespace) -> dict:
     elif kind == TANTIVY:
         out["summary"] = read_tantivy_archive(source).summary()
     elif manifest is not None:
-        out["kind"] = manifest["index_type"]
         out["detected_by"] = "no structure of its own matched; the table's index manifest names its type"
+        if kind == "bitmap" and manifest.get("field_type"):
+            from ..warehouse.global_index import WrappedBitmapReader
+
+            out["summary"] = WrappedBitmapReader(source, parse_type(manifest["field_type"])).summary()
     else:
         raise UnsupportedError("not a file index, deletion-vector, hash, BTree, bitmap, vector or full-text "
                                "index file", file=source.name, structure="file head", offset=0)

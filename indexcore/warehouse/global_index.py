@@ -10,13 +10,18 @@ full-text files are listed with what their metadata holds.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from pyroaring import BitMap64
 
 from ..errors import IndexCoreError
-from ..formats.bitmap_global_index import BitmapGlobalIndexReader
+from ..formats.bitmap_global_index import BitmapGlobalIndexReader, looks_like_bitmap_global
 from ..formats.btree_index import BTreeIndexReader
 from ..formats.global_index import SortedIndexFileMeta, key_codec
 from ..formats.pk_btree_index import PkBTreeSourceMeta, read_source_meta
 from ..formats.vector_index import FULL_TEXT_INDEX_TYPES, VECTOR_INDEX_TYPES, vector_meta
+from ..predicate import Leaf
+from ..types import DataType
 from .model import DataField, IndexManifestEntry
 
 BTREE = "btree"
@@ -112,10 +117,47 @@ def global_index_files(table, snapshot_id: int | None = None) -> list[GlobalInde
     return out
 
 
-def open_reader(table, gif: GlobalIndexFile) -> BTreeIndexReader | BitmapGlobalIndexReader | None:
+class WrappedBitmapReader:
+    """A global bitmap index written by older Paimon: a file-index bitmap blob over the row range.
+
+    Its positions are the local row ids; it answers leaves like the other global readers.
+    """
+
+    index_type = "bitmap"
+
+    def __init__(self, source, dtype: DataType):
+        from ..formats import open_reader as open_file_index
+
+        self.source = source
+        self.reader = open_file_index("bitmap", dtype, source)
+
+    def visit(self, leaf: Leaf) -> BitMap64 | None:
+        from ..formats.base import BitmapResult
+
+        result = self.reader.visit(leaf)
+        if isinstance(result, BitmapResult):
+            return BitMap64(result.bitmap)
+        return BitMap64() if not result.remain() else None
+
+    @property
+    def null_rows(self) -> BitMap64:
+        return self.visit(Leaf("isNull", "c")) or BitMap64()
+
+    def cardinalities(self) -> list[tuple[Any, int]]:
+        return list(self.reader.summary().get("top_values", []))
+
+    def summary(self) -> dict:
+        return {**self.reader.summary(), "layout": "file-index bitmap (older Paimon global bitmap index)"}
+
+
+def open_reader(table, gif: GlobalIndexFile):
     """A reader for a BTree or bitmap global index file; None for kinds indexcore does not search."""
     if gif.field is None or gif.index_type not in DECODED_GLOBAL_TYPES:
         return None
     source = table.storage.open(gif.path)
-    cls = BTreeIndexReader if gif.index_type == BTREE else BitmapGlobalIndexReader
-    return cls(source, gif.field.type, gif.sorted_meta())
+    if gif.index_type == BTREE:
+        return BTreeIndexReader(source, gif.field.type, gif.sorted_meta())
+    tail = source.read(max(0, source.size - 8), min(8, source.size), "file tail")
+    if looks_like_bitmap_global(tail):
+        return BitmapGlobalIndexReader(source, gif.field.type, gif.sorted_meta())
+    return WrappedBitmapReader(source, gif.field.type)
