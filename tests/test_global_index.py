@@ -349,3 +349,45 @@ def test_bitmap_global_index_in_java_tables_agrees_with_the_data(conformance):
                 checked += 1
     if not checked:
         pytest.skip("no warehouses/*/append_with_global_index tables")
+
+
+# counts from paimon-cpp global_index_test.cpp TestBTreeScanWithPartitionWithMultiMeta
+BTREE_SCAN_COUNTS = [("col_int = 15", 2), ("col_int = 100", 0), ("col_int > 30", 18), ("col_int > 57", 0),
+                     ("col_boolean = true", 20), ("col_boolean = false", 20), ("col_double = 11.0", 2),
+                     ("col_double > 22.0", 18), ("col_date > DATE '2019-04-24'", 18), ("col_date = DATE '2019-04-19'", 2)]
+
+
+@pytest.mark.parametrize("fmt", ["orc", "parquet"])
+def test_explain_global_index_stage_matches_paimon_cpp(external, fmt):
+    from indexcore.evaluate.explain import explain
+    from indexcore.evaluate.global_index import global_index_scan
+    from indexcore.predicate import parse_where
+
+    root = external / f"paimon-cpp/{fmt}/append_with_btree_with_partition.db/append_with_btree_with_partition"
+    storage = Storage(str(root))
+    table = Table(storage, storage.root, root.name)
+    dates = {r["col_date"] for r in __import__("indexcore.warehouse.data", fromlist=["read_table"])
+             .read_table(table).to_pylist()}
+    assert len(dates) == 20  # 18000 + i: DATE '2019-04-24' is 18010
+    for sql, count in BTREE_SCAN_COUNTS:
+        scan = global_index_scan(table, parse_where(sql, table.schema().row_type()))
+        assert scan is not None and len(scan.rows) == count, sql
+        result = explain(table, sql, verify=True)
+        assert result.funnel["global_index"]["rows"] == count, sql
+        assert result.funnel["matching"]["rows"] == count and not result.violations, sql
+        assert all((f.global_index_decision == "SKIP") == (f.global_index_rows == 0) for f in result.files)
+    # an OR with a leaf matching every row keeps every row
+    both = explain(table, "col_int = 15 OR col_string <> 'zzz'", verify=True)
+    assert both.funnel["global_index"]["rows"] == 40 and not both.violations
+
+
+def test_explain_cli_verify_global_index(external):
+    root = external / "paimon-cpp/orc/append_with_btree_with_partition.db"
+    proc = subprocess.run([sys.executable, "-m", "indexcore", "explain", str(root.parent),
+                           "append_with_btree_with_partition.append_with_btree_with_partition",
+                           "--where", "col_int > 30 AND col_string = 'str_00012'", "--verify", "--format", "json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["violations"] == [] and out["funnel"]["global_index"]["rows"] == out["funnel"]["matching"]["rows"] == 2
+    assert {f["global_index_decision"] for f in out["files"]} <= {"REMAIN", "SKIP"}
