@@ -16,7 +16,8 @@ from indexcore.evaluate import metrics
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
-PAGES = ["warehouse", "table", "bitmap", "bloom", "range", "deletion_vectors", "hash_index", "what_if", "spark"]
+PAGES = ["warehouse", "table", "bitmap", "bloom", "range", "deletion_vectors", "hash_index", "global_indexes",
+         "what_if", "spark"]
 # page -> the index kind its table should have ("" = any table)
 KIND = {"bitmap": "bitmap", "bloom": "bloom-filter", "range": "bsi", "deletion_vectors": "DELETION_VECTORS",
         "hash_index": "HASH", "what_if": "bitmap"}
