@@ -152,25 +152,31 @@ class BTreeIndexReader:
             self._handles.append((off, size))
             last_keys.append(self.codec.order(self.codec.decode(key)))
         self._last_orders = last_keys
-        self._blocks: dict[int, list[tuple[Any, list[int]]]] = {}
+        self._blocks: dict[int, list[tuple[Any, bytes]]] = {}
 
     @property
     def block_count(self) -> int:
         return len(self._handles)
 
-    def block(self, i: int) -> list[tuple[Any, list[int]]]:
-        """The ``(key, row ids)`` entries of data block ``i`` (read and cached on first use)."""
+    def block(self, i: int) -> list[tuple[Any, bytes]]:
+        """The ``(key, encoded row ids)`` entries of data block ``i`` (read and cached on first use).
+
+        Row ids stay encoded until a lookup needs them (:func:`decode_row_ids`)."""
         if i not in self._blocks:
             off, size = self._handles[i]
             raw = self.source.read(off, size + TRAILER_LENGTH, "btree data block")
             entries = parse_block(open_block(raw, self.source.name, "btree data block", off), self.source.name,
                                   "btree data block", off)
-            self._blocks[i] = [(self.codec.decode(k), decode_row_ids(v, self.source.name, off)) for k, v in entries]
+            decode = self.codec.decode
+            self._blocks[i] = [(decode(k), v) for k, v in entries]
         return self._blocks[i]
 
     def entries(self) -> Iterator[tuple[Any, list[int]]]:
+        """Every ``(key, row ids)`` in file order."""
         for i in range(self.block_count):
-            yield from self.block(i)
+            off = self._handles[i][0]
+            for key, value in self.block(i):
+                yield key, decode_row_ids(value, self.source.name, off)
 
     @cached_property
     def null_rows(self) -> BitMap64:
@@ -194,13 +200,14 @@ class BTreeIndexReader:
         out = BitMap64()
         start = 0 if lo_o is None else bisect.bisect_left(self._last_orders, lo_o)
         for i in range(start, self.block_count):
-            for key, rows in self.block(i):
+            off = self._handles[i][0]
+            for key, value in self.block(i):
                 k = order(key)
                 if lo_o is not None and (k < lo_o or (k == lo_o and not lo_inc)):
                     continue
                 if hi_o is not None and (k > hi_o or (k == hi_o and not hi_inc)):
                     continue
-                out.update(rows)
+                out.update(decode_row_ids(value, self.source.name, off))
             if hi_o is not None and self._last_orders[i] > hi_o:
                 break
         return out
@@ -248,8 +255,9 @@ class BTreeIndexReader:
         return None
 
     def cardinalities(self) -> list[tuple[Any, int]]:
-        """``(key, row count)`` per distinct key, in key order."""
-        return [(k, len(rows)) for k, rows in self.entries()]
+        """``(key, row count)`` per distinct key, in file (key) order."""
+        return [(k, read_var(v, 0, self.source.name, "btree row ids")[0])
+                for i in range(self.block_count) for k, v in self.block(i)]
 
     def summary(self) -> dict:
         keys = rows = 0
