@@ -24,3 +24,12 @@ def golden(conformance: Path) -> Path:
     if not path.is_dir():
         pytest.skip(f"golden vectors not found at {path}")
     return path
+
+
+@pytest.fixture(scope="session")
+def external(conformance: Path) -> Path:
+    """``../shared/conformance/external``: tables and index files from paimon-cpp and paimon-rust."""
+    path = conformance / "external"
+    if not path.is_dir():
+        pytest.skip(f"external Paimon test data not found at {path}")
+    return path

@@ -22,14 +22,6 @@ from indexcore.warehouse.table import Table
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="module")
-def external(conformance: Path) -> Path:
-    path = conformance / "external"
-    if not path.is_dir():
-        pytest.skip(f"external Paimon test data not found at {path}")
-    return path
-
-
 def _table(external: Path, rel: str) -> Table:
     path = external / rel
     storage = Storage(str(path))

@@ -34,14 +34,6 @@ from indexcore.warehouse.table import Table
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="module")
-def external(conformance: Path) -> Path:
-    path = conformance / "external"
-    if not path.is_dir():
-        pytest.skip(f"external Paimon test data not found at {path}")
-    return path
-
-
 def _cpp_btree_files(external: Path) -> list[Path]:
     return sorted((external / "paimon-cpp/global_index/btree/btree_compatibility_data").glob("*.bin"))
 

@@ -31,6 +31,7 @@ from ..types import DataType
 from .global_index import (
     TRAILER_LENGTH,
     SortedIndexFileMeta,
+    check_regions,
     close_block,
     key_codec,
     open_block,
@@ -77,12 +78,10 @@ def read_bitmap_footer(source: ByteSource) -> BitmapFooter:
     if footer.version != VERSION:
         raise UnsupportedError(f"bitmap global index version {footer.version} is not decoded", file=source.name,
                                structure="bitmap global index footer", offset=at + 40)
-    for what, off, n in (("null rows", footer.null_offset, footer.null_length),
-                         ("non-null rows", footer.non_null_offset, footer.non_null_length),
-                         ("index block", footer.index_offset, footer.index_length + TRAILER_LENGTH)):
-        if off < 0 or n < 0 or off + n > at:
-            raise CorruptFileError(f"{what} at {off} (+{n}) runs into the footer", file=source.name,
-                                   structure="bitmap global index footer", offset=at)
+    check_regions(source.name, at, "bitmap global index footer", [
+        ("null rows", footer.null_offset, footer.null_length),
+        ("non-null rows", footer.non_null_offset, footer.non_null_length),
+        ("index block", footer.index_offset, footer.index_length + TRAILER_LENGTH)])
     if footer.value_count < 0:
         raise CorruptFileError(f"negative value count {footer.value_count}", file=source.name,
                                structure="bitmap global index footer", offset=at + 36)

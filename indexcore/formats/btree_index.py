@@ -33,6 +33,7 @@ from .global_index import (
     COMPRESSION_NAMES,
     TRAILER_LENGTH,
     SortedIndexFileMeta,
+    check_regions,
     close_block,
     key_codec,
     open_block,
@@ -288,12 +289,10 @@ def read_btree_footer(source: ByteSource) -> BTreeFooter:
         raise UnsupportedError(f"btree global index version {version} is not decoded", file=source.name,
                                structure="btree footer", offset=at + 44)
     footer = BTreeFooter(*fields, version)
-    for what, off, size in (("index block", footer.index_offset, footer.index_size + TRAILER_LENGTH),
-                            ("null bitmap", footer.null_offset, footer.null_size + 4 if footer.has_nulls else 0),
-                            ("bloom filter", footer.bloom_offset, footer.bloom_size)):
-        if off + size > at:
-            raise CorruptFileError(f"{what} at {off} (+{size}) runs into the footer", file=source.name,
-                                   structure="btree footer", offset=at)
+    check_regions(source.name, at, "btree footer", [
+        ("index block", footer.index_offset, footer.index_size + TRAILER_LENGTH),
+        ("null bitmap", footer.null_offset, footer.null_size + 4 if footer.has_nulls else 0),
+        ("bloom filter", footer.bloom_offset, footer.bloom_size)])
     return footer
 
 

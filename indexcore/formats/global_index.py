@@ -139,6 +139,14 @@ def close_block(block: bytes, compression: str = "none") -> bytes:
     return packed + bytes([code]) + block_crc(packed, code).to_bytes(4, "little")
 
 
+def check_regions(name: str, end: int, structure: str, regions: list[tuple[str, int, int]]) -> None:
+    """Every ``(what, offset, length)`` a footer points at must lie before the footer (``end``)."""
+    for what, off, n in regions:
+        if off < 0 or n < 0 or off + n > end:
+            raise CorruptFileError(f"{what} at {off} (+{n}) runs into the footer", file=name, structure=structure,
+                                   offset=end)
+
+
 # ------------------------------------------------------------------------------------------
 # Row-id bitmaps
 
