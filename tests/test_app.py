@@ -304,7 +304,7 @@ SWEEP_ROOTS = [ROOT / "sample_warehouse"] + [ROOT.parent / "shared" / "conforman
                                              for name in ("parquet", "mixed")]
 TITLES = {"warehouse": "Warehouse", "table": "Table", "bitmap": "Bitmap indexes", "bloom": "Bloom filters",
           "range": "Range-bitmap and BSI", "deletion_vectors": "Deletion vectors", "hash_index": "Hash index",
-          "what_if": "What-if", "spark": "Spark"}
+          "global_indexes": "Global indexes", "what_if": "What-if", "spark": "Spark"}
 
 
 def _sweep_tables() -> list:
