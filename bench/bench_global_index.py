@@ -21,9 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from indexcore.expr import Leaf  # noqa: E402
 from indexcore.formats.btree_index import FOOTER_LENGTH, TRAILER_LENGTH, BTreeIndexReader, write_btree_index  # noqa: E402
 from indexcore.io import open_file  # noqa: E402
-from indexcore.predicate import Leaf  # noqa: E402
 from indexcore.types import parse_type  # noqa: E402
 
 ROWS, KEYS, REPEAT = 200_000, 50_000, 30

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pyroaring import BitMap64
 
 from ..errors import IndexCoreError
-from ..predicate import Compound, Leaf, Predicate
+from ..expr import Compound, Leaf, Predicate
 from ..warehouse.global_index import GlobalIndexFile, global_index_files, open_reader
 from ..warehouse.model import Problem
 
@@ -87,7 +87,7 @@ def global_index_scan(table, predicate: Predicate, snapshot_id: int | None = Non
         parts = [evaluate(c) for c in pred.children]
         out = parts[0]
         for p in parts[1:]:
-            out = out & p if pred.op == "and" else out | p
+            out = out & p if pred.function.name == "and" else out | p
         return out
 
     scan.rows = evaluate(predicate)
@@ -204,7 +204,7 @@ def predicate_keep_frame(table, sql: str, snapshot_id: int | None = None):
     """Per data file, the rows a WHERE condition keeps through the global indexes; and the totals."""
     import pandas as pd
 
-    from ..predicate import parse_where
+    from ..expr import parse_where
     from .metrics import partition_label, partition_types
 
     plan = table.plan(snapshot_id)

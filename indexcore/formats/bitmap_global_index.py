@@ -25,8 +25,8 @@ from typing import Any
 from pyroaring import BitMap64
 
 from ..errors import CorruptFileError, UnsupportedError
+from ..expr import Leaf
 from ..io import ByteSource
-from ..predicate import Leaf
 from ..types import DataType
 from .global_index import (
     TRAILER_LENGTH,
@@ -159,7 +159,7 @@ class BitmapGlobalIndexReader:
 
     def visit(self, leaf: Leaf) -> BitMap64 | None:
         """Rows that may match one leaf; None when a bitmap index cannot answer it."""
-        op, lits = leaf.op, leaf.literals
+        op, lits = leaf.function.name, leaf.literals
         if op == "isNull":
             return BitMap64(self.null_rows)
         if op == "isNotNull":

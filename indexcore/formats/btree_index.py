@@ -26,8 +26,8 @@ from typing import Any
 from pyroaring import BitMap64
 
 from ..errors import CorruptFileError, UnsupportedError
+from ..expr import Leaf
 from ..io import ByteSource
-from ..predicate import Leaf
 from ..types import DataType
 from .global_index import (
     COMPRESSION_NAMES,
@@ -221,7 +221,7 @@ class BTreeIndexReader:
 
     def visit(self, leaf: Leaf) -> BitMap64 | None:
         """Paimon's ``BTreeIndexReader`` answer for one leaf; None when it cannot answer."""
-        op, lits = leaf.op, leaf.literals
+        op, lits = leaf.function.name, leaf.literals
         if op == "isNull":
             return BitMap64(self.null_rows)
         if op == "isNotNull":

@@ -15,12 +15,12 @@ from typing import Any
 from pyroaring import BitMap64
 
 from ..errors import IndexCoreError
+from ..expr import Leaf
 from ..formats.bitmap_global_index import BitmapGlobalIndexReader, looks_like_bitmap_global
 from ..formats.btree_index import BTreeIndexReader
 from ..formats.global_index import SortedIndexFileMeta, key_codec
 from ..formats.pk_btree_index import PkBTreeSourceMeta, read_source_meta
 from ..formats.vector_index import FULL_TEXT_INDEX_TYPES, VECTOR_INDEX_TYPES, vector_meta
-from ..predicate import Leaf
 from ..types import DataType
 from .model import DataField, IndexManifestEntry
 
