@@ -26,6 +26,7 @@ PAGES = [
     ("range.py", "Range-bitmap and BSI", ":material/straighten:"),
     ("deletion_vectors.py", "Deletion vectors", ":material/delete_sweep:"),
     ("hash_index.py", "Hash index", ":material/tag:"),
+    ("global_indexes.py", "Global indexes", ":material/account_tree:"),
     ("what_if.py", "What-if", ":material/psychology:"),
     ("advisor.py", "Advisor", ":material/recommend:"),
     ("spark.py", "Spark", ":material/bolt:"),

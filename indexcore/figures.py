@@ -323,3 +323,26 @@ def bar(frame: pd.DataFrame, x: str, y: str, title: str, color: str | None = Non
     if not (pd.to_numeric(frame[y], errors="coerce").fillna(0) != 0).any():
         fig.update_yaxes(range=[0, 1], dtick=1)
     return fig
+
+
+def global_index_coverage(frame: pd.DataFrame) -> go.Figure:
+    """The table's row ids per indexed field: indexed segments, gaps, and index ranges beyond the table."""
+    title = "Global index coverage of the table's row ids"
+    if frame.empty:
+        return _empty(title, "no global index in this snapshot")
+    colors = {"indexed": "seagreen", "gap": "crimson", "beyond table": "lightgray"}
+    fig = go.Figure()
+    labels = [f"{f} ({t})" for f, t in zip(frame["field"], frame["index_type"], strict=True)]
+    for status, color in colors.items():
+        part = frame[frame["status"] == status]
+        if part.empty:
+            continue
+        fig.add_trace(go.Bar(
+            y=[lab for lab, s in zip(labels, frame["status"], strict=True) if s == status], x=part["rows"],
+            base=part["start"], orientation="h", name=status, marker_color=color,
+            customdata=part[["start", "end", "rows"]].to_numpy(),
+            hovertemplate="row ids %{customdata[0]}..%{customdata[1]} (%{customdata[2]} rows)<extra>" + status
+                          + "</extra>"))
+    fig.update_layout(title=title, barmode="overlay", height=max(_HEIGHT, 40 * frame["field"].nunique() + 120),
+                      xaxis_title="row id", yaxis={"type": "category"})
+    return fig

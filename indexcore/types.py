@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import json
 import math
 import re
 import struct
@@ -117,7 +118,7 @@ class DataType:
 
     @property
     def is_nested(self) -> bool:
-        return self.root in ("ARRAY", "MAP", "MULTISET", "ROW")
+        return self.root in ("ARRAY", "MAP", "MULTISET", "ROW", "VECTOR")
 
     def __str__(self) -> str:
         return self.sql()
@@ -140,6 +141,8 @@ class DataType:
             s = f"TIMESTAMP({self.precision}) WITH LOCAL TIME ZONE"
         elif r in ("ARRAY", "MULTISET"):
             s = f"{r}<{self.element.sql()}>"
+        elif r == "VECTOR":
+            s = f"VECTOR<{self.element.sql()}, {self.length}>"
         elif r == "MAP":
             s = f"MAP<{self.key.sql()}, {self.value.sql()}>"
         elif r == "ROW":
@@ -200,7 +203,7 @@ class _TypeParser:
             self.take()
             word = "VARCHAR"
         root = _ALIASES.get(word, word)
-        args = self.ints() if root not in ("ARRAY", "MAP", "MULTISET", "ROW") else []
+        args = self.ints() if root not in ("ARRAY", "MAP", "MULTISET", "ROW", "VECTOR") else []
         kw: dict[str, Any] = {}
         if root in ("CHAR", "BINARY"):
             kw["length"] = args[0] if args else 1
@@ -223,6 +226,12 @@ class _TypeParser:
         elif root in ("ARRAY", "MULTISET"):
             self.take("<")
             kw["element"] = self.parse()
+            self.take(">")
+        elif root == "VECTOR":  # VECTOR<FLOAT, 768>: a fixed-length array of numbers
+            self.take("<")
+            kw["element"] = self.parse()
+            self.take(",")
+            kw["length"] = int(self.take())
             self.take(">")
         elif root == "MAP":
             self.take("<")
@@ -274,13 +283,24 @@ def type_from_json(obj: Any) -> DataType:
     root = text.upper().replace("NOT NULL", "").strip()
     if root in ("ARRAY", "MULTISET"):
         return DataType(root, nullable, element=type_from_json(obj["element"]))
+    if root == "VECTOR":
+        return DataType(root, nullable, element=type_from_json(obj["element"]), length=int(obj["length"]))
     if root == "MAP":
         return DataType(root, nullable, key=type_from_json(obj["key"]), value=type_from_json(obj["value"]))
     if root == "ROW":
-        fields = tuple(DataField(f["id"], f["name"], type_from_json(f["type"]), f.get("description"))
+        fields = tuple(DataField(f["id"], f["name"], field_type_from_json(f["name"], f["type"]), f.get("description"))
                        for f in obj["fields"])
         return DataType(root, nullable, fields=fields)
     return parse_type(text)
+
+
+def field_type_from_json(name: str, obj: Any) -> DataType:
+    """:func:`type_from_json` for one field; an unknown type names the field and the type."""
+    try:
+        return type_from_json(obj)
+    except UnsupportedError as exc:
+        raise UnsupportedError(f"field {name!r} has type {json.dumps(obj) if not isinstance(obj, str) else obj}"
+                               f" that indexcore does not know: {exc.message}") from exc
 
 
 # ---------------------------------------------------------------------------------------

@@ -39,3 +39,12 @@ def tagged_warehouse(tmp_path: Path, conformance: Path) -> Path:
     (table / "tag").mkdir()
     shutil.copy(table / "snapshot" / "snapshot-2", table / "tag" / "tag-v2")
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def external(conformance: Path) -> Path:
+    """``../shared/conformance/external``: tables and index files from paimon-cpp and paimon-rust."""
+    path = conformance / "external"
+    if not path.is_dir():
+        pytest.skip(f"external Paimon test data not found at {path}")
+    return path

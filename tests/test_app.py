@@ -17,7 +17,8 @@ from indexcore.views import view
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
-PAGES = ["warehouse", "table", "bitmap", "bloom", "range", "deletion_vectors", "hash_index", "what_if", "spark"]
+PAGES = ["warehouse", "table", "bitmap", "bloom", "range", "deletion_vectors", "hash_index", "global_indexes",
+         "what_if", "spark"]
 # page -> the index kind its table should have ("" = any table)
 KIND = {"bitmap": "bitmap", "bloom": "bloom-filter", "range": "bsi", "deletion_vectors": "DELETION_VECTORS",
         "hash_index": "HASH", "what_if": "bitmap"}
@@ -304,7 +305,7 @@ SWEEP_ROOTS = [ROOT / "sample_warehouse"] + [ROOT.parent / "shared" / "conforman
                                              for name in ("parquet", "mixed")]
 TITLES = {"warehouse": "Warehouse", "table": "Table", "bitmap": "Bitmap indexes", "bloom": "Bloom filters",
           "range": "Range-bitmap and BSI", "deletion_vectors": "Deletion vectors", "hash_index": "Hash index",
-          "what_if": "What-if", "spark": "Spark"}
+          "global_indexes": "Global indexes", "what_if": "What-if", "spark": "Spark"}
 
 
 def _sweep_tables() -> list:

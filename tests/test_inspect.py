@@ -52,8 +52,8 @@ def test_partitions_and_buckets(wh):
     assert {b["bucket"] for b in buckets} == {0} and sum(b["file_count"] for b in buckets) == 3
 
 
-def test_global_index_rows_are_marked_undecoded(wh):
+def test_global_index_rows_carry_their_field_and_row_range(wh):
     table = wh.table("append_with_global_index.append_with_global_index")
     rows = table.inspect.table_indexes().to_pylist()
-    assert rows and all(r["index_type"] == "bitmap" and r["decoded"] is False for r in rows)
+    assert rows and all(r["index_type"] == "bitmap" and r["decoded"] is True for r in rows)
     assert rows[0]["index_field_name"] == "f1" and rows[0]["row_range_start"] == 0

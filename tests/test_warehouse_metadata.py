@@ -114,14 +114,15 @@ def test_deletion_vectors(warehouses):
     assert dv_tables >= 8
 
 
-def test_global_index_is_a_problem_not_an_error(warehouses):
+def test_global_bitmap_index_is_decoded_not_a_problem(warehouses):
+    from indexcore.warehouse.global_index import global_index_files
+
     wh = warehouses["parquet"]
     for name in ("append_with_global_index.append_with_global_index",
                  "append_with_global_index_with_partition.append_with_global_index_with_partition"):
         plan = wh.table(name).plan()
-        assert plan.files and plan.unknown_indexes
-        assert {e.index_file.index_type for e in plan.unknown_indexes} == {"bitmap"}
-        assert any("not decoded" in p.reason for p in plan.problems)
+        assert plan.files and not plan.unknown_indexes and not plan.problems
+        assert {g.index_type for g in global_index_files(wh.table(name))} == {"bitmap"}
     first = wh.table("append_with_global_index.append_with_global_index").plan(1)
     assert not first.index_entries and not first.problems
 
@@ -224,7 +225,7 @@ def test_cli_commands(conformance, tmp_path):
     rc, out, _ = run_cli("files", wh, "pk_with_bitmap_dv.pk_with_bitmap_dv", "--snapshot", "1")
     assert rc == 0 and out["files"][0]["deletion_vector"] is None
     rc, out, _ = run_cli("files", wh, "append_with_global_index.append_with_global_index")
-    assert rc == 0 and out["files"] and out["problems"]
+    assert rc == 0 and out["files"] and not out["problems"]  # its global bitmap indexes are decoded now
     rc, out, _ = run_cli("bucket-index", wh, "pk_09.pk_09")
     assert rc == 0 and out["buckets"] == []
     rc, out, err = run_cli("files", wh, "missing.table")

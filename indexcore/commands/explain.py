@@ -9,7 +9,9 @@ or null when the index was not consulted. ``bucket_decision`` is SKIP where the 
 every bucket key of a fixed-bucket table to values that hash to other buckets.
 ``matching_rows`` (per file and in total) appears with ``--verify``, which reads the data and lists every wrongly
 pruned file or dropped row under ``violations`` (``path``, ``column``, ``reason``). The funnel
-counts files and rows kept after each stage: all, partition, bucket, level, stats, index, read
+counts files and rows kept after each stage: all, partition, bucket, level, stats, global_index
+(row-tracking tables: the rows the BTree / bitmap global indexes keep, per file, in
+``global_index_decision`` / ``global_index_rows``), index, read
 (rows after deletion vectors and index bitmaps) and, with ``--verify``, matching (rows of the
 files read that satisfy the condition, before any primary-key merge). Unreadable parts are
 listed under ``problems``.
@@ -69,7 +71,10 @@ def brief(out: dict) -> dict:
                "partition": ",".join(f"{k}={v}" for k, v in f["partition"].items()),
                "bucket": f["bucket"], "level": f["level"], "rows": f["row_count"],
                "partition_decision": f["partition_decision"], "bucket_decision": f["bucket_decision"],
-               "level_decision": f["level_decision"], "stats": f["stats_decision"],
+               "level_decision": f["level_decision"],
+               "stats": f["stats_decision"],
+               **({"global_index": f"{f['global_index_decision']} ({f['global_index_rows']} rows)"}
+                  if f["global_index_decision"] is not None else {}),
                "index": short_result(f["raw_index_result"]), "decision": short_result(f["index_decision"]),
                "rows_after_dv": f["rows_after_dv"], "bytes_read": f["bytes_read"],
                "read": "yes" if f["skipped_by"] is None else f"no ({f['skipped_by']})"}

@@ -1,18 +1,27 @@
-"""``dv`` and ``inspect``: look inside one index file without a warehouse around it."""
+"""``dv`` and ``inspect``: look inside one index file (and, when it sits in a table, what its manifest says)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import posixpath
 
-from ..errors import PredicateError, UnsupportedError
-from ..formats.deletion_vector import MAGIC_32, MAGIC_64, scan_deletion_vector_file
+from ..errors import IndexCoreError, PredicateError, UnsupportedError
+from ..formats.deletion_vector import scan_deletion_vector_file
+from ..formats.detect import (
+    BITMAP_GLOBAL,
+    BTREE,
+    DELETION_VECTORS,
+    FILE_INDEX,
+    HASH_INDEX,
+    TANTIVY,
+    VINDEX,
+    detect,
+)
 from ..formats.hash_index import read_hash_index
+from ..formats.vector_index import read_tantivy_archive, read_vindex_header
 from ..io import ByteSource, open_file
-from ..types import DataType, parse_type
-
-CONTAINER_MAGIC = 1493475289347502
-_DV_MAGICS = (MAGIC_32.to_bytes(4, "big"), MAGIC_64.to_bytes(4, "little"))
+from ..types import DataType, parse_type, to_json_value
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -60,27 +69,97 @@ def parse_schema(items: list[str]) -> dict[str, DataType]:
     return schema
 
 
-def _looks_like_dv(head: bytes, size: int) -> bool:
-    return head[:1] == b"\x01" and (size == 1 or (len(head) >= 9 and head[5:9] in _DV_MAGICS))
-
-
 def run_inspect(args: argparse.Namespace) -> dict:
     schema = parse_schema(args.schema)
     source = open_file(args.file)
     if source.size == 0:
         raise UnsupportedError("empty file: not an index file", file=source.name)
-    head = source.read(0, min(source.size, 9), "file head")
-    if len(head) >= 8 and int.from_bytes(head[:8], "big", signed=True) == CONTAINER_MAGIC:
+    manifest = _manifest_view(args.file)
+    found = detect(source)
+    kind = found.kind
+    if manifest is not None and manifest["index_type"] == "HASH":
+        kind = HASH_INDEX
+    elif manifest is not None and not found.certain:
+        kind = manifest["index_type"]  # no structure of its own: the manifest decides
+    if kind == FILE_INDEX:
         return _inspect_container(source, schema)
-    if _looks_like_dv(head, source.size):
+    if kind == DELETION_VECTORS:
         return _inspect_dv(source)
-    if source.size % 4 == 0:
-        index = read_hash_index(source)
-        return {"file": source.name, "kind": "hash-index", "file_size": source.size,
-                "detected_by": "no magic matched and the size is a multiple of 4",
-                "summary": index.summary()}
-    raise UnsupportedError("not a file index, a deletion-vector file or a hash index", file=source.name,
-                           structure="file head", offset=0)
+    out = {"file": source.name, "kind": kind, "file_size": source.size, "detected_by": found.detected_by}
+    if manifest is not None:
+        out["index_manifest"] = manifest
+        out["detected_by"] += "; the table's index manifest lists it"
+    if kind == HASH_INDEX:
+        out["certain"] = manifest is not None
+        out["summary"] = read_hash_index(source).summary()
+    elif kind in (BTREE, BITMAP_GLOBAL):
+        out["summary"] = _sorted_index_summary(source, kind, manifest, schema)
+    elif kind == VINDEX:
+        h = read_vindex_header(source)
+        out["summary"] = {"version": h.version, "dimension": h.dimension, "vectors": h.vector_count}
+    elif kind == TANTIVY:
+        out["summary"] = read_tantivy_archive(source).summary()
+    elif manifest is not None:
+        out["detected_by"] = "no structure of its own matched; the table's index manifest names its type"
+        if kind == "bitmap" and manifest.get("field_type"):
+            from ..warehouse.global_index import WrappedBitmapReader
+
+            out["summary"] = WrappedBitmapReader(source, parse_type(manifest["field_type"])).summary()
+    else:
+        raise UnsupportedError("not a file index, deletion-vector, hash, BTree, bitmap, vector or full-text "
+                               "index file", file=source.name, structure="file head", offset=0)
+    return out
+
+
+def _sorted_index_summary(source: ByteSource, kind: str, manifest: dict | None, schema: dict) -> dict:
+    """Decode a BTree / bitmap global index with the column type from the manifest or ``--schema``."""
+    from ..formats.bitmap_global_index import BitmapGlobalIndexReader, read_bitmap_footer
+    from ..formats.btree_index import BTreeIndexReader, read_btree_footer
+
+    type_text = (manifest or {}).get("field_type")
+    dtype = parse_type(type_text) if type_text else (next(iter(schema.values())) if len(schema) == 1 else None)
+    if dtype is None:
+        if kind == BTREE:
+            footer = read_btree_footer(source)
+            return {"version": footer.version, "index_block": [footer.index_offset, footer.index_size],
+                    "null_bitmap": footer.has_nulls, "bloom_filter": footer.has_bloom_filter,
+                    "keys": "give --schema c:TYPE to decode the keys"}
+        footer = read_bitmap_footer(source)
+        return {"version": footer.version, "distinct_values": footer.value_count,
+                "keys": "give --schema c:TYPE to decode the values"}
+    reader = (BTreeIndexReader if kind == BTREE else BitmapGlobalIndexReader)(source, dtype)
+    return {k: to_json_value(dtype, v) if k in ("first_key", "last_key") else v for k, v in reader.summary().items()}
+
+
+def _manifest_view(path: str) -> dict | None:
+    """What the index manifest of the table holding ``path`` (``<table>/index/FILE``) says about it."""
+    from ..io import Storage
+    from ..warehouse.global_index import global_index_files
+    from ..warehouse.table import Table
+
+    index_dir = posixpath.dirname(path.rstrip("/"))
+    if posixpath.basename(index_dir) != "index":
+        return None
+    root = posixpath.dirname(index_dir) or "."
+    try:
+        storage = Storage(root)
+        if not storage.exists(posixpath.join(storage.root, "schema")):
+            return None
+        table = Table(storage, storage.root, posixpath.basename(storage.root))
+        name = posixpath.basename(path)
+        for sid in reversed(table.snapshot_ids()):
+            for gif in global_index_files(table, sid):
+                if gif.entry.index_file.file_name == name:
+                    return {"snapshot": sid, **{k: v for k, v in gif.describe().items()
+                                                if k not in ("first_key", "last_key")}}
+            for e in table.plan(sid).index_entries:
+                if e.index_file.file_name == name:
+                    return {"snapshot": sid, "index_type": e.index_file.index_type, "partition": e.partition,
+                            "bucket": e.bucket, "file_size": e.index_file.file_size,
+                            "row_count": e.index_file.row_count}
+    except IndexCoreError:
+        return None
+    return None
 
 
 def _inspect_dv(source: ByteSource) -> dict:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from pyroaring import BitMap
+from pyroaring import BitMap, BitMap64
 
 from ..errors import IndexCoreError, PredicateError
 from ..expr import (
@@ -92,13 +92,14 @@ class Stage(StrEnum):
     BUCKET = "bucket"
     LEVEL = "level"
     STATS = "stats"
+    GLOBAL_INDEX = "global_index"  # row-tracking tables with BTree / bitmap global indexes only
     INDEX = "index"
     READ = "read"
     MATCHING = "matching"
 
 
 #: The funnel's stages without verification, in order.
-STAGES: tuple[Stage, ...] = tuple(s for s in Stage if s is not Stage.MATCHING)
+STAGES: tuple[Stage, ...] = tuple(s for s in Stage if s not in (Stage.MATCHING, Stage.GLOBAL_INDEX))
 #: The stages that prune a file before its file index is consulted.
 BEFORE_INDEX: tuple[Stage, ...] = (Stage.PARTITION, Stage.BUCKET, Stage.LEVEL, Stage.STATS)
 _ORDER = {s: i for i, s in enumerate(Stage)}
@@ -136,6 +137,8 @@ class FileDecision:
     matching_rows: int | None = None
     problems: tuple[Problem, ...] = ()
     notes: tuple[str, ...] = ()
+    global_index_decision: Decision | None = None  # when the table's global indexes apply
+    global_index_rows: int | None = None  # rows of the file the global indexes keep
 
     @property
     def skipped_by(self) -> Stage | None:
@@ -144,6 +147,8 @@ class FileDecision:
                                                   self.level_decision, self.stats_decision), strict=True):
             if decision is Decision.SKIP:
                 return stage
+        if self.global_index_decision is Decision.SKIP:
+            return Stage.GLOBAL_INDEX
         if self.index_decision is not None and not self.index_decision.remain():
             return Stage.INDEX
         return None
@@ -169,6 +174,8 @@ class FileDecision:
         """The rows the funnel counts for this file at ``stage`` (when it survives it)."""
         if stage is Stage.MATCHING:
             return self.matching_rows or 0
+        if stage is Stage.GLOBAL_INDEX and self.global_index_rows is not None:
+            return self.global_index_rows
         return self.rows_after_dv if stage is Stage.READ else self.row_count
 
     def to_json(self, verify: bool = False) -> dict[str, Any]:
@@ -182,6 +189,8 @@ class FileDecision:
             "bucket_decision": self.bucket_decision.value,
             "level_decision": self.level_decision.value,
             "stats_decision": self.stats_decision.value,
+            "global_index_decision": None if self.global_index_decision is None else self.global_index_decision.value,
+            "global_index_rows": self.global_index_rows,
             "index_decision": None if self.index_decision is None else result_to_json(self.index_decision),
             "raw_index_result": None if self.raw_index_result is None else result_to_json(self.raw_index_result),
             "index_types": self.index_types,
@@ -248,7 +257,9 @@ class Explanation:
                 "bucket": f.bucket, "level": f.level, "row_count": f.row_count,
                 "partition_decision": f.partition_decision.value, "bucket_decision": f.bucket_decision.value,
                 "level_decision": f.level_decision.value,
-                "stats_decision": f.stats_decision.value, "raw_index_result": text(f.raw_index_result),
+                "stats_decision": f.stats_decision.value,
+                "global_index_decision": None if f.global_index_decision is None else f.global_index_decision.value,
+                "global_index_rows": f.global_index_rows, "raw_index_result": text(f.raw_index_result),
                 "index_decision": text(f.index_decision),
                 "index_types": "; ".join(f"{c}: {', '.join(t)}" for c, t in f.index_types.items()),
                 "dv_cardinality": f.dv_cardinality, "rows_after_dv": f.rows_after_dv,
@@ -256,7 +267,8 @@ class Explanation:
                 "skipped_by": None if f.skipped_by is None else f.skipped_by.value, "problems": len(f.problems),
             })
         columns = ["path", "file", "partition", "bucket", "level", "row_count", "partition_decision",
-                   "bucket_decision", "level_decision", "stats_decision", "raw_index_result", "index_decision",
+                   "bucket_decision", "level_decision", "stats_decision", "global_index_decision",
+                   "global_index_rows", "raw_index_result", "index_decision",
                    "index_types", "dv_cardinality", "rows_after_dv", "bytes_read", "matching_rows", "skipped_by", "problems"]
         return pd.DataFrame(rows, columns=columns)
 
@@ -486,6 +498,7 @@ class _Explainer:
         self.key_parts = [c for c in self.parts if c.fields() <= trimmed] if self.pk else []
         self.bucket_selector = bucket_selector(table_schema, predicate)
         self._selected: dict[int, frozenset[int]] = {}
+        self.global_scan = None  # evaluate.global_index.GlobalIndexScan, set by decide_files
 
     def file_schema(self, lf: LiveFile, problems: list) -> TableSchema:
         return self.table.file_schema(lf, problems)
@@ -610,6 +623,15 @@ class _Explainer:
             rows_after_dv = len(decision.bitmap)
         else:
             rows_after_dv = max(f.row_count - dv_card, 0)
+        global_decision = global_rows = kept = None
+        if self.global_scan is not None and f.first_row_id is not None:
+            kept = self.global_scan.kept_positions(f.first_row_id, f.row_count)
+            global_rows = len(kept)
+            global_decision = Decision.of(global_rows > 0)
+            if global_rows < f.row_count:
+                notes.append(f"global index keeps {global_rows} of {f.row_count} rows (row ids "
+                             f"{f.first_row_id}..{f.first_row_id + f.row_count - 1})")
+            rows_after_dv = min(rows_after_dv, global_rows)
         record = dict(
             path=lf.path, partition=dict(lf.partition_spec), bucket=lf.bucket, level=f.level,
             row_count=f.row_count, partition_decision=Decision.of(partition_ok),
@@ -617,8 +639,9 @@ class _Explainer:
             stats_decision=Decision.of(stats_ok),
             raw_index_result=raw, index_decision=decision, index_types=index_types,
             index_location=location, dv_cardinality=dv_card, rows_after_dv=rows_after_dv,
-            bytes_read=bytes_read, problems=problems, notes=notes)
-        return record, (fs, fmap, evaluator, deleted)
+            bytes_read=bytes_read, problems=problems, notes=notes,
+            global_index_decision=global_decision, global_index_rows=global_rows)
+        return record, (fs, fmap, evaluator, deleted, kept)
 
     # -- verify -------------------------------------------------------------------------------
     def positions(self, lf: LiveFile, fs: TableSchema, pred: Predicate) -> BitMap:
@@ -627,7 +650,7 @@ class _Explainer:
         return matching_positions(self.storage, lf, fs, self.schema, pred)
 
     def verify_file(self, lf: LiveFile, record: dict, ctx: tuple, violations: list) -> None:
-        fs, fmap, evaluator, deleted = ctx
+        fs, fmap, evaluator, deleted, kept = ctx
         problems = record["problems"]
         if lf.deletion_vector is not None and deleted is None:
             deleted = self.deleted(lf, problems)
@@ -658,6 +681,13 @@ class _Explainer:
             cols = self.culprits(lf, fs, deleted, lambda leaf: leaf.field not in stats or stats_test(
                 leaf, lf.file.row_count, *stats[leaf.field]), None)
             violations.append(_violation(path, cols, f"stats pruned a file with {n} matching rows"))
+        if kept is not None:
+            lost = BitMap64(visible) - kept
+            if lost:
+                used = {g.field.name for g in self.global_scan.used}
+                cols = sorted({leaf.field for leaf in leaves(self.predicate) if leaf.field in used})
+                violations.append(_violation(path, cols, f"global index drops {len(lost)} of {n} matching rows "
+                                                         f"(first positions: {list(lost)[:10]})"))
         for what, result in (("index answer", record["raw_index_result"]), ("index decision",
                                                                             record["index_decision"])):
             if result is None:
@@ -750,7 +780,10 @@ def funnel(files: Iterable[FileDecision], verified: bool) -> dict[str, dict[str,
     The one aggregation of per-file decisions: explain applies it to its files, the Spark
     evaluate job to the decisions its tasks return.
     """
+    files = list(files)
     stages = STAGES + ((Stage.MATCHING,) if verified else ())
+    if any(f.global_index_decision is not None for f in files):  # a row-tracking table with global indexes
+        stages = stages[:STAGES.index(Stage.INDEX)] + (Stage.GLOBAL_INDEX,) + stages[STAGES.index(Stage.INDEX):]
     out = {s.value: {"files": 0, "rows": 0} for s in stages}
     for f in files:
         for s in stages:
@@ -817,16 +850,20 @@ class FileDecisions:
     files: list[FileDecision]
     violations: list[dict[str, Any]]
     index_used: bool
+    problems: list[Problem] = field(default_factory=list)  # not tied to one file (global indexes)
 
 
 def decide_files(table, predicate: Predicate, files: Sequence[LiveFile], schema: TableSchema,
                  verify: bool = False, all_files: bool = False,
-                 progress: Progress | None = None) -> FileDecisions:
+                 progress: Progress | None = None, snapshot_id: int | None = None,
+                 global_indexes: bool = False) -> FileDecisions:
     """The per-file decision: every stage for each of ``files``, in :func:`file_order`.
 
     ``predicate`` is bound to ``schema`` (the table schema the read goes through); ``files``
     are planned live files (a primary-key bucket passed whole: its files decide stats
     together). ``table`` is only read from (schemas, file indexes, deletion vectors, data).
+    ``global_indexes`` adds the global index stage of row-tracking tables (the snapshot's
+    BTree / bitmap global indexes narrow each file's row range).
     """
     files = sorted(files, key=file_order)
     ex = _Explainer(table, predicate, schema, verify, all_files)
@@ -836,6 +873,16 @@ def decide_files(table, predicate: Predicate, files: Sequence[LiveFile], schema:
     bucket_ok = _bucket_value_filter(ex, files)
     violations: list[dict[str, Any]] = []
     decisions: list[FileDecision] = []
+    loose: list[Problem] = []
+    if global_indexes and any(lf.file.first_row_id is not None for lf in files):
+        from .global_index import global_index_scan
+
+        try:
+            ex.global_scan = global_index_scan(table, predicate, snapshot_id)
+        except IndexCoreError as exc:
+            loose.append(Problem(table.path, exc.structure or "global index", exc.message))
+        if ex.global_scan is not None:
+            loose.extend(ex.global_scan.problems)
     ptypes = {f.name: f.type for f in schema.partition_fields}
     for i, lf in enumerate(files):
         record, ctx = ex.decide(lf, bucket_ok.get(lf.path))
@@ -848,7 +895,7 @@ def decide_files(table, predicate: Predicate, files: Sequence[LiveFile], schema:
         decisions.append(FileDecision(**record))
         if progress is not None:
             progress(i + 1, len(files), posixpath.basename(lf.path))
-    return FileDecisions(decisions, violations, ex.index_at_read)
+    return FileDecisions(decisions, violations, ex.index_at_read, loose)
 
 
 def explanation(table_name: str, snapshot_id: int | None, predicate: Predicate, sql: str,
@@ -866,7 +913,8 @@ def explanation(table_name: str, snapshot_id: int | None, predicate: Predicate, 
         violations.sort(key=lambda v: rank.get(v["path"], len(rank)))
     return Explanation(table=table_name, snapshot_id=snapshot_id, predicate=predicate, sql=sql, files=files,
                        funnel=funnel(files, verified), violations=violations,
-                       problems=[p for f in files for p in f.problems], verified=verified,
+                       problems=[p for part in parts for p in part.problems] + [p for f in files for p in f.problems],
+                       verified=verified,
                        index_used=all(part.index_used for part in parts))
 
 
@@ -881,5 +929,6 @@ def explain_files(table, predicate: Predicate | str, files: Sequence[LiveFile], 
     """
     schema = schema or table.schema()
     predicate, sql = bind_predicate(table, schema, predicate)
-    part = decide_files(table, predicate, files, schema, verify=verify, all_files=all_files, progress=progress)
+    part = decide_files(table, predicate, files, schema, verify=verify, all_files=all_files, progress=progress,
+                        snapshot_id=snapshot_id, global_indexes=True)
     return explanation(table.name, snapshot_id, predicate, sql, [part], verify)

@@ -16,7 +16,7 @@ import pyarrow as pa
 from ..errors import IndexCoreError
 from ..paimon.layout import BRANCH_PREFIX, tag_path
 from ..types import DataType
-from ..warehouse.model import DELETION_VECTORS, HASH
+from ..warehouse.table import KNOWN_INDEX_TYPES
 from .common import TS, from_rows, iter_file_indexes, partition_text, partition_types, stats_text
 
 
@@ -198,20 +198,20 @@ TABLE_INDEXES = pa.schema([
 
 def _global(meta, key: str):
     """A field of the index manifest's ``_GLOBAL_INDEX`` record (global indexes only)."""
-    return meta.get(key) if isinstance(meta, dict) else None
+    return getattr(meta, key, None) if meta is not None else None
 
 
 def table_indexes(table, snapshot_id: int | None = None) -> pa.Table:
     """``$table_indexes``: the index manifest's files; ``dv_ranges`` as Paimon spells them
     (``f0`` data file, ``f1`` offset, ``f2`` length, ``_CARDINALITY``). ``decoded`` says
-    whether indexcore reads that kind (deletion vectors, hash indexes)."""
+    whether indexcore decodes that kind (deletion vectors, hash, BTree and bitmap global indexes)."""
     types = partition_types(table)
     schema = table.schema()
     rows = []
     for e in table.plan(snapshot_id).index_entries:
         m = e.index_file
         g = m.global_index_meta
-        field_id = _global(g, "_INDEX_FIELD_ID")
+        field_id = _global(g, "index_field_id")
         field = schema.field_by_id(field_id) if isinstance(field_id, int) else None
         rows.append({
             "partition": partition_text(e.partition, types), "bucket": e.bucket, "index_type": m.index_type,
@@ -219,10 +219,10 @@ def table_indexes(table, snapshot_id: int | None = None) -> pa.Table:
             "dv_ranges": None if m.dv_ranges is None else [
                 {"f0": r.data_file, "f1": r.offset, "f2": r.length, "_CARDINALITY": r.cardinality}
                 for r in m.dv_ranges],
-            "row_range_start": _global(g, "_ROW_RANGE_START"),
-            "row_range_end": _global(g, "_ROW_RANGE_END"),
+            "row_range_start": _global(g, "row_range_start"),
+            "row_range_end": _global(g, "row_range_end"),
             "index_field_id": field_id, "index_field_name": field.name if field else None,
-            "external_path": m.external_path, "decoded": m.index_type in (DELETION_VECTORS, HASH)})
+            "external_path": m.external_path, "decoded": m.index_type in KNOWN_INDEX_TYPES})
     return from_rows(rows, TABLE_INDEXES)
 
 

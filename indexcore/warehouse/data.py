@@ -41,28 +41,86 @@ _ID_KEYS = (b"PARQUET:field_id", b"paimon.id", b"field_id")
 # One data file.
 
 
-def read_raw(storage: Storage, path: str, file_format: str | None = None) -> pa.Table:
-    """All columns of one Parquet or ORC file, as stored; unreadable files raise IndexCoreError."""
+def read_raw(storage: Storage, path: str, file_format: str | None = None,
+             blob_field: str | None = None) -> pa.Table:
+    """All columns of one Parquet, ORC, Avro or ``.blob`` file, as stored.
+
+    A ``.blob`` file holds one column (named ``blob_field``). Unreadable files raise
+    IndexCoreError; an ORC file with MAP columns is read in a child process, because a null
+    map key makes pyarrow abort the whole process.
+    """
     fmt = (file_format or path.rsplit(".", 1)[-1]).lower()
     full = storage.resolve(path)
-    if fmt not in ("parquet", "orc"):
-        raise UnsupportedError(f"data file format {fmt!r} is not supported", file=path)
+    if fmt not in ("parquet", "orc", "avro", "blob"):
+        what = "Mosaic (pypaimon's columnar format)" if fmt == "mosaic" else repr(fmt)
+        raise UnsupportedError(f"data file format {what} is not read by indexcore", file=path)
     try:
-        if storage.protocol in ("file", "local"):
-            source = full
+        if fmt == "blob":
+            from ..formats.blob_file import read_blob_file
+
+            table = pa.table({blob_field or "blob": pa.array(read_blob_file(storage.open(path)), pa.binary())})
+        elif fmt == "avro":
+            from .avro_file import read_avro_table
+
+            table = read_avro_table(storage.read_bytes(path), path)
         else:
-            with storage.fs.open(full, "rb") as fh:
-                source = pa.BufferReader(fh.read())
-        table = pq.read_table(source) if fmt == "parquet" else pa_orc.ORCFile(source).read()
+            if storage.protocol in ("file", "local"):
+                source = full
+            else:
+                with storage.fs.open(full, "rb") as fh:
+                    source = pa.BufferReader(fh.read())
+            table = pq.read_table(source) if fmt == "parquet" else _read_orc(source, path)
     except FileNotFoundError as exc:
         raise StorageError("data file not found", file=path) from exc
     except (pa.ArrowException, OSError, ValueError) as exc:
         if isinstance(exc, OSError) and not storage.fs.exists(full):
             raise StorageError("data file not found", file=path) from exc
         raise IndexCoreError(f"cannot read {fmt} data file: {exc}", file=path, structure=fmt) from exc
-    if table.num_rows:
+    if table.num_rows and fmt != "blob":
         storage.stats.add(storage.fs.size(full))
     return table
+
+
+_ORC_CHILD = """
+import sys, pyarrow as pa, pyarrow.orc as orc
+source = sys.argv[1] if sys.argv[1] != "-" else pa.BufferReader(sys.stdin.buffer.read())
+columns = sys.argv[2:] or None
+table = orc.ORCFile(source).read(columns=columns)
+with pa.ipc.new_stream(sys.stdout.buffer, table.schema) as out:
+    out.write_table(table)
+"""
+
+
+def _read_orc(source: Any, path: str) -> pa.Table:
+    """An ORC file; with MAP columns the native read runs in a child process that may die alone."""
+    orc_file = pa_orc.ORCFile(source)
+    maps = [f.name for f in orc_file.schema if _has_map(f.type)]
+    if not maps:
+        return orc_file.read()
+    import subprocess
+    import sys
+
+    def child(columns: list[str]) -> subprocess.CompletedProcess:
+        arg, data = (source, None) if isinstance(source, str) else ("-", source.read_buffer().to_pybytes())
+        if not isinstance(source, str):
+            source.seek(0)
+        return subprocess.run([sys.executable, "-c", _ORC_CHILD, arg, *columns], input=data,
+                              capture_output=True, check=False)
+
+    done = child([])
+    if done.returncode == 0:
+        return pa.ipc.open_stream(done.stdout).read_all()
+    bad = [m for m in maps if child([m]).returncode != 0]
+    message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    reason = next((line for line in reversed(message) if line.strip()), f"exit code {done.returncode}")
+    raise IndexCoreError(f"the ORC reader fails on MAP column {', '.join(map(repr, bad or maps))}: {reason}",
+                         file=path, structure="orc")
+
+
+def _has_map(t: pa.DataType) -> bool:
+    if pa.types.is_map(t):
+        return True
+    return any(_has_map(t.field(i).type) for i in range(t.num_fields)) if t.num_fields else False
 
 
 def _column_ids(raw: pa.Table) -> dict[int, int]:
@@ -140,6 +198,12 @@ def _drop_positions(table: pa.Table, deleted: Any) -> pa.Table:
     return table.filter(pa.array(keep))
 
 
+def _blob_field(live_file: LiveFile) -> str | None:
+    """The column a ``.blob`` file holds (its only written column)."""
+    cols = live_file.file.write_cols
+    return cols[0] if live_file.file.file_format == "blob" and cols else None
+
+
 def read_data_file(storage: Storage, live_file: LiveFile, file_schema: TableSchema,
                    table_schema: TableSchema, columns: list[str] | None = None,
                    deletion_vector: Any = None, system_columns: bool = False) -> pa.Table:
@@ -149,7 +213,7 @@ def read_data_file(storage: Storage, live_file: LiveFile, file_schema: TableSche
     ``system_columns`` adds ``_SEQUENCE_NUMBER``/``_VALUE_KIND`` (primary-key files) and
     ``_POSITION`` (row position within the file).
     """
-    raw = read_raw(storage, live_file.path, live_file.file.file_format)
+    raw = read_raw(storage, live_file.path, live_file.file.file_format, _blob_field(live_file))
     table = evolve_columns(raw, file_schema, table_schema, columns, live_file.partition_spec,
                            live_file.file.write_cols)
     if system_columns:
@@ -170,7 +234,7 @@ def matching_positions(storage: Storage, live_file: LiveFile, file_schema: Table
                        table_schema: TableSchema, predicate: Predicate) -> BitMap:
     """Row positions of one data file (before its deletion vector) where ``predicate`` holds."""
     needed = sorted(predicate.fields())
-    raw = read_raw(storage, live_file.path, live_file.file.file_format)
+    raw = read_raw(storage, live_file.path, live_file.file.file_format, _blob_field(live_file))
     table = evolve_columns(raw, file_schema, table_schema, needed, live_file.partition_spec,
                            live_file.file.write_cols)
     positions = np.flatnonzero(mask(table, predicate, table_schema)).astype(np.uint32)
@@ -244,49 +308,51 @@ def _read_append(reader: _Reader, files: list[LiveFile]) -> list[pa.Table]:
 
 
 def _read_data_evolution(reader: _Reader, files: list[LiveFile]) -> list[pa.Table]:
-    """Stitch column files by row id: per field, the newest file that wrote it wins."""
+    """Stitch column files by row id: per row range and field, the newest file that wrote it wins.
+
+    Files carry ``first_row_id`` and ``row_count``; BLOB columns roll over into several
+    ``.blob`` files, so one field of a row range may come from a different file than the next
+    range. The row ids are cut at every file boundary; each segment takes each field from the
+    newest file (highest sequence number) that holds the field and covers the segment.
+    """
     schema = reader.schema
     plain = [lf for lf in files if lf.file.first_row_id is None]
     out = _read_append(reader, plain)
-    groups: dict[tuple, list[LiveFile]] = {}
+    by_partition: dict[tuple, list[LiveFile]] = {}
     for lf in files:
         if lf.file.first_row_id is not None:
-            groups.setdefault((lf.partition, lf.file.first_row_id), []).append(lf)
-    for (_part, first_row_id), group in sorted(groups.items(), key=lambda kv: kv[0][1]):
-        group.sort(key=lambda lf: lf.file.max_sequence_number, reverse=True)
-        counts = {lf.file.row_count for lf in group}
-        if len(counts) != 1:
-            reader.problems.append(Problem(group[0].path, "data evolution",
-                                           f"files at first row id {first_row_id} differ in row count"))
-            continue
-        owner: dict[str, LiveFile] = {}
-        for name in schema.field_names:
-            fid = schema.field(name).id
-            for lf in group:
-                fs = reader.file_schema(lf)
-                ff = fs.field_by_id(fid)
-                if ff is None:
-                    continue
-                cols = lf.file.write_cols if lf.file.write_cols is not None else fs.field_names
-                if ff.name in cols:
-                    owner[name] = lf
-                    break
-        parts: dict[str, pa.Table] = {}
-        arrays = []
-        n = counts.pop()
-        for name in schema.field_names:
-            lf = owner.get(name)
-            if lf is None:
-                if name in schema.partition_keys and name in group[0].partition_spec:
-                    arrays.append(from_internal([group[0].partition_spec[name]] * n, schema.field(name).type))
-                else:
-                    arrays.append(pa.nulls(n, arrow_type(schema.field(name).type)))
+            by_partition.setdefault(lf.partition, []).append(lf)
+    parts: dict[str, pa.Table | None] = {}
+    arrow_schema = _empty(schema).schema
+    for group in by_partition.values():
+        holds: list[tuple[LiveFile, set[int]]] = []
+        for lf in sorted(group, key=lambda f: f.file.max_sequence_number, reverse=True):
+            fs = reader.file_schema(lf)
+            cols = lf.file.write_cols if lf.file.write_cols is not None else fs.field_names
+            holds.append((lf, {fs.field(c).id for c in cols if c in fs.field_names}))
+        cuts = sorted({b for lf in group for b in (lf.file.first_row_id, lf.file.first_row_id + lf.file.row_count)})
+        spec = group[0].partition_spec
+        for start, end in zip(cuts, cuts[1:], strict=False):
+            covering = [(lf, ids) for lf, ids in holds
+                        if lf.file.first_row_id <= start and end <= lf.file.first_row_id + lf.file.row_count]
+            if not covering:
                 continue
-            if lf.path not in parts:
-                parts[lf.path] = reader.read(lf, with_dv=False)
-            t = parts[lf.path]
-            arrays.append(t.column(name) if t is not None else pa.nulls(n, arrow_type(schema.field(name).type)))
-        out.append(pa.table(arrays, schema=_empty(schema).schema))
+            n = end - start
+            arrays = []
+            for f in schema.fields:
+                lf = next((lf for lf, ids in covering if f.id in ids), None)
+                t = None
+                if lf is not None:
+                    if lf.path not in parts:
+                        parts[lf.path] = reader.read(lf, with_dv=False)
+                    t = parts[lf.path]
+                if t is not None:
+                    arrays.append(t.column(f.name).slice(start - lf.file.first_row_id, n))
+                elif f.name in schema.partition_keys and f.name in spec:
+                    arrays.append(from_internal([spec[f.name]] * n, f.type))
+                else:
+                    arrays.append(pa.nulls(n, arrow_type(f.type)))
+            out.append(pa.table(arrays, schema=arrow_schema))
     return out
 
 

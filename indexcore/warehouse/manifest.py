@@ -28,6 +28,7 @@ from .model import (
     DELETE,
     DataFileMeta,
     DeletionVectorRange,
+    GlobalIndexMeta,
     IndexFileMeta,
     IndexManifestEntry,
     ManifestFileMeta,
@@ -304,5 +305,15 @@ def index_manifest_entry(rec: dict, partition: tuple) -> IndexManifestEntry:
     meta = IndexFileMeta(
         index_type=rec["_INDEX_TYPE"], file_name=rec["_FILE_NAME"], file_size=rec["_FILE_SIZE"],
         row_count=rec["_ROW_COUNT"], dv_ranges=dv, external_path=rec.get("_EXTERNAL_PATH"),
-        global_index_meta=rec.get("_GLOBAL_INDEX"))
+        global_index_meta=global_index_meta(rec.get("_GLOBAL_INDEX")))
     return IndexManifestEntry(KINDS.get(rec["_KIND"], str(rec["_KIND"])), partition, rec["_BUCKET"], meta)
+
+
+def global_index_meta(rec: dict | None) -> GlobalIndexMeta | None:
+    """The ``_GLOBAL_INDEX`` record (None for DV and hash index entries)."""
+    if rec is None:
+        return None
+    extra = rec.get("_EXTRA_FIELD_IDS")
+    return GlobalIndexMeta(rec["_ROW_RANGE_START"], rec["_ROW_RANGE_END"], rec["_INDEX_FIELD_ID"],
+                           tuple(extra) if extra is not None else None, rec.get("_INDEX_META"),
+                           rec.get("_SOURCE_META"))

@@ -237,6 +237,27 @@ class DeletionVectorRange:
 
 
 @dataclass(frozen=True)
+class GlobalIndexMeta:
+    """The ``_GLOBAL_INDEX`` record of an index manifest entry: which rows and field it covers.
+
+    ``row_range_start``/``row_range_end`` are inclusive row ids (row tracking); ``index_meta``
+    is format-specific (first/last key for BTree and bitmap, JSON options for vector indexes);
+    ``source_meta`` lists the data files a primary-key index was built from.
+    """
+
+    row_range_start: int
+    row_range_end: int
+    index_field_id: int
+    extra_field_ids: tuple[int, ...] | None = None
+    index_meta: bytes | None = None
+    source_meta: bytes | None = None
+
+    @property
+    def row_count(self) -> int:
+        return self.row_range_end - self.row_range_start + 1
+
+
+@dataclass(frozen=True)
 class IndexFileMeta:
     """A table-level index file (deletion vectors, hash bucket index, global index...)."""
 
@@ -246,7 +267,7 @@ class IndexFileMeta:
     row_count: int
     dv_ranges: tuple[DeletionVectorRange, ...] | None = None
     external_path: str | None = None
-    global_index_meta: Any = field(default=None, hash=False, compare=False)
+    global_index_meta: GlobalIndexMeta | None = field(default=None, hash=False, compare=False)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..errors import CorruptFileError, IndexCoreError
 from ..paimon.layout import SCHEMA_PREFIX
-from ..types import DataField, type_from_json
+from ..types import DataField, field_type_from_json
 from .model import TableSchema
 
 
@@ -16,7 +16,7 @@ def parse_schema(data: bytes | str, name: str = "<schema>") -> TableSchema:
     try:
         obj: dict[str, Any] = json.loads(data)
         fields = tuple(
-            DataField(int(f["id"]), f["name"], type_from_json(f["type"]), f.get("description"))
+            DataField(int(f["id"]), f["name"], field_type_from_json(f["name"], f["type"]), f.get("description"))
             for f in obj["fields"])
         return TableSchema(
             id=int(obj["id"]),

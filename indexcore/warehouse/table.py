@@ -17,6 +17,7 @@ from functools import cached_property
 
 from ..errors import IndexCoreError, StorageError
 from ..formats.binary_row import decode_binary_row
+from ..formats.vector_index import FULL_TEXT_INDEX_TYPES, VECTOR_INDEX_TYPES
 from ..io import ByteSource, BytesSource, Storage
 from ..paimon.layout import (
     BRANCH_PREFIX,
@@ -54,7 +55,9 @@ from .model import (
 from .schema import parse_schema, schema_id_from_name
 from .snapshot import numbered, parse_snapshot
 
-KNOWN_INDEX_TYPES = (DELETION_VECTORS, HASH)
+KNOWN_INDEX_TYPES = (DELETION_VECTORS, HASH, "btree", "bitmap")  # btree/bitmap: global indexes
+# vector and full-text global indexes: listed with their metadata (warehouse.global_index), not searched
+LISTED_GLOBAL_TYPES = VECTOR_INDEX_TYPES + FULL_TEXT_INDEX_TYPES
 _new = object.__new__
 _setattr = object.__setattr__
 SYSTEM_BIGINT_FIELDS = ("_ROW_ID", "_SEQUENCE_NUMBER", "_KEY__SEQUENCE_NUMBER")
@@ -163,7 +166,9 @@ class Table:
         self.schemas()
         schemas = self._schemas
         if not schemas:
-            raise StorageError(f"table {self.name} has no readable schema", file=self.path)
+            why = "; ".join(p.reason for p in self.problems if p.structure == "schema")
+            raise StorageError(f"table {self.name} has no readable schema" + (f": {why}" if why else ""),
+                               file=self.path)
         if schema_id is None:
             return schemas[max(schemas)]
         if schema_id not in schemas:
@@ -567,7 +572,8 @@ class Table:
             kind = e.index_file.index_type
             if kind == HASH:
                 plan.hash_indexes.setdefault((e.partition, e.bucket), []).append(e)
-            elif kind not in KNOWN_INDEX_TYPES:
+            elif kind not in KNOWN_INDEX_TYPES and not (e.index_file.global_index_meta is not None
+                                                        and kind in LISTED_GLOBAL_TYPES):
                 what = "global index" if e.index_file.global_index_meta is not None else "index"
                 self._problem(posixpath.join(self.data_root, "index", e.index_file.file_name),
                               f"{what} {kind!r}", "index kind not decoded by indexcore", plan.problems)

@@ -58,7 +58,7 @@ def arrow_type(dtype: DataType) -> pa.DataType:
     if r == "DECIMAL":
         p = dtype.precision or 10
         return pa.decimal128(p, dtype.scale or 0) if p <= 38 else pa.decimal256(p, dtype.scale or 0)
-    if r == "ARRAY":
+    if r in ("ARRAY", "VECTOR"):
         return pa.list_(arrow_type(dtype.element))
     if r == "MULTISET":
         return pa.map_(arrow_type(dtype.element), pa.int32())
@@ -92,7 +92,7 @@ def _python_to_internal(dtype: DataType, v: Any) -> Any:
             d = v - EPOCH
             return Timestamp.from_micros((d.days * 86400 + d.seconds) * 1_000_000 + d.microseconds)
         return v
-    if r in ("ARRAY",):
+    if r in ("ARRAY", "VECTOR"):
         return [_python_to_internal(dtype.element, e) for e in v]
     if r == "MULTISET":
         return [(_python_to_internal(dtype.element, k), c) for k, c in v]
@@ -129,7 +129,7 @@ def _internal_to_python(dtype: DataType, v: Any) -> Any:
         return (EPOCH + _dt.timedelta(milliseconds=v)).time()
     if r in TIMESTAMP_ROOTS:
         return v.to_datetime()
-    if r == "ARRAY":
+    if r in ("ARRAY", "VECTOR"):
         return [_internal_to_python(dtype.element, e) for e in v]
     if r == "MULTISET":
         return [(_internal_to_python(dtype.element, k), c) for k, c in v]
@@ -167,7 +167,7 @@ def json_value(dtype: DataType, value: Any) -> Any:
     if value is None:
         return None
     r = dtype.root
-    if r == "ARRAY":
+    if r in ("ARRAY", "VECTOR"):
         return [json_value(dtype.element, e) for e in value]
     if r == "MULTISET":
         return [[json_value(dtype.element, k), c] for k, c in value]

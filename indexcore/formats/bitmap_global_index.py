@@ -1,0 +1,246 @@
+"""The bitmap global index: per distinct value, a 64-bit roaring bitmap of the row ids holding it.
+
+Layout as Paimon's streaming writer writes it (older writers put the null and non-null
+bitmaps first; the footer's offsets make both readable)::
+
+    (value bitmap ... dictionary block)+ | null-rows bitmap | non-null-rows bitmap |
+    index block | footer
+
+Bitmaps are portable 64-bit roaring bitmaps without a trailer. A dictionary block (with the
+5-byte compression/CRC trailer of :mod:`.global_index`) is ``var(n)`` then per value
+``var(len key) key var(bitmap offset) var(bitmap length)``; the index block lists per
+dictionary block ``var(len first key) first key var(offset) var(length)``. The 48-byte footer
+is big-endian: null rows (offset 8, length 4), non-null rows (8, 4), index block (8, 4), value
+count (4), version (4) and the magic ``0x42474958`` (``BGIX``).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from pyroaring import BitMap64
+
+from ..errors import CorruptFileError, UnsupportedError
+from ..expr import Leaf
+from ..io import ByteSource
+from ..types import DataType
+from .global_index import (
+    TRAILER_LENGTH,
+    SortedIndexFileMeta,
+    check_regions,
+    close_block,
+    key_codec,
+    open_block,
+    read_bitmap64,
+    read_var,
+    write_var,
+)
+
+MAGIC = 0x42474958
+MAGIC_BYTES = MAGIC.to_bytes(4, "big")
+VERSION = 1
+FOOTER_LENGTH = 48
+DEFAULT_DICTIONARY_BLOCK_SIZE = 16 * 1024
+_FOOTER = struct.Struct(">qiqiqiiii")
+
+
+@dataclass(frozen=True)
+class BitmapFooter:
+    null_offset: int
+    null_length: int
+    non_null_offset: int
+    non_null_length: int
+    index_offset: int
+    index_length: int
+    value_count: int
+    version: int
+
+
+def looks_like_bitmap_global(tail: bytes) -> bool:
+    """Whether the last 8 bytes of a file are a bitmap global index footer's version and magic."""
+    return len(tail) >= 8 and tail[-4:] == MAGIC_BYTES and int.from_bytes(tail[-8:-4], "big") == VERSION
+
+
+def read_bitmap_footer(source: ByteSource) -> BitmapFooter:
+    if source.size < FOOTER_LENGTH:
+        raise CorruptFileError(f"{source.size} bytes cannot hold the {FOOTER_LENGTH}-byte footer", file=source.name,
+                               structure="bitmap global index footer", offset=0)
+    at = source.size - FOOTER_LENGTH
+    *fields, magic = _FOOTER.unpack(source.read(at, FOOTER_LENGTH, "bitmap global index footer"))
+    if magic != MAGIC:
+        raise CorruptFileError(f"bad magic {magic:#x} (expected {MAGIC:#x}): not a bitmap global index",
+                               file=source.name, structure="bitmap global index footer", offset=at + 44)
+    footer = BitmapFooter(*fields)
+    if footer.version != VERSION:
+        raise UnsupportedError(f"bitmap global index version {footer.version} is not decoded", file=source.name,
+                               structure="bitmap global index footer", offset=at + 40)
+    check_regions(source.name, at, "bitmap global index footer", [
+        ("null rows", footer.null_offset, footer.null_length),
+        ("non-null rows", footer.non_null_offset, footer.non_null_length),
+        ("index block", footer.index_offset, footer.index_length + TRAILER_LENGTH)])
+    if footer.value_count < 0:
+        raise CorruptFileError(f"negative value count {footer.value_count}", file=source.name,
+                               structure="bitmap global index footer", offset=at + 36)
+    return footer
+
+
+class BitmapGlobalIndexReader:
+    """Reads one bitmap global index file; answers predicate leaves with row-id bitmaps."""
+
+    index_type = "bitmap"
+
+    def __init__(self, source: ByteSource, dtype: DataType, meta: SortedIndexFileMeta | None = None):
+        self.source = source
+        self.dtype = dtype
+        self.meta = meta
+        self.codec = key_codec(dtype)
+        self.footer = read_bitmap_footer(source)
+
+    def _bitmap(self, offset: int, length: int, what: str) -> BitMap64:
+        return read_bitmap64(self.source.read(offset, length, what), self.source.name, offset)
+
+    def _block(self, offset: int, length: int, what: str) -> bytes:
+        return open_block(self.source.read(offset, length + TRAILER_LENGTH, what), self.source.name, what, offset)
+
+    @cached_property
+    def null_rows(self) -> BitMap64:
+        return self._bitmap(self.footer.null_offset, self.footer.null_length, "null rows bitmap")
+
+    @cached_property
+    def non_null_rows(self) -> BitMap64:
+        return self._bitmap(self.footer.non_null_offset, self.footer.non_null_length, "non-null rows bitmap")
+
+    @cached_property
+    def dictionary(self) -> list[tuple[Any, int, int]]:
+        """``(value, bitmap offset, bitmap length)`` per distinct value, as the dictionary lists them."""
+        name = self.source.name
+        index = self._block(self.footer.index_offset, self.footer.index_length, "bitmap index block")
+        n, pos = read_var(index, 0, name, "bitmap index block")
+        out = []
+        for _ in range(n):
+            klen, pos = read_var(index, pos, name, "bitmap index block")
+            pos += klen
+            off, pos = read_var(index, pos, name, "bitmap index block")
+            length, pos = read_var(index, pos, name, "bitmap index block")
+            block = self._block(off, length, "bitmap dictionary block")
+            m, bpos = read_var(block, 0, name, "bitmap dictionary block", off)
+            for _ in range(m):
+                klen, bpos = read_var(block, bpos, name, "bitmap dictionary block", off)
+                key = block[bpos:bpos + klen]
+                bpos += klen
+                boff, bpos = read_var(block, bpos, name, "bitmap dictionary block", off)
+                blen, bpos = read_var(block, bpos, name, "bitmap dictionary block", off)
+                if boff + blen > self.footer.index_offset:
+                    raise CorruptFileError(f"value bitmap at {boff} (+{blen}) runs past the dictionary", file=name,
+                                           structure="bitmap dictionary block", offset=off)
+                out.append((self.codec.decode(key), boff, blen))
+        if len(out) != self.footer.value_count:
+            raise CorruptFileError(f"footer says {self.footer.value_count} values, dictionary holds {len(out)}",
+                                   file=name, structure="bitmap dictionary", offset=self.footer.index_offset)
+        return out
+
+    def rows_of(self, value: Any) -> BitMap64:
+        o = self.codec.order(value)
+        for key, off, length in self.dictionary:
+            if self.codec.order(key) == o:
+                return self._bitmap(off, length, "value bitmap")
+        return BitMap64()
+
+    def _where(self, keep) -> BitMap64:
+        out = BitMap64()
+        for key, off, length in self.dictionary:
+            if keep(self.codec.order(key)):
+                out |= self._bitmap(off, length, "value bitmap")
+        return out
+
+    def visit(self, leaf: Leaf) -> BitMap64 | None:
+        """Rows that may match one leaf; None when a bitmap index cannot answer it."""
+        op, lits = leaf.function.name, leaf.literals
+        if op == "isNull":
+            return BitMap64(self.null_rows)
+        if op == "isNotNull":
+            return BitMap64(self.non_null_rows)
+        if any(v is None for v in lits):
+            return None
+        o = [self.codec.order(v) for v in lits]
+        tests = {
+            "equal": lambda k: k == o[0], "notEqual": lambda k: k != o[0], "in": lambda k: k in o,
+            "notIn": lambda k: k not in o, "lessThan": lambda k: k < o[0], "lessOrEqual": lambda k: k <= o[0],
+            "greaterThan": lambda k: k > o[0], "greaterOrEqual": lambda k: k >= o[0],
+            "between": lambda k: o[0] <= k <= o[-1],
+        }
+        if op == "equal":
+            return self.rows_of(lits[0])
+        return self._where(tests[op]) if op in tests else None
+
+    def cardinalities(self) -> list[tuple[Any, int]]:
+        """``(value, row count)`` per distinct value, in value order."""
+        rows = [(k, len(self._bitmap(off, n, "value bitmap"))) for k, off, n in self.dictionary]
+        return sorted(rows, key=lambda r: self.codec.order(r[0]))
+
+    def summary(self) -> dict:
+        values = [k for k, _, _ in self.dictionary]
+        ordered = sorted(values, key=self.codec.order)
+        return {"index_type": self.index_type, "version": self.footer.version, "distinct_values": len(values),
+                "non_null_rows": len(self.non_null_rows), "null_rows": len(self.null_rows),
+                "first_key": ordered[0] if ordered else None, "last_key": ordered[-1] if ordered else None,
+                "file_size": self.source.size}
+
+
+def write_bitmap_global_index(dtype: DataType, rows: Iterable[tuple[Any, int]],
+                              dictionary_block_size: int = DEFAULT_DICTIONARY_BLOCK_SIZE,
+                              compression: str = "none") -> tuple[bytes, SortedIndexFileMeta]:
+    """A bitmap global index file over ``(value, row id)`` pairs, and its manifest meta.
+
+    Values go in key order, as Paimon's sorted (streaming) writer lays them out."""
+    codec = key_codec(dtype)
+    nulls, non_nulls, by_key = BitMap64(), BitMap64(), {}
+    first = last = None
+    for value, rid in rows:
+        if value is None:
+            nulls.add(rid)
+            continue
+        non_nulls.add(rid)
+        by_key.setdefault(codec.encode(value), BitMap64()).add(rid)
+        if first is None or codec.order(value) < codec.order(first):
+            first = value
+        if last is None or codec.order(value) > codec.order(last):
+            last = value
+    out = bytearray()
+
+    def put_bitmap(bm: BitMap64) -> tuple[int, int]:
+        bm.run_optimize()
+        data = bm.serialize()
+        out.extend(data)
+        return len(out) - len(data), len(data)
+
+    def put_block(data: bytes) -> tuple[int, int]:
+        closed = close_block(data, compression)
+        out.extend(closed)
+        return len(out) - len(closed), len(closed) - TRAILER_LENGTH
+
+    blocks: list[tuple[bytes, int, int]] = []
+    entries: list[bytes] = []
+    first_key = b""
+    for key in sorted(by_key, key=lambda k: codec.order(codec.decode(k))):
+        off, n = put_bitmap(by_key[key])
+        entry = write_var(len(key)) + key + write_var(off) + write_var(n)
+        if entries and len(write_var(len(entries) + 1)) + sum(map(len, entries)) + len(entry) > dictionary_block_size:
+            blocks.append((first_key, *put_block(write_var(len(entries)) + b"".join(entries))))
+            entries = []
+        if not entries:
+            first_key = key
+        entries.append(entry)
+    if entries:
+        blocks.append((first_key, *put_block(write_var(len(entries)) + b"".join(entries))))
+    null_block, non_null_block = put_bitmap(nulls), put_bitmap(non_nulls)
+    index = write_var(len(blocks)) + b"".join(write_var(len(k)) + k + write_var(o) + write_var(n) for k, o, n in blocks)
+    index_off, index_len = put_block(index)
+    out += _FOOTER.pack(*null_block, *non_null_block, index_off, index_len, len(by_key), VERSION, MAGIC)
+    meta = SortedIndexFileMeta(None if first is None else codec.encode(first),
+                               None if last is None else codec.encode(last), bool(nulls))
+    return bytes(out), meta
