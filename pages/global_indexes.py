@@ -14,10 +14,8 @@ if not need_table(ctx):
 
 
 @st.cache_data(show_spinner="Reading the index manifest…", max_entries=64)
-def _frames(url: str, roots: tuple, table: str, snapshot_id: int | None):
-    t = open_warehouse(url, roots).table(table)
-    return gi.global_indexes_frame(t, snapshot_id), gi.coverage_frame(t, snapshot_id), \
-        gi.table_row_ranges(t, snapshot_id)
+def _row_ranges(url: str, roots: tuple, table: str, snapshot_id: int | None):
+    return gi.table_row_ranges(open_warehouse(url, roots).table(table), snapshot_id)
 
 
 @st.cache_data(show_spinner="Decoding the index…", max_entries=64)
@@ -26,7 +24,8 @@ def _cardinality(url: str, roots: tuple, table: str, snapshot_id: int | None, fi
 
 
 with guard("Global indexes"):
-    frame, coverage, ranges = _frames(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id)
+    frame, coverage = ctx.view("global_indexes"), ctx.view("global_index_coverage")
+    ranges = _row_ranges(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id)
     if frame.empty:
         st.info("No global index in this snapshot. Paimon builds global indexes (BTree, bitmap, vector, "
                 "full-text) over the row ids of tables with `row-tracking.enabled`.")

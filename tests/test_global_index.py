@@ -384,3 +384,21 @@ def test_explain_cli_verify_global_index(external):
     out = json.loads(proc.stdout)
     assert out["violations"] == [] and out["funnel"]["global_index"]["rows"] == out["funnel"]["matching"]["rows"] == 2
     assert {f["global_index_decision"] for f in out["files"]} <= {"REMAIN", "SKIP"}
+
+
+def test_global_index_views_list_every_index_file_and_cover_the_table(external):
+    """``$global_indexes`` has one row per BTree entry of ``$table_indexes``; coverage has no gap."""
+    import indexcore
+    from indexcore.views import view
+
+    wh = indexcore.open_warehouse(str(external / "paimon-cpp" / "orc"))
+    table = wh.table("append_with_btree_with_partition.append_with_btree_with_partition")
+    listed = view(table, "$table_indexes").to_pylist()
+    globals_ = view(table, "$global_indexes").to_pylist()
+    assert sorted(r["file"] for r in globals_) == sorted(
+        r["file_name"] for r in listed if r["index_type"] == "btree")
+    assert all(r["row_range_end"] - r["row_range_start"] + 1 >= r["rows"] > 0 for r in globals_)
+    coverage = view(table, "$global_index_coverage").to_pylist()
+    int_cover = [r for r in coverage if r["field"] == "col_int"]
+    assert int_cover and {r["status"] for r in int_cover} == {"indexed"}
+    assert sum(r["rows"] for r in int_cover) == 40

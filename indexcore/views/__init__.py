@@ -35,7 +35,8 @@ SYSTEM_VIEWS: dict[str, Callable[..., pa.Table]] = {
 INDEX_VIEWS: dict[str, Callable[..., pa.Table]] = {
     "bitmap_indexes": indexes.bitmap_indexes, "bitmap_values": indexes.bitmap_values,
     "bloom_filters": indexes.bloom_filters, "deletion_vectors": indexes.deletion_vectors,
-    "hash_buckets": indexes.hash_buckets,
+    "hash_buckets": indexes.hash_buckets, "global_indexes": indexes.global_indexes,
+    "global_index_coverage": indexes.global_index_coverage,
 }
 VIEWS = {**SYSTEM_VIEWS, **INDEX_VIEWS}
 BRANCH_PREFIX = "branch_"

@@ -158,3 +158,35 @@ def hash_buckets(table, snapshot_id: int | None = None) -> pa.Table:
                      "error": "; ".join(errors) or None})
     rows.sort(key=lambda r: (r["partition"], r["bucket"]))
     return from_rows(rows, HASH_BUCKETS)
+
+
+GLOBAL_INDEXES = pa.schema([
+    ("file", pa.string()), ("index_type", pa.string()), ("family", pa.string()), ("field", pa.string()),
+    ("field_type", pa.string()), ("partition", pa.string()), ("bucket", pa.int32()),
+    ("row_range_start", pa.int64()), ("row_range_end", pa.int64()), ("rows", pa.int64()),
+    ("file_size", pa.int64()), ("first_key", pa.string()), ("last_key", pa.string()),
+    ("has_nulls", pa.bool_()), ("dimension", pa.int64()), ("metric", pa.string()),
+    ("source_files", pa.int64()), ("path", pa.string())])
+GLOBAL_INDEX_COVERAGE = pa.schema([
+    ("field", pa.string()), ("index_type", pa.string()), ("start", pa.int64()), ("end", pa.int64()),
+    ("rows", pa.int64()), ("status", pa.string())])
+
+
+def _from_frame(frame, schema: pa.Schema) -> pa.Table:
+    """A pandas frame as a table of ``schema`` (missing values as nulls)."""
+    frame = frame.astype(object).where(frame.notna(), None)
+    return pa.Table.from_pylist(frame.to_dict("records"), schema=schema)
+
+
+def global_indexes(table, snapshot_id: int | None = None) -> pa.Table:
+    """``$global_indexes``: one row per global index file (BTree, bitmap, vector, full-text)."""
+    from ..evaluate.global_index import global_indexes_frame
+
+    return _from_frame(global_indexes_frame(table, snapshot_id), GLOBAL_INDEXES)
+
+
+def global_index_coverage(table, snapshot_id: int | None = None) -> pa.Table:
+    """``$global_index_coverage``: per indexed field and kind, the row ids indexed, in gaps, or beyond."""
+    from ..evaluate.global_index import coverage_frame
+
+    return _from_frame(coverage_frame(table, snapshot_id), GLOBAL_INDEX_COVERAGE)
