@@ -346,3 +346,26 @@ def global_index_coverage(frame: pd.DataFrame) -> go.Figure:
     fig.update_layout(title=title, barmode="overlay", height=max(_HEIGHT, 40 * frame["field"].nunique() + 120),
                       xaxis_title="row id", yaxis={"type": "category"})
     return fig
+
+
+def advisor_benefit(existing: pd.DataFrame, candidates: pd.DataFrame) -> go.Figure:
+    """Each existing and candidate index: bytes it stores against data bytes it skips for the workload.
+
+    Takes :func:`indexcore.evaluate.advise.advice_summary`'s rows; an index far right and low
+    costs more than it earns, one high and left pays off.
+    """
+    title = "Index bytes stored against data bytes skipped by the workload"
+    rows = []
+    for frame, kind, size in ((existing, "existing", "bytes"), (candidates, "candidate", "est_bytes")):
+        if frame is None or frame.empty:
+            continue
+        for r in frame.to_dict("records"):
+            rows.append({"index": f"{r['column']} {r['index_type']}", "kind": kind,
+                         "bytes stored": r[size], "bytes skipped": r["bytes_skipped"]})
+    if not rows:
+        return _empty(title, "no index and no candidate")
+    data = pd.DataFrame(rows)
+    fig = px.scatter(data, x="bytes stored", y="bytes skipped", color="kind", text="index", title=title)
+    fig.update_traces(textposition="top center", marker={"size": 12})
+    fig.update_layout(height=_HEIGHT, xaxis_rangemode="tozero", yaxis_rangemode="tozero")
+    return fig

@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from indexcore import figures
 from indexcore.errors import IndexCoreError
 from indexcore.evaluate.advise import DEFAULT_SAMPLE, advice_summary, advise
 from indexcore.evaluate.workload import parse_workload
@@ -68,6 +69,9 @@ if advice is not None:
         st.caption("Skipped files, rows and bytes are beyond partition, statistics and today's indexes, "
                    "scaled from the sample to the table; score = weighted bytes skipped per byte stored.")
         show_frame(pd.DataFrame(summary["candidates"]), "advisor_candidates")
+
+        st.plotly_chart(figures.advisor_benefit(pd.DataFrame(summary["existing"]),
+                                                pd.DataFrame(summary["candidates"])), key="advisor_benefit")
 
         st.subheader("Statements")
         if advice.statements:

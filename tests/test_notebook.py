@@ -148,3 +148,29 @@ def test_what_if_keeps_every_file_holding_the_user(cells, wh):
     assert total == len(events.plan().files)
     assert holding >= 1 and holding <= hypothetical < total and combined <= existing
     assert _find(r"violations: (\d+)", text).group(1) == "0"
+
+
+def test_advisor_figures_trace_to_explain(cells, wh):
+    """The skipped files the notebook's advisor prints for each index equal what explain says of
+    the workload's queries (files the index pruned after partition and stats), weights aside."""
+    from indexcore.evaluate.explain import explain
+
+    text = _text(cells["advise"])
+    verdicts = ast.literal_eval(_find(r"verdicts: (\{.*\})", text).group(1))
+    skipped = ast.literal_eval(_find(r"files skipped: (\{.*\})", text).group(1))
+    events = wh.table("demo.events")
+    sql = _find(r"where: (.*)", _text(cells["explain"])).group(1).strip()
+    user = _find(r"user_id: (-?\d+)", _text(cells["whatif"])).group(1)
+    pruned = collections.Counter()
+    for where in (sql, f"user_id = {user}"):
+        ex = explain(events, where)
+        for f in ex.files:
+            if f.skipped_by == "index":
+                for leaf_col in ex.predicate.fields():
+                    pruned[leaf_col] += 1
+    column = sql.split()[0]
+    key = next(k for k in skipped if k.startswith(column + ":"))
+    assert skipped[key] == pruned[column] > 0
+    assert verdicts[key] == "earns its keep"
+    assert any(v == "never prunes" for k, v in verdicts.items() if not k.startswith((column + ":", "user_id:")))
+    assert "ALTER TABLE demo.events" in text
