@@ -22,12 +22,14 @@ import streamlit as st
 import indexcore
 from indexcore.errors import IndexCoreError
 from indexcore.evaluate import metrics
+from indexcore.io import parse_storage_options
 
 APP_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_WAREHOUSE = APP_DIR / "sample_warehouse"
 PAGE_SIZE = 200
 
 WH_KEY, TABLE_KEY, SNAPSHOT_KEY, MASTER_KEY = "warehouse_url", "table", "snapshot_id", "spark_master"
+OPTIONS_KEY = "storage_options"
 
 
 def _cli_warehouse() -> str | None:
@@ -61,24 +63,30 @@ def allowed_roots() -> tuple[str, ...]:
 
 
 @st.cache_resource(show_spinner="Opening warehouse…")
-def open_warehouse(url: str, roots: tuple[str, ...]):
-    """One read-only Warehouse per (URL, allowed roots), shared by every session."""
-    return indexcore.open_warehouse(url, allowed_roots=list(roots))
+def open_warehouse(url: str, roots: tuple[str, ...], options: tuple = ()):
+    """One read-only Warehouse per (URL, allowed roots, storage options), shared by every session."""
+    return indexcore.open_warehouse(url, allowed_roots=list(roots), storage_options=dict(options) or None)
 
 
 @st.cache_data(show_spinner=False)
-def table_names(url: str, roots: tuple[str, ...]) -> list[str]:
-    return open_warehouse(url, roots).tables()
+def table_names(url: str, roots: tuple[str, ...], options: tuple = ()) -> list[str]:
+    return open_warehouse(url, roots, options).tables()
+
+
+def storage_options() -> tuple:
+    """The sidebar's storage options (``key=value`` per line) as sorted pairs, for cache keys."""
+    lines = [ln.strip() for ln in st.session_state.get(OPTIONS_KEY, "").splitlines() if ln.strip()]
+    return tuple(sorted(parse_storage_options(lines).items()))
 
 
 @st.cache_data(show_spinner="Reading…", max_entries=256)
 def cached_metric(name: str, url: str, roots: tuple[str, ...], table: str | None, snapshot_id: int | None,
-                  kwargs: tuple = (), pass_snapshot: bool = True) -> Any:
+                  kwargs: tuple = (), pass_snapshot: bool = True, options: tuple = ()) -> Any:
     """``metrics.<name>(table, snapshot_id=..., **kwargs)`` (``(warehouse)`` when table is None), cached.
 
     ``snapshot_id`` is part of the key even when not passed, so table-wide frames refresh with it.
     """
-    wh = open_warehouse(url, roots)
+    wh = open_warehouse(url, roots, options)
     fn = getattr(metrics, name)
     if table is None:
         return fn(wh, **dict(kwargs))
@@ -102,8 +110,9 @@ class Context:
     """What the sidebar picked: warehouse, table and snapshot (None when not available)."""
 
     def __init__(self, url: str, roots: tuple[str, ...], warehouse, table_name: str | None,
-                 snapshot_id: int | None):
+                 snapshot_id: int | None, options: tuple = ()):
         self.url, self.roots, self.warehouse = url, roots, warehouse
+        self.options = options
         self.table_name, self.snapshot_id = table_name, snapshot_id
 
     @property
@@ -114,7 +123,8 @@ class Context:
         """A cached metrics frame for the picked table (``table=False``: the warehouse) and snapshot
         (``snapshot=False``: a table-wide frame such as the schema history)."""
         return cached_metric(name, self.url, self.roots, self.table_name if table else None,
-                             self.snapshot_id if table else None, tuple(sorted(kwargs.items())), snapshot)
+                             self.snapshot_id if table else None, tuple(sorted(kwargs.items())), snapshot,
+                             self.options)
 
 
 def _snapshot_label(table, sid: int) -> str:
@@ -142,11 +152,15 @@ def sidebar() -> Context:
     sb = st.sidebar
     sb.text_input("Warehouse (local path or fsspec URL)", key=WH_KEY,
                   help="Must lie inside the allowed roots: " + ", ".join(roots))
+    sb.text_area("Storage options (key=value per line)", key=OPTIONS_KEY,
+                 help="fsspec options for the backend, e.g. endpoint_url=http://localhost:9000 for MinIO; "
+                      "FSSPEC_S3_ENDPOINT_URL and friends also work")
     url = _norm(st.session_state[WH_KEY].strip())
-    wh, names = None, []
+    wh, names, options = None, [], ()
     try:
-        wh = open_warehouse(url, roots)
-        names = table_names(url, roots)
+        options = storage_options()
+        wh = open_warehouse(url, roots, options)
+        names = table_names(url, roots, options)
     except IndexCoreError as exc:
         sb.error(f"Cannot open the warehouse: {exc}")
     except Exception as exc:  # unreachable URL, unknown protocol...
@@ -179,7 +193,7 @@ def sidebar() -> Context:
             sb.info("This table has no snapshot yet.")
     sb.text_input("Spark master", key=MASTER_KEY,
                   help="local[*], spark://host:7077 or a Spark Connect URL sc://host:15002")
-    return Context(url, roots, wh, table_name, snapshot_id)
+    return Context(url, roots, wh, table_name, snapshot_id, options)
 
 
 def need_table(ctx: Context) -> bool:

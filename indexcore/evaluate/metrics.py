@@ -91,7 +91,7 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
 
     wanted = set(index_types) if index_types is not None else None
     files = [lf for lf in _plan(table, snapshot_id).files if lf.has_file_index]
-    for i, lf in enumerate(files):
+    for i, lf in enumerate(table.iter_prefetched(files, dv=False)):
         _tick(progress, i, len(files), lf.file.file_name)
         embedded = lf.file.embedded_index is not None
         try:
@@ -564,7 +564,7 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
     types = partition_types(table)
     files = _plan(table, snapshot_id).files
     rows = []
-    for i, lf in enumerate(files):
+    for i, lf in enumerate(table.iter_prefetched(files, dv=False)):
         _tick(progress, i, len(files), lf.file.file_name)
         row = {**_file_cols(table, lf, types)}
         row["stats"] = "may match" if test_predicate_on_stats(predicate, lf.file.row_count,
@@ -633,6 +633,8 @@ def dv_frame(table, snapshot_id: int | None = None) -> pd.DataFrame:
     plan = _plan(table, snapshot_id)
     types = partition_types(table)
     rows = []
+    table.prefetch([lf for lf in plan.files if lf.deletion_vector and lf.deletion_vector.cardinality is None],
+                   index=False)
     for lf in plan.files:
         deleted = dv_cardinality(table, lf) or 0
         rows.append({**_file_cols(table, lf, types), "level": lf.file.level, "deleted": deleted,

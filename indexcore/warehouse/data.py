@@ -48,11 +48,9 @@ def read_raw(storage: Storage, path: str, file_format: str | None = None) -> pa.
     if fmt not in ("parquet", "orc"):
         raise UnsupportedError(f"data file format {fmt!r} is not supported", file=path)
     try:
-        if storage.protocol in ("file", "local"):
-            source = full
-        else:
-            with storage.fs.open(full, "rb") as fh:
-                source = pa.BufferReader(fh.read())
+        local = storage.protocol in ("file", "local")
+        # an object store: one request for the whole file (cached; data files never change)
+        source = full if local else pa.BufferReader(storage.read_bytes(full))
         table = pq.read_table(source) if fmt == "parquet" else pa_orc.ORCFile(source).read()
     except FileNotFoundError as exc:
         raise StorageError("data file not found", file=path) from exc
@@ -60,7 +58,7 @@ def read_raw(storage: Storage, path: str, file_format: str | None = None) -> pa.
         if isinstance(exc, OSError) and not storage.fs.exists(full):
             raise StorageError("data file not found", file=path) from exc
         raise IndexCoreError(f"cannot read {fmt} data file: {exc}", file=path, structure=fmt) from exc
-    if table.num_rows:
+    if table.num_rows and local:
         storage.stats.add(storage.fs.size(full))
     return table
 

@@ -182,7 +182,7 @@ class TableInspector:
             ("size", pa.int64()), ("empty", pa.bool_()), ("error", pa.string())])
         table = self.table
         rows = []
-        for lf in table.plan(snapshot_id).files:
+        for lf in table.iter_prefetched(table.plan(snapshot_id).files, dv=False):
             if not lf.has_file_index:
                 continue
             embedded = lf.file.embedded_index is not None
