@@ -14,7 +14,6 @@ import io
 import json
 import logging
 import os
-import socket
 import sys
 from pathlib import Path
 
@@ -34,12 +33,6 @@ PARQUET_STEP = 3
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def s3():
     """(storage options, {name: (local path, s3 URL)}) with the warehouses in a moto bucket."""
@@ -52,9 +45,9 @@ def s3():
         mp.setenv(k, v)
     for k in ("AWS_PROFILE", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
         mp.delenv(k, raising=False)
-    port = _free_port()
-    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)  # a free port
     server.start()
+    _, port = server.get_host_and_port()
     options = {"endpoint_url": f"http://127.0.0.1:{port}", "key": "testing", "secret": "testing"}
     fs = fsspec.filesystem("s3", skip_instance_cache=True, **options)
     fs.mkdir(BUCKET)
