@@ -18,6 +18,7 @@ import sys
 from . import commands
 from .commands.output import FORMATS, emit
 from .errors import IndexCoreError, PredicateError
+from .io import parse_storage_options, set_default_storage_options
 from .types import parse_timestamp_text
 
 
@@ -36,6 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
             action.add_argument("--as-of", dest="as_of", metavar="TIME",
                                 help="time travel: the snapshot live at TIME ('2024-06-01 12:00:00', "
                                      "UTC unless it carries an offset, or epoch milliseconds)")
+        if any(a.dest in ("warehouse", "file") for a in action._actions):
+            action.add_argument("--storage-option", dest="storage_option", action="append", default=[],
+                                metavar="KEY=VALUE",
+                                help="an fsspec storage option (repeatable), e.g. endpoint_url=http://minio:9000")
         if not any(a.dest == "format" for a in action._actions):
             action.add_argument("--format", choices=FORMATS, default="table",
                                 help="output format (default: table)")
@@ -47,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        set_default_storage_options(parse_storage_options(getattr(args, "storage_option", None)))
         _resolve_snapshot(args)
         result = args.func(args)
     except IndexCoreError as exc:

@@ -25,6 +25,7 @@ import indexcore
 from indexcore import views
 from indexcore.errors import IndexCoreError
 from indexcore.evaluate import metrics
+from indexcore.io import parse_storage_options
 
 APP_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_WAREHOUSE = APP_DIR / "sample_warehouse"
@@ -32,6 +33,7 @@ PAGE_SIZE = 200
 
 WH_KEY, TABLE_KEY, SNAPSHOT_KEY, MASTER_KEY = "warehouse_url", "table", "snapshot_id", "spark_master"
 BRANCH_KEY, TAG_KEY, SELECTION_KEY = "branch", "tag", "selection"
+OPTIONS_KEY = "storage_options"
 MAIN, NO_TAG = "main", "(no tag)"
 
 
@@ -44,6 +46,7 @@ class Selection:
     branch: str = MAIN
     tag: str | None = None
     snapshot_id: int | None = None
+    options: tuple = ()  # fsspec storage options as sorted (key, value) pairs
 
     @property
     def table_ref(self) -> str | None:
@@ -84,31 +87,38 @@ def allowed_roots() -> tuple[str, ...]:
 
 
 @st.cache_resource(show_spinner="Opening warehouse…")
-def open_warehouse(url: str, roots: tuple[str, ...]):
-    """One read-only Warehouse per (URL, allowed roots), shared by every session."""
-    return indexcore.open_warehouse(url, allowed_roots=list(roots))
+def open_warehouse(url: str, roots: tuple[str, ...], options: tuple = ()):
+    """One read-only Warehouse per (URL, allowed roots, storage options), shared by every session."""
+    return indexcore.open_warehouse(url, allowed_roots=list(roots), storage_options=dict(options) or None)
 
 
 @st.cache_data(show_spinner=False)
-def table_names(url: str, roots: tuple[str, ...]) -> list[str]:
-    return open_warehouse(url, roots).tables()
+def table_names(url: str, roots: tuple[str, ...], options: tuple = ()) -> list[str]:
+    return open_warehouse(url, roots, options).tables()
+
+
+def storage_options() -> tuple:
+    """The sidebar's storage options (``key=value`` per line) as sorted pairs, for cache keys."""
+    lines = [ln.strip() for ln in st.session_state.get(OPTIONS_KEY, "").splitlines() if ln.strip()]
+    return tuple(sorted(parse_storage_options(lines).items()))
 
 
 @st.cache_data(show_spinner="Reading…", max_entries=256)
 def cached_view(name: str, url: str, roots: tuple[str, ...], table: str, snapshot_id: int | None,
-                kwargs: tuple = ()) -> pd.DataFrame:
+                kwargs: tuple = (), options: tuple = ()) -> pd.DataFrame:
     """``views.view(table, name, snapshot_id, **kwargs).to_pandas()``, cached."""
-    return views.view(open_warehouse(url, roots).table(table), name, snapshot_id, **dict(kwargs)).to_pandas()
+    return views.view(open_warehouse(url, roots, options).table(table), name, snapshot_id,
+                      **dict(kwargs)).to_pandas()
 
 
 @st.cache_data(show_spinner="Reading…", max_entries=256)
 def cached_metric(name: str, url: str, roots: tuple[str, ...], table: str | None, snapshot_id: int | None,
-                  kwargs: tuple = (), pass_snapshot: bool = True) -> Any:
+                  kwargs: tuple = (), pass_snapshot: bool = True, options: tuple = ()) -> Any:
     """``metrics.<name>(table, snapshot_id=..., **kwargs)`` (``(warehouse)`` when table is None), cached.
 
     ``snapshot_id`` is part of the key even when not passed, so table-wide frames refresh with it.
     """
-    wh = open_warehouse(url, roots)
+    wh = open_warehouse(url, roots, options)
     fn = getattr(metrics, name)
     if table is None:
         return fn(wh, **dict(kwargs))
@@ -137,6 +147,7 @@ class Context:
         self.url = selection.warehouse
         self.table_name = selection.table_ref if warehouse is not None else None
         self.snapshot_id = selection.snapshot_id
+        self.options = selection.options
 
     @property
     def table(self):
@@ -146,13 +157,14 @@ class Context:
         """A cached :mod:`indexcore.views` view of the picked table as a frame (``snapshot=False``:
         the latest snapshot, for table-wide views such as ``$snapshots``)."""
         return cached_view(name, self.url, self.roots, self.table_name, self.snapshot_id if snapshot else None,
-                           tuple(sorted(kwargs.items())))
+                           tuple(sorted(kwargs.items())), self.options)
 
     def metric(self, name: str, table: bool = True, snapshot: bool = True, **kwargs) -> Any:
         """A cached metrics frame for the picked table (``table=False``: the warehouse) and snapshot
         (``snapshot=False``: a table-wide frame such as the schema history)."""
         return cached_metric(name, self.url, self.roots, self.table_name if table else None,
-                             self.snapshot_id if table else None, tuple(sorted(kwargs.items())), snapshot)
+                             self.snapshot_id if table else None, tuple(sorted(kwargs.items())), snapshot,
+                             self.options)
 
 
 def _snapshot_label(table, sid: int) -> str:
@@ -192,21 +204,25 @@ def sidebar() -> Context:
     sb = st.sidebar
     sb.text_input("Warehouse (local path or fsspec URL)", key=WH_KEY,
                   help="Must lie inside the allowed roots: " + ", ".join(roots))
+    sb.text_area("Storage options (key=value per line)", key=OPTIONS_KEY,
+                 help="fsspec options for the backend, e.g. endpoint_url=http://localhost:9000 for MinIO; "
+                      "FSSPEC_S3_ENDPOINT_URL and friends also work")
     url = _norm(st.session_state[WH_KEY].strip())
-    if prev is not None and prev.warehouse != url:
-        _forget(TABLE_KEY, BRANCH_KEY, TAG_KEY, SNAPSHOT_KEY)
-        prev = None
-    wh, names = None, []
+    wh, names, options = None, [], ()
     try:
-        wh = open_warehouse(url, roots)
-        names = table_names(url, roots)
+        options = storage_options()
+        if prev is not None and (prev.warehouse, prev.options) != (url, options):
+            _forget(TABLE_KEY, BRANCH_KEY, TAG_KEY, SNAPSHOT_KEY)
+            prev = None
+        wh = open_warehouse(url, roots, options)
+        names = table_names(url, roots, options)
     except IndexCoreError as exc:
         sb.error(f"Cannot open the warehouse: {exc}")
     except Exception as exc:  # unreachable URL, unknown protocol...
         sb.error(f"Cannot open the warehouse: {type(exc).__name__}: {exc}")
     if wh is not None and not names:
         sb.warning("No Paimon tables found in this warehouse.")
-    selection = Selection(url)
+    selection = Selection(url, options=options)
     if names:
         linked = st.query_params.get("table")
         if linked in names and not st.session_state.get("_linked_table_used"):
@@ -217,7 +233,7 @@ def sidebar() -> Context:
         if prev is not None and prev.table is not None and st.session_state[TABLE_KEY] != prev.table:
             _forget(BRANCH_KEY, TAG_KEY, SNAPSHOT_KEY)  # another table: its own latest snapshot
             prev = None
-        selection = Selection(url, sb.selectbox("Table", names, key=TABLE_KEY))
+        selection = Selection(url, sb.selectbox("Table", names, key=TABLE_KEY), options=options)
     if wh is not None and selection.table:
         try:
             selection = _pick_version(sb, wh, selection, prev)

@@ -14,18 +14,19 @@ if not need_table(ctx):
 
 
 @st.cache_data(show_spinner="Reading the index manifest…", max_entries=64)
-def _row_ranges(url: str, roots: tuple, table: str, snapshot_id: int | None):
-    return gi.table_row_ranges(open_warehouse(url, roots).table(table), snapshot_id)
+def _row_ranges(url: str, roots: tuple, table: str, snapshot_id: int | None, options: tuple = ()):
+    return gi.table_row_ranges(open_warehouse(url, roots, options).table(table), snapshot_id)
 
 
 @st.cache_data(show_spinner="Decoding the index…", max_entries=64)
-def _cardinality(url: str, roots: tuple, table: str, snapshot_id: int | None, file_name: str):
-    return gi.cardinality_frame(open_warehouse(url, roots).table(table), file_name, snapshot_id)
+def _cardinality(url: str, roots: tuple, table: str, snapshot_id: int | None, file_name: str,
+                 options: tuple = ()):
+    return gi.cardinality_frame(open_warehouse(url, roots, options).table(table), file_name, snapshot_id)
 
 
 with guard("Global indexes"):
     frame, coverage = ctx.view("global_indexes"), ctx.view("global_index_coverage")
-    ranges = _row_ranges(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id)
+    ranges = _row_ranges(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, ctx.options)
     if frame.empty:
         st.info("No global index in this snapshot. Paimon builds global indexes (BTree, bitmap, vector, "
                 "full-text) over the row ids of tables with `row-tracking.enabled`.")
@@ -52,7 +53,7 @@ with guard("Keys and values"):
         labels = {r.file: f"{r.field} · {r.index_type} · rows {r.row_range_start}..{r.row_range_end} · {r.file}"
                   for r in decodable.itertuples()}
         picked = st.selectbox("Index file", names, format_func=labels.get, key="global_index_file")
-        keys = _cardinality(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, picked)
+        keys = _cardinality(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, picked, ctx.options)
         k = st.columns(3)
         k[0].metric("Distinct keys", len(keys[keys["key"] != "NULL"]))
         k[1].metric("Rows", f"{int(keys['rows'].sum()):,}")

@@ -67,7 +67,7 @@ def _run(job: str, sql: str, master: str) -> dict:
         args = (ctx.url, ctx.table_name, sql) if job == "evaluate" else (ctx.url, ctx.table_name)
         pool = concurrent.futures.ThreadPoolExecutor(1)
         future = pool.submit(getattr(jobs, job), *args, master=master, snapshot_id=ctx.snapshot_id,
-                             progress=progress, cancel=cancel)
+                             progress=progress, cancel=cancel, storage_options=dict(ctx.options) or None)
         try:
             while not future.done():
                 total = state["total"]

@@ -29,10 +29,10 @@ with guard("Health"):  # index coverage and verdicts, small files, DV density, b
     from pages.common import open_warehouse
 
     @st.cache_data(show_spinner="Checking health…", max_entries=64)
-    def _health(url: str, roots: tuple, name: str, sid: int | None) -> dict:
-        return health(open_warehouse(url, roots).table(name), sid)
+    def _health(url: str, roots: tuple, name: str, sid: int | None, options: tuple = ()) -> dict:
+        return health(open_warehouse(url, roots, options).table(name), sid)
 
-    h = _health(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id)
+    h = _health(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, ctx.options)
     flagged = [i for i in h["indexes"] if i["verdict"] != "ok"]
     c = st.columns(4)
     c[0].metric("Small files", f"{h['small_files']} of {h['files']}",

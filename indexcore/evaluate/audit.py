@@ -667,7 +667,11 @@ def audit_table(table, plan) -> list[Finding]:
 
 def _audit_dv_files(table, plan, live: set, ptypes: list, out: list[Finding]) -> None:
     from ..formats.deletion_vector import scan_deletion_vector_file
+    from ..io import Fetch
 
+    # object stores: every DV file of the snapshot in one round of parallel requests
+    table.storage.prefetch([Fetch(table.index_file_path(e, table.partition_dir(e.partition)))
+                            for e in plan.index_entries if e.index_file.index_type == DELETION_VECTORS])
     for e in plan.index_entries:
         meta = e.index_file
         if meta.index_type != DELETION_VECTORS:

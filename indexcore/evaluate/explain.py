@@ -139,6 +139,7 @@ class FileDecision:
     notes: tuple[str, ...] = ()
     global_index_decision: Decision | None = None  # when the table's global indexes apply
     global_index_rows: int | None = None  # rows of the file the global indexes keep
+    requests: int = 0
 
     @property
     def skipped_by(self) -> Stage | None:
@@ -198,6 +199,7 @@ class FileDecision:
             "dv_cardinality": self.dv_cardinality,
             "rows_after_dv": self.rows_after_dv,
             "bytes_read": self.bytes_read,
+            "requests": self.requests,
             "skipped_by": None if self.skipped_by is None else self.skipped_by.value,
         }
         if verify:
@@ -221,6 +223,9 @@ class Explanation:
     problems: list[Problem] = field(default_factory=list)
     verified: bool = False
     index_used: bool = True
+    # storage I/O of the whole explain, the concurrent prefetch included
+    bytes_read: int = 0
+    requests: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -231,6 +236,8 @@ class Explanation:
             "funnel": self.funnel,
             "violations": list(self.violations),
             "problems": [p.to_dict() for p in self.problems],
+            "bytes_read": self.bytes_read,
+            "requests": self.requests,
         }
 
     def _repr_html_(self) -> str:
@@ -540,6 +547,7 @@ class _Explainer:
             return None, {}, None
         location = "embedded" if lf.file.embedded_index is not None else "file"
         container = read_container(source)
+        container.prefetch(self.predicate.fields())
         return FileIndexPredicate(container, fs.row_type()), _index_types(container), location
 
     def deleted(self, lf: LiveFile, problems: list) -> Any:
@@ -589,12 +597,12 @@ class _Explainer:
         raw = decision = None
         index_types: dict[str, list[str]] = {}
         location = None
-        bytes_read = 0
+        bytes_read = requests = 0
         evaluator = None
         index_pred = and_all(devolved(self.parts, fmap))
         consult = partition_ok and bucket_ok and level_ok and stats_ok
         if lf.has_file_index and (consult or self.all_files):
-            before = self.storage.stats.bytes_read
+            before, before_requests = self.storage.stats.bytes_served, self.storage.stats.requests
             try:
                 if index_pred is None:
                     raw = REMAIN
@@ -615,7 +623,8 @@ class _Explainer:
                 notes.append("file index unreadable: decision REMAIN (Paimon would fail or read the file)")
                 raw = decision = REMAIN
                 evaluator = None
-            bytes_read = self.storage.stats.bytes_read - before if self.index_at_read else 0
+            bytes_read = self.storage.stats.bytes_served - before if self.index_at_read else 0
+            requests = self.storage.stats.requests - before_requests if self.index_at_read else 0
         elif consult:  # no file index: FileIndexEvaluator answers REMAIN
             decision = REMAIN
 
@@ -639,7 +648,7 @@ class _Explainer:
             stats_decision=Decision.of(stats_ok),
             raw_index_result=raw, index_decision=decision, index_types=index_types,
             index_location=location, dv_cardinality=dv_card, rows_after_dv=rows_after_dv,
-            bytes_read=bytes_read, problems=problems, notes=notes,
+            bytes_read=bytes_read, requests=requests, problems=problems, notes=notes,
             global_index_decision=global_decision, global_index_rows=global_rows)
         return record, (fs, fmap, evaluator, deleted, kept)
 
@@ -851,6 +860,9 @@ class FileDecisions:
     violations: list[dict[str, Any]]
     index_used: bool
     problems: list[Problem] = field(default_factory=list)  # not tied to one file (global indexes)
+    # storage I/O of deciding them, the concurrent prefetch included
+    bytes_read: int = 0
+    requests: int = 0
 
 
 def decide_files(table, predicate: Predicate, files: Sequence[LiveFile], schema: TableSchema,
@@ -866,6 +878,7 @@ def decide_files(table, predicate: Predicate, files: Sequence[LiveFile], schema:
     BTree / bitmap global indexes narrow each file's row range).
     """
     files = sorted(files, key=file_order)
+    io_before = table.storage.stats.snapshot()
     ex = _Explainer(table, predicate, schema, verify, all_files)
     if ex.partition_filter is not None:  # one vectorized pass over every file's partition
         ex.partition_ok = dict(zip([lf.path for lf in files], rows_matching(
@@ -884,7 +897,7 @@ def decide_files(table, predicate: Predicate, files: Sequence[LiveFile], schema:
         if ex.global_scan is not None:
             loose.extend(ex.global_scan.problems)
     ptypes = {f.name: f.type for f in schema.partition_fields}
-    for i, lf in enumerate(files):
+    for i, lf in enumerate(table.iter_prefetched(files, index=ex.index_enabled, data=verify)):
         record, ctx = ex.decide(lf, bucket_ok.get(lf.path))
         if verify:
             ex.verify_file(lf, record, ctx, violations)
@@ -895,7 +908,8 @@ def decide_files(table, predicate: Predicate, files: Sequence[LiveFile], schema:
         decisions.append(FileDecision(**record))
         if progress is not None:
             progress(i + 1, len(files), posixpath.basename(lf.path))
-    return FileDecisions(decisions, violations, ex.index_at_read, loose)
+    return FileDecisions(decisions, violations, ex.index_at_read, loose,
+                         table.storage.stats.bytes_read - io_before[0], table.storage.stats.requests - io_before[1])
 
 
 def explanation(table_name: str, snapshot_id: int | None, predicate: Predicate, sql: str,
@@ -915,7 +929,9 @@ def explanation(table_name: str, snapshot_id: int | None, predicate: Predicate, 
                        funnel=funnel(files, verified), violations=violations,
                        problems=[p for part in parts for p in part.problems] + [p for f in files for p in f.problems],
                        verified=verified,
-                       index_used=all(part.index_used for part in parts))
+                       index_used=all(part.index_used for part in parts),
+                       bytes_read=sum(part.bytes_read for part in parts),
+                       requests=sum(part.requests for part in parts))
 
 
 def explain_files(table, predicate: Predicate | str, files: Sequence[LiveFile], schema: TableSchema | None = None,

@@ -320,7 +320,7 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
     types = partition_types(table)
     files = _plan(table, snapshot_id).files
     rows = []
-    for i, lf in enumerate(files):
+    for i, lf in enumerate(table.iter_prefetched(files, dv=False)):
         _tick(progress, i, len(files), lf.file.file_name)
         row = {**file_cols(lf, types)}
         row["stats"] = "may match" if test_predicate_on_stats(predicate, lf.file.row_count,

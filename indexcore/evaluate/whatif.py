@@ -106,7 +106,7 @@ def build_hypothetical_index(table, column: str, index_type: str, options: Mappi
         live = [lf for lf in live if lf.path in wanted]
     problems: list[Problem] = []
     built: list[HypotheticalFileIndex] = []
-    for i, lf in enumerate(live):
+    for i, lf in enumerate(table.iter_prefetched(live, index=False, dv=False, data=True)):
         try:
             file_schema = table.file_schema(lf, problems)
             data = read_data_file(table.storage, lf, file_schema, schema, columns=[column])

@@ -303,6 +303,7 @@ class _Cursor:
         """``count`` entries of a distinct key and ``ints`` 4-byte ints; ``tail``: bytes known to follow."""
         out: list[tuple] = []
         size = self.source.size
+        at_first = self.pos
         while True:
             at = self.pos
             try:
@@ -327,6 +328,8 @@ class _Cursor:
             if need > size:
                 raise self.corrupt(f"{left} more entries do not fit in the file", self.pos)
             target = min(need + spare, size)
+            if out and self.source.readahead:  # extend once: the rest at the mean size seen so far
+                target = max(target, min(self.pos + (self.pos - at_first) * left * 5 // (4 * len(out)) + tail, size))
             self.min_end = max(self.min_end, target)
             self._fill(target)
 
@@ -364,6 +367,11 @@ class _Cursor:
             spare = _min_distinct_bytes(left - 1 if known else left)
             have = base + len(data)
             want = max(min(need + spare, size), min(self.min_end, size))
+            ahead = min(self.source.readahead, size)
+            if have < ahead:  # what was read ahead is free: walk it before extending
+                want = ahead
+            elif ahead and starts:  # then extend once, at the mean entry size seen so far
+                want = max(want, min(base + rel + rel * left * 5 // (4 * len(starts)), size))
             data += self.source.read(have, want - have, self.structure)
         self.buf, self.start, self.pos = bytes(data), base, base + rel
         return self.buf[:rel], starts
@@ -413,6 +421,7 @@ class BitmapFileIndexMeta:
 
 
 def _read_meta(source: ByteSource, codec: _KeyCodec) -> BitmapFileIndexMeta:
+    source.read_ahead(0)
     cur = _Cursor(source, 0, "bitmap index head")
     cur.min_end = 10
     version = cur.byte()
@@ -434,7 +443,8 @@ def _read_meta(source: ByteSource, codec: _KeyCodec) -> BitmapFileIndexMeta:
     null_at = cur.pos
     if version == VERSION_1:
         if has_null:
-            cur.min_end = cur.pos + 4 + number * (codec.min_size + 4)
+            # a source that reads ahead extends once, from the dictionary's mean entry size
+            cur.min_end = cur.pos + 4 + (0 if source.readahead else number * (codec.min_size + 4))
             null_offset = cur.int()
         if cur.pos + number * (codec.min_size + 4) > source.size:
             raise cur.corrupt(f"{number} dictionary entries do not fit in {source.size} bytes", number_at)

@@ -10,6 +10,7 @@ and the bodies. Reading the container reads only the head; blobs are lazy slices
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,6 +129,7 @@ def read_head(source: ByteSource) -> ContainerHead:
     if source.size < MIN_HEAD_LENGTH:
         raise CorruptFileError(f"file of {source.size} bytes is shorter than the smallest file index "
                                f"({MIN_HEAD_LENGTH} bytes)", file=name, structure=STRUCTURE, offset=0)
+    source.read_ahead(0)
     magic, version, head_length = struct.unpack(">qii", source.read(0, PREFIX_SIZE, STRUCTURE))
     if magic != MAGIC:
         raise CorruptFileError(f"bad magic {magic} (expected {MAGIC}): not a file index file",
@@ -138,6 +140,7 @@ def read_head(source: ByteSource) -> ContainerHead:
     if not MIN_HEAD_LENGTH <= head_length <= source.size:
         raise CorruptFileError(f"head length {head_length} outside [{MIN_HEAD_LENGTH}, {source.size}]",
                                file=name, structure=STRUCTURE, offset=12)
+    source.read_ahead(0, head_length)
     cur = _HeadCursor(source.read(PREFIX_SIZE, head_length - PREFIX_SIZE, STRUCTURE), PREFIX_SIZE, name, STRUCTURE)
     column_count = cur.i32("column count")
     # each column needs at least a 2-byte name length and a 4-byte index count
@@ -213,6 +216,15 @@ class FileIndexContainer:
             return self.source.slice(0, 0, name=f"{self.source.name}#{entry.column}.{entry.index_type}")
         return self.source.slice(entry.offset, entry.length,
                                  name=f"{self.source.name}#{entry.column}.{entry.index_type}")
+
+    def prefetch(self, columns: Iterable[str]) -> None:
+        """Fetch the blobs of these columns in one request (their span), before readers read them."""
+        wanted = set(columns)
+        spans = [(e.offset, e.offset + e.length) for e in self.head.entries
+                 if e.column in wanted and not e.empty and e.length > 0]
+        if spans and self.source.readahead > 0:
+            start = min(s for s, _ in spans)
+            self.source.prefetch(start, max(e for _, e in spans) - start)
 
     def reader(self, entry: IndexEntry, dtype: DataType,
                options: dict[str, str] | None = None) -> FileIndexReader:

@@ -277,7 +277,14 @@ def scan_deletion_vector_file(source: ByteSource | bytes | bytearray | memoryvie
 def read_deletion_vectors(source: ByteSource | bytes | bytearray | memoryview,
                           metas: Iterable[DeletionVectorMeta],
                           bitmap64: bool | None = None) -> dict[str, DeletionVector]:
-    """The DVs of several data files of one index file, keyed by data file name."""
+    """The DVs of several data files of one index file, keyed by data file name.
+
+    On a source that reads ahead (an object store), the ranges are fetched in one request.
+    """
+    metas = list(metas)
+    if len(metas) > 1 and getattr(source, "readahead", 0) > 0:
+        start = min(m.offset for m in metas)
+        source.prefetch(start, max(m.offset + m.length + 8 for m in metas) - start)
     return {m.data_file: read_deletion_vector(source, m.offset, m.length, bitmap64) for m in metas}
 
 

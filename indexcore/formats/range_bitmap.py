@@ -179,7 +179,9 @@ class ChunkedDictionary:
 
     def __init__(self, source: ByteSource, offset: int, codec: KeyCodec):
         self.source, self.codec = source, codec
+        source.read_ahead(offset)
         head_len = _read_i32(source, offset, "dictionary header length")
+        source.read_ahead(offset, 4 + max(head_len, 0))
         if head_len < 13:
             raise CorruptFileError(f"dictionary header length {head_len} is too small", file=source.name,
                                    structure="dictionary header", offset=offset)
@@ -335,7 +337,9 @@ class BitSliceIndexBitmap:
 
     def __init__(self, source: ByteSource, offset: int):
         self.source = source
+        source.read_ahead(offset)
         head_len = _read_i32(source, offset, "bsi header length")
+        source.read_ahead(offset, 4 + max(head_len, 0))
         if head_len < 10:
             raise CorruptFileError(f"bsi header length {head_len} is too small", file=source.name,
                                    structure="bsi header", offset=offset)
@@ -486,7 +490,9 @@ class RangeBitmapReader(FileIndexReader):
     def __init__(self, dtype: DataType, source: ByteSource, options: dict[str, str] | None = None):
         self.dtype, self.source = dtype, source
         self.codec = key_codec(dtype)
+        source.read_ahead(0)
         head_len = _read_i32(source, 0, "range-bitmap header length")
+        source.read_ahead(0, 4 + max(head_len, 0))
         if head_len < 13:
             raise CorruptFileError(f"header length {head_len} is too small", file=source.name,
                                    structure="range-bitmap header", offset=0)

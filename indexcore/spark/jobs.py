@@ -39,7 +39,7 @@ from .progress import JobWatch, spark_context
 Progress = Callable[[int, int, str], None]
 TASKS_PER_CORE = 2
 _CACHE_SIZE = 8
-_tables: OrderedDict[tuple[str, str], Any] = OrderedDict()
+_tables: OrderedDict[tuple, Any] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -102,16 +102,17 @@ def task_file(live_file, stats: bool = True):
 # Worker side
 
 
-def open_table(url: str, name: str, schema_ids: Sequence[int] = ()):
+def open_table(url: str, name: str, schema_ids: Sequence[int] = (), storage_options: dict | None = None):
     """The table ``name`` of the warehouse at ``url``, from a small per-process cache.
 
     ``schema_ids`` are schemas the task reads, the table's latest first: a cached table whose
     latest schema differs, or that lacks one of them, is opened afresh (schemas are immutable
-    per id, so nothing else can go stale). Nothing is planned here.
+    per id, so nothing else can go stale). Nothing is planned here. ``storage_options`` are
+    the driver's fsspec options (endpoint, credentials...), shipped in the task spec.
     """
     from .. import open_warehouse
 
-    key = (url, name)
+    key = (url, name, tuple(sorted((storage_options or {}).items())))
     with _lock:
         table = _tables.get(key)
         if table is not None:
@@ -121,7 +122,7 @@ def open_table(url: str, name: str, schema_ids: Sequence[int] = ()):
         if not known or max(known) != schema_ids[0] or not set(schema_ids) <= known:
             table = None
     if table is None:
-        table = open_warehouse(url).table(name)
+        table = open_warehouse(url, storage_options=storage_options).table(name)
         with _lock:
             _tables[key] = table
             while len(_tables) > _CACHE_SIZE:
@@ -135,7 +136,7 @@ def _task_error(spec: dict, exc: BaseException) -> dict:
 
 
 def _spec_table(spec: dict):
-    return open_table(spec["url"], spec["table"], spec["schema_ids"])
+    return open_table(spec["url"], spec["table"], spec["schema_ids"], spec.get("storage_options"))
 
 
 def evaluate_task(spec: dict) -> dict:
@@ -160,7 +161,7 @@ def audit_task(spec: dict) -> dict:
         plan = Plan(None, hash_indexes=spec["hash_indexes"])
         cache: dict = {}
         findings, files = [], []
-        for lf in spec["files"]:
+        for lf in table.iter_prefetched(spec["files"], data=True):
             try:
                 found = audit_file(table, lf, plan, cache)
             except Exception as exc:  # noqa: BLE001 - one file's failure is a finding
@@ -227,10 +228,10 @@ def _session(master: str | None):
     return get_session(master)
 
 
-def _resolve(warehouse_url: str, table_name: str, snapshot_id: int | None):
+def _resolve(warehouse_url: str, table_name: str, snapshot_id: int | None, storage_options: dict | None = None):
     from .. import open_warehouse
 
-    table = open_warehouse(warehouse_url).table(table_name)
+    table = open_warehouse(warehouse_url, storage_options=storage_options).table(table_name)
     plan = table.plan(snapshot_id)
     return table, plan
 
@@ -345,7 +346,7 @@ def _json(value: Any) -> Any:
 
 def evaluate(warehouse_url: str, table: str, where_sql: str, master: str | None = None,
              snapshot_id: int | None = None, progress: Progress | None = None,
-             cancel: threading.Event | None = None, spark=None) -> dict:
+             cancel: threading.Event | None = None, spark=None, storage_options: dict | None = None) -> dict:
     """Explain ``where_sql`` with verification over every live file, in Spark tasks.
 
     Tasks run explain's per-file decision (:func:`~indexcore.evaluate.explain.decide_files`);
@@ -357,14 +358,15 @@ def evaluate(warehouse_url: str, table: str, where_sql: str, master: str | None 
     """
     from ..evaluate.explain import bind_predicate, explanation
 
-    tbl, plan = _resolve(warehouse_url, table, snapshot_id)
+    tbl, plan = _resolve(warehouse_url, table, snapshot_id, storage_options)
     schema = tbl.read_schema(snapshot_id, plan.snapshot)
     # the driver binds the predicate (a bad one fails here, before Spark starts)
     predicate, sql = bind_predicate(tbl, schema, where_sql)
     spark = spark or _session(master)
     # primary-key tables decide stats per bucket: keep a bucket in one task
     groups = file_groups(plan.files, _max_tasks(spark), whole_buckets=bool(schema.primary_keys))
-    base = {"url": warehouse_url, "table": table, "predicate": predicate, "schema_id": schema.id}
+    base = {"url": warehouse_url, "storage_options": tbl.storage.storage_options, "table": table,
+            "predicate": predicate, "schema_id": schema.id}
     specs = [{**base, "files": [task_file(lf) for lf in g],
               "schema_ids": _schema_ids(tbl, g, schema.id)} for g in groups]
     results = run_tasks(spark, evaluate_task, specs, f"indexcore evaluate {table}", progress, cancel)
@@ -382,6 +384,7 @@ def evaluate(warehouse_url: str, table: str, where_sql: str, master: str | None 
         "rows_after_dv": sum(f.rows_after_dv for f in read),
         "files_read": len(read),
         "bytes_read": sum(f.bytes_read for f in ex.files),
+        "requests": ex.requests,
         "false_positives": _false_positives(ex.files, set(predicate.fields())),
         "task_errors": task_errors,
     })
@@ -389,7 +392,8 @@ def evaluate(warehouse_url: str, table: str, where_sql: str, master: str | None 
 
 
 def audit(warehouse_url: str, table: str, master: str | None = None, snapshot_id: int | None = None,
-          progress: Progress | None = None, cancel: threading.Event | None = None, spark=None) -> dict:
+          progress: Progress | None = None, cancel: threading.Event | None = None, spark=None,
+          storage_options: dict | None = None) -> dict:
     """Audit every index of every live file in Spark tasks, plus the table-level checks.
 
     Returns ``findings`` (every non-OK finding), ``health`` (OK/ERROR/WARNING/NOT_CHECKED
@@ -397,14 +401,15 @@ def audit(warehouse_url: str, table: str, master: str | None = None, snapshot_id
     """
     from ..evaluate.audit import ERROR, OK, Check, Finding, audit_table, health_frames
 
-    tbl, plan = _resolve(warehouse_url, table, snapshot_id)
+    tbl, plan = _resolve(warehouse_url, table, snapshot_id, storage_options)
     sid = plan.snapshot.id if plan.snapshot else None
     spark = spark or _session(master)
     groups = file_groups(plan.files, _max_tasks(spark), whole_buckets=False)
     specs = []
     for g in groups:
         keys = {(lf.partition, lf.bucket) for lf in g}
-        specs.append({"url": warehouse_url, "table": table, "schema_ids": _schema_ids(tbl, g),
+        specs.append({"url": warehouse_url, "storage_options": tbl.storage.storage_options,
+                      "table": table, "schema_ids": _schema_ids(tbl, g),
                       "files": [task_file(lf, stats=False) for lf in g],
                       "hash_indexes": {k: v for k, v in plan.hash_indexes.items() if k in keys}})
     results = run_tasks(spark, audit_task, specs, f"indexcore audit {table}", progress, cancel)
@@ -426,7 +431,7 @@ def audit(warehouse_url: str, table: str, master: str | None = None, snapshot_id
 def what_if(warehouse_url: str, table: str, column: str, index_type: str, options: dict[str, str] | None,
             where_sqls: Sequence[str], master: str | None = None, scratch_dir: str | None = None,
             snapshot_id: int | None = None, progress: Progress | None = None,
-            cancel: threading.Event | None = None, spark=None) -> dict:
+            cancel: threading.Event | None = None, spark=None, storage_options: dict | None = None) -> dict:
     """Build a hypothetical ``index_type`` index on ``column`` for every live file (into
     ``scratch_dir``, a new temporary directory by default; never the warehouse) and report its
     total size and, per predicate, the files and rows it would prune against the current indexes.
@@ -439,7 +444,7 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
 
     if index_type not in FILE_INDEX_TYPES:
         raise IndexCoreError(f"unknown file index type {index_type!r} (one of {', '.join(FILE_INDEX_TYPES)})")
-    tbl, plan = _resolve(warehouse_url, table, snapshot_id)
+    tbl, plan = _resolve(warehouse_url, table, snapshot_id, storage_options)
     # tasks plan the driver's snapshot (not whatever is latest when they run), read as whatif does
     sid = plan.snapshot.id if plan.snapshot else None
     schema = tbl.read_schema(sid, plan.snapshot)
@@ -454,7 +459,8 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     os.makedirs(scratch, exist_ok=True)
     spark = spark or _session(master)
     groups = file_groups(plan.files, _max_tasks(spark), whole_buckets=False)
-    specs = [{"url": warehouse_url, "table": table, "snapshot_id": sid,
+    specs = [{"url": warehouse_url, "storage_options": tbl.storage.storage_options, "table": table,
+              "snapshot_id": sid,
               "schema_ids": _schema_ids(tbl, g, schema.id), "files": [task_file(lf, stats=False) for lf in g],
               "column": column, "index_type": index_type, "options": options,
               "where": list(where_sqls), "scratch_dir": scratch} for g in groups]

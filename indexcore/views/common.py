@@ -100,7 +100,7 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
 
     wanted = set(index_types) if index_types is not None else None
     files = [lf for lf in table.plan(snapshot_id).files if lf.has_file_index]
-    for i, lf in enumerate(files):
+    for i, lf in enumerate(table.iter_prefetched(files, dv=False)):
         tick(progress, i, len(files), lf.file.file_name)
         embedded = lf.file.embedded_index is not None
         try:

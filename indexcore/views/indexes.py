@@ -115,7 +115,10 @@ def deletion_vectors(table, snapshot_id: int | None = None) -> pa.Table:
     """``$deletion_vectors``: per live file, rows, deleted rows (DV cardinality) and density."""
     types = partition_types(table)
     rows = []
-    for lf in table.plan(snapshot_id).files:
+    files = table.plan(snapshot_id).files
+    table.prefetch([lf for lf in files if lf.deletion_vector and lf.deletion_vector.cardinality is None],
+                   index=False)
+    for lf in files:
         deleted = dv_cardinality(table, lf) or 0
         rows.append({**file_cols(lf, types), "level": lf.file.level, "deleted": deleted,
                      "has_dv": lf.deletion_vector is not None,

@@ -36,8 +36,11 @@ class Warehouse:
                 if entry.get("type") != "directory":
                     continue
                 path = entry["name"].rstrip("/")
-                if self.storage.exists(posixpath.join(path, "schema")):
-                    out.append(f"{db}.{posixpath.basename(path)}")
+                try:
+                    if self.storage.exists(posixpath.join(path, "schema")):
+                        out.append(f"{db}.{posixpath.basename(path)}")
+                except StorageError as exc:  # a folder linking outside the allowed roots
+                    self.problems.append(Problem(path, "table folder", exc.message))
         return sorted(out)
 
     def table_path(self, name: str) -> str:

@@ -54,6 +54,7 @@ def read_raw(storage: Storage, path: str, file_format: str | None = None,
     if fmt not in ("parquet", "orc", "avro", "blob"):
         what = "Mosaic (pypaimon's columnar format)" if fmt == "mosaic" else repr(fmt)
         raise UnsupportedError(f"data file format {what} is not read by indexcore", file=path)
+    local = storage.protocol in ("file", "local")
     try:
         if fmt == "blob":
             from ..formats.blob_file import read_blob_file
@@ -64,11 +65,8 @@ def read_raw(storage: Storage, path: str, file_format: str | None = None,
 
             table = read_avro_table(storage.read_bytes(path), path)
         else:
-            if storage.protocol in ("file", "local"):
-                source = full
-            else:
-                with storage.fs.open(full, "rb") as fh:
-                    source = pa.BufferReader(fh.read())
+            # an object store: one request for the whole file (cached; data files never change)
+            source = full if local else pa.BufferReader(storage.read_bytes(full))
             table = pq.read_table(source) if fmt == "parquet" else _read_orc(source, path)
     except FileNotFoundError as exc:
         raise StorageError("data file not found", file=path) from exc
@@ -76,7 +74,7 @@ def read_raw(storage: Storage, path: str, file_format: str | None = None,
         if isinstance(exc, OSError) and not storage.fs.exists(full):
             raise StorageError("data file not found", file=path) from exc
         raise IndexCoreError(f"cannot read {fmt} data file: {exc}", file=path, structure=fmt) from exc
-    if table.num_rows and fmt != "blob":
+    if table.num_rows and local and fmt != "blob":
         storage.stats.add(storage.fs.size(full))
     return table
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gc
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -18,7 +18,7 @@ from functools import cached_property
 from ..errors import IndexCoreError, StorageError
 from ..formats.binary_row import decode_binary_row
 from ..formats.vector_index import FULL_TEXT_INDEX_TYPES, VECTOR_INDEX_TYPES
-from ..io import ByteSource, BytesSource, Storage
+from ..io import ByteSource, BytesSource, Fetch, Storage
 from ..paimon.layout import (
     BRANCH_PREFIX,
     SNAPSHOT_PREFIX,
@@ -465,6 +465,10 @@ class Table:
 
     def _plan_files(self, plan: Plan, snap: Snapshot) -> None:
         """Merge ADD/DELETE entries of every manifest into ``plan.files`` (with index and DV)."""
+        # object stores: the manifest lists and index manifest in one round of parallel requests
+        self.storage.prefetch([Fetch(self._manifest_path(n)) for n in (
+            snap.base_manifest_list, snap.delta_manifest_list, snap.index_manifest)
+            if n and n not in self._manifest_lists])
         for list_name in (snap.base_manifest_list, snap.delta_manifest_list):
             if not list_name:
                 continue
@@ -473,6 +477,8 @@ class Table:
             except IndexCoreError as exc:
                 self._problem(self._manifest_path(list_name), "manifest list", exc.message, plan.problems)
         live: dict[tuple, tuple] = {}
+        self.storage.prefetch([Fetch(self._manifest_path(mf.file_name)) for mf in plan.manifests
+                               if mf.file_name not in self._manifests])
         for mf in plan.manifests:
             try:
                 entries = self.manifest_entries(mf.file_name)
@@ -491,6 +497,7 @@ class Table:
             meta = ie.index_file
             if meta.index_type == DELETION_VECTORS and meta.dv_ranges:
                 path = self.index_file_path(ie, self.partition_dir(ie.partition), plan.problems)
+                self.storage.note_size(path, meta.file_size)
                 for r in meta.dv_ranges:
                     dvs[(ie.partition, ie.bucket, r.data_file)] = (r, path)
         dirs: dict[tuple, tuple] = {}  # (partition bytes, bucket) -> (values, spec, bucket dir + "/")
@@ -579,6 +586,42 @@ class Table:
                               f"{what} {kind!r}", "index kind not decoded by indexcore", plan.problems)
 
     # -- opening index parts ---------------------------------------------------------------
+    def prefetch(self, files: Iterable[LiveFile], index: bool = True, dv: bool = True,
+                 data: bool = False) -> int:
+        """Fetch the ``.index`` files, deletion-vector ranges (and data files) of ``files`` concurrently.
+
+        On an object store this turns a walk over many files into rounds of parallel requests
+        (one per ``.index`` head, one per DV file spanning its needed ranges, one per data
+        file); the walk then reads from the storage cache. Nothing happens on local storage.
+        """
+        storage = self.storage
+        if storage.cache is None:
+            return 0
+        fetches = []
+        spans: dict[str, list[int]] = {}
+        for lf in files:
+            if index and lf.index_path and lf.file.embedded_index is None:
+                fetches.append(Fetch(lf.index_path, 0, max(storage.readahead, 1) * 4))
+            if data:
+                fetches.append(Fetch(lf.path))
+            r = lf.deletion_vector
+            if dv and r is not None and lf.dv_file_path:
+                lo_hi = spans.setdefault(lf.dv_file_path, [r.offset, r.offset + r.length + 8])
+                lo_hi[0] = min(lo_hi[0], r.offset)
+                lo_hi[1] = max(lo_hi[1], r.offset + r.length + 8)
+        fetches += [Fetch(path, lo, hi) for path, (lo, hi) in spans.items()]
+        return storage.prefetch(fetches)
+
+    def iter_prefetched(self, files: Iterable[LiveFile], index: bool = True, dv: bool = True,
+                        data: bool = False) -> Iterator[LiveFile]:
+        """``files`` in order, each batch :meth:`prefetch`-ed before it is yielded (bounded memory)."""
+        files = list(files)
+        step = max(self.storage.concurrency * (1 if data else 8), 1)
+        for i in range(0, len(files), step):
+            batch = files[i:i + step]
+            self.prefetch(batch, index=index, dv=dv, data=data)
+            yield from batch
+
     def file_index_source(self, live_file: LiveFile) -> ByteSource | None:
         """The file's file-index bytes: embedded in the manifest, or its ``.index`` file."""
         embedded = live_file.file.embedded_index

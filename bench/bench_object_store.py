@@ -1,0 +1,183 @@
+"""Explain and a page's frames on a storage that adds 20 ms to every request (an object store).
+
+Builds a primary-key table with indexcore's writer into a temp dir: 100 buckets, ten commits,
+1,000 live data files with file indexes (bitmap on ``status``, bloom filter on ``customer``;
+small ones embedded in the manifest, the others in ``.index`` files) and deletion vectors.
+It is read through ``slow://``, an fsspec filesystem over the local files that sleeps 20 ms per
+request (list, info, read) and counts them. Three runs of the same work, each on a fresh
+warehouse:
+
+* ``ours``: the storage layer as shipped (read-ahead, cache, concurrent prefetch, 32 at once);
+* ``sequential``: read-ahead, cache and prefetch off, one request at a time (the reader before
+  issue 11: every head, block, bitmap and DV read one after the other);
+* ``local``: the same work on the local path, no delay (the CPU part of the work).
+
+The floor is ``local`` plus (distinct objects that must be touched x 20 ms / concurrency).
+Prints requests, bytes and wall time, ``ours`` against the floor (goal <= 2x) and against
+``sequential`` (goal >= 10x faster). Asserts nothing.
+
+Run: ``python bench/bench_object_store.py [--delay 0.02]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+from fsspec import register_implementation
+from fsspec.implementations.local import LocalFileSystem
+from fsspec.spec import AbstractFileSystem
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import indexcore.io as storage_io  # noqa: E402
+from indexcore import open_warehouse  # noqa: E402
+from indexcore.evaluate import metrics  # noqa: E402
+from indexcore.evaluate.explain import explain  # noqa: E402
+from indexcore.write import TableWriter, make_schema  # noqa: E402
+
+TABLE = "bench.orders"
+WHERE = "customer = 'c7' AND status = 'b'"
+
+
+class SlowFileSystem(AbstractFileSystem):
+    """Local files behind ``slow://``, each request delayed (threads overlap their delays)."""
+
+    protocol = ("slow",)
+    root_marker = "/"
+    delay = 0.02
+    requests = 0
+    _lock = threading.Lock()
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.local = LocalFileSystem()
+
+    @classmethod
+    def _strip_protocol(cls, path):
+        path = path[len("slow://"):] if path.startswith("slow://") else path
+        return "/" + path.lstrip("/") if path else "/"
+
+    def _tick(self):
+        with SlowFileSystem._lock:
+            SlowFileSystem.requests += 1
+        time.sleep(self.delay)
+
+    def ls(self, path, detail=True, **kwargs):
+        self._tick()
+        return self.local.ls(self._strip_protocol(path), detail=detail)
+
+    def info(self, path, **kwargs):
+        self._tick()
+        return self.local.info(self._strip_protocol(path))
+
+    def cat_file(self, path, start=None, end=None, **kwargs):
+        self._tick()
+        return self.local.cat_file(self._strip_protocol(path), start=start, end=end)
+
+    def _open(self, path, mode="rb", **kwargs):
+        self._tick()
+        return self.local._open(self._strip_protocol(path), mode)
+
+
+def build(root: str) -> None:
+    schema = make_schema(
+        [("id", "BIGINT"), ("status", "STRING"), ("customer", "STRING"), ("total", "INT")],
+        primary_keys=["id"],
+        options={"bucket": "100", "deletion-vectors.enabled": "true", "file.format": "parquet",
+                 "file-index.bitmap.columns": "status", "file-index.bloom-filter.columns": "customer",
+                 "file-index.bloom-filter.customer.items": "200", "file-index.in-manifest-threshold": "400B"})
+    writer = TableWriter.create(root, TABLE, schema)
+    rng = np.random.default_rng(1)
+    for commit in range(10):
+        n = 20_000 if commit == 0 else 3_000
+        ids = np.arange(n) if commit == 0 else rng.choice(20_000, n, replace=False)
+        writer.write(pa.table({
+            "id": ids.astype(np.int64),
+            "status": np.array(["a", "b", "c", "d"])[rng.integers(0, 4, n)],
+            "customer": [f"c{x % (50 + commit * 40)}" for x in ids],
+            "total": rng.integers(0, 1000, n).astype(np.int32)}))
+
+
+def work(url: str) -> dict:
+    """Plan, explain and the bitmap page's frame on a fresh warehouse; wall time and I/O."""
+    SlowFileSystem.requests = 0
+    start = time.perf_counter()
+    table = open_warehouse(url).table(TABLE)
+    ex = explain(table, WHERE)
+    t_explain = time.perf_counter() - start
+    frame = metrics.bitmap_frame(table)
+    wall = time.perf_counter() - start
+    return {"explain_s": t_explain, "frame_s": wall - t_explain, "wall_s": wall,
+            "requests": table.storage.stats.requests, "fs_requests": SlowFileSystem.requests,
+            "bytes": table.storage.stats.bytes_read, "files": len(ex.files), "frame_rows": len(frame),
+            "funnel": ex.funnel}
+
+
+def objects_touched(root: str) -> int:
+    """Distinct objects the work must read: metadata, manifests, .index files, DV files."""
+    table = open_warehouse(root).table(TABLE)
+    plan = table.plan()
+    snap = plan.snapshot
+    meta = 2 + 2 + len([n for n in (snap.base_manifest_list, snap.delta_manifest_list, snap.index_manifest) if n])
+    index_files = {lf.index_path for lf in plan.files if lf.index_path}
+    dv_files = {lf.dv_file_path for lf in plan.files if lf.dv_file_path}
+    return meta + len(plan.manifests) + len(index_files) + len(dv_files)
+
+
+def sequential_settings(on: bool) -> None:
+    storage_io.READAHEAD = 0 if on else SAVED["READAHEAD"]
+    storage_io.CACHE_BYTES = 0 if on else SAVED["CACHE_BYTES"]
+    storage_io.CONCURRENCY = 1 if on else SAVED["CONCURRENCY"]
+
+
+SAVED = {k: getattr(storage_io, k) for k in ("READAHEAD", "CACHE_BYTES", "CONCURRENCY")}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--delay", type=float, default=0.02)
+    args = ap.parse_args()
+    SlowFileSystem.delay = args.delay
+    register_implementation("slow", SlowFileSystem, clobber=True)
+    root = tempfile.mkdtemp(prefix="indexcore-bench-os-")
+    try:
+        t = time.perf_counter()
+        build(root)
+        table = open_warehouse(root).table(TABLE)
+        files = table.plan().files
+        print(f"built {len(files)} files in {time.perf_counter() - t:.1f}s: "
+              f"{sum(lf.file.embedded_index is not None for lf in files)} embedded indexes, "
+              f"{sum(lf.index_path is not None for lf in files)} .index files, "
+              f"{sum(lf.deletion_vector is not None for lf in files)} with a DV "
+              f"in {len({lf.dv_file_path for lf in files if lf.dv_file_path})} DV files")
+        work(root)  # warm imports
+        local = work(root)
+        ours = work(f"slow://{root}")
+        sequential_settings(True)
+        seq = work(f"slow://{root}")
+        sequential_settings(False)
+        assert ours["funnel"] == seq["funnel"] == local["funnel"]
+        objects = objects_touched(root)
+        floor = local["wall_s"] + objects * args.delay / storage_io.CONCURRENCY
+        print(f"objects that must be touched: {objects}; floor = local {local['wall_s']:.2f}s + "
+              f"{objects} x {args.delay * 1000:.0f} ms / {storage_io.CONCURRENCY} = {floor:.2f}s")
+        print(f"{'run':<11} {'requests':>9} {'bytes':>11} {'explain s':>10} {'frame s':>8} {'wall s':>8}")
+        for name, r in (("local", local), ("ours", ours), ("sequential", seq)):
+            print(f"{name:<11} {r['fs_requests'] if name != 'local' else r['requests']:>9} {r['bytes']:>11,} "
+                  f"{r['explain_s']:>10.2f} {r['frame_s']:>8.2f} {r['wall_s']:>8.2f}")
+        print(f"ours / floor = {ours['wall_s'] / floor:.2f}x (goal <= 2)")
+        print(f"sequential / ours = {seq['wall_s'] / ours['wall_s']:.1f}x faster (goal >= 10)")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""Allowed roots: which URLs the explorer may read, decided before anything is opened.
+
+A URL is split into its ``::`` layers; each layer's protocol is made canonical (``local`` ->
+``file``, ``s3a`` -> ``s3``, ``gcs`` -> ``gs``...) and must be one the operator allows
+(``INDEXCORE_ALLOWED_PROTOCOLS``, default: the protocols of the roots). Every layer that names a
+path must lie inside a root of its protocol; local paths are compared after resolving symlinks.
+The refusal reads the same whether or not the target exists, so it tells nothing about it.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass
+
+from fsspec.core import split_protocol
+from fsspec.registry import get_filesystem_class
+
+from ..errors import StorageError
+
+# layers that only cache the layer below: they add no path of their own
+CACHING_PROTOCOLS = frozenset({"simplecache", "filecache", "blockcache", "cached"})
+LOCAL = "file"
+PROTOCOLS_ENV = "INDEXCORE_ALLOWED_PROTOCOLS"
+
+
+def canonical_protocol(protocol: str | None) -> str:
+    """The first name fsspec gives the protocol's filesystem (``local`` -> ``file``)."""
+    if not protocol:
+        return LOCAL
+    protocol = protocol.lower()
+    if protocol in CACHING_PROTOCOLS:
+        return protocol
+    try:
+        names = get_filesystem_class(protocol).protocol
+    except (ValueError, ImportError):
+        return protocol
+    return names if isinstance(names, str) else names[0]
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One layer of a URL: its canonical protocol and path (``""`` for a caching layer)."""
+
+    protocol: str
+    path: str
+
+
+def _strip(protocol: str, text: str) -> str:
+    try:
+        cls = get_filesystem_class(protocol)
+    except (ValueError, ImportError):
+        return split_protocol(text)[1]
+    return cls._strip_protocol(text)
+
+
+def normalize_path(protocol: str, path: str) -> str:
+    """A layer's path in comparable form: symlinks resolved for local paths, ``..`` folded."""
+    if protocol == LOCAL:
+        return os.path.realpath(os.path.expanduser(path)) if path else path
+    path = posixpath.normpath(path) if path else path
+    return path.rstrip("/")
+
+
+def layers(url: str) -> list[Layer]:
+    """The layers of a (possibly chained) URL, outermost first, with normalized paths."""
+    out = []
+    for part in str(url).split("::"):
+        protocol, _ = split_protocol(part)
+        proto = canonical_protocol(protocol)
+        if proto in CACHING_PROTOCOLS:
+            out.append(Layer(proto, ""))
+            continue
+        out.append(Layer(proto, normalize_path(proto, _strip(proto, part))))
+    return out
+
+
+def inside(path: str, root: str) -> bool:
+    return path == root or root in ("", "/") or path.startswith(root.rstrip("/") + "/")
+
+
+class Roots:
+    """The allowed roots and protocols; :meth:`check` refuses any URL outside them."""
+
+    def __init__(self, roots: list[str], protocols: list[str] | None = None):
+        self.roots: list[Layer] = []
+        for root in roots:
+            self.roots.append(layers(root)[-1])
+        env = os.environ.get(PROTOCOLS_ENV) if protocols is None else None
+        if protocols is None and env:
+            protocols = [p for p in env.replace(":", ",").split(",") if p.strip()]
+        if protocols is None:
+            names = {layer.protocol for root in roots for layer in layers(root)}
+        else:
+            names = {canonical_protocol(p.strip()) for p in protocols}
+        self.protocols = frozenset(names)
+
+    def allows(self, layer: Layer) -> bool:
+        if layer.protocol not in self.protocols:
+            return False
+        if layer.protocol in CACHING_PROTOCOLS:
+            return True
+        return any(r.protocol == layer.protocol and inside(layer.path, r.path) for r in self.roots)
+
+    def check(self, url: str) -> list[Layer]:
+        """The URL's layers when every one is allowed; else the same StorageError for any target."""
+        found = layers(url)
+        if not all(self.allows(layer) for layer in found):
+            raise refused(url)
+        return found
+
+
+def refused(url: str) -> StorageError:
+    """One message for every refusal, whether or not the target exists."""
+    return StorageError("not allowed: outside the allowed roots", file=str(url))

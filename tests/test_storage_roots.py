@@ -1,0 +1,148 @@
+"""Allowed roots hold for every URL form: symlinks, protocol aliases, ``::`` chains, table folders.
+
+Each escape named in issue 11 is tried against a warehouse root with a real Paimon table
+outside it; all are refused with one message, whether or not the target exists.
+"""
+
+from __future__ import annotations
+
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import indexcore
+from indexcore.errors import StorageError
+from indexcore.io import Storage, open_file
+from indexcore.io.roots import Roots, canonical_protocol, layers
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
+REFUSED = "not allowed: outside the allowed roots"
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """``root/`` (an allowed warehouse) and ``outside/`` (a warehouse with demo.users) beside it."""
+    if not (SAMPLE / "demo.db" / "users").is_dir():
+        pytest.skip("sample_warehouse/ is missing")
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "demo.db").mkdir(parents=True)
+    shutil.copytree(SAMPLE / "demo.db" / "users", outside / "demo.db" / "users")
+    shutil.copytree(SAMPLE / "demo.db" / "orders", root / "demo.db" / "orders")
+    (root / "escape").symlink_to(outside)
+    (root / "demo.db" / "users").symlink_to(outside / "demo.db" / "users")
+    with zipfile.ZipFile(outside / "wh.zip", "w") as z:
+        z.write(outside / "demo.db" / "users" / "schema" / "schema-0", "demo.db/users/schema/schema-0")
+    (outside / "not-a-zip.zip").write_bytes(b"plain bytes")
+    return root, outside
+
+
+def _refused(url: str, roots: list[str]) -> str:
+    with pytest.raises(StorageError) as info:
+        indexcore.open_warehouse(url, allowed_roots=roots)
+    assert REFUSED in str(info.value), str(info.value)
+    return str(info.value).replace(url, "<url>")
+
+
+def test_inside_the_root_is_readable(tree):
+    root, _ = tree
+    wh = indexcore.open_warehouse(str(root), allowed_roots=[str(root)])
+    assert wh.table("demo.orders").plan().files
+    assert indexcore.open_warehouse(f"file://{root}", allowed_roots=[str(root)]).tables() == ["demo.orders"]
+
+
+def test_symlink_through_file_url_is_refused(tree):
+    root, _ = tree
+    _refused(f"file://{root}/escape", [str(root)])
+    _refused(str(root / "escape"), [str(root)])
+    storage = Storage(str(root), allowed_roots=[str(root)])
+    with pytest.raises(StorageError, match=REFUSED):
+        storage.read_bytes(f"file://{root}/escape/demo.db/users/schema/schema-0")
+    with pytest.raises(StorageError, match=REFUSED):
+        storage.read_bytes("escape/demo.db/users/schema/schema-0")
+
+
+def test_local_protocol_alias_is_refused(tree):
+    root, _ = tree
+    assert canonical_protocol("local") == "file"
+    _refused(f"local://{root}/escape", [str(root)])
+    storage = Storage(str(root), allowed_roots=[str(root)])
+    with pytest.raises(StorageError, match=REFUSED):
+        storage.open(f"local://{root}/escape/demo.db/users/schema/schema-0")
+
+
+def test_simplecache_chain_is_refused(tree, monkeypatch):
+    root, _ = tree
+    _refused(f"simplecache::file://{root}/escape", [str(root)])
+    # even when the operator allows the caching layer, its target must be inside a root
+    monkeypatch.setenv("INDEXCORE_ALLOWED_PROTOCOLS", "file,simplecache")
+    _refused(f"simplecache::file://{root}/escape", [str(root)])
+    assert layers(f"simplecache::file://{root}/escape")[-1].path == str((root / "escape").resolve())
+
+
+def test_zip_chain_is_refused(tree):
+    root, outside = tree
+    _refused(f"zip://demo.db::file://{outside}/wh.zip", [str(root)])
+    shutil.copy(outside / "wh.zip", root / "wh.zip")
+    # inside the root too: zip is not a protocol the roots allow
+    _refused(f"zip://demo.db::file://{root}/wh.zip", [str(root)])
+    with pytest.raises(StorageError, match=REFUSED):
+        open_file(f"zip://demo.db/users/schema/schema-0::file://{outside}/wh.zip", allowed_roots=[str(root)])
+    storage = Storage(str(root), allowed_roots=[str(root)])
+    with pytest.raises(StorageError, match=REFUSED):
+        storage.read_bytes(f"zip://demo.db/users/schema/schema-0::file://{root}/wh.zip")
+
+
+def test_symlinked_table_folder_is_refused(tree):
+    root, _ = tree
+    wh = indexcore.open_warehouse(str(root), allowed_roots=[str(root)])
+    assert wh.tables() == ["demo.orders"]
+    with pytest.raises(StorageError, match=REFUSED):
+        wh.table("demo.users").plan()
+    # without explicit roots the warehouse itself is the root: the same link is refused
+    assert indexcore.open_warehouse(str(root)).tables() == ["demo.orders"]
+
+
+def test_no_existence_oracle(tree):
+    """A refusal reads the same for a target that exists, one that does not, and a broken archive."""
+    root, outside = tree
+    (root / "dangling").symlink_to(outside / "nothing-here")
+    messages = {
+        _refused(f"zip://x::file://{outside}/wh.zip", [str(root)]),
+        _refused(f"zip://x::file://{outside}/not-a-zip.zip", [str(root)]),
+        _refused(f"zip://x::file://{outside}/missing.zip", [str(root)]),
+        _refused(f"file://{root}/escape", [str(root)]),
+        _refused(f"file://{root}/dangling", [str(root)]),
+        _refused(str(outside), [str(root)]),
+        _refused(str(outside / "missing"), [str(root)]),
+    }
+    assert messages == {f"{REFUSED} (file: <url>)"} or len(messages) == 1, messages
+    storage = Storage(str(root), allowed_roots=[str(root)])
+    texts = set()
+    for path in (f"{outside}/demo.db/users/schema/schema-0", f"{outside}/missing", "dangling/x", "escape/x"):
+        with pytest.raises(StorageError) as info:
+            storage.read_bytes(path)
+        texts.add(info.value.message)
+    assert texts == {REFUSED}
+
+
+def test_protocols_not_allowed_are_refused(tree, monkeypatch):
+    root, _ = tree
+    _refused("memory://wh", [str(root)])
+    assert Roots(["s3://bucket/wh"]).protocols == {"s3"}
+    assert canonical_protocol("s3a") == canonical_protocol("s3")
+    monkeypatch.setenv("INDEXCORE_ALLOWED_PROTOCOLS", "memory")
+    _refused(str(root), [str(root)])  # the operator allowed memory only
+
+
+def test_the_app_uses_the_same_check(tree, monkeypatch):
+    """The app's sidebar opens warehouses through the same storage check."""
+    from streamlit.testing.v1 import AppTest
+
+    root, _ = tree
+    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", str(root))
+    monkeypatch.setenv("INDEXCORE_WAREHOUSE", f"file://{root}/escape")
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
+    at.run()
+    assert any(REFUSED in e.value for e in at.sidebar.error), [e.value for e in at.sidebar.error]
