@@ -6,6 +6,7 @@ import argparse
 import json
 
 from ..errors import PredicateError, UnsupportedError
+from ..formats.base import listed_positions
 from ..formats.deletion_vector import MAGIC_32, MAGIC_64, scan_deletion_vector_file
 from ..formats.hash_index import read_hash_index
 from ..io import ByteSource, open_file
@@ -33,7 +34,8 @@ def run_dv(args: argparse.Namespace) -> dict:
     return {
         "version": dv_file.version,
         "bitmap": dv_file.bitmap,
-        "entries": [{"offset": e.offset, "cardinality": e.cardinality, "positions": e.dv.to_list()}
+        "entries": [{"offset": e.offset, "cardinality": e.cardinality,
+                     **listed_positions(e.dv.positions, "positions", e.cardinality)}
                     for e in dv_file.entries],
     }
 
