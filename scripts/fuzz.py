@@ -337,6 +337,8 @@ def _avro_value(rng: random.Random, avro_type, current):
 def _write_avro(schema: dict, records: list, codec: str) -> bytes:
     import fastavro
 
+    import indexcore.write.avro  # noqa: F401 - installs the zstd block writer
+
     buf = io.BytesIO()
     fastavro.writer(buf, fastavro.parse_schema(schema), records, codec=codec, validator=False)
     return buf.getvalue()
