@@ -31,8 +31,8 @@ _STRINGS = ("baseManifestList", "deltaManifestList", "changelogManifestList", "i
 _LONGS = ("id", "schemaId", "commitIdentifier", "timeMillis", "totalRecordCount", "deltaRecordCount",
           "changelogRecordCount", "watermark", "nextRowId", "version", "baseManifestListSize",
           "deltaManifestListSize", "changelogManifestListSize")
-_NON_NEGATIVE = ("id", "schemaId", "timeMillis", "totalRecordCount", "deltaRecordCount", "changelogRecordCount",
-                 "nextRowId", "baseManifestListSize", "deltaManifestListSize", "changelogManifestListSize")
+_NON_NEGATIVE = ("id", "schemaId", "timeMillis", "baseManifestListSize", "deltaManifestListSize",
+                 "changelogManifestListSize")
 _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 MAX_TIME_MILLIS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z: later times are damage
 
