@@ -449,7 +449,13 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     new_writer(index_type, schema.field(column).type, options)  # bad options fail before Spark starts
     for sql in where_sqls:
         parse_where(sql, schema.row_type())
-    scratch = scratch_dir or tempfile.mkdtemp(prefix="indexcore-whatif-")
+    if scratch_dir is None:  # our own scratch directory: gone when the job ends or fails
+        with tempfile.TemporaryDirectory(prefix="indexcore-whatif-") as scratch:
+            out = what_if(warehouse_url, table, column, index_type, options, where_sqls, master, scratch,
+                          snapshot_id, progress, cancel, spark)
+        return {**out, "scratch_dir": None, "file_results": [{**f, "scratch_file": None}
+                                                             for f in out["file_results"]]}
+    scratch = scratch_dir
     _check_scratch(scratch, warehouse_url)
     os.makedirs(scratch, exist_ok=True)
     spark = spark or _session(master)
