@@ -168,9 +168,9 @@ class Table:
         self.schemas()
         schemas = self._schemas
         if not schemas:
-            why = next((p.reason for p in self.problems if p.structure == "schema"), None)
-            raise StorageError(f"table {self.name} has no readable schema" + (f": {why}" if why else ""),
-                               file=self.path)
+            why = next((p for p in self.problems if p.structure == "schema"), None)
+            raise StorageError(f"table {self.name} has no readable schema" + (f": {why.reason}" if why else ""),
+                               file=why.path if why else self.path)
         if schema_id is None:
             return schemas[max(schemas)]
         if schema_id not in schemas:
