@@ -511,6 +511,7 @@ def cases(count: int, seed: int, kinds: set[str] | None = None):
     if not seeds:
         return
     rng = random.Random(seed)
+    rng.shuffle(seeds)  # the first cases visit every seed once, in a seeded order
     for i in range(count):
         s = seeds[i % len(seeds)] if i < len(seeds) else rng.choice(seeds)
         case_rng = random.Random(f"{seed}-{i}")

@@ -9,6 +9,7 @@ finish promptly (an alarm turns a hang into a failure).
 from __future__ import annotations
 
 import json
+import os
 import resource
 import signal
 from collections.abc import Callable, Iterator
@@ -231,3 +232,25 @@ def test_deletion_vector_file_mutations(conformance: Path, rel: str) -> None:
     check()
     for cut in range(len(original) if len(original) < 4096 else 0):
         _tolerates(lambda cut=cut: _scan(original[:cut], rel), f"{rel}[:{cut}]")
+
+
+def _fuzz_script():
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "fuzz.py"
+    spec = importlib.util.spec_from_file_location("indexcore_fuzz_script", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_structure_aware_fuzz_run(conformance: Path) -> None:
+    """A bounded, seeded run of ``scripts/fuzz.py``: every kind of file mutated, each case in a
+    forked child under a 1 GiB address-space cap and a time limit; no case may end in a
+    traceback, a hang or a blow-up (``INDEXCORE_FUZZ_CASES`` changes the count)."""
+    fuzz = _fuzz_script()
+    count = int(os.environ.get("INDEXCORE_FUZZ_CASES", "240"))
+    counts, bad = fuzz.fuzz(count, seed=13, timeout=60.0)
+    assert sum(counts.values()) == count
+    assert counts["clean error"] > 0 and counts["answer"] > 0, counts
+    assert not bad, "\n".join(f"{r['outcome']}: {what}: {r.get('detail')}" for what, r in bad)

@@ -277,3 +277,50 @@ def test_damaged_parquet_page_fails_its_crc(conformance: Path, tmp_path: Path) -
     code, out, err = cli("rows", str(wh), "append_with_bitmap.append_with_bitmap")
     problems = (out or {}).get("problems", [])
     assert (code == 2 and "CRC" in err) or any("CRC" in p["reason"] for p in problems)
+
+
+# ---------------------------------------------------------------------------------------------
+# nothing is written into a browsed warehouse
+
+
+def _tree_hash(root: Path) -> dict[str, str]:
+    import hashlib
+
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_no_command_writes_into_the_browsed_warehouse(tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    shutil.copytree(SAMPLE, wh)
+    before = _tree_hash(wh)
+    any_index = next(wh.rglob("*.parquet.index"))
+    dv_file = next((wh / "demo.db" / "orders" / "index").iterdir())
+    hash_file = next((wh / "demo.db" / "users" / "index").iterdir())
+    runs = [("tables", str(wh)), ("inspect", str(any_index)), ("inspect", str(dv_file)), ("dv", str(dv_file)),
+            ("inspect", str(hash_file)),
+            ("probe", str(any_index), "--schema", "country STRING, device STRING", "--where", "country = 'NZ'")]
+    for table in ("demo.events", "demo.orders", "demo.users", "demo.faulty"):
+        runs += [("snapshots", str(wh), table), ("files", str(wh), table), ("rows", str(wh), table),
+                 ("bucket-index", str(wh), table), ("files", str(wh), table, "--snapshot", "1")]
+    runs += [("explain", str(wh), "demo.events", "--where", "country = 'NZ'", "--verify"),
+             ("explain", str(wh), "demo.orders", "--where", "order_id > 3", "--verify")]
+    codes = [cli(*argv)[0] for argv in runs]
+    assert codes.count(0) >= len(codes) - 2, list(zip(runs, codes, strict=True))
+    assert _tree_hash(wh) == before
+
+
+@pytest.mark.spark
+def test_no_spark_command_writes_into_the_browsed_warehouse(tmp_path: Path) -> None:
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs Java")
+    wh = tmp_path / "wh"
+    shutil.copytree(SAMPLE, wh)
+    before = _tree_hash(wh)
+    for argv in (("spark-evaluate", str(wh), "demo.events", "--where", "country = 'NZ'", "--master", "local[2]"),
+                 ("audit", str(wh), "demo.orders", "--master", "local[2]"),
+                 ("what-if", str(wh), "demo.events", "--column", "device", "--index-type", "bitmap",
+                  "--where", "device = 'ios'", "--master", "local[2]")):
+        assert cli(*argv)[0] == 0, argv
+    assert _tree_hash(wh) == before
