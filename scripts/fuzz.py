@@ -538,18 +538,36 @@ def preload() -> None:
 
 
 def fuzz(count: int, seed: int = 0, timeout: float = 30.0, kinds: set[str] | None = None,
-         progress: Callable[[int, dict], None] | None = None) -> tuple[Counter, list[tuple[str, dict]]]:
-    """Run ``count`` cases; the five counts and the non-clean cases (description, result)."""
+         progress: Callable[[int, dict], None] | None = None,
+         jobs: int = 1) -> tuple[Counter, list[tuple[str, dict]]]:
+    """Run ``count`` cases (``jobs`` children at a time); the five counts and the non-clean
+    cases (description, result)."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
     preload()
     counts: Counter = Counter({o: 0 for o in OUTCOMES})
     bad = []
-    for i, (s, what, data) in enumerate(cases(count, seed, kinds)):
-        result = run_isolated(s, data, timeout)
+    done = 0
+
+    def record(what: str, result: dict) -> None:
+        nonlocal done
         counts[result["outcome"]] += 1
         if result["outcome"] not in ("clean error", "answer"):
             bad.append((what, result))
         if progress:
-            progress(i, result)
+            progress(done, result)
+        done += 1
+
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        running: dict = {}
+        for s, what, data in cases(count, seed, kinds):
+            while len(running) >= max(1, jobs):
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    record(running.pop(f), f.result())
+            running[pool.submit(run_isolated, s, data, timeout)] = what
+        for f in list(running):
+            record(running.pop(f), f.result())
     return counts, bad
 
 
@@ -558,6 +576,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per case before it is a hang")
+    parser.add_argument("--jobs", type=int, default=1, help="cases run at the same time")
     parser.add_argument("--kinds", help="comma-separated seed kinds (blob, container, dv, hash, avro, json, "
                                         "data, dv-in-table, container-in-table)")
     args = parser.parse_args(argv)
@@ -568,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
         if (i + 1) % 100 == 0:
             print(f"  {i + 1} cases, {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
 
-    counts, bad = fuzz(args.cases, args.seed, args.timeout, kinds, progress)
+    counts, bad = fuzz(args.cases, args.seed, args.timeout, kinds, progress, args.jobs)
     for what, result in bad:
         print(f"{result['outcome']}: {what}: {result.get('detail', '')}")
     distinct = Counter(r.get("detail", "").split(":")[0] for _, r in bad if r["outcome"] == "traceback")
