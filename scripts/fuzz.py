@@ -368,9 +368,9 @@ def _cli(argv: list[str]) -> int:
 def _exercise_blob(seed: Seed, path: Path) -> list[int]:
     from indexcore.errors import IndexCoreError
     from indexcore.evaluate import blob_predicate
+    from indexcore.expr import predicate_from_json
     from indexcore.formats.base import REMAIN
     from indexcore.io import BytesSource
-    from indexcore.predicate import predicate_from_json
     from indexcore.types import parse_type
 
     meta = json.loads(seed.extra[0])
@@ -583,9 +583,15 @@ def main(argv: list[str] | None = None) -> int:
     kinds = set(args.kinds.split(",")) if args.kinds else None
     started = time.monotonic()
 
+    running: Counter = Counter()
+
     def progress(i: int, result: dict) -> None:
+        running[result["outcome"]] += 1
+        if result["outcome"] not in ("clean error", "answer"):
+            print(f"  {result['outcome']}: {result.get('detail', '')}", file=sys.stderr, flush=True)
         if (i + 1) % 100 == 0:
-            print(f"  {i + 1} cases, {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+            so_far = ", ".join(f"{o} {running[o]}" for o in OUTCOMES)
+            print(f"  {i + 1} cases, {time.monotonic() - started:.0f} s: {so_far}", file=sys.stderr, flush=True)
 
     counts, bad = fuzz(args.cases, args.seed, args.timeout, kinds, progress, args.jobs)
     for what, result in bad:
