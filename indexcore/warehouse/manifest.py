@@ -232,7 +232,7 @@ class LazyStats(SimpleStats):
 
 _LIST_FIELDS = {"_FILE_NAME": str, "_FILE_SIZE": int, "_NUM_ADDED_FILES": int, "_NUM_DELETED_FILES": int,
                 "_SCHEMA_ID": int}
-_ENTRY_FIELDS = {"_KIND": int, "_PARTITION": bytes, "_BUCKET": int, "_FILE": dict}
+_ENTRY_FIELDS = {"_KIND": int, "_PARTITION": bytes, "_BUCKET": int, "_TOTAL_BUCKETS": int, "_FILE": dict}
 _FILE_FIELDS = {"_FILE_NAME": str, "_FILE_SIZE": int, "_ROW_COUNT": int, "_MIN_KEY": bytes, "_MAX_KEY": bytes,
                 "_KEY_STATS": dict, "_VALUE_STATS": dict, "_MIN_SEQUENCE_NUMBER": int,
                 "_MAX_SEQUENCE_NUMBER": int, "_SCHEMA_ID": int, "_LEVEL": int}
@@ -275,6 +275,7 @@ def entry_ok(rec: dict) -> bool:
         f = rec["_FILE"]
         k, v = f["_KEY_STATS"], f["_VALUE_STATS"]
         return (rec["_KIND"] in KINDS and type(rec["_PARTITION"]) is bytes and type(rec["_BUCKET"]) is int
+                and type(rec["_TOTAL_BUCKETS"]) is int
                 and type(f["_FILE_NAME"]) is str and type(f["_FILE_SIZE"]) is int and f["_FILE_SIZE"] >= 0
                 and type(f["_ROW_COUNT"]) is int and f["_ROW_COUNT"] >= 0 and type(f["_MIN_KEY"]) is bytes
                 and type(f["_MAX_KEY"]) is bytes and type(f["_MIN_SEQUENCE_NUMBER"]) is int
