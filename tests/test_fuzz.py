@@ -12,6 +12,7 @@ import json
 import os
 import resource
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -240,6 +241,7 @@ def _fuzz_script():
     path = Path(__file__).resolve().parent.parent / "scripts" / "fuzz.py"
     spec = importlib.util.spec_from_file_location("indexcore_fuzz_script", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
