@@ -7,6 +7,7 @@ leaves no scratch directory behind, whether the job ends or fails.
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import shutil
@@ -63,6 +64,13 @@ def test_results_travel_as_plain_data_never_pickles() -> None:
     assert back["files"][0]["min"] == decimal.Decimal("1.50") and back[(1, "k")] == {3}
     with pytest.raises(IndexCoreError, match="not plain data"):
         plain_loads(pickle.dumps({"x": 1}).decode("latin-1"))
+    for evil in ("os:system", "subprocess:Popen", "indexcore.spark.jobs:os"):
+        with pytest.raises(IndexCoreError, match="not plain data"):
+            plain_loads(json.dumps({"__indexcore__": "dataclass", "type": evil, "fields": {}}))
+    from indexcore.evaluate.explain import Decision
+
+    decision = next(iter(Decision))
+    assert plain_loads(plain_dumps([decision, (decision,)])) == [decision, (decision,)]
 
 
 pyspark = pytest.importorskip("pyspark")

@@ -314,8 +314,20 @@ def plain_dumps(value: Any) -> str:
     import base64
     import datetime as dt
     import decimal
+    from enum import Enum
+
+    from ..formats.base import REMAIN, SKIP, BitmapResult
 
     def tag(v: Any) -> Any:
+        if isinstance(v, Enum):
+            return {_PLAIN_TAG: "enum", "type": _type_name(v), "value": v.value}
+        if v is REMAIN or v is SKIP:
+            return {_PLAIN_TAG: "result", "name": v.name}
+        if isinstance(v, BitmapResult):
+            return {_PLAIN_TAG: "bitmap", "b64": base64.b64encode(v.bitmap.serialize()).decode()}
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            return {_PLAIN_TAG: "dataclass", "type": _type_name(v),
+                    "fields": {f.name: tag(getattr(v, f.name)) for f in dataclasses.fields(v)}}
         if isinstance(v, dict):
             if all(isinstance(k, str) for k in v):
                 return {k: tag(x) for k, x in v.items()}
@@ -341,13 +353,51 @@ def plain_dumps(value: Any) -> str:
     return json.dumps(tag(value), allow_nan=False)
 
 
+def _type_name(value: Any) -> str:
+    cls = type(value)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _our_type(name: str) -> type:
+    """A class named in a task result: only indexcore's own, looked up, never imported by path."""
+    import importlib
+
+    module, _, qualname = name.partition(":")
+    if not module.startswith("indexcore.") or not qualname.isidentifier():
+        raise TypeError(f"{name!r} is not an indexcore type")
+    cls = getattr(importlib.import_module(module), qualname, None)
+    if not isinstance(cls, type):
+        raise TypeError(f"{name!r} is not a class")
+    return cls
+
+
 def plain_loads(text: str) -> Any:
     """The inverse of :func:`plain_dumps`; anything else in the text is an error, not code."""
     import base64
     import datetime as dt
     import decimal
+    from enum import Enum
 
-    kinds = {"tuple": lambda o: tuple(untag(x) for x in o["items"]),
+    from pyroaring import BitMap
+
+    from ..formats.base import REMAIN, SKIP, BitmapResult
+
+    def dataclass_of(o: dict) -> Any:
+        cls = _our_type(o["type"])
+        if not dataclasses.is_dataclass(cls):
+            raise TypeError(f"{o['type']} is not a dataclass")
+        return cls(**{k: untag(x) for k, x in o["fields"].items()})
+
+    def enum_of(o: dict) -> Any:
+        cls = _our_type(o["type"])
+        if not issubclass(cls, Enum):
+            raise TypeError(f"{o['type']} is not an enum")
+        return cls(o["value"])
+
+    kinds = {"dataclass": dataclass_of, "enum": enum_of,
+             "result": lambda o: {"REMAIN": REMAIN, "SKIP": SKIP}[o["name"]],
+             "bitmap": lambda o: BitmapResult(BitMap.deserialize(base64.b64decode(o["b64"]))),
+             "tuple": lambda o: tuple(untag(x) for x in o["items"]),
              "set": lambda o: {untag(x) for x in o["items"]},
              "dict": lambda o: {untag(k): untag(x) for k, x in o["items"]},
              "bytes": lambda o: base64.b64decode(o["b64"]),
