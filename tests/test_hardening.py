@@ -324,3 +324,13 @@ def test_no_spark_command_writes_into_the_browsed_warehouse(tmp_path: Path) -> N
                   "--where", "device = 'ios'", "--master", "local[2]")):
         assert cli(*argv)[0] == 0, argv
     assert _tree_hash(wh) == before
+
+
+def test_invalid_utf8_in_a_data_file_is_a_corrupt_file(tmp_path: Path) -> None:
+    """Damage a Parquet file without page CRCs cannot show still breaks UTF-8: our error, not a traceback."""
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"s": ["hello-marker", "x"]}), path, compression="none", use_dictionary=False,
+                   write_statistics=False)
+    path.write_bytes(path.read_bytes().replace(b"hello-marker", b"hello\xff\xfearker", 1))
+    with pytest.raises(CorruptFileError, match="UTF-8|utf8|utf-8"):
+        read_raw(Storage(str(tmp_path)), str(path), "parquet")

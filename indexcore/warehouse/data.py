@@ -56,6 +56,7 @@ def read_raw(storage: Storage, path: str, file_format: str | None = None) -> pa.
         # Paimon writes page CRCs into Parquet: verify them, so a damaged page is an error
         table = pq.read_table(source, page_checksum_verification=True) if fmt == "parquet" else \
             pa_orc.ORCFile(source).read()
+        table.validate(full=True)  # damage a format cannot detect still breaks Arrow's invariants (UTF-8)
     except FileNotFoundError as exc:
         raise StorageError("data file not found", file=path) from exc
     except (pa.ArrowException, OSError, ValueError) as exc:
