@@ -365,26 +365,34 @@ def _cli(argv: list[str]) -> int:
         return main([*argv, "--format", "json"])
 
 
-def _exercise_blob(seed: Seed, path: Path) -> list[int]:
-    from indexcore.errors import IndexCoreError
+def single_exercise(meta: dict) -> Callable[[bytes], None]:
+    """What probing a single index blob does: open, every predicate, summaries, top-N."""
     from indexcore.evaluate import blob_predicate
     from indexcore.expr import predicate_from_json
     from indexcore.formats.base import REMAIN
     from indexcore.io import BytesSource
     from indexcore.types import parse_type
 
-    meta = json.loads(seed.extra[0])
     dtype = parse_type(meta["column"]["type"])
-    preds = [predicate_from_json(p["predicate"], {"c": dtype}) for p in meta["predicates"]]
-    try:
-        evaluator = blob_predicate(meta["index_type"], dtype, BytesSource(path.read_bytes(), name=str(path)),
-                                   meta["options"])
-        for pred in preds:
+    predicates = [predicate_from_json(p["predicate"], {"c": dtype}) for p in meta["predicates"]]
+
+    def run(data: bytes) -> None:
+        evaluator = blob_predicate(meta["index_type"], dtype, BytesSource(data, name=meta["id"]), meta["options"])
+        for pred in predicates:
             evaluator.evaluate(pred)
         for reader in evaluator.readers("c"):
             reader.summary()
         if meta["index_type"] == "range-bitmap":
             evaluator.evaluate_top_n("c", 5, True, False, True, REMAIN)
+            evaluator.evaluate_top_n("c", 5, False, True, False, REMAIN)
+    return run
+
+
+def _exercise_blob(seed: Seed, path: Path) -> list[int]:
+    from indexcore.errors import IndexCoreError
+
+    try:
+        single_exercise(json.loads(seed.extra[0]))(path.read_bytes())
     except IndexCoreError:
         return [2]
     return [0]

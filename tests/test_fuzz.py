@@ -22,9 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from indexcore.errors import IndexCoreError
-from indexcore.evaluate import FileIndexPredicate, blob_predicate
+from indexcore.evaluate import FileIndexPredicate
 from indexcore.expr import predicate_from_json
-from indexcore.formats.base import REMAIN
 from indexcore.formats.container import read_container
 from indexcore.formats.deletion_vector import scan_deletion_vector_file
 from indexcore.io import BytesSource
@@ -122,19 +121,7 @@ def _tolerates(action: Callable[[], object], what: str) -> None:
 
 
 def _single_exercise(meta: dict) -> Callable[[bytes], None]:
-    dtype = parse_type(meta["column"]["type"])
-    predicates = [predicate_from_json(p["predicate"], {"c": dtype}) for p in meta["predicates"]]
-
-    def run(data: bytes) -> None:
-        evaluator = blob_predicate(meta["index_type"], dtype, BytesSource(data, name=meta["id"]), meta["options"])
-        for pred in predicates:
-            evaluator.evaluate(pred)
-        for reader in evaluator.readers("c"):
-            reader.summary()
-        if meta["index_type"] == "range-bitmap":
-            evaluator.evaluate_top_n("c", 5, True, False, True, REMAIN)
-            evaluator.evaluate_top_n("c", 5, False, True, False, REMAIN)
-    return run
+    return _fuzz_script().single_exercise(meta)
 
 
 @pytest.mark.parametrize("vid", SAMPLE)
