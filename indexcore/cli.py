@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -58,7 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     except IndexCoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    emit(result, args.format, sys.stdout, getattr(args, "brief", None))
+    try:
+        emit(result, args.format, sys.stdout, getattr(args, "brief", None))
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader (``| head``) went away: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return int(getattr(args, "exit_code", 0))  # a command sets it to fail after printing (check)
 
 

@@ -47,3 +47,7 @@ class StorageError(IndexCoreError):
 
 class ReadOnlyError(IndexCoreError):
     """An attempt to write into a warehouse that was opened for browsing."""
+
+
+class SparkError(IndexCoreError):
+    """A Spark master that is not allowed, does not answer, or cannot start a session."""

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from indexcore import figures
+from indexcore.errors import IndexCoreError
 from indexcore.evaluate.metrics import UNPARTITIONED
 from pages.common import MASTER_KEY, context, guard, need_table, show_frame
 
@@ -79,7 +80,7 @@ def _run(job: str, sql: str, master: str) -> dict:
             bar.progress(1.0, text="done")
             status.update(label=f"{job} finished", state="complete", expanded=False)
         except Exception as exc:  # Spark or the job failed: report it, keep the page alive
-            record["error"] = f"{type(exc).__name__}: {exc}"
+            record["error"] = str(exc) if isinstance(exc, IndexCoreError) else f"{type(exc).__name__}: {exc}"
             status.update(label=f"{job} failed", state="error")
             st.error(f"{job} failed: {record['error']}")
         finally:

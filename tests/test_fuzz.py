@@ -9,8 +9,10 @@ finish promptly (an alarm turns a hang into a failure).
 from __future__ import annotations
 
 import json
+import os
 import resource
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -20,9 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from indexcore.errors import IndexCoreError
-from indexcore.evaluate import FileIndexPredicate, blob_predicate
+from indexcore.evaluate import FileIndexPredicate
 from indexcore.expr import predicate_from_json
-from indexcore.formats.base import REMAIN
 from indexcore.formats.container import read_container
 from indexcore.formats.deletion_vector import scan_deletion_vector_file
 from indexcore.io import BytesSource
@@ -120,19 +121,7 @@ def _tolerates(action: Callable[[], object], what: str) -> None:
 
 
 def _single_exercise(meta: dict) -> Callable[[bytes], None]:
-    dtype = parse_type(meta["column"]["type"])
-    predicates = [predicate_from_json(p["predicate"], {"c": dtype}) for p in meta["predicates"]]
-
-    def run(data: bytes) -> None:
-        evaluator = blob_predicate(meta["index_type"], dtype, BytesSource(data, name=meta["id"]), meta["options"])
-        for pred in predicates:
-            evaluator.evaluate(pred)
-        for reader in evaluator.readers("c"):
-            reader.summary()
-        if meta["index_type"] == "range-bitmap":
-            evaluator.evaluate_top_n("c", 5, True, False, True, REMAIN)
-            evaluator.evaluate_top_n("c", 5, False, True, False, REMAIN)
-    return run
+    return _fuzz_script().single_exercise(meta)
 
 
 @pytest.mark.parametrize("vid", SAMPLE)
@@ -231,3 +220,26 @@ def test_deletion_vector_file_mutations(conformance: Path, rel: str) -> None:
     check()
     for cut in range(len(original) if len(original) < 4096 else 0):
         _tolerates(lambda cut=cut: _scan(original[:cut], rel), f"{rel}[:{cut}]")
+
+
+def _fuzz_script():
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "fuzz.py"
+    spec = importlib.util.spec_from_file_location("indexcore_fuzz_script", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_structure_aware_fuzz_run(conformance: Path) -> None:
+    """A bounded, seeded run of ``scripts/fuzz.py``: every kind of file mutated, each case in a
+    forked child under a 1 GiB address-space cap and a time limit; no case may end in a
+    traceback, a hang or a blow-up (``INDEXCORE_FUZZ_CASES`` changes the count)."""
+    fuzz = _fuzz_script()
+    count = int(os.environ.get("INDEXCORE_FUZZ_CASES", "240"))
+    counts, bad = fuzz.fuzz(count, seed=13, timeout=60.0)
+    assert sum(counts.values()) == count
+    assert counts["clean error"] > 0 and counts["answer"] > 0, counts
+    assert not bad, "\n".join(f"{r['outcome']}: {what}: {r.get('detail')}" for what, r in bad)

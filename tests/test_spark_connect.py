@@ -33,6 +33,8 @@ from indexcore.spark import jobs  # noqa: E402
 from indexcore.spark.session import get_session  # noqa: E402
 
 pytestmark = pytest.mark.spark
+# the operator allows the local Connect server this module starts
+os.environ.setdefault("INDEXCORE_SPARK_MASTERS", "local[*],sc://127.0.0.1:*")
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
 START_SECONDS = 90

@@ -7,6 +7,7 @@ import json
 import posixpath
 
 from ..errors import IndexCoreError, PredicateError, UnsupportedError
+from ..formats.base import listed_positions
 from ..formats.deletion_vector import scan_deletion_vector_file
 from ..formats.detect import (
     BITMAP_GLOBAL,
@@ -42,7 +43,8 @@ def run_dv(args: argparse.Namespace) -> dict:
     return {
         "version": dv_file.version,
         "bitmap": dv_file.bitmap,
-        "entries": [{"offset": e.offset, "cardinality": e.cardinality, "positions": e.dv.to_list()}
+        "entries": [{"offset": e.offset, "cardinality": e.cardinality,
+                     **listed_positions(e.dv.positions, "positions", e.cardinality)}
                     for e in dv_file.entries],
     }
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ..errors import IndexCoreError
+from ..errors import IndexCoreError, StorageError
 from ..views import partition_text, view
 from ..warehouse import Warehouse
 
@@ -33,6 +33,8 @@ def _problems(*lists) -> list[dict]:
 
 def cmd_tables(args) -> dict:
     wh = _open(args)
+    if not wh.storage.exists(wh.storage.root):
+        raise StorageError("no such warehouse", file=wh.url)
     return {"tables": wh.tables(), "problems": _problems(wh.problems)}
 
 

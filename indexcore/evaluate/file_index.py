@@ -133,7 +133,6 @@ def blob_predicate(index_type: str, dtype: DataType, source: ByteSource,
 
 
 def result_to_json(result: FileIndexResult) -> Any:
-    """``"REMAIN"``, ``"SKIP"`` or ``{"rows": [sorted positions]}`` (an empty bitmap stays a bitmap)."""
-    if isinstance(result, BitmapResult):
-        return {"rows": list(result.bitmap)}
+    """``"REMAIN"``, ``"SKIP"`` or ``{"rows": [sorted positions]}`` (an empty bitmap stays a bitmap;
+    a huge one is listed up to a cap, see :func:`~indexcore.formats.base.listed_positions`)."""
     return result.to_json()

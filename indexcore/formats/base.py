@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import islice
 from typing import Any, NoReturn
 
 from pyroaring import BitMap
@@ -87,7 +88,7 @@ class BitmapResult(FileIndexResult):
         return REMAIN if other.remain() else self
 
     def to_json(self) -> Any:
-        return {"rows": list(self.bitmap)}
+        return listed_positions(self.bitmap, "rows")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, BitmapResult) and self.bitmap == other.bitmap
@@ -97,6 +98,22 @@ class BitmapResult(FileIndexResult):
 
     def __repr__(self) -> str:
         return f"BitmapResult({len(self.bitmap)} rows)"
+
+
+MAX_LISTED_POSITIONS = 1_000_000
+
+
+def listed_positions(positions: Iterable[int], key: str, count: int | None = None) -> dict:
+    """``{key: [positions]}`` for JSON, at most :data:`MAX_LISTED_POSITIONS` of them.
+
+    A bitmap can hold 2^31 positions in a few bytes (a run), so a listing is capped: a longer
+    one keeps its first positions, with the full count and a note saying it was cut.
+    """
+    count = len(positions) if count is None else count  # type: ignore[arg-type]
+    if count <= MAX_LISTED_POSITIONS:
+        return {key: list(positions)}
+    return {key: list(islice(positions, MAX_LISTED_POSITIONS)), f"{key}_count": count,
+            "note": f"only the first {MAX_LISTED_POSITIONS:,} of {count:,} {key} are listed"}
 
 
 class FileIndexReader(FunctionVisitor):

@@ -312,6 +312,10 @@ class BloomFilterWriter(FileIndexWriter):
         super().__init__(dtype, options)
         self.items = _parse_number(self.options, "items", DEFAULT_ITEMS)
         self.fpp = _parse_number(self.options, "fpp", DEFAULT_FPP, float)
+        if self.items <= 0:
+            raise UnsupportedError(f"bloom-filter option items={self.items} must be positive")
+        if not 0.0 < self.fpp < 1.0:
+            raise UnsupportedError(f"bloom-filter option fpp={self.fpp} must be between 0 and 1")
         self._hash = hash_function(dtype)
         self.num_bits = optimal_bits(self.items, self.fpp)
         self.num_hash_functions = optimal_hash_functions(self.items, self.num_bits)

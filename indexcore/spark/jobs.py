@@ -24,6 +24,7 @@ A Spark worker needs nothing but ``pip install`` of this project.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import posixpath
 import tempfile
@@ -288,18 +289,139 @@ def run_tasks(spark, fn: Callable[[dict], dict], specs: list[dict], description:
 
 
 def _run_connect(spark, fn: Callable[[dict], dict], specs: list[dict]) -> list[tuple[int, dict]]:
-    """Spark Connect has no RDDs: a DataFrame of pickled specs through ``mapInPandas``."""
+    """Spark Connect has no RDDs: a DataFrame of pickled specs through ``mapInPandas``.
+
+    Results come back as JSON text (:func:`plain_dumps`), never as pickles: unpickling bytes
+    from a remote server would let that server run code here.
+    """
     import pickle
 
     import pandas as pd
 
     def run(batches):
         for batch in batches:
-            yield pd.DataFrame({"i": batch["i"], "result": [pickle.dumps(fn(pickle.loads(s))) for s in batch["spec"]]})
+            yield pd.DataFrame({"i": batch["i"], "result": [plain_dumps(fn(pickle.loads(s))) for s in batch["spec"]]})
 
     df = spark.createDataFrame([(i, pickle.dumps(s)) for i, s in enumerate(specs)], "i int, spec binary")
-    rows = df.repartition(len(specs)).mapInPandas(run, "i int, result binary").collect()
-    return [(r["i"], pickle.loads(r["result"])) for r in rows]
+    rows = df.repartition(len(specs)).mapInPandas(run, "i int, result string").collect()
+    return [(int(r["i"]), plain_loads(r["result"])) for r in rows]
+
+
+_PLAIN_TAG = "__indexcore__"
+
+
+def plain_dumps(value: Any) -> str:
+    """A task result as JSON; tuples, bytes, decimals, dates and sets keep their type."""
+    import base64
+    import datetime as dt
+    import decimal
+    from enum import Enum
+
+    from ..formats.base import REMAIN, SKIP, BitmapResult
+
+    def tag(v: Any) -> Any:
+        if isinstance(v, Enum):
+            return {_PLAIN_TAG: "enum", "type": _type_name(v), "value": v.value}
+        if v is REMAIN or v is SKIP:
+            return {_PLAIN_TAG: "result", "name": v.name}
+        if isinstance(v, BitmapResult):
+            return {_PLAIN_TAG: "bitmap", "b64": base64.b64encode(v.bitmap.serialize()).decode()}
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            return {_PLAIN_TAG: "dataclass", "type": _type_name(v),
+                    "fields": {f.name: tag(getattr(v, f.name)) for f in dataclasses.fields(v)}}
+        if isinstance(v, dict):
+            if all(isinstance(k, str) for k in v):
+                return {k: tag(x) for k, x in v.items()}
+            return {_PLAIN_TAG: "dict", "items": [[tag(k), tag(x)] for k, x in v.items()]}
+        if isinstance(v, list):
+            return [tag(x) for x in v]
+        if isinstance(v, tuple):
+            return {_PLAIN_TAG: "tuple", "items": [tag(x) for x in v]}
+        if isinstance(v, set | frozenset):
+            return {_PLAIN_TAG: "set", "items": [tag(x) for x in v]}
+        if isinstance(v, bytes | bytearray):
+            return {_PLAIN_TAG: "bytes", "b64": base64.b64encode(bytes(v)).decode()}
+        if isinstance(v, decimal.Decimal):
+            return {_PLAIN_TAG: "decimal", "text": str(v)}
+        if isinstance(v, dt.datetime | dt.date | dt.time):
+            return {_PLAIN_TAG: type(v).__name__, "text": v.isoformat()}
+        if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+            return {_PLAIN_TAG: "float", "text": repr(v)}
+        if v is None or isinstance(v, str | int | float | bool):
+            return v
+        raise TypeError(f"a Spark task result holds a {type(v).__name__}, not plain data")
+
+    return json.dumps(tag(value), allow_nan=False)
+
+
+def _type_name(value: Any) -> str:
+    cls = type(value)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _our_type(name: str) -> type:
+    """A class named in a task result: only indexcore's own, looked up, never imported by path."""
+    import importlib
+
+    module, _, qualname = name.partition(":")
+    if not module.startswith("indexcore.") or not qualname.isidentifier():
+        raise TypeError(f"{name!r} is not an indexcore type")
+    cls = getattr(importlib.import_module(module), qualname, None)
+    if not isinstance(cls, type):
+        raise TypeError(f"{name!r} is not a class")
+    return cls
+
+
+def plain_loads(text: str) -> Any:
+    """The inverse of :func:`plain_dumps`; anything else in the text is an error, not code."""
+    import base64
+    import datetime as dt
+    import decimal
+    from enum import Enum
+
+    from pyroaring import BitMap
+
+    from ..formats.base import REMAIN, SKIP, BitmapResult
+
+    def dataclass_of(o: dict) -> Any:
+        cls = _our_type(o["type"])
+        if not dataclasses.is_dataclass(cls):
+            raise TypeError(f"{o['type']} is not a dataclass")
+        return cls(**{k: untag(x) for k, x in o["fields"].items()})
+
+    def enum_of(o: dict) -> Any:
+        cls = _our_type(o["type"])
+        if not issubclass(cls, Enum):
+            raise TypeError(f"{o['type']} is not an enum")
+        return cls(o["value"])
+
+    kinds = {"dataclass": dataclass_of, "enum": enum_of,
+             "result": lambda o: {"REMAIN": REMAIN, "SKIP": SKIP}[o["name"]],
+             "bitmap": lambda o: BitmapResult(BitMap.deserialize(base64.b64decode(o["b64"]))),
+             "tuple": lambda o: tuple(untag(x) for x in o["items"]),
+             "set": lambda o: {untag(x) for x in o["items"]},
+             "dict": lambda o: {untag(k): untag(x) for k, x in o["items"]},
+             "bytes": lambda o: base64.b64decode(o["b64"]),
+             "decimal": lambda o: decimal.Decimal(o["text"]),
+             "datetime": lambda o: dt.datetime.fromisoformat(o["text"]),
+             "date": lambda o: dt.date.fromisoformat(o["text"]),
+             "time": lambda o: dt.time.fromisoformat(o["text"]),
+             "float": lambda o: float(o["text"])}
+
+    def untag(v: Any) -> Any:
+        if isinstance(v, list):
+            return [untag(x) for x in v]
+        if isinstance(v, dict):
+            kind = v.get(_PLAIN_TAG)
+            if kind is None:
+                return {k: untag(x) for k, x in v.items()}
+            return kinds[kind](v)
+        return v
+
+    try:
+        return untag(json.loads(text))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise IndexCoreError(f"a Spark task returned a result that is not plain data: {exc}") from exc
 
 
 def _max_tasks(spark) -> int:
@@ -454,7 +576,13 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     new_writer(index_type, schema.field(column).type, options)  # bad options fail before Spark starts
     for sql in where_sqls:
         parse_where(sql, schema.row_type())
-    scratch = scratch_dir or tempfile.mkdtemp(prefix="indexcore-whatif-")
+    if scratch_dir is None:  # our own scratch directory: gone when the job ends or fails
+        with tempfile.TemporaryDirectory(prefix="indexcore-whatif-") as scratch:
+            out = what_if(warehouse_url, table, column, index_type, options, where_sqls, master, scratch,
+                          snapshot_id, progress, cancel, spark)
+        return {**out, "scratch_dir": None, "file_results": [{**f, "scratch_file": None}
+                                                             for f in out["file_results"]]}
+    scratch = scratch_dir
     _check_scratch(scratch, warehouse_url)
     os.makedirs(scratch, exist_ok=True)
     spark = spark or _session(master)

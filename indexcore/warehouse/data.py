@@ -23,7 +23,7 @@ import pyarrow.orc as pa_orc
 import pyarrow.parquet as pq
 from pyroaring import BitMap
 
-from ..errors import IndexCoreError, StorageError, UnsupportedError
+from ..errors import CorruptFileError, IndexCoreError, StorageError, UnsupportedError
 from ..expr.rows import filter_table, mask
 from ..expr.tree import Predicate
 from ..io import Storage
@@ -67,13 +67,16 @@ def read_raw(storage: Storage, path: str, file_format: str | None = None,
         else:
             # an object store: one request for the whole file (cached; data files never change)
             source = full if local else pa.BufferReader(storage.read_bytes(full))
-            table = pq.read_table(source) if fmt == "parquet" else _read_orc(source, path)
+            # Paimon writes page CRCs into Parquet: verify them, so a damaged page is an error
+            table = pq.read_table(source, page_checksum_verification=True) if fmt == "parquet" else \
+                _read_orc(source, path)
+        table.validate(full=True)  # damage a format cannot detect still breaks Arrow's invariants (UTF-8)
     except FileNotFoundError as exc:
         raise StorageError("data file not found", file=path) from exc
     except (pa.ArrowException, OSError, ValueError) as exc:
         if isinstance(exc, OSError) and not storage.fs.exists(full):
             raise StorageError("data file not found", file=path) from exc
-        raise IndexCoreError(f"cannot read {fmt} data file: {exc}", file=path, structure=fmt) from exc
+        raise CorruptFileError(f"cannot read {fmt} data file: {exc}", file=path, structure=fmt) from exc
     if table.num_rows and local and fmt != "blob":
         storage.stats.add(storage.fs.size(full))
     return table
@@ -145,7 +148,7 @@ def _locate(raw: pa.Table, ids: dict[int, int], field_id: int, file_name: str | 
 
 def evolve_columns(raw: pa.Table, file_schema: TableSchema, table_schema: TableSchema,
                    columns: list[str] | None = None, partition_spec: dict[str, Any] | None = None,
-                   write_cols: tuple[str, ...] | None = None) -> pa.Table:
+                   write_cols: tuple[str, ...] | None = None, path: str | None = None) -> pa.Table:
     """The file's rows as ``table_schema`` columns: matched by field id, cast, null-filled.
 
     Partition columns absent from the file are filled from ``partition_spec``; ``write_cols``
@@ -164,7 +167,11 @@ def evolve_columns(raw: pa.Table, file_schema: TableSchema, table_schema: TableS
         if ff is not None and (held is None or tf.id in held):
             idx = _locate(raw, ids, tf.id, ff.name)
         if idx is not None:
-            col = cast_column(raw.column(idx), ff.type, tf.type)
+            try:
+                col = cast_column(raw.column(idx), ff.type, tf.type)
+            except (pa.ArrowException, ValueError, OverflowError, ArithmeticError) as exc:
+                raise CorruptFileError(f"field {name!r}: {ff.type} values do not fit {tf.type}: {exc}",
+                                       file=path, structure=f"data file field {name}") from exc
         elif partition_spec and name in partition_spec and name in table_schema.partition_keys:
             col = from_internal([partition_spec[name]] * raw.num_rows, tf.type)
         else:
@@ -213,7 +220,7 @@ def read_data_file(storage: Storage, live_file: LiveFile, file_schema: TableSche
     """
     raw = read_raw(storage, live_file.path, live_file.file.file_format, _blob_field(live_file))
     table = evolve_columns(raw, file_schema, table_schema, columns, live_file.partition_spec,
-                           live_file.file.write_cols)
+                           live_file.file.write_cols, live_file.path)
     if system_columns:
         n = raw.num_rows
         for name, dtype in ((SEQUENCE_NUMBER, pa.int64()), (VALUE_KIND, pa.int8())):
@@ -234,7 +241,7 @@ def matching_positions(storage: Storage, live_file: LiveFile, file_schema: Table
     needed = sorted(predicate.fields())
     raw = read_raw(storage, live_file.path, live_file.file.file_format, _blob_field(live_file))
     table = evolve_columns(raw, file_schema, table_schema, needed, live_file.partition_spec,
-                           live_file.file.write_cols)
+                           live_file.file.write_cols, live_file.path)
     positions = np.flatnonzero(mask(table, predicate, table_schema)).astype(np.uint32)
     packed = array.array("I")
     if packed.itemsize != 4:

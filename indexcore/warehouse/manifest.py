@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import threading
+import zlib
 from collections.abc import Callable, Sequence
 
 import fastavro
@@ -41,13 +42,50 @@ _setattr = object.__setattr__
 
 
 _zstd_local = threading.local()
+# what one manifest file may inflate to: this many times its stored size (or the floor)
+INFLATE_RATIO = 256
+INFLATE_FLOOR = 64 << 20
+AVRO_CODECS = ("null", "deflate", "zstandard", "snappy")
+
+
+class _Budget:
+    """How many more bytes the Avro blocks of the file being read may inflate to."""
+
+    def __init__(self, stored: int, name: str):
+        self.left = max(INFLATE_FLOOR, INFLATE_RATIO * stored)
+        self.limit = self.left
+        self.name = name
+
+    def take(self, chunk: int) -> None:
+        self.left -= chunk
+        if self.left < 0:
+            raise CorruptFileError(f"manifest inflates past {self.limit:,} bytes ({INFLATE_RATIO}x its "
+                                   "stored size): a damaged or hostile file", file=self.name,
+                                   structure="avro block")
+
+
+def _budget() -> _Budget:
+    budget = getattr(_zstd_local, "budget", None)
+    return budget if budget is not None else _Budget(0, "<avro>")
+
+
+def _inflate(chunks) -> io.BytesIO:
+    """Join decompressed chunks while the file's inflation budget lasts."""
+    budget = _budget()
+    out = io.BytesIO()
+    for chunk in chunks:
+        budget.take(len(chunk))
+        out.write(chunk)
+    out.seek(0)
+    return out
 
 
 def _zstd_block(fo) -> io.BytesIO:
     """One zstd-compressed Avro block (a single frame, possibly without a content size).
 
     The decompression context is reused per thread: building one costs more than
-    decompressing a small manifest block.
+    decompressing a small manifest block. Output is read in pieces under the file's budget,
+    never sized by what a frame header claims.
     """
     dctx = getattr(_zstd_local, "dctx", None)
     if dctx is None:
@@ -55,32 +93,63 @@ def _zstd_block(fo) -> io.BytesIO:
 
         dctx = _zstd_local.dctx = zstandard.ZstdDecompressor()
     data = fo.read(_read_long(fo))
-    return io.BytesIO(dctx.decompressobj().decompress(data))
+    reader = dctx.stream_reader(io.BytesIO(data))
+    return _inflate(iter(lambda: reader.read(1 << 20), b""))
+
+
+def _deflate_block(fo) -> io.BytesIO:
+    """One raw-deflate Avro block, inflated in pieces under the file's budget."""
+    data = fo.read(_read_long(fo))
+    inflater = zlib.decompressobj(-15)
+
+    def pieces():
+        nonlocal data
+        while data:
+            yield inflater.decompress(data, 1 << 20)
+            data = inflater.unconsumed_tail
+            if inflater.eof:
+                return
+    return _inflate(pieces())
 
 
 def _install_zstd() -> None:
-    """fastavro wants ``backports.zstd`` for Paimon's default zstd codec; use ``zstandard``."""
-    try:
-        import backports.zstd  # noqa: F401
-    except ImportError:
-        fastavro.read.BLOCK_READERS["zstandard"] = _zstd_block
+    """fastavro wants ``backports.zstd`` for Paimon's default zstd codec; use ``zstandard``.
+
+    Both readers Paimon's codecs use here are bounded ones.
+    """
+    fastavro.read.BLOCK_READERS["zstandard"] = _zstd_block
+    fastavro.read.BLOCK_READERS["deflate"] = _deflate_block
 
 
 _install_zstd()
 
 
 def read_records(data: bytes, fmt: str, name: str) -> list[dict]:
-    """All records of a manifest-like file as dicts keyed by Paimon's ``_FIELD`` names."""
+    """All records of a manifest-like file as dicts keyed by Paimon's ``_FIELD`` names.
+
+    Decompression is capped at :data:`INFLATE_RATIO` times the file's size.
+    """
     fmt = (fmt or "avro").lower()
     try:
         if fmt == "avro":
-            return list(fastavro.reader(io.BytesIO(data)))
+            _zstd_local.budget = _Budget(len(data), name)
+            try:
+                reader = fastavro.reader(io.BytesIO(data))
+                if reader.codec not in AVRO_CODECS:
+                    raise CorruptFileError(f"Avro codec {reader.codec!r} is not one Paimon writes", file=name,
+                                           structure="avro header")
+                return list(reader)
+            finally:
+                _zstd_local.budget = None
         import pyarrow as pa
 
         if fmt == "parquet":
             import pyarrow.parquet as pq
 
-            table = pq.read_table(pa.BufferReader(data))
+            source = pq.ParquetFile(pa.BufferReader(data))
+            _check_inflated(sum(source.metadata.row_group(i).total_byte_size
+                                for i in range(source.metadata.num_row_groups)), len(data), name)
+            table = source.read()
         elif fmt == "orc":
             import pyarrow.orc as po
 
@@ -93,6 +162,13 @@ def read_records(data: bytes, fmt: str, name: str) -> list[dict]:
     except Exception as exc:  # fastavro/pyarrow raise many kinds on bad bytes
         raise CorruptFileError(f"cannot decode {fmt} manifest: {exc}", file=name,
                                structure=f"{fmt} manifest", offset=0) from exc
+
+
+def _check_inflated(size: int, stored: int, name: str) -> None:
+    limit = max(INFLATE_FLOOR, INFLATE_RATIO * stored)
+    if size > limit:
+        raise CorruptFileError(f"manifest declares {size:,} uncompressed bytes, over {limit:,} "
+                               f"({INFLATE_RATIO}x its stored size)", file=name, structure="parquet footer")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,6 +229,76 @@ class LazyStats(SimpleStats):
 
 # ---------------------------------------------------------------------------------------------
 # Records -> model
+
+
+_LIST_FIELDS = {"_FILE_NAME": str, "_FILE_SIZE": int, "_NUM_ADDED_FILES": int, "_NUM_DELETED_FILES": int,
+                "_SCHEMA_ID": int}
+_ENTRY_FIELDS = {"_KIND": int, "_PARTITION": bytes, "_BUCKET": int, "_TOTAL_BUCKETS": int, "_FILE": dict}
+_FILE_FIELDS = {"_FILE_NAME": str, "_FILE_SIZE": int, "_ROW_COUNT": int, "_MIN_KEY": bytes, "_MAX_KEY": bytes,
+                "_KEY_STATS": dict, "_VALUE_STATS": dict, "_MIN_SEQUENCE_NUMBER": int,
+                "_MAX_SEQUENCE_NUMBER": int, "_SCHEMA_ID": int, "_LEVEL": int}
+_INDEX_FIELDS = {"_KIND": int, "_PARTITION": bytes, "_BUCKET": int, "_INDEX_TYPE": str, "_FILE_NAME": str,
+                 "_FILE_SIZE": int, "_ROW_COUNT": int}
+_STATS_FIELDS = {"_MIN_VALUES": bytes, "_MAX_VALUES": bytes}
+_NON_NEGATIVE = ("_FILE_SIZE", "_ROW_COUNT", "_NUM_ADDED_FILES", "_NUM_DELETED_FILES", "_SCHEMA_ID", "_LEVEL")
+MANIFEST_LIST, MANIFEST_ENTRY, INDEX_MANIFEST_ENTRY = "manifest list", "manifest entry", "index manifest entry"
+
+
+def check_record(rec: object, structure: str, name: str, index: int) -> None:
+    """A manifest-like record has every field Paimon requires, with its type and a known kind.
+
+    Raises CorruptFileError naming the file, the record and the field (a bit flip in the Avro
+    schema renames a field; an unknown ``_KIND`` would otherwise drop an entry silently).
+    """
+    def bad(field: str, why: str) -> CorruptFileError:
+        return CorruptFileError(f"{structure} {index}: field {field} {why}", file=name,
+                                structure=f"{structure} {field}")
+
+    if not isinstance(rec, dict):
+        raise bad("-", "is not a record")
+    required = {MANIFEST_LIST: _LIST_FIELDS, MANIFEST_ENTRY: _ENTRY_FIELDS,
+                INDEX_MANIFEST_ENTRY: _INDEX_FIELDS}[structure]
+    _check_fields(rec, required, bad, "")
+    if structure != MANIFEST_LIST and rec["_KIND"] not in KINDS:
+        raise bad("_KIND", f"is {rec['_KIND']}, not one Paimon writes (0 ADD, 1 DELETE)")
+    if structure == MANIFEST_ENTRY:
+        f = rec["_FILE"]
+        _check_fields(f, _FILE_FIELDS, bad, "_FILE.")
+        for stats in ("_KEY_STATS", "_VALUE_STATS"):
+            _check_fields(f[stats], _STATS_FIELDS, bad, f"_FILE.{stats}.")
+    elif structure == MANIFEST_LIST and rec.get("_PARTITION_STATS") is not None:
+        _check_fields(rec["_PARTITION_STATS"], _STATS_FIELDS, bad, "_PARTITION_STATS.")
+
+
+def entry_ok(rec: dict) -> bool:
+    """The quick test of :func:`check_record` for a manifest entry (10,000s per plan)."""
+    try:
+        f = rec["_FILE"]
+        k, v = f["_KEY_STATS"], f["_VALUE_STATS"]
+        return (rec["_KIND"] in KINDS and type(rec["_PARTITION"]) is bytes and type(rec["_BUCKET"]) is int
+                and type(rec["_TOTAL_BUCKETS"]) is int
+                and type(f["_FILE_NAME"]) is str and type(f["_FILE_SIZE"]) is int and f["_FILE_SIZE"] >= 0
+                and type(f["_ROW_COUNT"]) is int and f["_ROW_COUNT"] >= 0 and type(f["_MIN_KEY"]) is bytes
+                and type(f["_MAX_KEY"]) is bytes and type(f["_MIN_SEQUENCE_NUMBER"]) is int
+                and type(f["_MAX_SEQUENCE_NUMBER"]) is int and type(f["_SCHEMA_ID"]) is int
+                and f["_SCHEMA_ID"] >= 0 and type(f["_LEVEL"]) is int and f["_LEVEL"] >= 0
+                and type(k["_MIN_VALUES"]) is bytes and type(k["_MAX_VALUES"]) is bytes
+                and type(v["_MIN_VALUES"]) is bytes and type(v["_MAX_VALUES"]) is bytes)
+    except (KeyError, TypeError):
+        return False
+
+
+def _check_fields(rec: object, required: dict, bad: Callable, prefix: str) -> None:
+    if not isinstance(rec, dict):
+        raise bad(prefix.rstrip(".") or "-", "is not a record")
+    for field, kind in required.items():
+        value = rec.get(field)
+        if value is None:
+            raise bad(prefix + field, "is missing")
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise bad(prefix + field, f"must be {kind.__name__}, not {type(value).__name__}")
+        if field in _NON_NEGATIVE and value < 0:
+            raise bad(prefix + field, f"must not be negative: {value}")
 
 
 def manifest_file_meta(rec: dict, partition_types: Sequence[DataType]) -> ManifestFileMeta:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ..errors import IndexCoreError, StorageError
+from ..errors import CorruptFileError, IndexCoreError, StorageError
 from ..formats.binary_row import decode_binary_row
 from ..formats.vector_index import FULL_TEXT_INDEX_TYPES, VECTOR_INDEX_TYPES
 from ..io import ByteSource, BytesSource, Fetch, Storage
@@ -33,9 +33,14 @@ from ..paimon.layout import (
 from ..paimon.options import CoreOptions
 from ..types import DataType
 from .manifest import (
+    INDEX_MANIFEST_ENTRY,
     KINDS,
+    MANIFEST_ENTRY,
+    MANIFEST_LIST,
     StatsTypes,
+    check_record,
     data_file_meta,
+    entry_ok,
     index_manifest_entry,
     manifest_file_meta,
     read_records,
@@ -166,9 +171,9 @@ class Table:
         self.schemas()
         schemas = self._schemas
         if not schemas:
-            why = "; ".join(p.reason for p in self.problems if p.structure == "schema")
-            raise StorageError(f"table {self.name} has no readable schema" + (f": {why}" if why else ""),
-                               file=self.path)
+            why = next((p for p in self.problems if p.structure == "schema"), None)
+            raise StorageError(f"table {self.name} has no readable schema" + (f": {why.reason}" if why else ""),
+                               file=why.path if why else self.path)
         if schema_id is None:
             return schemas[max(schemas)]
         if schema_id not in schemas:
@@ -258,11 +263,17 @@ class Table:
                 raise StorageError(f"table {self.name} has no readable snapshot {snapshot_id}",
                                    file=posixpath.join(self.path, "snapshot"))
             return snap
-        for sid in reversed(self.snapshot_ids()):
-            snap = self._load_snapshot(sid)
-            if snap is not None:
-                return snap
-        return None
+        ids = self.snapshot_ids()
+        if not ids:
+            return None
+        snap = self._load_snapshot(ids[-1])
+        if snap is None:  # never fall back silently: an earlier snapshot is another answer
+            path = posixpath.join(self.path, "snapshot", f"{SNAPSHOT_PREFIX}{ids[-1]}")
+            reason = next((p.reason for p in reversed(self.problems) if p.path == path), "unreadable")
+            raise CorruptFileError(f"the latest snapshot {ids[-1]} of table {self.name} cannot be read "
+                                   f"({reason}); ask for an earlier one with --snapshot N", file=path,
+                                   structure="snapshot")
+        return snap
 
     def _expired_tagged(self, sid: int) -> Snapshot | None:
         """A tag's copy of snapshot ``sid`` when the snapshot itself has expired (Paimon keeps it)."""
@@ -339,6 +350,8 @@ class Table:
             path = self._manifest_path(name)
             recs = read_records(self.storage.read_bytes(path), self.manifest_format, path)
             ptypes = self._partition_types()
+            for i, r in enumerate(recs):
+                check_record(r, MANIFEST_LIST, path, i)
             self._manifest_lists[name] = [manifest_file_meta(r, ptypes) for r in recs]
         return self._manifest_lists[name]
 
@@ -375,7 +388,9 @@ class Table:
         out = []
         append = out.append
         with _gc_paused():
-            for r in read_records(self.storage.read_bytes(path), self.manifest_format, path):
+            for i, r in enumerate(read_records(self.storage.read_bytes(path), self.manifest_format, path)):
+                if not entry_ok(r):
+                    check_record(r, MANIFEST_ENTRY, path, i)
                 part = r["_PARTITION"]
                 bucket = r["_BUCKET"]
                 meta = to_meta(r["_FILE"], types)
@@ -562,8 +577,9 @@ class Table:
             return
         ptypes = self._partition_types()
         live: dict[tuple, IndexManifestEntry] = {}
-        for r in recs:
+        for i, r in enumerate(recs):
             try:
+                check_record(r, INDEX_MANIFEST_ENTRY, path, i)
                 part = self.partition(r["_PARTITION"])[0] if ptypes else ()
                 entry = index_manifest_entry(r, part)
             except (IndexCoreError, KeyError, TypeError) as exc:
