@@ -133,10 +133,8 @@ class DataType:
             s = f"{r}({self.length})"
         elif r == "DECIMAL":
             s = f"DECIMAL({self.precision}, {self.scale})"
-        elif r == "TIME":
-            s = f"TIME({self.precision})"
-        elif r == "TIMESTAMP":
-            s = f"TIMESTAMP({self.precision})"
+        elif r in ("TIME", "TIMESTAMP"):
+            s = f"{r}({self.precision})"
         elif r == "TIMESTAMP_LTZ":
             s = f"TIMESTAMP({self.precision}) WITH LOCAL TIME ZONE"
         elif r in ("ARRAY", "MULTISET"):

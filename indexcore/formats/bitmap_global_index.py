@@ -28,24 +28,14 @@ from ..errors import CorruptFileError, UnsupportedError
 from ..expr import Leaf
 from ..io import ByteSource
 from ..types import DataType
-from .global_index import (
-    TRAILER_LENGTH,
-    SortedIndexFileMeta,
-    check_regions,
-    close_block,
-    key_codec,
-    open_block,
-    read_bitmap64,
-    read_var,
-    write_var,
-)
+from . import global_index as gi
 
 MAGIC = 0x42474958
 MAGIC_BYTES = MAGIC.to_bytes(4, "big")
 VERSION = 1
-FOOTER_LENGTH = 48
 DEFAULT_DICTIONARY_BLOCK_SIZE = 16 * 1024
-_FOOTER = struct.Struct(">qiqiqiiii")
+_FOOTER = struct.Struct(">qiqiqiiii")  # the whole footer, magic and version included
+FOOTER_LENGTH = _FOOTER.size
 
 
 @dataclass(frozen=True)
@@ -78,10 +68,10 @@ def read_bitmap_footer(source: ByteSource) -> BitmapFooter:
     if footer.version != VERSION:
         raise UnsupportedError(f"bitmap global index version {footer.version} is not decoded", file=source.name,
                                structure="bitmap global index footer", offset=at + 40)
-    check_regions(source.name, at, "bitmap global index footer", [
+    gi.check_regions(source.name, at, "bitmap global index footer", [
         ("null rows", footer.null_offset, footer.null_length),
         ("non-null rows", footer.non_null_offset, footer.non_null_length),
-        ("index block", footer.index_offset, footer.index_length + TRAILER_LENGTH)])
+        ("index block", footer.index_offset, footer.index_length + gi.TRAILER_LENGTH)])
     if footer.value_count < 0:
         raise CorruptFileError(f"negative value count {footer.value_count}", file=source.name,
                                structure="bitmap global index footer", offset=at + 36)
@@ -93,18 +83,18 @@ class BitmapGlobalIndexReader:
 
     index_type = "bitmap"
 
-    def __init__(self, source: ByteSource, dtype: DataType, meta: SortedIndexFileMeta | None = None):
+    def __init__(self, source: ByteSource, dtype: DataType, meta: gi.SortedIndexFileMeta | None = None):
         self.source = source
         self.dtype = dtype
         self.meta = meta
-        self.codec = key_codec(dtype)
+        self.codec = gi.key_codec(dtype)
         self.footer = read_bitmap_footer(source)
 
     def _bitmap(self, offset: int, length: int, what: str) -> BitMap64:
-        return read_bitmap64(self.source.read(offset, length, what), self.source.name, offset)
+        return gi.read_bitmap64(self.source.read(offset, length, what), self.source.name, offset)
 
     def _block(self, offset: int, length: int, what: str) -> bytes:
-        return open_block(self.source.read(offset, length + TRAILER_LENGTH, what), self.source.name, what, offset)
+        return gi.open_block(self.source.read(offset, length + gi.TRAILER_LENGTH, what), self.source.name, what, offset)
 
     @cached_property
     def null_rows(self) -> BitMap64:
@@ -119,21 +109,21 @@ class BitmapGlobalIndexReader:
         """``(value, bitmap offset, bitmap length)`` per distinct value, as the dictionary lists them."""
         name = self.source.name
         index = self._block(self.footer.index_offset, self.footer.index_length, "bitmap index block")
-        n, pos = read_var(index, 0, name, "bitmap index block")
+        n, pos = gi.read_var(index, 0, name, "bitmap index block")
         out = []
         for _ in range(n):
-            klen, pos = read_var(index, pos, name, "bitmap index block")
+            klen, pos = gi.read_var(index, pos, name, "bitmap index block")
             pos += klen
-            off, pos = read_var(index, pos, name, "bitmap index block")
-            length, pos = read_var(index, pos, name, "bitmap index block")
+            off, pos = gi.read_var(index, pos, name, "bitmap index block")
+            length, pos = gi.read_var(index, pos, name, "bitmap index block")
             block = self._block(off, length, "bitmap dictionary block")
-            m, bpos = read_var(block, 0, name, "bitmap dictionary block", off)
+            m, bpos = gi.read_var(block, 0, name, "bitmap dictionary block", off)
             for _ in range(m):
-                klen, bpos = read_var(block, bpos, name, "bitmap dictionary block", off)
+                klen, bpos = gi.read_var(block, bpos, name, "bitmap dictionary block", off)
                 key = block[bpos:bpos + klen]
                 bpos += klen
-                boff, bpos = read_var(block, bpos, name, "bitmap dictionary block", off)
-                blen, bpos = read_var(block, bpos, name, "bitmap dictionary block", off)
+                boff, bpos = gi.read_var(block, bpos, name, "bitmap dictionary block", off)
+                blen, bpos = gi.read_var(block, bpos, name, "bitmap dictionary block", off)
                 if boff + blen > self.footer.index_offset:
                     raise CorruptFileError(f"value bitmap at {boff} (+{blen}) runs past the dictionary", file=name,
                                            structure="bitmap dictionary block", offset=off)
@@ -193,11 +183,11 @@ class BitmapGlobalIndexReader:
 
 def write_bitmap_global_index(dtype: DataType, rows: Iterable[tuple[Any, int]],
                               dictionary_block_size: int = DEFAULT_DICTIONARY_BLOCK_SIZE,
-                              compression: str = "none") -> tuple[bytes, SortedIndexFileMeta]:
+                              compression: str = "none") -> tuple[bytes, gi.SortedIndexFileMeta]:
     """A bitmap global index file over ``(value, row id)`` pairs, and its manifest meta.
 
     Values go in key order, as Paimon's sorted (streaming) writer lays them out."""
-    codec = key_codec(dtype)
+    codec = gi.key_codec(dtype)
     nulls, non_nulls, by_key = BitMap64(), BitMap64(), {}
     first = last = None
     for value, rid in rows:
@@ -219,28 +209,28 @@ def write_bitmap_global_index(dtype: DataType, rows: Iterable[tuple[Any, int]],
         return len(out) - len(data), len(data)
 
     def put_block(data: bytes) -> tuple[int, int]:
-        closed = close_block(data, compression)
+        closed = gi.close_block(data, compression)
         out.extend(closed)
-        return len(out) - len(closed), len(closed) - TRAILER_LENGTH
+        return len(out) - len(closed), len(closed) - gi.TRAILER_LENGTH
 
     blocks: list[tuple[bytes, int, int]] = []
     entries: list[bytes] = []
     first_key = b""
     for key in sorted(by_key, key=lambda k: codec.order(codec.decode(k))):
         off, n = put_bitmap(by_key[key])
-        entry = write_var(len(key)) + key + write_var(off) + write_var(n)
-        if entries and len(write_var(len(entries) + 1)) + sum(map(len, entries)) + len(entry) > dictionary_block_size:
-            blocks.append((first_key, *put_block(write_var(len(entries)) + b"".join(entries))))
+        entry = gi.write_var(len(key)) + key + gi.write_var(off) + gi.write_var(n)
+        if entries and len(gi.write_var(len(entries) + 1)) + sum(map(len, entries)) + len(entry) > dictionary_block_size:
+            blocks.append((first_key, *put_block(gi.write_var(len(entries)) + b"".join(entries))))
             entries = []
         if not entries:
             first_key = key
         entries.append(entry)
     if entries:
-        blocks.append((first_key, *put_block(write_var(len(entries)) + b"".join(entries))))
+        blocks.append((first_key, *put_block(gi.write_var(len(entries)) + b"".join(entries))))
     null_block, non_null_block = put_bitmap(nulls), put_bitmap(non_nulls)
-    index = write_var(len(blocks)) + b"".join(write_var(len(k)) + k + write_var(o) + write_var(n) for k, o, n in blocks)
+    index = gi.write_var(len(blocks)) + b"".join(gi.write_var(len(k)) + k + gi.write_var(o) + gi.write_var(n) for k, o, n in blocks)
     index_off, index_len = put_block(index)
     out += _FOOTER.pack(*null_block, *non_null_block, index_off, index_len, len(by_key), VERSION, MAGIC)
-    meta = SortedIndexFileMeta(None if first is None else codec.encode(first),
+    meta = gi.SortedIndexFileMeta(None if first is None else codec.encode(first),
                                None if last is None else codec.encode(last), bool(nulls))
     return bytes(out), meta

@@ -179,14 +179,7 @@ class ChunkedDictionary:
 
     def __init__(self, source: ByteSource, offset: int, codec: KeyCodec):
         self.source, self.codec = source, codec
-        source.read_ahead(offset)
-        head_len = _read_i32(source, offset, "dictionary header length")
-        source.read_ahead(offset, 4 + max(head_len, 0))
-        if head_len < 13:
-            raise CorruptFileError(f"dictionary header length {head_len} is too small", file=source.name,
-                                   structure="dictionary header", offset=offset)
-        cur = ByteCursor(source.read(offset + 4, head_len, "dictionary header"), offset + 4, source.name,
-                      "dictionary header")
+        cur, body = _read_header(source, offset, "dictionary header", 13)
         version = cur.i8()
         if version > VERSION:
             raise UnsupportedError(f"range-bitmap dictionary version {version} is newer than {VERSION}",
@@ -196,7 +189,7 @@ class ChunkedDictionary:
         self.chunks_length = cur.length("chunks length")
         if self.offsets_length != 4 * self.size:
             cur.fail(f"offsets length {self.offsets_length} does not match {self.size} chunks", -8)
-        self.body = offset + 4 + head_len
+        self.body = body
         self.keys_base = self.body + self.offsets_length + self.chunks_length
         if self.keys_base > source.size:
             raise CorruptFileError("dictionary body is larger than the file", file=source.name,
@@ -337,13 +330,7 @@ class BitSliceIndexBitmap:
 
     def __init__(self, source: ByteSource, offset: int):
         self.source = source
-        source.read_ahead(offset)
-        head_len = _read_i32(source, offset, "bsi header length")
-        source.read_ahead(offset, 4 + max(head_len, 0))
-        if head_len < 10:
-            raise CorruptFileError(f"bsi header length {head_len} is too small", file=source.name,
-                                   structure="bsi header", offset=offset)
-        cur = ByteCursor(source.read(offset + 4, head_len, "bsi header"), offset + 4, source.name, "bsi header")
+        cur, body = _read_header(source, offset, "bsi header", 10)
         version = cur.i8()
         if version > VERSION:
             raise UnsupportedError(f"bsi version {version} is newer than {VERSION}", file=source.name,
@@ -356,7 +343,7 @@ class BitSliceIndexBitmap:
         if indexes_length != 8 * count:
             cur.fail(f"indexes length {indexes_length} does not match {count} slices", -4)
         pairs = struct.unpack(f">{2 * count}i", cur.take(indexes_length))
-        self.body = offset + 4 + head_len
+        self.body = body
         self.slice_area = self.body + self.ebm_length
         offsets, lengths = pairs[0::2], pairs[1::2]
         self.index = list(zip(offsets, lengths, strict=True))
@@ -478,6 +465,18 @@ def _read_i32(source: ByteSource, offset: int, structure: str) -> int:
     return struct.unpack(">i", source.read(offset, 4, structure))[0]
 
 
+def _read_header(source: ByteSource, offset: int, structure: str, min_length: int) -> tuple[ByteCursor, int]:
+    """A header stored as its int32 length then its bytes: a cursor over it and where it ends."""
+    source.read_ahead(offset)
+    head_len = _read_i32(source, offset, f"{structure} length")
+    source.read_ahead(offset, 4 + max(head_len, 0))
+    if head_len < min_length:
+        raise CorruptFileError(f"{structure} length {head_len} is too small", file=source.name,
+                               structure=structure, offset=offset)
+    cur = ByteCursor(source.read(offset + 4, head_len, structure), offset + 4, source.name, structure)
+    return cur, offset + 4 + head_len
+
+
 # ---------------------------------------------------------------------------------------
 # Reader and writer.
 
@@ -490,13 +489,7 @@ class RangeBitmapReader(FileIndexReader):
     def __init__(self, dtype: DataType, source: ByteSource, options: dict[str, str] | None = None):
         self.dtype, self.source = dtype, source
         self.codec = key_codec(dtype)
-        source.read_ahead(0)
-        head_len = _read_i32(source, 0, "range-bitmap header length")
-        source.read_ahead(0, 4 + max(head_len, 0))
-        if head_len < 13:
-            raise CorruptFileError(f"header length {head_len} is too small", file=source.name,
-                                   structure="range-bitmap header", offset=0)
-        cur = ByteCursor(source.read(4, head_len, "range-bitmap header"), 4, source.name, "range-bitmap header")
+        cur, self.dictionary_offset = _read_header(source, 0, "range-bitmap header", 13)
         self.version = cur.i8()
         if self.version > VERSION:
             raise UnsupportedError(f"range-bitmap version {self.version} is newer than {VERSION}",
@@ -510,7 +503,6 @@ class RangeBitmapReader(FileIndexReader):
             if self._min > self._max:
                 cur.fail("min key is greater than max key")
         self.dictionary_length = cur.length("dictionary length")
-        self.dictionary_offset = 4 + head_len
         self.bsi_offset = self.dictionary_offset + self.dictionary_length
         if self.bsi_offset > source.size:
             raise CorruptFileError(f"dictionary of {self.dictionary_length} bytes does not fit",
