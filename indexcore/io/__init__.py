@@ -7,6 +7,7 @@ reported for any decision (a V2 bitmap lookup, a DV decode, an explain over a ta
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
 import os
 import posixpath
 import threading
@@ -528,6 +529,24 @@ class Storage:
                     self.cache.set_size(self._norm(e["name"]), int(e["size"]))
         return entries
 
+    def created(self, path: str, entry: dict | None = None) -> _dt.datetime | None:
+        """When a folder (or file) was made, naive UTC: its own time, else its oldest object's.
+
+        Object stores keep no folders, so a folder's time there is the earliest ``LastModified``
+        of what lies under it (one listing); local folders carry their own ``mtime``.
+        """
+        own = modified_time(entry) if entry is not None else None
+        if own is not None:
+            return own
+        try:
+            found = self.fs.find(self.resolve(path), detail=True)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StorageError(f"cannot list: {exc}", file=path) from exc
+        times = [t for t in map(modified_time, found.values()) if t is not None]
+        return min(times, default=None)
+
     def display(self, full: str) -> str:
         return full if self.protocol == "file" else f"{self.protocol}://{full}"
 
@@ -614,3 +633,19 @@ def open_file(path_or_url: str, storage_options: dict | None = None,
     except (ValueError, ImportError, OSError) as exc:
         raise StorageError(f"cannot open {path_or_url!r}: {exc}") from exc
     return FileSource(fs, path, name=text)
+
+
+def modified_time(entry: dict) -> _dt.datetime | None:
+    """An fsspec listing entry's modification time as naive UTC (``mtime``, ``LastModified``, ...)."""
+    for key in ("mtime", "LastModified", "last_modified", "updated", "created"):
+        when = entry.get(key)
+        if isinstance(when, int | float) and when > 0:
+            return _dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=float(when))
+        if isinstance(when, str):
+            try:
+                when = _dt.datetime.fromisoformat(when.replace("Z", "+00:00"))
+            except ValueError:
+                continue
+        if isinstance(when, _dt.datetime):
+            return when.astimezone(_dt.UTC).replace(tzinfo=None) if when.tzinfo else when
+    return None

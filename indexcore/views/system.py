@@ -323,15 +323,12 @@ BRANCHES = pa.schema([("branch_name", pa.string()), ("create_time", TS)])
 
 
 def branches(table, snapshot_id: int | None = None) -> pa.Table:
-    """``$branches``: each ``branch/branch-NAME`` folder, with its modification time."""
+    """``$branches``: each ``branch/branch-NAME`` folder, with its creation time (see ``Storage.created``)."""
     root = getattr(table, "data_root", table.path)
     times = {}
     for entry in table.storage.listdir(posixpath.join(root, "branch")):
         name = posixpath.basename(entry["name"].rstrip("/"))
-        when = entry.get("mtime") or entry.get("created")
-        if isinstance(when, int | float):
-            when = _dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=float(when))
-        times[name] = when if isinstance(when, _dt.datetime) else None
+        times[name] = table.storage.created(entry["name"], entry)
     main = table if root == table.path else _main_of(table)
     return from_rows([{"branch_name": b, "create_time": times.get(BRANCH_PREFIX + b)} for b in main.branches()],
                      BRANCHES)
