@@ -6,7 +6,11 @@ manifests, manifest lists, index manifests, snapshot and schema JSON and Parquet
 are mutated one at a time: truncated, bit-flipped, bytes inserted, counts and lengths inflated
 to 2^31-1 or made negative, offsets pointed past the end, magic and version changed; Avro
 records and JSON documents are also mutated field by field (a field dropped or renamed, a value
-of the wrong type, out of range, an unknown enum value, a decompression bomb).
+of the wrong type, out of range, an unknown enum value, a decompression bomb). SQL text is fuzzed
+too (kind ``sql``): ``--where`` conditions built from valid predicates over the sample tables'
+columns and a few golden blobs' column, then nested, chained, spliced, given extreme or
+wrong-typed literals, broken quotes, odd characters, unknown columns and functions, and run
+through ``explain`` on a sample table and ``probe`` on a golden blob.
 
 Each case runs in a forked child under an address-space cap (1 GiB above what the child had at
 start) and a time limit, and is classified as one of five outcomes:
@@ -29,6 +33,7 @@ import io
 import json
 import os
 import random
+import re
 import resource
 import select
 import shutil
@@ -59,7 +64,7 @@ SPECIAL_WORDS = [INT_MAX, b"\xff\xff\xff\x7f", b"\xff\xff\xff\xff", b"\x80\x00\x
 class Seed:
     """One input to mutate: ``kind`` picks the mutations, ``run`` exercises the mutated copy."""
 
-    kind: str           # blob, container, dv, hash, avro, json, data
+    kind: str           # blob, container, dv, hash, avro, json, data, sql
     name: str           # shown in reports
     path: Path          # the original file
     table: Path | None = None   # the table directory the file belongs to (warehouse files)
@@ -152,8 +157,36 @@ def _default_where(table: Path) -> str:
     return f"{fields[0]['name']} IS NOT NULL"
 
 
+# the tables and golden blobs whose columns the fuzzed ``--where`` text is written against
+SQL_TABLES = ("events", "orders", "users", "daily_events")
+SQL_BLOBS = ("bitmap_v1__bigint__unique", "bsi__dec10_2__unique", "range_bitmap__string__unique",
+             "range_bitmap__ts3__unique", "bloom_i5000_f005__double__unique", "bitmap_v2__date__unique",
+             "range_bitmap__boolean__unique")
+
+
+def _sql_seeds() -> list[Seed]:
+    """``explain`` on each sample table and ``probe`` on a few golden blobs (path: table or blob)."""
+    seeds = []
+    for name in SQL_TABLES:
+        table = SAMPLE / "demo.db" / name
+        schemas = sorted((table / "schema").glob("schema-*"), key=lambda p: int(p.name.split("-")[1]))
+        if schemas:
+            fields = json.loads(schemas[-1].read_text(encoding="utf-8"))["fields"]
+            columns = [(f["name"], f["type"].replace(" NOT NULL", "")) for f in fields]
+            seeds.append(Seed("sql", f"explain demo.{name}", table, extra=("explain", json.dumps(columns))))
+    single = CONFORMANCE / "golden" / "single"
+    for vid in SQL_BLOBS:
+        meta_path = single / f"{vid}.json"
+        if meta_path.is_file():
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            columns = [("c", meta["column"]["type"])]
+            seeds.append(Seed("sql", f"probe {vid}", single / meta["bin_file"],
+                              extra=("probe", json.dumps(columns), json.dumps(meta))))
+    return seeds
+
+
 def all_seeds() -> list[Seed]:
-    return _golden_blobs() + _containers() + _dv_files() + _hash_files() + _table_seeds()
+    return _golden_blobs() + _containers() + _dv_files() + _hash_files() + _table_seeds() + _sql_seeds()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -348,8 +381,121 @@ MUTATORS: dict[str, Callable[[random.Random, bytes], tuple[str, bytes]]] = {
     "json": _json, "avro": _avro,
 }
 
+_HUGE_NUMBERS = ["1e999999", "1e9999", "-1e309", "1e-999999", "0." + "0" * 5000 + "1", "9" * 5000, "-" + "9" * 400,
+                 "1e", ".e5", "5.", ".5", "0x7fffffff", "2147483648", "-2147483649", "9223372036854775808",
+                 "-9223372036854775809", "1e18", "1.7976931348623157e309", "4.9e-325", "00000000000007", "1_000",
+                 "１２３", "٣", "NaN", "Infinity", "-0"]
+_CAST_VALUES = ["NaN", "Infinity", "-Infinity", "+inf", "nan", "", " ", "x", "1e999999", "9" * 400,
+                "2020-13-45", "9999999-01-01", "00:00:61", "1.5", "-0"]
+_CAST_TYPES = ["DOUBLE", "FLOAT", "INT", "BIGINT", "TINYINT", "DECIMAL(10, 2)", "DECIMAL(38, 38)", "DECIMAL(99, 2)",
+               "DATE", "TIMESTAMP", "TIMESTAMP(3)", "TIMESTAMP(12)", "TIME", "STRING", "BOOLEAN", "NOPE", "VARCHAR(-1)"]
+_ODD_CHARS = ["\x00", "\x01", "\x1b", "\x7f", "\n", "\r", "\t", "\u202e", "\u200b", "\ufeff", "\u00e9", "\U0001f600",
+              "\uff08", "\uff09", "\u2019", "\u201c", "\\", "'", "\"", "`", ";", "--", "/*", "%", "_", "\udc80"]
+_WRONG_LITERALS = ["'text'", "''", "'2020-01-01'", "'NaN'", "5", "-5", "3.25", "1e10", "TRUE", "FALSE", "NULL",
+                   "DATE '2020-01-01'", "DATE '2020-02-30'", "DATE 'x'", "TIMESTAMP '2020-01-01 00:00:00'",
+                   "TIMESTAMP '2020-01-01 25:61:00'", "X'00ff'", "X'0'", "CAST(1 AS STRING)", "INTERVAL '1' DAY",
+                   "ARRAY[1]", "(1, 2)", "?", ":x", "$1"]
+
+
+def _sample_literal(rng: random.Random, sql_type: str) -> str:
+    """A literal a column of ``sql_type`` could hold."""
+    t = sql_type.upper()
+    if t.startswith(("STRING", "CHAR", "VARCHAR")):
+        return rng.choice(["'NZ'", "'a'", "''", "'mobile'", "'x%'", "'it''s'"])
+    if t.startswith("BOOLEAN"):
+        return rng.choice(["TRUE", "FALSE"])
+    if t.startswith("DATE"):
+        return rng.choice(["DATE '2024-01-01'", "'2024-03-02'"])
+    if t.startswith("TIMESTAMP"):
+        return rng.choice(["TIMESTAMP '2024-01-01 00:00:00'", "'2024-01-01 12:30:00.123'"])
+    if t.startswith("TIME"):
+        return rng.choice(["TIME '12:00:00'", "'01:02:03'"])
+    if t.startswith(("DOUBLE", "FLOAT", "DECIMAL")):
+        return rng.choice(["1.5", "0", "-3.25", "100"])
+    return str(rng.choice([0, 1, 7, 42, -1, 100]))
+
+
+def _valid_predicate(rng: random.Random, columns: list[tuple[str, str]]) -> str:
+    """One predicate from the corpus of valid conditions over ``columns``."""
+    name, sql_type = rng.choice(columns)
+    lit = _sample_literal(rng, sql_type)
+    form = rng.randrange(9)
+    if form == 0:
+        return f"{name} IS NULL"
+    if form == 1:
+        return f"{name} IS NOT NULL"
+    if form == 2:
+        return f"{name} IN ({lit}, {_sample_literal(rng, sql_type)})"
+    if form == 3:
+        return f"{name} BETWEEN {lit} AND {_sample_literal(rng, sql_type)}"
+    if form == 4 and sql_type.upper().startswith(("STRING", "CHAR", "VARCHAR")):
+        pattern = rng.choice(["'N%'", "'%z'", "'a_c'", "'%'"])
+        return f"{name} LIKE {pattern}"
+    if form == 5:
+        return f"NOT ({name} = {lit})"
+    return f"{name} {rng.choice(['=', '<>', '!=', '<', '<=', '>', '>='])} {lit}"
+
+
+def _sql(rng: random.Random, columns: list[tuple[str, str]]) -> tuple[str, str]:
+    """One hostile ``--where`` text over ``columns``: (description, text)."""
+    base = _valid_predicate(rng, columns)
+    name, sql_type = rng.choice(columns)
+    op = rng.choice(["valid", "nest", "not", "in_long", "chain", "number", "cast", "quote", "chars", "splice",
+                     "unknown", "wrong_type", "empty"])
+    if op == "valid":
+        text = " AND ".join(_valid_predicate(rng, columns) for _ in range(rng.randint(1, 4)))
+    elif op == "nest":
+        depth = rng.choice([50, 200, 999, 3000, 100_000])
+        text = "(" * depth + base + ")" * rng.choice([depth, depth - 1, depth + 1, 0])
+    elif op == "not":
+        depth = rng.choice([10, 500, 3000, 50_000])
+        text = rng.choice(["NOT ", "NOT (", "NOT NOT "]) * depth + base
+        text += ")" * text.count("(") if rng.random() < 0.7 else ""
+    elif op == "in_long":
+        n = rng.choice([100, 5000, 50_000, 200_000])
+        text = f"{name} {rng.choice(['IN', 'NOT IN'])} ({', '.join(_sample_literal(rng, sql_type) for _ in range(n))})"
+    elif op == "chain":
+        n = rng.choice([100, 2000, 20_000])
+        joiner = rng.choice([" AND ", " OR "])
+        text = joiner.join(_valid_predicate(rng, columns) for _ in range(n))
+    elif op == "number":
+        text = f"{name} {rng.choice(['=', '>', '<=', 'IN ('])} {rng.choice(_HUGE_NUMBERS)}"
+        text += ")" if "IN (" in text else ""
+    elif op == "cast":
+        value = rng.choice(_CAST_VALUES).replace("'", "''")
+        text = f"{name} {rng.choice(['>', '=', '<'])} CAST('{value}' AS {rng.choice(_CAST_TYPES)})"
+    elif op == "quote":
+        cut = rng.choice(["'", '"', "`", "''", "\\'"])
+        at = rng.randrange(len(base) + 1)
+        text = rng.choice([base[:at] + cut + base[at:], base.replace("'", "", 1), base + " AND " + name + " = 'open",
+                           f"`{name} = 1", f'"{name}" = 1', f"{name} = '{'x' * 10_000}"])
+    elif op == "chars":
+        chars = list(base)
+        for _ in range(rng.randint(1, 6)):
+            chars.insert(rng.randrange(len(chars) + 1), rng.choice(_ODD_CHARS))
+        text = "".join(chars)
+    elif op == "splice":
+        tokens = [t for _ in range(6) for t in re.findall(r"'[^']*'|\w+|[^\w\s]+", _valid_predicate(rng, columns))]
+        text = " ".join(rng.choice(tokens) for _ in range(rng.randint(1, 12)))
+    elif op == "unknown":
+        text = rng.choice(["nope_column = 1", f"frobnicate({name}) = 1", f"UPPER({name}, {name}) = 'A'",
+                           f"{name}.x = 1", f"demo.{name} = 1", f"{name}({name}) > 1", "ABS() = 1",
+                           f"{name} = other_column", f"{name} REGEXP 'x'", f"{name} = {name}",
+                           f"COALESCE({name}) IS NULL", "\"nope\" = 1", f"{name}[0] = 1"])
+    elif op == "wrong_type":
+        text = f"{name} {rng.choice(['=', '<', '>=', '<>'])} {rng.choice(_WRONG_LITERALS)}"
+        if rng.random() < 0.3:
+            text = f"{name} BETWEEN {rng.choice(_WRONG_LITERALS)} AND {rng.choice(_WRONG_LITERALS)}"
+    else:
+        text = rng.choice(["", " ", ";", "1", "TRUE", "NULL", "AND", "()", "(", ")", "NOT", "-", "--x", "/*",
+                           base + ";", base + " " + base, base + " -- c", "*", "SELECT 1"])
+    return f"sql {op} ({len(text)} chars)", text
+
 
 def mutate(seed: Seed, rng: random.Random) -> tuple[str, bytes]:
+    if seed.kind == "sql":
+        what, text = _sql(rng, [tuple(c) for c in json.loads(seed.extra[1])])
+        return what, text.encode("utf-8", "surrogatepass")
     data = seed.path.read_bytes()
     return MUTATORS.get(seed.kind, _binary)(rng, data)
 
@@ -423,9 +569,23 @@ def _exercise_table(seed: Seed, path: Path, warehouse: Path) -> list[int]:
     return codes
 
 
+def _exercise_sql(seed: Seed, text: str) -> list[int]:
+    """The ``--where`` text through ``explain`` on a sample table or ``probe`` on a golden blob
+    (both only read: the table is the sample warehouse itself)."""
+    where = f"--where={text}"  # one argument even when the text starts with "-"
+    if seed.extra[0] == "explain":
+        return [_cli(["explain", str(SAMPLE), f"demo.{seed.path.name}", where])]
+    meta = json.loads(seed.extra[2])
+    options = [a for k, v in meta["options"].items() for a in ("--option", f"{k}={v}")]
+    return [_cli(["probe", str(seed.path), "--index-type", meta["index_type"], "--column-type",
+                  meta["column"]["type"], where, *options])]
+
+
 def run_case(seed: Seed, data: bytes, scratch: Path) -> str:
     """Exercise one mutated input; returns ``clean error`` or ``answer`` (exceptions escape)."""
-    if seed.table is not None:
+    if seed.kind == "sql":
+        codes = _exercise_sql(seed, data.decode("utf-8", "surrogatepass"))
+    elif seed.table is not None:
         warehouse = scratch / "wh"
         copy = warehouse / seed.table.parent.name / seed.table.name
         shutil.copytree(seed.table, copy)
@@ -586,7 +746,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per case before it is a hang")
     parser.add_argument("--jobs", type=int, default=1, help="cases run at the same time")
     parser.add_argument("--kinds", help="comma-separated seed kinds (blob, container, dv, hash, avro, json, "
-                                        "data, dv-in-table, container-in-table)")
+                                        "data, dv-in-table, container-in-table, sql)")
     args = parser.parse_args(argv)
     kinds = set(args.kinds.split(",")) if args.kinds else None
     started = time.monotonic()

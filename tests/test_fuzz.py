@@ -243,3 +243,19 @@ def test_structure_aware_fuzz_run(conformance: Path) -> None:
     assert sum(counts.values()) == count
     assert counts["clean error"] > 0 and counts["answer"] > 0, counts
     assert not bad, "\n".join(f"{r['outcome']}: {what}: {r.get('detail')}" for what, r in bad)
+
+
+def test_sql_text_fuzz_run() -> None:
+    """A bounded, seeded run of the script's ``sql`` kind: hostile ``--where`` text (deep nesting,
+    long IN lists and chains, extreme numbers, NaN casts, broken quotes, odd characters, spliced
+    tokens, unknown columns and functions, wrong-typed literals) through ``explain`` on the sample
+    tables and ``probe`` on golden blobs; only clean errors and answers
+    (``INDEXCORE_FUZZ_SQL_CASES`` changes the count)."""
+    fuzz = _fuzz_script()
+    if not any(s.kind == "sql" for s in fuzz.all_seeds()):
+        pytest.skip("neither sample_warehouse/ nor the golden blobs are here")
+    count = int(os.environ.get("INDEXCORE_FUZZ_SQL_CASES", "120"))
+    counts, bad = fuzz.fuzz(count, seed=13, timeout=60.0, kinds={"sql"})
+    assert sum(counts.values()) == count
+    assert counts["clean error"] > 0 and counts["answer"] > 0, counts
+    assert not bad, "\n".join(f"{r['outcome']}: {what}: {r.get('detail')}" for what, r in bad)

@@ -310,6 +310,53 @@ def test_no_command_writes_into_the_browsed_warehouse(tmp_path: Path) -> None:
     assert _tree_hash(wh) == before
 
 
+def test_no_view_writes_into_the_browsed_warehouse(tmp_path: Path) -> None:
+    """Every view on every table (latest and first snapshot) leaves the warehouse's bytes as they were."""
+    import indexcore
+    from indexcore.errors import IndexCoreError
+    from indexcore.views import VIEWS, view
+
+    wh = tmp_path / "wh"
+    shutil.copytree(SAMPLE, wh)
+    before = _tree_hash(wh)
+    warehouse = indexcore.open_warehouse(str(wh))
+    answered = 0
+    for name in warehouse.tables():
+        table = warehouse.table(name)
+        for snapshot_id in {None, *table.snapshot_ids()[:1]}:
+            for key in VIEWS:
+                with contextlib.suppress(IndexCoreError):  # the faulty table may refuse a view
+                    view(table, key, snapshot_id)
+                    answered += 1
+    assert answered > len(VIEWS) * 4
+    assert _tree_hash(wh) == before
+
+
+def test_no_app_page_writes_into_the_browsed_warehouse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every page of the app, on every table of a scratch copy of the sample warehouse, reads only."""
+    pytest.importorskip("streamlit")
+    from streamlit.testing.v1 import AppTest
+    from test_app import APP, PAGES, _served_through_app
+
+    import indexcore
+
+    wh = tmp_path / "wh"
+    shutil.copytree(SAMPLE, wh)
+    before = _tree_hash(wh)
+    monkeypatch.setenv("INDEXCORE_WAREHOUSE", str(wh))
+    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", str(wh))
+    _served_through_app(monkeypatch)
+    for name in indexcore.open_warehouse(str(wh)).tables():
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.session_state["warehouse_url"] = str(wh)
+        at.session_state["table"] = name
+        for page in PAGES:
+            at.switch_page(f"pages/{page}.py").run()
+            assert not at.exception, (name, page, [e.value for e in at.exception])
+            assert at.title, (name, page, "the page drew no title")
+    assert _tree_hash(wh) == before
+
+
 @pytest.mark.spark
 def test_no_spark_command_writes_into_the_browsed_warehouse(tmp_path: Path) -> None:
     pytest.importorskip("pyspark")
