@@ -127,11 +127,28 @@ def cached_metric(name: str, url: str, roots: tuple[str, ...], table: str | None
     return fn(wh.table(table), **dict(kwargs))
 
 
+class Missing(Exception):
+    """A section needs a value that an earlier section, which failed, did not produce."""
+
+
+def needs(section: str, *values: Any) -> None:
+    """Inside a :func:`guard`: stop this section (not the page) when ``section`` left any of
+    ``values`` unset (None), so it says what it misses instead of raising NameError."""
+    if any(v is None for v in values):
+        raise Missing(section)
+
+
 @contextmanager
 def guard(what: str) -> Iterator[None]:
-    """Show a failure of one page section as st.error and let the rest of the page run."""
+    """Show a failure of one page section as st.error and let the rest of the page run.
+
+    Sections that share values initialise them to None before the first section and call
+    :func:`needs` before using them.
+    """
     try:
         yield
+    except Missing as exc:
+        st.info(f"{what}: not shown, it needs what the section \"{exc}\" computes, and that section failed.")
     except IndexCoreError as exc:
         st.error(f"{what}: {exc}")
     except Exception as exc:  # the page must keep working whatever a section hits

@@ -4,13 +4,14 @@ import streamlit as st
 
 from indexcore import figures
 from indexcore.evaluate.metrics import compaction_hint, dv_by_bucket
-from pages.common import context, guard, need_table, show_frame
+from pages.common import context, guard, need_table, needs, show_frame
 
 st.title("Deletion vectors")
 ctx = context()
 if not need_table(ctx):
     st.stop()
 
+dvs = buckets = None
 with guard("Deletion vectors"):
     dvs = ctx.view("deletion_vectors")
     buckets = dv_by_bucket(dvs)
@@ -32,12 +33,14 @@ with guard("Trend"):
 
 with guard("Most deleted files"):
     st.subheader("Most deleted files")
+    needs("Deletion vectors", dvs)
     top = dvs[dvs["has_dv"]].sort_values(["deleted", "density"], ascending=False).head(20)
     show_frame(top.drop(columns=["has_dv"]), "dv_top", column_config={
         "density": st.column_config.ProgressColumn("density", min_value=0.0, max_value=1.0, format="percent")})
 
 with guard("Compaction hint"):
     st.subheader("Compaction hint")
+    needs("Deletion vectors", buckets)
     threshold = st.slider("Density that calls for compaction", 0.01, 1.0, 0.2, 0.01, key="dv_threshold")
     hot = compaction_hint(buckets, threshold)
     if hot.empty:

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from indexcore import figures
-from pages.common import context, guard, index_columns, need_table, show_frame
+from pages.common import context, guard, index_columns, need_table, needs, show_frame
 
 RANGE_TYPES = ("range-bitmap", "bsi")
 
@@ -15,6 +15,7 @@ ctx = context()
 if not need_table(ctx):
     st.stop()
 
+column = mine = None
 with guard("Range indexes"):
     columns = index_columns(ctx, RANGE_TYPES)
     if not columns:
@@ -36,6 +37,7 @@ with guard("Range indexes"):
 
 with guard("Range predicate"):
     st.subheader("How a range predicate prunes")
+    needs("Range indexes", column, mine)
     numeric = mine.dropna(subset=["min", "max"])
     numeric = numeric[numeric["min"].map(pd.api.types.is_number)]
     if not numeric.empty:

@@ -462,3 +462,73 @@ def test_branch_and_tag_pickers(tagged_env):
     _no_failure(at)
     assert _metric(at, "Rows") == f"{sum(lf.file.row_count for lf in branch.plan().files):,}"
     assert branch.schema().primary_keys != wh.table(selection.table).schema().primary_keys
+
+
+# ---------------------------------------------------------------------------------------
+# Sections: a failed section leaves the others running, and those that need it say so
+
+
+def _guard_blocks(tree) -> list:
+    import ast
+
+    def is_guard(item) -> bool:
+        call = item.context_expr
+        return isinstance(call, ast.Call) and getattr(call.func, "id", None) == "guard"
+
+    return sorted((n for n in ast.walk(tree) if isinstance(n, ast.With) and any(map(is_guard, n.items))),
+                  key=lambda n: n.lineno)
+
+
+def test_sections_declare_what_they_take_from_earlier_sections():
+    """A value set inside one ``with guard(...)`` block and read in a later one must be named in a
+    ``needs(...)`` call there: otherwise a failure of the first shows ``NameError`` in the second."""
+    import ast
+
+    undeclared = []
+    for page in sorted((ROOT / "pages").glob("*.py")):
+        tree = ast.parse(page.read_text())
+        blocks = _guard_blocks(tree)
+        inside = {id(n) for block in blocks for stmt in block.body for n in ast.walk(stmt)}
+        # bound to a real value outside every section (a None placeholder does not count)
+        rebound = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and id(n) not in inside
+                   and not (isinstance(n.value, ast.Constant) and n.value.value is None)
+                   for t in n.targets if isinstance(t, ast.Name)}
+        for i, block in enumerate(blocks):
+            nodes = [n for stmt in block.body for n in ast.walk(stmt)]
+            own = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            loaded = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - own - rebound
+            declared = {a.id for n in nodes if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "needs"
+                        for a in n.args if isinstance(a, ast.Name)}
+            for earlier in blocks[:i]:
+                stored = {n.id for stmt in earlier.body for n in ast.walk(stmt)
+                          if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+                undeclared += [(page.name, block.lineno, name) for name in sorted(stored & loaded - declared)]
+    assert not undeclared, undeclared
+
+
+def _failing_first_section():
+    import streamlit as st
+
+    from pages.common import guard, needs
+
+    files = other = None
+    with guard("Overview"):
+        files = st.session_state.to_dict()["files"]  # KeyError: the first section fails
+    with guard("Independent"):
+        other = 1
+        st.markdown(f"independent {other}")
+    with guard("Files"):
+        needs("Overview", files)
+        st.markdown(f"{len(files)} files")
+
+
+def test_failed_section_leaves_independent_ones_and_names_what_dependents_miss():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_failing_first_section)
+    at.run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["Overview failed: KeyError: 'files'"]
+    assert [m.value for m in at.markdown] == ["independent 1"]
+    assert [i.value for i in at.info] == ['Files: not shown, it needs what the section "Overview" computes, '
+                                          "and that section failed."]
