@@ -532,3 +532,24 @@ def test_failed_section_leaves_independent_ones_and_names_what_dependents_miss()
     assert [m.value for m in at.markdown] == ["independent 1"]
     assert [i.value for i in at.info] == ['Files: not shown, it needs what the section "Overview" computes, '
                                           "and that section failed."]
+
+
+def test_table_without_snapshot_on_every_page(tmp_path, monkeypatch):
+    """A table with a schema but no snapshot yet: every page says so, none fails (was KeyError: 'deleted')."""
+    import shutil
+
+    source = ROOT.parent / "shared" / "conformance" / "warehouses" / "parquet" / "pk_table_scan_and_read_dv.db"
+    if not source.is_dir():
+        pytest.skip("../shared/conformance is absent")
+    shutil.copytree(source / "pk_table_scan_and_read_dv" / "schema", tmp_path / "db.db" / "t" / "schema")
+    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", str(tmp_path))
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state["warehouse_url"] = str(tmp_path)
+    at.session_state["table"] = "db.t"
+    for page in PAGES:
+        at.switch_page(f"pages/{page}.py").run()
+        _no_failure(at)
+        assert [t.value for t in at.title] == [TITLES[page]], page
+        assert "This table has no snapshot yet." in [i.value for i in at.info], page
