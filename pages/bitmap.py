@@ -4,7 +4,16 @@ import streamlit as st
 
 from indexcore import figures
 from indexcore.evaluate.metrics import top_values
-from pages.common import context, guard, index_columns, need_table, needs, show_frame
+from pages.common import (
+    context,
+    guard,
+    index_columns,
+    need_table,
+    needs,
+    show_frame,
+    show_unusable,
+    unusable_files,
+)
 
 st.title("Bitmap indexes")
 ctx = context()
@@ -14,7 +23,12 @@ if not need_table(ctx):
 column = top = None
 with guard("Bitmap indexes"):
     columns = index_columns(ctx, ("bitmap",))
+    show_unusable(unusable_files(ctx, ("bitmap",)), "bitmap_unusable")
     if not columns:
+        if "file-index.bitmap.columns" in ctx.table.schema().options:
+            st.warning("`file-index.bitmap.columns` is configured but no bitmap index of this snapshot could "
+                       "be read.")
+            st.stop()
         st.info("No bitmap index in this snapshot. Paimon builds one per file for the columns in "
                 "`file-index.bitmap.columns`.")
         st.stop()

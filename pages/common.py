@@ -348,6 +348,33 @@ def index_columns(ctx: Context, index_types: tuple[str, ...]) -> list[str]:
     return sorted(hit["column_name"].dropna().unique().tolist())
 
 
+def unusable_files(ctx: Context, index_types: tuple[str, ...]) -> pd.DataFrame:
+    """Files of the picked snapshot whose file index of one of ``index_types`` (or whole index file)
+    could not be used, and why: missing ``.index`` file, unreadable index or unknown index kind."""
+    frame = ctx.view("file_indexes")
+    cols = ["file_name", "index_type", "column_name", "why", "error"]
+    if frame.empty:
+        return pd.DataFrame(columns=cols)
+    unknown = frame["index_type"].notna() & ~frame["index_type"].isin(metrics.FILE_INDEX_TYPES)
+    failed = frame["error"].notna() & (frame["index_type"].isna() | frame["index_type"].isin(index_types))
+    bad = frame[failed | unknown].copy()
+    missing = bad["error"].fillna("").str.startswith("file not found")
+    bad["why"] = "unreadable index"
+    bad.loc[missing, "why"] = "missing .index file"
+    bad.loc[unknown, "why"] = "unknown index kind " + bad.loc[unknown, "index_type"].astype(str)
+    return bad[cols].reset_index(drop=True)
+
+
+def show_unusable(bad: pd.DataFrame, key: str) -> None:
+    """Warn about the files a page could not use, with the reason per file."""
+    if bad.empty:
+        return
+    counts = bad.drop_duplicates("file_name")["why"].value_counts()
+    st.warning(f"{bad['file_name'].nunique()} file(s) could not be used: "
+               + ", ".join(f"{n} {why}" for why, n in counts.items()))
+    show_frame(bad, key)
+
+
 def _run_through_app() -> None:
     """Hand a page that Streamlit ran on its own back to ``app.py``'s navigation.
 

@@ -553,3 +553,43 @@ def test_table_without_snapshot_on_every_page(tmp_path, monkeypatch):
         _no_failure(at)
         assert [t.value for t in at.title] == [TITLES[page]], page
         assert "This table has no snapshot yet." in [i.value for i in at.info], page
+
+
+def _faulty_copy(root: Path, monkeypatch) -> Path:
+    """demo.faulty of the sample (one corrupt, one missing ``.index``) copied into the scratch warehouse
+    ``root`` (a new one per state: the app caches by warehouse URL)."""
+    import shutil
+
+    source = ROOT / "sample_warehouse" / "demo.db" / "faulty"
+    if not source.is_dir():
+        pytest.skip("sample_warehouse/ has no demo.faulty")
+    shutil.copytree(source, root / "demo.db" / "faulty")
+    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", str(root.parent))
+    return root / "demo.db" / "faulty"
+
+
+def _open_page(root: Path, table: str, page: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state["warehouse_url"] = str(root)
+    at.session_state["table"] = table
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_bitmap_page_lists_files_it_cannot_use(tmp_path, monkeypatch):
+    _faulty_copy(tmp_path / "faulty", monkeypatch)
+    at = _open_page(tmp_path / "faulty", "demo.faulty", "bitmap")
+    assert "2 file(s) could not be used: 1 unreadable index, 1 missing .index file" in [w.value for w in at.warning]
+    listed = at.dataframe[0].value
+    assert sorted(listed["why"]) == ["missing .index file", "unreadable index"]
+    # every configured .index file gone: the page lists all four files, not "No bitmap index"
+    table_dir = _faulty_copy(tmp_path / "gone", monkeypatch)
+    for index in (table_dir / "bucket-0").glob("*.index"):
+        index.unlink()
+    at = _open_page(tmp_path / "gone", "demo.faulty", "bitmap")
+    warnings = [w.value for w in at.warning]
+    assert "4 file(s) could not be used: 4 missing .index file" in warnings, warnings
+    assert not [i.value for i in at.info if i.value.startswith("No bitmap index")]
