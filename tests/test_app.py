@@ -593,3 +593,26 @@ def test_bitmap_page_lists_files_it_cannot_use(tmp_path, monkeypatch):
     warnings = [w.value for w in at.warning]
     assert "4 file(s) could not be used: 4 missing .index file" in warnings, warnings
     assert not [i.value for i in at.info if i.value.startswith("No bitmap index")]
+
+
+def test_dv_page_lists_files_whose_dv_file_is_missing(tmp_path, monkeypatch):
+    import shutil
+
+    source = (ROOT.parent / "shared" / "conformance" / "warehouses" / "parquet" / "pk_table_with_dv_cardinality.db"
+              / "pk_table_with_dv_cardinality")
+    if not source.is_dir():
+        pytest.skip("../shared/conformance is absent")
+    shutil.copytree(source, tmp_path / "db.db" / "t")
+    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", str(tmp_path))
+    at = _open_page(tmp_path, "db.t", "deletion_vectors")
+    assert not [w.value for w in at.warning if "could not be used" in w.value]
+    table = indexcore.open_warehouse(str(tmp_path)).table("db.t")
+    with_dv = sorted(lf.file.file_name for lf in table.plan().files if lf.deletion_vector)
+    assert with_dv, "the conformance table has deletion vectors"
+    shutil.copytree(tmp_path / "db.db", tmp_path / "gone" / "db.db")
+    for dv_file in (tmp_path / "gone" / "db.db" / "t" / "index").iterdir():
+        dv_file.unlink()
+    at = _open_page(tmp_path / "gone", "db.t", "deletion_vectors")
+    warnings = [w.value for w in at.warning]
+    assert f"{len(with_dv)} file(s) could not be used: {len(with_dv)} missing DV file" in warnings, warnings
+    assert sorted(at.dataframe[0].value["file_name"]) == with_dv
