@@ -227,17 +227,21 @@ def value_ranges(ranges: pd.DataFrame, low: float | None = None, high: float | N
 
 
 def prune_counts(pruned: pd.DataFrame, index_types: Sequence[str]) -> go.Figure:
-    """Files kept by statistics and by each index type."""
+    """Files kept by statistics and by each index type; files without that index are a separate
+    "no index" part of the bar, not counted as kept by it."""
     if pruned.empty:
         return _empty("Pruning")
-    bars = {"all files": len(pruned), "stats": int((pruned["stats"] != "SKIP").sum())}
+    rows = [("all files", "kept", len(pruned)), ("stats", "kept", int((pruned["stats"] != "SKIP").sum()))]
     for t in index_types:
         if t in pruned:
             col = pruned[t].astype(str)
-            bars[t] = int((~col.str.startswith("SKIP") & (col != "no index")).sum() + (col == "no index").sum())
-    fig = px.bar(x=list(bars), y=list(bars.values()), labels={"x": "decided by", "y": "files kept"},
+            none = col == "no index"
+            rows += [(t, "kept", int((~col.str.startswith("SKIP") & ~none).sum())), (t, "no index", int(none.sum()))]
+    bars = pd.DataFrame(rows, columns=["decided by", "outcome", "files"])
+    fig = px.bar(bars, x="decided by", y="files", color="outcome", barmode="stack",
+                 color_discrete_map={"kept": "#1f77b4", "no index": "#bbbbbb"},
                  title="Files that may match, by what decides")
-    fig.update_layout(height=300)
+    fig.update_layout(height=300, yaxis_title="files")
     return fig
 
 

@@ -47,7 +47,11 @@ with guard("Range predicate"):
         default = f"{column} BETWEEN {round(a)} AND {round(b)}" if whole else f"{column} BETWEEN {a:.6g} AND {b:.6g}"
     else:
         default = f"{column} IS NOT NULL"
-    sql = st.text_input("Predicate (SQL WHERE)", value=default, key="range_sql")
+    picked = (ctx.url, ctx.table_name, ctx.snapshot_id, column)
+    if st.session_state.get("range_sql_for") != picked or "range_sql" not in st.session_state:
+        st.session_state["range_sql"] = default  # each column starts from its own range
+        st.session_state["range_sql_for"] = picked
+    sql = st.text_input("Predicate (SQL WHERE)", key="range_sql")
     pruned = ctx.metric("prune_by_sql", sql=sql, index_types=RANGE_TYPES)
     band = None
     if not numeric.empty:

@@ -616,3 +616,42 @@ def test_dv_page_lists_files_whose_dv_file_is_missing(tmp_path, monkeypatch):
     warnings = [w.value for w in at.warning]
     assert f"{len(with_dv)} file(s) could not be used: {len(with_dv)} missing DV file" in warnings, warnings
     assert sorted(at.dataframe[0].value["file_name"]) == with_dv
+
+
+def test_prune_counts_keeps_no_index_apart():
+    """A file without the index is not "kept by" it: the figure counts it in its own "no index" part."""
+    from indexcore import figures
+
+    sample = ROOT / "sample_warehouse"
+    if not (sample / "demo.db" / "events").is_dir():
+        pytest.skip("no sample warehouse")
+    wh = indexcore.open_warehouse(str(sample))
+    for name, where in (("demo.faulty", "amount BETWEEN 10 AND 20"), ("demo.events", "amount BETWEEN 10 AND 20")):
+        pruned = metrics.prune_by_sql(wh.table(name), where, ["range-bitmap", "bsi"])
+        fig = figures.prune_counts(pruned, ["range-bitmap", "bsi"])
+        bars = {(x, tr.name): y for tr in fig.data for x, y in zip(tr.x, tr.y, strict=True)}
+        for kind in ("range-bitmap", "bsi"):
+            col = pruned[kind].astype(str)
+            none = int((col == "no index").sum())
+            assert bars.get((kind, "no index"), 0) == none, (name, kind, bars)
+            assert bars[(kind, "kept")] == int((~col.str.startswith("SKIP") & (col != "no index")).sum())
+        if name == "demo.faulty":
+            assert bars[("bsi", "kept")] == 0 and bars[("bsi", "no index")] == len(pruned)
+
+
+def test_range_predicate_follows_the_column(wh_path, overview):
+    name = _table_with(overview, "bsi")
+    if name is None:
+        pytest.skip("no table with a bsi index")
+    at = _app(name, "range")
+    _no_failure(at)
+    box = at.selectbox(key="range_column")
+    if len(box.options) < 2:
+        pytest.skip("one range column only")
+    first, second = box.options[0], box.options[1]
+    assert at.text_input(key="range_sql").value.startswith(f"{first} ")
+    at.selectbox(key="range_column").select(second).run()
+    _no_failure(at)
+    assert at.text_input(key="range_sql").value.startswith(f"{second} ")
+    at.text_input(key="range_sql").set_value(f"{second} IS NULL").run()
+    assert at.text_input(key="range_sql").value == f"{second} IS NULL", "a typed predicate stays"
