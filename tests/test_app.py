@@ -655,3 +655,15 @@ def test_range_predicate_follows_the_column(wh_path, overview):
     assert at.text_input(key="range_sql").value.startswith(f"{second} ")
     at.text_input(key="range_sql").set_value(f"{second} IS NULL").run()
     assert at.text_input(key="range_sql").value == f"{second} IS NULL", "a typed predicate stays"
+
+
+def test_hash_page_says_one_thing_on_an_append_table(wh_path):
+    wh = indexcore.open_warehouse(str(wh_path))
+    appends = [n for n in wh.tables() if not wh.table(n).schema().primary_keys]
+    if not appends:
+        pytest.skip("no append table")
+    at = _app(appends[0], "hash_index")
+    _no_failure(at)
+    infos = [i.value for i in at.info]
+    assert infos == ["No hash index: this is an append table (no primary key), and Paimon keeps a dynamic-bucket "
+                     "hash index only for primary-key tables with `bucket` = -1."], infos
