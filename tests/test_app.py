@@ -667,3 +667,33 @@ def test_hash_page_says_one_thing_on_an_append_table(wh_path):
     infos = [i.value for i in at.info]
     assert infos == ["No hash index: this is an append table (no primary key), and Paimon keeps a dynamic-bucket "
                      "hash index only for primary-key tables with `bucket` = -1."], infos
+
+
+def test_count_axes_have_whole_number_ticks():
+    """Small counts (files, rows, keys, filters) tick 0, 1, 2... never 0.5."""
+    import pandas as pd
+
+    from indexcore import figures
+
+    sample = ROOT / "sample_warehouse"
+    if not (sample / "demo.db" / "faulty").is_dir():
+        pytest.skip("no sample warehouse")
+    wh = indexcore.open_warehouse(str(sample))
+    faulty = wh.table("demo.faulty")
+    two = pd.DataFrame({"value": ["a", "b"], "cardinality": [2, 1], "files": [1, 1]})
+    charts = {
+        "prune_counts": figures.prune_counts(metrics.prune_by_sql(faulty, "amount > 1", ["bsi"]), ["bsi"]),
+        "top_values": figures.top_values(two),
+        "values_per_file": figures.values_per_file(two.assign(file_name="f", partition="{}", bucket=0), ["a", "b"]),
+        "bloom_fill": figures.bloom_fill(view(faulty, "bloom_filters").to_pandas()),
+        "dv_trend": figures.dv_trend(pd.DataFrame({"snapshot_id": [1, 2], "row_count": [8, 8], "deleted": [0, 3],
+                                                   "density": [0.0, 0.375], "dv_files": [0, 1]})),
+        "hash_buckets": figures.hash_buckets(pd.DataFrame({"partition": ["{}"], "bucket": [0], "keys": [3],
+                                                           "distinct": [3], "recorded_rows": [3], "index_files": [1],
+                                                           "fill": [0.5]}), 6),
+        "bar": figures.bar(pd.DataFrame({"what": ["existing", "both"], "rows": [3, 1]}), "what", "rows", "Rows"),
+    }
+    for name, fig in charts.items():
+        assert fig.layout.yaxis.dtick == 1 and fig.layout.yaxis.tickformat == ",d", (name, fig.layout.yaxis)
+    ratios = figures.bar(pd.DataFrame({"what": ["a", "b"], "ratio": [0.25, 0.5]}), "what", "ratio", "Ratio")
+    assert ratios.layout.yaxis.dtick is None, "a ratio axis keeps Plotly's own ticks"
