@@ -697,3 +697,25 @@ def test_count_axes_have_whole_number_ticks():
         assert fig.layout.yaxis.dtick == 1 and fig.layout.yaxis.tickformat == ",d", (name, fig.layout.yaxis)
     ratios = figures.bar(pd.DataFrame({"what": ["a", "b"], "ratio": [0.25, 0.5]}), "what", "ratio", "Ratio")
     assert ratios.layout.yaxis.dtick is None, "a ratio axis keeps Plotly's own ticks"
+
+
+def test_what_if_validates_options_and_keeps_its_button(wh_path, overview):
+    name = _table_with(overview, "bitmap")
+    table = indexcore.open_warehouse(str(wh_path)).table(name)
+    at = _app(name, "what_if")
+    at.selectbox(key="hyp_column").select(table.schema().field_names[-1]).run()
+    at.selectbox(key="hyp_type").select("bloom-filter").run()
+    at.text_input(key="hyp_options").set_value("items=100, fpp=0.01").run()
+    _no_failure(at)
+    assert not at.button(key="hyp_build").disabled
+    for raw, message in (("items", "--option needs KEY=VALUE, got 'items'"),
+                         ("items=100, chunk-size=4kb", "bloom-filter does not take chunk-size; it takes items, fpp")):
+        at.text_input(key="hyp_options").set_value(raw).run()
+        assert not at.exception
+        assert [e.value for e in at.error] == [f"Options: {message}"]
+        assert at.button(key="hyp_build").disabled, "the button stays, disabled until the options are fixed"
+    from indexcore.errors import IndexCoreError
+    from indexcore.evaluate.whatif import build_hypothetical_index
+
+    with pytest.raises(IndexCoreError, match="bsi does not take items; it takes no options"):
+        build_hypothetical_index(table, table.schema().field_names[0], "bsi", {"items": "10"})
