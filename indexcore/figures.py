@@ -23,6 +23,14 @@ def _empty(title: str, note: str = "nothing to show") -> go.Figure:
     return fig
 
 
+def _count_axis(fig: go.Figure, top: float, axis: str = "y") -> go.Figure:
+    """Whole-number ticks on an axis of counts (no 0.5 files): one tick per unit up to 10, else
+    Plotly's own steps, which are whole numbers above that."""
+    settings = {"tickformat": ",d", **({"tick0": 0, "dtick": 1} if top <= 10 else {})}
+    fig.update_layout({f"{axis}axis": settings})
+    return fig
+
+
 def _short(name: str, keep: int = 14) -> str:
     """A data file name shortened for an axis label: ``data-<uuid>-<n>.parquet`` -> ``<uuid[:8]>…-<n>``."""
     parts = name.rsplit(".", 1)[0].split("-")
@@ -116,7 +124,7 @@ def top_values(top: pd.DataFrame, title: str = "Most frequent values") -> go.Fig
     fig = px.bar(top, x="value", y="cardinality", hover_data=[c for c in ("files",) if c in top], title=title,
                  labels={**_words("cardinality"), "files": "files holding it"})
     fig.update_layout(height=_HEIGHT, xaxis_type="category")
-    return fig
+    return _count_axis(fig, float(top["cardinality"].max()))
 
 
 def values_per_file(values: pd.DataFrame, top: Sequence[str], title: str = "Value rows per file") -> go.Figure:
@@ -128,7 +136,7 @@ def values_per_file(values: pd.DataFrame, top: Sequence[str], title: str = "Valu
                  hover_data=["file_name", "partition", "bucket"],
                  labels=_words("file", "cardinality", "file_name", "partition", "bucket", "value"))
     fig.update_layout(height=_HEIGHT, barmode="stack")
-    return fig
+    return _count_axis(fig, float(frame.groupby("file")["cardinality"].sum().max()) if not frame.empty else 0.0)
 
 
 def bitmap_lookup_bytes(layouts: pd.DataFrame) -> go.Figure:
@@ -159,7 +167,7 @@ def bloom_fill(blooms: pd.DataFrame) -> go.Figure:
                        labels=_words("fill_ratio", "column"),
                        title="Fill ratio per bloom filter (near 1: saturated)")
     fig.update_layout(height=_HEIGHT, bargap=0.05, yaxis_title="bloom filters", xaxis_tickformat=".0%")
-    return fig
+    return _count_axis(fig, float(len(frame)))
 
 
 def bloom_items(blooms: pd.DataFrame) -> go.Figure:
@@ -227,18 +235,22 @@ def value_ranges(ranges: pd.DataFrame, low: float | None = None, high: float | N
 
 
 def prune_counts(pruned: pd.DataFrame, index_types: Sequence[str]) -> go.Figure:
-    """Files kept by statistics and by each index type."""
+    """Files kept by statistics and by each index type; files without that index are a separate
+    "no index" part of the bar, not counted as kept by it."""
     if pruned.empty:
         return _empty("Pruning")
-    bars = {"all files": len(pruned), "stats": int((pruned["stats"] != "SKIP").sum())}
+    rows = [("all files", "kept", len(pruned)), ("stats", "kept", int((pruned["stats"] != "SKIP").sum()))]
     for t in index_types:
         if t in pruned:
             col = pruned[t].astype(str)
-            bars[t] = int((~col.str.startswith("SKIP") & (col != "no index")).sum() + (col == "no index").sum())
-    fig = px.bar(x=list(bars), y=list(bars.values()), labels={"x": "decided by", "y": "files kept"},
+            none = col == "no index"
+            rows += [(t, "kept", int((~col.str.startswith("SKIP") & ~none).sum())), (t, "no index", int(none.sum()))]
+    bars = pd.DataFrame(rows, columns=["decided by", "outcome", "files"])
+    fig = px.bar(bars, x="decided by", y="files", color="outcome", barmode="stack",
+                 color_discrete_map={"kept": "#1f77b4", "no index": "#bbbbbb"},
                  title="Files that may match, by what decides")
-    fig.update_layout(height=300)
-    return fig
+    fig.update_layout(height=300, yaxis_title="files")
+    return _count_axis(fig, float(len(pruned)))
 
 
 def dv_heatmap(buckets: pd.DataFrame) -> go.Figure:
@@ -277,7 +289,7 @@ def dv_trend(trend: pd.DataFrame) -> go.Figure:
                               "tickvals": [0, 0.25, 0.5, 0.75, 1], "tickformat": ".0%", "showgrid": False,
                               "zeroline": False},
                       legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"})
-    return fig
+    return _count_axis(fig, float(trend["deleted"].max()))
 
 
 def hash_buckets(frame: pd.DataFrame, target: int) -> go.Figure:
@@ -300,7 +312,7 @@ def hash_buckets(frame: pd.DataFrame, target: int) -> go.Figure:
     top = max(float(data["keys"].max()), float(target))
     fig.update_layout(height=_HEIGHT, xaxis={"type": "category", "categoryorder": "array", "categoryarray": buckets},
                       yaxis={"range": [0, top * 1.15]})
-    return fig
+    return _count_axis(fig, top)
 
 
 def funnel(stages: Sequence[tuple[str, int]], title: str = "From all files to files read") -> go.Figure:
@@ -320,8 +332,12 @@ def bar(frame: pd.DataFrame, x: str, y: str, title: str, color: str | None = Non
     color = color if color in frame else None
     fig = px.bar(frame, x=x, y=y, color=color, title=title, labels=_words(*[c for c in (x, y, color) if c]))
     fig.update_layout(height=_HEIGHT, xaxis_type="category", yaxis_rangemode="tozero")
-    if not (pd.to_numeric(frame[y], errors="coerce").fillna(0) != 0).any():
+    values = pd.to_numeric(frame[y], errors="coerce").fillna(0)
+    if not (values != 0).any():
         fig.update_yaxes(range=[0, 1], dtick=1)
+    elif (values == values.round()).all():  # counts (rows, files): whole-number ticks
+        stacked = values.groupby(frame[x]).sum() if color else values
+        _count_axis(fig, float(stacked.abs().max()))
     return fig
 
 

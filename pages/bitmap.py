@@ -4,16 +4,31 @@ import streamlit as st
 
 from indexcore import figures
 from indexcore.evaluate.metrics import top_values
-from pages.common import context, guard, index_columns, need_table, show_frame
+from pages.common import (
+    context,
+    guard,
+    index_columns,
+    need_table,
+    needs,
+    show_frame,
+    show_unusable,
+    unusable_files,
+)
 
 st.title("Bitmap indexes")
 ctx = context()
 if not need_table(ctx):
     st.stop()
 
+column = top = None
 with guard("Bitmap indexes"):
     columns = index_columns(ctx, ("bitmap",))
+    show_unusable(unusable_files(ctx, ("bitmap",)), "bitmap_unusable")
     if not columns:
+        if "file-index.bitmap.columns" in ctx.table.schema().options:
+            st.warning("`file-index.bitmap.columns` is configured but no bitmap index of this snapshot could "
+                       "be read.")
+            st.stop()
         st.info("No bitmap index in this snapshot. Paimon builds one per file for the columns in "
                 "`file-index.bitmap.columns`.")
         st.stop()
@@ -41,6 +56,7 @@ with guard("Bitmap indexes"):
 
 with guard("Point lookup"):
     st.subheader("Point lookup")
+    needs("Bitmap indexes", column, top)
     st.caption("A V1 bitmap reads its whole head (every value's offset); V2 reads a small head, one index "
                "block and one bitmap. Type a literal as in SQL (`'text'`, `42`, `NULL`).")
     picked = (ctx.url, ctx.table_name, ctx.snapshot_id, column)
@@ -58,6 +74,7 @@ with guard("Point lookup"):
 
 with guard("V1 vs V2 layout"):
     st.subheader("V1 vs V2 layout")
+    needs("Bitmap indexes", column)
     st.caption("Each file's bitmap rebuilt in memory in both layouts (nothing is written).")
     block = st.selectbox("V2 index-block-size", ["1kb", "4kb", "16kb", "64kb"], index=2, key="bitmap_block")
     layouts = ctx.metric("bitmap_layout_compare", column=column, index_block_size=block)

@@ -127,11 +127,28 @@ def cached_metric(name: str, url: str, roots: tuple[str, ...], table: str | None
     return fn(wh.table(table), **dict(kwargs))
 
 
+class Missing(Exception):
+    """A section needs a value that an earlier section, which failed, did not produce."""
+
+
+def needs(section: str, *values: Any) -> None:
+    """Inside a :func:`guard`: stop this section (not the page) when ``section`` left any of
+    ``values`` unset (None), so it says what it misses instead of raising NameError."""
+    if any(v is None for v in values):
+        raise Missing(section)
+
+
 @contextmanager
 def guard(what: str) -> Iterator[None]:
-    """Show a failure of one page section as st.error and let the rest of the page run."""
+    """Show a failure of one page section as st.error and let the rest of the page run.
+
+    Sections that share values initialise them to None before the first section and call
+    :func:`needs` before using them.
+    """
     try:
         yield
+    except Missing as exc:
+        st.info(f"{what}: not shown, it needs what the section \"{exc}\" computes, and that section failed.")
     except IndexCoreError as exc:
         st.error(f"{what}: {exc}")
     except Exception as exc:  # the page must keep working whatever a section hits
@@ -329,6 +346,33 @@ def index_columns(ctx: Context, index_types: tuple[str, ...]) -> list[str]:
         return []
     hit = frame[frame["index_type"].isin(index_types)]
     return sorted(hit["column_name"].dropna().unique().tolist())
+
+
+def unusable_files(ctx: Context, index_types: tuple[str, ...]) -> pd.DataFrame:
+    """Files of the picked snapshot whose file index of one of ``index_types`` (or whole index file)
+    could not be used, and why: missing ``.index`` file, unreadable index or unknown index kind."""
+    frame = ctx.view("file_indexes")
+    cols = ["file_name", "index_type", "column_name", "why", "error"]
+    if frame.empty:
+        return pd.DataFrame(columns=cols)
+    unknown = frame["index_type"].notna() & ~frame["index_type"].isin(metrics.FILE_INDEX_TYPES)
+    failed = frame["error"].notna() & (frame["index_type"].isna() | frame["index_type"].isin(index_types))
+    bad = frame[failed | unknown].copy()
+    missing = bad["error"].fillna("").str.startswith("file not found")
+    bad["why"] = "unreadable index"
+    bad.loc[missing, "why"] = "missing .index file"
+    bad.loc[unknown, "why"] = "unknown index kind " + bad.loc[unknown, "index_type"].astype(str)
+    return bad[cols].reset_index(drop=True)
+
+
+def show_unusable(bad: pd.DataFrame, key: str) -> None:
+    """Warn about the files a page could not use, with the reason per file."""
+    if bad.empty:
+        return
+    counts = bad.drop_duplicates("file_name")["why"].value_counts()
+    st.warning(f"{bad['file_name'].nunique()} file(s) could not be used: "
+               + ", ".join(f"{n} {why}" for why, n in counts.items()))
+    show_frame(bad, key)
 
 
 def _run_through_app() -> None:

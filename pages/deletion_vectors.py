@@ -4,13 +4,14 @@ import streamlit as st
 
 from indexcore import figures
 from indexcore.evaluate.metrics import compaction_hint, dv_by_bucket
-from pages.common import context, guard, need_table, show_frame
+from pages.common import context, guard, need_table, needs, show_frame, show_unusable
 
 st.title("Deletion vectors")
 ctx = context()
 if not need_table(ctx):
     st.stop()
 
+dvs = buckets = None
 with guard("Deletion vectors"):
     dvs = ctx.view("deletion_vectors")
     buckets = dv_by_bucket(dvs)
@@ -20,6 +21,9 @@ with guard("Deletion vectors"):
     c[1].metric("Deleted rows", f"{deleted:,}")
     c[2].metric("Rows in live files", f"{total:,}")
     c[3].metric("Density", f"{deleted / total:.1%}" if total else "–")
+    gone = [p for p in dvs["dv_file"].dropna().unique() if not ctx.table.storage.exists(p)]
+    lost = dvs[dvs["dv_file"].isin(gone)].assign(why="missing DV file")
+    show_unusable(lost[["file_name", "dv_file", "why"]], "dv_unusable")
     if not dvs["has_dv"].any():
         st.info("No deletion vector in this snapshot (`deletion-vectors.enabled` on a primary-key or append "
                 "table writes them when rows are deleted or updated).")
@@ -32,12 +36,14 @@ with guard("Trend"):
 
 with guard("Most deleted files"):
     st.subheader("Most deleted files")
+    needs("Deletion vectors", dvs)
     top = dvs[dvs["has_dv"]].sort_values(["deleted", "density"], ascending=False).head(20)
     show_frame(top.drop(columns=["has_dv"]), "dv_top", column_config={
         "density": st.column_config.ProgressColumn("density", min_value=0.0, max_value=1.0, format="percent")})
 
 with guard("Compaction hint"):
     st.subheader("Compaction hint")
+    needs("Deletion vectors", buckets)
     threshold = st.slider("Density that calls for compaction", 0.01, 1.0, 0.2, 0.01, key="dv_threshold")
     hot = compaction_hint(buckets, threshold)
     if hot.empty:

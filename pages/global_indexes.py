@@ -5,7 +5,7 @@ import streamlit as st
 
 from indexcore import figures
 from indexcore.evaluate import global_index as gi
-from pages.common import context, guard, need_table, open_warehouse, show_frame
+from pages.common import context, guard, need_table, needs, open_warehouse, show_frame
 
 st.title("Global indexes")
 ctx = context()
@@ -24,6 +24,7 @@ def _cardinality(url: str, roots: tuple, table: str, snapshot_id: int | None, fi
     return gi.cardinality_frame(open_warehouse(url, roots, options).table(table), file_name, snapshot_id)
 
 
+frame = None
 with guard("Global indexes"):
     frame, coverage = ctx.view("global_indexes"), ctx.view("global_index_coverage")
     ranges = _row_ranges(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, ctx.options)
@@ -44,6 +45,7 @@ with guard("Global indexes"):
     show_frame(frame.drop(columns=["path"]), "global_index_files")
 
 with guard("Keys and values"):
+    needs("Global indexes", frame)
     decodable = frame[frame["index_type"].isin(["btree", "bitmap"])]
     if decodable.empty:
         st.info("These indexes (vector, full-text) answer searches; they have no per-key rows to list.")

@@ -14,9 +14,16 @@ if not need_table(ctx):
 with guard("Hash index"):
     frame = ctx.view("hash_buckets")
     if frame.empty:
-        bucket = ctx.table.schema().bucket
-        st.info("No hash index in this snapshot. Paimon writes one per bucket for primary-key tables with "
-                f"dynamic buckets (`bucket` = -1); this table has `bucket` = {bucket}.")
+        schema = ctx.table.schema()
+        if not schema.primary_keys:
+            st.info("No hash index: this is an append table (no primary key), and Paimon keeps a dynamic-bucket "
+                    "hash index only for primary-key tables with `bucket` = -1.")
+        elif schema.bucket != -1:
+            st.info(f"No hash index: this primary-key table has fixed buckets (`bucket` = {schema.bucket}); "
+                    "Paimon keeps a hash index only for dynamic buckets (`bucket` = -1).")
+        else:
+            st.info("No hash index in this snapshot yet: this dynamic-bucket primary-key table writes one per "
+                    "bucket as rows arrive.")
         st.stop()
     balance = hash_balance(frame)
     for _, row in frame[frame["error"].notna()].iterrows():

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from indexcore import figures
-from pages.common import context, guard, index_columns, need_table, show_frame
+from pages.common import context, guard, index_columns, need_table, needs, show_frame
 
 RANGE_TYPES = ("range-bitmap", "bsi")
 
@@ -15,6 +15,7 @@ ctx = context()
 if not need_table(ctx):
     st.stop()
 
+column = mine = None
 with guard("Range indexes"):
     columns = index_columns(ctx, RANGE_TYPES)
     if not columns:
@@ -36,6 +37,7 @@ with guard("Range indexes"):
 
 with guard("Range predicate"):
     st.subheader("How a range predicate prunes")
+    needs("Range indexes", column, mine)
     numeric = mine.dropna(subset=["min", "max"])
     numeric = numeric[numeric["min"].map(pd.api.types.is_number)]
     if not numeric.empty:
@@ -45,7 +47,11 @@ with guard("Range predicate"):
         default = f"{column} BETWEEN {round(a)} AND {round(b)}" if whole else f"{column} BETWEEN {a:.6g} AND {b:.6g}"
     else:
         default = f"{column} IS NOT NULL"
-    sql = st.text_input("Predicate (SQL WHERE)", value=default, key="range_sql")
+    picked = (ctx.url, ctx.table_name, ctx.snapshot_id, column)
+    if st.session_state.get("range_sql_for") != picked or "range_sql" not in st.session_state:
+        st.session_state["range_sql"] = default  # each column starts from its own range
+        st.session_state["range_sql_for"] = picked
+    sql = st.text_input("Predicate (SQL WHERE)", key="range_sql")
     pruned = ctx.metric("prune_by_sql", sql=sql, index_types=RANGE_TYPES)
     band = None
     if not numeric.empty:

@@ -5,7 +5,16 @@ import datetime as dt
 import streamlit as st
 
 from indexcore import figures
-from pages.common import SNAPSHOT_KEY, context, fmt_bytes, guard, need_table, show_frame, time_travel_to
+from pages.common import (
+    SNAPSHOT_KEY,
+    context,
+    fmt_bytes,
+    guard,
+    need_table,
+    needs,
+    show_frame,
+    time_travel_to,
+)
 
 st.title("Table")
 ctx = context()
@@ -14,6 +23,7 @@ if not need_table(ctx):
 table = ctx.table
 st.caption(f"`{ctx.table_name}` at snapshot {ctx.snapshot_id}")
 
+files = indexes = None
 with guard("Overview"):
     files = ctx.view("files")
     indexes = ctx.view("file_indexes")
@@ -89,6 +99,7 @@ with tab_snap, guard("Snapshots"):
     right.dataframe(ctx.view("branches", snapshot=False), hide_index=True, width="stretch")
 
 with tab_files, guard("Files"):
+    needs("Overview", files, indexes)
     parts = sorted(files["partition"].unique().tolist())
     buckets = sorted(files["bucket"].unique().tolist())
     c1, c2, c3 = st.columns(3)

@@ -6,6 +6,7 @@ from indexcore import figures
 from indexcore.commands.probe import parse_options
 from indexcore.errors import IndexCoreError
 from indexcore.evaluate.metrics import FILE_INDEX_TYPES, supported_index_types, whatif_frames
+from indexcore.formats import check_writer_options
 from pages.common import context, fmt_bytes, guard, need_table, progress_callback, show_frame
 
 st.title("What-if")
@@ -74,9 +75,15 @@ with guard("Hypothetical index"):
                               help="Only the types Paimon can build on this column's type are offered.")
     raw_options = c3.text_input("Options (k=v, comma-separated)", key="hyp_options",
                                 placeholder="items=10000, fpp=0.01 | version=1 | index-block-size=4kb")
-    options = parse_options([part for part in raw_options.split(",") if part.strip()])
-    key = (ctx.url, ctx.table_name, ctx.snapshot_id, column, index_type, tuple(sorted(options.items())))
-    if st.button("Build in memory", key="hyp_build"):
+    try:
+        options = parse_options([part for part in raw_options.split(",") if part.strip()])
+        check_writer_options(index_type, options)
+    except IndexCoreError as exc:
+        st.error(f"Options: {exc}")
+        options = None
+    key = (ctx.url, ctx.table_name, ctx.snapshot_id, column, index_type, tuple(sorted((options or {}).items())))
+    if st.button("Build in memory", key="hyp_build", disabled=options is None,
+                 help="Fix the options first" if options is None else None):
         from indexcore.evaluate.whatif import build_hypothetical_index
 
         update, bar = progress_callback("Building")

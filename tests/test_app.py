@@ -462,3 +462,260 @@ def test_branch_and_tag_pickers(tagged_env):
     _no_failure(at)
     assert _metric(at, "Rows") == f"{sum(lf.file.row_count for lf in branch.plan().files):,}"
     assert branch.schema().primary_keys != wh.table(selection.table).schema().primary_keys
+
+
+# ---------------------------------------------------------------------------------------
+# Sections: a failed section leaves the others running, and those that need it say so
+
+
+def _guard_blocks(tree) -> list:
+    import ast
+
+    def is_guard(item) -> bool:
+        call = item.context_expr
+        return isinstance(call, ast.Call) and getattr(call.func, "id", None) == "guard"
+
+    return sorted((n for n in ast.walk(tree) if isinstance(n, ast.With) and any(map(is_guard, n.items))),
+                  key=lambda n: n.lineno)
+
+
+def test_sections_declare_what_they_take_from_earlier_sections():
+    """A value set inside one ``with guard(...)`` block and read in a later one must be named in a
+    ``needs(...)`` call there: otherwise a failure of the first shows ``NameError`` in the second."""
+    import ast
+
+    undeclared = []
+    for page in sorted((ROOT / "pages").glob("*.py")):
+        tree = ast.parse(page.read_text())
+        blocks = _guard_blocks(tree)
+        inside = {id(n) for block in blocks for stmt in block.body for n in ast.walk(stmt)}
+        # bound to a real value outside every section (a None placeholder does not count)
+        rebound = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and id(n) not in inside
+                   and not (isinstance(n.value, ast.Constant) and n.value.value is None)
+                   for t in n.targets if isinstance(t, ast.Name)}
+        for i, block in enumerate(blocks):
+            nodes = [n for stmt in block.body for n in ast.walk(stmt)]
+            own = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            loaded = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - own - rebound
+            declared = {a.id for n in nodes if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "needs"
+                        for a in n.args if isinstance(a, ast.Name)}
+            for earlier in blocks[:i]:
+                stored = {n.id for stmt in earlier.body for n in ast.walk(stmt)
+                          if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+                undeclared += [(page.name, block.lineno, name) for name in sorted(stored & loaded - declared)]
+    assert not undeclared, undeclared
+
+
+def _failing_first_section():
+    import streamlit as st
+
+    from pages.common import guard, needs
+
+    files = other = None
+    with guard("Overview"):
+        files = st.session_state.to_dict()["files"]  # KeyError: the first section fails
+    with guard("Independent"):
+        other = 1
+        st.markdown(f"independent {other}")
+    with guard("Files"):
+        needs("Overview", files)
+        st.markdown(f"{len(files)} files")
+
+
+def test_failed_section_leaves_independent_ones_and_names_what_dependents_miss():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_failing_first_section)
+    at.run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["Overview failed: KeyError: 'files'"]
+    assert [m.value for m in at.markdown] == ["independent 1"]
+    assert [i.value for i in at.info] == ['Files: not shown, it needs what the section "Overview" computes, '
+                                          "and that section failed."]
+
+
+def test_table_without_snapshot_on_every_page(tmp_path, monkeypatch):
+    """A table with a schema but no snapshot yet: every page says so, none fails (was KeyError: 'deleted')."""
+    import shutil
+
+    source = ROOT.parent / "shared" / "conformance" / "warehouses" / "parquet" / "pk_table_scan_and_read_dv.db"
+    if not source.is_dir():
+        pytest.skip("../shared/conformance is absent")
+    shutil.copytree(source / "pk_table_scan_and_read_dv" / "schema", tmp_path / "db.db" / "t" / "schema")
+    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", str(tmp_path))
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state["warehouse_url"] = str(tmp_path)
+    at.session_state["table"] = "db.t"
+    for page in PAGES:
+        at.switch_page(f"pages/{page}.py").run()
+        _no_failure(at)
+        assert [t.value for t in at.title] == [TITLES[page]], page
+        assert "This table has no snapshot yet." in [i.value for i in at.info], page
+
+
+def _faulty_copy(root: Path, monkeypatch) -> Path:
+    """demo.faulty of the sample (one corrupt, one missing ``.index``) copied into the scratch warehouse
+    ``root`` (a new one per state: the app caches by warehouse URL)."""
+    import shutil
+
+    source = ROOT / "sample_warehouse" / "demo.db" / "faulty"
+    if not source.is_dir():
+        pytest.skip("sample_warehouse/ has no demo.faulty")
+    shutil.copytree(source, root / "demo.db" / "faulty")
+    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", str(root.parent))
+    return root / "demo.db" / "faulty"
+
+
+def _open_page(root: Path, table: str, page: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state["warehouse_url"] = str(root)
+    at.session_state["table"] = table
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_bitmap_page_lists_files_it_cannot_use(tmp_path, monkeypatch):
+    _faulty_copy(tmp_path / "faulty", monkeypatch)
+    at = _open_page(tmp_path / "faulty", "demo.faulty", "bitmap")
+    assert "2 file(s) could not be used: 1 unreadable index, 1 missing .index file" in [w.value for w in at.warning]
+    listed = at.dataframe[0].value
+    assert sorted(listed["why"]) == ["missing .index file", "unreadable index"]
+    # every configured .index file gone: the page lists all four files, not "No bitmap index"
+    table_dir = _faulty_copy(tmp_path / "gone", monkeypatch)
+    for index in (table_dir / "bucket-0").glob("*.index"):
+        index.unlink()
+    at = _open_page(tmp_path / "gone", "demo.faulty", "bitmap")
+    warnings = [w.value for w in at.warning]
+    assert "4 file(s) could not be used: 4 missing .index file" in warnings, warnings
+    assert not [i.value for i in at.info if i.value.startswith("No bitmap index")]
+
+
+def test_dv_page_lists_files_whose_dv_file_is_missing(tmp_path, monkeypatch):
+    import shutil
+
+    source = (ROOT.parent / "shared" / "conformance" / "warehouses" / "parquet" / "pk_table_with_dv_cardinality.db"
+              / "pk_table_with_dv_cardinality")
+    if not source.is_dir():
+        pytest.skip("../shared/conformance is absent")
+    shutil.copytree(source, tmp_path / "db.db" / "t")
+    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", str(tmp_path))
+    at = _open_page(tmp_path, "db.t", "deletion_vectors")
+    assert not [w.value for w in at.warning if "could not be used" in w.value]
+    table = indexcore.open_warehouse(str(tmp_path)).table("db.t")
+    with_dv = sorted(lf.file.file_name for lf in table.plan().files if lf.deletion_vector)
+    assert with_dv, "the conformance table has deletion vectors"
+    shutil.copytree(tmp_path / "db.db", tmp_path / "gone" / "db.db")
+    for dv_file in (tmp_path / "gone" / "db.db" / "t" / "index").iterdir():
+        dv_file.unlink()
+    at = _open_page(tmp_path / "gone", "db.t", "deletion_vectors")
+    warnings = [w.value for w in at.warning]
+    assert f"{len(with_dv)} file(s) could not be used: {len(with_dv)} missing DV file" in warnings, warnings
+    assert sorted(at.dataframe[0].value["file_name"]) == with_dv
+
+
+def test_prune_counts_keeps_no_index_apart():
+    """A file without the index is not "kept by" it: the figure counts it in its own "no index" part."""
+    from indexcore import figures
+
+    sample = ROOT / "sample_warehouse"
+    if not (sample / "demo.db" / "events").is_dir():
+        pytest.skip("no sample warehouse")
+    wh = indexcore.open_warehouse(str(sample))
+    for name, where in (("demo.faulty", "amount BETWEEN 10 AND 20"), ("demo.events", "amount BETWEEN 10 AND 20")):
+        pruned = metrics.prune_by_sql(wh.table(name), where, ["range-bitmap", "bsi"])
+        fig = figures.prune_counts(pruned, ["range-bitmap", "bsi"])
+        bars = {(x, tr.name): y for tr in fig.data for x, y in zip(tr.x, tr.y, strict=True)}
+        for kind in ("range-bitmap", "bsi"):
+            col = pruned[kind].astype(str)
+            none = int((col == "no index").sum())
+            assert bars.get((kind, "no index"), 0) == none, (name, kind, bars)
+            assert bars[(kind, "kept")] == int((~col.str.startswith("SKIP") & (col != "no index")).sum())
+        if name == "demo.faulty":
+            assert bars[("bsi", "kept")] == 0 and bars[("bsi", "no index")] == len(pruned)
+
+
+def test_range_predicate_follows_the_column(wh_path, overview):
+    name = _table_with(overview, "bsi")
+    if name is None:
+        pytest.skip("no table with a bsi index")
+    at = _app(name, "range")
+    _no_failure(at)
+    box = at.selectbox(key="range_column")
+    if len(box.options) < 2:
+        pytest.skip("one range column only")
+    first, second = box.options[0], box.options[1]
+    assert at.text_input(key="range_sql").value.startswith(f"{first} ")
+    at.selectbox(key="range_column").select(second).run()
+    _no_failure(at)
+    assert at.text_input(key="range_sql").value.startswith(f"{second} ")
+    at.text_input(key="range_sql").set_value(f"{second} IS NULL").run()
+    assert at.text_input(key="range_sql").value == f"{second} IS NULL", "a typed predicate stays"
+
+
+def test_hash_page_says_one_thing_on_an_append_table(wh_path):
+    wh = indexcore.open_warehouse(str(wh_path))
+    appends = [n for n in wh.tables() if not wh.table(n).schema().primary_keys]
+    if not appends:
+        pytest.skip("no append table")
+    at = _app(appends[0], "hash_index")
+    _no_failure(at)
+    infos = [i.value for i in at.info]
+    assert infos == ["No hash index: this is an append table (no primary key), and Paimon keeps a dynamic-bucket "
+                     "hash index only for primary-key tables with `bucket` = -1."], infos
+
+
+def test_count_axes_have_whole_number_ticks():
+    """Small counts (files, rows, keys, filters) tick 0, 1, 2... never 0.5."""
+    import pandas as pd
+
+    from indexcore import figures
+
+    sample = ROOT / "sample_warehouse"
+    if not (sample / "demo.db" / "faulty").is_dir():
+        pytest.skip("no sample warehouse")
+    wh = indexcore.open_warehouse(str(sample))
+    faulty = wh.table("demo.faulty")
+    two = pd.DataFrame({"value": ["a", "b"], "cardinality": [2, 1], "files": [1, 1]})
+    charts = {
+        "prune_counts": figures.prune_counts(metrics.prune_by_sql(faulty, "amount > 1", ["bsi"]), ["bsi"]),
+        "top_values": figures.top_values(two),
+        "values_per_file": figures.values_per_file(two.assign(file_name="f", partition="{}", bucket=0), ["a", "b"]),
+        "bloom_fill": figures.bloom_fill(view(faulty, "bloom_filters").to_pandas()),
+        "dv_trend": figures.dv_trend(pd.DataFrame({"snapshot_id": [1, 2], "row_count": [8, 8], "deleted": [0, 3],
+                                                   "density": [0.0, 0.375], "dv_files": [0, 1]})),
+        "hash_buckets": figures.hash_buckets(pd.DataFrame({"partition": ["{}"], "bucket": [0], "keys": [3],
+                                                           "distinct": [3], "recorded_rows": [3], "index_files": [1],
+                                                           "fill": [0.5]}), 6),
+        "bar": figures.bar(pd.DataFrame({"what": ["existing", "both"], "rows": [3, 1]}), "what", "rows", "Rows"),
+    }
+    for name, fig in charts.items():
+        assert fig.layout.yaxis.dtick == 1 and fig.layout.yaxis.tickformat == ",d", (name, fig.layout.yaxis)
+    ratios = figures.bar(pd.DataFrame({"what": ["a", "b"], "ratio": [0.25, 0.5]}), "what", "ratio", "Ratio")
+    assert ratios.layout.yaxis.dtick is None, "a ratio axis keeps Plotly's own ticks"
+
+
+def test_what_if_validates_options_and_keeps_its_button(wh_path, overview):
+    name = _table_with(overview, "bitmap")
+    table = indexcore.open_warehouse(str(wh_path)).table(name)
+    at = _app(name, "what_if")
+    at.selectbox(key="hyp_column").select(table.schema().field_names[-1]).run()
+    at.selectbox(key="hyp_type").select("bloom-filter").run()
+    at.text_input(key="hyp_options").set_value("items=100, fpp=0.01").run()
+    _no_failure(at)
+    assert not at.button(key="hyp_build").disabled
+    for raw, message in (("items", "--option needs KEY=VALUE, got 'items'"),
+                         ("items=100, chunk-size=4kb", "bloom-filter does not take chunk-size; it takes items, fpp")):
+        at.text_input(key="hyp_options").set_value(raw).run()
+        assert not at.exception
+        assert [e.value for e in at.error] == [f"Options: {message}"]
+        assert at.button(key="hyp_build").disabled, "the button stays, disabled until the options are fixed"
+    from indexcore.errors import IndexCoreError
+    from indexcore.evaluate.whatif import build_hypothetical_index
+
+    with pytest.raises(IndexCoreError, match="bsi does not take items; it takes no options"):
+        build_hypothetical_index(table, table.schema().field_names[0], "bsi", {"items": "10"})

@@ -18,7 +18,7 @@ from pyroaring import BitMap
 
 from ..errors import IndexCoreError, PredicateError
 from ..expr import Predicate, parse_where
-from ..formats import new_writer, open_reader
+from ..formats import check_writer_options, new_writer, open_reader
 from ..formats.base import BitmapResult, FileIndexReader, FileIndexResult
 from ..formats.container import EmptyFileIndexReader, read_container
 from ..io import BytesSource
@@ -98,6 +98,7 @@ def build_hypothetical_index(table, column: str, index_type: str, options: Mappi
         raise PredicateError(f"unknown column {column!r} in table {table.name}")
     dtype = schema.field(column).type
     options = {k: str(v) for k, v in (options or {}).items()}
+    check_writer_options(index_type, options)
     new_writer(index_type, dtype, options)  # fail early on an unknown type or bad options
     plan = table.plan(snapshot_id)
     live = list(plan.files)

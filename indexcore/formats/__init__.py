@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..errors import UnsupportedError
+from ..errors import IndexCoreError, UnsupportedError
 from ..io import ByteSource
 from ..types import DataType
 from .base import REMAIN, SKIP, BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter
@@ -20,6 +20,26 @@ FILE_INDEX_TYPES: dict[str, tuple[str, str, str]] = {
     "range-bitmap": ("range_bitmap", "RangeBitmapReader", "RangeBitmapWriter"),
     "bsi": ("bsi", "BsiReader", "BsiWriter"),
 }
+
+# Paimon index type name -> the per-index options its writer reads
+# (``file-index.<type>.<column>.<option>`` in table options)
+WRITER_OPTIONS: dict[str, tuple[str, ...]] = {
+    "bloom-filter": ("items", "fpp"),
+    "bitmap": ("version", "index-block-size"),
+    "range-bitmap": ("chunk-size",),
+    "bsi": (),
+}
+
+
+def check_writer_options(index_type: str, options: dict[str, str]) -> None:
+    """Refuse options the ``index_type`` writer does not read: Paimon ignores them silently, so a
+    typo would build a different index than the one asked for."""
+    _load(index_type, 1)
+    accepted = WRITER_OPTIONS.get(index_type, ())
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        takes = ", ".join(accepted) if accepted else "no options"
+        raise IndexCoreError(f"{index_type} does not take {', '.join(unknown)}; it takes {takes}")
 
 
 def _load(index_type: str, which: int):
@@ -41,5 +61,5 @@ def new_writer(index_type: str, dtype: DataType, options: dict[str, str] | None 
     return _load(index_type, 1)(dtype, options or {})
 
 
-__all__ = ["FILE_INDEX_TYPES", "open_reader", "new_writer", "FileIndexReader", "FileIndexWriter",
+__all__ = ["FILE_INDEX_TYPES", "WRITER_OPTIONS", "check_writer_options", "open_reader", "new_writer", "FileIndexReader", "FileIndexWriter",
            "FileIndexResult", "BitmapResult", "REMAIN", "SKIP"]
