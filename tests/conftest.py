@@ -18,12 +18,17 @@ def conformance() -> Path:
     return CONFORMANCE
 
 
+def _part(conformance: Path, name: str, what: str) -> Path:
+    """A folder of the conformance data; the test skips with a reason when it is absent."""
+    path = conformance / name
+    if not path.is_dir():
+        pytest.skip(f"{what} not found at {path}")
+    return path
+
+
 @pytest.fixture(scope="session")
 def golden(conformance: Path) -> Path:
-    path = conformance / "golden"
-    if not path.is_dir():
-        pytest.skip(f"golden vectors not found at {path}")
-    return path
+    return _part(conformance, "golden", "golden vectors")
 
 
 @pytest.fixture()
@@ -44,7 +49,4 @@ def tagged_warehouse(tmp_path: Path, conformance: Path) -> Path:
 @pytest.fixture(scope="session")
 def external(conformance: Path) -> Path:
     """``../shared/conformance/external``: tables and index files from paimon-cpp and paimon-rust."""
-    path = conformance / "external"
-    if not path.is_dir():
-        pytest.skip(f"external Paimon test data not found at {path}")
-    return path
+    return _part(conformance, "external", "external Paimon test data")
