@@ -33,7 +33,7 @@ def test_global_indexes_page(orc_warehouse):
     root = orc_warehouse / "append_with_btree_with_partition.db" / "append_with_btree_with_partition"
     storage = Storage(str(root))
     table = Table(storage, storage.root, TABLE)
-    files = gi.global_indexes_frame(table)
+    files = gi.global_index_rows(table)
 
     at = AppTest.from_file(APP, default_timeout=120)
     at.session_state["table"] = TABLE
@@ -44,7 +44,7 @@ def test_global_indexes_page(orc_warehouse):
     assert _metric(at, "Indexed fields") == "8" and _metric(at, "Gaps") == "0"
     assert _metric(at, "Table rows (row ids)") == "40"
 
-    col_int = files[files["field"] == "col_int"]["file"].iloc[0]
+    col_int = next(f["file"] for f in files if f["field"] == "col_int")
     at.selectbox(key="global_index_file").select(col_int).run()
     _no_failure(at)
     keys = gi.cardinality_frame(table, col_int)

@@ -116,10 +116,9 @@ def table_row_ranges(table, snapshot_id: int | None = None) -> list[tuple[int, i
                    for lf in table.plan(snapshot_id).files if lf.file.first_row_id is not None and lf.file.row_count])
 
 
-def global_indexes_frame(table, snapshot_id: int | None = None):
-    """One row per global index file: kind, field, partition, row range, size, key range, metadata."""
-    import pandas as pd
-
+def global_index_rows(table, snapshot_id: int | None = None) -> list[dict]:
+    """One row per global index file: kind, field, partition, row range, size, key range, metadata
+    (the ``$global_indexes`` view's rows)."""
     from ..types import to_json_value
     from .metrics import partition_label, partition_types
 
@@ -141,16 +140,12 @@ def global_indexes_frame(table, snapshot_id: int | None = None):
                      "last_key": show(d.get("last_key")), "has_nulls": d.get("has_nulls"),
                      "dimension": d.get("dimension"), "metric": d.get("metric"),
                      "source_files": len(d.get("source_files", [])) or None, "path": gif.path})
-    columns = ["file", "index_type", "family", "field", "field_type", "partition", "bucket", "row_range_start",
-               "row_range_end", "rows", "file_size", "first_key", "last_key", "has_nulls", "dimension", "metric",
-               "source_files", "path"]
-    return pd.DataFrame(rows, columns=columns)
+    return rows
 
 
-def coverage_frame(table, snapshot_id: int | None = None):
-    """Per indexed field and index kind, the table's row ids split into indexed segments and gaps."""
-    import pandas as pd
-
+def coverage_rows(table, snapshot_id: int | None = None) -> list[dict]:
+    """Per indexed field and index kind, the table's row ids split into indexed segments and gaps
+    (the ``$global_index_coverage`` view's rows)."""
     table_ranges = table_row_ranges(table, snapshot_id)
     by_key: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for gif in global_index_files(table, snapshot_id):
@@ -175,7 +170,7 @@ def coverage_frame(table, snapshot_id: int | None = None):
             if extra:
                 rows.append({"field": field_name, "index_type": kind, "start": extra.min(), "end": extra.max(),
                              "rows": len(extra), "status": "beyond table"})
-    return pd.DataFrame(rows, columns=["field", "index_type", "start", "end", "rows", "status"])
+    return rows
 
 
 def cardinality_frame(table, file_name: str, snapshot_id: int | None = None, limit: int | None = None):

@@ -175,21 +175,15 @@ GLOBAL_INDEX_COVERAGE = pa.schema([
     ("rows", pa.int64()), ("status", pa.string())])
 
 
-def _from_frame(frame, schema: pa.Schema) -> pa.Table:
-    """A pandas frame as a table of ``schema`` (missing values as nulls)."""
-    frame = frame.astype(object).where(frame.notna(), None)
-    return pa.Table.from_pylist(frame.to_dict("records"), schema=schema)
-
-
 def global_indexes(table, snapshot_id: int | None = None) -> pa.Table:
     """``$global_indexes``: one row per global index file (BTree, bitmap, vector, full-text)."""
-    from ..evaluate.global_index import global_indexes_frame
+    from ..evaluate.global_index import global_index_rows
 
-    return _from_frame(global_indexes_frame(table, snapshot_id), GLOBAL_INDEXES)
+    return from_rows(global_index_rows(table, snapshot_id), GLOBAL_INDEXES)
 
 
 def global_index_coverage(table, snapshot_id: int | None = None) -> pa.Table:
     """``$global_index_coverage``: per indexed field and kind, the row ids indexed, in gaps, or beyond."""
-    from ..evaluate.global_index import coverage_frame
+    from ..evaluate.global_index import coverage_rows
 
-    return _from_frame(coverage_frame(table, snapshot_id), GLOBAL_INDEX_COVERAGE)
+    return from_rows(coverage_rows(table, snapshot_id), GLOBAL_INDEX_COVERAGE)
