@@ -738,11 +738,6 @@ def advice_summary(advice: Advice) -> dict[str, Any]:
     return {"existing": existing, "candidates": candidates}
 
 
-#: A data file smaller than this share of ``target-file-size`` counts as small.
-SMALL_FILE_SHARE = 0.25
-DEFAULT_TARGET_FILE_SIZE = 128 << 20
-
-
 def health(table, snapshot_id: int | None = None) -> dict[str, Any]:
     """A table's file-index health in one glance, without a workload: small files, deletion
     vector density per bucket, and per index its coverage, bytes and verdict (stale, missing,
@@ -752,15 +747,15 @@ def health(table, snapshot_id: int | None = None) -> dict[str, Any]:
     plan = table.plan(snapshot_id)
     sid = plan.snapshot.id if plan.snapshot else None
     schema = table.read_schema(snapshot_id, plan.snapshot)
-    target = schema.core_options.target_file_size or DEFAULT_TARGET_FILE_SIZE
+    limit = schema.core_options.small_file_threshold(bool(schema.primary_keys))
     problems: list[Problem] = list(plan.problems)
     existing = _existing_indexes(table, sid, schema, list(plan.files), problems)
     _verdicts(table, sid, existing, None, problems)
     buckets = dv_by_bucket(view(table, "deletion_vectors", sid).to_pandas())
-    small = [lf for lf in plan.files if lf.file.file_size < SMALL_FILE_SHARE * target]
+    small = [lf for lf in plan.files if lf.file.file_size < limit]
     return {
         "snapshot": sid, "files": len(plan.files), "small_files": len(small),
-        "small_file_bytes": int(SMALL_FILE_SHARE * target),
+        "small_file_bytes": limit,
         "max_dv_density": float(buckets["density"].max()) if len(buckets) else 0.0,
         "dense_buckets": int((buckets["density"] >= DEFAULT_COMPACTION_DENSITY).sum()) if len(buckets) else 0,
         "indexes": [{"column": g.column, "index_type": g.index_type, "configured": g.configured,

@@ -20,6 +20,11 @@ INDEX_TYPE_ORDER = tuple(FILE_INDEX_TYPES)
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 DEFAULT_IN_MANIFEST_THRESHOLD = 500
 DEFAULT_TARGET_ROW_NUM = 2_000_000
+# Paimon's ``target-file-size`` when unset: 128 MB for a primary-key table, 256 MB for an append table
+DEFAULT_TARGET_FILE_SIZE_PK = 128 << 20
+DEFAULT_TARGET_FILE_SIZE_APPEND = 256 << 20
+# ours, not Paimon's: a data file under this share of the target file size counts as small
+SMALL_FILE_SHARE = 0.25
 MANIFEST_FORMATS = ("avro", "orc", "parquet")
 FIRST_ROW = "first-row"
 _BOOLEANS = {"true": True, "false": False}
@@ -188,6 +193,17 @@ class CoreOptions:
     def bucket_keys(self, trimmed_primary_keys: tuple[str, ...]) -> tuple[str, ...]:
         """``bucket-key``, else the primary keys without the partition keys."""
         return self.bucket_key or trimmed_primary_keys
+
+    # -- file sizes -------------------------------------------------------------------------
+    def target_file_size_for(self, has_primary_key: bool) -> int:
+        """``target-file-size``, else Paimon's default for the table kind (``CoreOptions.targetFileSize``)."""
+        if self.target_file_size:
+            return self.target_file_size
+        return DEFAULT_TARGET_FILE_SIZE_PK if has_primary_key else DEFAULT_TARGET_FILE_SIZE_APPEND
+
+    def small_file_threshold(self, has_primary_key: bool) -> int:
+        """Bytes under which a data file counts as small: ``SMALL_FILE_SHARE`` of the target file size."""
+        return int(SMALL_FILE_SHARE * self.target_file_size_for(has_primary_key))
 
     # -- file indexes -----------------------------------------------------------------------
     def file_index_columns(self, index_type: str) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from ..errors import IndexCoreError
-from . import indexes, system
+from . import health, indexes, system
 from .common import (
     UNPARTITIONED,
     IndexBlob,
@@ -36,7 +36,7 @@ INDEX_VIEWS: dict[str, Callable[..., pa.Table]] = {
     "bitmap_indexes": indexes.bitmap_indexes, "bitmap_values": indexes.bitmap_values,
     "bloom_filters": indexes.bloom_filters, "deletion_vectors": indexes.deletion_vectors,
     "hash_buckets": indexes.hash_buckets, "global_indexes": indexes.global_indexes,
-    "global_index_coverage": indexes.global_index_coverage,
+    "global_index_coverage": indexes.global_index_coverage, "health": health.health,
 }
 VIEWS = {**SYSTEM_VIEWS, **INDEX_VIEWS}
 BRANCH_PREFIX = "branch_"

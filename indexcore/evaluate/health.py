@@ -1,0 +1,535 @@
+"""Table and warehouse health at a glance, from metadata alone.
+
+Everything here comes from manifests, the index manifest and file-index container heads (the
+``$file_indexes`` view); no data file is read, and a bloom filter's bit set is read only for
+files that hold more rows than the filter was sized for. Per table:
+
+- index bytes against data bytes per index kind and storage (embedded in the manifest, in a
+  ``.index`` file, or a table-level file of the index manifest: deletion vectors, HASH, global);
+- small files (under :meth:`CoreOptions.small_file_threshold`), DV density (table and worst
+  partition x bucket), index coverage (live files lacking a configured index);
+- bloom-filter sizing per column, judged with the bloom format's own sizing rule
+  (:func:`indexcore.formats.bloom.optimal_bits`), with one recommended ``items``;
+- the files that could not be used and why (:func:`unusable_files`, shared with the pages);
+- a list of :class:`HealthItem` (severity, the app page that explains it) and a score.
+
+The score follows Amoro's table health score: start at 100 and deduct per issue kind, each
+kind's deduction weighted by the share of the table it touches and capped (:data:`CAPS`).
+Info items deduct nothing. The warehouse score is the mean of the table scores weighted by
+live files (a table that cannot be opened scores 0).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+
+import pandas as pd
+
+from ..errors import IndexCoreError
+from ..formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, HEADER_SIZE, items_for_fpp, optimal_bits
+from ..views import view
+from ..views.common import partition_label, partition_types
+from ..warehouse.model import DELETION_VECTORS, HASH
+from ..warehouse.table import KNOWN_INDEX_TYPES, LISTED_GLOBAL_TYPES
+from .advise import OVERSIZE_FACTOR, index_inventory
+from .metrics import DEFAULT_COMPACTION_DENSITY, FILE_INDEX_TYPES
+
+Progress = Callable[[int, int, str], None]
+
+# the app's page titles (app.py registers them); each item names the one that explains it
+PAGE_TABLE, PAGE_BITMAP, PAGE_BLOOM = "Table", "Bitmap indexes", "Bloom filters"
+PAGE_RANGE, PAGE_DV, PAGE_HASH, PAGE_WHATIF = "Range-bitmap and BSI", "Deletion vectors", "Hash index", "What-if"
+KIND_PAGE = {"bitmap": PAGE_BITMAP, "bloom-filter": PAGE_BLOOM, "range-bitmap": PAGE_RANGE, "bsi": PAGE_RANGE,
+             DELETION_VECTORS: PAGE_DV, HASH: PAGE_HASH}
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+SEVERITIES = (ERROR, WARNING, INFO)
+# issue kind -> the most points it may take off a table's 100
+CAPS = {"unreadable-metadata": 40, "unusable-files": 40, "dv-density": 25, "index-coverage": 20,
+        "small-files": 15, "index-overhead": 15, "bloom-oversized": 10, "bloom-over-fpp": 10}
+# an unusable file always costs at least this share of its cap: a query may read wrong or more
+UNUSABLE_FLOOR = 0.25
+# index bytes above this share of data bytes are worth a look; above INDEX_HEAVY they cost points
+INDEX_NOTE, INDEX_HEAVY = 0.5, 1.0
+# the share of rows per file whose bloom filter the recommended ``items`` fits
+BLOOM_QUANTILE = 0.95
+CONTAINER_HEAD = "file-index head"
+UNUSABLE_COLUMNS = ["file_name", "index_type", "column_name", "why", "error"]
+
+
+@dataclass(frozen=True)
+class HealthItem:
+    """One finding: what, how bad, the page that explains it, and what it costs the score."""
+
+    table: str
+    kind: str
+    severity: str
+    message: str
+    page: str
+    deduction: int = 0
+    column: str | None = None
+    index_type: str | None = None
+    files: int | None = None
+    recommendation: str | None = None
+
+
+@dataclass(frozen=True)
+class IndexBytes:
+    """Bytes of one index kind in one storage (EMBEDDED, FILE = ``.index``, INDEX MANIFEST)."""
+
+    index_type: str
+    storage: str
+    files: int
+    bytes: int
+    pct_of_data: float | None
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """A configured file index: how many live files lack it."""
+
+    column: str
+    index_type: str
+    files: int
+    lacking: int
+
+
+@dataclass(frozen=True)
+class BloomSizing:
+    """Bloom filters of one column against what their files' row counts need at the configured fpp."""
+
+    column: str
+    files: int
+    bytes: int
+    needed_bytes: int
+    configured_items: int
+    configured_fpp: float
+    rows_p95: int
+    over_fpp_files: int
+    verdict: str  # oversized, over fpp, ok
+    recommended_items: int | None = None
+    recommended_bytes: int | None = None
+    saved_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class TableHealth:
+    """A table's health at one snapshot (``error`` when it could not be opened at all)."""
+
+    table: str
+    snapshot: int | None = None
+    files: int = 0
+    rows: int = 0
+    data_bytes: int = 0
+    index_bytes: tuple[IndexBytes, ...] = ()
+    small_files: int = 0
+    small_file_threshold: int | None = None
+    deleted_rows: int = 0
+    dv_density: float = 0.0
+    worst_bucket: str | None = None
+    worst_bucket_density: float = 0.0
+    coverage: tuple[Coverage, ...] = ()
+    blooms: tuple[BloomSizing, ...] = ()
+    unusable: tuple[tuple, ...] = field(default=(), repr=False)  # rows of UNUSABLE_COLUMNS
+    problems: int = 0
+    items: tuple[HealthItem, ...] = ()
+    score: int = 100
+    error: str | None = None
+
+    @property
+    def total_index_bytes(self) -> int:
+        return sum(b.bytes for b in self.index_bytes)
+
+    @property
+    def unusable_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(list(self.unusable), columns=UNUSABLE_COLUMNS)
+
+
+@dataclass(frozen=True)
+class WarehouseHealth:
+    tables: tuple[TableHealth, ...]
+    score: int
+
+    @property
+    def items(self) -> tuple[HealthItem, ...]:
+        return tuple(i for t in self.tables for i in t.items)
+
+
+# ---------------------------------------------------------------------------------------
+# Files a page could not use
+
+
+def unusable_files(file_indexes: pd.DataFrame, index_types: Iterable[str] | None = None,
+                   lost_dvs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The files whose file index (of ``index_types``; all when None) or deletion vector could
+    not be used, and why: ``unreadable index``, ``missing .index file``, ``unknown index kind X``
+    or ``missing DV file``.
+
+    ``file_indexes`` is the ``$file_indexes`` view as a frame; ``lost_dvs`` the rows of the
+    ``$deletion_vectors`` view (``file_name``, ``dv_file``) whose DV file is gone
+    (:func:`lost_deletion_vectors`).
+    """
+    parts = []
+    if not file_indexes.empty:
+        kinds = file_indexes["index_type"]
+        unknown = kinds.notna() & ~kinds.isin(FILE_INDEX_TYPES)
+        wanted = kinds.isna() | (kinds.isin(list(index_types)) if index_types is not None else True)
+        bad = file_indexes[(file_indexes["error"].notna() & wanted) | unknown].copy()
+        missing = bad["error"].fillna("").str.startswith("file not found")
+        bad["why"] = "unreadable index"
+        bad.loc[missing, "why"] = "missing .index file"
+        bad.loc[unknown, "why"] = "unknown index kind " + bad.loc[unknown, "index_type"].astype(str)
+        parts.append(bad[UNUSABLE_COLUMNS])
+    if lost_dvs is not None and not lost_dvs.empty:
+        parts.append(pd.DataFrame({"file_name": lost_dvs["file_name"], "index_type": DELETION_VECTORS,
+                                   "column_name": None, "why": "missing DV file",
+                                   "error": "file not found: " + lost_dvs["dv_file"].astype(str)}))
+    if not parts:
+        return pd.DataFrame(columns=UNUSABLE_COLUMNS)
+    return pd.concat(parts, ignore_index=True)
+
+
+def lost_deletion_vectors(table, deletion_vectors: pd.DataFrame) -> pd.DataFrame:
+    """Rows of a ``$deletion_vectors`` frame whose DV index file does not exist (one check per DV file)."""
+    if deletion_vectors.empty or "dv_file" not in deletion_vectors:
+        return deletion_vectors.iloc[0:0]
+    gone = [p for p in deletion_vectors["dv_file"].dropna().unique() if not table.storage.exists(p)]
+    return deletion_vectors[deletion_vectors["dv_file"].isin(gone)]
+
+
+# ---------------------------------------------------------------------------------------
+# One table
+
+
+def _deduction(kind: str, share: float) -> int:
+    return max(1, round(CAPS[kind] * min(1.0, max(0.0, share))))
+
+
+def _index_bytes(frame: pd.DataFrame, plan, data_bytes: int) -> list[IndexBytes]:
+    """Blob bytes per (index kind, storage), the container heads, and the index manifest's files."""
+    rows: dict[tuple[str, str], list[int]] = {}
+
+    def add(kind: str, storage: str, files: int, size: int) -> None:
+        acc = rows.setdefault((kind, storage), [0, 0])
+        acc[0] += files
+        acc[1] += size
+
+    ok = frame[frame["column_name"].notna()] if not frame.empty else frame
+    for (kind, storage), g in ok.groupby(["index_type", "storage_type"]) if not ok.empty else ():
+        add(kind, storage, int(g["file_path"].nunique()), int(g["index_size_in_bytes"].sum()))
+    if not ok.empty:
+        per_file = ok.groupby(["file_path", "storage_type"]).agg(
+            container=("index_container_size_in_bytes", "first"), blobs=("index_size_in_bytes", "sum"))
+        for (_path, storage), r in per_file.iterrows():
+            if pd.notna(r["container"]):
+                add(CONTAINER_HEAD, storage, 1, max(0, int(r["container"]) - int(r["blobs"])))
+    for e in plan.index_entries:
+        add(e.index_file.index_type, "INDEX MANIFEST", 1, e.index_file.file_size)
+    return [IndexBytes(kind, storage, files, size, size / data_bytes if data_bytes else None)
+            for (kind, storage), (files, size) in sorted(rows.items())]
+
+
+def _bloom_sizing(table, frame: pd.DataFrame, by_path: dict) -> list[BloomSizing]:
+    """Per bloom-indexed column: bytes stored against what each file's rows need at its fpp
+    (rows bound the distinct keys from above), files holding more distinct keys than ``items``
+    (estimated from the bit set, read only when a file has more rows than ``items``), and one
+    ``items`` for the column: the 95th percentile of rows per file."""
+    from ..formats.bloom import BloomFilterReader, estimate_items
+
+    if frame.empty:
+        return []
+    blooms = frame[(frame["index_type"] == "bloom-filter") & frame["error"].isna() & frame["column_name"].notna()
+                   & ~frame["is_empty"].eq(True)]
+    out = []
+    for column, g in blooms.groupby("column_name"):
+        stored = needed = over = 0
+        items_seen, fpp_seen = set(), set()
+        for r in g.itertuples(index=False):
+            lf = by_path.get(r.file_path)
+            opts = table.file_schema(lf).file_index_options(column, "bloom-filter") if lf else {}
+            try:
+                items = int(opts.get("items", DEFAULT_ITEMS))
+                fpp = float(opts.get("fpp", DEFAULT_FPP))
+                need = optimal_bits(max(1, int(r.record_count)), fpp) // 8 + HEADER_SIZE
+            except ValueError:
+                continue
+            items_seen.add(items)
+            fpp_seen.add(fpp)
+            stored += int(r.index_size_in_bytes)
+            needed += need
+            if r.record_count > items and lf is not None:
+                over += _over_items(table, lf, column, r, items, BloomFilterReader, estimate_items)
+        if not items_seen:
+            continue
+        items, fpp = max(items_seen), min(fpp_seen)
+        p95 = int(math.ceil(g["record_count"].quantile(BLOOM_QUANTILE))) or 1
+        verdict = "oversized" if stored > OVERSIZE_FACTOR * needed else "over fpp" if over else "ok"
+        rec = rec_bytes = saved = None
+        if verdict != "ok":
+            rec = p95
+            rec_bytes = len(g) * items_for_fpp(rec, fpp)["bytes"]
+            saved = stored - rec_bytes
+        out.append(BloomSizing(column, len(g), stored, needed, items, fpp, p95, over, verdict, rec, rec_bytes, saved))
+    return out
+
+
+def _over_items(table, lf, column, row, items, reader_cls, estimate) -> int:
+    """1 when the file's bloom filter holds more distinct keys than ``items`` (from its bit set)."""
+    from ..formats.container import read_container
+
+    try:
+        container = read_container(table.file_index_source(lf))
+        entry = container.entry(column, "bloom-filter")
+        if entry is None:
+            return 0
+        reader = reader_cls(table.file_schema(lf).field(column).type, container.blob(entry))
+        bits = reader.bit_set()
+        m = len(bits) * 8
+        est = estimate(m, int.from_bytes(bits, "little").bit_count(), reader.num_hash_functions)
+    except (IndexCoreError, KeyError):
+        return 0
+    return int(est > items)
+
+
+def _coverage(table, snapshot_id, unreadable: set[str]) -> list[Coverage]:
+    """Configured file indexes and the live files lacking them (:func:`advise.index_inventory`);
+    a file whose index container is ``unreadable`` is listed as unusable, not as lacking."""
+    groups, _problems = index_inventory(table, snapshot_id)
+    return [Coverage(g.column, g.index_type, g.live_files, len(set(g.missing) - unreadable)) for g in groups
+            if g.configured and g.index_type in FILE_INDEX_TYPES]
+
+
+def _undecoded(plan) -> list:
+    """Index manifest entries of a kind indexcore neither decodes nor lists."""
+    return [e for e in plan.index_entries if e.index_file.index_type not in KNOWN_INDEX_TYPES
+            and not (e.index_file.global_index_meta is not None and e.index_file.index_type in LISTED_GLOBAL_TYPES)]
+
+
+def table_health(table, snapshot_id: int | None = None) -> TableHealth:
+    """The health of one table at ``snapshot_id`` (latest by default); see the module docstring."""
+    plan = table.plan(snapshot_id)
+    sid = plan.snapshot.id if plan.snapshot else None
+    schema = table.read_schema(snapshot_id, plan.snapshot)
+    files = plan.files
+    data_bytes = sum(lf.file.file_size for lf in files)
+    rows = sum(lf.file.row_count for lf in files)
+    frame = view(table, "file_indexes", sid).to_pandas() if files else pd.DataFrame()
+    by_path = {lf.path: lf for lf in files}
+
+    index_bytes = _index_bytes(frame, plan, data_bytes)
+    limit = schema.core_options.small_file_threshold(bool(schema.primary_keys))
+    small: dict[tuple, int] = {}
+    for lf in files:
+        if lf.file.file_size < limit:
+            key = (lf.partition, lf.bucket)
+            small[key] = small.get(key, 0) + 1
+    small_files = sum(small.values())
+    mergeable = sum(n for n in small.values() if n > 1)
+
+    dvs = view(table, "deletion_vectors", sid).to_pandas() if files else pd.DataFrame()
+    deleted = int(dvs["deleted"].sum()) if not dvs.empty else 0
+    worst, worst_density = None, 0.0
+    if deleted:
+        from .metrics import dv_by_bucket
+
+        buckets = dv_by_bucket(dvs)
+        top = buckets.sort_values("density", ascending=False).iloc[0]
+        worst, worst_density = f"{top['partition']} bucket {int(top['bucket'])}", float(top["density"])
+    lost = lost_deletion_vectors(table, dvs) if not dvs.empty else None
+    unusable = unusable_files(frame, None, lost)
+    types = partition_types(table)
+    for e in _undecoded(plan):
+        unusable.loc[len(unusable)] = [e.index_file.file_name, e.index_file.index_type, None,
+                                       f"unknown index kind {e.index_file.index_type}",
+                                       f"{partition_label(e.partition, types)} bucket {e.bucket}"]
+    broken = set(frame.loc[frame["error"].notna() & frame["column_name"].isna(), "file_path"]) if files else set()
+    coverage = _coverage(table, sid, broken) if files else []
+    blooms = _bloom_sizing(table, frame, by_path)
+    problems = len({(p.path, p.structure, p.reason) for p in plan.problems + table.problems})
+
+    h = TableHealth(
+        table=table.name, snapshot=sid, files=len(files), rows=rows, data_bytes=data_bytes,
+        index_bytes=tuple(index_bytes), small_files=small_files, small_file_threshold=limit,
+        deleted_rows=deleted, dv_density=deleted / rows if rows else 0.0, worst_bucket=worst,
+        worst_bucket_density=worst_density, coverage=tuple(coverage), blooms=tuple(blooms),
+        unusable=tuple(unusable.itertuples(index=False, name=None)), problems=problems)
+    items = _items(h, mergeable, plan.problems + table.problems)
+    score = max(0, 100 - sum(_capped(items).values()))
+    return TableHealth(**{**{f: getattr(h, f) for f in h.__dataclass_fields__}, "items": tuple(items),
+                          "score": score})
+
+
+def _capped(items: Iterable[HealthItem]) -> dict[str, int]:
+    """Points taken off per issue kind, each kind at most its cap."""
+    out: dict[str, int] = {}
+    for i in items:
+        out[i.kind] = min(CAPS.get(i.kind, 0), out.get(i.kind, 0) + i.deduction)
+    return out
+
+
+def _items(h: TableHealth, mergeable: int, problems) -> list[HealthItem]:
+    """The findings of a table, worst first."""
+    t, out = h.table, []
+
+    def item(kind, severity, message, page, share=None, **kw):
+        points = _deduction(kind, share) if severity != INFO and share is not None else 0
+        out.append(HealthItem(t, kind, severity, message, page, points, **kw))
+
+    seen = {(p.path, p.structure, p.reason) for p in problems}
+    if seen:
+        first = next(iter(seen))
+        item("unreadable-metadata", ERROR, f"{len(seen)} unreadable part(s) of the table's metadata "
+             f"(first: {first[1]} {first[0].rsplit('/', 1)[-1]}: {first[2]})", PAGE_TABLE, 0.5, files=len(seen))
+    unusable = h.unusable_frame
+    if not unusable.empty:
+        for why, g in unusable.groupby("why", sort=True):
+            n = g["file_name"].nunique()
+            kinds = [k for k in g["index_type"].dropna().unique() if k in KIND_PAGE]
+            page = KIND_PAGE[kinds[0]] if len(kinds) == 1 else PAGE_TABLE
+            if why == "missing DV file":
+                page = PAGE_DV
+            item("unusable-files", ERROR, f"{n} file(s) cannot be used: {why}", page,
+                 max(UNUSABLE_FLOOR, n / max(1, h.files)), files=n)
+    if h.worst_bucket_density >= DEFAULT_COMPACTION_DENSITY:
+        item("dv-density", WARNING, f"{h.worst_bucket_density:.0%} of the rows of {h.worst_bucket} are deleted "
+             f"({h.dv_density:.1%} of the table)", PAGE_DV, h.worst_bucket_density,
+             recommendation="a full compaction of the bucket drops the deleted rows and their deletion vectors")
+    elif h.deleted_rows:
+        item("dv-density", INFO, f"{h.dv_density:.1%} of the rows are deleted (densest: {h.worst_bucket} at "
+             f"{h.worst_bucket_density:.0%})", PAGE_DV)
+    for c in h.coverage:
+        if c.lacking:
+            item("index-coverage", WARNING, f"{c.lacking} of {c.files} live files lack the configured "
+                 f"{c.index_type} index on {c.column}", KIND_PAGE.get(c.index_type, PAGE_TABLE),
+                 c.lacking / max(1, c.files), column=c.column, index_type=c.index_type, files=c.lacking,
+                 recommendation="CALL sys.rewrite_file_index builds it for the files written before it was "
+                                "configured")
+    if mergeable:
+        item("small-files", WARNING if mergeable * 2 >= h.files else INFO,
+             f"{h.small_files} of {h.files} files are under {h.small_file_threshold:,} bytes; {mergeable} share "
+             "a bucket with another small file", PAGE_TABLE, mergeable / max(1, h.files), files=h.small_files,
+             recommendation="compaction merges them (or raise target-file-size only if it is set too low)")
+    total = h.total_index_bytes
+    if h.data_bytes and total > INDEX_NOTE * h.data_bytes:
+        ratio = total / h.data_bytes
+        top = max(h.index_bytes, key=lambda b: b.bytes)
+        item("index-overhead", WARNING if ratio > INDEX_HEAVY else INFO,
+             f"index bytes are {ratio:.0%} of data bytes (largest: {top.index_type} {top.storage}, "
+             f"{top.bytes:,} bytes)", KIND_PAGE.get(top.index_type, PAGE_WHATIF), ratio - INDEX_HEAVY,
+             index_type=top.index_type)
+    for b in h.blooms:
+        option = f"file-index.bloom-filter.{b.column}.items"
+        if b.verdict == "oversized":
+            item("bloom-oversized", WARNING, f"bloom filters on {b.column} take {b.bytes:,} bytes where the "
+                 f"files' rows need {b.needed_bytes:,} at fpp {b.configured_fpp} (items={b.configured_items})",
+                 PAGE_BLOOM, b.saved_bytes / b.bytes if b.bytes else 0.0, column=b.column, index_type="bloom-filter",
+                 files=b.files, recommendation=f"'{option}' = '{b.recommended_items}' saves {b.saved_bytes:,} bytes")
+        elif b.verdict == "over fpp":
+            item("bloom-over-fpp", WARNING, f"{b.over_fpp_files} of {b.files} bloom filters on {b.column} hold more "
+                 f"distinct keys than items={b.configured_items}: more false positives than fpp "
+                 f"{b.configured_fpp}", PAGE_BLOOM, b.over_fpp_files / b.files, column=b.column,
+                 index_type="bloom-filter", files=b.over_fpp_files,
+                 recommendation=f"'{option}' = '{b.recommended_items}' (costs {-b.saved_bytes:,} more bytes)"
+                 if b.saved_bytes is not None and b.saved_bytes < 0 else
+                 f"'{option}' = '{b.recommended_items}'")
+    order = {s: i for i, s in enumerate(SEVERITIES)}
+    return sorted(out, key=lambda i: (order[i.severity], -i.deduction))
+
+
+# ---------------------------------------------------------------------------------------
+# The warehouse
+
+
+def warehouse_health(warehouse, tables: Iterable[str] | None = None,
+                     progress: Progress | None = None) -> WarehouseHealth:
+    """:func:`table_health` of every table (or of ``tables``); one that cannot be opened scores 0."""
+    names = list(tables) if tables is not None else warehouse.tables()
+    out = []
+    for i, name in enumerate(names):
+        if progress is not None:
+            progress(i, len(names), name)
+        try:
+            out.append(table_health(warehouse.table(name)))
+        except IndexCoreError as exc:
+            out.append(TableHealth(name, score=0, error=str(exc), items=(HealthItem(
+                name, "unreadable-metadata", ERROR, f"cannot be opened: {exc}", PAGE_TABLE,
+                CAPS["unreadable-metadata"]),)))
+    if progress is not None:
+        progress(len(names), len(names), "done")
+    weights = [max(1, t.files) for t in out]
+    score = round(sum(t.score * w for t, w in zip(out, weights, strict=True)) / sum(weights)) if out else 100
+    return WarehouseHealth(tuple(out), score)
+
+
+# ---------------------------------------------------------------------------------------
+# Frames for the app and notebooks
+
+TABLE_COLUMNS = ["table", "score", "errors", "warnings", "files", "rows", "data_bytes", "index_bytes", "index_pct",
+                 "small_files", "dv_density", "worst_bucket_density", "unusable_files", "missing_dv_files",
+                 "problems", "index_kinds", "snapshot", "error"]
+ITEM_COLUMNS = [f for f in HealthItem.__dataclass_fields__]
+
+
+def tables_frame(health: WarehouseHealth | Iterable[TableHealth]) -> pd.DataFrame:
+    """One row per table: score, issue counts and the numbers behind them."""
+    tables = health.tables if isinstance(health, WarehouseHealth) else tuple(health)
+    rows = []
+    for t in tables:
+        bad = t.unusable_frame
+        rows.append({
+            "table": t.table, "score": t.score, "errors": sum(i.severity == ERROR for i in t.items),
+            "warnings": sum(i.severity == WARNING for i in t.items), "files": t.files, "rows": t.rows,
+            "data_bytes": t.data_bytes, "index_bytes": t.total_index_bytes,
+            "index_pct": t.total_index_bytes / t.data_bytes if t.data_bytes else None,
+            "small_files": t.small_files, "dv_density": t.dv_density, "worst_bucket_density": t.worst_bucket_density,
+            "unusable_files": int(bad["file_name"].nunique()),
+            "missing_dv_files": int(bad.loc[bad["why"] == "missing DV file", "file_name"].nunique()),
+            "problems": t.problems,
+            "index_kinds": ", ".join(sorted({b.index_type for b in t.index_bytes if b.index_type != CONTAINER_HEAD})),
+            "snapshot": t.snapshot, "error": t.error})
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
+def items_frame(health: WarehouseHealth | TableHealth) -> pd.DataFrame:
+    """Every health item, worst first (severity, then points)."""
+    items = health.items
+    return pd.DataFrame([asdict(i) for i in items], columns=ITEM_COLUMNS)
+
+
+def index_bytes_frame(health: WarehouseHealth | TableHealth) -> pd.DataFrame:
+    """Index bytes per table, kind and storage, with their share of the table's data bytes."""
+    tables = health.tables if isinstance(health, WarehouseHealth) else (health,)
+    return pd.DataFrame([{"table": t.table, **asdict(b)} for t in tables for b in t.index_bytes],
+                        columns=["table", *IndexBytes.__dataclass_fields__])
+
+
+def blooms_frame(health: WarehouseHealth | TableHealth) -> pd.DataFrame:
+    """Bloom sizing per table and column, with the recommended ``items`` and the bytes it saves."""
+    tables = health.tables if isinstance(health, WarehouseHealth) else (health,)
+    return pd.DataFrame([{"table": t.table, **asdict(b)} for t in tables for b in t.blooms],
+                        columns=["table", *BloomSizing.__dataclass_fields__])
+
+
+def coverage_frame(health: WarehouseHealth | TableHealth) -> pd.DataFrame:
+    tables = health.tables if isinstance(health, WarehouseHealth) else (health,)
+    return pd.DataFrame([{"table": t.table, **asdict(c)} for t in tables for c in t.coverage],
+                        columns=["table", *Coverage.__dataclass_fields__])
+
+
+def unusable_frame(health: WarehouseHealth | TableHealth) -> pd.DataFrame:
+    tables = health.tables if isinstance(health, WarehouseHealth) else (health,)
+    parts = [t.unusable_frame.assign(table=t.table) for t in tables if t.unusable]
+    if not parts:
+        return pd.DataFrame(columns=["table", *UNUSABLE_COLUMNS])
+    return pd.concat(parts, ignore_index=True)[["table", *UNUSABLE_COLUMNS]]
+
+
+def health_frames(health: WarehouseHealth | TableHealth) -> dict[str, pd.DataFrame]:
+    """Every frame above by name (``tables`` only for a warehouse)."""
+    out = {"items": items_frame(health), "index_bytes": index_bytes_frame(health), "blooms": blooms_frame(health),
+           "coverage": coverage_frame(health), "unusable": unusable_frame(health)}
+    if isinstance(health, WarehouseHealth):
+        out = {"tables": tables_frame(health), **out}
+    return out
