@@ -385,3 +385,33 @@ def advisor_benefit(existing: pd.DataFrame, candidates: pd.DataFrame) -> go.Figu
     fig.update_traces(textposition="top center", marker={"size": 12})
     fig.update_layout(height=_HEIGHT, xaxis_rangemode="tozero", yaxis_rangemode="tozero")
     return fig
+
+
+TOP_TABLES = 25
+
+
+def table_bytes(tables: pd.DataFrame, top: int = TOP_TABLES) -> go.Figure:
+    """Data bytes and index bytes of the ``top`` largest tables, one horizontal bar pair per table.
+
+    Takes :func:`indexcore.evaluate.health.tables_frame`. The height grows with the tables shown
+    and the legend sits above the plot, so 50 tables stay readable; the title says how many more
+    tables were left out (the caller lists them all in a table).
+    """
+    if tables.empty or "data_bytes" not in tables:
+        return _empty("Data and index bytes per table", "no table")
+    shown = tables.dropna(subset=["data_bytes"]).nlargest(top, "data_bytes").iloc[::-1]
+    more = len(tables) - len(shown)
+    title = f"Data and index bytes, the {len(shown)} largest tables" if more else "Data and index bytes per table"
+    if more:
+        title += f" ({more} more not drawn)"
+    fig = go.Figure()
+    for col, name in (("data_bytes", "data bytes"), ("index_bytes", "index bytes")):
+        fig.add_trace(go.Bar(y=shown["table"], x=shown[col], name=name, orientation="h",
+                             customdata=shown[["files", "score"]].to_numpy(),
+                             hovertemplate="%{y}: %{x:,} " + name + " (%{customdata[0]} files, health "
+                                           "%{customdata[1]})<extra></extra>"))
+    fig.update_layout(title=title, barmode="group", height=max(260, 26 * len(shown) + 140),
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
+                      xaxis={"title": "bytes", "tickformat": "~s"}, yaxis={"type": "category", "automargin": True},
+                      margin={"l": 10, "r": 10, "t": 80, "b": 40})
+    return fig

@@ -350,19 +350,10 @@ def index_columns(ctx: Context, index_types: tuple[str, ...]) -> list[str]:
 
 def unusable_files(ctx: Context, index_types: tuple[str, ...]) -> pd.DataFrame:
     """Files of the picked snapshot whose file index of one of ``index_types`` (or whole index file)
-    could not be used, and why: missing ``.index`` file, unreadable index or unknown index kind."""
-    frame = ctx.view("file_indexes")
-    cols = ["file_name", "index_type", "column_name", "why", "error"]
-    if frame.empty:
-        return pd.DataFrame(columns=cols)
-    unknown = frame["index_type"].notna() & ~frame["index_type"].isin(metrics.FILE_INDEX_TYPES)
-    failed = frame["error"].notna() & (frame["index_type"].isna() | frame["index_type"].isin(index_types))
-    bad = frame[failed | unknown].copy()
-    missing = bad["error"].fillna("").str.startswith("file not found")
-    bad["why"] = "unreadable index"
-    bad.loc[missing, "why"] = "missing .index file"
-    bad.loc[unknown, "why"] = "unknown index kind " + bad.loc[unknown, "index_type"].astype(str)
-    return bad[cols].reset_index(drop=True)
+    could not be used, and why (:func:`indexcore.evaluate.health.unusable_files`)."""
+    from indexcore.evaluate.health import unusable_files as unusable
+
+    return unusable(ctx.view("file_indexes"), index_types)
 
 
 def show_unusable(bad: pd.DataFrame, key: str) -> None:

@@ -1,9 +1,30 @@
-"""Warehouse: every table with files, rows, size, index kinds, DVs and problems."""
+"""Warehouse: every table with its health, files, bytes, index bytes, DVs and unusable files."""
 
+import pandas as pd
 import streamlit as st
 
 from indexcore import figures
-from pages.common import context, fmt_bytes, guard, show_frame
+from indexcore.evaluate import health
+from pages.common import context, fmt_bytes, guard, open_warehouse, show_frame
+
+# app.py's page titles -> their scripts, for st.page_link
+PAGE_FILES = {health.PAGE_TABLE: "pages/table.py", health.PAGE_BITMAP: "pages/bitmap.py",
+              health.PAGE_BLOOM: "pages/bloom.py", health.PAGE_RANGE: "pages/range.py",
+              health.PAGE_DV: "pages/deletion_vectors.py", health.PAGE_HASH: "pages/hash_index.py",
+              health.PAGE_WHATIF: "pages/what_if.py"}
+ICONS = {health.ERROR: ":material/error:", health.WARNING: ":material/warning:", health.INFO: ":material/info:"}
+KIND_LABELS = {"unreadable-metadata": "Unreadable metadata", "unusable-files": "Files that cannot be used",
+               "dv-density": "Deleted rows (deletion vectors)", "index-coverage": "Files lacking a configured index",
+               "small-files": "Small files", "index-overhead": "Index bytes against data bytes",
+               "bloom-oversized": "Oversized bloom filters", "bloom-over-fpp": "Bloom filters over their fpp"}
+
+
+@st.cache_data(show_spinner="Checking the health of every table…", max_entries=16)
+def warehouse_health(url: str, roots: tuple, options: tuple = ()) -> tuple[int, dict[str, pd.DataFrame]]:
+    """The warehouse score and :func:`health.health_frames`, cached per warehouse."""
+    h = health.warehouse_health(open_warehouse(url, roots, options))
+    return h.score, health.health_frames(h)
+
 
 st.title("Warehouse")
 ctx = context()
@@ -12,19 +33,77 @@ if ctx.warehouse is None:
     st.stop()
 st.caption(f"`{ctx.url}` — opened read-only")
 
+score = frames = None
 with guard("Warehouse overview"):
-    overview = ctx.metric("warehouse_overview", table=False)
-    ok = overview[overview["error"].isna()] if "error" in overview else overview
-    c = st.columns(5)
-    c[0].metric("Tables", len(overview))
-    c[1].metric("Live data files", int(ok["files"].sum()) if "files" in ok else 0)
-    c[2].metric("Rows", f"{int(ok['rows'].sum()):,}" if "rows" in ok else "0")
-    c[3].metric("Data size", fmt_bytes(ok["size_bytes"].sum() if "size_bytes" in ok else 0))
-    c[4].metric("Problems", int(ok["problems"].sum()) if "problems" in ok else 0)
-    for _, row in overview[overview["error"].notna()].iterrows():
+    score, frames = warehouse_health(ctx.url, ctx.roots, ctx.options)
+    tables = frames["tables"]
+    ok = tables[tables["error"].isna()]
+    c = st.columns(7)
+    c[0].metric("Tables", len(tables))
+    c[1].metric("Live data files", int(ok["files"].sum()))
+    c[2].metric("Rows", f"{int(ok['rows'].sum()):,}")
+    c[3].metric("Data size", fmt_bytes(ok["data_bytes"].sum()))
+    data, index = ok["data_bytes"].sum(), ok["index_bytes"].sum()
+    c[4].metric("Index size", fmt_bytes(index), f"{index / data:.0%} of data" if data else None, delta_color="off")
+    c[5].metric("Problems", int(ok["problems"].sum() + ok["unusable_files"].sum()),
+                help="Unreadable metadata parts plus files whose index or deletion vector cannot be used")
+    c[6].metric("Health", f"{score}/100", help="Amoro-style: 100 minus points per issue kind, weighted by the "
+                "share of the table it touches and capped; the warehouse's is the file-weighted mean")
+    for _, row in tables[tables["error"].notna()].iterrows():
         st.warning(f"{row['table']}: {row['error']}")
-    show_frame(overview.drop(columns=["error"]) if overview["error"].isna().all() else overview, "overview")
-    st.plotly_chart(figures.warehouse_sizes(ok), width="stretch")
+    lost = tables[tables["missing_dv_files"] > 0]
+    if not lost.empty:
+        st.warning("Deletion vectors missing: " + ", ".join(
+            f"{r.table} ({r.missing_dv_files} file(s) whose DV file is gone)" for r in lost.itertuples())
+            + ". Reads of those files would return deleted rows or fail.")
+    unusable = tables[tables["unusable_files"] > 0]
+    if not unusable.empty:
+        st.warning(f"{len(unusable)} table(s) have files that cannot be used: " + ", ".join(
+            f"{r.table} ({r.unusable_files})" for r in unusable.itertuples()))
+    shown = tables[["table", "score", "errors", "warnings", "unusable_files", "missing_dv_files", "problems",
+                    "files", "rows", "data_bytes", "index_bytes", "index_pct", "small_files", "dv_density",
+                    "index_kinds", "snapshot"] + (["error"] if tables["error"].notna().any() else [])]
+    show_frame(shown.sort_values(["score", "table"]), "overview", column_config={
+        "table": st.column_config.TextColumn("table", pinned=True),
+        "score": st.column_config.ProgressColumn("health", min_value=0, max_value=100, format="%d"),
+        "unusable_files": st.column_config.NumberColumn("unusable files", help="missing .index or DV file, "
+                                                        "unreadable index, unknown index kind"),
+        "missing_dv_files": st.column_config.NumberColumn("missing DV"),
+        "index_pct": st.column_config.NumberColumn("index / data", format="percent"),
+        "dv_density": st.column_config.NumberColumn("deleted rows", format="percent")})
+    st.plotly_chart(figures.table_bytes(ok), width="stretch")
+
+with guard("Health summary"):
+    st.subheader(f"Health summary: {score}/100" if score is not None else "Health summary")
+    items = frames["items"] if frames is not None else None
+    if items is None or items.empty:
+        st.success("No issue found in any table.")
+    else:
+        order = {s: i for i, s in enumerate(health.SEVERITIES)}
+        groups = (items.assign(rank=items["severity"].map(order))
+                  .groupby(["kind", "page"], as_index=False)
+                  .agg(rank=("rank", "min"), tables=("table", "nunique"), points=("deduction", "sum"),
+                       example=("message", "first"), where=("table", "first"))
+                  .sort_values(["rank", "points"], ascending=[True, False]))
+        for g in groups.itertuples():
+            severity = health.SEVERITIES[g.rank]
+            left, right = st.columns([5, 1])
+            left.markdown(f"{ICONS[severity]} **{KIND_LABELS.get(g.kind, g.kind)}** ({severity}): {g.tables} "
+                          f"table(s), {g.points} points off. E.g. `{g.where}`: {g.example}")
+            if g.page in PAGE_FILES:
+                right.page_link(PAGE_FILES[g.page], label=g.page, icon=":material/arrow_forward:")
+        with st.expander(f"Every item ({len(items)})"):
+            show_frame(items, "health_items")
+    with st.expander("Index bytes per table, kind and storage"):
+        show_frame(frames["index_bytes"], "health_index_bytes", column_config={
+            "pct_of_data": st.column_config.NumberColumn("% of data", format="percent")})
+    blooms = frames["blooms"]
+    if not blooms.empty:
+        with st.expander("Bloom filter sizing (recommended file-index.bloom-filter.<column>.items)"):
+            show_frame(blooms, "health_blooms")
+    if not frames["unusable"].empty:
+        with st.expander(f"Files that cannot be used ({len(frames['unusable'])})"):
+            show_frame(frames["unusable"], "health_unusable")
 
 if ctx.table_name:
     with guard("Problems of the picked table"):
