@@ -356,6 +356,12 @@ def unusable_files(ctx: Context, index_types: tuple[str, ...]) -> pd.DataFrame:
     return unusable(ctx.view("file_indexes"), index_types)
 
 
+# app.py's page titles (which health items name) -> their scripts, for st.page_link
+PAGE_FILES = {"Table": "pages/table.py", "Bitmap indexes": "pages/bitmap.py", "Bloom filters": "pages/bloom.py",
+              "Range-bitmap and BSI": "pages/range.py", "Deletion vectors": "pages/deletion_vectors.py",
+              "Hash index": "pages/hash_index.py", "What-if": "pages/what_if.py"}
+
+
 def show_unusable(bad: pd.DataFrame, key: str) -> None:
     """Warn about the files a page could not use, with the reason per file."""
     if bad.empty:

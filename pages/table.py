@@ -138,3 +138,21 @@ with tab_skew, guard("Skew"):
     c[2].metric("Coefficient of variation", f"{skew['cv']:.2f}")
     st.plotly_chart(figures.size_skew(groups, by), width="stretch")
     show_frame(groups, "skew")
+
+with st.expander("Health summary (score and items)"), guard("Health summary"):
+    from indexcore.evaluate.health import table_health
+    from pages.common import PAGE_FILES
+    from pages.common import open_warehouse as _open
+
+    @st.cache_data(show_spinner="Checking health…", max_entries=64)
+    def _table_health(url: str, roots: tuple, name: str, sid: int | None, options: tuple = ()):
+        return table_health(_open(url, roots, options).table(name), sid)
+
+    th = _table_health(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, ctx.options)
+    st.metric("Health", f"{th.score}/100")
+    for item in th.items:
+        left, right = st.columns([5, 1])
+        left.markdown(f"**{item.severity}** {item.message}" + (f" — {item.recommendation}" if item.recommendation
+                                                                 else ""))
+        if item.page in PAGE_FILES and item.page != "Table":
+            right.page_link(PAGE_FILES[item.page], label=item.page, icon=":material/arrow_forward:")

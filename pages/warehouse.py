@@ -5,13 +5,8 @@ import streamlit as st
 
 from indexcore import figures
 from indexcore.evaluate import health
-from pages.common import context, fmt_bytes, guard, open_warehouse, show_frame
+from pages.common import PAGE_FILES, context, fmt_bytes, guard, open_warehouse, show_frame
 
-# app.py's page titles -> their scripts, for st.page_link
-PAGE_FILES = {health.PAGE_TABLE: "pages/table.py", health.PAGE_BITMAP: "pages/bitmap.py",
-              health.PAGE_BLOOM: "pages/bloom.py", health.PAGE_RANGE: "pages/range.py",
-              health.PAGE_DV: "pages/deletion_vectors.py", health.PAGE_HASH: "pages/hash_index.py",
-              health.PAGE_WHATIF: "pages/what_if.py"}
 ICONS = {health.ERROR: ":material/error:", health.WARNING: ":material/warning:", health.INFO: ":material/info:"}
 KIND_LABELS = {"unreadable-metadata": "Unreadable metadata", "unusable-files": "Files that cannot be used",
                "dv-density": "Deleted rows (deletion vectors)", "index-coverage": "Files lacking a configured index",

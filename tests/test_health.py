@@ -297,3 +297,39 @@ def test_warehouse_page_at_52_tables(big_warehouse, monkeypatch):
     assert links, "every health item names the page that explains it"
     assert all(el.proto.page_script_hash for el in links), "each link resolves to a page app.py registers"
     assert "deletion_vectors" in {el.proto.page for el in links}
+
+
+def test_page_links_name_pages_app_registers():
+    import re
+
+    from pages.common import PAGE_FILES
+
+    registered = {title: f"pages/{script}" for script, title in
+                  re.findall(r'\("(\w+\.py)", "([^"]+)"', (ROOT / "app.py").read_text())}
+    titles = {H.PAGE_TABLE, H.PAGE_BITMAP, H.PAGE_BLOOM, H.PAGE_RANGE, H.PAGE_DV, H.PAGE_HASH, H.PAGE_WHATIF}
+    assert set(PAGE_FILES) == titles
+    assert all(registered[t] == PAGE_FILES[t] for t in titles)
+
+
+def test_table_page_health_expander(monkeypatch):
+    from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.testing.v1 import AppTest
+
+    _sample()
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
+    monkeypatch.setenv("INDEXCORE_WAREHOUSE", str(SAMPLE))
+    monkeypatch.delenv("INDEXCORE_ALLOWED_ROOTS", raising=False)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["table"] = "demo.orders"
+    at.run()
+    at.switch_page("pages/table.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    score = H.table_health(_sample().table("demo.orders")).score
+    assert {m.label: m.value for m in at.metric}["Health"] == f"{score}/100"
+    assert any("deleted" in m.value for m in at.markdown if m.value.startswith("**warning**"))
