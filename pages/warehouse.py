@@ -33,7 +33,7 @@ with guard("Warehouse overview"):
     score, frames = warehouse_health(ctx.url, ctx.roots, ctx.options)
     tables = frames["tables"]
     ok = tables[tables["error"].isna()]
-    c = st.columns(7)
+    c = st.columns(4) + st.columns(4)
     c[0].metric("Tables", len(tables))
     c[1].metric("Live data files", int(ok["files"].sum()))
     c[2].metric("Rows", f"{int(ok['rows'].sum()):,}")
