@@ -217,6 +217,20 @@ def test_missing_dv_file_is_flagged(tmp_path):
 # ---------------------------------------------------------------------------------------
 # The Warehouse page at 52 tables
 
+
+@pytest.fixture
+def through_app(monkeypatch):
+    """AppTest reruns go through app.py's ``st.navigation``, as a live server's do (see test_app.py)."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
+
 N_TABLES = 52
 
 
@@ -266,18 +280,10 @@ def test_health_of_52_tables(big_warehouse):
     assert (tables.loc[list(expected), "score"] < tables.drop(index=list(expected))["score"].min()).all()
 
 
-def test_warehouse_page_at_52_tables(big_warehouse, monkeypatch):
-    from streamlit.runtime.pages_manager import PagesManager
+def test_warehouse_page_at_52_tables(big_warehouse, through_app, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     root, expected = big_warehouse
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):  # run through app.py's st.navigation, as a live server does
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
     monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", str(root))
     at = AppTest.from_file(APP, default_timeout=180)
     at.session_state["warehouse_url"] = str(root)
@@ -311,18 +317,10 @@ def test_page_links_name_pages_app_registers():
     assert all(registered[t] == PAGE_FILES[t] for t in titles)
 
 
-def test_table_page_health_expander(monkeypatch):
-    from streamlit.runtime.pages_manager import PagesManager
+def test_table_page_health_expander(through_app, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     _sample()
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
     monkeypatch.setenv("INDEXCORE_WAREHOUSE", str(SAMPLE))
     monkeypatch.delenv("INDEXCORE_ALLOWED_ROOTS", raising=False)
     at = AppTest.from_file(APP, default_timeout=120)
