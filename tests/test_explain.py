@@ -93,17 +93,48 @@ def readme_rows(conformance: Path, name: str) -> list[list]:
     return rows
 
 
+def _counts(stage: dict) -> dict:
+    return {"files": stage["files"], "rows": stage["rows"]}
+
+
+def check_cost(ex) -> None:
+    """Every stage's cost adds up, recomputed from the per-file records: kept + skipped = what
+    the stage before kept (files, rows, data bytes); a stage's skipped files are those it pruned;
+    index bytes are the file-index bytes at ``index`` and the DV bytes of the files read at ``read``."""
+    funnel = ex.funnel
+    stages = list(funnel)
+    total = {"files": len(ex.files), "rows": sum(f.row_count for f in ex.files),
+             "bytes": sum(f.file_size for f in ex.files)}
+    assert {k: funnel["all"][k] for k in total} == total
+    assert total["bytes"] > 0 or not ex.files
+    for before, stage in zip(stages, stages[1:], strict=False):
+        got, prev = funnel[stage], funnel[before]
+        for what in ("files", "rows", "bytes"):
+            assert got[what] + got[f"{what}_skipped"] == prev[what], (stage, what, funnel)
+            assert got[f"{what}_skipped"] >= 0 or stage == "matching", (stage, what, funnel)
+        if stage not in ("read", "matching"):
+            pruned = [f for f in ex.files if f.skipped_by == stage]
+            assert got["files_skipped"] == len(pruned), (stage, funnel)
+            assert got["bytes_skipped"] == sum(f.file_size for f in pruned), (stage, funnel)
+    read = [f for f in ex.files if f.read]
+    assert funnel["read"]["bytes"] == sum(f.file_size for f in read)
+    assert funnel["index"]["index_bytes"] == sum(f.bytes_read for f in ex.files)
+    assert funnel["read"]["index_bytes"] == sum(f.dv_bytes for f in read)
+    assert all(f.dv_bytes > 0 for f in read if f.dv_cardinality)
+
+
 def _check_funnel(ex) -> None:
     funnel = ex.funnel
-    assert funnel["all"] == {"files": len(ex.files), "rows": sum(f.row_count for f in ex.files)}
+    assert _counts(funnel["all"]) == {"files": len(ex.files), "rows": sum(f.row_count for f in ex.files)}
     stages = ["all", "partition", "bucket", "level", "stats", "index", "read"] + (["matching"] if ex.verified else [])
     assert list(funnel) == stages
     for a, b in zip(stages, stages[1:], strict=False):
         assert funnel[b]["files"] <= funnel[a]["files"], (a, b, funnel)
         assert funnel[b]["rows"] <= funnel[a]["rows"], (a, b, funnel)
     read = [f for f in ex.files if f.read]
-    assert funnel["read"] == {"files": len(read), "rows": sum(f.rows_after_dv for f in read)}
+    assert _counts(funnel["read"]) == {"files": len(read), "rows": sum(f.rows_after_dv for f in read)}
     assert funnel["index"]["files"] == len(read)
+    check_cost(ex)
     for f in ex.files:
         assert f.rows_after_dv <= f.row_count - f.dv_cardinality or isinstance(f.index_decision, BitmapResult)
         if isinstance(f.index_decision, BitmapResult):
@@ -172,10 +203,14 @@ def test_funnel_counts_matching_rows_of_files_read_only():
     assert [f.skipped_by for f in files] == [None, Stage.STATS, Stage.INDEX]
     assert files[1].pruned_before_index and not files[2].pruned_before_index
     got = funnel(files, verified=True)
-    assert got == {"all": {"files": 3, "rows": 60}, "partition": {"files": 3, "rows": 60},
-                   "bucket": {"files": 3, "rows": 60}, "level": {"files": 3, "rows": 60},
-                   "stats": {"files": 2, "rows": 40}, "index": {"files": 1, "rows": 10},
-                   "read": {"files": 1, "rows": 10}, "matching": {"files": 1, "rows": 4}}
+    assert {k: _counts(v) for k, v in got.items()} == {
+        "all": {"files": 3, "rows": 60}, "partition": {"files": 3, "rows": 60},
+        "bucket": {"files": 3, "rows": 60}, "level": {"files": 3, "rows": 60},
+        "stats": {"files": 2, "rows": 40}, "index": {"files": 1, "rows": 10},
+        "read": {"files": 1, "rows": 10}, "matching": {"files": 1, "rows": 4}}
+    # what each stage took away: b's 20 rows at stats, c's 30 at index, a's 6 non-matching rows
+    assert [(v["files_skipped"], v["rows_skipped"]) for v in got.values()] == [
+        (0, 0), (0, 0), (0, 0), (0, 0), (1, 20), (1, 30), (0, 0), (0, 6)]
     assert files[1].to_json(True)["stats_decision"] == "SKIP" and files[1].to_json()["skipped_by"] == "stats"
     assert json.dumps(files[2].to_json()["skipped_by"]) == '"index"'
 
@@ -343,7 +378,7 @@ def test_cli_json_shape(conformance):
     assert f["bucket_decision"] == "REMAIN"  # pk_with_bitmap_dv's predicate pins no bucket key
     assert f["raw_index_result"] == {"rows": [0, 7]} and f["index_decision"] == {"rows": [7]}
     assert f["stats_decision"] == "REMAIN" and f["rows_after_dv"] == 1 and f["matching_rows"] == 1
-    assert result["funnel"]["read"] == {"files": 1, "rows": 1}
+    assert {k: result["funnel"]["read"][k] for k in ("files", "rows")} == {"files": 1, "rows": 1}
     assert result["violations"] == [] and result["problems"] == []
 
     table = subprocess.run([sys.executable, "-m", "indexcore", "explain", wh, "append_with_bitmap.append_with_bitmap",

@@ -116,6 +116,8 @@ class FileDecision:
     ``bytes_read`` counts the file-index bytes read to decide (an embedded index counts its
     bytes from the manifest; 0 where Paimon does not read the index). ``matching_rows``
     (verify) counts the file's rows satisfying the predicate, deletion vector applied.
+    ``stats`` holds, per column of the predicate, the min / max / null count the stats stage
+    tested (null count None: unknown), so a reader sees why the file was kept or skipped.
     """
 
     path: str
@@ -140,6 +142,10 @@ class FileDecision:
     global_index_decision: Decision | None = None  # when the table's global indexes apply
     global_index_rows: int | None = None  # rows of the file the global indexes keep
     requests: int = 0
+    file_size: int = 0  # data bytes of the file (the manifest's file_size)
+    dv_bytes: int = 0  # bytes of its deletion vector in the DV index file (size prefix and CRC included)
+    # the predicate's columns: {"min", "max", "null_count"} as the stats stage read them (JSON values)
+    stats: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def skipped_by(self) -> Stage | None:
@@ -175,9 +181,11 @@ class FileDecision:
         """The rows the funnel counts for this file at ``stage`` (when it survives it)."""
         if stage is Stage.MATCHING:
             return self.matching_rows or 0
-        if stage is Stage.GLOBAL_INDEX and self.global_index_rows is not None:
-            return self.global_index_rows
-        return self.rows_after_dv if stage is Stage.READ else self.row_count
+        if stage is Stage.READ:
+            return self.rows_after_dv
+        if self.global_index_rows is not None and _ORDER[stage] >= _ORDER[Stage.GLOBAL_INDEX]:
+            return self.global_index_rows  # the rows the global indexes dropped stay dropped
+        return self.row_count
 
     def to_json(self, verify: bool = False) -> dict[str, Any]:
         out = {
@@ -201,6 +209,9 @@ class FileDecision:
             "bytes_read": self.bytes_read,
             "requests": self.requests,
             "skipped_by": None if self.skipped_by is None else self.skipped_by.value,
+            "file_size": self.file_size,
+            "dv_bytes": self.dv_bytes,
+            "stats": self.stats,
         }
         if verify:
             out["matching_rows"] = self.matching_rows
@@ -246,7 +257,8 @@ class Explanation:
         return explanation_html(self)
 
     def to_frame(self):
-        """One row per file (pandas); decisions as text, a bitmap as ``"N rows"``."""
+        """One row per file (pandas); decisions as text, a bitmap as ``"N rows"``. Each column of
+        the predicate adds ``<column> min`` / ``max`` / ``nulls`` beside ``stats_decision``."""
         import pandas as pd
 
         def text(result: FileIndexResult | None) -> str | None:
@@ -256,12 +268,13 @@ class Explanation:
                 return f"{len(result.bitmap)} rows"
             return result.to_json()
 
+        stat_cols = stats_columns(self.files)
         rows = []
         for f in self.files:
-            rows.append({
+            row = {
                 "path": f.path, "file": posixpath.basename(f.path),
                 "partition": ", ".join(f"{k}={v}" for k, v in f.partition.items()),
-                "bucket": f.bucket, "level": f.level, "row_count": f.row_count,
+                "bucket": f.bucket, "level": f.level, "row_count": f.row_count, "file_size": f.file_size,
                 "partition_decision": f.partition_decision.value, "bucket_decision": f.bucket_decision.value,
                 "level_decision": f.level_decision.value,
                 "stats_decision": f.stats_decision.value,
@@ -270,14 +283,35 @@ class Explanation:
                 "index_decision": text(f.index_decision),
                 "index_types": "; ".join(f"{c}: {', '.join(t)}" for c, t in f.index_types.items()),
                 "dv_cardinality": f.dv_cardinality, "rows_after_dv": f.rows_after_dv,
-                "bytes_read": f.bytes_read, "matching_rows": f.matching_rows,
+                "bytes_read": f.bytes_read, "dv_bytes": f.dv_bytes, "matching_rows": f.matching_rows,
                 "skipped_by": None if f.skipped_by is None else f.skipped_by.value, "problems": len(f.problems),
-            })
-        columns = ["path", "file", "partition", "bucket", "level", "row_count", "partition_decision",
-                   "bucket_decision", "level_decision", "stats_decision", "global_index_decision",
-                   "global_index_rows", "raw_index_result", "index_decision",
-                   "index_types", "dv_cardinality", "rows_after_dv", "bytes_read", "matching_rows", "skipped_by", "problems"]
-        return pd.DataFrame(rows, columns=columns)
+            }
+            for col in stat_cols:
+                got = f.stats.get(col) or {}
+                row.update({f"{col} min": got.get("min"), f"{col} max": got.get("max"),
+                            f"{col} nulls": got.get("null_count")})
+            rows.append(row)
+        columns = ["path", "file", "partition", "bucket", "level", "row_count", "file_size", "partition_decision",
+                   "bucket_decision", "level_decision", "stats_decision",
+                   *[f"{c} {s}" for c in stat_cols for s in ("min", "max", "nulls")],
+                   "global_index_decision", "global_index_rows", "raw_index_result", "index_decision",
+                   "index_types", "dv_cardinality", "rows_after_dv", "bytes_read", "dv_bytes", "matching_rows",
+                   "skipped_by", "problems"]
+        frame = pd.DataFrame(rows, columns=columns)
+        for col in stat_cols:  # one Arrow type per column: text where files disagree (NaN as "NaN")
+            for name in (f"{col} min", f"{col} max"):
+                kinds = {type(v) for v in frame[name] if v is not None}
+                if len(kinds) > 1:
+                    frame[name] = frame[name].map(lambda v: None if v is None else str(v))
+        return frame
+
+
+def stats_columns(files: Iterable[FileDecision]) -> list[str]:
+    """The columns whose statistics the files carry, in first-seen order."""
+    out: dict[str, None] = {}
+    for f in files:
+        out.update(dict.fromkeys(f.stats))
+    return list(out)
 
 
 # ---------------------------------------------------------------------------------------
@@ -347,6 +381,38 @@ def stats_map(stats, names: Sequence[str] | None, table_schema: TableSchema, fil
                             nulls[i] if i < len(nulls) else None)
         else:
             out[tf.name] = (None, None, None)
+    return out
+
+
+def column_stats(lf: LiveFile, table_schema: TableSchema, file_schema: TableSchema,
+                 fmap: Mapping[str, str | None] | None = None, key_stats: bool = False,
+                 only: Sequence[str] | None = None) -> dict[str, tuple[Any, Any, int | None]]:
+    """Table column -> (min, max, null count) of one live file, as the stats stage reads them.
+
+    Value stats (dense ``value_stats_cols``, else the written columns, else the file's fields)
+    mapped to table columns by field id; with ``key_stats`` (primary-key tables) the trimmed
+    primary keys come from the key stats. ``only`` restricts the columns.
+    """
+    fmap = field_map(table_schema, file_schema) if fmap is None else fmap
+    f = lf.file
+    names = f.value_stats_cols if f.value_stats_cols is not None else f.write_cols
+    out = stats_map(f.value_stats, names, table_schema, file_schema, fmap, f.row_count, only=only)
+    if key_stats:
+        keys = [file_schema.field(k).name for k in file_schema.trimmed_primary_keys if k in file_schema.field_names]
+        wanted = [k for k in table_schema.trimmed_primary_keys if only is None or k in only]
+        out.update(stats_map(f.key_stats, keys, table_schema, file_schema, fmap, f.row_count, only=wanted))
+    return out
+
+
+def stats_json(table_schema: TableSchema, stats: Mapping[str, tuple[Any, Any, int | None]],
+               columns: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """``{column: {"min", "max", "null_count"}}`` in JSON values; a column without usable stats
+    (type changed, stats unreadable) has all three None."""
+    out = {}
+    for col in columns:
+        low, high, nulls = stats.get(col, (None, None, None))
+        dtype = table_schema.field(col).type
+        out[col] = {"min": to_json_value(dtype, low), "max": to_json_value(dtype, high), "null_count": nulls}
     return out
 
 
@@ -506,6 +572,8 @@ class _Explainer:
         self.bucket_selector = bucket_selector(table_schema, predicate)
         self._selected: dict[int, frozenset[int]] = {}
         self.global_scan = None  # evaluate.global_index.GlobalIndexScan, set by decide_files
+        fields = predicate.fields()
+        self.stat_fields = [n for n in table_schema.field_names if n in fields]  # shown beside each decision
 
     def file_schema(self, lf: LiveFile, problems: list) -> TableSchema:
         return self.table.file_schema(lf, problems)
@@ -530,9 +598,7 @@ class _Explainer:
         return test_predicate_on_stats(and_all(preds), lf.file.row_count, stats)
 
     def value_stats(self, lf: LiveFile, fs: TableSchema, fmap) -> dict:
-        f = lf.file
-        names = f.value_stats_cols if f.value_stats_cols is not None else f.write_cols
-        return stats_map(f.value_stats, names, self.schema, fs, fmap, f.row_count)
+        return column_stats(lf, self.schema, fs, fmap)
 
     def value_stats_ok(self, lf: LiveFile, fs: TableSchema, fmap) -> bool:
         preds = unsafe_filtered(self.parts, fmap)
@@ -641,6 +707,7 @@ class _Explainer:
                 notes.append(f"global index keeps {global_rows} of {f.row_count} rows (row ids "
                              f"{f.first_row_id}..{f.first_row_id + f.row_count - 1})")
             rows_after_dv = min(rows_after_dv, global_rows)
+        shown = column_stats(lf, self.schema, fs, fmap, key_stats=self.pk, only=self.stat_fields)
         record = dict(
             path=lf.path, partition=dict(lf.partition_spec), bucket=lf.bucket, level=f.level,
             row_count=f.row_count, partition_decision=Decision.of(partition_ok),
@@ -649,7 +716,9 @@ class _Explainer:
             raw_index_result=raw, index_decision=decision, index_types=index_types,
             index_location=location, dv_cardinality=dv_card, rows_after_dv=rows_after_dv,
             bytes_read=bytes_read, requests=requests, problems=problems, notes=notes,
-            global_index_decision=global_decision, global_index_rows=global_rows)
+            global_index_decision=global_decision, global_index_rows=global_rows, file_size=f.file_size,
+            dv_bytes=dv_range.length + 8 if dv_range is not None else 0,
+            stats=stats_json(self.schema, shown, self.stat_fields))
         return record, (fs, fmap, evaluator, deleted, kept)
 
     # -- verify -------------------------------------------------------------------------------
@@ -682,11 +751,7 @@ class _Explainer:
             cols = list(self.bucket_selector.bucket_keys) if self.bucket_selector else []
             violations.append(_violation(path, cols, f"bucket filter pruned a file with {n} matching rows"))
         if record["stats_decision"] is Decision.SKIP:
-            stats = self.value_stats(lf, fs, fmap)
-            if self.pk:
-                keys = [fs.field(k).name for k in fs.trimmed_primary_keys if k in fs.field_names]
-                stats.update(stats_map(lf.file.key_stats, keys, self.schema, fs, fmap, lf.file.row_count,
-                                       only=self.schema.trimmed_primary_keys))
+            stats = column_stats(lf, self.schema, fs, fmap, key_stats=self.pk)
             cols = self.culprits(lf, fs, deleted, lambda leaf: leaf.field not in stats or stats_test(
                 leaf, lf.file.row_count, *stats[leaf.field]), None)
             violations.append(_violation(path, cols, f"stats pruned a file with {n} matching rows"))
@@ -783,8 +848,23 @@ def _bucket_value_filter(ex: _Explainer, files: list[LiveFile]) -> dict[str, boo
     return out
 
 
-def funnel(files: Iterable[FileDecision], verified: bool) -> dict[str, dict[str, int]]:
-    """The pruning funnel: files and rows still kept after each stage (``matching`` when verified).
+#: The counts each funnel stage carries: kept after the stage, skipped by it, index I/O spent in it.
+FUNNEL_KEYS = ("files", "rows", "bytes", "files_skipped", "rows_skipped", "bytes_skipped",
+               "index_bytes", "index_requests")
+
+
+def funnel(files: Iterable[FileDecision], verified: bool,
+           global_index_io: tuple[int, int] = (0, 0)) -> dict[str, dict[str, int]]:
+    """The pruning funnel: per stage, the files, rows and data bytes still kept after it, those
+    it skipped, and the index bytes (and requests) read to decide it (``matching`` when verified).
+
+    ``files`` / ``rows`` / ``bytes`` are kept after the stage; ``*_skipped`` are what the stage
+    took away from what entered it (the files it pruned with their rows and bytes, plus rows
+    dropped inside kept files: global index, index bitmaps and deletion vectors at ``read``), so
+    kept + skipped equals what the stage before kept. Data bytes count whole files (a file read
+    is read whole at most). Index bytes: the file indexes at ``index``, the global indexes at
+    ``global_index`` (``global_index_io``: bytes and requests), the deletion vectors of the files
+    read at ``read``.
 
     The one aggregation of per-file decisions: explain applies it to its files, the Spark
     evaluate job to the decisions its tasks return.
@@ -793,12 +873,29 @@ def funnel(files: Iterable[FileDecision], verified: bool) -> dict[str, dict[str,
     stages = STAGES + ((Stage.MATCHING,) if verified else ())
     if any(f.global_index_decision is not None for f in files):  # a row-tracking table with global indexes
         stages = stages[:STAGES.index(Stage.INDEX)] + (Stage.GLOBAL_INDEX,) + stages[STAGES.index(Stage.INDEX):]
-    out = {s.value: {"files": 0, "rows": 0} for s in stages}
+    out = {s.value: dict.fromkeys(FUNNEL_KEYS, 0) for s in stages}
     for f in files:
+        before = Stage.ALL
         for s in stages:
+            entering, row = f.survives(before), out[s.value]
             if f.survives(s):
-                out[s.value]["files"] += 1
-                out[s.value]["rows"] += f.rows_at(s)
+                row["files"] += 1
+                row["rows"] += f.rows_at(s)
+                row["bytes"] += f.file_size
+                row["rows_skipped"] += f.rows_at(before) - f.rows_at(s)
+            elif entering:
+                row["files_skipped"] += 1
+                row["rows_skipped"] += f.rows_at(before)
+                row["bytes_skipped"] += f.file_size
+            before = s
+        out[Stage.INDEX.value]["index_bytes"] += f.bytes_read
+        out[Stage.INDEX.value]["index_requests"] += f.requests
+        if f.read and f.dv_bytes:
+            out[Stage.READ.value]["index_bytes"] += f.dv_bytes
+            out[Stage.READ.value]["index_requests"] += 1
+    if Stage.GLOBAL_INDEX.value in out:
+        out[Stage.GLOBAL_INDEX.value]["index_bytes"], out[Stage.GLOBAL_INDEX.value]["index_requests"] = \
+            global_index_io
     return out
 
 
@@ -863,6 +960,9 @@ class FileDecisions:
     # storage I/O of deciding them, the concurrent prefetch included
     bytes_read: int = 0
     requests: int = 0
+    # bytes and requests of the global index scan (its own stage of the funnel)
+    global_index_bytes: int = 0
+    global_index_requests: int = 0
 
 
 def decide_files(table, predicate: Predicate, files: Sequence[LiveFile], schema: TableSchema,
@@ -887,13 +987,17 @@ def decide_files(table, predicate: Predicate, files: Sequence[LiveFile], schema:
     violations: list[dict[str, Any]] = []
     decisions: list[FileDecision] = []
     loose: list[Problem] = []
+    global_io = (0, 0)
     if global_indexes and any(lf.file.first_row_id is not None for lf in files):
         from .global_index import global_index_scan
 
+        stats = table.storage.stats
+        served, asked = stats.bytes_served, stats.requests
         try:
             ex.global_scan = global_index_scan(table, predicate, snapshot_id)
         except IndexCoreError as exc:
             loose.append(Problem(table.path, exc.structure or "global index", exc.message))
+        global_io = (stats.bytes_served - served, stats.requests - asked)
         if ex.global_scan is not None:
             loose.extend(ex.global_scan.problems)
     ptypes = {f.name: f.type for f in schema.partition_fields}
@@ -909,7 +1013,8 @@ def decide_files(table, predicate: Predicate, files: Sequence[LiveFile], schema:
         if progress is not None:
             progress(i + 1, len(files), posixpath.basename(lf.path))
     return FileDecisions(decisions, violations, ex.index_at_read, loose,
-                         table.storage.stats.bytes_read - io_before[0], table.storage.stats.requests - io_before[1])
+                         table.storage.stats.bytes_read - io_before[0], table.storage.stats.requests - io_before[1],
+                         *global_io)
 
 
 def explanation(table_name: str, snapshot_id: int | None, predicate: Predicate, sql: str,
@@ -926,7 +1031,9 @@ def explanation(table_name: str, snapshot_id: int | None, predicate: Predicate, 
         files.sort(key=lambda f: rank.get(f.path, len(rank)))
         violations.sort(key=lambda v: rank.get(v["path"], len(rank)))
     return Explanation(table=table_name, snapshot_id=snapshot_id, predicate=predicate, sql=sql, files=files,
-                       funnel=funnel(files, verified), violations=violations,
+                       funnel=funnel(files, verified, (sum(p.global_index_bytes for p in parts),
+                                                       sum(p.global_index_requests for p in parts))),
+                       violations=violations,
                        problems=[p for part in parts for p in part.problems] + [p for f in files for p in f.problems],
                        verified=verified,
                        index_used=all(part.index_used for part in parts),
