@@ -325,6 +325,27 @@ def funnel(stages: Sequence[tuple[str, int]], title: str = "From all files to fi
     return fig
 
 
+def funnel_cost(stages: pd.DataFrame, title: str = "Files and data bytes left after each stage") -> go.Figure:
+    """The funnel with data bytes beside files: one funnel per measure over the same stages
+    (a frame with ``stage``, ``files`` and ``bytes``, as ``metrics.funnel_frame`` gives)."""
+    if stages.empty or not {"stage", "files", "bytes"} <= set(stages.columns):
+        return _empty(title)
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=("files", "data bytes"))
+    mb = stages["bytes"] / 2**20
+    fig.add_trace(go.Funnel(y=stages["stage"], x=stages["files"], name="files", textinfo="value+percent initial",
+                            hovertemplate="%{y}: %{x} files left (%{percentInitial:.0%} of all)<extra></extra>"),
+                  row=1, col=1)
+    fig.add_trace(go.Funnel(y=stages["stage"], x=mb, name="data bytes", textinfo="percent initial",
+                            customdata=stages["bytes"],
+                            hovertemplate="%{y}: %{customdata:,} bytes left (%{percentInitial:.0%} of all)"
+                                          "<extra></extra>"), row=1, col=2)
+    fig.update_layout(title=title, height=_HEIGHT, showlegend=False)
+    return fig
+
+
 def bar(frame: pd.DataFrame, x: str, y: str, title: str, color: str | None = None) -> go.Figure:
     """A plain bar chart of two columns (Spark results, anything tabular)."""
     if frame.empty or x not in frame or y not in frame:

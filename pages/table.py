@@ -55,7 +55,8 @@ with guard("Health"):  # index coverage and verdicts, small files, DV density, b
     if flagged:
         st.warning("; ".join(f"{i['index_type']} on {i['column']}: {i['verdict']} ({i['why']})" for i in flagged))
 
-tab_schema, tab_snap, tab_files, tab_skew = st.tabs(["Schema", "Snapshots", "Files", "Skew"])
+tab_schema, tab_snap, tab_files, tab_stats, tab_skew = st.tabs(["Schema", "Snapshots", "Files", "Column statistics",
+                                                                "Skew"])
 
 with tab_schema, guard("Schema"):
     history = ctx.metric("schema_history", snapshot=False)
@@ -127,6 +128,36 @@ with tab_files, guard("Files"):
     if not kinds.empty:
         st.markdown("**Table-level index files** (`$table_indexes`): "
                     + ", ".join(f"{k}: {v}" for k, v in kinds.items()))
+
+with tab_stats, guard("Column statistics"):
+    needs("Overview", files)
+    from indexcore.evaluate.stats import file_stats_frame
+    from pages.common import open_warehouse
+
+    @st.cache_data(show_spinner="Reading statistics…", max_entries=32)
+    def _file_stats(url: str, roots: tuple, name: str, sid: int | None, options: tuple, columns: tuple | None,
+                    paths: tuple | None):
+        return file_stats_frame(open_warehouse(url, roots, options).table(name), sid, columns=columns, paths=paths)
+
+    st.caption("Min, max and null count per data file as the manifest records them (`value_stats`, mapped by "
+               "field id across schema changes; key stats for primary keys). These are what the stats stage of "
+               "a read tests; an empty null count is unknown, and a column added after the file was written "
+               "reads as all null.")
+    snap = ctx.table.snapshot(ctx.snapshot_id) if ctx.snapshot_id is not None else None
+    names = list(ctx.table.read_schema(ctx.snapshot_id, snap).field_names)  # what the stats are read through
+    c1, c2 = st.columns(2)
+    stat_col = c1.selectbox("Column", ["(every column)", *names], index=1 if names else 0, key="stats_column")
+    by_name = dict(zip(files["file_name"], files["file_path"], strict=False))
+    stat_file = c2.selectbox("File", ["(every file)", *by_name], key="stats_file",
+                             help="One file shows every column; every file shows the picked column")
+    if stat_col == "(every column)" and stat_file == "(every file)":
+        st.info("Pick a column or a file.")
+    else:
+        frame = _file_stats(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, ctx.options,
+                            None if stat_col == "(every column)" else (stat_col,),
+                            None if stat_file == "(every file)" else (by_name[stat_file],))
+        st.caption(f"{frame['file_name'].nunique()} file(s), {len(frame)} row(s)")
+        show_frame(frame, "file_stats")
 
 with tab_skew, guard("Skew"):
     by = st.radio("Group by", ["bucket", "partition"], horizontal=True, key="skew_by",

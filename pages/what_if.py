@@ -7,7 +7,7 @@ from indexcore.commands.probe import parse_options
 from indexcore.errors import IndexCoreError
 from indexcore.evaluate.metrics import FILE_INDEX_TYPES, supported_index_types, whatif_frames
 from indexcore.formats import check_writer_options
-from pages.common import context, fmt_bytes, guard, need_table, progress_callback, show_frame
+from pages.common import context, fmt_bytes, guard, need_table, needs, progress_callback, show_frame
 
 st.title("What-if")
 ctx = context()
@@ -38,6 +38,7 @@ elif suggestion:
                "and indexes that separate values), so the page starts from an `IS NOT NULL`.")
 verify = st.checkbox("Verify against the data (reads every data file)", key="whatif_verify")
 
+result = None
 with guard("Explain"):
     result = ctx.metric("explain_frames", sql=sql, verify=verify)
     files, funnel = result["files"], result["funnel"]
@@ -45,14 +46,25 @@ with guard("Explain"):
         st.info("This table merges rows on read (primary key without deletion vectors), so Paimon does not use "
                 "its file indexes.")
     read = files[files["skipped_by"].isna()]
+    first, last = funnel.iloc[0], funnel[funnel["stage"] == "read"].iloc[0]
     c = st.columns(4)
     c[0].metric("Live files", len(files))
     c[1].metric("Files read", len(read))
-    c[2].metric("Rows read (after index and DV)", f"{int(read['rows_after_dv'].sum()):,}",
+    c[2].metric("Data bytes read", fmt_bytes(last["bytes"]), help="Whole data files the read path opens")
+    c[3].metric("Data bytes skipped", fmt_bytes(first["bytes"] - last["bytes"]),
+                help="Bytes of the data files a stage pruned (partition, bucket, level, stats, indexes)")
+    c = st.columns(4)
+    c[0].metric("Rows read (after index and DV)", f"{int(last['rows']):,}",
                 help="Rows of the files read, minus deleted rows, or a file index bitmap's rows")
-    c[3].metric("Index bytes read", fmt_bytes(files["bytes_read"].sum()))
-    st.plotly_chart(figures.funnel(list(zip(funnel["stage"], funnel["files"], strict=True)),
-                                   f"From all files to files read for {result['sql']}"), width="stretch")
+    c[1].metric("Rows skipped", f"{int(first['rows'] - last['rows']):,}",
+                help="Rows of pruned files, plus rows an index bitmap or a deletion vector drops")
+    c[2].metric("Index bytes read", fmt_bytes(funnel["index_bytes"].sum()),
+                help="File indexes, global indexes and the deletion vectors of the files read")
+    c[3].metric("Index requests", f"{int(funnel['index_requests'].sum()):,}")
+    st.plotly_chart(figures.funnel_cost(funnel, f"From all files to files read for {result['sql']}"),
+                    width="stretch")
+    st.markdown("**Cost per stage**: kept after the stage, skipped by it, index bytes read to decide it")
+    show_frame(funnel, "whatif_funnel")
     st.markdown(f"**Per file** for `{result['sql']}`")
     show_frame(files.drop(columns=["path"]), "whatif_files")
     if not result["problems"].empty:
@@ -61,6 +73,22 @@ with guard("Explain"):
     if not result["violations"].empty:
         st.error("Verification found files or rows pruned although they match:")
         show_frame(result["violations"], "whatif_violations")
+
+with guard("Statistics beside the stats decision"):
+    needs("Explain", result)
+    files = result["files"]
+    stat_cols = [c for c in files.columns if c.endswith((" min", " max", " nulls"))]
+    if not stat_cols:
+        st.info("The predicate names no column, so no statistics were tested.")
+    else:
+        st.markdown("**Why a file was kept**: the manifest's min / max / null count of the predicate's columns, "
+                    "beside what the stats stage decided (a null count shown empty is unknown)")
+        pick = st.radio("Files", ["all", "kept by stats", "skipped by stats"], horizontal=True,
+                        key="whatif_stats_filter")
+        shown = files if pick == "all" else files[files["stats_decision"] == ("REMAIN" if pick == "kept by stats"
+                                                                              else "SKIP")]
+        show_frame(shown[["file", "partition", "bucket", "row_count", "stats_decision", *stat_cols,
+                          "skipped_by"]], "whatif_stats")
 
 st.subheader("Hypothetical index")
 with guard("Hypothetical index"):
@@ -101,7 +129,18 @@ with guard("Hypothetical index"):
         c[0].metric("Hypothetical index size", fmt_bytes(comparison["index_bytes"]))
         c[1].metric("Files indexed", len(hyp.files))
         c[2].metric("Existing file-index bytes", fmt_bytes(ctx.view("file_indexes")["index_size_in_bytes"].sum()))
-        totals = comparison["totals"]
+        totals = comparison["totals"].set_index("what", drop=False)
+        before, after = totals.loc["existing"], totals.loc["combined"]
+        c = st.columns(4)
+        c[0].metric("Data bytes skipped (with it)", fmt_bytes(after["bytes_skipped"]),
+                    delta=fmt_bytes(after["bytes_skipped"] - before["bytes_skipped"]),
+                    help="Today's indexes and the hypothetical one together, against today's indexes alone")
+        c[1].metric("Rows skipped (with it)", f"{int(after['rows_skipped']):,}",
+                    delta=f"{int(after['rows_skipped'] - before['rows_skipped']):,}")
+        c[2].metric("Files skipped (with it)", int(after["files_skipped"]),
+                    delta=int(after["files_skipped"] - before["files_skipped"]))
+        c[3].metric("Index bytes read (with it)", fmt_bytes(after["index_bytes"]),
+                    delta=fmt_bytes(after["index_bytes"] - before["index_bytes"]), delta_color="inverse")
         st.plotly_chart(figures.bar(totals, "what", "rows", "Rows read: existing indexes, hypothetical alone, "
                                     "both", color="what"), width="stretch")
         show_frame(totals, "hyp_totals")

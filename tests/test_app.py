@@ -719,3 +719,107 @@ def test_what_if_validates_options_and_keeps_its_button(wh_path, overview):
 
     with pytest.raises(IndexCoreError, match="bsi does not take items; it takes no options"):
         build_hypothetical_index(table, table.schema().field_names[0], "bsi", {"items": "10"})
+
+
+# ---------------------------------------------------------------------------------------
+# What-if tells the whole cost; per-file statistics on What-if and Table
+
+
+def _frame_with(at, *columns: str):
+    for df in at.dataframe:
+        if set(columns) <= set(df.value.columns):
+            return df.value
+    raise AssertionError(f"no dataframe with {columns} among {[list(d.value.columns) for d in at.dataframe]}")
+
+
+def _parquet_stats(path: str, column: str) -> tuple:
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    values = pq.read_table(path, columns=[column]).column(column)
+    bounds = pc.min_max(values)
+    return bounds["min"].as_py(), bounds["max"].as_py(), values.null_count
+
+
+def test_what_if_shows_the_whole_cost_and_the_stats_of_each_decision(wh_path, overview):
+    from indexcore.evaluate.explain import explain
+    from pages.common import fmt_bytes
+
+    name = _table_with(overview, "bitmap")
+    table = indexcore.open_warehouse(str(wh_path)).table(name)
+    column = table.schema().field_names[1]
+    lf = table.plan().files[0]
+    stats = explain(table, f"{column} IS NOT NULL").files[0].stats[column]
+    sql = f"{column} = {stats['min']!r}" if isinstance(stats["min"], str) else f"{column} = {stats['min']}"
+    at = _app(name, "what_if")
+    at.text_input(key="whatif_sql").set_value(sql).run()
+    _no_failure(at)
+    ex = explain(table, sql)
+    first, read = ex.funnel["all"], ex.funnel["read"]
+    assert _metric(at, "Data bytes read") == fmt_bytes(read["bytes"])
+    assert _metric(at, "Data bytes skipped") == fmt_bytes(first["bytes"] - read["bytes"])
+    assert _metric(at, "Rows skipped") == f"{first['rows'] - read['rows']:,}"
+    assert _metric(at, "Index bytes read") == fmt_bytes(sum(v["index_bytes"] for v in ex.funnel.values()))
+    cost = _frame_with(at, "stage", "bytes_skipped", "index_bytes")
+    assert list(cost["stage"]) == list(ex.funnel)
+    assert list(cost["bytes"]) == [v["bytes"] for v in ex.funnel.values()]
+    shown = _frame_with(at, "stats_decision", f"{column} min", f"{column} max", f"{column} nulls")
+    assert len(shown) == len(ex.files)
+    assert list(shown["stats_decision"]) == [f.stats_decision.value for f in ex.files]
+    assert list(shown[f"{column} min"]) == [f.stats[column]["min"] for f in ex.files]
+    assert list(shown[f"{column} nulls"]) == [f.stats[column]["null_count"] for f in ex.files]
+    if lf.file.file_format == "parquet":
+        by_path = {f.path: f for f in ex.files}
+        low, high, nulls = _parquet_stats(lf.path, column)
+        assert by_path[lf.path].stats[column] == {"min": low, "max": high, "null_count": nulls}
+
+
+def test_what_if_compares_bytes_and_rows_skipped_before_and_after(wh_path, overview):
+    from indexcore.evaluate.metrics import whatif_frames
+    from indexcore.evaluate.whatif import build_hypothetical_index
+    from pages.common import fmt_bytes
+
+    name = _table_with(overview, "bitmap")
+    table = indexcore.open_warehouse(str(wh_path)).table(name)
+    column = table.schema().field_names[-1]
+    at = _app(name, "what_if")
+    sql = at.text_input(key="whatif_sql").value
+    at.selectbox(key="hyp_column").select(column).run()
+    at.selectbox(key="hyp_type").select("bloom-filter").run()
+    at.button(key="hyp_build").click().run()
+    _no_failure(at)
+    totals = whatif_frames(build_hypothetical_index(table, column, "bloom-filter", {}), sql)["totals"]
+    after = totals.set_index("what").loc["combined"]
+    assert _metric(at, "Data bytes skipped (with it)") == fmt_bytes(after["bytes_skipped"])
+    assert _metric(at, "Rows skipped (with it)") == f"{int(after['rows_skipped']):,}"
+    assert _metric(at, "Index bytes read (with it)") == fmt_bytes(after["index_bytes"])
+    shown = _frame_with(at, "what", "bytes_skipped", "rows_skipped", "index_bytes")
+    assert list(shown["bytes_skipped"]) == list(totals["bytes_skipped"])
+
+
+def test_table_page_shows_per_file_statistics(wh_path, overview):
+    name = _table_with(overview, "bitmap")
+    table = indexcore.open_warehouse(str(wh_path)).table(name)
+    column = table.schema().field_names[1]
+    at = _app(name, "table")
+    _no_failure(at)
+    at.selectbox(key="stats_column").select(column).run()
+    _no_failure(at)
+    files = table.plan().files
+    shown = _frame_with(at, "column", "min", "max", "null_count")
+    assert len(shown) == len(files) and set(shown["column"]) == {column}
+    checked = 0
+    for lf in files[:4]:
+        if lf.file.file_format != "parquet":
+            continue
+        row = shown[shown["file_name"] == lf.file.file_name].iloc[0]
+        assert (row["min"], row["max"], row["null_count"]) == _parquet_stats(lf.path, column)
+        checked += 1
+    # one file: every column of it
+    at.selectbox(key="stats_file").select(files[0].file.file_name).run()
+    at.selectbox(key="stats_column").select("(every column)").run()
+    _no_failure(at)
+    one = _frame_with(at, "column", "min", "max", "null_count")
+    assert list(one["column"]) == list(table.schema().field_names)
+    assert set(one["file_name"]) == {files[0].file.file_name}
+    assert checked or files[0].file.file_format != "parquet"

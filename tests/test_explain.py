@@ -530,3 +530,99 @@ def test_sample_orders_bucket_pruning():
     ex = explain(table, f"order_id IN ({v1}, {v2})", verify=True)
     assert {f.bucket for f in ex.files if f.bucket_decision == "REMAIN"} == {b1, b2}
     assert ex.violations == []
+
+
+# ---------------------------------------------------------------------------------------
+# The whole cost: bytes and rows per stage, index bytes, per-file statistics
+
+
+def _warehouses(conformance: Path) -> list[Path]:
+    return [ROOT / "sample_warehouse"] + sorted(p for p in (conformance / "warehouses").iterdir() if p.is_dir())
+
+
+def test_cost_adds_up_on_every_table(conformance):
+    """On the sample and every conformance table: read + skipped = what the stage before kept,
+    for files, rows and data bytes, under a predicate that prunes (the What-if page's suggestion)."""
+    from indexcore.errors import IndexCoreError
+    from indexcore.evaluate.metrics import suggest_predicate
+
+    checked = pruned = 0
+    for root in _warehouses(conformance):
+        wh = Warehouse(str(root))
+        for name in wh.tables():
+            try:
+                table = wh.table(name)
+                sql = suggest_predicate(table)["sql"]
+                ex = explain(table, sql)
+            except IndexCoreError:
+                continue  # a deliberately broken table: its own tests cover it
+            check_cost(ex)
+            checked += 1
+            pruned += any(v["bytes_skipped"] for v in ex.funnel.values())
+    assert checked >= 40 and pruned >= 10, (checked, pruned)
+
+
+def test_cost_of_the_global_index_stage(external):
+    root = external / "paimon-cpp/parquet/append_with_btree_with_partition.db"
+    table = Warehouse(str(root.parent)).table("append_with_btree_with_partition.append_with_btree_with_partition")
+    ex = explain(table, "col_int = 15", verify=True)
+    check_cost(ex)
+    stage = ex.funnel["global_index"]
+    assert stage["index_bytes"] > 0 and stage["index_requests"] > 0
+    assert stage["rows"] == 2 and stage["rows_skipped"] == ex.funnel["stats"]["rows"] - 2
+    # the rows the global index dropped stay dropped at the file-index stage
+    assert ex.funnel["index"]["rows"] <= stage["rows"]
+
+
+def _parquet_stats(path: str, column: str) -> tuple:
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    values = pq.read_table(path, columns=[column]).column(column)
+    bounds = pc.min_max(values)
+    return bounds["min"].as_py(), bounds["max"].as_py(), values.null_count
+
+
+@pytest.mark.parametrize(("root", "name", "sql"), [
+    ("sample", "demo.events", "country = 'NZ' AND user_id > 40"),
+    ("parquet", "append_with_bitmap.append_with_bitmap", "f0 = 'Bob' OR f1 > 10"),
+    ("parquet", "append_with_bsi.append_with_bsi", "f1 > 100 AND f2 < 0"),
+    ("parquet", "pk_table_scan_and_read_dv.pk_table_scan_and_read_dv", "f0 = 'Alex' AND f2 > 0"),
+])
+def test_stats_beside_the_decision_are_the_data_files_own(conformance, root, name, sql):
+    """The min / max / null count shown per file equal what pyarrow computes from the file's rows."""
+    base = ROOT / "sample_warehouse" if root == "sample" else conformance / "warehouses" / root
+    table = Warehouse(str(base)).table(name)
+    ex = explain(table, sql)
+    columns = sorted(ex.predicate.fields())
+    checked = 0
+    for f in ex.files[:6]:
+        assert sorted(f.stats) == columns
+        for col in columns:
+            low, high, nulls = _parquet_stats(f.path, col)
+            assert f.stats[col] == {"min": low, "max": high, "null_count": nulls}, (f.path, col)
+            checked += 1
+    assert checked >= len(columns)
+    frame = ex.to_frame()
+    for col in columns:
+        assert list(frame[f"{col} min"]) == [f.stats[col]["min"] for f in ex.files]
+        assert list(frame[f"{col} nulls"]) == [f.stats[col]["null_count"] for f in ex.files]
+    # the stats columns sit right after the stats decision
+    after = list(frame.columns)[list(frame.columns).index("stats_decision") + 1:][:3 * len(columns)]
+    assert after == [f"{c} {s}" for c in ex.files[0].stats for s in ("min", "max", "nulls")]
+
+
+def test_cli_json_files_carry_stats_and_cost(conformance):
+    wh = str(conformance / "warehouses" / "parquet")
+    out = subprocess.run([sys.executable, "-m", "indexcore", "explain", wh, "append_with_bsi.append_with_bsi",
+                          "--where", "f1 > 100", "--format", "json"], capture_output=True, text=True, cwd=ROOT,
+                         check=False)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    (f,) = result["files"]
+    low, high, nulls = _parquet_stats(f["path"], "f1")
+    assert f["stats"] == {"f1": {"min": low, "max": high, "null_count": nulls}}
+    assert f["file_size"] == Path(f["path"]).stat().st_size
+    read = result["funnel"]["read"]
+    assert read["bytes"] + sum(v["bytes_skipped"] for v in result["funnel"].values()) == f["file_size"]
+    assert result["funnel"]["index"]["index_bytes"] == f["bytes_read"] > 0

@@ -83,8 +83,14 @@ def test_hypothetical_bitmap_prunes_to_the_matching_rows(warehouse, conformance)
         assert f.rows_existing == 8 and f.rows_hypothetical == len(expected)
         assert result.violations == []
         totals = result.totals
-        assert totals["hypothetical"] == {"files": 1, "rows": len(expected)}
-        assert totals["existing"] == {"files": 1, "rows": 8}
+        size = f.existing.file_size
+        assert size == Path(f.path).stat().st_size
+        assert totals["hypothetical"] == {"files": 1, "rows": len(expected), "bytes": size, "files_skipped": 0,
+                                          "rows_skipped": 8 - len(expected), "bytes_skipped": 0,
+                                          "index_bytes": f.index_size}
+        assert totals["existing"] == {"files": 1, "rows": 8, "bytes": size, "files_skipped": 0, "rows_skipped": 0,
+                                      "bytes_skipped": 0, "index_bytes": f.existing.bytes_read}
+        assert totals["combined"]["index_bytes"] == f.existing.bytes_read + f.index_size
 
 
 def test_hypothetical_bloom_filter_skips_absent_values(warehouse, conformance):
@@ -110,6 +116,23 @@ def test_hypothetical_bloom_filter_skips_absent_values(warehouse, conformance):
     # the existing bsi on f1 answers rows; added to the bloom filter's SKIP the file is skipped
     assert isinstance(f.existing.index_decision, BitmapResult)
     assert f.combined_decision is SKIP and f.rows_combined == 0
+
+
+def test_before_and_after_bytes_and_rows_skipped(warehouse):
+    """A bloom filter on f0 skips the file for an absent name: before, every byte and row is read;
+    after, the file's bytes and rows are skipped, at the cost of reading the bloom filter."""
+    table = _table(warehouse, "append_with_bsi")
+    hyp = build_hypothetical_index(table, "f0", "bloom-filter", {"items": "100", "fpp": "0.001"})
+    result = evaluate_hypothetical(hyp, "f0 = 'Dora'")
+    (f,) = result.files
+    assert f.hypothetical_decision is SKIP
+    before, after = result.totals["existing"], result.totals["hypothetical"]
+    size = Path(f.path).stat().st_size
+    assert (before["bytes"], before["bytes_skipped"], before["rows"], before["rows_skipped"]) == (size, 0, 8, 0)
+    assert (after["bytes"], after["bytes_skipped"], after["rows"], after["rows_skipped"]) == (0, size, 0, 8)
+    assert after["index_bytes"] == hyp.total_size > 0
+    row = result.to_json()["files"][0]
+    assert row["file_size"] == size and row["index_bytes_hypothetical"] == hyp.total_size
 
 
 def test_hypothetical_index_with_deletion_vectors_and_levels(warehouse):

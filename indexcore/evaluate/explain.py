@@ -298,11 +298,12 @@ class Explanation:
                    "index_types", "dv_cardinality", "rows_after_dv", "bytes_read", "dv_bytes", "matching_rows",
                    "skipped_by", "problems"]
         frame = pd.DataFrame(rows, columns=columns)
-        for col in stat_cols:  # one Arrow type per column: text where files disagree (NaN as "NaN")
+        for col in stat_cols:  # as recorded (no float for ints); text where files disagree (NaN as "NaN")
             for name in (f"{col} min", f"{col} max"):
-                kinds = {type(v) for v in frame[name] if v is not None}
-                if len(kinds) > 1:
-                    frame[name] = frame[name].map(lambda v: None if v is None else str(v))
+                values = [r[name] for r in rows]
+                mixed = len({type(v) for v in values if v is not None}) > 1
+                frame[name] = pd.Series([str(v) if mixed and v is not None else v for v in values], dtype=object)
+            frame[f"{col} nulls"] = frame[f"{col} nulls"].astype("Int64")
         return frame
 
 

@@ -443,9 +443,11 @@ def hash_balance(frame: pd.DataFrame, target: int | None = None) -> dict:
 
 
 def funnel_frame(funnel: dict[str, dict[str, int]]) -> pd.DataFrame:
-    """An explain funnel (stage -> files, rows) as a frame in stage order."""
-    return pd.DataFrame([{"stage": k, "files": v.get("files", 0), "rows": v.get("rows", 0)}
-                         for k, v in funnel.items()], columns=["stage", "files", "rows"])
+    """An explain funnel (stage -> files, rows, bytes kept and skipped, index bytes) as a frame in stage order."""
+    from .explain import FUNNEL_KEYS
+
+    return pd.DataFrame([{"stage": k, **{c: v.get(c, 0) for c in FUNNEL_KEYS}} for k, v in funnel.items()],
+                        columns=["stage", *FUNNEL_KEYS])
 
 
 def explain_frames(table, sql: str, snapshot_id: int | None = None, verify: bool = False,
@@ -489,8 +491,9 @@ def whatif_frames(hypothetical, sql: str, verify: bool = False, progress: Progre
     files = cells_as_text(result.to_frame())
     if not files.empty:
         files.insert(0, "file_name", files["path"].map(lambda p: p.rsplit("/", 1)[-1]))
-    totals = pd.DataFrame([{"what": k, "files": v["files"], "rows": v["rows"]}
-                           for k, v in result.totals.items() if "rows" in v], columns=["what", "files", "rows"])
+    totals = pd.DataFrame([{"what": k, **v} for k, v in result.totals.items() if "rows" in v],
+                          columns=["what", "files", "rows", "bytes", "files_skipped", "rows_skipped",
+                                   "bytes_skipped", "index_bytes"])
     problems = [p.to_dict() for p in hypothetical.problems + result.explanation.problems]
     return {"files": files, "totals": totals, "index_bytes": hypothetical.total_size,
             "problems": pd.DataFrame(problems, columns=["path", "structure", "reason"]),

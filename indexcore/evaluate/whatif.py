@@ -164,6 +164,17 @@ class WhatIfFile:
     def rows_combined(self) -> int:
         return self._rows(self.combined_decision)
 
+    @property
+    def file_size(self) -> int:
+        return self.existing.file_size
+
+    @property
+    def index_bytes_hypothetical(self) -> int:
+        """Bytes of the hypothetical index the read path would read for this file (0 when an
+        earlier stage pruned the file or the index is not used)."""
+        pruned = self.existing.pruned_before_index
+        return self.index_size if self.hypothetical_decision is not None and not pruned else 0
+
     def to_json(self) -> dict[str, Any]:
         def js(r: FileIndexResult | None) -> Any:
             return None if r is None else result_to_json(r)
@@ -175,7 +186,9 @@ class WhatIfFile:
                 "hypothetical_decision": js(self.hypothetical_decision),
                 "combined_decision": js(self.combined_decision), "index_size": self.index_size,
                 "rows_existing": self.rows_existing, "rows_hypothetical": self.rows_hypothetical,
-                "rows_combined": self.rows_combined, "matching_rows": e.matching_rows}
+                "rows_combined": self.rows_combined, "matching_rows": e.matching_rows,
+                "file_size": e.file_size, "index_bytes_existing": e.bytes_read,
+                "index_bytes_hypothetical": self.index_bytes_hypothetical}
 
 
 @dataclass
@@ -189,12 +202,22 @@ class WhatIfResult:
 
     @property
     def totals(self) -> dict[str, dict[str, int]]:
-        def count(rows: Callable[[WhatIfFile], int]) -> dict[str, int]:
-            return {"files": sum(1 for f in self.files if rows(f) > 0), "rows": sum(rows(f) for f in self.files)}
+        """Per way of reading (today's indexes, the hypothetical one alone, both): the files,
+        rows and data bytes read and skipped (a file counts as read when rows of it are), and
+        the index bytes read to decide; ``index``: the hypothetical index's files and bytes."""
+        all_rows = sum(f.existing.row_count for f in self.files)
+        all_bytes = sum(f.file_size for f in self.files)
 
-        return {"existing": count(lambda f: f.rows_existing),
-                "hypothetical": count(lambda f: f.rows_hypothetical),
-                "combined": count(lambda f: f.rows_combined),
+        def count(rows: Callable[[WhatIfFile], int], index_bytes: Callable[[WhatIfFile], int]) -> dict[str, int]:
+            read = [f for f in self.files if rows(f) > 0]
+            out = {"files": len(read), "rows": sum(rows(f) for f in read), "bytes": sum(f.file_size for f in read)}
+            return {**out, "files_skipped": len(self.files) - out["files"], "rows_skipped": all_rows - out["rows"],
+                    "bytes_skipped": all_bytes - out["bytes"], "index_bytes": sum(index_bytes(f) for f in self.files)}
+
+        return {"existing": count(lambda f: f.rows_existing, lambda f: f.existing.bytes_read),
+                "hypothetical": count(lambda f: f.rows_hypothetical, lambda f: f.index_bytes_hypothetical),
+                "combined": count(lambda f: f.rows_combined,
+                                  lambda f: f.existing.bytes_read + f.index_bytes_hypothetical),
                 "index": {"files": len(self.index.files), "bytes": self.index.total_size}}
 
     def to_json(self) -> dict[str, Any]:
