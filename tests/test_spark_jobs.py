@@ -145,6 +145,15 @@ def test_what_if_bloom_on_unindexed_column(spark, parquet: str, tmp_path: Path) 
     present, absent = result["predicates"]
     assert present["hypothetical_pruned_files"] == 0 and present["current_pruned_files"] == 0
     assert absent["hypothetical_pruned_files"] == absent["files"] - absent["stats_pruned_files"]
+    data_bytes = sum(lf.file.file_size for lf in table.plan().files)
+    assert present["file_size"] == absent["file_size"] == data_bytes
+    assert present["current_bytes"] == present["hypothetical_bytes"] == data_bytes
+    assert present["hypothetical_index_bytes"] == sizes  # read for every file to decide
+    assert absent["hypothetical_bytes"] == 0
+    # a file the stats already pruned costs neither data bytes nor the new index's bytes
+    kept = absent["files"] - absent["stats_pruned_files"]
+    assert absent["current_bytes"] == (data_bytes if kept else 0)
+    assert absent["hypothetical_index_bytes"] == (sizes if kept else 0)
     with pytest.raises(IndexCoreError):
         jobs.what_if(parquet, name, "f3", "bloom-filter", {}, wheres, spark=spark,
                      scratch_dir=os.path.join(parquet, "scratch"))

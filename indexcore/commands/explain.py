@@ -13,7 +13,12 @@ counts files and rows kept after each stage: all, partition, bucket, level, stat
 (row-tracking tables: the rows the BTree / bitmap global indexes keep, per file, in
 ``global_index_decision`` / ``global_index_rows``), index, read
 (rows after deletion vectors and index bitmaps) and, with ``--verify``, matching (rows of the
-files read that satisfy the condition, before any primary-key merge). Unreadable parts are
+files read that satisfy the condition, before any primary-key merge). Each stage also carries
+``bytes`` (data bytes kept), ``files_skipped`` / ``rows_skipped`` / ``bytes_skipped`` (what it
+took away from what the stage before kept) and ``index_bytes`` / ``index_requests`` (file
+indexes at ``index``, global indexes at ``global_index``, deletion vectors of the files read at
+``read``). Each file also lists ``file_size``, ``dv_bytes`` and ``stats``: per column of the
+condition, the ``min`` / ``max`` / ``null_count`` the stats stage tested. Unreadable parts are
 listed under ``problems``.
 """
 
@@ -76,6 +81,8 @@ def brief(out: dict) -> dict:
                **({"global_index": f"{f['global_index_decision']} ({f['global_index_rows']} rows)"}
                   if f["global_index_decision"] is not None else {}),
                "index": short_result(f["raw_index_result"]), "decision": short_result(f["index_decision"]),
+               "stats_of": "; ".join(f"{c}: {v['min']}..{v['max']}, {v['null_count']} nulls"
+                                     for c, v in f.get("stats", {}).items()),
                "rows_after_dv": f["rows_after_dv"], "bytes_read": f["bytes_read"],
                "read": "yes" if f["skipped_by"] is None else f"no ({f['skipped_by']})"}
         if verified:

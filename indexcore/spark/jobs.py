@@ -216,7 +216,11 @@ def _what_if_row(sql: str, wf) -> dict:
     return {"where": sql, "stats_pruned": stats_pruned, "current_pruned": e.skipped_by is Stage.INDEX,
             "current_rows": wf.rows_existing,
             "hypothetical_pruned": not stats_pruned and hyp is not None and not hyp.remain(),
-            "hypothetical_rows": wf.rows_hypothetical, "combined_rows": wf.rows_combined}
+            "hypothetical_rows": wf.rows_hypothetical, "combined_rows": wf.rows_combined,
+            "file_size": wf.file_size, "current_bytes": wf.file_size if wf.rows_existing else 0,
+            "hypothetical_bytes": wf.file_size if wf.rows_hypothetical else 0,
+            "combined_bytes": wf.file_size if wf.rows_combined else 0,
+            "current_index_bytes": e.bytes_read, "hypothetical_index_bytes": wf.index_bytes_hypothetical}
 
 
 # ---------------------------------------------------------------------------------------
@@ -606,6 +610,9 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
             "current_rows": sum(r["current_rows"] for r in rows),
             "hypothetical_rows": sum(r["hypothetical_rows"] for r in rows),
             "combined_rows": sum(r["combined_rows"] for r in rows),
+            **{k: sum(r.get(k, 0) for r in rows) for k in (
+                "file_size", "current_bytes", "hypothetical_bytes", "combined_bytes", "current_index_bytes",
+                "hypothetical_index_bytes")},
         })
     return {
         "table": table, "column": column, "index_type": index_type, "options": options,
