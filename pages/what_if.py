@@ -105,7 +105,7 @@ with guard("Hypothetical index"):
                                 placeholder="items=10000, fpp=0.01 | version=1 | index-block-size=4kb")
     try:
         options = parse_options([part for part in raw_options.split(",") if part.strip()])
-        check_writer_options(index_type, options)
+        check_writer_options(index_type, options, schema.field(column).type)
     except IndexCoreError as exc:
         st.error(f"Options: {exc}")
         options = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,59 @@ def test_bad_requests_raise(warehouse):
         build_hypothetical_index(table, "nope", "bitmap", {})
     with pytest.raises(IndexCoreError):
         build_hypothetical_index(table, "f0", "no-such-index", {})
+
+
+@pytest.mark.parametrize(("index_type", "options", "message"), [
+    # Paimon's BloomFilterFileIndex: items a positive Java int, fpp strictly between 0 and 1
+    ("bloom-filter", {"items": "0"}, "items=0 must be a positive 32-bit integer"),
+    ("bloom-filter", {"items": "3000000000"}, "must be a positive 32-bit integer"),
+    ("bloom-filter", {"items": "1.5"}, "is not an integer"),
+    ("bloom-filter", {"fpp": "1"}, "must be between 0 and 1"),
+    ("bloom-filter", {"fpp": "0"}, "must be between 0 and 1"),
+    ("bloom-filter", {"fpp": "often"}, "is not a number"),
+    # BitmapFileIndex: version 1 or 2; index-block-size a MemorySize (digits, then a unit)
+    ("bitmap", {"version": "3"}, "invalid bitmap index version: 3"),
+    ("bitmap", {"version": "two"}, "bitmap options"),
+    ("bitmap", {"index-block-size": "1.5kb"}, "cannot parse memory size"),
+    ("bitmap", {"index-block-size": "16 parsecs"}, "cannot parse memory size"),
+    ("bitmap", {"index-block-size": "99999999999t"}, "overflows 64 bits"),
+    ("bitmap", {"enable-next-offset-to-size": "maybe"}, "must be true or false"),
+    # RangeBitmapFileIndex: chunk-size a MemorySize Paimon casts to a Java int
+    ("range-bitmap", {"chunk-size": "2gb"}, "must be below 2 GiB"),
+    ("range-bitmap", {"chunk-size": "-1kb"}, "cannot parse memory size"),
+    ("bsi", {"chunk-size": "4kb"}, "bsi does not take chunk-size; it takes no options"),
+])
+def test_option_values_paimon_refuses_are_refused(warehouse, index_type, options, message):
+    from indexcore.formats import check_writer_options
+    from indexcore.types import parse_type
+
+    with pytest.raises(IndexCoreError, match=re.escape(message)):
+        check_writer_options(index_type, options, parse_type("INT"))
+    table = _table(warehouse, "append_with_bitmap")
+    with pytest.raises(IndexCoreError, match=re.escape(message)):
+        build_hypothetical_index(table, "f1", index_type, options)
+
+
+@pytest.mark.parametrize(("index_type", "options"), [
+    ("bloom-filter", {"items": "2147483647", "fpp": "0.5"}),
+    ("bloom-filter", {"items": "10", "fpp": "1e-3"}),
+    ("bitmap", {"version": "1"}),
+    ("bitmap", {"version": "2", "index-block-size": "64 KB"}),
+    ("bitmap", {"enable-next-offset-to-size": "FALSE", "enable-buffered-input": "true"}),
+    ("range-bitmap", {"chunk-size": "1kibibytes"}),
+    ("range-bitmap", {"chunk-size": "0"}),
+    ("bsi", {}),
+])
+def test_option_values_paimon_accepts_are_accepted(index_type, options):
+    from indexcore.formats import check_writer_options
+    from indexcore.types import parse_type
+
+    check_writer_options(index_type, options, parse_type("INT"))
+
+
+def test_reader_options_do_not_change_the_bytes(warehouse):
+    table = _table(warehouse, "append_with_bitmap")
+    plain = build_hypothetical_index(table, "f1", "bitmap", {})
+    tuned = build_hypothetical_index(table, "f1", "bitmap", {"enable-next-offset-to-size": "false"})
+    assert [f.blob for f in tuned.files] == [f.blob for f in plain.files]
+    assert evaluate_hypothetical(tuned, "f1 = 20").totals == evaluate_hypothetical(plain, "f1 = 20").totals

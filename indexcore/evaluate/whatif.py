@@ -98,8 +98,7 @@ def build_hypothetical_index(table, column: str, index_type: str, options: Mappi
         raise PredicateError(f"unknown column {column!r} in table {table.name}")
     dtype = schema.field(column).type
     options = {k: str(v) for k, v in (options or {}).items()}
-    check_writer_options(index_type, options)
-    new_writer(index_type, dtype, options)  # fail early on an unknown type or bad options
+    check_writer_options(index_type, options, dtype)  # fail early on an unknown type or bad options
     plan = table.plan(snapshot_id)
     live = list(plan.files)
     if files is not None:

@@ -31,15 +31,28 @@ WRITER_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def check_writer_options(index_type: str, options: dict[str, str]) -> None:
-    """Refuse options the ``index_type`` writer does not read: Paimon ignores them silently, so a
-    typo would build a different index than the one asked for."""
+# Paimon index type name -> boolean options its reader reads (the written bytes do not change)
+READER_OPTIONS: dict[str, tuple[str, ...]] = {
+    "bitmap": ("enable-buffered-input", "enable-next-offset-to-size"),
+}
+
+
+def check_writer_options(index_type: str, options: dict[str, str], dtype: DataType | None = None) -> None:
+    """Refuse options the ``index_type`` index does not read (Paimon ignores them silently, so a
+    typo would build a different index than the one asked for) and values Paimon would refuse
+    or misread: with ``dtype`` the writer is built once, so its own checks run (bloom ``items``
+    a positive 32-bit int and ``fpp`` in (0, 1), bitmap ``version`` 1 or 2, memory sizes)."""
     _load(index_type, 1)
-    accepted = WRITER_OPTIONS.get(index_type, ())
+    accepted = WRITER_OPTIONS.get(index_type, ()) + READER_OPTIONS.get(index_type, ())
     unknown = sorted(set(options) - set(accepted))
     if unknown:
         takes = ", ".join(accepted) if accepted else "no options"
         raise IndexCoreError(f"{index_type} does not take {', '.join(unknown)}; it takes {takes}")
+    for key in READER_OPTIONS.get(index_type, ()):
+        if key in options and str(options[key]).strip().lower() not in ("true", "false"):
+            raise IndexCoreError(f"{index_type} option {key}={options[key]!r} must be true or false")
+    if dtype is not None:
+        new_writer(index_type, dtype, options)
 
 
 def _load(index_type: str, which: int):
@@ -57,9 +70,14 @@ def open_reader(index_type: str, dtype: DataType, source: ByteSource,
 
 
 def new_writer(index_type: str, dtype: DataType, options: dict[str, str] | None = None) -> FileIndexWriter:
-    """A writer producing the same bytes Paimon's writer would for the same rows."""
-    return _load(index_type, 1)(dtype, options or {})
+    """A writer producing the same bytes Paimon's writer would for the same rows; a bad option
+    value is an :class:`UnsupportedError`."""
+    writer = _load(index_type, 1)
+    try:
+        return writer(dtype, options or {})
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise UnsupportedError(f"{index_type} options {options}: {exc}") from exc
 
 
-__all__ = ["FILE_INDEX_TYPES", "WRITER_OPTIONS", "check_writer_options", "open_reader", "new_writer", "FileIndexReader", "FileIndexWriter",
+__all__ = ["FILE_INDEX_TYPES", "READER_OPTIONS", "WRITER_OPTIONS", "check_writer_options", "open_reader", "new_writer", "FileIndexReader", "FileIndexWriter",
            "FileIndexResult", "BitmapResult", "REMAIN", "SKIP"]

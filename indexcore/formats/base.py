@@ -168,7 +168,7 @@ class FileIndexWriter:
         return False
 
 
-_MEMORY_SIZE = re.compile(r"\s*(\d+)\s*([a-zA-Z]*)\s*")
+_MEMORY_SIZE = re.compile(r"\s*([0-9]+)\s*([a-zA-Z]*)\s*")
 _MEMORY_UNITS = {"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10, "m": 1 << 20,
                  "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gibibytes": 1 << 30,
                  "t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40}
@@ -180,7 +180,10 @@ def parse_memory_size(text: str) -> int:
     unit = m.group(2).lower() if m else None
     if m is None or unit not in _MEMORY_UNITS:
         raise UnsupportedError(f"cannot parse memory size {text!r}")
-    return int(m.group(1)) * _MEMORY_UNITS[unit]
+    size = int(m.group(1)) * _MEMORY_UNITS[unit]
+    if size >= 1 << 63:  # Paimon's MemorySize is a Java long
+        raise UnsupportedError(f"memory size {text!r} overflows 64 bits")
+    return size
 
 
 _I8 = struct.Struct(">b")

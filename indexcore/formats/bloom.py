@@ -26,6 +26,7 @@ from . import bulk
 from .base import REMAIN, SKIP, FileIndexReader, FileIndexResult, FileIndexWriter
 
 DEFAULT_ITEMS = 1_000_000
+MAX_INT = 2**31 - 1  # Java int
 DEFAULT_FPP = 0.1
 HEADER_SIZE = 4
 # A bit set at most this large is read with the header in one request; a larger one is read
@@ -312,8 +313,9 @@ class BloomFilterWriter(FileIndexWriter):
         super().__init__(dtype, options)
         self.items = _parse_number(self.options, "items", DEFAULT_ITEMS)
         self.fpp = _parse_number(self.options, "fpp", DEFAULT_FPP, float)
-        if self.items <= 0:
-            raise UnsupportedError(f"bloom-filter option items={self.items} must be positive")
+        if not 0 < self.items <= MAX_INT:  # Paimon reads items as a Java int
+            raise UnsupportedError(f"bloom-filter option items={self.items} must be a positive 32-bit integer "
+                                   f"(1..{MAX_INT})")
         if not 0.0 < self.fpp < 1.0:
             raise UnsupportedError(f"bloom-filter option fpp={self.fpp} must be between 0 and 1")
         self._hash = hash_function(dtype)

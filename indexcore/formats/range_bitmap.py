@@ -724,6 +724,9 @@ class RangeBitmapWriter(FileIndexWriter):
         super().__init__(dtype, options)
         self.codec = key_codec(dtype)
         self.chunk_size = parse_memory_size(self.options.get(CHUNK_SIZE, self.codec.default_chunk_size))
+        if self.chunk_size >= 1 << 31:  # Paimon casts it to a Java int: it would wrap
+            raise UnsupportedError(f"range-bitmap option chunk-size={self.options[CHUNK_SIZE]!r} must be "
+                                   "below 2 GiB")
         self._keys: dict[Any, tuple[Any, list[int]]] = {}
         self._pending: list[Any] = []
         self._raws: list[np.ndarray] = []

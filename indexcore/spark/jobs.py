@@ -566,7 +566,7 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     """
     from ..errors import PredicateError
     from ..expr import parse_where
-    from ..formats import FILE_INDEX_TYPES, new_writer
+    from ..formats import FILE_INDEX_TYPES, check_writer_options
 
     if index_type not in FILE_INDEX_TYPES:
         raise IndexCoreError(f"unknown file index type {index_type!r} (one of {', '.join(FILE_INDEX_TYPES)})")
@@ -577,7 +577,7 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     if column not in schema.field_names:
         raise PredicateError(f"unknown column {column!r} in table {table}")
     options = {k: str(v) for k, v in (options or {}).items()}
-    new_writer(index_type, schema.field(column).type, options)  # bad options fail before Spark starts
+    check_writer_options(index_type, options, schema.field(column).type)  # bad options fail before Spark starts
     for sql in where_sqls:
         parse_where(sql, schema.row_type())
     if scratch_dir is None:  # our own scratch directory: gone when the job ends or fails
