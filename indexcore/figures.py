@@ -7,7 +7,7 @@ gives an empty figure with a note instead of raising.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 import plotly.express as px
@@ -325,23 +325,29 @@ def funnel(stages: Sequence[tuple[str, int]], title: str = "From all files to fi
     return fig
 
 
-def funnel_cost(stages: pd.DataFrame, title: str = "Files and data bytes left after each stage") -> go.Figure:
+def funnel_cost(stages: pd.DataFrame, title: str = "Files and data bytes left after each stage",
+                size_text: Callable[[int], str] = lambda n: f"{n:,} B") -> go.Figure:
     """The funnel with data bytes beside files: one funnel per measure over the same stages
-    (a frame with ``stage``, ``files`` and ``bytes``, as ``metrics.funnel_frame`` gives)."""
+    (a frame with ``stage``, ``files`` and ``bytes``, as ``metrics.funnel_frame`` gives);
+    ``size_text`` writes a byte count (the app passes its own formatter)."""
     if stages.empty or not {"stage", "files", "bytes"} <= set(stages.columns):
         return _empty(title)
     from plotly.subplots import make_subplots
 
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
                         subplot_titles=("files", "data bytes"))
-    mb = stages["bytes"] / 2**20
-    fig.add_trace(go.Funnel(y=stages["stage"], x=stages["files"], name="files", textinfo="value+percent initial",
-                            hovertemplate="%{y}: %{x} files left (%{percentInitial:.0%} of all)<extra></extra>"),
-                  row=1, col=1)
-    fig.add_trace(go.Funnel(y=stages["stage"], x=mb, name="data bytes", textinfo="percent initial",
-                            customdata=stages["bytes"],
-                            hovertemplate="%{y}: %{customdata:,} bytes left (%{percentInitial:.0%} of all)"
-                                          "<extra></extra>"), row=1, col=2)
+    files, size = stages["files"].astype(int), stages["bytes"].astype(int)
+
+    def share(values: pd.Series) -> list[str]:
+        first = values.iloc[0] or 1
+        return [f"{v / first:.0%}" for v in values]
+
+    for col, values, labels, what in ((1, files, [f"{v:,}" for v in files], "files"),
+                                      (2, size, [size_text(v) for v in size], "bytes")):
+        text = [f"{label} ({pct})" for label, pct in zip(labels, share(values), strict=True)]
+        fig.add_trace(go.Funnel(y=stages["stage"], x=values, name=what, text=text, textinfo="text",
+                                textposition="auto", constraintext="none",
+                                hovertemplate=f"%{{y}}: %{{text}} {what} left<extra></extra>"), row=1, col=col)
     fig.update_layout(title=title, height=_HEIGHT, showlegend=False)
     return fig
 

@@ -61,7 +61,8 @@ with guard("Explain"):
     c[2].metric("Index bytes read", fmt_bytes(funnel["index_bytes"].sum()),
                 help="File indexes, global indexes and the deletion vectors of the files read")
     c[3].metric("Index requests", f"{int(funnel['index_requests'].sum()):,}")
-    st.plotly_chart(figures.funnel_cost(funnel, f"From all files to files read for {result['sql']}"),
+    st.plotly_chart(figures.funnel_cost(funnel, f"From all files to files read for {result['sql']}",
+                                        fmt_bytes),
                     width="stretch")
     st.markdown("**Cost per stage**: kept after the stage, skipped by it, index bytes read to decide it")
     show_frame(funnel, "whatif_funnel")

@@ -763,6 +763,18 @@ def test_what_if_shows_the_whole_cost_and_the_stats_of_each_decision(wh_path, ov
     cost = _frame_with(at, "stage", "bytes_skipped", "index_bytes")
     assert list(cost["stage"]) == list(ex.funnel)
     assert list(cost["bytes"]) == [v["bytes"] for v in ex.funnel.values()]
+    from indexcore import figures
+    from indexcore.evaluate.metrics import funnel_frame
+
+    fig = figures.funnel_cost(funnel_frame(ex.funnel), size_text=fmt_bytes)
+    assert [list(t.x) for t in fig.data] == [[v["files"] for v in ex.funnel.values()],
+                                             [v["bytes"] for v in ex.funnel.values()]]
+    assert fig.data[1].text[-1] == f"{fmt_bytes(read['bytes'])} ({read['bytes'] / first['bytes']:.0%})"
+    import plotly.io as pio
+
+    drawn = [pio.from_json(c.proto.spec) for c in at.get("plotly_chart")]
+    assert any([list(t.text or ()) for t in d.data] == [list(t.text) for t in fig.data] for d in drawn), \
+        "the page draws the cost funnel: files and data bytes left per stage"
     shown = _frame_with(at, "stats_decision", f"{column} min", f"{column} max", f"{column} nulls")
     assert len(shown) == len(ex.files)
     assert list(shown["stats_decision"]) == [f.stats_decision.value for f in ex.files]
