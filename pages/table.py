@@ -135,9 +135,10 @@ with tab_stats, guard("Column statistics"):
     from pages.common import open_warehouse
 
     @st.cache_data(show_spinner="Reading statistics…", max_entries=32)
-    def _file_stats(url: str, roots: tuple, name: str, sid: int | None, options: tuple, columns: tuple | None,
-                    paths: tuple | None):
-        return file_stats_frame(open_warehouse(url, roots, options).table(name), sid, columns=columns, paths=paths)
+    def _file_stats(url: str, roots: tuple, name: str, snapshot_id: int | None, options: tuple,
+                    columns: tuple | None, paths: tuple | None):
+        return file_stats_frame(open_warehouse(url, roots, options).table(name), snapshot_id, columns=columns,
+                                paths=paths)
 
     st.caption("Min, max and null count per data file as the manifest records them (`value_stats`, mapped by "
                "field id across schema changes; key stats for primary keys). These are what the stats stage of "
@@ -176,8 +177,8 @@ with st.expander("Health summary (score and items)"), guard("Health summary"):
     from pages.common import open_warehouse as _open
 
     @st.cache_data(show_spinner="Checking health…", max_entries=64)
-    def _table_health(url: str, roots: tuple, name: str, sid: int | None, options: tuple = ()):
-        return table_health(_open(url, roots, options).table(name), sid)
+    def _table_health(url: str, roots: tuple, name: str, snapshot_id: int | None, options: tuple = ()):
+        return table_health(_open(url, roots, options).table(name), snapshot_id)
 
     th = _table_health(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, ctx.options)
     st.metric("Health", f"{th.score}/100")
