@@ -5,7 +5,7 @@ import streamlit as st
 
 from indexcore import figures
 from indexcore.evaluate import health
-from pages.common import PAGE_FILES, context, fmt_bytes, guard, open_warehouse, show_frame
+from pages.common import PAGE_FILES, context, fmt_bytes, guard, needs, open_warehouse, show_frame
 
 ICONS = {health.ERROR: ":material/error:", health.WARNING: ":material/warning:", health.INFO: ":material/info:"}
 KIND_LABELS = {"unreadable-metadata": "Unreadable metadata", "unusable-files": "Files that cannot be used",
@@ -69,9 +69,10 @@ with guard("Warehouse overview"):
     st.plotly_chart(figures.table_bytes(ok), width="stretch")
 
 with guard("Health summary"):
-    st.subheader(f"Health summary: {score}/100" if score is not None else "Health summary")
-    items = frames["items"] if frames is not None else None
-    if items is None or items.empty:
+    needs("Warehouse overview", score, frames)
+    st.subheader(f"Health summary: {score}/100")
+    items = frames["items"]
+    if items.empty:
         st.success("No issue found in any table.")
     else:
         order = {s: i for i, s in enumerate(health.SEVERITIES)}
