@@ -5,6 +5,7 @@ import datetime as dt
 import importlib
 import threading
 import time
+import traceback
 
 import pandas as pd
 import streamlit as st
@@ -56,7 +57,7 @@ def _run(job: str, sql: str, master: str) -> dict:
     record = {"job": job, "table": ctx.table_name, "snapshot": ctx.snapshot_id,
               "where": sql if job == "evaluate" else None, "master": master,
               "started": started.strftime("%H:%M:%S"), "seconds": None, "ok": False, "error": None,
-              "result": None}
+              "details": None, "result": None}
     state = {"done": 0, "total": 0, "what": "starting Spark"}
     cancel = threading.Event()
 
@@ -81,14 +82,21 @@ def _run(job: str, sql: str, master: str) -> dict:
             status.update(label=f"{job} finished", state="complete", expanded=False)
         except Exception as exc:  # Spark or the job failed: report it, keep the page alive
             record["error"] = str(exc) if isinstance(exc, IndexCoreError) else f"{type(exc).__name__}: {exc}"
-            status.update(label=f"{job} failed", state="error")
-            st.error(f"{job} failed: {record['error']}")
+            record["details"] = "".join(traceback.format_exception(exc, limit=8))
+            status.update(label=f"{job} failed", state="error", expanded=True)
         finally:
             if not future.done():  # the script was stopped (rerun, page change): stop the Spark job too
                 cancel.set()
             pool.shutdown(wait=False)
             record["seconds"] = round((dt.datetime.now() - started).total_seconds(), 1)
     return record
+
+
+def _show_failure(run: dict) -> None:
+    """A failed run in plain sight: its message as an error, the details open below it."""
+    st.error(f"{run['job']} of {run['table']} failed: {run['error']}")
+    with st.expander("Error details", expanded=True):
+        st.code(run.get("details") or run["error"], language=None)
 
 
 def _show_evaluate(result: dict, key: str) -> None:
@@ -106,8 +114,11 @@ def _show_evaluate(result: dict, key: str) -> None:
     fp = _records(result.get("false_positives")).rename(columns={"name": "index"})
     if not fp.empty and "false_positive_rows" in fp:
         right.plotly_chart(figures.bar(fp, "index", "false_positive_rows",
-                                       "Rows read that do not match, by the index that kept their file",
-                                       color="index"), width="stretch", key=f"{key}_fp")
+                                       "Rows read that do not match, by the index that could have skipped "
+                                       "their file", color="index"), width="stretch", key=f"{key}_fp")
+        right.caption("A file is blamed on an index kind only when that index could have skipped it "
+                      "(the predicate is answerable by the file's indexes); files kept because, e.g., an "
+                      "OR branch is on an unindexed column count as *no usable index*.")
     if result.get("violations"):
         st.error("Files or rows pruned although they match the predicate:")
         show_frame(_flat(_records(result["violations"])), f"{key}_violations")
@@ -173,11 +184,13 @@ else:
         history.append(_run(job, sql, master))
         if history[-1]["ok"]:
             st.session_state["spark_pick"] = len(history) - 1  # show the run that just ended
+    if history and not history[-1]["ok"]:
+        _show_failure(history[-1])
 
 if history:
     with guard("Runs"):
         st.subheader("Runs in this session")
-        runs = pd.DataFrame([{k: v for k, v in r.items() if k != "result"} for r in history])
+        runs = pd.DataFrame([{k: v for k, v in r.items() if k not in ("result", "details")} for r in history])
         runs.insert(0, "run", range(1, len(runs) + 1))
         show_frame(runs, "spark_runs")
         done = [i for i, r in enumerate(history) if r["ok"]]

@@ -626,3 +626,22 @@ def test_cli_json_files_carry_stats_and_cost(conformance):
     read = result["funnel"]["read"]
     assert read["bytes"] + sum(v["bytes_skipped"] for v in result["funnel"].values()) == f["file_size"]
     assert result["funnel"]["index"]["index_bytes"] == f["bytes_read"] > 0
+
+
+def test_pruning_index_types_follow_file_index_folding():
+    """An index kind can skip a file only where FileIndexPredicate's folding lets its answer through."""
+    from indexcore.evaluate.explain import pruning_index_types
+    from indexcore.expr import parse_where
+    from indexcore.types import parse_type
+
+    row = {"c": parse_type("STRING"), "u": parse_type("INT"), "n": parse_type("INT")}
+    indexes = {"c": ["bitmap"], "n": ["bloom-filter", "bsi"]}
+
+    def kinds(sql: str) -> tuple[str, ...]:
+        return pruning_index_types(parse_where(sql, row), indexes)
+
+    assert kinds("c = 'NZ' OR u = 42") == ()  # an OR branch on an unindexed column
+    assert kinds("c = 'NZ' AND u = 42") == ("bitmap",)
+    assert kinds("c = 'NZ' OR n = 4") == ("bitmap", "bloom-filter", "bsi")
+    assert kinds("n > 4") == ("bsi",)  # a bloom filter answers no range
+    assert kinds("u > 4") == ()

@@ -225,3 +225,19 @@ def test_sample_faulty_table(spark) -> None:
     result = jobs.evaluate(root, name, "country = 'DE'", spark=spark)
     want = explain(open_warehouse(root).table(name), "country = 'DE'", verify=True).to_json()
     assert _strip(result) == {k: want[k] for k in ("files", "funnel", "violations", "problems")}
+
+
+def test_false_positives_blame_only_an_index_that_could_skip(spark) -> None:
+    """``country = 'NZ' OR user_id = 42``: user_id has no index, so no file index can skip a file
+    and the rows read that do not match are not blamed on country's bitmap (issue 14)."""
+    result = jobs.evaluate(str(SAMPLE), "demo.events", "country = 'NZ' OR user_id = 42", spark=spark)
+    fp = result["false_positives"]
+    assert set(fp) == {jobs.NO_USABLE_INDEX}
+    wasted = sum(f["rows_after_dv"] - f["matching_rows"] for f in result["files"] if f["skipped_by"] is None)
+    assert fp[jobs.NO_USABLE_INDEX]["false_positive_rows"] == wasted > 0
+    assert all(f["pruning_index_types"] == [] for f in result["files"])
+
+    alone = jobs.evaluate(str(SAMPLE), "demo.events", "country = 'NZ' AND user_id = 42", spark=spark)
+    kept = [f for f in alone["files"] if f["skipped_by"] is None]
+    assert all(f["pruning_index_types"] == ["bitmap"] for f in kept)
+    assert set(alone["false_positives"]) <= {"bitmap"}

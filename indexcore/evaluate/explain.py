@@ -32,6 +32,8 @@ and every matching row missing from an index bitmap, naming the leaf columns to 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib
 import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +44,7 @@ from pyroaring import BitMap, BitMap64
 
 from ..errors import IndexCoreError, PredicateError
 from ..expr import (
+    AND,
     Equal,
     In,
     Leaf,
@@ -54,7 +57,9 @@ from ..expr import (
     predicate_to_sql,
 )
 from ..expr import rename as _rename
+from ..expr.functions import FunctionVisitor
 from ..expr.rows import row_matches, rows_matching
+from ..formats import FILE_INDEX_TYPES
 from ..formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
 from ..formats.binary_row import bucket_of, key_hash
 from ..formats.container import read_container
@@ -146,6 +151,8 @@ class FileDecision:
     dv_bytes: int = 0  # bytes of its deletion vector in the DV index file (size prefix and CRC included)
     # the predicate's columns: {"min", "max", "null_count"} as the stats stage read them (JSON values)
     stats: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, hash=False)
+    # the index kinds that could have skipped the file (:func:`pruning_index_types`)
+    pruning_index_types: tuple[str, ...] = ()
 
     @property
     def skipped_by(self) -> Stage | None:
@@ -203,6 +210,7 @@ class FileDecision:
             "index_decision": None if self.index_decision is None else result_to_json(self.index_decision),
             "raw_index_result": None if self.raw_index_result is None else result_to_json(self.raw_index_result),
             "index_types": self.index_types,
+            "pruning_index_types": list(self.pruning_index_types),
             "index_location": self.index_location,
             "dv_cardinality": self.dv_cardinality,
             "rows_after_dv": self.rows_after_dv,
@@ -536,6 +544,49 @@ def read_path_result(raw: FileIndexResult, row_count: int, deleted: Any = None,
     return result
 
 
+class _MethodName(FunctionVisitor):
+    """Answers a leaf with the name of the reader method its function calls (None: calls none)."""
+
+    def unanswered(self) -> None:
+        return None
+
+
+for _name in [n for n in vars(FunctionVisitor) if n.startswith("visit_")]:
+    setattr(_MethodName, _name, lambda self, *_, _n=_name: _n)
+
+
+@functools.cache
+def _kind_answers(index_type: str, method: str | None) -> bool:
+    """Whether the reader of ``index_type`` implements ``method`` (else it answers REMAIN)."""
+    if method is None or index_type not in FILE_INDEX_TYPES:
+        return False
+    module, reader, _ = FILE_INDEX_TYPES[index_type]
+    cls = getattr(importlib.import_module(f"indexcore.formats.{module}"), reader)
+    return getattr(cls, method) is not getattr(FunctionVisitor, method)
+
+
+def pruning_index_types(predicate: Predicate | None, index_types: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
+    """The file's index kinds that could skip it under ``predicate`` (file column names), by
+    :class:`FileIndexPredicate`'s folding: a leaf is answered by the kinds on its column whose
+    reader implements its function; AND by any answered child; OR only when every child is.
+    Empty when the indexes cannot skip the file (e.g. an OR branch on an unindexed column)."""
+    def kinds(p: Predicate) -> set[str] | None:
+        if isinstance(p, Leaf):
+            if p.null_false():
+                return set()
+            method = p.function.visit(_MethodName(), p.literals)
+            found = {t for t in index_types.get(p.field, ()) if _kind_answers(t, method)}
+            return found or None
+        answers = [kinds(c) for c in p.children]
+        if p.function is AND:
+            known = [k for k in answers if k is not None]
+            return set().union(*known) if known else None
+        return None if any(k is None for k in answers) else set().union(*answers)
+
+    found = kinds(predicate) if predicate is not None else None
+    return tuple(sorted(found or ()))
+
+
 def _index_types(container) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for e in container.head.entries:
@@ -663,6 +714,7 @@ class _Explainer:
 
         raw = decision = None
         index_types: dict[str, list[str]] = {}
+        pruning: tuple[str, ...] = ()
         location = None
         bytes_read = requests = 0
         evaluator = None
@@ -677,6 +729,8 @@ class _Explainer:
                 else:
                     evaluator, index_types, location = self.evaluator(lf, fs)
                     raw = REMAIN if evaluator is None else evaluator.evaluate(index_pred)
+                    if self.index_at_read:
+                        pruning = pruning_index_types(index_pred, index_types)
                 if isinstance(raw, BitmapResult) and dv_range is not None and deleted is None:
                     deleted = self.deleted(lf, problems)
                 decision = read_path_result(raw, f.row_count, deleted, lf.bitmap64)
@@ -690,6 +744,7 @@ class _Explainer:
                 notes.append("file index unreadable: decision REMAIN (Paimon would fail or read the file)")
                 raw = decision = REMAIN
                 evaluator = None
+                pruning = ()
             bytes_read = self.storage.stats.bytes_served - before if self.index_at_read else 0
             requests = self.storage.stats.requests - before_requests if self.index_at_read else 0
         elif consult:  # no file index: FileIndexEvaluator answers REMAIN
@@ -719,7 +774,7 @@ class _Explainer:
             bytes_read=bytes_read, requests=requests, problems=problems, notes=notes,
             global_index_decision=global_decision, global_index_rows=global_rows, file_size=f.file_size,
             dv_bytes=dv_range.length + 8 if dv_range is not None else 0,
-            stats=stats_json(self.schema, shown, self.stat_fields))
+            stats=stats_json(self.schema, shown, self.stat_fields), pruning_index_types=pruning)
         return record, (fs, fmap, evaluator, deleted, kept)
 
     # -- verify -------------------------------------------------------------------------------

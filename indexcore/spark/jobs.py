@@ -434,16 +434,20 @@ def _max_tasks(spark) -> int:
     return max(1, cores * TASKS_PER_CORE)
 
 
-def _false_positives(files: Sequence, pred_columns: set[str]) -> dict[str, dict[str, int]]:
-    """Files and rows an index kept that hold no matching row, per index type of the
-    predicate's columns (``none``: no index on them)."""
+NO_USABLE_INDEX = "no usable index"
+
+
+def _false_positives(files: Sequence) -> dict[str, dict[str, int]]:
+    """Files read and their rows that hold no match, per index kind that could have skipped the
+    file (explain's :func:`~indexcore.evaluate.explain.pruning_index_types`); a file no index
+    could skip (none on the predicate's columns, an OR branch on an unindexed column, an index
+    the read path ignores or could not read) counts under :data:`NO_USABLE_INDEX`."""
     out: dict[str, dict[str, int]] = {}
     for f in files:
         if not f.read or f.matching_rows is None:
             continue
-        kinds = sorted({t for c, ts in f.index_types.items() if c in pred_columns for t in ts})
         extra = max(f.rows_after_dv - f.matching_rows, 0)
-        for kind in kinds or ["none"]:
+        for kind in f.pruning_index_types or (NO_USABLE_INDEX,):
             slot = out.setdefault(kind, {"files_kept": 0, "false_positive_files": 0, "false_positive_rows": 0})
             slot["files_kept"] += 1
             slot["false_positive_rows"] += extra
@@ -511,7 +515,7 @@ def evaluate(warehouse_url: str, table: str, where_sql: str, master: str | None 
         "files_read": len(read),
         "bytes_read": sum(f.bytes_read for f in ex.files),
         "requests": ex.requests,
-        "false_positives": _false_positives(ex.files, set(predicate.fields())),
+        "false_positives": _false_positives(ex.files),
         "task_errors": task_errors,
     })
     return out

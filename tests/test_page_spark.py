@@ -1,0 +1,72 @@
+"""AppTest of the Spark page on the sample warehouse: errors in plain sight, false positives
+blamed only on an index that could have skipped the file (issue 14)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from test_app import APP, _served_through_app
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_warehouse"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def sample():
+    if not SAMPLE.is_dir():
+        pytest.skip("sample_warehouse/ not found")
+    mp = pytest.MonkeyPatch()
+    _served_through_app(mp)
+    mp.setenv("INDEXCORE_WAREHOUSE", str(SAMPLE))
+    mp.delenv("INDEXCORE_ALLOWED_ROOTS", raising=False)
+    mp.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    yield SAMPLE
+    mp.undo()
+
+
+def _spark_page(sql: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.session_state["table"] = "demo.events"
+    at.session_state["spark_master"] = "local[1]"
+    at.switch_page("pages/spark.py").run()
+    at.text_input(key="spark_sql").set_value(sql)
+    at.button(key="spark_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_failed_run_shows_its_error_expanded():
+    """A bad predicate fails on the driver before Spark starts: the message is an st.error and
+    its details sit in an expander that is open."""
+    pytest.importorskip("pyspark")
+    at = _spark_page("no_such_column = 1")
+    assert any("no_such_column" in e.value and "failed" in e.value for e in at.error), [e.value for e in at.error]
+    details = [x for x in at.expander if x.label == "Error details"]
+    assert details and details[0].proto.expanded
+    assert any("no_such_column" in c.value for c in details[0].code)
+    status = [s for s in at.status if "failed" in s.label]
+    assert status and status[0].proto.expanded, "the status box is not collapsed on failure"
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_false_positives_not_blamed_on_bitmap():
+    """``country = 'NZ' OR user_id = 42``: user_id has no index, so the rows read are no bitmap's fault."""
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java")
+    from indexcore.spark.jobs import NO_USABLE_INDEX
+
+    at = _spark_page("country = 'NZ' OR user_id = 42")
+    runs = at.session_state["spark_runs"]
+    assert len(runs) == 1 and runs[0]["ok"], runs
+    fp = next(d.value for d in at.dataframe if "false_positive_rows" in d.value)
+    assert list(fp["index"]) == [NO_USABLE_INDEX]
+    assert int(fp["false_positive_rows"].iloc[0]) == runs[0]["result"]["rows_after_dv"] - runs[0]["result"][
+        "matching_rows"] > 0
+    assert any("could have skipped" in c.value for c in at.caption)
