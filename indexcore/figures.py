@@ -7,6 +7,8 @@ gives an empty figure with a note instead of raising.
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 from collections.abc import Callable, Sequence
 
 import pandas as pd
@@ -211,14 +213,27 @@ def bloom_fpp(blooms: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def value_ranges(ranges: pd.DataFrame, low: float | None = None, high: float | None = None,
-                 title: str = "Value range per file") -> go.Figure:
-    """One horizontal bar per file from min to max; the predicate range as a shaded band."""
+def _on_axis(value) -> float | pd.Timestamp | None:
+    """A value a continuous axis can place: a number (decimals as floats) or a time; else None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if pd.api.types.is_number(value):
+        return value
+    if isinstance(value, dt.date | pd.Timestamp):
+        return pd.Timestamp(value)
+    return None
+
+
+def value_ranges(ranges: pd.DataFrame, low=None, high=None, title: str = "Value range per file") -> go.Figure:
+    """One horizontal bar per file from min to max (numbers, decimals, dates or timestamps); the
+    predicate range ``low``..``high`` as a shaded band (either side may be None: open)."""
     frame = _with_labels(ranges.dropna(subset=["min", "max"]))
-    frame = frame[frame["min"].map(pd.api.types.is_number) &
-                  frame["max"].map(pd.api.types.is_number)]
+    frame["min"], frame["max"] = frame["min"].map(_on_axis), frame["max"].map(_on_axis)
+    frame = frame.dropna(subset=["min", "max"])
     if frame.empty:
-        return _empty(title, "no numeric ranges")
+        return _empty(title, "no numeric or time ranges")
     frame["label"] = frame["file"] + " · " + frame["index_type"].astype(str)
     fig = go.Figure()
     for _, r in frame.iterrows():
@@ -226,9 +241,10 @@ def value_ranges(ranges: pd.DataFrame, low: float | None = None, high: float | N
             x=[r["min"], r["max"]], y=[r["label"], r["label"]], mode="lines+markers", line={"width": 8},
             name=r["label"], showlegend=False, customdata=[["min"], ["max"]],
             hovertemplate=f"{r['file_name']} ({r['index_type']})<br>%{{customdata[0]}} %{{x}}<extra></extra>"))
-    if low is not None and high is not None:
-        fig.add_vrect(x0=low, x1=high, fillcolor="green", opacity=0.15, line_width=0,
-                      annotation_text="predicate")
+    low, high = _on_axis(low), _on_axis(high)
+    if low is not None or high is not None:
+        fig.add_vrect(x0=frame["min"].min() if low is None else low, x1=frame["max"].max() if high is None else high,
+                      fillcolor="green", opacity=0.15, line_width=0, annotation_text="predicate")
     fig.update_layout(title=title, height=max(_HEIGHT, 40 * len(frame)), yaxis_type="category",
                       xaxis_title="indexed value (min to max)", yaxis_title="data file · index type")
     return fig

@@ -1,9 +1,10 @@
 """Bloom filters: fill rate, estimated distinct items and FPP vs the configured ones."""
 
+import pandas as pd
 import streamlit as st
 
 from indexcore import figures
-from pages.common import context, fmt_bytes, guard, need_table, show_frame
+from pages.common import context, fmt_bytes, guard, need_table, show_frame, show_unusable, unusable_files
 
 st.title("Bloom filters")
 ctx = context()
@@ -14,12 +15,19 @@ with guard("Bloom filters"):
     target = st.number_input("Target false-positive probability (0 = the configured fpp)", min_value=0.0,
                              max_value=0.99, value=0.0, step=0.01, format="%.4f", key="bloom_target")
     blooms = ctx.view("bloom_filters", target_fpp=target or None)
+    bad = unusable_files(ctx, ("bloom-filter",))
+    own = blooms[blooms["error"].notna() & ~blooms["file_name"].isin(bad["file_name"])]
+    bad = pd.concat([bad, own.rename(columns={"column": "column_name"}).assign(
+        index_type="bloom-filter", why="unreadable index")[bad.columns]], ignore_index=True)
+    show_unusable(bad, "bloom_unusable")
+    if blooms["error"].isna().sum() == 0 and "file-index.bloom-filter.columns" in ctx.table.schema().options:
+        st.warning("`file-index.bloom-filter.columns` is configured but no bloom filter of this snapshot "
+                   "could be read.")
+        st.stop()
     if blooms.empty:
         st.info("No bloom filter in this snapshot. Paimon builds one per file for the columns in "
                 "`file-index.bloom-filter.columns` (options `items`, `fpp`).")
         st.stop()
-    for _, row in blooms[blooms["error"].notna()].iterrows():
-        st.warning(f"{row['file_name']} / {row['column'] or 'file index'}: {row['error']}")
     ok = blooms[blooms["error"].isna()]
     c = st.columns(4)
     c[0].metric("Bloom filters", len(blooms))

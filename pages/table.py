@@ -5,6 +5,7 @@ import datetime as dt
 import streamlit as st
 
 from indexcore import figures
+from indexcore.evaluate.metrics import FILE_INDEX_TYPES
 from pages.common import (
     SNAPSHOT_KEY,
     context,
@@ -13,7 +14,9 @@ from pages.common import (
     need_table,
     needs,
     show_frame,
+    show_unusable,
     time_travel_to,
+    unusable_files,
 )
 
 st.title("Table")
@@ -33,6 +36,7 @@ with guard("Overview"):
     c[2].metric("Data size", fmt_bytes(files["file_size_in_bytes"].sum()))
     c[3].metric("Files with a file index", int((files["embedded_index"] | files["index_file"].notna()).sum()))
     c[4].metric("Deleted rows (DV)", f"{int(files['deletion_vector_cardinality'].fillna(0).sum()):,}")
+    show_unusable(unusable_files(ctx, tuple(FILE_INDEX_TYPES)), "table_unusable")
 
 with guard("Health"):  # index coverage and verdicts, small files, DV density, bloom sizing
     from indexcore.evaluate.advise import health

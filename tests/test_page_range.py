@@ -1,0 +1,96 @@
+"""AppTest of the Range-bitmap/BSI page on timestamp columns, and of the unusable-file lists of
+the Bloom, Range and Table pages (issue 14), on the sample warehouse."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_app import APP, _served_through_app
+
+from indexcore import figures, open_warehouse
+from indexcore.views import view
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def sample():
+    if not SAMPLE.is_dir():
+        pytest.skip("sample_warehouse/ not found")
+    mp = pytest.MonkeyPatch()
+    _served_through_app(mp)
+    mp.setenv("INDEXCORE_WAREHOUSE", str(SAMPLE))
+    mp.delenv("INDEXCORE_ALLOWED_ROOTS", raising=False)
+    yield SAMPLE
+    mp.undo()
+
+
+def _page(table: str, page: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["table"] = table
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _range_chart(at) -> dict:
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return next(s for s in specs if s["layout"]["title"]["text"].startswith("Value range of"))
+
+
+def test_range_page_plots_timestamp_ranges():
+    """A TIMESTAMP column plots one range per file, its default predicate is typed SQL and the
+    band follows the parsed predicate, one-sided ranges included."""
+    at = _page("demo.events", "range")
+    at.selectbox(key="range_column").select("event_time").run()
+    sql = at.text_input(key="range_sql").value
+    assert sql.startswith("event_time BETWEEN TIMESTAMP '") and sql.count("TIMESTAMP '") == 2, sql
+    spec = _range_chart(at)
+    table = open_warehouse(str(SAMPLE)).table("demo.events")
+    indexed = view(table, "file_indexes").to_pandas()
+    files = indexed[indexed["column_name"] == "event_time"]["file_name"].nunique()
+    assert len(spec["data"]) == files > 0
+    assert all(pd.Timestamp(trace["x"][0]) <= pd.Timestamp(trace["x"][1]) for trace in spec["data"])
+    band = spec["layout"]["shapes"][0]
+    low, high = sql.split("TIMESTAMP '")[1].split("'")[0], sql.split("TIMESTAMP '")[2].split("'")[0]
+    assert (pd.Timestamp(band["x0"]), pd.Timestamp(band["x1"])) == (pd.Timestamp(low), pd.Timestamp(high))
+
+    at.text_input(key="range_sql").set_value("event_time >= TIMESTAMP '2024-06-02 12:00:00'").run()
+    assert not at.exception and not at.error
+    band = _range_chart(at)["layout"]["shapes"][0]
+    assert pd.Timestamp(band["x0"]) == pd.Timestamp("2024-06-02 12:00:00")
+    assert pd.Timestamp(band["x1"]) == max(pd.Timestamp(t["x"][1]) for t in _range_chart(at)["data"])
+
+
+def test_value_ranges_takes_times_and_decimals():
+    ranges = pd.DataFrame({"file_name": ["a", "b"], "index_type": ["bsi", "bsi"],
+                           "min": [dt.date(2024, 1, 1), dt.datetime(2024, 1, 2, 3)],
+                           "max": [dt.date(2024, 1, 5), dt.datetime(2024, 1, 9)]})
+    fig = figures.value_ranges(ranges, dt.datetime(2024, 1, 3), None)
+    assert len(fig.data) == 2 and fig.layout.shapes[0].x0 == pd.Timestamp(2024, 1, 3)
+    dec = ranges.assign(min=[decimal.Decimal("1.5"), decimal.Decimal("2")], max=[decimal.Decimal("3.25"), 4])
+    assert [list(t.x) for t in figures.value_ranges(dec).data] == [[1.5, 3.25], [2.0, 4]]
+    text = ranges.assign(min=["a", "b"], max=["c", "d"])
+    assert len(figures.value_ranges(text).data) == 0
+
+
+@pytest.mark.parametrize("page", ["bloom", "range", "table", "bitmap"])
+def test_pages_list_the_files_they_could_not_use(page):
+    """demo.faulty: one corrupt and one missing ``.index`` file, listed with their reason."""
+    table = open_warehouse(str(SAMPLE)).table("demo.faulty")
+    indexed = view(table, "file_indexes").to_pandas()
+    want = set(indexed[indexed["error"].notna()]["file_name"])
+    assert len(want) == 2
+    at = _page("demo.faulty", page)
+    assert not at.error, [e.value for e in at.error]
+    listed = [d.value for d in at.dataframe if "why" in d.value]
+    assert listed and set(listed[0]["file_name"]) == want
+    assert set(listed[0]["why"]) == {"unreadable index", "missing .index file"}
+    assert any("2 file(s) could not be used" in w.value for w in at.warning)
