@@ -350,10 +350,33 @@ def index_columns(ctx: Context, index_types: tuple[str, ...]) -> list[str]:
 
 def unusable_files(ctx: Context, index_types: tuple[str, ...]) -> pd.DataFrame:
     """Files of the picked snapshot whose file index of one of ``index_types`` (or whole index file)
-    could not be used, and why (:func:`indexcore.evaluate.health.unusable_files`)."""
+    could not be used, and why (:func:`indexcore.evaluate.health.unusable_files`), plus the unreadable
+    manifests that hide files from every page (:func:`unreadable_parts`)."""
+    from indexcore.evaluate.health import UNUSABLE_COLUMNS
     from indexcore.evaluate.health import unusable_files as unusable
 
-    return unusable(ctx.view("file_indexes"), index_types)
+    return pd.concat([unusable(ctx.view("file_indexes"), index_types), unreadable_parts(ctx)[UNUSABLE_COLUMNS]],
+                     ignore_index=True)
+
+
+def missing_dv_files(ctx: Context) -> pd.DataFrame:
+    """Live files of the picked snapshot whose deletion-vector file is gone (their deletes are lost)."""
+    from indexcore.evaluate.health import lost_deletion_vectors
+
+    lost = lost_deletion_vectors(ctx.table, ctx.view("deletion_vectors"))
+    if lost.empty:
+        return pd.DataFrame(columns=["file_name", "dv_file", "why"])
+    return lost.assign(why="missing DV file")[["file_name", "dv_file", "why"]]
+
+
+def unreadable_parts(ctx: Context) -> pd.DataFrame:
+    """Manifests, index manifests and other metadata of the picked snapshot that could not be read:
+    the files they list are missing from every page, so each page names them."""
+    problems = ctx.metric("problems_frame")
+    problems = problems[problems["structure"] != "file index"]
+    return pd.DataFrame({"file_name": problems["path"].map(lambda p: str(p).rsplit("/", 1)[-1]),
+                         "index_type": None, "column_name": None, "dv_file": None,
+                         "why": "unreadable " + problems["structure"].astype(str), "error": problems["reason"]})
 
 
 # app.py's page titles (which health items name) -> their scripts, for st.page_link

@@ -1,10 +1,20 @@
 """Deletion vectors: density per partition x bucket, trend across snapshots, most deleted files."""
 
+import pandas as pd
 import streamlit as st
 
 from indexcore import figures
 from indexcore.evaluate.metrics import compaction_hint, dv_by_bucket
-from pages.common import context, guard, need_table, needs, show_frame, show_unusable
+from pages.common import (
+    context,
+    guard,
+    missing_dv_files,
+    need_table,
+    needs,
+    show_frame,
+    show_unusable,
+    unreadable_parts,
+)
 
 st.title("Deletion vectors")
 ctx = context()
@@ -21,9 +31,8 @@ with guard("Deletion vectors"):
     c[1].metric("Deleted rows", f"{deleted:,}")
     c[2].metric("Rows in live files", f"{total:,}")
     c[3].metric("Density", f"{deleted / total:.1%}" if total else "–")
-    gone = [p for p in dvs["dv_file"].dropna().unique() if not ctx.table.storage.exists(p)]
-    lost = dvs[dvs["dv_file"].isin(gone)].assign(why="missing DV file")
-    show_unusable(lost[["file_name", "dv_file", "why"]], "dv_unusable")
+    show_unusable(pd.concat([missing_dv_files(ctx), unreadable_parts(ctx)[["file_name", "dv_file", "why"]]],
+                            ignore_index=True), "dv_unusable")
     if not dvs["has_dv"].any():
         st.info("No deletion vector in this snapshot (`deletion-vectors.enabled` on a primary-key or append "
                 "table writes them when rows are deleted or updated).")

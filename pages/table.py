@@ -2,6 +2,7 @@
 
 import datetime as dt
 
+import pandas as pd
 import streamlit as st
 
 from indexcore import figures
@@ -11,6 +12,7 @@ from pages.common import (
     context,
     fmt_bytes,
     guard,
+    missing_dv_files,
     need_table,
     needs,
     show_frame,
@@ -36,7 +38,8 @@ with guard("Overview"):
     c[2].metric("Data size", fmt_bytes(files["file_size_in_bytes"].sum()))
     c[3].metric("Files with a file index", int((files["embedded_index"] | files["index_file"].notna()).sum()))
     c[4].metric("Deleted rows (DV)", f"{int(files['deletion_vector_cardinality'].fillna(0).sum()):,}")
-    show_unusable(unusable_files(ctx, tuple(FILE_INDEX_TYPES)), "table_unusable")
+    show_unusable(pd.concat([unusable_files(ctx, tuple(FILE_INDEX_TYPES)), missing_dv_files(ctx)], ignore_index=True),
+                  "table_unusable")
 
 with guard("Health"):  # index coverage and verdicts, small files, DV density, bloom sizing
     from indexcore.evaluate.advise import health
