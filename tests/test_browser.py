@@ -144,3 +144,82 @@ def test_every_page_renders(server):
         finally:
             browser.close()
     assert not failures, "\n".join(failures)
+
+
+def _pick(page, label: str, option_prefix: str) -> None:
+    """Open the selectbox labelled ``label`` and click its first option starting with ``option_prefix``."""
+    page.get_by_role("combobox", name=label, exact=True).click()
+    page.get_by_role("option").filter(has_text=option_prefix).first.click()
+    _wait_idle(page)
+
+
+def _alerts(page) -> list[str]:
+    return [a.inner_text() for a in page.locator('[data-testid="stAlert"]').all()]
+
+
+def test_issue14_defects_in_the_browser(server):
+    """What a user of issue 14 saw, in Chromium: a table switch resets the snapshot (the DV page
+    shows orders' deletes), demo.faulty's unusable files are listed, the Range page resets the
+    predicate per column and plots timestamp ranges, the Hash index page says one thing on an
+    append table, and a failed Spark run shows its error with the details open."""
+    from playwright.sync_api import sync_playwright
+
+    url, warehouse = server
+    if warehouse.name != "sample_warehouse":
+        pytest.skip("the flow uses the sample warehouse's tables")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROME_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1800})
+
+            # events at snapshot 1, then orders: orders' latest snapshot (720 deleted rows), not its #1
+            page.goto(f"{url}/deletion_vectors?table=demo.events")
+            _wait_idle(page)
+            _pick(page, "Snapshot (time travel)", "#1 ")
+            assert page.get_by_role("combobox", name="Snapshot (time travel)").input_value().startswith("#1 ")
+            _pick(page, "Table", "demo.orders")
+            page.screenshot(path=str(SHOTS / "issue14_dv_orders.png"), full_page=True)
+            main = page.locator('[data-testid="stMain"]').inner_text()
+            assert "720" in main and "No deletion vector" not in main, main[:1500]
+            assert page.get_by_role("combobox", name="Snapshot (time travel)").input_value().startswith("#6 ")
+
+            page.goto(f"{url}/bitmap?table=demo.faulty")
+            _wait_idle(page)
+            page.screenshot(path=str(SHOTS / "issue14_bitmap_faulty.png"), full_page=True)
+            assert any("2 file(s) could not be used" in a for a in _alerts(page)), _alerts(page)
+            assert "missing .index file" in page.locator('[data-testid="stMain"]').inner_text() or \
+                page.locator('[data-testid="stDataFrame"]').count() >= 1
+
+            page.goto(f"{url}/range?table=demo.events")
+            _wait_idle(page)
+            first = page.get_by_label("Predicate (SQL WHERE)").input_value()
+            _pick(page, "Column", "event_time")
+            predicate = page.get_by_label("Predicate (SQL WHERE)").input_value()
+            page.screenshot(path=str(SHOTS / "issue14_range_event_time.png"), full_page=True)
+            assert predicate != first and predicate.startswith("event_time BETWEEN TIMESTAMP '"), predicate
+            assert page.get_by_text("no numeric or time ranges").count() == 0
+            ranges = page.locator(".js-plotly-plot").first
+            assert ranges.locator(".scatterlayer .trace").count() >= 2
+
+            page.goto(f"{url}/hash_index?table=demo.events")
+            _wait_idle(page)
+            page.screenshot(path=str(SHOTS / "issue14_hash_append.png"), full_page=True)
+            alerts = _alerts(page)
+            assert len(alerts) == 1 and "append table" in alerts[0], alerts
+
+            page.goto(f"{url}/spark?table=demo.events")
+            _wait_idle(page)
+            box = page.get_by_label("Predicate (SQL WHERE, for evaluate)")
+            box.fill("no_such_column = 1")
+            box.press("Enter")
+            _wait_idle(page)
+            page.get_by_role("button", name="Run evaluate").click()
+            _wait_idle(page, 120)
+            page.screenshot(path=str(SHOTS / "issue14_spark_error.png"), full_page=True)
+            assert any("failed" in a and "no_such_column" in a for a in _alerts(page)), _alerts(page)
+            details = page.locator('[data-testid="stExpander"]').filter(has_text="Error details").first
+            assert details.locator('[data-testid="stCode"], pre').first.is_visible()
+            assert page.locator('[data-testid="stException"]').count() == 0
+        finally:
+            browser.close()
