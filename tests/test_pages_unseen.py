@@ -8,8 +8,9 @@ indexcore itself reports as unusable for that page: file indexes with an error (
 ``.index``, unreadable, unknown kind), deletion-vector files that are gone, unreadable manifests.
 
 Damaged copies (in tmp): a corrupt ``.index``, a deleted ``.index``, a deleted DV file and
-truncated manifests, each on a copy of ``pk_with_bitmap_dv``: every page shows a message and no
-traceback, and the pages that list unusable files name the damaged one.
+truncated manifests, each on a copy of ``pk_with_bitmap_dv``: no traceback anywhere, every page
+that reads the damaged part says so (``TOLD``; the Spark page runs nothing until asked), and the
+pages that list unusable files name the damaged one.
 
 Run time: every table (~130) x 11 pages took 230 s on the shared 2-core machine, so by default
 every 2nd table of each warehouse (sorted names: deterministic) is opened, plus every damaged
