@@ -42,7 +42,7 @@ ROOTS = ["warehouses/parquet", "warehouses/mixed", "warehouses/orc", "external/p
          "external/paimon-rust/datafusion"]
 DAMAGE = ["corrupt_index", "missing_index", "missing_dv", "truncated_manifest"]
 # page -> the damaged copies it must say something about (default: every one)
-TOLD = {"spark": (), "warehouse": ("corrupt_index", "missing_index", "truncated_manifest"), "hash_index": ("truncated_manifest",), "global_indexes": ("truncated_manifest",),
+TOLD = {"spark": (), "hash_index": ("truncated_manifest",), "global_indexes": ("truncated_manifest",),
         "bitmap": ("corrupt_index", "missing_index", "truncated_manifest"),
         "bloom": ("corrupt_index", "missing_index", "truncated_manifest"),
         "range": ("corrupt_index", "missing_index", "truncated_manifest")}
