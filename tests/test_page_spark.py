@@ -8,23 +8,16 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_app import APP, _served_through_app
+from test_app import APP
+from test_page_range import sample  # noqa: F401 - the sample warehouse, served through app.py
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "sample_warehouse"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def sample():
-    if not SAMPLE.is_dir():
-        pytest.skip("sample_warehouse/ not found")
-    mp = pytest.MonkeyPatch()
-    _served_through_app(mp)
-    mp.setenv("INDEXCORE_WAREHOUSE", str(SAMPLE))
-    mp.delenv("INDEXCORE_ALLOWED_ROOTS", raising=False)
-    mp.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    yield SAMPLE
-    mp.undo()
+@pytest.fixture(autouse=True)
+def workers_import_this_tree(monkeypatch):
+    """The sample warehouse served through app.py; Spark workers import this checkout's code."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
 
 
 def _spark_page(sql: str):
