@@ -587,7 +587,8 @@ def pruning_index_types(predicate: Predicate | None, index_types: Mapping[str, S
     return tuple(sorted(found or ()))
 
 
-def _index_types(container) -> dict[str, list[str]]:
+def container_index_types(container) -> dict[str, list[str]]:
+    """Column -> the index kinds a file-index container holds for it, in file order."""
     out: dict[str, list[str]] = {}
     for e in container.head.entries:
         out.setdefault(e.column, []).append(e.index_type)
@@ -666,7 +667,7 @@ class _Explainer:
         location = "embedded" if lf.file.embedded_index is not None else "file"
         container = read_container(source)
         container.prefetch(self.predicate.fields())
-        return FileIndexPredicate(container, fs.row_type()), _index_types(container), location
+        return FileIndexPredicate(container, fs.row_type()), container_index_types(container), location
 
     def deleted(self, lf: LiveFile, problems: list) -> Any:
         if lf.deletion_vector is None:

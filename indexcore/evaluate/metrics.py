@@ -312,9 +312,12 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
     """Per live file: the statistics decision and each index type's answer to ``predicate``.
 
     ``stats`` is ``may match`` / ``SKIP`` from min/max/null counts; ``<type>`` is that type's
-    file-index answer alone; ``rows_left`` the rows the index keeps (all rows on REMAIN).
+    file-index answer alone, ``no index`` where the file has no index of that type that could
+    skip it (:func:`~indexcore.evaluate.explain.pruning_index_types`: e.g. a BSI on another
+    column, or an OR branch on an unindexed one); ``rows_left`` the rows the index keeps.
     """
     from ..formats.container import read_container
+    from .explain import container_index_types, pruning_index_types
 
     index_types = list(index_types)
     types = partition_types(table)
@@ -332,8 +335,9 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
                 container = read_container(table.file_index_source(lf))
             except IndexCoreError as exc:
                 row["error"] = str(exc)
+        usable = () if container is None else pruning_index_types(predicate, container_index_types(container))
         for itype in index_types:
-            if container is None or not any(e.index_type == itype for e in container.head.entries):
+            if itype not in usable:  # none of this kind, or none that can answer the predicate
                 row[itype] = "no index"
                 continue
             only = _OnlyType(container, itype)
