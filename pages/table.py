@@ -41,26 +41,35 @@ with guard("Overview"):
     show_unusable(pd.concat([unusable_files(ctx, tuple(FILE_INDEX_TYPES)), missing_dv_files(ctx)], ignore_index=True),
                   "table_unusable")
 
-with guard("Health"):  # index coverage and verdicts, small files, DV density, bloom sizing
-    from indexcore.evaluate.advise import health
-    from pages.common import open_warehouse
+with guard("Health"):  # one summary: score, key metrics, items linked to the page explaining each
+    from indexcore.evaluate.health import ERROR, WARNING, table_health
+    from pages.common import PAGE_FILES, open_warehouse
 
     @st.cache_data(show_spinner="Checking health…", max_entries=64)
-    def _health(url: str, roots: tuple, name: str, sid: int | None, options: tuple = ()) -> dict:
-        return health(open_warehouse(url, roots, options).table(name), sid)
+    def _table_health(url: str, roots: tuple, name: str, snapshot_id: int | None, options: tuple = ()):
+        return table_health(open_warehouse(url, roots, options).table(name), snapshot_id)
 
-    h = _health(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, ctx.options)
-    flagged = [i for i in h["indexes"] if i["verdict"] != "ok"]
-    c = st.columns(4)
-    c[0].metric("Small files", f"{h['small_files']} of {h['files']}",
-                help=f"Data files under {fmt_bytes(h['small_file_bytes'])} (a quarter of target-file-size)")
-    c[1].metric("Densest bucket (DV)", f"{h['max_dv_density']:.1%}",
-                help=f"Deleted / rows per partition x bucket; {h['dense_buckets']} bucket(s) at 20% or more")
-    c[2].metric("Index coverage", f"{min((i['coverage'] for i in h['indexes']), default=1.0):.0%}",
-                help="The lowest share of live files carrying one of the table's file indexes")
-    c[3].metric("Indexes flagged", len(flagged), help="Stale, missing, wrong column or mis-sized bloom filters")
-    if flagged:
-        st.warning("; ".join(f"{i['index_type']} on {i['column']}: {i['verdict']} ({i['why']})" for i in flagged))
+    th = _table_health(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, ctx.options)
+    configured = [cv for cv in th.coverage if cv.configured and cv.files]
+    c = st.columns(5)
+    c[0].metric("Health", f"{th.score}/100", help="Amoro-style: 100 minus points per issue kind, weighted by the "
+                "share of the table it touches and capped")
+    c[1].metric("Small files", f"{th.small_files} of {th.files}",
+                help=f"Data files under {fmt_bytes(th.small_file_threshold or 0)} (small-file threshold)")
+    c[2].metric("Densest bucket (DV)", f"{th.worst_bucket_density:.1%}",
+                help=f"Deleted / rows of the densest partition x bucket ({th.worst_bucket or 'none'}); "
+                     f"{th.dv_density:.1%} of the table")
+    c[3].metric("Index coverage", f"{min((1 - cv.lacking / cv.files) for cv in configured):.0%}" if configured
+                else "–", help="The lowest share of live files carrying one of the table's configured file indexes")
+    c[4].metric("Index / data bytes", f"{th.total_index_bytes / th.data_bytes:.0%}" if th.data_bytes else "–",
+                help=f"{fmt_bytes(th.total_index_bytes)} of index against {fmt_bytes(th.data_bytes)} of data")
+    icons = {ERROR: ":material/error:", WARNING: ":material/warning:"}
+    for item in th.items:
+        left, right = st.columns([5, 1])
+        left.markdown(f"{icons.get(item.severity, ':material/info:')} **{item.severity}** {item.message}"
+                      + (f" — {item.recommendation}" if item.recommendation else ""))
+        if item.page in PAGE_FILES and item.page != "Table":
+            right.page_link(PAGE_FILES[item.page], label=item.page, icon=":material/arrow_forward:")
 
 tab_schema, tab_snap, tab_files, tab_stats, tab_skew = st.tabs(["Schema", "Snapshots", "Files", "Column statistics",
                                                                 "Skew"])
@@ -177,21 +186,3 @@ with tab_skew, guard("Skew"):
     c[2].metric("Coefficient of variation", f"{skew['cv']:.2f}")
     st.plotly_chart(figures.size_skew(groups, by), width="stretch")
     show_frame(groups, "skew")
-
-with st.expander("Health summary (score and items)"), guard("Health summary"):
-    from indexcore.evaluate.health import table_health
-    from pages.common import PAGE_FILES
-    from pages.common import open_warehouse as _open
-
-    @st.cache_data(show_spinner="Checking health…", max_entries=64)
-    def _table_health(url: str, roots: tuple, name: str, snapshot_id: int | None, options: tuple = ()):
-        return table_health(_open(url, roots, options).table(name), snapshot_id)
-
-    th = _table_health(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, ctx.options)
-    st.metric("Health", f"{th.score}/100")
-    for item in th.items:
-        left, right = st.columns([5, 1])
-        left.markdown(f"**{item.severity}** {item.message}" + (f" — {item.recommendation}" if item.recommendation
-                                                                 else ""))
-        if item.page in PAGE_FILES and item.page != "Table":
-            right.page_link(PAGE_FILES[item.page], label=item.page, icon=":material/arrow_forward:")

@@ -11,9 +11,9 @@ the workload makes (:mod:`.workload`), then:
   (an entry names a column the file's schema lacks, or a name that now means another field),
   ``never prunes`` (nothing skipped across the workload, or the read path ignores file
   indexes), ``stale`` (present in files but no longer configured), ``missing`` (configured
-  but absent from some live files), ``oversized`` / ``undersized`` (a bloom filter whose
-  ``items`` is far from its files' distinct count; :func:`indexcore.views` ``$bloom_filters`` gives the
-  ``items`` that fits), else ``earns its keep``.
+  but absent from some live files), ``oversized`` / ``over fpp`` (a bloom filter far larger
+  than its files' rows need, or holding more distinct keys than its ``items``; the rule and the
+  ``items`` that fits are :func:`.bloom_sizing.column_sizing`'s), else ``earns its keep``.
 * **candidates**: every column the workload filters on x the kinds that answer how it is
   filtered: ``bitmap`` for equality on a low-cardinality column (at most
   :data:`LOW_CARDINALITY_MAX` distinct values and :data:`LOW_CARDINALITY_RATIO` of the rows
@@ -33,7 +33,6 @@ the workload makes (:mod:`.workload`), then:
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -44,8 +43,8 @@ from ..errors import IndexCoreError
 from ..expr import and_all, conjuncts
 from ..formats.base import BitmapResult, FileIndexResult
 from ..paimon.options import CoreOptions
-from ..views import view
 from ..warehouse.model import LiveFile, Problem
+from .bloom_sizing import OK, OVER_FPP, OVERSIZED, column_sizing
 from .explain import Explanation, devolved, explain, field_map, read_path_result
 from .file_index import FileIndexPredicate
 from .metrics import FILE_INDEX_TYPES, configured_indexes, supported_index_types
@@ -57,12 +56,8 @@ DEFAULT_SAMPLE = 32
 LOW_CARDINALITY_MAX = 1000
 LOW_CARDINALITY_RATIO = 0.125
 BLOOM_FPP = 0.01
-#: A bloom filter storing more than this many times the bytes its distinct count needs is oversized.
-OVERSIZE_FACTOR = 4.0
-#: ... and one whose estimated false-positive rate exceeds this many times its ``fpp`` is undersized.
-UNDERSIZE_FACTOR = 2.0
 REACHED_INDEX = (None, "index")
-VERDICTS = ("wrong column", "never prunes", "stale", "missing", "oversized", "undersized", "earns its keep")
+VERDICTS = ("wrong column", "never prunes", "stale", "missing", OVERSIZED, OVER_FPP, "earns its keep")
 
 
 @dataclass
@@ -357,12 +352,6 @@ def _verdicts(table, snapshot_id, existing: list[ExistingIndex], runs: list[Quer
               problems: list[Problem]) -> None:
     """Findings per index; ``runs`` None judges without a workload (no "never prunes")."""
     index_used = all(r.explanation.index_used for r in runs or () if r.explanation is not None)
-    blooms = None
-    if any(g.index_type == "bloom-filter" and g.blobs for g in existing):
-        try:
-            blooms = view(table, "bloom_filters", snapshot_id).to_pandas()
-        except IndexCoreError as exc:
-            problems.append(Problem(table.name, "bloom filters", exc.message))
     for g in existing:
         if g.wrong_column:
             g.findings.append({"verdict": "wrong column", "files": len(g.wrong_column),
@@ -386,31 +375,27 @@ def _verdicts(table, snapshot_id, existing: list[ExistingIndex], runs: list[Quer
         if g.missing:
             g.findings.append({"verdict": "missing", "files": len(g.missing),
                                "message": f"configured but absent from {len(g.missing)} of {g.live_files} live files"})
-        if g.index_type == "bloom-filter" and blooms is not None and g.blobs:
-            _bloom_sizing(g, blooms)
+        if g.index_type == "bloom-filter" and g.blobs:
+            _bloom_sizing(table, g)
 
 
-def _bloom_sizing(g: ExistingIndex, blooms) -> None:
-    mine = blooms[blooms["column"] == g.column]
-    mine = mine[mine["recommended_items"].notna()] if "recommended_items" in mine else mine.iloc[0:0]
-    if mine.empty:
+def _bloom_sizing(table, g: ExistingIndex) -> None:
+    """The column's sizing verdict (:func:`.bloom_sizing.column_sizing`) as a finding."""
+    sizing = column_sizing(table, g.column, ((b.file, b.column, b.size) for b in g.blobs.values()
+                                             if b.error is None and not b.empty))
+    if sizing is None or sizing.verdict == OK:
         return
-    stored = int(mine["size"].sum())
-    needed = int(mine["recommended_bytes"].sum())
-    items = int(mine["recommended_items"].max())
-    fpp = float(mine["configured_fpp"].iloc[0])
-    saturated = bool(mine["saturated"].eq(True).any())
-    worst = mine["estimated_fpp"].max()
-    if stored > OVERSIZE_FACTOR * needed:
-        g.suggested_options = {"items": str(items)}
-        g.findings.append({"verdict": "oversized", "stored_bytes": stored, "needed_bytes": needed,
-                           "message": f"items={int(mine['configured_items'].max())} stores {stored} bytes; "
-                                      f"items={items} meets fpp {fpp} in {needed} bytes"})
-    elif saturated or (worst is not None and not math.isnan(worst) and worst > UNDERSIZE_FACTOR * fpp):
-        g.suggested_options = {"items": str(items)}
-        g.findings.append({"verdict": "undersized", "estimated_fpp": None if saturated else float(worst),
-                           "message": f"estimated fpp {'1.0 (saturated)' if saturated else f'{worst:.3g}'} "
-                                      f"exceeds the configured {fpp}; items={items} fits"})
+    g.suggested_options = {"items": str(sizing.recommended_items)}
+    if sizing.verdict == OVERSIZED:
+        g.findings.append({"verdict": OVERSIZED, "stored_bytes": sizing.bytes, "needed_bytes": sizing.needed_bytes,
+                           "message": f"items={sizing.configured_items} stores {sizing.bytes} bytes where the "
+                                      f"files' rows need {sizing.needed_bytes} at fpp {sizing.configured_fpp}; "
+                                      f"items={sizing.recommended_items} fits"})
+    else:
+        g.findings.append({"verdict": OVER_FPP, "files": sizing.over_fpp_files,
+                           "message": f"{sizing.over_fpp_files} of {sizing.files} filters hold more distinct keys "
+                                      f"than items={sizing.configured_items}: more false positives than fpp "
+                                      f"{sizing.configured_fpp}; items={sizing.recommended_items} fits"})
 
 
 # ---------------------------------------------------------------------------------------
@@ -586,7 +571,7 @@ def statements_for(table_name: str, options: dict[str, str], existing: list[Exis
             columns[g.index_type].remove(g.column)
             own = f"file-index.{g.index_type}.{g.column}."
             unset.extend(k for k in options if k.startswith(own))
-        elif g.verdict in ("oversized", "undersized") and g.suggested_options:
+        elif g.verdict in (OVERSIZED, OVER_FPP) and g.suggested_options:
             for k, v in g.suggested_options.items():
                 set_[f"file-index.{g.index_type}.{g.column}.{k}"] = v
             rewrite = True
@@ -736,32 +721,3 @@ def advice_summary(advice: Advice) -> dict[str, Any]:
                    "recommended": "yes" if c.recommended else "no",
                    "sample": f"{c.sample_files}/{c.total_files}"} for c in advice.candidates]
     return {"existing": existing, "candidates": candidates}
-
-
-def health(table, snapshot_id: int | None = None) -> dict[str, Any]:
-    """A table's file-index health in one glance, without a workload: small files, deletion
-    vector density per bucket, and per index its coverage, bytes and verdict (stale, missing,
-    wrong column, bloom sizing)."""
-    from .metrics import DEFAULT_COMPACTION_DENSITY, dv_by_bucket
-
-    plan = table.plan(snapshot_id)
-    sid = plan.snapshot.id if plan.snapshot else None
-    schema = table.read_schema(snapshot_id, plan.snapshot)
-    limit = schema.core_options.small_file_threshold(bool(schema.primary_keys))
-    problems: list[Problem] = list(plan.problems)
-    existing = _existing_indexes(table, sid, schema, list(plan.files), problems)
-    _verdicts(table, sid, existing, None, problems)
-    buckets = dv_by_bucket(view(table, "deletion_vectors", sid).to_pandas())
-    small = [lf for lf in plan.files if lf.file.file_size < limit]
-    return {
-        "snapshot": sid, "files": len(plan.files), "small_files": len(small),
-        "small_file_bytes": limit,
-        "max_dv_density": float(buckets["density"].max()) if len(buckets) else 0.0,
-        "dense_buckets": int((buckets["density"] >= DEFAULT_COMPACTION_DENSITY).sum()) if len(buckets) else 0,
-        "indexes": [{"column": g.column, "index_type": g.index_type, "configured": g.configured,
-                     "files": len(g.blobs), "live_files": g.live_files, "bytes": g.bytes,
-                     "coverage": len(g.blobs) / g.live_files if g.live_files else 0.0,
-                     "verdict": g.verdict if g.findings else "ok",
-                     "why": "; ".join(f["message"] for f in g.findings)} for g in existing],
-        "problems": [p.to_dict() for p in problems],
-    }

@@ -21,19 +21,18 @@ live files (a table that cannot be opened scores 0).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
 from ..errors import IndexCoreError
-from ..formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, HEADER_SIZE, items_for_fpp, optimal_bits
 from ..views import view
 from ..views.common import partition_label, partition_types
 from ..warehouse.model import DELETION_VECTORS, HASH
 from ..warehouse.table import KNOWN_INDEX_TYPES, LISTED_GLOBAL_TYPES
-from .advise import OVERSIZE_FACTOR, index_inventory
+from .advise import index_inventory
+from .bloom_sizing import OVER_FPP, OVERSIZED, BloomSizing, column_sizing
 from .metrics import DEFAULT_COMPACTION_DENSITY, FILE_INDEX_TYPES
 
 Progress = Callable[[int, int, str], None]
@@ -47,14 +46,12 @@ KIND_PAGE = {"bitmap": PAGE_BITMAP, "bloom-filter": PAGE_BLOOM, "range-bitmap": 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITIES = (ERROR, WARNING, INFO)
 # issue kind -> the most points it may take off a table's 100
-CAPS = {"unreadable-metadata": 40, "unusable-files": 40, "dv-density": 25, "index-coverage": 20,
-        "small-files": 15, "index-overhead": 15, "bloom-oversized": 10, "bloom-over-fpp": 10}
+CAPS = {"unreadable-metadata": 40, "unusable-files": 40, "dv-density": 25, "wrong-column": 20, "index-coverage": 20,
+        "small-files": 15, "index-overhead": 15, "bloom-oversized": 10, "bloom-over-fpp": 10, "stale-index": 5}
 # an unusable file always costs at least this share of its cap: a query may read wrong or more
 UNUSABLE_FLOOR = 0.25
 # index bytes above this share of data bytes are worth a look; above INDEX_HEAVY they cost points
 INDEX_NOTE, INDEX_HEAVY = 0.5, 1.0
-# the share of rows per file whose bloom filter the recommended ``items`` fits
-BLOOM_QUANTILE = 0.95
 CONTAINER_HEAD = "file-index head"
 UNUSABLE_COLUMNS = ["file_name", "index_type", "column_name", "why", "error"]
 
@@ -88,30 +85,22 @@ class IndexBytes:
 
 @dataclass(frozen=True)
 class Coverage:
-    """A configured file index: how many live files lack it."""
+    """A file index configured or carried by live files: how many carry it, how many lack it
+    (configured only), how many carry it on the wrong column (a name the file's schema lacks,
+    or one that now means another field); ``configured`` False with carriers is a stale index."""
 
     column: str
     index_type: str
     files: int
     lacking: int
+    configured: bool = True
+    carrying: int = 0
+    wrong_column: int = 0
+    why_wrong: str | None = None
 
-
-@dataclass(frozen=True)
-class BloomSizing:
-    """Bloom filters of one column against what their files' row counts need at the configured fpp."""
-
-    column: str
-    files: int
-    bytes: int
-    needed_bytes: int
-    configured_items: int
-    configured_fpp: float
-    rows_p95: int
-    over_fpp_files: int
-    verdict: str  # oversized, over fpp, ok
-    recommended_items: int | None = None
-    recommended_bytes: int | None = None
-    saved_bytes: int | None = None
+    @property
+    def stale(self) -> bool:
+        return not self.configured and self.carrying > 0
 
 
 @dataclass(frozen=True)
@@ -232,73 +221,29 @@ def _index_bytes(frame: pd.DataFrame, plan, data_bytes: int) -> list[IndexBytes]
 
 
 def _bloom_sizing(table, frame: pd.DataFrame, by_path: dict) -> list[BloomSizing]:
-    """Per bloom-indexed column: bytes stored against what each file's rows need at its fpp
-    (rows bound the distinct keys from above), files holding more distinct keys than ``items``
-    (estimated from the bit set, read only when a file has more rows than ``items``), and one
-    ``items`` for the column: the 95th percentile of rows per file."""
-    from ..formats.bloom import BloomFilterReader, estimate_items
-
+    """:func:`.bloom_sizing.column_sizing` of every bloom-indexed column of ``$file_indexes``."""
     if frame.empty:
         return []
     blooms = frame[(frame["index_type"] == "bloom-filter") & frame["error"].isna() & frame["column_name"].notna()
-                   & ~frame["is_empty"].eq(True)]
+                   & ~frame["is_empty"].eq(True) & frame["file_path"].isin(by_path)]
     out = []
     for column, g in blooms.groupby("column_name"):
-        stored = needed = over = 0
-        items_seen, fpp_seen = set(), set()
-        for r in g.itertuples(index=False):
-            lf = by_path.get(r.file_path)
-            opts = table.file_schema(lf).file_index_options(column, "bloom-filter") if lf else {}
-            try:
-                items = int(opts.get("items", DEFAULT_ITEMS))
-                fpp = float(opts.get("fpp", DEFAULT_FPP))
-                need = optimal_bits(max(1, int(r.record_count)), fpp) // 8 + HEADER_SIZE
-            except ValueError:
-                continue
-            items_seen.add(items)
-            fpp_seen.add(fpp)
-            stored += int(r.index_size_in_bytes)
-            needed += need
-            if r.record_count > items and lf is not None:
-                over += _over_items(table, lf, column, r, items, BloomFilterReader, estimate_items)
-        if not items_seen:
-            continue
-        items, fpp = max(items_seen), min(fpp_seen)
-        p95 = int(math.ceil(g["record_count"].quantile(BLOOM_QUANTILE))) or 1
-        verdict = "oversized" if stored > OVERSIZE_FACTOR * needed else "over fpp" if over else "ok"
-        rec = rec_bytes = saved = None
-        if verdict != "ok":
-            rec = p95
-            rec_bytes = len(g) * items_for_fpp(rec, fpp)["bytes"]
-            saved = stored - rec_bytes
-        out.append(BloomSizing(column, len(g), stored, needed, items, fpp, p95, over, verdict, rec, rec_bytes, saved))
+        sizing = column_sizing(table, column, ((by_path[r.file_path], column, r.index_size_in_bytes)
+                                               for r in g.itertuples(index=False)))
+        if sizing is not None:
+            out.append(sizing)
     return out
 
 
-def _over_items(table, lf, column, row, items, reader_cls, estimate) -> int:
-    """1 when the file's bloom filter holds more distinct keys than ``items`` (from its bit set)."""
-    from ..formats.container import read_container
-
-    try:
-        container = read_container(table.file_index_source(lf))
-        entry = container.entry(column, "bloom-filter")
-        if entry is None:
-            return 0
-        reader = reader_cls(table.file_schema(lf).field(column).type, container.blob(entry))
-        bits = reader.bit_set()
-        m = len(bits) * 8
-        est = estimate(m, int.from_bytes(bits, "little").bit_count(), reader.num_hash_functions)
-    except (IndexCoreError, KeyError):
-        return 0
-    return int(est > items)
-
-
 def _coverage(table, snapshot_id, unreadable: set[str]) -> list[Coverage]:
-    """Configured file indexes and the live files lacking them (:func:`advise.index_inventory`);
-    a file whose index container is ``unreadable`` is listed as unusable, not as lacking."""
+    """Configured or carried file indexes (:func:`advise.index_inventory`): the live files lacking
+    them, carrying them, carrying them on the wrong column; a file whose index container is
+    ``unreadable`` is listed as unusable, not as lacking."""
     groups, _problems = index_inventory(table, snapshot_id)
-    return [Coverage(g.column, g.index_type, g.live_files, len(set(g.missing) - unreadable)) for g in groups
-            if g.configured and g.index_type in FILE_INDEX_TYPES]
+    return [Coverage(g.column, g.index_type, g.live_files, len(set(g.missing) - unreadable) if g.configured else 0,
+                     g.configured, len(g.blobs), len(g.wrong_column),
+                     g.wrong_column[0]["reason"] if g.wrong_column else None)
+            for g in groups if g.index_type in FILE_INDEX_TYPES and (g.configured or g.blobs)]
 
 
 def _undecoded(plan) -> list:
@@ -400,9 +345,22 @@ def _items(h: TableHealth, mergeable: int, problems) -> list[HealthItem]:
         item("dv-density", INFO, f"{h.dv_density:.1%} of the rows are deleted (densest: {h.worst_bucket} at "
              f"{h.worst_bucket_density:.0%})", PAGE_DV)
     for c in h.coverage:
+        page = KIND_PAGE.get(c.index_type, PAGE_TABLE)
+        if c.wrong_column:
+            item("wrong-column", ERROR, f"{c.wrong_column} file(s) carry a {c.index_type} index on {c.column} whose "
+                 f"column does not match the file's schema: {c.why_wrong}", page,
+                 max(UNUSABLE_FLOOR, c.wrong_column / max(1, c.files)), column=c.column, index_type=c.index_type,
+                 files=c.wrong_column, recommendation="CALL sys.rewrite_file_index rebuilds the files' indexes "
+                                                      "from the current schema")
+        if c.stale:
+            item("stale-index", WARNING, f"{c.carrying} of {c.files} live files carry a {c.index_type} index on "
+                 f"{c.column}, but file-index.{c.index_type}.columns no longer lists it", page,
+                 c.carrying / max(1, c.files), column=c.column, index_type=c.index_type, files=c.carrying,
+                 recommendation="files written from now on lack it; CALL sys.rewrite_file_index drops it from "
+                                "the old ones, or configure it again")
         if c.lacking:
             item("index-coverage", WARNING, f"{c.lacking} of {c.files} live files lack the configured "
-                 f"{c.index_type} index on {c.column}", KIND_PAGE.get(c.index_type, PAGE_TABLE),
+                 f"{c.index_type} index on {c.column}", page,
                  c.lacking / max(1, c.files), column=c.column, index_type=c.index_type, files=c.lacking,
                  recommendation="CALL sys.rewrite_file_index builds it for the files written before it was "
                                 "configured")
@@ -421,12 +379,12 @@ def _items(h: TableHealth, mergeable: int, problems) -> list[HealthItem]:
              index_type=top.index_type)
     for b in h.blooms:
         option = f"file-index.bloom-filter.{b.column}.items"
-        if b.verdict == "oversized":
+        if b.verdict == OVERSIZED:
             item("bloom-oversized", WARNING, f"bloom filters on {b.column} take {b.bytes:,} bytes where the "
                  f"files' rows need {b.needed_bytes:,} at fpp {b.configured_fpp} (items={b.configured_items})",
                  PAGE_BLOOM, b.saved_bytes / b.bytes if b.bytes else 0.0, column=b.column, index_type="bloom-filter",
                  files=b.files, recommendation=f"'{option}' = '{b.recommended_items}' saves {b.saved_bytes:,} bytes")
-        elif b.verdict == "over fpp":
+        elif b.verdict == OVER_FPP:
             item("bloom-over-fpp", WARNING, f"{b.over_fpp_files} of {b.files} bloom filters on {b.column} hold more "
                  f"distinct keys than items={b.configured_items}: more false positives than fpp "
                  f"{b.configured_fpp}", PAGE_BLOOM, b.over_fpp_files / b.files, column=b.column,
