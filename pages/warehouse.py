@@ -11,7 +11,8 @@ ICONS = {health.ERROR: ":material/error:", health.WARNING: ":material/warning:",
 KIND_LABELS = {"unreadable-metadata": "Unreadable metadata", "unusable-files": "Files that cannot be used",
                "dv-density": "Deleted rows (deletion vectors)", "index-coverage": "Files lacking a configured index",
                "small-files": "Small files", "index-overhead": "Index bytes against data bytes",
-               "bloom-oversized": "Oversized bloom filters", "bloom-over-fpp": "Bloom filters over their fpp"}
+               "bloom-oversized": "Oversized bloom filters", "bloom-over-fpp": "Bloom filters over their fpp",
+               "stale-index": "Indexes no longer configured", "wrong-column": "Indexes on the wrong column"}
 
 
 @st.cache_data(show_spinner="Checking the health of every table…", max_entries=16)

@@ -117,6 +117,20 @@ def test_flags_the_index_that_never_prunes_and_the_oversized_bloom(advice):
                    for f in g.findings)
 
 
+def test_bloom_with_too_few_items_is_over_fpp_and_resized(tmp_path):
+    """``items`` far below the distinct keys per file: finding ``over fpp`` (the name table health
+    uses) with ``items`` = the rows of the files."""
+    root = _build(str(tmp_path / "wh"), {**BASE_OPTIONS, "file-index.bloom-filter.id.items": "20"})
+    advice = advise(Warehouse(root).table("db.t"), "id = 'id-000123'", sample=None)
+    bloom = _by(advice.existing, "id", "bloom-filter")
+    (finding,) = [f for f in bloom.findings if f["verdict"] in ("oversized", "over fpp")]
+    assert finding["files"] == FILES and bloom.suggested_options == {"items": str(ROWS)}
+    # 200 keys in filters sized for 20 answer "maybe" for every id: it prunes nothing, which ranks first
+    assert bloom.skipped.files == 0 and bloom.verdict == "never prunes"
+    (entry,) = [e for e in advice.to_json()["existing"] if e["column"] == "id"]
+    assert [f["verdict"] for f in entry["findings"]] == ["never prunes", "over fpp"]
+
+
 def test_recommends_bitmap_for_low_cardinality_equality_and_a_range_index_for_ranges(advice):
     recommended = {c.column: c for c in advice.candidates if c.recommended}
     assert set(recommended) == {"country", "amount"}
@@ -218,8 +232,13 @@ def test_advisor_page_and_table_health(monkeypatch):
     at.run()
     at.switch_page("pages/table.py").run()
     assert not at.exception, [e.value for e in at.exception]
+    from indexcore.evaluate.health import table_health
+
+    h = table_health(Warehouse(str(sample)).table("demo.faulty"))
     labels = {m.label: m.value for m in at.metric}
-    assert labels["Indexes flagged"] == "2" and labels["Index coverage"] == "50%"
+    # the two files whose index cannot be used are unusable files, not files lacking the index
+    assert labels["Health"] == f"{h.score}/100" and labels["Index coverage"] == "100%"
+    assert sum("**error**" in m.value and "cannot be used" in m.value for m in at.markdown) == 2
     at.switch_page("pages/advisor.py").run()
     assert not at.exception and at.title[0].value == "Advisor"
     at.text_area(key="advisor_workload").set_value("country = 'NZ';\nevent_id = 'nope';\nuser_id > 10").run()

@@ -157,6 +157,66 @@ def test_bloom_with_more_distinct_keys_than_items_is_over_fpp(tmp_path):
     assert any(i.kind == "bloom-over-fpp" and i.files == 2 for i in H.table_health(table).items)
 
 
+def test_advisor_judges_blooms_by_the_same_rule(tmp_path):
+    """One rule: the advisor's verdict and suggested ``items`` are table health's for the column."""
+    from indexcore.evaluate.advise import advise
+
+    _bloom_table(tmp_path, "db.big", {}, rows=8)
+    _bloom_table(tmp_path, "db.few", {"file-index.bloom-filter.name.items": "10"}, rows=300)
+    _bloom_table(tmp_path, "db.fit", {"file-index.bloom-filter.name.items": "300"}, rows=300)
+    wh = indexcore.open_warehouse(str(tmp_path))
+    verdicts = {}
+    for name in ("db.big", "db.few", "db.fit"):
+        (b,) = H.table_health(wh.table(name)).blooms
+        (g,) = [g for g in advise(wh.table(name), "name = 'x'", sample=0).existing if g.index_type == "bloom-filter"]
+        verdicts[name] = b.verdict
+        sizing = [f["verdict"] for f in g.findings if f["verdict"] in ("oversized", "over fpp")]
+        assert sizing == ([b.verdict] if b.verdict != "ok" else [])
+        assert g.suggested_options == ({"items": str(b.recommended_items)} if b.verdict != "ok" else {})
+    assert verdicts == {"db.big": "oversized", "db.few": "over fpp", "db.fit": "ok"}
+
+
+def _stale_table(root: Path) -> None:
+    """Two files with a bloom filter on ``name``, then the option dropped and a third file written."""
+    columns = [("id", "BIGINT"), ("name", "STRING")]
+    base = {"bucket": "-1", "file-index.in-manifest-threshold": "1B", "file-index.bloom-filter.name.items": "300"}
+    w = TableWriter.create(str(root), "db.stale", make_schema(
+        columns, options={**base, "file-index.bloom-filter.columns": "name"}), seed=3)
+    for b in range(2):
+        w.write(pa.table({"id": pa.array(range(b * 300, (b + 1) * 300), pa.int64()),
+                          "name": [f"n{b}-{j}" for j in range(300)]}))
+    w.alter_schema(make_schema(columns, options=base))
+    w.write(pa.table({"id": pa.array(range(600, 900), pa.int64()), "name": [f"n2-{j}" for j in range(300)]}))
+
+
+def test_index_no_longer_configured_is_a_stale_item(tmp_path):
+    _stale_table(tmp_path)
+    table = indexcore.open_warehouse(str(tmp_path)).table("db.stale")
+    h = H.table_health(table)
+    carrying = sum(1 for lf in table.plan().files if lf.index_path or lf.file.embedded_index)
+    assert carrying == 2 and h.files == 3
+    (c,) = h.coverage
+    assert (c.column, c.index_type, c.configured, c.carrying, c.lacking, c.stale) == ("name", "bloom-filter", False,
+                                                                                     2, 0, True)
+    (item,) = [i for i in h.items if i.kind == "stale-index"]
+    assert item.severity == H.WARNING and item.files == 2 and item.page == H.PAGE_BLOOM
+    assert item.deduction == round(H.CAPS["stale-index"] * 2 / 3)
+    assert h.score == 100 - sum(H._capped(h.items).values())
+
+
+def test_conformance_dropped_column_index_is_stale():
+    """Paimon's own alter-table case: f2 dropped, one old file still carries its bitmap."""
+    root = CONFORMANCE / "parquet"
+    if not root.is_dir():
+        pytest.skip(f"{root} is absent")
+    name = "append_with_bitmap_alter_table.append_with_bitmap_alter_table"
+    h = H.table_health(indexcore.open_warehouse(str(root)).table(name))
+    (item,) = [i for i in h.items if i.column == "f2"]
+    assert item.kind == "stale-index" and item.files == 1 and "no longer a table column" in item.message
+    assert item.page == H.PAGE_BITMAP
+    assert {c.column for c in h.coverage if c.configured} == {"f1", "f4", "f5"}
+
+
 def test_small_file_threshold_follows_target_file_size(tmp_path):
     _bloom_table(tmp_path, "db.small", {"file-index.bloom-filter.name.items": "500"}, rows=50, batches=3)
     _bloom_table(tmp_path, "db.tiny_target", {"file-index.bloom-filter.name.items": "500",
@@ -317,7 +377,9 @@ def test_page_links_name_pages_app_registers():
     assert all(registered[t] == PAGE_FILES[t] for t in titles)
 
 
-def test_table_page_health_expander(through_app, monkeypatch):
+def test_table_page_has_one_health_section(through_app, monkeypatch, tmp_path):
+    """The Table page's one health section: table_health's score and metrics, each item linked
+    to the page explaining it, stale indexes included; no second summary further down."""
     from streamlit.testing.v1 import AppTest
 
     _sample()
@@ -328,6 +390,26 @@ def test_table_page_health_expander(through_app, monkeypatch):
     at.run()
     at.switch_page("pages/table.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    score = H.table_health(_sample().table("demo.orders")).score
-    assert {m.label: m.value for m in at.metric}["Health"] == f"{score}/100"
-    assert any("deleted" in m.value for m in at.markdown if m.value.startswith("**warning**"))
+    h = H.table_health(_sample().table("demo.orders"))
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Health"] == f"{h.score}/100"
+    assert metrics["Small files"] == f"{h.small_files} of {h.files}"
+    assert metrics["Densest bucket (DV)"] == f"{h.worst_bucket_density:.1%}"
+    assert metrics["Index / data bytes"] == f"{h.total_index_bytes / h.data_bytes:.0%}"
+    assert any("**warning**" in m.value and "deleted" in m.value for m in at.markdown)
+    assert "deletion_vectors" in {el.proto.page for el in at.main if type(el).__name__ == "PageLink"}
+    assert not [e for e in at.expander if "Health" in e.label]
+
+    _stale_table(tmp_path)
+    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", str(tmp_path))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["warehouse_url"] = str(tmp_path)
+    at.session_state["table"] = "db.stale"
+    at.run()
+    at.switch_page("pages/table.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    h = H.table_health(indexcore.open_warehouse(str(tmp_path)).table("db.stale"))
+    assert {m.label: m.value for m in at.metric}["Health"] == f"{h.score}/100" and h.score < 100
+    stale = [m.value for m in at.markdown if "no longer lists it" in m.value]
+    assert len(stale) == 1 and "2 of 3 live files carry a bloom-filter index on name" in stale[0]
+    assert "bloom" in {el.proto.page for el in at.main if type(el).__name__ == "PageLink"}

@@ -673,7 +673,9 @@ def _candidates(table, sid, schema, files, runs, existing, by_path, sample, mast
     if not filters:
         return []
     chosen = files if master else _sample(files, sample, bool(schema.primary_keys), seed)
-    profile = _column_profile(table, schema, chosen, sorted(filters), problems) if chosen else {}
+    if not chosen:  # sample=0, or no live file: nothing to build candidates on
+        return []
+    profile = _column_profile(table, schema, chosen, sorted(filters), problems)
     total = {"files": len(files), "rows": sum(lf.file.row_count for lf in files),
              "bytes": sum(lf.file.file_size for lf in files)}
     part = {"files": len(chosen), "rows": sum(lf.file.row_count for lf in chosen),

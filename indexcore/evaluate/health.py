@@ -7,9 +7,11 @@ files that hold more rows than the filter was sized for. Per table:
 - index bytes against data bytes per index kind and storage (embedded in the manifest, in a
   ``.index`` file, or a table-level file of the index manifest: deletion vectors, HASH, global);
 - small files (under :meth:`CoreOptions.small_file_threshold`), DV density (table and worst
-  partition x bucket), index coverage (live files lacking a configured index);
-- bloom-filter sizing per column, judged with the bloom format's own sizing rule
-  (:func:`indexcore.formats.bloom.optimal_bits`), with one recommended ``items``;
+  partition x bucket);
+- per file index: coverage (live files lacking a configured one), stale ones (carried but no
+  longer configured) and ones on the wrong column (:func:`.advise.index_inventory`);
+- bloom-filter sizing per column (:func:`.bloom_sizing.column_sizing`, shared with the advisor),
+  with one recommended ``items``;
 - the files that could not be used and why (:func:`unusable_files`, shared with the pages);
 - a list of :class:`HealthItem` (severity, the app page that explains it) and a score.
 
@@ -346,18 +348,20 @@ def _items(h: TableHealth, mergeable: int, problems) -> list[HealthItem]:
              f"{h.worst_bucket_density:.0%})", PAGE_DV)
     for c in h.coverage:
         page = KIND_PAGE.get(c.index_type, PAGE_TABLE)
-        if c.wrong_column:
-            item("wrong-column", ERROR, f"{c.wrong_column} file(s) carry a {c.index_type} index on {c.column} whose "
-                 f"column does not match the file's schema: {c.why_wrong}", page,
-                 max(UNUSABLE_FLOOR, c.wrong_column / max(1, c.files)), column=c.column, index_type=c.index_type,
-                 files=c.wrong_column, recommendation="CALL sys.rewrite_file_index rebuilds the files' indexes "
-                                                      "from the current schema")
         if c.stale:
+            gone = f" ({c.wrong_column} of them on a field the table no longer has: {c.why_wrong})" \
+                if c.wrong_column else ""
             item("stale-index", WARNING, f"{c.carrying} of {c.files} live files carry a {c.index_type} index on "
-                 f"{c.column}, but file-index.{c.index_type}.columns no longer lists it", page,
+                 f"{c.column}{gone}, but file-index.{c.index_type}.columns no longer lists it", page,
                  c.carrying / max(1, c.files), column=c.column, index_type=c.index_type, files=c.carrying,
                  recommendation="files written from now on lack it; CALL sys.rewrite_file_index drops it from "
                                 "the old ones, or configure it again")
+        elif c.wrong_column:
+            item("wrong-column", WARNING, f"{c.wrong_column} file(s) carry a {c.index_type} index on {c.column} "
+                 f"whose column does not match the file's schema: {c.why_wrong}", page,
+                 max(UNUSABLE_FLOOR, c.wrong_column / max(1, c.files)), column=c.column, index_type=c.index_type,
+                 files=c.wrong_column, recommendation="CALL sys.rewrite_file_index rebuilds the files' indexes "
+                                                      "from the current schema")
         if c.lacking:
             item("index-coverage", WARNING, f"{c.lacking} of {c.files} live files lack the configured "
                  f"{c.index_type} index on {c.column}", page,

@@ -83,7 +83,8 @@ def bloom_filters(table, snapshot_id: int | None = None, target_fpp: float | Non
                   progress: Progress | None = None) -> pa.Table:
     """``$bloom_filters``: per bloom filter, fill, estimated distinct items and FPP against the
     configured ``items`` / ``fpp``, and the ``items`` that would meet ``target_fpp`` (default:
-    the configured fpp)."""
+    the configured fpp) for this filter alone. The per-column verdict and the one ``items`` to
+    configure are :func:`indexcore.evaluate.bloom_sizing.column_sizing`'s."""
     from ..formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, items_for_fpp
 
     types = partition_types(table)
