@@ -480,31 +480,7 @@ class Table:
 
     def _plan_files(self, plan: Plan, snap: Snapshot) -> None:
         """Merge ADD/DELETE entries of every manifest into ``plan.files`` (with index and DV)."""
-        # object stores: the manifest lists and index manifest in one round of parallel requests
-        self.storage.prefetch([Fetch(self._manifest_path(n)) for n in (
-            snap.base_manifest_list, snap.delta_manifest_list, snap.index_manifest)
-            if n and n not in self._manifest_lists])
-        for list_name in (snap.base_manifest_list, snap.delta_manifest_list):
-            if not list_name:
-                continue
-            try:
-                plan.manifests.extend(self.manifest_list(list_name))
-            except IndexCoreError as exc:
-                self._problem(self._manifest_path(list_name), "manifest list", exc.message, plan.problems)
-        live: dict[tuple, tuple] = {}
-        self.storage.prefetch([Fetch(self._manifest_path(mf.file_name)) for mf in plan.manifests
-                               if mf.file_name not in self._manifests])
-        for mf in plan.manifests:
-            try:
-                entries = self.manifest_entries(mf.file_name)
-            except IndexCoreError as exc:
-                self._problem(self._manifest_path(mf.file_name), "manifest", exc.message, plan.problems)
-                continue
-            for e in entries:
-                if e[0] == 0:
-                    live[e[1]] = e
-                else:
-                    live.pop(e[1], None)
+        live = self.live_entries(snap, plan.problems, plan.manifests)
         self._index_manifest(plan, snap)
         dvs = {}
         bitmap64 = self.core_options.deletion_vectors_bitmap64
@@ -542,6 +518,62 @@ class Table:
                 "bitmap64": bitmap64, "total_buckets": total})
             append(live_file)
 
+    def _read_lists(self, names: Iterable[str | None], problems: list, into: list[ManifestFileMeta],
+                    also: str | None = None) -> None:
+        """The rows of manifest lists ``names`` into ``into`` (object stores: the lists and ``also``,
+        an index manifest, fetched in one round of parallel requests)."""
+        names = [n for n in names if n]
+        self.storage.prefetch([Fetch(self._manifest_path(n)) for n in [*names, also]
+                               if n and n not in self._manifest_lists])
+        for list_name in names:
+            try:
+                into.extend(self.manifest_list(list_name))
+            except IndexCoreError as exc:
+                self._problem(self._manifest_path(list_name), "manifest list", exc.message, problems)
+
+    def merge_entries(self, live: dict[tuple, tuple], manifests: Iterable[ManifestFileMeta],
+                      problems: list) -> bool:
+        """Apply the ADD/DELETE entries of ``manifests`` to ``live`` (merge key -> entry), in order,
+        as Paimon's ``FileStoreScan`` merges them; False when a manifest could not be read."""
+        manifests = list(manifests)
+        self.storage.prefetch([Fetch(self._manifest_path(mf.file_name)) for mf in manifests
+                               if mf.file_name not in self._manifests])
+        whole = True
+        for mf in manifests:
+            try:
+                entries = self.manifest_entries(mf.file_name)
+            except IndexCoreError as exc:
+                self._problem(self._manifest_path(mf.file_name), "manifest", exc.message, problems)
+                whole = False
+                continue
+            for e in entries:
+                if e[0] == 0:
+                    live[e[1]] = e
+                else:
+                    live.pop(e[1], None)
+        return whole
+
+    def live_entries(self, snap: Snapshot, problems: list,
+                     manifests: list[ManifestFileMeta] | None = None) -> dict[tuple, tuple]:
+        """The live data-file entries of ``snap`` (base and delta manifest lists merged)."""
+        manifests = [] if manifests is None else manifests
+        self._read_lists((snap.base_manifest_list, snap.delta_manifest_list), problems, manifests,
+                         snap.index_manifest)
+        live: dict[tuple, tuple] = {}
+        self.merge_entries(live, manifests, problems)
+        return live
+
+    def delta_manifests(self, snap: Snapshot, problems: list) -> list[ManifestFileMeta] | None:
+        """The manifests of ``snap``'s delta manifest list (what this commit changed); None when
+        the list cannot be read."""
+        if not snap.delta_manifest_list:
+            return []
+        try:
+            return list(self.manifest_list(snap.delta_manifest_list))
+        except IndexCoreError as exc:
+            self._problem(self._manifest_path(snap.delta_manifest_list), "manifest list", exc.message, problems)
+            return None
+
     def partition_dir(self, values: tuple) -> str:
         """The relative directory (``k=v/k2=v2``) of a partition given its internal values."""
         for hit in self._partitions.values():
@@ -566,15 +598,16 @@ class Table:
         for key, reason in self.core_options.problems:
             self._problem(self.path, f"option {key}", reason, plan.problems)
 
-    def _index_manifest(self, plan: Plan, snap: Snapshot) -> None:
+    def index_entries(self, snap: Snapshot, problems: list) -> list[IndexManifestEntry]:
+        """The live entries of ``snap``'s index manifest (which Paimon rewrites whole per commit)."""
         if not snap.index_manifest:
-            return
+            return []
         path = self._manifest_path(snap.index_manifest)
         try:
             recs = read_records(self.storage.read_bytes(path), self.manifest_format, path)
         except IndexCoreError as exc:
-            self._problem(path, "index manifest", exc.message, plan.problems)
-            return
+            self._problem(path, "index manifest", exc.message, problems)
+            return []
         ptypes = self._partition_types()
         live: dict[tuple, IndexManifestEntry] = {}
         for i, r in enumerate(recs):
@@ -583,14 +616,17 @@ class Table:
                 part = self.partition(r["_PARTITION"])[0] if ptypes else ()
                 entry = index_manifest_entry(r, part)
             except (IndexCoreError, KeyError, TypeError) as exc:
-                self._problem(path, "index manifest entry", str(exc), plan.problems)
+                self._problem(path, "index manifest entry", str(exc), problems)
                 continue
             key = (entry.partition, entry.bucket, entry.index_file.file_name)
             if entry.kind == ADD:
                 live[key] = entry
             else:
                 live.pop(key, None)
-        plan.index_entries = list(live.values())
+        return list(live.values())
+
+    def _index_manifest(self, plan: Plan, snap: Snapshot) -> None:
+        plan.index_entries = self.index_entries(snap, plan.problems)
         for e in plan.index_entries:
             kind = e.index_file.index_type
             if kind == HASH:
@@ -653,10 +689,13 @@ class Table:
         dv = live_file.deletion_vector
         if dv is None or live_file.dv_file_path is None:
             return None
+        return self.read_dv_range(dv, live_file.dv_file_path, live_file.bitmap64)
+
+    def read_dv_range(self, dv_range, path: str, bitmap64: bool | None = None):
+        """The deletion vector an index manifest's DV range points at in the DV file ``path``."""
         from ..formats.deletion_vector import read_deletion_vector
 
-        source = self.storage.open(live_file.dv_file_path)
-        return read_deletion_vector(source, dv.offset, dv.length, live_file.bitmap64)
+        return read_deletion_vector(self.storage.open(path), dv_range.offset, dv_range.length, bitmap64)
 
     def hash_index(self, entry: IndexManifestEntry):
         """The hashes of one HASH index file (Paimon's dynamic-bucket index)."""
