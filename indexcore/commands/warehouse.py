@@ -12,7 +12,8 @@ from __future__ import annotations
 import datetime as dt
 
 from ..errors import IndexCoreError, StorageError
-from ..views import partition_text, view
+from ..views import partition_text
+from ..views.common import dv_cardinality, partition_types
 from ..warehouse import Warehouse
 
 
@@ -57,24 +58,30 @@ def _utc(millis: int | None) -> str | None:
 
 
 def cmd_files(args) -> dict:
-    """Live files from the ``$files`` view, each with its ``$file_indexes`` rows folded in."""
+    """Live files of the plan, each with its file-index container's columns (heads only: no blob
+    is decoded) and its deletion vector; built file by file, without the ``$files`` view's
+    stats text or a reader per index."""
     table = _open(args).table(args.table)
     plan = table.plan(args.snapshot)
+    types = partition_types(table)
     indexes: dict[str, dict] = {}
-    for r in view(table, "file_indexes", args.snapshot).to_pylist():
-        info = indexes.setdefault(r["file_path"], {"columns": {}, "embedded": r["storage_type"] == "EMBEDDED",
-                                                   "path": r["index_file_path"]})
-        if r["error"]:
-            info["error"] = r["error"]
-        elif r["column_name"] is not None:
-            info["columns"].setdefault(r["column_name"], []).append(r["index_type"])
+    for lf, head, error in table.iter_index_heads(plan.files):
+        embedded = lf.file.embedded_index is not None
+        info: dict = {"columns": {}, "embedded": embedded, "path": None if embedded else lf.index_path}
+        if error is not None:
+            info["error"] = error
+        else:
+            for e in head.entries:
+                info["columns"].setdefault(e.column, []).append(e.index_type)
+        indexes[lf.path] = info
     files = []
-    for r in view(table, "files", args.snapshot).to_pylist():
-        dv = r["deletion_vector_cardinality"]
+    for lf in plan.files:
+        m = lf.file
+        dv = dv_cardinality(table, lf)
         files.append({
-            "path": r["file_path"], "partition": r["partition"], "bucket": r["bucket"], "level": r["level"],
-            "row_count": r["record_count"], "file_size": r["file_size_in_bytes"], "schema_id": r["schema_id"],
-            "index": indexes.get(r["file_path"]), "deletion_vector": None if dv is None else {"cardinality": dv}})
+            "path": lf.path, "partition": partition_text(lf.partition, types), "bucket": lf.bucket,
+            "level": m.level, "row_count": m.row_count, "file_size": m.file_size, "schema_id": m.schema_id,
+            "index": indexes.get(lf.path), "deletion_vector": None if dv is None else {"cardinality": dv}})
     return {"table": args.table, "snapshot": plan.snapshot.id if plan.snapshot else None,
             "files": files, "problems": _problems(plan.problems, table.problems)}
 

@@ -74,16 +74,26 @@ def supported_index_types(dtype: DataType) -> list[str]:
 
 
 def table_overview(table, snapshot_id: int | None = None) -> dict[str, Any]:
-    """One table in numbers: files, rows, bytes, index kinds, DVs and problems."""
+    """One table in numbers: files, rows, bytes, index kinds, DVs and problems.
+
+    File indexes are counted from their container heads (no blob decoded): ``problems`` counts
+    unreadable containers, index kinds indexcore does not decode and columns missing from the
+    file's schema; a corrupt blob inside a readable container shows on its index page.
+    """
+    from ..formats import FILE_INDEX_TYPES as DECODED
+
     snap = table.snapshot(snapshot_id)
     plan = _plan(table, snapshot_id)
     kinds: set[str] = set()
     index_errors = 0
-    for blob in iter_file_indexes(table, snapshot_id):
-        if blob.error:
+    for lf, head, error in table.iter_index_heads(plan.files):
+        if error is not None:
             index_errors += 1
-        if blob.index_type:
-            kinds.add(blob.index_type)
+            continue
+        names = set(table.file_schema(lf).field_names)
+        for e in head.entries:
+            kinds.add(e.index_type)
+            index_errors += e.column not in names or (e.index_type not in DECODED and not e.empty)
     for e in plan.index_entries:
         kinds.add(e.index_file.index_type)
     dv_files = [lf for lf in plan.files if lf.deletion_vector is not None]

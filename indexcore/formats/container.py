@@ -83,6 +83,8 @@ def encode_modified_utf8(text: str) -> bytes:
 
 def decode_modified_utf8(data: bytes) -> str:
     """``DataInputStream.readUTF`` body (without the length); raises ValueError on bad bytes."""
+    if data.isascii():  # one byte per character: the common case, decoded at C speed
+        return data.decode("ascii")
     units: list[int] = []
     i, n = 0, len(data)
     while i < n:

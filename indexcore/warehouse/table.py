@@ -674,6 +674,20 @@ class Table:
             self.prefetch(batch, index=index, dv=dv, data=data)
             yield from batch
 
+    def iter_index_heads(self, files: Iterable[LiveFile]) -> Iterator[tuple[LiveFile, object, str | None]]:
+        """(file, container head, error) for each file with a file index, reading heads only.
+
+        What an index census needs (columns, kinds, sizes, unreadable containers) without
+        opening a reader per blob; ``head`` is None when ``error`` says why it is unreadable.
+        """
+        from ..formats.container import read_head
+
+        for lf in self.iter_prefetched([lf for lf in files if lf.has_file_index], dv=False):
+            try:
+                yield lf, read_head(self.file_index_source(lf)), None
+            except IndexCoreError as exc:
+                yield lf, None, str(exc)
+
     def file_index_source(self, live_file: LiveFile) -> ByteSource | None:
         """The file's file-index bytes: embedded in the manifest, or its ``.index`` file."""
         embedded = live_file.file.embedded_index
