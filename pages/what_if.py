@@ -32,7 +32,9 @@ sql = st.text_input("Predicate (SQL WHERE)", key="whatif_sql",
                     help="Starts from an equality on a value this snapshot holds, picked because it prunes.")
 if suggestion and suggestion["prunes"]:
     st.caption(f"Suggested `{suggestion['sql']}`: {suggestion['why']}; it leaves {suggestion['files_read']} of "
-               f"{suggestion['files']} files and {suggestion['rows_selected']:,} of {suggestion['rows']:,} rows.")
+               f"{suggestion['files']} files and {suggestion['rows_selected']:,} of {suggestion['rows']:,} rows"
+               + (f" (on a sample of {suggestion['sample_files']:,} of {suggestion['total_files']:,} live files)."
+                  if suggestion["sample_files"] < suggestion["total_files"] else "."))
 elif suggestion:
     st.caption("No equality on a value of this snapshot prunes a file or a row (one file, or no statistics "
                "and indexes that separate values), so the page starts from an `IS NOT NULL`.")

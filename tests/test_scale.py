@@ -93,3 +93,31 @@ def test_dv_trend_reads_each_manifest_once(tmp_path):
     fresh = indexcore.open_warehouse(str(tmp_path)).table("db.t")
     pd.testing.assert_frame_equal(got, dv_trend_from_scratch(fresh, 100))
     assert got["deleted"].iloc[-1] > 0
+
+
+def _largest_table(root: Path):
+    wh = indexcore.open_warehouse(str(root))
+    return max((wh.table(n) for n in wh.tables()), key=lambda t: len(t.plan().files))
+
+
+def test_suggestion_is_bounded_by_a_sample_and_says_so(monkeypatch):
+    """Above ``SUGGEST_MAX_FILES`` live files the suggestion reads and explains a sample only,
+    reports its size, and its numbers are explain's over exactly those files."""
+    from indexcore.evaluate.explain import explain, explain_files
+
+    if not SAMPLE.is_dir():
+        pytest.skip("sample_warehouse/ not built")
+    table = indexcore.open_warehouse(str(SAMPLE)).table("demo.events")
+    total = len(table.plan().files)
+    full = metrics.suggest_predicate(table)
+    assert full["sample_files"] == full["total_files"] == total == full["files"]
+    monkeypatch.setattr(metrics, "SUGGEST_MAX_FILES", max(2, total // 2))
+    files, n = metrics.suggestion_sample(table)
+    assert n == total and len(files) == max(2, total // 2) < total
+    s = metrics.suggest_predicate(table)
+    assert s["sample_files"] == len(files) and s["total_files"] == total
+    if s["prunes"]:
+        ex = explain_files(table, s["sql"], files)
+        assert s["files_read"] == sum(1 for f in ex.files if f.skipped_by is None) and s["files"] == len(files)
+        whole = explain(table, s["sql"], verify=True)
+        assert not whole.violations and sum(f.matching_rows or 0 for f in whole.files) > 0

@@ -328,7 +328,7 @@ def stats_columns(files: Iterable[FileDecision]) -> list[str]:
 
 
 def _same_type(a: DataType, b: DataType) -> bool:
-    return dataclasses.replace(a, nullable=True) == dataclasses.replace(b, nullable=True)
+    return a == b or dataclasses.replace(a, nullable=True) == dataclasses.replace(b, nullable=True)
 
 
 def field_map(table_schema: TableSchema, file_schema: TableSchema) -> dict[str, str | None]:

@@ -537,8 +537,18 @@ def whatif_frames(hypothetical, sql: str, verify: bool = False, progress: Progre
 # ---------------------------------------------------------------------------------------
 # A predicate worth explaining
 
-SUGGEST_MAX_FILES = 500
+SUGGEST_MAX_FILES = 500  # files the suggestion reads stats and indexes of, and explains candidates on
 SUGGEST_TRIES = 6
+
+
+def suggestion_sample(table, snapshot_id: int | None = None) -> tuple[list[LiveFile], int]:
+    """The live files the predicate suggestion works on and how many there are in all: every file
+    up to ``SUGGEST_MAX_FILES``, else a fixed random sample of whole buckets (primary-key tables)."""
+    from .advise import _sample
+
+    files = list(_plan(table, snapshot_id).files)
+    pk = bool(table.schema().primary_keys)
+    return _sample(files, SUGGEST_MAX_FILES, pk, seed=0), len(files)
 
 
 def _rarest(seen: dict[tuple[str, Any], tuple[set[str], int]], total: int) -> list[tuple[str, Any, int]]:
@@ -553,20 +563,65 @@ def _exact_stat(value: Any) -> bool:
     return value is not None and not (isinstance(value, str | bytes) and len(value) >= 16)
 
 
+def _bitmap_dictionaries(table, files: list[LiveFile], latest: dict) -> tuple[dict, dict[str, str], int]:
+    """From the file-index heads of ``files``: (column, value) -> (files, rows) of each bitmap's
+    dictionary (only bitmap blobs are opened), the other indexed columns and their kind, and how
+    many files have an index."""
+    from ..formats.container import read_container
+
+    seen: dict[tuple[str, Any], tuple[set[str], int]] = {}
+    other: dict[str, str] = {}
+    indexed = 0
+    for lf in table.iter_prefetched([lf for lf in files if lf.has_file_index], dv=False):
+        indexed += 1
+        try:
+            container = read_container(table.file_index_source(lf))
+        except IndexCoreError:
+            continue
+        schema = table.file_schema(lf)
+        for entry in container.head.entries:
+            field = latest.get(entry.column)
+            try:
+                dtype = schema.field(entry.column).type
+            except KeyError:
+                continue
+            if field is None or dtype != field.type:
+                continue
+            if entry.index_type != "bitmap":
+                if entry.index_type in FILE_INDEX_TYPES:
+                    other.setdefault(entry.column, entry.index_type)
+                continue
+            try:
+                if entry.empty:
+                    raise IndexCoreError("empty bitmap")
+                reader = container.reader(entry, dtype, schema.file_index_options(entry.column, "bitmap"))
+            except IndexCoreError:  # no dictionary to read: its manifest stats still give a value
+                other.setdefault(entry.column, "bitmap")
+                continue
+            try:
+                for value, card in reader.dictionary():
+                    paths, rows = seen.get((entry.column, value), (set(), 0))
+                    paths.add(lf.path)
+                    seen[(entry.column, value)] = (paths, rows + card)
+            except IndexCoreError:
+                continue
+    return seen, other, indexed
+
+
 def predicate_candidates(table, snapshot_id: int | None = None) -> list[tuple[str, str]]:
     """(SQL, why) equalities that should prune this snapshot, best first.
 
     Values come from what the snapshot itself holds, so each one matches some rows: bitmap
     dictionaries (the value the fewest files and rows hold), the minimum of a bloom-filter,
     range-bitmap or BSI column in one file (from its manifest stats), a partition value, then
-    any column whose per-file minimum lies in few files' [min, max].
+    any column whose per-file minimum lies in few files' [min, max]. Only the files of
+    :func:`suggestion_sample` are looked at (heads, bitmap dictionaries and manifest stats).
     """
     from ..expr import EQUAL, Leaf, predicate_to_sql
 
     schema = table.schema()
     row_type = schema.row_type()
-    plan = _plan(table, snapshot_id)
-    files = list(plan.files)[:SUGGEST_MAX_FILES]
+    files, _total = suggestion_sample(table, snapshot_id)
     if not files:
         return []
     latest = {f.name: f for f in schema.fields}
@@ -582,24 +637,9 @@ def predicate_candidates(table, snapshot_id: int | None = None) -> list[tuple[st
         if all(sql != s for s, _ in out):
             out.append((sql, why))
 
-    indexed = {f.path for f in files if f.has_file_index}
-    bitmap_values_seen: dict[tuple[str, Any], tuple[set[str], int]] = {}
-    other_index: dict[str, str] = {}
-    for blob in iter_file_indexes(table, snapshot_id):
-        if blob.column is None or blob.column not in latest or blob.dtype != latest[blob.column].type:
-            continue
-        if blob.index_type == "bitmap" and blob.reader is not None and not blob.empty:
-            try:
-                for value, card in blob.reader.dictionary():
-                    paths, rows = bitmap_values_seen.get((blob.column, value), (set(), 0))
-                    paths.add(blob.file.path)
-                    bitmap_values_seen[(blob.column, value)] = (paths, rows + card)
-            except IndexCoreError:
-                continue
-        elif blob.index_type in FILE_INDEX_TYPES:
-            other_index.setdefault(blob.column, blob.index_type)
-    for column, value, n in _rarest(bitmap_values_seen, len(indexed))[:2]:
-        add(column, value, f"bitmap-indexed `{column}`: a value {n} of {len(indexed)} indexed files hold")
+    bitmap_values_seen, other_index, indexed = _bitmap_dictionaries(table, files, latest)
+    for column, value, n in _rarest(bitmap_values_seen, indexed)[:2]:
+        add(column, value, f"bitmap-indexed `{column}`: a value {n} of {indexed} indexed files hold")
 
     stats = {lf.path: file_stats(table, lf) for lf in files if lf.file.schema_id == schema.id}
     for column, index_type in sorted(other_index.items(), key=lambda kv: FILE_INDEX_TYPES.index(kv[1])):
@@ -635,17 +675,23 @@ def predicate_candidates(table, snapshot_id: int | None = None) -> list[tuple[st
 def suggest_predicate(table, snapshot_id: int | None = None) -> dict[str, Any]:
     """A SQL equality that prunes this snapshot (see :func:`predicate_candidates`).
 
-    Up to ``SUGGEST_TRIES`` candidates are explained; among those that leave at least one file
-    and fewer files or rows than all, the one reading the fewest files, then rows, wins.
-    Returns ``sql``, ``why``, ``files``, ``files_read``, ``rows``, ``rows_selected`` and
-    ``prunes`` (False, with an ``IS NOT NULL`` fallback, when nothing the table holds prunes).
+    Up to ``SUGGEST_TRIES`` candidates are explained on :func:`suggestion_sample`'s files; among
+    those that leave at least one file and fewer files or rows than all, the one reading the
+    fewest files, then rows, wins. Returns ``sql``, ``why``, ``files``, ``files_read``, ``rows``,
+    ``rows_selected`` (over the files explained), ``sample_files`` and ``total_files`` (equal
+    unless the snapshot has more than ``SUGGEST_MAX_FILES``) and ``prunes`` (False, with an
+    ``IS NOT NULL`` fallback, when nothing the table holds prunes).
     """
-    from .explain import explain
+    from .explain import explain_files
 
+    files, total = suggestion_sample(table, snapshot_id)
+    plan = _plan(table, snapshot_id)
+    schema = table.read_schema(snapshot_id, plan.snapshot)
+    sid = plan.snapshot.id if plan.snapshot else None
     best: dict[str, Any] | None = None
     for sql, why in predicate_candidates(table, snapshot_id)[:SUGGEST_TRIES]:
         try:
-            ex = explain(table, sql, snapshot_id=snapshot_id)
+            ex = explain_files(table, sql, files, schema=schema, snapshot_id=sid)
         except IndexCoreError:
             continue
         read = sum(1 for f in ex.files if f.skipped_by is None)
@@ -654,14 +700,15 @@ def suggest_predicate(table, snapshot_id: int | None = None) -> dict[str, Any]:
         if read == 0 or (read == len(ex.files) and selected >= rows):
             continue
         found = {"sql": sql, "why": why, "files": len(ex.files), "files_read": read, "rows": rows,
-                 "rows_selected": selected, "prunes": True}
+                 "rows_selected": selected, "prunes": True, "sample_files": len(files), "total_files": total}
         if best is None or (read, selected) < (best["files_read"], best["rows_selected"]):
             best = found
     if best is not None:
         return best
     names = table.schema().field_names
     return {"sql": f"{names[0]} IS NOT NULL" if names else "TRUE", "why": "no equality on the data prunes",
-            "files": None, "files_read": None, "rows": None, "rows_selected": None, "prunes": False}
+            "files": None, "files_read": None, "rows": None, "rows_selected": None, "prunes": False,
+            "sample_files": len(files), "total_files": total}
 
 
 __all__ = [
@@ -669,6 +716,6 @@ __all__ = [
     "compaction_hint", "configured_indexes", "dv_by_bucket", "dv_cardinality", "dv_trend", "explain_frames",
     "file_stats", "funnel_frame", "hash_balance", "iter_file_indexes", "partition_label", "predicate_candidates",
     "problems_frame", "prune_by_index", "prune_by_sql", "range_frame", "result_label", "schema_history",
-    "size_skew", "suggest_predicate", "supported_index_types", "table_overview",
+    "size_skew", "suggest_predicate", "suggestion_sample", "supported_index_types", "table_overview",
     "target_row_num", "top_values", "warehouse_overview", "whatif_frames",
 ]
