@@ -16,6 +16,11 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 _HEIGHT = 360
+#: At most this many bars, lines or heatmap rows in a chart of files, filters or groups, and
+#: this many points in a scatter: a 50,000-file table shows its top or a sample, and the title
+#: says how many of how many are drawn.
+MAX_BARS = 60
+MAX_POINTS = 2000
 
 
 def _empty(title: str, note: str = "nothing to show") -> go.Figure:
@@ -23,6 +28,24 @@ def _empty(title: str, note: str = "nothing to show") -> go.Figure:
     fig.update_layout(title=title, height=220, xaxis_visible=False, yaxis_visible=False,
                       annotations=[{"text": note, "showarrow": False, "font": {"size": 14}}])
     return fig
+
+
+def capped(frame: pd.DataFrame, limit: int, by: str | None = None, what: str = "files",
+           ascending: bool = False) -> tuple[pd.DataFrame, str]:
+    """``frame`` cut to ``limit`` rows and the note saying so (empty when nothing was cut).
+
+    With ``by``: the ``limit`` rows largest (``ascending``: smallest) in that column; without:
+    an evenly spaced sample in the frame's order, so its spread and extremes survive.
+    """
+    if len(frame) <= limit:
+        return frame, ""
+    if by is not None:
+        out = frame.sort_values(by, ascending=ascending, kind="stable").head(limit)
+        how = "smallest" if ascending else "largest"
+        return out, f" ({how} {limit:,} of {len(frame):,} {what} by {LABELS.get(by, by.replace('_', ' '))})"
+    step = (len(frame) - 1) / (limit - 1) if limit > 1 else 1
+    out = frame.iloc[sorted({round(i * step) for i in range(limit)})]
+    return out, f" (a sample of {len(out):,} of {len(frame):,} {what})"
 
 
 def _count_axis(fig: go.Figure, top: float, axis: str = "y") -> go.Figure:
@@ -105,16 +128,17 @@ def size_skew(groups: pd.DataFrame, by: str = "bucket") -> go.Figure:
     """Bytes per partition (and bucket) from ``$buckets`` / ``$partitions``: tall bars are the skew."""
     if groups.empty:
         return _empty("Size per group")
-    frame = groups.copy()
+    group = "partition / bucket" if by == "bucket" else "partition"
+    mean = groups["file_size_in_bytes"].mean()
+    frame, note = capped(groups, MAX_BARS, "file_size_in_bytes", f"{group}s")
+    frame = frame.copy()
     if by == "bucket" and "bucket" in frame:
         frame["group"] = frame["partition"].astype(str) + " / b" + frame["bucket"].astype(str)
     else:
         frame["group"] = frame["partition"].astype(str)
-    group = "partition / bucket" if by == "bucket" else "partition"
     fig = px.bar(frame, x="group", y="file_size_in_bytes", hover_data=["record_count", "file_count"],
                  labels={**_words("file_size_in_bytes", "record_count", "file_count"), "group": group},
-                 title=f"Data bytes per {group} (dashed: mean)")
-    mean = frame["file_size_in_bytes"].mean()
+                 title=f"Data bytes per {group} (dashed: mean){note}")
     fig.add_hline(y=mean, line_dash="dash", annotation_text="mean")
     fig.update_layout(height=_HEIGHT, xaxis_type="category")
     return fig
@@ -133,8 +157,11 @@ def values_per_file(values: pd.DataFrame, top: Sequence[str], title: str = "Valu
     """Stacked bars: for each file, the rows of each of the ``top`` values."""
     if values.empty:
         return _empty(title)
-    frame = _with_labels(values[values["value"].isin(list(top))])
-    fig = px.bar(frame, x="file", y="cardinality", color="value", title=title,
+    frame = values[values["value"].isin(list(top))]
+    per_file = frame.groupby("file_name", as_index=False)["cardinality"].sum()
+    kept, note = capped(per_file, MAX_BARS, "cardinality")
+    frame = _with_labels(frame[frame["file_name"].isin(kept["file_name"])])
+    fig = px.bar(frame, x="file", y="cardinality", color="value", title=title + note,
                  hover_data=["file_name", "partition", "bucket"],
                  labels=_words("file", "cardinality", "file_name", "partition", "bucket", "value"))
     fig.update_layout(height=_HEIGHT, barmode="stack")
@@ -145,7 +172,9 @@ def bitmap_lookup_bytes(layouts: pd.DataFrame) -> go.Figure:
     """V1 vs V2 per file: total index bytes and the bytes a point lookup reads."""
     if layouts.empty:
         return _empty("Bitmap layout")
-    frame = _with_labels(layouts)
+    sizes = layouts.groupby("file_name", as_index=False)["size"].max()
+    kept, note = capped(sizes, MAX_BARS // 2, "size")
+    frame = _with_labels(layouts[layouts["file_name"].isin(kept["file_name"])])
     measures = {"size": "index size", "head_bytes": "head", "lookup_bytes": "point lookup"}
     long = frame.melt(id_vars=["file", "file_name", "layout"], value_vars=list(measures), var_name="measure",
                       value_name="bytes")
@@ -153,7 +182,7 @@ def bitmap_lookup_bytes(layouts: pd.DataFrame) -> go.Figure:
     fig = px.bar(long, x="file", y="bytes", color="layout", barmode="group", facet_col="measure",
                  hover_data=["file_name"], labels={"file": "data file", "bytes": "bytes", "file_name": "file",
                                                    "measure": "measure"},
-                 title="V1 vs V2 layout per file: index size, head and point-lookup bytes")
+                 title="V1 vs V2 layout per file: index size, head and point-lookup bytes" + note)
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
     fig.update_yaxes(matches=None, showticklabels=True)
     fig.update_layout(height=_HEIGHT + 60)
@@ -174,14 +203,17 @@ def bloom_fill(blooms: pd.DataFrame) -> go.Figure:
 
 def bloom_items(blooms: pd.DataFrame) -> go.Figure:
     """Estimated distinct items vs the configured ``items``, per filter (log axes)."""
-    frame = _with_labels(blooms.dropna(subset=["estimated_items"]))
+    frame = blooms.dropna(subset=["estimated_items"])
     if frame.empty:
         return _empty("Bloom filter items")
+    frame, note = capped(frame.sort_values(["estimated_items", "configured_items"], kind="stable"), MAX_POINTS,
+                         what="filters")
+    frame = _with_labels(frame)
     fig = px.scatter(frame, x="configured_items", y="estimated_items", color="column",
                      hover_data=["file_name", "fill_ratio", "recommended_items"], log_x=True, log_y=True,
                      labels=_words("configured_items", "estimated_items", "column", "file_name", "fill_ratio",
                                    "recommended_items"),
-                     title="Estimated distinct items vs configured items (dashed: equal)")
+                     title="Estimated distinct items vs configured items (dashed: equal)" + note)
     fig.update_xaxes(dtick=1)
     fig.update_yaxes(dtick=1)
     lo = max(1.0, min(frame["configured_items"].min(), frame["estimated_items"].min()))
@@ -195,9 +227,11 @@ def bloom_items(blooms: pd.DataFrame) -> go.Figure:
 
 def bloom_fpp(blooms: pd.DataFrame) -> go.Figure:
     """Estimated false-positive probability vs the configured fpp, per filter (log axis)."""
-    frame = _with_labels(blooms.dropna(subset=["estimated_fpp"]))
+    frame = blooms.dropna(subset=["estimated_fpp"])
     if frame.empty:
         return _empty("Bloom filter FPP")
+    frame, note = capped(frame, MAX_BARS, "estimated_fpp", "filters")
+    frame = _with_labels(frame)
     frame["label"] = frame["file"] + " · " + frame["column"].astype(str)
     floor = 1e-12
     frame["estimated_fpp_shown"] = frame["estimated_fpp"].clip(lower=floor)
@@ -205,7 +239,7 @@ def bloom_fpp(blooms: pd.DataFrame) -> go.Figure:
                  hover_data=["file_name", "estimated_fpp", "configured_fpp"],
                  labels={**_words("column", "file_name", "estimated_fpp", "configured_fpp"),
                          "label": "filter (data file · column)", "estimated_fpp_shown": "estimated fpp"},
-                 title="Estimated FPP per filter (dashed: configured)")
+                 title="Estimated FPP per filter (dashed: configured)" + note)
     for fpp in sorted(set(frame["configured_fpp"].dropna())):
         fig.add_hline(y=fpp, line_dash="dash", annotation_text=f"fpp {fpp:g}")
     fig.update_layout(height=_HEIGHT, yaxis={"exponentformat": "power", "dtick": 2,
@@ -234,7 +268,9 @@ def value_ranges(ranges: pd.DataFrame, low=None, high=None, title: str = "Value 
     frame = frame.dropna(subset=["min", "max"])
     if frame.empty:
         return _empty(title, "no numeric or time ranges")
-    frame["label"] = frame["file"] + " · " + frame["index_type"].astype(str)
+    frame, note = capped(frame.sort_values(["min", "max"], kind="stable"), MAX_BARS, what="indexes")
+    title += note
+    frame = frame.assign(label=frame["file"] + " · " + frame["index_type"].astype(str))
     fig = go.Figure()
     for _, r in frame.iterrows():
         fig.add_trace(go.Scatter(
@@ -273,11 +309,14 @@ def dv_heatmap(buckets: pd.DataFrame) -> go.Figure:
     """Deleted/rows density as a partition x bucket heatmap."""
     if buckets.empty:
         return _empty("Deletion vector density")
-    grid = buckets.pivot_table(index="partition", columns="bucket", values="density", aggfunc="max")
+    densest = buckets.groupby("partition", as_index=False)["density"].max()
+    kept, note = capped(densest, MAX_BARS, "density", "partitions")
+    grid = buckets[buckets["partition"].isin(kept["partition"])].pivot_table(
+        index="partition", columns="bucket", values="density", aggfunc="max")
     fig = px.imshow(grid, color_continuous_scale="Reds", zmin=0, zmax=max(0.01, float(grid.max().max())),
-                    text_auto=".0%", aspect="auto",
+                    text_auto=".0%" if grid.size <= 400 else False, aspect="auto",
                     labels={"color": "deleted / rows", "x": "bucket", "y": "partition"},
-                    title="Deletion density per partition x bucket")
+                    title="Deletion density per partition x bucket" + note)
     fig.update_coloraxes(colorbar_tickformat=".0%")
     fig.update_xaxes(type="category")
     fig.update_yaxes(type="category")
@@ -313,9 +352,10 @@ def hash_buckets(frame: pd.DataFrame, target: int) -> go.Figure:
     title = f"Keys per bucket vs the target of {target:,} rows per bucket"
     if frame.empty:
         return _empty("Hash index", "no hash index in this snapshot")
-    data = frame.copy()
+    data, note = capped(frame, MAX_BARS, "keys", "buckets")
+    data = data.copy()
     data["bucket"] = data["bucket"].astype(str)
-    fig = px.bar(data, x="bucket", y="keys", color="partition", barmode="group", title=title,
+    fig = px.bar(data, x="bucket", y="keys", color="partition", barmode="group", title=title + note,
                  hover_data=["distinct", "recorded_rows", "index_files", "fill"],
                  labels={**_words("bucket", "keys", "partition", "distinct", "recorded_rows", "index_files"),
                          "fill": "keys / target"})

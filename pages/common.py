@@ -26,10 +26,17 @@ from indexcore import views
 from indexcore.errors import IndexCoreError
 from indexcore.evaluate import metrics
 from indexcore.io import parse_storage_options
+from indexcore.io.cache import env_int as _env_int
 
 APP_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_WAREHOUSE = APP_DIR / "sample_warehouse"
 PAGE_SIZE = 200
+# server memory stays bounded whatever the number of sessions: warehouses opened at once
+# (each with its tables' plan and manifest caches, see indexcore.warehouse.table), and cached
+# frames, which also expire so a long-running server lets go of tables nobody looks at
+MAX_WAREHOUSES = _env_int("INDEXCORE_APP_WAREHOUSES", 4)
+CACHE_ENTRIES = _env_int("INDEXCORE_APP_CACHE_ENTRIES", 64)
+CACHE_TTL = _env_int("INDEXCORE_APP_CACHE_TTL", 1800)  # seconds
 
 WH_KEY, TABLE_KEY, SNAPSHOT_KEY, MASTER_KEY = "warehouse_url", "table", "snapshot_id", "spark_master"
 BRANCH_KEY, TAG_KEY, SELECTION_KEY = "branch", "tag", "selection"
@@ -86,13 +93,13 @@ def allowed_roots() -> tuple[str, ...]:
     return tuple(dict.fromkeys(_norm(r) for r in roots))
 
 
-@st.cache_resource(show_spinner="Opening warehouse…")
+@st.cache_resource(show_spinner="Opening warehouse…", max_entries=MAX_WAREHOUSES)
 def open_warehouse(url: str, roots: tuple[str, ...], options: tuple = ()):
     """One read-only Warehouse per (URL, allowed roots, storage options), shared by every session."""
     return indexcore.open_warehouse(url, allowed_roots=list(roots), storage_options=dict(options) or None)
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES, ttl=60)
 def table_names(url: str, roots: tuple[str, ...], options: tuple = ()) -> list[str]:
     return open_warehouse(url, roots, options).tables()
 
@@ -103,7 +110,7 @@ def storage_options() -> tuple:
     return tuple(sorted(parse_storage_options(lines).items()))
 
 
-@st.cache_data(show_spinner="Reading…", max_entries=256)
+@st.cache_data(show_spinner="Reading…", max_entries=CACHE_ENTRIES, ttl=CACHE_TTL)
 def cached_view(name: str, url: str, roots: tuple[str, ...], table: str, snapshot_id: int | None,
                 kwargs: tuple = (), options: tuple = ()) -> pd.DataFrame:
     """``views.view(table, name, snapshot_id, **kwargs).to_pandas()``, cached."""
@@ -111,7 +118,7 @@ def cached_view(name: str, url: str, roots: tuple[str, ...], table: str, snapsho
                       **dict(kwargs)).to_pandas()
 
 
-@st.cache_data(show_spinner="Reading…", max_entries=256)
+@st.cache_data(show_spinner="Reading…", max_entries=CACHE_ENTRIES, ttl=CACHE_TTL)
 def cached_metric(name: str, url: str, roots: tuple[str, ...], table: str | None, snapshot_id: int | None,
                   kwargs: tuple = (), pass_snapshot: bool = True, options: tuple = ()) -> Any:
     """``metrics.<name>(table, snapshot_id=..., **kwargs)`` (``(warehouse)`` when table is None), cached.

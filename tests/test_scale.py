@@ -121,3 +121,108 @@ def test_suggestion_is_bounded_by_a_sample_and_says_so(monkeypatch):
         assert s["files_read"] == sum(1 for f in ex.files if f.skipped_by is None) and s["files"] == len(files)
         whole = explain(table, s["sql"], verify=True)
         assert not whole.violations and sum(f.matching_rows or 0 for f in whole.files) > 0
+
+
+def _sample_wh():
+    if not SAMPLE.is_dir():
+        pytest.skip("sample_warehouse/ not built")
+    return indexcore.open_warehouse(str(SAMPLE))
+
+
+def test_figures_draw_at_most_the_cap_and_say_how_many_of_how_many(monkeypatch):
+    """Per-file and per-group charts draw their top (or a sample) past the cap, and the title says
+    "N of M"; below the cap they draw everything and say nothing."""
+    from indexcore import figures
+
+    wh = _sample_wh()
+    events, orders, users = wh.table("demo.events"), wh.table("demo.orders"), wh.table("demo.users")
+    blooms = view(events, "bloom_filters").to_pandas()
+    groups = metrics.size_skew(events)[0]
+    hashes = view(users, "hash_buckets").to_pandas()
+    ranges = metrics.range_frame(events)
+    numeric = ranges[ranges["min"].map(pd.api.types.is_number)]
+    ranges = ranges[ranges["column"] == numeric["column"].iloc[0]]
+    values = view(events, "bitmap_values", column="country").to_pandas()
+    top = metrics.top_values(values, 3)["value"].tolist()
+    uncapped = figures.size_skew(groups)
+    assert len(uncapped.data[0].x) == len(groups) and " of " not in uncapped.layout.title.text
+    monkeypatch.setattr(figures, "MAX_BARS", 2)
+    monkeypatch.setattr(figures, "MAX_POINTS", 3)
+    fig = figures.size_skew(groups)
+    assert len(fig.data[0].x) == 2 and f"2 of {len(groups)} partition / buckets" in fig.layout.title.text
+    assert sorted(fig.data[0].y, reverse=True) == sorted(groups["file_size_in_bytes"], reverse=True)[:2]
+    assert fig.layout.shapes[0].y0 == pytest.approx(groups["file_size_in_bytes"].mean())  # mean of all
+    fig = figures.bloom_fpp(blooms)
+    assert sum(len(t.x) for t in fig.data) == 2 and f"of {len(blooms)} filters" in fig.layout.title.text
+    fig = figures.bloom_items(blooms)
+    drawn = sum(len(t.x) for t in fig.data if t.mode == "markers")
+    assert drawn == 3 and f"a sample of 3 of {len(blooms)} filters" in fig.layout.title.text
+    fig = figures.hash_buckets(hashes, 10)
+    assert sum(len(t.x) for t in fig.data if t.type == "bar") == 2 and f"of {len(hashes)} buckets" in fig.layout.title.text
+    fig = figures.value_ranges(ranges)
+    assert len(fig.data) == 2 and f"of {len(ranges)} indexes" in fig.layout.title.text
+    fig = figures.values_per_file(values, top)
+    assert len({x for t in fig.data for x in t.x}) == 2 and f"of {values['file_name'].nunique()} files" \
+        in fig.layout.title.text
+    dvs = metrics.dv_by_bucket(view(orders, "deletion_vectors").to_pandas())
+    fig = figures.dv_heatmap(dvs)
+    assert len(fig.data[0].y) == min(2, dvs["partition"].nunique())
+
+
+def test_capped_sample_keeps_both_ends():
+    from indexcore.figures import capped
+
+    frame = pd.DataFrame({"v": range(1000)})
+    out, note = capped(frame, 7)
+    assert len(out) == 7 and out["v"].iloc[0] == 0 and out["v"].iloc[-1] == 999
+    assert note == " (a sample of 7 of 1,000 files)"
+    same, none = capped(frame, 1000)
+    assert same is frame and none == ""
+
+
+def test_bitmap_layout_compare_honours_max_files():
+    events = _sample_wh().table("demo.events")
+    whole = metrics.bitmap_layout_compare(events, "country", max_files=None)
+    two = metrics.bitmap_layout_compare(events, "country", max_files=2)
+    assert whole["file_name"].nunique() > 2 and two["file_name"].nunique() == 2 and len(two) == 4
+    pd.testing.assert_frame_equal(two, whole.head(4))
+
+
+def test_plans_and_manifests_are_bounded_per_table(monkeypatch):
+    """Time travel over every snapshot keeps at most PLAN_CACHE plans, and a plan evicted and made
+    again is the same."""
+    from indexcore.warehouse import table as table_module
+
+    monkeypatch.setattr(table_module, "PLAN_CACHE", 2)
+    monkeypatch.setattr(table_module, "MANIFEST_CACHE_ENTRIES", 5)
+    orders = indexcore.open_warehouse(str(_sample_wh().url)).table("demo.orders")
+    ids = orders.snapshot_ids()
+    assert len(ids) > 2
+    first = sorted(lf.path for lf in orders.plan(ids[0]).files)
+    for sid in ids:
+        orders.plan(sid)
+    assert len(orders._plans) == 2 and orders._manifests.weight <= max(5, max(
+        len(orders.manifest_entries(mf.file_name)) for mf in orders.plan(ids[-1]).manifests))
+    assert sorted(lf.path for lf in orders.plan(ids[0]).files) == first
+
+
+def test_show_frame_pages_rows_and_says_how_many():
+    from streamlit.testing.v1 import AppTest
+
+    def page():
+        import pandas as pd
+
+        from pages.common import show_frame
+
+        show_frame(pd.DataFrame({"n": range(450)}), "big", page_size=200)
+
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    at = AppTest.from_function(page).run()
+    assert not at.exception
+    box = at.number_input(key="big_page")
+    assert box.label == "Page (of 3, 450 rows)"
+    assert len(at.dataframe[0].value) == 200
+    box.set_value(3).run()
+    assert at.dataframe[0].value["n"].tolist() == list(range(400, 450))

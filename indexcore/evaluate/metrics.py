@@ -232,18 +232,26 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+LAYOUT_MAX_FILES = 100
+
+
 def bitmap_layout_compare(table, column: str, snapshot_id: int | None = None,
-                          index_block_size: str = "16kb") -> pd.DataFrame:
+                          index_block_size: str = "16kb", max_files: int | None = LAYOUT_MAX_FILES) -> pd.DataFrame:
     """The same bitmap rebuilt in memory as V1 and as V2: total size, head size and point-lookup
-    bytes of the most frequent value, per file (never written anywhere)."""
+    bytes of the most frequent value, per file (never written anywhere); the first
+    ``max_files`` files holding that bitmap (None: all), as rebuilding costs a pass per row."""
     from ..formats.bitmap import BitmapReader, BitmapWriter
     from ..io import BytesSource
 
     types = partition_types(table)
     rows = []
+    rebuilt_files = 0
     for blob in iter_file_indexes(table, snapshot_id, ["bitmap"], column):
         if blob.reader is None or blob.empty:
             continue
+        if max_files is not None and rebuilt_files >= max_files:
+            break
+        rebuilt_files += 1
         reader = blob.reader
         n = reader.row_count
         values: list[Any] = [None] * n

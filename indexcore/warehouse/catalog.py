@@ -52,8 +52,10 @@ class Warehouse:
     def table(self, name: str) -> Table:
         """Open ``db.table`` (or a branch, ``db.table$branch_NAME``); StorageError if it has no schema."""
         base, sep, branch = name.partition("$branch_")
-        if sep:
-            return self.table(base).branch(branch)
+        if sep:  # kept like any table, so its plans are shared by every caller
+            if name not in self._tables:
+                self._tables[name] = self.table(base).branch(branch)
+            return self._tables[name]
         if name not in self._tables:
             path = self.table_path(name)
             if not self.storage.exists(posixpath.join(path, "schema")):

@@ -19,6 +19,7 @@ from ..errors import CorruptFileError, IndexCoreError, StorageError
 from ..formats.binary_row import decode_binary_row
 from ..formats.vector_index import FULL_TEXT_INDEX_TYPES, VECTOR_INDEX_TYPES
 from ..io import ByteSource, BytesSource, Fetch, Storage
+from ..io.cache import LRU, env_int
 from ..paimon.layout import (
     BRANCH_PREFIX,
     SNAPSHOT_PREFIX,
@@ -65,6 +66,9 @@ KNOWN_INDEX_TYPES = (DELETION_VECTORS, HASH, "btree", "bitmap")  # btree/bitmap:
 LISTED_GLOBAL_TYPES = VECTOR_INDEX_TYPES + FULL_TEXT_INDEX_TYPES
 _new = object.__new__
 _setattr = object.__setattr__
+# per table: plans of this many snapshots, decoded manifests holding this many entries in all
+PLAN_CACHE = env_int("INDEXCORE_PLAN_CACHE", 8)
+MANIFEST_CACHE_ENTRIES = env_int("INDEXCORE_MANIFEST_CACHE_ENTRIES", 500_000)
 SYSTEM_BIGINT_FIELDS = ("_ROW_ID", "_SEQUENCE_NUMBER", "_KEY__SEQUENCE_NUMBER")
 
 
@@ -117,8 +121,9 @@ class Table:
         self._schemas: dict[int, TableSchema] | None = None
         self._snapshots: dict[int, Snapshot] = {}
         self._manifest_lists: dict[str, list[ManifestFileMeta]] = {}
-        self._manifests: dict[str, list[tuple]] = {}
-        self._plans: dict[int, Plan] = {}
+        # decoded manifests (weighed by entries) and plans (one each), least recently used out
+        self._manifests = LRU(MANIFEST_CACHE_ENTRIES)
+        self._plans = LRU(PLAN_CACHE)
         self._partitions: dict[bytes, tuple] = {}
         self._external_roots: dict[str, str | None] = {}
         self._layout: tuple[TableSchema, PathLayout] | None = None
@@ -397,7 +402,7 @@ class Table:
                 d = meta.__dict__
                 append((r["_KIND"], (part, bucket, d["level"], d["file_name"], d["external_path"]),
                         part, bucket, r["_TOTAL_BUCKETS"], meta))
-        self._manifests[name] = out
+        self._manifests.put(name, out, max(len(out), 1))
         return out
 
     # -- paths -----------------------------------------------------------------------------
@@ -475,7 +480,7 @@ class Table:
         self._check_options(plan)
         with _gc_paused():
             self._plan_files(plan, snap)
-        self._plans[snap.id] = plan
+        self._plans.put(snap.id, plan)
         return plan
 
     def _plan_files(self, plan: Plan, snap: Snapshot) -> None:
