@@ -1,0 +1,123 @@
+"""Scale work against the plan it stands on: DV trend (incremental vs re-planning every
+snapshot), CLI ``files``, the what-if predicate suggestion and the table overview.
+
+Writes, with our own writer into a temp dir (or reuses ``--warehouse DIR`` holding ``db.events``
+and ``db.orders`` as written here), an append table with bitmap, bloom, range-bitmap and BSI
+indexes over many partitions and a primary-key table with deletion vectors over many
+snapshots, then prints each job's time as a ratio to planning the same snapshot and its peak
+traced memory. ``python bench/bench_scale.py [--files 2000] [--warehouse DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import random
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import pyarrow as pa
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import indexcore  # noqa: E402
+from indexcore.cli import main as cli  # noqa: E402
+from indexcore.evaluate import metrics  # noqa: E402
+from indexcore.views import view  # noqa: E402
+from indexcore.write import TableWriter, make_schema  # noqa: E402
+
+PARTITIONS = 120
+
+
+def write_events(root: str, files: int, seed: int = 1) -> None:
+    schema = make_schema(
+        [("id", "BIGINT"), ("user_id", "BIGINT"), ("country", "STRING"), ("amount", "INT"), ("dt", "STRING")],
+        partition_keys=["dt"],
+        options={"bucket": "-1", "file-index.bloom-filter.columns": "user_id",
+                 "file-index.bloom-filter.user_id.items": "100", "file-index.bitmap.columns": "country",
+                 "file-index.range-bitmap.columns": "amount", "file-index.bsi.columns": "id",
+                 "file-index.in-manifest-threshold": "600b"})
+    writer = TableWriter.create(root, "db.events", schema, seed=seed, overwrite=True)
+    rng = random.Random(seed)
+    next_id = 0
+    for _ in range(max(1, files // PARTITIONS)):
+        ids = list(range(next_id, next_id + PARTITIONS * 20))
+        next_id += len(ids)
+        writer.write(pa.table({
+            "id": pa.array(ids, pa.int64()),
+            "user_id": pa.array([rng.randrange(100_000) for _ in ids], pa.int64()),
+            "country": [("US", "DE", "FR", "JP", "NZ", "BR", "IN", "CN")[rng.randrange(8)] for _ in ids],
+            "amount": pa.array([None if i % 13 == 0 else rng.randrange(10_000) for i in ids], pa.int32()),
+            "dt": [f"p{i % PARTITIONS:03d}" for i in ids]}))
+
+
+def write_orders(root: str, batches: int, seed: int = 2) -> None:
+    schema = make_schema([("k", "BIGINT"), ("v", "STRING"), ("dt", "STRING")], primary_keys=["dt", "k"],
+                         partition_keys=["dt"], options={"bucket": "4", "deletion-vectors.enabled": "true"})
+    writer = TableWriter.create(root, "db.orders", schema, seed=seed, overwrite=True)
+    rng = random.Random(seed)
+    for b in range(batches):
+        keys = list(dict.fromkeys((rng.randrange(2000), f"d{rng.randrange(30):02d}") for _ in range(400)))
+        writer.write(pa.table({"k": pa.array([k for k, _ in keys], pa.int64()), "v": [f"{b}" for _ in keys],
+                               "dt": [d for _, d in keys]}))
+
+
+def dv_trend_from_scratch(table, max_snapshots: int = 50) -> None:
+    for sid in table.snapshot_ids()[-max_snapshots:]:
+        view(table, "deletion_vectors", sid).to_pandas()
+
+
+def measure(what: str, fn) -> tuple[float, int]:
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    fn()
+    seconds = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return seconds, peak
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=2000)
+    parser.add_argument("--warehouse", help="reuse tables written by an earlier run")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = args.warehouse or tmp
+        if not args.warehouse:
+            write_events(root, args.files)
+            write_orders(root, 30)
+
+        def fresh(name: str):
+            return indexcore.open_warehouse(root).table(name)
+
+        def files_cli() -> None:
+            with contextlib.redirect_stdout(io.StringIO()):
+                cli(["files", root, "db.events", "--format", "json"])
+
+        jobs = [
+            ("plan db.events (the floor)", lambda: fresh("db.events").plan()),
+            ("CLI files --format json", files_cli),
+            ("table_overview", lambda: metrics.table_overview(fresh("db.events"))),
+            ("suggest_predicate", lambda: metrics.suggest_predicate(fresh("db.events"))),
+            ("plan db.orders (the floor)", lambda: fresh("db.orders").plan()),
+            ("dv_trend, 50 snapshots (incremental)", lambda: metrics.dv_trend(fresh("db.orders"))),
+            ("dv_trend, 50 snapshots re-planned", lambda: dv_trend_from_scratch(fresh("db.orders"))),
+        ]
+        floor = 1.0
+        files = len(fresh("db.events").plan().files)
+        print(f"db.events: {files:,} live files; db.orders: {len(fresh('db.orders').snapshot_ids())} snapshots")
+        for name, fn in jobs:
+            seconds, peak = measure(name, fn)
+            if name.startswith("plan"):
+                floor = seconds
+            print(f"{name:40s} {seconds:7.2f} s  {seconds / floor:6.2f}x plan  peak {peak / 2**20:7.1f} MiB")
+
+
+if __name__ == "__main__":
+    main()
