@@ -226,3 +226,64 @@ def test_show_frame_pages_rows_and_says_how_many():
     assert len(at.dataframe[0].value) == 200
     box.set_value(3).run()
     assert at.dataframe[0].value["n"].tolist() == list(range(400, 450))
+
+
+def _files_from_views(table, snapshot_id=None) -> list[dict]:
+    """``files`` as the CLI built it before: the ``$files`` view with ``$file_indexes`` folded in."""
+    indexes: dict[str, dict] = {}
+    for r in view(table, "file_indexes", snapshot_id).to_pylist():
+        info = indexes.setdefault(r["file_path"], {"columns": {}, "embedded": r["storage_type"] == "EMBEDDED",
+                                                   "path": r["index_file_path"]})
+        if r["error"]:
+            info["error"] = r["error"]
+        elif r["column_name"] is not None:
+            info["columns"].setdefault(r["column_name"], []).append(r["index_type"])
+    return [{"path": r["file_path"], "partition": r["partition"], "bucket": r["bucket"], "level": r["level"],
+             "row_count": r["record_count"], "file_size": r["file_size_in_bytes"], "schema_id": r["schema_id"],
+             "index": indexes.get(r["file_path"]),
+             "deletion_vector": None if r["deletion_vector_cardinality"] is None
+             else {"cardinality": r["deletion_vector_cardinality"]}}
+            for r in view(table, "files", snapshot_id).to_pylist()]
+
+
+def test_cli_files_equals_the_view_based_listing(conformance, capsys):
+    """``files`` reads container heads file by file; its answer is the one the views gave, on the
+    sample (a corrupt and a missing ``.index`` file) and every Paimon-written table."""
+    import json
+
+    from indexcore.cli import main
+
+    roots = [SAMPLE] if SAMPLE.is_dir() else []
+    roots += sorted(p for p in (conformance / "warehouses").iterdir() if p.is_dir())
+    checked = errors = 0
+    for root in roots:
+        wh = indexcore.open_warehouse(str(root))
+        for name in wh.tables():
+            assert main(["files", str(root), name, "--format", "json"]) == 0
+            got = json.loads(capsys.readouterr().out)["files"]
+            want = json.loads(json.dumps(_files_from_views(wh.table(name))))
+            assert got == want, (str(root), name)
+            checked += len(got)
+            errors += sum(1 for f in got if f["index"] and "error" in f["index"])
+    assert checked > 100 and (errors >= 2 or not SAMPLE.is_dir())
+
+
+def test_table_overview_counts_heads_as_the_blobs_did(conformance):
+    """The overview's index kinds and problem counts, from container heads only, equal the
+    counts over every decoded blob."""
+    from indexcore.views.common import iter_file_indexes
+
+    roots = [SAMPLE] if SAMPLE.is_dir() else []
+    roots += sorted(p for p in (conformance / "warehouses").iterdir() if p.is_dir())
+    for root in roots:
+        wh = indexcore.open_warehouse(str(root))
+        for name in wh.tables():
+            table = wh.table(name)
+            got = metrics.table_overview(table)
+            blobs = list(iter_file_indexes(table))
+            kinds = {b.index_type for b in blobs if b.index_type} | {
+                e.index_file.index_type for e in table.plan().index_entries}
+            assert got["index_kinds"] == ", ".join(sorted(kinds)), name
+            plan = table.plan()
+            listed = len({(p.path, p.structure, p.reason) for p in plan.problems + table.problems})
+            assert got["problems"] == listed + sum(1 for b in blobs if b.error), (str(root), name)
