@@ -287,3 +287,24 @@ def test_table_overview_counts_heads_as_the_blobs_did(conformance):
             plan = table.plan()
             listed = len({(p.path, p.structure, p.reason) for p in plan.problems + table.problems})
             assert got["problems"] == listed + sum(1 for b in blobs if b.error), (str(root), name)
+
+
+def test_problems_frame_from_heads_equals_the_blob_listing(conformance):
+    """``problems_frame`` judges file indexes from container heads; on the sample (corrupt and
+    missing ``.index`` files) and every Paimon-written table it lists what opening every blob did."""
+    from indexcore.views.common import iter_file_indexes
+
+    roots = [SAMPLE] if SAMPLE.is_dir() else []
+    roots += sorted(p for p in (conformance / "warehouses").iterdir() if p.is_dir())
+    listed = 0
+    for root in roots:
+        wh = indexcore.open_warehouse(str(root))
+        for name in wh.tables():
+            table = wh.table(name)
+            got = metrics.problems_frame(table)
+            got = got[got["structure"] == "file index"]
+            want = [(b.file.index_path or f"{b.file.path} (embedded file index)", b.error)
+                    for b in iter_file_indexes(table) if b.error]
+            assert list(zip(got["path"], got["reason"], strict=True)) == want, (str(root), name)
+            listed += len(want)
+    assert listed >= 2 or not SAMPLE.is_dir()
