@@ -119,7 +119,7 @@ def test_zstd_manifest_list_bomb_is_refused_before_it_inflates() -> None:
 def test_what_if_negative_items_is_our_error(events: Path) -> None:
     code, _, err = cli("what-if", str(events), "demo.events", "--column", "event_id", "--index-type", "bloom-filter",
                        "--option", "items=-5", "--where", "event_id = 'x'")
-    assert code == 2 and "items=-5 must be positive" in err
+    assert code == 2 and "items=-5 must be a positive 32-bit integer" in err
 
 
 def test_json_into_a_closed_pipe_exits_quietly() -> None:
