@@ -102,7 +102,10 @@ def write_dataframe(writer: TableWriter, df, deletes=None, num_tasks: int | None
                 t = pa.Table.from_batches([batch])
                 yield from t.append_column(BUCKET, pa.array(fixed_buckets(schema, t), pa.int32())).to_batches()
 
-    bucketed = data.mapInArrow(add_bucket, out_schema)
+    # rows that stay in their task (no shuffle) get their bucket in the writing task itself:
+    # one Python stage less, and Spark's per-stage Arrow round trip is most of a small file's cost
+    in_task = not writer.is_pk and not num_tasks
+    bucketed = data if in_task else data.mapInArrow(add_bucket, out_schema)
     if writer.is_pk:
         n = num_tasks or int(bucketed.sparkSession.conf.get("spark.sql.shuffle.partitions"))
         bucketed = bucketed.repartition(n, *schema.partition_keys, BUCKET)
@@ -115,6 +118,8 @@ def write_dataframe(writer: TableWriter, df, deletes=None, num_tasks: int | None
         from pyspark import TaskContext
 
         rows = _table(batches)
+        if in_task and rows.num_columns:
+            rows = rows.append_column(BUCKET, pa.array(fixed_buckets(schema, rows), pa.int32()))
         task_id = TaskContext.get().partitionId()
         written = write_task_rows(spec, rows, task_id) if rows.num_columns else []
         yield pa.record_batch([pa.array([pickle.dumps(written)], pa.binary())], names=[_META])

@@ -1,0 +1,312 @@
+"""The explorer at production size: every page's run time against planning the same snapshot.
+
+For each size (1,000, 10,000 and 50,000 live data files by default) the large sample
+(``python -m indexcore sample build DIR --scale large --files N``) is built once into a cache
+(``$TMPDIR/indexcore-bench/large-N``, reused on later runs), then:
+
+* plan: ``table.plan()`` of ``large.events``'s latest snapshot in a fresh process (cold) and
+  on a newly opened warehouse in that process (warm: nothing memoized, the OS page cache and
+  imports warm): the floor every page pays;
+* pages: each page run by Streamlit's AppTest on its table, in a fresh process (cold) and a
+  second run in that process (warm), as ratios to the plan;
+* memory: ``streamlit run app.py`` on that warehouse, every page loaded in headless Chromium
+  one after the other, then 20 tabs at once (20 real sessions); the server's peak RSS
+  (VmHWM) after each. Without Chromium/playwright, 20 AppTests in threads in one process
+  stand in for the 20 sessions (the output says which).
+
+Then a growth table (time at 10k / time at 1k, 50k / 10k, against the files ratio). Goals:
+no page above 3x the plan time at 50,000 files, growth no worse than linear in files.
+
+    python bench/bench_app.py [--sizes 1000,10000,50000] [--cache DIR] [--pages table,bitmap]
+                              [--no-server] [--sessions 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = ROOT / "app.py"
+CHROMIUM = Path("/usr/bin/chromium")
+BIG = "large.events"
+# page -> the table it is opened on
+PAGES = {"warehouse": BIG, "table": BIG, "bitmap": BIG, "bloom": BIG, "range": BIG,
+         "deletion_vectors": "large.orders", "hash_index": "large.users", "global_indexes": BIG,
+         "what_if": BIG, "advisor": BIG, "spark": BIG}
+URL_PATH = {"warehouse": ""}
+GOAL_RATIO = 3.0
+
+
+def _env() -> dict:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env.pop("INDEXCORE_ALLOWED_ROOTS", None)
+    return env
+
+
+def build(cache: Path, files: int) -> tuple[Path, float | None]:
+    """The warehouse of ``files`` files (built now, or reused) and its build time if built now."""
+    target = cache / f"large-{files}"
+    marker = target / "build.json"
+    if marker.exists():
+        return target, json.loads(marker.read_text()).get("seconds")
+    print(f"building {files:,} files into {target} ...", flush=True)
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "indexcore", "sample", "build", str(target), "--scale", "large",
+                          "--files", str(files), "--format", "json"], env=_env(), cwd=ROOT, check=True,
+                         stdout=subprocess.PIPE)
+    seconds = time.perf_counter() - t0
+    summary = json.loads(out.stdout)
+    marker.write_text(json.dumps({"seconds": seconds, "summary": summary}))
+    print(f"built {summary['data_files']:,} files in {seconds:.0f}s", flush=True)
+    return target, seconds
+
+
+# ------------------------------------------------------------------ child processes
+
+def _child(kind: str, warehouse: str, page: str) -> dict:
+    """Run in a fresh process: time the plan or one page, cold then warm."""
+    import indexcore
+
+    if kind == "plan":
+        t0 = time.perf_counter()
+        files = len(indexcore.open_warehouse(warehouse).table(BIG).plan().files)
+        cold = time.perf_counter() - t0
+        t0 = time.perf_counter()  # a fresh handle: nothing memoized, but imports and files warm
+        indexcore.open_warehouse(warehouse).table(BIG).plan()
+        return {"files": files, "cold": cold, "warm": time.perf_counter() - t0}
+    os.environ["INDEXCORE_WAREHOUSE"] = warehouse
+    _route_through_app()
+    import pandas  # noqa: F401 - imports are not what a page run is timed for
+    import plotly  # noqa: F401
+
+    times, problems = [], []
+    for _ in range(2):
+        at = _apptest(page)
+        t0 = time.perf_counter()
+        at.run()
+        times.append(time.perf_counter() - t0)
+        problems = [e.value for e in at.exception][:1] + [e.value for e in at.error][:2]
+    return {"cold": times[0], "warm": times[1], "problems": [str(p)[:120] for p in problems]}
+
+
+def _apptest(page: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP), default_timeout=1800)
+    at.session_state["table"] = PAGES[page]
+    at.switch_page(f"pages/{page}.py")
+    return at
+
+
+def _route_through_app() -> None:
+    """Every AppTest run goes through app.py's ``st.navigation``, as on a live server (see
+    tests/test_app.py)."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    PagesManager.__init__ = init
+
+
+def _run_child(kind: str, warehouse: Path, page: str = "") -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", kind, str(warehouse), page], env=_env(), cwd=ROOT,
+                         capture_output=True, text=True)
+    if out.returncode:
+        return {"cold": float("nan"), "warm": float("nan"), "problems": [out.stderr.strip()[-200:]]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# ------------------------------------------------------------------ server memory
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _peak_rss_mb(pid: int) -> float:
+    try:
+        import psutil
+
+        info = psutil.Process(pid).memory_info()
+        return getattr(info, "peak_wset", None) or _vmhwm(pid) or info.rss / 2**20
+    except ImportError:
+        return _vmhwm(pid)
+
+
+def _vmhwm(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _wait_idle(page, timeout_s: float) -> None:
+    page.wait_for_selector("h1", timeout=timeout_s * 1000)
+    deadline = time.monotonic() + timeout_s
+    time.sleep(0.5)
+    while time.monotonic() < deadline and page.locator('[data-testid="stStatusWidget"]').count():
+        time.sleep(0.3)
+
+
+def server_memory(warehouse: Path, pages: list[str], sessions: int) -> dict:
+    """Peak RSS of ``streamlit run app.py``: after every page once, then ``sessions`` at once."""
+    port = _free_port()
+    env = {**_env(), "INDEXCORE_WAREHOUSE": str(warehouse)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    out: dict = {}
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    return {"error": "streamlit did not start"}
+                time.sleep(0.5)
+        out["idle_mb"] = _peak_rss_mb(proc.pid)
+        try:
+            from playwright.sync_api import sync_playwright
+        except ImportError:
+            sync_playwright = None
+        if sync_playwright is None or not CHROMIUM.exists():
+            out["how"] = "no chromium/playwright: pages not loaded in the server"
+            return out
+        args = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=args, headless=True)
+            try:
+                tab = browser.new_page()
+                for name in pages:
+                    tab.goto(f"{url}/{URL_PATH.get(name, name)}?table={PAGES[name]}")
+                    _wait_idle(tab, 1800)
+                tab.close()
+                out["one_session_mb"] = _peak_rss_mb(proc.pid)
+                tabs = [browser.new_page() for _ in range(sessions)]
+                for i, t in enumerate(tabs):
+                    name = pages[i % len(pages)]
+                    t.goto(f"{url}/{URL_PATH.get(name, name)}?table={PAGES[name]}", wait_until="commit")
+                for t in tabs:
+                    _wait_idle(t, 1800)
+                out[f"{sessions}_sessions_mb"] = _peak_rss_mb(proc.pid)
+                out["how"] = f"real server; {sessions} headless Chromium tabs at once, pages cycled"
+            finally:
+                browser.close()
+        return out
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def threaded_sessions(warehouse: Path, pages: list[str], sessions: int) -> dict:
+    """Fallback: ``sessions`` AppTests in threads in one process; its peak RSS."""
+    code = (
+        "import json, os, sys, threading; sys.argv=['x']; "
+        f"os.environ['INDEXCORE_WAREHOUSE']={str(warehouse)!r}; "
+        f"sys.path.insert(0, {str(ROOT / 'bench')!r}); import bench_app as b; b._route_through_app(); "
+        f"pages={pages!r}; "
+        "ts=[threading.Thread(target=lambda p=p: b._apptest(p).run()) "
+        f"for p in (pages[i % len(pages)] for i in range({sessions}))]; "
+        "[t.start() for t in ts]; [t.join() for t in ts]; print(json.dumps(b._vmhwm(os.getpid())))")
+    out = subprocess.run([sys.executable, "-c", code], env=_env(), cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    return {f"{sessions}_sessions_mb": json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0
+            else float("nan"), "how": f"{sessions} AppTests in threads in one process (approximation)"}
+
+
+# ------------------------------------------------------------------ report
+
+def _fmt(x: float) -> str:
+    return "   n/a" if x != x else f"{x:6.2f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,10000,50000", help="comma-separated file counts")
+    parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "indexcore-bench"))
+    parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated pages")
+    parser.add_argument("--no-server", action="store_true", help="skip the server memory measurement")
+    parser.add_argument("--sessions", type=int, default=20)
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(_child(*args.child)))
+        return
+    sizes = [int(s) for s in args.sizes.split(",")]
+    pages = [p for p in args.pages.split(",") if p]
+    cache = Path(args.cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    results: dict[int, dict] = {}
+    for n in sizes:
+        warehouse, built = build(cache, n)
+        plan = _run_child("plan", warehouse)
+        print(f"\n== {n:,} files ({plan.get('files', '?'):,} in {BIG}); build "
+              f"{'n/a' if built is None else f'{built:.0f}s'}; plan cold {plan['cold']:.2f}s warm {plan['warm']:.2f}s")
+        print(f"{'page':18} {'cold s':>7} {'warm s':>7} {'cold/plan':>9} {'warm/plan':>9}  problems")
+        rows = {}
+        for page in pages:
+            r = _run_child("page", warehouse, page)
+            rows[page] = r
+            print(f"{page:18} {_fmt(r['cold']):>7} {_fmt(r['warm']):>7} {_fmt(r['cold'] / plan['cold']):>9} "
+                  f"{_fmt(r['warm'] / plan['warm']):>9}  {'; '.join(r['problems']) or '-'}", flush=True)
+        mem = {}
+        if not args.no_server:
+            mem = server_memory(warehouse, pages, args.sessions)
+            if "one_session_mb" not in mem:
+                mem.update(threaded_sessions(warehouse, pages, args.sessions))
+            print("server peak RSS: " + ", ".join(f"{k} {v:.0f}" if isinstance(v, float) else f"{k}: {v}"
+                                                for k, v in mem.items()))
+        results[n] = {"plan": plan, "pages": rows, "memory": mem}
+
+    if len(sizes) > 1:
+        print("\n== growth (time ratio between sizes; linear = the files ratio)")
+        pairs = list(zip(sizes, sizes[1:], strict=False))
+        print(f"{'':18} " + " ".join(f"{f'{b // 1000}k/{a // 1000}k (x{b / a:g})':>16}" for a, b in pairs))
+        worst = 0.0
+        for name in ["plan"] + pages:
+            cells = []
+            for a, b in pairs:
+                ta = results[a]["plan"] if name == "plan" else results[a]["pages"][name]
+                tb = results[b]["plan"] if name == "plan" else results[b]["pages"][name]
+                g = tb["cold"] / ta["cold"]
+                worst = max(worst, g / (b / a)) if g == g else worst
+                cells.append(f"{g:16.2f}")
+            print(f"{name + ' (cold)':18} " + " ".join(cells))
+        print(f"growth goal (no worse than linear): {'MET' if worst <= 1.0 else 'NOT MET'} "
+              f"(worst growth / files ratio {worst:.2f})")
+    top = max(sizes)
+    r = results[top]
+    for when in ("cold", "warm"):
+        ratios = {p: v[when] / r["plan"][when] for p, v in r["pages"].items() if v[when] == v[when]}
+        worst = max(ratios, key=ratios.get) if ratios else "none"
+        print(f"goal at {top:,} files, {when}: no page above {GOAL_RATIO:g}x plan: "
+              f"{'MET' if ratios and ratios[worst] <= GOAL_RATIO else 'NOT MET'} "
+              f"(worst {worst} {ratios.get(worst, float('nan')):.1f}x)")
+    slow = [p for p, v in r["pages"].items() if not (v["warm"] < 2 and v["cold"] < 10)]
+    print(f"issue goal at {top:,} files (every page < 2 s warm, < 10 s cold): "
+          f"{'MET' if not slow else 'NOT MET: ' + ', '.join(slow)}")
+    if top < 50_000:
+        print(f"(the goals are stated for 50,000 files; this run stopped at {top:,})")
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""``sample build --scale large``: the production-size warehouse's shape, read back by our reader.
+
+Built at a few hundred files with real local Spark (the shape is the same at 50,000).
+"""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import indexcore
+from indexcore.sample_large import ORDER_BUCKETS, UPDATE_SHARE, shape
+from indexcore.views import view
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parent.parent
+FILES = 400
+SEED = 7
+INDEX_KINDS = {"bitmap", "bloom-filter", "range-bitmap", "bsi"}
+
+
+@pytest.fixture(scope="module")
+def spark():
+    pytest.importorskip("pyspark")
+    from indexcore.spark import get_session
+
+    try:
+        session = get_session("local[2]", app_name="indexcore-tests", shuffle_partitions=2)
+    except Exception as exc:  # no Java: nothing to test here
+        pytest.skip(f"no local Spark session: {exc}")
+    return session
+
+
+@pytest.fixture(scope="module")
+def built(spark, tmp_path_factory):
+    from indexcore.sample_large import build_large
+
+    root = tmp_path_factory.mktemp("large")
+    calls = []
+    summary = build_large(str(root), SEED, FILES, spark=spark, progress=lambda d, t, m: calls.append((d, t)))
+    return root, summary, calls
+
+
+def test_files_partitions_and_snapshots(built):
+    root, summary, calls = built
+    wh = indexcore.open_warehouse(str(root))
+    assert sorted(wh.tables()) == ["large.events", "large.orders", "large.users"]
+    plans = {name: wh.table(name).plan() for name in wh.tables()}
+    assert sum(len(p.files) for p in plans.values()) == FILES == summary["data_files"]
+    for name, plan in plans.items():
+        assert not plan.problems, (name, plan.problems)
+    planned = shape(FILES)
+    events = wh.table("large.events")
+    partitions = {lf.partition for lf in plans["large.events"].files}
+    assert len(partitions) == planned["partitions"] >= FILES // 350
+    assert len(events.snapshot_ids()) == planned["event_batches"]
+    orders = wh.table("large.orders")
+    assert len(orders.snapshot_ids()) == 2 * planned["order_batches"]  # APPEND + COMPACT per batch
+    assert calls[-1][0] == calls[-1][1] == planned["order_batches"] + 3 + planned["event_batches"]
+    rows = sum(lf.file.row_count for lf in plans["large.events"].files)
+    assert 10 * FILES < rows < 1000 * FILES, "small files, like a streaming ingest"
+
+
+def test_every_index_kind_embedded_and_in_index_files(built):
+    root, _, _ = built
+    table = indexcore.open_warehouse(str(root)).table("large.events")
+    fi = view(table, "file_indexes").to_pandas()
+    seen = fi.groupby("index_type")["storage_type"].agg(set).to_dict()
+    assert set(seen) == INDEX_KINDS
+    for kind, storages in seen.items():
+        assert storages == {"EMBEDDED", "FILE"}, kind
+    for lf in table.plan().files[:50]:
+        if lf.file.extra_files:
+            assert os.path.exists(os.path.join(os.path.dirname(lf.path), lf.file.extra_files[0]))
+
+
+def test_deletion_vectors_uneven_over_buckets(built):
+    root, _, _ = built
+    table = indexcore.open_warehouse(str(root)).table("large.orders")
+    dv = view(table, "deletion_vectors").to_pandas()
+    deleted = dv.groupby("bucket")["deleted"].sum().reindex(range(ORDER_BUCKETS), fill_value=0)
+    assert deleted.sum() > 0
+    never = [b for b, share in enumerate(UPDATE_SHARE) if share == 0]
+    assert all(deleted[b] == 0 for b in never)
+    assert deleted[0] > 2 * deleted[5] > 0
+    total = sum(dv_.cardinality for lf in table.plan().files if (dv_ := table.deletion_vector(lf)) is not None)
+    assert total == deleted.sum()
+
+
+def test_dynamic_bucket_hash_index(built):
+    root, _, _ = built
+    table = indexcore.open_warehouse(str(root)).table("large.users")
+    indexes = view(table, "table_indexes").to_pandas()
+    assert set(indexes["index_type"]) == {"HASH"}
+    buckets = view(table, "hash_buckets").to_pandas()
+    assert len(buckets) == len(indexes) > 4
+
+
+def test_same_seed_same_bytes(built, spark, tmp_path):
+    from indexcore.sample_large import build_large
+
+    root, summary, _ = built
+    again = build_large(str(tmp_path), SEED, FILES, spark=spark)
+    assert again == {**summary, "warehouse": str(tmp_path)}
+    for rel in ("large.db/events/snapshot/snapshot-3", "large.db/orders/snapshot/snapshot-4",
+                "large.db/users/schema/schema-0"):
+        assert filecmp.cmp(root / rel, tmp_path / rel, shallow=False), rel
+    manifests = sorted(os.listdir(root / "large.db/events/manifest"))
+    assert manifests == sorted(os.listdir(tmp_path / "large.db/events/manifest"))
+    for name in manifests[:5]:
+        assert filecmp.cmp(root / "large.db/events/manifest" / name,
+                           tmp_path / "large.db/events/manifest" / name, shallow=False), name
+
+
+def test_cli_builds_large(tmp_path):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-m", "indexcore", "sample", "build", str(tmp_path / "wh"), "--scale",
+                          "large", "--files", "150", "--format", "json"], env=env, cwd=ROOT, capture_output=True,
+                         text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    summary = json.loads(out.stdout)
+    assert summary["data_files"] == 150
+    wh = indexcore.open_warehouse(str(tmp_path / "wh"))
+    assert sum(len(wh.table(n).plan().files) for n in wh.tables()) == 150
+    bad = subprocess.run([sys.executable, "-m", "indexcore", "sample", "build", str(tmp_path / "x"), "--files", "9"],
+                         env=env, cwd=ROOT, capture_output=True, text=True)
+    assert bad.returncode == 2 and "--scale large" in bad.stderr
