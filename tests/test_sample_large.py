@@ -21,7 +21,7 @@ from indexcore.views import view
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = 400
+FILES = 300
 SEED = 7
 INDEX_KINDS = {"bitmap", "bloom-filter", "range-bitmap", "bsi"}
 
@@ -103,32 +103,35 @@ def test_dynamic_bucket_hash_index(built):
     assert len(buckets) == len(indexes) > 4
 
 
-def test_same_seed_same_bytes(built, spark, tmp_path):
-    from indexcore.sample_large import build_large
-
+def test_cli_same_seed_same_bytes(built, tmp_path):
+    """The CLI with the same seed and size writes the same summary and the same bytes."""
     root, summary, _ = built
-    again = build_large(str(tmp_path), SEED, FILES, spark=spark)
-    assert again == {**summary, "warehouse": str(tmp_path)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-m", "indexcore", "sample", "build", str(tmp_path), "--scale", "large",
+                          "--files", str(FILES), "--seed", str(SEED), "--master", "local[2]", "--format", "json"],
+                         env=env, cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout) == {**summary, "warehouse": str(tmp_path)}
     for rel in ("large.db/events/snapshot/snapshot-3", "large.db/orders/snapshot/snapshot-4",
                 "large.db/users/schema/schema-0"):
         assert filecmp.cmp(root / rel, tmp_path / rel, shallow=False), rel
-    manifests = sorted(os.listdir(root / "large.db/events/manifest"))
-    assert manifests == sorted(os.listdir(tmp_path / "large.db/events/manifest"))
-    for name in manifests[:5]:
-        assert filecmp.cmp(root / "large.db/events/manifest" / name,
-                           tmp_path / "large.db/events/manifest" / name, shallow=False), name
-
-
-def test_cli_builds_large(tmp_path):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run([sys.executable, "-m", "indexcore", "sample", "build", str(tmp_path / "wh"), "--scale",
-                          "large", "--files", "150", "--format", "json"], env=env, cwd=ROOT, capture_output=True,
-                         text=True, timeout=900)
-    assert out.returncode == 0, out.stderr[-2000:]
-    summary = json.loads(out.stdout)
-    assert summary["data_files"] == 150
-    wh = indexcore.open_warehouse(str(tmp_path / "wh"))
-    assert sum(len(wh.table(n).plan().files) for n in wh.tables()) == 150
+    for table in ("events", "orders"):
+        manifests = sorted(os.listdir(root / f"large.db/{table}/manifest"))
+        assert manifests == sorted(os.listdir(tmp_path / f"large.db/{table}/manifest"))
+        for name in manifests[:6]:
+            assert filecmp.cmp(root / f"large.db/{table}/manifest" / name,
+                               tmp_path / f"large.db/{table}/manifest" / name, shallow=False), name
     bad = subprocess.run([sys.executable, "-m", "indexcore", "sample", "build", str(tmp_path / "x"), "--files", "9"],
                          env=env, cwd=ROOT, capture_output=True, text=True)
     assert bad.returncode == 2 and "--scale large" in bad.stderr
+
+
+def test_shape_at_production_size():
+    """The default 50,000 files: 100+ partitions, ~250 event batches, a few hundred snapshots."""
+    planned = shape(50_000)
+    assert planned["partitions"] >= 100
+    assert 200 <= planned["event_batches"] <= 300
+    snapshots = planned["event_batches"] + 2 * planned["order_batches"] + 3
+    assert 300 <= snapshots <= 600
+    with pytest.raises(ValueError):
+        shape(50)
