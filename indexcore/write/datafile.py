@@ -120,15 +120,21 @@ def _truncate_max(text: str) -> str | None:
     return None
 
 
+_CONVERTED = frozenset({"DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ"})  # internal_values converts these
+
+
 def column_stats(column: pa.ChunkedArray | pa.Array, dtype: DataType) -> tuple[Any, Any, int]:
     """(min, max, null count) in internal values, with Paimon's default string truncation."""
     nulls = column.null_count
     if len(column) == nulls or dtype.root in ("BINARY", "VARBINARY"):
         return None, None, nulls
     mm = pc.min_max(column)
-    lo = pa.array([mm["min"].as_py()], type=column.type)
-    hi = pa.array([mm["max"].as_py()], type=column.type)
-    low, high = internal_values(lo, dtype)[0], internal_values(hi, dtype)[0]
+    if dtype.root in _CONVERTED:
+        lo = pa.array([mm["min"].as_py()], type=column.type)
+        hi = pa.array([mm["max"].as_py()], type=column.type)
+        low, high = internal_values(lo, dtype)[0], internal_values(hi, dtype)[0]
+    else:  # the Python value is already the internal one: no one-element arrays per file and column
+        low, high = mm["min"].as_py(), mm["max"].as_py()
     if dtype.root in ("CHAR", "VARCHAR"):
         low, high = _truncate_min(low), _truncate_max(high)
     return low, high, nulls
