@@ -61,8 +61,10 @@ def build(cache: Path, files: int) -> tuple[Path, float | None]:
     print(f"building {files:,} files into {target} ...", flush=True)
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-m", "indexcore", "sample", "build", str(target), "--scale", "large",
-                          "--files", str(files), "--format", "json"], env=_env(), cwd=ROOT, check=True,
-                         stdout=subprocess.PIPE)
+                          "--files", str(files), "--format", "json"], env=_env(), cwd=ROOT,
+                         capture_output=True, text=True)
+    if out.returncode:
+        raise SystemExit(f"the build failed: {out.stderr[-2000:]}")
     seconds = time.perf_counter() - t0
     summary = json.loads(out.stdout)
     marker.write_text(json.dumps({"seconds": seconds, "summary": summary}))
