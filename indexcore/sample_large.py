@@ -263,23 +263,10 @@ def build_orders(spark, root: str, seed: int, batches: int, step: Callable[[str]
 
 # ---------------------------------------------------------------------------------- users
 
-def _users_frame(spark, keys: list[int], seed: int, version: int):
-    from pyspark.sql import functions as F
-
-    df = spark.createDataFrame([(REGIONS[k % len(REGIONS)], k) for k in keys], "region string, user_id long")
-    h = F.xxhash64(F.col("user_id"), F.lit(seed + version))
-    return df.select(
-        "region", "user_id",
-        F.format_string("user%07d", F.col("user_id")).alias("name"),
-        F.element_at(F.array(F.lit("free"), F.lit("free"), F.lit("pro"), F.lit("team")),
-                     (F.pmod(h, F.lit(4)) + 1).cast("int")).alias("tier"),
-        F.lit(version).alias("version"),
-    )
-
-
 def build_users(spark, root: str, seed: int, buckets_per_batch: int, step: Callable[[str], None]) -> TableWriter:
     """Three batches; each fills ``buckets_per_batch`` new buckets per region and updates a
     tenth of the older users (touching every older bucket)."""
+    from .sample import _users_frame as users_frame
     from .spark.pipeline import write_dataframe
 
     schema = make_schema(
@@ -294,7 +281,8 @@ def build_users(spark, root: str, seed: int, buckets_per_batch: int, step: Calla
     for version in range(1, 4):
         new = list(range(len(old), len(old) + per_batch - (USERS_TARGET_ROWS // 3 if version == 3 else 0)))
         updates = sorted(rnd.sample(old, len(old) // 10))
-        write_dataframe(writer, _users_frame(spark, new + updates, seed, version), num_tasks=2)
+        pairs = [(REGIONS[k % len(REGIONS)], k) for k in new + updates]
+        write_dataframe(writer, users_frame(spark, pairs, seed, version), num_tasks=2)
         old += new
         step("large.users")
     return writer

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_spark_pipeline import spark  # noqa: F401 - the session-wide local[2] Spark
 
 import indexcore
 from indexcore.sample_large import ORDER_BUCKETS, UPDATE_SHARE, shape
@@ -27,19 +28,7 @@ INDEX_KINDS = {"bitmap", "bloom-filter", "range-bitmap", "bsi"}
 
 
 @pytest.fixture(scope="module")
-def spark():
-    pytest.importorskip("pyspark")
-    from indexcore.spark import get_session
-
-    try:
-        session = get_session("local[2]", app_name="indexcore-tests", shuffle_partitions=2)
-    except Exception as exc:  # no Java: nothing to test here
-        pytest.skip(f"no local Spark session: {exc}")
-    return session
-
-
-@pytest.fixture(scope="module")
-def built(spark, tmp_path_factory):
+def built(spark, tmp_path_factory):  # noqa: F811 - the imported fixture
     from indexcore.sample_large import build_large
 
     root = tmp_path_factory.mktemp("large")
