@@ -213,9 +213,10 @@ def _index_bytes(frame: pd.DataFrame, plan, data_bytes: int) -> list[IndexBytes]
     if not ok.empty:
         per_file = ok.groupby(["file_path", "storage_type"]).agg(
             container=("index_container_size_in_bytes", "first"), blobs=("index_size_in_bytes", "sum"))
-        for (_path, storage), r in per_file.iterrows():
-            if pd.notna(r["container"]):
-                add(CONTAINER_HEAD, storage, 1, max(0, int(r["container"]) - int(r["blobs"])))
+        per_file = per_file[per_file["container"].notna()]
+        heads = (per_file["container"] - per_file["blobs"]).clip(lower=0)
+        for storage, g in heads.groupby(level="storage_type"):
+            add(CONTAINER_HEAD, storage, len(g), int(g.sum()))
     for e in plan.index_entries:
         add(e.index_file.index_type, "INDEX MANIFEST", 1, e.index_file.file_size)
     return [IndexBytes(kind, storage, files, size, size / data_bytes if data_bytes else None)

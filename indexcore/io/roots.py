@@ -17,6 +17,7 @@ from fsspec.core import split_protocol
 from fsspec.registry import get_filesystem_class
 
 from ..errors import StorageError
+from .cache import LRU, env_int
 
 # layers that only cache the layer below: they add no path of their own
 CACHING_PROTOCOLS = frozenset({"simplecache", "filecache", "blockcache", "cached"})
@@ -54,10 +55,29 @@ def _strip(protocol: str, text: str) -> str:
     return cls._strip_protocol(text)
 
 
+# resolved local directories (symlinks followed), so a walk over 50,000 files in a few hundred
+# directories resolves each directory once rather than every path component of every file
+_REAL_DIRS = LRU(env_int("INDEXCORE_REALPATH_DIRS", 4096))
+
+
+def _realpath(path: str) -> str:
+    """``os.path.realpath`` with the parent directory's resolution memoized (bounded); a path
+    whose last component is itself a symlink (or ``.``/``..``) is resolved in full."""
+    path = os.path.abspath(os.path.expanduser(path))
+    parent, base = os.path.split(path)
+    if not base or base in (".", "..") or os.path.islink(path):
+        return os.path.realpath(path)
+    real = _REAL_DIRS.get(parent)
+    if real is None:
+        real = os.path.realpath(parent)
+        _REAL_DIRS.put(parent, real)
+    return os.path.join(real, base)
+
+
 def normalize_path(protocol: str, path: str) -> str:
     """A layer's path in comparable form: symlinks resolved for local paths, ``..`` folded."""
     if protocol == LOCAL:
-        return os.path.realpath(os.path.expanduser(path)) if path else path
+        return _realpath(path) if path else path
     path = posixpath.normpath(path) if path else path
     return path.rstrip("/")
 

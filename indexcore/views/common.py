@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
 
 from ..errors import IndexCoreError
 from ..formats.base import FileIndexReader
+from ..formats.container import IndexEntry
+from ..io.cache import LRU, env_int
 from ..types import DataType, to_json_value
 from ..warehouse.model import LiveFile
 
@@ -45,13 +48,30 @@ def stats_text(names: list[str], types: list[DataType | None], values: tuple) ->
     return "{" + ", ".join(f"{n}={_text(t, v)}" for n, t, v in zip(names, types, values, strict=False)) + "}"
 
 
+_LABELS = LRU(env_int("INDEXCORE_PARTITION_LABELS", 100_000))
+
+
+def partition_text_cached(values: tuple, types: list[DataType]) -> str:
+    """:func:`partition_text`, memoized (bounded): per-file views render the same few hundred
+    partitions tens of thousands of times."""
+    try:
+        key = (values, tuple(types))
+        hit = _LABELS.get(key)
+    except TypeError:  # a value that cannot be a key
+        return partition_text(values, types)
+    if hit is None:
+        hit = partition_text(values, types)
+        _LABELS.put(key, hit)
+    return hit
+
+
 def partition_types(table) -> list[DataType]:
     return [f.type for f in table.schema().partition_fields]
 
 
 def partition_label(partition: tuple, types: list[DataType]) -> str:
     """``{v1, v2}`` as Paimon's system tables show a partition; ``(unpartitioned)`` without keys."""
-    return partition_text(partition, types) if types else UNPARTITIONED
+    return partition_text_cached(partition, types) if types else UNPARTITIONED
 
 
 def from_rows(rows: list[dict], schema: pa.Schema) -> pa.Table:
@@ -75,7 +95,9 @@ def dv_cardinality(table, live_file: LiveFile) -> int | None:
 
 @dataclass(frozen=True)
 class IndexBlob:
-    """One (data file, column, index type) file index, opened lazily; ``error`` when unreadable."""
+    """One (data file, column, index type) file index from its container's head; ``error`` when
+    the head says it cannot be used. Its :attr:`reader` is opened on first use only, so a
+    census of blobs reads heads alone; an error opening it is :attr:`reader_error`."""
 
     file: LiveFile
     column: str | None
@@ -83,34 +105,65 @@ class IndexBlob:
     size: int
     empty: bool
     embedded: bool
-    reader: FileIndexReader | None
     dtype: DataType | None
     error: str | None = None
     offset: int | None = None
     container_size: int | None = None
+    entry: IndexEntry | None = field(default=None, repr=False, compare=False)
+    options: dict | None = field(default=None, repr=False, compare=False)
+    source: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def _opened(self) -> tuple[FileIndexReader | None, str | None]:
+        if self.error is not None or self.entry is None or self.source is None:
+            return None, None
+        from ..formats.container import FileIndexContainer
+
+        try:
+            src = self.source()
+            return FileIndexContainer(src, None).reader(self.entry, self.dtype, self.options), None
+        except IndexCoreError as exc:
+            return None, str(exc)
+
+    @property
+    def reader(self) -> FileIndexReader | None:
+        """The blob's reader (None when the head or opening it failed)."""
+        return self._opened[0]
+
+    @property
+    def reader_error(self) -> str | None:
+        """Why opening the reader failed (the head's ``error`` first)."""
+        return self.error or self._opened[1]
 
 
 def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterable[str] | None = None,
                       column: str | None = None, progress: Progress | None = None) -> Iterator[IndexBlob]:
-    """Every file index of the snapshot's live files, filtered by type and column.
+    """Every file index of the snapshot's live files, filtered by type and column, from the
+    (cached) container heads; readers open lazily.
 
     A container that cannot be read yields one blob with ``column`` None and the ``error``.
     """
-    from ..formats.container import read_container
+    from ..formats import FILE_INDEX_TYPES as DECODED
+    from ..formats import _load as load_reader_class
 
     wanted = set(index_types) if index_types is not None else None
     files = [lf for lf in table.plan(snapshot_id).files if lf.has_file_index]
-    for i, lf in enumerate(table.iter_prefetched(files, dv=False)):
+    options: dict[tuple, dict] = {}
+    schemas: dict[int, Any] = {}
+    for i, (lf, head, head_error) in enumerate(table.iter_index_heads(files)):
         tick(progress, i, len(files), lf.file.file_name)
         embedded = lf.file.embedded_index is not None
-        try:
-            source = table.file_index_source(lf)
-            container = read_container(source)
-        except IndexCoreError as exc:
-            yield IndexBlob(lf, None, None, 0, False, embedded, None, None, str(exc))
+        if head is None:
+            yield IndexBlob(lf, None, None, 0, False, embedded, None, head_error)
             continue
-        schema = table.file_schema(lf)
-        for entry in container.head.entries:
+        schema = schemas.get(lf.file.schema_id)
+        if schema is None:
+            schema = schemas[lf.file.schema_id] = table.file_schema(lf)
+
+        def source(lf=lf):
+            return table.file_index_source(lf)
+
+        for entry in head.entries:
             if wanted is not None and entry.index_type not in wanted:
                 continue
             if column is not None and entry.column != column:
@@ -119,17 +172,22 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
                 dtype = schema.field(entry.column).type
             except KeyError:
                 dtype = None
-            reader, error = None, None
+            error, opts = None, None
             if dtype is None:
                 error = f"column {entry.column!r} is not in schema {schema.id}"
             else:
-                try:
-                    opts = schema.file_index_options(entry.column, entry.index_type)
-                    reader = container.reader(entry, dtype, opts)
-                except IndexCoreError as exc:
-                    error = str(exc)
+                key = (schema.id, entry.column, entry.index_type)
+                opts = options.get(key)
+                if opts is None:
+                    opts = options[key] = schema.file_index_options(entry.column, entry.index_type)
+                if entry.index_type not in DECODED and not entry.empty:
+                    try:
+                        load_reader_class(entry.index_type, 0)  # the error opening its reader would raise
+                    except IndexCoreError as exc:
+                        error = str(exc)
             yield IndexBlob(lf, entry.column, entry.index_type, 0 if entry.empty else entry.length,
-                            entry.empty, embedded, reader, dtype, error, entry.offset, source.size)
+                            entry.empty, embedded, dtype, error, entry.offset, head.file_size,
+                            entry, opts, source)
     tick(progress, len(files), len(files), "done")
 
 
@@ -137,7 +195,10 @@ def summaries(table, snapshot_id, index_types, progress=None, column=None) -> li
     """Each index blob with its reader's ``summary()`` (``{"error": ...}`` or ``{"empty": True}``)."""
     out = []
     for blob in iter_file_indexes(table, snapshot_id, index_types, column, progress):
-        if blob.error is None and blob.reader is not None and not blob.empty:
+        if blob.error is None and not blob.empty:
+            if blob.reader is None:
+                out.append((blob, {"error": blob.reader_error}))
+                continue
             try:
                 out.append((blob, blob.reader.summary()))
             except IndexCoreError as exc:

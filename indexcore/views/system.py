@@ -17,7 +17,15 @@ from ..errors import IndexCoreError
 from ..paimon.layout import BRANCH_PREFIX, tag_path
 from ..types import DataType
 from ..warehouse.table import KNOWN_INDEX_TYPES
-from .common import TS, from_rows, iter_file_indexes, partition_text, partition_types, stats_text
+from .common import (
+    TS,
+    from_rows,
+    iter_file_indexes,
+    partition_text,
+    partition_text_cached,
+    partition_types,
+    stats_text,
+)
 
 
 def _millis_dt(millis: int | None) -> _dt.datetime | None:
@@ -139,7 +147,7 @@ def files(table, snapshot_id: int | None = None) -> pa.Table:
         vs = m.value_stats
         ktypes = table._key_types(m.schema_id) if keyed else []
         rows.append({
-            "partition": partition_text(lf.partition, types), "bucket": lf.bucket, "file_path": lf.path,
+            "partition": partition_text_cached(lf.partition, types), "bucket": lf.bucket, "file_path": lf.path,
             "file_format": m.file_format, "schema_id": m.schema_id, "level": m.level,
             "record_count": m.row_count, "file_size_in_bytes": m.file_size,
             "min_key": partition_text(tuple(m.min_key), ktypes) if keyed else None,
@@ -177,7 +185,7 @@ def file_indexes(table, snapshot_id: int | None = None) -> pa.Table:
     for b in iter_file_indexes(table, snapshot_id):
         lf, m = b.file, b.file.file
         rows.append({
-            "partition": partition_text(lf.partition, types), "bucket": lf.bucket, "file_path": lf.path,
+            "partition": partition_text_cached(lf.partition, types), "bucket": lf.bucket, "file_path": lf.path,
             "file_size_in_bytes": m.file_size, "record_count": m.row_count, "schema_id": m.schema_id,
             "column_name": b.column, "index_type": b.index_type,
             "storage_type": "EMBEDDED" if b.embedded else "FILE",

@@ -60,7 +60,7 @@ class TableSchema:
                 return f
         return None
 
-    @property
+    @cached_property
     def field_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.fields)
 

@@ -69,6 +69,8 @@ _setattr = object.__setattr__
 # per table: plans of this many snapshots, decoded manifests holding this many entries in all
 PLAN_CACHE = env_int("INDEXCORE_PLAN_CACHE", 8)
 MANIFEST_CACHE_ENTRIES = env_int("INDEXCORE_MANIFEST_CACHE_ENTRIES", 500_000)
+# container heads kept per table (files; Paimon's data and index files never change once written)
+HEAD_CACHE_FILES = env_int("INDEXCORE_HEAD_CACHE_FILES", 200_000)
 SYSTEM_BIGINT_FIELDS = ("_ROW_ID", "_SEQUENCE_NUMBER", "_KEY__SEQUENCE_NUMBER")
 
 
@@ -106,6 +108,11 @@ class Plan:
         return [e for e in self.index_entries if e.index_file.index_type not in KNOWN_INDEX_TYPES]
 
 
+def _head_key(lf: LiveFile) -> tuple:
+    """A file index container's identity: its ``.index`` file, or the data file it is embedded in."""
+    return (lf.path, lf.index_path if lf.file.embedded_index is None else None)
+
+
 class Table:
     """One table (or one branch of it) under a read-only :class:`Storage`."""
 
@@ -124,6 +131,7 @@ class Table:
         # decoded manifests (weighed by entries) and plans (one each), least recently used out
         self._manifests = LRU(MANIFEST_CACHE_ENTRIES)
         self._plans = LRU(PLAN_CACHE)
+        self._heads = LRU(HEAD_CACHE_FILES)
         self._partitions: dict[bytes, tuple] = {}
         self._external_roots: dict[str, str | None] = {}
         self._layout: tuple[TableSchema, PathLayout] | None = None
@@ -173,7 +181,8 @@ class Table:
 
     def schema(self, schema_id: int | None = None) -> TableSchema:
         """The latest schema, or the one with ``schema_id``."""
-        self.schemas()
+        if self._schemas is None:
+            self.schemas()
         schemas = self._schemas
         if not schemas:
             why = next((p for p in self.problems if p.structure == "schema"), None)
@@ -684,14 +693,30 @@ class Table:
 
         What an index census needs (columns, kinds, sizes, unreadable containers) without
         opening a reader per blob; ``head`` is None when ``error`` says why it is unreadable.
+        Heads are cached per file (bounded), so health, inventory, views and pages that walk
+        the same snapshot read each container head once; only uncached ones are prefetched.
         """
         from ..formats.container import read_head
 
-        for lf in self.iter_prefetched([lf for lf in files if lf.has_file_index], dv=False):
-            try:
-                yield lf, read_head(self.file_index_source(lf)), None
-            except IndexCoreError as exc:
-                yield lf, None, str(exc)
+        files = [lf for lf in files if lf.has_file_index]
+        heads = self._heads
+        missing = [lf for lf in files if _head_key(lf) not in heads]
+        fetching = {id(lf) for lf in missing}
+        fetched = self.iter_prefetched(missing, dv=False)
+        for lf in files:
+            key = _head_key(lf)
+            hit = heads.get(key)
+            if hit is None:
+                if id(lf) in fetching:  # advance the prefetch batches to this file
+                    for ahead in fetched:
+                        if ahead is lf:
+                            break
+                try:
+                    hit = (read_head(self.file_index_source(lf)), None)
+                except IndexCoreError as exc:
+                    hit = (None, str(exc))
+                heads.put(key, hit)
+            yield lf, *hit
 
     def file_index_source(self, live_file: LiveFile) -> ByteSource | None:
         """The file's file-index bytes: embedded in the manifest, or its ``.index`` file."""
