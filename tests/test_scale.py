@@ -308,3 +308,145 @@ def test_problems_frame_from_heads_equals_the_blob_listing(conformance):
             assert list(zip(got["path"], got["reason"], strict=True)) == want, (str(root), name)
             listed += len(want)
     assert listed >= 2 or not SAMPLE.is_dir()
+
+
+def _roots(conformance: Path) -> list[Path]:
+    roots = [SAMPLE] if SAMPLE.is_dir() else []
+    return roots + sorted(p for p in (conformance / "warehouses").iterdir() if p.is_dir())
+
+
+def file_indexes_opening_every_reader(table) -> list[dict]:
+    """``$file_indexes`` as it was built before heads were cached: every container read and every
+    blob's reader opened, an opening error being the row's error."""
+    from indexcore.errors import IndexCoreError
+    from indexcore.formats.container import read_container
+
+    rows = []
+    for lf in [lf for lf in table.plan().files if lf.has_file_index]:
+        embedded = lf.file.embedded_index is not None
+        base = {"file_path": lf.path, "storage_type": "EMBEDDED" if embedded else "FILE"}
+        try:
+            source = table.file_index_source(lf)
+            container = read_container(source)
+        except IndexCoreError as exc:
+            rows.append({**base, "column_name": None, "index_type": None, "index_size_in_bytes": 0,
+                         "index_container_size_in_bytes": None, "is_empty": None, "index_offset": None,
+                         "error": str(exc)})
+            continue
+        schema = table.file_schema(lf)
+        for e in container.head.entries:
+            error = None
+            if e.column not in schema.field_names:
+                error = f"column {e.column!r} is not in schema {schema.id}"
+            else:
+                try:
+                    container.reader(e, schema.field(e.column).type, schema.file_index_options(e.column, e.index_type))
+                except IndexCoreError as exc:
+                    error = str(exc)
+            rows.append({**base, "column_name": e.column, "index_type": e.index_type,
+                         "index_size_in_bytes": 0 if e.empty else e.length,
+                         "index_container_size_in_bytes": source.size, "is_empty": e.empty,
+                         "index_offset": e.offset, "error": error})
+    return rows
+
+
+def test_file_indexes_from_heads_equal_opening_every_reader(conformance):
+    """The head-only ``$file_indexes`` (readers never opened) lists, on the sample (corrupt and
+    missing ``.index`` files) and every Paimon-written table, what opening every reader did."""
+    keys = ["file_path", "storage_type", "column_name", "index_type", "index_size_in_bytes",
+            "index_container_size_in_bytes", "is_empty", "index_offset", "error"]
+    rows = errors = 0
+    for root in _roots(conformance):
+        wh = indexcore.open_warehouse(str(root))
+        for name in wh.tables():
+            table = wh.table(name)
+            got = [{k: r[k] for k in keys} for r in view(table, "file_indexes").to_pylist()]
+            assert got == file_indexes_opening_every_reader(table), (str(root), name)
+            rows += len(got)
+            errors += sum(1 for r in got if r["error"])
+    assert rows > 100 and (errors >= 2 or not SAMPLE.is_dir())
+
+
+def test_blob_readers_open_lazily_and_say_why_they_cannot(tmp_path):
+    """A census of blobs opens no reader. A BSI body made unreadable behind a valid head (a
+    version from the future) leaves ``$file_indexes`` (heads only) unchanged; the blob yields no
+    reader and its reason, and the kind frame (``range_frame``) shows that reason."""
+    import shutil
+
+    from indexcore.formats.container import read_head
+    from indexcore.views.common import iter_file_indexes
+
+    if not SAMPLE.is_dir():
+        pytest.skip("sample warehouse not built")
+    root = tmp_path / "wh"
+    shutil.copytree(SAMPLE, root)
+    table = indexcore.open_warehouse(str(root)).table("demo.events")
+    blobs = [b for b in iter_file_indexes(table) if not b.empty]
+    assert blobs and all("_opened" not in vars(b) for b in blobs)
+    target = next(b for b in blobs if b.index_type == "bsi" and not b.embedded)
+    before = view(table, "file_indexes").to_pylist()
+    assert range_frame_error(table, target) is None
+
+    head = read_head(table.file_index_source(target.file))
+    data = bytearray(Path(target.file.index_path).read_bytes())
+    data[target.offset] = 0x7F
+    Path(target.file.index_path).write_bytes(bytes(data))
+    table = indexcore.open_warehouse(str(root)).table("demo.events")
+    assert read_head(table.file_index_source(target.file)) == head
+    assert view(table, "file_indexes").to_pylist() == before
+    blob = next(b for b in iter_file_indexes(table, index_types=["bsi"], column=target.column)
+                if b.file.path == target.file.path)
+    assert blob.error is None and blob.reader is None and "bsi version 127" in blob.reader_error
+    assert "bsi version 127" in range_frame_error(table, target)
+
+
+def range_frame_error(table, blob) -> str | None:
+    frame = metrics.range_frame(table)
+    hit = frame[(frame["file_name"] == blob.file.file.file_name) & (frame["column"] == blob.column)
+                & (frame["index_type"] == blob.index_type)]
+    assert len(hit) == 1
+    return hit["error"].iloc[0]
+
+
+def test_each_container_head_is_read_once_for_a_pages_worth_of_views(conformance, monkeypatch):
+    """``$file_indexes``, table health, the index inventory, the problems frame and the overview
+    of one snapshot read each container head once; a second round reads no head again and the
+    head-only views issue no storage request."""
+    from indexcore.evaluate import advise, health
+    from indexcore.formats import container
+
+    reads = collections.Counter()
+    real = container.read_head
+
+    def counted(source):
+        reads[source.name] += 1
+        return real(source)
+
+    monkeypatch.setattr(container, "read_head", counted)
+    checked = 0
+    for root in _roots(conformance):
+        wh = indexcore.open_warehouse(str(root))
+        for name in wh.tables():
+            table = wh.table(name)
+            files = [lf for lf in table.plan().files if lf.has_file_index]
+            reads.clear()
+
+            def census(table=table):
+                view(table, "file_indexes")
+                advise.index_inventory(table)
+                metrics.problems_frame(table)
+                metrics.table_overview(table)
+
+            census()
+            health.table_health(table)
+            gone = sum(1 for lf in files if lf.file.embedded_index is None and not Path(lf.index_path).exists())
+            assert sum(reads.values()) == len(files) - gone and set(reads.values()) <= {1}, (str(root), name)
+            before, heads = table.storage.stats.requests, sum(reads.values())
+            view(table, "file_indexes")
+            advise.index_inventory(table)
+            metrics.problems_frame(table)
+            assert table.storage.stats.requests == before, (str(root), name)
+            census()  # the overview may decode a deletion vector, never a head again
+            assert sum(reads.values()) == heads, (str(root), name)
+            checked += len(files)
+    assert checked > 50

@@ -160,8 +160,10 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
         if schema is None:
             schema = schemas[lf.file.schema_id] = table.file_schema(lf)
 
-        def source(lf=lf):
-            return table.file_index_source(lf)
+        def source(lf=lf, opened=[]):  # noqa: B006 - one open per container, shared by its blobs
+            if not opened:
+                opened.append(table.file_index_source(lf))
+            return opened[0]
 
         for entry in head.entries:
             if wanted is not None and entry.index_type not in wanted:
