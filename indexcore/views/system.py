@@ -141,9 +141,13 @@ def files(table, snapshot_id: int | None = None) -> pa.Table:
     types = partition_types(table)
     keyed = bool(table.schema().trimmed_primary_keys)
     rows = []
+    stats_names: dict[tuple, tuple] = {}
     for lf in table.plan(snapshot_id).files:
         m = lf.file
-        names, vtypes = _stats_names(table, lf)
+        key = (m.schema_id, m.value_stats_cols, m.write_cols)
+        if key not in stats_names:
+            stats_names[key] = _stats_names(table, lf)
+        names, vtypes = stats_names[key]
         vs = m.value_stats
         ktypes = table._key_types(m.schema_id) if keyed else []
         rows.append({

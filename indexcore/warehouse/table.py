@@ -71,6 +71,7 @@ PLAN_CACHE = env_int("INDEXCORE_PLAN_CACHE", 8)
 MANIFEST_CACHE_ENTRIES = env_int("INDEXCORE_MANIFEST_CACHE_ENTRIES", 500_000)
 # container heads kept per table (files; Paimon's data and index files never change once written)
 HEAD_CACHE_FILES = env_int("INDEXCORE_HEAD_CACHE_FILES", 200_000)
+HEAD_PREFETCH_BYTES = 4096
 SYSTEM_BIGINT_FIELDS = ("_ROW_ID", "_SEQUENCE_NUMBER", "_KEY__SEQUENCE_NUMBER")
 
 
@@ -712,7 +713,9 @@ class Table:
                         if ahead is lf:
                             break
                 try:
-                    hit = (read_head(self.file_index_source(lf)), None)
+                    source = self.file_index_source(lf)
+                    source.prefetch(0, HEAD_PREFETCH_BYTES)  # most heads: one request, not two
+                    hit = (read_head(source), None)
                 except IndexCoreError as exc:
                     hit = (None, str(exc))
                 heads.put(key, hit)
