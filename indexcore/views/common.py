@@ -201,8 +201,9 @@ def summaries(table, snapshot_id, index_types, progress=None, column=None) -> li
             if blob.reader is None:
                 out.append((blob, {"error": blob.reader_error}))
                 continue
-            try:
-                out.append((blob, blob.reader.summary()))
+            try:  # the per-file views show no range-bitmap top values: not decoded for them
+                lite = {"top_values": False} if blob.index_type == "range-bitmap" else {}
+                out.append((blob, blob.reader.summary(**lite)))
             except IndexCoreError as exc:
                 out.append((blob, {"error": str(exc)}))
         else:
