@@ -7,7 +7,17 @@ from indexcore.commands.probe import parse_options
 from indexcore.errors import IndexCoreError
 from indexcore.evaluate.metrics import FILE_INDEX_TYPES, supported_index_types, whatif_frames
 from indexcore.formats import check_writer_options
-from pages.common import context, fmt_bytes, guard, need_table, needs, progress_callback, show_frame
+from pages.common import (
+    context,
+    fmt_bytes,
+    guard,
+    need_table,
+    needs,
+    progress_callback,
+    show_frame,
+    show_unusable,
+    unusable_files,
+)
 
 st.title("What-if")
 ctx = context()
@@ -39,6 +49,9 @@ elif suggestion:
     st.caption("No equality on a value of this snapshot prunes a file or a row (one file, or no statistics "
                "and indexes that separate values), so the page starts from an `IS NOT NULL`.")
 verify = st.checkbox("Verify against the data (reads every data file)", key="whatif_verify")
+
+with guard("Unusable files"):  # their indexes cannot prune, so the explain below keeps them
+    show_unusable(unusable_files(ctx, FILE_INDEX_TYPES), "whatif_unusable")
 
 result = None
 with guard("Explain"):

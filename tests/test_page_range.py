@@ -81,7 +81,7 @@ def test_value_ranges_takes_times_and_decimals():
     assert len(figures.value_ranges(text).data) == 0
 
 
-@pytest.mark.parametrize("page", ["bloom", "range", "table", "bitmap"])
+@pytest.mark.parametrize("page", ["bloom", "range", "table", "bitmap", "what_if"])
 def test_pages_list_the_files_they_could_not_use(page):
     """demo.faulty: one corrupt and one missing ``.index`` file, listed with their reason."""
     table = open_warehouse(str(SAMPLE)).table("demo.faulty")
