@@ -11,7 +11,7 @@ called while long loops run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pandas as pd
@@ -73,46 +73,29 @@ def supported_index_types(dtype: DataType) -> list[str]:
 # Warehouse and table overview
 
 
-def index_head_problems(table, files: Iterable[LiveFile]) -> Iterator[tuple[LiveFile, str | None, str]]:
-    """(file, index type, reason) for each file index that cannot be used, judged from container
-    heads alone: an unreadable container (type None), an index kind indexcore does not decode,
-    a column missing from the file's schema. Kinds seen are not needed here; corrupt blobs inside
-    a readable container show in the ``$file_indexes`` view (which opens every reader)."""
-    from ..formats import FILE_INDEX_TYPES as DECODED
-    from ..formats import _load as load_reader_class
-
-    for lf, head, error in table.iter_index_heads(files):
-        if error is not None:
-            yield lf, None, error
-            continue
-        schema = table.file_schema(lf)
-        names = set(schema.field_names)
-        for e in head.entries:
-            if e.column not in names:
-                yield lf, e.index_type, f"column {e.column!r} is not in schema {schema.id}"
-            elif e.index_type not in DECODED and not e.empty:
-                try:
-                    load_reader_class(e.index_type, 0)  # raises the error opening its reader would
-                except IndexCoreError as exc:
-                    yield lf, e.index_type, str(exc)
-
-
-def index_kinds(table, files: Iterable[LiveFile]) -> set[str]:
-    """The file index kinds the containers of ``files`` hold (heads only)."""
-    return {e.index_type for _lf, head, _error in table.iter_index_heads(files) if head is not None
-            for e in head.entries}
+def index_census(table, snapshot_id: int | None = None) -> tuple[set[str], list]:
+    """The file index kinds the snapshot's containers hold, and the blobs that cannot be used
+    (unreadable container, column missing from the file's schema, undecoded kind): from
+    :func:`iter_file_indexes`, which reads container heads only, so it stays cheap at 50,000
+    files. A corrupt blob inside a readable container shows on its kind's page."""
+    kinds, unusable = set(), []
+    for blob in iter_file_indexes(table, snapshot_id):
+        if blob.index_type is not None:
+            kinds.add(blob.index_type)
+        if blob.error is not None:
+            unusable.append(blob)
+    return kinds, unusable
 
 
 def table_overview(table, snapshot_id: int | None = None) -> dict[str, Any]:
     """One table in numbers: files, rows, bytes, index kinds, DVs and problems.
 
-    File indexes are counted from their container heads (no blob decoded, see
-    :func:`index_head_problems`); a corrupt blob inside a readable container shows on its page.
+    File indexes are counted from their container heads (:func:`index_census`).
     """
     snap = table.snapshot(snapshot_id)
     plan = _plan(table, snapshot_id)
-    kinds = index_kinds(table, plan.files)
-    index_errors = sum(1 for _ in index_head_problems(table, plan.files))
+    kinds, unusable = index_census(table, snapshot_id)
+    index_errors = len(unusable)
     for e in plan.index_entries:
         kinds.add(e.index_file.index_type)
     dv_files = [lf for lf in plan.files if lf.deletion_vector is not None]
@@ -154,7 +137,7 @@ def warehouse_overview(warehouse, progress: Progress | None = None) -> pd.DataFr
 
 def problems_frame(table, snapshot_id: int | None = None) -> pd.DataFrame:
     """Unreadable parts of the table and snapshot, plus file indexes that cannot be used
-    (:func:`index_head_problems`: heads only, so it stays cheap at 50,000 files)."""
+    (:func:`index_census`: heads only, so it stays cheap at 50,000 files)."""
     rows, seen = [], set()
     plan = _plan(table, snapshot_id)
     for p in plan.problems + table.problems:
@@ -162,9 +145,9 @@ def problems_frame(table, snapshot_id: int | None = None) -> pd.DataFrame:
         if key not in seen:
             seen.add(key)
             rows.append(p.to_dict())
-    for lf, _index_type, reason in index_head_problems(table, plan.files):
-        where = lf.index_path or f"{lf.path} (embedded file index)"
-        rows.append({"path": where, "structure": "file index", "reason": reason})
+    for blob in index_census(table, snapshot_id)[1]:
+        where = blob.file.index_path or f"{blob.file.path} (embedded file index)"
+        rows.append({"path": where, "structure": "file index", "reason": blob.error})
     return pd.DataFrame(rows, columns=["path", "structure", "reason"])
 
 
