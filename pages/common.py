@@ -368,12 +368,12 @@ def unusable_files(ctx: Context, index_types: tuple[str, ...]) -> pd.DataFrame:
 
 def missing_dv_files(ctx: Context) -> pd.DataFrame:
     """Live files of the picked snapshot whose deletion-vector file is gone (their deletes are lost)."""
-    from indexcore.evaluate.health import lost_deletion_vectors
+    from indexcore.evaluate.health import MISSING_DV, lost_deletion_vectors
 
     lost = lost_deletion_vectors(ctx.table, ctx.view("deletion_vectors"))
     if lost.empty:
         return pd.DataFrame(columns=["file_name", "dv_file", "why"])
-    return lost.assign(why="missing DV file")[["file_name", "dv_file", "why"]]
+    return lost.assign(why=MISSING_DV)[["file_name", "dv_file", "why"]]
 
 
 def unreadable_parts(ctx: Context) -> pd.DataFrame:

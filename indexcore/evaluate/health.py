@@ -56,6 +56,7 @@ UNUSABLE_FLOOR = 0.25
 INDEX_NOTE, INDEX_HEAVY = 0.5, 1.0
 CONTAINER_HEAD = "file-index head"
 UNUSABLE_COLUMNS = ["file_name", "index_type", "column_name", "why", "error"]
+MISSING_DV = "missing DV file"  # the reason a live file whose DV file is gone cannot be used
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,7 @@ def unusable_files(file_indexes: pd.DataFrame, index_types: Iterable[str] | None
         parts.append(bad[UNUSABLE_COLUMNS])
     if lost_dvs is not None and not lost_dvs.empty:
         parts.append(pd.DataFrame({"file_name": lost_dvs["file_name"], "index_type": DELETION_VECTORS,
-                                   "column_name": None, "why": "missing DV file",
+                                   "column_name": None, "why": MISSING_DV,
                                    "error": "file not found: " + lost_dvs["dv_file"].astype(str)}))
     if not parts:
         return pd.DataFrame(columns=UNUSABLE_COLUMNS)
@@ -336,7 +337,7 @@ def _items(h: TableHealth, mergeable: int, problems) -> list[HealthItem]:
             n = g["file_name"].nunique()
             kinds = [k for k in g["index_type"].dropna().unique() if k in KIND_PAGE]
             page = KIND_PAGE[kinds[0]] if len(kinds) == 1 else PAGE_TABLE
-            if why == "missing DV file":
+            if why == MISSING_DV:
                 page = PAGE_DV
             item("unusable-files", ERROR, f"{n} file(s) cannot be used: {why}", page,
                  max(UNUSABLE_FLOOR, n / max(1, h.files)), files=n)
@@ -448,7 +449,7 @@ def tables_frame(health: WarehouseHealth | Iterable[TableHealth]) -> pd.DataFram
             "index_pct": t.total_index_bytes / t.data_bytes if t.data_bytes else None,
             "small_files": t.small_files, "dv_density": t.dv_density, "worst_bucket_density": t.worst_bucket_density,
             "unusable_files": int(bad["file_name"].nunique()),
-            "missing_dv_files": int(bad.loc[bad["why"] == "missing DV file", "file_name"].nunique()),
+            "missing_dv_files": int(bad.loc[bad["why"] == MISSING_DV, "file_name"].nunique()),
             "problems": t.problems,
             "index_kinds": ", ".join(sorted({b.index_type for b in t.index_bytes if b.index_type != CONTAINER_HEAD})),
             "snapshot": t.snapshot, "error": t.error})
