@@ -301,19 +301,11 @@ def range_frame(table, snapshot_id: int | None = None, progress: Progress | None
 
 
 def file_stats(table, live_file: LiveFile) -> dict[str, tuple[Any, Any, int | None]]:
-    """Column -> (min, max, null count) from the manifest's value stats (names as the file wrote them)."""
-    meta = live_file.file
-    schema = table.file_schema(live_file)
-    names = meta.value_stats_cols if meta.value_stats_cols is not None else meta.write_cols
-    if names is None:
-        names = schema.field_names
-    vs = meta.value_stats
-    out = {}
-    for i, name in enumerate(names):
-        if i < len(vs.min_values):
-            out[name] = (vs.min_values[i], vs.max_values[i],
-                         vs.null_counts[i] if i < len(vs.null_counts) else None)
-    return out
+    """Latest-schema column -> (min, max, null count) of one file, as explain's stats stage reads
+    them (:func:`~indexcore.evaluate.explain.column_stats`: mapped by field id across evolution)."""
+    from .explain import column_stats
+
+    return column_stats(live_file, table.schema(), table.file_schema(live_file))
 
 
 def result_label(result: FileIndexResult) -> str:
