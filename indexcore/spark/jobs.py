@@ -287,7 +287,7 @@ def run_tasks(spark, fn: Callable[[dict], dict], specs: list[dict], description:
             if watch.cancelled or (cancel is not None and cancel.is_set()):
                 raise JobCancelledError(f"{description}: cancelled") from None
             raise IndexCoreError(f"{description}: Spark job failed: {exc}") from exc
-    if watch.cancelled:
+    if watch.cancelled or (cancel is not None and cancel.is_set()):  # set before the watcher saw the job
         raise JobCancelledError(f"{description}: cancelled")
     return [r for _, r in sorted(results, key=lambda t: t[0])]
 
