@@ -20,6 +20,7 @@ from . import commands
 from .commands.output import FORMATS, emit
 from .errors import IndexCoreError, PredicateError
 from .io import parse_storage_options, set_default_storage_options
+from .tuning import tune_gc
 from .types import parse_timestamp_text
 
 
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    tune_gc()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

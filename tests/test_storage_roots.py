@@ -146,3 +146,22 @@ def test_the_app_uses_the_same_check(tree, monkeypatch):
     at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
     at.run()
     assert any(REFUSED in e.value for e in at.sidebar.error), [e.value for e in at.sidebar.error]
+
+
+def test_a_resolved_directory_still_refuses_a_symlinked_file_and_dot_dot(tree):
+    """Resolving a directory once (the fast path for walks over many files) keeps every check:
+    a symlinked file beside a readable one, ``..`` out of it, and a path through it all hold."""
+    root, outside = tree
+    folder = root / "demo.db" / "orders" / "schema"
+    (folder / "leak").symlink_to(outside / "demo.db" / "users" / "schema" / "schema-0")
+    storage = Storage(str(root), allowed_roots=[str(root)])
+    first = storage.resolve(str(folder / "schema-0"))
+    assert first == str(folder / "schema-0")
+    assert storage.resolve(f"file://{folder}/schema-0") == first
+    assert storage.open(str(folder / "schema-0")).read_all().startswith(b"{")
+    assert storage.resolve(f"{folder}/..") == str(folder.parent)
+    for escape in (str(folder / "leak"), f"{folder}/../../../escape/demo.db",
+                   f"{folder}/../../../../outside/wh.zip"):
+        with pytest.raises(StorageError, match=REFUSED):
+            storage.resolve(escape)
+    assert storage.resolve(str(folder / "schema-0")) == first

@@ -39,6 +39,9 @@ INDEX_VIEWS: dict[str, Callable[..., pa.Table]] = {
     "global_index_coverage": indexes.global_index_coverage, "health": health.health,
 }
 VIEWS = {**SYSTEM_VIEWS, **INDEX_VIEWS}
+# per-file views of one snapshot, which health, the pages and the CLI each read: built once per
+# (table, snapshot) and kept on the table (:meth:`Table.derived`), since a snapshot never changes
+SNAPSHOT_VIEWS = frozenset({"files", "file_indexes", "deletion_vectors", "table_indexes"})
 BRANCH_PREFIX = "branch_"
 
 
@@ -78,6 +81,11 @@ def view(table, name: str, snapshot_id: int | None = None, **kwargs) -> pa.Table
     key = name.lstrip("$")
     if key not in VIEWS:
         raise IndexCoreError(f"no view ${key}; views: " + ", ".join(f"${v}" for v in VIEWS))
+    if key in SNAPSHOT_VIEWS and not kwargs:
+        snap = table.snapshot(snapshot_id)
+        if snap is not None:
+            return table.derived(("view", key, snap.id), lambda: VIEWS[key](table, snap.id),
+                                 weight=lambda result: result.num_rows)
     return VIEWS[key](table, snapshot_id, **kwargs)
 
 

@@ -182,21 +182,32 @@ def file_indexes(table, snapshot_id: int | None = None) -> pa.Table:
     """``$file_indexes``: one row per (data file, column, index type) from each container's head.
 
     ``storage_type`` is EMBEDDED (in the manifest) or FILE (a ``.index`` file beside the data);
-    a container that cannot be read is one row with ``error`` set and no column.
+    a container that cannot be read is one row with ``error`` set and no column. Built column
+    by column: at 50,000 files it has hundreds of thousands of rows.
     """
     types = partition_types(table)
-    rows = []
+    cols: dict[str, list] = {f.name: [] for f in FILE_INDEXES}
+    (partition, bucket, file_path, file_size, record_count, schema_id, column_name, index_type, storage,
+     index_file, index_size, container_size, is_empty, file_name, index_offset, error) = cols.values()
     for b in iter_file_indexes(table, snapshot_id):
         lf, m = b.file, b.file.file
-        rows.append({
-            "partition": partition_text_cached(lf.partition, types), "bucket": lf.bucket, "file_path": lf.path,
-            "file_size_in_bytes": m.file_size, "record_count": m.row_count, "schema_id": m.schema_id,
-            "column_name": b.column, "index_type": b.index_type,
-            "storage_type": "EMBEDDED" if b.embedded else "FILE",
-            "index_file_path": None if b.embedded else lf.index_path, "index_size_in_bytes": b.size,
-            "index_container_size_in_bytes": b.container_size, "is_empty": b.empty if b.column else None,
-            "file_name": m.file_name, "index_offset": b.offset, "error": b.error})
-    return from_rows(rows, FILE_INDEXES)
+        partition.append(partition_text_cached(lf.partition, types))
+        bucket.append(lf.bucket)
+        file_path.append(lf.path)
+        file_size.append(m.file_size)
+        record_count.append(m.row_count)
+        schema_id.append(m.schema_id)
+        column_name.append(b.column)
+        index_type.append(b.index_type)
+        storage.append("EMBEDDED" if b.embedded else "FILE")
+        index_file.append(None if b.embedded else lf.index_path)
+        index_size.append(b.size)
+        container_size.append(b.container_size)
+        is_empty.append(b.empty if b.column else None)
+        file_name.append(m.file_name)
+        index_offset.append(b.offset)
+        error.append(b.error)
+    return pa.Table.from_pydict(cols, schema=FILE_INDEXES)
 
 
 DV_RANGE = pa.struct([("f0", pa.string()), ("f1", pa.int32()), ("f2", pa.int32()), ("_CARDINALITY", pa.int64())])

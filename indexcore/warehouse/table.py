@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import gc
 import posixpath
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..errors import CorruptFileError, IndexCoreError, StorageError
 from ..formats.binary_row import decode_binary_row
+from ..formats.container import ContainerHead, head_from_prefix, read_head
 from ..formats.vector_index import FULL_TEXT_INDEX_TYPES, VECTOR_INDEX_TYPES
 from ..io import ByteSource, BytesSource, Fetch, Storage
 from ..io.cache import LRU, env_int
@@ -72,6 +73,9 @@ MANIFEST_CACHE_ENTRIES = env_int("INDEXCORE_MANIFEST_CACHE_ENTRIES", 500_000)
 # container heads kept per table (files; Paimon's data and index files never change once written)
 HEAD_CACHE_FILES = env_int("INDEXCORE_HEAD_CACHE_FILES", 200_000)
 HEAD_PREFETCH_BYTES = 4096
+# results derived from one snapshot (its views' rows) kept per table, weighed by rows
+DERIVED_CACHE_ROWS = env_int("INDEXCORE_DERIVED_ROWS", 2_000_000)
+_ABSENT = object()
 SYSTEM_BIGINT_FIELDS = ("_ROW_ID", "_SEQUENCE_NUMBER", "_KEY__SEQUENCE_NUMBER")
 
 
@@ -133,6 +137,7 @@ class Table:
         self._manifests = LRU(MANIFEST_CACHE_ENTRIES)
         self._plans = LRU(PLAN_CACHE)
         self._heads = LRU(HEAD_CACHE_FILES)
+        self._derived = LRU(DERIVED_CACHE_ROWS)
         self._partitions: dict[bytes, tuple] = {}
         self._external_roots: dict[str, str | None] = {}
         self._layout: tuple[TableSchema, PathLayout] | None = None
@@ -477,6 +482,18 @@ class Table:
             return self.resolve_external(meta.external_path, plan_problems)
         return self.layout.index_file_path(meta.file_name, partition_dir, entry.bucket)
 
+    def derived(self, key: Hashable, build: Callable[[], object],
+                weight: Callable[[object], int] | None = None) -> object:
+        """``build()``, kept under ``key`` (which names the snapshot it comes from): a snapshot
+        never changes, so a view of it built once serves every page, session and health check
+        after it. Bounded by ``weight`` (rows) in all, least recently used out."""
+        hit = self._derived.get(key, _ABSENT)
+        if hit is not _ABSENT:
+            return hit
+        value = build()
+        self._derived.put(key, value, max(int(weight(value)) if weight else 1, 1))
+        return value
+
     # -- planning --------------------------------------------------------------------------
     def plan(self, snapshot_id: int | None = None) -> Plan:
         """Live files of a snapshot (latest by default), cached per snapshot id."""
@@ -697,8 +714,6 @@ class Table:
         Heads are cached per file (bounded), so health, inventory, views and pages that walk
         the same snapshot read each container head once; only uncached ones are prefetched.
         """
-        from ..formats.container import read_head
-
         files = [lf for lf in files if lf.has_file_index]
         heads = self._heads
         missing = [lf for lf in files if _head_key(lf) not in heads]
@@ -713,13 +728,21 @@ class Table:
                         if ahead is lf:
                             break
                 try:
-                    source = self.file_index_source(lf)
-                    source.prefetch(0, HEAD_PREFETCH_BYTES)  # most heads: one request, not two
-                    hit = (read_head(source), None)
+                    hit = (self._index_head(lf), None)
                 except IndexCoreError as exc:
                     hit = (None, str(exc))
                 heads.put(key, hit)
             yield lf, *hit
+
+    def _index_head(self, lf: LiveFile) -> ContainerHead:
+        """A file's container head: from the manifest's bytes, or from the first bytes of its
+        ``.index`` file in one request; a head longer than that is read in full."""
+        embedded = lf.file.embedded_index
+        if embedded is not None:
+            head = head_from_prefix(embedded, len(embedded), f"{lf.path} (embedded file index)")
+        else:
+            head = head_from_prefix(*self.storage.read_prefix(lf.index_path, HEAD_PREFETCH_BYTES))
+        return head if head is not None else read_head(self.file_index_source(lf))
 
     def file_index_source(self, live_file: LiveFile) -> ByteSource | None:
         """The file's file-index bytes: embedded in the manifest, or its ``.index`` file."""
