@@ -24,7 +24,7 @@ import streamlit as st
 import indexcore
 from indexcore import views
 from indexcore.errors import IndexCoreError
-from indexcore.evaluate import metrics
+from indexcore.evaluate import health, metrics
 from indexcore.io import parse_storage_options
 from indexcore.io.cache import env_int as _env_int
 
@@ -408,6 +408,10 @@ PAGE_FILES = {"Table": "pages/table.py", "Bitmap indexes": "pages/bitmap.py", "B
               "Range-bitmap and BSI": "pages/range.py", "Deletion vectors": "pages/deletion_vectors.py",
               "Hash index": "pages/hash_index.py", "Global indexes": "pages/global_indexes.py",
               "What-if": "pages/what_if.py"}
+
+
+# a health item's severity -> the icon shown beside it (Table and Warehouse pages)
+SEVERITY_ICONS = {health.ERROR: ":material/error:", health.WARNING: ":material/warning:", health.INFO: ":material/info:"}
 
 
 def show_unusable(bad: pd.DataFrame, key: str) -> None:
