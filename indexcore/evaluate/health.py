@@ -200,8 +200,8 @@ def unusable_index_files(table, snapshot_id: int | None = None,
 
     - ``HASH`` (dynamic-bucket hash indexes): missing, unreadable (our error), or holding another
       number of hashes than the index manifest's row count;
-    - :data:`GLOBAL_INDEX`: missing, or a BTree / bitmap file whose head cannot be decoded
-      (vector and full-text files are only checked to exist);
+    - :data:`GLOBAL_INDEX`: missing, or a BTree / bitmap file whose head or null-row bitmap
+      cannot be decoded (vector and full-text files are only checked to exist);
     - :data:`UNKNOWN_KIND`: an index kind indexcore neither decodes nor lists.
 
     Unreadable index manifests are not here: they are plan problems (``problems_frame``).
@@ -235,7 +235,9 @@ def unusable_index_files(table, snapshot_id: int | None = None,
             meta, column = gif.entry.index_file, gif.field.name if gif.field is not None else None
             try:
                 reader = open_reader(table, gif)
-                if reader is None and not table.storage.exists(gif.path):
+                if reader is not None:
+                    _ = reader.null_rows  # decodes the head and the null-row bitmap
+                elif not table.storage.exists(gif.path):
                     raise StorageError(NOT_FOUND, file=gif.path)
             except IndexCoreError as exc:
                 broken(meta.file_name, gif.index_type, column, exc, MISSING_GLOBAL, UNREADABLE_GLOBAL)
