@@ -125,3 +125,17 @@ def test_global_index_files_missing_and_corrupt(global_tables, open_page):
     at.selectbox(key="table").select(f"default.{VECTOR}").run()
     assert not at.exception
     assert _listed(at) == {vector_file.entry.index_file.file_name: H.MISSING_GLOBAL}
+
+
+def test_unreadable_index_manifest_is_listed_on_both_pages(users, open_page):
+    """A truncated index manifest hides every HASH and global index file: both pages name it."""
+    table = indexcore.open_warehouse(str(users)).table("demo.users")
+    name = table.plan().snapshot.index_manifest
+    manifest = users / "demo.db" / "users" / "manifest" / name
+    data = manifest.read_bytes()
+    manifest.write_bytes(data[: len(data) // 2])
+    want = {name: "unreadable index manifest"}
+    for page in ("hash_index", "global_indexes"):
+        at = open_page(page, "demo.users", warehouse=users)
+        assert _listed(at) == want, page
+        assert not [e.value for e in at.error], page
