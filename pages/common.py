@@ -24,7 +24,7 @@ import streamlit as st
 import indexcore
 from indexcore import views
 from indexcore.errors import IndexCoreError
-from indexcore.evaluate import metrics
+from indexcore.evaluate import health, metrics
 from indexcore.io import parse_storage_options
 from indexcore.io.cache import env_int as _env_int
 
@@ -366,6 +366,23 @@ def unusable_files(ctx: Context, index_types: tuple[str, ...]) -> pd.DataFrame:
                      ignore_index=True)
 
 
+@st.cache_data(show_spinner="Checking index files…", max_entries=CACHE_ENTRIES, ttl=CACHE_TTL)
+def _unusable_index_files(url: str, roots: tuple[str, ...], table: str, snapshot_id: int | None,
+                          kinds: tuple[str, ...], options: tuple = ()) -> pd.DataFrame:
+    from indexcore.evaluate.health import unusable_index_files as unusable
+
+    return unusable(open_warehouse(url, roots, options).table(table), snapshot_id, kinds)
+
+
+def unusable_index_files(ctx: Context, kinds: tuple[str, ...]) -> pd.DataFrame:
+    """Index-manifest files (HASH, global indexes) of the picked snapshot that could not be used, and
+    why (:func:`indexcore.evaluate.health.unusable_index_files`), plus :func:`unreadable_parts`."""
+    from indexcore.evaluate.health import UNUSABLE_COLUMNS
+
+    return pd.concat([_unusable_index_files(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, kinds, ctx.options),
+                      unreadable_parts(ctx)[UNUSABLE_COLUMNS]], ignore_index=True)
+
+
 def missing_dv_files(ctx: Context) -> pd.DataFrame:
     """Live files of the picked snapshot whose deletion-vector file is gone (their deletes are lost)."""
     from indexcore.evaluate.health import MISSING_DV, lost_deletion_vectors
@@ -389,7 +406,12 @@ def unreadable_parts(ctx: Context) -> pd.DataFrame:
 # app.py's page titles (which health items name) -> their scripts, for st.page_link
 PAGE_FILES = {"Table": "pages/table.py", "Bitmap indexes": "pages/bitmap.py", "Bloom filters": "pages/bloom.py",
               "Range-bitmap and BSI": "pages/range.py", "Deletion vectors": "pages/deletion_vectors.py",
-              "Hash index": "pages/hash_index.py", "What-if": "pages/what_if.py"}
+              "Hash index": "pages/hash_index.py", "Global indexes": "pages/global_indexes.py",
+              "What-if": "pages/what_if.py"}
+
+
+# a health item's severity -> the icon shown beside it (Table and Warehouse pages)
+SEVERITY_ICONS = {health.ERROR: ":material/error:", health.WARNING: ":material/warning:", health.INFO: ":material/info:"}
 
 
 def show_unusable(bad: pd.DataFrame, key: str) -> None:

@@ -5,7 +5,17 @@ import streamlit as st
 
 from indexcore import figures
 from indexcore.evaluate import global_index as gi
-from pages.common import context, guard, need_table, needs, open_warehouse, show_frame
+from indexcore.evaluate.health import GLOBAL_INDEX
+from pages.common import (
+    context,
+    guard,
+    need_table,
+    needs,
+    open_warehouse,
+    show_frame,
+    show_unusable,
+    unusable_index_files,
+)
 
 st.title("Global indexes")
 ctx = context()
@@ -23,6 +33,12 @@ def _cardinality(url: str, roots: tuple, table: str, snapshot_id: int | None, fi
                  options: tuple = ()):
     return gi.cardinality_frame(open_warehouse(url, roots, options).table(table), file_name, snapshot_id)
 
+
+unusable = set()  # index files the "Rows per key" picker leaves out (none when their check failed)
+with guard("Files that could not be used"):
+    bad = unusable_index_files(ctx, (GLOBAL_INDEX,))
+    show_unusable(bad, "global_index_unusable")
+    unusable = set(bad["file_name"])
 
 frame = None
 with guard("Global indexes"):
@@ -46,8 +62,10 @@ with guard("Global indexes"):
 
 with guard("Keys and values"):
     needs("Global indexes", frame)
-    decodable = frame[frame["index_type"].isin(["btree", "bitmap"])]
-    if decodable.empty:
+    decodable = frame[frame["index_type"].isin(["btree", "bitmap"]) & ~frame["file"].isin(unusable)]
+    if decodable.empty and frame["index_type"].isin(["btree", "bitmap"]).any():
+        st.info("No BTree or bitmap index file to list keys of: each is listed above as unusable.")
+    elif decodable.empty:
         st.info("These indexes (vector, full-text) answer searches; they have no per-key rows to list.")
     else:
         st.subheader("Rows per key")

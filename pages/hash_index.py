@@ -4,12 +4,16 @@ import streamlit as st
 
 from indexcore import figures
 from indexcore.evaluate.metrics import hash_balance
-from pages.common import context, guard, need_table, show_frame
+from indexcore.warehouse.model import HASH
+from pages.common import context, guard, need_table, show_frame, show_unusable, unusable_index_files
 
 st.title("Hash index")
 ctx = context()
 if not need_table(ctx):
     st.stop()
+
+with guard("Files that could not be used"):
+    show_unusable(unusable_index_files(ctx, (HASH,)), "hash_unusable")
 
 with guard("Hash index"):
     frame = ctx.view("hash_buckets")
@@ -26,8 +30,6 @@ with guard("Hash index"):
                     "bucket as rows arrive.")
         st.stop()
     balance = hash_balance(frame)
-    for _, row in frame[frame["error"].notna()].iterrows():
-        st.warning(f"partition {row['partition']} bucket {row['bucket']}: {row['error']}")
     c = st.columns(5)
     c[0].metric("Buckets", balance["groups"])
     c[1].metric("Keys", f"{int(frame['keys'].sum()):,}")

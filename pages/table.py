@@ -42,8 +42,8 @@ with guard("Overview"):
                   "table_unusable")
 
 with guard("Health"):  # one summary: score, key metrics, items linked to the page explaining each
-    from indexcore.evaluate.health import ERROR, WARNING, table_health
-    from pages.common import PAGE_FILES, open_warehouse
+    from indexcore.evaluate.health import table_health
+    from pages.common import PAGE_FILES, SEVERITY_ICONS, open_warehouse
 
     @st.cache_data(show_spinner="Checking health…", max_entries=64)
     def _table_health(url: str, roots: tuple, name: str, snapshot_id: int | None, options: tuple = ()):
@@ -63,10 +63,9 @@ with guard("Health"):  # one summary: score, key metrics, items linked to the pa
                 else "–", help="The lowest share of live files carrying one of the table's configured file indexes")
     c[4].metric("Index / data bytes", f"{th.total_index_bytes / th.data_bytes:.0%}" if th.data_bytes else "–",
                 help=f"{fmt_bytes(th.total_index_bytes)} of index against {fmt_bytes(th.data_bytes)} of data")
-    icons = {ERROR: ":material/error:", WARNING: ":material/warning:"}
     for item in th.items:
         left, right = st.columns([5, 1])
-        left.markdown(f"{icons.get(item.severity, ':material/info:')} **{item.severity}** {item.message}"
+        left.markdown(f"{SEVERITY_ICONS[item.severity]} **{item.severity}** {item.message}"
                       + (f" — {item.recommendation}" if item.recommendation else ""))
         if item.page in PAGE_FILES and item.page != "Table":
             right.page_link(PAGE_FILES[item.page], label=item.page, icon=":material/arrow_forward:")

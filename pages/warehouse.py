@@ -5,9 +5,17 @@ import streamlit as st
 
 from indexcore import figures
 from indexcore.evaluate import health
-from pages.common import PAGE_FILES, context, fmt_bytes, guard, needs, open_warehouse, show_frame
+from pages.common import (
+    PAGE_FILES,
+    SEVERITY_ICONS,
+    context,
+    fmt_bytes,
+    guard,
+    needs,
+    open_warehouse,
+    show_frame,
+)
 
-ICONS = {health.ERROR: ":material/error:", health.WARNING: ":material/warning:", health.INFO: ":material/info:"}
 KIND_LABELS = {"unreadable-metadata": "Unreadable metadata", "unusable-files": "Files that cannot be used",
                "dv-density": "Deleted rows (deletion vectors)", "index-coverage": "Files lacking a configured index",
                "small-files": "Small files", "index-overhead": "Index bytes against data bytes",
@@ -85,7 +93,7 @@ with guard("Health summary"):
         for g in groups.itertuples():
             severity = health.SEVERITIES[g.rank]
             left, right = st.columns([5, 1])
-            left.markdown(f"{ICONS[severity]} **{KIND_LABELS.get(g.kind, g.kind)}** ({severity}): {g.tables} "
+            left.markdown(f"{SEVERITY_ICONS[severity]} **{KIND_LABELS.get(g.kind, g.kind)}** ({severity}): {g.tables} "
                           f"table(s), {g.points} points off. E.g. `{g.where}`: {g.example}")
             if g.page in PAGE_FILES:
                 right.page_link(PAGE_FILES[g.page], label=g.page, icon=":material/arrow_forward:")

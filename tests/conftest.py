@@ -1,4 +1,5 @@
-"""Shared fixtures: where the conformance data lives, and a skip when it is absent."""
+"""Shared fixtures: where the conformance data lives (a skip when it is absent), and an AppTest
+opened on one page of the app."""
 
 from __future__ import annotations
 
@@ -50,3 +51,27 @@ def tagged_warehouse(tmp_path: Path, conformance: Path) -> Path:
 def external(conformance: Path) -> Path:
     """``../shared/conformance/external``: tables and index files from paimon-cpp and paimon-rust."""
     return _part(conformance, "external", "external Paimon test data")
+
+
+@pytest.fixture
+def open_page(monkeypatch):
+    """``open_page(page, table=None, warehouse=None, timeout=120)``: an AppTest of ``app.py`` with the
+    sidebar's ``warehouse`` and ``table`` picked, switched to ``pages/<page>.py`` and run through
+    app.py's navigation as a live server does; fails the test on any exception."""
+    from streamlit.testing.v1 import AppTest
+    from test_app import APP, _served_through_app
+
+    _served_through_app(monkeypatch)
+
+    def open_(page: str, table: str | None = None, warehouse: str | Path | None = None,
+              timeout: int = 120) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=timeout)
+        if warehouse is not None:
+            at.session_state["warehouse_url"] = str(warehouse)
+        if table is not None:
+            at.session_state["table"] = table
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        return at
+
+    return open_

@@ -218,20 +218,12 @@ def test_cli_json_and_details(warehouse, tmp_path, capsys):
     assert "cannot read workload" in capsys.readouterr().err
 
 
-def test_advisor_page_and_table_health(monkeypatch):
+def test_advisor_page_and_table_health(monkeypatch, open_page):
     """The Advisor page replays a pasted workload with progress; the Table page shows health."""
-    from streamlit.testing.v1 import AppTest
-    from test_app import APP, _served_through_app
-
-    _served_through_app(monkeypatch)
     sample = Path(__file__).resolve().parent.parent / "sample_warehouse"
     monkeypatch.setenv("INDEXCORE_WAREHOUSE", str(sample))
     monkeypatch.delenv("INDEXCORE_ALLOWED_ROOTS", raising=False)
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["table"] = "demo.faulty"
-    at.run()
-    at.switch_page("pages/table.py").run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = open_page("table", "demo.faulty")
     from indexcore.evaluate.health import table_health
 
     h = table_health(Warehouse(str(sample)).table("demo.faulty"))

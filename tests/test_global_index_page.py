@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_app import APP, _metric, _no_failure, _served_through_app
+from test_app import _metric, _no_failure
 
 from indexcore.evaluate import global_index as gi
 from indexcore.io import Storage
@@ -20,25 +20,19 @@ def orc_warehouse(conformance: Path):
     if not (path / "append_with_btree_with_partition.db").is_dir():
         pytest.skip("external paimon-cpp tables not found")
     mp = pytest.MonkeyPatch()
-    _served_through_app(mp)
     mp.setenv("INDEXCORE_WAREHOUSE", str(path))
     mp.delenv("INDEXCORE_ALLOWED_ROOTS", raising=False)
     yield path
     mp.undo()
 
 
-def test_global_indexes_page(orc_warehouse):
-    from streamlit.testing.v1 import AppTest
-
+def test_global_indexes_page(orc_warehouse, open_page):
     root = orc_warehouse / "append_with_btree_with_partition.db" / "append_with_btree_with_partition"
     storage = Storage(str(root))
     table = Table(storage, storage.root, TABLE)
     files = gi.global_index_rows(table)
 
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["table"] = TABLE
-    at.run()
-    at.switch_page("pages/global_indexes.py").run()
+    at = open_page("global_indexes", TABLE)
     _no_failure(at)
     assert _metric(at, "Index files") == str(len(files)) == "32"
     assert _metric(at, "Indexed fields") == "8" and _metric(at, "Gaps") == "0"
@@ -61,12 +55,7 @@ def test_global_indexes_page(orc_warehouse):
     assert not at.exception and at.error  # our error, shown; the page keeps working
 
 
-def test_page_without_global_indexes(orc_warehouse):
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["table"] = "pk_btree_source_meta.pk_btree_source_meta"
-    at.run()
-    at.switch_page("pages/global_indexes.py").run()
+def test_page_without_global_indexes(orc_warehouse, open_page):
+    at = open_page("global_indexes", "pk_btree_source_meta.pk_btree_source_meta")
     _no_failure(at)
     assert at.title[0].value == "Global indexes"

@@ -25,7 +25,6 @@ from indexcore.write import TableWriter, make_schema
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_warehouse"
 CONFORMANCE = ROOT.parent / "shared" / "conformance" / "warehouses"
-APP = str(ROOT / "app.py")
 
 
 def _sample():
@@ -278,19 +277,6 @@ def test_missing_dv_file_is_flagged(tmp_path):
 # The Warehouse page at 52 tables
 
 
-@pytest.fixture
-def through_app(monkeypatch):
-    """AppTest reruns go through app.py's ``st.navigation``, as a live server's do (see test_app.py)."""
-    from streamlit.runtime.pages_manager import PagesManager
-
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
-
 N_TABLES = 52
 
 
@@ -340,16 +326,10 @@ def test_health_of_52_tables(big_warehouse):
     assert (tables.loc[list(expected), "score"] < tables.drop(index=list(expected))["score"].min()).all()
 
 
-def test_warehouse_page_at_52_tables(big_warehouse, through_app, monkeypatch):
-    from streamlit.testing.v1 import AppTest
-
+def test_warehouse_page_at_52_tables(big_warehouse, open_page, monkeypatch):
     root, expected = big_warehouse
     monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", str(root))
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.session_state["warehouse_url"] = str(root)
-    at.run()
-    at.switch_page("pages/warehouse.py").run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = open_page("warehouse", warehouse=root, timeout=180)
     assert not [e.value for e in at.error]
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Tables"] == str(N_TABLES)
@@ -372,24 +352,19 @@ def test_page_links_name_pages_app_registers():
 
     registered = {title: f"pages/{script}" for script, title in
                   re.findall(r'\("(\w+\.py)", "([^"]+)"', (ROOT / "app.py").read_text())}
-    titles = {H.PAGE_TABLE, H.PAGE_BITMAP, H.PAGE_BLOOM, H.PAGE_RANGE, H.PAGE_DV, H.PAGE_HASH, H.PAGE_WHATIF}
+    titles = {H.PAGE_TABLE, H.PAGE_BITMAP, H.PAGE_BLOOM, H.PAGE_RANGE, H.PAGE_DV, H.PAGE_HASH, H.PAGE_GLOBAL,
+              H.PAGE_WHATIF}
     assert set(PAGE_FILES) == titles
     assert all(registered[t] == PAGE_FILES[t] for t in titles)
 
 
-def test_table_page_has_one_health_section(through_app, monkeypatch, tmp_path):
+def test_table_page_has_one_health_section(open_page, monkeypatch, tmp_path):
     """The Table page's one health section: table_health's score and metrics, each item linked
     to the page explaining it, stale indexes included; no second summary further down."""
-    from streamlit.testing.v1 import AppTest
-
     _sample()
     monkeypatch.setenv("INDEXCORE_WAREHOUSE", str(SAMPLE))
     monkeypatch.delenv("INDEXCORE_ALLOWED_ROOTS", raising=False)
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["table"] = "demo.orders"
-    at.run()
-    at.switch_page("pages/table.py").run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = open_page("table", "demo.orders")
     h = H.table_health(_sample().table("demo.orders"))
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Health"] == f"{h.score}/100"
@@ -402,12 +377,7 @@ def test_table_page_has_one_health_section(through_app, monkeypatch, tmp_path):
 
     _stale_table(tmp_path)
     monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", str(tmp_path))
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["warehouse_url"] = str(tmp_path)
-    at.session_state["table"] = "db.stale"
-    at.run()
-    at.switch_page("pages/table.py").run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = open_page("table", "db.stale", warehouse=tmp_path)
     h = H.table_health(indexcore.open_warehouse(str(tmp_path)).table("db.stale"))
     assert {m.label: m.value for m in at.metric}["Health"] == f"{h.score}/100" and h.score < 100
     stale = [m.value for m in at.markdown if "no longer lists it" in m.value]

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_app import APP, _served_through_app
 
 from indexcore import figures, open_warehouse
 from indexcore.views import view
@@ -23,21 +22,10 @@ def sample():
     if not SAMPLE.is_dir():
         pytest.skip("sample_warehouse/ not found")
     mp = pytest.MonkeyPatch()
-    _served_through_app(mp)
     mp.setenv("INDEXCORE_WAREHOUSE", str(SAMPLE))
     mp.delenv("INDEXCORE_ALLOWED_ROOTS", raising=False)
     yield SAMPLE
     mp.undo()
-
-
-def _page(table: str, page: str):
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["table"] = table
-    at.switch_page(f"pages/{page}.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def _range_chart(at) -> dict:
@@ -45,10 +33,10 @@ def _range_chart(at) -> dict:
     return next(s for s in specs if s["layout"]["title"]["text"].startswith("Value range of"))
 
 
-def test_range_page_plots_timestamp_ranges():
+def test_range_page_plots_timestamp_ranges(open_page):
     """A TIMESTAMP column plots one range per file, its default predicate is typed SQL and the
     band follows the parsed predicate, one-sided ranges included."""
-    at = _page("demo.events", "range")
+    at = open_page("range", "demo.events")
     at.selectbox(key="range_column").select("event_time").run()
     sql = at.text_input(key="range_sql").value
     assert sql.startswith("event_time BETWEEN TIMESTAMP '") and sql.count("TIMESTAMP '") == 2, sql
@@ -82,13 +70,13 @@ def test_value_ranges_takes_times_and_decimals():
 
 
 @pytest.mark.parametrize("page", ["bloom", "range", "table", "bitmap", "what_if"])
-def test_pages_list_the_files_they_could_not_use(page):
+def test_pages_list_the_files_they_could_not_use(open_page, page):
     """demo.faulty: one corrupt and one missing ``.index`` file, listed with their reason."""
     table = open_warehouse(str(SAMPLE)).table("demo.faulty")
     indexed = view(table, "file_indexes").to_pandas()
     want = set(indexed[indexed["error"].notna()]["file_name"])
     assert len(want) == 2
-    at = _page("demo.faulty", page)
+    at = open_page(page, "demo.faulty")
     assert not at.error, [e.value for e in at.error]
     listed = [d.value for d in at.dataframe if "why" in d.value]
     assert listed and set(listed[0]["file_name"]) == want

@@ -12,7 +12,8 @@ files that hold more rows than the filter was sized for. Per table:
   longer configured) and ones on the wrong column (:func:`.advise.index_inventory`);
 - bloom-filter sizing per column (:func:`.bloom_sizing.column_sizing`, shared with the advisor),
   with one recommended ``items``;
-- the files that could not be used and why (:func:`unusable_files`, shared with the pages);
+- the files that could not be used and why (:func:`unusable_files` for file indexes and DVs,
+  :func:`unusable_index_files` for HASH and global index files; shared with the pages);
 - a list of :class:`HealthItem` (severity, the app page that explains it) and a score.
 
 The score follows Amoro's table health score: start at 100 and deduct per issue kind, each
@@ -28,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
-from ..errors import IndexCoreError
+from ..errors import IndexCoreError, StorageError
 from ..views import view
 from ..views.common import partition_label, partition_types
 from ..warehouse.model import DELETION_VECTORS, HASH
@@ -42,6 +43,7 @@ Progress = Callable[[int, int, str], None]
 # the app's page titles (app.py registers them); each item names the one that explains it
 PAGE_TABLE, PAGE_BITMAP, PAGE_BLOOM = "Table", "Bitmap indexes", "Bloom filters"
 PAGE_RANGE, PAGE_DV, PAGE_HASH, PAGE_WHATIF = "Range-bitmap and BSI", "Deletion vectors", "Hash index", "What-if"
+PAGE_GLOBAL = "Global indexes"
 KIND_PAGE = {"bitmap": PAGE_BITMAP, "bloom-filter": PAGE_BLOOM, "range-bitmap": PAGE_RANGE, "bsi": PAGE_RANGE,
              DELETION_VECTORS: PAGE_DV, HASH: PAGE_HASH}
 
@@ -57,6 +59,14 @@ INDEX_NOTE, INDEX_HEAVY = 0.5, 1.0
 CONTAINER_HEAD = "file-index head"
 UNUSABLE_COLUMNS = ["file_name", "index_type", "column_name", "why", "error"]
 MISSING_DV = "missing DV file"  # the reason a live file whose DV file is gone cannot be used
+NOT_FOUND = "file not found"  # how storage errors begin when a file is gone
+# the index-manifest files :func:`unusable_index_files` checks, and why one cannot be used
+GLOBAL_INDEX, UNKNOWN_KIND = "global index", "unknown"
+MISSING_HASH, UNREADABLE_HASH, HASH_ROWS = "missing hash index file", "unreadable hash index", \
+    "hash index row count mismatch"
+MISSING_GLOBAL, UNREADABLE_GLOBAL = "missing global index file", "unreadable global index"
+# reasons whose page is not the one of their index kind (a global "bitmap" is not a file index)
+WHY_PAGE = {MISSING_DV: PAGE_DV, MISSING_GLOBAL: PAGE_GLOBAL, UNREADABLE_GLOBAL: PAGE_GLOBAL}
 
 
 @dataclass(frozen=True)
@@ -169,7 +179,7 @@ def unusable_files(file_indexes: pd.DataFrame, index_types: Iterable[str] | None
         unknown = kinds.notna() & ~kinds.isin(FILE_INDEX_TYPES)
         wanted = kinds.isna() | (kinds.isin(list(index_types)) if index_types is not None else True)
         bad = file_indexes[(file_indexes["error"].notna() & wanted) | unknown].copy()
-        missing = bad["error"].fillna("").str.startswith("file not found")
+        missing = bad["error"].fillna("").str.startswith(NOT_FOUND)
         bad["why"] = "unreadable index"
         bad.loc[missing, "why"] = "missing .index file"
         bad.loc[unknown, "why"] = "unknown index kind " + bad.loc[unknown, "index_type"].astype(str)
@@ -177,10 +187,66 @@ def unusable_files(file_indexes: pd.DataFrame, index_types: Iterable[str] | None
     if lost_dvs is not None and not lost_dvs.empty:
         parts.append(pd.DataFrame({"file_name": lost_dvs["file_name"], "index_type": DELETION_VECTORS,
                                    "column_name": None, "why": MISSING_DV,
-                                   "error": "file not found: " + lost_dvs["dv_file"].astype(str)}))
+                                   "error": f"{NOT_FOUND}: " + lost_dvs["dv_file"].astype(str)}))
     if not parts:
         return pd.DataFrame(columns=UNUSABLE_COLUMNS)
     return pd.concat(parts, ignore_index=True)
+
+
+def unusable_index_files(table, snapshot_id: int | None = None,
+                         kinds: Iterable[str] = (HASH, GLOBAL_INDEX, UNKNOWN_KIND)) -> pd.DataFrame:
+    """The index-manifest files of a snapshot that could not be used, and why (rows of
+    :data:`UNUSABLE_COLUMNS`), for the ``kinds`` asked:
+
+    - ``HASH`` (dynamic-bucket hash indexes): missing, unreadable (our error), or holding another
+      number of hashes than the index manifest's row count;
+    - :data:`GLOBAL_INDEX`: missing, or a BTree / bitmap file whose head or null-row bitmap
+      cannot be decoded (vector and full-text files are only checked to exist);
+    - :data:`UNKNOWN_KIND`: an index kind indexcore neither decodes nor lists.
+
+    Unreadable index manifests are not here: they are plan problems (``problems_frame``).
+    """
+    from ..io import Fetch
+    from ..warehouse.global_index import global_index_files, open_reader
+
+    kinds = set(kinds)
+    plan = table.plan(snapshot_id)
+    rows = []
+
+    def broken(name: str, kind: str, column, exc: IndexCoreError, missing: str, unreadable: str) -> None:
+        rows.append((name, kind, column, missing if exc.message.startswith(NOT_FOUND) else unreadable, str(exc)))
+
+    if HASH in kinds and plan.hash_indexes:
+        entries = [e for es in plan.hash_indexes.values() for e in es]
+        paths = [table.index_file_path(e, table.partition_dir(e.partition)) for e in entries]
+        table.storage.prefetch([Fetch(p) for p in paths])
+        for e in entries:
+            meta = e.index_file
+            try:
+                count = table.hash_index(e).count
+            except IndexCoreError as exc:
+                broken(meta.file_name, HASH, None, exc, MISSING_HASH, UNREADABLE_HASH)
+                continue
+            if count != meta.row_count:
+                rows.append((meta.file_name, HASH, None, HASH_ROWS,
+                             f"holds {count} hashes, the index manifest says {meta.row_count}"))
+    if GLOBAL_INDEX in kinds:
+        for gif in global_index_files(table, snapshot_id):
+            meta, column = gif.entry.index_file, gif.field.name if gif.field is not None else None
+            try:
+                reader = open_reader(table, gif)
+                if reader is not None:
+                    _ = reader.null_rows  # decodes the head and the null-row bitmap
+                elif not table.storage.exists(gif.path):
+                    raise StorageError(NOT_FOUND, file=gif.path)
+            except IndexCoreError as exc:
+                broken(meta.file_name, gif.index_type, column, exc, MISSING_GLOBAL, UNREADABLE_GLOBAL)
+    if UNKNOWN_KIND in kinds:
+        types = partition_types(table)
+        rows += [(e.index_file.file_name, e.index_file.index_type, None,
+                  f"unknown index kind {e.index_file.index_type}",
+                  f"{partition_label(e.partition, types)} bucket {e.bucket}") for e in _undecoded(plan)]
+    return pd.DataFrame(rows, columns=UNUSABLE_COLUMNS)
 
 
 def lost_deletion_vectors(table, deletion_vectors: pd.DataFrame) -> pd.DataFrame:
@@ -287,12 +353,7 @@ def table_health(table, snapshot_id: int | None = None) -> TableHealth:
         top = buckets.sort_values("density", ascending=False).iloc[0]
         worst, worst_density = f"{top['partition']} bucket {int(top['bucket'])}", float(top["density"])
     lost = lost_deletion_vectors(table, dvs) if not dvs.empty else None
-    unusable = unusable_files(frame, None, lost)
-    types = partition_types(table)
-    for e in _undecoded(plan):
-        unusable.loc[len(unusable)] = [e.index_file.file_name, e.index_file.index_type, None,
-                                       f"unknown index kind {e.index_file.index_type}",
-                                       f"{partition_label(e.partition, types)} bucket {e.bucket}"]
+    unusable = pd.concat([unusable_files(frame, None, lost), unusable_index_files(table, sid)], ignore_index=True)
     broken = set(frame.loc[frame["error"].notna() & frame["column_name"].isna(), "file_path"]) if files else set()
     coverage = _coverage(table, sid, broken) if files else []
     blooms = _bloom_sizing(table, frame, by_path)
@@ -337,8 +398,7 @@ def _items(h: TableHealth, mergeable: int, problems) -> list[HealthItem]:
             n = g["file_name"].nunique()
             kinds = [k for k in g["index_type"].dropna().unique() if k in KIND_PAGE]
             page = KIND_PAGE[kinds[0]] if len(kinds) == 1 else PAGE_TABLE
-            if why == MISSING_DV:
-                page = PAGE_DV
+            page = WHY_PAGE.get(why, page)
             item("unusable-files", ERROR, f"{n} file(s) cannot be used: {why}", page,
                  max(UNUSABLE_FLOOR, n / max(1, h.files)), files=n)
     if h.worst_bucket_density >= DEFAULT_COMPACTION_DENSITY:
