@@ -707,6 +707,13 @@ def _audit_dv_files(table, plan, live: set, ptypes: list, out: list[Finding]) ->
                                part, e.bucket, index_type=DELETION_VECTORS))
 
 
+def hash_rows_mismatch(count: int, meta) -> str | None:
+    """Why a HASH index file disagrees with its index-manifest entry ``meta`` (None when it agrees)."""
+    if count == meta.row_count:
+        return None
+    return f"holds {count} hashes, the index manifest says {meta.row_count}"
+
+
 def _audit_hash_indexes(table, plan, ptypes: list, out: list[Finding]) -> None:
     target = table.core_options.dynamic_bucket_target_row_num
     seen: dict[tuple, dict[int, int]] = defaultdict(dict)
@@ -719,11 +726,10 @@ def _audit_hash_indexes(table, plan, ptypes: list, out: list[Finding]) -> None:
             except IndexCoreError as exc:
                 out.append(Finding(Check.HASH_DECODES, ERROR, path, _reason(exc), part, bucket, index_type=HASH))
                 continue
-            ok = True
-            if index.count != e.index_file.row_count:
-                ok = False
-                out.append(Finding(Check.HASH_ROW_COUNT, ERROR, path, f"holds {index.count} hashes, the index "
-                                   f"manifest says {e.index_file.row_count}", part, bucket, index_type=HASH))
+            mismatch = hash_rows_mismatch(index.count, e.index_file)
+            ok = mismatch is None
+            if mismatch:
+                out.append(Finding(Check.HASH_ROW_COUNT, ERROR, path, mismatch, part, bucket, index_type=HASH))
             if index.count > OVERSIZE_FACTOR * target:
                 ok = False
                 out.append(Finding(Check.HASH_OVERSIZE, WARNING, path, f"{index.count} keys, far beyond "

@@ -35,6 +35,7 @@ from ..views.common import partition_label, partition_types
 from ..warehouse.model import DELETION_VECTORS, HASH
 from ..warehouse.table import KNOWN_INDEX_TYPES, LISTED_GLOBAL_TYPES
 from .advise import index_inventory
+from .audit import hash_rows_mismatch
 from .bloom_sizing import OVER_FPP, OVERSIZED, BloomSizing, column_sizing
 from .metrics import DEFAULT_COMPACTION_DENSITY, FILE_INDEX_TYPES
 
@@ -227,9 +228,9 @@ def unusable_index_files(table, snapshot_id: int | None = None,
             except IndexCoreError as exc:
                 broken(meta.file_name, HASH, None, exc, MISSING_HASH, UNREADABLE_HASH)
                 continue
-            if count != meta.row_count:
-                rows.append((meta.file_name, HASH, None, HASH_ROWS,
-                             f"holds {count} hashes, the index manifest says {meta.row_count}"))
+            mismatch = hash_rows_mismatch(count, meta)
+            if mismatch:
+                rows.append((meta.file_name, HASH, None, HASH_ROWS, mismatch))
     if GLOBAL_INDEX in kinds:
         for gif in global_index_files(table, snapshot_id):
             meta, column = gif.entry.index_file, gif.field.name if gif.field is not None else None
