@@ -228,6 +228,21 @@ def index_inventory(table, snapshot_id: int | None = None) -> tuple[list[Existin
     return _existing_indexes(table, sid, schema, list(plan.files), problems), problems
 
 
+def _table_column(schema, file_schema, column: str, schema_id: int) -> tuple[str, str | None]:
+    """The table's current name for a file's indexed ``column`` (matched by field id), and why the
+    index is on the wrong column (None when it is not)."""
+    ff = file_schema.field(column) if column in file_schema.field_names else None
+    tf = schema.field_by_id(ff.id) if ff is not None else None
+    name = tf.name if tf is not None else column
+    if ff is None:
+        return name, f"column {column!r} is not in the file's schema (schema {schema_id})"
+    if tf is None:
+        return name, f"field {ff.id} ({column!r}) of the file is no longer a table column"
+    if tf.name != column and column in schema.field_names:
+        return name, f"built on field {ff.id}, which the table now calls {tf.name!r}; {column!r} is another field"
+    return name, None
+
+
 def _existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[LiveFile],
                       problems: list[Problem]) -> list[ExistingIndex]:
     from ..views.common import iter_file_indexes
@@ -244,27 +259,23 @@ def _existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[Li
 
     for column, index_type in configured:
         group(column, index_type)
+    # (file schema id, column) -> (the table's name for it, why it is the wrong column or None)
+    names: dict[tuple[int, str], tuple[str, str | None]] = {}
     for blob in iter_file_indexes(table, snapshot_id):
         lf = blob.file
         if blob.column is None:
             problems.append(Problem(lf.index_path or lf.path, "file index", blob.error or "unreadable"))
             continue
-        fs = table.file_schema(lf)
-        ff = fs.field(blob.column) if blob.column in fs.field_names else None
-        tf = schema.field_by_id(ff.id) if ff is not None else None
-        name = tf.name if tf is not None else blob.column
+        key = (lf.file.schema_id, blob.column)
+        known = names.get(key)
+        if known is None:
+            known = names[key] = _table_column(schema, table.file_schema(lf), blob.column, lf.file.schema_id)
+        name, wrong = known
         g = group(name, blob.index_type)
         g.blobs[lf.path] = blob
         g.bytes += blob.size
-        if ff is None:
-            g.wrong_column.append({"path": lf.path, "reason": f"column {blob.column!r} is not in the file's "
-                                                              f"schema (schema {lf.file.schema_id})"})
-        elif tf is None:
-            g.wrong_column.append({"path": lf.path, "reason": f"field {ff.id} ({blob.column!r}) of the file "
-                                                              "is no longer a table column"})
-        elif tf.name != blob.column and blob.column in schema.field_names:
-            g.wrong_column.append({"path": lf.path, "reason": f"built on field {ff.id}, which the table now "
-                                                              f"calls {tf.name!r}; {blob.column!r} is another field"})
+        if wrong:
+            g.wrong_column.append({"path": lf.path, "reason": wrong})
         if blob.error:
             problems.append(Problem(lf.index_path or lf.path, "file index", blob.error))
     ids = {f.name: f.id for f in schema.fields}

@@ -136,6 +136,25 @@ class IndexBlob:
         return self.error or self._opened[1]
 
 
+def _judge(schema, column: str, index_type: str) -> tuple:
+    """(column type, why the column cannot be used, why the kind cannot be read, options) for one
+    schema's column and index kind: the same for every file of that schema, so judged once."""
+    from ..formats import FILE_INDEX_TYPES as DECODED
+    from ..formats import _load as load_reader_class
+
+    try:
+        dtype = schema.field(column).type
+    except KeyError:
+        return None, f"column {column!r} is not in schema {schema.id}", None, None
+    kind_error = None
+    if index_type not in DECODED:
+        try:
+            load_reader_class(index_type, 0)  # the error opening its reader would raise
+        except IndexCoreError as exc:
+            kind_error = str(exc)
+    return dtype, None, kind_error, schema.file_index_options(column, index_type)
+
+
 def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterable[str] | None = None,
                       column: str | None = None, progress: Progress | None = None) -> Iterator[IndexBlob]:
     """Every file index of the snapshot's live files, filtered by type and column, from the
@@ -143,12 +162,9 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
 
     A container that cannot be read yields one blob with ``column`` None and the ``error``.
     """
-    from ..formats import FILE_INDEX_TYPES as DECODED
-    from ..formats import _load as load_reader_class
-
     wanted = set(index_types) if index_types is not None else None
     files = [lf for lf in table.plan(snapshot_id).files if lf.has_file_index]
-    options: dict[tuple, dict] = {}
+    judged: dict[tuple, tuple] = {}  # (schema id, column, kind) -> what _judge says
     schemas: dict[int, Any] = {}
     for i, (lf, head, head_error) in enumerate(table.iter_index_heads(files)):
         tick(progress, i, len(files), lf.file.file_name)
@@ -170,23 +186,12 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
                 continue
             if column is not None and entry.column != column:
                 continue
-            try:
-                dtype = schema.field(entry.column).type
-            except KeyError:
-                dtype = None
-            error, opts = None, None
-            if dtype is None:
-                error = f"column {entry.column!r} is not in schema {schema.id}"
-            else:
-                key = (schema.id, entry.column, entry.index_type)
-                opts = options.get(key)
-                if opts is None:
-                    opts = options[key] = schema.file_index_options(entry.column, entry.index_type)
-                if entry.index_type not in DECODED and not entry.empty:
-                    try:
-                        load_reader_class(entry.index_type, 0)  # the error opening its reader would raise
-                    except IndexCoreError as exc:
-                        error = str(exc)
+            key = (schema.id, entry.column, entry.index_type)
+            known = judged.get(key)
+            if known is None:
+                known = judged[key] = _judge(schema, entry.column, entry.index_type)
+            dtype, column_error, kind_error, opts = known
+            error = column_error or (None if entry.empty else kind_error)
             yield IndexBlob(lf, entry.column, entry.index_type, 0 if entry.empty else entry.length,
                             entry.empty, embedded, dtype, error, entry.offset, head.file_size,
                             entry, opts, source)

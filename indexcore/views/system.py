@@ -189,9 +189,12 @@ def file_indexes(table, snapshot_id: int | None = None) -> pa.Table:
     cols: dict[str, list] = {f.name: [] for f in FILE_INDEXES}
     (partition, bucket, file_path, file_size, record_count, schema_id, column_name, index_type, storage,
      index_file, index_size, container_size, is_empty, file_name, index_offset, error) = cols.values()
+    last, label = None, None
     for b in iter_file_indexes(table, snapshot_id):
         lf, m = b.file, b.file.file
-        partition.append(partition_text_cached(lf.partition, types))
+        if lf is not last:  # a file's blobs come together: render its partition once
+            last, label = lf, partition_text_cached(lf.partition, types)
+        partition.append(label)
         bucket.append(lf.bucket)
         file_path.append(lf.path)
         file_size.append(m.file_size)
