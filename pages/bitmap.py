@@ -6,6 +6,7 @@ from indexcore import figures
 from indexcore.evaluate.metrics import top_values
 from pages.common import (
     context,
+    decode_sample,
     guard,
     index_columns,
     need_table,
@@ -20,7 +21,7 @@ ctx = context()
 if not need_table(ctx):
     st.stop()
 
-column = top = None
+column = top = sample = None
 with guard("Bitmap indexes"):
     columns = index_columns(ctx, ("bitmap",))
     show_unusable(unusable_files(ctx, ("bitmap",)), "bitmap_unusable")
@@ -32,11 +33,14 @@ with guard("Bitmap indexes"):
         st.info("No bitmap index in this snapshot. Paimon builds one per file for the columns in "
                 "`file-index.bitmap.columns`.")
         st.stop()
-    frame = ctx.view("bitmap_indexes")
     column = st.selectbox("Column", columns, key="bitmap_column")
+    sample = decode_sample(ctx, ("bitmap",), "bitmap")
+    frame = ctx.view("bitmap_indexes", sample=sample)
     mine = frame[frame["column"] == column]
+    census = ctx.view("file_indexes")
     c = st.columns(4)
-    c[0].metric("Files with this bitmap", len(mine))
+    c[0].metric("Files with this bitmap", census.loc[(census["index_type"] == "bitmap")
+                                                     & (census["column_name"] == column), "file_path"].nunique())
     c[1].metric("Largest dictionary", int(mine["dictionary_size"].max()) if mine["dictionary_size"].notna().any()
                 else 0)
     c[2].metric("Null rows", int(mine["null_count"].fillna(0).sum()))
@@ -45,7 +49,7 @@ with guard("Bitmap indexes"):
         st.warning(f"{row['file_name']}: {row['error']}")
 
     n = st.slider("Top N values", 5, 50, 20, key="bitmap_top_n")
-    values = ctx.view("bitmap_values", column=column)
+    values = ctx.view("bitmap_values", column=column, sample=sample)
     top = top_values(values, n)
     left, right = st.columns(2)
     left.plotly_chart(figures.top_values(top, f"Top {n} values of {column} (all files)"), width="stretch")
@@ -56,7 +60,7 @@ with guard("Bitmap indexes"):
 
 with guard("Point lookup"):
     st.subheader("Point lookup")
-    needs("Bitmap indexes", column, top)
+    needs("Bitmap indexes", column, top, sample)
     st.caption("A V1 bitmap reads its whole head (every value's offset); V2 reads a small head, one index "
                "block and one bitmap. Type a literal as in SQL (`'text'`, `42`, `NULL`).")
     picked = (ctx.url, ctx.table_name, ctx.snapshot_id, column)
@@ -66,7 +70,7 @@ with guard("Point lookup"):
         st.session_state["bitmap_lookup_value"] = first if first == "NULL" else "'" + first.replace("'", "''") + "'"
         st.session_state["bitmap_lookup_for"] = picked
     literal = st.text_input("Value", key="bitmap_lookup_value")
-    lookup = ctx.metric("bitmap_lookup", column=column, value_text=literal)
+    lookup = ctx.metric("bitmap_lookup", column=column, value_text=literal, sample=sample)
     show_frame(lookup, "bitmap_lookup")
     c = st.columns(2)
     c[0].metric("Matching rows", int(lookup["matching_rows"].sum()) if not lookup.empty else 0)

@@ -4,7 +4,16 @@ import pandas as pd
 import streamlit as st
 
 from indexcore import figures
-from pages.common import context, fmt_bytes, guard, need_table, show_frame, show_unusable, unusable_files
+from pages.common import (
+    context,
+    decode_sample,
+    fmt_bytes,
+    guard,
+    need_table,
+    show_frame,
+    show_unusable,
+    unusable_files,
+)
 
 st.title("Bloom filters")
 ctx = context()
@@ -14,7 +23,8 @@ if not need_table(ctx):
 with guard("Bloom filters"):
     target = st.number_input("Target false-positive probability (0 = the configured fpp)", min_value=0.0,
                              max_value=0.99, value=0.0, step=0.01, format="%.4f", key="bloom_target")
-    blooms = ctx.view("bloom_filters", target_fpp=target or None)
+    sample = decode_sample(ctx, ("bloom-filter",), "bloom")
+    blooms = ctx.view("bloom_filters", target_fpp=target or None, sample=sample)
     bad = unusable_files(ctx, ("bloom-filter",))
     own = blooms[blooms["error"].notna() & ~blooms["file_name"].isin(bad["file_name"])]
     bad = pd.concat([bad, own.rename(columns={"column": "column_name"}).assign(
@@ -30,10 +40,12 @@ with guard("Bloom filters"):
         st.stop()
     ok = blooms[blooms["error"].isna()]
     c = st.columns(4)
-    c[0].metric("Bloom filters", len(blooms))
+    census = ctx.view("file_indexes")
+    census = census[(census["index_type"] == "bloom-filter") & census["error"].isna()]
+    c[0].metric("Bloom filters", len(census))
     c[1].metric("Median fill", f"{ok['fill_ratio'].median():.2%}" if not ok.empty else "–")
     c[2].metric("Saturated", int(ok["saturated"].eq(True).sum()))
-    c[3].metric("Bytes", fmt_bytes(blooms["size"].sum()))
+    c[3].metric("Bytes", fmt_bytes(census["index_size_in_bytes"].sum()))
     st.plotly_chart(figures.bloom_fill(ok), width="stretch")
     left, right = st.columns(2)
     left.plotly_chart(figures.bloom_items(ok), width="stretch")

@@ -414,6 +414,29 @@ PAGE_FILES = {"Table": "pages/table.py", "Bitmap indexes": "pages/bitmap.py", "B
 SEVERITY_ICONS = {health.ERROR: ":material/error:", health.WARNING: ":material/warning:", health.INFO: ":material/info:"}
 
 
+def decode_sample(ctx: Context, kinds: tuple[str, ...], key: str) -> int:
+    """How many files this page's per-file decoding reads (the ``sample`` of the views and
+    metrics that decode; as many as there are means all): all of them up to
+    :data:`~indexcore.warehouse.file_sample.DECODE_SAMPLE_FILES` files with a file index; past
+    that a fixed random sample unless the user turns on "every file". Says which it is."""
+    from indexcore.warehouse.file_sample import DECODE_SAMPLE_FILES
+
+    frame = ctx.view("file_indexes")
+    with_index = frame["file_path"].nunique() if not frame.empty else 0
+    if with_index <= DECODE_SAMPLE_FILES:
+        return with_index
+    carrying = frame.loc[frame["index_type"].isin(kinds), "file_path"].nunique()
+    every = st.toggle(f"Decode every file ({carrying:,} carry this index; slow)", key=f"{key}_every",
+                      help="Counts, bytes and unusable files above cover every file; value-level figures "
+                           "below decode a sample unless this is on.")
+    if every:
+        return with_index
+    st.caption(f"Value-level figures below decode a fixed random sample of {DECODE_SAMPLE_FILES:,} of the "
+               f"{with_index:,} files with a file index (about {carrying * DECODE_SAMPLE_FILES // with_index:,} "
+               f"of the {carrying:,} carrying this index). Turn on \"Decode every file\" for exact totals.")
+    return DECODE_SAMPLE_FILES
+
+
 def show_unusable(bad: pd.DataFrame, key: str) -> None:
     """Warn about the files a page could not use, with the reason per file."""
     if bad.empty:

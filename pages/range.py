@@ -11,6 +11,7 @@ from indexcore.expr import Leaf, conjuncts, literal_to_sql, parse_where
 from indexcore.types import INTEGER_ROOTS, DataType, from_text_or_python, to_python
 from pages.common import (
     context,
+    decode_sample,
     guard,
     index_columns,
     need_table,
@@ -68,10 +69,11 @@ def _band(sql: str, column: str, dtype: DataType, row_type) -> tuple:
     return low, high
 
 
-column = mine = dtype = None
+column = mine = dtype = sample = None
 with guard("Range indexes"):
     columns = index_columns(ctx, RANGE_TYPES)
-    ranges = ctx.metric("range_frame")
+    sample = decode_sample(ctx, RANGE_TYPES, "range")
+    ranges = ctx.metric("range_frame", sample=sample)
     bad = unusable_files(ctx, RANGE_TYPES)
     own = ranges[ranges["error"].notna() & ~ranges["file_name"].isin(bad["file_name"])]
     bad = pd.concat([bad, own.rename(columns={"column": "column_name"}).assign(why="unreadable index")[bad.columns]],
@@ -86,7 +88,8 @@ with guard("Range indexes"):
     mine = ranges[ranges["column"] == column].copy()
     mine["min"], mine["max"] = mine["min"].map(lambda v: _value(dtype, v)), mine["max"].map(lambda v: _value(dtype, v))
     c = st.columns(4)
-    c[0].metric("Indexes", len(mine))
+    census = ctx.view("file_indexes")
+    c[0].metric("Indexes", int((census["index_type"].isin(RANGE_TYPES) & (census["column_name"] == column)).sum()))
     c[1].metric("Types", ", ".join(sorted(mine["index_type"].unique())))
     c[2].metric("Largest dictionary", int(mine["dictionary_size"].max()) if mine["dictionary_size"].notna().any()
                 else "–")
@@ -95,7 +98,7 @@ with guard("Range indexes"):
 
 with guard("Range predicate"):
     st.subheader("How a range predicate prunes")
-    needs("Range indexes", column, mine, dtype)
+    needs("Range indexes", column, mine, dtype, sample)
     plotted = mine.dropna(subset=["min", "max"])
     plotted = plotted[plotted["min"].map(lambda v: isinstance(v, dt.date) or pd.api.types.is_number(v))]
     if not plotted.empty:
@@ -107,7 +110,7 @@ with guard("Range predicate"):
         st.session_state["range_sql"] = default  # each column starts from its own range
         st.session_state["range_sql_for"] = picked
     sql = st.text_input("Predicate (SQL WHERE)", key="range_sql")
-    pruned = ctx.metric("prune_by_sql", sql=sql, index_types=RANGE_TYPES)
+    pruned = ctx.metric("prune_by_sql", sql=sql, index_types=RANGE_TYPES, sample=sample)
     band = _band(sql, column, dtype, ctx.table.schema().row_type())
     st.plotly_chart(figures.value_ranges(mine, *band, title=f"Value range of {column} per file"), width="stretch")
     st.plotly_chart(figures.prune_counts(pruned, RANGE_TYPES), width="stretch")

@@ -33,7 +33,6 @@ the workload makes (:mod:`.workload`), then:
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ from ..errors import IndexCoreError
 from ..expr import and_all, conjuncts
 from ..formats.base import BitmapResult, FileIndexResult
 from ..paimon.options import CoreOptions
+from ..warehouse.file_sample import sample_files
 from ..warehouse.model import LiveFile, Problem
 from .bloom_sizing import OK, OVER_FPP, OVERSIZED, column_sizing
 from .explain import Explanation, devolved, explain, field_map, read_path_result
@@ -413,27 +413,6 @@ def _bloom_sizing(table, g: ExistingIndex) -> None:
 # Candidates
 
 
-def _sample(files: Sequence[LiveFile], n: int | None, pk: bool, seed: int) -> list[LiveFile]:
-    """``n`` files chosen at random with ``seed`` (whole buckets for primary-key tables); all when
-    ``n`` is None or not smaller."""
-    if n is None or n >= len(files):
-        return list(files)
-    rng = random.Random(seed)
-    if not pk:
-        return sorted(rng.sample(list(files), n), key=lambda lf: lf.path)
-    groups: dict[tuple, list[LiveFile]] = {}
-    for lf in files:
-        groups.setdefault((lf.partition, lf.bucket), []).append(lf)
-    keys = sorted(groups, key=str)
-    rng.shuffle(keys)
-    out: list[LiveFile] = []
-    for k in keys:
-        if len(out) >= n:
-            break
-        out.extend(groups[k])
-    return sorted(out, key=lambda lf: lf.path)
-
-
 def _column_profile(table, schema, files: Sequence[LiveFile], columns: list[str],
                     problems: list[Problem]) -> dict[str, dict[str, int]]:
     """Per column: the largest distinct count and row count of a sampled file."""
@@ -683,7 +662,7 @@ def _candidates(table, sid, schema, files, runs, existing, by_path, sample, mast
                 filters.setdefault(col, set()).update(kinds)
     if not filters:
         return []
-    chosen = files if master else _sample(files, sample, bool(schema.primary_keys), seed)
+    chosen = files if master else sample_files(files, sample, bool(schema.primary_keys), seed)
     if not chosen:  # sample=0, or no live file: nothing to build candidates on
         return []
     profile = _column_profile(table, schema, chosen, sorted(filters), problems)

@@ -31,6 +31,7 @@ from ..views.common import (
     summaries,
 )
 from ..views.indexes import target_row_num
+from ..warehouse.file_sample import sample_files
 from ..warehouse.model import DELETION_VECTORS, HASH, LiveFile
 from .file_index import FileIndexPredicate
 from .stats import test_predicate_on_stats
@@ -208,13 +209,15 @@ def top_values(values: pd.DataFrame, n: int = 20) -> pd.DataFrame:
     return agg.sort_values(["cardinality", "value"], ascending=[False, True]).head(n).reset_index(drop=True)
 
 
-def bitmap_lookup(table, column: str, value_text: str, snapshot_id: int | None = None) -> pd.DataFrame:
-    """Per file: the rows a point lookup ``column = value`` finds and the bytes it reads."""
+def bitmap_lookup(table, column: str, value_text: str, snapshot_id: int | None = None,
+                  sample: int | None = None) -> pd.DataFrame:
+    """Per file (``sample``: that many files): the rows a point lookup ``column = value`` finds
+    and the bytes it reads."""
     from ..expr import parse_where
 
     types = partition_types(table)
     rows = []
-    for blob in iter_file_indexes(table, snapshot_id, ["bitmap"], column):
+    for blob in iter_file_indexes(table, snapshot_id, ["bitmap"], column, sample=sample):
         if blob.reader is None or blob.empty:
             continue
         if value_text.strip().upper() == "NULL":
@@ -280,11 +283,13 @@ def bitmap_layout_compare(table, column: str, snapshot_id: int | None = None,
 # Range-bitmap and BSI
 
 
-def range_frame(table, snapshot_id: int | None = None, progress: Progress | None = None) -> pd.DataFrame:
-    """Per range-bitmap / BSI index: value range, nulls, dictionary size, slices and bytes."""
+def range_frame(table, snapshot_id: int | None = None, progress: Progress | None = None,
+                sample: int | None = None) -> pd.DataFrame:
+    """Per range-bitmap / BSI index (``sample``: of that many files): value range, nulls,
+    dictionary size, slices and bytes."""
     types = partition_types(table)
     rows = []
-    for blob, s in summaries(table, snapshot_id, ["range-bitmap", "bsi"], progress):
+    for blob, s in summaries(table, snapshot_id, ["range-bitmap", "bsi"], progress, sample=sample):
         row = {**file_cols(blob.file, types), "column": blob.column, "index_type": blob.index_type,
                "size": blob.size, "error": s.get("error")}
         if "min" in s:
@@ -320,8 +325,9 @@ def result_label(result: FileIndexResult) -> str:
 
 
 def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snapshot_id: int | None = None,
-                   progress: Progress | None = None) -> pd.DataFrame:
-    """Per live file: the statistics decision and each index type's answer to ``predicate``.
+                   progress: Progress | None = None, sample: int | None = None) -> pd.DataFrame:
+    """Per live file (``sample``: of that many files): the statistics decision and each index
+    type's answer to ``predicate``.
 
     ``stats`` is ``may match`` / ``SKIP`` from min/max/null counts; ``<type>`` is that type's
     file-index answer alone, ``no index`` where the file has no index of that type that could
@@ -333,7 +339,7 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
 
     index_types = list(index_types)
     types = partition_types(table)
-    files = _plan(table, snapshot_id).files
+    files = sample_files(_plan(table, snapshot_id).files, sample)
     rows = []
     for i, lf in enumerate(table.iter_prefetched(files, dv=False)):
         _tick(progress, i, len(files), lf.file.file_name)
@@ -370,11 +376,12 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
 
 
 def prune_by_sql(table, sql: str, index_types: Iterable[str] = FILE_INDEX_TYPES,
-                 snapshot_id: int | None = None) -> pd.DataFrame:
+                 snapshot_id: int | None = None, sample: int | None = None) -> pd.DataFrame:
     """:func:`prune_by_index` for a SQL ``WHERE`` condition over the latest schema."""
     from ..expr import parse_where
 
-    return prune_by_index(table, parse_where(sql, table.schema().row_type()), index_types, snapshot_id)
+    return prune_by_index(table, parse_where(sql, table.schema().row_type()), index_types, snapshot_id,
+                          sample=sample)
 
 
 class _OnlyType:
@@ -546,11 +553,9 @@ SUGGEST_TRIES = 6
 def suggestion_sample(table, snapshot_id: int | None = None) -> tuple[list[LiveFile], int]:
     """The live files the predicate suggestion works on and how many there are in all: every file
     up to ``SUGGEST_MAX_FILES``, else a fixed random sample of whole buckets (primary-key tables)."""
-    from .advise import _sample
-
     files = list(_plan(table, snapshot_id).files)
     pk = bool(table.schema().primary_keys)
-    return _sample(files, SUGGEST_MAX_FILES, pk, seed=0), len(files)
+    return sample_files(files, SUGGEST_MAX_FILES, pk, seed=0), len(files)
 
 
 def _rarest(seen: dict[tuple[str, Any], tuple[set[str], int]], total: int) -> list[tuple[str, Any, int]]:

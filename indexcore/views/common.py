@@ -14,6 +14,7 @@ from ..formats.base import FileIndexReader
 from ..formats.container import IndexEntry
 from ..io.cache import LRU, env_int
 from ..types import DataType, to_json_value
+from ..warehouse.file_sample import sample_files
 from ..warehouse.model import LiveFile
 
 Progress = Callable[[int, int, str], None]
@@ -156,14 +157,16 @@ def _judge(schema, column: str, index_type: str) -> tuple:
 
 
 def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterable[str] | None = None,
-                      column: str | None = None, progress: Progress | None = None) -> Iterator[IndexBlob]:
+                      column: str | None = None, progress: Progress | None = None,
+                      sample: int | None = None) -> Iterator[IndexBlob]:
     """Every file index of the snapshot's live files, filtered by type and column, from the
-    (cached) container heads; readers open lazily.
+    (cached) container heads; readers open lazily. ``sample``: only that many of the files
+    with a file index (:func:`~indexcore.warehouse.file_sample.sample_files`).
 
     A container that cannot be read yields one blob with ``column`` None and the ``error``.
     """
     wanted = set(index_types) if index_types is not None else None
-    files = [lf for lf in table.plan(snapshot_id).files if lf.has_file_index]
+    files = sample_files([lf for lf in table.plan(snapshot_id).files if lf.has_file_index], sample)
     judged: dict[tuple, tuple] = {}  # (schema id, column, kind) -> what _judge says
     schemas: dict[int, Any] = {}
     for i, (lf, head, head_error) in enumerate(table.iter_index_heads(files)):
@@ -198,10 +201,11 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
     tick(progress, len(files), len(files), "done")
 
 
-def summaries(table, snapshot_id, index_types, progress=None, column=None) -> list[tuple[IndexBlob, dict]]:
+def summaries(table, snapshot_id, index_types, progress=None, column=None,
+              sample: int | None = None) -> list[tuple[IndexBlob, dict]]:
     """Each index blob with its reader's ``summary()`` (``{"error": ...}`` or ``{"empty": True}``)."""
     out = []
-    for blob in iter_file_indexes(table, snapshot_id, index_types, column, progress):
+    for blob in iter_file_indexes(table, snapshot_id, index_types, column, progress, sample):
         if blob.error is None and not blob.empty:
             if blob.reader is None:
                 out.append((blob, {"error": blob.reader_error}))

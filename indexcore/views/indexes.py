@@ -32,12 +32,14 @@ _BITMAP_KEYS = ("version", "dictionary_size", "null_count", "single_row_values",
                 "index_block_bytes", "bitmap_bytes", "block_count", "lookup_bytes_most_frequent")
 
 
-def bitmap_indexes(table, snapshot_id: int | None = None, progress: Progress | None = None) -> pa.Table:
+def bitmap_indexes(table, snapshot_id: int | None = None, progress: Progress | None = None,
+                   sample: int | None = None) -> pa.Table:
     """``$bitmap_indexes``: per bitmap index, version, dictionary size, nulls, layout bytes and the
-    bytes a point lookup of the most frequent value reads (V1 the whole head, V2 one block)."""
+    bytes a point lookup of the most frequent value reads (V1 the whole head, V2 one block).
+    ``sample``: decode only that many files (:mod:`indexcore.warehouse.file_sample`)."""
     types = partition_types(table)
     rows = []
-    for blob, s in summaries(table, snapshot_id, ["bitmap"], progress):
+    for blob, s in summaries(table, snapshot_id, ["bitmap"], progress, sample=sample):
         row = {**file_cols(blob.file, types), "column": blob.column, "size": blob.size, "error": s.get("error")}
         if "version" in s:
             row.update({k: s.get(k) for k in _BITMAP_KEYS})
@@ -50,12 +52,12 @@ BITMAP_VALUES = pa.schema([*FILE_COLS, ("column", pa.string()), ("value", pa.str
 
 
 def bitmap_values(table, snapshot_id: int | None = None, column: str | None = None,
-                  progress: Progress | None = None) -> pa.Table:
+                  progress: Progress | None = None, sample: int | None = None) -> pa.Table:
     """``$bitmap_values``: value cardinalities of the bitmap indexes, one row per (file, column,
-    value); ``NULL`` counts the null rows."""
+    value); ``NULL`` counts the null rows. ``sample``: decode only that many files."""
     types = partition_types(table)
     rows = []
-    for blob in iter_file_indexes(table, snapshot_id, ["bitmap"], column, progress):
+    for blob in iter_file_indexes(table, snapshot_id, ["bitmap"], column, progress, sample):
         if blob.reader is None or blob.empty:
             continue
         try:
@@ -80,16 +82,17 @@ BLOOM_FILTERS = pa.schema([
 
 
 def bloom_filters(table, snapshot_id: int | None = None, target_fpp: float | None = None,
-                  progress: Progress | None = None) -> pa.Table:
+                  progress: Progress | None = None, sample: int | None = None) -> pa.Table:
     """``$bloom_filters``: per bloom filter, fill, estimated distinct items and FPP against the
     configured ``items`` / ``fpp``, and the ``items`` that would meet ``target_fpp`` (default:
     the configured fpp) for this filter alone. The per-column verdict and the one ``items`` to
-    configure are :func:`indexcore.evaluate.bloom_sizing.column_sizing`'s."""
+    configure are :func:`indexcore.evaluate.bloom_sizing.column_sizing`'s. ``sample``: decode only
+    that many files."""
     from ..formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, items_for_fpp
 
     types = partition_types(table)
     rows = []
-    for blob, s in summaries(table, snapshot_id, ["bloom-filter"], progress):
+    for blob, s in summaries(table, snapshot_id, ["bloom-filter"], progress, sample=sample):
         row = {**file_cols(blob.file, types), "column": blob.column, "size": blob.size, "error": s.get("error")}
         if "num_bits" in s:  # the reader was opened with the file's options; Paimon's defaults otherwise
             items = s.get("configured_items", DEFAULT_ITEMS)

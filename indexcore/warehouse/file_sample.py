@@ -1,0 +1,41 @@
+"""Which live files a per-file analysis decodes when a snapshot has too many to decode them all.
+
+Counting files, bytes and index kinds reads metadata and container heads only, so it covers
+every file. Decoding every bitmap dictionary, bloom filter or range-bitmap of 50,000 files takes
+minutes, so the pages decode a fixed random sample (the same files on every run, ``seed``) and
+say how large it is; a user asks for all files explicitly. One rule for every sample.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from ..io.cache import env_int
+from .model import LiveFile
+
+# files the pages decode per analysis before they sample (INDEXCORE_DECODE_SAMPLE)
+DECODE_SAMPLE_FILES = env_int("INDEXCORE_DECODE_SAMPLE", 2000)
+
+
+def sample_files(files: Sequence[LiveFile], n: int | None, whole_buckets: bool = False,
+                 seed: int = 0) -> list[LiveFile]:
+    """``n`` of ``files`` chosen at random with ``seed``, in path order; all when ``n`` is None
+    or not smaller. ``whole_buckets`` takes whole (partition, bucket) groups, as primary-key
+    reads merge a bucket's files together."""
+    if n is None or n >= len(files):
+        return list(files)
+    rng = random.Random(seed)
+    if not whole_buckets:
+        return sorted(rng.sample(list(files), n), key=lambda lf: lf.path)
+    groups: dict[tuple, list[LiveFile]] = {}
+    for lf in files:
+        groups.setdefault((lf.partition, lf.bucket), []).append(lf)
+    keys = sorted(groups, key=str)
+    rng.shuffle(keys)
+    out: list[LiveFile] = []
+    for k in keys:
+        if len(out) >= n:
+            break
+        out.extend(groups[k])
+    return sorted(out, key=lambda lf: lf.path)

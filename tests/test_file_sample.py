@@ -1,0 +1,64 @@
+"""The decode sample: which files a per-file analysis decodes on a large snapshot, and the pages
+that say how large it is and decode every file on request."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import indexcore
+from indexcore.evaluate import metrics
+from indexcore.views import view
+from indexcore.warehouse import file_sample
+from indexcore.warehouse.file_sample import sample_files
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
+
+
+@pytest.fixture(scope="module")
+def events():
+    if not (SAMPLE / "demo.db" / "events").is_dir():
+        pytest.skip("sample_warehouse/ is missing")
+    return indexcore.open_warehouse(str(SAMPLE)).table("demo.events")
+
+
+def test_sample_is_fixed_sorted_and_whole_buckets_when_asked(events):
+    files = events.plan().files
+    assert len(files) > 4
+    picked = sample_files(files, 4)
+    assert len(picked) == 4 and picked == sample_files(files, 4)
+    assert [lf.path for lf in picked] == sorted(lf.path for lf in picked)
+    assert {lf.path for lf in picked} <= {lf.path for lf in files}
+    assert sample_files(files, None) == list(files) == sample_files(files, len(files))
+    buckets = sample_files(files, 2, whole_buckets=True)
+    for lf in buckets:  # every file of each bucket it touches
+        assert {f.path for f in files if (f.partition, f.bucket) == (lf.partition, lf.bucket)} <= \
+               {f.path for f in buckets}
+
+
+def test_views_and_metrics_decode_only_the_sampled_files(events):
+    picked = {lf.file.file_name for lf in sample_files([lf for lf in events.plan().files if lf.has_file_index], 3)}
+    assert len(picked) == 3
+    assert set(view(events, "bloom_filters", sample=3).column("file_name").to_pylist()) <= picked
+    every = set(view(events, "bloom_filters").column("file_name").to_pylist())
+    assert len(every) > 3
+    assert set(metrics.range_frame(events, sample=3)["file_name"]) <= picked
+    assert set(metrics.prune_by_sql(events, "user_id > 10", sample=3)["file_name"]) == picked
+    assert len(metrics.prune_by_sql(events, "user_id > 10")) == len(events.plan().files)
+
+
+def test_bloom_page_samples_past_the_limit_and_decodes_all_on_request(open_page, monkeypatch, events):
+    monkeypatch.setattr(file_sample, "DECODE_SAMPLE_FILES", 3)
+    at = open_page("bloom", table="demo.events")
+    shown = next(d.value for d in at.dataframe if "fill_ratio" in d.value)
+    assert shown["file_name"].nunique() <= 3
+    assert any("fixed random sample of 3" in c.value for c in at.caption)
+    census = view(events, "file_indexes").to_pandas()
+    blooms = census[(census["index_type"] == "bloom-filter") & census["error"].isna()]
+    assert at.metric[0].value == str(len(blooms))  # counts cover every file, not the sample
+    at.toggle(key="bloom_every").set_value(True).run()
+    assert not at.exception
+    shown = next(d.value for d in at.dataframe if "fill_ratio" in d.value)
+    assert shown["file_name"].nunique() == blooms["file_path"].nunique()
+    assert not any("fixed random sample" in c.value for c in at.caption)
