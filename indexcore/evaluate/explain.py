@@ -154,9 +154,10 @@ class FileDecision:
     # the index kinds that could have skipped the file (:func:`pruning_index_types`)
     pruning_index_types: tuple[str, ...] = ()
 
-    @property
+    @functools.cached_property
     def skipped_by(self) -> Stage | None:
-        """The first stage that pruned the file, or None when Paimon reads it."""
+        """The first stage that pruned the file, or None when Paimon reads it (worked out once:
+        the funnel asks for it at every stage of every file)."""
         for stage, decision in zip(BEFORE_INDEX, (self.partition_decision, self.bucket_decision,
                                                   self.level_decision, self.stats_decision), strict=True):
             if decision is Decision.SKIP:
