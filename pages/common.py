@@ -30,6 +30,7 @@ from indexcore.io.cache import env_int as _env_int
 
 APP_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_WAREHOUSE = APP_DIR / "sample_warehouse"
+MAX_CHOICES = 1000  # options a selectbox sends to the browser before a filter narrows them
 PAGE_SIZE = 200
 # server memory stays bounded whatever the number of sessions: warehouses opened at once
 # (each with its tables' plan and manifest caches, see indexcore.warehouse.table), and cached
@@ -315,14 +316,37 @@ def need_table(ctx: Context) -> bool:
     return True
 
 
-def show_frame(frame: pd.DataFrame, key: str, page_size: int = PAGE_SIZE, **kwargs) -> None:
+def page_rows(rows: int, key: str, page_size: int | None = None) -> slice:
+    """The rows of the page the user is on (a page picker past ``page_size``, default :data:`PAGE_SIZE`)."""
+    page_size = page_size or PAGE_SIZE
+    if rows <= page_size:
+        return slice(0, rows)
+    pages = (rows - 1) // page_size + 1
+    page = st.number_input(f"Page (of {pages}, {rows:,} rows)", min_value=1, max_value=pages, value=1,
+                           key=f"{key}_page")
+    return slice((page - 1) * page_size, page * page_size)
+
+
+def show_frame(frame: pd.DataFrame, key: str, page_size: int | None = None, **kwargs) -> None:
     """A dataframe, paginated when it has more than ``page_size`` rows."""
-    if len(frame) > page_size:
-        pages = (len(frame) - 1) // page_size + 1
-        page = st.number_input(f"Page (of {pages}, {len(frame):,} rows)", min_value=1, max_value=pages,
-                               value=1, key=f"{key}_page")
-        frame = frame.iloc[(page - 1) * page_size: page * page_size]
-    st.dataframe(frame, hide_index=True, width="stretch", **kwargs)
+    st.dataframe(frame.iloc[page_rows(len(frame), key, page_size)], hide_index=True, width="stretch", **kwargs)
+
+
+def pick_name(label: str, names: list[str], key: str, first: str | None = None,
+              limit: int | None = None, **kwargs) -> str | None:
+    """A selectbox over ``names`` (``first``, e.g. "every file", leads); past ``limit`` names
+    (default :data:`MAX_CHOICES`) a filter box narrows them first, so a 50,000-file table does
+    not send 50,000 options to the browser."""
+    limit = limit or MAX_CHOICES
+    lead = [first] if first is not None else []
+    if len(names) > limit:
+        text = st.text_input(f"{label}: filter ({len(names):,} in all)", key=f"{key}_filter",
+                             help="Part of the name; the list below shows the first matches")
+        names = [n for n in names if text in n] if text else names
+        if len(names) > limit:
+            st.caption(f"{label}: the first {limit:,} of {len(names):,} shown; type part of a name to narrow them.")
+            names = names[:limit]
+    return st.selectbox(label, lead + names, key=key, **kwargs)
 
 
 def progress_callback(label: str) -> tuple[Callable[[int, int, str], None], Any]:

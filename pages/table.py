@@ -15,6 +15,8 @@ from pages.common import (
     missing_dv_files,
     need_table,
     needs,
+    page_rows,
+    pick_name,
     show_frame,
     show_unusable,
     time_travel_to,
@@ -164,16 +166,19 @@ with tab_stats, guard("Column statistics"):
     c1, c2 = st.columns(2)
     stat_col = c1.selectbox("Column", ["(every column)", *names], index=1 if names else 0, key="stats_column")
     by_name = dict(zip(files["file_name"], files["file_path"], strict=False))
-    stat_file = c2.selectbox("File", ["(every file)", *by_name], key="stats_file",
-                             help="One file shows every column; every file shows the picked column")
+    with c2:
+        stat_file = pick_name("File", list(by_name), "stats_file", first="(every file)",
+                              help="One file shows every column; every file shows the picked column")
     if stat_col == "(every column)" and stat_file == "(every file)":
         st.info("Pick a column or a file.")
     else:
+        # every file: statistics of the page of files shown only (a 50,000-file table pages through them)
+        paths = (by_name[stat_file],) if stat_file != "(every file)" else \
+            tuple(files["file_path"].iloc[page_rows(len(files), "file_stats_files")])
         frame = _file_stats(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, ctx.options,
-                            None if stat_col == "(every column)" else (stat_col,),
-                            None if stat_file == "(every file)" else (by_name[stat_file],))
-        st.caption(f"{frame['file_name'].nunique()} file(s), {len(frame)} row(s)")
-        show_frame(frame, "file_stats")
+                            None if stat_col == "(every column)" else (stat_col,), paths)
+        st.caption(f"{frame['file_name'].nunique()} file(s) of {len(files):,}, {len(frame)} row(s)")
+        st.dataframe(frame, hide_index=True, width="stretch")
 
 with tab_skew, guard("Skew"):
     by = st.radio("Group by", ["bucket", "partition"], horizontal=True, key="skew_by",

@@ -62,3 +62,29 @@ def test_bloom_page_samples_past_the_limit_and_decodes_all_on_request(open_page,
     shown = next(d.value for d in at.dataframe if "fill_ratio" in d.value)
     assert shown["file_name"].nunique() == blooms["file_path"].nunique()
     assert not any("fixed random sample" in c.value for c in at.caption)
+
+
+def test_table_statistics_page_through_files_and_the_file_picker_filters(open_page, monkeypatch, events):
+    """Past a page of files the statistics tab reads only the files of the page shown; past the
+    choice limit the file picker is narrowed by a filter instead of sending every name."""
+    import pages.common as common
+
+    monkeypatch.setattr(common, "PAGE_SIZE", 4)
+    monkeypatch.setattr(common, "MAX_CHOICES", 3)
+    files = [lf.file.file_name for lf in events.plan().files]
+    column = events.schema().field_names[1]
+    at = open_page("table", table="demo.events")
+    at.selectbox(key="stats_column").select(column).run()
+    shown = next(d.value for d in at.dataframe if {"column", "min", "max", "null_count"} <= set(d.value.columns))
+    assert list(shown["file_name"]) == files[:4]
+    at.number_input(key="file_stats_files_page").set_value(2).run()
+    shown = next(d.value for d in at.dataframe if {"column", "min", "max", "null_count"} <= set(d.value.columns))
+    assert list(shown["file_name"]) == files[4:8]
+    picker = at.selectbox(key="stats_file")
+    assert picker.options == ["(every file)", *files[:3]]
+    at.text_input(key="stats_file_filter").set_value(files[-1][-20:]).run()
+    assert at.selectbox(key="stats_file").options == ["(every file)", files[-1]]
+    at.selectbox(key="stats_file").select(files[-1]).run()
+    assert not at.exception
+    one = next(d.value for d in at.dataframe if {"column", "min", "max", "null_count"} <= set(d.value.columns))
+    assert set(one["file_name"]) == {files[-1]}
