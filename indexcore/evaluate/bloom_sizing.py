@@ -64,8 +64,12 @@ def column_sizing(table, column: str, blooms: Iterable[tuple[LiveFile, str, int]
     None when no file's options could be read."""
     stored = needed = over = 0
     items_seen, fpp_seen, rows = set(), set(), []
+    options: dict[tuple[int, str], dict] = {}  # per (file schema, column name): the same for its files
     for lf, name, size in blooms:
-        opts = table.file_schema(lf).file_index_options(name, "bloom-filter")
+        key = (lf.file.schema_id, name)
+        opts = options.get(key)
+        if opts is None:
+            opts = options[key] = table.file_schema(lf).file_index_options(name, "bloom-filter")
         try:
             items = int(opts.get("items", DEFAULT_ITEMS))
             fpp = float(opts.get("fpp", DEFAULT_FPP))
