@@ -13,7 +13,7 @@ import datetime as dt
 
 from ..errors import IndexCoreError, StorageError
 from ..views import partition_text
-from ..views.common import dv_cardinality, partition_types
+from ..views.common import dv_cardinality, iter_file_indexes, partition_types
 from ..warehouse import Warehouse
 
 
@@ -58,22 +58,26 @@ def _utc(millis: int | None) -> str | None:
 
 
 def cmd_files(args) -> dict:
-    """Live files of the plan, each with its file-index container's columns (heads only: no blob
-    is decoded) and its deletion vector; built file by file, without the ``$files`` view's
-    stats text or a reader per index."""
+    """Live files of the plan, each with its file-index container's columns (the census of
+    :func:`~indexcore.views.common.iter_file_indexes`: heads only, no blob decoded, with the
+    indexes it cannot use) and its deletion vector; without the ``$files`` view's stats text."""
     table = _open(args).table(args.table)
     plan = table.plan(args.snapshot)
     types = partition_types(table)
     indexes: dict[str, dict] = {}
-    for lf, head, error in table.iter_index_heads(plan.files):
-        embedded = lf.file.embedded_index is not None
-        info: dict = {"columns": {}, "embedded": embedded, "path": None if embedded else lf.index_path}
-        if error is not None:
-            info["error"] = error
-        else:
-            for e in head.entries:
-                info["columns"].setdefault(e.column, []).append(e.index_type)
-        indexes[lf.path] = info
+    for blob in iter_file_indexes(table, args.snapshot):
+        lf = blob.file
+        info = indexes.get(lf.path)
+        if info is None:
+            info = indexes[lf.path] = {"columns": {}, "embedded": blob.embedded,
+                                       "path": None if blob.embedded else lf.index_path}
+        if blob.column is None:  # the container itself cannot be read
+            info["error"] = blob.error
+            continue
+        info["columns"].setdefault(blob.column, []).append(blob.index_type)
+        if blob.error is not None:  # an index the read path cannot use (unknown kind, column gone)
+            info.setdefault("unusable", []).append({"column": blob.column, "index_type": blob.index_type,
+                                                    "error": blob.error})
     files = []
     for lf in plan.files:
         m = lf.file
