@@ -288,18 +288,19 @@ def main() -> None:
         print("\n== growth (time ratio between sizes; linear = the files ratio)")
         pairs = list(zip(sizes, sizes[1:], strict=False))
         print(f"{'':18} " + " ".join(f"{f'{b // 1000}k/{a // 1000}k (x{b / a:g})':>16}" for a, b in pairs))
-        worst = 0.0
+        worst, worst_page = 0.0, None
         for name in ["plan"] + pages:
             cells = []
             for a, b in pairs:
                 ta = results[a]["plan"] if name == "plan" else results[a]["pages"][name]
                 tb = results[b]["plan"] if name == "plan" else results[b]["pages"][name]
                 g = tb["cold"] / ta["cold"]
-                worst = max(worst, g / (b / a)) if g == g else worst
+                if name != "plan" and g == g and g / (b / a) > worst:  # the goal is the pages'; the plan is the floor
+                    worst, worst_page = g / (b / a), name
                 cells.append(f"{g:16.2f}")
             print(f"{name + ' (cold)':18} " + " ".join(cells))
-        print(f"growth goal (no worse than linear): {'MET' if worst <= 1.0 else 'NOT MET'} "
-              f"(worst growth / files ratio {worst:.2f})")
+        print(f"growth goal, pages (no worse than linear): {'MET' if worst <= 1.0 else 'NOT MET'} "
+              f"(worst growth / files ratio {worst:.2f}, {worst_page})")
     top = max(sizes)
     r = results[top]
     for when in ("cold", "warm"):
