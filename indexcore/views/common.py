@@ -156,14 +156,13 @@ def _judge(schema, column: str, index_type: str) -> tuple:
     return dtype, None, kind_error, schema.file_index_options(column, index_type)
 
 
-def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterable[str] | None = None,
-                      column: str | None = None, progress: Progress | None = None,
-                      sample: int | None = None) -> Iterator[IndexBlob]:
-    """Every file index of the snapshot's live files, filtered by type and column, from the
-    (cached) container heads; readers open lazily. ``sample``: only that many of the files
-    with a file index (:func:`~indexcore.warehouse.file_sample.sample_files`).
+def iter_index_entries(table, snapshot_id: int | None = None, index_types: Iterable[str] | None = None,
+                       column: str | None = None, progress: Progress | None = None,
+                       sample: int | None = None) -> Iterator[tuple]:
+    """The census behind :func:`iter_file_indexes` as plain tuples ``(live file, head, head entry,
+    column type, error, options)``, for views that tabulate hundreds of thousands of entries.
 
-    A container that cannot be read yields one blob with ``column`` None and the ``error``.
+    A container that cannot be read is ``(live file, None, None, None, error, None)``.
     """
     wanted = set(index_types) if index_types is not None else None
     files = sample_files([lf for lf in table.plan(snapshot_id).files if lf.has_file_index], sample)
@@ -171,19 +170,12 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
     schemas: dict[int, Any] = {}
     for i, (lf, head, head_error) in enumerate(table.iter_index_heads(files)):
         tick(progress, i, len(files), lf.file.file_name)
-        embedded = lf.file.embedded_index is not None
         if head is None:
-            yield IndexBlob(lf, None, None, 0, False, embedded, None, head_error)
+            yield lf, None, None, None, head_error, None
             continue
         schema = schemas.get(lf.file.schema_id)
         if schema is None:
             schema = schemas[lf.file.schema_id] = table.file_schema(lf)
-
-        def source(lf=lf, opened=[]):  # noqa: B006 - one open per container, shared by its blobs
-            if not opened:
-                opened.append(table.file_index_source(lf))
-            return opened[0]
-
         for entry in head.entries:
             if wanted is not None and entry.index_type not in wanted:
                 continue
@@ -194,11 +186,36 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
             if known is None:
                 known = judged[key] = _judge(schema, entry.column, entry.index_type)
             dtype, column_error, kind_error, opts = known
-            error = column_error or (None if entry.empty else kind_error)
-            yield IndexBlob(lf, entry.column, entry.index_type, 0 if entry.empty else entry.length,
-                            entry.empty, embedded, dtype, error, entry.offset, head.file_size,
-                            entry, opts, source)
+            yield lf, head, entry, dtype, column_error or (None if entry.empty else kind_error), opts
     tick(progress, len(files), len(files), "done")
+
+
+def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterable[str] | None = None,
+                      column: str | None = None, progress: Progress | None = None,
+                      sample: int | None = None) -> Iterator[IndexBlob]:
+    """Every file index of the snapshot's live files, filtered by type and column, from the
+    (cached) container heads; readers open lazily. ``sample``: only that many of the files
+    with a file index (:func:`~indexcore.warehouse.file_sample.sample_files`).
+
+    A container that cannot be read yields one blob with ``column`` None and the ``error``.
+    """
+    last = source = None
+    for lf, head, entry, dtype, error, opts in iter_index_entries(table, snapshot_id, index_types, column,
+                                                                  progress, sample):
+        embedded = lf.file.embedded_index is not None
+        if head is None:
+            yield IndexBlob(lf, None, None, 0, False, embedded, None, error)
+            continue
+        if lf is not last:
+            last = lf
+
+            def source(lf=lf, opened=[]):  # noqa: B006 - one open per container, shared by its blobs
+                if not opened:
+                    opened.append(table.file_index_source(lf))
+                return opened[0]
+
+        yield IndexBlob(lf, entry.column, entry.index_type, 0 if entry.empty else entry.length,
+                        entry.empty, embedded, dtype, error, entry.offset, head.file_size, entry, opts, source)
 
 
 def summaries(table, snapshot_id, index_types, progress=None, column=None,

@@ -20,7 +20,7 @@ from ..warehouse.table import KNOWN_INDEX_TYPES
 from .common import (
     TS,
     from_rows,
-    iter_file_indexes,
+    iter_index_entries,
     partition_text,
     partition_text_cached,
     partition_types,
@@ -189,27 +189,37 @@ def file_indexes(table, snapshot_id: int | None = None) -> pa.Table:
     cols: dict[str, list] = {f.name: [] for f in FILE_INDEXES}
     (partition, bucket, file_path, file_size, record_count, schema_id, column_name, index_type, storage,
      index_file, index_size, container_size, is_empty, file_name, index_offset, error) = cols.values()
-    last, label = None, None
-    for b in iter_file_indexes(table, snapshot_id):
-        lf, m = b.file, b.file.file
-        if lf is not last:  # a file's blobs come together: render its partition once
+    last = label = kind = where = None
+    for lf, head, entry, _dtype, why, _opts in iter_index_entries(table, snapshot_id):
+        m = lf.file
+        if lf is not last:  # a file's entries come together: work out its own columns once
             last, label = lf, partition_text_cached(lf.partition, types)
+            embedded = m.embedded_index is not None
+            kind, where = ("EMBEDDED", None) if embedded else ("FILE", lf.index_path)
         partition.append(label)
         bucket.append(lf.bucket)
         file_path.append(lf.path)
         file_size.append(m.file_size)
         record_count.append(m.row_count)
         schema_id.append(m.schema_id)
-        column_name.append(b.column)
-        index_type.append(b.index_type)
-        storage.append("EMBEDDED" if b.embedded else "FILE")
-        index_file.append(None if b.embedded else lf.index_path)
-        index_size.append(b.size)
-        container_size.append(b.container_size)
-        is_empty.append(b.empty if b.column else None)
+        storage.append(kind)
+        index_file.append(where)
         file_name.append(m.file_name)
-        index_offset.append(b.offset)
-        error.append(b.error)
+        error.append(why)
+        if entry is None:  # the container cannot be read: one row, no column
+            column_name.append(None)
+            index_type.append(None)
+            index_size.append(0)
+            container_size.append(None)
+            is_empty.append(None)
+            index_offset.append(None)
+            continue
+        column_name.append(entry.column)
+        index_type.append(entry.index_type)
+        index_size.append(0 if entry.empty else entry.length)
+        container_size.append(head.file_size)
+        is_empty.append(entry.empty if entry.column else None)
+        index_offset.append(entry.offset)
     return pa.Table.from_pydict(cols, schema=FILE_INDEXES)
 
 
