@@ -628,6 +628,7 @@ class _Explainer:
         self.global_scan = None  # evaluate.global_index.GlobalIndexScan, set by decide_files
         fields = predicate.fields()
         self.stat_fields = [n for n in table_schema.field_names if n in fields]  # shown beside each decision
+        self._pushed: dict[int, tuple] = {}  # id(file schema) -> (it, field map, index predicate)
 
     def file_schema(self, lf: LiveFile, problems: list) -> TableSchema:
         return self.table.file_schema(lf, problems)
@@ -681,11 +682,20 @@ class _Explainer:
         return None if dv is None else dv.positions
 
     # -- one file ---------------------------------------------------------------------------
+    def pushed_down(self, fs: TableSchema) -> tuple[dict[str, str | None], Predicate | None]:
+        """The table-to-file field map and the predicate pushed to the file index, per file schema
+        (the same for every file written with it, so worked out once per explanation)."""
+        hit = self._pushed.get(id(fs))
+        if hit is None or hit[0] is not fs:
+            fmap = field_map(self.schema, fs)
+            hit = self._pushed[id(fs)] = (fs, fmap, and_all(devolved(self.parts, fmap)))
+        return hit[1], hit[2]
+
     def decide(self, lf: LiveFile, bucket_value_ok: bool | None) -> tuple[dict, Any]:
         problems: list[Problem] = []
         notes: list[str] = []
         fs = self.file_schema(lf, problems)
-        fmap = field_map(self.schema, fs)
+        fmap, index_pred = self.pushed_down(fs)
         f = lf.file
 
         partition_ok = self.partition_filter is None or bool(self.partition_ok[lf.path])
@@ -720,7 +730,6 @@ class _Explainer:
         location = None
         bytes_read = requests = 0
         evaluator = None
-        index_pred = and_all(devolved(self.parts, fmap))
         consult = partition_ok and bucket_ok and level_ok and stats_ok
         if lf.has_file_index and (consult or self.all_files):
             before, before_requests = self.storage.stats.bytes_served, self.storage.stats.requests

@@ -223,7 +223,7 @@ def decode_binary_row(raw: bytes | None, types: Sequence[DataType], name: str = 
         raise CorruptFileError(f"BinaryRow of arity {arity} does not fit in {len(raw)} bytes",
                                structure=name, offset=0)
     out = []
-    for i, dtype in enumerate(types):
+    for i, reader in enumerate(_row_readers(types)):
         if i >= arity:
             out.append(None)
             continue
@@ -231,9 +231,24 @@ def decode_binary_row(raw: bytes | None, types: Sequence[DataType], name: str = 
         if raw[base + (bit >> 3)] & (1 << (bit & 7)):
             out.append(None)
             continue
-        reader = _field_reader(dtype)
         out.append(None if reader is None else reader(raw, base, base + null_width + 8 * i))
     return tuple(out)
+
+
+_READERS: dict[tuple, tuple] = {}  # field types -> their readers (a manifest's 50,000 rows share a few)
+
+
+def _row_readers(types: Sequence[DataType]) -> tuple:
+    key = tuple(types)
+    try:
+        hit = _READERS.get(key)
+    except TypeError:  # a type that cannot be a key
+        return tuple(map(_field_reader, key))
+    if hit is None:
+        hit = tuple(map(_field_reader, key))
+        if len(_READERS) < 4096:
+            _READERS[key] = hit
+    return hit
 
 
 # ---------------------------------------------------------------------------------------------
