@@ -235,20 +235,19 @@ def decode_binary_row(raw: bytes | None, types: Sequence[DataType], name: str = 
     return tuple(out)
 
 
-_READERS: dict[tuple, tuple] = {}  # field types -> their readers (a manifest's 50,000 rows share a few)
+# field types (by identity: schemas keep their types) -> (those types, their readers); a
+# manifest's 50,000 rows share a few type lists, and hashing types per row costs more than reading
+_READERS: dict[tuple, tuple] = {}
 
 
 def _row_readers(types: Sequence[DataType]) -> tuple:
-    key = tuple(types)
-    try:
-        hit = _READERS.get(key)
-    except TypeError:  # a type that cannot be a key
-        return tuple(map(_field_reader, key))
-    if hit is None:
-        hit = tuple(map(_field_reader, key))
+    key = tuple(map(id, types))
+    hit = _READERS.get(key)
+    if hit is None or not all(a is b for a, b in zip(hit[0], types, strict=True)):
+        hit = (tuple(types), tuple(map(_field_reader, types)))
         if len(_READERS) < 4096:
             _READERS[key] = hit
-    return hit
+    return hit[1]
 
 
 # ---------------------------------------------------------------------------------------------
