@@ -168,8 +168,11 @@ def parse_head(head: bytes, file_size: int, name: str) -> ContainerHead:
     not expect goes through the careful cursor, which names the structure and offset of the fault.
     """
     quick = _parse_quick(head, file_size)
-    if quick is not None:
-        return quick
+    return quick if quick is not None else _parse_careful(head, file_size, name)
+
+
+def _parse_careful(head: bytes, file_size: int, name: str) -> ContainerHead:
+    """:func:`parse_head` field by field through a cursor that names the fault and its offset."""
     magic, version, length = _PREFIX.unpack_from(head)
     cur = _HeadCursor(head[PREFIX_SIZE:], PREFIX_SIZE, name, STRUCTURE)
     column_count = cur.i32("column count")
@@ -220,6 +223,16 @@ def _name(raw: bytes) -> str | None:
     return hit
 
 
+def _name_at(head: bytes, pos: int, then: int) -> tuple[str | None, int]:
+    """The u16-length ASCII name at ``pos`` and where it ends, when ``then`` more bytes follow it."""
+    if pos + 2 > len(head):
+        return None, pos
+    end = pos + 2 + _U16(head, pos)[0]
+    if end + then > len(head):
+        return None, pos
+    return _name(head[pos + 2:end]), end
+
+
 def _parse_quick(head: bytes, file_size: int) -> ContainerHead | None:
     """:func:`parse_head` for well-formed heads with ASCII names; None on anything else."""
     n = len(head)
@@ -235,22 +248,16 @@ def _parse_quick(head: bytes, file_size: int) -> ContainerHead | None:
         return None
     entries = []
     for _ in range(count):
-        if pos + 2 > n:
-            return None
-        end = pos + 2 + _U16(head, pos)[0]
-        column = _name(head[pos + 2:end])
-        if column is None or end + 4 > n:
+        column, end = _name_at(head, pos, 4)
+        if column is None:
             return None
         (k,) = _I32(head, end)
         pos = end + 4
         if k < 0 or k * 10 > n - pos:
             return None
         for _ in range(k):
-            if pos + 2 > n:
-                return None
-            end = pos + 2 + _U16(head, pos)[0]
-            kind = _name(head[pos + 2:end])
-            if kind is None or end + 8 > n:
+            kind, end = _name_at(head, pos, 8)
+            if kind is None:
                 return None
             start, size = _SPAN(head, end)
             pos = end + 8
