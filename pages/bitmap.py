@@ -38,12 +38,14 @@ with guard("Bitmap indexes"):
     frame = ctx.view("bitmap_indexes", sample=sample)
     mine = frame[frame["column"] == column]
     census = ctx.view("file_indexes")
+    carrying = census.loc[(census["index_type"] == "bitmap") & (census["column_name"] == column), "file_path"].nunique()
+    decoded = mine["file_name"].nunique()
+    scope = "all files" if decoded >= carrying else f"{decoded:,} of {carrying:,} files, sampled"
     c = st.columns(4)
-    c[0].metric("Files with this bitmap", census.loc[(census["index_type"] == "bitmap")
-                                                     & (census["column_name"] == column), "file_path"].nunique())
+    c[0].metric("Files with this bitmap", carrying)
     c[1].metric("Largest dictionary", int(mine["dictionary_size"].max()) if mine["dictionary_size"].notna().any()
-                else 0)
-    c[2].metric("Null rows", int(mine["null_count"].fillna(0).sum()))
+                else 0, help=f"Over {scope}")
+    c[2].metric("Null rows", int(mine["null_count"].fillna(0).sum()), help=f"Over {scope}")
     c[3].metric("Versions", ", ".join(f"V{int(v)}" for v in sorted(mine["version"].dropna().unique())))
     for _, row in mine[mine["error"].notna()].iterrows():
         st.warning(f"{row['file_name']}: {row['error']}")
@@ -52,7 +54,7 @@ with guard("Bitmap indexes"):
     values = ctx.view("bitmap_values", column=column, sample=sample)
     top = top_values(values, n)
     left, right = st.columns(2)
-    left.plotly_chart(figures.top_values(top, f"Top {n} values of {column} (all files)"), width="stretch")
+    left.plotly_chart(figures.top_values(top, f"Top {n} values of {column} ({scope})"), width="stretch")
     right.plotly_chart(figures.values_per_file(values, top["value"].tolist(), f"Top values of {column} per file"),
                        width="stretch")
     st.markdown("**Per file**")

@@ -88,3 +88,22 @@ def test_table_statistics_page_through_files_and_the_file_picker_filters(open_pa
     assert not at.exception
     one = next(d.value for d in at.dataframe if {"column", "min", "max", "null_count"} <= set(d.value.columns))
     assert set(one["file_name"]) == {files[-1]}
+
+
+def test_bitmap_page_names_the_sample_in_its_figures(open_page, monkeypatch, events):
+    import json
+
+    census = view(events, "file_indexes").to_pandas()
+    bitmaps = census[census["index_type"] == "bitmap"]
+    if bitmaps.empty:
+        pytest.skip("demo.events has no bitmap index")
+    monkeypatch.setattr(file_sample, "DECODE_SAMPLE_FILES", 3)
+    at = open_page("bitmap", table="demo.events")
+    column = at.selectbox(key="bitmap_column").value
+    carrying = bitmaps.loc[bitmaps["column_name"] == column, "file_path"].nunique()
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert any(f"of {carrying:,} files, sampled" in t for t in titles), titles
+    assert at.metric[0].value == str(carrying)
+    at.toggle(key="bitmap_every").set_value(True).run()
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert any("(all files)" in t for t in titles), titles
