@@ -35,10 +35,10 @@ with guard("Overview"):
     files = ctx.view("files")
     indexes = ctx.view("file_indexes")
     c = st.columns(5)
-    c[0].metric("Live files", len(files))
+    c[0].metric("Live files", f"{len(files):,}")
     c[1].metric("Rows", f"{int(files['record_count'].sum()):,}")
     c[2].metric("Data size", fmt_bytes(files["file_size_in_bytes"].sum()))
-    c[3].metric("Files with a file index", int((files["embedded_index"] | files["index_file"].notna()).sum()))
+    c[3].metric("Files with a file index", f"{int((files['embedded_index'] | files['index_file'].notna()).sum()):,}")
     c[4].metric("Deleted rows (DV)", f"{int(files['deletion_vector_cardinality'].fillna(0).sum()):,}")
     show_unusable(pd.concat([unusable_files(ctx, tuple(FILE_INDEX_TYPES)), missing_dv_files(ctx)], ignore_index=True),
                   "table_unusable")
@@ -56,7 +56,7 @@ with guard("Health"):  # one summary: score, key metrics, items linked to the pa
     c = st.columns(5)
     c[0].metric("Health", f"{th.score}/100", help="Amoro-style: 100 minus points per issue kind, weighted by the "
                 "share of the table it touches and capped")
-    c[1].metric("Small files", f"{th.small_files} of {th.files}",
+    c[1].metric(f"Small files (of {th.files:,})", f"{th.small_files:,}",
                 help=f"Data files under {fmt_bytes(th.small_file_threshold or 0)} (small-file threshold)")
     c[2].metric("Densest bucket (DV)", f"{th.worst_bucket_density:.1%}",
                 help=f"Deleted / rows of the densest partition x bucket ({th.worst_bucket or 'none'}); "

@@ -44,7 +44,7 @@ with guard("Warehouse overview"):
     ok = tables[tables["error"].isna()]
     c = st.columns(4) + st.columns(4)
     c[0].metric("Tables", len(tables))
-    c[1].metric("Live data files", int(ok["files"].sum()))
+    c[1].metric("Live data files", f"{int(ok['files'].sum()):,}")
     c[2].metric("Rows", f"{int(ok['rows'].sum()):,}")
     c[3].metric("Data size", fmt_bytes(ok["data_bytes"].sum()))
     data, index = ok["data_bytes"].sum(), ok["index_bytes"].sum()

@@ -368,7 +368,7 @@ def test_table_page_has_one_health_section(open_page, monkeypatch, tmp_path):
     h = H.table_health(_sample().table("demo.orders"))
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Health"] == f"{h.score}/100"
-    assert metrics["Small files"] == f"{h.small_files} of {h.files}"
+    assert metrics[f"Small files (of {h.files:,})"] == f"{h.small_files:,}"
     assert metrics["Densest bucket (DV)"] == f"{h.worst_bucket_density:.1%}"
     assert metrics["Index / data bytes"] == f"{h.total_index_bytes / h.data_bytes:.0%}"
     assert any("**warning**" in m.value and "deleted" in m.value for m in at.markdown)
