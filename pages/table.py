@@ -32,7 +32,7 @@ st.caption(f"`{ctx.table_name}` at snapshot {ctx.snapshot_id}")
 
 files = indexes = None
 with guard("Overview"):
-    files = ctx.view("files")
+    files = ctx.view("files", stats=False)  # the listing; the page of files on screen gets its statistics
     indexes = ctx.view("file_indexes")
     c = st.columns(5)
     c[0].metric("Live files", f"{len(files):,}")
@@ -131,8 +131,10 @@ with tab_files, guard("Files"):
         shown = shown[shown["bucket"].isin(bucket_pick)]
     if text:
         shown = shown[shown["file_name"].str.contains(text, regex=False)]
-    st.caption(f"{len(shown)} of {len(files)} live files (`$files`)")
-    show_frame(shown.drop(columns=["file_path"]), "files")
+    st.caption(f"{len(shown):,} of {len(files):,} live files (`$files`)")
+    on_screen = shown["file_path"].iloc[page_rows(len(shown), "files")]
+    detailed = ctx.view("files", paths=tuple(on_screen)) if len(on_screen) else shown
+    st.dataframe(detailed.drop(columns=["file_path"]), hide_index=True, width="stretch")
     mine = indexes[indexes["file_path"].isin(shown["file_path"])]
     for _, row in mine[mine["error"].notna()].iterrows():
         st.warning(f"File index of {row['file_name']} is unreadable: {row['error']}")

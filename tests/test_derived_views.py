@@ -46,3 +46,15 @@ def test_the_row_budget_lets_the_least_recently_used_go(orders, monkeypatch):
     assert view(fresh, "file_indexes") is indexes
     again = view(fresh, "files")
     assert again is not files and again.equals(files)  # pushed out, built again, the same rows
+
+
+def test_files_listing_without_statistics_and_a_page_of_files(orders):
+    full = view(orders, "files").to_pandas()
+    listing = view(orders, "files", stats=False).to_pandas()
+    rendered = ["min_key", "max_key", "null_value_counts", "min_value_stats", "max_value_stats"]
+    assert listing[rendered].isna().all().all() and full["min_value_stats"].notna().all()
+    assert listing.drop(columns=rendered).equals(full.drop(columns=rendered))
+    some = tuple(full["file_path"].iloc[[0, 2]])
+    page = view(orders, "files", paths=some).to_pandas()
+    assert list(page["file_path"]) == list(some)
+    assert page.equals(full.iloc[[0, 2]].reset_index(drop=True))

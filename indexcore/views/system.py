@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import posixpath
+from collections.abc import Sequence
 
 import pyarrow as pa
 
@@ -134,21 +135,31 @@ FILES = pa.schema([
     ("index_file", pa.string()), ("deletion_vector_cardinality", pa.int64())])
 
 
-def files(table, snapshot_id: int | None = None) -> pa.Table:
-    """``$files``: the snapshot's live data files with their stats, file index and deletion vector."""
+def files(table, snapshot_id: int | None = None, stats: bool = True,
+          paths: Sequence[str] | None = None) -> pa.Table:
+    """``$files``: the snapshot's live data files with their stats, file index and deletion vector.
+
+    ``stats=False`` leaves the rendered key and value statistics (``min_key`` ... ``max_value_stats``)
+    null, sparing their decoding when only the listing is wanted (a 50,000-file table); ``paths``
+    keeps only those data files (in plan order), e.g. the page of files on screen.
+    """
     from .common import dv_cardinality
 
     types = partition_types(table)
-    keyed = bool(table.schema().trimmed_primary_keys)
+    keyed = bool(table.schema().trimmed_primary_keys) and stats
     rows = []
     stats_names: dict[tuple, tuple] = {}
+    wanted = None if paths is None else set(paths)
     for lf in table.plan(snapshot_id).files:
+        if wanted is not None and lf.path not in wanted:
+            continue
         m = lf.file
-        key = (m.schema_id, m.value_stats_cols, m.write_cols)
-        if key not in stats_names:
-            stats_names[key] = _stats_names(table, lf)
-        names, vtypes = stats_names[key]
-        vs = m.value_stats
+        if stats:
+            key = (m.schema_id, m.value_stats_cols, m.write_cols)
+            if key not in stats_names:
+                stats_names[key] = _stats_names(table, lf)
+            names, vtypes = stats_names[key]
+            vs = m.value_stats
         ktypes = table._key_types(m.schema_id) if keyed else []
         rows.append({
             "partition": partition_text_cached(lf.partition, types), "bucket": lf.bucket, "file_path": lf.path,
@@ -156,9 +167,9 @@ def files(table, snapshot_id: int | None = None) -> pa.Table:
             "record_count": m.row_count, "file_size_in_bytes": m.file_size,
             "min_key": partition_text(tuple(m.min_key), ktypes) if keyed else None,
             "max_key": partition_text(tuple(m.max_key), ktypes) if keyed else None,
-            "null_value_counts": stats_text(names, [None] * len(names), vs.null_counts),
-            "min_value_stats": stats_text(names, vtypes, vs.min_values),
-            "max_value_stats": stats_text(names, vtypes, vs.max_values),
+            "null_value_counts": stats_text(names, [None] * len(names), vs.null_counts) if stats else None,
+            "min_value_stats": stats_text(names, vtypes, vs.min_values) if stats else None,
+            "max_value_stats": stats_text(names, vtypes, vs.max_values) if stats else None,
             "min_sequence_number": m.min_sequence_number, "max_sequence_number": m.max_sequence_number,
             "creation_time": m.creation_time, "deleteRowCount": m.delete_row_count,
             "file_source": {0: "APPEND", 1: "COMPACT"}.get(m.file_source), "first_row_id": m.first_row_id,
