@@ -74,18 +74,16 @@ def supported_index_types(dtype: DataType) -> list[str]:
 # Warehouse and table overview
 
 
-def index_census(table, snapshot_id: int | None = None) -> tuple[set[str], list]:
-    """The file index kinds the snapshot's containers hold, and the blobs that cannot be used
-    (unreadable container, column missing from the file's schema, undecoded kind): from
-    :func:`iter_file_indexes`, which reads container heads only, so it stays cheap at 50,000
-    files. A corrupt blob inside a readable container shows on its kind's page."""
-    kinds, unusable = set(), []
-    for blob in iter_file_indexes(table, snapshot_id):
-        if blob.index_type is not None:
-            kinds.add(blob.index_type)
-        if blob.error is not None:
-            unusable.append(blob)
-    return kinds, unusable
+def index_census(table, snapshot_id: int | None = None) -> tuple[set[str], pd.DataFrame]:
+    """The file index kinds the snapshot's containers hold, and the ``$file_indexes`` rows that
+    cannot be used (unreadable container, column missing from the file's schema, undecoded
+    kind). Read from that view, which is built from container heads once per snapshot and kept
+    on the table, so every page and frame asking shares one census. A corrupt blob inside a
+    readable container shows on its kind's page."""
+    frame = view(table, "file_indexes", snapshot_id).to_pandas()
+    if frame.empty:
+        return set(), frame
+    return set(frame["index_type"].dropna()), frame[frame["error"].notna()]
 
 
 def table_overview(table, snapshot_id: int | None = None) -> dict[str, Any]:
@@ -146,9 +144,9 @@ def problems_frame(table, snapshot_id: int | None = None) -> pd.DataFrame:
         if key not in seen:
             seen.add(key)
             rows.append(p.to_dict())
-    for blob in index_census(table, snapshot_id)[1]:
-        where = blob.file.index_path or f"{blob.file.path} (embedded file index)"
-        rows.append({"path": where, "structure": "file index", "reason": blob.error})
+    for r in index_census(table, snapshot_id)[1].itertuples(index=False):
+        where = r.index_file_path or f"{r.file_path} (embedded file index)"
+        rows.append({"path": where, "structure": "file index", "reason": r.error})
     return pd.DataFrame(rows, columns=["path", "structure", "reason"])
 
 
