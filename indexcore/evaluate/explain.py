@@ -371,26 +371,23 @@ def stats_map(stats, names: Sequence[str] | None, table_schema: TableSchema, fil
     ``names`` is the stats layout (dense ``value_stats_cols``, key fields, or the file's
     fields). A field the file lacks is all-null; one outside a dense layout is unknown.
     """
-    try:
-        mins, maxs, nulls = stats.min_values, stats.max_values, stats.null_counts
-    except IndexCoreError:
-        return {}
     layout = list(names) if names is not None else list(file_schema.field_names)
     out: dict[str, tuple[Any, Any, int | None]] = {}
-    for tf in table_schema.fields:
-        if only is not None and tf.name not in only:
-            continue
-        fname = fmap.get(tf.name)
-        if fname is None:
-            out[tf.name] = (None, None, row_count)
-        elif fname == "":
-            continue
-        elif fname in layout:
-            i = layout.index(fname)
-            out[tf.name] = (mins[i] if i < len(mins) else None, maxs[i] if i < len(maxs) else None,
-                            nulls[i] if i < len(nulls) else None)
-        else:
-            out[tf.name] = (None, None, None)
+    try:
+        for tf in table_schema.fields:
+            if only is not None and tf.name not in only:
+                continue
+            fname = fmap.get(tf.name)
+            if fname is None:
+                out[tf.name] = (None, None, row_count)
+            elif fname == "":
+                continue
+            elif fname in layout:
+                out[tf.name] = stats.value_at(layout.index(fname))  # only the fields asked are decoded
+            else:
+                out[tf.name] = (None, None, None)
+    except IndexCoreError:
+        return {}
     return out
 
 
@@ -653,7 +650,7 @@ class _Explainer:
         return test_predicate_on_stats(and_all(preds), lf.file.row_count, stats)
 
     def value_stats(self, lf: LiveFile, fs: TableSchema, fmap) -> dict:
-        return column_stats(lf, self.schema, fs, fmap)
+        return column_stats(lf, self.schema, fs, fmap, only=self.stat_fields)
 
     def value_stats_ok(self, lf: LiveFile, fs: TableSchema, fmap) -> bool:
         preds = unsafe_filtered(self.parts, fmap)

@@ -235,6 +235,24 @@ def decode_binary_row(raw: bytes | None, types: Sequence[DataType], name: str = 
     return tuple(out)
 
 
+def decode_binary_field(raw: bytes | None, i: int, dtype: DataType, name: str = "BinaryRow") -> Any:
+    """Field ``i`` of a serialized BinaryRow alone (``None`` when null or beyond the row), as
+    :func:`decode_binary_row` would give it: a stats test over one column reads one field."""
+    if not raw or len(raw) < 4:
+        return None
+    arity = int.from_bytes(raw[:4], "big")
+    base = 4
+    null_width = null_bits_size(arity)
+    if base + null_width + 8 * arity > len(raw):
+        raise CorruptFileError(f"BinaryRow of arity {arity} does not fit in {len(raw)} bytes",
+                               structure=name, offset=0)
+    bit = i + 8
+    if i >= arity or raw[base + (bit >> 3)] & (1 << (bit & 7)):
+        return None
+    reader = _field_reader(dtype)
+    return None if reader is None else reader(raw, base, base + null_width + 8 * i)
+
+
 # field types (by identity: schemas keep their types) -> (those types, their readers); a
 # manifest's 50,000 rows share a few type lists, and hashing types per row costs more than reading
 _READERS: dict[tuple, tuple] = {}

@@ -22,7 +22,7 @@ except ImportError:  # a pure-Python fastavro build
     from fastavro._read_py import read_long as _read_long
 
 from ..errors import CorruptFileError
-from ..formats.binary_row import binary_row_arity, decode_binary_row
+from ..formats.binary_row import binary_row_arity, decode_binary_field, decode_binary_row
 from ..types import DataType
 from .model import (
     ADD,
@@ -196,6 +196,28 @@ class LazyStats(SimpleStats):
                        tuple(nulls or ()))
             self.__dict__["_decoded"] = decoded
         return decoded
+
+    def value_at(self, i: int) -> tuple:
+        """(min, max, null count) of layout field ``i``, decoding that field alone (as Paimon's
+        ``BinaryRow`` reads one field) unless the whole row is decoded already."""
+        if self.__dict__["_decoded"] is not None:
+            return super().value_at(i)
+        fields = self.__dict__.setdefault("_fields", {})
+        hit = fields.get(i)
+        if hit is None:
+            raw_min, raw_max, nulls = self.__dict__["_raw"]
+            types = self.__dict__["_types"]
+            types = types() if callable(types) else types
+            nulls = tuple(nulls or ())
+            n = min(max(binary_row_arity(raw_min), len(nulls)), len(types))
+            if i >= n:
+                hit = (None, None, nulls[i] if i < len(nulls) else None)
+            else:
+                hit = (decode_binary_field(raw_min, i, types[i], "stats min values"),
+                       decode_binary_field(raw_max, i, types[i], "stats max values"),
+                       nulls[i] if i < len(nulls) else None)
+            fields[i] = hit
+        return hit
 
     @property
     def min_values(self) -> tuple:  # type: ignore[override]

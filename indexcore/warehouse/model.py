@@ -164,6 +164,12 @@ class SimpleStats:
     def empty() -> SimpleStats:
         return SimpleStats((), (), ())
 
+    def value_at(self, i: int) -> tuple[Any, Any, int | None]:
+        """(min, max, null count) of field ``i`` of the stats layout (``None`` past its end)."""
+        mins, maxs, nulls = self.min_values, self.max_values, self.null_counts
+        return (mins[i] if i < len(mins) else None, maxs[i] if i < len(maxs) else None,
+                nulls[i] if i < len(nulls) else None)
+
 
 @dataclass(frozen=True)
 class DataFileMeta:
