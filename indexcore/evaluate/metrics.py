@@ -519,9 +519,14 @@ def cells_as_text(frame: pd.DataFrame) -> pd.DataFrame:
     """Dict and list cells (JSON decisions, note lists) as text, so every column has one Arrow type."""
     out = frame.copy()
     for col in out.columns:
-        if out[col].dtype == object and out[col].map(lambda v: isinstance(v, dict | list | tuple | set)).any():
+        if out[col].dtype != object or pd.api.types.infer_dtype(out[col], skipna=True) in _PLAIN:
+            continue  # one scalar kind throughout (checked at C speed): nothing to render
+        if out[col].map(lambda v: isinstance(v, dict | list | tuple | set)).any():
             out[col] = out[col].map(_cell_text)
     return out
+
+
+_PLAIN = frozenset({"string", "bytes", "integer", "floating", "boolean", "decimal", "empty", "date", "datetime"})
 
 
 def whatif_frames(hypothetical, sql: str, verify: bool = False, progress: Progress | None = None) -> dict[str, Any]:
