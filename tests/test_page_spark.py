@@ -8,8 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_app import APP
-from test_page_range import sample  # noqa: F401 - the sample warehouse, served through app.py
+from test_app import APP, _served_through_app
+from test_page_range import sample  # noqa: F401 - the sample warehouse
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(autouse=True)
 def workers_import_this_tree(monkeypatch):
     """The sample warehouse served through app.py; Spark workers import this checkout's code."""
+    _served_through_app(monkeypatch)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
 
 
