@@ -209,6 +209,16 @@ def binary_row_arity(raw: bytes | None) -> int:
     return int.from_bytes(raw[:4], "big") if raw and len(raw) >= 4 else 0
 
 
+def _row_shape(raw: bytes, name: str) -> tuple[int, int]:
+    """A row's arity and null-bit width, checked to fit in ``raw``."""
+    arity = int.from_bytes(raw[:4], "big")
+    null_width = null_bits_size(arity)
+    if 4 + null_width + 8 * arity > len(raw):
+        raise CorruptFileError(f"BinaryRow of arity {arity} does not fit in {len(raw)} bytes",
+                               structure=name, offset=0)
+    return arity, null_width
+
+
 def decode_binary_row(raw: bytes | None, types: Sequence[DataType], name: str = "BinaryRow") -> tuple:
     """A serialized BinaryRow (arity prefix + row) as a tuple of internal values.
 
@@ -216,12 +226,8 @@ def decode_binary_row(raw: bytes | None, types: Sequence[DataType], name: str = 
     """
     if not raw or len(raw) < 4:
         return (None,) * len(types)
-    arity = int.from_bytes(raw[:4], "big")
+    arity, null_width = _row_shape(raw, name)
     base = 4
-    null_width = null_bits_size(arity)
-    if base + null_width + 8 * arity > len(raw):
-        raise CorruptFileError(f"BinaryRow of arity {arity} does not fit in {len(raw)} bytes",
-                               structure=name, offset=0)
     out = []
     for i, reader in enumerate(_row_readers(types)):
         if i >= arity:
@@ -240,12 +246,8 @@ def decode_binary_field(raw: bytes | None, i: int, dtype: DataType, name: str = 
     :func:`decode_binary_row` would give it: a stats test over one column reads one field."""
     if not raw or len(raw) < 4:
         return None
-    arity = int.from_bytes(raw[:4], "big")
+    arity, null_width = _row_shape(raw, name)
     base = 4
-    null_width = null_bits_size(arity)
-    if base + null_width + 8 * arity > len(raw):
-        raise CorruptFileError(f"BinaryRow of arity {arity} does not fit in {len(raw)} bytes",
-                               structure=name, offset=0)
     bit = i + 8
     if i >= arity or raw[base + (bit >> 3)] & (1 << (bit & 7)):
         return None
