@@ -183,17 +183,21 @@ class LazyStats(SimpleStats):
         _setattr(self, "__dict__", {"_raw": (raw_min, raw_max, null_counts), "_types": types,
                                     "_decoded": None})
 
+    def _layout(self) -> tuple:
+        """(min bytes, max bytes, null counts, the field types the stats cover): types past both
+        the row's arity and the null counts are not the stats'."""
+        raw_min, raw_max, nulls = self.__dict__["_raw"]
+        types = self.__dict__["_types"]
+        types = types() if callable(types) else types
+        nulls = tuple(nulls or ())
+        return raw_min, raw_max, nulls, list(types)[:max(binary_row_arity(raw_min), len(nulls))]
+
     def _decode(self) -> tuple:
         decoded = self.__dict__["_decoded"]
         if decoded is None:
-            raw_min, raw_max, nulls = self.__dict__["_raw"]
-            types = self.__dict__["_types"]
-            types = types() if callable(types) else types
-            n = max(binary_row_arity(raw_min), len(nulls or ()))
-            types = list(types)[:n]
+            raw_min, raw_max, nulls, types = self._layout()
             decoded = (decode_binary_row(raw_min, types, "stats min values"),
-                       decode_binary_row(raw_max, types, "stats max values"),
-                       tuple(nulls or ()))
+                       decode_binary_row(raw_max, types, "stats max values"), nulls)
             self.__dict__["_decoded"] = decoded
         return decoded
 
@@ -205,17 +209,13 @@ class LazyStats(SimpleStats):
         fields = self.__dict__.setdefault("_fields", {})
         hit = fields.get(i)
         if hit is None:
-            raw_min, raw_max, nulls = self.__dict__["_raw"]
-            types = self.__dict__["_types"]
-            types = types() if callable(types) else types
-            nulls = tuple(nulls or ())
-            n = min(max(binary_row_arity(raw_min), len(nulls)), len(types))
-            if i >= n:
-                hit = (None, None, nulls[i] if i < len(nulls) else None)
+            raw_min, raw_max, nulls, types = self._layout()
+            null_count = nulls[i] if i < len(nulls) else None
+            if i >= len(types):
+                hit = (None, None, null_count)
             else:
                 hit = (decode_binary_field(raw_min, i, types[i], "stats min values"),
-                       decode_binary_field(raw_max, i, types[i], "stats max values"),
-                       nulls[i] if i < len(nulls) else None)
+                       decode_binary_field(raw_max, i, types[i], "stats max values"), null_count)
             fields[i] = hit
         return hit
 
