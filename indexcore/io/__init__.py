@@ -242,6 +242,17 @@ class SliceSource(ByteSource):
         self._parent.prefetch(self._base + offset, min(length, self.size - offset))
 
 
+@contextlib.contextmanager
+def _storage_errors(name: str, doing: str, offset: int | None = None):
+    """An OS error while ``doing`` (open, read) a file, as our StorageError naming the file."""
+    try:
+        yield
+    except FileNotFoundError as exc:
+        raise StorageError("file not found", file=name) from exc
+    except OSError as exc:
+        raise StorageError(f"cannot {doing}: {exc}", file=name, offset=offset) from exc
+
+
 def _pread_fully(fd: int, offset: int, length: int) -> bytes:
     """``length`` bytes at ``offset`` (fewer only at the end of the file)."""
     data = os.pread(fd, length, offset)
@@ -307,17 +318,13 @@ class FileSource(ByteSource):
         self.readahead = (0 if self._local else READAHEAD) if readahead is None else readahead
         if size is None and cache is not None:
             size = cache.size(path)
-        try:
+        with _storage_errors(self.name, "open"):
             if self._local and size is None:
                 self._open_local()
                 size = os.fstat(self._fd).st_size if self._fd is not None else None
             self.size = int(size if size is not None else fs.size(path))
             if cache is not None:
                 cache.set_size(path, self.size)
-        except FileNotFoundError as exc:
-            raise StorageError("file not found", file=self.name) from exc
-        except OSError as exc:
-            raise StorageError(f"cannot open: {exc}", file=self.name) from exc
 
     def _open_local(self) -> None:
         if _DESCRIPTORS.acquire():
@@ -353,14 +360,10 @@ class FileSource(ByteSource):
             return _pread_fully(f.fileno(), offset, length)
 
     def _read(self, offset: int, length: int) -> bytes:
-        try:
+        with _storage_errors(self.name, "read", offset):
             if self._local:
                 return self._pread(offset, length)
             return self.fs.cat_file(self.path, start=offset, end=offset + length)
-        except FileNotFoundError as exc:
-            raise StorageError("file not found", file=self.name) from exc
-        except OSError as exc:
-            raise StorageError(f"cannot read: {exc}", file=self.name, offset=offset) from exc
 
 
 def _int_env(name: str, default: int) -> int:
@@ -514,17 +517,12 @@ class Storage:
             source.prefetch(0, length)
             return source.read(0, min(length, source.size)), source.size, source.name
         name = self.display(full)
-        try:
+        with _storage_errors(name, "open"):
             fd = os.open(full, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-        except FileNotFoundError as exc:
-            raise StorageError("file not found", file=name) from exc
-        except OSError as exc:
-            raise StorageError(f"cannot open: {exc}", file=name) from exc
         try:
-            size = os.fstat(fd).st_size
-            data = _pread_fully(fd, 0, min(length, size))
-        except OSError as exc:
-            raise StorageError(f"cannot read: {exc}", file=name) from exc
+            with _storage_errors(name, "read"):
+                size = os.fstat(fd).st_size
+                data = _pread_fully(fd, 0, min(length, size))
         finally:
             os.close(fd)
         self.stats.add(len(data))
@@ -542,12 +540,8 @@ class Storage:
             hit = self.cache.get(full, 0, size) if size is not None else None
             if hit is not None:
                 return hit
-        try:
+        with _storage_errors(self.display(full), "read"):
             data = self.fs.cat_file(full)
-        except FileNotFoundError as exc:
-            raise StorageError("file not found", file=self.display(full)) from exc
-        except OSError as exc:
-            raise StorageError(f"cannot read: {exc}", file=self.display(full)) from exc
         self.stats.add(len(data))
         if not mutable and self.cache is not None:
             self.cache.set_size(full, len(data))
