@@ -383,38 +383,30 @@ def unusable_files(ctx: Context, index_types: tuple[str, ...]) -> pd.DataFrame:
     """Files of the picked snapshot whose file index of one of ``index_types`` (or whole index file)
     could not be used, and why (:func:`indexcore.evaluate.health.unusable_files`), plus the unreadable
     manifests that hide files from every page (:func:`unreadable_parts`)."""
-    from indexcore.evaluate.health import UNUSABLE_COLUMNS
-    from indexcore.evaluate.health import unusable_files as unusable
-
-    return pd.concat([unusable(ctx.view("file_indexes"), index_types), unreadable_parts(ctx)[UNUSABLE_COLUMNS]],
+    return pd.concat([health.unusable_files(ctx.view("file_indexes"), index_types),
+                      unreadable_parts(ctx)[health.UNUSABLE_COLUMNS]],
                      ignore_index=True)
 
 
 @st.cache_data(show_spinner="Checking index files…", max_entries=CACHE_ENTRIES, ttl=CACHE_TTL)
 def _unusable_index_files(url: str, roots: tuple[str, ...], table: str, snapshot_id: int | None,
                           kinds: tuple[str, ...], options: tuple = ()) -> pd.DataFrame:
-    from indexcore.evaluate.health import unusable_index_files as unusable
-
-    return unusable(open_warehouse(url, roots, options).table(table), snapshot_id, kinds)
+    return health.unusable_index_files(open_warehouse(url, roots, options).table(table), snapshot_id, kinds)
 
 
 def unusable_index_files(ctx: Context, kinds: tuple[str, ...]) -> pd.DataFrame:
     """Index-manifest files (HASH, global indexes) of the picked snapshot that could not be used, and
     why (:func:`indexcore.evaluate.health.unusable_index_files`), plus :func:`unreadable_parts`."""
-    from indexcore.evaluate.health import UNUSABLE_COLUMNS
-
     return pd.concat([_unusable_index_files(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, kinds, ctx.options),
-                      unreadable_parts(ctx)[UNUSABLE_COLUMNS]], ignore_index=True)
+                      unreadable_parts(ctx)[health.UNUSABLE_COLUMNS]], ignore_index=True)
 
 
 def missing_dv_files(ctx: Context) -> pd.DataFrame:
     """Live files of the picked snapshot whose deletion-vector file is gone (their deletes are lost)."""
-    from indexcore.evaluate.health import MISSING_DV, lost_deletion_vectors
-
-    lost = lost_deletion_vectors(ctx.table, ctx.view("deletion_vectors"))
+    lost = health.lost_deletion_vectors(ctx.table, ctx.view("deletion_vectors"))
     if lost.empty:
         return pd.DataFrame(columns=["file_name", "dv_file", "why"])
-    return lost.assign(why=MISSING_DV)[["file_name", "dv_file", "why"]]
+    return lost.assign(why=health.MISSING_DV)[["file_name", "dv_file", "why"]]
 
 
 def unreadable_parts(ctx: Context) -> pd.DataFrame:
