@@ -165,3 +165,23 @@ def test_a_resolved_directory_still_refuses_a_symlinked_file_and_dot_dot(tree):
         with pytest.raises(StorageError, match=REFUSED):
             storage.resolve(escape)
     assert storage.resolve(str(folder / "schema-0")) == first
+
+
+def test_read_prefix_opens_no_symlinked_file_out_of_the_roots(tree):
+    """``read_prefix`` (one open per head in a census) opens files of a resolved directory without
+    following a symlink: a symlinked file out of the roots is refused, one within them is read,
+    and a missing file is our StorageError naming it."""
+    root, outside = tree
+    folder = root / "demo.db" / "orders" / "schema"
+    (folder / "leak").symlink_to(outside / "demo.db" / "users" / "schema" / "schema-0")
+    (folder / "alias").symlink_to(folder / "schema-0")
+    storage = Storage(str(root), allowed_roots=[str(root)])
+    data, size, name = storage.read_prefix(str(folder / "schema-0"), 4)  # resolves the directory
+    assert data == b"{" + (folder / "schema-0").read_bytes()[1:4] and size == (folder / "schema-0").stat().st_size
+    assert name == str(folder / "schema-0")
+    with pytest.raises(StorageError, match=REFUSED):
+        storage.read_prefix(str(folder / "leak"), 4)
+    assert storage.read_prefix(str(folder / "alias"), 4)[0] == data
+    with pytest.raises(StorageError, match="file not found") as caught:
+        storage.read_prefix(str(folder / "schema-9"), 4)
+    assert "schema-9" in str(caught.value)

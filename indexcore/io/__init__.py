@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import os
 import posixpath
 import threading
@@ -251,6 +252,10 @@ def _storage_errors(name: str, doing: str, offset: int | None = None):
         raise StorageError("file not found", file=name) from exc
     except OSError as exc:
         raise StorageError(f"cannot {doing}: {exc}", file=name, offset=offset) from exc
+
+
+# opening a file without following a symlink (absent on Windows, where every file takes the full check)
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def _pread_fully(fd: int, offset: int, length: int) -> bytes:
@@ -511,14 +516,12 @@ class Storage:
         Local files take one ``open``/``pread``/``fstat``, without a :class:`FileSource` (a census
         reads 50,000 heads this way); other filesystems go through the cached, ranged path.
         """
-        full = self.resolve(path)
         if not self._local:
-            source = self.open(full)
+            source = self.open(self.resolve(path))
             source.prefetch(0, length)
             return source.read(0, min(length, source.size)), source.size, source.name
+        full, fd = self._open_local(path)
         name = self.display(full)
-        with _storage_errors(name, "open"):
-            fd = os.open(full, os.O_RDONLY | getattr(os, "O_BINARY", 0))
         try:
             with _storage_errors(name, "read"):
                 size = os.fstat(fd).st_size
@@ -528,6 +531,28 @@ class Storage:
         self.stats.add(len(data))
         self.stats.served(len(data))
         return data, size, name
+
+    def _open_local(self, path: str) -> tuple[str, int]:
+        """A local file's checked path and a descriptor open for reading.
+
+        In a directory already resolved and allowed, the file is opened without following a
+        symlink (no ``lstat`` per file); a symlinked file then takes the full check of
+        :meth:`resolve`, as does any file of a directory not seen yet.
+        """
+        parent, base = posixpath.split(os.fspath(path))
+        quick = _NO_FOLLOW and base not in ("", ".", "..") and "::" not in path
+        allowed_dir = self._dirs.get(parent) if quick else None
+        if allowed_dir is not None:
+            full = posixpath.join(allowed_dir, base)
+            try:
+                return full, os.open(full, os.O_RDONLY | _NO_FOLLOW)
+            except OSError as exc:
+                if exc.errno != errno.ELOOP:
+                    with _storage_errors(self.display(full), "open"):
+                        raise
+        full = self.resolve(path)
+        with _storage_errors(self.display(full), "open"):
+            return full, os.open(full, os.O_RDONLY | getattr(os, "O_BINARY", 0))
 
     def read_bytes(self, path: str) -> bytes:
         """A whole file in one request (cached unless it is a ``LATEST``/``EARLIEST`` hint)."""
