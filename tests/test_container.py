@@ -204,33 +204,41 @@ def test_modified_utf8() -> None:
 
 @pytest.mark.parametrize("cid", ["container_a", "container_empty"])
 def test_quick_head_parser_agrees_with_the_careful_one_on_any_bytes(cdir: Path, cid: str) -> None:
-    """The quick parser (every census) and the careful one (named faults) read the same heads:
-    on Paimon's head and on thousands of mutations of it, the quick one either declines (None)
-    or returns exactly what the careful one returns."""
+    """The shaped and quick parsers (every census) and the careful one (named faults) read the
+    same heads: on Paimon's head and on thousands of mutations of it, the fast ones either
+    decline (None) or return exactly what the careful one returns."""
     import random
 
     from indexcore.errors import IndexCoreError
-    from indexcore.formats.container import _parse_careful, _parse_quick, parse_head
+    from indexcore.formats.container import _parse_careful, _parse_quick, _parse_shaped, parse_head
 
     data = (cdir / f"{cid}.index").read_bytes()
     length = struct.unpack_from(">i", data, 12)[0]
     head, size = data[:length], len(data)
     assert _parse_quick(head, size) == _parse_careful(head, size, cid) == parse_head(head, size, cid)
+    # parse_head learned the layout of a head with entries: the shaped parser now reads it, and
+    # a mutation of a span or a name either matches the careful parser or is declined
+    learned = bool(_parse_careful(head, size, cid).entries)
+    assert _parse_shaped(head, size) == (_parse_careful(head, size, cid) if learned else None)
     rng = random.Random(7)
-    agreed = declined = 0
+    agreed = declined = reshaped = 0
     for _ in range(3000):
         mutated = bytearray(head)
         for _ in range(rng.randint(1, 3)):
             mutated[rng.randrange(16, len(mutated))] = rng.randrange(256)
         mutated, file_size = bytes(mutated), size + rng.choice((0, 0, -40, 1000))
         quick = _parse_quick(mutated, file_size)
+        shaped = _parse_shaped(mutated, file_size)
         try:
             careful = _parse_careful(mutated, file_size, cid)
         except IndexCoreError:
             careful = None
+        if shaped is not None:
+            assert shaped == careful
+            reshaped += 1
         if quick is None:
             declined += 1
         else:
             assert quick == careful
             agreed += 1
-    assert agreed and declined
+    assert agreed and declined and (reshaped or not learned)

@@ -9,6 +9,7 @@ and the bodies. Reading the container reads only the head; blobs are lazy slices
 
 from __future__ import annotations
 
+import operator
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -167,8 +168,14 @@ def parse_head(head: bytes, file_size: int, name: str) -> ContainerHead:
     Heads of well-formed files take the quick path (50,000 of them per census); anything it does
     not expect goes through the careful cursor, which names the structure and offset of the fault.
     """
+    shaped = _parse_shaped(head, file_size)
+    if shaped is not None:
+        return shaped
     quick = _parse_quick(head, file_size)
-    return quick if quick is not None else _parse_careful(head, file_size, name)
+    if quick is None:
+        return _parse_careful(head, file_size, name)
+    _learn_shape(quick)
+    return quick
 
 
 def _parse_careful(head: bytes, file_size: int, name: str) -> ContainerHead:
@@ -273,6 +280,84 @@ def _parse_quick(head: bytes, file_size: int) -> ContainerHead | None:
     if redundant < 0 or redundant > file_size - pos - 4:
         return None
     return ContainerHead(magic, version, n, tuple(entries), redundant, file_size)
+
+
+class _Shape:
+    """The byte layout of a head: its names and counts fixed, its spans and redundant length free.
+
+    Files written by one writer over one schema share it, so a census parses most heads with one
+    ``unpack_from`` and a comparison of the fixed fields.
+    """
+
+    __slots__ = ("layout", "fixed_at", "fixed", "spans", "redundant_at")
+
+    def __init__(self, head: ContainerHead):
+        fmt, fixed, spans = [">qiii"], [len({e.column for e in head.entries})], []
+        at = 4
+        for column, entries in _by_column(head.entries):
+            raw = column.encode("ascii")
+            fmt.append(f"H{len(raw)}si")
+            fixed += [len(raw), raw, len(entries)]
+            at += 3
+            for e in entries:
+                kind = e.index_type.encode("ascii")
+                fmt.append(f"H{len(kind)}sii")
+                fixed += [len(kind), kind]
+                spans.append((e.column, e.index_type, at + 2))
+                at += 4
+        fmt.append("i")
+        self.layout = struct.Struct("".join(fmt))
+        self.fixed_at = operator.itemgetter(*[i for i in range(3, at) if not any(i in (s[2], s[2] + 1)
+                                                                                 for s in spans)])
+        self.fixed = tuple(fixed)
+        self.spans = tuple(spans)
+        self.redundant_at = at
+
+
+def _by_column(entries: tuple[IndexEntry, ...]) -> list[tuple[str, list[IndexEntry]]]:
+    """Entries grouped by column in head order (a head lists each column once)."""
+    out: dict[str, list[IndexEntry]] = {}
+    for e in entries:
+        out.setdefault(e.column, []).append(e)
+    return list(out.items())
+
+
+_SHAPES: dict[int, list[_Shape]] = {}  # head length -> layouts seen at that length (a few each)
+
+
+def _learn_shape(head: ContainerHead) -> None:
+    """Remember the layout of a head the quick parser read (ASCII names, each column once)."""
+    runs = sum(1 for i, e in enumerate(head.entries) if i == 0 or e.column != head.entries[i - 1].column)
+    if not head.entries or runs != len(head.columns()):
+        return  # a column listed twice: left to the quick parser
+    seen = _SHAPES.setdefault(head.head_length, [])
+    if len(seen) < 4 and len(_SHAPES) < 4096:
+        shape = _Shape(head)
+        if shape.layout.size == head.head_length:
+            seen.append(shape)
+
+
+def _parse_shaped(head: bytes, file_size: int) -> ContainerHead | None:
+    """:func:`parse_head` through a layout seen before; None when none fits (or a span is off)."""
+    n = len(head)
+    for shape in _SHAPES.get(n, ()):
+        values = shape.layout.unpack_from(head)
+        if shape.fixed_at(values) != shape.fixed or values[2] != n:
+            continue
+        entries = []
+        for column, kind, at in shape.spans:
+            start, size = values[at], values[at + 1]
+            if start == EMPTY_INDEX_FLAG:
+                if size < 0:
+                    return None
+            elif start < n or size < 0 or start + size > file_size:
+                return None
+            entries.append(IndexEntry(column, kind, start, size))
+        redundant = values[shape.redundant_at]
+        if redundant < 0 or redundant > file_size - n:
+            return None
+        return ContainerHead(values[0], values[1], n, tuple(entries), redundant, file_size)
+    return None
 
 
 class EmptyFileIndexReader(FileIndexReader):
