@@ -34,7 +34,7 @@ the workload makes (:mod:`.workload`), then:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,7 +120,7 @@ class ExistingIndex:
     configured: bool
     options: dict[str, str]
     live_files: int
-    blobs: dict[str, Any] = field(default_factory=dict, repr=False)
+    blobs: Mapping[str, Any] = field(default_factory=dict, repr=False)  # data file path -> IndexBlob
     bytes: int = 0
     missing: list[str] = field(default_factory=list)
     wrong_column: list[dict[str, str]] = field(default_factory=list)
@@ -245,47 +245,55 @@ def _table_column(schema, file_schema, column: str, schema_id: int) -> tuple[str
 
 def _existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[LiveFile],
                       problems: list[Problem]) -> list[ExistingIndex]:
-    from ..views.common import iter_file_indexes
+    from ..views.common import Blobs, iter_index_entries
 
     configured = configured_indexes(schema)
     groups: dict[tuple[str, str], ExistingIndex] = {}
+    sources: dict = {}  # one opener per container, shared by the blobs of all groups
 
     def group(column: str, index_type: str) -> ExistingIndex:
         key = (column, index_type)
         if key not in groups:
             groups[key] = ExistingIndex(column, index_type, key in configured,
-                                        schema.file_index_options(column, index_type), len(files))
+                                        schema.file_index_options(column, index_type), len(files),
+                                        Blobs(table, sources))
         return groups[key]
 
     for column, index_type in configured:
         group(column, index_type)
     # (file schema id, column) -> (the table's name for it, why it is the wrong column or None)
     names: dict[tuple[int, str], tuple[str, str | None]] = {}
-    for blob in iter_file_indexes(table, snapshot_id):
-        lf = blob.file
-        if blob.column is None:
-            problems.append(Problem(lf.index_path or lf.path, "file index", blob.error or "unreadable"))
+    for row in iter_index_entries(table, snapshot_id):
+        lf, head, entry, _dtype, error, _opts = row
+        if head is None:
+            problems.append(Problem(lf.index_path or lf.path, "file index", error or "unreadable"))
             continue
-        key = (lf.file.schema_id, blob.column)
+        key = (lf.file.schema_id, entry.column)
         known = names.get(key)
         if known is None:
-            known = names[key] = _table_column(schema, table.file_schema(lf), blob.column, lf.file.schema_id)
+            known = names[key] = _table_column(schema, table.file_schema(lf), entry.column, lf.file.schema_id)
         name, wrong = known
-        g = group(name, blob.index_type)
-        g.blobs[lf.path] = blob
-        g.bytes += blob.size
+        g = group(name, entry.index_type)
+        g.blobs.add(row)
+        if not entry.empty:
+            g.bytes += entry.length
         if wrong:
             g.wrong_column.append({"path": lf.path, "reason": wrong})
-        if blob.error:
-            problems.append(Problem(lf.index_path or lf.path, "file index", blob.error))
+        if error:
+            problems.append(Problem(lf.index_path or lf.path, "file index", error))
     ids = {f.name: f.id for f in schema.fields}
+    has_field: dict[tuple[int, int], bool] = {}  # (file schema id, field id) -> the file has the field
     for (column, _), g in groups.items():
         if not g.configured or column not in ids:
             continue
         for lf in files:
             if lf.path in g.blobs:
                 continue
-            if table.file_schema(lf).field_by_id(ids[column]) is not None:
+            key = (lf.file.schema_id, ids[column])
+            has = has_field.get(key)
+            if has is None:
+                has = has_field[key] = table.file_schema(lf).field_by_id(ids[column]) is not None
+            if has:
                 g.missing.append(lf.path)
     order = {n: i for i, n in enumerate(schema.field_names)}
     return sorted(groups.values(), key=lambda g: (order.get(g.column, len(order)), g.column,

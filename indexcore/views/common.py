@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -199,23 +199,56 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
 
     A container that cannot be read yields one blob with ``column`` None and the ``error``.
     """
-    last = source = None
-    for lf, head, entry, dtype, error, opts in iter_index_entries(table, snapshot_id, index_types, column,
-                                                                  progress, sample):
-        embedded = lf.file.embedded_index is not None
-        if head is None:
-            yield IndexBlob(lf, None, None, 0, False, embedded, None, error)
-            continue
-        if lf is not last:
-            last = lf
+    sources: dict[str, Callable[[], Any]] = {}
+    for row in iter_index_entries(table, snapshot_id, index_types, column, progress, sample):
+        yield index_blob(table, row, sources)
 
-            def source(lf=lf, opened=[]):  # noqa: B006 - one open per container, shared by its blobs
-                if not opened:
-                    opened.append(table.file_index_source(lf))
-                return opened[0]
 
-        yield IndexBlob(lf, entry.column, entry.index_type, 0 if entry.empty else entry.length,
-                        entry.empty, embedded, dtype, error, entry.offset, head.file_size, entry, opts, source)
+def index_blob(table, row: tuple, sources: dict[str, Callable[[], Any]]) -> IndexBlob:
+    """The :class:`IndexBlob` of one :func:`iter_index_entries` row; blobs of one container share
+    its source through ``sources`` (data file path -> opener), so it is opened once."""
+    lf, head, entry, dtype, error, opts = row
+    embedded = lf.file.embedded_index is not None
+    if head is None:
+        return IndexBlob(lf, None, None, 0, False, embedded, None, error)
+    source = sources.get(lf.path)
+    if source is None:
+        def source(lf=lf, opened=[]):  # noqa: B006 - one open per container, shared by its blobs
+            if not opened:
+                opened.append(table.file_index_source(lf))
+            return opened[0]
+
+        sources[lf.path] = source
+    return IndexBlob(lf, entry.column, entry.index_type, 0 if entry.empty else entry.length,
+                     entry.empty, embedded, dtype, error, entry.offset, head.file_size, entry, opts, source)
+
+
+class Blobs(Mapping[str, IndexBlob]):
+    """Data file path -> :class:`IndexBlob` of one column and kind, each blob made on first use from
+    its census row: an inventory holds 180,000 of them at 50,000 files, and most are only counted."""
+
+    def __init__(self, table, sources: dict[str, Callable[[], Any]]):
+        self._table, self._sources = table, sources
+        self._rows: dict[str, tuple] = {}
+        self._made: dict[str, IndexBlob] = {}
+
+    def add(self, row: tuple) -> None:
+        self._rows[row[0].path] = row
+
+    def __getitem__(self, path: str) -> IndexBlob:
+        blob = self._made.get(path)
+        if blob is None:
+            blob = self._made[path] = index_blob(self._table, self._rows[path], self._sources)
+        return blob
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
 
 
 def summaries(table, snapshot_id, index_types, progress=None, column=None,
