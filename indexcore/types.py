@@ -77,7 +77,7 @@ class Timestamp:
         except OverflowError:
             return f"Timestamp(millis={self.millis}, nanos={self.nanos})"
         frac = f"{(self.millis % 1000) * 1_000_000 + self.nanos:09d}".rstrip("0")
-        return base.strftime("%Y-%m-%dT%H:%M:%S") + (f".{frac}" if frac else "")
+        return base.isoformat(timespec="seconds") + (f".{frac}" if frac else "")  # four-digit years, as Java
 
 
 @dataclass(frozen=True)

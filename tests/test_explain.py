@@ -16,6 +16,7 @@ import pytest
 from pyroaring import BitMap
 
 from indexcore.evaluate.explain import (
+    FUNNEL_KEYS,
     Decision,
     FileDecision,
     Stage,
@@ -213,6 +214,56 @@ def test_funnel_counts_matching_rows_of_files_read_only():
         (0, 0), (0, 0), (0, 0), (0, 0), (1, 20), (1, 30), (0, 0), (0, 6)]
     assert files[1].to_json(True)["stats_decision"] == "SKIP" and files[1].to_json()["skipped_by"] == "stats"
     assert json.dumps(files[2].to_json()["skipped_by"]) == '"index"'
+
+
+def _funnel_by_definition(files, verified: bool) -> dict:
+    """The funnel spelled out from :meth:`FileDecision.survives` and ``rows_at``, stage by stage."""
+    stages = [s for s in Stage if s is not Stage.MATCHING or verified]
+    if not any(f.global_index_decision is not None for f in files):
+        stages.remove(Stage.GLOBAL_INDEX)
+    out = {s.value: dict.fromkeys(FUNNEL_KEYS, 0) for s in stages}
+    for f in files:
+        before = Stage.ALL
+        for s in stages:
+            row = out[s.value]
+            if f.survives(s):
+                row["files"] += 1
+                row["rows"] += f.rows_at(s)
+                row["bytes"] += f.file_size
+                row["rows_skipped"] += f.rows_at(before) - f.rows_at(s)
+            elif f.survives(before):
+                row["files_skipped"] += 1
+                row["rows_skipped"] += f.rows_at(before)
+                row["bytes_skipped"] += f.file_size
+            before = s
+    return out
+
+
+@pytest.mark.parametrize("verified", [False, True])
+@pytest.mark.parametrize("global_index", [False, True])
+def test_funnel_agrees_with_its_definition_on_random_decisions(verified, global_index):
+    """The funnel walks each file once, up to the stage that prunes it; what it counts is the
+    definition's: per stage, files kept (survives) and what the stage took away (rows_at)."""
+    import dataclasses
+    import random
+
+    rng = random.Random(11)
+    decisions = list(Decision)
+    files = []
+    for i in range(400):
+        rows = rng.randint(0, 50)
+        index = rng.choice([None, REMAIN, SKIP, BitmapResult(BitMap(range(rng.randint(0, rows))))])
+        f = _decision(f"f{i}", rng.choice(decisions), rows, rng.randint(0, rows), index)
+        kept_rows = rng.randint(0, rows) if global_index and rng.random() < 0.7 else None
+        files.append(dataclasses.replace(
+            f, partition_decision=rng.choice(decisions), bucket_decision=rng.choice(decisions),
+            level_decision=rng.choice(decisions), file_size=rng.randint(1, 10_000),
+            global_index_rows=kept_rows,
+            global_index_decision=None if kept_rows is None else Decision.of(kept_rows > 0),
+            rows_after_dv=max(rows - rng.randint(0, 5), 0) if index is None else f.rows_after_dv))
+    want = _funnel_by_definition(files, verified)
+    assert funnel(files, verified) == {k: {**v, "index_bytes": 0, "index_requests": 0} for k, v in want.items()}
+    assert sum(v["files_skipped"] for v in want.values()) > 0
 
 
 @pytest.mark.parametrize("name", ["append_with_bitmap", "append_with_bitmap_v1", "append_with_bitmap_no_embedding",

@@ -278,41 +278,45 @@ class Explanation:
             return result.to_json()
 
         stat_cols = stats_columns(self.files)
-        rows = []
-        for f in self.files:
-            row = {
-                "path": f.path, "file": posixpath.basename(f.path),
-                "partition": ", ".join(f"{k}={v}" for k, v in f.partition.items()),
-                "bucket": f.bucket, "level": f.level, "row_count": f.row_count, "file_size": f.file_size,
-                "partition_decision": f.partition_decision.value, "bucket_decision": f.bucket_decision.value,
-                "level_decision": f.level_decision.value,
-                "stats_decision": f.stats_decision.value,
-                "global_index_decision": None if f.global_index_decision is None else f.global_index_decision.value,
-                "global_index_rows": f.global_index_rows, "raw_index_result": text(f.raw_index_result),
-                "index_decision": text(f.index_decision),
-                "index_types": "; ".join(f"{c}: {', '.join(t)}" for c, t in f.index_types.items()),
-                "dv_cardinality": f.dv_cardinality, "rows_after_dv": f.rows_after_dv,
-                "bytes_read": f.bytes_read, "dv_bytes": f.dv_bytes, "matching_rows": f.matching_rows,
-                "skipped_by": None if f.skipped_by is None else f.skipped_by.value, "problems": len(f.problems),
-            }
-            for col in stat_cols:
-                got = f.stats.get(col) or {}
-                row.update({f"{col} min": got.get("min"), f"{col} max": got.get("max"),
-                            f"{col} nulls": got.get("null_count")})
-            rows.append(row)
-        columns = ["path", "file", "partition", "bucket", "level", "row_count", "file_size", "partition_decision",
-                   "bucket_decision", "level_decision", "stats_decision",
-                   *[f"{c} {s}" for c in stat_cols for s in ("min", "max", "nulls")],
-                   "global_index_decision", "global_index_rows", "raw_index_result", "index_decision",
-                   "index_types", "dv_cardinality", "rows_after_dv", "bytes_read", "dv_bytes", "matching_rows",
-                   "skipped_by", "problems"]
-        frame = pd.DataFrame(rows, columns=columns)
+        files = self.files
+        partitions: dict[tuple, str] = {}  # a few hundred partitions over tens of thousands of files
+
+        def partition(f: FileDecision) -> str:
+            key = tuple(f.partition.items())
+            hit = partitions.get(key)
+            if hit is None:
+                hit = partitions[key] = ", ".join(f"{k}={v}" for k, v in key)
+            return hit
+
+        def value(d) -> str | None:
+            return None if d is None else d.value
+
+        cols: dict[str, list] = {
+            "path": [f.path for f in files], "file": [posixpath.basename(f.path) for f in files],
+            "partition": [partition(f) for f in files], "bucket": [f.bucket for f in files],
+            "level": [f.level for f in files], "row_count": [f.row_count for f in files],
+            "file_size": [f.file_size for f in files],
+            **{name: [getattr(f, name).value for f in files]
+               for name in ("partition_decision", "bucket_decision", "level_decision", "stats_decision")}}
         for col in stat_cols:  # as recorded (no float for ints); text where files disagree (NaN as "NaN")
-            for name in (f"{col} min", f"{col} max"):
-                values = [r[name] for r in rows]
+            got = [f.stats.get(col) or {} for f in files]
+            for name, key in (("min", "min"), ("max", "max")):
+                values = [g.get(key) for g in got]
                 mixed = len({type(v) for v in values if v is not None}) > 1
-                frame[name] = pd.Series([str(v) if mixed and v is not None else v for v in values], dtype=object)
-            frame[f"{col} nulls"] = frame[f"{col} nulls"].astype("Int64")
+                cols[f"{col} {name}"] = [str(v) if mixed and v is not None else v for v in values]
+            cols[f"{col} nulls"] = pd.array([g.get("null_count") for g in got], dtype="Int64")
+        cols.update({
+            "global_index_decision": [value(f.global_index_decision) for f in files],
+            "global_index_rows": [f.global_index_rows for f in files],
+            "raw_index_result": [text(f.raw_index_result) for f in files],
+            "index_decision": [text(f.index_decision) for f in files],
+            "index_types": ["; ".join(f"{c}: {', '.join(t)}" for c, t in f.index_types.items()) for f in files],
+            "dv_cardinality": [f.dv_cardinality for f in files], "rows_after_dv": [f.rows_after_dv for f in files],
+            "bytes_read": [f.bytes_read for f in files], "dv_bytes": [f.dv_bytes for f in files],
+            "matching_rows": [f.matching_rows for f in files],
+            "skipped_by": [value(f.skipped_by) for f in files], "problems": [len(f.problems) for f in files]})
+        frame = pd.DataFrame({k: pd.Series(v, dtype=object) if k.endswith((" min", " max")) else v
+                              for k, v in cols.items()})
         return frame
 
 
@@ -625,7 +629,8 @@ class _Explainer:
         self.global_scan = None  # evaluate.global_index.GlobalIndexScan, set by decide_files
         fields = predicate.fields()
         self.stat_fields = [n for n in table_schema.field_names if n in fields]  # shown beside each decision
-        self._pushed: dict[int, tuple] = {}  # id(file schema) -> (it, field map, index predicate)
+        # id(file schema) -> (it, field map, index predicate, value stats predicate, key stats predicate)
+        self._pushed: dict[int, tuple] = {}
 
     def file_schema(self, lf: LiveFile, problems: list) -> TableSchema:
         return self.table.file_schema(lf, problems)
@@ -641,22 +646,24 @@ class _Explainer:
 
     # -- stats ----------------------------------------------------------------------------
     def key_stats_ok(self, lf: LiveFile, fs: TableSchema, fmap) -> bool:
-        preds = unsafe_filtered(self.key_parts, fmap)
-        if not preds:
+        pred = self._pushed_for(fs)[4]
+        if pred is None:
             return True
         keys = [fs.field(k).name for k in fs.trimmed_primary_keys if k in fs.field_names]
         stats = stats_map(lf.file.key_stats, keys, self.schema, fs, fmap, lf.file.row_count,
                           only=self.schema.trimmed_primary_keys)
-        return test_predicate_on_stats(and_all(preds), lf.file.row_count, stats)
+        return test_predicate_on_stats(pred, lf.file.row_count, stats)
 
     def value_stats(self, lf: LiveFile, fs: TableSchema, fmap) -> dict:
         return column_stats(lf, self.schema, fs, fmap, only=self.stat_fields)
 
-    def value_stats_ok(self, lf: LiveFile, fs: TableSchema, fmap) -> bool:
-        preds = unsafe_filtered(self.parts, fmap)
-        if not preds:
+    def value_stats_ok(self, lf: LiveFile, fs: TableSchema, fmap, stats: dict | None = None) -> bool:
+        """The value stats stage; ``stats`` when :meth:`value_stats` of the file is already at hand."""
+        pred = self._pushed_for(fs)[3]
+        if pred is None:
             return True
-        return test_predicate_on_stats(and_all(preds), lf.file.row_count, self.value_stats(lf, fs, fmap))
+        return test_predicate_on_stats(pred, lf.file.row_count,
+                                       self.value_stats(lf, fs, fmap) if stats is None else stats)
 
     # -- index ----------------------------------------------------------------------------
     def evaluator(self, lf: LiveFile, fs: TableSchema) -> tuple[FileIndexPredicate | None, dict, str | None]:
@@ -682,11 +689,18 @@ class _Explainer:
     def pushed_down(self, fs: TableSchema) -> tuple[dict[str, str | None], Predicate | None]:
         """The table-to-file field map and the predicate pushed to the file index, per file schema
         (the same for every file written with it, so worked out once per explanation)."""
+        hit = self._pushed_for(fs)
+        return hit[1], hit[2]
+
+    def _pushed_for(self, fs: TableSchema) -> tuple:
+        """(file schema, field map, index predicate, value stats predicate, key stats predicate)."""
         hit = self._pushed.get(id(fs))
         if hit is None or hit[0] is not fs:
             fmap = field_map(self.schema, fs)
-            hit = self._pushed[id(fs)] = (fs, fmap, and_all(devolved(self.parts, fmap)))
-        return hit[1], hit[2]
+            hit = self._pushed[id(fs)] = (fs, fmap, and_all(devolved(self.parts, fmap)),
+                                          and_all(unsafe_filtered(self.parts, fmap)),
+                                          and_all(unsafe_filtered(self.key_parts, fmap)))
+        return hit
 
     def decide(self, lf: LiveFile, bucket_value_ok: bool | None) -> tuple[dict, Any]:
         problems: list[Problem] = []
@@ -704,6 +718,7 @@ class _Explainer:
         level_ok = not (self.skip_level0 and f.level == 0)
         if not level_ok:
             notes.append("level-0 file: not read by a batch scan that skips level 0")
+        shown = None  # the predicate's columns' stats, read once for the decision and the record
         if self.pk:
             stats_ok = self.key_stats_ok(lf, fs, fmap)
             if self.skip_level0:
@@ -711,7 +726,8 @@ class _Explainer:
             elif bucket_value_ok is not None:
                 stats_ok = stats_ok and bucket_value_ok
         else:
-            stats_ok = self.value_stats_ok(lf, fs, fmap)
+            shown = self.value_stats(lf, fs, fmap)
+            stats_ok = self.value_stats_ok(lf, fs, fmap, shown)
 
         dv_range = lf.deletion_vector
         deleted = None
@@ -771,7 +787,8 @@ class _Explainer:
                 notes.append(f"global index keeps {global_rows} of {f.row_count} rows (row ids "
                              f"{f.first_row_id}..{f.first_row_id + f.row_count - 1})")
             rows_after_dv = min(rows_after_dv, global_rows)
-        shown = column_stats(lf, self.schema, fs, fmap, key_stats=self.pk, only=self.stat_fields)
+        if shown is None:
+            shown = column_stats(lf, self.schema, fs, fmap, key_stats=self.pk, only=self.stat_fields)
         record = dict(
             path=lf.path, partition=dict(lf.partition_spec), bucket=lf.bucket, level=f.level,
             row_count=f.row_count, partition_decision=Decision.of(partition_ok),
@@ -938,19 +955,27 @@ def funnel(files: Iterable[FileDecision], verified: bool,
     if any(f.global_index_decision is not None for f in files):  # a row-tracking table with global indexes
         stages = stages[:STAGES.index(Stage.INDEX)] + (Stage.GLOBAL_INDEX,) + stages[STAGES.index(Stage.INDEX):]
     out = {s.value: dict.fromkeys(FUNNEL_KEYS, 0) for s in stages}
+    rows_out = [out[s.value] for s in stages]
+    position = {s: i for i, s in enumerate(stages)}
     for f in files:
+        # a file survives every stage before the one that prunes it (Stage.ALL is not in ``stages``)
+        cut = len(stages) if f.skipped_by is None else position[f.skipped_by]
+        if verified and cut == len(stages) and not f.survives(Stage.MATCHING):
+            cut -= 1  # read, but no row matches
         before = Stage.ALL
-        for s in stages:
-            entering, row = f.survives(before), out[s.value]
-            if f.survives(s):
+        size = f.file_size
+        for i, s in enumerate(stages[:cut + 1]):
+            row = rows_out[i]
+            if i < cut:
+                now = f.rows_at(s)
                 row["files"] += 1
-                row["rows"] += f.rows_at(s)
-                row["bytes"] += f.file_size
-                row["rows_skipped"] += f.rows_at(before) - f.rows_at(s)
-            elif entering:
+                row["rows"] += now
+                row["bytes"] += size
+                row["rows_skipped"] += f.rows_at(before) - now
+            else:
                 row["files_skipped"] += 1
                 row["rows_skipped"] += f.rows_at(before)
-                row["bytes_skipped"] += f.file_size
+                row["bytes_skipped"] += size
             before = s
         out[Stage.INDEX.value]["index_bytes"] += f.bytes_read
         out[Stage.INDEX.value]["index_requests"] += f.requests

@@ -185,12 +185,16 @@ class LazyStats(SimpleStats):
 
     def _layout(self) -> tuple:
         """(min bytes, max bytes, null counts, the field types the stats cover): types past both
-        the row's arity and the null counts are not the stats'."""
-        raw_min, raw_max, nulls = self.__dict__["_raw"]
-        types = self.__dict__["_types"]
-        types = types() if callable(types) else types
-        nulls = tuple(nulls or ())
-        return raw_min, raw_max, nulls, list(types)[:max(binary_row_arity(raw_min), len(nulls))]
+        the row's arity and the null counts are not the stats'. Worked out once per file."""
+        layout = self.__dict__.get("_shape")
+        if layout is None:
+            raw_min, raw_max, nulls = self.__dict__["_raw"]
+            types = self.__dict__["_types"]
+            types = types() if callable(types) else types
+            nulls = tuple(nulls or ())
+            layout = (raw_min, raw_max, nulls, list(types)[:max(binary_row_arity(raw_min), len(nulls))])
+            self.__dict__["_shape"] = layout
+        return layout
 
     def _decode(self) -> tuple:
         decoded = self.__dict__["_decoded"]
@@ -344,7 +348,8 @@ EMPTY_STATS = SimpleStats((), (), ())
 
 
 class StatsTypes:
-    """Per-table memo of the field-type callables stats decode with (one per layout)."""
+    """Per-table memo of the field types stats decode with, one list per layout, worked out on
+    first use (a schema id never changes, so neither do the types of its layouts)."""
 
     def __init__(self, key_types: Callable[[int], Sequence[DataType]],
                  value_types: Callable[[int, tuple | None, tuple | None], Sequence[DataType]]):
@@ -355,15 +360,28 @@ class StatsTypes:
     def key(self, schema_id: int) -> Callable[[], Sequence[DataType]]:
         fn = self._keys.get(schema_id)
         if fn is None:
-            fn = self._keys[schema_id] = lambda: self._key_types(schema_id)
+            fn = self._keys[schema_id] = _once(lambda: self._key_types(schema_id))
         return fn
 
     def value(self, schema_id: int, cols: tuple | None, write_cols: tuple | None) -> Callable:
         k = (schema_id, cols, write_cols)
         fn = self._values.get(k)
         if fn is None:
-            fn = self._values[k] = lambda: self._value_types(schema_id, cols, write_cols)
+            fn = self._values[k] = _once(lambda: self._value_types(schema_id, cols, write_cols))
         return fn
+
+
+def _once(build: Callable[[], Sequence[DataType]]) -> Callable[[], tuple[DataType, ...]]:
+    """``build`` called on the first call only; later calls return its result (as a tuple).
+    A call that raises is not remembered (the next one tries again)."""
+    memo: list[tuple[DataType, ...]] = []
+
+    def types() -> tuple[DataType, ...]:
+        if not memo:
+            memo.append(tuple(build()))
+        return memo[0]
+
+    return types
 
 
 def _stats(rec: dict, types: Callable) -> SimpleStats:
