@@ -185,3 +185,19 @@ def test_read_prefix_opens_no_symlinked_file_out_of_the_roots(tree):
     with pytest.raises(StorageError, match="file not found") as caught:
         storage.read_prefix(str(folder / "schema-9"), 4)
     assert "schema-9" in str(caught.value)
+
+
+def test_read_prefixes_keeps_each_files_error_to_itself(tree):
+    """A batch of heads (a census) reads every readable file; a missing or refused one is its own
+    error naming it, in its place, and costs the others nothing."""
+    root, outside = tree
+    folder = root / "demo.db" / "orders" / "schema"
+    (folder / "leak").symlink_to(outside / "demo.db" / "users" / "schema" / "schema-0")
+    storage = Storage(str(root), allowed_roots=[str(root)])
+    good = str(folder / "schema-0")
+    before = storage.stats.snapshot()
+    got = storage.read_prefixes([good, str(folder / "gone"), str(folder / "leak"), good], 8)
+    assert got[0] == got[3] == ((folder / "schema-0").read_bytes()[:8], (folder / "schema-0").stat().st_size, good)
+    assert isinstance(got[1], StorageError) and "gone" in str(got[1]) and "file not found" in str(got[1])
+    assert isinstance(got[2], StorageError) and REFUSED in str(got[2])
+    assert storage.stats.snapshot() == (before[0] + 16, before[1] + 2)  # two reads of 8 bytes

@@ -13,6 +13,7 @@ import os
 import posixpath
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -20,7 +21,7 @@ import fsspec
 from fsspec.core import split_protocol, url_to_fs
 from fsspec.implementations.local import LocalFileSystem
 
-from ..errors import CorruptFileError, StorageError
+from ..errors import CorruptFileError, IndexCoreError, StorageError
 from .cache import LRU, env_int
 from .roots import Layer, Roots, canonical_protocol, normalize_path, refused
 
@@ -248,10 +249,15 @@ def _storage_errors(name: str, doing: str, offset: int | None = None):
     """An OS error while ``doing`` (open, read) a file, as our StorageError naming the file."""
     try:
         yield
-    except FileNotFoundError as exc:
-        raise StorageError("file not found", file=name) from exc
     except OSError as exc:
-        raise StorageError(f"cannot {doing}: {exc}", file=name, offset=offset) from exc
+        raise _storage_error(exc, name, doing, offset) from exc
+
+
+def _storage_error(exc: OSError, name: str, doing: str, offset: int | None = None) -> StorageError:
+    """Our StorageError for an OS error while ``doing`` (open, read) the file ``name``."""
+    if isinstance(exc, FileNotFoundError):
+        return StorageError("file not found", file=name)
+    return StorageError(f"cannot {doing}: {exc}", file=name, offset=offset)
 
 
 # opening a file without following a symlink (absent on Windows, where every file takes the full check)
@@ -511,48 +517,64 @@ class Storage:
                           cache=self.cache, readahead=self.readahead)
 
     def read_prefix(self, path: str, length: int) -> tuple[bytes, int, str]:
-        """The first ``length`` bytes of a file (fewer when it is shorter), its size and its name.
+        """The first ``length`` bytes of a file (fewer when it is shorter), its size and its name."""
+        got = self.read_prefixes([path], length)[0]
+        if isinstance(got, IndexCoreError):
+            raise got
+        return got
 
-        Local files take one ``open``/``pread``/``fstat``, without a :class:`FileSource` (a census
-        reads 50,000 heads this way); other filesystems go through the cached, ranged path.
+    def read_prefixes(self, paths: Sequence[str], length: int) -> list[tuple[bytes, int, str] | IndexCoreError]:
+        """:meth:`read_prefix` of each path, in order; a file that cannot be read is its error.
+
+        Local files take one ``open``/``fstat``/``pread`` each in one loop, without a
+        :class:`FileSource` (a census reads 50,000 heads this way); a file of a directory already
+        resolved and allowed is opened without following a symlink (no ``lstat`` per file), a
+        symlinked one takes the full check of :meth:`resolve`. Other filesystems go through the
+        cached, ranged path (prefetch concurrently first: :meth:`fetch_many`).
         """
+        out: list[tuple[bytes, int, str] | IndexCoreError] = []
         if not self._local:
-            source = self.open(self.resolve(path))
-            source.prefetch(0, length)
-            return source.read(0, min(length, source.size)), source.size, source.name
-        full, fd = self._open_local(path)
-        name = self.display(full)
-        try:
-            with _storage_errors(name, "read"):
-                size = os.fstat(fd).st_size
-                data = _pread_fully(fd, 0, min(length, size))
-        finally:
-            os.close(fd)
-        self.stats.add(len(data))
-        self.stats.served(len(data))
-        return data, size, name
-
-    def _open_local(self, path: str) -> tuple[str, int]:
-        """A local file's checked path and a descriptor open for reading.
-
-        In a directory already resolved and allowed, the file is opened without following a
-        symlink (no ``lstat`` per file); a symlinked file then takes the full check of
-        :meth:`resolve`, as does any file of a directory not seen yet.
-        """
-        parent, base = posixpath.split(os.fspath(path))
-        quick = _NO_FOLLOW and base not in ("", ".", "..") and "::" not in path
-        allowed_dir = self._dirs.get(parent) if quick else None
-        if allowed_dir is not None:
-            full = posixpath.join(allowed_dir, base)
+            for path in paths:
+                try:
+                    source = self.open(self.resolve(path))
+                    source.prefetch(0, length)
+                    out.append((source.read(0, min(length, source.size)), source.size, source.name))
+                except IndexCoreError as exc:
+                    out.append(exc)
+            return out
+        dirs, nbytes, reads = self._dirs, 0, 0
+        for path in paths:
+            full, fd = None, -1
             try:
-                return full, os.open(full, os.O_RDONLY | _NO_FOLLOW)
+                parent, _, base = path.rpartition("/")
+                allowed_dir = dirs.get(parent) if _NO_FOLLOW and base not in ("", ".", "..") \
+                    and "::" not in path else None
+                if allowed_dir is not None:
+                    full = posixpath.join(allowed_dir, base)
+                    try:
+                        fd = os.open(full, os.O_RDONLY | _NO_FOLLOW)
+                    except OSError as exc:
+                        if exc.errno != errno.ELOOP:
+                            raise
+                if fd < 0:
+                    full = self.resolve(path)
+                    fd = os.open(full, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+                try:
+                    size = os.fstat(fd).st_size
+                    data = _pread_fully(fd, 0, min(length, size))
+                finally:
+                    os.close(fd)
+            except IndexCoreError as exc:
+                out.append(exc)
+                continue
             except OSError as exc:
-                if exc.errno != errno.ELOOP:
-                    with _storage_errors(self.display(full), "open"):
-                        raise
-        full = self.resolve(path)
-        with _storage_errors(self.display(full), "open"):
-            return full, os.open(full, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+                out.append(_storage_error(exc, self.display(full or path), "open" if fd < 0 else "read"))
+                continue
+            nbytes, reads = nbytes + len(data), reads + 1
+            out.append((data, size, self.display(full)))
+        self.stats.add(nbytes, reads)
+        self.stats.served(nbytes)
+        return out
 
     def read_bytes(self, path: str) -> bytes:
         """A whole file in one request (cached unless it is a ``LATEST``/``EARLIEST`` hint)."""

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from ..errors import IndexCoreError
+from ..formats.container import EMPTY_INDEX_FLAG
 from ..paimon.layout import BRANCH_PREFIX, tag_path
 from ..types import DataType
 from ..warehouse.table import KNOWN_INDEX_TYPES
@@ -197,25 +198,28 @@ def file_indexes(table, snapshot_id: int | None = None) -> pa.Table:
     by column: at 50,000 files it has hundreds of thousands of rows.
     """
     types = partition_types(table)
-    cols: dict[str, list] = {f.name: [] for f in FILE_INDEXES}
-    (partition, bucket, file_path, file_size, record_count, schema_id, column_name, index_type, storage,
-     index_file, index_size, container_size, is_empty, file_name, index_offset, error) = cols.values()
-    last = label = kind = where = None
+    # columns of the data file, one value per file, spread over its rows by ``of_file`` at the end
+    per_file: dict[str, list] = {name: [] for name in _FILE_LEVEL}
+    (partition, bucket, file_path, file_size, record_count, schema_id, storage, index_file,
+     file_name) = per_file.values()
+    per_row: dict[str, list] = {f.name: [] for f in FILE_INDEXES if f.name not in _FILE_LEVEL}
+    column_name, index_type, index_size, container_size, is_empty, index_offset, error = per_row.values()
+    of_file: list[int] = []
+    last, n = None, -1
     for lf, head, entry, _dtype, why, _opts in iter_index_entries(table, snapshot_id):
-        m = lf.file
-        if lf is not last:  # a file's entries come together: work out its own columns once
-            last, label = lf, partition_text_cached(lf.partition, types)
+        if lf is not last:  # a file's entries come together: its own columns once
+            last, n, m = lf, n + 1, lf.file
             embedded = m.embedded_index is not None
-            kind, where = ("EMBEDDED", None) if embedded else ("FILE", lf.index_path)
-        partition.append(label)
-        bucket.append(lf.bucket)
-        file_path.append(lf.path)
-        file_size.append(m.file_size)
-        record_count.append(m.row_count)
-        schema_id.append(m.schema_id)
-        storage.append(kind)
-        index_file.append(where)
-        file_name.append(m.file_name)
+            partition.append(partition_text_cached(lf.partition, types))
+            bucket.append(lf.bucket)
+            file_path.append(lf.path)
+            file_size.append(m.file_size)
+            record_count.append(m.row_count)
+            schema_id.append(m.schema_id)
+            storage.append("EMBEDDED" if embedded else "FILE")
+            index_file.append(None if embedded else lf.index_path)
+            file_name.append(m.file_name)
+        of_file.append(n)
         error.append(why)
         if entry is None:  # the container cannot be read: one row, no column
             column_name.append(None)
@@ -227,11 +231,20 @@ def file_indexes(table, snapshot_id: int | None = None) -> pa.Table:
             continue
         column_name.append(entry.column)
         index_type.append(entry.index_type)
-        index_size.append(0 if entry.empty else entry.length)
+        empty = entry.offset == EMPTY_INDEX_FLAG
+        index_size.append(0 if empty else entry.length)
         container_size.append(head.file_size)
-        is_empty.append(entry.empty if entry.column else None)
+        is_empty.append(empty if entry.column else None)
         index_offset.append(entry.offset)
-    return pa.Table.from_pydict(cols, schema=FILE_INDEXES)
+    rows = pa.array(of_file, pa.int64())
+    return pa.Table.from_arrays(
+        [pa.array(per_file[f.name], f.type).take(rows) if f.name in per_file else pa.array(per_row[f.name], f.type)
+         for f in FILE_INDEXES], schema=FILE_INDEXES)
+
+
+# the columns of ``$file_indexes`` that belong to the data file (the same on each of its rows)
+_FILE_LEVEL = ("partition", "bucket", "file_path", "file_size_in_bytes", "record_count", "schema_id",
+               "storage_type", "index_file_path", "file_name")
 
 
 DV_RANGE = pa.struct([("f0", pa.string()), ("f1", pa.int32()), ("f2", pa.int32()), ("_CARDINALITY", pa.int64())])

@@ -297,7 +297,7 @@ class Table:
 
     def _expired_tagged(self, sid: int) -> Snapshot | None:
         """A tag's copy of snapshot ``sid`` when the snapshot itself has expired (Paimon keeps it)."""
-        if sid in self.snapshot_ids():
+        if self.storage.exists(snapshot_path(self.path, sid)):  # one check, not a listing per snapshot
             return None
         for snap in self.tags().values():
             if snap.id == sid:
@@ -712,36 +712,46 @@ class Table:
         What an index census needs (columns, kinds, sizes, unreadable containers) without
         opening a reader per blob; ``head`` is None when ``error`` says why it is unreadable.
         Heads are cached per file (bounded), so health, inventory, views and pages that walk
-        the same snapshot read each container head once; only uncached ones are prefetched.
+        the same snapshot read each container head once. Uncached ``.index`` heads are read a
+        batch at a time (:meth:`Storage.read_prefixes`, prefetched concurrently on object stores).
         """
         files = [lf for lf in files if lf.has_file_index]
         heads = self._heads
-        missing = [lf for lf in files if _head_key(lf) not in heads]
-        fetching = {id(lf) for lf in missing}
-        fetched = self.iter_prefetched(missing, dv=False)
-        for lf in files:
-            key = _head_key(lf)
-            hit = heads.get(key)
-            if hit is None:
-                if id(lf) in fetching:  # advance the prefetch batches to this file
-                    for ahead in fetched:
-                        if ahead is lf:
-                            break
-                try:
-                    hit = (self._index_head(lf), None)
-                except IndexCoreError as exc:
-                    hit = (None, str(exc))
-                heads.put(key, hit)
-            yield lf, *hit
+        step = max(self.storage.concurrency * 8, 256)
+        for i in range(0, len(files), step):
+            batch = files[i:i + step]
+            keys = [_head_key(lf) for lf in batch]
+            hits = [heads.get(key) for key in keys]
+            missing = [lf for lf, hit in zip(batch, hits, strict=True) if hit is None]
+            prefixes: dict[int, tuple | IndexCoreError] = {}
+            if missing:
+                self.prefetch(missing, dv=False)
+                on_disk = [lf for lf in missing if lf.file.embedded_index is None]
+                prefixes = dict(zip((id(lf) for lf in on_disk),
+                                    self.storage.read_prefixes([lf.index_path for lf in on_disk],
+                                                               HEAD_PREFETCH_BYTES), strict=True))
+            for lf, key, hit in zip(batch, keys, hits, strict=True):
+                if hit is None:
+                    try:
+                        hit = (self._index_head(lf, prefixes.get(id(lf))), None)
+                    except IndexCoreError as exc:
+                        hit = (None, str(exc))
+                    heads.put(key, hit)
+                yield lf, *hit
 
-    def _index_head(self, lf: LiveFile) -> ContainerHead:
+    def _index_head(self, lf: LiveFile, prefix: tuple | IndexCoreError | None = None) -> ContainerHead:
         """A file's container head: from the manifest's bytes, or from the first bytes of its
-        ``.index`` file in one request; a head longer than that is read in full."""
+        ``.index`` file (``prefix``: :meth:`Storage.read_prefixes` of it, read here when None);
+        a head longer than that is read in full."""
         embedded = lf.file.embedded_index
         if embedded is not None:
             head = head_from_prefix(embedded, len(embedded), f"{lf.path} (embedded file index)")
         else:
-            head = head_from_prefix(*self.storage.read_prefix(lf.index_path, HEAD_PREFETCH_BYTES))
+            if prefix is None:
+                prefix = self.storage.read_prefix(lf.index_path, HEAD_PREFETCH_BYTES)
+            if isinstance(prefix, IndexCoreError):
+                raise prefix
+            head = head_from_prefix(*prefix)
         return head if head is not None else read_head(self.file_index_source(lf))
 
     def file_index_source(self, live_file: LiveFile) -> ByteSource | None:
