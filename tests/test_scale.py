@@ -449,3 +449,49 @@ def test_each_container_head_is_read_once_for_a_pages_worth_of_views(conformance
             assert sum(reads.values()) == heads, (str(root), name)
             checked += len(files)
     assert checked > 50
+
+
+def test_a_pages_bitmap_views_open_each_reader_once_within_the_tables_budget(conformance, monkeypatch):
+    """The Bitmap page's views and lookup (summaries, values, a point lookup) over the same files
+    open and decode each bitmap once, from the table's reader cache; a budget below one blob
+    keeps only the last reader, and the answers stay the same."""
+    from indexcore.formats.container import FileIndexContainer
+    from indexcore.warehouse import table as table_module
+
+    opened = collections.Counter()
+    real = FileIndexContainer.reader
+
+    def counted(self, entry, *args, **kwargs):
+        opened[(self.source.name, entry.column, entry.offset)] += 1
+        return real(self, entry, *args, **kwargs)
+
+    monkeypatch.setattr(FileIndexContainer, "reader", counted)
+
+    def bitmap_page(table) -> tuple:
+        columns = sorted(set(view(table, "file_indexes").to_pandas().query("index_type == 'bitmap'")["column_name"]))
+        out = [view(table, "bitmap_indexes").to_pylist()]
+        for column in columns:
+            values = view(table, "bitmap_values", column=column).to_pylist()
+            value = next((v["value"] for v in values if v["value"] != "NULL"), None)
+            literal = "NULL" if value is None else value if value.lstrip("-").isdigit() \
+                else "'" + value.replace("'", "''") + "'"
+            out += [values, metrics.bitmap_lookup(table, column, literal).to_dict("records")]
+        return tuple(map(str, out))
+
+    checked = 0
+    for root in _roots(conformance):
+        wh = indexcore.open_warehouse(str(root))
+        for name in wh.tables():
+            table = wh.table(name)
+            opened.clear()
+            first = bitmap_page(table)
+            if not opened:
+                continue
+            assert set(opened.values()) == {1}, (str(root), name)
+            assert bitmap_page(table) == first and set(opened.values()) == {1}, (str(root), name)
+            checked += len(opened)
+            with monkeypatch.context() as budget:  # a table made under a budget smaller than any blob
+                budget.setattr(table_module, "READER_CACHE_BYTES", 1)
+                small = table_module.Table(table.storage, table.path, table.name)
+            assert bitmap_page(small) == first and len(small._readers) == 1
+    assert checked > 5

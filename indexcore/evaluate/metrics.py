@@ -215,14 +215,18 @@ def bitmap_lookup(table, column: str, value_text: str, snapshot_id: int | None =
 
     types = partition_types(table)
     rows = []
+    literals: dict[int, Any] = {}  # per file schema: the value as that schema's column type
     for blob in iter_file_indexes(table, snapshot_id, ["bitmap"], column, sample=sample):
         if blob.reader is None or blob.empty:
             continue
         if value_text.strip().upper() == "NULL":
             literal = None
         else:
-            leaf = parse_where(f"{_quote(column)} = {value_text}", table.file_schema(blob.file).row_type())
-            literal = leaf.literals[0]
+            schema_id = blob.file.file.schema_id
+            if schema_id not in literals:
+                row_type = table.file_schema(blob.file).row_type()
+                literals[schema_id] = parse_where(f"{_quote(column)} = {value_text}", row_type).literals[0]
+            literal = literals[schema_id]
         found = blob.reader.null_bitmap() if literal is None else blob.reader.bitmap_for(literal)
         rows.append({**file_cols(blob.file, types), "version": blob.reader.version,
                      "matching_rows": len(found), "lookup_bytes": blob.reader.lookup_bytes(literal),

@@ -532,6 +532,7 @@ class BitmapReader(FileIndexReader):
         self._block_data: dict[int, tuple[bytes, range | list[int]]] = {}
         self._block_entries: dict[int, list[tuple[Any, int, int]]] = {}
         self._bitmaps: dict[Any, BitMap] = {}
+        self._dictionary: list[tuple[Any, int]] | None = None
 
     # -- metadata
 
@@ -756,12 +757,16 @@ class BitmapReader(FileIndexReader):
         return self.source.read(meta.body_start, self.source.size - meta.body_start, "bitmap body")
 
     def dictionary(self) -> Iterator[tuple[Any, int]]:
-        """``(value, cardinality)`` for every distinct non-null value, in key order."""
-        entries = self.entries()
-        body = self._body() if any(e.offset >= 0 for e in entries) else b""
-        for e in entries:
-            card = 1 if e.offset < 0 else len(self._bitmaps.get(e.key) or self._bitmap_of_entry(e, body))
-            yield self.codec.value(e.key), card
+        """``(value, cardinality)`` for every distinct non-null value, in key order (worked out
+        once: it deserializes every bitmap, and a summary and a values view both ask for it)."""
+        if self._dictionary is None:
+            entries = self.entries()
+            body = self._body() if any(e.offset >= 0 for e in entries) else b""
+            self._dictionary = [
+                (self.codec.value(e.key),
+                 1 if e.offset < 0 else len(self._bitmaps.get(e.key) or self._bitmap_of_entry(e, body)))
+                for e in entries]
+        return iter(self._dictionary)
 
     def lookup_bytes(self, value: Any) -> int:
         """Bytes a point lookup of ``value`` reads: the head, V2's one index block, and one bitmap."""

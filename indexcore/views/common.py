@@ -113,16 +113,14 @@ class IndexBlob:
     entry: IndexEntry | None = field(default=None, repr=False, compare=False)
     options: dict | None = field(default=None, repr=False, compare=False)
     source: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
+    table: Any = field(default=None, repr=False, compare=False)  # whose reader cache opens it
 
     @cached_property
     def _opened(self) -> tuple[FileIndexReader | None, str | None]:
         if self.error is not None or self.entry is None or self.source is None:
             return None, None
-        from ..formats.container import FileIndexContainer
-
         try:
-            src = self.source()
-            return FileIndexContainer(src, None).reader(self.entry, self.dtype, self.options), None
+            return self.table.index_reader(self.file, self.entry, self.dtype, self.options, self.source), None
         except IndexCoreError as exc:
             return None, str(exc)
 
@@ -220,7 +218,7 @@ def index_blob(table, row: tuple, sources: dict[str, Callable[[], Any]]) -> Inde
 
         sources[lf.path] = source
     return IndexBlob(lf, entry.column, entry.index_type, 0 if entry.empty else entry.length,
-                     entry.empty, embedded, dtype, error, entry.offset, head.file_size, entry, opts, source)
+                     entry.empty, embedded, dtype, error, entry.offset, head.file_size, entry, opts, source, table)
 
 
 class Blobs(Mapping[str, IndexBlob]):

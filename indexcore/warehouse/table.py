@@ -17,7 +17,7 @@ from functools import cached_property
 
 from ..errors import CorruptFileError, IndexCoreError, StorageError
 from ..formats.binary_row import decode_binary_row
-from ..formats.container import ContainerHead, head_from_prefix, read_head
+from ..formats.container import ContainerHead, IndexEntry, head_from_prefix, read_head
 from ..formats.vector_index import FULL_TEXT_INDEX_TYPES, VECTOR_INDEX_TYPES
 from ..io import ByteSource, BytesSource, Fetch, Storage
 from ..io.cache import LRU, env_int
@@ -73,6 +73,8 @@ MANIFEST_CACHE_ENTRIES = env_int("INDEXCORE_MANIFEST_CACHE_ENTRIES", 500_000)
 # container heads kept per table (files; Paimon's data and index files never change once written)
 HEAD_CACHE_FILES = env_int("INDEXCORE_HEAD_CACHE_FILES", 200_000)
 HEAD_PREFETCH_BYTES = 4096
+# opened file-index readers kept per table, weighed by their blobs' bytes
+READER_CACHE_BYTES = env_int("INDEXCORE_READER_CACHE_BYTES", 64 << 20)
 # results derived from one snapshot (its views' rows) kept per table, weighed by rows
 DERIVED_CACHE_ROWS = env_int("INDEXCORE_DERIVED_ROWS", 2_000_000)
 _ABSENT = object()
@@ -137,6 +139,7 @@ class Table:
         self._manifests = LRU(MANIFEST_CACHE_ENTRIES)
         self._plans = LRU(PLAN_CACHE)
         self._heads = LRU(HEAD_CACHE_FILES)
+        self._readers = LRU(READER_CACHE_BYTES)
         self._derived = LRU(DERIVED_CACHE_ROWS)
         self._partitions: dict[bytes, tuple] = {}
         self._external_roots: dict[str, str | None] = {}
@@ -753,6 +756,22 @@ class Table:
                 raise prefix
             head = head_from_prefix(*prefix)
         return head if head is not None else read_head(self.file_index_source(lf))
+
+    def index_reader(self, lf: LiveFile, entry: IndexEntry, dtype: DataType, options: dict | None,
+                     source: Callable[[], ByteSource] | None = None):
+        """The reader of one blob of a file's index container (``source``: the container's bytes,
+        default :meth:`file_index_source`), kept while it fits the table's reader budget: the
+        views and metrics of one page that walk the same files (summaries, values, lookups)
+        then open and decode each blob once. An error opening it is raised, not kept."""
+        from ..formats.container import FileIndexContainer
+
+        key = (_head_key(lf), entry, dtype, tuple(sorted((options or {}).items())))
+        reader = self._readers.get(key)
+        if reader is None:
+            container = FileIndexContainer(source() if source is not None else self.file_index_source(lf), None)
+            reader = container.reader(entry, dtype, options)
+            self._readers.put(key, reader, max(entry.length, 1))
+        return reader
 
     def file_index_source(self, live_file: LiveFile) -> ByteSource | None:
         """The file's file-index bytes: embedded in the manifest, or its ``.index`` file."""
