@@ -173,6 +173,9 @@ class Context:
         self.table_name = selection.table_ref if warehouse is not None else None
         self.snapshot_id = selection.snapshot_id
         self.options = selection.options
+        # what this run already took from the Streamlit caches: a cache hit unpickles a copy,
+        # and a page asks for the 180,000-row census up to four times
+        self._run: dict[tuple, Any] = {}
 
     @property
     def table(self):
@@ -180,16 +183,28 @@ class Context:
 
     def view(self, name: str, snapshot: bool = True, **kwargs) -> pd.DataFrame:
         """A cached :mod:`indexcore.views` view of the picked table as a frame (``snapshot=False``:
-        the latest snapshot, for table-wide views such as ``$snapshots``)."""
-        return cached_view(name, self.url, self.roots, self.table_name, self.snapshot_id if snapshot else None,
-                           tuple(sorted(kwargs.items())), self.options)
+        the latest snapshot, for table-wide views such as ``$snapshots``). The same frame for the
+        whole run: read it, or copy it before changing it."""
+        args = (name, self.url, self.roots, self.table_name, self.snapshot_id if snapshot else None,
+                tuple(sorted(kwargs.items())), self.options)
+        return self._once(("view", *args), lambda: cached_view(*args))
 
     def metric(self, name: str, table: bool = True, snapshot: bool = True, **kwargs) -> Any:
         """A cached metrics frame for the picked table (``table=False``: the warehouse) and snapshot
-        (``snapshot=False``: a table-wide frame such as the schema history)."""
-        return cached_metric(name, self.url, self.roots, self.table_name if table else None,
-                             self.snapshot_id if table else None, tuple(sorted(kwargs.items())), snapshot,
-                             self.options)
+        (``snapshot=False``: a table-wide frame such as the schema history); the same object for
+        the whole run, as :meth:`view`."""
+        args = (name, self.url, self.roots, self.table_name if table else None, self.snapshot_id if table else None,
+                tuple(sorted(kwargs.items())), snapshot, self.options)
+        return self._once(("metric", *args), lambda: cached_metric(*args))
+
+    def _once(self, key: tuple, fetch: Callable[[], Any]) -> Any:
+        try:
+            return self._run[key]
+        except KeyError:
+            value = self._run[key] = fetch()
+            return value
+        except TypeError:  # an argument that cannot be a key: no memo, the Streamlit cache still holds
+            return fetch()
 
 
 def _snapshot_label(table, sid: int) -> str:

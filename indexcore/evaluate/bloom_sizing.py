@@ -97,16 +97,15 @@ def column_sizing(table, column: str, blooms: Iterable[tuple[LiveFile, str, int]
 
 
 def _holds_more_than(table, lf: LiveFile, column: str, items: int) -> int:
-    """1 when the file's bloom filter on ``column`` holds more distinct keys than ``items``."""
-    from ..formats.bloom import BloomFilterReader
-    from ..formats.container import read_container
-
+    """1 when the file's bloom filter on ``column`` holds more distinct keys than ``items`` (its
+    container head from the table's head cache, its reader from the table's reader cache)."""
     try:
-        container = read_container(table.file_index_source(lf))
-        entry = container.entry(column, "bloom-filter")
-        if entry is None:
+        ((_, head, error),) = table.iter_index_heads([lf])
+        entry = None if head is None else next(
+            (e for e in head.entries if e.column == column and e.index_type == "bloom-filter"), None)
+        if entry is None or entry.empty:
             return 0
-        reader = BloomFilterReader(table.file_schema(lf).field(column).type, container.blob(entry))
+        reader = table.index_reader(lf, entry, table.file_schema(lf).field(column).type, None)
         return int(reader.summary()["estimated_items"] > items)
     except (IndexCoreError, KeyError):
         return 0
