@@ -955,33 +955,40 @@ def funnel(files: Iterable[FileDecision], verified: bool,
     if any(f.global_index_decision is not None for f in files):  # a row-tracking table with global indexes
         stages = stages[:STAGES.index(Stage.INDEX)] + (Stage.GLOBAL_INDEX,) + stages[STAGES.index(Stage.INDEX):]
     out = {s.value: dict.fromkeys(FUNNEL_KEYS, 0) for s in stages}
-    rows_out = [out[s.value] for s in stages]
+    n = len(stages)
     position = {s: i for i, s in enumerate(stages)}
+    # per stage: files, rows, bytes kept; files, rows, bytes skipped (summed here, put in ``out`` below)
+    kept_files, kept_rows, kept_bytes = [0] * n, [0] * n, [0] * n
+    gone_files, gone_rows, gone_bytes = [0] * n, [0] * n, [0] * n
+    index_bytes = index_requests = dv_bytes = dv_requests = 0
     for f in files:
         # a file survives every stage before the one that prunes it (Stage.ALL is not in ``stages``)
-        cut = len(stages) if f.skipped_by is None else position[f.skipped_by]
-        if verified and cut == len(stages) and not f.survives(Stage.MATCHING):
+        cut = n if f.skipped_by is None else position[f.skipped_by]
+        if verified and cut == n and not f.survives(Stage.MATCHING):
             cut -= 1  # read, but no row matches
-        before = Stage.ALL
         size = f.file_size
-        for i, s in enumerate(stages[:cut + 1]):
-            row = rows_out[i]
-            if i < cut:
-                now = f.rows_at(s)
-                row["files"] += 1
-                row["rows"] += now
-                row["bytes"] += size
-                row["rows_skipped"] += f.rows_at(before) - now
-            else:
-                row["files_skipped"] += 1
-                row["rows_skipped"] += f.rows_at(before)
-                row["bytes_skipped"] += size
-            before = s
-        out[Stage.INDEX.value]["index_bytes"] += f.bytes_read
-        out[Stage.INDEX.value]["index_requests"] += f.requests
+        before = f.rows_at(Stage.ALL)
+        for i in range(min(cut, n)):
+            now = f.rows_at(stages[i])
+            kept_files[i] += 1
+            kept_rows[i] += now
+            kept_bytes[i] += size
+            gone_rows[i] += before - now
+            before = now
+        if cut < n:
+            gone_files[cut] += 1
+            gone_rows[cut] += before
+            gone_bytes[cut] += size
+        index_bytes += f.bytes_read
+        index_requests += f.requests
         if f.read and f.dv_bytes:
-            out[Stage.READ.value]["index_bytes"] += f.dv_bytes
-            out[Stage.READ.value]["index_requests"] += 1
+            dv_bytes += f.dv_bytes
+            dv_requests += 1
+    for i, s in enumerate(stages):
+        out[s.value].update(files=kept_files[i], rows=kept_rows[i], bytes=kept_bytes[i], files_skipped=gone_files[i],
+                            rows_skipped=gone_rows[i], bytes_skipped=gone_bytes[i])
+    out[Stage.INDEX.value].update(index_bytes=index_bytes, index_requests=index_requests)
+    out[Stage.READ.value].update(index_bytes=dv_bytes, index_requests=dv_requests)
     if Stage.GLOBAL_INDEX.value in out:
         out[Stage.GLOBAL_INDEX.value]["index_bytes"], out[Stage.GLOBAL_INDEX.value]["index_requests"] = \
             global_index_io
@@ -1090,12 +1097,23 @@ def decide_files(table, predicate: Predicate, files: Sequence[LiveFile], schema:
         if ex.global_scan is not None:
             loose.extend(ex.global_scan.problems)
     ptypes = {f.name: f.type for f in schema.partition_fields}
+    partitions: dict[tuple, dict] = {}  # partition values -> their JSON form (a few hundred over 50,000 files)
     for i, lf in enumerate(table.iter_prefetched(files, index=ex.index_enabled, data=verify)):
         record, ctx = ex.decide(lf, bucket_ok.get(lf.path))
         if verify:
             ex.verify_file(lf, record, ctx, violations)
-        record["partition"] = {k: (None if v is None or k not in ptypes else to_json_value(ptypes[k], v))
-                               for k, v in record["partition"].items()}
+        spec = record["partition"]
+        try:
+            key = tuple(spec.items())
+            as_json = partitions.get(key)
+        except TypeError:  # a value that cannot be a key
+            key = as_json = None
+        if as_json is None:
+            as_json = {k: (None if v is None or k not in ptypes else to_json_value(ptypes[k], v))
+                       for k, v in spec.items()}
+            if key is not None:
+                partitions[key] = as_json
+        record["partition"] = dict(as_json)
         record["problems"] = tuple(record["problems"])
         record["notes"] = tuple(record["notes"])
         decisions.append(FileDecision(**record))
