@@ -185,9 +185,16 @@ class Context:
         """A cached :mod:`indexcore.views` view of the picked table as a frame (``snapshot=False``:
         the latest snapshot, for table-wide views such as ``$snapshots``). The same frame for the
         whole run: read it, or copy it before changing it."""
-        args = (name, self.url, self.roots, self.table_name, self.snapshot_id if snapshot else None,
-                tuple(sorted(kwargs.items())), self.options)
+        args = self._view_args(name, snapshot, kwargs)
         return self._once(("view", *args), lambda: cached_view(*args))
+
+    def has_view(self, name: str, snapshot: bool = True, **kwargs) -> bool:
+        """This run already holds the view (:meth:`view` returns it without any work)."""
+        return ("view", *self._view_args(name, snapshot, kwargs)) in self._run
+
+    def _view_args(self, name: str, snapshot: bool, kwargs: dict) -> tuple:
+        return (name, self.url, self.roots, self.table_name, self.snapshot_id if snapshot else None,
+                tuple(sorted(kwargs.items())), self.options)
 
     def metric(self, name: str, table: bool = True, snapshot: bool = True, **kwargs) -> Any:
         """A cached metrics frame for the picked table (``table=False``: the warehouse) and snapshot
@@ -398,8 +405,9 @@ def unusable_files(ctx: Context, index_types: tuple[str, ...]) -> pd.DataFrame:
     """Files of the picked snapshot whose file index of one of ``index_types`` (or whole index file)
     could not be used, and why (:func:`indexcore.evaluate.health.unusable_files`), plus the unreadable
     manifests that hide files from every page (:func:`unreadable_parts`)."""
-    return pd.concat([health.unusable_files(ctx.view("file_indexes"), index_types),
-                      unreadable_parts(ctx)[health.UNUSABLE_COLUMNS]],
+    # the census when this run has it; else only its unusable rows (the same heads, a fraction of the rows)
+    census = ctx.view("file_indexes") if ctx.has_view("file_indexes") else ctx.view("file_indexes", errors_only=True)
+    return pd.concat([health.unusable_files(census, index_types), unreadable_parts(ctx)[health.UNUSABLE_COLUMNS]],
                      ignore_index=True)
 
 

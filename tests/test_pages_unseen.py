@@ -36,7 +36,7 @@ PAGES = ["warehouse", "table", "bitmap", "bloom", "range", "deletion_vectors", "
          "what_if", "advisor", "spark"]
 # page -> the file-index kinds whose unusable files it lists ("dv": deletion-vector files)
 LISTS = {"table": (*FILE_INDEX_TYPES, "dv"), "bitmap": ("bitmap",), "bloom": ("bloom-filter",),
-         "range": ("range-bitmap", "bsi"), "deletion_vectors": ("dv",)}
+         "range": ("range-bitmap", "bsi"), "deletion_vectors": ("dv",), "what_if": FILE_INDEX_TYPES}
 ROOTS = ["warehouses/parquet", "warehouses/mixed", "warehouses/orc", "external/paimon-cpp/parquet",
          "external/paimon-cpp/orc", "external/paimon-cpp/avro", "external/paimon-rust/pkvector",
          "external/paimon-rust/datafusion"]
@@ -50,7 +50,8 @@ TOLD = {"spark": (), "hash_index": ("truncated_manifest",), "global_indexes": ("
 BREAKS = {"table": DAMAGE,
           "bitmap": ("corrupt_index", "missing_index", "truncated_manifest"),
           "bloom": ("truncated_manifest",), "range": ("truncated_manifest",),
-          "deletion_vectors": ("missing_dv", "truncated_manifest")}
+          "deletion_vectors": ("missing_dv", "truncated_manifest"),
+          "what_if": ("corrupt_index", "missing_index", "truncated_manifest")}
 
 
 def _every_nth(names: list[str]) -> list[str]:

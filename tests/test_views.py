@@ -150,3 +150,28 @@ def test_inspect_is_an_alias(parquet):
     table = parquet.table("pk_with_bitmap_dv.pk_with_bitmap_dv")
     assert table.inspect.files().equals(views.view(table, "files"))
     assert "bloom_filters" in dir(table.inspect)
+
+
+def test_file_indexes_errors_only_is_the_census_unusable_rows(conformance, tmp_path):
+    """``$file_indexes`` with ``errors_only`` (a page that lists unusable files and nothing else)
+    holds exactly the census rows of unusable indexes: those with an error, and kinds that are
+    not file indexes; on sound tables it is empty."""
+    from indexcore.formats import FILE_INDEX_TYPES
+    from indexcore.views import view
+
+    src = conformance / "warehouses" / "parquet"
+    for name in ("append_with_bitmap_no_embedding.db", "pk_with_bitmap_dv.db"):
+        shutil.copytree(src / name, tmp_path / name)
+    wh = indexcore.open_warehouse(str(tmp_path))
+    files = wh.table("append_with_bitmap_no_embedding.append_with_bitmap_no_embedding").plan().files
+    broken = next(lf for lf in files if lf.index_path)
+    Path(broken.index_path).write_bytes(b"not a file index" * 8)
+    checked = 0
+    for name in wh.tables():
+        table = wh.table(name)
+        full = view(table, "file_indexes").to_pylist()
+        unusable = [r for r in full if r["error"] is not None
+                    or (r["index_type"] is not None and r["index_type"] not in FILE_INDEX_TYPES)]
+        assert view(table, "file_indexes", errors_only=True).to_pylist() == unusable, name
+        checked += len(unusable)
+    assert checked >= 1

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from ..errors import IndexCoreError
+from ..formats import FILE_INDEX_TYPES
 from ..formats.container import EMPTY_INDEX_FLAG
 from ..paimon.layout import BRANCH_PREFIX, tag_path
 from ..types import DataType
@@ -190,12 +191,14 @@ FILE_INDEXES = pa.schema([
     ("file_name", pa.string()), ("index_offset", pa.int64()), ("error", pa.string())])
 
 
-def file_indexes(table, snapshot_id: int | None = None) -> pa.Table:
+def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = False) -> pa.Table:
     """``$file_indexes``: one row per (data file, column, index type) from each container's head.
 
     ``storage_type`` is EMBEDDED (in the manifest) or FILE (a ``.index`` file beside the data);
     a container that cannot be read is one row with ``error`` set and no column. Built column
-    by column: at 50,000 files it has hundreds of thousands of rows.
+    by column: at 50,000 files it has hundreds of thousands of rows. ``errors_only``: just the
+    rows of unusable indexes (an ``error``, or a kind that is not a file index), for a page that
+    lists those and nothing else.
     """
     types = partition_types(table)
     # columns of the data file, one value per file, spread over its rows by ``of_file`` at the end
@@ -207,6 +210,8 @@ def file_indexes(table, snapshot_id: int | None = None) -> pa.Table:
     of_file: list[int] = []
     last, n = None, -1
     for lf, head, entry, _dtype, why, _opts in iter_index_entries(table, snapshot_id):
+        if errors_only and why is None and entry is not None and entry.index_type in FILE_INDEX_TYPES:
+            continue
         if lf is not last:  # a file's entries come together: its own columns once
             last, n, m = lf, n + 1, lf.file
             embedded = m.embedded_index is not None
