@@ -149,37 +149,58 @@ def files(table, snapshot_id: int | None = None, stats: bool = True,
 
     types = partition_types(table)
     keyed = bool(table.schema().trimmed_primary_keys) and stats
-    rows = []
+    cols: dict[str, list] = {f.name: [] for f in FILES}
     stats_names: dict[tuple, tuple] = {}
     wanted = None if paths is None else set(paths)
+    sources = {0: "APPEND", 1: "COMPACT"}
+    (partition, bucket, file_path, file_format, schema_id, level, record_count, file_size, min_key, max_key,
+     null_counts, min_stats, max_stats, min_seq, max_seq, created, deleted, file_source, first_row_id,
+     write_cols, file_name, external_path, embedded_index, index_file, dv_cardinalities) = cols.values()
     for lf in table.plan(snapshot_id).files:
         if wanted is not None and lf.path not in wanted:
             continue
         m = lf.file
+        partition.append(partition_text_cached(lf.partition, types))
+        bucket.append(lf.bucket)
+        file_path.append(lf.path)
+        file_format.append(m.file_format)
+        schema_id.append(m.schema_id)
+        level.append(m.level)
+        record_count.append(m.row_count)
+        file_size.append(m.file_size)
+        if keyed:
+            ktypes = table._key_types(m.schema_id)
+            min_key.append(partition_text(tuple(m.min_key), ktypes))
+            max_key.append(partition_text(tuple(m.max_key), ktypes))
+        else:
+            min_key.append(None)
+            max_key.append(None)
         if stats:
             key = (m.schema_id, m.value_stats_cols, m.write_cols)
             if key not in stats_names:
                 stats_names[key] = _stats_names(table, lf)
             names, vtypes = stats_names[key]
             vs = m.value_stats
-        ktypes = table._key_types(m.schema_id) if keyed else []
-        rows.append({
-            "partition": partition_text_cached(lf.partition, types), "bucket": lf.bucket, "file_path": lf.path,
-            "file_format": m.file_format, "schema_id": m.schema_id, "level": m.level,
-            "record_count": m.row_count, "file_size_in_bytes": m.file_size,
-            "min_key": partition_text(tuple(m.min_key), ktypes) if keyed else None,
-            "max_key": partition_text(tuple(m.max_key), ktypes) if keyed else None,
-            "null_value_counts": stats_text(names, [None] * len(names), vs.null_counts) if stats else None,
-            "min_value_stats": stats_text(names, vtypes, vs.min_values) if stats else None,
-            "max_value_stats": stats_text(names, vtypes, vs.max_values) if stats else None,
-            "min_sequence_number": m.min_sequence_number, "max_sequence_number": m.max_sequence_number,
-            "creation_time": m.creation_time, "deleteRowCount": m.delete_row_count,
-            "file_source": {0: "APPEND", 1: "COMPACT"}.get(m.file_source), "first_row_id": m.first_row_id,
-            "write_cols": list(m.write_cols) if m.write_cols is not None else None,
-            "file_name": m.file_name, "external_path": m.external_path,
-            "embedded_index": m.embedded_index is not None, "index_file": lf.index_path,
-            "deletion_vector_cardinality": dv_cardinality(table, lf)})
-    return from_rows(rows, FILES)
+            null_counts.append(stats_text(names, [None] * len(names), vs.null_counts))
+            min_stats.append(stats_text(names, vtypes, vs.min_values))
+            max_stats.append(stats_text(names, vtypes, vs.max_values))
+        else:
+            null_counts.append(None)
+            min_stats.append(None)
+            max_stats.append(None)
+        min_seq.append(m.min_sequence_number)
+        max_seq.append(m.max_sequence_number)
+        created.append(m.creation_time)
+        deleted.append(m.delete_row_count)
+        file_source.append(sources.get(m.file_source))
+        first_row_id.append(m.first_row_id)
+        write_cols.append(list(m.write_cols) if m.write_cols is not None else None)
+        file_name.append(m.file_name)
+        external_path.append(m.external_path)
+        embedded_index.append(m.embedded_index is not None)
+        index_file.append(lf.index_path)
+        dv_cardinalities.append(dv_cardinality(table, lf))
+    return pa.Table.from_pydict(cols, schema=FILES)
 
 
 FILE_INDEXES = pa.schema([
