@@ -74,7 +74,7 @@ MANIFEST_CACHE_ENTRIES = env_int("INDEXCORE_MANIFEST_CACHE_ENTRIES", 500_000)
 HEAD_CACHE_FILES = env_int("INDEXCORE_HEAD_CACHE_FILES", 200_000)
 HEAD_PREFETCH_BYTES = 4096
 # opened file-index readers kept per table, weighed by their blobs' bytes
-READER_CACHE_BYTES = env_int("INDEXCORE_READER_CACHE_BYTES", 64 << 20)
+READER_CACHE_BYTES = env_int("INDEXCORE_READER_CACHE_BYTES", 32 << 20)
 # results derived from one snapshot (its views' rows) kept per table, weighed by rows
 DERIVED_CACHE_ROWS = env_int("INDEXCORE_DERIVED_ROWS", 2_000_000)
 _ABSENT = object()
