@@ -453,8 +453,9 @@ def test_each_container_head_is_read_once_for_a_pages_worth_of_views(conformance
 
 def test_a_pages_bitmap_views_open_each_reader_once_within_the_tables_budget(conformance, monkeypatch):
     """The Bitmap page's views and lookup (summaries, values, a point lookup) over the same files
-    open and decode each bitmap once, from the table's reader cache; a budget below one blob
-    keeps only the last reader, and the answers stay the same."""
+    open and decode each bitmap once, from the table's reader cache, whose readers keep no file
+    descriptor; a budget below one blob keeps only the last reader, and the answers stay the same."""
+    from indexcore import io
     from indexcore.formats.container import FileIndexContainer
     from indexcore.warehouse import table as table_module
 
@@ -484,10 +485,13 @@ def test_a_pages_bitmap_views_open_each_reader_once_within_the_tables_budget(con
         for name in wh.tables():
             table = wh.table(name)
             opened.clear()
+            held = io._DESCRIPTORS.held
             first = bitmap_page(table)
             if not opened:
                 continue
             assert set(opened.values()) == {1}, (str(root), name)
+            # the kept readers hold none of the process's capped descriptors
+            assert io._DESCRIPTORS.held <= held and len(table._readers) >= len(opened), (str(root), name)
             assert bitmap_page(table) == first and set(opened.values()) == {1}, (str(root), name)
             checked += len(opened)
             with monkeypatch.context() as budget:  # a table made under a budget smaller than any blob

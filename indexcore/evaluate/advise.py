@@ -249,14 +249,13 @@ def _existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[Li
 
     configured = configured_indexes(schema)
     groups: dict[tuple[str, str], ExistingIndex] = {}
-    sources: dict = {}  # one opener per container, shared by the blobs of all groups
 
     def group(column: str, index_type: str) -> ExistingIndex:
         key = (column, index_type)
         if key not in groups:
             groups[key] = ExistingIndex(column, index_type, key in configured,
                                         schema.file_index_options(column, index_type), len(files),
-                                        Blobs(table, sources))
+                                        Blobs(table))
         return groups[key]
 
     for column, index_type in configured:

@@ -312,15 +312,18 @@ class FileSource(ByteSource):
     """A file on any fsspec filesystem, opened read-only; each read is one ranged request.
 
     Local files are read with ``os.pread`` on a descriptor kept while the source lives (within
-    :class:`_Descriptors`' cap); other filesystems go through fsspec's ``cat_file``.
+    :class:`_Descriptors`' cap; ``keep_descriptor=False`` for a source kept long in a cache, which
+    opens the file for each read instead); other filesystems go through fsspec's ``cat_file``.
     """
 
     _fd: int | None = None
+    _keep_fd = True
 
     def __init__(self, fs: fsspec.AbstractFileSystem, path: str, name: str | None = None,
                  size: int | None = None, stats: ReadStats | None = None,
-                 cache: RangeCache | None = None, readahead: int | None = None):
+                 cache: RangeCache | None = None, readahead: int | None = None, keep_descriptor: bool = True):
         self.fs, self.path = fs, path
+        self._keep_fd = keep_descriptor
         self.name = name or path
         self.stats = stats if stats is not None else ReadStats()
         self._local = isinstance(fs, LocalFileSystem)
@@ -338,7 +341,7 @@ class FileSource(ByteSource):
                 cache.set_size(path, self.size)
 
     def _open_local(self) -> None:
-        if _DESCRIPTORS.acquire():
+        if self._keep_fd and _DESCRIPTORS.acquire():
             try:
                 self._fd = os.open(self._os_path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
             except BaseException:
@@ -511,10 +514,12 @@ class Storage:
             self._under(posixpath.normpath(path), r.path) for r in self.guard.roots
             if r.protocol == self.protocol)
 
-    def open(self, path: str, size: int | None = None) -> FileSource:
+    def open(self, path: str, size: int | None = None, keep_descriptor: bool = True) -> FileSource:
+        """A :class:`FileSource` on ``path`` (``keep_descriptor=False``: for a source that a cache
+        keeps, so it holds none of the process's capped descriptors between reads)."""
         full = self.resolve(path)
         return FileSource(self.fs, full, name=self.display(full), size=size, stats=self.stats,
-                          cache=self.cache, readahead=self.readahead)
+                          cache=self.cache, readahead=self.readahead, keep_descriptor=keep_descriptor)
 
     def read_prefix(self, path: str, length: int) -> tuple[bytes, int, str]:
         """The first ``length`` bytes of a file (fewer when it is shorter), its size and its name."""

@@ -112,15 +112,14 @@ class IndexBlob:
     container_size: int | None = None
     entry: IndexEntry | None = field(default=None, repr=False, compare=False)
     options: dict | None = field(default=None, repr=False, compare=False)
-    source: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
     table: Any = field(default=None, repr=False, compare=False)  # whose reader cache opens it
 
     @cached_property
     def _opened(self) -> tuple[FileIndexReader | None, str | None]:
-        if self.error is not None or self.entry is None or self.source is None:
+        if self.error is not None or self.entry is None or self.table is None:
             return None, None
         try:
-            return self.table.index_reader(self.file, self.entry, self.dtype, self.options, self.source), None
+            return self.table.index_reader(self.file, self.entry, self.dtype, self.options), None
         except IndexCoreError as exc:
             return None, str(exc)
 
@@ -197,36 +196,27 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
 
     A container that cannot be read yields one blob with ``column`` None and the ``error``.
     """
-    sources: dict[str, Callable[[], Any]] = {}
     for row in iter_index_entries(table, snapshot_id, index_types, column, progress, sample):
-        yield index_blob(table, row, sources)
+        yield index_blob(table, row)
 
 
-def index_blob(table, row: tuple, sources: dict[str, Callable[[], Any]]) -> IndexBlob:
-    """The :class:`IndexBlob` of one :func:`iter_index_entries` row; blobs of one container share
-    its source through ``sources`` (data file path -> opener), so it is opened once."""
+def index_blob(table, row: tuple) -> IndexBlob:
+    """The :class:`IndexBlob` of one :func:`iter_index_entries` row (its reader from the table's
+    reader cache, :meth:`~indexcore.warehouse.table.Table.index_reader`)."""
     lf, head, entry, dtype, error, opts = row
     embedded = lf.file.embedded_index is not None
     if head is None:
         return IndexBlob(lf, None, None, 0, False, embedded, None, error)
-    source = sources.get(lf.path)
-    if source is None:
-        def source(lf=lf, opened=[]):  # noqa: B006 - one open per container, shared by its blobs
-            if not opened:
-                opened.append(table.file_index_source(lf))
-            return opened[0]
-
-        sources[lf.path] = source
     return IndexBlob(lf, entry.column, entry.index_type, 0 if entry.empty else entry.length,
-                     entry.empty, embedded, dtype, error, entry.offset, head.file_size, entry, opts, source, table)
+                     entry.empty, embedded, dtype, error, entry.offset, head.file_size, entry, opts, table)
 
 
 class Blobs(Mapping[str, IndexBlob]):
     """Data file path -> :class:`IndexBlob` of one column and kind, each blob made on first use from
     its census row: an inventory holds 180,000 of them at 50,000 files, and most are only counted."""
 
-    def __init__(self, table, sources: dict[str, Callable[[], Any]]):
-        self._table, self._sources = table, sources
+    def __init__(self, table):
+        self._table = table
         self._rows: dict[str, tuple] = {}
         self._made: dict[str, IndexBlob] = {}
 
@@ -236,7 +226,7 @@ class Blobs(Mapping[str, IndexBlob]):
     def __getitem__(self, path: str) -> IndexBlob:
         blob = self._made.get(path)
         if blob is None:
-            blob = self._made[path] = index_blob(self._table, self._rows[path], self._sources)
+            blob = self._made[path] = index_blob(self._table, self._rows[path])
         return blob
 
     def __contains__(self, path: object) -> bool:

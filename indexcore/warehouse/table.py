@@ -757,30 +757,29 @@ class Table:
             head = head_from_prefix(*prefix)
         return head if head is not None else read_head(self.file_index_source(lf))
 
-    def index_reader(self, lf: LiveFile, entry: IndexEntry, dtype: DataType, options: dict | None,
-                     source: Callable[[], ByteSource] | None = None):
-        """The reader of one blob of a file's index container (``source``: the container's bytes,
-        default :meth:`file_index_source`), kept while it fits the table's reader budget: the
-        views and metrics of one page that walk the same files (summaries, values, lookups)
-        then open and decode each blob once. An error opening it is raised, not kept."""
+    def index_reader(self, lf: LiveFile, entry: IndexEntry, dtype: DataType, options: dict | None):
+        """The reader of one blob of a file's index container, kept while it fits the table's reader
+        budget: the views and metrics of one page that walk the same files (summaries, values,
+        lookups) then open and decode each blob once. A kept reader holds no file descriptor
+        between reads. An error opening it is raised, not kept."""
         from ..formats.container import FileIndexContainer
 
         key = (_head_key(lf), entry, dtype, tuple(sorted((options or {}).items())))
         reader = self._readers.get(key)
         if reader is None:
-            container = FileIndexContainer(source() if source is not None else self.file_index_source(lf), None)
-            reader = container.reader(entry, dtype, options)
+            source = self.file_index_source(lf, keep_descriptor=False)
+            reader = FileIndexContainer(source, None).reader(entry, dtype, options)
             self._readers.put(key, reader, max(entry.length, 1))
         return reader
 
-    def file_index_source(self, live_file: LiveFile) -> ByteSource | None:
+    def file_index_source(self, live_file: LiveFile, keep_descriptor: bool = True) -> ByteSource | None:
         """The file's file-index bytes: embedded in the manifest, or its ``.index`` file."""
         embedded = live_file.file.embedded_index
         if embedded is not None:
             return BytesSource(embedded, name=f"{live_file.path} (embedded file index)",
                                stats=self.storage.stats)
         if live_file.index_path:
-            return self.storage.open(live_file.index_path)
+            return self.storage.open(live_file.index_path, keep_descriptor=keep_descriptor)
         return None
 
     def deletion_vector(self, live_file: LiveFile):
