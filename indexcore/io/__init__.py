@@ -480,19 +480,26 @@ class Storage:
         path = os.fspath(path)
         if "::" in path:
             raise refused(path)
+        full = self._in_resolved_dir(path)
+        if full is not None and not (self._local and os.path.islink(full)):
+            return full
         parent, base = posixpath.split(path)
-        if base and base not in (".", ".."):
-            allowed_dir = self._dirs.get(parent)
-            if allowed_dir is not None:
-                full = posixpath.join(allowed_dir, base)
-                if not (self._local and os.path.islink(full)):
-                    return full
         full = self._resolve(path)
         if base and base not in (".", "..") and parent not in self._dirs:
             folder = posixpath.dirname(full)
             if self.guard.allows(Layer(self.protocol, normalize_path(self.protocol, folder))):
                 self._dirs.put(parent, folder)
         return full
+
+    def _in_resolved_dir(self, path: str) -> str | None:
+        """``path`` in its directory's resolved, allowed form when that directory was resolved
+        before (None otherwise, or for ``.``, ``..`` and ``::`` chains); the file itself may
+        still be a symlink, which the caller checks."""
+        parent, base = posixpath.split(path)
+        if not base or base in (".", "..") or "::" in path:
+            return None
+        allowed_dir = self._dirs.get(parent)
+        return None if allowed_dir is None else posixpath.join(allowed_dir, base)
 
     def _resolve(self, path: str) -> str:
         protocol, _ = split_protocol(path)
@@ -541,21 +548,18 @@ class Storage:
         if not self._local:
             for path in paths:
                 try:
-                    source = self.open(self.resolve(path))
+                    source = self.open(path)
                     source.prefetch(0, length)
                     out.append((source.read(0, min(length, source.size)), source.size, source.name))
                 except IndexCoreError as exc:
                     out.append(exc)
             return out
-        dirs, nbytes, reads = self._dirs, 0, 0
+        nbytes, reads = 0, 0
         for path in paths:
             full, fd = None, -1
             try:
-                parent, _, base = path.rpartition("/")
-                allowed_dir = dirs.get(parent) if _NO_FOLLOW and base not in ("", ".", "..") \
-                    and "::" not in path else None
-                if allowed_dir is not None:
-                    full = posixpath.join(allowed_dir, base)
+                full = self._in_resolved_dir(path) if _NO_FOLLOW else None
+                if full is not None:
                     try:
                         fd = os.open(full, os.O_RDONLY | _NO_FOLLOW)
                     except OSError as exc:
