@@ -240,6 +240,15 @@ def _name_at(head: bytes, pos: int, then: int) -> tuple[str | None, int]:
     return _name(head[pos + 2:end]), end
 
 
+def _span_ok(start: int, size: int, head_length: int, file_size: int) -> bool:
+    """An entry's body span fits the container: an empty-index entry (start -1) with a length of
+    at least 0, else a non-negative length from past the head to at most the file's end (the
+    careful parser states each failure of this rule with its offset)."""
+    if start == EMPTY_INDEX_FLAG:
+        return size >= 0
+    return start >= head_length and size >= 0 and start + size <= file_size
+
+
 def _parse_quick(head: bytes, file_size: int) -> ContainerHead | None:
     """:func:`parse_head` for well-formed heads with ASCII names; None on anything else."""
     n = len(head)
@@ -268,10 +277,7 @@ def _parse_quick(head: bytes, file_size: int) -> ContainerHead | None:
                 return None
             start, size = _SPAN(head, end)
             pos = end + 8
-            if start == EMPTY_INDEX_FLAG:
-                if size < 0:
-                    return None
-            elif start < n or size < 0 or start + size > file_size:
+            if not _span_ok(start, size, n, file_size):
                 return None
             entries.append(IndexEntry(column, kind, start, size))
     if pos + 4 > n:
@@ -347,10 +353,7 @@ def _parse_shaped(head: bytes, file_size: int) -> ContainerHead | None:
         entries = []
         for column, kind, at in shape.spans:
             start, size = values[at], values[at + 1]
-            if start == EMPTY_INDEX_FLAG:
-                if size < 0:
-                    return None
-            elif start < n or size < 0 or start + size > file_size:
+            if not _span_ok(start, size, n, file_size):
                 return None
             entries.append(IndexEntry(column, kind, start, size))
         redundant = values[shape.redundant_at]
