@@ -100,7 +100,7 @@ def _holds_more_than(table, lf: LiveFile, column: str, items: int) -> int:
     """1 when the file's bloom filter on ``column`` holds more distinct keys than ``items`` (its
     container head from the table's head cache, its reader from the table's reader cache)."""
     try:
-        ((_, head, error),) = table.iter_index_heads([lf])
+        ((_, head, _error),) = table.iter_index_heads([lf])
         entry = None if head is None else next(
             (e for e in head.entries if e.column == column and e.index_type == "bloom-filter"), None)
         if entry is None or entry.empty:

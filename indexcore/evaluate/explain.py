@@ -300,10 +300,10 @@ class Explanation:
                for name in ("partition_decision", "bucket_decision", "level_decision", "stats_decision")}}
         for col in stat_cols:  # as recorded (no float for ints); text where files disagree (NaN as "NaN")
             got = [f.stats.get(col) or {} for f in files]
-            for name, key in (("min", "min"), ("max", "max")):
+            for key in ("min", "max"):
                 values = [g.get(key) for g in got]
                 mixed = len({type(v) for v in values if v is not None}) > 1
-                cols[f"{col} {name}"] = [str(v) if mixed and v is not None else v for v in values]
+                cols[f"{col} {key}"] = [str(v) if mixed and v is not None else v for v in values]
             cols[f"{col} nulls"] = pd.array([g.get("null_count") for g in got], dtype="Int64")
         cols.update({
             "global_index_decision": [value(f.global_index_decision) for f in files],
@@ -962,13 +962,13 @@ def funnel(files: Iterable[FileDecision], verified: bool,
     gone_files, gone_rows, gone_bytes = [0] * n, [0] * n, [0] * n
     index_bytes = index_requests = dv_bytes = dv_requests = 0
     for f in files:
-        # a file survives every stage before the one that prunes it (Stage.ALL is not in ``stages``)
+        # a file survives every stage before the one that prunes it (none prunes at Stage.ALL)
         cut = n if f.skipped_by is None else position[f.skipped_by]
         if verified and cut == n and not f.survives(Stage.MATCHING):
             cut -= 1  # read, but no row matches
         size = f.file_size
         before = f.rows_at(Stage.ALL)
-        for i in range(min(cut, n)):
+        for i in range(cut):
             now = f.rows_at(stages[i])
             kept_files[i] += 1
             kept_rows[i] += now
