@@ -435,8 +435,7 @@ def missing_dv_files(ctx: Context) -> pd.DataFrame:
 def unreadable_parts(ctx: Context) -> pd.DataFrame:
     """Manifests, index manifests and other metadata of the picked snapshot that could not be read:
     the files they list are missing from every page, so each page names them."""
-    problems = ctx.metric("problems_frame")
-    problems = problems[problems["structure"] != "file index"]
+    problems = ctx.metric("unreadable_frame")
     return pd.DataFrame({"file_name": problems["path"].map(lambda p: str(p).rsplit("/", 1)[-1]),
                          "index_type": None, "column_name": None, "dv_file": None,
                          "why": "unreadable " + problems["structure"].astype(str), "error": problems["reason"]})

@@ -310,6 +310,42 @@ def test_problems_frame_from_heads_equals_the_blob_listing(conformance):
     assert listed >= 2 or not SAMPLE.is_dir()
 
 
+def test_unreadable_frame_opens_no_file_index(conformance, monkeypatch, tmp_path):
+    """``unreadable_frame`` (what every page names as hiding files) is ``problems_frame`` without
+    its file-index rows, and reads no container head: a page that lists unusable files from its
+    own census does not pay for a second one. Checked on two damaged copies (a truncated manifest,
+    a corrupt ``.index`` file) and every warehouse as written."""
+    import shutil
+
+    from indexcore.warehouse.table import Table
+
+    src = conformance / "warehouses" / "parquet" / "pk_with_bitmap_dv.db"
+    for db in ("manifest", "index"):
+        shutil.copytree(src, tmp_path / f"{db}.db")
+    for manifest in (tmp_path / "manifest.db" / "pk_with_bitmap_dv" / "manifest").glob("manifest-*"):
+        if "manifest-list" not in manifest.name:
+            manifest.write_bytes(manifest.read_bytes()[:40])
+    damaged = indexcore.open_warehouse(str(tmp_path)).table("index.pk_with_bitmap_dv")
+    Path(damaged.plan().files[0].index_path).write_bytes(b"not a file index" * 8)
+
+    heads = []
+    real = Table._index_head
+    monkeypatch.setattr(Table, "_index_head", lambda self, lf, *prefix: heads.append(lf.path) or real(self, lf, *prefix))
+    kinds = collections.Counter()
+    for root in [tmp_path, *_roots(conformance)]:
+        wh = indexcore.open_warehouse(str(root))
+        for name in wh.tables():
+            table = wh.table(name)
+            got = metrics.unreadable_frame(table)
+            assert heads == [], (str(root), name)
+            full = metrics.problems_frame(table)
+            rest = full[full["structure"] != "file index"].reset_index(drop=True)
+            pd.testing.assert_frame_equal(got, rest)
+            kinds.update(full["structure"])
+            heads.clear()
+    assert kinds["file index"] >= 1 and sum(kinds.values()) > kinds["file index"], kinds
+
+
 def _roots(conformance: Path) -> list[Path]:
     roots = [SAMPLE] if SAMPLE.is_dir() else []
     return roots + sorted(p for p in (conformance / "warehouses").iterdir() if p.is_dir())

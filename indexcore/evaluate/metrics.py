@@ -112,8 +112,7 @@ def table_overview(table, snapshot_id: int | None = None) -> dict[str, Any]:
         "files_with_file_index": sum(1 for lf in plan.files if lf.has_file_index),
         "dv_files": len(dv_files),
         "deleted_rows": sum(dv_cardinality(table, lf) or 0 for lf in dv_files),
-        "problems": len({(p.path, p.structure, p.reason) for p in plan.problems + table.problems})
-        + index_errors,
+        "problems": len(unreadable_frame(table, snapshot_id)) + index_errors,
     }
 
 
@@ -134,19 +133,25 @@ def warehouse_overview(warehouse, progress: Progress | None = None) -> pd.DataFr
     return frame
 
 
-def problems_frame(table, snapshot_id: int | None = None) -> pd.DataFrame:
-    """Unreadable parts of the table and snapshot, plus file indexes that cannot be used
-    (:func:`index_census`: heads only, so it stays cheap at 50,000 files)."""
+def unreadable_frame(table, snapshot_id: int | None = None) -> pd.DataFrame:
+    """The manifests, index manifests and other metadata of the table and snapshot that could
+    not be read (each once): the files they list are missing from every frame. No file index
+    is opened, so a page that only names these pays for the plan alone."""
     rows, seen = [], set()
-    plan = _plan(table, snapshot_id)
-    for p in plan.problems + table.problems:
+    for p in _plan(table, snapshot_id).problems + table.problems:
         key = (p.path, p.structure, p.reason)
         if key not in seen:
             seen.add(key)
             rows.append(p.to_dict())
-    for r in index_census(table, snapshot_id)[1].itertuples(index=False):
-        where = r.index_file_path or f"{r.file_path} (embedded file index)"
-        rows.append({"path": where, "structure": "file index", "reason": r.error})
+    return pd.DataFrame(rows, columns=["path", "structure", "reason"])
+
+
+def problems_frame(table, snapshot_id: int | None = None) -> pd.DataFrame:
+    """:func:`unreadable_frame` plus the file indexes that cannot be used (:func:`index_census`:
+    heads only, so it stays cheap at 50,000 files)."""
+    rows = unreadable_frame(table, snapshot_id).to_dict("records")
+    rows += [{"path": r.index_file_path or f"{r.file_path} (embedded file index)", "structure": "file index",
+              "reason": r.error} for r in index_census(table, snapshot_id)[1].itertuples(index=False)]
     return pd.DataFrame(rows, columns=["path", "structure", "reason"])
 
 
@@ -731,5 +736,5 @@ __all__ = [
     "file_stats", "funnel_frame", "hash_balance", "iter_file_indexes", "partition_label", "predicate_candidates",
     "problems_frame", "prune_by_index", "prune_by_sql", "range_frame", "result_label", "schema_history",
     "size_skew", "suggest_predicate", "suggestion_sample", "supported_index_types", "table_overview",
-    "target_row_num", "top_values", "warehouse_overview", "whatif_frames",
+    "target_row_num", "top_values", "unreadable_frame", "warehouse_overview", "whatif_frames",
 ]
