@@ -23,7 +23,7 @@ from indexcore.formats.binary_row import (
     key_hash,
     serialize_binary_row,
 )
-from indexcore.types import Timestamp, parse_type, type_from_json
+from indexcore.types import Timestamp, parse_type, to_json_value, to_json_values, type_from_json
 from indexcore.warehouse.manifest import read_records
 from indexcore.warehouse.table import SYSTEM_BIGINT_FIELDS
 
@@ -75,6 +75,20 @@ def test_round_trip_every_scalar_type(row):
     assert len(raw) % 8 == 4  # arity prefix + whole words
     assert decode_binary_row(raw, types) == tuple(values)
     assert serialize_binary_row(decode_binary_row(raw, types), types) == raw
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(sorted(SCALARS)).flatmap(lambda n: st.tuples(st.just(n), st.lists(st.none() | SCALARS[n],
+                                                                                          max_size=30))))
+def test_json_values_of_a_column_are_each_values_json(column):
+    """``to_json_values`` (a frame's column of stats at once; timestamps through numpy) gives
+    what ``to_json_value`` gives value by value, past year 9999 and before year 1 included."""
+    name, values = column
+    dtype = TYPES[name]
+    if name.startswith("TIMESTAMP"):
+        values += [Timestamp(-62_135_596_800_000), Timestamp(-62_135_596_800_001, 5), Timestamp(-1, 999_999),
+                   Timestamp(253_402_300_799_999, 999_999), Timestamp(253_402_300_800_000), Timestamp(1_000, 0)]
+    assert to_json_values(dtype, values) == [to_json_value(dtype, v) for v in values]
 
 
 @pytest.mark.parametrize("name", sorted(SCALARS))

@@ -63,7 +63,7 @@ from ..formats import FILE_INDEX_TYPES
 from ..formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
 from ..formats.binary_row import bucket_of, key_hash
 from ..formats.container import read_container
-from ..types import DataType, from_text_or_python, to_json_value
+from ..types import DataType, from_text_or_python, to_json_value, to_json_values
 from ..warehouse.model import LiveFile, Problem, TableSchema
 from .file_index import FileIndexPredicate, result_to_json
 from .stats import stats_test, test_predicate_on_stats
@@ -110,6 +110,55 @@ BEFORE_INDEX: tuple[Stage, ...] = (Stage.PARTITION, Stage.BUCKET, Stage.LEVEL, S
 _ORDER = {s: i for i, s in enumerate(Stage)}
 
 
+class StatsCells(Mapping):
+    """The predicate's columns' min / max / null count as the stats stage read them, per file:
+    ``cells[column]`` is ``{"min", "max", "null_count"}`` in JSON values (null count None:
+    unknown). The internal values are kept and turned into JSON on access, so deciding 50,000
+    files formats none of them; a frame formats a whole column at once (:func:`stats_column`)."""
+
+    __slots__ = ("types", "values")
+
+    def __init__(self, types: Mapping[str, DataType] | None = None,
+                 values: Mapping[str, tuple[Any, Any, int | None]] | None = None):
+        self.types = types or {}  # column -> its type (shared by every file of one explanation)
+        self.values = values or {}  # column -> (min, max, null count) internal values; absent: unknown
+
+    def raw(self, column: str) -> tuple[Any, Any, int | None]:
+        """(min, max, null count) of ``column`` as internal values (all None when unknown)."""
+        if column not in self.types:
+            raise KeyError(column)
+        return self.values.get(column, (None, None, None))
+
+    def __getitem__(self, column: str) -> dict[str, Any]:
+        low, high, nulls = self.raw(column)
+        dtype = self.types[column]
+        return {"min": to_json_value(dtype, low), "max": to_json_value(dtype, high), "null_count": nulls}
+
+    def __contains__(self, column: object) -> bool:
+        return column in self.types
+
+    def __iter__(self):
+        return iter(self.types)
+
+    def __len__(self) -> int:
+        return len(self.types)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+def stats_column(files: Sequence[FileDecision], column: str) -> dict[str, list]:
+    """``min`` / ``max`` (JSON values) and ``null_count`` of ``column`` over ``files``, each
+    formatted a column at a time; None where a file has no statistics of it."""
+    dtype = next((f.stats.types[column] for f in files if column in f.stats), None)
+    raw = [f.stats.raw(column) if column in f.stats else (None, None, None) for f in files]
+    out: dict[str, list] = {"null_count": [r[2] for r in raw]}
+    for i, key in enumerate(("min", "max")):
+        values = [r[i] for r in raw]
+        out[key] = values if dtype is None else to_json_values(dtype, values)
+    return out
+
+
 @dataclass(frozen=True)
 class FileDecision:
     """What Paimon's read path decides for one data file, stage by stage.
@@ -150,7 +199,7 @@ class FileDecision:
     file_size: int = 0  # data bytes of the file (the manifest's file_size)
     dv_bytes: int = 0  # bytes of its deletion vector in the DV index file (size prefix and CRC included)
     # the predicate's columns: {"min", "max", "null_count"} as the stats stage read them (JSON values)
-    stats: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, hash=False)
+    stats: StatsCells = field(default_factory=StatsCells, compare=False, hash=False)
     # the index kinds that could have skipped the file (:func:`pruning_index_types`)
     pruning_index_types: tuple[str, ...] = ()
 
@@ -220,7 +269,7 @@ class FileDecision:
             "skipped_by": None if self.skipped_by is None else self.skipped_by.value,
             "file_size": self.file_size,
             "dv_bytes": self.dv_bytes,
-            "stats": self.stats,
+            "stats": dict(self.stats),
         }
         if verify:
             out["matching_rows"] = self.matching_rows
@@ -299,12 +348,12 @@ class Explanation:
             **{name: [getattr(f, name).value for f in files]
                for name in ("partition_decision", "bucket_decision", "level_decision", "stats_decision")}}
         for col in stat_cols:  # as recorded (no float for ints); text where files disagree (NaN as "NaN")
-            got = [f.stats.get(col) or {} for f in files]
+            got = stats_column(files, col)
             for key in ("min", "max"):
-                values = [g.get(key) for g in got]
+                values = got[key]
                 mixed = len({type(v) for v in values if v is not None}) > 1
                 cols[f"{col} {key}"] = [str(v) if mixed and v is not None else v for v in values]
-            cols[f"{col} nulls"] = pd.array([g.get("null_count") for g in got], dtype="Int64")
+            cols[f"{col} nulls"] = pd.array(got["null_count"], dtype="Int64")
         cols.update({
             "global_index_decision": [value(f.global_index_decision) for f in files],
             "global_index_rows": [f.global_index_rows for f in files],
@@ -629,6 +678,7 @@ class _Explainer:
         self.global_scan = None  # evaluate.global_index.GlobalIndexScan, set by decide_files
         fields = predicate.fields()
         self.stat_fields = [n for n in table_schema.field_names if n in fields]  # shown beside each decision
+        self.stat_types = {n: table_schema.field(n).type for n in self.stat_fields}
         # id(file schema) -> (it, field map, index predicate, value stats predicate, key stats predicate)
         self._pushed: dict[int, tuple] = {}
 
@@ -799,7 +849,7 @@ class _Explainer:
             bytes_read=bytes_read, requests=requests, problems=problems, notes=notes,
             global_index_decision=global_decision, global_index_rows=global_rows, file_size=f.file_size,
             dv_bytes=dv_range.length + 8 if dv_range is not None else 0,
-            stats=stats_json(self.schema, shown, self.stat_fields), pruning_index_types=pruning)
+            stats=StatsCells(self.stat_types, shown), pruning_index_types=pruning)
         return record, (fs, fmap, evaluator, deleted, kept)
 
     # -- verify -------------------------------------------------------------------------------
