@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+import numpy as np
 from pyroaring import BitMap, BitMap64
 
 from ..errors import IndexCoreError, PredicateError
@@ -337,43 +338,56 @@ class Explanation:
                 hit = partitions[key] = ", ".join(f"{k}={v}" for k, v in key)
             return hit
 
-        def value(d) -> str | None:
-            return None if d is None else d.value
+        n = len(files)
 
-        cols: dict[str, list] = {
-            "path": [f.path for f in files], "file": [posixpath.basename(f.path) for f in files],
-            "partition": [partition(f) for f in files], "bucket": [f.bucket for f in files],
-            "level": [f.level for f in files], "row_count": [f.row_count for f in files],
-            "file_size": [f.file_size for f in files],
-            **{name: [getattr(f, name).value for f in files]
+        def ints(values: Iterable[int]) -> np.ndarray:  # typed up front: pandas infers a list slowly
+            return np.fromiter(values, np.int64, n)
+
+        def texts(values: Iterable[str | None]) -> np.ndarray:
+            out = np.empty(n, dtype=object)
+            out[:] = list(values)
+            return out
+
+        cols: dict[str, Any] = {
+            "path": texts(f.path for f in files), "file": texts(posixpath.basename(f.path) for f in files),
+            "partition": texts(partition(f) for f in files), "bucket": ints(f.bucket for f in files),
+            "level": ints(f.level for f in files), "row_count": ints(f.row_count for f in files),
+            "file_size": ints(f.file_size for f in files),
+            **{name: texts(_TEXT[getattr(f, name)] for f in files)
                for name in ("partition_decision", "bucket_decision", "level_decision", "stats_decision")}}
         for col in stat_cols:  # as recorded (no float for ints); text where files disagree (NaN as "NaN")
             got = stats_column(files, col)
             for key in ("min", "max"):
                 values = got[key]
                 mixed = len({type(v) for v in values if v is not None}) > 1
-                cols[f"{col} {key}"] = [str(v) if mixed and v is not None else v for v in values]
+                cols[f"{col} {key}"] = texts(str(v) if mixed and v is not None else v for v in values)
             cols[f"{col} nulls"] = pd.array(got["null_count"], dtype="Int64")
         cols.update({
-            "global_index_decision": [value(f.global_index_decision) for f in files],
+            "global_index_decision": texts(_TEXT.get(f.global_index_decision) for f in files),
             "global_index_rows": [f.global_index_rows for f in files],
-            "raw_index_result": [text(f.raw_index_result) for f in files],
-            "index_decision": [text(f.index_decision) for f in files],
-            "index_types": ["; ".join(f"{c}: {', '.join(t)}" for c, t in f.index_types.items()) for f in files],
-            "dv_cardinality": [f.dv_cardinality for f in files], "rows_after_dv": [f.rows_after_dv for f in files],
-            "bytes_read": [f.bytes_read for f in files], "dv_bytes": [f.dv_bytes for f in files],
+            "raw_index_result": texts(text(f.raw_index_result) for f in files),
+            "index_decision": texts(text(f.index_decision) for f in files),
+            "index_types": texts("; ".join(f"{c}: {', '.join(t)}" for c, t in f.index_types.items())
+                                 for f in files),
+            "dv_cardinality": ints(f.dv_cardinality for f in files),
+            "rows_after_dv": ints(f.rows_after_dv for f in files),
+            "bytes_read": ints(f.bytes_read for f in files), "dv_bytes": ints(f.dv_bytes for f in files),
             "matching_rows": [f.matching_rows for f in files],
-            "skipped_by": [value(f.skipped_by) for f in files], "problems": [len(f.problems) for f in files]})
-        frame = pd.DataFrame({k: pd.Series(v, dtype=object) if k.endswith((" min", " max")) else v
-                              for k, v in cols.items()})
-        return frame
+            "skipped_by": texts(_TEXT.get(f.skipped_by) for f in files),
+            "problems": ints(len(f.problems) for f in files)})
+        return pd.DataFrame(cols)
+
+
+# enum members as their text: ``member.value`` is a Python-level descriptor, and a frame of 50,000
+# files reads a quarter of a million of them
+_TEXT: dict[Any, str | None] = {None: None, **{m: m.value for m in (*Decision, *Stage)}}
 
 
 def stats_columns(files: Iterable[FileDecision]) -> list[str]:
     """The columns whose statistics the files carry, in first-seen order."""
     out: dict[str, None] = {}
-    for f in files:
-        out.update(dict.fromkeys(f.stats))
+    for types in {id(f.stats.types): f.stats.types for f in files}.values():  # shared by one explanation's files
+        out.update(dict.fromkeys(types))
     return list(out)
 
 
@@ -1010,6 +1024,10 @@ def funnel(files: Iterable[FileDecision], verified: bool,
     # per stage: files, rows, bytes kept; files, rows, bytes skipped (summed here, put in ``out`` below)
     kept_files, kept_rows, kept_bytes = [0] * n, [0] * n, [0] * n
     gone_files, gone_rows, gone_bytes = [0] * n, [0] * n, [0] * n
+    # a file pruned up to the stats stage keeps its row count at each stage before (rows_at): those
+    # files, most of a selective predicate's, are summed by the stage that cut them and spread below
+    early = position[Stage.STATS] + 1
+    cut_files, cut_rows, cut_bytes = [0] * early, [0] * early, [0] * early
     index_bytes = index_requests = dv_bytes = dv_requests = 0
     for f in files:
         # a file survives every stage before the one that prunes it (none prunes at Stage.ALL)
@@ -1017,6 +1035,13 @@ def funnel(files: Iterable[FileDecision], verified: bool,
         if verified and cut == n and not f.survives(Stage.MATCHING):
             cut -= 1  # read, but no row matches
         size = f.file_size
+        index_bytes += f.bytes_read
+        index_requests += f.requests
+        if cut < early:
+            cut_files[cut] += 1
+            cut_rows[cut] += f.row_count
+            cut_bytes[cut] += size
+            continue
         before = f.rows_at(Stage.ALL)
         for i in range(cut):
             now = f.rows_at(stages[i])
@@ -1029,11 +1054,17 @@ def funnel(files: Iterable[FileDecision], verified: bool,
             gone_files[cut] += 1
             gone_rows[cut] += before
             gone_bytes[cut] += size
-        index_bytes += f.bytes_read
-        index_requests += f.requests
         if f.read and f.dv_bytes:
             dv_bytes += f.dv_bytes
             dv_requests += 1
+    for cut in range(early):
+        gone_files[cut] += cut_files[cut]
+        gone_rows[cut] += cut_rows[cut]
+        gone_bytes[cut] += cut_bytes[cut]
+        for i in range(cut):
+            kept_files[i] += cut_files[cut]
+            kept_rows[i] += cut_rows[cut]
+            kept_bytes[i] += cut_bytes[cut]
     for i, s in enumerate(stages):
         out[s.value].update(files=kept_files[i], rows=kept_rows[i], bytes=kept_bytes[i], files_skipped=gone_files[i],
                             rows_skipped=gone_rows[i], bytes_skipped=gone_bytes[i])
