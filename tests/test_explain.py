@@ -197,6 +197,26 @@ def _decision(path: str, stats: Decision, rows: int, matching: int, index=None) 
                         rows_after_dv=rows if index is None else 0, bytes_read=0, matching_rows=matching)
 
 
+def test_a_decision_from_a_record_equals_the_dataclass_one():
+    """``FileDecision.from_record`` (explain's quick constructor) fills the same defaults as the
+    dataclass, gives each decision its own stats, and refuses what the dataclass refuses."""
+    import dataclasses
+
+    made = _decision("a", Decision.SKIP, 10, 4)
+    record = {f.name: getattr(made, f.name) for f in dataclasses.fields(made)}
+    for drop in ((), ("matching_rows", "notes", "stats", "pruning_index_types")):
+        partial = {k: v for k, v in record.items() if k not in drop}
+        quick, slow = FileDecision.from_record(partial), FileDecision(**partial)
+        assert quick == slow and dataclasses.asdict(quick) == dataclasses.asdict(slow)
+        assert quick.skipped_by is Stage.STATS
+    a, b = (FileDecision.from_record({k: v for k, v in record.items() if k != "stats"}) for _ in range(2))
+    assert a.stats is not b.stats
+    with pytest.raises(TypeError):
+        FileDecision.from_record({**record, "colour": "red"})
+    with pytest.raises(TypeError):
+        FileDecision.from_record({k: v for k, v in record.items() if k != "row_count"})
+
+
 def test_funnel_counts_matching_rows_of_files_read_only():
     """A file pruned although it holds matching rows (a violation) is not in the matching stage."""
     files = [_decision("a", Decision.REMAIN, 10, 4), _decision("b", Decision.SKIP, 20, 3),
