@@ -163,6 +163,38 @@ def test_verify_never_drops_a_matching_row(warehouse, name):
                     assert f.matching_rows <= len(f.index_decision.bitmap)
 
 
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_kept_indexes_decide_as_fresh_ones(warehouse, name, monkeypatch):
+    """``kept`` (the predicate suggestion's trials: heads and readers kept on the table) decides
+    every file as reading each container afresh does; asked again, it reads no container head
+    and opens no reader."""
+    from indexcore.evaluate.explain import explain_files
+    from indexcore.formats import container
+    from indexcore.warehouse.table import Table
+
+    opened = []
+    for owner, name_ in ((container, "open_reader"), (Table, "_index_head")):
+        real = getattr(owner, name_)
+        monkeypatch.setattr(owner, name_, lambda *a, real=real, **k: opened.append(a) or real(*a, **k))
+    table = _table(warehouse, name)
+    files = table.plan().files
+    consulted = 0
+    for sql in CASES[name]:
+        want = explain_files(table, sql, files)
+        got = explain_files(table, sql, files, kept=True)
+        strip = ("bytes_read", "requests")
+        assert [{k: v for k, v in f.to_json().items() if k not in strip} for f in got.files] == \
+            [{k: v for k, v in f.to_json().items() if k not in strip} for f in want.files], sql
+        assert got.problems == want.problems, sql
+        consulted += sum(f.raw_index_result is not None for f in got.files)
+        opened.clear()
+        again = explain_files(table, sql, files, kept=True)
+        assert opened == [], sql
+        assert [f.to_json()["index_decision"] for f in again.files] == \
+            [f.to_json()["index_decision"] for f in got.files], sql
+    assert consulted or not any(lf.has_file_index for lf in files)
+
+
 @pytest.mark.parametrize(("name", "sql"), [("pk_table_scan_and_read_dv", "f2 = 1 AND f3 > 0"),
                                          ("pk_table_scan_and_read_mor", "f2 > 0"),
                                          ("append_with_bsi_bitmap_bloomfilter", "f1 IN (20, 500) OR f2 = 2")])
@@ -425,6 +457,10 @@ def test_unreadable_index_is_a_problem_not_an_error(conformance, tmp_path, damag
     assert f.problems and f.problems[0].path == str(index_path)
     assert ex.problems == list(f.problems)
     assert f.matching_rows == 2 and ex.violations == []
+    from indexcore.evaluate.explain import explain_files
+
+    (kept,) = explain_files(table, "f0 = 'Bob'", table.plan().files, kept=True).files
+    assert kept.index_decision is REMAIN and kept.read and kept.problems[0].path == str(index_path)
 
     out = subprocess.run([sys.executable, "-m", "indexcore", "explain", str(tmp_path), f"{name}.{name}",
                           "--where", "f0 = 'Bob'", "--format", "json"], capture_output=True, text=True,

@@ -718,8 +718,9 @@ def container_index_types(container) -> dict[str, list[str]]:
 
 class _Explainer:
     def __init__(self, table, predicate: Predicate, table_schema: TableSchema, verify: bool,
-                 all_files: bool):
+                 all_files: bool, kept: bool = False):
         self.table = table
+        self.kept = kept  # file indexes through the table's kept heads and readers (Table.index_container)
         self.storage = table.storage
         self.predicate = predicate
         self.schema = table_schema
@@ -783,12 +784,15 @@ class _Explainer:
 
     # -- index ----------------------------------------------------------------------------
     def evaluator(self, lf: LiveFile, fs: TableSchema) -> tuple[FileIndexPredicate | None, dict, str | None]:
-        source = self.table.file_index_source(lf)
-        if source is None:
+        embedded = lf.file.embedded_index is not None
+        if not embedded and not lf.index_path:
             return None, {}, None
-        location = "embedded" if lf.file.embedded_index is not None else "file"
-        container = read_container(source)
-        container.prefetch(self.predicate.fields())
+        if self.kept:
+            container = self.table.index_container(lf)
+        else:
+            container = read_container(self.table.file_index_source(lf))
+            container.prefetch(self.predicate.fields())
+        location = "embedded" if embedded else "file"
         return FileIndexPredicate(container, fs.row_type()), container_index_types(container), location
 
     def deleted(self, lf: LiveFile, problems: list) -> Any:
@@ -1197,18 +1201,20 @@ class FileDecisions:
 def decide_files(table, predicate: Predicate, files: Sequence[LiveFile], schema: TableSchema,
                  verify: bool = False, all_files: bool = False,
                  progress: Progress | None = None, snapshot_id: int | None = None,
-                 global_indexes: bool = False) -> FileDecisions:
+                 global_indexes: bool = False, kept: bool = False) -> FileDecisions:
     """The per-file decision: every stage for each of ``files``, in :func:`file_order`.
 
     ``predicate`` is bound to ``schema`` (the table schema the read goes through); ``files``
     are planned live files (a primary-key bucket passed whole: its files decide stats
     together). ``table`` is only read from (schemas, file indexes, deletion vectors, data).
     ``global_indexes`` adds the global index stage of row-tracking tables (the snapshot's
-    BTree / bitmap global indexes narrow each file's row range).
+    BTree / bitmap global indexes narrow each file's row range). ``kept`` reads file indexes
+    through the table's kept heads and readers (:meth:`Table.index_container`): for trying many
+    predicates on the same files, whose index bytes then count only what was not read before.
     """
     files = sorted(files, key=file_order)
     io_before = table.storage.stats.snapshot()
-    ex = _Explainer(table, predicate, schema, verify, all_files)
+    ex = _Explainer(table, predicate, schema, verify, all_files, kept)
     if ex.partition_filter is not None:  # one vectorized pass over every file's partition
         ex.partition_ok = dict(zip([lf.path for lf in files], rows_matching(
             ex.partition_filter, [lf.partition_spec for lf in files], schema), strict=True))
@@ -1283,15 +1289,16 @@ def explanation(table_name: str, snapshot_id: int | None, predicate: Predicate, 
 
 def explain_files(table, predicate: Predicate | str, files: Sequence[LiveFile], schema: TableSchema | None = None,
                   verify: bool = False, progress: Progress | None = None, all_files: bool = False,
-                  snapshot_id: int | None = None) -> Explanation:
+                  snapshot_id: int | None = None, kept: bool = False) -> Explanation:
     """Explain ``predicate`` over already planned live files, without planning the table.
 
     ``schema`` is the table schema the predicate and stats are read through (default: the
     latest). A primary-key bucket should be passed whole: its files decide stats together.
     Only the files' own problems are listed (not the plan's). ``snapshot_id`` is reported as is.
+    ``kept``: as :func:`decide_files`.
     """
     schema = schema or table.schema()
     predicate, sql = bind_predicate(table, schema, predicate)
     part = decide_files(table, predicate, files, schema, verify=verify, all_files=all_files, progress=progress,
-                        snapshot_id=snapshot_id, global_indexes=True)
+                        snapshot_id=snapshot_id, global_indexes=True, kept=kept)
     return explanation(table.name, snapshot_id, predicate, sql, [part], verify)

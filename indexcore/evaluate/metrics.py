@@ -584,21 +584,17 @@ def _exact_stat(value: Any) -> bool:
 
 def _bitmap_dictionaries(table, files: list[LiveFile], latest: dict) -> tuple[dict, dict[str, str], int]:
     """From the file-index heads of ``files``: (column, value) -> (files, rows) of each bitmap's
-    dictionary (only bitmap blobs are opened), the other indexed columns and their kind, and how
-    many files have an index."""
-    from ..formats.container import read_container
-
+    dictionary (only bitmap blobs are opened, and kept on the table for the candidates' explains),
+    the other indexed columns and their kind, and how many files have an index."""
     seen: dict[tuple[str, Any], tuple[set[str], int]] = {}
     other: dict[str, str] = {}
     indexed = 0
-    for lf in table.iter_prefetched([lf for lf in files if lf.has_file_index], dv=False):
+    for lf, head, _error in table.iter_index_heads(files):
         indexed += 1
-        try:
-            container = read_container(table.file_index_source(lf))
-        except IndexCoreError:
+        if head is None:
             continue
         schema = table.file_schema(lf)
-        for entry in container.head.entries:
+        for entry in head.entries:
             field = latest.get(entry.column)
             try:
                 dtype = schema.field(entry.column).type
@@ -613,7 +609,7 @@ def _bitmap_dictionaries(table, files: list[LiveFile], latest: dict) -> tuple[di
             try:
                 if entry.empty:
                     raise IndexCoreError("empty bitmap")
-                reader = container.reader(entry, dtype, schema.file_index_options(entry.column, "bitmap"))
+                reader = table.index_reader(lf, entry, dtype, schema.file_index_options(entry.column, "bitmap"))
             except IndexCoreError:  # no dictionary to read: its manifest stats still give a value
                 other.setdefault(entry.column, "bitmap")
                 continue
@@ -694,7 +690,8 @@ def predicate_candidates(table, snapshot_id: int | None = None) -> list[tuple[st
 def suggest_predicate(table, snapshot_id: int | None = None) -> dict[str, Any]:
     """A SQL equality that prunes this snapshot (see :func:`predicate_candidates`).
 
-    Up to ``SUGGEST_TRIES`` candidates are explained on :func:`suggestion_sample`'s files; among
+    Up to ``SUGGEST_TRIES`` candidates are explained on :func:`suggestion_sample`'s files (their
+    index heads and readers kept on the table, so each blob is opened once for all); among
     those that leave at least one file and fewer files or rows than all, the one reading the
     fewest files, then rows, wins. Returns ``sql``, ``why``, ``files``, ``files_read``, ``rows``,
     ``rows_selected`` (over the files explained), ``sample_files`` and ``total_files`` (equal
@@ -710,7 +707,7 @@ def suggest_predicate(table, snapshot_id: int | None = None) -> dict[str, Any]:
     best: dict[str, Any] | None = None
     for sql, why in predicate_candidates(table, snapshot_id)[:SUGGEST_TRIES]:
         try:
-            ex = explain_files(table, sql, files, schema=schema, snapshot_id=sid)
+            ex = explain_files(table, sql, files, schema=schema, snapshot_id=sid, kept=True)
         except IndexCoreError:
             continue
         read = sum(1 for f in ex.files if f.skipped_by is None)

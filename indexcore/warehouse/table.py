@@ -120,6 +120,22 @@ def _head_key(lf: LiveFile) -> tuple:
     return (lf.path, lf.index_path if lf.file.embedded_index is None else None)
 
 
+@dataclass(frozen=True)
+class KeptContainer:
+    """A file's index container whose head and readers come from its table's caches
+    (:meth:`Table.index_container`); it answers as :class:`FileIndexContainer` does."""
+
+    table: Table
+    file: LiveFile
+    head: ContainerHead
+
+    def reader(self, entry: IndexEntry, dtype: DataType, options: dict | None = None):
+        return self.table.index_reader(self.file, entry, dtype, options)
+
+    def prefetch(self, columns: Iterable[str]) -> None:
+        """Nothing to fetch ahead: kept readers have read their bytes."""
+
+
 class Table:
     """One table (or one branch of it) under a read-only :class:`Storage`."""
 
@@ -756,6 +772,18 @@ class Table:
                 raise prefix
             head = head_from_prefix(*prefix)
         return head if head is not None else read_head(self.file_index_source(lf))
+
+    def index_container(self, lf: LiveFile) -> KeptContainer:
+        """A file's index container read through the table's caches: its head kept per file, each
+        blob's reader kept within the reader budget (:meth:`index_reader`). For work that asks the
+        same files many times (trying candidate predicates); a bytes count taken around it sees
+        only what was not read before. An unreadable head raises :class:`CorruptFileError`."""
+        for _lf, head, error in self.iter_index_heads([lf]):
+            if head is None:
+                raise CorruptFileError(error or "unreadable file index", file=lf.index_path or lf.path,
+                                       structure="file index container")
+            return KeptContainer(self, lf, head)
+        raise IndexCoreError(f"{lf.path} has no file index")
 
     def index_reader(self, lf: LiveFile, entry: IndexEntry, dtype: DataType, options: dict | None):
         """The reader of one blob of a file's index container, kept while it fits the table's reader
