@@ -65,6 +65,7 @@ def column_sizing(table, column: str, blooms: Iterable[tuple[LiveFile, str, int]
     stored = needed = over = 0
     items_seen, fpp_seen, rows = set(), set(), []
     options: dict[tuple[int, str], dict] = {}  # per (file schema, column name): the same for its files
+    needs: dict[tuple[int, float], int] = {}  # per (rows, fpp): files of a table share a few row counts
     for lf, name, size in blooms:
         key = (lf.file.schema_id, name)
         opts = options.get(key)
@@ -73,7 +74,10 @@ def column_sizing(table, column: str, blooms: Iterable[tuple[LiveFile, str, int]
         try:
             items = int(opts.get("items", DEFAULT_ITEMS))
             fpp = float(opts.get("fpp", DEFAULT_FPP))
-            need = optimal_bits(max(1, int(lf.file.row_count)), fpp) // 8 + HEADER_SIZE
+            need = needs.get((lf.file.row_count, fpp))
+            if need is None:
+                need = needs[(lf.file.row_count, fpp)] = optimal_bits(max(1, int(lf.file.row_count)), fpp) // 8 \
+                    + HEADER_SIZE
         except ValueError:
             continue
         items_seen.add(items)
