@@ -111,18 +111,18 @@ BEFORE_INDEX: tuple[Stage, ...] = (Stage.PARTITION, Stage.BUCKET, Stage.LEVEL, S
 _ORDER = {s: i for i, s in enumerate(Stage)}
 
 
+@dataclass(frozen=True, eq=False)  # equal as a mapping (to its JSON dict), not field by field
 class StatsCells(Mapping):
     """The predicate's columns' min / max / null count as the stats stage read them, per file:
     ``cells[column]`` is ``{"min", "max", "null_count"}`` in JSON values (null count None:
     unknown). The internal values are kept and turned into JSON on access, so deciding 50,000
-    files formats none of them; a frame formats a whole column at once (:func:`stats_column`)."""
+    files formats none of them; a frame formats a whole column at once (:func:`stats_column`).
+    A dataclass of plain values, so a Spark task returns it as it returns the decision."""
 
-    __slots__ = ("types", "values")
-
-    def __init__(self, types: Mapping[str, DataType] | None = None,
-                 values: Mapping[str, tuple[Any, Any, int | None]] | None = None):
-        self.types = types or {}  # column -> its type (shared by every file of one explanation)
-        self.values = values or {}  # column -> (min, max, null count) internal values; absent: unknown
+    # column -> its type (shared by every file of one explanation)
+    types: Mapping[str, DataType] = field(default_factory=dict)
+    # column -> (min, max, null count) internal values; a column absent here is unknown
+    values: Mapping[str, tuple[Any, Any, int | None]] = field(default_factory=dict)
 
     def raw(self, column: str) -> tuple[Any, Any, int | None]:
         """(min, max, null count) of ``column`` as internal values (all None when unknown)."""
