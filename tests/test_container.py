@@ -234,7 +234,7 @@ def test_quick_head_parser_agrees_with_the_careful_one_on_any_bytes(cdir: Path, 
         except IndexCoreError:
             careful = None
         if shaped is not None:
-            assert shaped == careful
+            assert shaped == careful and hash(shaped) == hash(careful) and repr(shaped) == repr(careful)
             reshaped += 1
         if quick is None:
             declined += 1

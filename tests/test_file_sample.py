@@ -11,7 +11,7 @@ import indexcore
 from indexcore.evaluate import metrics
 from indexcore.views import view
 from indexcore.warehouse import file_sample
-from indexcore.warehouse.file_sample import sample_files
+from indexcore.warehouse.file_sample import decode_sample, sample_files
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
 
@@ -46,6 +46,18 @@ def test_views_and_metrics_decode_only_the_sampled_files(events):
     assert set(metrics.range_frame(events, sample=3)["file_name"]) <= picked
     assert set(metrics.prune_by_sql(events, "user_id > 10", sample=3)["file_name"]) == picked
     assert len(metrics.prune_by_sql(events, "user_id > 10")) == len(events.plan().files)
+
+
+def test_a_decode_sample_over_all_files_is_the_index_views_sample(events):
+    """Per-file analyses over every live file (range pruning) sample the files the index views
+    decode, and take every file, with or without an index, when the sample covers the indexed."""
+    plain = indexcore.open_warehouse(str(SAMPLE)).table("demo.releases").plan().files
+    indexed = events.plan().files
+    assert plain and not any(lf.has_file_index for lf in plain) and all(lf.has_file_index for lf in indexed)
+    mixed = list(plain) + list(indexed)
+    assert decode_sample(mixed, 3) == sample_files(list(indexed), 3)
+    assert decode_sample(mixed, len(indexed)) == mixed == decode_sample(mixed, None)
+    assert decode_sample(mixed, len(indexed) - 1) == sample_files(list(indexed), len(indexed) - 1)
 
 
 def test_bloom_page_samples_past_the_limit_and_decodes_all_on_request(open_page, monkeypatch, events):

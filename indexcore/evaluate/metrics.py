@@ -31,7 +31,7 @@ from ..views.common import (
     summaries,
 )
 from ..views.indexes import target_row_num
-from ..warehouse.file_sample import sample_files
+from ..warehouse.file_sample import decode_sample, sample_files
 from ..warehouse.model import DELETION_VECTORS, HASH, LiveFile
 from .file_index import FileIndexPredicate
 from .stats import test_predicate_on_stats
@@ -333,20 +333,20 @@ def result_label(result: FileIndexResult) -> str:
 
 def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snapshot_id: int | None = None,
                    progress: Progress | None = None, sample: int | None = None) -> pd.DataFrame:
-    """Per live file (``sample``: of that many files): the statistics decision and each index
-    type's answer to ``predicate``.
+    """Per live file (``sample``: of that many files with a file index, the sample the index views
+    decode; all files when it covers them): the statistics decision and each index type's answer
+    to ``predicate``.
 
     ``stats`` is ``may match`` / ``SKIP`` from min/max/null counts; ``<type>`` is that type's
     file-index answer alone, ``no index`` where the file has no index of that type that could
     skip it (:func:`~indexcore.evaluate.explain.pruning_index_types`: e.g. a BSI on another
     column, or an OR branch on an unindexed one); ``rows_left`` the rows the index keeps.
     """
-    from ..formats.container import read_container
     from .explain import container_index_types, pruning_index_types
 
     index_types = list(index_types)
     types = partition_types(table)
-    files = sample_files(_plan(table, snapshot_id).files, sample)
+    files = decode_sample(_plan(table, snapshot_id).files, sample)
     rows = []
     for i, lf in enumerate(table.iter_prefetched(files, dv=False)):
         _tick(progress, i, len(files), lf.file.file_name)
@@ -356,8 +356,8 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
         schema = table.file_schema(lf)
         container = None
         if lf.has_file_index:
-            try:
-                container = read_container(table.file_index_source(lf))
+            try:  # the table's kept head and readers: a page's summaries opened them already
+                container = table.index_container(lf)
             except IndexCoreError as exc:
                 row["error"] = str(exc)
         usable = () if container is None else pruning_index_types(predicate, container_index_types(container))

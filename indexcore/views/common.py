@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from ..errors import IndexCoreError
 from ..formats.base import FileIndexReader
-from ..formats.container import IndexEntry
+from ..formats.container import EMPTY_INDEX_FLAG, IndexEntry
 from ..io.cache import LRU, env_int
 from ..types import DataType, to_json_value
 from ..warehouse.file_sample import sample_files
@@ -153,38 +153,89 @@ def _judge(schema, column: str, index_type: str) -> tuple:
     return dtype, None, kind_error, schema.file_index_options(column, index_type)
 
 
-def iter_index_entries(table, snapshot_id: int | None = None, index_types: Iterable[str] | None = None,
-                       column: str | None = None, progress: Progress | None = None,
-                       sample: int | None = None) -> Iterator[tuple]:
-    """The census behind :func:`iter_file_indexes` as plain tuples ``(live file, head, head entry,
-    column type, error, options)``, for views that tabulate hundreds of thousands of entries.
+@dataclass(frozen=True)
+class Verdicts:
+    """What a census says of each entry of one head (in head order), for every file of one schema
+    whose head lists the same (column, kind, empty) entries: judged once per such shape, not once
+    per entry of a 50,000-file snapshot."""
 
-    A container that cannot be read is ``(live file, None, None, None, error, None)``.
-    """
-    wanted = set(index_types) if index_types is not None else None
+    columns: tuple[str, ...]
+    kinds: tuple[str, ...]
+    empty: tuple[bool, ...]
+    types: tuple[DataType | None, ...]
+    errors: tuple[str | None, ...]  # why the entry cannot be used (its column, then its kind)
+    options: tuple[dict | None, ...]
+    unusable: tuple[bool, ...]  # an error, or a kind that is not a file index
+    any_unusable: bool
+
+
+def _verdicts(schema, entries: tuple[IndexEntry, ...], judged: dict) -> Verdicts:
+    from ..formats import FILE_INDEX_TYPES as DECODED
+
+    types, errors, options = [], [], []
+    for e in entries:
+        key = (schema.id, e.column, e.index_type)
+        known = judged.get(key)
+        if known is None:
+            known = judged[key] = _judge(schema, e.column, e.index_type)
+        dtype, column_error, kind_error, opts = known
+        types.append(dtype)
+        errors.append(column_error or (None if e.empty else kind_error))
+        options.append(opts)
+    unusable = tuple(why is not None or e.index_type not in DECODED for e, why in zip(entries, errors, strict=True))
+    return Verdicts(tuple(e.column for e in entries), tuple(e.index_type for e in entries),
+                    tuple(e.empty for e in entries), tuple(types), tuple(errors), tuple(options),
+                    unusable, any(unusable))
+
+
+NO_VERDICTS = Verdicts((), (), (), (), (), (), (), False)
+
+
+def judged_heads(table, snapshot_id: int | None = None, progress: Progress | None = None,
+                 sample: int | None = None) -> Iterator[tuple[LiveFile, Any, str | None, Verdicts]]:
+    """The census one file at a time: ``(live file, head, error, verdicts)`` for each live file with
+    a file index (``sample``: that many of them), ``verdicts`` judging each head entry. A
+    container that cannot be read is ``(live file, None, error, NO_VERDICTS)``."""
     files = sample_files([lf for lf in table.plan(snapshot_id).files if lf.has_file_index], sample)
     judged: dict[tuple, tuple] = {}  # (schema id, column, kind) -> what _judge says
+    shapes: dict[tuple, Verdicts] = {}  # (schema id, entries' column, kind, empty...) -> verdicts
     schemas: dict[int, Any] = {}
     for i, (lf, head, head_error) in enumerate(table.iter_index_heads(files)):
         tick(progress, i, len(files), lf.file.file_name)
         if head is None:
+            yield lf, None, head_error, NO_VERDICTS
+            continue
+        entries = head.entries
+        shape = (lf.file.schema_id, *[(e.column, e.index_type, e.offset == EMPTY_INDEX_FLAG) for e in entries])
+        verdicts = shapes.get(shape)
+        if verdicts is None:
+            schema = schemas.get(lf.file.schema_id)
+            if schema is None:
+                schema = schemas[lf.file.schema_id] = table.file_schema(lf)
+            verdicts = shapes[shape] = _verdicts(schema, entries, judged)
+        yield lf, head, None, verdicts
+    tick(progress, len(files), len(files), "done")
+
+
+def iter_index_entries(table, snapshot_id: int | None = None, index_types: Iterable[str] | None = None,
+                       column: str | None = None, progress: Progress | None = None,
+                       sample: int | None = None) -> Iterator[tuple]:
+    """The census behind :func:`iter_file_indexes` as plain tuples ``(live file, head, head entry,
+    column type, error, options)``, one per entry of :func:`judged_heads`.
+
+    A container that cannot be read is ``(live file, None, None, None, error, None)``.
+    """
+    wanted = set(index_types) if index_types is not None else None
+    for lf, head, head_error, v in judged_heads(table, snapshot_id, progress, sample):
+        if head is None:
             yield lf, None, None, None, head_error, None
             continue
-        schema = schemas.get(lf.file.schema_id)
-        if schema is None:
-            schema = schemas[lf.file.schema_id] = table.file_schema(lf)
-        for entry in head.entries:
+        for i, entry in enumerate(head.entries):
             if wanted is not None and entry.index_type not in wanted:
                 continue
             if column is not None and entry.column != column:
                 continue
-            key = (schema.id, entry.column, entry.index_type)
-            known = judged.get(key)
-            if known is None:
-                known = judged[key] = _judge(schema, entry.column, entry.index_type)
-            dtype, column_error, kind_error, opts = known
-            yield lf, head, entry, dtype, column_error or (None if entry.empty else kind_error), opts
-    tick(progress, len(files), len(files), "done")
+            yield lf, head, entry, v.types[i], v.errors[i], v.options[i]
 
 
 def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterable[str] | None = None,

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from ..errors import IndexCoreError
-from ..formats import FILE_INDEX_TYPES
 from ..formats.container import EMPTY_INDEX_FLAG
 from ..paimon.layout import BRANCH_PREFIX, tag_path
 from ..types import DataType
@@ -23,7 +22,7 @@ from ..warehouse.table import KNOWN_INDEX_TYPES
 from .common import (
     TS,
     from_rows,
-    iter_index_entries,
+    judged_heads,
     partition_text,
     partition_text_cached,
     partition_types,
@@ -229,25 +228,36 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     per_row: dict[str, list] = {f.name: [] for f in FILE_INDEXES if f.name not in _FILE_LEVEL}
     column_name, index_type, index_size, container_size, is_empty, index_offset, error = per_row.values()
     of_file: list[int] = []
-    last, n = None, -1
-    for lf, head, entry, _dtype, why, _opts in iter_index_entries(table, snapshot_id):
-        if errors_only and why is None and entry is not None and entry.index_type in FILE_INDEX_TYPES:
+    labels: dict[tuple, str] = {}  # partition values -> text, for this call's partition types
+    n = -1
+    for lf, head, why, v in judged_heads(table, snapshot_id):
+        if head is None:  # the container cannot be read: one row, no column
+            entries: tuple = (None,)
+        elif errors_only and not v.any_unusable:
             continue
-        if lf is not last:  # a file's entries come together: its own columns once
-            last, n, m = lf, n + 1, lf.file
-            embedded = m.embedded_index is not None
-            partition.append(partition_text_cached(lf.partition, types))
-            bucket.append(lf.bucket)
-            file_path.append(lf.path)
-            file_size.append(m.file_size)
-            record_count.append(m.row_count)
-            schema_id.append(m.schema_id)
-            storage.append("EMBEDDED" if embedded else "FILE")
-            index_file.append(None if embedded else lf.index_path)
-            file_name.append(m.file_name)
-        of_file.append(n)
-        error.append(why)
-        if entry is None:  # the container cannot be read: one row, no column
+        else:
+            entries = head.entries
+            if errors_only:
+                entries = tuple(e for e, bad in zip(entries, v.unusable, strict=True) if bad)
+        n += 1
+        m = lf.file
+        embedded = m.embedded_index is not None
+        label = labels.get(lf.partition)
+        if label is None:
+            label = labels[lf.partition] = partition_text_cached(lf.partition, types)
+        partition.append(label)
+        bucket.append(lf.bucket)
+        file_path.append(lf.path)
+        file_size.append(m.file_size)
+        record_count.append(m.row_count)
+        schema_id.append(m.schema_id)
+        storage.append("EMBEDDED" if embedded else "FILE")
+        index_file.append(None if embedded else lf.index_path)
+        file_name.append(m.file_name)
+        k = len(entries)
+        of_file.extend([n] * k)
+        if head is None:
+            error.append(why)
             column_name.append(None)
             index_type.append(None)
             index_size.append(0)
@@ -255,13 +265,20 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
             is_empty.append(None)
             index_offset.append(None)
             continue
-        column_name.append(entry.column)
-        index_type.append(entry.index_type)
-        empty = entry.offset == EMPTY_INDEX_FLAG
-        index_size.append(0 if empty else entry.length)
-        container_size.append(head.file_size)
-        is_empty.append(empty if entry.column else None)
-        index_offset.append(entry.offset)
+        if k == len(v.columns):  # every entry: its columns straight from the shape's verdicts
+            error.extend(v.errors)
+            column_name.extend(v.columns)
+            index_type.extend(v.kinds)
+            is_empty.extend([(empty if c else None) for c, empty in zip(v.columns, v.empty, strict=True)])
+        else:
+            chosen = [i for i, bad in enumerate(v.unusable) if bad]
+            error.extend([v.errors[i] for i in chosen])
+            column_name.extend([v.columns[i] for i in chosen])
+            index_type.extend([v.kinds[i] for i in chosen])
+            is_empty.extend([(v.empty[i] if v.columns[i] else None) for i in chosen])
+        index_size.extend([0 if e.offset == EMPTY_INDEX_FLAG else e.length for e in entries])
+        container_size.extend([head.file_size] * k)
+        index_offset.extend([e.offset for e in entries])
     rows = pa.array(of_file, pa.int64())
     return pa.Table.from_arrays(
         [pa.array(per_file[f.name], f.type).take(rows) if f.name in per_file else pa.array(per_row[f.name], f.type)

@@ -39,3 +39,13 @@ def sample_files(files: Sequence[LiveFile], n: int | None, whole_buckets: bool =
             break
         out.extend(groups[k])
     return sorted(out, key=lambda lf: lf.path)
+
+
+def decode_sample(files: Sequence[LiveFile], n: int | None) -> list[LiveFile]:
+    """The files a per-file analysis over all live files decodes: every file when ``n`` covers
+    the files with a file index, else the same sample of those that the index views decode (so a
+    page's figures over one sample are about the same files)."""
+    indexed = [lf for lf in files if lf.has_file_index]
+    if n is None or n >= len(indexed):
+        return list(files)
+    return sample_files(indexed, n)
