@@ -556,24 +556,18 @@ _SHOWN_MILLIS = (-62_135_596_800_000, 253_402_300_799_999)
 
 
 def to_json_values(dtype: DataType, values: list) -> list:
-    """:func:`to_json_value` over a column of one type. Timestamps are formatted together (their
-    whole seconds by numpy), which a frame of tens of thousands of files' min / max needs."""
+    """:func:`to_json_value` over a column of one type. Timestamps are formatted together by numpy
+    (a millisecond text without its trailing zeros), which a frame of tens of thousands of files'
+    min / max needs; one with nanoseconds, or outside years 1..9999, as one value."""
     if dtype.root not in TIMESTAMP_ROOTS:
         return [to_json_value(dtype, v) for v in values]
     import numpy as np
 
     suffix = "Z" if dtype.is_ltz else ""
     low, high = _SHOWN_MILLIS
-    shown = [v is not None and low <= v.millis <= high for v in values]
+    shown = [v is not None and v.nanos == 0 and low <= v.millis <= high for v in values]
     millis = np.fromiter((v.millis for v, ok in zip(values, shown, strict=True) if ok), np.int64)
-    seconds = iter(zip(np.datetime_as_string(millis.astype("datetime64[ms]").astype("datetime64[s]"),
-                                             unit="s").tolist(), (millis % 1000 * 1_000_000).tolist(), strict=True))
-    out = []
-    for v, ok in zip(values, shown, strict=True):
-        if not ok:
-            out.append(None if v is None else str(v) + suffix)
-            continue
-        base, frac = next(seconds)
-        frac += v.nanos
-        out.append((f"{base}.{frac:09d}".rstrip("0") if frac else base) + suffix)
-    return out
+    text = np.datetime_as_string(millis.astype("datetime64[ms]"), unit="ms")
+    texts = iter(np.char.rstrip(np.char.rstrip(text, "0"), ".").tolist())  # "…:17.300" -> "…:17.3"
+    return [next(texts) + suffix if ok else (None if v is None else str(v) + suffix)
+            for v, ok in zip(values, shown, strict=True)]

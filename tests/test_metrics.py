@@ -246,6 +246,43 @@ def test_suggested_predicate_prunes_and_matches(conformance):
     assert pruning >= 20
 
 
+def test_suggestion_is_the_best_candidate_and_stops_at_one_row_of_one_file(conformance, monkeypatch):
+    """Every candidate explained alone, the fewest files then rows that still select a row wins,
+    as the suggestion says; and its search ends at a candidate reading one row of one file
+    (nothing after it can do better), explaining no candidate past it."""
+    from indexcore.evaluate import explain as explain_module
+
+    calls = []
+    real = explain_module.explain_files
+
+    def counted(*args, **kwargs):
+        calls.append(args[1])
+        return real(*args, **kwargs)
+
+    stopped = 0
+    for table in _all_tables(conformance):
+        files, _total = metrics.suggestion_sample(table)
+        best = None
+        tried = metrics.predicate_candidates(table)[:metrics.SUGGEST_TRIES]
+        for sql, _why in tried:
+            ex = real(table, sql, files)
+            read = [f for f in ex.files if f.skipped_by is None]
+            selected = sum(f.rows_after_dv for f in read)
+            rows = sum(f.row_count - (f.dv_cardinality or 0) for f in ex.files)
+            if read and selected and (len(read) < len(ex.files) or selected < rows) and \
+                    (best is None or (len(read), selected) < best[1:]):
+                best = (sql, len(read), selected)
+        calls.clear()
+        monkeypatch.setattr(explain_module, "explain_files", counted)
+        s = metrics.suggest_predicate(table)
+        monkeypatch.setattr(explain_module, "explain_files", real)
+        assert (s["sql"], s["files_read"], s["rows_selected"]) == best if best else not s["prunes"], table.name
+        if best and best[1:] == (1, 1):
+            assert calls[-1] == best[0], (table.name, calls)
+            stopped += calls[-1] != tried[-1][0]
+    assert stopped >= 1  # some table's search ended before its last candidate
+
+
 def test_unpartitioned_tables_say_so(warehouse):
     table = warehouse.table(BITMAP_V2)
     assert not table.schema().partition_keys

@@ -692,11 +692,12 @@ def suggest_predicate(table, snapshot_id: int | None = None) -> dict[str, Any]:
 
     Up to ``SUGGEST_TRIES`` candidates are explained on :func:`suggestion_sample`'s files (their
     index heads and readers kept on the table, so each blob is opened once for all); among
-    those that leave at least one file and fewer files or rows than all, the one reading the
-    fewest files, then rows, wins. Returns ``sql``, ``why``, ``files``, ``files_read``, ``rows``,
-    ``rows_selected`` (over the files explained), ``sample_files`` and ``total_files`` (equal
-    unless the snapshot has more than ``SUGGEST_MAX_FILES``) and ``prunes`` (False, with an
-    ``IS NOT NULL`` fallback, when nothing the table holds prunes).
+    those that leave at least one row and fewer files or rows than all, the one reading the
+    fewest files, then rows, wins (the first to read one row of one file ends the search).
+    Returns ``sql``, ``why``, ``files``, ``files_read``, ``rows``, ``rows_selected`` (over the
+    files explained), ``sample_files`` and ``total_files`` (equal unless the snapshot has more
+    than ``SUGGEST_MAX_FILES``) and ``prunes`` (False, with an ``IS NOT NULL`` fallback, when
+    nothing the table holds prunes).
     """
     from .explain import explain_files
 
@@ -713,12 +714,14 @@ def suggest_predicate(table, snapshot_id: int | None = None) -> dict[str, Any]:
         read = sum(1 for f in ex.files if f.skipped_by is None)
         rows = sum(f.row_count - (f.dv_cardinality or 0) for f in ex.files)
         selected = sum(f.rows_after_dv for f in ex.files if f.skipped_by is None)
-        if read == 0 or (read == len(ex.files) and selected >= rows):
-            continue
+        if read == 0 or selected == 0 or (read == len(ex.files) and selected >= rows):
+            continue  # selects nothing, or prunes nothing
         found = {"sql": sql, "why": why, "files": len(ex.files), "files_read": read, "rows": rows,
                  "rows_selected": selected, "prunes": True, "sample_files": len(files), "total_files": total}
         if best is None or (read, selected) < (best["files_read"], best["rows_selected"]):
             best = found
+        if (read, selected) == (1, 1):  # one row of one file: no later candidate can do better
+            break
     if best is not None:
         return best
     names = table.schema().field_names

@@ -251,8 +251,22 @@ def decode_binary_field(raw: bytes | None, i: int, dtype: DataType, name: str = 
     bit = i + 8
     if i >= arity or raw[base + (bit >> 3)] & (1 << (bit & 7)):
         return None
-    reader = _field_reader(dtype)
+    reader = _reader_of(dtype)
     return None if reader is None else reader(raw, base, base + null_width + 8 * i)
+
+
+# field type (by identity) -> (that type, its reader): a stats test reads one field of each of
+# 50,000 files' rows, and making its reader anew each time cost more than reading the field
+_READER_OF: dict[int, tuple] = {}
+
+
+def _reader_of(dtype: DataType) -> Callable[[bytes, int, int], Any] | None:
+    hit = _READER_OF.get(id(dtype))
+    if hit is None or hit[0] is not dtype:
+        hit = (dtype, _field_reader(dtype))
+        if len(_READER_OF) < 4096:
+            _READER_OF[id(dtype)] = hit
+    return hit[1]
 
 
 # field types (by identity: schemas keep their types) -> (those types, their readers); a

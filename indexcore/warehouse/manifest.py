@@ -192,7 +192,9 @@ class LazyStats(SimpleStats):
             types = self.__dict__["_types"]
             types = types() if callable(types) else types
             nulls = tuple(nulls or ())
-            layout = (raw_min, raw_max, nulls, list(types)[:max(binary_row_arity(raw_min), len(nulls))])
+            n = max(binary_row_arity(raw_min), len(nulls))
+            # the shared tuple of types as it is when the stats cover all of them (the common case)
+            layout = (raw_min, raw_max, nulls, types if type(types) is tuple and n >= len(types) else tuple(types)[:n])
             self.__dict__["_shape"] = layout
         return layout
 
