@@ -158,6 +158,7 @@ def test_file_indexes_errors_only_is_the_census_unusable_rows(conformance, tmp_p
     not file indexes; on sound tables it is empty."""
     from indexcore.formats import FILE_INDEX_TYPES
     from indexcore.views import view
+    from indexcore.views.system import unusable_rows
 
     src = conformance / "warehouses" / "parquet"
     for name in ("append_with_bitmap_no_embedding.db", "pk_with_bitmap_dv.db"):
@@ -173,5 +174,6 @@ def test_file_indexes_errors_only_is_the_census_unusable_rows(conformance, tmp_p
         unusable = [r for r in full if r["error"] is not None
                     or (r["index_type"] is not None and r["index_type"] not in FILE_INDEX_TYPES)]
         assert view(table, "file_indexes", errors_only=True).to_pylist() == unusable, name
+        assert unusable_rows(view(table, "file_indexes")).to_pylist() == unusable, name  # the same on a census
         checked += len(unusable)
     assert checked >= 1

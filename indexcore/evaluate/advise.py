@@ -245,42 +245,62 @@ def _table_column(schema, file_schema, column: str, schema_id: int) -> tuple[str
 
 def _existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[LiveFile],
                       problems: list[Problem]) -> list[ExistingIndex]:
-    from ..views.common import Blobs, iter_index_entries
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..views import view
+    from ..views.common import Blobs, CensusBlobs
 
     configured = configured_indexes(schema)
+    census = view(table, "file_indexes", snapshot_id)
+    rows = CensusBlobs(table, census, files)
     groups: dict[tuple[str, str], ExistingIndex] = {}
 
     def group(column: str, index_type: str) -> ExistingIndex:
         key = (column, index_type)
         if key not in groups:
             groups[key] = ExistingIndex(column, index_type, key in configured,
-                                        schema.file_index_options(column, index_type), len(files),
-                                        Blobs(table))
+                                        schema.file_index_options(column, index_type), len(files), Blobs(rows))
         return groups[key]
 
     for column, index_type in configured:
         group(column, index_type)
-    # (file schema id, column, kind) -> (its group, why it is the wrong column or None): a few keys
-    # over the 180,000 entries of a 50,000-file snapshot
-    placed: dict[tuple[int, str, str], tuple[ExistingIndex, str | None]] = {}
-    for row in iter_index_entries(table, snapshot_id):
-        lf, head, entry, _dtype, error, _opts = row
-        if head is None:
-            problems.append(Problem(lf.index_path or lf.path, "file index", error or "unreadable"))
-            continue
-        key = (lf.file.schema_id, entry.column, entry.index_type)
-        known = placed.get(key)
-        if known is None:
-            name, wrong = _table_column(schema, table.file_schema(lf), entry.column, lf.file.schema_id)
-            known = placed[key] = (group(name, entry.index_type), wrong)
-        g, wrong = known
-        g.blobs.add(row)
-        if not entry.empty:
-            g.bytes += entry.length
-        if wrong:
-            g.wrong_column.append({"path": lf.path, "reason": wrong})
-        if error:
-            problems.append(Problem(lf.index_path or lf.path, "file index", error))
+    # unreadable containers and unusable entries, in census (file) order
+    bad = census.select(["file_path", "index_file_path", "column_name", "error"])
+    bad = bad.filter(pc.or_(pc.is_valid(bad["error"]), pc.is_null(bad["column_name"]))).to_pylist()
+    for r in bad:
+        problems.append(Problem(r["index_file_path"] or r["file_path"], "file index",
+                                r["error"] or ("unreadable" if r["column_name"] is None else "")))
+    # the census grouped by (file schema, column, kind): a few keys over 180,000 rows, each placed
+    # on its table column once (the name a later schema gives the field, or why it is the wrong column)
+    numbered = census.select(["schema_id", "column_name", "index_type", "index_size_in_bytes"]).append_column(
+        "row", pa.array(np.arange(census.num_rows, dtype=np.int64)))
+    numbered = numbered.filter(pc.is_valid(numbered["column_name"]))
+    placed: dict[tuple[str, str], list] = {}  # group -> [row arrays, wrong reasons] of its keys
+    paths = census["file_path"]
+    by_path = {lf.path: lf for lf in files}
+    for k in numbered.group_by(["schema_id", "column_name", "index_type"], use_threads=False).aggregate(
+            [("row", "list"), ("index_size_in_bytes", "sum")]).to_pylist():
+        schema_id, column = k["schema_id"], k["column_name"]
+        first = by_path[paths[k["row_list"][0]].as_py()]  # its files' schema, as the census read it
+        name, wrong = _table_column(schema, table.file_schema(first), column, schema_id)
+        g = group(name, k["index_type"])
+        g.bytes += k["index_size_in_bytes_sum"] or 0
+        at = placed.setdefault((g.column, g.index_type), [[], []])
+        at[0].append(np.asarray(k["row_list"], dtype=np.int64))
+        at[1].append(wrong)
+    for key, (arrays, reasons) in placed.items():
+        g = groups[key]
+        order = np.concatenate(arrays)
+        why = np.repeat(np.arange(len(reasons)), [len(a) for a in arrays])
+        sort = np.argsort(order, kind="stable")
+        order, why = order[sort], why[sort]
+        in_order = paths.take(pa.array(order)).to_pylist()
+        g.blobs.add(in_order, order.tolist())
+        if any(reasons):
+            g.wrong_column.extend({"path": p, "reason": reasons[w]} for p, w in zip(in_order, why.tolist(), strict=True)
+                                  if reasons[w])
     ids = {f.name: f.id for f in schema.fields}
     has_field: dict[tuple[int, int], bool] = {}  # (file schema id, field id) -> the file has the field
     for (column, _), g in groups.items():

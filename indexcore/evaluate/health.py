@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 from ..errors import IndexCoreError, StorageError
 from ..views import view
 from ..views.common import partition_label, partition_types
-from ..views.system import FILE_INDEXES
+from ..views.system import FILE_INDEXES, unusable_rows
 from ..warehouse.model import DELETION_VECTORS, HASH
 from ..warehouse.table import KNOWN_INDEX_TYPES, LISTED_GLOBAL_TYPES
 from .advise import index_inventory
@@ -347,7 +347,7 @@ def table_health(table, snapshot_id: int | None = None) -> TableHealth:
     data_bytes = sum(lf.file.file_size for lf in files)
     rows = sum(lf.file.row_count for lf in files)
     census = view(table, "file_indexes", sid) if files else FILE_INDEXES.empty_table()
-    frame = census.to_pandas()
+    frame = unusable_rows(census).to_pandas()  # all unusable_files and the unreadable containers need
     by_path = {lf.path: lf for lf in files}
 
     index_bytes = _index_bytes(census, plan, data_bytes)

@@ -262,32 +262,69 @@ def index_blob(table, row: tuple) -> IndexBlob:
                      entry.empty, embedded, dtype, error, entry.offset, head.file_size, entry, opts, table)
 
 
+class CensusBlobs:
+    """:class:`IndexBlob` s made from the rows of one ``$file_indexes`` census (its column values
+    read into Python once, on the first blob asked for): an inventory places 180,000 census rows
+    at 50,000 files, and most are only counted."""
+
+    def __init__(self, table, census: pa.Table, files: Iterable[LiveFile]):
+        self.table, self.census = table, census
+        self._files = {lf.path: lf for lf in files}
+        self._columns: dict[str, list] | None = None
+        self._judged: dict[tuple, tuple] = {}
+
+    def blob(self, i: int) -> IndexBlob:
+        """The blob of census row ``i``."""
+        if self._columns is None:
+            self._columns = {name: self.census[name].to_pylist() for name in (
+                "file_path", "column_name", "index_type", "index_offset", "index_size_in_bytes", "error",
+                "index_container_size_in_bytes")}
+        c = self._columns
+        lf = self._files[c["file_path"][i]]
+        column, kind, error = c["column_name"][i], c["index_type"][i], c["error"][i]
+        embedded = lf.file.embedded_index is not None
+        if column is None:  # the container cannot be read
+            return IndexBlob(lf, None, None, 0, False, embedded, None, error)
+        key = (lf.file.schema_id, column, kind)
+        known = self._judged.get(key)
+        if known is None:
+            known = self._judged[key] = _judge(self.table.file_schema(lf), column, kind)
+        dtype, _column_error, _kind_error, opts = known
+        size, offset = c["index_size_in_bytes"][i], c["index_offset"][i]
+        empty = offset == EMPTY_INDEX_FLAG
+        return IndexBlob(lf, column, kind, size, empty, embedded, dtype, error, offset,
+                         c["index_container_size_in_bytes"][i], IndexEntry(column, kind, offset, size), opts,
+                         self.table)
+
+
 class Blobs(Mapping[str, IndexBlob]):
     """Data file path -> :class:`IndexBlob` of one column and kind, each blob made on first use from
-    its census row: an inventory holds 180,000 of them at 50,000 files, and most are only counted."""
+    its census row (:class:`CensusBlobs`); a file listing the pair twice is its last entry, as in
+    Paimon's head map."""
 
-    def __init__(self, table):
-        self._table = table
-        self._rows: dict[str, tuple] = {}
+    def __init__(self, rows: CensusBlobs):
+        self._rows = rows
+        self._at: dict[str, int] = {}
         self._made: dict[str, IndexBlob] = {}
 
-    def add(self, row: tuple) -> None:
-        self._rows[row[0].path] = row
+    def add(self, paths: Iterable[str], rows: Iterable[int]) -> None:
+        """Census rows ``rows`` (of data files ``paths``), in census order."""
+        self._at.update(zip(paths, rows, strict=True))
 
     def __getitem__(self, path: str) -> IndexBlob:
         blob = self._made.get(path)
         if blob is None:
-            blob = self._made[path] = index_blob(self._table, self._rows[path])
+            blob = self._made[path] = self._rows.blob(self._at[path])
         return blob
 
     def __contains__(self, path: object) -> bool:
-        return path in self._rows
+        return path in self._at
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._rows)
+        return iter(self._at)
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._at)
 
 
 def summaries(table, snapshot_id, index_types, progress=None, column=None,

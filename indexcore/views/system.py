@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from ..errors import IndexCoreError
+from ..formats import FILE_INDEX_TYPES
 from ..formats.container import EMPTY_INDEX_FLAG
 from ..paimon.layout import BRANCH_PREFIX, tag_path
 from ..types import DataType
@@ -283,6 +284,16 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     return pa.Table.from_arrays(
         [pa.array(per_file[f.name], f.type).take(rows) if f.name in per_file else pa.array(per_row[f.name], f.type)
          for f in FILE_INDEXES], schema=FILE_INDEXES)
+
+
+def unusable_rows(census: pa.Table) -> pa.Table:
+    """The rows of a ``$file_indexes`` census that ``errors_only`` keeps: an ``error`` (an
+    unreadable container among them), or a kind that is not a file index."""
+    import pyarrow.compute as pc
+
+    kinds = census["index_type"]
+    foreign = pc.and_kleene(pc.is_valid(kinds), pc.invert(pc.is_in(kinds, pa.array(list(FILE_INDEX_TYPES)))))
+    return census.filter(pc.fill_null(pc.or_kleene(pc.is_valid(census["error"]), foreign), False))
 
 
 # the columns of ``$file_indexes`` that belong to the data file (the same on each of its rows)
