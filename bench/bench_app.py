@@ -344,7 +344,8 @@ def main() -> None:
     if len(sizes) > 1:
         print("\n== growth (time ratio between sizes; linear = the files ratio)")
         pairs = list(zip(sizes, sizes[1:], strict=False))
-        print(f"{'':18} " + " ".join(f"{f'{b // 1000}k/{a // 1000}k (x{b / a:g})':>16}" for a, b in pairs))
+        width = max(len(name) for name in ["plan", *pages]) + len(" (cold)")
+        print(f"{'':{width}} " + " ".join(f"{f'{b // 1000}k/{a // 1000}k (x{b / a:g})':>16}" for a, b in pairs))
         worst, worst_page = 0.0, None
         for name in ["plan"] + pages:
             cells = []
@@ -355,7 +356,7 @@ def main() -> None:
                 if name != "plan" and g == g and g / (b / a) > worst:  # the goal is the pages'; the plan is the floor
                     worst, worst_page = g / (b / a), name
                 cells.append(f"{g:16.2f}")
-            print(f"{name + ' (cold)':18} " + " ".join(cells))
+            print(f"{name + ' (cold)':{width}} " + " ".join(cells))
         print(f"growth goal, pages (no worse than linear): {'MET' if worst <= 1.0 else 'NOT MET'} "
               f"(worst growth / files ratio {worst:.2f}, {worst_page})")
     top = max(sizes)
