@@ -452,6 +452,15 @@ PAGE_FILES = {"Table": "pages/table.py", "Bitmap indexes": "pages/bitmap.py", "B
 SEVERITY_ICONS = {health.ERROR: ":material/error:", health.WARNING: ":material/warning:", health.INFO: ":material/info:"}
 
 
+def health_item(severity: str, text: str, page: str | None) -> None:
+    """One health item: its icon and text, and a link to the page explaining it (wide enough for
+    the longest page title, "Range-bitmap and BSI", on one line)."""
+    left, right = st.columns([3, 1], vertical_alignment="center")
+    left.markdown(f"{SEVERITY_ICONS[severity]} {text}")
+    if page in PAGE_FILES:
+        right.page_link(PAGE_FILES[page], label=page, icon=":material/arrow_forward:")
+
+
 def decode_sample(ctx: Context, kinds: tuple[str, ...], key: str) -> int:
     """How many files this page's per-file decoding reads (the ``sample`` of the views and
     metrics that decode; as many as there are means all): all of them up to

@@ -45,7 +45,7 @@ with guard("Overview"):
 
 with guard("Health"):  # one summary: score, key metrics, items linked to the page explaining each
     from indexcore.evaluate.health import table_health
-    from pages.common import PAGE_FILES, SEVERITY_ICONS, open_warehouse
+    from pages.common import health_item, open_warehouse
 
     @st.cache_data(show_spinner="Checking health…", max_entries=64)
     def _table_health(url: str, roots: tuple, name: str, snapshot_id: int | None, options: tuple = ()):
@@ -66,11 +66,9 @@ with guard("Health"):  # one summary: score, key metrics, items linked to the pa
     c[4].metric("Index / data bytes", f"{th.total_index_bytes / th.data_bytes:.0%}" if th.data_bytes else "–",
                 help=f"{fmt_bytes(th.total_index_bytes)} of index against {fmt_bytes(th.data_bytes)} of data")
     for item in th.items:
-        left, right = st.columns([5, 1])
-        left.markdown(f"{SEVERITY_ICONS[item.severity]} **{item.severity}** {item.message}"
-                      + (f" — {item.recommendation}" if item.recommendation else ""))
-        if item.page in PAGE_FILES and item.page != "Table":
-            right.page_link(PAGE_FILES[item.page], label=item.page, icon=":material/arrow_forward:")
+        health_item(item.severity, f"**{item.severity}** {item.message}"
+                    + (f" — {item.recommendation}" if item.recommendation else ""),
+                    item.page if item.page != "Table" else None)
 
 tab_schema, tab_snap, tab_files, tab_stats, tab_skew = st.tabs(["Schema", "Snapshots", "Files", "Column statistics",
                                                                 "Skew"])

@@ -6,11 +6,10 @@ import streamlit as st
 from indexcore import figures
 from indexcore.evaluate import health
 from pages.common import (
-    PAGE_FILES,
-    SEVERITY_ICONS,
     context,
     fmt_bytes,
     guard,
+    health_item,
     needs,
     open_warehouse,
     show_frame,
@@ -92,11 +91,8 @@ with guard("Health summary"):
                   .sort_values(["rank", "points"], ascending=[True, False]))
         for g in groups.itertuples():
             severity = health.SEVERITIES[g.rank]
-            left, right = st.columns([5, 1])
-            left.markdown(f"{SEVERITY_ICONS[severity]} **{KIND_LABELS.get(g.kind, g.kind)}** ({severity}): {g.tables} "
-                          f"table(s), {g.points} points off. E.g. `{g.where}`: {g.example}")
-            if g.page in PAGE_FILES:
-                right.page_link(PAGE_FILES[g.page], label=g.page, icon=":material/arrow_forward:")
+            health_item(severity, f"**{KIND_LABELS.get(g.kind, g.kind)}** ({severity}): {g.tables} table(s), "
+                        f"{g.points} points off. E.g. `{g.where}`: {g.example}", g.page)
         with st.expander(f"Every item ({len(items)})"):
             show_frame(items, "health_items")
     with st.expander("Index bytes per table, kind and storage"):
