@@ -271,7 +271,7 @@ def test_cli_files_equals_the_view_based_listing(conformance, capsys):
 def test_table_overview_counts_heads_as_the_blobs_did(conformance):
     """The overview's index kinds and problem counts, from container heads only, equal the
     counts over every decoded blob."""
-    from indexcore.views.common import iter_file_indexes
+    from indexcore.views.census import iter_file_indexes
 
     roots = [SAMPLE] if SAMPLE.is_dir() else []
     roots += sorted(p for p in (conformance / "warehouses").iterdir() if p.is_dir())
@@ -292,7 +292,7 @@ def test_table_overview_counts_heads_as_the_blobs_did(conformance):
 def test_problems_frame_from_heads_equals_the_blob_listing(conformance):
     """``problems_frame`` judges file indexes from container heads; on the sample (corrupt and
     missing ``.index`` files) and every Paimon-written table it lists what opening every blob did."""
-    from indexcore.views.common import iter_file_indexes
+    from indexcore.views.census import iter_file_indexes
 
     roots = [SAMPLE] if SAMPLE.is_dir() else []
     roots += sorted(p for p in (conformance / "warehouses").iterdir() if p.is_dir())
@@ -329,8 +329,8 @@ def test_unreadable_frame_opens_no_file_index(conformance, monkeypatch, tmp_path
     Path(damaged.plan().files[0].index_path).write_bytes(b"not a file index" * 8)
 
     heads = []
-    real = Table._index_head
-    monkeypatch.setattr(Table, "_index_head", lambda self, lf, *prefix: heads.append(lf.path) or real(self, lf, *prefix))
+    real = Table._container_head_bytes
+    monkeypatch.setattr(Table, "_container_head_bytes", lambda self, lf, *prefix: heads.append(lf.path) or real(self, lf, *prefix))
     kinds = collections.Counter()
     for root in [tmp_path, *_roots(conformance)]:
         wh = indexcore.open_warehouse(str(root))
@@ -410,7 +410,7 @@ def test_blob_readers_open_lazily_and_say_why_they_cannot(tmp_path):
     import shutil
 
     from indexcore.formats.container import read_head
-    from indexcore.views.common import iter_file_indexes
+    from indexcore.views.census import iter_file_indexes
 
     if not SAMPLE.is_dir():
         pytest.skip("sample warehouse not built")
@@ -452,13 +452,13 @@ def test_each_container_head_is_read_once_for_a_pages_worth_of_views(conformance
     from indexcore.warehouse.table import Table
 
     reads = collections.Counter()
-    real = Table._index_head
+    real = Table._container_head_bytes
 
     def counted(self, lf, *prefix):
         reads[lf.path] += 1
         return real(self, lf, *prefix)
 
-    monkeypatch.setattr(Table, "_index_head", counted)
+    monkeypatch.setattr(Table, "_container_head_bytes", counted)
     checked = 0
     for root in _roots(conformance):
         wh = indexcore.open_warehouse(str(root))

@@ -158,7 +158,7 @@ def test_file_indexes_errors_only_is_the_census_unusable_rows(conformance, tmp_p
     not file indexes; on sound tables it is empty."""
     from indexcore.formats import FILE_INDEX_TYPES
     from indexcore.views import view
-    from indexcore.views.system import unusable_rows
+    from indexcore.views.census import unusable_rows
 
     src = conformance / "warehouses" / "parquet"
     for name in ("append_with_bitmap_no_embedding.db", "pk_with_bitmap_dv.db"):

@@ -13,7 +13,8 @@ import datetime as dt
 
 from ..errors import IndexCoreError, StorageError
 from ..views import partition_text
-from ..views.common import dv_cardinality, iter_file_indexes, partition_types
+from ..views.census import iter_file_indexes
+from ..views.common import dv_cardinality, partition_types
 from ..warehouse import Warehouse
 
 

@@ -250,7 +250,7 @@ def _existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[Li
     import pyarrow.compute as pc
 
     from ..views import view
-    from ..views.common import Blobs, CensusBlobs
+    from ..views.census import Blobs, CensusBlobs
 
     configured = configured_indexes(schema)
     census = view(table, "file_indexes", snapshot_id)

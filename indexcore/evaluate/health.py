@@ -33,8 +33,8 @@ import pyarrow.compute as pc
 
 from ..errors import IndexCoreError, StorageError
 from ..views import view
+from ..views.census import FILE_INDEXES, unusable_rows
 from ..views.common import partition_label, partition_types
-from ..views.system import FILE_INDEXES, unusable_rows
 from ..warehouse.model import DELETION_VECTORS, HASH
 from ..warehouse.table import KNOWN_INDEX_TYPES, LISTED_GLOBAL_TYPES
 from .advise import index_inventory

@@ -21,14 +21,13 @@ from ..expr import Predicate
 from ..formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
 from ..types import DataType
 from ..views import view
+from ..views.census import iter_file_indexes, summaries
 from ..views.common import (
     UNPARTITIONED,
     dv_cardinality,
     file_cols,
-    iter_file_indexes,
     partition_label,
     partition_types,
-    summaries,
 )
 from ..views.indexes import target_row_num
 from ..warehouse.file_sample import decode_sample, sample_files

@@ -16,19 +16,19 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from ..errors import IndexCoreError
-from . import health, indexes, system
+from . import census, health, indexes, system
+from .census import iter_file_indexes
 from .common import (
     UNPARTITIONED,
     IndexBlob,
     dv_cardinality,
-    iter_file_indexes,
     partition_label,
     partition_text,
 )
 
 SYSTEM_VIEWS: dict[str, Callable[..., pa.Table]] = {
     "snapshots": system.snapshots, "schemas": system.schemas, "options": system.options,
-    "manifests": system.manifests, "files": system.files, "file_indexes": system.file_indexes,
+    "manifests": system.manifests, "files": system.files, "file_indexes": census.file_indexes,
     "table_indexes": system.table_indexes, "buckets": system.buckets, "partitions": system.partitions,
     "tags": system.tags, "branches": system.branches,
 }

@@ -11,16 +11,15 @@ import pyarrow as pa
 
 from ..errors import IndexCoreError
 from ..types import to_json_value
+from .census import iter_file_indexes, summaries
 from .common import (
     FILE_COLS,
     Progress,
     dv_cardinality,
     file_cols,
     from_rows,
-    iter_file_indexes,
     partition_label,
     partition_types,
-    summaries,
 )
 
 BITMAP_INDEXES = pa.schema([

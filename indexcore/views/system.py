@@ -15,15 +15,12 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from ..errors import IndexCoreError
-from ..formats import FILE_INDEX_TYPES
-from ..formats.container import EMPTY_INDEX_FLAG
 from ..paimon.layout import BRANCH_PREFIX, tag_path
 from ..types import DataType
 from ..warehouse.table import KNOWN_INDEX_TYPES
 from .common import (
     TS,
     from_rows,
-    judged_heads,
     partition_text,
     partition_text_cached,
     partition_types,
@@ -201,104 +198,6 @@ def files(table, snapshot_id: int | None = None, stats: bool = True,
         index_file.append(lf.index_path)
         dv_cardinalities.append(dv_cardinality(table, lf))
     return pa.Table.from_pydict(cols, schema=FILES)
-
-
-FILE_INDEXES = pa.schema([
-    ("partition", pa.string()), ("bucket", pa.int32()), ("file_path", pa.string()),
-    ("file_size_in_bytes", pa.int64()), ("record_count", pa.int64()), ("schema_id", pa.int64()),
-    ("column_name", pa.string()), ("index_type", pa.string()), ("storage_type", pa.string()),
-    ("index_file_path", pa.string()), ("index_size_in_bytes", pa.int64()),
-    ("index_container_size_in_bytes", pa.int64()), ("is_empty", pa.bool_()),
-    ("file_name", pa.string()), ("index_offset", pa.int64()), ("error", pa.string())])
-
-
-def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = False) -> pa.Table:
-    """``$file_indexes``: one row per (data file, column, index type) from each container's head.
-
-    ``storage_type`` is EMBEDDED (in the manifest) or FILE (a ``.index`` file beside the data);
-    a container that cannot be read is one row with ``error`` set and no column. Built column
-    by column: at 50,000 files it has hundreds of thousands of rows. ``errors_only``: just the
-    rows of unusable indexes (an ``error``, or a kind that is not a file index), for a page that
-    lists those and nothing else.
-    """
-    types = partition_types(table)
-    # columns of the data file, one value per file, spread over its rows by ``of_file`` at the end
-    per_file: dict[str, list] = {name: [] for name in _FILE_LEVEL}
-    (partition, bucket, file_path, file_size, record_count, schema_id, storage, index_file,
-     file_name) = per_file.values()
-    per_row: dict[str, list] = {f.name: [] for f in FILE_INDEXES if f.name not in _FILE_LEVEL}
-    column_name, index_type, index_size, container_size, is_empty, index_offset, error = per_row.values()
-    of_file: list[int] = []
-    labels: dict[tuple, str] = {}  # partition values -> text, for this call's partition types
-    n = -1
-    for lf, head, why, v in judged_heads(table, snapshot_id):
-        if head is None:  # the container cannot be read: one row, no column
-            entries: tuple = (None,)
-        elif errors_only and not v.any_unusable:
-            continue
-        else:
-            entries = head.entries
-            if errors_only:
-                entries = tuple(e for e, bad in zip(entries, v.unusable, strict=True) if bad)
-        n += 1
-        m = lf.file
-        embedded = m.embedded_index is not None
-        label = labels.get(lf.partition)
-        if label is None:
-            label = labels[lf.partition] = partition_text_cached(lf.partition, types)
-        partition.append(label)
-        bucket.append(lf.bucket)
-        file_path.append(lf.path)
-        file_size.append(m.file_size)
-        record_count.append(m.row_count)
-        schema_id.append(m.schema_id)
-        storage.append("EMBEDDED" if embedded else "FILE")
-        index_file.append(None if embedded else lf.index_path)
-        file_name.append(m.file_name)
-        k = len(entries)
-        of_file.extend([n] * k)
-        if head is None:
-            error.append(why)
-            column_name.append(None)
-            index_type.append(None)
-            index_size.append(0)
-            container_size.append(None)
-            is_empty.append(None)
-            index_offset.append(None)
-            continue
-        if k == len(v.columns):  # every entry: its columns straight from the shape's verdicts
-            error.extend(v.errors)
-            column_name.extend(v.columns)
-            index_type.extend(v.kinds)
-            is_empty.extend([(empty if c else None) for c, empty in zip(v.columns, v.empty, strict=True)])
-        else:
-            chosen = [i for i, bad in enumerate(v.unusable) if bad]
-            error.extend([v.errors[i] for i in chosen])
-            column_name.extend([v.columns[i] for i in chosen])
-            index_type.extend([v.kinds[i] for i in chosen])
-            is_empty.extend([(v.empty[i] if v.columns[i] else None) for i in chosen])
-        index_size.extend([0 if e.offset == EMPTY_INDEX_FLAG else e.length for e in entries])
-        container_size.extend([head.file_size] * k)
-        index_offset.extend([e.offset for e in entries])
-    rows = pa.array(of_file, pa.int64())
-    return pa.Table.from_arrays(
-        [pa.array(per_file[f.name], f.type).take(rows) if f.name in per_file else pa.array(per_row[f.name], f.type)
-         for f in FILE_INDEXES], schema=FILE_INDEXES)
-
-
-def unusable_rows(census: pa.Table) -> pa.Table:
-    """The rows of a ``$file_indexes`` census that ``errors_only`` keeps: an ``error`` (an
-    unreadable container among them), or a kind that is not a file index."""
-    import pyarrow.compute as pc
-
-    kinds = census["index_type"]
-    foreign = pc.and_kleene(pc.is_valid(kinds), pc.invert(pc.is_in(kinds, pa.array(list(FILE_INDEX_TYPES)))))
-    return census.filter(pc.fill_null(pc.or_kleene(pc.is_valid(census["error"]), foreign), False))
-
-
-# the columns of ``$file_indexes`` that belong to the data file (the same on each of its rows)
-_FILE_LEVEL = ("partition", "bucket", "file_path", "file_size_in_bytes", "record_count", "schema_id",
-               "storage_type", "index_file_path", "file_name")
 
 
 DV_RANGE = pa.struct([("f0", pa.string()), ("f1", pa.int32()), ("f2", pa.int32()), ("_CARDINALITY", pa.int64())])

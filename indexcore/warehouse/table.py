@@ -17,7 +17,8 @@ from functools import cached_property
 
 from ..errors import CorruptFileError, IndexCoreError, StorageError
 from ..formats.binary_row import decode_binary_row
-from ..formats.container import ContainerHead, IndexEntry, head_from_prefix, read_head
+from ..formats.container import STRUCTURE as HEAD_STRUCTURE
+from ..formats.container import ContainerHead, IndexEntry, head_bytes, head_length, parse_head
 from ..formats.vector_index import FULL_TEXT_INDEX_TYPES, VECTOR_INDEX_TYPES
 from ..io import ByteSource, BytesSource, Fetch, Storage
 from ..io.cache import LRU, env_int
@@ -72,6 +73,8 @@ PLAN_CACHE = env_int("INDEXCORE_PLAN_CACHE", 8)
 MANIFEST_CACHE_ENTRIES = env_int("INDEXCORE_MANIFEST_CACHE_ENTRIES", 500_000)
 # container heads kept per table (files; Paimon's data and index files never change once written)
 HEAD_CACHE_FILES = env_int("INDEXCORE_HEAD_CACHE_FILES", 200_000)
+# and their bytes, unparsed (a census reads them column-wise), weighed by bytes
+HEAD_CACHE_BYTES = env_int("INDEXCORE_HEAD_CACHE_BYTES", 64 << 20)
 HEAD_PREFETCH_BYTES = 4096
 # opened file-index readers kept per table, weighed by their blobs' bytes
 READER_CACHE_BYTES = env_int("INDEXCORE_READER_CACHE_BYTES", 32 << 20)
@@ -155,6 +158,7 @@ class Table:
         self._manifests = LRU(MANIFEST_CACHE_ENTRIES)
         self._plans = LRU(PLAN_CACHE)
         self._heads = LRU(HEAD_CACHE_FILES)
+        self._head_bytes = LRU(HEAD_CACHE_BYTES)
         self._readers = LRU(READER_CACHE_BYTES)
         self._derived = LRU(DERIVED_CACHE_ROWS)
         self._partitions: dict[bytes, tuple] = {}
@@ -728,50 +732,85 @@ class Table:
     def iter_index_heads(self, files: Iterable[LiveFile]) -> Iterator[tuple[LiveFile, object, str | None]]:
         """(file, container head, error) for each file with a file index, reading heads only.
 
-        What an index census needs (columns, kinds, sizes, unreadable containers) without
-        opening a reader per blob; ``head`` is None when ``error`` says why it is unreadable.
-        Heads are cached per file (bounded), so health, inventory, views and pages that walk
-        the same snapshot read each container head once. Uncached ``.index`` heads are read a
-        batch at a time (:meth:`Storage.read_prefixes`, prefetched concurrently on object stores).
+        What work over a few files' indexes needs (their entries, without a reader per blob);
+        ``head`` is None when ``error`` says why it is unreadable. Parsed heads are kept per file
+        (bounded), over the kept head bytes of :meth:`iter_head_bytes`.
         """
         files = [lf for lf in files if lf.has_file_index]
         heads = self._heads
+        hits = [heads.get(_head_key(lf)) for lf in files]
+        fresh = self._parsed(self.iter_head_bytes([lf for lf, hit in zip(files, hits, strict=True) if hit is None]))
+        for lf, hit in zip(files, hits, strict=True):
+            yield (lf, *hit) if hit is not None else next(fresh)
+
+    def _parsed(self, raw: Iterable[tuple]) -> Iterator[tuple[LiveFile, object, str | None]]:
+        """:meth:`iter_head_bytes` rows parsed into heads, each kept."""
+        for lf, head, size, name, error in raw:
+            if error is None:
+                try:
+                    hit = (parse_head(head, size, name), None)
+                except IndexCoreError as exc:
+                    hit = (None, str(exc))
+            else:
+                hit = (None, error)
+            self._heads.put(_head_key(lf), hit)
+            yield lf, *hit
+
+    def iter_head_bytes(self, files: Iterable[LiveFile]) -> Iterator[tuple[LiveFile, bytes | None, int, str,
+                                                                          str | None]]:
+        """(file, head bytes, container size, container name, error) for each file with a file index:
+        each head checked (magic, version, length) but not parsed, for a census that reads 50,000
+        of them column-wise (:func:`~indexcore.formats.container.head_spans`) without an object
+        per entry. Kept per file (bounded by bytes), so the views and pages that walk the same
+        snapshot read each container head once; uncached ``.index`` heads are read a batch at a
+        time (:meth:`Storage.read_prefixes`, prefetched concurrently on object stores).
+        """
+        files = [lf for lf in files if lf.has_file_index]
+        kept = self._head_bytes
         step = max(self.storage.concurrency * 8, 256)
         for i in range(0, len(files), step):
             batch = files[i:i + step]
             keys = [_head_key(lf) for lf in batch]
-            hits = [heads.get(key) for key in keys]
-            missing = [lf for lf, hit in zip(batch, hits, strict=True) if hit is None]
+            hits = [kept.get(key) for key in keys]
             prefixes: dict[int, tuple | IndexCoreError] = {}
-            if missing:
-                self.prefetch(missing, dv=False)
-                on_disk = [lf for lf in missing if lf.file.embedded_index is None]
+            on_disk = [lf for lf, hit in zip(batch, hits, strict=True)
+                       if hit is None and lf.file.embedded_index is None]
+            if on_disk:
+                self.prefetch(on_disk, dv=False)
                 prefixes = dict(zip((id(lf) for lf in on_disk),
                                     self.storage.read_prefixes([lf.index_path for lf in on_disk],
                                                                HEAD_PREFETCH_BYTES), strict=True))
             for lf, key, hit in zip(batch, keys, hits, strict=True):
                 if hit is None:
                     try:
-                        hit = (self._index_head(lf, prefixes.get(id(lf))), None)
+                        head, size, name = self._container_head_bytes(lf, prefixes.get(id(lf)))
+                        hit = (head, size, name, None)
+                        weight = len(head) + 200
                     except IndexCoreError as exc:
-                        hit = (None, str(exc))
-                    heads.put(key, hit)
+                        hit = (None, 0, lf.index_path or lf.path, str(exc))
+                        weight = 200
+                    kept.put(key, hit, weight)
                 yield lf, *hit
 
-    def _index_head(self, lf: LiveFile, prefix: tuple | IndexCoreError | None = None) -> ContainerHead:
-        """A file's container head: from the manifest's bytes, or from the first bytes of its
-        ``.index`` file (``prefix``: :meth:`Storage.read_prefixes` of it, read here when None);
-        a head longer than that is read in full."""
+    def _container_head_bytes(self, lf: LiveFile, prefix: tuple | IndexCoreError | None = None
+                              ) -> tuple[bytes, int, str]:
+        """A file's container head bytes, its container's size and name: from the manifest's bytes,
+        or from the first bytes of its ``.index`` file (``prefix``: :meth:`Storage.read_prefixes`
+        of it, read here when None); a head longer than that is read in full."""
         embedded = lf.file.embedded_index
         if embedded is not None:
-            head = head_from_prefix(embedded, len(embedded), f"{lf.path} (embedded file index)")
+            data, size, name = embedded, len(embedded), f"{lf.path} (embedded file index)"
         else:
             if prefix is None:
                 prefix = self.storage.read_prefix(lf.index_path, HEAD_PREFETCH_BYTES)
             if isinstance(prefix, IndexCoreError):
                 raise prefix
-            head = head_from_prefix(*prefix)
-        return head if head is not None else read_head(self.file_index_source(lf))
+            data, size, name = prefix
+        head = head_bytes(data, size, name)
+        if head is None:  # longer than the prefix read
+            source = self.file_index_source(lf, keep_descriptor=False)
+            head = source.read(0, head_length(data, size, name), HEAD_STRUCTURE)
+        return head, size, name
 
     def index_container(self, lf: LiveFile) -> KeptContainer:
         """A file's index container read through the table's caches: its head kept per file, each

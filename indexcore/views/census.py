@@ -1,0 +1,329 @@
+"""The file-index census: every (data file, column, index kind) of a snapshot, from container heads.
+
+``$file_indexes`` is built here, column by column from the kept head bytes
+(:meth:`~indexcore.warehouse.table.Table.iter_head_bytes`, read column-wise by
+:func:`~indexcore.formats.container.head_spans`): at 50,000 files it has hundreds of thousands of
+rows, and no object is made per entry. Everything that walks a snapshot's file indexes
+(:func:`iter_file_indexes`, the index views, the inventory, health) reads that one census.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import IndexCoreError
+from ..formats import FILE_INDEX_TYPES
+from ..formats.container import EMPTY_INDEX_FLAG, IndexEntry, head_spans
+from ..types import DataType
+from ..warehouse.file_sample import sample_files
+from ..warehouse.model import LiveFile
+from .common import IndexBlob, Progress, partition_text_cached, partition_types, tick
+
+FILE_INDEXES = pa.schema([
+    ("partition", pa.string()), ("bucket", pa.int32()), ("file_path", pa.string()),
+    ("file_size_in_bytes", pa.int64()), ("record_count", pa.int64()), ("schema_id", pa.int64()),
+    ("column_name", pa.string()), ("index_type", pa.string()), ("storage_type", pa.string()),
+    ("index_file_path", pa.string()), ("index_size_in_bytes", pa.int64()),
+    ("index_container_size_in_bytes", pa.int64()), ("is_empty", pa.bool_()),
+    ("file_name", pa.string()), ("index_offset", pa.int64()), ("error", pa.string())])
+# the columns of ``$file_indexes`` that belong to the data file (the same on each of its rows)
+_FILE_LEVEL = ("partition", "bucket", "file_path", "file_size_in_bytes", "record_count", "schema_id",
+               "storage_type", "index_file_path", "file_name")
+
+
+def _judge(schema, column: str, index_type: str) -> tuple:
+    """(column type, why the column cannot be used, why the kind cannot be read, options) for one
+    schema's column and index kind: the same for every file of that schema, so judged once."""
+    from ..formats import _load as load_reader_class
+
+    try:
+        dtype = schema.field(column).type
+    except KeyError:
+        return None, f"column {column!r} is not in schema {schema.id}", None, None
+    kind_error = None
+    if index_type not in FILE_INDEX_TYPES:
+        try:
+            load_reader_class(index_type, 0)  # the error opening its reader would raise
+        except IndexCoreError as exc:
+            kind_error = str(exc)
+    return dtype, None, kind_error, schema.file_index_options(column, index_type)
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """What a census says of each entry of one head (in head order), for every file of one schema
+    whose head lists the same (column, kind, empty) entries: judged once per such shape, not once
+    per entry of a 50,000-file snapshot."""
+
+    columns: tuple[str, ...]
+    kinds: tuple[str, ...]
+    empty: tuple[bool, ...]
+    types: tuple[DataType | None, ...]
+    errors: tuple[str | None, ...]  # why the entry cannot be used (its column, then its kind)
+    options: tuple[dict | None, ...]
+    unusable: tuple[bool, ...]  # an error, or a kind that is not a file index
+    any_unusable: bool
+
+
+def _verdicts(schema, pairs: tuple[tuple[str, str], ...], empty: tuple[bool, ...], judged: dict) -> Verdicts:
+    types, errors, options = [], [], []
+    for (column, kind), is_empty in zip(pairs, empty, strict=True):
+        key = (schema.id, column, kind)
+        known = judged.get(key)
+        if known is None:
+            known = judged[key] = _judge(schema, column, kind)
+        dtype, column_error, kind_error, opts = known
+        types.append(dtype)
+        errors.append(column_error or (None if is_empty else kind_error))
+        options.append(opts)
+    unusable = tuple(why is not None or kind not in FILE_INDEX_TYPES
+                     for (_, kind), why in zip(pairs, errors, strict=True))
+    return Verdicts(tuple(c for c, _ in pairs), tuple(k for _, k in pairs), empty, tuple(types), tuple(errors),
+                    tuple(options), unusable, any(unusable))
+
+
+NO_VERDICTS = Verdicts((), (), (), (), (), (), (), False)
+
+
+def census_heads(table, files: Iterable[LiveFile], progress: Progress | None = None
+                 ) -> Iterator[tuple[LiveFile, tuple[int, ...], int | None, str | None, Verdicts]]:
+    """The census one file at a time: ``(live file, spans, container size, error, verdicts)`` for
+    each of ``files`` with a file index; ``spans`` are the head's flat ``(offset, length, ...)``
+    values and ``verdicts`` judge its entries. A container that cannot be read is
+    ``(live file, (), None, error, NO_VERDICTS)``."""
+    files = [lf for lf in files if lf.has_file_index]
+    judged: dict[tuple, tuple] = {}  # (schema id, column, kind) -> what _judge says
+    shapes: dict[tuple, Verdicts] = {}  # (schema id, (column, kind) pairs, empties) -> verdicts
+    schemas: dict[int, object] = {}
+    for i, (lf, head, size, name, error) in enumerate(table.iter_head_bytes(files)):
+        tick(progress, i, len(files), lf.file.file_name)
+        if error is None:
+            try:
+                pairs, spans = head_spans(head, size, name)
+            except IndexCoreError as exc:
+                error = str(exc)
+        if error is not None:
+            yield lf, (), None, error, NO_VERDICTS
+            continue
+        empty = tuple(offset == EMPTY_INDEX_FLAG for offset in spans[::2])
+        key = (lf.file.schema_id, pairs, empty)
+        verdicts = shapes.get(key)
+        if verdicts is None:
+            schema = schemas.get(lf.file.schema_id)
+            if schema is None:
+                schema = schemas[lf.file.schema_id] = table.file_schema(lf)
+            verdicts = shapes[key] = _verdicts(schema, pairs, empty, judged)
+        yield lf, spans, size, None, verdicts
+    tick(progress, len(files), len(files), "done")
+
+
+def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = False,
+                 progress: Progress | None = None, sample: int | None = None) -> pa.Table:
+    """``$file_indexes``: one row per (data file, column, index type) from each container's head.
+
+    ``storage_type`` is EMBEDDED (in the manifest) or FILE (a ``.index`` file beside the data);
+    a container that cannot be read is one row with ``error`` set and no column. ``errors_only``:
+    just the rows of unusable indexes (an ``error``, or a kind that is not a file index), for a
+    page that lists those and nothing else. ``sample``: only that many of the files with a file
+    index (:func:`~indexcore.warehouse.file_sample.sample_files`).
+    """
+    types = partition_types(table)
+    files = sample_files([lf for lf in table.plan(snapshot_id).files if lf.has_file_index], sample)
+    # columns of the data file, one value per file, spread over its rows by ``of_file`` at the end
+    per_file: dict[str, list] = {name: [] for name in _FILE_LEVEL}
+    (partition, bucket, file_path, file_size, record_count, schema_id, storage, index_file,
+     file_name) = per_file.values()
+    per_row: dict[str, list] = {f.name: [] for f in FILE_INDEXES if f.name not in _FILE_LEVEL}
+    column_name, index_type, index_size, container_size, is_empty, index_offset, error = per_row.values()
+    of_file: list[int] = []
+    labels: dict[tuple, str] = {}  # partition values -> text, for this call's partition types
+    n = -1
+    for lf, spans, size, why, v in census_heads(table, files, progress):
+        chosen = None  # the head's entries shown: all of them, or (errors_only) the unusable ones
+        if why is None and errors_only:
+            if not v.any_unusable:
+                continue
+            chosen = [i for i, bad in enumerate(v.unusable) if bad]
+            if len(chosen) == len(v.unusable):
+                chosen = None
+        n += 1
+        m = lf.file
+        embedded = m.embedded_index is not None
+        label = labels.get(lf.partition)
+        if label is None:
+            label = labels[lf.partition] = partition_text_cached(lf.partition, types)
+        partition.append(label)
+        bucket.append(lf.bucket)
+        file_path.append(lf.path)
+        file_size.append(m.file_size)
+        record_count.append(m.row_count)
+        schema_id.append(m.schema_id)
+        storage.append("EMBEDDED" if embedded else "FILE")
+        index_file.append(None if embedded else lf.index_path)
+        file_name.append(m.file_name)
+        if why is not None:  # the container cannot be read: one row, no column
+            of_file.append(n)
+            error.append(why)
+            column_name.append(None)
+            index_type.append(None)
+            index_size.append(0)
+            container_size.append(None)
+            is_empty.append(None)
+            index_offset.append(None)
+            continue
+        offsets, lengths = spans[::2], spans[1::2]
+        sizes = [0 if offset == EMPTY_INDEX_FLAG else length for offset, length in zip(offsets, lengths, strict=True)]
+        if chosen is None:  # every entry: its columns straight from the shape's verdicts
+            k = len(offsets)
+            error.extend(v.errors)
+            column_name.extend(v.columns)
+            index_type.extend(v.kinds)
+            is_empty.extend(v.empty)
+            index_size.extend(sizes)
+            index_offset.extend(offsets)
+        else:
+            k = len(chosen)
+            error.extend([v.errors[i] for i in chosen])
+            column_name.extend([v.columns[i] for i in chosen])
+            index_type.extend([v.kinds[i] for i in chosen])
+            is_empty.extend([v.empty[i] for i in chosen])
+            index_size.extend([sizes[i] for i in chosen])
+            index_offset.extend([offsets[i] for i in chosen])
+        of_file.extend([n] * k)
+        container_size.extend([size] * k)
+    rows = pa.array(of_file, pa.int64())
+    return pa.Table.from_arrays(
+        [pa.array(per_file[f.name], f.type).take(rows) if f.name in per_file else pa.array(per_row[f.name], f.type)
+         for f in FILE_INDEXES], schema=FILE_INDEXES)
+
+
+def unusable_rows(census: pa.Table) -> pa.Table:
+    """The rows of a ``$file_indexes`` census that ``errors_only`` keeps: an ``error`` (an
+    unreadable container among them), or a kind that is not a file index."""
+    kinds = census["index_type"]
+    foreign = pc.and_kleene(pc.is_valid(kinds), pc.invert(pc.is_in(kinds, pa.array(list(FILE_INDEX_TYPES)))))
+    return census.filter(pc.fill_null(pc.or_kleene(pc.is_valid(census["error"]), foreign), False))
+
+
+def snapshot_census(table, snapshot_id: int | None = None, progress: Progress | None = None,
+                    sample: int | None = None) -> pa.Table:
+    """The snapshot's ``$file_indexes`` census, kept on the table as the ``$file_indexes`` view
+    is (``sample``: of that many files, not kept)."""
+    if sample is None:
+        snap = table.snapshot(snapshot_id)
+        if snap is not None:
+            return table.derived(("view", "file_indexes", snap.id),
+                                 lambda: file_indexes(table, snap.id, progress=progress),
+                                 weight=lambda result: result.num_rows)
+    return file_indexes(table, snapshot_id, progress=progress, sample=sample)
+
+
+def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterable[str] | None = None,
+                      column: str | None = None, progress: Progress | None = None,
+                      sample: int | None = None) -> Iterator[IndexBlob]:
+    """Every file index of the snapshot's live files, filtered by type and column, from the
+    (kept) census; readers open lazily. ``sample``: only that many of the files with a file
+    index (:func:`~indexcore.warehouse.file_sample.sample_files`).
+
+    A container that cannot be read yields one blob with ``column`` None and the ``error``.
+    """
+    census = snapshot_census(table, snapshot_id, progress, sample)
+    wanted = []
+    if index_types is not None:
+        wanted.append(pc.is_in(census["index_type"], pa.array(list(index_types), pa.string())))
+    if column is not None:
+        wanted.append(pc.equal(census["column_name"], column))
+    if wanted:  # unreadable containers (no column) stay
+        keep = wanted[0] if len(wanted) == 1 else pc.and_(*wanted)
+        census = census.filter(pc.or_(pc.is_null(census["column_name"]), pc.fill_null(keep, False)))
+    rows = CensusBlobs(table, census, table.plan(snapshot_id).files)
+    for i in range(census.num_rows):
+        yield rows.blob(i)
+
+
+class CensusBlobs:
+    """:class:`IndexBlob` s made from the rows of one ``$file_indexes`` census (its column values
+    read into Python once, on the first blob asked for): an inventory places 180,000 census rows
+    at 50,000 files, and most are only counted."""
+
+    def __init__(self, table, census: pa.Table, files: Iterable[LiveFile]):
+        self.table, self.census = table, census
+        self._files = {lf.path: lf for lf in files}
+        self._columns: dict[str, list] | None = None
+        self._judged: dict[tuple, tuple] = {}
+
+    def blob(self, i: int) -> IndexBlob:
+        """The blob of census row ``i``."""
+        if self._columns is None:
+            self._columns = {name: self.census[name].to_pylist() for name in (
+                "file_path", "column_name", "index_type", "index_offset", "index_size_in_bytes", "error",
+                "index_container_size_in_bytes")}
+        c = self._columns
+        lf = self._files[c["file_path"][i]]
+        column, kind, error = c["column_name"][i], c["index_type"][i], c["error"][i]
+        embedded = lf.file.embedded_index is not None
+        if column is None:  # the container cannot be read
+            return IndexBlob(lf, None, None, 0, False, embedded, None, error)
+        key = (lf.file.schema_id, column, kind)
+        known = self._judged.get(key)
+        if known is None:
+            known = self._judged[key] = _judge(self.table.file_schema(lf), column, kind)
+        dtype, _column_error, _kind_error, opts = known
+        size, offset = c["index_size_in_bytes"][i], c["index_offset"][i]
+        empty = offset == EMPTY_INDEX_FLAG
+        return IndexBlob(lf, column, kind, size, empty, embedded, dtype, error, offset,
+                         c["index_container_size_in_bytes"][i], IndexEntry(column, kind, offset, size), opts,
+                         self.table)
+
+
+class Blobs(Mapping[str, IndexBlob]):
+    """Data file path -> :class:`IndexBlob` of one column and kind, each blob made on first use from
+    its census row (:class:`CensusBlobs`); a file listing the pair twice is its last entry, as in
+    Paimon's head map."""
+
+    def __init__(self, rows: CensusBlobs):
+        self._rows = rows
+        self._at: dict[str, int] = {}
+        self._made: dict[str, IndexBlob] = {}
+
+    def add(self, paths: Iterable[str], rows: Iterable[int]) -> None:
+        """Census rows ``rows`` (of data files ``paths``), in census order."""
+        self._at.update(zip(paths, rows, strict=True))
+
+    def __getitem__(self, path: str) -> IndexBlob:
+        blob = self._made.get(path)
+        if blob is None:
+            blob = self._made[path] = self._rows.blob(self._at[path])
+        return blob
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._at
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+
+def summaries(table, snapshot_id, index_types, progress=None, column=None,
+              sample: int | None = None) -> list[tuple[IndexBlob, dict]]:
+    """Each index blob with its reader's ``summary()`` (``{"error": ...}`` or ``{"empty": True}``)."""
+    out = []
+    for blob in iter_file_indexes(table, snapshot_id, index_types, column, progress, sample):
+        if blob.error is None and not blob.empty:
+            if blob.reader is None:
+                out.append((blob, {"error": blob.reader_error}))
+                continue
+            try:  # the per-file views show no range-bitmap top values: not decoded for them
+                lite = {"top_values": False} if blob.index_type == "range-bitmap" else {}
+                out.append((blob, blob.reader.summary(**lite)))
+            except IndexCoreError as exc:
+                out.append((blob, {"error": str(exc)}))
+        else:
+            out.append((blob, {"error": blob.error} if blob.error else {"empty": True}))
+    return out
