@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -89,13 +90,16 @@ def _verdicts(schema, pairs: tuple[tuple[str, str], ...], empty: tuple[bool, ...
 NO_VERDICTS = Verdicts((), (), (), (), (), (), (), False)
 
 
+_NONE_EMPTY: dict[int, tuple[bool, ...]] = {}  # entry count -> all False (a head without an empty index)
+
+
 def census_heads(table, files: Iterable[LiveFile], progress: Progress | None = None
                  ) -> Iterator[tuple[LiveFile, tuple[int, ...], int | None, str | None, Verdicts]]:
     """The census one file at a time: ``(live file, spans, container size, error, verdicts)`` for
-    each of ``files`` with a file index; ``spans`` are the head's flat ``(offset, length, ...)``
+    each of ``files`` (each with a file index); ``spans`` are the head's flat ``(offset, length, ...)``
     values and ``verdicts`` judge its entries. A container that cannot be read is
     ``(live file, (), None, error, NO_VERDICTS)``."""
-    files = [lf for lf in files if lf.has_file_index]
+    files = list(files)
     judged: dict[tuple, tuple] = {}  # (schema id, column, kind) -> what _judge says
     shapes: dict[tuple, Verdicts] = {}  # (schema id, (column, kind) pairs, empties) -> verdicts
     schemas: dict[int, object] = {}
@@ -109,7 +113,9 @@ def census_heads(table, files: Iterable[LiveFile], progress: Progress | None = N
         if error is not None:
             yield lf, (), None, error, NO_VERDICTS
             continue
-        empty = tuple(offset == EMPTY_INDEX_FLAG for offset in spans[::2])
+        offsets = spans[::2]
+        empty = (tuple(offset == EMPTY_INDEX_FLAG for offset in offsets) if EMPTY_INDEX_FLAG in offsets
+                 else _NONE_EMPTY.get(len(offsets)) or _NONE_EMPTY.setdefault(len(offsets), (False,) * len(offsets)))
         key = (lf.file.schema_id, pairs, empty)
         verdicts = shapes.get(key)
         if verdicts is None:
@@ -130,74 +136,98 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     just the rows of unusable indexes (an ``error``, or a kind that is not a file index), for a
     page that lists those and nothing else. ``sample``: only that many of the files with a file
     index (:func:`~indexcore.warehouse.file_sample.sample_files`).
+
+    Built as arrays: a file's rows are a pattern (the verdicts of its head's shape, and which of
+    its entries are shown) laid over its spans, so the hundreds of thousands of rows of a
+    50,000-file census are indexes into a few patterns, its files and their spans.
     """
-    types = partition_types(table)
     files = sample_files([lf for lf in table.plan(snapshot_id).files if lf.has_file_index], sample)
-    # columns of the data file, one value per file, spread over its rows by ``of_file`` at the end
-    per_file: dict[str, list] = {name: [] for name in _FILE_LEVEL}
-    (partition, bucket, file_path, file_size, record_count, schema_id, storage, index_file,
-     file_name) = per_file.values()
-    per_row: dict[str, list] = {f.name: [] for f in FILE_INDEXES if f.name not in _FILE_LEVEL}
-    column_name, index_type, index_size, container_size, is_empty, index_offset, error = per_row.values()
-    of_file: list[int] = []
-    labels: dict[tuple, str] = {}  # partition values -> text, for this call's partition types
-    n = -1
+    shown: list[LiveFile] = []
+    patterns: list[tuple[Verdicts | None, tuple[int, ...], str | None]] = []  # verdicts, entries shown, error
+    pattern_of: dict[int, int] = {}  # id(verdicts) -> its pattern (verdicts live as long as the census)
+    file_pattern: list[int] = []
+    entries: list[int] = []  # head entries per shown file (0 when unreadable)
+    spans_flat: list[int] = []
+    container: list[int | None] = []
     for lf, spans, size, why, v in census_heads(table, files, progress):
-        chosen = None  # the head's entries shown: all of them, or (errors_only) the unusable ones
-        if why is None and errors_only:
-            if not v.any_unusable:
-                continue
-            chosen = [i for i, bad in enumerate(v.unusable) if bad]
-            if len(chosen) == len(v.unusable):
-                chosen = None
-        n += 1
-        m = lf.file
-        embedded = m.embedded_index is not None
-        label = labels.get(lf.partition)
-        if label is None:
-            label = labels[lf.partition] = partition_text_cached(lf.partition, types)
-        partition.append(label)
-        bucket.append(lf.bucket)
-        file_path.append(lf.path)
-        file_size.append(m.file_size)
-        record_count.append(m.row_count)
-        schema_id.append(m.schema_id)
-        storage.append("EMBEDDED" if embedded else "FILE")
-        index_file.append(None if embedded else lf.index_path)
-        file_name.append(m.file_name)
-        if why is not None:  # the container cannot be read: one row, no column
-            of_file.append(n)
-            error.append(why)
-            column_name.append(None)
-            index_type.append(None)
-            index_size.append(0)
-            container_size.append(None)
-            is_empty.append(None)
-            index_offset.append(None)
-            continue
-        offsets, lengths = spans[::2], spans[1::2]
-        sizes = [0 if offset == EMPTY_INDEX_FLAG else length for offset, length in zip(offsets, lengths, strict=True)]
-        if chosen is None:  # every entry: its columns straight from the shape's verdicts
-            k = len(offsets)
-            error.extend(v.errors)
-            column_name.extend(v.columns)
-            index_type.extend(v.kinds)
-            is_empty.extend(v.empty)
-            index_size.extend(sizes)
-            index_offset.extend(offsets)
+        if why is not None:  # the container cannot be read: one row, no column, its own error
+            pid = len(patterns)
+            patterns.append((None, (0,), why))
         else:
-            k = len(chosen)
-            error.extend([v.errors[i] for i in chosen])
-            column_name.extend([v.columns[i] for i in chosen])
-            index_type.extend([v.kinds[i] for i in chosen])
-            is_empty.extend([v.empty[i] for i in chosen])
-            index_size.extend([sizes[i] for i in chosen])
-            index_offset.extend([offsets[i] for i in chosen])
-        of_file.extend([n] * k)
-        container_size.extend([size] * k)
-    rows = pa.array(of_file, pa.int64())
+            if errors_only and not v.any_unusable:
+                continue
+            pid = pattern_of.get(id(v))
+            if pid is None:
+                at = tuple(i for i, bad in enumerate(v.unusable) if bad or not errors_only)
+                pid = pattern_of[id(v)] = len(patterns)
+                patterns.append((v, at, None))
+            spans_flat.extend(spans)
+        shown.append(lf)
+        file_pattern.append(pid)
+        entries.append(len(spans) // 2)
+        container.append(size)
+    return _census_table(table, shown, patterns, file_pattern, entries, spans_flat, container)
+
+
+def _census_table(table, shown: list[LiveFile], patterns: list, file_pattern: list[int], entries: list[int],
+                  spans_flat: list[int], container: list[int | None]) -> pa.Table:
+    """The census's rows from :func:`file_indexes`'s walk: each shown file's pattern of rows, over
+    its head entries' spans (numpy indexes, Arrow takes; no Python value per row)."""
+    if not shown:
+        return FILE_INDEXES.empty_table()
+    types = partition_types(table)
+    labels = {p: partition_text_cached(p, types) for p in {lf.partition for lf in shown}}
+    metas = [lf.file for lf in shown]
+    embedded = [m.embedded_index is not None for m in metas]
+    per_file = dict(zip(_FILE_LEVEL, (
+        [labels[lf.partition] for lf in shown], [lf.bucket for lf in shown], [lf.path for lf in shown],
+        [m.file_size for m in metas], [m.row_count for m in metas], [m.schema_id for m in metas],
+        ["EMBEDDED" if e else "FILE" for e in embedded],
+        [None if e else lf.index_path for lf, e in zip(shown, embedded, strict=True)],
+        [m.file_name for m in metas]), strict=True))
+    # the patterns' rows, flat: pattern p's r-th row is row pattern_start[p] + r
+    p_len = np.fromiter((len(at) for _, at, _ in patterns), np.int64, len(patterns))
+    p_start = np.concatenate([[0], np.cumsum(p_len)[:-1]]).astype(np.int64)
+    p_at, p_column, p_kind, p_empty, p_error, p_readable = [], [], [], [], [], []
+    for v, at, why in patterns:
+        p_at.extend(at)
+        if v is None:
+            for column in (p_column, p_kind, p_empty):
+                column.append(None)
+            p_error.append(why)
+            p_readable.append(False)
+            continue
+        p_column.extend(v.columns[i] for i in at)
+        p_kind.extend(v.kinds[i] for i in at)
+        p_empty.extend(v.empty[i] for i in at)
+        p_error.extend(v.errors[i] for i in at)
+        p_readable.extend([True] * len(at))
+    # each row: its file, its pattern row, its head entry
+    pattern = np.asarray(file_pattern, np.int64)
+    n_rows = p_len[pattern]
+    file_of_row = np.repeat(np.arange(len(pattern), dtype=np.int64), n_rows)
+    row_start = np.concatenate([[0], np.cumsum(n_rows)[:-1]]).astype(np.int64)
+    r = np.arange(int(n_rows.sum()), dtype=np.int64) - np.repeat(row_start, n_rows)
+    pattern_row = p_start[pattern[file_of_row]] + r
+    entry_base = np.concatenate([[0], np.cumsum(np.asarray(entries, np.int64))[:-1]]).astype(np.int64)
+    readable = np.asarray(p_readable, bool)[pattern_row]
+    entry = np.where(readable, entry_base[file_of_row] + np.asarray(p_at, np.int64)[pattern_row], 0)
+    spans = np.asarray(spans_flat or [0, 0], np.int64).reshape(-1, 2)  # (offset, length) per head entry
+    offset, length = spans[entry, 0], spans[entry, 1]
+    size = np.where(readable & (offset != EMPTY_INDEX_FLAG), length, 0)
+    rows, at = pa.array(file_of_row), pa.array(pattern_row)
+    container_size = pa.array(container, pa.int64()).take(rows)
+    columns = {
+        "column_name": pa.array(p_column, pa.string()).take(at),
+        "index_type": pa.array(p_kind, pa.string()).take(at),
+        "index_size_in_bytes": pa.array(size, pa.int64()),
+        "index_container_size_in_bytes": container_size,
+        "is_empty": pa.array(p_empty, pa.bool_()).take(at),
+        "index_offset": pa.array(offset, pa.int64(), mask=~readable),
+        "error": pa.array(p_error, pa.string()).take(at),
+    }
     return pa.Table.from_arrays(
-        [pa.array(per_file[f.name], f.type).take(rows) if f.name in per_file else pa.array(per_row[f.name], f.type)
+        [pa.array(per_file[f.name], f.type).take(rows) if f.name in per_file else columns[f.name]
          for f in FILE_INDEXES], schema=FILE_INDEXES)
 
 
