@@ -22,7 +22,7 @@ from ..formats.container import EMPTY_INDEX_FLAG, IndexEntry, head_spans
 from ..types import DataType
 from ..warehouse.file_sample import sample_files
 from ..warehouse.model import LiveFile
-from .common import IndexBlob, Progress, partition_text_cached, partition_types, tick
+from .common import IndexBlob, Progress, partition_labels, partition_types, tick
 
 FILE_INDEXES = pa.schema([
     ("partition", pa.string()), ("bucket", pa.int32()), ("file_path", pa.string()),
@@ -175,12 +175,10 @@ def _census_table(table, shown: list[LiveFile], patterns: list, file_pattern: li
     its head entries' spans (numpy indexes, Arrow takes; no Python value per row)."""
     if not shown:
         return FILE_INDEXES.empty_table()
-    types = partition_types(table)
-    labels = {p: partition_text_cached(p, types) for p in {lf.partition for lf in shown}}
     metas = [lf.file for lf in shown]
     embedded = [m.embedded_index is not None for m in metas]
     per_file = dict(zip(_FILE_LEVEL, (
-        [labels[lf.partition] for lf in shown], [lf.bucket for lf in shown], [lf.path for lf in shown],
+        partition_labels(shown, partition_types(table)), [lf.bucket for lf in shown], [lf.path for lf in shown],
         [m.file_size for m in metas], [m.row_count for m in metas], [m.schema_id for m in metas],
         ["EMBEDDED" if e else "FILE" for e in embedded],
         [None if e else lf.index_path for lf, e in zip(shown, embedded, strict=True)],

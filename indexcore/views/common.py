@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -63,6 +63,16 @@ def partition_text_cached(values: tuple, types: list[DataType]) -> str:
         hit = partition_text(values, types)
         _LABELS.put(key, hit)
     return hit
+
+
+def partition_labels(files: Sequence[LiveFile], types: list[DataType]) -> list[str]:
+    """:func:`partition_text` of each file's partition, each distinct partition rendered once
+    (tens of thousands of files share a few hundred partitions)."""
+    try:
+        labels = {p: partition_text_cached(p, types) for p in {lf.partition for lf in files}}
+    except TypeError:  # a value that cannot be a key
+        return [partition_text(lf.partition, types) for lf in files]
+    return [labels[lf.partition] for lf in files]
 
 
 def partition_types(table) -> list[DataType]:

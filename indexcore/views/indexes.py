@@ -14,11 +14,13 @@ from ..types import to_json_value
 from .census import iter_file_indexes, summaries
 from .common import (
     FILE_COLS,
+    UNPARTITIONED,
     Progress,
     dv_cardinality,
     file_cols,
     from_rows,
     partition_label,
+    partition_labels,
     partition_types,
 )
 
@@ -117,17 +119,19 @@ DELETION_VECTORS = pa.schema([
 def deletion_vectors(table, snapshot_id: int | None = None) -> pa.Table:
     """``$deletion_vectors``: per live file, rows, deleted rows (DV cardinality) and density."""
     types = partition_types(table)
-    rows = []
     files = table.plan(snapshot_id).files
     table.prefetch([lf for lf in files if lf.deletion_vector and lf.deletion_vector.cardinality is None],
                    index=False)
-    for lf in files:
-        deleted = dv_cardinality(table, lf) or 0
-        rows.append({**file_cols(lf, types), "level": lf.file.level, "deleted": deleted,
-                     "has_dv": lf.deletion_vector is not None,
-                     "density": deleted / lf.file.row_count if lf.file.row_count else 0.0,
-                     "dv_file": lf.dv_file_path})
-    return from_rows(rows, DELETION_VECTORS)
+    metas = [lf.file for lf in files]
+    deleted = [dv_cardinality(table, lf) or 0 for lf in files]
+    return pa.Table.from_pydict({
+        "file_name": [m.file_name for m in metas],
+        "partition": partition_labels(files, types) if types else [UNPARTITIONED] * len(files),
+        "bucket": [lf.bucket for lf in files], "row_count": [m.row_count for m in metas],
+        "level": [m.level for m in metas], "deleted": deleted,
+        "has_dv": [lf.deletion_vector is not None for lf in files],
+        "density": [d / m.row_count if m.row_count else 0.0 for d, m in zip(deleted, metas, strict=True)],
+        "dv_file": [lf.dv_file_path for lf in files]}, schema=DELETION_VECTORS)
 
 
 HASH_BUCKETS = pa.schema([

@@ -21,8 +21,8 @@ from ..warehouse.table import KNOWN_INDEX_TYPES
 from .common import (
     TS,
     from_rows,
+    partition_labels,
     partition_text,
-    partition_text_cached,
     partition_types,
     stats_text,
 )
@@ -146,58 +146,45 @@ def files(table, snapshot_id: int | None = None, stats: bool = True,
 
     types = partition_types(table)
     keyed = bool(table.schema().trimmed_primary_keys) and stats
-    cols: dict[str, list] = {f.name: [] for f in FILES}
-    stats_names: dict[tuple, tuple] = {}
-    wanted = None if paths is None else set(paths)
+    chosen = table.plan(snapshot_id).files
+    if paths is not None:
+        wanted = set(paths)
+        chosen = [lf for lf in chosen if lf.path in wanted]
+    metas = [lf.file for lf in chosen]
+    n = len(chosen)
     sources = {0: "APPEND", 1: "COMPACT"}
-    (partition, bucket, file_path, file_format, schema_id, level, record_count, file_size, min_key, max_key,
-     null_counts, min_stats, max_stats, min_seq, max_seq, created, deleted, file_source, first_row_id,
-     write_cols, file_name, external_path, embedded_index, index_file, dv_cardinalities) = cols.values()
-    for lf in table.plan(snapshot_id).files:
-        if wanted is not None and lf.path not in wanted:
-            continue
-        m = lf.file
-        partition.append(partition_text_cached(lf.partition, types))
-        bucket.append(lf.bucket)
-        file_path.append(lf.path)
-        file_format.append(m.file_format)
-        schema_id.append(m.schema_id)
-        level.append(m.level)
-        record_count.append(m.row_count)
-        file_size.append(m.file_size)
-        if keyed:
-            ktypes = table._key_types(m.schema_id)
-            min_key.append(partition_text(tuple(m.min_key), ktypes))
-            max_key.append(partition_text(tuple(m.max_key), ktypes))
-        else:
-            min_key.append(None)
-            max_key.append(None)
-        if stats:
+    cols: dict[str, list] = {
+        "partition": partition_labels(chosen, types), "bucket": [lf.bucket for lf in chosen],
+        "file_path": [lf.path for lf in chosen], "file_format": [m.file_format for m in metas],
+        "schema_id": [m.schema_id for m in metas], "level": [m.level for m in metas],
+        "record_count": [m.row_count for m in metas], "file_size_in_bytes": [m.file_size for m in metas],
+        "min_key": [None] * n, "max_key": [None] * n,
+        "null_value_counts": [None] * n, "min_value_stats": [None] * n, "max_value_stats": [None] * n,
+        "min_sequence_number": [m.min_sequence_number for m in metas],
+        "max_sequence_number": [m.max_sequence_number for m in metas],
+        "creation_time": [m.creation_time for m in metas], "deleteRowCount": [m.delete_row_count for m in metas],
+        "file_source": [sources.get(m.file_source) for m in metas], "first_row_id": [m.first_row_id for m in metas],
+        "write_cols": [list(m.write_cols) if m.write_cols is not None else None for m in metas],
+        "file_name": [m.file_name for m in metas], "external_path": [m.external_path for m in metas],
+        "embedded_index": [m.embedded_index is not None for m in metas],
+        "index_file": [lf.index_path for lf in chosen],
+        "deletion_vector_cardinality": [dv_cardinality(table, lf) for lf in chosen]}
+    if keyed:
+        cols["min_key"] = [partition_text(tuple(m.min_key), table._key_types(m.schema_id)) for m in metas]
+        cols["max_key"] = [partition_text(tuple(m.max_key), table._key_types(m.schema_id)) for m in metas]
+    if stats:
+        stats_names: dict[tuple, tuple] = {}
+        null_counts, min_stats, max_stats = cols["null_value_counts"], cols["min_value_stats"], cols["max_value_stats"]
+        for i, (lf, m) in enumerate(zip(chosen, metas, strict=True)):
             key = (m.schema_id, m.value_stats_cols, m.write_cols)
             if key not in stats_names:
                 stats_names[key] = _stats_names(table, lf)
             names, vtypes = stats_names[key]
             vs = m.value_stats
-            null_counts.append(stats_text(names, [None] * len(names), vs.null_counts))
-            min_stats.append(stats_text(names, vtypes, vs.min_values))
-            max_stats.append(stats_text(names, vtypes, vs.max_values))
-        else:
-            null_counts.append(None)
-            min_stats.append(None)
-            max_stats.append(None)
-        min_seq.append(m.min_sequence_number)
-        max_seq.append(m.max_sequence_number)
-        created.append(m.creation_time)
-        deleted.append(m.delete_row_count)
-        file_source.append(sources.get(m.file_source))
-        first_row_id.append(m.first_row_id)
-        write_cols.append(list(m.write_cols) if m.write_cols is not None else None)
-        file_name.append(m.file_name)
-        external_path.append(m.external_path)
-        embedded_index.append(m.embedded_index is not None)
-        index_file.append(lf.index_path)
-        dv_cardinalities.append(dv_cardinality(table, lf))
-    return pa.Table.from_pydict(cols, schema=FILES)
+            null_counts[i] = stats_text(names, [None] * len(names), vs.null_counts)
+            min_stats[i] = stats_text(names, vtypes, vs.min_values)
+            max_stats[i] = stats_text(names, vtypes, vs.max_values)
+    return pa.Table.from_pydict({f.name: cols[f.name] for f in FILES}, schema=FILES)
 
 
 DV_RANGE = pa.struct([("f0", pa.string()), ("f1", pa.int32()), ("f2", pa.int32()), ("_CARDINALITY", pa.int64())])
