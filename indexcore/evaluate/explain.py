@@ -38,6 +38,7 @@ import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -362,20 +363,21 @@ class Explanation:
 
         n = len(files)
 
-        def ints(values: Iterable[int]) -> np.ndarray:  # typed up front: pandas infers a list slowly
-            return np.fromiter(values, np.int64, n)
+        def ints(name: str) -> np.ndarray:  # typed up front: pandas infers a list slowly
+            return np.fromiter(map(attrgetter(name), files), np.int64, n)
 
-        def texts(values: Iterable[str | None]) -> np.ndarray:
-            out = np.empty(n, dtype=object)
-            out[:] = list(values)
-            return out
+        def texts(values: Iterable[str | None]) -> np.ndarray:  # an object array, no shape discovery
+            return np.fromiter(values, dtype=object, count=n)
 
+        def decision_texts(name: str) -> np.ndarray:
+            return texts(map(_TEXT.get, map(attrgetter(name), files)))
+
+        paths = list(map(attrgetter("path"), files))
         cols: dict[str, Any] = {
-            "path": texts(f.path for f in files), "file": texts(posixpath.basename(f.path) for f in files),
-            "partition": texts(partition(f) for f in files), "bucket": ints(f.bucket for f in files),
-            "level": ints(f.level for f in files), "row_count": ints(f.row_count for f in files),
-            "file_size": ints(f.file_size for f in files),
-            **{name: texts(_TEXT[getattr(f, name)] for f in files)
+            "path": texts(paths), "file": texts(map(posixpath.basename, paths)),
+            "partition": texts(partition(f) for f in files), "bucket": ints("bucket"),
+            "level": ints("level"), "row_count": ints("row_count"), "file_size": ints("file_size"),
+            **{name: decision_texts(name)
                for name in ("partition_decision", "bucket_decision", "level_decision", "stats_decision")}}
         for col in stat_cols:  # as recorded (no float for ints); text where files disagree (NaN as "NaN")
             got = stats_column(files, col)
@@ -385,18 +387,17 @@ class Explanation:
                 cols[f"{col} {key}"] = texts(str(v) if mixed and v is not None else v for v in values)
             cols[f"{col} nulls"] = pd.array(got["null_count"], dtype="Int64")
         cols.update({
-            "global_index_decision": texts(_TEXT.get(f.global_index_decision) for f in files),
-            "global_index_rows": [f.global_index_rows for f in files],
-            "raw_index_result": texts(text(f.raw_index_result) for f in files),
-            "index_decision": texts(text(f.index_decision) for f in files),
+            "global_index_decision": decision_texts("global_index_decision"),
+            "global_index_rows": list(map(attrgetter("global_index_rows"), files)),
+            "raw_index_result": texts(map(text, map(attrgetter("raw_index_result"), files))),
+            "index_decision": texts(map(text, map(attrgetter("index_decision"), files))),
             "index_types": texts("; ".join(f"{c}: {', '.join(t)}" for c, t in f.index_types.items())
-                                 for f in files),
-            "dv_cardinality": ints(f.dv_cardinality for f in files),
-            "rows_after_dv": ints(f.rows_after_dv for f in files),
-            "bytes_read": ints(f.bytes_read for f in files), "dv_bytes": ints(f.dv_bytes for f in files),
-            "matching_rows": [f.matching_rows for f in files],
-            "skipped_by": texts(_TEXT.get(f.skipped_by) for f in files),
-            "problems": ints(len(f.problems) for f in files)})
+                                 if f.index_types else "" for f in files),
+            "dv_cardinality": ints("dv_cardinality"), "rows_after_dv": ints("rows_after_dv"),
+            "bytes_read": ints("bytes_read"), "dv_bytes": ints("dv_bytes"),
+            "matching_rows": list(map(attrgetter("matching_rows"), files)),
+            "skipped_by": decision_texts("skipped_by"),
+            "problems": np.fromiter(map(len, map(attrgetter("problems"), files)), np.int64, n)})
         return pd.DataFrame(cols)
 
 
