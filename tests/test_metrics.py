@@ -373,3 +373,17 @@ def test_every_figure_has_title_axes_and_hover():
             labels = [seg.split("=", 1)[0] for seg in (t.hovertemplate or "").split("<extra>")[0].split("<br>")
                       if "=" in seg and not seg.startswith("%{")]
             assert not [lb for lb in labels if "_" in lb], (name, t.hovertemplate)
+
+
+def test_cells_as_text_renders_nested_cells_and_leaves_its_input_alone():
+    """Dict and list cells become text in the copy; the frame passed in keeps its objects."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"n": [1, 2], "decision": [{"rows": [1, 2]}, {"a": 1}], "notes": [["x", "y"], []],
+                          "text": ["a", None]})
+    out = metrics.cells_as_text(frame)
+    assert out["decision"].tolist() == ["2 rows", "a=1"]
+    assert out["notes"].tolist() == ["x, y", ""]
+    assert out["n"].tolist() == [1, 2] and out["text"].tolist() == ["a", None]
+    assert frame["decision"].tolist() == [{"rows": [1, 2]}, {"a": 1}]
+    assert frame["notes"].tolist() == [["x", "y"], []]

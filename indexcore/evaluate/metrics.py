@@ -525,7 +525,7 @@ def _cell_text(value: Any) -> Any:
 
 def cells_as_text(frame: pd.DataFrame) -> pd.DataFrame:
     """Dict and list cells (JSON decisions, note lists) as text, so every column has one Arrow type."""
-    out = frame.copy()
+    out = frame.copy(deep=False)  # columns are replaced whole, never written into: the input stays as it was
     for col in out.columns:
         if out[col].dtype != object or pd.api.types.infer_dtype(out[col], skipna=True) in _PLAIN:
             continue  # one scalar kind throughout (checked at C speed): nothing to render
