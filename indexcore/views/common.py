@@ -1,4 +1,4 @@
-"""Shared pieces of the views: partition text, file-index iteration, Arrow tables from rows."""
+"""Shared pieces of the views: partition text, index blobs, deletion-vector counts, Arrow tables from rows."""
 
 from __future__ import annotations
 
