@@ -156,12 +156,6 @@ def read_head(source: ByteSource) -> ContainerHead:
     return parse_head(prefix + source.read(PREFIX_SIZE, length - PREFIX_SIZE, STRUCTURE), source.size, name)
 
 
-def head_from_prefix(data: bytes, file_size: int, name: str) -> ContainerHead | None:
-    """The head when the container's first bytes ``data`` hold all of it, else None (read more)."""
-    head = head_bytes(data, file_size, name)
-    return parse_head(head, file_size, name) if head is not None else None
-
-
 def parse_head(head: bytes, file_size: int, name: str) -> ContainerHead:
     """The head from its bytes (prefix included) in a file of ``file_size`` bytes.
 

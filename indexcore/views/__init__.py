@@ -22,6 +22,7 @@ from .common import (
     UNPARTITIONED,
     IndexBlob,
     dv_cardinality,
+    kept_view,
     partition_label,
     partition_text,
 )
@@ -84,8 +85,7 @@ def view(table, name: str, snapshot_id: int | None = None, **kwargs) -> pa.Table
     if key in SNAPSHOT_VIEWS and not kwargs:
         snap = table.snapshot(snapshot_id)
         if snap is not None:
-            return table.derived(("view", key, snap.id), lambda: VIEWS[key](table, snap.id),
-                                 weight=lambda result: result.num_rows)
+            return kept_view(table, key, snap.id, lambda: VIEWS[key](table, snap.id))
     return VIEWS[key](table, snapshot_id, **kwargs)
 
 

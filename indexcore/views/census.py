@@ -22,7 +22,7 @@ from ..formats.container import EMPTY_INDEX_FLAG, IndexEntry, head_spans
 from ..types import DataType
 from ..warehouse.file_sample import sample_files
 from ..warehouse.model import LiveFile
-from .common import IndexBlob, Progress, partition_labels, partition_types, tick
+from .common import IndexBlob, Progress, kept_view, partition_labels, partition_types, tick
 
 FILE_INDEXES = pa.schema([
     ("partition", pa.string()), ("bucket", pa.int32()), ("file_path", pa.string()),
@@ -90,9 +90,6 @@ def _verdicts(schema, pairs: tuple[tuple[str, str], ...], empty: tuple[bool, ...
 NO_VERDICTS = Verdicts((), (), (), (), (), (), (), False)
 
 
-_NONE_EMPTY: dict[int, tuple[bool, ...]] = {}  # entry count -> all False (a head without an empty index)
-
-
 def census_heads(table, files: Iterable[LiveFile], progress: Progress | None = None
                  ) -> Iterator[tuple[LiveFile, tuple[int, ...], int | None, str | None, Verdicts]]:
     """The census one file at a time: ``(live file, spans, container size, error, verdicts)`` for
@@ -115,7 +112,7 @@ def census_heads(table, files: Iterable[LiveFile], progress: Progress | None = N
             continue
         offsets = spans[::2]
         empty = (tuple(offset == EMPTY_INDEX_FLAG for offset in offsets) if EMPTY_INDEX_FLAG in offsets
-                 else _NONE_EMPTY.get(len(offsets)) or _NONE_EMPTY.setdefault(len(offsets), (False,) * len(offsets)))
+                 else (False,) * len(offsets))
         key = (lf.file.schema_id, pairs, empty)
         verdicts = shapes.get(key)
         if verdicts is None:
@@ -185,7 +182,7 @@ def _census_table(table, shown: list[LiveFile], patterns: list, file_pattern: li
         [m.file_name for m in metas]), strict=True))
     # the patterns' rows, flat: pattern p's r-th row is row pattern_start[p] + r
     p_len = np.fromiter((len(at) for _, at, _ in patterns), np.int64, len(patterns))
-    p_start = np.concatenate([[0], np.cumsum(p_len)[:-1]]).astype(np.int64)
+    p_start = _starts(p_len)
     p_at, p_column, p_kind, p_empty, p_error, p_readable = [], [], [], [], [], []
     for v, at, why in patterns:
         p_at.extend(at)
@@ -204,10 +201,10 @@ def _census_table(table, shown: list[LiveFile], patterns: list, file_pattern: li
     pattern = np.asarray(file_pattern, np.int64)
     n_rows = p_len[pattern]
     file_of_row = np.repeat(np.arange(len(pattern), dtype=np.int64), n_rows)
-    row_start = np.concatenate([[0], np.cumsum(n_rows)[:-1]]).astype(np.int64)
+    row_start = _starts(n_rows)
     r = np.arange(int(n_rows.sum()), dtype=np.int64) - np.repeat(row_start, n_rows)
     pattern_row = p_start[pattern[file_of_row]] + r
-    entry_base = np.concatenate([[0], np.cumsum(np.asarray(entries, np.int64))[:-1]]).astype(np.int64)
+    entry_base = _starts(np.asarray(entries, np.int64))
     readable = np.asarray(p_readable, bool)[pattern_row]
     entry = np.where(readable, entry_base[file_of_row] + np.asarray(p_at, np.int64)[pattern_row], 0)
     spans = np.asarray(spans_flat or [0, 0], np.int64).reshape(-1, 2)  # (offset, length) per head entry
@@ -229,6 +226,11 @@ def _census_table(table, shown: list[LiveFile], patterns: list, file_pattern: li
          for f in FILE_INDEXES], schema=FILE_INDEXES)
 
 
+def _starts(counts: np.ndarray) -> np.ndarray:
+    """Where each run of ``counts`` starts when the runs are laid end to end."""
+    return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+
+
 def unusable_rows(census: pa.Table) -> pa.Table:
     """The rows of a ``$file_indexes`` census that ``errors_only`` keeps: an ``error`` (an
     unreadable container among them), or a kind that is not a file index."""
@@ -244,9 +246,7 @@ def snapshot_census(table, snapshot_id: int | None = None, progress: Progress | 
     if sample is None:
         snap = table.snapshot(snapshot_id)
         if snap is not None:
-            return table.derived(("view", "file_indexes", snap.id),
-                                 lambda: file_indexes(table, snap.id, progress=progress),
-                                 weight=lambda result: result.num_rows)
+            return kept_view(table, "file_indexes", snap.id, lambda: file_indexes(table, snap.id, progress=progress))
     return file_indexes(table, snapshot_id, progress=progress, sample=sample)
 
 

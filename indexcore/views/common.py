@@ -65,6 +65,12 @@ def partition_text_cached(values: tuple, types: list[DataType]) -> str:
     return hit
 
 
+def kept_view(table, name: str, snapshot_id: int, build: Callable[[], pa.Table]) -> pa.Table:
+    """``build()`` of the view ``name`` of snapshot ``snapshot_id``, kept on the table (weighed by
+    its rows) under the one key every caller of that view shares."""
+    return table.derived(("view", name, snapshot_id), build, weight=lambda result: result.num_rows)
+
+
 def partition_labels(files: Sequence[LiveFile], types: list[DataType]) -> list[str]:
     """:func:`partition_text` of each file's partition, each distinct partition rendered once
     (tens of thousands of files share a few hundred partitions)."""
