@@ -16,7 +16,7 @@ APP_DIR = Path(__file__).resolve().parent
 if str(APP_DIR) not in sys.path:
     sys.path.insert(0, str(APP_DIR))
 
-from indexcore.tuning import tune_gc  # noqa: E402
+from indexcore.config import tune_gc  # noqa: E402
 from pages.common import sidebar  # noqa: E402
 
 tune_gc()  # a 50,000-file table is millions of long-lived objects: collect them in larger passes

@@ -21,9 +21,9 @@ import pyarrow as pa
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from indexcore.evaluate.advise import advise  # noqa: E402
-from indexcore.evaluate.explain import explain  # noqa: E402
-from indexcore.evaluate.workload import parse_workload, scans  # noqa: E402
+from indexcore.analysis.advise import advise  # noqa: E402
+from indexcore.analysis.workload import parse_workload, scans  # noqa: E402
+from indexcore.scan.explain import explain  # noqa: E402
 from indexcore.warehouse import Warehouse  # noqa: E402
 from indexcore.write import TableWriter, make_schema  # noqa: E402
 

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 import indexcore  # noqa: E402
 from indexcore.cli import main as cli  # noqa: E402
-from indexcore.evaluate import metrics  # noqa: E402
+from indexcore.frames import metrics  # noqa: E402
 from indexcore.views import view  # noqa: E402
 from indexcore.write import TableWriter, make_schema  # noqa: E402
 

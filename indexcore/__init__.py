@@ -4,7 +4,7 @@
 ``python -m indexcore``.
 """
 
-from .errors import (
+from indexcore.errors import (
     CorruptFileError,
     IndexCoreError,
     PredicateError,
@@ -23,6 +23,9 @@ def open_warehouse(url, **kwargs):
 
     ``allowed_roots`` limits which paths may be read; ``storage_options`` go to fsspec.
     """
-    from .warehouse import Warehouse
+    # lazy: ``import indexcore.formats`` (Spark workers, the codecs) stays light; importing
+    # analysis registers the derived views ($health, $global_indexes, ...) for views.view()
+    import indexcore.analysis  # noqa: F401
+    from indexcore.warehouse import Warehouse
 
     return Warehouse(url, **kwargs)

@@ -3,10 +3,10 @@
 import pandas as pd
 import streamlit as st
 
-from indexcore import figures
+from indexcore.analysis.advise import DEFAULT_SAMPLE, advice_summary, advise
+from indexcore.analysis.workload import parse_workload
 from indexcore.errors import IndexCoreError
-from indexcore.evaluate.advise import DEFAULT_SAMPLE, advice_summary, advise
-from indexcore.evaluate.workload import parse_workload
+from indexcore.frames import figures
 from pages.common import context, fmt_bytes, guard, need_table, progress_callback, show_frame
 
 st.title("Advisor")

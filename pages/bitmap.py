@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from indexcore import figures
-from indexcore.evaluate.metrics import top_values
+from indexcore.frames import figures
+from indexcore.frames.metrics import top_values
 from pages.common import (
     context,
     decode_sample,

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from indexcore import figures
+from indexcore.frames import figures
 from pages.common import (
     context,
     decode_sample,

@@ -2,7 +2,7 @@
 
 Nothing here decodes anything: it opens a warehouse with :func:`indexcore.open_warehouse`,
 keeps the session's choice as ONE :class:`Selection` record in ``st.session_state`` and caches
-:mod:`indexcore.views` tables (as frames) and :mod:`indexcore.evaluate.metrics` frames per
+:mod:`indexcore.views` tables (as frames) and :mod:`indexcore.frames.metrics` frames per
 warehouse URL, table (with its branch) and snapshot.
 """
 
@@ -23,10 +23,11 @@ import streamlit as st
 
 import indexcore
 from indexcore import views
+from indexcore.analysis import health
+from indexcore.cache import env_int as _env_int
 from indexcore.errors import IndexCoreError
-from indexcore.evaluate import health, metrics
+from indexcore.frames import metrics
 from indexcore.io import parse_storage_options
-from indexcore.io.cache import env_int as _env_int
 
 APP_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_WAREHOUSE = APP_DIR / "sample_warehouse"
@@ -403,7 +404,7 @@ def index_columns(ctx: Context, index_types: tuple[str, ...]) -> list[str]:
 
 def unusable_files(ctx: Context, index_types: tuple[str, ...]) -> pd.DataFrame:
     """Files of the picked snapshot whose file index of one of ``index_types`` (or whole index file)
-    could not be used, and why (:func:`indexcore.evaluate.health.unusable_files`), plus the unreadable
+    could not be used, and why (:func:`indexcore.analysis.health.unusable_files`), plus the unreadable
     manifests that hide files from every page (:func:`unreadable_parts`)."""
     # the census when this run has it; else only its unusable rows (the same heads, a fraction of the rows)
     census = ctx.view("file_indexes") if ctx.has_view("file_indexes") else ctx.view("file_indexes", errors_only=True)
@@ -419,7 +420,7 @@ def _unusable_index_files(url: str, roots: tuple[str, ...], table: str, snapshot
 
 def unusable_index_files(ctx: Context, kinds: tuple[str, ...]) -> pd.DataFrame:
     """Index-manifest files (HASH, global indexes) of the picked snapshot that could not be used, and
-    why (:func:`indexcore.evaluate.health.unusable_index_files`), plus :func:`unreadable_parts`."""
+    why (:func:`indexcore.analysis.health.unusable_index_files`), plus :func:`unreadable_parts`."""
     return pd.concat([_unusable_index_files(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, kinds, ctx.options),
                       unreadable_parts(ctx)[health.UNUSABLE_COLUMNS]], ignore_index=True)
 

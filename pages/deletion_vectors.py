@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from indexcore import figures
-from indexcore.evaluate.metrics import compaction_hint, dv_by_bucket
+from indexcore.frames import figures
+from indexcore.frames.metrics import compaction_hint, dv_by_bucket
 from pages.common import (
     context,
     guard,

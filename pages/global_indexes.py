@@ -3,9 +3,9 @@ its keys, and the files and rows a WHERE condition keeps through it."""
 
 import streamlit as st
 
-from indexcore import figures
-from indexcore.evaluate import global_index as gi
-from indexcore.evaluate.health import GLOBAL_INDEX
+from indexcore.analysis import coverage as gi
+from indexcore.analysis.health import GLOBAL_INDEX
+from indexcore.frames import figures
 from pages.common import (
     context,
     guard,

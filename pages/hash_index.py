@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from indexcore import figures
-from indexcore.evaluate.metrics import hash_balance
+from indexcore.frames import figures
+from indexcore.frames.metrics import hash_balance
 from indexcore.warehouse.model import HASH
 from pages.common import context, guard, need_table, show_frame, show_unusable, unusable_index_files
 

@@ -5,9 +5,9 @@ import datetime as dt
 import pandas as pd
 import streamlit as st
 
-from indexcore import figures
 from indexcore.errors import IndexCoreError
 from indexcore.expr import Leaf, conjuncts, literal_to_sql, parse_where
+from indexcore.frames import figures
 from indexcore.types import INTEGER_ROOTS, DataType, from_text_or_python, to_python
 from pages.common import (
     context,

@@ -10,9 +10,9 @@ import traceback
 import pandas as pd
 import streamlit as st
 
-from indexcore import figures
 from indexcore.errors import IndexCoreError
-from indexcore.evaluate.metrics import UNPARTITIONED
+from indexcore.frames import figures
+from indexcore.frames.metrics import UNPARTITIONED
 from pages.common import MASTER_KEY, context, guard, need_table, show_frame
 
 JOBS = {"evaluate": "ground truth: which rows match, and which files the indexes keep",

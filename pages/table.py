@@ -5,8 +5,8 @@ import datetime as dt
 import pandas as pd
 import streamlit as st
 
-from indexcore import figures
-from indexcore.evaluate.metrics import FILE_INDEX_TYPES
+from indexcore.frames import figures
+from indexcore.frames.metrics import FILE_INDEX_TYPES
 from pages.common import (
     SNAPSHOT_KEY,
     context,
@@ -44,7 +44,7 @@ with guard("Overview"):
                   "table_unusable")
 
 with guard("Health"):  # one summary: score, key metrics, items linked to the page explaining each
-    from indexcore.evaluate.health import table_health
+    from indexcore.analysis.health import table_health
     from pages.common import health_item, open_warehouse
 
     @st.cache_data(show_spinner="Checking health…", max_entries=64)
@@ -148,7 +148,7 @@ with tab_files, guard("Files"):
 
 with tab_stats, guard("Column statistics"):
     needs("Overview", files)
-    from indexcore.evaluate.stats import file_stats_frame
+    from indexcore.scan.stats import file_stats_frame
     from pages.common import open_warehouse
 
     @st.cache_data(show_spinner="Reading statistics…", max_entries=32)

@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from indexcore import figures
-from indexcore.evaluate import health
+from indexcore.analysis import health
+from indexcore.frames import figures
 from pages.common import (
     context,
     fmt_bytes,

@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from indexcore import figures
-from indexcore.commands.probe import parse_options
+from indexcore.config import parse_pairs
 from indexcore.errors import IndexCoreError
-from indexcore.evaluate.metrics import FILE_INDEX_TYPES, supported_index_types, whatif_frames
 from indexcore.formats import check_writer_options
+from indexcore.frames import figures
+from indexcore.frames.metrics import FILE_INDEX_TYPES, supported_index_types, whatif_frames
 from pages.common import (
     context,
     fmt_bytes,
@@ -120,7 +120,7 @@ with guard("Hypothetical index"):
     raw_options = c3.text_input("Options (k=v, comma-separated)", key="hyp_options",
                                 placeholder="items=10000, fpp=0.01 | version=1 | index-block-size=4kb")
     try:
-        options = parse_options([part for part in raw_options.split(",") if part.strip()])
+        options = parse_pairs([part for part in raw_options.split(",") if part.strip()], "an index option")
         check_writer_options(index_type, options, schema.field(column).type)
     except IndexCoreError as exc:
         st.error(f"Options: {exc}")
@@ -128,7 +128,7 @@ with guard("Hypothetical index"):
     key = (ctx.url, ctx.table_name, ctx.snapshot_id, column, index_type, tuple(sorted((options or {}).items())))
     if st.button("Build in memory", key="hyp_build", disabled=options is None,
                  help="Fix the options first" if options is None else None):
-        from indexcore.evaluate.whatif import build_hypothetical_index
+        from indexcore.analysis.whatif import build_hypothetical_index
 
         update, bar = progress_callback("Building")
         hyp = build_hypothetical_index(ctx.table, column, index_type, options, snapshot_id=ctx.snapshot_id,

@@ -513,10 +513,10 @@ def _cli(argv: list[str]) -> int:
 
 def single_exercise(meta: dict) -> Callable[[bytes], None]:
     """What probing a single index blob does: open, every predicate, summaries, top-N."""
-    from indexcore.evaluate import blob_predicate
     from indexcore.expr import predicate_from_json
     from indexcore.formats.base import REMAIN
     from indexcore.io import BytesSource
+    from indexcore.scan import blob_predicate
     from indexcore.types import parse_type
 
     dtype = parse_type(meta["column"]["type"])
@@ -694,8 +694,8 @@ def preload() -> None:
     import pyarrow.parquet  # noqa: F401
 
     import indexcore.cli
-    import indexcore.evaluate.explain  # noqa: F401
     import indexcore.formats  # noqa: F401
+    import indexcore.scan.explain  # noqa: F401
 
     indexcore.cli.build_parser()
     events = SAMPLE / "demo.db" / "events"

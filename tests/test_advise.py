@@ -21,11 +21,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from indexcore.analysis.advise import advise, index_inventory
+from indexcore.analysis.workload import parse_workload, scans
 from indexcore.cli import main
 from indexcore.errors import PredicateError
-from indexcore.evaluate.advise import advise, index_inventory
-from indexcore.evaluate.explain import explain
-from indexcore.evaluate.workload import parse_workload, scans
+from indexcore.scan.explain import explain
 from indexcore.warehouse import Warehouse
 from indexcore.write import TableWriter, make_schema
 
@@ -224,7 +224,7 @@ def test_advisor_page_and_table_health(monkeypatch, open_page):
     monkeypatch.setenv("INDEXCORE_WAREHOUSE", str(sample))
     monkeypatch.delenv("INDEXCORE_ALLOWED_ROOTS", raising=False)
     at = open_page("table", "demo.faulty")
-    from indexcore.evaluate.health import table_health
+    from indexcore.analysis.health import table_health
 
     h = table_health(Warehouse(str(sample)).table("demo.faulty"))
     labels = {m.label: m.value for m in at.metric}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import indexcore
-from indexcore.evaluate import metrics
+from indexcore.frames import metrics
 from indexcore.views import view
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -371,7 +371,7 @@ def test_spark_page_runs_evaluate(wh_path, overview, monkeypatch):
         pytest.skip("Spark needs Java")
     from streamlit.testing.v1 import AppTest
 
-    from indexcore.evaluate.explain import explain
+    from indexcore.scan.explain import explain
 
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     name = str(overview.sort_values(["files", "rows"]).iloc[0]["table"])
@@ -620,7 +620,7 @@ def test_dv_page_lists_files_whose_dv_file_is_missing(tmp_path, monkeypatch):
 
 def test_prune_counts_keeps_no_index_apart():
     """A file without the index is not "kept by" it: the figure counts it in its own "no index" part."""
-    from indexcore import figures
+    from indexcore.frames import figures
 
     sample = ROOT / "sample_warehouse"
     if not (sample / "demo.db" / "events").is_dir():
@@ -673,7 +673,7 @@ def test_count_axes_have_whole_number_ticks():
     """Small counts (files, rows, keys, filters) tick 0, 1, 2... never 0.5."""
     import pandas as pd
 
-    from indexcore import figures
+    from indexcore.frames import figures
 
     sample = ROOT / "sample_warehouse"
     if not (sample / "demo.db" / "faulty").is_dir():
@@ -708,14 +708,14 @@ def test_what_if_validates_options_and_keeps_its_button(wh_path, overview):
     at.text_input(key="hyp_options").set_value("items=100, fpp=0.01").run()
     _no_failure(at)
     assert not at.button(key="hyp_build").disabled
-    for raw, message in (("items", "--option needs KEY=VALUE, got 'items'"),
+    for raw, message in (("items", "an index option needs KEY=VALUE, got 'items'"),
                          ("items=100, chunk-size=4kb", "bloom-filter does not take chunk-size; it takes items, fpp")):
         at.text_input(key="hyp_options").set_value(raw).run()
         assert not at.exception
         assert [e.value for e in at.error] == [f"Options: {message}"]
         assert at.button(key="hyp_build").disabled, "the button stays, disabled until the options are fixed"
+    from indexcore.analysis.whatif import build_hypothetical_index
     from indexcore.errors import IndexCoreError
-    from indexcore.evaluate.whatif import build_hypothetical_index
 
     with pytest.raises(IndexCoreError, match="bsi does not take items; it takes no options"):
         build_hypothetical_index(table, table.schema().field_names[0], "bsi", {"items": "10"})
@@ -742,7 +742,7 @@ def _parquet_stats(path: str, column: str) -> tuple:
 
 
 def test_what_if_shows_the_whole_cost_and_the_stats_of_each_decision(wh_path, overview):
-    from indexcore.evaluate.explain import explain
+    from indexcore.scan.explain import explain
     from pages.common import fmt_bytes
 
     name = _table_with(overview, "bitmap")
@@ -763,8 +763,8 @@ def test_what_if_shows_the_whole_cost_and_the_stats_of_each_decision(wh_path, ov
     cost = _frame_with(at, "stage", "bytes_skipped", "index_bytes")
     assert list(cost["stage"]) == list(ex.funnel)
     assert list(cost["bytes"]) == [v["bytes"] for v in ex.funnel.values()]
-    from indexcore import figures
-    from indexcore.evaluate.metrics import funnel_frame
+    from indexcore.frames import figures
+    from indexcore.frames.metrics import funnel_frame
 
     fig = figures.funnel_cost(funnel_frame(ex.funnel), size_text=fmt_bytes)
     assert [list(t.x) for t in fig.data] == [[v["files"] for v in ex.funnel.values()],
@@ -787,8 +787,8 @@ def test_what_if_shows_the_whole_cost_and_the_stats_of_each_decision(wh_path, ov
 
 
 def test_what_if_compares_bytes_and_rows_skipped_before_and_after(wh_path, overview):
-    from indexcore.evaluate.metrics import whatif_frames
-    from indexcore.evaluate.whatif import build_hypothetical_index
+    from indexcore.analysis.whatif import build_hypothetical_index
+    from indexcore.frames.metrics import whatif_frames
     from pages.common import fmt_bytes
 
     name = _table_with(overview, "bitmap")

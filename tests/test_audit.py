@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from indexcore import open_warehouse
-from indexcore.evaluate.audit import (
+from indexcore.analysis.audit import (
     ERROR,
     OK,
     Check,
@@ -213,10 +213,10 @@ def test_vectorized_bloom_test_equals_reader(type_sql: str) -> None:
     """The audit's batch hashing and probing answer as the bloom-filter reader, value by value."""
     import random
 
-    from indexcore.evaluate.audit import _Column, bloom_contains
+    from indexcore.analysis.audit import _Column, bloom_contains
     from indexcore.formats import new_writer, open_reader
     from indexcore.io import BytesSource
-    from indexcore.warehouse.values import from_internal, to_internal
+    from indexcore.types.values import from_internal, to_internal
 
     dtype = parse_type(type_sql)
     rnd = random.Random(11)

@@ -180,7 +180,7 @@ def test_probe_corrupt_file_exit_2(golden: Path, tmp_path: Path) -> None:
 
 
 def test_parse_schema_keeps_commas_in_types() -> None:
-    from indexcore.commands.probe import parse_schema
+    from indexcore.cli.commands.probe import parse_schema
 
     schema = parse_schema("k INT, `odd name` DECIMAL(10, 2), m MAP<STRING, INT>, t TIMESTAMP(3) WITH LOCAL TIME ZONE")
     assert list(schema) == ["k", "odd name", "m", "t"]

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from indexcore.analysis.check import check, parse_rules
+from indexcore.analysis.diff import diff, pruning
+from indexcore.analysis.workload import parse_workload
 from indexcore.cli import main
 from indexcore.errors import PredicateError
-from indexcore.evaluate.check import check, parse_rules
-from indexcore.evaluate.diff import diff, pruning
-from indexcore.evaluate.metrics import dv_by_bucket
-from indexcore.evaluate.workload import parse_workload
+from indexcore.frames.metrics import dv_by_bucket
 from indexcore.views import view
 from indexcore.warehouse import Warehouse
 

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from pyroaring import BitMap
 
-from indexcore.evaluate import FileIndexPredicate, blob_predicate, evaluate_blob
 from indexcore.expr import Leaf, predicate_from_json
 from indexcore.formats import FILE_INDEX_TYPES
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
 from indexcore.formats.container import read_container
 from indexcore.io import BytesSource, open_file
+from indexcore.scan import FileIndexPredicate, blob_predicate, evaluate_blob
 from indexcore.types import parse_type
 
 GOLDEN = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance" / "golden"

@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 from pyroaring import BitMap
 
-from indexcore.evaluate.explain import (
+from indexcore.formats import new_writer
+from indexcore.formats.base import REMAIN, SKIP, BitmapResult
+from indexcore.formats.container import write_container
+from indexcore.scan.explain import (
     FUNNEL_KEYS,
     Decision,
     FileDecision,
@@ -28,9 +31,6 @@ from indexcore.evaluate.explain import (
     funnel,
     read_path_result,
 )
-from indexcore.formats import new_writer
-from indexcore.formats.base import REMAIN, SKIP, BitmapResult
-from indexcore.formats.container import write_container
 from indexcore.warehouse import Warehouse
 from indexcore.warehouse.data import read_table
 
@@ -168,8 +168,8 @@ def test_kept_indexes_decide_as_fresh_ones(warehouse, name, monkeypatch):
     """``kept`` (the predicate suggestion's trials: heads and readers kept on the table) decides
     every file as reading each container afresh does; asked again, it reads no container head
     and opens no reader."""
-    from indexcore.evaluate.explain import explain_files
     from indexcore.formats import container
+    from indexcore.scan.explain import explain_files
     from indexcore.warehouse.table import Table
 
     opened = []
@@ -457,7 +457,7 @@ def test_unreadable_index_is_a_problem_not_an_error(conformance, tmp_path, damag
     assert f.problems and f.problems[0].path == str(index_path)
     assert ex.problems == list(f.problems)
     assert f.matching_rows == 2 and ex.violations == []
-    from indexcore.evaluate.explain import explain_files
+    from indexcore.scan.explain import explain_files
 
     (kept,) = explain_files(table, "f0 = 'Bob'", table.plan().files, kept=True).files
     assert kept.index_decision is REMAIN and kept.read and kept.problems[0].path == str(index_path)
@@ -509,7 +509,7 @@ def test_to_frame_and_json(warehouse):
 
 def test_wrong_stats_are_a_violation_naming_the_column(warehouse, monkeypatch):
     """Stats that claim f0 only holds 'Zed' prune a file with two 'Bob' rows: flagged on f0."""
-    import indexcore.evaluate.explain as module
+    import indexcore.scan.explain as module
 
     real = module.stats_map
 
@@ -651,7 +651,7 @@ def test_cost_adds_up_on_every_table(conformance):
     """On the sample and every conformance table: read + skipped = what the stage before kept,
     for files, rows and data bytes, under a predicate that prunes (the What-if page's suggestion)."""
     from indexcore.errors import IndexCoreError
-    from indexcore.evaluate.metrics import suggest_predicate
+    from indexcore.frames.metrics import suggest_predicate
 
     checked = pruned = 0
     for root in _warehouses(conformance):
@@ -737,8 +737,8 @@ def test_cli_json_files_carry_stats_and_cost(conformance):
 
 def test_pruning_index_types_follow_file_index_folding():
     """An index kind can skip a file only where FileIndexPredicate's folding lets its answer through."""
-    from indexcore.evaluate.explain import pruning_index_types
     from indexcore.expr import parse_where
+    from indexcore.scan.explain import pruning_index_types
     from indexcore.types import parse_type
 
     row = {"c": parse_type("STRING"), "u": parse_type("INT"), "n": parse_type("INT")}

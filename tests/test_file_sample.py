@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import indexcore
-from indexcore.evaluate import metrics
+from indexcore.frames import metrics
 from indexcore.views import view
 from indexcore.warehouse import file_sample
 from indexcore.warehouse.file_sample import decode_sample, sample_files

@@ -20,14 +20,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from row_oracle import predicate_on_row, row_test
 
-from indexcore.evaluate.stats import test_predicate_on_stats as stats_may_match
 from indexcore.expr import LEAF_FUNCTIONS, Compound, Leaf, java_compare, negate
 from indexcore.expr import leaves as all_leaves
 from indexcore.expr import rows as data
 from indexcore.expr.rows import filter_table, mask, row_matches, rows_matching
+from indexcore.scan.stats import test_predicate_on_stats as stats_may_match
 from indexcore.types import DataField, Timestamp, parse_type
+from indexcore.types.values import from_internal, to_internal
 from indexcore.warehouse.model import TableSchema
-from indexcore.warehouse.values import from_internal, to_internal
 
 TYPES = ("TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "STRING", "BYTES", "BOOLEAN",
          "DATE", "TIME", "TIMESTAMP(3)", "TIMESTAMP(6)", "TIMESTAMP(9)",

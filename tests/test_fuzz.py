@@ -22,11 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from indexcore.errors import IndexCoreError
-from indexcore.evaluate import FileIndexPredicate
 from indexcore.expr import predicate_from_json
 from indexcore.formats.container import read_container
 from indexcore.formats.deletion_vector import scan_deletion_vector_file
 from indexcore.io import BytesSource
+from indexcore.scan import FileIndexPredicate
 from indexcore.types import parse_type
 
 CONFORMANCE = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from test_app import _metric, _no_failure
 
-from indexcore.evaluate import global_index as gi
+from indexcore.analysis import coverage as gi
 from indexcore.io import Storage
 from indexcore.warehouse.table import Table
 

@@ -1,4 +1,4 @@
-"""Health at a glance (:mod:`indexcore.evaluate.health`), its ``$health`` view, the ``health`` CLI and
+"""Health at a glance (:mod:`indexcore.analysis.health`), its ``$health`` view, the ``health`` CLI and
 the Warehouse page: on the sample warehouse, on Paimon-written conformance warehouses and on a
 52-table warehouse written by our own writer (with a missing DV file, a missing and a corrupt
 ``.index`` file)."""
@@ -16,8 +16,8 @@ import pyarrow as pa
 import pytest
 
 import indexcore
+from indexcore.analysis import health as H
 from indexcore.cli import main
-from indexcore.evaluate import health as H
 from indexcore.formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, items_for_fpp, optimal_bits
 from indexcore.views import view
 from indexcore.write import TableWriter, make_schema
@@ -158,7 +158,7 @@ def test_bloom_with_more_distinct_keys_than_items_is_over_fpp(tmp_path):
 
 def test_advisor_judges_blooms_by_the_same_rule(tmp_path):
     """One rule: the advisor's verdict and suggested ``items`` are table health's for the column."""
-    from indexcore.evaluate.advise import advise
+    from indexcore.analysis.advise import advise
 
     _bloom_table(tmp_path, "db.big", {}, rows=8)
     _bloom_table(tmp_path, "db.few", {"file-index.bloom-filter.name.items": "10"}, rows=300)

@@ -1,4 +1,4 @@
-"""The explorer's frames (indexcore.views and indexcore.evaluate.metrics) against Paimon-written warehouses.
+"""The explorer's frames (indexcore.views and indexcore.frames.metrics) against Paimon-written warehouses.
 
 Expected numbers come from an independent path: the Parquet data files read with pyarrow,
 the deletion vectors decoded one by one, and the index blobs Paimon wrote.
@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import indexcore
-from indexcore.evaluate import metrics
 from indexcore.formats import bloom
+from indexcore.frames import metrics
 from indexcore.views import indexes as index_views
 from indexcore.views import view
 
@@ -84,7 +84,7 @@ def test_dv_trend_follows_snapshots(warehouse):
 @pytest.mark.parametrize("name", [BITMAP_V1, BITMAP_V2, BLOOM])
 def test_bitmap_cardinalities_match_data(warehouse, name):
     table = warehouse.table(name)
-    columns = sorted({c for c, t in metrics.configured_indexes(table.schema()) if t == "bitmap"})
+    columns = sorted({c for c, t in table.schema().core_options.configured_indexes() if t == "bitmap"})
     assert columns
     for column in columns:
         values = frame(table, "bitmap_values", column=column)
@@ -227,7 +227,7 @@ def _all_tables(conformance):
 def test_suggested_predicate_prunes_and_matches(conformance):
     """The What-if default: where it claims to prune, explain agrees, and the data (read back
     by explain's verification) holds matching rows, so the value exists in the table."""
-    from indexcore.evaluate.explain import explain
+    from indexcore.scan.explain import explain
 
     pruning = 0
     for table in _all_tables(conformance):
@@ -250,7 +250,7 @@ def test_suggestion_is_the_best_candidate_and_stops_at_one_row_of_one_file(confo
     """Every candidate explained alone, the fewest files then rows that still select a row wins,
     as the suggestion says; and its search ends at a candidate reading one row of one file
     (nothing after it can do better), explaining no candidate past it."""
-    from indexcore.evaluate import explain as explain_module
+    from indexcore.scan import explain as explain_module
 
     calls = []
     real = explain_module.explain_files
@@ -313,7 +313,7 @@ def test_supported_index_types_follow_writers(warehouse):
 def test_figures_dv_axis_and_hash_target():
     import pandas as pd
 
-    from indexcore import figures
+    from indexcore.frames import figures
 
     trend = pd.DataFrame({"snapshot_id": [1, 2, 3], "row_count": [10, 10, 8], "deleted": [0, 4, 2],
                           "density": [0.0, 0.4, 0.25], "dv_files": [0, 1, 1]})
@@ -333,7 +333,7 @@ def test_every_figure_has_title_axes_and_hover():
     and hover text that names the numbers (not plotly's raw column names)."""
     if not SAMPLE.is_dir():
         pytest.skip("sample_warehouse/ is absent")
-    from indexcore import figures
+    from indexcore.frames import figures
 
     wh = indexcore.open_warehouse(str(SAMPLE))
     events, orders, users = (wh.table(f"demo.{n}") for n in ("events", "orders", "users"))

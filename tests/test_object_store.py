@@ -20,6 +20,7 @@ from pathlib import Path
 import fsspec
 import pytest
 
+from indexcore import views
 from indexcore.cli import main
 from indexcore.io import FileSource, Storage
 from indexcore.warehouse.catalog import Warehouse
@@ -161,14 +162,14 @@ def test_inspect_views_match_local(s3):
             tl, ts = wl.table(name), ws.table(name)
             for view in ("snapshots", "schemas", "manifests", "files", "file_indexes", "table_indexes",
                          "buckets", "partitions"):
-                got = getattr(ts.inspect, view)().to_pylist()
-                want = getattr(tl.inspect, view)().to_pylist()
+                got = getattr(views.inspect(ts), view)().to_pylist()
+                want = getattr(views.inspect(tl), view)().to_pylist()
                 assert _strip(got, local, url) == _strip(want, local, url), (name, view)
 
 
 def test_explain_prefetches_concurrently_and_reports_requests(s3):
     """On S3 the explain's walk reads from what was fetched in parallel; totals report requests."""
-    from indexcore.evaluate.explain import explain
+    from indexcore.scan.explain import explain
 
     options, whs = s3
     local, url = whs["sample"]

@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from indexcore import figures, open_warehouse
+from indexcore import open_warehouse
+from indexcore.frames import figures
 from indexcore.views import view
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
@@ -86,7 +87,7 @@ def test_pages_list_the_files_they_could_not_use(open_page, page):
 
 def test_an_index_on_another_column_keeps_no_file():
     """On ``event_time`` the BSI (on ``amount``) cannot skip a file: it counts as "no index", not as kept."""
-    from indexcore.evaluate import metrics
+    from indexcore.frames import metrics
 
     table = open_warehouse(str(SAMPLE)).table("demo.events")
     pruned = metrics.prune_by_sql(table, "event_time >= TIMESTAMP '2024-06-02 12:00:00'", ["range-bitmap", "bsi"])

@@ -16,7 +16,7 @@ import pytest
 from test_spark_pipeline import spark  # noqa: F401 - the session-wide local[2] Spark
 
 import indexcore
-from indexcore.sample_large import ORDER_BUCKETS, UPDATE_SHARE, shape
+from indexcore.spark.sample_large import ORDER_BUCKETS, UPDATE_SHARE, shape
 from indexcore.views import view
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -29,7 +29,7 @@ INDEX_KINDS = {"bitmap", "bloom-filter", "range-bitmap", "bsi"}
 
 @pytest.fixture(scope="module")
 def built(spark, tmp_path_factory):  # noqa: F811 - the imported fixture
-    from indexcore.sample_large import build_large
+    from indexcore.spark.sample_large import build_large
 
     root = tmp_path_factory.mktemp("large")
     calls = []

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import indexcore
-from indexcore.evaluate import metrics
+from indexcore.frames import metrics
 from indexcore.views import view
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,7 +103,7 @@ def _largest_table(root: Path):
 def test_suggestion_is_bounded_by_a_sample_and_says_so(monkeypatch):
     """Above ``SUGGEST_MAX_FILES`` live files the suggestion reads and explains a sample only,
     reports its size, and its numbers are explain's over exactly those files."""
-    from indexcore.evaluate.explain import explain, explain_files
+    from indexcore.scan.explain import explain, explain_files
 
     if not SAMPLE.is_dir():
         pytest.skip("sample_warehouse/ not built")
@@ -132,7 +132,7 @@ def _sample_wh():
 def test_figures_draw_at_most_the_cap_and_say_how_many_of_how_many(monkeypatch):
     """Per-file and per-group charts draw their top (or a sample) past the cap, and the title says
     "N of M"; below the cap they draw everything and say nothing."""
-    from indexcore import figures
+    from indexcore.frames import figures
 
     wh = _sample_wh()
     events, orders, users = wh.table("demo.events"), wh.table("demo.orders"), wh.table("demo.users")
@@ -170,7 +170,7 @@ def test_figures_draw_at_most_the_cap_and_say_how_many_of_how_many(monkeypatch):
 
 
 def test_capped_sample_keeps_both_ends():
-    from indexcore.figures import capped
+    from indexcore.frames.figures import capped
 
     frame = pd.DataFrame({"v": range(1000)})
     out, note = capped(frame, 7)
@@ -448,7 +448,7 @@ def test_each_container_head_is_read_once_for_a_pages_worth_of_views(conformance
     """``$file_indexes``, table health, the index inventory, the problems frame and the overview
     of one snapshot read each container head once; a second round reads no head again and the
     head-only views issue no storage request."""
-    from indexcore.evaluate import advise, health
+    from indexcore.analysis import advise, health
     from indexcore.warehouse.table import Table
 
     reads = collections.Counter()

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from indexcore import open_warehouse
+from indexcore.analysis.audit import OK, audit_file, audit_table
 from indexcore.errors import IndexCoreError
-from indexcore.evaluate.audit import OK, audit_file, audit_table
-from indexcore.evaluate.explain import explain
+from indexcore.scan.explain import explain
 
 pytest.importorskip("pyspark")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):

@@ -104,7 +104,7 @@ def test_pipeline_is_deterministic(spark, built, tmp_path):
 
 def test_new_sample_tables_rebuild_identically_and_read_back(spark, tmp_path):
     """The sample's DATE-partitioned and tagged/branched tables: same bytes every build, readable."""
-    from indexcore.sample import DEFAULT_SEED, build_daily_events, build_releases
+    from indexcore.spark.sample import DEFAULT_SEED, build_daily_events, build_releases
 
     roots = [str(tmp_path / "one"), str(tmp_path / "two")]
     for root in roots:

@@ -6,7 +6,7 @@ import gc
 import subprocess
 import sys
 
-from indexcore.tuning import GC_THRESHOLDS, tune_gc
+from indexcore.config import GC_THRESHOLDS, tune_gc
 
 
 def test_importing_indexcore_leaves_the_collector_alone():

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import indexcore
-from indexcore.evaluate import health as H
+from indexcore.analysis import health as H
 from indexcore.formats.hash_index import write_hash_index
 from indexcore.warehouse.global_index import global_index_files
 

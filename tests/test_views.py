@@ -148,8 +148,8 @@ def test_identifiers():
 
 def test_inspect_is_an_alias(parquet):
     table = parquet.table("pk_with_bitmap_dv.pk_with_bitmap_dv")
-    assert table.inspect.files().equals(views.view(table, "files"))
-    assert "bloom_filters" in dir(table.inspect)
+    assert views.inspect(table).files().equals(views.view(table, "files"))
+    assert "bloom_filters" in dir(views.inspect(table))
 
 
 def test_file_indexes_errors_only_is_the_census_unusable_rows(conformance, tmp_path):

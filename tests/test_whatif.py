@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from indexcore.analysis.whatif import build_hypothetical_index, evaluate_hypothetical
 from indexcore.errors import IndexCoreError
-from indexcore.evaluate.whatif import build_hypothetical_index, evaluate_hypothetical
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult
 from indexcore.formats.container import read_container
 from indexcore.paimon.options import CoreOptions

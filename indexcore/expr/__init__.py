@@ -10,7 +10,7 @@ visitors, SQL ``WHERE`` text parsed with sqlglot.
   from there (it reads Arrow columns through the warehouse value model).
 """
 
-from .functions import (
+from indexcore.expr.functions import (
     BETWEEN,
     EQUAL,
     GREATER_OR_EQUAL,
@@ -42,8 +42,9 @@ from .functions import (
     java_compare,
     leaf_function,
 )
-from .sql import literal_to_sql, parse_where, predicate_from_json, predicate_to_sql
-from .tree import (
+from indexcore.expr.literal import literal_to_sql
+from indexcore.expr.sql import parse_where, predicate_from_json
+from indexcore.expr.tree import (
     AND,
     OR,
     And,
@@ -57,6 +58,7 @@ from .tree import (
     disjuncts,
     leaves,
     negate,
+    predicate_to_sql,
     rename,
 )
 

@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from ..errors import PredicateError
+from indexcore.errors import PredicateError
 
 
 def java_compare(a: Any, b: Any) -> int:

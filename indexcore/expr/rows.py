@@ -19,7 +19,7 @@ the column can equal it):
 Null rows are masked out afterwards, so Arrow's null propagation never leaks. A column or
 literal with no key form is answered per value by the function's own ``test`` (the same
 rule, one value at a time): nested, VARIANT and BLOB columns, Arrow layouts other than the
-ones :func:`indexcore.warehouse.values.arrow_type` produces (date64, fixed-size binary,
+ones :func:`indexcore.types.values.arrow_type` produces (date64, fixed-size binary,
 decimal256, ...), literals whose Python type does not belong to the column's type (an int
 literal on a DOUBLE column is converted like Java; anything else is tested per value),
 Timestamp literals with nanos outside ``[0, 1e6)``, non-finite decimal literals and strings
@@ -39,8 +39,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import PredicateError
-from ..types import (
+from indexcore.errors import PredicateError
+from indexcore.expr.functions import FunctionVisitor
+from indexcore.expr.tree import Leaf, Predicate
+from indexcore.types import (
     BINARY_ROOTS,
     FLOAT_ROOTS,
     INTEGER_ROOTS,
@@ -49,8 +51,6 @@ from ..types import (
     DataType,
     Timestamp,
 )
-from .functions import FunctionVisitor
-from .tree import Leaf, Predicate
 
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 _NAN_KEY = 0x7FF8_0000_0000_0000
@@ -368,7 +368,7 @@ class _Columns:
     def per_value(self, leaf: Leaf) -> np.ndarray:
         """The leaf's function tested on each internal value (no key form for this column or literal)."""
         if leaf.field not in self.values:
-            from ..warehouse.values import to_internal  # the warehouse package imports this module
+            from indexcore.types.values import to_internal  # the warehouse package imports this module
             self.values[leaf.field] = to_internal(self.table.column(leaf.field), self.dtype(leaf.field))
         fn, literals = leaf.function, leaf.literals
         return np.fromiter((fn.test(v, literals) for v in self.values[leaf.field]), bool, self.table.num_rows)
@@ -408,7 +408,7 @@ def filter_table(table: pa.Table, predicate: Predicate | None, schema: Any) -> p
 def rows_matching(predicate: Predicate, rows: Sequence[Mapping[str, Any]], schema: Any) -> np.ndarray:
     """Per row of internal values (partition tuples, say; a missing field is NULL): does
     ``predicate`` hold? The rows become one Arrow table, evaluated like any other."""
-    from ..warehouse.values import from_internal  # the warehouse package imports this module
+    from indexcore.types.values import from_internal  # the warehouse package imports this module
     row_type = _row_type(schema)
     dtypes = {n: row_type.get(n) or DataType("BIGINT") for n in sorted(predicate.fields())}
     table = pa.table({n: from_internal([row.get(n) for row in rows], t) for n, t in dtypes.items()}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import decimal
 import math
-import re
 import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,10 +20,9 @@ import sqlglot
 from sqlglot import exp, tokens
 from sqlglot.dialects.dialect import Dialect
 
-from .. import types
-from ..errors import IndexCoreError, PredicateError
-from ..types import DataType
-from .functions import (
+from indexcore import types
+from indexcore.errors import IndexCoreError, PredicateError
+from indexcore.expr.functions import (
     BETWEEN,
     EQUAL,
     GREATER_OR_EQUAL,
@@ -38,62 +36,9 @@ from .functions import (
     LeafFunction,
     leaf_function,
 )
-from .tree import AND, COMPOUND_FUNCTIONS, OR, Compound, CompoundFunction, Leaf, Predicate
-
-
-def _quote_name(name: str) -> str:
-    return name if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", name) else "`" + name.replace("`", "``") + "`"
-
-
-def _non_finite_word(value: float) -> str:
-    return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-
-
-def literal_to_sql(value: Any, dtype: DataType | None = None) -> str:
-    """SQL text for an internal value; ``dtype`` gives DATE/TIME their typed form."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if dtype is not None and dtype.root == "DATE":
-        return f"DATE '{types.to_json_value(dtype, value)}'"
-    if dtype is not None and dtype.root == "TIME":
-        text = types.to_json_value(dtype, value) + (f".{value % 1000:03d}" if value % 1000 else "")
-        return f"TIME '{text}'"
-    if isinstance(value, decimal.Decimal):
-        return format(value, "f")
-    if isinstance(value, types.Timestamp):
-        text = str(value).replace("T", " ")
-        if dtype is not None and dtype.is_ltz:
-            return f"TIMESTAMP_LTZ '{text}'"
-        return f"TIMESTAMP '{text}'"
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            word = _non_finite_word(value)
-            kind = "FLOAT" if dtype is not None and dtype.root == "FLOAT" else "DOUBLE"
-            return f"CAST('{word}' AS {kind})"
-        return repr(value)
-    if isinstance(value, bytes):
-        return f"X'{value.hex()}'"
-    if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
-    return str(value)
-
-
-def predicate_to_sql(pred: Predicate, schema: Mapping[str, DataType] | None = None) -> str:
-    """A SQL ``WHERE`` text for a predicate; ``parse_where`` reads it back to the same tree."""
-    if isinstance(pred, Compound):
-        if not pred.children:
-            return "TRUE" if pred.function.empty else "FALSE"
-        joiner = f" {pred.function.word} "
-        parts = []
-        for child in pred.children:
-            text = predicate_to_sql(child, schema)
-            parts.append(f"({text})" if isinstance(child, Compound) and len(child.children) > 1 else text)
-        return joiner.join(parts)
-    dtype = (schema or {}).get(pred.field)
-    name = _quote_name(pred.field)
-    return pred.function.to_sql(name, [literal_to_sql(v, dtype) for v in pred.literals])
+from indexcore.expr.literal import non_finite_word
+from indexcore.expr.tree import AND, COMPOUND_FUNCTIONS, OR, Compound, CompoundFunction, Leaf, Predicate
+from indexcore.types import DataType
 
 
 def _resolve_field(name: str, schema: Mapping[str, DataType]) -> str:
@@ -304,7 +249,7 @@ def _coerce(dtype: DataType, lit: _Lit) -> Any:
     r = dtype.root
     if kind == "num" and isinstance(value, float) and r not in types.FLOAT_ROOTS:
         if not math.isfinite(value):
-            raise PredicateError(f"{what()}: {dtype.sql()} has no {_non_finite_word(value)} value")
+            raise PredicateError(f"{what()}: {dtype.sql()} has no {non_finite_word(value)} value")
         value = decimal.Decimal(repr(value))  # the double's shortest decimal text, like Java's toString
     if kind == "num":
         if r in types.INTEGER_ROOTS:

@@ -10,8 +10,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..errors import PredicateError
-from .functions import LeafFunction, leaf_function
+from indexcore.errors import PredicateError
+from indexcore.expr.functions import LeafFunction, leaf_function
+from indexcore.expr.literal import literal_to_sql, quote_name
+from indexcore.types import DataType
 
 
 class CompoundFunction:
@@ -98,7 +100,6 @@ class Leaf:
         return self.function.null_false(self.literals)
 
     def __str__(self) -> str:
-        from .sql import predicate_to_sql
         return predicate_to_sql(self)
 
 
@@ -126,7 +127,6 @@ class Compound:
         return Compound(self.function.negate(), tuple(c.negate() for c in self.children))
 
     def __str__(self) -> str:
-        from .sql import predicate_to_sql
         return predicate_to_sql(self)
 
 
@@ -190,3 +190,19 @@ def rename(pred: Predicate, names: Mapping[str, str]) -> Predicate:
     if isinstance(pred, Leaf):
         return Leaf(pred.function, names.get(pred.field, pred.field), pred.literals)
     return Compound(pred.function, tuple(rename(c, names) for c in pred.children))
+
+
+def predicate_to_sql(pred: Predicate, schema: Mapping[str, DataType] | None = None) -> str:
+    """A SQL ``WHERE`` text for a predicate; ``parse_where`` reads it back to the same tree."""
+    if isinstance(pred, Compound):
+        if not pred.children:
+            return "TRUE" if pred.function.empty else "FALSE"
+        joiner = f" {pred.function.word} "
+        parts = []
+        for child in pred.children:
+            text = predicate_to_sql(child, schema)
+            parts.append(f"({text})" if isinstance(child, Compound) and len(child.children) > 1 else text)
+        return joiner.join(parts)
+    dtype = (schema or {}).get(pred.field)
+    name = quote_name(pred.field)
+    return pred.function.to_sql(name, [literal_to_sql(v, dtype) for v in pred.literals])

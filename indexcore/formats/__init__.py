@@ -8,10 +8,17 @@ from __future__ import annotations
 
 import importlib
 
-from ..errors import IndexCoreError, UnsupportedError
-from ..io import ByteSource
-from ..types import DataType
-from .base import REMAIN, SKIP, BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter
+from indexcore.errors import IndexCoreError, UnsupportedError
+from indexcore.formats.base import (
+    REMAIN,
+    SKIP,
+    BitmapResult,
+    FileIndexReader,
+    FileIndexResult,
+    FileIndexWriter,
+)
+from indexcore.io import ByteSource
+from indexcore.types import DataType
 
 # Paimon index type name -> (module, reader class, writer class)
 FILE_INDEX_TYPES: dict[str, tuple[str, str, str]] = {
@@ -20,6 +27,9 @@ FILE_INDEX_TYPES: dict[str, tuple[str, str, str]] = {
     "range-bitmap": ("range_bitmap", "RangeBitmapReader", "RangeBitmapWriter"),
     "bsi": ("bsi", "BsiReader", "BsiWriter"),
 }
+
+# Paimon's file index type names, in the order every listing uses
+FILE_INDEX_ORDER: tuple[str, ...] = tuple(FILE_INDEX_TYPES)
 
 # Paimon index type name -> the per-index options its writer reads
 # (``file-index.<type>.<column>.<option>`` in table options)
@@ -79,5 +89,17 @@ def new_writer(index_type: str, dtype: DataType, options: dict[str, str] | None 
         raise UnsupportedError(f"{index_type} options {options}: {exc}") from exc
 
 
-__all__ = ["FILE_INDEX_TYPES", "READER_OPTIONS", "WRITER_OPTIONS", "check_writer_options", "open_reader", "new_writer", "FileIndexReader", "FileIndexWriter",
+__all__ = ["FILE_INDEX_ORDER", "FILE_INDEX_TYPES", "supported_index_types", "READER_OPTIONS", "WRITER_OPTIONS", "check_writer_options", "open_reader", "new_writer", "FileIndexReader", "FileIndexWriter",
            "FileIndexResult", "BitmapResult", "REMAIN", "SKIP"]
+
+
+def supported_index_types(dtype: DataType) -> list[str]:
+    """The file index types that can be built on a column of ``dtype`` (their writers accept it)."""
+    out = []
+    for index_type in FILE_INDEX_ORDER:
+        try:
+            new_writer(index_type, dtype, {})
+        except IndexCoreError:
+            continue
+        out.append(index_type)
+    return out

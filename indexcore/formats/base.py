@@ -14,10 +14,10 @@ from typing import Any, NoReturn
 
 from pyroaring import BitMap
 
-from ..errors import CorruptFileError, UnsupportedError
-from ..expr.functions import FunctionVisitor
-from ..expr.tree import Leaf
-from ..types import DataType
+from indexcore.errors import CorruptFileError, UnsupportedError
+from indexcore.expr.functions import FunctionVisitor
+from indexcore.expr.tree import Leaf
+from indexcore.types import DataType
 
 
 class FileIndexResult:

@@ -30,9 +30,9 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..errors import CorruptFileError, UnsupportedError
-from ..types import DataType, Timestamp, decimal_from_unscaled, decimal_unscaled, float32
-from .murmur import hash_bytes_by_words
+from indexcore.errors import CorruptFileError, UnsupportedError
+from indexcore.formats.murmur import hash_bytes_by_words
+from indexcore.types import DataType, Timestamp, decimal_from_unscaled, decimal_unscaled, float32
 
 
 def null_bits_size(arity: int) -> int:

@@ -26,18 +26,24 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyroaring import BitMap
 
-from ..errors import CorruptFileError, UnsupportedError
-from ..io import ByteSource
-from ..types import (
+from indexcore.errors import CorruptFileError, UnsupportedError
+from indexcore.formats import bulk, roaring
+from indexcore.formats.base import (
+    BitmapResult,
+    FileIndexReader,
+    FileIndexResult,
+    FileIndexWriter,
+    parse_memory_size,
+)
+from indexcore.formats.murmur import hash_bytes
+from indexcore.io import ByteSource
+from indexcore.types import (
     DataType,
     float32,
     timestamp_from_key,
     to_json_value,
     to_long,
 )
-from . import bulk, roaring
-from .base import BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter, parse_memory_size
-from .murmur import hash_bytes
 
 VERSION_1 = 1
 VERSION_2 = 2

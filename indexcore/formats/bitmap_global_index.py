@@ -24,11 +24,11 @@ from typing import Any
 
 from pyroaring import BitMap64
 
-from ..errors import CorruptFileError, UnsupportedError
-from ..expr import Leaf
-from ..io import ByteSource
-from ..types import DataType
-from . import global_index as gi
+from indexcore.errors import CorruptFileError, UnsupportedError
+from indexcore.expr import Leaf
+from indexcore.formats import global_index as gi
+from indexcore.io import ByteSource
+from indexcore.types import DataType
 
 MAGIC = 0x42474958
 MAGIC_BYTES = MAGIC.to_bytes(4, "big")

@@ -19,8 +19,8 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from ..errors import CorruptFileError, UnsupportedError
-from ..io import ByteSource
+from indexcore.errors import CorruptFileError, UnsupportedError
+from indexcore.io import ByteSource
 
 VERSION = 1
 NULL_LENGTH = -1

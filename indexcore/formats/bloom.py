@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from ..errors import CorruptFileError, UnsupportedError
-from ..io import ByteSource
-from ..types import BINARY_ROOTS, STRING_ROOTS, TIMESTAMP_ROOTS, DataType, timestamp_key
-from . import bulk
-from .base import REMAIN, SKIP, FileIndexReader, FileIndexResult, FileIndexWriter
+from indexcore.errors import CorruptFileError, UnsupportedError
+from indexcore.formats import bulk
+from indexcore.formats.base import REMAIN, SKIP, FileIndexReader, FileIndexResult, FileIndexWriter
+from indexcore.io import ByteSource
+from indexcore.types import BINARY_ROOTS, STRING_ROOTS, TIMESTAMP_ROOTS, DataType, timestamp_key
 
 DEFAULT_ITEMS = 1_000_000
 MAX_INT = 2**31 - 1  # Java int

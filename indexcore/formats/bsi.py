@@ -26,12 +26,26 @@ from typing import Any
 import numpy as np
 from pyroaring import BitMap
 
-from ..errors import CorruptFileError, UnsupportedError
-from ..expr.functions import EQUAL, GREATER_OR_EQUAL, GREATER_THAN, LESS_OR_EQUAL, LESS_THAN, Comparison
-from ..io import ByteSource
-from ..types import INTEGER_ROOTS, DataType, decimal_from_unscaled, timestamp_from_key, to_json_value, to_long
-from . import bulk, roaring
-from .base import REMAIN, BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter
+from indexcore.errors import CorruptFileError, UnsupportedError
+from indexcore.expr.functions import (
+    EQUAL,
+    GREATER_OR_EQUAL,
+    GREATER_THAN,
+    LESS_OR_EQUAL,
+    LESS_THAN,
+    Comparison,
+)
+from indexcore.formats import bulk, roaring
+from indexcore.formats.base import REMAIN, BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter
+from indexcore.io import ByteSource
+from indexcore.types import (
+    INTEGER_ROOTS,
+    DataType,
+    decimal_from_unscaled,
+    timestamp_from_key,
+    to_json_value,
+    to_long,
+)
 
 VERSION = 1
 LONG_MIN = -(1 << 63)

@@ -25,11 +25,9 @@ from typing import Any
 
 from pyroaring import BitMap64
 
-from ..errors import CorruptFileError, UnsupportedError
-from ..expr import Leaf
-from ..io import ByteSource
-from ..types import DataType
-from .global_index import (
+from indexcore.errors import CorruptFileError, UnsupportedError
+from indexcore.expr import Leaf
+from indexcore.formats.global_index import (
     COMPRESSION_NAMES,
     TRAILER_LENGTH,
     SortedIndexFileMeta,
@@ -41,6 +39,8 @@ from .global_index import (
     read_var,
     write_var,
 )
+from indexcore.io import ByteSource
+from indexcore.types import DataType
 
 MAGIC = 0x50425449
 MAGIC_BYTES = MAGIC.to_bytes(4, "little")

@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyroaring import BitMap
 
-from ..errors import UnsupportedError
-from ..types import INTEGER_ROOTS, TIMESTAMP_ROOTS, DataType
+from indexcore.errors import UnsupportedError
+from indexcore.types import INTEGER_ROOTS, TIMESTAMP_ROOTS, DataType
 
 _FLOAT_NAN_BITS = 0x7FC00000
 _DOUBLE_NAN_BITS = 0x7FF8000000000000

@@ -15,11 +15,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import CorruptFileError, UnsupportedError
-from ..io import ByteSource
-from ..types import DataType
-from . import open_reader
-from .base import REMAIN, SKIP, ByteCursor, FileIndexReader, FileIndexResult
+from indexcore.errors import CorruptFileError, UnsupportedError
+from indexcore.formats import open_reader
+from indexcore.formats.base import REMAIN, SKIP, ByteCursor, FileIndexReader, FileIndexResult
+from indexcore.io import ByteSource
+from indexcore.types import DataType
 
 MAGIC = 1493475289347502
 VERSION = 1

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from pyroaring import BitMap, BitMap64
 
-from ..errors import CorruptFileError, UnsupportedError
-from ..io import ByteSource
-from . import bulk, roaring
+from indexcore.errors import CorruptFileError, UnsupportedError
+from indexcore.formats import bulk, roaring
+from indexcore.io import ByteSource
 
 VERSION = 1
 MAGIC_32 = 1581511376

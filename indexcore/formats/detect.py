@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..io import ByteSource
-from .bitmap_global_index import looks_like_bitmap_global
-from .btree_index import looks_like_btree
-from .container import MAGIC as CONTAINER_MAGIC
-from .deletion_vector import MAGIC_32, MAGIC_64
-from .vector_index import VINDEX_MAGIC, looks_like_tantivy
+from indexcore.formats.bitmap_global_index import looks_like_bitmap_global
+from indexcore.formats.btree_index import looks_like_btree
+from indexcore.formats.container import MAGIC as CONTAINER_MAGIC
+from indexcore.formats.deletion_vector import MAGIC_32, MAGIC_64
+from indexcore.formats.vector_index import VINDEX_MAGIC, looks_like_tantivy
+from indexcore.io import ByteSource
 
 _DV_MAGICS = (MAGIC_32.to_bytes(4, "big"), MAGIC_64.to_bytes(4, "little"))
 

@@ -19,9 +19,9 @@ from typing import Any
 
 from pyroaring import BitMap64
 
-from ..errors import CorruptFileError, UnsupportedError
-from ..types import DataType, Timestamp, decimal_from_unscaled, decimal_unscaled
-from .deletion_vector import _deserialize64
+from indexcore.errors import CorruptFileError, UnsupportedError
+from indexcore.formats.deletion_vector import _deserialize64
+from indexcore.types import DataType, Timestamp, decimal_from_unscaled, decimal_unscaled
 
 COMPRESSION_NONE = 0
 COMPRESSION_ZSTD = 1

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import CorruptFileError
-from ..io import ByteSource
+from indexcore.errors import CorruptFileError
+from indexcore.io import ByteSource
 
 _BE_INT32 = np.dtype(">i4")
 

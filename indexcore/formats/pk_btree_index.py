@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from pyroaring import BitMap64
 
-from ..errors import CorruptFileError
+from indexcore.errors import CorruptFileError
 
 
 @dataclass(frozen=True)

@@ -29,19 +29,9 @@ import numpy as np
 import pyarrow as pa
 from pyroaring import BitMap
 
-from ..errors import CorruptFileError, UnsupportedError
-from ..io import ByteSource
-from ..types import (
-    INTEGER_ROOTS,
-    DataType,
-    decimal_from_unscaled,
-    float_bits,
-    timestamp_from_key,
-    to_json_value,
-    to_long,
-)
-from . import bulk, roaring
-from .base import (
+from indexcore.errors import CorruptFileError, UnsupportedError
+from indexcore.formats import bulk, roaring
+from indexcore.formats.base import (
     REMAIN,
     BitmapResult,
     ByteCursor,
@@ -49,6 +39,16 @@ from .base import (
     FileIndexResult,
     FileIndexWriter,
     parse_memory_size,
+)
+from indexcore.io import ByteSource
+from indexcore.types import (
+    INTEGER_ROOTS,
+    DataType,
+    decimal_from_unscaled,
+    float_bits,
+    timestamp_from_key,
+    to_json_value,
+    to_long,
 )
 
 VERSION = 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pyroaring import BitMap
 
-from ..errors import CorruptFileError
+from indexcore.errors import CorruptFileError
 
 COOKIE_NO_RUN = 12346
 COOKIE_RUN = 12347

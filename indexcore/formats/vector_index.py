@@ -19,8 +19,8 @@ import json
 import struct
 from dataclasses import dataclass
 
-from ..errors import CorruptFileError
-from ..io import ByteSource
+from indexcore.errors import CorruptFileError
+from indexcore.io import ByteSource
 
 VINDEX_MAGIC = b"LFVI"
 VECTOR_INDEX_TYPES = ("ivf-flat", "ivf-pq", "ivf-sq", "ivf-rq", "diskann", "lumina-vector-ann", "faiss-vector-ann")

@@ -21,9 +21,10 @@ import fsspec
 from fsspec.core import split_protocol, url_to_fs
 from fsspec.implementations.local import LocalFileSystem
 
-from ..errors import CorruptFileError, IndexCoreError, StorageError
-from .cache import LRU, env_int
-from .roots import Layer, Roots, canonical_protocol, normalize_path, refused
+from indexcore.cache import LRU, env_int
+from indexcore.config import parse_pairs
+from indexcore.errors import CorruptFileError, IndexCoreError, StorageError
+from indexcore.io.roots import Layer, Roots, canonical_protocol, normalize_path, refused
 
 
 @dataclass
@@ -405,16 +406,7 @@ def set_default_storage_options(options: dict | None) -> None:
 
 def parse_storage_options(pairs: list[str] | tuple[str, ...] | None) -> dict:
     """``["k=v", ...]`` -> ``{k: v}``; ``true``/``false``/integers become bool/int, as fsspec expects."""
-    out: dict = {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise StorageError(f"storage option {pair!r} is not key=value")
-        text = value.strip()
-        low = text.lower()
-        out[key.strip()] = True if low == "true" else False if low == "false" else \
-            int(text) if text.lstrip("-").isdigit() else text
-    return out
+    return parse_pairs(pairs, "a storage option", StorageError, typed=True)
 
 
 @dataclass(frozen=True)

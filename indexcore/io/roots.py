@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from fsspec.core import split_protocol
 from fsspec.registry import get_filesystem_class
 
-from ..errors import StorageError
-from .cache import LRU, env_int
+from indexcore.cache import LRU, env_int
+from indexcore.errors import StorageError
 
 # layers that only cache the layer below: they add no path of their own
 CACHING_PROTOCOLS = frozenset({"simplecache", "filecache", "blockcache", "cached"})

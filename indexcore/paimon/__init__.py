@@ -4,8 +4,8 @@ This layer sits above the byte formats and types and below the warehouse reader 
 both of those call it, so a rule is never written twice.
 """
 
-from .layout import PathLayout, escape_path_name, partition_text
-from .options import CoreOptions, FileIndexSpec, OptionError
+from indexcore.paimon.layout import PathLayout, escape_path_name, partition_text
+from indexcore.paimon.options import CoreOptions, FileIndexSpec, OptionError
 
 __all__ = ["CoreOptions", "FileIndexSpec", "OptionError", "PathLayout", "escape_path_name",
            "partition_text"]

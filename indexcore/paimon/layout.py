@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ..types import DataField, DataType, Timestamp
-from .options import CoreOptions
+from indexcore.paimon.options import CoreOptions
+from indexcore.types import DataField, DataType, Timestamp
 
 POSTPONE_BUCKET = -2
 INDEX_DIR = "index"

@@ -11,12 +11,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import IndexCoreError
-from ..formats import FILE_INDEX_TYPES
-from ..formats.base import parse_memory_size
+from indexcore.errors import IndexCoreError
+from indexcore.formats import FILE_INDEX_ORDER
+from indexcore.formats.base import parse_memory_size
 
 FILE_INDEX_PREFIX = "file-index."
-INDEX_TYPE_ORDER = tuple(FILE_INDEX_TYPES)
+INDEX_TYPE_ORDER = FILE_INDEX_ORDER
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 DEFAULT_IN_MANIFEST_THRESHOLD = 500
 DEFAULT_TARGET_ROW_NUM = 2_000_000

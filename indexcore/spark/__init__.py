@@ -1,5 +1,5 @@
 """Spark side of indexcore: a session factory and the pipeline that writes Paimon tables."""
 
-from .session import get_session
+from indexcore.spark.session import get_session
 
 __all__ = ["get_session"]

@@ -8,15 +8,15 @@ has a schema the cache lacks) only to read files: it never plans. The files of o
 primary-key bucket go to the same task of :func:`evaluate` (stats pruning is decided per bucket);
 everything else is spread freely over ``TASKS_PER_CORE`` tasks per core.
 
-* :func:`evaluate` runs explain's per-file decision (:func:`indexcore.evaluate.explain.decide_files`,
+* :func:`evaluate` runs explain's per-file decision (:func:`indexcore.scan.explain.decide_files`,
   verified) on each task's files; the driver assembles them with explain's own
-  :func:`~indexcore.evaluate.explain.explanation`, so files and funnel equal the single-process explain.
-* :func:`audit` runs :func:`indexcore.evaluate.audit.audit_file` per file in tasks and
-  :func:`~indexcore.evaluate.audit.audit_table` on the driver.
+  :func:`~indexcore.scan.explain.explanation`, so files and funnel equal the single-process explain.
+* :func:`audit` runs :func:`indexcore.analysis.audit.audit_file` per file in tasks and
+  :func:`~indexcore.analysis.audit.audit_table` on the driver.
 * :func:`what_if` builds the hypothetical index per data file with
-  :func:`indexcore.evaluate.whatif.build_hypothetical_index`, keeps its bytes in a scratch
+  :func:`indexcore.analysis.whatif.build_hypothetical_index`, keeps its bytes in a scratch
   directory (never the warehouse) and compares pruning with
-  :func:`~indexcore.evaluate.whatif.evaluate_hypothetical`, as the app and the CLI do.
+  :func:`~indexcore.analysis.whatif.evaluate_hypothetical`, as the app and the CLI do.
 
 A Spark worker needs nothing but ``pip install`` of this project.
 """
@@ -34,8 +34,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..errors import IndexCoreError
-from .progress import JobWatch, spark_context
+from indexcore.errors import IndexCoreError
+from indexcore.spark.progress import JobWatch, spark_context
 
 Progress = Callable[[int, int, str], None]
 TASKS_PER_CORE = 2
@@ -68,7 +68,7 @@ class UnreadableStats:
 
 
 def _plain_stats(stats):
-    from ..warehouse.model import SimpleStats
+    from indexcore.warehouse.model import SimpleStats
 
     try:
         return SimpleStats(tuple(stats.min_values), tuple(stats.max_values), tuple(stats.null_counts))
@@ -86,7 +86,7 @@ def _plain_key(key) -> tuple:
 def task_file(live_file, stats: bool = True):
     """A picklable copy of a planned live file for a Spark task: its lazily decoded stats and
     keys become plain tuples (``stats=False`` drops them, for jobs that read no stats)."""
-    from ..warehouse.model import SimpleStats
+    from indexcore.warehouse.model import SimpleStats
 
     meta = live_file.file
     if stats:
@@ -111,7 +111,7 @@ def open_table(url: str, name: str, schema_ids: Sequence[int] = (), storage_opti
     per id, so nothing else can go stale). Nothing is planned here. ``storage_options`` are
     the driver's fsspec options (endpoint, credentials...), shipped in the task spec.
     """
-    from .. import open_warehouse
+    from indexcore import open_warehouse
 
     key = (url, name, tuple(sorted((storage_options or {}).items())))
     with _lock:
@@ -142,7 +142,7 @@ def _spec_table(spec: dict):
 
 def evaluate_task(spec: dict) -> dict:
     """Explain's per-file decisions with verification over the task's files (runs on a worker)."""
-    from ..evaluate.explain import decide_files
+    from indexcore.scan.explain import decide_files
 
     try:
         table = _spec_table(spec)
@@ -154,8 +154,8 @@ def evaluate_task(spec: dict) -> dict:
 
 def audit_task(spec: dict) -> dict:
     """Audit the task's files (runs on a worker)."""
-    from ..evaluate.audit import ERROR, Check, Finding, audit_file
-    from ..warehouse.table import Plan
+    from indexcore.analysis.audit import ERROR, Check, Finding, audit_file
+    from indexcore.warehouse.table import Plan
 
     try:
         table = _spec_table(spec)
@@ -177,7 +177,7 @@ def audit_task(spec: dict) -> dict:
 
 def what_if_task(spec: dict) -> dict:
     """Build the hypothetical index of the task's files and compare pruning per predicate."""
-    from ..evaluate.whatif import build_hypothetical_index, evaluate_hypothetical
+    from indexcore.analysis.whatif import build_hypothetical_index, evaluate_hypothetical
 
     try:
         table = _spec_table(spec)
@@ -208,7 +208,7 @@ def what_if_task(spec: dict) -> dict:
 
 def _what_if_row(sql: str, wf) -> dict:
     """One file under one predicate: pruned before the index, by today's indexes, by the new one."""
-    from ..evaluate.explain import Stage
+    from indexcore.scan.explain import Stage
 
     e = wf.existing
     stats_pruned = e.pruned_before_index
@@ -228,13 +228,13 @@ def _what_if_row(sql: str, wf) -> dict:
 
 
 def _session(master: str | None):
-    from .session import get_session
+    from indexcore.spark.session import get_session
 
     return get_session(master)
 
 
 def _resolve(warehouse_url: str, table_name: str, snapshot_id: int | None, storage_options: dict | None = None):
-    from .. import open_warehouse
+    from indexcore import open_warehouse
 
     table = open_warehouse(warehouse_url, storage_options=storage_options).table(table_name)
     plan = table.plan(snapshot_id)
@@ -321,7 +321,7 @@ def plain_dumps(value: Any) -> str:
     import decimal
     from enum import Enum
 
-    from ..formats.base import REMAIN, SKIP, BitmapResult
+    from indexcore.formats.base import REMAIN, SKIP, BitmapResult
 
     def tag(v: Any) -> Any:
         if isinstance(v, Enum):
@@ -385,7 +385,7 @@ def plain_loads(text: str) -> Any:
 
     from pyroaring import BitMap
 
-    from ..formats.base import REMAIN, SKIP, BitmapResult
+    from indexcore.formats.base import REMAIN, SKIP, BitmapResult
 
     def dataclass_of(o: dict) -> Any:
         cls = _our_type(o["type"])
@@ -439,7 +439,7 @@ NO_USABLE_INDEX = "no usable index"
 
 def _false_positives(files: Sequence) -> dict[str, dict[str, int]]:
     """Files read and their rows that hold no match, per index kind that could have skipped the
-    file (explain's :func:`~indexcore.evaluate.explain.pruning_index_types`); a file no index
+    file (explain's :func:`~indexcore.scan.explain.pruning_index_types`); a file no index
     could skip (none on the predicate's columns, an OR branch on an unindexed column, an index
     the read path ignores or could not read) counts under :data:`NO_USABLE_INDEX`."""
     out: dict[str, dict[str, int]] = {}
@@ -457,7 +457,7 @@ def _false_positives(files: Sequence) -> dict[str, dict[str, int]]:
 
 
 def _leaf_values(predicate, columns: list[str]) -> list:
-    from ..expr import leaves
+    from indexcore.expr import leaves
 
     out = []
     for leaf in leaves(predicate):
@@ -479,14 +479,14 @@ def evaluate(warehouse_url: str, table: str, where_sql: str, master: str | None 
              cancel: threading.Event | None = None, spark=None, storage_options: dict | None = None) -> dict:
     """Explain ``where_sql`` with verification over every live file, in Spark tasks.
 
-    Tasks run explain's per-file decision (:func:`~indexcore.evaluate.explain.decide_files`);
-    the driver assembles them with explain's own :func:`~indexcore.evaluate.explain.explanation`,
+    Tasks run explain's per-file decision (:func:`~indexcore.scan.explain.decide_files`);
+    the driver assembles them with explain's own :func:`~indexcore.scan.explain.explanation`,
     so files, funnel and violations are explain's by construction. Returns explain's JSON
     (``files``, ``funnel``, ``violations``, ``problems``) plus totals: ``matching_rows``,
     ``rows_after_dv``, ``bytes_read``, ``false_positives`` per index type, and ``task_errors``
     for tasks that failed as a whole.
     """
-    from ..evaluate.explain import bind_predicate, explanation
+    from indexcore.scan.explain import bind_predicate, explanation
 
     tbl, plan = _resolve(warehouse_url, table, snapshot_id, storage_options)
     schema = tbl.read_schema(snapshot_id, plan.snapshot)
@@ -529,7 +529,7 @@ def audit(warehouse_url: str, table: str, master: str | None = None, snapshot_id
     Returns ``findings`` (every non-OK finding), ``health`` (OK/ERROR/WARNING/NOT_CHECKED
     counts per table, partition and bucket, as lists of records), ``files`` and ``task_errors``.
     """
-    from ..evaluate.audit import ERROR, OK, Check, Finding, audit_table, health_frames
+    from indexcore.analysis.audit import ERROR, OK, Check, Finding, audit_table, health_frames
 
     tbl, plan = _resolve(warehouse_url, table, snapshot_id, storage_options)
     sid = plan.snapshot.id if plan.snapshot else None
@@ -558,6 +558,18 @@ def audit(warehouse_url: str, table: str, master: str | None = None, snapshot_id
     }
 
 
+def what_if_measure(warehouse_url: str, table: str, master: str | None = None,
+                    snapshot_id: int | None = None, storage_options: dict | None = None):
+    """The advisor's ``measure`` callback (:data:`indexcore.analysis.advise.Measure`): each
+    candidate built and measured by :func:`what_if` on every live file of ``table``."""
+
+    def measure(column: str, index_type: str, options: dict, wheres: list[str]) -> dict:
+        return what_if(warehouse_url, table, column, index_type, options, wheres, master=master,
+                       snapshot_id=snapshot_id, storage_options=storage_options)
+
+    return measure
+
+
 def what_if(warehouse_url: str, table: str, column: str, index_type: str, options: dict[str, str] | None,
             where_sqls: Sequence[str], master: str | None = None, scratch_dir: str | None = None,
             snapshot_id: int | None = None, progress: Progress | None = None,
@@ -568,9 +580,9 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
 
     Per file and predicate, ``combined_rows`` is what the new index and today's ones keep together.
     """
-    from ..errors import PredicateError
-    from ..expr import parse_where
-    from ..formats import FILE_INDEX_TYPES, check_writer_options
+    from indexcore.errors import PredicateError
+    from indexcore.expr import parse_where
+    from indexcore.formats import FILE_INDEX_TYPES, check_writer_options
 
     if index_type not in FILE_INDEX_TYPES:
         raise IndexCoreError(f"unknown file index type {index_type!r} (one of {', '.join(FILE_INDEX_TYPES)})")

@@ -18,9 +18,9 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from ..write import TableWriter
-from ..write.datafile import DELETE, INSERT, VALUE_KIND
-from ..write.table import BUCKET, fixed_buckets, key_hashes, partition_of, write_task_rows
+from indexcore.write import TableWriter
+from indexcore.write.datafile import DELETE, INSERT, VALUE_KIND
+from indexcore.write.table import BUCKET, fixed_buckets, key_hashes, partition_of, write_task_rows
 
 _HASH = "_KEY_HASH"
 _META = "meta"

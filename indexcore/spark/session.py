@@ -20,7 +20,7 @@ import socket
 import sys
 import threading
 
-from ..errors import SparkError
+from indexcore.errors import SparkError
 
 DEFAULT_MASTER = "local[*]"
 DEFAULT_CONNECT_TIMEOUT = 10.0

@@ -2,7 +2,7 @@
 
 ``view(table, "files")`` / ``view(table, "$files", snapshot_id=3)`` returns a ``pyarrow.Table``
 with an explicit schema (``.to_pandas()`` for a frame). The CLI (``show``), the pages, the
-notebook and :mod:`indexcore.figures` all read these. Names follow Paimon's
+notebook and :mod:`indexcore.frames.figures` all read these. Names follow Paimon's
 ``db.table$branch_NAME$VIEW`` spelling (:func:`parse_identifier`).
 """
 
@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from ..errors import IndexCoreError
-from . import census, health, indexes, system
-from .census import iter_file_indexes
-from .common import (
+from indexcore.errors import IndexCoreError
+from indexcore.views import census, indexes, system
+from indexcore.views.census import iter_file_indexes
+from indexcore.views.common import (
     UNPARTITIONED,
     IndexBlob,
     dv_cardinality,
@@ -26,6 +26,7 @@ from .common import (
     partition_label,
     partition_text,
 )
+from indexcore.views.inspector import TableInspector
 
 SYSTEM_VIEWS: dict[str, Callable[..., pa.Table]] = {
     "snapshots": system.snapshots, "schemas": system.schemas, "options": system.options,
@@ -36,14 +37,28 @@ SYSTEM_VIEWS: dict[str, Callable[..., pa.Table]] = {
 INDEX_VIEWS: dict[str, Callable[..., pa.Table]] = {
     "bitmap_indexes": indexes.bitmap_indexes, "bitmap_values": indexes.bitmap_values,
     "bloom_filters": indexes.bloom_filters, "deletion_vectors": indexes.deletion_vectors,
-    "hash_buckets": indexes.hash_buckets, "global_indexes": indexes.global_indexes,
-    "global_index_coverage": indexes.global_index_coverage, "health": health.health,
+    "hash_buckets": indexes.hash_buckets,
 }
-VIEWS = {**SYSTEM_VIEWS, **INDEX_VIEWS}
+# every view by name: the two above, then the derived views :mod:`indexcore.analysis` registers
+# (``$health``, ``$global_indexes``, ...) through :func:`register_view` when it is imported
+VIEWS: dict[str, Callable[..., pa.Table]] = {**SYSTEM_VIEWS, **INDEX_VIEWS}
 # per-file views of one snapshot, which health, the pages and the CLI each read: built once per
 # (table, snapshot) and kept on the table (:meth:`Table.derived`), since a snapshot never changes
 SNAPSHOT_VIEWS = frozenset({"files", "file_indexes", "deletion_vectors", "table_indexes"})
 BRANCH_PREFIX = "branch_"
+
+
+def register_view(name: str, build: Callable[..., pa.Table]) -> None:
+    """Add a derived view ``$name``, built by ``build(table, snapshot_id, **kwargs)``; the layers
+    above the views (:mod:`indexcore.analysis`) register theirs, so no view imports upward."""
+    if name in SYSTEM_VIEWS or VIEWS.get(name, build) is not build:
+        raise IndexCoreError(f"view ${name} is already registered")
+    VIEWS[name] = build
+
+
+def inspect(table) -> TableInspector:
+    """pyiceberg-style access: ``views.inspect(table).files()`` is ``view(table, "files")``."""
+    return TableInspector(table, VIEWS)
 
 
 @dataclass(frozen=True)
@@ -114,4 +129,4 @@ def to_records(result: pa.Table) -> dict:
 
 
 __all__ = ["INDEX_VIEWS", "SYSTEM_VIEWS", "UNPARTITIONED", "VIEWS", "Identifier", "IndexBlob", "dv_cardinality",
-           "iter_file_indexes", "parse_identifier", "partition_label", "partition_text", "to_records", "view"]
+           "inspect", "iter_file_indexes", "parse_identifier", "register_view", "partition_label", "partition_text", "to_records", "view"]

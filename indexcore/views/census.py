@@ -16,13 +16,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import IndexCoreError
-from ..formats import FILE_INDEX_TYPES
-from ..formats.container import EMPTY_INDEX_FLAG, IndexEntry, head_spans
-from ..types import DataType
-from ..warehouse.file_sample import sample_files
-from ..warehouse.model import LiveFile
-from .common import IndexBlob, Progress, kept_view, partition_labels, partition_types, tick
+from indexcore.errors import IndexCoreError
+from indexcore.formats import FILE_INDEX_TYPES
+from indexcore.formats.container import EMPTY_INDEX_FLAG, IndexEntry, head_spans
+from indexcore.types import DataType
+from indexcore.views.common import IndexBlob, Progress, kept_view, partition_labels, partition_types, tick
+from indexcore.warehouse.file_sample import sample_files
+from indexcore.warehouse.model import LiveFile
 
 FILE_INDEXES = pa.schema([
     ("partition", pa.string()), ("bucket", pa.int32()), ("file_path", pa.string()),
@@ -39,7 +39,7 @@ _FILE_LEVEL = ("partition", "bucket", "file_path", "file_size_in_bytes", "record
 def _judge(schema, column: str, index_type: str) -> tuple:
     """(column type, why the column cannot be used, why the kind cannot be read, options) for one
     schema's column and index kind: the same for every file of that schema, so judged once."""
-    from ..formats import _load as load_reader_class
+    from indexcore.formats import _load as load_reader_class
 
     try:
         dtype = schema.field(column).type

@@ -9,12 +9,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import IndexCoreError
-from ..formats.base import FileIndexReader
-from ..formats.container import IndexEntry
-from ..io.cache import LRU, env_int
-from ..types import DataType, to_json_value
-from ..warehouse.model import LiveFile
+from indexcore.cache import LRU, env_int
+from indexcore.errors import IndexCoreError
+from indexcore.formats.base import FileIndexReader
+from indexcore.formats.container import IndexEntry
+from indexcore.types import DataType, to_json_value
+from indexcore.warehouse.model import LiveFile
 
 Progress = Callable[[int, int, str], None]
 TS = pa.timestamp("ms")

@@ -9,10 +9,10 @@ import math
 
 import pyarrow as pa
 
-from ..errors import IndexCoreError
-from ..types import to_json_value
-from .census import iter_file_indexes, summaries
-from .common import (
+from indexcore.errors import IndexCoreError
+from indexcore.types import to_json_value
+from indexcore.views.census import iter_file_indexes, summaries
+from indexcore.views.common import (
     FILE_COLS,
     UNPARTITIONED,
     Progress,
@@ -87,9 +87,9 @@ def bloom_filters(table, snapshot_id: int | None = None, target_fpp: float | Non
     """``$bloom_filters``: per bloom filter, fill, estimated distinct items and FPP against the
     configured ``items`` / ``fpp``, and the ``items`` that would meet ``target_fpp`` (default:
     the configured fpp) for this filter alone. The per-column verdict and the one ``items`` to
-    configure are :func:`indexcore.evaluate.bloom_sizing.column_sizing`'s. ``sample``: decode only
+    configure are :func:`indexcore.analysis.bloom_sizing.column_sizing`'s. ``sample``: decode only
     that many files."""
-    from ..formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, items_for_fpp
+    from indexcore.formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, items_for_fpp
 
     types = partition_types(table)
     rows = []
@@ -168,29 +168,3 @@ def hash_buckets(table, snapshot_id: int | None = None) -> pa.Table:
                      "error": "; ".join(errors) or None})
     rows.sort(key=lambda r: (r["partition"], r["bucket"]))
     return from_rows(rows, HASH_BUCKETS)
-
-
-GLOBAL_INDEXES = pa.schema([
-    ("file", pa.string()), ("index_type", pa.string()), ("family", pa.string()), ("field", pa.string()),
-    ("field_type", pa.string()), ("partition", pa.string()), ("bucket", pa.int32()),
-    ("row_range_start", pa.int64()), ("row_range_end", pa.int64()), ("rows", pa.int64()),
-    ("file_size", pa.int64()), ("first_key", pa.string()), ("last_key", pa.string()),
-    ("has_nulls", pa.bool_()), ("dimension", pa.int64()), ("metric", pa.string()),
-    ("source_files", pa.int64()), ("path", pa.string())])
-GLOBAL_INDEX_COVERAGE = pa.schema([
-    ("field", pa.string()), ("index_type", pa.string()), ("start", pa.int64()), ("end", pa.int64()),
-    ("rows", pa.int64()), ("status", pa.string())])
-
-
-def global_indexes(table, snapshot_id: int | None = None) -> pa.Table:
-    """``$global_indexes``: one row per global index file (BTree, bitmap, vector, full-text)."""
-    from ..evaluate.global_index import global_index_rows
-
-    return from_rows(global_index_rows(table, snapshot_id), GLOBAL_INDEXES)
-
-
-def global_index_coverage(table, snapshot_id: int | None = None) -> pa.Table:
-    """``$global_index_coverage``: per indexed field and kind, the row ids indexed, in gaps, or beyond."""
-    from ..evaluate.global_index import coverage_rows
-
-    return from_rows(coverage_rows(table, snapshot_id), GLOBAL_INDEX_COVERAGE)

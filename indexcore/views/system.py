@@ -14,11 +14,10 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
-from ..errors import IndexCoreError
-from ..paimon.layout import BRANCH_PREFIX, tag_path
-from ..types import DataType
-from ..warehouse.table import KNOWN_INDEX_TYPES
-from .common import (
+from indexcore.errors import IndexCoreError
+from indexcore.paimon.layout import BRANCH_PREFIX, tag_path
+from indexcore.types import DataType
+from indexcore.views.common import (
     TS,
     from_rows,
     partition_labels,
@@ -26,6 +25,7 @@ from .common import (
     partition_types,
     stats_text,
 )
+from indexcore.warehouse.table import KNOWN_INDEX_TYPES
 
 
 def _millis_dt(millis: int | None) -> _dt.datetime | None:
@@ -142,7 +142,7 @@ def files(table, snapshot_id: int | None = None, stats: bool = True,
     null, sparing their decoding when only the listing is wanted (a 50,000-file table); ``paths``
     keeps only those data files (in plan order), e.g. the page of files on screen.
     """
-    from .common import dv_cardinality
+    from indexcore.views.common import dv_cardinality
 
     types = partition_types(table)
     keyed = bool(table.schema().trimmed_primary_keys) and stats
@@ -335,6 +335,6 @@ def branches(table, snapshot_id: int | None = None) -> pa.Table:
 
 
 def _main_of(table):
-    from ..warehouse.table import Table
+    from indexcore.warehouse.table import Table
 
     return Table(table.storage, table.data_root, table.name.split("$", 1)[0])

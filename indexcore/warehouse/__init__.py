@@ -1,7 +1,7 @@
 """Paimon warehouse metadata: catalog, schemas, snapshots, manifests, live files."""
 
-from .catalog import Warehouse
-from .model import (
+from indexcore.warehouse.catalog import Warehouse
+from indexcore.warehouse.model import (
     DataFileMeta,
     DeletionVectorRange,
     IndexFileMeta,
@@ -14,7 +14,7 @@ from .model import (
     Snapshot,
     TableSchema,
 )
-from .table import Plan, Table
+from indexcore.warehouse.table import Plan, Table
 
 __all__ = ["Warehouse", "Table", "Plan", "DataFileMeta", "DeletionVectorRange", "IndexFileMeta",
            "IndexManifestEntry", "LiveFile", "ManifestEntry", "ManifestFileMeta", "Problem",

@@ -3,7 +3,7 @@
 Paimon writes one Avro record per row, fields named like the table's (``_KEY_`` prefixed keys,
 ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` in primary-key files). Each column becomes the Arrow type
 of its Avro type (logical types included: dates, times, timestamps, decimals), which
-:func:`~indexcore.warehouse.values.cast_column` then casts to the table's type. A map whose keys are not strings is
+:func:`~indexcore.types.values.cast_column` then casts to the table's type. A map whose keys are not strings is
 an array of ``{key, value}`` records.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 import fastavro
 import pyarrow as pa
 
-from ..errors import CorruptFileError
-from . import manifest as _manifest  # noqa: F401  (installs the zstandard codec for fastavro)
+from indexcore.errors import CorruptFileError
+from indexcore.warehouse import manifest as _manifest  # noqa: F401  (installs the zstandard codec for fastavro)
 
 _PRIMITIVE = {"boolean": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "float": pa.float32(),
               "double": pa.float64(), "string": pa.string(), "bytes": pa.binary(), "null": pa.null()}

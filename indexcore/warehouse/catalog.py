@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import posixpath
 
-from ..errors import StorageError
-from ..io import Storage
-from .model import Problem
-from .table import Table
+from indexcore.errors import StorageError
+from indexcore.io import Storage
+from indexcore.warehouse.model import Problem
+from indexcore.warehouse.table import Table
 
 
 class Warehouse:
@@ -67,6 +67,6 @@ class Warehouse:
         return f"Warehouse({self.url!r})"
 
     def _repr_html_(self) -> str:
-        from ..views.html import warehouse_html
+        from indexcore.warehouse.html import warehouse_html
 
         return warehouse_html(self)

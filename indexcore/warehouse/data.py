@@ -23,13 +23,13 @@ import pyarrow.orc as pa_orc
 import pyarrow.parquet as pq
 from pyroaring import BitMap
 
-from ..errors import CorruptFileError, IndexCoreError, StorageError, UnsupportedError
-from ..expr.rows import filter_table, mask
-from ..expr.tree import Predicate
-from ..io import Storage
-from .merge import FILE_ORDER, LEVEL, POSITION, SEQUENCE_NUMBER, VALUE_KIND, merge_records
-from .model import LiveFile, Problem, TableSchema
-from .values import arrow_type, cast_column, from_internal, to_internal
+from indexcore.errors import CorruptFileError, IndexCoreError, StorageError, UnsupportedError
+from indexcore.expr.rows import filter_table, mask
+from indexcore.expr.tree import Predicate
+from indexcore.io import Storage
+from indexcore.types.values import arrow_type, cast_column, from_internal, to_internal
+from indexcore.warehouse.merge import FILE_ORDER, LEVEL, POSITION, SEQUENCE_NUMBER, VALUE_KIND, merge_records
+from indexcore.warehouse.model import LiveFile, Problem, TableSchema
 
 KEY_PREFIX = "_KEY_"
 ROW_ID = "_ROW_ID"
@@ -57,11 +57,11 @@ def read_raw(storage: Storage, path: str, file_format: str | None = None,
     local = storage.protocol in ("file", "local")
     try:
         if fmt == "blob":
-            from ..formats.blob_file import read_blob_file
+            from indexcore.formats.blob_file import read_blob_file
 
             table = pa.table({blob_field or "blob": pa.array(read_blob_file(storage.open(path)), pa.binary())})
         elif fmt == "avro":
-            from .avro_file import read_avro_table
+            from indexcore.warehouse.avro_file import read_avro_table
 
             table = read_avro_table(storage.read_bytes(path), path)
         else:

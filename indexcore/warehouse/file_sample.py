@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from ..io.cache import env_int
-from .model import LiveFile
+from indexcore.cache import env_int
+from indexcore.warehouse.model import LiveFile
 
 # files the pages decode per analysis before they sample (INDEXCORE_DECODE_SAMPLE)
 DECODE_SAMPLE_FILES = env_int("INDEXCORE_DECODE_SAMPLE", 2000)

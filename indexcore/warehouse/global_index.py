@@ -14,15 +14,15 @@ from typing import Any
 
 from pyroaring import BitMap64
 
-from ..errors import IndexCoreError
-from ..expr import Leaf
-from ..formats.bitmap_global_index import BitmapGlobalIndexReader, looks_like_bitmap_global
-from ..formats.btree_index import BTreeIndexReader
-from ..formats.global_index import SortedIndexFileMeta, key_codec
-from ..formats.pk_btree_index import PkBTreeSourceMeta, read_source_meta
-from ..formats.vector_index import FULL_TEXT_INDEX_TYPES, VECTOR_INDEX_TYPES, vector_meta
-from ..types import DataType
-from .model import DataField, IndexManifestEntry
+from indexcore.errors import IndexCoreError
+from indexcore.expr import Leaf
+from indexcore.formats.bitmap_global_index import BitmapGlobalIndexReader, looks_like_bitmap_global
+from indexcore.formats.btree_index import BTreeIndexReader
+from indexcore.formats.global_index import SortedIndexFileMeta, key_codec
+from indexcore.formats.pk_btree_index import PkBTreeSourceMeta, read_source_meta
+from indexcore.formats.vector_index import FULL_TEXT_INDEX_TYPES, VECTOR_INDEX_TYPES, vector_meta
+from indexcore.types import DataType
+from indexcore.warehouse.model import DataField, IndexManifestEntry
 
 BTREE = "btree"
 BITMAP = "bitmap"
@@ -126,13 +126,13 @@ class WrappedBitmapReader:
     index_type = "bitmap"
 
     def __init__(self, source, dtype: DataType):
-        from ..formats import open_reader as open_file_index
+        from indexcore.formats import open_reader as open_file_index
 
         self.source = source
         self.reader = open_file_index("bitmap", dtype, source)
 
     def visit(self, leaf: Leaf) -> BitMap64 | None:
-        from ..formats.base import BitmapResult
+        from indexcore.formats.base import BitmapResult
 
         result = self.reader.visit(leaf)
         if isinstance(result, BitmapResult):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from .model import DELETION_VECTORS, IndexManifestEntry, Snapshot
+from indexcore.warehouse.model import DELETION_VECTORS, IndexManifestEntry, Snapshot
 
 # entries of Table.manifest_entries: (kind, merge key, partition bytes, bucket, total buckets, meta)
 _PART, _BUCKET, _META = 2, 3, 5

@@ -21,10 +21,10 @@ try:
 except ImportError:  # a pure-Python fastavro build
     from fastavro._read_py import read_long as _read_long
 
-from ..errors import CorruptFileError
-from ..formats.binary_row import binary_row_arity, decode_binary_field, decode_binary_row
-from ..types import DataType
-from .model import (
+from indexcore.errors import CorruptFileError
+from indexcore.formats.binary_row import binary_row_arity, decode_binary_field, decode_binary_row
+from indexcore.types import DataType
+from indexcore.warehouse.model import (
     ADD,
     DELETE,
     DataFileMeta,

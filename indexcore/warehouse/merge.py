@@ -13,8 +13,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import UnsupportedError
-from ..paimon.options import CoreOptions
+from indexcore.errors import UnsupportedError
+from indexcore.paimon.options import CoreOptions
 
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
 VALUE_KIND = "_VALUE_KIND"

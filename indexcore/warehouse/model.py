@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ..paimon.layout import PathLayout
-from ..paimon.options import DEFAULT_PARTITION_NAME as DEFAULT_PARTITION_NAME  # re-exported
-from ..paimon.options import CoreOptions
-from ..types import DataField, DataType
+from indexcore.paimon.layout import PathLayout
+from indexcore.paimon.options import DEFAULT_PARTITION_NAME as DEFAULT_PARTITION_NAME  # re-exported
+from indexcore.paimon.options import CoreOptions
+from indexcore.types import DataField, DataType
 
 ADD = "ADD"
 DELETE = "DELETE"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import CorruptFileError, IndexCoreError
-from ..paimon.layout import SCHEMA_PREFIX
-from ..types import DataField, DataType, field_type_from_json
-from .model import TableSchema
+from indexcore.errors import CorruptFileError, IndexCoreError
+from indexcore.paimon.layout import SCHEMA_PREFIX
+from indexcore.types import DataField, DataType, field_type_from_json
+from indexcore.warehouse.model import TableSchema
 
 
 def parse_schema(data: bytes | str, name: str = "<schema>") -> TableSchema:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import CorruptFileError
-from .model import Snapshot
+from indexcore.errors import CorruptFileError
+from indexcore.warehouse.model import Snapshot
 
 _FIELDS = {
     "id": "id", "schemaId": "schema_id", "baseManifestList": "base_manifest_list",

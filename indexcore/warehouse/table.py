@@ -13,16 +13,15 @@ import posixpath
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cached_property
 
-from ..errors import CorruptFileError, IndexCoreError, StorageError
-from ..formats.binary_row import decode_binary_row
-from ..formats.container import STRUCTURE as HEAD_STRUCTURE
-from ..formats.container import ContainerHead, IndexEntry, head_bytes, head_length, parse_head
-from ..formats.vector_index import FULL_TEXT_INDEX_TYPES, VECTOR_INDEX_TYPES
-from ..io import ByteSource, BytesSource, Fetch, Storage
-from ..io.cache import LRU, env_int
-from ..paimon.layout import (
+from indexcore.cache import LRU, env_int
+from indexcore.errors import CorruptFileError, IndexCoreError, StorageError
+from indexcore.formats.binary_row import decode_binary_row
+from indexcore.formats.container import STRUCTURE as HEAD_STRUCTURE
+from indexcore.formats.container import ContainerHead, IndexEntry, head_bytes, head_length, parse_head
+from indexcore.formats.vector_index import FULL_TEXT_INDEX_TYPES, VECTOR_INDEX_TYPES
+from indexcore.io import ByteSource, BytesSource, Fetch, Storage
+from indexcore.paimon.layout import (
     BRANCH_PREFIX,
     SNAPSHOT_PREFIX,
     TAG_PREFIX,
@@ -33,9 +32,9 @@ from ..paimon.layout import (
     strip_scheme,
     tag_path,
 )
-from ..paimon.options import CoreOptions
-from ..types import DataType
-from .manifest import (
+from indexcore.paimon.options import CoreOptions
+from indexcore.types import DataType
+from indexcore.warehouse.manifest import (
     INDEX_MANIFEST_ENTRY,
     KINDS,
     MANIFEST_ENTRY,
@@ -48,7 +47,7 @@ from .manifest import (
     manifest_file_meta,
     read_records,
 )
-from .model import (
+from indexcore.warehouse.model import (
     ADD,
     DELETION_VECTORS,
     HASH,
@@ -60,8 +59,8 @@ from .model import (
     Snapshot,
     TableSchema,
 )
-from .schema import parse_schema, schema_id_from_name
-from .snapshot import numbered, parse_snapshot
+from indexcore.warehouse.schema import parse_schema, schema_id_from_name
+from indexcore.warehouse.snapshot import numbered, parse_snapshot
 
 KNOWN_INDEX_TYPES = (DELETION_VECTORS, HASH, "btree", "bitmap")  # btree/bitmap: global indexes
 # vector and full-text global indexes: listed with their metadata (warehouse.global_index), not searched
@@ -170,7 +169,7 @@ class Table:
         return f"Table({self.name!r})"
 
     def _repr_html_(self) -> str:
-        from ..views.html import table_html
+        from indexcore.warehouse.html import table_html
 
         return table_html(self)
 
@@ -270,13 +269,6 @@ class Table:
         if self._layout is None or self._layout[0] is not schema:
             self._layout = (schema, schema.path_layout(self.data_root))
         return self._layout[1]
-
-    @cached_property
-    def inspect(self):
-        """pyiceberg-style metadata views as pyarrow tables (:class:`TableInspector`)."""
-        from .inspect import TableInspector
-
-        return TableInspector(self)
 
     # -- snapshots, tags, branches ---------------------------------------------------------
     def snapshot_ids(self) -> list[int]:
@@ -829,7 +821,7 @@ class Table:
         budget: the views and metrics of one page that walk the same files (summaries, values,
         lookups) then open and decode each blob once. A kept reader holds no file descriptor
         between reads. An error opening it is raised, not kept."""
-        from ..formats.container import FileIndexContainer
+        from indexcore.formats.container import FileIndexContainer
 
         key = (_head_key(lf), entry, dtype, tuple(sorted((options or {}).items())))
         reader = self._readers.get(key)
@@ -858,13 +850,13 @@ class Table:
 
     def read_dv_range(self, dv_range, path: str, bitmap64: bool | None = None):
         """The deletion vector an index manifest's DV range points at in the DV file ``path``."""
-        from ..formats.deletion_vector import read_deletion_vector
+        from indexcore.formats.deletion_vector import read_deletion_vector
 
         return read_deletion_vector(self.storage.open(path), dv_range.offset, dv_range.length, bitmap64)
 
     def hash_index(self, entry: IndexManifestEntry):
         """The hashes of one HASH index file (Paimon's dynamic-bucket index)."""
-        from ..formats.hash_index import read_hash_index
+        from indexcore.formats.hash_index import read_hash_index
 
         path = self.index_file_path(entry, self.partition_dir(entry.partition))
         return read_hash_index(self.storage.open(path))

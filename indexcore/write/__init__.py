@@ -5,9 +5,15 @@ manifests and snapshots that Paimon Java and pypaimon read.
 (in-process) or :mod:`indexcore.spark.pipeline` (data files written inside Spark tasks).
 """
 
-from .datafile import WrittenFile, arrow_type, build_file_index, build_file_index_container, write_data_file
-from .layout import Namer, make_schema, schema_json
-from .table import READ_ONLY_MARKER, TableWriter, TaskSpec, check_writable, write_task_rows
+from indexcore.write.datafile import (
+           WrittenFile,
+           arrow_type,
+           build_file_index,
+           build_file_index_container,
+           write_data_file,
+)
+from indexcore.write.layout import Namer, make_schema, schema_json
+from indexcore.write.table import READ_ONLY_MARKER, TableWriter, TaskSpec, check_writable, write_task_rows
 
 __all__ = ["TableWriter", "TaskSpec", "WrittenFile", "make_schema", "schema_json", "build_file_index",
            "build_file_index_container", "write_data_file", "write_task_rows",

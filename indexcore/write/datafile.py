@@ -25,13 +25,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..errors import UnsupportedError
-from ..formats import new_writer
-from ..formats.container import write_container
-from ..paimon.options import FileIndexSpec
-from ..types import DataType, Timestamp
-from ..warehouse.model import DataFileMeta, SimpleStats, TableSchema
-from .layout import KEY_FIELD_ID_START, SEQUENCE_NUMBER_ID, VALUE_KIND_ID
+from indexcore.errors import UnsupportedError
+from indexcore.formats import new_writer
+from indexcore.formats.container import write_container
+from indexcore.paimon.options import FileIndexSpec
+from indexcore.types import DataType, Timestamp
+from indexcore.warehouse.model import DataFileMeta, SimpleStats, TableSchema
+from indexcore.write.layout import KEY_FIELD_ID_START, SEQUENCE_NUMBER_ID, VALUE_KIND_ID
 
 VALUE_KIND = "_VALUE_KIND"
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"

@@ -13,8 +13,8 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from ..types import DataField, DataType, parse_type
-from ..warehouse.model import TableSchema
+from indexcore.types import DataField, DataType, parse_type
+from indexcore.warehouse.model import TableSchema
 
 KEY_FIELD_ID_START = 1_073_741_823  # SpecialFields: Integer.MAX_VALUE / 2
 SEQUENCE_NUMBER_ID = 2_147_483_646

@@ -27,12 +27,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyroaring import BitMap
 
-from ..errors import ReadOnlyError, UnsupportedError
-from ..formats.binary_row import EMPTY_ROW, bucket_of, key_hash, serialize_binary_row
-from ..formats.deletion_vector import write_deletion_vector_file
-from ..formats.hash_index import write_hash_index
-from ..paimon.layout import BRANCH_PREFIX, branch_path, schema_path, snapshot_path, tag_path
-from ..warehouse.model import (
+from indexcore.errors import ReadOnlyError, UnsupportedError
+from indexcore.formats.binary_row import EMPTY_ROW, bucket_of, key_hash, serialize_binary_row
+from indexcore.formats.deletion_vector import write_deletion_vector_file
+from indexcore.formats.hash_index import write_hash_index
+from indexcore.paimon.layout import BRANCH_PREFIX, branch_path, schema_path, snapshot_path, tag_path
+from indexcore.warehouse.model import (
     DELETION_VECTORS,
     HASH,
     DataFileMeta,
@@ -40,8 +40,8 @@ from ..warehouse.model import (
     IndexFileMeta,
     TableSchema,
 )
-from .avro import INDEX_MANIFEST_SCHEMA, MANIFEST_LIST_SCHEMA, MANIFEST_SCHEMA, write_avro
-from .datafile import (
+from indexcore.write.avro import INDEX_MANIFEST_SCHEMA, MANIFEST_LIST_SCHEMA, MANIFEST_SCHEMA, write_avro
+from indexcore.write.datafile import (
     COMPACT_SOURCE,
     DELETE,
     SEQUENCE_NUMBER,
@@ -51,7 +51,7 @@ from .datafile import (
     internal_values,
     write_data_file,
 )
-from .layout import INDEXCORE_USER_PREFIX, MAX_LEVEL, Namer, field_types, jackson, schema_json
+from indexcore.write.layout import INDEXCORE_USER_PREFIX, MAX_LEVEL, Namer, field_types, jackson, schema_json
 
 READ_ONLY_MARKER = ".indexcore-read-only"
 BASE_TIME_MILLIS = 1_717_200_000_000  # 2024-06-01T00:00:00Z: snapshot times count from here

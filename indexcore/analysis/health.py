@@ -1,0 +1,599 @@
+"""Table and warehouse health at a glance, from metadata alone.
+
+Everything here comes from manifests, the index manifest and file-index container heads (the
+``$file_indexes`` view); no data file is read, and a bloom filter's bit set is read only for
+files that hold more rows than the filter was sized for. Per table:
+
+- index bytes against data bytes per index kind and storage (embedded in the manifest, in a
+  ``.index`` file, or a table-level file of the index manifest: deletion vectors, HASH, global);
+- small files (under :meth:`CoreOptions.small_file_threshold`), DV density (table and worst
+  partition x bucket);
+- per file index: coverage (live files lacking a configured one), stale ones (carried but no
+  longer configured) and ones on the wrong column (:func:`.advise.index_inventory`);
+- bloom-filter sizing per column (:func:`.bloom_sizing.column_sizing`, shared with the advisor),
+  with one recommended ``items``;
+- the files that could not be used and why (:func:`unusable_files` for file indexes and DVs,
+  :func:`unusable_index_files` for HASH and global index files; shared with the pages);
+- a list of :class:`HealthItem` (severity, the app page that explains it) and a score.
+
+The score follows Amoro's table health score: start at 100 and deduct per issue kind, each
+kind's deduction weighted by the share of the table it touches and capped (:data:`CAPS`).
+Info items deduct nothing. The warehouse score is the mean of the table scores weighted by
+live files (a table that cannot be opened scores 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from indexcore.analysis.advise import index_inventory
+from indexcore.analysis.audit import hash_rows_mismatch
+from indexcore.analysis.balance import DEFAULT_COMPACTION_DENSITY, dv_by_bucket
+from indexcore.analysis.bloom_sizing import OVER_FPP, OVERSIZED, BloomSizing, column_sizing
+from indexcore.errors import IndexCoreError, StorageError
+from indexcore.formats import FILE_INDEX_ORDER as FILE_INDEX_TYPES
+from indexcore.views import register_view, view
+from indexcore.views.census import FILE_INDEXES, unusable_rows
+from indexcore.views.common import from_rows, partition_label, partition_types
+from indexcore.warehouse.model import DELETION_VECTORS, HASH
+from indexcore.warehouse.table import KNOWN_INDEX_TYPES, LISTED_GLOBAL_TYPES
+
+Progress = Callable[[int, int, str], None]
+
+# the app's page titles (app.py registers them); each item names the one that explains it
+PAGE_TABLE, PAGE_BITMAP, PAGE_BLOOM = "Table", "Bitmap indexes", "Bloom filters"
+PAGE_RANGE, PAGE_DV, PAGE_HASH, PAGE_WHATIF = "Range-bitmap and BSI", "Deletion vectors", "Hash index", "What-if"
+PAGE_GLOBAL = "Global indexes"
+KIND_PAGE = {"bitmap": PAGE_BITMAP, "bloom-filter": PAGE_BLOOM, "range-bitmap": PAGE_RANGE, "bsi": PAGE_RANGE,
+             DELETION_VECTORS: PAGE_DV, HASH: PAGE_HASH}
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+SEVERITIES = (ERROR, WARNING, INFO)
+# issue kind -> the most points it may take off a table's 100
+CAPS = {"unreadable-metadata": 40, "unusable-files": 40, "dv-density": 25, "wrong-column": 20, "index-coverage": 20,
+        "small-files": 15, "index-overhead": 15, "bloom-oversized": 10, "bloom-over-fpp": 10, "stale-index": 5}
+# an unusable file always costs at least this share of its cap: a query may read wrong or more
+UNUSABLE_FLOOR = 0.25
+# index bytes above this share of data bytes are worth a look; above INDEX_HEAVY they cost points
+INDEX_NOTE, INDEX_HEAVY = 0.5, 1.0
+CONTAINER_HEAD = "file-index head"
+UNUSABLE_COLUMNS = ["file_name", "index_type", "column_name", "why", "error"]
+MISSING_DV = "missing DV file"  # the reason a live file whose DV file is gone cannot be used
+NOT_FOUND = "file not found"  # how storage errors begin when a file is gone
+# the index-manifest files :func:`unusable_index_files` checks, and why one cannot be used
+GLOBAL_INDEX, UNKNOWN_KIND = "global index", "unknown"
+MISSING_HASH, UNREADABLE_HASH, HASH_ROWS = "missing hash index file", "unreadable hash index", \
+    "hash index row count mismatch"
+MISSING_GLOBAL, UNREADABLE_GLOBAL = "missing global index file", "unreadable global index"
+# reasons whose page is not the one of their index kind (a global "bitmap" is not a file index)
+WHY_PAGE = {MISSING_DV: PAGE_DV, MISSING_GLOBAL: PAGE_GLOBAL, UNREADABLE_GLOBAL: PAGE_GLOBAL}
+
+
+@dataclass(frozen=True)
+class HealthItem:
+    """One finding: what, how bad, the page that explains it, and what it costs the score."""
+
+    table: str
+    kind: str
+    severity: str
+    message: str
+    page: str
+    deduction: int = 0
+    column: str | None = None
+    index_type: str | None = None
+    files: int | None = None
+    recommendation: str | None = None
+
+
+@dataclass(frozen=True)
+class IndexBytes:
+    """Bytes of one index kind in one storage (EMBEDDED, FILE = ``.index``, INDEX MANIFEST)."""
+
+    index_type: str
+    storage: str
+    files: int
+    bytes: int
+    pct_of_data: float | None
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """A file index configured or carried by live files: how many carry it, how many lack it
+    (configured only), how many carry it on the wrong column (a name the file's schema lacks,
+    or one that now means another field); ``configured`` False with carriers is a stale index."""
+
+    column: str
+    index_type: str
+    files: int
+    lacking: int
+    configured: bool = True
+    carrying: int = 0
+    wrong_column: int = 0
+    why_wrong: str | None = None
+
+    @property
+    def stale(self) -> bool:
+        return not self.configured and self.carrying > 0
+
+
+@dataclass(frozen=True)
+class TableHealth:
+    """A table's health at one snapshot (``error`` when it could not be opened at all)."""
+
+    table: str
+    snapshot: int | None = None
+    files: int = 0
+    rows: int = 0
+    data_bytes: int = 0
+    index_bytes: tuple[IndexBytes, ...] = ()
+    small_files: int = 0
+    small_file_threshold: int | None = None
+    deleted_rows: int = 0
+    dv_density: float = 0.0
+    worst_bucket: str | None = None
+    worst_bucket_density: float = 0.0
+    coverage: tuple[Coverage, ...] = ()
+    blooms: tuple[BloomSizing, ...] = ()
+    unusable: tuple[tuple, ...] = field(default=(), repr=False)  # rows of UNUSABLE_COLUMNS
+    problems: int = 0
+    items: tuple[HealthItem, ...] = ()
+    score: int = 100
+    error: str | None = None
+
+    @property
+    def total_index_bytes(self) -> int:
+        return sum(b.bytes for b in self.index_bytes)
+
+    @property
+    def unusable_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(list(self.unusable), columns=UNUSABLE_COLUMNS)
+
+
+@dataclass(frozen=True)
+class WarehouseHealth:
+    tables: tuple[TableHealth, ...]
+    score: int
+
+    @property
+    def items(self) -> tuple[HealthItem, ...]:
+        return tuple(i for t in self.tables for i in t.items)
+
+
+# ---------------------------------------------------------------------------------------
+# Files a page could not use
+
+
+def unusable_files(file_indexes: pd.DataFrame, index_types: Iterable[str] | None = None,
+                   lost_dvs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The files whose file index (of ``index_types``; all when None) or deletion vector could
+    not be used, and why: ``unreadable index``, ``missing .index file``, ``unknown index kind X``
+    or ``missing DV file``.
+
+    ``file_indexes`` is the ``$file_indexes`` view as a frame; ``lost_dvs`` the rows of the
+    ``$deletion_vectors`` view (``file_name``, ``dv_file``) whose DV file is gone
+    (:func:`lost_deletion_vectors`).
+    """
+    parts = []
+    if not file_indexes.empty:
+        kinds = file_indexes["index_type"]
+        unknown = kinds.notna() & ~kinds.isin(FILE_INDEX_TYPES)
+        wanted = kinds.isna() | (kinds.isin(list(index_types)) if index_types is not None else True)
+        bad = file_indexes[(file_indexes["error"].notna() & wanted) | unknown].copy()
+        missing = bad["error"].fillna("").str.startswith(NOT_FOUND)
+        bad["why"] = "unreadable index"
+        bad.loc[missing, "why"] = "missing .index file"
+        bad.loc[unknown, "why"] = "unknown index kind " + bad.loc[unknown, "index_type"].astype(str)
+        parts.append(bad[UNUSABLE_COLUMNS])
+    if lost_dvs is not None and not lost_dvs.empty:
+        parts.append(pd.DataFrame({"file_name": lost_dvs["file_name"], "index_type": DELETION_VECTORS,
+                                   "column_name": None, "why": MISSING_DV,
+                                   "error": f"{NOT_FOUND}: " + lost_dvs["dv_file"].astype(str)}))
+    if not parts:
+        return pd.DataFrame(columns=UNUSABLE_COLUMNS)
+    return pd.concat(parts, ignore_index=True)
+
+
+def unusable_index_files(table, snapshot_id: int | None = None,
+                         kinds: Iterable[str] = (HASH, GLOBAL_INDEX, UNKNOWN_KIND)) -> pd.DataFrame:
+    """The index-manifest files of a snapshot that could not be used, and why (rows of
+    :data:`UNUSABLE_COLUMNS`), for the ``kinds`` asked:
+
+    - ``HASH`` (dynamic-bucket hash indexes): missing, unreadable (our error), or holding another
+      number of hashes than the index manifest's row count;
+    - :data:`GLOBAL_INDEX`: missing, or a BTree / bitmap file whose head or null-row bitmap
+      cannot be decoded (vector and full-text files are only checked to exist);
+    - :data:`UNKNOWN_KIND`: an index kind indexcore neither decodes nor lists.
+
+    Unreadable index manifests are not here: they are plan problems (``problems_frame``).
+    """
+    from indexcore.io import Fetch
+    from indexcore.warehouse.global_index import global_index_files, open_reader
+
+    kinds = set(kinds)
+    plan = table.plan(snapshot_id)
+    rows = []
+
+    def broken(name: str, kind: str, column, exc: IndexCoreError, missing: str, unreadable: str) -> None:
+        rows.append((name, kind, column, missing if exc.message.startswith(NOT_FOUND) else unreadable, str(exc)))
+
+    if HASH in kinds and plan.hash_indexes:
+        entries = [e for es in plan.hash_indexes.values() for e in es]
+        paths = [table.index_file_path(e, table.partition_dir(e.partition)) for e in entries]
+        table.storage.prefetch([Fetch(p) for p in paths])
+        for e in entries:
+            meta = e.index_file
+            try:
+                count = table.hash_index(e).count
+            except IndexCoreError as exc:
+                broken(meta.file_name, HASH, None, exc, MISSING_HASH, UNREADABLE_HASH)
+                continue
+            mismatch = hash_rows_mismatch(count, meta)
+            if mismatch:
+                rows.append((meta.file_name, HASH, None, HASH_ROWS, mismatch))
+    if GLOBAL_INDEX in kinds:
+        for gif in global_index_files(table, snapshot_id):
+            meta, column = gif.entry.index_file, gif.field.name if gif.field is not None else None
+            try:
+                reader = open_reader(table, gif)
+                if reader is not None:
+                    _ = reader.null_rows  # decodes the head and the null-row bitmap
+                elif not table.storage.exists(gif.path):
+                    raise StorageError(NOT_FOUND, file=gif.path)
+            except IndexCoreError as exc:
+                broken(meta.file_name, gif.index_type, column, exc, MISSING_GLOBAL, UNREADABLE_GLOBAL)
+    if UNKNOWN_KIND in kinds:
+        types = partition_types(table)
+        rows += [(e.index_file.file_name, e.index_file.index_type, None,
+                  f"unknown index kind {e.index_file.index_type}",
+                  f"{partition_label(e.partition, types)} bucket {e.bucket}") for e in _undecoded(plan)]
+    return pd.DataFrame(rows, columns=UNUSABLE_COLUMNS)
+
+
+def lost_deletion_vectors(table, deletion_vectors: pd.DataFrame) -> pd.DataFrame:
+    """Rows of a ``$deletion_vectors`` frame whose DV index file does not exist (one check per DV file)."""
+    if deletion_vectors.empty or "dv_file" not in deletion_vectors:
+        return deletion_vectors.iloc[0:0]
+    gone = [p for p in deletion_vectors["dv_file"].dropna().unique() if not table.storage.exists(p)]
+    return deletion_vectors[deletion_vectors["dv_file"].isin(gone)]
+
+
+# ---------------------------------------------------------------------------------------
+# One table
+
+
+def _deduction(kind: str, share: float) -> int:
+    return max(1, round(CAPS[kind] * min(1.0, max(0.0, share))))
+
+
+def _index_bytes(census: pa.Table, plan, data_bytes: int) -> list[IndexBytes]:
+    """Blob bytes per (index kind, storage), the container heads, and the index manifest's files,
+    from ``$file_indexes`` (aggregated by Arrow: it has a row per blob, 180,000 at 50,000 files)."""
+    rows: dict[tuple[str, str], list[int]] = {}
+
+    def add(kind: str, storage: str, files: int, size: int) -> None:
+        acc = rows.setdefault((kind, storage), [0, 0])
+        acc[0] += files
+        acc[1] += size
+
+    ok = census.select(["file_path", "column_name", "index_type", "storage_type", "index_size_in_bytes",
+                        "index_container_size_in_bytes"])
+    ok = ok.filter(pc.is_valid(ok["column_name"]))
+    # a number per data file: grouping by it is cheaper than hashing 180,000 paths twice more
+    ok = ok.append_column("file", pc.dictionary_encode(ok["file_path"]).combine_chunks().indices)
+    for g in ok.group_by(["index_type", "storage_type"], use_threads=False).aggregate(
+            [("file", "count_distinct"), ("index_size_in_bytes", "sum")]).to_pylist():
+        add(g["index_type"], g["storage_type"], g["file_count_distinct"], g["index_size_in_bytes_sum"] or 0)
+    per_file = ok.group_by(["file", "storage_type"], use_threads=False).aggregate(
+        [("index_container_size_in_bytes", "first"), ("index_size_in_bytes", "sum")])
+    per_file = per_file.filter(pc.is_valid(per_file["index_container_size_in_bytes_first"]))
+    heads = pc.max_element_wise(pc.subtract(per_file["index_container_size_in_bytes_first"],
+                                            per_file["index_size_in_bytes_sum"]), 0)
+    by_storage = pa.table({"storage_type": per_file["storage_type"], "head": heads})
+    for g in by_storage.group_by("storage_type", use_threads=False).aggregate([("head", "count"),
+                                                                               ("head", "sum")]).to_pylist():
+        add(CONTAINER_HEAD, g["storage_type"], g["head_count"], g["head_sum"] or 0)
+    for e in plan.index_entries:
+        add(e.index_file.index_type, "INDEX MANIFEST", 1, e.index_file.file_size)
+    return [IndexBytes(kind, storage, files, size, size / data_bytes if data_bytes else None)
+            for (kind, storage), (files, size) in sorted(rows.items())]
+
+
+def _bloom_sizing(table, census: pa.Table, by_path: dict) -> list[BloomSizing]:
+    """:func:`.bloom_sizing.column_sizing` of every bloom-indexed column of ``$file_indexes``."""
+    blooms = census.filter(pc.and_kleene(
+        pc.and_kleene(pc.equal(census["index_type"], "bloom-filter"), pc.is_null(census["error"])),
+        pc.and_kleene(pc.is_valid(census["column_name"]), pc.invert(pc.fill_null(census["is_empty"], False)))))
+    per_column: dict[str, list] = {}
+    for path, column, size in zip(blooms["file_path"].to_pylist(), blooms["column_name"].to_pylist(),
+                                  blooms["index_size_in_bytes"].to_pylist(), strict=True):
+        lf = by_path.get(path)
+        if lf is not None:
+            per_column.setdefault(column, []).append((lf, column, size))
+    out = []
+    for column in sorted(per_column):
+        sizing = column_sizing(table, column, per_column[column])
+        if sizing is not None:
+            out.append(sizing)
+    return out
+
+
+def _coverage(table, snapshot_id, unreadable: set[str]) -> list[Coverage]:
+    """Configured or carried file indexes (:func:`advise.index_inventory`): the live files lacking
+    them, carrying them, carrying them on the wrong column; a file whose index container is
+    ``unreadable`` is listed as unusable, not as lacking."""
+    groups, _problems = index_inventory(table, snapshot_id)
+    return [Coverage(g.column, g.index_type, g.live_files, len(set(g.missing) - unreadable) if g.configured else 0,
+                     g.configured, len(g.blobs), len(g.wrong_column),
+                     g.wrong_column[0]["reason"] if g.wrong_column else None)
+            for g in groups if g.index_type in FILE_INDEX_TYPES and (g.configured or g.blobs)]
+
+
+def _undecoded(plan) -> list:
+    """Index manifest entries of a kind indexcore neither decodes nor lists."""
+    return [e for e in plan.index_entries if e.index_file.index_type not in KNOWN_INDEX_TYPES
+            and not (e.index_file.global_index_meta is not None and e.index_file.index_type in LISTED_GLOBAL_TYPES)]
+
+
+def table_health(table, snapshot_id: int | None = None) -> TableHealth:
+    """The health of one table at ``snapshot_id`` (latest by default); see the module docstring."""
+    plan = table.plan(snapshot_id)
+    sid = plan.snapshot.id if plan.snapshot else None
+    schema = table.read_schema(snapshot_id, plan.snapshot)
+    files = plan.files
+    data_bytes = sum(lf.file.file_size for lf in files)
+    rows = sum(lf.file.row_count for lf in files)
+    census = view(table, "file_indexes", sid) if files else FILE_INDEXES.empty_table()
+    frame = unusable_rows(census).to_pandas()  # all unusable_files and the unreadable containers need
+    by_path = {lf.path: lf for lf in files}
+
+    index_bytes = _index_bytes(census, plan, data_bytes)
+    limit = schema.core_options.small_file_threshold(bool(schema.primary_keys))
+    small: dict[tuple, int] = {}
+    for lf in files:
+        if lf.file.file_size < limit:
+            key = (lf.partition, lf.bucket)
+            small[key] = small.get(key, 0) + 1
+    small_files = sum(small.values())
+    mergeable = sum(n for n in small.values() if n > 1)
+
+    dvs = view(table, "deletion_vectors", sid).to_pandas() if files else pd.DataFrame()
+    deleted = int(dvs["deleted"].sum()) if not dvs.empty else 0
+    worst, worst_density = None, 0.0
+    if deleted:
+
+        buckets = dv_by_bucket(dvs)
+        top = buckets.sort_values("density", ascending=False).iloc[0]
+        worst, worst_density = f"{top['partition']} bucket {int(top['bucket'])}", float(top["density"])
+    lost = lost_deletion_vectors(table, dvs) if not dvs.empty else None
+    unusable = pd.concat([unusable_files(frame, None, lost), unusable_index_files(table, sid)], ignore_index=True)
+    broken = set(frame.loc[frame["error"].notna() & frame["column_name"].isna(), "file_path"]) if files else set()
+    coverage = _coverage(table, sid, broken) if files else []
+    blooms = _bloom_sizing(table, census, by_path)
+    problems = len({(p.path, p.structure, p.reason) for p in plan.problems + table.problems})
+
+    h = TableHealth(
+        table=table.name, snapshot=sid, files=len(files), rows=rows, data_bytes=data_bytes,
+        index_bytes=tuple(index_bytes), small_files=small_files, small_file_threshold=limit,
+        deleted_rows=deleted, dv_density=deleted / rows if rows else 0.0, worst_bucket=worst,
+        worst_bucket_density=worst_density, coverage=tuple(coverage), blooms=tuple(blooms),
+        unusable=tuple(unusable.itertuples(index=False, name=None)), problems=problems)
+    items = _items(h, mergeable, plan.problems + table.problems)
+    score = max(0, 100 - sum(_capped(items).values()))
+    return TableHealth(**{**{f: getattr(h, f) for f in h.__dataclass_fields__}, "items": tuple(items),
+                          "score": score})
+
+
+def _capped(items: Iterable[HealthItem]) -> dict[str, int]:
+    """Points taken off per issue kind, each kind at most its cap."""
+    out: dict[str, int] = {}
+    for i in items:
+        out[i.kind] = min(CAPS.get(i.kind, 0), out.get(i.kind, 0) + i.deduction)
+    return out
+
+
+def _items(h: TableHealth, mergeable: int, problems) -> list[HealthItem]:
+    """The findings of a table, worst first."""
+    t, out = h.table, []
+
+    def item(kind, severity, message, page, share=None, **kw):
+        points = _deduction(kind, share) if severity != INFO and share is not None else 0
+        out.append(HealthItem(t, kind, severity, message, page, points, **kw))
+
+    seen = {(p.path, p.structure, p.reason) for p in problems}
+    if seen:
+        first = next(iter(seen))
+        item("unreadable-metadata", ERROR, f"{len(seen)} unreadable part(s) of the table's metadata "
+             f"(first: {first[1]} {first[0].rsplit('/', 1)[-1]}: {first[2]})", PAGE_TABLE, 0.5, files=len(seen))
+    unusable = h.unusable_frame
+    if not unusable.empty:
+        for why, g in unusable.groupby("why", sort=True):
+            n = g["file_name"].nunique()
+            kinds = [k for k in g["index_type"].dropna().unique() if k in KIND_PAGE]
+            page = KIND_PAGE[kinds[0]] if len(kinds) == 1 else PAGE_TABLE
+            page = WHY_PAGE.get(why, page)
+            item("unusable-files", ERROR, f"{n} file(s) cannot be used: {why}", page,
+                 max(UNUSABLE_FLOOR, n / max(1, h.files)), files=n)
+    if h.worst_bucket_density >= DEFAULT_COMPACTION_DENSITY:
+        item("dv-density", WARNING, f"{h.worst_bucket_density:.0%} of the rows of {h.worst_bucket} are deleted "
+             f"({h.dv_density:.1%} of the table)", PAGE_DV, h.worst_bucket_density,
+             recommendation="a full compaction of the bucket drops the deleted rows and their deletion vectors")
+    elif h.deleted_rows:
+        item("dv-density", INFO, f"{h.dv_density:.1%} of the rows are deleted (densest: {h.worst_bucket} at "
+             f"{h.worst_bucket_density:.0%})", PAGE_DV)
+    for c in h.coverage:
+        page = KIND_PAGE.get(c.index_type, PAGE_TABLE)
+        if c.stale:
+            gone = f" ({c.wrong_column} of them on a field the table no longer has: {c.why_wrong})" \
+                if c.wrong_column else ""
+            item("stale-index", WARNING, f"{c.carrying} of {c.files} live files carry a {c.index_type} index on "
+                 f"{c.column}{gone}, but file-index.{c.index_type}.columns no longer lists it", page,
+                 c.carrying / max(1, c.files), column=c.column, index_type=c.index_type, files=c.carrying,
+                 recommendation="files written from now on lack it; CALL sys.rewrite_file_index drops it from "
+                                "the old ones, or configure it again")
+        elif c.wrong_column:
+            item("wrong-column", WARNING, f"{c.wrong_column} file(s) carry a {c.index_type} index on {c.column} "
+                 f"whose column does not match the file's schema: {c.why_wrong}", page,
+                 max(UNUSABLE_FLOOR, c.wrong_column / max(1, c.files)), column=c.column, index_type=c.index_type,
+                 files=c.wrong_column, recommendation="CALL sys.rewrite_file_index rebuilds the files' indexes "
+                                                      "from the current schema")
+        if c.lacking:
+            item("index-coverage", WARNING, f"{c.lacking} of {c.files} live files lack the configured "
+                 f"{c.index_type} index on {c.column}", page,
+                 c.lacking / max(1, c.files), column=c.column, index_type=c.index_type, files=c.lacking,
+                 recommendation="CALL sys.rewrite_file_index builds it for the files written before it was "
+                                "configured")
+    if mergeable:
+        item("small-files", WARNING if mergeable * 2 >= h.files else INFO,
+             f"{h.small_files} of {h.files} files are under {h.small_file_threshold:,} bytes; {mergeable} share "
+             "a bucket with another small file", PAGE_TABLE, mergeable / max(1, h.files), files=h.small_files,
+             recommendation="compaction merges them (or raise target-file-size only if it is set too low)")
+    total = h.total_index_bytes
+    if h.data_bytes and total > INDEX_NOTE * h.data_bytes:
+        ratio = total / h.data_bytes
+        top = max(h.index_bytes, key=lambda b: b.bytes)
+        item("index-overhead", WARNING if ratio > INDEX_HEAVY else INFO,
+             f"index bytes are {ratio:.0%} of data bytes (largest: {top.index_type} {top.storage}, "
+             f"{top.bytes:,} bytes)", KIND_PAGE.get(top.index_type, PAGE_WHATIF), ratio - INDEX_HEAVY,
+             index_type=top.index_type)
+    for b in h.blooms:
+        option = f"file-index.bloom-filter.{b.column}.items"
+        if b.verdict == OVERSIZED:
+            item("bloom-oversized", WARNING, f"bloom filters on {b.column} take {b.bytes:,} bytes where the "
+                 f"files' rows need {b.needed_bytes:,} at fpp {b.configured_fpp} (items={b.configured_items})",
+                 PAGE_BLOOM, b.saved_bytes / b.bytes if b.bytes else 0.0, column=b.column, index_type="bloom-filter",
+                 files=b.files, recommendation=f"'{option}' = '{b.recommended_items}' saves {b.saved_bytes:,} bytes")
+        elif b.verdict == OVER_FPP:
+            item("bloom-over-fpp", WARNING, f"{b.over_fpp_files} of {b.files} bloom filters on {b.column} hold more "
+                 f"distinct keys than items={b.configured_items}: more false positives than fpp "
+                 f"{b.configured_fpp}", PAGE_BLOOM, b.over_fpp_files / b.files, column=b.column,
+                 index_type="bloom-filter", files=b.over_fpp_files,
+                 recommendation=f"'{option}' = '{b.recommended_items}' (costs {-b.saved_bytes:,} more bytes)"
+                 if b.saved_bytes is not None and b.saved_bytes < 0 else
+                 f"'{option}' = '{b.recommended_items}'")
+    order = {s: i for i, s in enumerate(SEVERITIES)}
+    return sorted(out, key=lambda i: (order[i.severity], -i.deduction))
+
+
+# ---------------------------------------------------------------------------------------
+# The warehouse
+
+
+def warehouse_health(warehouse, tables: Iterable[str] | None = None,
+                     progress: Progress | None = None) -> WarehouseHealth:
+    """:func:`table_health` of every table (or of ``tables``); one that cannot be opened scores 0."""
+    names = list(tables) if tables is not None else warehouse.tables()
+    out = []
+    for i, name in enumerate(names):
+        if progress is not None:
+            progress(i, len(names), name)
+        try:
+            out.append(table_health(warehouse.table(name)))
+        except IndexCoreError as exc:
+            out.append(TableHealth(name, score=0, error=str(exc), items=(HealthItem(
+                name, "unreadable-metadata", ERROR, f"cannot be opened: {exc}", PAGE_TABLE,
+                CAPS["unreadable-metadata"]),)))
+    if progress is not None:
+        progress(len(names), len(names), "done")
+    weights = [max(1, t.files) for t in out]
+    score = round(sum(t.score * w for t, w in zip(out, weights, strict=True)) / sum(weights)) if out else 100
+    return WarehouseHealth(tuple(out), score)
+
+
+# ---------------------------------------------------------------------------------------
+# Frames for the app and notebooks
+
+TABLE_COLUMNS = ["table", "score", "errors", "warnings", "files", "rows", "data_bytes", "index_bytes", "index_pct",
+                 "small_files", "dv_density", "worst_bucket_density", "unusable_files", "missing_dv_files",
+                 "problems", "index_kinds", "snapshot", "error"]
+ITEM_COLUMNS = [f for f in HealthItem.__dataclass_fields__]
+
+
+def tables_frame(health: WarehouseHealth | Iterable[TableHealth]) -> pd.DataFrame:
+    """One row per table: score, issue counts and the numbers behind them."""
+    tables = health.tables if isinstance(health, WarehouseHealth) else tuple(health)
+    rows = []
+    for t in tables:
+        bad = t.unusable_frame
+        rows.append({
+            "table": t.table, "score": t.score, "errors": sum(i.severity == ERROR for i in t.items),
+            "warnings": sum(i.severity == WARNING for i in t.items), "files": t.files, "rows": t.rows,
+            "data_bytes": t.data_bytes, "index_bytes": t.total_index_bytes,
+            "index_pct": t.total_index_bytes / t.data_bytes if t.data_bytes else None,
+            "small_files": t.small_files, "dv_density": t.dv_density, "worst_bucket_density": t.worst_bucket_density,
+            "unusable_files": int(bad["file_name"].nunique()),
+            "missing_dv_files": int(bad.loc[bad["why"] == MISSING_DV, "file_name"].nunique()),
+            "problems": t.problems,
+            "index_kinds": ", ".join(sorted({b.index_type for b in t.index_bytes if b.index_type != CONTAINER_HEAD})),
+            "snapshot": t.snapshot, "error": t.error})
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
+def items_frame(health: WarehouseHealth | TableHealth) -> pd.DataFrame:
+    """Every health item, worst first (severity, then points)."""
+    items = health.items
+    return pd.DataFrame([asdict(i) for i in items], columns=ITEM_COLUMNS)
+
+
+def index_bytes_frame(health: WarehouseHealth | TableHealth) -> pd.DataFrame:
+    """Index bytes per table, kind and storage, with their share of the table's data bytes."""
+    tables = health.tables if isinstance(health, WarehouseHealth) else (health,)
+    return pd.DataFrame([{"table": t.table, **asdict(b)} for t in tables for b in t.index_bytes],
+                        columns=["table", *IndexBytes.__dataclass_fields__])
+
+
+def blooms_frame(health: WarehouseHealth | TableHealth) -> pd.DataFrame:
+    """Bloom sizing per table and column, with the recommended ``items`` and the bytes it saves."""
+    tables = health.tables if isinstance(health, WarehouseHealth) else (health,)
+    return pd.DataFrame([{"table": t.table, **asdict(b)} for t in tables for b in t.blooms],
+                        columns=["table", *BloomSizing.__dataclass_fields__])
+
+
+def coverage_frame(health: WarehouseHealth | TableHealth) -> pd.DataFrame:
+    tables = health.tables if isinstance(health, WarehouseHealth) else (health,)
+    return pd.DataFrame([{"table": t.table, **asdict(c)} for t in tables for c in t.coverage],
+                        columns=["table", *Coverage.__dataclass_fields__])
+
+
+def unusable_frame(health: WarehouseHealth | TableHealth) -> pd.DataFrame:
+    tables = health.tables if isinstance(health, WarehouseHealth) else (health,)
+    parts = [t.unusable_frame.assign(table=t.table) for t in tables if t.unusable]
+    if not parts:
+        return pd.DataFrame(columns=["table", *UNUSABLE_COLUMNS])
+    return pd.concat(parts, ignore_index=True)[["table", *UNUSABLE_COLUMNS]]
+
+
+def health_frames(health: WarehouseHealth | TableHealth) -> dict[str, pd.DataFrame]:
+    """Every frame above by name (``tables`` only for a warehouse)."""
+    out = {"items": items_frame(health), "index_bytes": index_bytes_frame(health), "blooms": blooms_frame(health),
+           "coverage": coverage_frame(health), "unusable": unusable_frame(health)}
+    if isinstance(health, WarehouseHealth):
+        out = {"tables": tables_frame(health), **out}
+    return out
+
+
+# ``$health``: the items above, one row each, with the table's score on every row; a table
+# without findings gives one ``healthy`` row.
+HEALTH = pa.schema([
+    ("severity", pa.string()), ("kind", pa.string()), ("message", pa.string()), ("page", pa.string()),
+    ("deduction", pa.int32()), ("column", pa.string()), ("index_type", pa.string()), ("files", pa.int64()),
+    ("recommendation", pa.string()), ("score", pa.int32()), ("snapshot_id", pa.int64())])
+
+
+def health(table, snapshot_id: int | None = None) -> pa.Table:
+    """``$health``: severity, kind, message, the app page explaining it, points off the score."""
+    h = table_health(table, snapshot_id)
+    rows = [{"severity": i.severity, "kind": i.kind, "message": i.message, "page": i.page,
+             "deduction": i.deduction, "column": i.column, "index_type": i.index_type, "files": i.files,
+             "recommendation": i.recommendation} for i in h.items]
+    if not rows:
+        rows = [{"severity": INFO, "kind": "healthy", "message": "no issue found", "page": PAGE_TABLE,
+                 "deduction": 0}]
+    return from_rows([{**r, "score": h.score, "snapshot_id": h.snapshot} for r in rows], HEALTH)
+
+
+register_view("health", health)

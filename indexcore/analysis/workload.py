@@ -1,0 +1,313 @@
+"""A query workload: the SELECTs (or bare WHERE conditions) a team runs, with weights.
+
+File format (text, parsed with sqlglot, never evaluated):
+
+* Statements are separated by ``;`` when the file holds a ``;`` outside quotes and comments
+  (a statement may then span lines); otherwise every non-empty line is one statement.
+* A statement is a full ``SELECT`` / ``WITH`` query in Spark or Flink SQL, or a bare condition
+  (``country = 'NZ' AND amount > 10``, optionally starting with ``WHERE``) that reads the
+  table being advised.
+* Weight (how often the query runs, default 1): a comment line ``-- weight: 5`` (or
+  ``-- count: 5``) before the statement, or a ``5<TAB>`` prefix (the shape of a
+  count-then-query log export). ``-- name: daily_nz`` names it (default ``q1``, ``q2``...).
+
+:func:`scans` turns queries into the reads of one table they make: for every ``SELECT`` whose
+``FROM`` / ``JOIN`` names the table, the ``WHERE`` conjuncts over that table alone, as SQL text
+for :func:`indexcore.scan.explain.explain`, plus how each column is filtered (equality,
+range, null test, other) so an advisor knows which index kinds could answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+
+from indexcore.errors import PredicateError
+
+EQUALITY, RANGE, NULL_TEST, OTHER = "equality", "range", "null", "other"
+_DIRECTIVE = re.compile(r"^\s*(weight|count|name)\s*[:=]\s*(\S+)\s*$", re.IGNORECASE)
+_TAB_WEIGHT = re.compile(r"^\s*(\d+(?:\.\d+)?)\t(.*)$", re.DOTALL)
+_DIALECTS = ("spark", None, "hive")
+
+
+@dataclass(frozen=True)
+class Query:
+    """One statement of a workload file: its text, weight, name and first line (1-based)."""
+
+    name: str
+    text: str
+    weight: float = 1.0
+    line: int = 1
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "text": self.text, "weight": self.weight, "line": self.line}
+
+
+@dataclass(frozen=True)
+class Scan:
+    """One read of the advised table by a query: the condition pushed to it (None: no filter)
+    and, per filtered column, how it is filtered."""
+
+    query: Query
+    where: str | None
+    filters: dict[str, frozenset[str]] = field(default_factory=dict, hash=False, compare=False)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.query.name
+
+
+def _segments(text: str, on_newline: bool) -> tuple[list[tuple[str, dict, int]], bool]:
+    """Split into (statement, directives, first line); also whether a top-level ``;`` was seen."""
+    out: list[tuple[str, dict, int]] = []
+    buf: list[str] = []
+    pending: dict[str, str] = {}
+    start_line = line = 1
+    saw_semicolon = False
+    i, n = 0, len(text)
+
+    def flush() -> None:
+        nonlocal buf, pending
+        stmt = "".join(buf).strip()
+        if stmt:
+            out.append((stmt, pending, start_line))
+            pending = {}
+        buf = []
+
+    while i < n:
+        ch = text[i]
+        if not "".join(buf).strip():
+            start_line = line
+        if ch in ("'", '"', "`"):
+            j = i + 1
+            while j < n:
+                if text[j] == ch:
+                    if j + 1 < n and text[j + 1] == ch:  # doubled quote
+                        j += 2
+                        continue
+                    break
+                if text[j] == "\\" and ch != "`":
+                    j += 1
+                j += 1
+            chunk = text[i:j + 1]
+            buf.append(chunk)
+            line += chunk.count("\n")
+            i = j + 1
+            continue
+        if text.startswith("--", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            m = _DIRECTIVE.match(text[i + 2:j])
+            if m:
+                pending[m.group(1).lower()] = m.group(2)
+            i = j
+            continue
+        if text.startswith("/*", i) and not text.startswith("/*+", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            line += text[i:j].count("\n")
+            buf.append(" ")
+            i = j
+            continue
+        if ch == ";":
+            saw_semicolon = True
+            flush()
+        elif ch == "\n":
+            line += 1
+            if on_newline:
+                flush()
+            else:
+                buf.append(ch)
+        else:
+            buf.append(ch)
+        i += 1
+    flush()
+    return out, saw_semicolon
+
+
+def _number(value: str, what: str, line: int) -> float:
+    try:
+        weight = float(value)
+    except ValueError as exc:
+        raise PredicateError(f"workload line {line}: {what} {value!r} is not a number") from exc
+    if weight < 0:
+        raise PredicateError(f"workload line {line}: {what} must not be negative, got {value}")
+    return weight
+
+
+def parse_workload(text: str) -> list[Query]:
+    """The queries of a workload file's text (see the module docstring for the format)."""
+    segments, saw = _segments(text, on_newline=False)
+    if not saw:
+        segments, _ = _segments(text, on_newline=True)
+    out: list[Query] = []
+    names: set[str] = set()
+    for stmt, directives, line in segments:
+        weight = 1.0
+        m = _TAB_WEIGHT.match(stmt)
+        if m:
+            weight = _number(m.group(1), "count", line)
+            stmt = m.group(2).strip()
+        for key in ("weight", "count"):
+            if key in directives:
+                weight = _number(directives[key], key, line)
+        name = directives.get("name") or f"q{len(out) + 1}"
+        if name in names:
+            raise PredicateError(f"workload line {line}: query name {name!r} is used twice")
+        names.add(name)
+        out.append(Query(name, stmt, weight, line))
+    return out
+
+
+def read_workload(path: str) -> list[Query]:
+    """:func:`parse_workload` of a local file; an unreadable file is a :class:`PredicateError`."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return parse_workload(fh.read())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PredicateError(f"cannot read workload file {path}: {exc}") from exc
+
+
+def is_select(text: str) -> bool:
+    head = text.lstrip("( \t\r\n").split(None, 1)
+    return bool(head) and head[0].upper() in ("SELECT", "WITH", "FROM")
+
+
+def _parse(text: str, into: type[exp.Expression] | None = None) -> exp.Expression:
+    last: Exception | None = None
+    for dialect in _DIALECTS:
+        try:
+            tree = sqlglot.parse_one(text, read=dialect, into=into) if into else sqlglot.parse_one(text, read=dialect)
+        except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError) as exc:
+            last = exc
+            continue
+        if tree is not None:
+            return tree
+    first = str(last).splitlines()[0] if last and str(last) else "no statement"
+    raise PredicateError(f"cannot parse {text[:80]!r}: {first}")
+
+
+def _split_and(node: exp.Expression) -> list[exp.Expression]:
+    node = node.unnest() if isinstance(node, exp.Paren) else node
+    if isinstance(node, exp.And):
+        return _split_and(node.left) + _split_and(node.right)
+    return [node]
+
+
+def _matches(table: exp.Table, database: str, name: str) -> bool:
+    if table.name.lower() != name.lower():
+        return False
+    return not table.db or table.db.lower() == database.lower()
+
+
+def _kind(node: exp.Expression) -> str:
+    if isinstance(node, exp.EQ | exp.In | exp.NullSafeEQ):
+        return EQUALITY
+    if isinstance(node, exp.LT | exp.LTE | exp.GT | exp.GTE | exp.Between):
+        return RANGE
+    if isinstance(node, exp.Is):
+        return NULL_TEST
+    return OTHER
+
+
+def filters_of(condition: exp.Expression) -> dict[str, frozenset[str]]:
+    """Column -> how it is filtered (equality / range / null / other) in a condition."""
+    out: dict[str, set[str]] = {}
+    for col in condition.find_all(exp.Column):
+        parent = col.parent
+        while isinstance(parent, exp.Paren | exp.Cast | exp.Not) and parent.parent is not None:
+            parent = parent.parent
+        out.setdefault(col.name, set()).add(_kind(parent) if parent is not None else OTHER)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def _strip_qualifiers(node: exp.Expression) -> exp.Expression:
+    node = node.copy()
+    for col in node.find_all(exp.Column):
+        for part in ("table", "db", "catalog"):
+            col.set(part, None)
+    return node
+
+
+def _sources(select: exp.Select) -> list[exp.Expression]:
+    out = []
+    src = select.args.get("from_", select.args.get("from"))
+    if src is not None:
+        out.append(src.this)
+    out.extend(j.this for j in select.args.get("joins") or [])
+    return out
+
+
+def _scans_of_select(query: Query, tree: exp.Expression, database: str, name: str,
+                     columns: set[str]) -> list[Scan]:
+    out: list[Scan] = []
+    for select in tree.find_all(exp.Select):
+        sources = _sources(select)
+        ours = [s for s in sources if isinstance(s, exp.Table) and _matches(s, database, name)]
+        if not ours:
+            continue
+        aliases = {s.alias_or_name.lower() for s in ours}
+        alone = len(sources) == 1
+        kept, notes = [], []
+        where = select.args.get("where")
+        for conj in _split_and(where.this) if where is not None else []:
+            cols = list(conj.find_all(exp.Column))
+            if not cols or conj.find(exp.Select) is not None:
+                notes.append(f"not pushed down: {conj.sql(dialect='spark')}")
+                continue
+            mine = all((c.table.lower() in aliases) if c.table else
+                       (alone or c.name in columns) for c in cols)
+            if mine and all(c.name in columns for c in cols):
+                kept.append(_strip_qualifiers(conj))
+            elif mine:
+                notes.append(f"unknown column in {conj.sql(dialect='spark')}")
+        for _ in ours:
+            out.append(_scan(query, kept, notes))
+    return out
+
+
+def _scan(query: Query, conjuncts: Sequence[exp.Expression], notes: Iterable[str] = ()) -> Scan:
+    if not conjuncts:
+        return Scan(query, None, {}, tuple(notes))
+    text = " AND ".join(f"({c.sql(dialect='spark')})" if len(conjuncts) > 1 else c.sql(dialect="spark")
+                        for c in conjuncts)
+    filters: dict[str, set[str]] = {}
+    for c in conjuncts:
+        for col, kinds in filters_of(c).items():
+            filters.setdefault(col, set()).update(kinds)
+    return Scan(query, text, {k: frozenset(v) for k, v in filters.items()}, tuple(notes))
+
+
+def scans(queries: Sequence[Query], table_name: str, columns: Iterable[str]) -> tuple[list[Scan], list[dict]]:
+    """The reads of ``db.table`` the queries make, and the queries that make none (with why).
+
+    A bare condition always reads the table; its text is kept as written so explain parses it.
+    """
+    database, _, name = table_name.rpartition(".")
+    cols = set(columns)
+    out: list[Scan] = []
+    skipped: list[dict] = []
+    for q in queries:
+        try:
+            if is_select(q.text):
+                found = _scans_of_select(q, _parse(q.text), database, name, cols)
+                if not found:
+                    skipped.append({"query": q.name, "reason": f"does not read {table_name}"})
+                out.extend(found)
+            else:
+                text = q.text.strip()
+                if text[:6].upper() == "WHERE " or text.upper() == "WHERE":
+                    text = text[5:].strip()
+                try:
+                    filters = filters_of(_parse(text, into=exp.Condition))
+                except PredicateError:
+                    filters = {}
+                out.append(Scan(q, text or None, filters))
+        except PredicateError as exc:
+            skipped.append({"query": q.name, "reason": exc.message})
+    return out, skipped

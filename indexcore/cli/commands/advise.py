@@ -1,0 +1,114 @@
+"""``advise``, ``diff`` and ``check``: a workload's view of a table's file indexes.
+
+``advise`` prints ``{"existing": [...], "candidates": [...], "statements": [...]}`` (plus the
+queries it replayed, the ones it skipped and problems); ``--details`` adds every query's
+explain and, per index and candidate, the files behind each figure. ``diff`` compares two
+snapshots; ``check`` tests a rules file and exits 1 when a rule fails (JSON by default, for
+pipelines). Workload and rules formats: :mod:`indexcore.analysis.workload`,
+:mod:`indexcore.analysis.check`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from functools import partial
+
+from indexcore.cli.output import ProgressBar
+from indexcore.warehouse import Warehouse
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("warehouse", metavar="WAREHOUSE", help="warehouse root path or URL")
+    p.add_argument("table", metavar="DB.TABLE", help="table name as database.table")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("advise", help="which file indexes earn their bytes for a query workload",
+                       description="Replay explain for every query of a workload: what each existing index "
+                                   "skips and its verdict, hypothetical candidates ranked by benefit for cost, "
+                                   "and the ALTER TABLE / CALL statements to apply them.")
+    _common(p)
+    p.add_argument("--workload", required=True, metavar="FILE",
+                   help="queries: SELECTs or bare WHERE conditions, one per line or ';'-separated; "
+                        "'-- weight: N' or 'N<TAB>query' for a weight, '-- name: X' for a name")
+    p.add_argument("--sample", type=int, default=None, metavar="N",
+                   help="build candidates on N sampled files (default 32; 0 = all files)")
+    p.add_argument("--master", default=None, metavar="URL", help="build candidates for every file on Spark")
+    p.add_argument("--snapshot", type=int, default=None, help="snapshot id (default: latest)")
+    p.add_argument("--dialect", choices=["spark", "flink"], default="spark", help="statement dialect")
+    p.add_argument("--details", action="store_true", help="add per-query explains and per-file evidence")
+    p.set_defaults(func=run_advise)
+
+    p = sub.add_parser("diff", help="what changed between two snapshots: files, indexes, DVs, buckets, pruning",
+                       description="Files added and removed, index changes per file, files that lost a "
+                                   "configured index, DV growth and bucket balance per partition and bucket, "
+                                   "and with --workload the pruning of every query before and after.")
+    _common(p)
+    p.add_argument("--from", dest="from_snapshot", type=int, required=True, metavar="S1", help="older snapshot id")
+    p.add_argument("--to", dest="to_snapshot", type=int, default=None, metavar="S2",
+                   help="newer snapshot id (default: latest)")
+    p.add_argument("--workload", default=None, metavar="FILE", help="queries to compare pruning for")
+    p.set_defaults(func=run_diff)
+
+    p = sub.add_parser("check", help="test rules on a table (for CI); exit 1 when one fails",
+                       description="Check rules such as 'every live file carries the configured indexes', "
+                                   "'DV density per bucket below X', 'no bloom above fpp Y', 'pruning of a "
+                                   "query not worse than snapshot S'. Prints a JSON report; exit code 1 when "
+                                   "a rule fails, 2 on bad input.")
+    _common(p)
+    p.add_argument("--rules", required=True, metavar="FILE", help="rules file (text, one rule a line, or JSON)")
+    p.add_argument("--snapshot", type=int, default=None, help="snapshot id to check (default: latest)")
+    p.add_argument("--format", choices=["table", "json"], default="json", help="output format (default: json)")
+    p.set_defaults(func=run_check)
+
+
+def run_advise(args: argparse.Namespace) -> dict:
+    from indexcore.analysis.advise import DEFAULT_SAMPLE, advice_summary, advise
+    from indexcore.analysis.workload import read_workload
+
+    queries = read_workload(args.workload)
+    table = Warehouse(args.warehouse).table(args.table)
+    sample = DEFAULT_SAMPLE if args.sample is None else (None if args.sample <= 0 else args.sample)
+    measure = None
+    if args.master:
+        from indexcore.spark.jobs import what_if_measure
+
+        measure = what_if_measure(args.warehouse, args.table, args.master, args.snapshot)
+    advice = advise(table, queries, snapshot_id=args.snapshot, sample=sample, measure=measure,
+                    dialect=args.dialect, progress=ProgressBar("advising"))
+    args.brief = partial(brief_advise, summary=advice_summary(advice))
+    return advice.to_json(details=args.details)
+
+
+def brief_advise(out: dict, summary: dict) -> dict:
+    """What people read of ``advise``: per query the files read, per index and candidate one row."""
+    view = {"table": out["table"], "snapshot": out["snapshot"],
+            "queries": [{"query": q["query"], "weight": q["weight"], "where": q["where"],
+                         "files_read": q.get("funnel", {}).get("read", {}).get("files"),
+                         "error": q.get("error", "")} for q in out["queries"]] or "none",
+            **{k: v or "none" for k, v in summary.items()},
+            "statements": out["statements"] or "none"}
+    if out["skipped_queries"]:
+        view["skipped_queries"] = out["skipped_queries"]
+    view["problems"] = out["problems"] or "none"
+    return view
+
+
+def run_diff(args: argparse.Namespace) -> dict:
+    from indexcore.analysis.diff import diff
+    from indexcore.analysis.workload import read_workload
+
+    queries = read_workload(args.workload) if args.workload else None
+    table = Warehouse(args.warehouse).table(args.table)
+    return diff(table, args.from_snapshot, args.to_snapshot, queries, progress=ProgressBar("diffing"))
+
+
+def run_check(args: argparse.Namespace) -> dict:
+    from indexcore.analysis.check import check, read_rules
+
+    rules = read_rules(args.rules)
+    table = Warehouse(args.warehouse).table(args.table)
+    report = check(table, rules, snapshot_id=args.snapshot)
+    if not report["passed"]:
+        args.exit_code = 1
+    return report

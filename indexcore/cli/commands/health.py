@@ -1,0 +1,39 @@
+"""``health WAREHOUSE [TABLE]``: the health summary of a warehouse or one table.
+
+A warehouse gives its score and one row per table (score, issue counts, index bytes against
+data bytes, small files, DV density, unusable files), then every item; a table gives its score
+and items, then index bytes per kind, bloom sizing, coverage and unusable files. Items name the
+app page that explains them.
+"""
+
+from __future__ import annotations
+
+import json
+
+from indexcore.analysis.health import health_frames, table_health, warehouse_health
+from indexcore.cli.output import ProgressBar
+from indexcore.warehouse import Warehouse
+
+
+def _records(frame) -> list[dict]:
+    """JSON-able rows (NaN as null) of a frame."""
+    return json.loads(frame.to_json(orient="records"))
+
+
+def cmd_health(args) -> dict:
+    wh = Warehouse(args.warehouse)
+    if args.table:
+        h = table_health(wh.table(args.table))
+        frames = health_frames(h)
+        return {"table": h.table, "snapshot": h.snapshot, "score": h.score,
+                **{name: _records(f.drop(columns=["table"])) for name, f in frames.items()}}
+    h = warehouse_health(wh, progress=ProgressBar("health"))
+    return {"warehouse": wh.url, "score": h.score, **{name: _records(f) for name, f in health_frames(h).items()}}
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("health", help="health summary of a warehouse or table: score and items, index "
+                                             "bytes against data bytes, small files, DV density, bloom sizing")
+    p.add_argument("warehouse", help="warehouse root: a local path or an fsspec URL")
+    p.add_argument("table", nargs="?", default=None, help="database.table (default: every table)")
+    p.set_defaults(func=cmd_health)

@@ -1,0 +1,500 @@
+"""Plotly figures built from :mod:`indexcore.views` (``view(...).to_pandas()``) and the frames of
+:mod:`indexcore.frames.metrics` derived from them (app and notebooks).
+
+Each function takes a frame and returns a ``plotly.graph_objects.Figure``; an empty frame
+gives an empty figure with a note instead of raising.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from collections.abc import Callable, Sequence
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+
+_HEIGHT = 360
+#: At most this many bars, lines or heatmap rows in a chart of files, filters or groups, and
+#: this many points in a scatter: a 50,000-file table shows its top or a sample, and the title
+#: says how many of how many are drawn.
+MAX_BARS = 60
+MAX_POINTS = 2000
+
+
+def _empty(title: str, note: str = "nothing to show") -> go.Figure:
+    fig = go.Figure()
+    fig.update_layout(title=title, height=220, xaxis_visible=False, yaxis_visible=False,
+                      annotations=[{"text": note, "showarrow": False, "font": {"size": 14}}])
+    return fig
+
+
+def capped(frame: pd.DataFrame, limit: int, by: str | None = None, what: str = "files",
+           ascending: bool = False) -> tuple[pd.DataFrame, str]:
+    """``frame`` cut to ``limit`` rows and the note saying so (empty when nothing was cut).
+
+    With ``by``: the ``limit`` rows largest (``ascending``: smallest) in that column; without:
+    an evenly spaced sample in the frame's order, so its spread and extremes survive.
+    """
+    if len(frame) <= limit:
+        return frame, ""
+    if by is not None:
+        out = frame.sort_values(by, ascending=ascending, kind="stable").head(limit)
+        how = "smallest" if ascending else "largest"
+        return out, f" ({how} {limit:,} of {len(frame):,} {what} by {LABELS.get(by, by.replace('_', ' '))})"
+    step = (len(frame) - 1) / (limit - 1) if limit > 1 else 1
+    out = frame.iloc[sorted({round(i * step) for i in range(limit)})]
+    return out, f" (a sample of {len(out):,} of {len(frame):,} {what})"
+
+
+def _count_axis(fig: go.Figure, top: float, axis: str = "y") -> go.Figure:
+    """Whole-number ticks on an axis of counts (no 0.5 files): one tick per unit up to 10, else
+    Plotly's own steps, which are whole numbers above that."""
+    settings = {"tickformat": ",d", **({"tick0": 0, "dtick": 1} if top <= 10 else {})}
+    fig.update_layout({f"{axis}axis": settings})
+    return fig
+
+
+def _short(name: str, keep: int = 14) -> str:
+    """A data file name shortened for an axis label: ``data-<uuid>-<n>.parquet`` -> ``<uuid[:8]>…-<n>``."""
+    parts = name.rsplit(".", 1)[0].split("-")
+    if parts[0] == "data" and len(parts) >= 7:
+        return f"{parts[1]}…-{parts[-1]}"
+    if len(name) <= keep + 12:
+        return name
+    return f"{name[:keep]}…{name[-10:]}"
+
+
+def _words(*columns: str) -> dict[str, str]:
+    """Axis and hover names for frame columns: ``row_count`` -> ``row count``."""
+    return {c: LABELS.get(c, c.replace("_", " ")) for c in columns}
+
+
+LABELS = {"size_bytes": "data bytes", "file_size": "data bytes", "file_size_in_bytes": "data bytes",
+          "record_count": "records", "file_count": "files", "cardinality": "rows", "value": "value",
+          "commit_time": "commit time (UTC)", "total_record_count": "total records",
+          "delta_record_count": "records added", "index_kinds": "index kinds", "file": "data file",
+          "fill_ratio": "fill ratio (bits set / bits)", "configured_items": "configured items",
+          "estimated_items": "estimated distinct items", "estimated_fpp": "estimated fpp",
+          "configured_fpp": "configured fpp", "recommended_items": "items for the target fpp",
+          "keys": "keys (hash codes)", "snapshot_id": "snapshot", "schema_id": "schema"}
+
+
+def _with_labels(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy()
+    if "file_name" in out.columns:
+        short = out["file_name"].map(_short)
+        unique = out[["file_name"]].assign(s=short).drop_duplicates()
+        out["file"] = short if not unique["s"].duplicated().any() else out["file_name"]
+    return out
+
+
+def warehouse_sizes(overview: pd.DataFrame) -> go.Figure:
+    """Rows and bytes per table."""
+    if overview.empty or "size_bytes" not in overview:
+        return _empty("Tables")
+    frame = overview.dropna(subset=["size_bytes"])
+    fig = px.bar(frame, x="table", y="size_bytes", color="index_kinds", hover_data=["files", "rows"],
+                 labels=_words("table", "size_bytes", "index_kinds", "files", "rows"),
+                 title="Data bytes per table (color: index kinds)")
+    fig.update_layout(height=_HEIGHT, xaxis_tickangle=-30)
+    return fig
+
+
+def snapshot_timeline(snapshots: pd.DataFrame, selected: int | None = None) -> go.Figure:
+    """Total records per snapshot over commit time, colored by commit kind; the picked one marked."""
+    if snapshots.empty:
+        return _empty("Snapshots", "no snapshots")
+    fig = px.scatter(snapshots, x="commit_time", y="total_record_count", color="commit_kind",
+                     hover_data=["snapshot_id", "schema_id", "delta_record_count"],
+                     labels=_words("commit_time", "total_record_count", "commit_kind", "snapshot_id", "schema_id",
+                                   "delta_record_count"),
+                     title="Snapshot timeline (total records)")
+    fig.add_trace(go.Scatter(x=snapshots["commit_time"], y=snapshots["total_record_count"], mode="lines",
+                             line={"color": "lightgray"}, showlegend=False, hoverinfo="skip"))
+    fig.update_traces(marker={"size": 11}, selector={"mode": "markers"})
+    if selected is not None:
+        hit = snapshots[snapshots["snapshot_id"] == selected]
+        if not hit.empty:
+            fig.add_trace(go.Scatter(x=hit["commit_time"], y=hit["total_record_count"], mode="markers",
+                                     marker={"size": 20, "symbol": "circle-open", "color": "red"},
+                                     name=f"picked: snapshot {selected}", hoverinfo="skip"))
+    fig.update_layout(height=_HEIGHT)
+    return fig
+
+
+def size_skew(groups: pd.DataFrame, by: str = "bucket") -> go.Figure:
+    """Bytes per partition (and bucket) from ``$buckets`` / ``$partitions``: tall bars are the skew."""
+    if groups.empty:
+        return _empty("Size per group")
+    group = "partition / bucket" if by == "bucket" else "partition"
+    mean = groups["file_size_in_bytes"].mean()
+    frame, note = capped(groups, MAX_BARS, "file_size_in_bytes", f"{group}s")
+    frame = frame.copy()
+    if by == "bucket" and "bucket" in frame:
+        frame["group"] = frame["partition"].astype(str) + " / b" + frame["bucket"].astype(str)
+    else:
+        frame["group"] = frame["partition"].astype(str)
+    fig = px.bar(frame, x="group", y="file_size_in_bytes", hover_data=["record_count", "file_count"],
+                 labels={**_words("file_size_in_bytes", "record_count", "file_count"), "group": group},
+                 title=f"Data bytes per {group} (dashed: mean){note}")
+    fig.add_hline(y=mean, line_dash="dash", annotation_text="mean")
+    fig.update_layout(height=_HEIGHT, xaxis_type="category")
+    return fig
+
+
+def top_values(top: pd.DataFrame, title: str = "Most frequent values") -> go.Figure:
+    if top.empty:
+        return _empty(title)
+    fig = px.bar(top, x="value", y="cardinality", hover_data=[c for c in ("files",) if c in top], title=title,
+                 labels={**_words("cardinality"), "files": "files holding it"})
+    fig.update_layout(height=_HEIGHT, xaxis_type="category")
+    return _count_axis(fig, float(top["cardinality"].max()))
+
+
+def values_per_file(values: pd.DataFrame, top: Sequence[str], title: str = "Value rows per file") -> go.Figure:
+    """Stacked bars: for each file, the rows of each of the ``top`` values."""
+    if values.empty:
+        return _empty(title)
+    frame = values[values["value"].isin(list(top))]
+    per_file = frame.groupby("file_name", as_index=False)["cardinality"].sum()
+    kept, note = capped(per_file, MAX_BARS, "cardinality")
+    frame = _with_labels(frame[frame["file_name"].isin(kept["file_name"])])
+    fig = px.bar(frame, x="file", y="cardinality", color="value", title=title + note,
+                 hover_data=["file_name", "partition", "bucket"],
+                 labels=_words("file", "cardinality", "file_name", "partition", "bucket", "value"))
+    fig.update_layout(height=_HEIGHT, barmode="stack")
+    return _count_axis(fig, float(frame.groupby("file")["cardinality"].sum().max()) if not frame.empty else 0.0)
+
+
+def bitmap_lookup_bytes(layouts: pd.DataFrame) -> go.Figure:
+    """V1 vs V2 per file: total index bytes and the bytes a point lookup reads."""
+    if layouts.empty:
+        return _empty("Bitmap layout")
+    sizes = layouts.groupby("file_name", as_index=False)["size"].max()
+    kept, note = capped(sizes, MAX_BARS // 2, "size")
+    frame = _with_labels(layouts[layouts["file_name"].isin(kept["file_name"])])
+    measures = {"size": "index size", "head_bytes": "head", "lookup_bytes": "point lookup"}
+    long = frame.melt(id_vars=["file", "file_name", "layout"], value_vars=list(measures), var_name="measure",
+                      value_name="bytes")
+    long["measure"] = long["measure"].map(measures)
+    fig = px.bar(long, x="file", y="bytes", color="layout", barmode="group", facet_col="measure",
+                 hover_data=["file_name"], labels={"file": "data file", "bytes": "bytes", "file_name": "file",
+                                                   "measure": "measure"},
+                 title="V1 vs V2 layout per file: index size, head and point-lookup bytes" + note)
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+    fig.update_yaxes(matches=None, showticklabels=True)
+    fig.update_layout(height=_HEIGHT + 60)
+    return fig
+
+
+def bloom_fill(blooms: pd.DataFrame) -> go.Figure:
+    """Histogram of bloom filter fill ratios (bits set / bits); near 1 means saturated."""
+    frame = blooms.dropna(subset=["fill_ratio"])
+    if frame.empty:
+        return _empty("Bloom filter fill")
+    fig = px.histogram(frame, x="fill_ratio", color="column", nbins=20, range_x=[0, 1],
+                       labels=_words("fill_ratio", "column"),
+                       title="Fill ratio per bloom filter (near 1: saturated)")
+    fig.update_layout(height=_HEIGHT, bargap=0.05, yaxis_title="bloom filters", xaxis_tickformat=".0%")
+    return _count_axis(fig, float(len(frame)))
+
+
+def bloom_items(blooms: pd.DataFrame) -> go.Figure:
+    """Estimated distinct items vs the configured ``items``, per filter (log axes)."""
+    frame = blooms.dropna(subset=["estimated_items"])
+    if frame.empty:
+        return _empty("Bloom filter items")
+    frame, note = capped(frame.sort_values(["estimated_items", "configured_items"], kind="stable"), MAX_POINTS,
+                         what="filters")
+    frame = _with_labels(frame)
+    fig = px.scatter(frame, x="configured_items", y="estimated_items", color="column",
+                     hover_data=["file_name", "fill_ratio", "recommended_items"], log_x=True, log_y=True,
+                     labels=_words("configured_items", "estimated_items", "column", "file_name", "fill_ratio",
+                                   "recommended_items"),
+                     title="Estimated distinct items vs configured items (dashed: equal)" + note)
+    fig.update_xaxes(dtick=1)
+    fig.update_yaxes(dtick=1)
+    lo = max(1.0, min(frame["configured_items"].min(), frame["estimated_items"].min()))
+    hi = max(frame["configured_items"].max(), frame["estimated_items"].max())
+    fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line={"dash": "dash", "color": "gray"},
+                             name="items = configured"))
+    fig.update_traces(marker={"size": 11}, selector={"mode": "markers"})
+    fig.update_layout(height=_HEIGHT)
+    return fig
+
+
+def bloom_fpp(blooms: pd.DataFrame) -> go.Figure:
+    """Estimated false-positive probability vs the configured fpp, per filter (log axis)."""
+    frame = blooms.dropna(subset=["estimated_fpp"])
+    if frame.empty:
+        return _empty("Bloom filter FPP")
+    frame, note = capped(frame, MAX_BARS, "estimated_fpp", "filters")
+    frame = _with_labels(frame)
+    frame["label"] = frame["file"] + " · " + frame["column"].astype(str)
+    floor = 1e-12
+    frame["estimated_fpp_shown"] = frame["estimated_fpp"].clip(lower=floor)
+    fig = px.bar(frame, x="label", y="estimated_fpp_shown", color="column", log_y=True,
+                 hover_data=["file_name", "estimated_fpp", "configured_fpp"],
+                 labels={**_words("column", "file_name", "estimated_fpp", "configured_fpp"),
+                         "label": "filter (data file · column)", "estimated_fpp_shown": "estimated fpp"},
+                 title="Estimated FPP per filter (dashed: configured)" + note)
+    for fpp in sorted(set(frame["configured_fpp"].dropna())):
+        fig.add_hline(y=fpp, line_dash="dash", annotation_text=f"fpp {fpp:g}")
+    fig.update_layout(height=_HEIGHT, yaxis={"exponentformat": "power", "dtick": 2,
+                                             "title": f"estimated fpp (shown down to {floor:g})"})
+    return fig
+
+
+def _on_axis(value) -> float | pd.Timestamp | None:
+    """A value a continuous axis can place: a number (decimals as floats) or a time; else None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if pd.api.types.is_number(value):
+        return value
+    if isinstance(value, dt.date | pd.Timestamp):
+        return pd.Timestamp(value)
+    return None
+
+
+def value_ranges(ranges: pd.DataFrame, low=None, high=None, title: str = "Value range per file") -> go.Figure:
+    """One horizontal bar per file from min to max (numbers, decimals, dates or timestamps); the
+    predicate range ``low``..``high`` as a shaded band (either side may be None: open)."""
+    frame = _with_labels(ranges.dropna(subset=["min", "max"]))
+    frame["min"], frame["max"] = frame["min"].map(_on_axis), frame["max"].map(_on_axis)
+    frame = frame.dropna(subset=["min", "max"])
+    if frame.empty:
+        return _empty(title, "no numeric or time ranges")
+    frame, note = capped(frame.sort_values(["min", "max"], kind="stable"), MAX_BARS, what="indexes")
+    title += note
+    frame = frame.assign(label=frame["file"] + " · " + frame["index_type"].astype(str))
+    fig = go.Figure()
+    for _, r in frame.iterrows():
+        fig.add_trace(go.Scatter(
+            x=[r["min"], r["max"]], y=[r["label"], r["label"]], mode="lines+markers", line={"width": 8},
+            name=r["label"], showlegend=False, customdata=[["min"], ["max"]],
+            hovertemplate=f"{r['file_name']} ({r['index_type']})<br>%{{customdata[0]}} %{{x}}<extra></extra>"))
+    low, high = _on_axis(low), _on_axis(high)
+    if low is not None or high is not None:
+        fig.add_vrect(x0=frame["min"].min() if low is None else low, x1=frame["max"].max() if high is None else high,
+                      fillcolor="green", opacity=0.15, line_width=0, annotation_text="predicate")
+    fig.update_layout(title=title, height=max(_HEIGHT, 40 * len(frame)), yaxis_type="category",
+                      xaxis_title="indexed value (min to max)", yaxis_title="data file · index type")
+    return fig
+
+
+def prune_counts(pruned: pd.DataFrame, index_types: Sequence[str]) -> go.Figure:
+    """Files kept by statistics and by each index type; files without that index are a separate
+    "no index" part of the bar, not counted as kept by it."""
+    if pruned.empty:
+        return _empty("Pruning")
+    rows = [("all files", "kept", len(pruned)), ("stats", "kept", int((pruned["stats"] != "SKIP").sum()))]
+    for t in index_types:
+        if t in pruned:
+            col = pruned[t].astype(str)
+            none = col == "no index"
+            rows += [(t, "kept", int((~col.str.startswith("SKIP") & ~none).sum())), (t, "no index", int(none.sum()))]
+    bars = pd.DataFrame(rows, columns=["decided by", "outcome", "files"])
+    fig = px.bar(bars, x="decided by", y="files", color="outcome", barmode="stack",
+                 color_discrete_map={"kept": "#1f77b4", "no index": "#bbbbbb"},
+                 title="Files that may match, by what decides")
+    fig.update_layout(height=300, yaxis_title="files")
+    return _count_axis(fig, float(len(pruned)))
+
+
+def dv_heatmap(buckets: pd.DataFrame) -> go.Figure:
+    """Deleted/rows density as a partition x bucket heatmap."""
+    if buckets.empty:
+        return _empty("Deletion vector density")
+    densest = buckets.groupby("partition", as_index=False)["density"].max()
+    kept, note = capped(densest, MAX_BARS, "density", "partitions")
+    grid = buckets[buckets["partition"].isin(kept["partition"])].pivot_table(
+        index="partition", columns="bucket", values="density", aggfunc="max")
+    fig = px.imshow(grid, color_continuous_scale="Reds", zmin=0, zmax=max(0.01, float(grid.max().max())),
+                    text_auto=".0%" if grid.size <= 400 else False, aspect="auto",
+                    labels={"color": "deleted / rows", "x": "bucket", "y": "partition"},
+                    title="Deletion density per partition x bucket" + note)
+    fig.update_coloraxes(colorbar_tickformat=".0%")
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(type="category")
+    fig.update_layout(height=max(_HEIGHT, 30 * len(grid)))
+    return fig
+
+
+def dv_trend(trend: pd.DataFrame) -> go.Figure:
+    """Deleted rows per snapshot (bars, left) and the deleted / rows density (line, right, 0-100%)."""
+    title = "Deleted rows across snapshots"
+    if trend.empty:
+        return _empty(title)
+    x = trend["snapshot_id"].astype(str)
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=x, y=trend["deleted"], name="deleted rows", yaxis="y",
+                         customdata=trend[["row_count", "dv_files"]],
+                         hovertemplate="snapshot %{x}<br>%{y:,} deleted rows of %{customdata[0]:,}"
+                                       "<br>%{customdata[1]} files with a DV<extra></extra>"))
+    fig.add_trace(go.Scatter(x=x, y=trend["density"], name="density (right axis)", yaxis="y2",
+                             mode="lines+markers",
+                             hovertemplate="snapshot %{x}<br>%{y:.1%} of the rows deleted<extra></extra>"))
+    fig.update_layout(title=title, height=_HEIGHT, xaxis={"title": "snapshot", "type": "category"},
+                      yaxis={"title": "deleted rows", "rangemode": "tozero"},
+                      yaxis2={"title": "deleted / rows", "overlaying": "y", "side": "right", "range": [0, 1],
+                              "tickvals": [0, 0.25, 0.5, 0.75, 1], "tickformat": ".0%", "showgrid": False,
+                              "zeroline": False},
+                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"})
+    return _count_axis(fig, float(trend["deleted"].max()))
+
+
+def hash_buckets(frame: pd.DataFrame, target: int) -> go.Figure:
+    """Keys per bucket with ``dynamic-bucket.target-row-num`` as a dashed line across the chart."""
+    title = f"Keys per bucket vs the target of {target:,} rows per bucket"
+    if frame.empty:
+        return _empty("Hash index", "no hash index in this snapshot")
+    data, note = capped(frame, MAX_BARS, "keys", "buckets")
+    data = data.copy()
+    data["bucket"] = data["bucket"].astype(str)
+    fig = px.bar(data, x="bucket", y="keys", color="partition", barmode="group", title=title + note,
+                 hover_data=["distinct", "recorded_rows", "index_files", "fill"],
+                 labels={**_words("bucket", "keys", "partition", "distinct", "recorded_rows", "index_files"),
+                         "fill": "keys / target"})
+    fig.update_traces(hovertemplate=None)
+    buckets = list(dict.fromkeys(sorted(data["bucket"], key=lambda b: (len(b), b))))
+    line = {"dash": "dash", "color": "crimson", "width": 2}
+    fig.add_hline(y=target, line=line, annotation_text=f"target {target:,}", annotation_position="top left")
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=line, hoverinfo="skip",
+                             name="dynamic-bucket.target-row-num"))
+    top = max(float(data["keys"].max()), float(target))
+    fig.update_layout(height=_HEIGHT, xaxis={"type": "category", "categoryorder": "array", "categoryarray": buckets},
+                      yaxis={"range": [0, top * 1.15]})
+    return _count_axis(fig, top)
+
+
+def funnel(stages: Sequence[tuple[str, int]], title: str = "From all files to files read") -> go.Figure:
+    if not stages:
+        return _empty(title)
+    fig = go.Figure(go.Funnel(y=[s[0] for s in stages], x=[s[1] for s in stages],
+                              textinfo="value+percent initial", textposition="outside",
+                              hovertemplate="%{y}: %{x} files left (%{percentInitial:.0%} of all)<extra></extra>"))
+    fig.update_layout(title=title, height=_HEIGHT, yaxis_title="stage", xaxis_title="files")
+    return fig
+
+
+def funnel_cost(stages: pd.DataFrame, title: str = "Files and data bytes left after each stage",
+                size_text: Callable[[int], str] = lambda n: f"{n:,} B") -> go.Figure:
+    """The funnel with data bytes beside files: one funnel per measure over the same stages
+    (a frame with ``stage``, ``files`` and ``bytes``, as ``metrics.funnel_frame`` gives);
+    ``size_text`` writes a byte count (the app passes its own formatter)."""
+    if stages.empty or not {"stage", "files", "bytes"} <= set(stages.columns):
+        return _empty(title)
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=("files", "data bytes"))
+    files, size = stages["files"].astype(int), stages["bytes"].astype(int)
+
+    def share(values: pd.Series) -> list[str]:
+        first = values.iloc[0] or 1
+        return [f"{v / first:.0%}" for v in values]
+
+    for col, values, labels, what in ((1, files, [f"{v:,}" for v in files], "files"),
+                                      (2, size, [size_text(v) for v in size], "bytes")):
+        text = [f"{label} ({pct})" for label, pct in zip(labels, share(values), strict=True)]
+        fig.add_trace(go.Funnel(y=stages["stage"], x=values, name=what, text=text, textinfo="text",
+                                textposition="auto", constraintext="none",
+                                hovertemplate=f"%{{y}}: %{{text}} {what} left<extra></extra>"), row=1, col=col)
+    fig.update_layout(title=title, height=_HEIGHT, showlegend=False)
+    return fig
+
+
+def bar(frame: pd.DataFrame, x: str, y: str, title: str, color: str | None = None) -> go.Figure:
+    """A plain bar chart of two columns (Spark results, anything tabular)."""
+    if frame.empty or x not in frame or y not in frame:
+        return _empty(title)
+    color = color if color in frame else None
+    fig = px.bar(frame, x=x, y=y, color=color, title=title, labels=_words(*[c for c in (x, y, color) if c]))
+    fig.update_layout(height=_HEIGHT, xaxis_type="category", yaxis_rangemode="tozero")
+    values = pd.to_numeric(frame[y], errors="coerce").fillna(0)
+    if not (values != 0).any():
+        fig.update_yaxes(range=[0, 1], dtick=1)
+    elif (values == values.round()).all():  # counts (rows, files): whole-number ticks
+        stacked = values.groupby(frame[x]).sum() if color else values
+        _count_axis(fig, float(stacked.abs().max()))
+    return fig
+
+
+def global_index_coverage(frame: pd.DataFrame) -> go.Figure:
+    """The table's row ids per indexed field: indexed segments, gaps, and index ranges beyond the table."""
+    title = "Global index coverage of the table's row ids"
+    if frame.empty:
+        return _empty(title, "no global index in this snapshot")
+    colors = {"indexed": "seagreen", "gap": "crimson", "beyond table": "lightgray"}
+    fig = go.Figure()
+    labels = [f"{f} ({t})" for f, t in zip(frame["field"], frame["index_type"], strict=True)]
+    for status, color in colors.items():
+        part = frame[frame["status"] == status]
+        if part.empty:
+            continue
+        fig.add_trace(go.Bar(
+            y=[lab for lab, s in zip(labels, frame["status"], strict=True) if s == status], x=part["rows"],
+            base=part["start"], orientation="h", name=status, marker_color=color,
+            customdata=part[["start", "end", "rows"]].to_numpy(),
+            hovertemplate="row ids %{customdata[0]}..%{customdata[1]} (%{customdata[2]} rows)<extra>" + status
+                          + "</extra>"))
+    fig.update_layout(title=title, barmode="overlay", height=max(_HEIGHT, 40 * frame["field"].nunique() + 120),
+                      xaxis_title="row id", yaxis={"type": "category"})
+    return fig
+
+
+def advisor_benefit(existing: pd.DataFrame, candidates: pd.DataFrame) -> go.Figure:
+    """Each existing and candidate index: bytes it stores against data bytes it skips for the workload.
+
+    Takes :func:`indexcore.analysis.advise.advice_summary`'s rows; an index far right and low
+    costs more than it earns, one high and left pays off.
+    """
+    title = "Index bytes stored against data bytes skipped by the workload"
+    rows = []
+    for frame, kind, size in ((existing, "existing", "bytes"), (candidates, "candidate", "est_bytes")):
+        if frame is None or frame.empty:
+            continue
+        for r in frame.to_dict("records"):
+            rows.append({"index": f"{r['column']} {r['index_type']}", "kind": kind,
+                         "bytes stored": r[size], "bytes skipped": r["bytes_skipped"]})
+    if not rows:
+        return _empty(title, "no index and no candidate")
+    data = pd.DataFrame(rows)
+    fig = px.scatter(data, x="bytes stored", y="bytes skipped", color="kind", text="index", title=title)
+    fig.update_traces(textposition="top center", marker={"size": 12})
+    fig.update_layout(height=_HEIGHT, xaxis_rangemode="tozero", yaxis_rangemode="tozero")
+    return fig
+
+
+TOP_TABLES = 25
+
+
+def table_bytes(tables: pd.DataFrame, top: int = TOP_TABLES) -> go.Figure:
+    """Data bytes and index bytes of the ``top`` largest tables, one horizontal bar pair per table.
+
+    Takes :func:`indexcore.analysis.health.tables_frame`. The height grows with the tables shown
+    and the legend sits above the plot, so 50 tables stay readable; the title says how many more
+    tables were left out (the caller lists them all in a table).
+    """
+    if tables.empty or "data_bytes" not in tables:
+        return _empty("Data and index bytes per table", "no table")
+    shown = tables.dropna(subset=["data_bytes"]).nlargest(top, "data_bytes").iloc[::-1]
+    more = len(tables) - len(shown)
+    title = f"Data and index bytes, the {len(shown)} largest tables" if more else "Data and index bytes per table"
+    if more:
+        title += f" ({more} more not drawn)"
+    fig = go.Figure()
+    for col, name in (("data_bytes", "data bytes"), ("index_bytes", "index bytes")):
+        fig.add_trace(go.Bar(y=shown["table"], x=shown[col], name=name, orientation="h",
+                             customdata=shown[["files", "score"]].to_numpy(),
+                             hovertemplate="%{y}: %{x:,} " + name + " (%{customdata[0]} files, health "
+                                           "%{customdata[1]})<extra></extra>"))
+    fig.update_layout(title=title, barmode="group", height=max(260, 26 * len(shown) + 140),
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
+                      xaxis={"title": "bytes", "tickformat": "~s"}, yaxis={"type": "category", "automargin": True},
+                      margin={"l": 10, "r": 10, "t": 80, "b": 40})
+    return fig
