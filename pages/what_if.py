@@ -4,7 +4,7 @@ import streamlit as st
 
 from indexcore.config import parse_pairs
 from indexcore.errors import IndexCoreError
-from indexcore.formats import check_writer_options
+from indexcore.formats.registry import check_writer_options
 from indexcore.frames import figures
 from indexcore.frames.metrics import FILE_INDEX_TYPES, supported_index_types, whatif_frames
 from pages.common import (

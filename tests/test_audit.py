@@ -214,7 +214,7 @@ def test_vectorized_bloom_test_equals_reader(type_sql: str) -> None:
     import random
 
     from indexcore.analysis.audit import _Column, bloom_contains
-    from indexcore.formats import new_writer, open_reader
+    from indexcore.formats.registry import new_writer, open_reader
     from indexcore.io import BytesSource
     from indexcore.types.values import from_internal, to_internal
 

@@ -294,7 +294,7 @@ def test_unpartitioned_tables_say_so(warehouse):
 
 
 def test_supported_index_types_follow_writers(warehouse):
-    from indexcore.formats import new_writer
+    from indexcore.formats.registry import new_writer
 
     table = warehouse.table("parquet_append_table.parquet_append_table")
     for field in table.schema().fields:

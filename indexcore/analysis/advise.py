@@ -42,9 +42,8 @@ from indexcore.analysis.bloom_sizing import OK, OVER_FPP, OVERSIZED, column_sizi
 from indexcore.analysis.workload import EQUALITY, RANGE, Query, Scan, parse_workload, scans
 from indexcore.errors import IndexCoreError
 from indexcore.expr import and_all, conjuncts
-from indexcore.formats import FILE_INDEX_ORDER as FILE_INDEX_TYPES
-from indexcore.formats import supported_index_types
 from indexcore.formats.base import BitmapResult, FileIndexResult
+from indexcore.formats.registry import FILE_INDEX_TYPES, supported_index_types
 from indexcore.paimon.options import CoreOptions
 from indexcore.scan.explain import Explanation, devolved, explain, field_map, read_path_result
 from indexcore.scan.file_index import FileIndexPredicate

@@ -36,7 +36,7 @@ from indexcore.analysis.audit import hash_rows_mismatch
 from indexcore.analysis.balance import DEFAULT_COMPACTION_DENSITY, dv_by_bucket
 from indexcore.analysis.bloom_sizing import OVER_FPP, OVERSIZED, BloomSizing, column_sizing
 from indexcore.errors import IndexCoreError, StorageError
-from indexcore.formats import FILE_INDEX_ORDER as FILE_INDEX_TYPES
+from indexcore.formats.registry import FILE_INDEX_TYPES
 from indexcore.views import register_view, view
 from indexcore.views.census import FILE_INDEXES, unusable_rows
 from indexcore.views.common import from_rows, partition_label, partition_types

@@ -25,9 +25,8 @@ from indexcore.analysis.balance import (
 )
 from indexcore.errors import IndexCoreError
 from indexcore.expr import Predicate
-from indexcore.formats import FILE_INDEX_ORDER as FILE_INDEX_TYPES
-from indexcore.formats import supported_index_types
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
+from indexcore.formats.registry import FILE_INDEX_TYPES, supported_index_types
 from indexcore.scan.file_index import FileIndexPredicate
 from indexcore.scan.stats import test_predicate_on_stats
 from indexcore.views import view
@@ -224,7 +223,8 @@ def bitmap_layout_compare(table, column: str, snapshot_id: int | None = None,
     """The same bitmap rebuilt in memory as V1 and as V2: total size, head size and point-lookup
     bytes of the most frequent value, per file (never written anywhere); the first
     ``max_files`` files holding that bitmap (None: all), as rebuilding costs a pass per row."""
-    from indexcore.formats.bitmap import BitmapReader, BitmapWriter
+    from indexcore.formats.bitmap.reader import BitmapReader
+    from indexcore.formats.bitmap.writer import BitmapWriter
     from indexcore.io import BytesSource
 
     types = partition_types(table)

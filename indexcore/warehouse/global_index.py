@@ -126,7 +126,7 @@ class WrappedBitmapReader:
     index_type = "bitmap"
 
     def __init__(self, source, dtype: DataType):
-        from indexcore.formats import open_reader as open_file_index
+        from indexcore.formats.registry import open_reader as open_file_index
 
         self.source = source
         self.reader = open_file_index("bitmap", dtype, source)
