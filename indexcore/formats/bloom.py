@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -410,13 +410,12 @@ def contains_hashes(bit_set: bytes, num_hash_functions: int, hashes: np.ndarray)
     return ((bits[pos >> 3] >> (pos & 7)) & 1).astype(bool).all(axis=0)
 
 
-def audit_bloom_filter(reader: BloomFilterReader, col: ColumnValues, n: int) -> list[Disagreement]:
+def audit_bloom_filter(reader: BloomFilterReader, col: ColumnValues, n: int) -> Iterator[Disagreement]:
     """The distinct values the filter answers 'absent' for (probed all at once)."""
     if not col.distinct_count():
-        return []
+        return
     found = contains_hashes(reader.bit_set(), reader.num_hash_functions, distinct_hashes(col))
     misses = col.distinct_values(np.flatnonzero(~found).tolist())
     if misses:
-        return [Disagreement(VALUE_COVERAGE, f"bloom filter answers 'absent' for {len(misses)} values in the data",
-                             show(col.dtype, misses))]
-    return []
+        yield Disagreement(VALUE_COVERAGE, f"bloom filter answers 'absent' for {len(misses)} values in the data",
+                           show(col.dtype, misses))

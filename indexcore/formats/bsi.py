@@ -19,7 +19,7 @@ one read and decodes bitmaps only when a predicate first needs them.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -393,14 +393,16 @@ def _serialize_part(rows: np.ndarray, values: np.ndarray) -> bytes:
 # Audit: row count, min/max, null rows, every row's stored value equal to the data.
 
 
-def audit_bsi(reader: BsiReader, col: ColumnValues, n: int) -> list[Disagreement]:
+def audit_bsi(reader: BsiReader, col: ColumnValues, n: int) -> Iterator[Disagreement]:
     """Where the BSI index and the column's rows disagree (empty when they agree)."""
     bad_count = row_count_disagreement(reader.row_count, n)
     if bad_count is not None:
-        return [bad_count]
+        yield bad_count
+        return
     not_null = reader.visit_is_not_null().bitmap
     bad_nulls = null_rows_disagreement(BitMap(not_null).flip(0, n), col)
-    out = [bad_nulls] if bad_nulls is not None else []
+    if bad_nulls is not None:
+        yield bad_nulls
     stored = np.zeros(n, dtype=np.int64)
     with np.errstate(over="ignore"):
         for part, sign in ((reader.positive, 1), (reader.negative, -1)):
@@ -417,7 +419,7 @@ def audit_bsi(reader: BsiReader, col: ColumnValues, n: int) -> list[Disagreement
         summary_hi = reader.positive.extreme(largest=True) if reader.positive.ebm else \
             (-reader.negative.extreme(largest=False) if reader.negative.ebm else None)
         if (summary_lo, summary_hi) != (min(present), max(present)):
-            out.append(Disagreement(MIN_MAX, "index min/max differ from the data", [summary_lo, summary_hi]))
+            yield Disagreement(MIN_MAX, "index min/max differ from the data", [summary_lo, summary_hi])
     valued = idx >= 0
     stored_ok = np.zeros(n, dtype=bool)
     stored_ok[positions_of(not_null, n)] = True
@@ -425,6 +427,5 @@ def audit_bsi(reader: BsiReader, col: ColumnValues, n: int) -> list[Disagreement
     fits = np.array([LONG_MIN <= k <= LONG_MAX for k in present] + [True], dtype=bool)
     wrong_rows = np.flatnonzero(valued & (~stored_ok | ~fits[idx] | (stored != keys)))
     if len(wrong_rows):
-        out.append(Disagreement(VALUE_COVERAGE, f"{len(wrong_rows)} rows hold another value in the index",
-                                show(col.dtype, col.rows_values(wrong_rows))))
-    return out
+        yield Disagreement(VALUE_COVERAGE, f"{len(wrong_rows)} rows hold another value in the index",
+                           show(col.dtype, col.rows_values(wrong_rows)))

@@ -6,7 +6,7 @@ kind is its format module plus one entry here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from indexcore.errors import IndexCoreError, UnsupportedError
@@ -23,8 +23,9 @@ from indexcore.formats.range_bitmap.writer import RangeBitmapWriter
 from indexcore.io import ByteSource
 from indexcore.types import DataType
 
-#: a kind's audit: (its reader over one file's blob, the file's column, the file's row count)
-AuditCheck = Callable[[FileIndexReader, ColumnValues, int], list[Disagreement]]
+#: a kind's audit: (its reader over one file's blob, the file's column, the file's row count) ->
+#: how the index disagrees with the column (nothing when it agrees), yielded as found
+AuditCheck = Callable[[FileIndexReader, ColumnValues, int], Iterator[Disagreement]]
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ every value's rows exact (null rows included)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -21,11 +22,12 @@ from indexcore.formats.column_values import (
 )
 
 
-def audit_bitmap(reader: BitmapReader, col: ColumnValues, n: int) -> list[Disagreement]:
+def audit_bitmap(reader: BitmapReader, col: ColumnValues, n: int) -> Iterator[Disagreement]:
     """Where the bitmap index and the column's rows disagree (empty when they agree)."""
     bad_count = row_count_disagreement(reader.row_count, n)
     if bad_count is not None:
-        return [bad_count]
+        yield bad_count
+        return
     dtype = col.dtype
     codec = reader.codec
     distinct, _ = col.encoded
@@ -39,15 +41,14 @@ def audit_bitmap(reader: BitmapReader, col: ColumnValues, n: int) -> list[Disagr
             by_key[key] = bitmap_of(rows)
     index_keys = {e.key for e in reader.entries()}
     data_keys = {k for k in by_key if k is not None}
-    out = []
     missing = data_keys - index_keys
     if missing:
-        out.append(Disagreement(VALUE_COVERAGE, f"{len(missing)} data values are not in the bitmap dictionary",
-                                show(dtype, (codec.value(k) for k in missing))))
+        yield Disagreement(VALUE_COVERAGE, f"{len(missing)} data values are not in the bitmap dictionary",
+                           show(dtype, (codec.value(k) for k in missing)))
     extra = index_keys - data_keys
     if extra:
-        out.append(Disagreement(STALE_VALUES, f"{len(extra)} dictionary values do not occur in the data",
-                                show(dtype, (codec.value(k) for k in extra))))
+        yield Disagreement(STALE_VALUES, f"{len(extra)} dictionary values do not occur in the data",
+                           show(dtype, (codec.value(k) for k in extra)))
     wrong = []
     for key, rows in by_key.items():
         if key is not None and key not in index_keys:
@@ -56,7 +57,6 @@ def audit_bitmap(reader: BitmapReader, col: ColumnValues, n: int) -> list[Disagr
         if got != rows:
             wrong.append(None if key is None else codec.value(key))
     if wrong:
-        out.append(Disagreement(BITMAP_ROWS, f"rows of {len(wrong)} values differ from the data", show(dtype, wrong)))
+        yield Disagreement(BITMAP_ROWS, f"rows of {len(wrong)} values differ from the data", show(dtype, wrong))
     if None not in by_key and reader.null_bitmap():
-        out.append(Disagreement(BITMAP_ROWS, "index has null rows but the data has no null"))
-    return out
+        yield Disagreement(BITMAP_ROWS, "index has null rows but the data has no null")
