@@ -32,10 +32,11 @@ from indexcore.formats.container import FileIndexContainer, read_container
 from indexcore.formats.deletion_vector import scan_deletion_vector_file
 from indexcore.formats.registry import FILE_INDEX_TYPES, index_kind
 from indexcore.io import BytesSource, Fetch
+from indexcore.paimon.index_types import DELETION_VECTORS, HASH
 from indexcore.views.common import partition_text
 from indexcore.warehouse.data import evolve_columns, read_raw
 from indexcore.warehouse.manifest import read_records
-from indexcore.warehouse.model import DELETION_VECTORS, HASH, LiveFile
+from indexcore.warehouse.model import LiveFile
 
 if TYPE_CHECKING:
     import pandas as pd

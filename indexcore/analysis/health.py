@@ -37,10 +37,10 @@ from indexcore.analysis.balance import DEFAULT_COMPACTION_DENSITY, dv_by_bucket
 from indexcore.analysis.bloom_sizing import OVER_FPP, OVERSIZED, BloomSizing, column_sizing
 from indexcore.errors import IndexCoreError, StorageError
 from indexcore.formats.registry import FILE_INDEX_TYPES
+from indexcore.paimon.index_types import DELETION_VECTORS, HASH
 from indexcore.views import register_view, view
 from indexcore.views.census import FILE_INDEXES, unusable_rows
 from indexcore.views.common import from_rows, partition_label, partition_types
-from indexcore.warehouse.model import DELETION_VECTORS, HASH
 from indexcore.warehouse.table import KNOWN_INDEX_TYPES, LISTED_GLOBAL_TYPES
 
 Progress = Callable[[int, int, str], None]

@@ -27,6 +27,7 @@ from indexcore.errors import IndexCoreError
 from indexcore.expr import Predicate
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
 from indexcore.formats.registry import FILE_INDEX_TYPES, supported_index_types
+from indexcore.paimon.index_types import DELETION_VECTORS, HASH
 from indexcore.scan.file_index import FileIndexPredicate
 from indexcore.scan.stats import test_predicate_on_stats
 from indexcore.views import view
@@ -40,7 +41,7 @@ from indexcore.views.common import (
 )
 from indexcore.views.indexes import target_row_num
 from indexcore.warehouse.file_sample import decode_sample, sample_files
-from indexcore.warehouse.model import DELETION_VECTORS, HASH, LiveFile
+from indexcore.warehouse.model import LiveFile
 
 Progress = Callable[[int, int, str], None]
 
