@@ -98,6 +98,11 @@ FILE_INDEX_TYPES: tuple[str, ...] = tuple(k.name for k in FILE_INDEX_KINDS)
 _BY_NAME = {k.name: k for k in FILE_INDEX_KINDS}
 
 
+def page_kinds(page: str) -> tuple[str, ...]:
+    """The names of the kinds the explorer page ``page`` (an :attr:`IndexKind.page` key) explains."""
+    return tuple(k.name for k in FILE_INDEX_KINDS if k.page == page)
+
+
 def index_kind(index_type: str) -> IndexKind:
     """The kind named ``index_type``; an :class:`UnsupportedError` for a kind indexcore does not decode."""
     try:

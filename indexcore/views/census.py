@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
 from indexcore.formats.container import EMPTY_INDEX_FLAG, IndexEntry, head_spans
-from indexcore.formats.registry import FILE_INDEX_TYPES, index_kind
+from indexcore.formats.registry import FILE_INDEX_TYPES, RANGE_BITMAP, index_kind
 from indexcore.types import DataType
 from indexcore.views.common import IndexBlob, Progress, kept_view, partition_labels, partition_types, tick
 from indexcore.warehouse.file_sample import sample_files
@@ -346,7 +346,7 @@ def summaries(table, snapshot_id, index_types, progress=None, column=None,
                 out.append((blob, {"error": blob.reader_error}))
                 continue
             try:  # the per-file views show no range-bitmap top values: not decoded for them
-                lite = {"top_values": False} if blob.index_type == "range-bitmap" else {}
+                lite = {"top_values": False} if blob.index_type == RANGE_BITMAP.name else {}
                 out.append((blob, blob.reader.summary(**lite)))
             except IndexCoreError as exc:
                 out.append((blob, {"error": str(exc)}))
