@@ -7,12 +7,7 @@ from typing import Any
 
 from indexcore.errors import UnsupportedError
 from indexcore.formats.murmur import hash_bytes
-from indexcore.types import (
-    DataType,
-    float32,
-    timestamp_from_key,
-    to_long,
-)
+from indexcore.types import DataType, float32, timestamp_from_key, to_long
 
 INT32 = struct.Struct(">i")
 TWO_INT32 = struct.Struct(">ii")

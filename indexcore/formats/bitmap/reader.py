@@ -11,11 +11,7 @@ from pyroaring import BitMap
 
 from indexcore.errors import CorruptFileError
 from indexcore.formats import roaring
-from indexcore.formats.base import (
-    BitmapResult,
-    FileIndexReader,
-    FileIndexResult,
-)
+from indexcore.formats.base import BitmapResult, FileIndexReader, FileIndexResult
 from indexcore.formats.bitmap.keys import INT32, TWO_INT32, KeyCodec
 from indexcore.formats.bitmap.meta import (
     VERSION_1,
@@ -29,10 +25,7 @@ from indexcore.formats.bitmap.meta import (
     walk_strings,
 )
 from indexcore.io import ByteSource
-from indexcore.types import (
-    DataType,
-    to_json_value,
-)
+from indexcore.types import DataType, to_json_value
 
 # ---------------------------------------------------------------------------------------
 # Reader

@@ -12,15 +12,10 @@ from pyroaring import BitMap
 
 from indexcore.errors import UnsupportedError
 from indexcore.formats import bulk
-from indexcore.formats.base import (
-    FileIndexWriter,
-    parse_memory_size,
-)
+from indexcore.formats.base import FileIndexWriter, parse_memory_size
 from indexcore.formats.bitmap.keys import INT32, KeyCodec
 from indexcore.formats.bitmap.meta import VERSION_1, VERSION_2, BitmapEntry
-from indexcore.types import (
-    DataType,
-)
+from indexcore.types import DataType
 
 DEFAULT_INDEX_BLOCK_SIZE = "16kb"
 

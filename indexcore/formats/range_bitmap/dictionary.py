@@ -12,9 +12,7 @@ from typing import Any
 import numpy as np
 
 from indexcore.errors import CorruptFileError, UnsupportedError
-from indexcore.formats.base import (
-    ByteCursor,
-)
+from indexcore.formats.base import ByteCursor
 from indexcore.formats.range_bitmap.keys import I8, I32, VERSION, KeyCodec, identity, read_header
 from indexcore.io import ByteSource
 

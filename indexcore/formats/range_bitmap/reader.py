@@ -8,20 +8,12 @@ from typing import Any
 from pyroaring import BitMap
 
 from indexcore.errors import CorruptFileError, UnsupportedError
-from indexcore.formats.base import (
-    REMAIN,
-    BitmapResult,
-    FileIndexReader,
-    FileIndexResult,
-)
+from indexcore.formats.base import REMAIN, BitmapResult, FileIndexReader, FileIndexResult
 from indexcore.formats.range_bitmap.bit_slice import BitSliceIndexBitmap
 from indexcore.formats.range_bitmap.dictionary import ChunkedDictionary
 from indexcore.formats.range_bitmap.keys import VERSION, key_codec, read_header
 from indexcore.io import ByteSource
-from indexcore.types import (
-    DataType,
-    to_json_value,
-)
+from indexcore.types import DataType, to_json_value
 
 # ---------------------------------------------------------------------------------------
 # Reader.

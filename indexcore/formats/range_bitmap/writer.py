@@ -11,16 +11,11 @@ import pyarrow as pa
 
 from indexcore.errors import UnsupportedError
 from indexcore.formats import bulk
-from indexcore.formats.base import (
-    FileIndexWriter,
-    parse_memory_size,
-)
+from indexcore.formats.base import FileIndexWriter, parse_memory_size
 from indexcore.formats.range_bitmap.bit_slice import serialize_bsi
 from indexcore.formats.range_bitmap.dictionary import serialize_dictionary, serialize_fixed_dictionary
 from indexcore.formats.range_bitmap.keys import NAN32, NAN64, VERSION, key_codec
-from indexcore.types import (
-    DataType,
-)
+from indexcore.types import DataType
 
 CHUNK_SIZE = "chunk-size"
 
