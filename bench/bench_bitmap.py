@@ -16,7 +16,7 @@ import fsspec
 from pyroaring import BitMap
 
 from indexcore.expr import Leaf
-from indexcore.formats.bitmap import BitmapReader
+from indexcore.formats.bitmap.reader import BitmapReader
 from indexcore.io import BytesSource, FileSource
 from indexcore.types import parse_type
 

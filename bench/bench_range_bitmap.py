@@ -23,7 +23,8 @@ from pathlib import Path
 from pyroaring import BitMap
 
 from indexcore.expr import Leaf
-from indexcore.formats.range_bitmap import RangeBitmapReader, RangeBitmapWriter
+from indexcore.formats.range_bitmap.reader import RangeBitmapReader
+from indexcore.formats.range_bitmap.writer import RangeBitmapWriter
 from indexcore.io import BytesSource
 from indexcore.types import from_json, parse_type
 

@@ -18,7 +18,7 @@ import time
 
 import pyarrow.parquet as pq
 
-from indexcore.formats import new_writer
+from indexcore.formats.registry import new_writer
 from indexcore.spark import get_session
 from indexcore.spark.pipeline import write_dataframe
 from indexcore.write import TableWriter, build_file_index_container, make_schema

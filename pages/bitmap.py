@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from indexcore.formats.registry import page_kinds
 from indexcore.frames import figures
 from indexcore.frames.metrics import top_values
 from pages.common import (
@@ -16,6 +17,8 @@ from pages.common import (
     unusable_files,
 )
 
+BITMAP_TYPES = page_kinds("bitmap")  # the kinds this page explains
+
 st.title("Bitmap indexes")
 ctx = context()
 if not need_table(ctx):
@@ -23,8 +26,8 @@ if not need_table(ctx):
 
 column = top = sample = None
 with guard("Bitmap indexes"):
-    columns = index_columns(ctx, ("bitmap",))
-    show_unusable(unusable_files(ctx, ("bitmap",)), "bitmap_unusable")
+    columns = index_columns(ctx, BITMAP_TYPES)
+    show_unusable(unusable_files(ctx, BITMAP_TYPES), "bitmap_unusable")
     if not columns:
         if "file-index.bitmap.columns" in ctx.table.schema().options:
             st.warning("`file-index.bitmap.columns` is configured but no bitmap index of this snapshot could "
@@ -34,11 +37,11 @@ with guard("Bitmap indexes"):
                 "`file-index.bitmap.columns`.")
         st.stop()
     column = st.selectbox("Column", columns, key="bitmap_column")
-    sample = decode_sample(ctx, ("bitmap",), "bitmap")
+    sample = decode_sample(ctx, BITMAP_TYPES, "bitmap")
     frame = ctx.view("bitmap_indexes", sample=sample)
     mine = frame[frame["column"] == column]
     census = ctx.view("file_indexes")
-    carrying = census.loc[(census["index_type"] == "bitmap") & (census["column_name"] == column), "file_path"].nunique()
+    carrying = census.loc[census["index_type"].isin(BITMAP_TYPES) & (census["column_name"] == column), "file_path"].nunique()
     decoded = mine["file_name"].nunique()
     scope = "all files" if decoded >= carrying else f"{decoded:,} of {carrying:,} files, sampled"
     c = st.columns(4)

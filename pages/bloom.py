@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from indexcore.formats.registry import BLOOM_FILTER, page_kinds
 from indexcore.frames import figures
 from pages.common import (
     context,
@@ -15,6 +16,8 @@ from pages.common import (
     unusable_files,
 )
 
+BLOOM_TYPES = page_kinds("bloom")  # the kinds this page explains
+
 st.title("Bloom filters")
 ctx = context()
 if not need_table(ctx):
@@ -23,12 +26,12 @@ if not need_table(ctx):
 with guard("Bloom filters"):
     target = st.number_input("Target false-positive probability (0 = the configured fpp)", min_value=0.0,
                              max_value=0.99, value=0.0, step=0.01, format="%.4f", key="bloom_target")
-    sample = decode_sample(ctx, ("bloom-filter",), "bloom")
+    sample = decode_sample(ctx, BLOOM_TYPES, "bloom")
     blooms = ctx.view("bloom_filters", target_fpp=target or None, sample=sample)
-    bad = unusable_files(ctx, ("bloom-filter",))
+    bad = unusable_files(ctx, BLOOM_TYPES)
     own = blooms[blooms["error"].notna() & ~blooms["file_name"].isin(bad["file_name"])]
     bad = pd.concat([bad, own.rename(columns={"column": "column_name"}).assign(
-        index_type="bloom-filter", why="unreadable index")[bad.columns]], ignore_index=True)
+        index_type=BLOOM_FILTER.name, why="unreadable index")[bad.columns]], ignore_index=True)
     show_unusable(bad, "bloom_unusable")
     if blooms["error"].isna().sum() == 0 and "file-index.bloom-filter.columns" in ctx.table.schema().options:
         st.warning("`file-index.bloom-filter.columns` is configured but no bloom filter of this snapshot "
@@ -41,7 +44,7 @@ with guard("Bloom filters"):
     ok = blooms[blooms["error"].isna()]
     c = st.columns(4)
     census = ctx.view("file_indexes")
-    census = census[(census["index_type"] == "bloom-filter") & census["error"].isna()]
+    census = census[census["index_type"].isin(BLOOM_TYPES) & census["error"].isna()]
     c[0].metric("Bloom filters", len(census))
     c[1].metric("Median fill", f"{ok['fill_ratio'].median():.2%}" if not ok.empty else "–")
     c[2].metric("Saturated", int(ok["saturated"].eq(True).sum()))

@@ -4,7 +4,7 @@ import streamlit as st
 
 from indexcore.frames import figures
 from indexcore.frames.metrics import hash_balance
-from indexcore.warehouse.model import HASH
+from indexcore.paimon.index_types import HASH
 from pages.common import context, guard, need_table, show_frame, show_unusable, unusable_index_files
 
 st.title("Hash index")

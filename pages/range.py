@@ -7,6 +7,7 @@ import streamlit as st
 
 from indexcore.errors import IndexCoreError
 from indexcore.expr import Leaf, conjuncts, literal_to_sql, parse_where
+from indexcore.formats.registry import page_kinds
 from indexcore.frames import figures
 from indexcore.types import INTEGER_ROOTS, DataType, from_text_or_python, to_python
 from pages.common import (
@@ -21,7 +22,7 @@ from pages.common import (
     unusable_files,
 )
 
-RANGE_TYPES = ("range-bitmap", "bsi")
+RANGE_TYPES = page_kinds("range")
 
 st.title("Range-bitmap and BSI")
 ctx = context()

@@ -5,8 +5,8 @@ import datetime as dt
 import pandas as pd
 import streamlit as st
 
+from indexcore.formats.registry import FILE_INDEX_TYPES
 from indexcore.frames import figures
-from indexcore.frames.metrics import FILE_INDEX_TYPES
 from pages.common import (
     SNAPSHOT_KEY,
     context,

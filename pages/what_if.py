@@ -4,9 +4,9 @@ import streamlit as st
 
 from indexcore.config import parse_pairs
 from indexcore.errors import IndexCoreError
-from indexcore.formats import check_writer_options
+from indexcore.formats.registry import FILE_INDEX_TYPES, check_writer_options, supported_index_types
 from indexcore.frames import figures
-from indexcore.frames.metrics import FILE_INDEX_TYPES, supported_index_types, whatif_frames
+from indexcore.frames.metrics import whatif_frames
 from pages.common import (
     context,
     fmt_bytes,

@@ -213,8 +213,9 @@ def test_vectorized_bloom_test_equals_reader(type_sql: str) -> None:
     """The audit's batch hashing and probing answer as the bloom-filter reader, value by value."""
     import random
 
-    from indexcore.analysis.audit import _Column, bloom_contains
-    from indexcore.formats import new_writer, open_reader
+    from indexcore.formats.bloom import contains_hashes, distinct_hashes
+    from indexcore.formats.column_values import ColumnValues
+    from indexcore.formats.registry import new_writer, open_reader
     from indexcore.io import BytesSource
     from indexcore.types.values import from_internal, to_internal
 
@@ -237,7 +238,7 @@ def test_vectorized_bloom_test_equals_reader(type_sql: str) -> None:
     for value in values[:200]:  # half the values are written, the other half mostly test absent
         writer.write(value)
     reader = open_reader("bloom-filter", dtype, BytesSource(writer.serialized_bytes()), {})
-    col = _Column(from_internal(values, dtype), dtype)
-    found = bloom_contains(reader.bit_set(), reader.num_hash_functions, col.bloom_hashes())
+    col = ColumnValues(from_internal(values, dtype), dtype)
+    found = contains_hashes(reader.bit_set(), reader.num_hash_functions, distinct_hashes(col))
     want = [reader.might_contain(v) for v in col.distinct]
     assert found.tolist() == want and not all(want) and any(want)

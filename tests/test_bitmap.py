@@ -11,9 +11,10 @@ from pyroaring import BitMap
 
 from indexcore.errors import CorruptFileError, UnsupportedError
 from indexcore.expr import Leaf
-from indexcore.formats import new_writer, open_reader
 from indexcore.formats.base import BitmapResult, parse_memory_size
-from indexcore.formats.bitmap import BitmapReader, BitmapWriter
+from indexcore.formats.bitmap.reader import BitmapReader
+from indexcore.formats.bitmap.writer import BitmapWriter
+from indexcore.formats.registry import new_writer, open_reader
 from indexcore.io import BytesSource, FileSource
 from indexcore.types import from_json, parse_type
 

@@ -10,7 +10,6 @@ import pytest
 
 from indexcore.errors import CorruptFileError, UnsupportedError
 from indexcore.expr import Leaf
-from indexcore.formats import new_writer, open_reader
 from indexcore.formats.bloom import (
     BloomFilterReader,
     BloomFilterWriter,
@@ -18,6 +17,7 @@ from indexcore.formats.bloom import (
     items_for_fpp,
     optimal_bits,
 )
+from indexcore.formats.registry import new_writer, open_reader
 from indexcore.io import BytesSource
 from indexcore.types import from_json, parse_type
 

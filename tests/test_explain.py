@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from pyroaring import BitMap
 
-from indexcore.formats import new_writer
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult
 from indexcore.formats.container import write_container
+from indexcore.formats.registry import new_writer
 from indexcore.scan.explain import (
     FUNNEL_KEYS,
     Decision,

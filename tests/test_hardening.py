@@ -27,9 +27,9 @@ from pyroaring import BitMap
 import indexcore.write.avro  # noqa: F401 - installs fastavro's zstd block writer
 from indexcore.cli import main
 from indexcore.errors import CorruptFileError
-from indexcore.formats import new_writer
 from indexcore.formats.base import MAX_LISTED_POSITIONS
 from indexcore.formats.deletion_vector import _MAGIC_32_BYTES, VERSION
+from indexcore.formats.registry import new_writer
 from indexcore.io import Storage
 from indexcore.types import parse_type
 from indexcore.warehouse.data import read_raw

@@ -15,6 +15,7 @@ import pytest
 
 import indexcore
 from indexcore.formats import bloom
+from indexcore.formats.registry import FILE_INDEX_TYPES, supported_index_types
 from indexcore.frames import metrics
 from indexcore.views import indexes as index_views
 from indexcore.views import view
@@ -294,19 +295,19 @@ def test_unpartitioned_tables_say_so(warehouse):
 
 
 def test_supported_index_types_follow_writers(warehouse):
-    from indexcore.formats import new_writer
+    from indexcore.formats.registry import new_writer
 
     table = warehouse.table("parquet_append_table.parquet_append_table")
     for field in table.schema().fields:
-        got = metrics.supported_index_types(field.type)
-        for index_type in metrics.FILE_INDEX_TYPES:
+        got = supported_index_types(field.type)
+        for index_type in FILE_INDEX_TYPES:
             try:
                 new_writer(index_type, field.type, {})
                 ok = True
             except indexcore.errors.IndexCoreError:
                 ok = False
             assert (index_type in got) == ok, (field.name, index_type)
-    kinds = {f.type.root: metrics.supported_index_types(f.type) for f in table.schema().fields}
+    kinds = {f.type.root: supported_index_types(f.type) for f in table.schema().fields}
     assert kinds["MAP"] == [] and "bsi" not in kinds["VARCHAR"] and "bsi" in kinds["INT"]
 
 

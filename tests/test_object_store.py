@@ -314,7 +314,7 @@ def _golden_lookups(prefix: str):
     ("range_bitmap", 64 << 10, 3), ("range_bitmap_chunk64", 64 << 10, 3),
     ("bsi", 64 << 10, 1), ("bloom_i5000_f005", 64 << 10, 1)])
 def test_requests_per_lookup_on_golden_blobs(prefix, hint, limit):
-    from indexcore.formats import open_reader
+    from indexcore.formats.registry import open_reader
 
     local = fsspec.filesystem("file")
     seen = 0
@@ -331,7 +331,7 @@ def test_requests_per_lookup_on_golden_blobs(prefix, hint, limit):
 def test_requests_per_lookup_on_100k_string_bitmaps(conformance, version, limit):
     """Paimon's 100k-row string bitmaps: head (+ one extension for V1's big dictionary), V2's block, the bitmap."""
     from indexcore.expr import Leaf
-    from indexcore.formats.bitmap import BitmapReader
+    from indexcore.formats.bitmap.reader import BitmapReader
     from indexcore.types import parse_type
 
     path = conformance / "file_index" / f"bitmap-index-v{version}"

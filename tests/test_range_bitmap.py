@@ -15,7 +15,8 @@ from pyroaring import BitMap
 from indexcore.errors import CorruptFileError, IndexCoreError, UnsupportedError
 from indexcore.expr import Leaf
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult, parse_memory_size
-from indexcore.formats.range_bitmap import RangeBitmapReader, RangeBitmapWriter
+from indexcore.formats.range_bitmap.reader import RangeBitmapReader
+from indexcore.formats.range_bitmap.writer import RangeBitmapWriter
 from indexcore.io import BytesSource
 from indexcore.types import from_json, parse_type, to_json_value
 

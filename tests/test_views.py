@@ -156,7 +156,7 @@ def test_file_indexes_errors_only_is_the_census_unusable_rows(conformance, tmp_p
     """``$file_indexes`` with ``errors_only`` (a page that lists unusable files and nothing else)
     holds exactly the census rows of unusable indexes: those with an error, and kinds that are
     not file indexes; on sound tables it is empty."""
-    from indexcore.formats import FILE_INDEX_TYPES
+    from indexcore.formats.registry import FILE_INDEX_TYPES
     from indexcore.views import view
     from indexcore.views.census import unusable_rows
 

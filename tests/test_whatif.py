@@ -188,7 +188,7 @@ def test_bad_requests_raise(warehouse):
     ("bsi", {"chunk-size": "4kb"}, "bsi does not take chunk-size; it takes no options"),
 ])
 def test_option_values_paimon_refuses_are_refused(warehouse, index_type, options, message):
-    from indexcore.formats import check_writer_options
+    from indexcore.formats.registry import check_writer_options
     from indexcore.types import parse_type
 
     with pytest.raises(IndexCoreError, match=re.escape(message)):
@@ -209,7 +209,7 @@ def test_option_values_paimon_refuses_are_refused(warehouse, index_type, options
     ("bsi", {}),
 ])
 def test_option_values_paimon_accepts_are_accepted(index_type, options):
-    from indexcore.formats import check_writer_options
+    from indexcore.formats.registry import check_writer_options
     from indexcore.types import parse_type
 
     check_writer_options(index_type, options, parse_type("INT"))

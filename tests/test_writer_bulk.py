@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from indexcore.errors import UnsupportedError
-from indexcore.formats import new_writer
+from indexcore.formats.registry import new_writer
 from indexcore.types import Timestamp, from_json, parse_type
 from indexcore.write.datafile import arrow_type, internal_values
 
@@ -261,6 +261,6 @@ def test_bitmap_hashmap_resize_after_last_new_key(tail: list) -> None:
 
 def test_bitmap_resize_flag_changes_order() -> None:
     """The case above can fail: the flag moves key 16 relative to key 0."""
-    from indexcore.formats.bitmap import java_hashmap_order
+    from indexcore.formats.bitmap.writer import java_hashmap_order
 
     assert java_hashmap_order(RESIZE_KEYS, True) != java_hashmap_order(RESIZE_KEYS, False)

@@ -42,9 +42,15 @@ from indexcore.analysis.bloom_sizing import OK, OVER_FPP, OVERSIZED, column_sizi
 from indexcore.analysis.workload import EQUALITY, RANGE, Query, Scan, parse_workload, scans
 from indexcore.errors import IndexCoreError
 from indexcore.expr import and_all, conjuncts
-from indexcore.formats import FILE_INDEX_ORDER as FILE_INDEX_TYPES
-from indexcore.formats import supported_index_types
 from indexcore.formats.base import BitmapResult, FileIndexResult
+from indexcore.formats.registry import (
+    BITMAP,
+    BLOOM_FILTER,
+    BSI,
+    FILE_INDEX_TYPES,
+    RANGE_BITMAP,
+    supported_index_types,
+)
 from indexcore.paimon.options import CoreOptions
 from indexcore.scan.explain import Explanation, devolved, explain, field_map, read_path_result
 from indexcore.scan.file_index import FileIndexPredicate
@@ -415,7 +421,7 @@ def _verdicts(table, snapshot_id, existing: list[ExistingIndex], runs: list[Quer
         if g.missing:
             g.findings.append({"verdict": "missing", "files": len(g.missing),
                                "message": f"configured but absent from {len(g.missing)} of {g.live_files} live files"})
-        if g.index_type == "bloom-filter" and g.blobs:
+        if g.index_type == BLOOM_FILTER.name and g.blobs:
             _bloom_sizing(table, g)
 
 
@@ -470,14 +476,14 @@ def candidate_kinds(dtype, filters: set[str], profile: dict[str, int]) -> list[t
     low = distinct <= LOW_CARDINALITY_MAX and distinct <= max(1, LOW_CARDINALITY_RATIO * rows)
     out = []
     if filters & {EQUALITY, "null", "other"} or not filters & {RANGE}:
-        if low and "bitmap" in supported:
-            out.append(("bitmap", {}, f"equality on a low-cardinality column (at most {distinct} distinct "
+        if low and BITMAP.name in supported:
+            out.append((BITMAP.name, {}, f"equality on a low-cardinality column (at most {distinct} distinct "
                                       f"values in a file of up to {rows} rows)"))
-        elif EQUALITY in filters and "bloom-filter" in supported:
-            out.append(("bloom-filter", {"items": str(max(distinct, 1)), "fpp": str(BLOOM_FPP)},
+        elif EQUALITY in filters and BLOOM_FILTER.name in supported:
+            out.append((BLOOM_FILTER.name, {"items": str(max(distinct, 1)), "fpp": str(BLOOM_FPP)},
                         f"equality on a high-cardinality column (up to {distinct} distinct values per file)"))
     if RANGE in filters:
-        for kind in ("range-bitmap", "bsi"):
+        for kind in (RANGE_BITMAP.name, BSI.name):
             if kind in supported:
                 out.append((kind, {}, "range conditions"))
     return out

@@ -7,18 +7,11 @@ files. Both return :class:`Finding` lists, one ``OK`` finding per check that pas
 health report can count what was checked as well as what failed
 (:func:`health_frames`).
 
-Per file-index type:
-
-* ``bitmap``: row count, dictionary keys == distinct data values, every value's rows exact
-  (null rows included).
-* ``bloom-filter``: no false negative for any distinct non-null value.
-* ``range-bitmap`` / ``bsi``: row count, min/max, null rows, and every row's stored value
-  rebuilt from the bit slices equal to the data.
-
-The checks never loop over rows in Python: a column is dictionary-encoded once (Arrow), rows
-are grouped per distinct value and compared as bitmaps or numpy arrays, and bloom filters are
-probed for all distinct values at once. Nothing here imports pandas except the health report,
-so a Spark task stays light.
+Each file-index kind's check (does the index agree with the column's values) lives beside its
+format and is reached through :mod:`indexcore.formats.registry` (``IndexKind.audit``); this module
+reads the columns once (:class:`~indexcore.formats.column_values.ColumnValues`) and turns what a
+check reports into findings. Nothing here imports pandas except the health report, so a Spark
+task stays light.
 """
 
 from __future__ import annotations
@@ -28,21 +21,22 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-from pyroaring import BitMap
 
 from indexcore.errors import IndexCoreError
-from indexcore.formats.bulk import bitmap_of
+from indexcore.formats.binary_row import key_hash
+from indexcore.formats.column_values import MAX_VALUES_LISTED, ColumnValues
 from indexcore.formats.container import FileIndexContainer, read_container
-from indexcore.io import BytesSource
-from indexcore.types import BINARY_ROOTS, STRING_ROOTS, DataType, to_json_value, to_long
+from indexcore.formats.deletion_vector import scan_deletion_vector_file
+from indexcore.formats.registry import FILE_INDEX_TYPES, index_kind
+from indexcore.io import BytesSource, Fetch
+from indexcore.paimon.index_types import DELETION_VECTORS, HASH
 from indexcore.views.common import partition_text
-from indexcore.warehouse.model import DELETION_VECTORS, HASH, LiveFile
+from indexcore.warehouse.data import evolve_columns, read_raw
+from indexcore.warehouse.manifest import read_records
+from indexcore.warehouse.model import LiveFile
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -95,10 +89,6 @@ class Check(StrEnum):
 
 #: A hash index holding more than this many times ``dynamic-bucket.target-row-num`` keys is flagged.
 OVERSIZE_FACTOR = 2.0
-MAX_VALUES_LISTED = 5
-_INTEGER_ROOTS = ("TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "TIME")
-_PLAIN_INTEGER_ROOTS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
-_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 
 
 @dataclass(frozen=True)
@@ -148,349 +138,13 @@ class _FileAudit:
 # Data
 
 
-def _positions_of(bitmap: BitMap, n: int) -> np.ndarray:
-    idx = np.frombuffer(bitmap.to_array(), dtype=np.uint32)
-    return idx[idx < n]
-
-
-class _Column:
-    """One column of a data file as Arrow, with the forms the checks need derived once, vectorized.
-
-    ``encoded`` is the column's distinct non-null values (internal, first-occurrence order)
-    and, per row, the index of its value among them (-1 for null): the checks compare an
-    index against the distinct values and group rows by value, never looping over rows.
-    """
-
-    def __init__(self, data: pa.Array | pa.ChunkedArray, dtype: DataType):
-        if isinstance(data, pa.ChunkedArray):
-            data = data.combine_chunks() if data.num_chunks != 1 else data.chunk(0)
-        self.array = data
-        self.dtype = dtype
-        self.n = len(data)
-
-    @cached_property
-    def values(self) -> list:
-        """Every row's internal value (only the key-hash check needs them)."""
-        from indexcore.types.values import to_internal
-
-        return to_internal(self.array, self.dtype)
-
-    @property
-    def has_values(self) -> bool:
-        return self.array.null_count < self.n
-
-    @cached_property
-    def null_mask(self) -> np.ndarray:
-        if not self.array.null_count:
-            return np.zeros(self.n, dtype=bool)
-        return np.asarray(self.array.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-
-    @cached_property
-    def nulls(self) -> BitMap:
-        return bitmap_of(np.flatnonzero(self.null_mask)) if self.array.null_count else BitMap()
-
-    @cached_property
-    def _encoding(self) -> tuple[pa.Array | None, list | None, np.ndarray]:
-        """(Arrow dictionary or None, Python distinct values or None, per-row index or -1)."""
-        try:
-            enc = pc.dictionary_encode(self.array)
-        except (pa.ArrowNotImplementedError, pa.ArrowInvalid, TypeError):
-            seen: dict[Any, int] = {}
-            firsts: list = []
-            idx = np.full(self.n, -1, dtype=np.int64)
-            for i, v in enumerate(self.values):
-                if v is None:
-                    continue
-                j = seen.setdefault(_hashable(v), len(seen))
-                if j == len(firsts):
-                    firsts.append(v)
-                idx[i] = j
-            return None, firsts, idx
-        indices = pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-        return enc.dictionary, None, indices
-
-    @cached_property
-    def distinct(self) -> list:
-        """The distinct non-null internal values, in first-occurrence order."""
-        from indexcore.types.values import to_internal
-
-        dictionary, firsts, _ = self._encoding
-        return firsts if dictionary is None else to_internal(dictionary, self.dtype)
-
-    @property
-    def encoded(self) -> tuple[list, np.ndarray]:
-        return self.distinct, self._encoding[2]
-
-    @property
-    def index(self) -> np.ndarray:
-        return self._encoding[2]
-
-    def distinct_values(self, which: Iterable[int]) -> list:
-        """Internal values of some distinct entries (without converting all of them)."""
-        from indexcore.types.values import to_internal
-
-        which = list(which)
-        dictionary, firsts, _ = self._encoding
-        if dictionary is None or "distinct" in self.__dict__:
-            return [self.distinct[j] for j in which]
-        return to_internal(dictionary.take(pa.array(which, pa.int64())), self.dtype)
-
-    def distinct_count(self) -> int:
-        dictionary, firsts, _ = self._encoding
-        return len(firsts) if dictionary is None else len(dictionary)
-
-    def bloom_hashes(self) -> np.ndarray:
-        """``FastHash`` of each distinct value: strings and binaries hashed from their bytes,
-        integers in numpy, other types one distinct value at a time."""
-        from indexcore.formats.bloom import long_hash_array, xxh64_array
-
-        dictionary = self._encoding[0]
-        root = self.dtype.root
-        if dictionary is not None and (root in STRING_ROOTS or root in BINARY_ROOTS):
-            raw = dictionary.cast(pa.large_binary()).to_pylist()
-            return xxh64_array(raw)
-        if dictionary is not None and root in _INTEGER_ROOTS and pa.types.is_integer(dictionary.type):
-            return long_hash_array(dictionary.to_numpy(zero_copy_only=False).astype(np.int64))
-        return bloom_hashes(self.dtype, self.distinct)
-
-    def row_longs(self) -> tuple[list, np.ndarray]:
-        """:func:`indexcore.types.to_long` of each distinct value, and per row as int64 where it fits
-        (0 for null rows and for keys beyond the long range)."""
-        dictionary, _, idx = self._encoding
-        if dictionary is not None and self.dtype.root in _PLAIN_INTEGER_ROOTS \
-                and pa.types.is_integer(dictionary.type):
-            longs = dictionary.to_numpy(zero_copy_only=False).astype(np.int64)
-            keys = np.append(longs, 0)
-            return longs.tolist(), keys[idx]
-        present = [to_long(self.dtype, v) for v in self.distinct]
-        keys = np.array([k if _LONG_MIN <= k <= _LONG_MAX else 0 for k in present] + [0], dtype=np.int64)
-        return present, keys[idx]
-
-    def groups(self) -> list[tuple[int, np.ndarray]]:
-        """(distinct value index, its sorted row positions) per distinct value, in first-occurrence
-        order, with (-1, null rows) placed where the first null occurs."""
-        distinct, idx = self.encoded
-        order = np.argsort(idx, kind="stable")
-        counts = np.bincount(idx + 1, minlength=len(distinct) + 1)
-        parts = np.split(order, np.cumsum(counts)[:-1])
-        out = [(j, parts[j + 1]) for j in range(len(distinct))]
-        if counts[0]:
-            first_null = parts[0][0]
-            at = next((k for k, (_, rows) in enumerate(out) if rows[0] > first_null), len(out))
-            out.insert(at, (-1, parts[0]))
-        return out
-
-    def rows_values(self, rows: np.ndarray) -> list:
-        """Internal values of some rows (for listing them in a finding)."""
-        distinct, idx = self.encoded
-        return [None if idx[i] < 0 else distinct[idx[i]] for i in rows[:MAX_VALUES_LISTED]]
-
-
-def _read_columns(table, live_file: LiveFile, columns: list[str]) -> tuple[int, dict[str, _Column]]:
+def _read_columns(table, live_file: LiveFile, columns: list[str]) -> tuple[int, dict[str, ColumnValues]]:
     """Row count and the columns of the data file, as written (no DV)."""
-    from indexcore.warehouse.data import evolve_columns, read_raw
-
     schema = table.file_schema(live_file)
     raw = read_raw(table.storage, live_file.path, live_file.file.file_format)
     known = [c for c in columns if c in schema.field_names]
     cols = evolve_columns(raw, schema, schema, known, live_file.partition_spec, live_file.file.write_cols)
-    return raw.num_rows, {c: _Column(cols.column(c), schema.field(c).type) for c in known}
-
-
-def _show(dtype: DataType, values: Iterable[Any]) -> list:
-    out = []
-    for v in values:
-        if len(out) >= MAX_VALUES_LISTED:
-            break
-        try:
-            out.append(to_json_value(dtype, v))
-        except (TypeError, ValueError, AttributeError):
-            out.append(repr(v))
-    return out
-
-
-# ---------------------------------------------------------------------------------------
-# Per index type
-
-
-def _check_row_count(fa: _FileAudit, column: str, index_type: str, index_rows: int, data_rows: int) -> bool:
-    if index_rows != data_rows:
-        fa.add(Check.ROW_COUNT, ERROR, f"index holds {index_rows} rows, the data file {data_rows}",
-               column=column, index_type=index_type, value=index_rows)
-        return False
-    return True
-
-
-def _check_bitmap(fa: _FileAudit, reader, column: str, dtype: DataType, col: _Column, n: int) -> bool:
-    if not _check_row_count(fa, column, "bitmap", reader.row_count, n):
-        return False
-    codec = reader.codec
-    distinct, _ = col.encoded
-    keys = [codec.key(v) for v in distinct]
-    by_key: dict[Any, BitMap] = {}
-    for j, rows in col.groups():
-        key = None if j < 0 else keys[j]
-        if key in by_key:
-            by_key[key] |= bitmap_of(np.sort(rows))
-        else:
-            by_key[key] = bitmap_of(rows)
-    index_keys = {e.key for e in reader.entries()}
-    data_keys = {k for k in by_key if k is not None}
-    ok = True
-    missing = data_keys - index_keys
-    if missing:
-        ok = False
-        fa.add(Check.VALUE_COVERAGE, ERROR, f"{len(missing)} data values are not in the bitmap dictionary",
-               column=column, index_type="bitmap", value=_show(dtype, (codec.value(k) for k in missing)))
-    extra = index_keys - data_keys
-    if extra:
-        ok = False
-        fa.add(Check.STALE_VALUES, ERROR, f"{len(extra)} dictionary values do not occur in the data",
-               column=column, index_type="bitmap", value=_show(dtype, (codec.value(k) for k in extra)))
-    wrong = []
-    for key, rows in by_key.items():
-        if key is not None and key not in index_keys:
-            continue
-        got = reader.null_bitmap() if key is None else reader.bitmap_for(codec.value(key))
-        if got != rows:
-            wrong.append(None if key is None else codec.value(key))
-    if wrong:
-        ok = False
-        fa.add(Check.BITMAP_ROWS, ERROR, f"rows of {len(wrong)} values differ from the data",
-               column=column, index_type="bitmap", value=_show(dtype, wrong))
-    if None not in by_key and reader.null_bitmap():
-        ok = False
-        fa.add(Check.BITMAP_ROWS, ERROR, "index has null rows but the data has no null",
-               column=column, index_type="bitmap")
-    return ok
-
-
-def bloom_hashes(dtype: DataType, values: list) -> np.ndarray:
-    """The 64-bit ``FastHash`` of each (non-null internal) value, as signed int64."""
-    from indexcore.formats.bloom import hash_values
-
-    return hash_values(dtype, values)
-
-
-def bloom_contains(bit_set: bytes, num_hash_functions: int, hashes: np.ndarray) -> np.ndarray:
-    """``BloomFilter64.testHash`` for many hashes at once: True where every probed bit is set."""
-    from indexcore.formats.bloom import probe_positions_array
-
-    bits = np.frombuffer(bit_set, dtype=np.uint8)
-    pos = probe_positions_array(hashes, num_hash_functions, len(bits) * 8)
-    return ((bits[pos >> 3] >> (pos & 7)) & 1).astype(bool).all(axis=0)
-
-
-def _check_bloom(fa: _FileAudit, reader, column: str, dtype: DataType, col: _Column, n: int) -> bool:
-    if not col.distinct_count():
-        return True
-    found = bloom_contains(reader.bit_set(), reader.num_hash_functions, col.bloom_hashes())
-    misses = col.distinct_values(np.flatnonzero(~found).tolist())
-    if misses:
-        fa.add(Check.VALUE_COVERAGE, ERROR, f"bloom filter answers 'absent' for {len(misses)} values in the data",
-               column=column, index_type="bloom-filter", value=_show(dtype, misses))
-        return False
-    return True
-
-
-def _hashable(v: Any) -> Any:
-    return v if not isinstance(v, list | dict | bytearray) else repr(v)
-
-
-def _check_null_rows(fa: _FileAudit, index_type: str, column: str, null_rows: BitMap, col: _Column) -> bool:
-    want = col.nulls
-    if null_rows != want:
-        fa.add(Check.NULL_ROWS, ERROR, f"index has {len(null_rows)} null rows, the data {len(want)}",
-               column=column, index_type=index_type, value=len(null_rows))
-        return False
-    return True
-
-
-def _slice_codes(ebm: BitMap, slices: list[BitMap], n: int) -> np.ndarray:
-    codes = np.zeros(n, dtype=np.int64)
-    for i, sl in enumerate(slices):
-        idx = _positions_of(sl, n)
-        codes[idx] |= np.int64(1) << np.int64(i)
-    return codes
-
-
-def _check_range_bitmap(fa: _FileAudit, reader, column: str, dtype: DataType, col: _Column, n: int) -> bool:
-    if not _check_row_count(fa, column, "range-bitmap", reader.row_count, n):
-        return False
-    ok = _check_null_rows(fa, "range-bitmap", column, reader.visit_is_null().bitmap, col)
-    codec = reader.codec
-    distinct, idx = col.encoded
-    present = [codec.order_of_value(v) for v in distinct]
-    if present and reader.cardinality > 0:
-        lo, hi = min(present), max(present)
-        if (codec.order(reader.min_raw), codec.order(reader.max_raw)) != (lo, hi):
-            ok = False
-            fa.add(Check.MIN_MAX, ERROR, "index min/max differ from the data", column=column,
-                   index_type="range-bitmap",
-                   value=_show(dtype, [codec.to_value(reader.min_raw), codec.to_value(reader.max_raw)]))
-    elif present:
-        ok = False
-        fa.add(Check.VALUE_COVERAGE, ERROR, "index holds no value but the data does", column=column,
-               index_type="range-bitmap")
-    if not ok or not present:
-        return ok
-    bsi = reader.bsi
-    codes = _slice_codes(bsi.ebm(), bsi.load_all(), n)
-    valued = idx >= 0
-    pair = codes * len(distinct) + idx
-    bad = []
-    for p in np.unique(pair[valued]).tolist():
-        code, j = divmod(p, len(distinct))
-        stored = codec.order(reader.dictionary.raw_key(code)) if code < reader.cardinality else None
-        if stored != present[j]:
-            bad.append(p)
-    if bad:
-        rows = np.flatnonzero(valued & np.isin(pair, bad))
-        fa.add(Check.VALUE_COVERAGE, ERROR, f"{len(rows)} rows hold another value in the index",
-               column=column, index_type="range-bitmap", value=_show(dtype, col.rows_values(rows)))
-        return False
-    return True
-
-
-def _check_bsi(fa: _FileAudit, reader, column: str, dtype: DataType, col: _Column, n: int) -> bool:
-    if not _check_row_count(fa, column, "bsi", reader.row_count, n):
-        return False
-    not_null = reader.visit_is_not_null().bitmap
-    ok = _check_null_rows(fa, "bsi", column, BitMap(not_null).flip(0, n), col)
-    stored = np.zeros(n, dtype=np.int64)
-    with np.errstate(over="ignore"):
-        for part, sign in ((reader.positive, 1), (reader.negative, -1)):
-            if not part.ebm:
-                continue
-            codes = _slice_codes(part.ebm, part.slices, n)
-            rows = _positions_of(part.ebm, n)
-            stored[rows] = sign * (np.int64(part.min) + codes[rows])
-    idx = col.index
-    present, keys = col.row_longs()
-    if present:
-        summary_lo = -reader.negative.extreme(largest=True) if reader.negative.ebm else \
-            reader.positive.extreme(largest=False)
-        summary_hi = reader.positive.extreme(largest=True) if reader.positive.ebm else \
-            (-reader.negative.extreme(largest=False) if reader.negative.ebm else None)
-        if (summary_lo, summary_hi) != (min(present), max(present)):
-            ok = False
-            fa.add(Check.MIN_MAX, ERROR, "index min/max differ from the data", column=column, index_type="bsi",
-                   value=[summary_lo, summary_hi])
-    valued = idx >= 0
-    stored_ok = np.zeros(n, dtype=bool)
-    stored_ok[_positions_of(not_null, n)] = True
-    # a key outside the long range cannot be in a BSI: such rows never agree
-    fits = np.array([_LONG_MIN <= k <= _LONG_MAX for k in present] + [True], dtype=bool)
-    wrong_rows = np.flatnonzero(valued & (~stored_ok | ~fits[idx] | (stored != keys)))
-    if len(wrong_rows):
-        fa.add(Check.VALUE_COVERAGE, ERROR, f"{len(wrong_rows)} rows hold another value in the index",
-               column=column, index_type="bsi", value=_show(dtype, col.rows_values(wrong_rows)))
-        return False
-    return ok
-
-
-CHECKS = {"bitmap": _check_bitmap, "bloom-filter": _check_bloom, "range-bitmap": _check_range_bitmap,
-          "bsi": _check_bsi}
+    return raw.num_rows, {c: ColumnValues(cols.column(c), schema.field(c).type) for c in known}
 
 
 # ---------------------------------------------------------------------------------------
@@ -546,7 +200,7 @@ def audit_file(table, live_file: LiveFile, plan=None, cache: dict | None = None)
 
 
 def _audit_container(table, fa: _FileAudit, container: FileIndexContainer, schema, n: int,
-                     values: dict[str, _Column]) -> None:
+                     values: dict[str, ColumnValues]) -> None:
     for entry in container.head.entries:
         column, index_type = entry.column, entry.index_type
         if column not in values:
@@ -562,14 +216,16 @@ def _audit_container(table, fa: _FileAudit, container: FileIndexContainer, schem
             else:
                 fa.add(Check.INDEX_OK, OK, "empty index over no value", column=column, index_type=index_type)
             continue
-        check = CHECKS.get(index_type)
-        if check is None:
+        if index_type not in FILE_INDEX_TYPES:
             fa.add(Check.INDEX_DECODES, NOT_CHECKED, f"index type {index_type!r} is not decoded by indexcore",
                    column=column, index_type=index_type)
             continue
+        passed = True
         try:
             reader = container.reader(entry, dtype, schema.file_index_options(column, index_type))
-            passed = check(fa, reader, column, dtype, col, n)
+            for d in index_kind(index_type).audit(reader, col, n):
+                passed = False
+                fa.add(Check(d.check), ERROR, d.message, column=column, index_type=index_type, value=d.value)
         except IndexCoreError as exc:
             fa.add(Check.INDEX_DECODES, ERROR, _reason(exc), path=fa.lf.index_path or fa.lf.path,
                    column=column, index_type=index_type)
@@ -621,11 +277,6 @@ def _hash_set(table, entry, cache: dict | None) -> set[int]:
 
 def _audit_key_hashes(table, fa: _FileAudit, schema, pk: list[str], values: dict, entries: list,
                       cache: dict | None) -> None:
-    try:
-        from indexcore.formats.binary_row import key_hash
-    except ImportError:
-        fa.add(Check.HASH_KEYS, NOT_CHECKED, "no key-hash function in indexcore", index_type=HASH)
-        return
     known: set[int] = set()
     for entry in entries:
         try:
@@ -666,9 +317,6 @@ def audit_table(table, plan) -> list[Finding]:
 
 
 def _audit_dv_files(table, plan, live: set, ptypes: list, out: list[Finding]) -> None:
-    from indexcore.formats.deletion_vector import scan_deletion_vector_file
-    from indexcore.io import Fetch
-
     # object stores: every DV file of the snapshot in one round of parallel requests
     table.storage.prefetch([Fetch(table.index_file_path(e, table.partition_dir(e.partition)))
                             for e in plan.index_entries if e.index_file.index_type == DELETION_VECTORS])
@@ -751,8 +399,6 @@ def _audit_hash_indexes(table, plan, ptypes: list, out: list[Finding]) -> None:
 
 def _older_index_files(table, plan) -> set[str]:
     """Index file names listed by the index manifest of any readable snapshot (retained files)."""
-    from indexcore.warehouse.manifest import read_records
-
     names: set[str] = set()
     manifests = {s.index_manifest for s in table.snapshots() if s.index_manifest}
     manifests.discard(plan.snapshot.index_manifest if plan.snapshot is not None else None)
@@ -810,7 +456,7 @@ def _audit_unreferenced(table, plan, out: list[Finding]) -> None:
 
 
 def findings_frame(findings: Iterable[Finding | dict]) -> pd.DataFrame:
-    import pandas as pd
+    import pandas as pd  # only the health report needs pandas: a Spark task auditing files stays light
 
     rows = [f.to_dict() if isinstance(f, Finding) else dict(f) for f in findings]
     cols = list(Finding.__dataclass_fields__)
@@ -819,7 +465,7 @@ def findings_frame(findings: Iterable[Finding | dict]) -> pd.DataFrame:
 
 def health_frames(findings: Iterable[Finding | dict]) -> dict[str, pd.DataFrame]:
     """Counts of OK / ERROR / WARNING / NOT_CHECKED findings per table, partition and bucket."""
-    import pandas as pd
+    import pandas as pd  # only the health report needs pandas: a Spark task auditing files stays light
 
     df = findings_frame(findings)
     sev = [s.value for s in Severity]

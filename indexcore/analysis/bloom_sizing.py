@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from indexcore.errors import IndexCoreError
 from indexcore.formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, HEADER_SIZE, items_for_fpp, optimal_bits
+from indexcore.formats.registry import BLOOM_FILTER
 from indexcore.warehouse.model import LiveFile
 
 #: A column's bloom filters storing more than this many times what their rows need are oversized.
@@ -70,7 +71,7 @@ def column_sizing(table, column: str, blooms: Iterable[tuple[LiveFile, str, int]
         key = (lf.file.schema_id, name)
         opts = options.get(key)
         if opts is None:
-            opts = options[key] = table.file_schema(lf).file_index_options(name, "bloom-filter")
+            opts = options[key] = table.file_schema(lf).file_index_options(name, BLOOM_FILTER.name)
         try:
             items = int(opts.get("items", DEFAULT_ITEMS))
             fpp = float(opts.get("fpp", DEFAULT_FPP))
@@ -106,7 +107,7 @@ def _holds_more_than(table, lf: LiveFile, column: str, items: int) -> int:
     try:
         ((_, head, _error),) = table.iter_index_heads([lf])
         entry = None if head is None else next(
-            (e for e in head.entries if e.column == column and e.index_type == "bloom-filter"), None)
+            (e for e in head.entries if e.column == column and e.index_type == BLOOM_FILTER.name), None)
         if entry is None or entry.empty:
             return 0
         reader = table.index_reader(lf, entry, table.file_schema(lf).field(column).type, None)

@@ -36,11 +36,11 @@ from indexcore.analysis.audit import hash_rows_mismatch
 from indexcore.analysis.balance import DEFAULT_COMPACTION_DENSITY, dv_by_bucket
 from indexcore.analysis.bloom_sizing import OVER_FPP, OVERSIZED, BloomSizing, column_sizing
 from indexcore.errors import IndexCoreError, StorageError
-from indexcore.formats import FILE_INDEX_ORDER as FILE_INDEX_TYPES
+from indexcore.formats.registry import BLOOM_FILTER, FILE_INDEX_KINDS, FILE_INDEX_TYPES
+from indexcore.paimon.index_types import DELETION_VECTORS, HASH
 from indexcore.views import register_view, view
 from indexcore.views.census import FILE_INDEXES, unusable_rows
 from indexcore.views.common import from_rows, partition_label, partition_types
-from indexcore.warehouse.model import DELETION_VECTORS, HASH
 from indexcore.warehouse.table import KNOWN_INDEX_TYPES, LISTED_GLOBAL_TYPES
 
 Progress = Callable[[int, int, str], None]
@@ -49,8 +49,9 @@ Progress = Callable[[int, int, str], None]
 PAGE_TABLE, PAGE_BITMAP, PAGE_BLOOM = "Table", "Bitmap indexes", "Bloom filters"
 PAGE_RANGE, PAGE_DV, PAGE_HASH, PAGE_WHATIF = "Range-bitmap and BSI", "Deletion vectors", "Hash index", "What-if"
 PAGE_GLOBAL = "Global indexes"
-KIND_PAGE = {"bitmap": PAGE_BITMAP, "bloom-filter": PAGE_BLOOM, "range-bitmap": PAGE_RANGE, "bsi": PAGE_RANGE,
-             DELETION_VECTORS: PAGE_DV, HASH: PAGE_HASH}
+# the page that explains each index kind (a file-index kind names its page by key: IndexKind.page)
+_PAGE_OF_KEY = {"bitmap": PAGE_BITMAP, "bloom": PAGE_BLOOM, "range": PAGE_RANGE}
+KIND_PAGE = {**{k.name: _PAGE_OF_KEY[k.page] for k in FILE_INDEX_KINDS}, DELETION_VECTORS: PAGE_DV, HASH: PAGE_HASH}
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITIES = (ERROR, WARNING, INFO)
@@ -306,7 +307,7 @@ def _index_bytes(census: pa.Table, plan, data_bytes: int) -> list[IndexBytes]:
 def _bloom_sizing(table, census: pa.Table, by_path: dict) -> list[BloomSizing]:
     """:func:`.bloom_sizing.column_sizing` of every bloom-indexed column of ``$file_indexes``."""
     blooms = census.filter(pc.and_kleene(
-        pc.and_kleene(pc.equal(census["index_type"], "bloom-filter"), pc.is_null(census["error"])),
+        pc.and_kleene(pc.equal(census["index_type"], BLOOM_FILTER.name), pc.is_null(census["error"])),
         pc.and_kleene(pc.is_valid(census["column_name"]), pc.invert(pc.fill_null(census["is_empty"], False)))))
     per_column: dict[str, list] = {}
     for path, column, size in zip(blooms["file_path"].to_pylist(), blooms["column_name"].to_pylist(),
@@ -465,13 +466,13 @@ def _items(h: TableHealth, mergeable: int, problems) -> list[HealthItem]:
         if b.verdict == OVERSIZED:
             item("bloom-oversized", WARNING, f"bloom filters on {b.column} take {b.bytes:,} bytes where the "
                  f"files' rows need {b.needed_bytes:,} at fpp {b.configured_fpp} (items={b.configured_items})",
-                 PAGE_BLOOM, b.saved_bytes / b.bytes if b.bytes else 0.0, column=b.column, index_type="bloom-filter",
+                 PAGE_BLOOM, b.saved_bytes / b.bytes if b.bytes else 0.0, column=b.column, index_type=BLOOM_FILTER.name,
                  files=b.files, recommendation=f"'{option}' = '{b.recommended_items}' saves {b.saved_bytes:,} bytes")
         elif b.verdict == OVER_FPP:
             item("bloom-over-fpp", WARNING, f"{b.over_fpp_files} of {b.files} bloom filters on {b.column} hold more "
                  f"distinct keys than items={b.configured_items}: more false positives than fpp "
                  f"{b.configured_fpp}", PAGE_BLOOM, b.over_fpp_files / b.files, column=b.column,
-                 index_type="bloom-filter", files=b.over_fpp_files,
+                 index_type=BLOOM_FILTER.name, files=b.over_fpp_files,
                  recommendation=f"'{option}' = '{b.recommended_items}' (costs {-b.saved_bytes:,} more bytes)"
                  if b.saved_bytes is not None and b.saved_bytes < 0 else
                  f"'{option}' = '{b.recommended_items}'")

@@ -18,9 +18,9 @@ from pyroaring import BitMap
 
 from indexcore.errors import IndexCoreError, PredicateError
 from indexcore.expr import Predicate, parse_where
-from indexcore.formats import check_writer_options, new_writer, open_reader
 from indexcore.formats.base import BitmapResult, FileIndexReader, FileIndexResult
 from indexcore.formats.container import EmptyFileIndexReader, read_container
+from indexcore.formats.registry import check_writer_options, new_writer, open_reader
 from indexcore.io import BytesSource
 from indexcore.scan.explain import Explanation, FileDecision, explain, field_map, read_path_result
 from indexcore.scan.file_index import FileIndexPredicate, result_to_json

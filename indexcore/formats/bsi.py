@@ -19,7 +19,7 @@ one read and decodes bitmaps only when a predicate first needs them.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +37,19 @@ from indexcore.expr.functions import (
 )
 from indexcore.formats import bulk, roaring
 from indexcore.formats.base import REMAIN, BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter
+from indexcore.formats.column_values import (
+    LONG_MAX,
+    LONG_MIN,
+    MIN_MAX,
+    VALUE_COVERAGE,
+    ColumnValues,
+    Disagreement,
+    null_rows_disagreement,
+    positions_of,
+    row_count_disagreement,
+    show,
+    slice_codes,
+)
 from indexcore.io import ByteSource
 from indexcore.types import (
     INTEGER_ROOTS,
@@ -48,7 +61,6 @@ from indexcore.types import (
 )
 
 VERSION = 1
-LONG_MIN = -(1 << 63)
 
 
 def check_type(dtype: DataType) -> None:
@@ -375,3 +387,45 @@ def _serialize_part(rows: np.ndarray, values: np.ndarray) -> bytes:
     parts += [roaring.serialize_optimized(bulk.bitmap_of(rows[(values >> i) & 1 == 1]), copy=False)
               for i in range(n_slices)]
     return b"".join(parts)
+
+
+# ---------------------------------------------------------------------------------------
+# Audit: row count, min/max, null rows, every row's stored value equal to the data.
+
+
+def audit_bsi(reader: BsiReader, col: ColumnValues, n: int) -> Iterator[Disagreement]:
+    """Where the BSI index and the column's rows disagree (empty when they agree)."""
+    bad_count = row_count_disagreement(reader.row_count, n)
+    if bad_count is not None:
+        yield bad_count
+        return
+    not_null = reader.visit_is_not_null().bitmap
+    bad_nulls = null_rows_disagreement(BitMap(not_null).flip(0, n), col)
+    if bad_nulls is not None:
+        yield bad_nulls
+    stored = np.zeros(n, dtype=np.int64)
+    with np.errstate(over="ignore"):
+        for part, sign in ((reader.positive, 1), (reader.negative, -1)):
+            if not part.ebm:
+                continue
+            codes = slice_codes(part.ebm, part.slices, n)
+            rows = positions_of(part.ebm, n)
+            stored[rows] = sign * (np.int64(part.min) + codes[rows])
+    idx = col.index
+    present, keys = col.row_longs()
+    if present:
+        summary_lo = -reader.negative.extreme(largest=True) if reader.negative.ebm else \
+            reader.positive.extreme(largest=False)
+        summary_hi = reader.positive.extreme(largest=True) if reader.positive.ebm else \
+            (-reader.negative.extreme(largest=False) if reader.negative.ebm else None)
+        if (summary_lo, summary_hi) != (min(present), max(present)):
+            yield Disagreement(MIN_MAX, "index min/max differ from the data", [summary_lo, summary_hi])
+    valued = idx >= 0
+    stored_ok = np.zeros(n, dtype=bool)
+    stored_ok[positions_of(not_null, n)] = True
+    # a key outside the long range cannot be in a BSI: such rows never agree
+    fits = np.array([LONG_MIN <= k <= LONG_MAX for k in present] + [True], dtype=bool)
+    wrong_rows = np.flatnonzero(valued & (~stored_ok | ~fits[idx] | (stored != keys)))
+    if len(wrong_rows):
+        yield Disagreement(VALUE_COVERAGE, f"{len(wrong_rows)} rows hold another value in the index",
+                           show(col.dtype, col.rows_values(wrong_rows)))

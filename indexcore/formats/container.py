@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from indexcore.errors import CorruptFileError, UnsupportedError
-from indexcore.formats import open_reader
 from indexcore.formats.base import REMAIN, SKIP, ByteCursor, FileIndexReader, FileIndexResult
+from indexcore.formats.registry import open_reader
 from indexcore.io import ByteSource
 from indexcore.types import DataType
 

@@ -25,9 +25,10 @@ from indexcore.analysis.balance import (
 )
 from indexcore.errors import IndexCoreError
 from indexcore.expr import Predicate
-from indexcore.formats import FILE_INDEX_ORDER as FILE_INDEX_TYPES
-from indexcore.formats import supported_index_types
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
+from indexcore.formats.bitmap.reader import BitmapReader
+from indexcore.formats.bitmap.writer import BitmapWriter
+from indexcore.formats.registry import BITMAP, FILE_INDEX_TYPES, page_kinds
 from indexcore.scan.file_index import FileIndexPredicate
 from indexcore.scan.stats import test_predicate_on_stats
 from indexcore.views import view
@@ -41,7 +42,7 @@ from indexcore.views.common import (
 )
 from indexcore.views.indexes import target_row_num
 from indexcore.warehouse.file_sample import decode_sample, sample_files
-from indexcore.warehouse.model import DELETION_VECTORS, HASH, LiveFile
+from indexcore.warehouse.model import LiveFile
 
 Progress = Callable[[int, int, str], None]
 
@@ -193,7 +194,7 @@ def bitmap_lookup(table, column: str, value_text: str, snapshot_id: int | None =
     types = partition_types(table)
     rows = []
     literals: dict[int, Any] = {}  # per file schema: the value as that schema's column type
-    for blob in iter_file_indexes(table, snapshot_id, ["bitmap"], column, sample=sample):
+    for blob in iter_file_indexes(table, snapshot_id, [BITMAP.name], column, sample=sample):
         if blob.reader is None or blob.empty:
             continue
         if value_text.strip().upper() == "NULL":
@@ -224,13 +225,12 @@ def bitmap_layout_compare(table, column: str, snapshot_id: int | None = None,
     """The same bitmap rebuilt in memory as V1 and as V2: total size, head size and point-lookup
     bytes of the most frequent value, per file (never written anywhere); the first
     ``max_files`` files holding that bitmap (None: all), as rebuilding costs a pass per row."""
-    from indexcore.formats.bitmap import BitmapReader, BitmapWriter
     from indexcore.io import BytesSource
 
     types = partition_types(table)
     rows = []
     rebuilt_files = 0
-    for blob in iter_file_indexes(table, snapshot_id, ["bitmap"], column):
+    for blob in iter_file_indexes(table, snapshot_id, [BITMAP.name], column):
         if blob.reader is None or blob.empty:
             continue
         if max_files is not None and rebuilt_files >= max_files:
@@ -268,7 +268,7 @@ def range_frame(table, snapshot_id: int | None = None, progress: Progress | None
     dictionary size, slices and bytes."""
     types = partition_types(table)
     rows = []
-    for blob, s in summaries(table, snapshot_id, ["range-bitmap", "bsi"], progress, sample=sample):
+    for blob, s in summaries(table, snapshot_id, list(page_kinds("range")), progress, sample=sample):
         row = {**file_cols(blob.file, types), "column": blob.column, "index_type": blob.index_type,
                "size": blob.size, "error": s.get("error")}
         if "min" in s:
@@ -541,16 +541,16 @@ def _bitmap_dictionaries(table, files: list[LiveFile], latest: dict) -> tuple[di
                 continue
             if field is None or dtype != field.type:
                 continue
-            if entry.index_type != "bitmap":
+            if entry.index_type != BITMAP.name:
                 if entry.index_type in FILE_INDEX_TYPES:
                     other.setdefault(entry.column, entry.index_type)
                 continue
             try:
                 if entry.empty:
                     raise IndexCoreError("empty bitmap")
-                reader = table.index_reader(lf, entry, dtype, schema.file_index_options(entry.column, "bitmap"))
+                reader = table.index_reader(lf, entry, dtype, schema.file_index_options(entry.column, BITMAP.name))
             except IndexCoreError:  # no dictionary to read: its manifest stats still give a value
-                other.setdefault(entry.column, "bitmap")
+                other.setdefault(entry.column, BITMAP.name)
                 continue
             try:
                 for value, card in reader.dictionary():
@@ -670,10 +670,10 @@ def suggest_predicate(table, snapshot_id: int | None = None) -> dict[str, Any]:
 
 
 __all__ = [
-    "DELETION_VECTORS", "HASH", "UNPARTITIONED", "bitmap_layout_compare", "bitmap_lookup", "cells_as_text",
-    "DEFAULT_COMPACTION_DENSITY", "FILE_INDEX_TYPES", "compaction_hint", "dv_by_bucket", "dv_cardinality", "dv_trend", "explain_frames",
+    "UNPARTITIONED", "bitmap_layout_compare", "bitmap_lookup", "cells_as_text",
+    "DEFAULT_COMPACTION_DENSITY", "compaction_hint", "dv_by_bucket", "dv_cardinality", "dv_trend", "explain_frames",
     "file_stats", "funnel_frame", "hash_balance", "iter_file_indexes", "partition_label", "predicate_candidates",
     "problems_frame", "prune_by_index", "prune_by_sql", "range_frame", "result_label", "schema_history",
-    "size_skew", "suggest_predicate", "suggestion_sample", "supported_index_types", "table_overview",
+    "size_skew", "suggest_predicate", "suggestion_sample", "table_overview",
     "target_row_num", "top_values", "unreadable_frame", "warehouse_overview", "whatif_frames",
 ]

@@ -12,11 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from indexcore.errors import IndexCoreError
-from indexcore.formats import FILE_INDEX_ORDER
 from indexcore.formats.base import parse_memory_size
+from indexcore.formats.registry import FILE_INDEX_TYPES
 
 FILE_INDEX_PREFIX = "file-index."
-INDEX_TYPE_ORDER = FILE_INDEX_ORDER
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 DEFAULT_IN_MANIFEST_THRESHOLD = 500
 DEFAULT_TARGET_ROW_NUM = 2_000_000
@@ -212,7 +211,7 @@ class CoreOptions:
 
     def configured_indexes(self) -> list[tuple[str, str]]:
         """(column, index type) pairs of ``file-index.<type>.columns``, by index type."""
-        return [(c, t) for t in INDEX_TYPE_ORDER for c in self.file_index_columns(t)]
+        return [(c, t) for t in FILE_INDEX_TYPES for c in self.file_index_columns(t)]
 
     def file_index_options(self, column: str, index_type: str) -> dict[str, str]:
         """The writer options of ``index_type`` on ``column``.
@@ -245,4 +244,4 @@ class CoreOptions:
                                   f"column {column!r}", structure="table options")
             opts = self.file_index_options(column, index_type)
             specs.append(FileIndexSpec(column, index_type, tuple(sorted(opts.items()))))
-        return sorted(specs, key=lambda s: (order[s.column], INDEX_TYPE_ORDER.index(s.index_type)))
+        return sorted(specs, key=lambda s: (order[s.column], FILE_INDEX_TYPES.index(s.index_type)))

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
 import posixpath
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,10 +61,10 @@ from indexcore.expr import (
 from indexcore.expr import rename as _rename
 from indexcore.expr.functions import FunctionVisitor
 from indexcore.expr.rows import row_matches, rows_matching
-from indexcore.formats import FILE_INDEX_TYPES
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
 from indexcore.formats.binary_row import bucket_of, key_hash
 from indexcore.formats.container import read_container
+from indexcore.formats.registry import FILE_INDEX_TYPES, index_kind
 from indexcore.scan.file_index import FileIndexPredicate, result_to_json
 from indexcore.scan.stats import stats_test, test_predicate_on_stats
 from indexcore.types import DataType, from_text_or_python, to_json_value, to_json_values
@@ -671,8 +670,7 @@ def _kind_answers(index_type: str, method: str | None) -> bool:
     """Whether the reader of ``index_type`` implements ``method`` (else it answers REMAIN)."""
     if method is None or index_type not in FILE_INDEX_TYPES:
         return False
-    module, reader, _ = FILE_INDEX_TYPES[index_type]
-    cls = getattr(importlib.import_module(f"indexcore.formats.{module}"), reader)
+    cls = index_kind(index_type).reader
     return getattr(cls, method) is not getattr(FunctionVisitor, method)
 
 

@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from indexcore.expr import AND, IN, Leaf, Predicate
-from indexcore.formats import open_reader
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult, FileIndexReader, FileIndexResult
+from indexcore.formats.registry import open_reader
 from indexcore.io import ByteSource
 from indexcore.types import DataType
 

@@ -582,7 +582,7 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     """
     from indexcore.errors import PredicateError
     from indexcore.expr import parse_where
-    from indexcore.formats import FILE_INDEX_TYPES, check_writer_options
+    from indexcore.formats.registry import FILE_INDEX_TYPES, check_writer_options
 
     if index_type not in FILE_INDEX_TYPES:
         raise IndexCoreError(f"unknown file index type {index_type!r} (one of {', '.join(FILE_INDEX_TYPES)})")

@@ -17,8 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
-from indexcore.formats import FILE_INDEX_TYPES
 from indexcore.formats.container import EMPTY_INDEX_FLAG, IndexEntry, head_spans
+from indexcore.formats.registry import FILE_INDEX_TYPES, RANGE_BITMAP, index_kind
 from indexcore.types import DataType
 from indexcore.views.common import IndexBlob, Progress, kept_view, partition_labels, partition_types, tick
 from indexcore.warehouse.file_sample import sample_files
@@ -39,8 +39,6 @@ _FILE_LEVEL = ("partition", "bucket", "file_path", "file_size_in_bytes", "record
 def _judge(schema, column: str, index_type: str) -> tuple:
     """(column type, why the column cannot be used, why the kind cannot be read, options) for one
     schema's column and index kind: the same for every file of that schema, so judged once."""
-    from indexcore.formats import _load as load_reader_class
-
     try:
         dtype = schema.field(column).type
     except KeyError:
@@ -48,7 +46,7 @@ def _judge(schema, column: str, index_type: str) -> tuple:
     kind_error = None
     if index_type not in FILE_INDEX_TYPES:
         try:
-            load_reader_class(index_type, 0)  # the error opening its reader would raise
+            index_kind(index_type)  # the error opening its reader would raise
         except IndexCoreError as exc:
             kind_error = str(exc)
     return dtype, None, kind_error, schema.file_index_options(column, index_type)
@@ -348,7 +346,7 @@ def summaries(table, snapshot_id, index_types, progress=None, column=None,
                 out.append((blob, {"error": blob.reader_error}))
                 continue
             try:  # the per-file views show no range-bitmap top values: not decoded for them
-                lite = {"top_values": False} if blob.index_type == "range-bitmap" else {}
+                lite = {"top_values": False} if blob.index_type == RANGE_BITMAP.name else {}
                 out.append((blob, blob.reader.summary(**lite)))
             except IndexCoreError as exc:
                 out.append((blob, {"error": str(exc)}))

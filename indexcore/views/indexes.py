@@ -10,6 +10,8 @@ import math
 import pyarrow as pa
 
 from indexcore.errors import IndexCoreError
+from indexcore.formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, items_for_fpp
+from indexcore.formats.registry import BITMAP, BLOOM_FILTER
 from indexcore.types import to_json_value
 from indexcore.views.census import iter_file_indexes, summaries
 from indexcore.views.common import (
@@ -40,7 +42,7 @@ def bitmap_indexes(table, snapshot_id: int | None = None, progress: Progress | N
     ``sample``: decode only that many files (:mod:`indexcore.warehouse.file_sample`)."""
     types = partition_types(table)
     rows = []
-    for blob, s in summaries(table, snapshot_id, ["bitmap"], progress, sample=sample):
+    for blob, s in summaries(table, snapshot_id, [BITMAP.name], progress, sample=sample):
         row = {**file_cols(blob.file, types), "column": blob.column, "size": blob.size, "error": s.get("error")}
         if "version" in s:
             row.update({k: s.get(k) for k in _BITMAP_KEYS})
@@ -58,7 +60,7 @@ def bitmap_values(table, snapshot_id: int | None = None, column: str | None = No
     value); ``NULL`` counts the null rows. ``sample``: decode only that many files."""
     types = partition_types(table)
     rows = []
-    for blob in iter_file_indexes(table, snapshot_id, ["bitmap"], column, progress, sample):
+    for blob in iter_file_indexes(table, snapshot_id, [BITMAP.name], column, progress, sample):
         if blob.reader is None or blob.empty:
             continue
         try:
@@ -89,11 +91,9 @@ def bloom_filters(table, snapshot_id: int | None = None, target_fpp: float | Non
     the configured fpp) for this filter alone. The per-column verdict and the one ``items`` to
     configure are :func:`indexcore.analysis.bloom_sizing.column_sizing`'s. ``sample``: decode only
     that many files."""
-    from indexcore.formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, items_for_fpp
-
     types = partition_types(table)
     rows = []
-    for blob, s in summaries(table, snapshot_id, ["bloom-filter"], progress, sample=sample):
+    for blob, s in summaries(table, snapshot_id, [BLOOM_FILTER.name], progress, sample=sample):
         row = {**file_cols(blob.file, types), "column": blob.column, "size": blob.size, "error": s.get("error")}
         if "num_bits" in s:  # the reader was opened with the file's options; Paimon's defaults otherwise
             items = s.get("configured_items", DEFAULT_ITEMS)

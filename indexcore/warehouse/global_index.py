@@ -20,6 +20,7 @@ from indexcore.formats.bitmap_global_index import BitmapGlobalIndexReader, looks
 from indexcore.formats.btree_index import BTreeIndexReader
 from indexcore.formats.global_index import SortedIndexFileMeta, key_codec
 from indexcore.formats.pk_btree_index import PkBTreeSourceMeta, read_source_meta
+from indexcore.formats.registry import BITMAP as FILE_BITMAP
 from indexcore.formats.vector_index import FULL_TEXT_INDEX_TYPES, VECTOR_INDEX_TYPES, vector_meta
 from indexcore.types import DataType
 from indexcore.warehouse.model import DataField, IndexManifestEntry
@@ -126,10 +127,8 @@ class WrappedBitmapReader:
     index_type = "bitmap"
 
     def __init__(self, source, dtype: DataType):
-        from indexcore.formats import open_reader as open_file_index
-
         self.source = source
-        self.reader = open_file_index("bitmap", dtype, source)
+        self.reader = FILE_BITMAP.open_reader(dtype, source)
 
     def visit(self, leaf: Leaf) -> BitMap64 | None:
         from indexcore.formats.base import BitmapResult

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from indexcore.warehouse.model import DELETION_VECTORS, IndexManifestEntry, Snapshot
+from indexcore.paimon.index_types import DELETION_VECTORS
+from indexcore.warehouse.model import IndexManifestEntry, Snapshot
 
 # entries of Table.manifest_entries: (kind, merge key, partition bytes, bucket, total buckets, meta)
 _PART, _BUCKET, _META = 2, 3, 5

@@ -18,8 +18,6 @@ from indexcore.types import DataField, DataType
 
 ADD = "ADD"
 DELETE = "DELETE"
-DELETION_VECTORS = "DELETION_VECTORS"
-HASH = "HASH"
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from indexcore.formats.container import STRUCTURE as HEAD_STRUCTURE
 from indexcore.formats.container import ContainerHead, IndexEntry, head_bytes, head_length, parse_head
 from indexcore.formats.vector_index import FULL_TEXT_INDEX_TYPES, VECTOR_INDEX_TYPES
 from indexcore.io import ByteSource, BytesSource, Fetch, Storage
+from indexcore.paimon.index_types import DELETION_VECTORS, HASH
 from indexcore.paimon.layout import (
     BRANCH_PREFIX,
     SNAPSHOT_PREFIX,
@@ -34,6 +35,7 @@ from indexcore.paimon.layout import (
 )
 from indexcore.paimon.options import CoreOptions
 from indexcore.types import DataType
+from indexcore.warehouse.global_index import DECODED_GLOBAL_TYPES
 from indexcore.warehouse.manifest import (
     INDEX_MANIFEST_ENTRY,
     KINDS,
@@ -49,8 +51,6 @@ from indexcore.warehouse.manifest import (
 )
 from indexcore.warehouse.model import (
     ADD,
-    DELETION_VECTORS,
-    HASH,
     IndexManifestEntry,
     LiveFile,
     ManifestEntry,
@@ -62,7 +62,7 @@ from indexcore.warehouse.model import (
 from indexcore.warehouse.schema import parse_schema, schema_id_from_name
 from indexcore.warehouse.snapshot import numbered, parse_snapshot
 
-KNOWN_INDEX_TYPES = (DELETION_VECTORS, HASH, "btree", "bitmap")  # btree/bitmap: global indexes
+KNOWN_INDEX_TYPES = (DELETION_VECTORS, HASH, *DECODED_GLOBAL_TYPES)
 # vector and full-text global indexes: listed with their metadata (warehouse.global_index), not searched
 LISTED_GLOBAL_TYPES = VECTOR_INDEX_TYPES + FULL_TEXT_INDEX_TYPES
 _new = object.__new__

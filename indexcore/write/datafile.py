@@ -26,8 +26,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from indexcore.errors import UnsupportedError
-from indexcore.formats import new_writer
 from indexcore.formats.container import write_container
+from indexcore.formats.registry import new_writer
 from indexcore.paimon.options import FileIndexSpec
 from indexcore.types import DataType, Timestamp
 from indexcore.warehouse.model import DataFileMeta, SimpleStats, TableSchema

@@ -31,10 +31,9 @@ from indexcore.errors import ReadOnlyError, UnsupportedError
 from indexcore.formats.binary_row import EMPTY_ROW, bucket_of, key_hash, serialize_binary_row
 from indexcore.formats.deletion_vector import write_deletion_vector_file
 from indexcore.formats.hash_index import write_hash_index
+from indexcore.paimon.index_types import DELETION_VECTORS, HASH
 from indexcore.paimon.layout import BRANCH_PREFIX, branch_path, schema_path, snapshot_path, tag_path
 from indexcore.warehouse.model import (
-    DELETION_VECTORS,
-    HASH,
     DataFileMeta,
     DeletionVectorRange,
     IndexFileMeta,

@@ -22,6 +22,7 @@ from indexcore.formats.detect import (
 from indexcore.formats.hash_index import read_hash_index
 from indexcore.formats.vector_index import read_tantivy_archive, read_vindex_header
 from indexcore.io import ByteSource, open_file
+from indexcore.paimon.index_types import HASH
 from indexcore.types import DataType, parse_type, to_json_value
 
 
@@ -79,7 +80,7 @@ def run_inspect(args: argparse.Namespace) -> dict:
     manifest = _manifest_view(args.file)
     found = detect(source)
     kind = found.kind
-    if manifest is not None and manifest["index_type"] == "HASH":
+    if manifest is not None and manifest["index_type"] == HASH:
         kind = HASH_INDEX
     elif manifest is not None and not found.certain:
         kind = manifest["index_type"]  # no structure of its own: the manifest decides

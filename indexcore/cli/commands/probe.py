@@ -12,8 +12,8 @@ import argparse
 from indexcore.config import parse_pairs
 from indexcore.errors import IndexCoreError, PredicateError
 from indexcore.expr import parse_where, predicate_to_sql
-from indexcore.formats import FILE_INDEX_TYPES
 from indexcore.formats.container import read_container
+from indexcore.formats.registry import FILE_INDEX_TYPES
 from indexcore.io import open_file
 from indexcore.scan.file_index import FileIndexPredicate, blob_predicate, result_to_json
 from indexcore.types import DataType, parse_type

@@ -16,6 +16,7 @@ import posixpath
 
 from indexcore.cli.output import ProgressBar, short_result
 from indexcore.config import parse_pairs
+from indexcore.formats.registry import FILE_INDEX_TYPES
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -45,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "and report what it would prune per condition.")
     _common(p)
     p.add_argument("--column", required=True, help="column to index")
-    p.add_argument("--index-type", required=True, choices=["bitmap", "bloom-filter", "range-bitmap", "bsi"])
+    p.add_argument("--index-type", required=True, choices=FILE_INDEX_TYPES)
     p.add_argument("--option", action="append", default=[], metavar="K=V",
                    help="index option, e.g. fpp=0.01 or items=1000 (repeatable)")
     p.add_argument("--where", action="append", required=True, metavar="SQL", help="condition (repeatable)")
