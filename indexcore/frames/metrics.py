@@ -638,7 +638,7 @@ def suggest_predicate(table, snapshot_id: int | None = None) -> dict[str, Any]:
     than ``SUGGEST_MAX_FILES``) and ``prunes`` (False, with an ``IS NOT NULL`` fallback, when
     nothing the table holds prunes).
     """
-    from indexcore.scan import explain_files
+    from indexcore.scan.explainer import explain_files
 
     files, total = suggestion_sample(table, snapshot_id)
     plan = _plan(table, snapshot_id)

@@ -1,35 +1,16 @@
-"""Explain a predicate over a table file by file, the way Paimon's batch read path decides: a small
-explainer that passes batches of files through one stage object per Paimon stage.
+"""Explain a predicate over a table file by file, the way Paimon's batch read path decides.
 
-Stages, in Paimon's order (``AbstractFileStoreScan`` then ``RawFileSplitRead``):
-
-1. **partition**: the conjuncts that reference only partition keys, tested on the partition
-   values.
-2. **bucket**: fixed-bucket tables (``bucket`` > 0, default bucket function) whose predicate
-   pins every bucket key (``bucket-key``, else the trimmed primary keys) with equal / IN
-   literals keep only the buckets those key combinations hash to (``BucketSelectConverter``):
-   conjuncts over bucket keys only, each an OR of equal / IN leaves on one key (null literals
-   dropped; a key pinned twice keeps the intersection), at most 1,000 combinations; a file's
-   bucket is tested against ``abs(hash % total_buckets)`` with the manifest entry's total.
-3. **level**: primary-key tables that read without merging (deletion vectors, or the
-   ``first-row`` merge engine) skip level-0 files (``batchScanSkipLevel0``).
-4. **stats**: ``SimpleStats`` min/max/null counts (``filterByStats``). Append tables test the
-   whole predicate on value stats. Primary-key tables test the conjuncts over the trimmed
-   primary keys on key stats, and the whole predicate on value stats only where Paimon does:
-   per file when level 0 is skipped, else per bucket (``filterWholeBucket*``). Stats of a
-   file written under an older schema are mapped by field id; a column the file does not
-   have reads as all-null; a column whose type changed is not used (conservative).
-5. **index**: the file index as ``FileIndexEvaluator`` decides (embedded in the manifest or
-   a ``.index`` file): the selection is every row minus the deletion vector; the result stays
-   REMAIN where a bitmap answer holds every row, where the file has more than 2^31-1 rows, or
-   where it equals the selection; a bitmap is intersected with the selection (a 64-bit
-   deletion vector is subtracted from it), and an empty one is SKIP. Primary-key tables that
-   merge on read (no deletion vectors) do not use the file index.
+A small explainer passes batches of files through one stage object per Paimon stage, in
+Paimon's order (``AbstractFileStoreScan`` then ``RawFileSplitRead``): :mod:`.partition`,
+:mod:`.bucket`, :mod:`.level`, :mod:`.stats` (schema evolution included), :mod:`.dv` (deletion
+vectors, which the file index takes out of its selection), :mod:`.file_index` and
+:mod:`.global_index` (row-tracking tables; first in the funnel, decided last since a file keeps
+the fewest rows of both). Each stage decides a whole batch and records why in its files' notes
+and problems.
 
 ``verify=True`` reads the data and flags every file pruned although it holds a matching row,
-and every matching row missing from an index bitmap, naming the leaf columns to blame.
-Each stage lives in its own module (:mod:`.partition`, :mod:`.bucket`, :mod:`.level`,
-:mod:`.stats`, :mod:`.dv`, :mod:`.file_index`, :mod:`.global_index`); verify in :mod:`.verify`.
+and every matching row missing from an index bitmap, naming the leaf columns to blame
+(:mod:`.verify`).
 """
 
 from __future__ import annotations

@@ -204,7 +204,7 @@ def _kind_answers(index_type: str, method: str | None) -> bool:
     """Whether the reader of ``index_type`` implements ``method`` (else it answers REMAIN)."""
     if method is None or index_type not in FILE_INDEX_TYPES:
         return False
-    module, reader, _ = FILE_INDEX_TYPES[index_type]
+    module, reader, _ = FILE_INDEX_TYPES[index_type]  # the reader class by its registry entry
     cls = getattr(importlib.import_module(f"indexcore.formats.{module}"), reader)
     return getattr(cls, method) is not getattr(FunctionVisitor, method)
 
@@ -241,7 +241,11 @@ def container_index_types(container) -> dict[str, list[str]]:
 
 class FileIndexStage:
     """``index``: the file index as ``FileIndexEvaluator`` decides (embedded in the manifest or a
-    ``.index`` file), for files kept so far (every file with ``all_files``). Primary-key tables
+    ``.index`` file), for files kept so far (every file with ``all_files``): the selection is every
+    row minus the deletion vector; the result stays REMAIN where a bitmap answer holds every row,
+    where the file has more than 2^31-1 rows, or where it equals the selection; a bitmap is
+    intersected with the selection (a 64-bit deletion vector is not combined), and an empty one
+    is SKIP (:func:`read_path_result`). Primary-key tables
     that merge on read (no deletion vectors) do not use the file index: it is read, the decision
     stays REMAIN and no bytes are counted. ``kept`` reads containers through the table's kept
     heads and readers (:meth:`Table.index_container`)."""
