@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from indexcore.analysis.advise import advise  # noqa: E402
 from indexcore.analysis.workload import parse_workload, scans  # noqa: E402
-from indexcore.scan.explain import explain  # noqa: E402
+from indexcore.scan import explain  # noqa: E402
 from indexcore.warehouse import Warehouse  # noqa: E402
 from indexcore.write import TableWriter, make_schema  # noqa: E402
 

@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import indexcore.io as storage_io  # noqa: E402
 from indexcore import open_warehouse  # noqa: E402
 from indexcore.frames import metrics  # noqa: E402
-from indexcore.scan.explain import explain  # noqa: E402
+from indexcore.scan import explain  # noqa: E402
 from indexcore.write import TableWriter, make_schema  # noqa: E402
 
 TABLE = "bench.orders"

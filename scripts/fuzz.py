@@ -695,7 +695,7 @@ def preload() -> None:
 
     import indexcore.cli
     import indexcore.formats  # noqa: F401
-    import indexcore.scan.explain  # noqa: F401
+    import indexcore.scan  # noqa: F401
 
     indexcore.cli.build_parser()
     events = SAMPLE / "demo.db" / "events"

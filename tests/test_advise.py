@@ -25,7 +25,7 @@ from indexcore.analysis.advise import advise, index_inventory
 from indexcore.analysis.workload import parse_workload, scans
 from indexcore.cli import main
 from indexcore.errors import PredicateError
-from indexcore.scan.explain import explain
+from indexcore.scan import explain
 from indexcore.warehouse import Warehouse
 from indexcore.write import TableWriter, make_schema
 

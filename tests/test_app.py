@@ -371,7 +371,7 @@ def test_spark_page_runs_evaluate(wh_path, overview, monkeypatch):
         pytest.skip("Spark needs Java")
     from streamlit.testing.v1 import AppTest
 
-    from indexcore.scan.explain import explain
+    from indexcore.scan import explain
 
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     name = str(overview.sort_values(["files", "rows"]).iloc[0]["table"])
@@ -742,7 +742,7 @@ def _parquet_stats(path: str, column: str) -> tuple:
 
 
 def test_what_if_shows_the_whole_cost_and_the_stats_of_each_decision(wh_path, overview):
-    from indexcore.scan.explain import explain
+    from indexcore.scan import explain
     from pages.common import fmt_bytes
 
     name = _table_with(overview, "bitmap")

@@ -18,19 +18,19 @@ from pyroaring import BitMap
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult
 from indexcore.formats.container import write_container
 from indexcore.formats.registry import new_writer
-from indexcore.scan.explain import (
+from indexcore.scan import (
     FUNNEL_KEYS,
     Decision,
     FileDecision,
     Stage,
     bind_predicate,
-    bucket_selector,
     decide_files,
     explain,
     explanation,
     funnel,
-    read_path_result,
 )
+from indexcore.scan.bucket import bucket_selector
+from indexcore.scan.file_index import read_path_result
 from indexcore.warehouse import Warehouse
 from indexcore.warehouse.data import read_table
 
@@ -169,7 +169,7 @@ def test_kept_indexes_decide_as_fresh_ones(warehouse, name, monkeypatch):
     every file as reading each container afresh does; asked again, it reads no container head
     and opens no reader."""
     from indexcore.formats import container
-    from indexcore.scan.explain import explain_files
+    from indexcore.scan import explain_files
     from indexcore.warehouse.table import Table
 
     opened = []
@@ -457,7 +457,7 @@ def test_unreadable_index_is_a_problem_not_an_error(conformance, tmp_path, damag
     assert f.problems and f.problems[0].path == str(index_path)
     assert ex.problems == list(f.problems)
     assert f.matching_rows == 2 and ex.violations == []
-    from indexcore.scan.explain import explain_files
+    from indexcore.scan import explain_files
 
     (kept,) = explain_files(table, "f0 = 'Bob'", table.plan().files, kept=True).files
     assert kept.index_decision is REMAIN and kept.read and kept.problems[0].path == str(index_path)
@@ -509,7 +509,7 @@ def test_to_frame_and_json(warehouse):
 
 def test_wrong_stats_are_a_violation_naming_the_column(warehouse, monkeypatch):
     """Stats that claim f0 only holds 'Zed' prune a file with two 'Bob' rows: flagged on f0."""
-    import indexcore.scan.explain as module
+    import indexcore.scan.stats as module
 
     real = module.stats_map
 
@@ -738,7 +738,7 @@ def test_cli_json_files_carry_stats_and_cost(conformance):
 def test_pruning_index_types_follow_file_index_folding():
     """An index kind can skip a file only where FileIndexPredicate's folding lets its answer through."""
     from indexcore.expr import parse_where
-    from indexcore.scan.explain import pruning_index_types
+    from indexcore.scan.file_index import pruning_index_types
     from indexcore.types import parse_type
 
     row = {"c": parse_type("STRING"), "u": parse_type("INT"), "n": parse_type("INT")}

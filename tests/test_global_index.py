@@ -353,7 +353,7 @@ BTREE_SCAN_COUNTS = [("col_int = 15", 2), ("col_int = 100", 0), ("col_int > 30",
 @pytest.mark.parametrize("fmt", ["orc", "parquet"])
 def test_explain_global_index_stage_matches_paimon_cpp(external, fmt):
     from indexcore.expr import parse_where
-    from indexcore.scan.explain import explain
+    from indexcore.scan import explain
     from indexcore.scan.global_index import global_index_scan
 
     root = external / f"paimon-cpp/{fmt}/append_with_btree_with_partition.db/append_with_btree_with_partition"

@@ -228,7 +228,7 @@ def _all_tables(conformance):
 def test_suggested_predicate_prunes_and_matches(conformance):
     """The What-if default: where it claims to prune, explain agrees, and the data (read back
     by explain's verification) holds matching rows, so the value exists in the table."""
-    from indexcore.scan.explain import explain
+    from indexcore.scan import explain
 
     pruning = 0
     for table in _all_tables(conformance):
@@ -251,7 +251,7 @@ def test_suggestion_is_the_best_candidate_and_stops_at_one_row_of_one_file(confo
     """Every candidate explained alone, the fewest files then rows that still select a row wins,
     as the suggestion says; and its search ends at a candidate reading one row of one file
     (nothing after it can do better), explaining no candidate past it."""
-    from indexcore.scan import explain as explain_module
+    from indexcore.scan import explainer as explain_module
 
     calls = []
     real = explain_module.explain_files

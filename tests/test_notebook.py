@@ -153,7 +153,7 @@ def test_what_if_keeps_every_file_holding_the_user(cells, wh):
 def test_advisor_figures_trace_to_explain(cells, wh):
     """The skipped files the notebook's advisor prints for each index equal what explain says of
     the workload's queries (files the index pruned after partition and stats), weights aside."""
-    from indexcore.scan.explain import explain
+    from indexcore.scan import explain
 
     text = _text(cells["advise"])
     verdicts = ast.literal_eval(_find(r"verdicts: (\{.*\})", text).group(1))

@@ -169,7 +169,7 @@ def test_inspect_views_match_local(s3):
 
 def test_explain_prefetches_concurrently_and_reports_requests(s3):
     """On S3 the explain's walk reads from what was fetched in parallel; totals report requests."""
-    from indexcore.scan.explain import explain
+    from indexcore.scan import explain
 
     options, whs = s3
     local, url = whs["sample"]

@@ -103,7 +103,7 @@ def _largest_table(root: Path):
 def test_suggestion_is_bounded_by_a_sample_and_says_so(monkeypatch):
     """Above ``SUGGEST_MAX_FILES`` live files the suggestion reads and explains a sample only,
     reports its size, and its numbers are explain's over exactly those files."""
-    from indexcore.scan.explain import explain, explain_files
+    from indexcore.scan import explain, explain_files
 
     if not SAMPLE.is_dir():
         pytest.skip("sample_warehouse/ not built")

@@ -23,7 +23,7 @@ import pytest
 from indexcore import open_warehouse
 from indexcore.analysis.audit import OK, audit_file, audit_table
 from indexcore.errors import IndexCoreError
-from indexcore.scan.explain import explain
+from indexcore.scan import explain
 
 pytest.importorskip("pyspark")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):

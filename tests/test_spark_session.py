@@ -67,7 +67,7 @@ def test_results_travel_as_plain_data_never_pickles() -> None:
     for evil in ("os:system", "subprocess:Popen", "indexcore.spark.jobs:os"):
         with pytest.raises(IndexCoreError, match="not plain data"):
             plain_loads(json.dumps({"__indexcore__": "dataclass", "type": evil, "fields": {}}))
-    from indexcore.scan.explain import Decision
+    from indexcore.scan import Decision
 
     decision = next(iter(Decision))
     assert plain_loads(plain_dumps([decision, (decision,)])) == [decision, (decision,)]

@@ -1,6 +1,6 @@
 """The index advisor: which file indexes earn their bytes for a workload, and which would.
 
-:func:`advise` replays :func:`indexcore.scan.explain.explain` for every read of the table
+:func:`advise` replays :func:`indexcore.scan.explainer.explain` for every read of the table
 the workload makes (:mod:`.workload`), then:
 
 * **existing indexes** (one entry per table column x index type found in live files or
@@ -52,8 +52,10 @@ from indexcore.formats.registry import (
     supported_index_types,
 )
 from indexcore.paimon.options import CoreOptions
-from indexcore.scan.explain import Explanation, devolved, explain, field_map, read_path_result
-from indexcore.scan.file_index import FileIndexPredicate
+from indexcore.scan.explainer import explain
+from indexcore.scan.file_index import FileIndexPredicate, read_path_result
+from indexcore.scan.records import Explanation
+from indexcore.scan.stats import devolved, field_map
 from indexcore.warehouse.file_sample import sample_files
 from indexcore.warehouse.model import LiveFile, Problem
 

@@ -16,7 +16,7 @@ from indexcore.analysis.advise import index_inventory
 from indexcore.analysis.balance import dv_by_bucket, size_skew
 from indexcore.analysis.workload import Query, scans
 from indexcore.errors import IndexCoreError
-from indexcore.scan.explain import explain
+from indexcore.scan import explain
 from indexcore.views import view
 from indexcore.views.common import partition_label, partition_types
 

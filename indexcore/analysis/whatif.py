@@ -4,7 +4,7 @@
 internal values, to the same writer Paimon's bytes come from (:func:`indexcore.formats.new_writer`).
 :func:`evaluate_hypothetical` then asks, per file, what the read path would decide with that
 index alone and with it added to the file's existing indexes, beside today's decision
-(:func:`indexcore.scan.explain.explain`). Nothing is written to the warehouse.
+(:func:`indexcore.scan.explainer.explain`). Nothing is written to the warehouse.
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ from indexcore.formats.base import BitmapResult, FileIndexReader, FileIndexResul
 from indexcore.formats.container import EmptyFileIndexReader, read_container
 from indexcore.formats.registry import check_writer_options, new_writer, open_reader
 from indexcore.io import BytesSource
-from indexcore.scan.explain import Explanation, FileDecision, explain, field_map, read_path_result
-from indexcore.scan.file_index import FileIndexPredicate, result_to_json
+from indexcore.scan.explainer import explain
+from indexcore.scan.file_index import FileIndexPredicate, read_path_result, result_to_json
+from indexcore.scan.records import Explanation, FileDecision
+from indexcore.scan.stats import field_map
 from indexcore.types import DataType
 from indexcore.warehouse.model import LiveFile, Problem, TableSchema
 

@@ -13,7 +13,7 @@ File format (text, parsed with sqlglot, never evaluated):
 
 :func:`scans` turns queries into the reads of one table they make: for every ``SELECT`` whose
 ``FROM`` / ``JOIN`` names the table, the ``WHERE`` conjuncts over that table alone, as SQL text
-for :func:`indexcore.scan.explain.explain`, plus how each column is filtered (equality,
+for :func:`indexcore.scan.explainer.explain`, plus how each column is filtered (equality,
 range, null test, other) so an advisor knows which index kinds could answer.
 """
 

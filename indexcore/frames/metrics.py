@@ -286,8 +286,8 @@ def range_frame(table, snapshot_id: int | None = None, progress: Progress | None
 
 def file_stats(table, live_file: LiveFile) -> dict[str, tuple[Any, Any, int | None]]:
     """Latest-schema column -> (min, max, null count) of one file, as explain's stats stage reads
-    them (:func:`~indexcore.scan.explain.column_stats`: mapped by field id across evolution)."""
-    from indexcore.scan.explain import column_stats
+    them (:func:`~indexcore.scan.stats.column_stats`: mapped by field id across evolution)."""
+    from indexcore.scan.stats import column_stats
 
     return column_stats(live_file, table.schema(), table.file_schema(live_file))
 
@@ -311,10 +311,10 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
 
     ``stats`` is ``may match`` / ``SKIP`` from min/max/null counts; ``<type>`` is that type's
     file-index answer alone, ``no index`` where the file has no index of that type that could
-    skip it (:func:`~indexcore.scan.explain.pruning_index_types`: e.g. a BSI on another
+    skip it (:func:`~indexcore.scan.file_index.pruning_index_types`: e.g. a BSI on another
     column, or an OR branch on an unindexed one); ``rows_left`` the rows the index keeps.
     """
-    from indexcore.scan.explain import container_index_types, pruning_index_types
+    from indexcore.scan.file_index import container_index_types, pruning_index_types
 
     index_types = list(index_types)
     types = partition_types(table)
@@ -433,7 +433,7 @@ def dv_trend(table, max_snapshots: int = 50, progress: Progress | None = None) -
 
 def funnel_frame(funnel: dict[str, dict[str, int]]) -> pd.DataFrame:
     """An explain funnel (stage -> files, rows, bytes kept and skipped, index bytes) as a frame in stage order."""
-    from indexcore.scan.explain import FUNNEL_KEYS
+    from indexcore.scan.funnel import FUNNEL_KEYS
 
     return pd.DataFrame([{"stage": k, **{c: v.get(c, 0) for c in FUNNEL_KEYS}} for k, v in funnel.items()],
                         columns=["stage", *FUNNEL_KEYS])
@@ -442,7 +442,7 @@ def funnel_frame(funnel: dict[str, dict[str, int]]) -> pd.DataFrame:
 def explain_frames(table, sql: str, snapshot_id: int | None = None, verify: bool = False,
                    progress: Progress | None = None) -> dict[str, Any]:
     """:func:`.explain.explain` as frames: ``files``, ``funnel``, ``problems``, ``violations``."""
-    from indexcore.scan.explain import explain
+    from indexcore.scan import explain
 
     ex = explain(table, sql, snapshot_id=snapshot_id, verify=verify, progress=progress)
     files = cells_as_text(ex.to_frame())
@@ -638,7 +638,7 @@ def suggest_predicate(table, snapshot_id: int | None = None) -> dict[str, Any]:
     than ``SUGGEST_MAX_FILES``) and ``prunes`` (False, with an ``IS NOT NULL`` fallback, when
     nothing the table holds prunes).
     """
-    from indexcore.scan.explain import explain_files
+    from indexcore.scan.explainer import explain_files
 
     files, total = suggestion_sample(table, snapshot_id)
     plan = _plan(table, snapshot_id)

@@ -1,4 +1,5 @@
-"""File-index evaluation with Paimon's ``FileIndexPredicate`` semantics.
+"""The file index stage: evaluation with Paimon's ``FileIndexPredicate`` semantics, and what the
+read path makes of it (``FileIndexEvaluator``).
 
 A leaf is answered by every index of its column, ANDed in file order, stopping at the first
 result that cannot remain; a column without an index answers REMAIN. AND folds its children
@@ -14,16 +15,26 @@ NULL literals inside an ``in`` list are dropped before the indexes see them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pyroaring import BitMap
+
+from indexcore.errors import IndexCoreError
 from indexcore.expr import AND, IN, Leaf, Predicate
+from indexcore.expr.functions import FunctionVisitor
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult, FileIndexReader, FileIndexResult
-from indexcore.formats.registry import open_reader
+from indexcore.formats.container import read_container
+from indexcore.formats.registry import FILE_INDEX_TYPES, index_kind, open_reader
 from indexcore.io import ByteSource
+from indexcore.scan.dv import deleted_positions
+from indexcore.scan.records import Batch, Decision
 from indexcore.types import DataType
+from indexcore.warehouse.model import LiveFile, Problem, TableSchema
 
 OptionsFor = Callable[[str, str], Mapping[str, str] | None]
+MAX_ROWS_32 = 2_147_483_647
 
 
 class FileIndexPredicate:
@@ -117,6 +128,199 @@ class FileIndexPredicate:
             if answer is not REMAIN:
                 return answer
         return incoming
+
+
+def read_path_result(raw: FileIndexResult, row_count: int, deleted: Any = None,
+                     bitmap64: bool = False) -> FileIndexResult:
+    """``FileIndexEvaluator``: what the read path makes of the index's answer for one file.
+
+    ``deleted`` holds the deletion vector's positions (None: no deletion vector).
+    """
+    result = raw
+    if isinstance(raw, BitmapResult):
+        if row_count > MAX_ROWS_32 or len(raw.bitmap) == row_count:
+            return REMAIN
+        if deleted is not None and bitmap64:
+            # Paimon's conservative fallback (apache/paimon#9141): row positions are 32-bit,
+            # so a 64-bit deletion vector is never combined with the index bitmap.
+            return REMAIN
+        selection = BitMap(range(row_count))
+        if deleted is not None:
+            selection -= deleted if isinstance(deleted, BitMap) else BitMap(p for p in deleted if p < row_count)
+        result = BitmapResult(raw.bitmap & selection)
+        if result.bitmap == selection:
+            return REMAIN
+    if not result.remain():
+        return SKIP
+    return result
+
+
+class _MethodName(FunctionVisitor):
+    """Answers a leaf with the name of the reader method its function calls (None: calls none)."""
+
+    def unanswered(self) -> None:
+        return None
+
+    def visit_is_null(self) -> str:
+        return "visit_is_null"
+
+    def visit_is_not_null(self) -> str:
+        return "visit_is_not_null"
+
+    def visit_equal(self, literal: Any) -> str:
+        return "visit_equal"
+
+    def visit_not_equal(self, literal: Any) -> str:
+        return "visit_not_equal"
+
+    def visit_less_than(self, literal: Any) -> str:
+        return "visit_less_than"
+
+    def visit_less_or_equal(self, literal: Any) -> str:
+        return "visit_less_or_equal"
+
+    def visit_greater_than(self, literal: Any) -> str:
+        return "visit_greater_than"
+
+    def visit_greater_or_equal(self, literal: Any) -> str:
+        return "visit_greater_or_equal"
+
+    def visit_in(self, literals: list) -> str:
+        return "visit_in"
+
+    def visit_not_in(self, literals: list) -> str:
+        return "visit_not_in"
+
+    def visit_between(self, low: Any, high: Any) -> str:
+        return "visit_between"
+
+    def visit_not_between(self, low: Any, high: Any) -> str:
+        return "visit_not_between"
+
+
+@functools.cache
+def _kind_answers(index_type: str, method: str | None) -> bool:
+    """Whether the reader of ``index_type`` implements ``method`` (else it answers REMAIN)."""
+    if method is None or index_type not in FILE_INDEX_TYPES:
+        return False
+    cls = index_kind(index_type).reader
+    return getattr(cls, method) is not getattr(FunctionVisitor, method)
+
+
+def pruning_index_types(predicate: Predicate | None, index_types: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
+    """The file's index kinds that could skip it under ``predicate`` (file column names), by
+    :class:`FileIndexPredicate`'s folding: a leaf is answered by the kinds on its column whose
+    reader implements its function; AND by any answered child; OR only when every child is.
+    Empty when the indexes cannot skip the file (e.g. an OR branch on an unindexed column)."""
+    def kinds(p: Predicate) -> set[str] | None:
+        if isinstance(p, Leaf):
+            if p.null_false():
+                return set()
+            method = p.function.visit(_MethodName(), p.literals)
+            found = {t for t in index_types.get(p.field, ()) if _kind_answers(t, method)}
+            return found or None
+        answers = [kinds(c) for c in p.children]
+        if p.function is AND:
+            known = [k for k in answers if k is not None]
+            return set().union(*known) if known else None
+        return None if any(k is None for k in answers) else set().union(*answers)
+
+    found = kinds(predicate) if predicate is not None else None
+    return tuple(sorted(found or ()))
+
+
+def container_index_types(container) -> dict[str, list[str]]:
+    """Column -> the index kinds a file-index container holds for it, in file order."""
+    out: dict[str, list[str]] = {}
+    for e in container.head.entries:
+        out.setdefault(e.column, []).append(e.index_type)
+    return out
+
+
+class FileIndexStage:
+    """``index``: the file index as ``FileIndexEvaluator`` decides (embedded in the manifest or a
+    ``.index`` file), for files kept so far (every file with ``all_files``): the selection is every
+    row minus the deletion vector; the result stays REMAIN where a bitmap answer holds every row,
+    where the file has more than 2^31-1 rows, or where it equals the selection; a bitmap is
+    intersected with the selection (a 64-bit deletion vector is not combined), and an empty one
+    is SKIP (:func:`read_path_result`). Primary-key tables
+    that merge on read (no deletion vectors) do not use the file index: it is read, the decision
+    stays REMAIN and no bytes are counted. ``kept`` reads containers through the table's kept
+    heads and readers (:meth:`Table.index_container`)."""
+
+    def __init__(self, table, table_schema: TableSchema, predicate: Predicate, all_files: bool, kept: bool,
+                 verify: bool):
+        self.table = table
+        self.predicate = predicate
+        self.all_files = all_files
+        self.kept = kept
+        self.verify = verify  # keep each file's evaluator for verify
+        opts = table_schema.core_options
+        self.enabled = opts.file_index_read_enabled
+        # Paimon reads a PK table through the file index only when it reads raw files (DV).
+        self.at_read = self.enabled and (not table_schema.primary_keys or opts.deletion_vectors_enabled)
+
+    def evaluator(self, lf: LiveFile, fs: TableSchema) -> tuple[FileIndexPredicate | None, dict, str | None]:
+        embedded = lf.file.embedded_index is not None
+        if not embedded and not lf.index_path:
+            return None, {}, None
+        if self.kept:
+            container = self.table.index_container(lf)
+        else:
+            container = read_container(self.table.file_index_source(lf))
+            container.prefetch(self.predicate.fields())
+        location = "embedded" if embedded else "file"
+        return FileIndexPredicate(container, fs.row_type()), container_index_types(container), location
+
+    def decide(self, batch: Batch) -> None:
+        stats = self.table.storage.stats
+        remain = Decision.REMAIN
+        for i, (lf, fs, push, record) in enumerate(zip(batch.files, batch.schemas, batch.pushed, batch.records,
+                                                       strict=True)):
+            problems, notes, f = record["problems"], record["notes"], lf.file
+            raw = decision = evaluator = location = None
+            index_types: dict[str, list[str]] = {}
+            pruning: tuple[str, ...] = ()
+            bytes_read = requests = 0
+            consult = record["partition_decision"] is remain and record["bucket_decision"] is remain and \
+                record["level_decision"] is remain and record["stats_decision"] is remain
+            if lf.has_file_index and (consult or self.all_files):
+                before, before_requests = stats.bytes_served, stats.requests
+                try:
+                    if push.index_filter is None:
+                        raw = REMAIN
+                        notes.append("no conjunct can be pushed to this file's index")
+                    else:
+                        evaluator, index_types, location = self.evaluator(lf, fs)
+                        raw = REMAIN if evaluator is None else evaluator.evaluate(push.index_filter)
+                        if self.at_read:
+                            pruning = pruning_index_types(push.index_filter, index_types)
+                    deleted = batch.deleted[i]
+                    if isinstance(raw, BitmapResult) and lf.deletion_vector is not None and deleted is None:
+                        deleted = batch.deleted[i] = deleted_positions(self.table, lf, problems)
+                    decision = read_path_result(raw, f.row_count, deleted, lf.bitmap64)
+                    if not self.at_read:
+                        notes.append("file-index.read.enabled is false" if not self.enabled else
+                                     "merge read: Paimon does not use the file index for this file")
+                        decision = REMAIN
+                except IndexCoreError as exc:
+                    where = lf.index_path or f"{lf.path} (embedded file index)"
+                    problems.append(Problem(where, exc.structure or "file index", exc.message))
+                    notes.append("file index unreadable: decision REMAIN (Paimon would fail or read the file)")
+                    raw = decision = REMAIN
+                    evaluator = None
+                    pruning = ()
+                if self.at_read:
+                    bytes_read, requests = stats.bytes_served - before, stats.requests - before_requests
+            elif consult:  # no file index: FileIndexEvaluator answers REMAIN
+                decision = REMAIN
+            if isinstance(decision, BitmapResult):
+                record["rows_after_dv"] = len(decision.bitmap)
+            record.update(raw_index_result=raw, index_decision=decision, index_types=index_types,
+                          index_location=location, bytes_read=bytes_read, requests=requests,
+                          pruning_index_types=pruning)
+            if self.verify:
+                batch.evaluators[i] = evaluator
 
 
 def evaluate_blob(index_type: str, dtype: DataType, source: ByteSource, predicate: Predicate | None,

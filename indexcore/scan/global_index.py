@@ -10,14 +10,16 @@ Vector and full-text indexes do not take part (they answer searches, not filters
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pyroaring import BitMap64
 
 from indexcore.errors import IndexCoreError
 from indexcore.expr import Compound, Leaf, Predicate
+from indexcore.scan.records import Batch, Decision
 from indexcore.warehouse.global_index import GlobalIndexFile, global_index_files, open_reader
-from indexcore.warehouse.model import Problem
+from indexcore.warehouse.model import LiveFile, Problem
 
 
 @dataclass
@@ -94,6 +96,51 @@ def global_index_scan(table, predicate: Predicate, snapshot_id: int | None = Non
     if not scan.used:
         return None
     return scan
+
+
+
+class GlobalIndexStage:
+    """``global_index``: the rows of each file the snapshot's global indexes keep (row-tracking
+    tables). Listed before ``index`` in the funnel, as Paimon's scan applies it; decided after the
+    file index, since the rows a file keeps are the fewest of both."""
+
+    def __init__(self, table, predicate: Predicate, files: Sequence[LiveFile], snapshot_id: int | None,
+                 enabled: bool, verify: bool):
+        """Scans the global indexes when ``enabled`` and a file has row ids; ``problems`` and ``io``
+        (bytes, requests) are those of the scan."""
+        self.verify = verify  # keep each file's kept rows for verify
+        self.scan: GlobalIndexScan | None = None
+        self.problems: list[Problem] = []
+        self.io = (0, 0)
+        if not enabled or not any(lf.file.first_row_id is not None for lf in files):
+            return
+        stats = table.storage.stats
+        served, asked = stats.bytes_served, stats.requests
+        try:
+            self.scan = global_index_scan(table, predicate, snapshot_id)
+        except IndexCoreError as exc:
+            self.problems.append(Problem(table.path, exc.structure or "global index", exc.message))
+        self.io = (stats.bytes_served - served, stats.requests - asked)
+        if self.scan is not None:
+            self.problems.extend(self.scan.problems)
+
+    def decide(self, batch: Batch) -> None:
+        if self.scan is None:
+            return
+        for i, (lf, record) in enumerate(zip(batch.files, batch.records, strict=True)):
+            f = lf.file
+            if f.first_row_id is None:
+                continue
+            kept = self.scan.kept_positions(f.first_row_id, f.row_count)
+            rows = len(kept)
+            record["global_index_decision"] = Decision.of(rows > 0)
+            record["global_index_rows"] = rows
+            if rows < f.row_count:
+                record["notes"].append(f"global index keeps {rows} of {f.row_count} rows (row ids "
+                                       f"{f.first_row_id}..{f.first_row_id + f.row_count - 1})")
+            record["rows_after_dv"] = min(record["rows_after_dv"], rows)
+            if self.verify:
+                batch.kept[i] = kept
 
 
 # ------------------------------------------------------------------------------------------

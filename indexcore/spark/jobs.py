@@ -8,9 +8,9 @@ has a schema the cache lacks) only to read files: it never plans. The files of o
 primary-key bucket go to the same task of :func:`evaluate` (stats pruning is decided per bucket);
 everything else is spread freely over ``TASKS_PER_CORE`` tasks per core.
 
-* :func:`evaluate` runs explain's per-file decision (:func:`indexcore.scan.explain.decide_files`,
+* :func:`evaluate` runs explain's per-file decision (:func:`indexcore.scan.explainer.decide_files`,
   verified) on each task's files; the driver assembles them with explain's own
-  :func:`~indexcore.scan.explain.explanation`, so files and funnel equal the single-process explain.
+  :func:`~indexcore.scan.explainer.explanation`, so files and funnel equal the single-process explain.
 * :func:`audit` runs :func:`indexcore.analysis.audit.audit_file` per file in tasks and
   :func:`~indexcore.analysis.audit.audit_table` on the driver.
 * :func:`what_if` builds the hypothetical index per data file with
@@ -142,7 +142,7 @@ def _spec_table(spec: dict):
 
 def evaluate_task(spec: dict) -> dict:
     """Explain's per-file decisions with verification over the task's files (runs on a worker)."""
-    from indexcore.scan.explain import decide_files
+    from indexcore.scan.explainer import decide_files
 
     try:
         table = _spec_table(spec)
@@ -208,7 +208,7 @@ def what_if_task(spec: dict) -> dict:
 
 def _what_if_row(sql: str, wf) -> dict:
     """One file under one predicate: pruned before the index, by today's indexes, by the new one."""
-    from indexcore.scan.explain import Stage
+    from indexcore.scan.records import Stage
 
     e = wf.existing
     stats_pruned = e.pruned_before_index
@@ -439,7 +439,7 @@ NO_USABLE_INDEX = "no usable index"
 
 def _false_positives(files: Sequence) -> dict[str, dict[str, int]]:
     """Files read and their rows that hold no match, per index kind that could have skipped the
-    file (explain's :func:`~indexcore.scan.explain.pruning_index_types`); a file no index
+    file (explain's :func:`~indexcore.scan.file_index.pruning_index_types`); a file no index
     could skip (none on the predicate's columns, an OR branch on an unindexed column, an index
     the read path ignores or could not read) counts under :data:`NO_USABLE_INDEX`."""
     out: dict[str, dict[str, int]] = {}
@@ -479,14 +479,14 @@ def evaluate(warehouse_url: str, table: str, where_sql: str, master: str | None 
              cancel: threading.Event | None = None, spark=None, storage_options: dict | None = None) -> dict:
     """Explain ``where_sql`` with verification over every live file, in Spark tasks.
 
-    Tasks run explain's per-file decision (:func:`~indexcore.scan.explain.decide_files`);
-    the driver assembles them with explain's own :func:`~indexcore.scan.explain.explanation`,
+    Tasks run explain's per-file decision (:func:`~indexcore.scan.explainer.decide_files`);
+    the driver assembles them with explain's own :func:`~indexcore.scan.explainer.explanation`,
     so files, funnel and violations are explain's by construction. Returns explain's JSON
     (``files``, ``funnel``, ``violations``, ``problems``) plus totals: ``matching_rows``,
     ``rows_after_dv``, ``bytes_read``, ``false_positives`` per index type, and ``task_errors``
     for tasks that failed as a whole.
     """
-    from indexcore.scan.explain import bind_predicate, explanation
+    from indexcore.scan.explainer import bind_predicate, explanation
 
     tbl, plan = _resolve(warehouse_url, table, snapshot_id, storage_options)
     schema = tbl.read_schema(snapshot_id, plan.snapshot)

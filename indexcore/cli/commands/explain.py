@@ -28,7 +28,7 @@ import argparse
 import posixpath
 
 from indexcore.cli.output import ProgressBar, short_result
-from indexcore.scan.explain import explain
+from indexcore.scan import explain
 from indexcore.warehouse import Warehouse
 
 

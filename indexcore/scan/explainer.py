@@ -1,0 +1,238 @@
+"""Explain a predicate over a table file by file, the way Paimon's batch read path decides.
+
+A small explainer passes batches of files through one stage object per Paimon stage, in
+Paimon's order (``AbstractFileStoreScan`` then ``RawFileSplitRead``): :mod:`.partition`,
+:mod:`.bucket`, :mod:`.level`, :mod:`.stats` (schema evolution included), :mod:`.dv` (deletion
+vectors, which the file index takes out of its selection), :mod:`.file_index` and
+:mod:`.global_index` (row-tracking tables; first in the funnel, decided last since a file keeps
+the fewest rows of both). Each stage decides a whole batch and records why in its files' notes
+and problems.
+
+``verify=True`` reads the data and flags every file pruned although it holds a matching row,
+and every matching row missing from an index bitmap, naming the leaf columns to blame
+(:mod:`.verify`).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import islice
+from typing import Any
+
+from indexcore.errors import PredicateError
+from indexcore.expr import Predicate, conjuncts, parse_where, predicate_to_sql
+from indexcore.scan.bucket import BucketStage
+from indexcore.scan.dv import DeletionVectorStage
+from indexcore.scan.file_index import FileIndexStage
+from indexcore.scan.funnel import funnel
+from indexcore.scan.global_index import GlobalIndexStage
+from indexcore.scan.level import LevelStage
+from indexcore.scan.partition import PartitionStage, parse_partition
+from indexcore.scan.records import Batch, Explanation, FileDecision, FileDecisions
+from indexcore.scan.stats import Pushdowns, StatsStage
+from indexcore.scan.verify import Verifier
+from indexcore.types import to_json_value
+from indexcore.warehouse.model import LiveFile, Problem, TableSchema
+
+Progress = Callable[[int, int, str], None]
+
+
+class Explainer:
+    """Paimon's read path over some planned files: each batch passes through the stages in order,
+    each deciding the whole batch and recording why in its files' notes and problems.
+
+    The stages are built over every planned file (a partition pass over all of them, the
+    primary-key whole-bucket value filter across batches, the snapshot's global index scan);
+    the deletion vectors come before the file index, which takes them out of its selection, and
+    the global index after it (a file keeps the fewest rows of both)."""
+
+    def __init__(self, table, predicate: Predicate, table_schema: TableSchema, files: Sequence[LiveFile],
+                 verify: bool = False, all_files: bool = False, kept: bool = False,
+                 global_indexes: bool = False, snapshot_id: int | None = None):
+        self.table = table
+        parts = conjuncts(predicate)
+        self.pushdowns = Pushdowns(table_schema, parts)
+        self.bucket = BucketStage(table_schema, predicate)
+        partition = PartitionStage(table_schema, parts, files)
+        stats = StatsStage(table, table_schema, predicate, self.pushdowns, files)
+        self.index = FileIndexStage(table, table_schema, predicate, all_files, kept, verify)
+        self.global_index = GlobalIndexStage(table, predicate, files, snapshot_id, global_indexes, verify)
+        self.stages = (partition, self.bucket, LevelStage(table_schema), stats,
+                       DeletionVectorStage(table, verify), self.index, self.global_index)
+
+    def batch(self, files: list[LiveFile]) -> Batch:
+        """The files with their records set to what needs no stage (each stage fills its fields)."""
+        records = []
+        schemas = []
+        for lf in files:
+            problems: list[Problem] = []
+            schemas.append(self.table.file_schema(lf, problems))
+            f = lf.file
+            dv_range = lf.deletion_vector
+            records.append(dict(
+                path=lf.path, partition=dict(lf.partition_spec), bucket=lf.bucket, level=f.level,
+                row_count=f.row_count, partition_decision=None, bucket_decision=None, level_decision=None,
+                stats_decision=None, raw_index_result=None, index_decision=None, index_types={},
+                index_location=None, dv_cardinality=0, rows_after_dv=f.row_count, bytes_read=0, requests=0,
+                problems=problems, notes=[], global_index_decision=None, global_index_rows=None,
+                file_size=f.file_size, dv_bytes=dv_range.length + 8 if dv_range is not None else 0,
+                stats=None, pruning_index_types=()))
+        pushdowns = self.pushdowns
+        none = [None] * len(files)
+        return Batch(files, records, schemas, [pushdowns(fs) for fs in schemas], none, list(none), list(none))
+
+    def decide(self, files: list[LiveFile]) -> Batch:
+        """Every stage's decision on ``files``, in the stages' order."""
+        batch = self.batch(files)
+        for stage in self.stages:
+            stage.decide(batch)
+        return batch
+
+
+def _batches(files: Iterable[LiveFile], size: int) -> Iterator[list[LiveFile]]:
+    it = iter(files)
+    while chunk := list(islice(it, size)):
+        yield chunk
+
+
+def file_order(lf: LiveFile) -> tuple:
+    """The order explain lists files in: partition, bucket, highest level first, path."""
+    return str(lf.partition), lf.bucket, -lf.file.level, lf.path
+
+
+def bind_predicate(table, schema: TableSchema, predicate_or_sql: Predicate | str) -> tuple[Predicate, str]:
+    """The predicate over ``schema`` and its SQL text; an unknown column is a :class:`PredicateError`."""
+    if isinstance(predicate_or_sql, str):
+        sql = predicate_or_sql
+        predicate = parse_where(sql, schema.row_type())
+    else:
+        predicate = predicate_or_sql
+        sql = predicate_to_sql(predicate, schema.row_type())
+    unknown = predicate.fields() - set(schema.field_names)
+    if unknown:
+        raise PredicateError(f"unknown column(s) {', '.join(sorted(unknown))} in table {table.name}")
+    return predicate, sql
+
+
+def explain(table, predicate_or_sql: Predicate | str, snapshot_id: int | None = None,
+            partition: Mapping[str, Any] | str | None = None, bucket: int | None = None,
+            verify: bool = False, progress: Progress | None = None, all_files: bool = False,
+            paths: Sequence[str] | None = None) -> Explanation:
+    """Explain ``predicate_or_sql`` over the live files of a snapshot (latest by default).
+
+    ``partition`` / ``bucket`` restrict which files are explained (not a pruning stage).
+    ``all_files`` consults the file index even for files pruned earlier (its bytes are counted
+    in ``bytes_read`` but the funnel stays Paimon's). ``paths`` restricts to these data files.
+    Unreadable parts become problems; nothing here raises for a bad file.
+    """
+    plan = table.plan(snapshot_id)
+    schema = table.read_schema(snapshot_id, plan.snapshot)
+    predicate, sql = bind_predicate(table, schema, predicate_or_sql)
+    wanted = parse_partition(schema, partition)
+    files = list(plan.files)
+    if wanted:
+        files = [lf for lf in files if all(lf.partition_spec.get(k) == v for k, v in wanted.items())]
+    if bucket is not None:
+        files = [lf for lf in files if lf.bucket == int(bucket)]
+    if paths is not None:
+        chosen = set(paths)
+        files = [lf for lf in files if lf.path in chosen]
+    out = explain_files(table, predicate, files, schema=schema, verify=verify, progress=progress,
+                        all_files=all_files, snapshot_id=plan.snapshot.id if plan.snapshot else None)
+    out.sql = sql
+    out.problems[:0] = plan.problems
+    return out
+
+
+def decide_files(table, predicate: Predicate, files: Sequence[LiveFile], schema: TableSchema,
+                 verify: bool = False, all_files: bool = False,
+                 progress: Progress | None = None, snapshot_id: int | None = None,
+                 global_indexes: bool = False, kept: bool = False) -> FileDecisions:
+    """The per-file decision: every stage for each of ``files``, in :func:`file_order`.
+
+    ``predicate`` is bound to ``schema`` (the table schema the read goes through); ``files``
+    are planned live files (a primary-key bucket passed whole: its files decide stats
+    together). ``table`` is only read from (schemas, file indexes, deletion vectors, data).
+    ``global_indexes`` adds the global index stage of row-tracking tables (the snapshot's
+    BTree / bitmap global indexes narrow each file's row range). ``kept`` reads file indexes
+    through the table's kept heads and readers (:meth:`Table.index_container`): for trying many
+    predicates on the same files, whose index bytes then count only what was not read before.
+    """
+    files = sorted(files, key=file_order)
+    io_before = table.storage.stats.snapshot()
+    ex = Explainer(table, predicate, schema, files, verify, all_files, kept, global_indexes, snapshot_id)
+    verifier = Verifier(table, schema, predicate, ex.bucket.selector,
+                        ex.global_index.scan.used if ex.global_index.scan is not None else ())
+    violations: list[dict[str, Any]] = []
+    decisions: list[FileDecision] = []
+    ptypes = {f.name: f.type for f in schema.partition_fields}
+    partitions: dict[tuple, dict] = {}  # partition values -> their JSON form (a few hundred over 50,000 files)
+    # the batches Table.iter_prefetched fetches ahead, so each is decided from bytes already fetched
+    size = max(table.storage.concurrency * (1 if verify else 8), 1)
+    prefetched = table.iter_prefetched(files, index=ex.index.enabled, data=verify)
+    for batch in map(ex.decide, _batches(prefetched, size)):
+        if verify:
+            verifier.verify(batch, violations)
+        for lf, record in zip(batch.files, batch.records, strict=True):
+            spec = record["partition"]
+            try:
+                key = tuple(spec.items())
+                as_json = partitions.get(key)
+            except TypeError:  # a value that cannot be a key
+                key = as_json = None
+            if as_json is None:
+                as_json = {k: (None if v is None or k not in ptypes else to_json_value(ptypes[k], v))
+                           for k, v in spec.items()}
+                if key is not None:
+                    partitions[key] = as_json
+            record["partition"] = dict(as_json)
+            record["problems"] = tuple(record["problems"])
+            record["notes"] = tuple(record["notes"])
+            decisions.append(FileDecision.from_record(record))
+            if progress is not None:
+                progress(len(decisions), len(files), posixpath.basename(lf.path))
+    return FileDecisions(decisions, violations, ex.index.at_read, ex.global_index.problems,
+                         table.storage.stats.bytes_read - io_before[0], table.storage.stats.requests - io_before[1],
+                         *ex.global_index.io)
+
+
+def explanation(table_name: str, snapshot_id: int | None, predicate: Predicate, sql: str,
+                parts: Iterable[FileDecisions], verified: bool,
+                planned: Sequence[LiveFile] = ()) -> Explanation:
+    """An :class:`Explanation` from decided parts (one, or one per Spark task): the funnel by
+    :func:`funnel`, the files' problems; files and violations in :func:`file_order` of
+    ``planned`` when parts come from several tasks."""
+    parts = list(parts)
+    files = [f for part in parts for f in part.files]
+    violations = [v for part in parts for v in part.violations]
+    if planned:
+        rank = {lf.path: i for i, lf in enumerate(sorted(planned, key=file_order))}
+        files.sort(key=lambda f: rank.get(f.path, len(rank)))
+        violations.sort(key=lambda v: rank.get(v["path"], len(rank)))
+    return Explanation(table=table_name, snapshot_id=snapshot_id, predicate=predicate, sql=sql, files=files,
+                       funnel=funnel(files, verified, (sum(p.global_index_bytes for p in parts),
+                                                       sum(p.global_index_requests for p in parts))),
+                       violations=violations,
+                       problems=[p for part in parts for p in part.problems] + [p for f in files for p in f.problems],
+                       verified=verified,
+                       index_used=all(part.index_used for part in parts),
+                       bytes_read=sum(part.bytes_read for part in parts),
+                       requests=sum(part.requests for part in parts))
+
+
+def explain_files(table, predicate: Predicate | str, files: Sequence[LiveFile], schema: TableSchema | None = None,
+                  verify: bool = False, progress: Progress | None = None, all_files: bool = False,
+                  snapshot_id: int | None = None, kept: bool = False) -> Explanation:
+    """Explain ``predicate`` over already planned live files, without planning the table.
+
+    ``schema`` is the table schema the predicate and stats are read through (default: the
+    latest). A primary-key bucket should be passed whole: its files decide stats together.
+    Only the files' own problems are listed (not the plan's). ``snapshot_id`` is reported as is.
+    ``kept``: as :func:`decide_files`.
+    """
+    schema = schema or table.schema()
+    predicate, sql = bind_predicate(table, schema, predicate)
+    part = decide_files(table, predicate, files, schema, verify=verify, all_files=all_files, progress=progress,
+                        snapshot_id=snapshot_id, global_indexes=True, kept=kept)
+    return explanation(table.name, snapshot_id, predicate, sql, [part], verify)
