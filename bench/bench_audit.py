@@ -33,7 +33,7 @@ from indexcore.spark.jobs.audit import audit
 from indexcore.spark.jobs.run import run_tasks
 from indexcore.spark.session import get_session
 from indexcore.write import TableWriter, make_schema
-from indexcore.write.table import write_task_rows
+from indexcore.write.task import write_task_rows
 
 COUNTRIES = np.array(["US", "DE", "FR", "BR", "IN", "JP", "CN", "GB"])
 MASTERS = ("local[1]", "local[2]", "local[4]")

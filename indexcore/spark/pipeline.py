@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from indexcore.write import TableWriter
 from indexcore.write.datafile import DELETE, INSERT, VALUE_KIND
-from indexcore.write.table import BUCKET, fixed_buckets, key_hashes, partition_of, write_task_rows
+from indexcore.write.task import BUCKET, fixed_buckets, key_hashes, partition_of, write_task_rows
 
 _HASH = "_KEY_HASH"
 _META = "meta"
