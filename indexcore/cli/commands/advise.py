@@ -63,7 +63,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_advise(args: argparse.Namespace) -> dict:
-    from indexcore.analysis.advise import DEFAULT_SAMPLE, advice_summary, advise
+    from indexcore.analysis.advise import DEFAULT_SAMPLE, advise
+    from indexcore.analysis.advise_statements import advice_summary
     from indexcore.analysis.workload import read_workload
 
     queries = read_workload(args.workload)

@@ -75,7 +75,7 @@ def _what_if_row(sql: str, wf) -> dict:
 
 def what_if_measure(warehouse_url: str, table: str, master: str | None = None,
                     snapshot_id: int | None = None, storage_options: dict | None = None):
-    """The advisor's ``measure`` callback (:data:`indexcore.analysis.advise.Measure`): each
+    """The advisor's ``measure`` callback (:data:`indexcore.analysis.advise_candidates.Measure`): each
     candidate built and measured by :func:`what_if` on every live file of ``table``."""
 
     def measure(column: str, index_type: str, options: dict, wheres: list[str]) -> dict:
