@@ -7,7 +7,7 @@ same session:
 
 * the anchor: Spark reading the same Parquet data files and counting the non-null values of
   the three indexed columns (so the columns are decoded, as the audit does);
-* :func:`indexcore.spark.jobs.audit` of the table.
+* :func:`indexcore.spark.jobs.audit.audit` of the table.
 
 Prints the audit/anchor ratio per master (goal <= 1.5) and the audit's scaling against
 local[1]. As context for that scaling, ``python x`` is what this machine gives Python tasks in
@@ -29,10 +29,11 @@ import numpy as np
 import pyarrow as pa
 
 from indexcore import open_warehouse
-from indexcore.spark import jobs
+from indexcore.spark.jobs.audit import audit
+from indexcore.spark.jobs.run import run_tasks
 from indexcore.spark.session import get_session
 from indexcore.write import TableWriter, make_schema
-from indexcore.write.table import write_task_rows
+from indexcore.write.task import write_task_rows
 
 COUNTRIES = np.array(["US", "DE", "FR", "BR", "IN", "JP", "CN", "GB"])
 MASTERS = ("local[1]", "local[2]", "local[4]")
@@ -71,9 +72,9 @@ def _burn(spec: dict) -> dict:
 
 def python_parallelism(spark, cores: int, n: int = 3_000_000) -> float:
     """Work per second of ``cores`` CPU-bound Python tasks at once over that of one task."""
-    jobs.run_tasks(spark, _burn, [{"n": 10}] * cores, "warm-up")
-    one, _ = timed(lambda: jobs.run_tasks(spark, _burn, [{"n": n}], "one task"))
-    many, _ = timed(lambda: jobs.run_tasks(spark, _burn, [{"n": n}] * cores, "parallel tasks"))
+    run_tasks(spark, _burn, [{"n": 10}] * cores, "warm-up")
+    one, _ = timed(lambda: run_tasks(spark, _burn, [{"n": n}], "one task"))
+    many, _ = timed(lambda: run_tasks(spark, _burn, [{"n": n}] * cores, "parallel tasks"))
     return cores * one / many
 
 
@@ -106,9 +107,9 @@ def main() -> None:
                 return df.agg(F.count("event_id"), F.count("country"), F.count("amount")).collect()
 
             anchor()  # warm the JVM and the Python workers once per session
-            jobs.audit(root, name, spark=spark)
+            audit(root, name, spark=spark)
             t_anchor, _ = timed(anchor)
-            t_audit, report = timed(lambda spark=spark: jobs.audit(root, name, spark=spark))
+            t_audit, report = timed(lambda spark=spark: audit(root, name, spark=spark))
             errors = sum(1 for f in report["findings"] if f["severity"] == "ERROR")
             base = base or t_audit
             cores = spark.sparkContext.defaultParallelism

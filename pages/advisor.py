@@ -3,7 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from indexcore.analysis.advise import DEFAULT_SAMPLE, advice_summary, advise
+from indexcore.analysis.advise import DEFAULT_SAMPLE, advise
+from indexcore.analysis.advise_statements import advice_summary
 from indexcore.analysis.workload import parse_workload
 from indexcore.errors import IndexCoreError
 from indexcore.frames import figures

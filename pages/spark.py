@@ -2,7 +2,6 @@
 
 import concurrent.futures
 import datetime as dt
-import importlib
 import threading
 import time
 import traceback
@@ -13,10 +12,13 @@ import streamlit as st
 from indexcore.errors import IndexCoreError
 from indexcore.frames import figures
 from indexcore.frames.metrics import UNPARTITIONED
+from indexcore.spark.jobs.audit import audit
+from indexcore.spark.jobs.evaluate import evaluate
 from pages.common import MASTER_KEY, context, guard, need_table, show_frame
 
 JOBS = {"evaluate": "ground truth: which rows match, and which files the indexes keep",
         "audit": "every index of every live file checked against the data"}
+RUN = {"evaluate": evaluate, "audit": audit}
 HISTORY_KEY = "spark_runs"
 
 st.title("Spark")
@@ -24,12 +26,6 @@ ctx = context()
 if not need_table(ctx):
     st.stop()
 history: list[dict] = st.session_state.setdefault(HISTORY_KEY, [])
-
-try:
-    jobs = importlib.import_module("indexcore.spark.jobs")
-    missing = [name for name in JOBS if not callable(getattr(jobs, name, None))]
-except ImportError as exc:  # pyspark or the jobs module is not installed
-    jobs, missing = None, [str(exc)]
 
 
 def _records(value) -> pd.DataFrame:
@@ -68,7 +64,7 @@ def _run(job: str, sql: str, master: str) -> dict:
         bar = st.progress(0.0, text="starting Spark (the first run starts a JVM)")
         args = (ctx.url, ctx.table_name, sql) if job == "evaluate" else (ctx.url, ctx.table_name)
         pool = concurrent.futures.ThreadPoolExecutor(1)
-        future = pool.submit(getattr(jobs, job), *args, master=master, snapshot_id=ctx.snapshot_id,
+        future = pool.submit(RUN[job], *args, master=master, snapshot_id=ctx.snapshot_id,
                              progress=progress, cancel=cancel, storage_options=dict(ctx.options) or None)
         try:
             while not future.done():
@@ -163,29 +159,25 @@ def _show_audit(result: dict, key: str) -> None:
         show_frame(_flat(findings), f"{key}_findings")
 
 
-if jobs is None or missing:
-    st.info("The Spark jobs (`indexcore.spark.jobs.evaluate` / `audit`) are not available in this "
-            "installation, so full-table runs cannot start here. The other pages work without Spark.")
-else:
-    master = st.session_state.get(MASTER_KEY) or "local[*]"
-    st.caption(f"Session: `{master}` (change it in the sidebar). Table `{ctx.table_name}`, "
-               f"snapshot {ctx.snapshot_id}. Each task opens the warehouse itself; nothing is written.")
-    job = st.radio("Job", list(JOBS), horizontal=True, key="spark_job", captions=list(JOBS.values()))
-    picked = (ctx.url, ctx.table_name, ctx.snapshot_id)
-    if st.session_state.get("spark_sql_for") != picked or "spark_sql" not in st.session_state:
-        suggestion = None
-        with guard("Suggested predicate"):
-            suggestion = ctx.metric("suggest_predicate")
-        names = ctx.table.schema().field_names
-        st.session_state["spark_sql"] = suggestion["sql"] if suggestion else f"{names[0]} IS NOT NULL"
-        st.session_state["spark_sql_for"] = picked
-    sql = st.text_input("Predicate (SQL WHERE, for evaluate)", key="spark_sql", disabled=job != "evaluate")
-    if st.button(f"Run {job}", key="spark_run", type="primary"):
-        history.append(_run(job, sql, master))
-        if history[-1]["ok"]:
-            st.session_state["spark_pick"] = len(history) - 1  # show the run that just ended
-    if history and not history[-1]["ok"]:
-        _show_failure(history[-1])
+master = st.session_state.get(MASTER_KEY) or "local[*]"
+st.caption(f"Session: `{master}` (change it in the sidebar). Table `{ctx.table_name}`, "
+           f"snapshot {ctx.snapshot_id}. Each task opens the warehouse itself; nothing is written.")
+job = st.radio("Job", list(JOBS), horizontal=True, key="spark_job", captions=list(JOBS.values()))
+picked = (ctx.url, ctx.table_name, ctx.snapshot_id)
+if st.session_state.get("spark_sql_for") != picked or "spark_sql" not in st.session_state:
+    suggestion = None
+    with guard("Suggested predicate"):
+        suggestion = ctx.metric("suggest_predicate")
+    names = ctx.table.schema().field_names
+    st.session_state["spark_sql"] = suggestion["sql"] if suggestion else f"{names[0]} IS NOT NULL"
+    st.session_state["spark_sql_for"] = picked
+sql = st.text_input("Predicate (SQL WHERE, for evaluate)", key="spark_sql", disabled=job != "evaluate")
+if st.button(f"Run {job}", key="spark_run", type="primary"):
+    history.append(_run(job, sql, master))
+    if history[-1]["ok"]:
+        st.session_state["spark_pick"] = len(history) - 1  # show the run that just ended
+if history and not history[-1]["ok"]:
+    _show_failure(history[-1])
 
 if history:
     with guard("Runs"):

@@ -54,7 +54,7 @@ def test_false_positives_not_blamed_on_bitmap():
     pytest.importorskip("pyspark")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("Spark needs Java")
-    from indexcore.spark.jobs import NO_USABLE_INDEX
+    from indexcore.spark.jobs.evaluate import NO_USABLE_INDEX
 
     at = _spark_page("country = 'NZ' OR user_id = 42")
     runs = at.session_state["spark_runs"]

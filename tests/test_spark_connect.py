@@ -29,7 +29,11 @@ pytest.importorskip("pyspark")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
     pytest.skip("Spark needs Java", allow_module_level=True)
 
-from indexcore.spark import jobs  # noqa: E402
+from indexcore.spark.jobs.audit import audit  # noqa: E402
+from indexcore.spark.jobs.evaluate import evaluate  # noqa: E402
+from indexcore.spark.jobs.run import JobCancelledError, run_tasks  # noqa: E402
+from indexcore.spark.jobs.what_if import what_if  # noqa: E402
+from indexcore.spark.progress import spark_context  # noqa: E402
 from indexcore.spark.session import get_session  # noqa: E402
 
 pytestmark = pytest.mark.spark
@@ -130,7 +134,7 @@ def test_session_is_connect(remote, connect_url: str) -> None:
 
     assert isinstance(remote, ConnectSession)
     assert remote.conf.get("spark.sql.session.timeZone") == "UTC"
-    assert jobs.spark_context(remote) is None  # jobs take the mapInPandas path
+    assert spark_context(remote) is None  # jobs take the mapInPandas path
     assert get_session(connect_url) is remote
 
 
@@ -142,7 +146,7 @@ def test_session_is_connect(remote, connect_url: str) -> None:
 def test_evaluate_equals_explain_verify(remote, parquet: str, name: str, where: str) -> None:
     root, table_name = _table(parquet, name)
     seen: list[tuple[int, int, str]] = []
-    result = jobs.evaluate(root, table_name, where, spark=remote, progress=lambda d, t, m: seen.append((d, t, m)))
+    result = evaluate(root, table_name, where, spark=remote, progress=lambda d, t, m: seen.append((d, t, m)))
     want = explain(open_warehouse(root).table(table_name), where, verify=True).to_json()
     assert result["task_errors"] == []
     assert _strip(result) == {k: want[k] for k in ("files", "funnel", "violations", "problems")}
@@ -155,7 +159,7 @@ def test_evaluate_equals_explain_verify(remote, parquet: str, name: str, where: 
 def test_audit_equals_single_process(remote, parquet: str, name: str) -> None:
     root, table_name = _table(parquet, name)
     seen: list[tuple[int, int, str]] = []
-    report = jobs.audit(root, table_name, spark=remote, progress=lambda d, t, m: seen.append((d, t, m)))
+    report = audit(root, table_name, spark=remote, progress=lambda d, t, m: seen.append((d, t, m)))
     table = open_warehouse(root).table(table_name)
     plan = table.plan()
     local = [f.to_dict() for lf in plan.files for f in audit_file(table, lf, plan)] + \
@@ -171,13 +175,13 @@ def test_audit_equals_single_process(remote, parquet: str, name: str) -> None:
 def test_connect_beside_classic_session(remote, parquet: str, tmp_path: Path) -> None:
     """A classic session in the same process gives the same evaluate and what-if results."""
     classic = get_session("local[2]")
-    assert jobs.spark_context(classic) is not None
+    assert spark_context(classic) is not None
     name, where = "pk_with_bitmap_dv.pk_with_bitmap_dv", "f0 = 'Bob'"
-    assert jobs.evaluate(parquet, name, where, spark=remote) == jobs.evaluate(parquet, name, where, spark=classic)
+    assert evaluate(parquet, name, where, spark=remote) == evaluate(parquet, name, where, spark=classic)
     name = "append_with_bitmap.append_with_bitmap"
     args = (parquet, name, "f3", "bloom-filter", {"items": "100", "fpp": "0.01"}, ["f3 = 12.1", "f3 = 99.5"])
-    over_connect = jobs.what_if(*args, spark=remote, scratch_dir=str(tmp_path / "connect"))
-    over_classic = jobs.what_if(*args, spark=classic, scratch_dir=str(tmp_path / "classic"))
+    over_connect = what_if(*args, spark=remote, scratch_dir=str(tmp_path / "connect"))
+    over_classic = what_if(*args, spark=classic, scratch_dir=str(tmp_path / "classic"))
     assert over_connect["task_errors"] == [] and over_connect["files"] > 0
     assert over_connect["predicates"] == over_classic["predicates"]
     assert over_connect["total_size"] == over_classic["total_size"]
@@ -204,13 +208,13 @@ def test_cancel_over_connect(remote, tmp_path: Path) -> None:
             threading.Timer(1.0, cancel.set).start()
 
     specs = [{"i": i, "seconds": 2, "markers": str(tmp_path)} for i in range(6)]
-    with pytest.raises(jobs.JobCancelledError, match="cancelled"):
-        jobs.run_tasks(remote, _slow_task(), specs, "indexcore test cancel", progress, cancel)
+    with pytest.raises(JobCancelledError, match="cancelled"):
+        run_tasks(remote, _slow_task(), specs, "indexcore test cancel", progress, cancel)
     assert len(os.listdir(tmp_path)) < len(specs)  # local[2]: the last waves never ran
     assert remote.getTags() == set()
-    assert jobs.run_tasks(remote, _slow_task(), [{"i": 7, "seconds": 0}], "indexcore test after cancel") == [{"i": 7}]
+    assert run_tasks(remote, _slow_task(), [{"i": 7, "seconds": 0}], "indexcore test after cancel") == [{"i": 7}]
 
 
 def test_failed_job_is_an_indexcore_error(remote) -> None:
     with pytest.raises(IndexCoreError, match="Spark job failed"):
-        jobs.run_tasks(remote, _slow_task(), [{"i": 0}], "indexcore test failure")
+        run_tasks(remote, _slow_task(), [{"i": 0}], "indexcore test failure")

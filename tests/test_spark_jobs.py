@@ -23,7 +23,11 @@ pytest.importorskip("pyspark")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
     pytest.skip("Spark needs Java", allow_module_level=True)
 
-from indexcore.spark import jobs  # noqa: E402
+from indexcore.spark.jobs.audit import audit  # noqa: E402
+from indexcore.spark.jobs.evaluate import NO_USABLE_INDEX, evaluate  # noqa: E402
+from indexcore.spark.jobs.run import JobCancelledError, run_tasks  # noqa: E402
+from indexcore.spark.jobs.task_files import task_file  # noqa: E402
+from indexcore.spark.jobs.what_if import what_if  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
 
@@ -74,7 +78,7 @@ def test_evaluate_equals_explain_verify(spark, parquet: str, name: str, where: s
     table = open_warehouse(parquet).table(f"{name}.{name}")
     where = where or _where(table)
     done = []
-    result = jobs.evaluate(parquet, f"{name}.{name}", where, spark=spark, progress=lambda d, t, m: done.append((d, t)))
+    result = evaluate(parquet, f"{name}.{name}", where, spark=spark, progress=lambda d, t, m: done.append((d, t)))
     want = explain(table, where, verify=True).to_json()
     assert _strip(result) == {k: want[k] for k in ("files", "funnel", "violations", "problems")}
     assert result["matching_rows"] == want["funnel"]["matching"]["rows"]
@@ -106,7 +110,7 @@ def stale(parquet: str, tmp_path: Path) -> tuple[str, str]:
 
 def test_stale_index_is_a_violation(spark, stale: tuple[str, str]) -> None:
     root, name = stale
-    result = jobs.evaluate(root, name, "f0 = 'Bob'", spark=spark)
+    result = evaluate(root, name, "f0 = 'Bob'", spark=spark)
     want = explain(open_warehouse(root).table(name), "f0 = 'Bob'", verify=True).to_json()
     assert _strip(result) == {k: want[k] for k in ("files", "funnel", "violations", "problems")}
     assert want["violations"] != []
@@ -116,7 +120,7 @@ def test_stale_index_is_a_violation(spark, stale: tuple[str, str]) -> None:
     assert v["column"] == "f0" and v["values"] == [{"column": "f0", "op": "equal", "literals": ["Bob"]}]
     assert result["files"][0]["matching_rows"] > 0 and result["files"][0]["index_decision"] == "SKIP"
 
-    report = jobs.audit(root, name, spark=spark)
+    report = audit(root, name, spark=spark)
     errors = [f for f in report["findings"] if f["severity"] == ERROR]
     assert {(f["column"], f["check"]) for f in errors} >= {("f0", "value-coverage"), ("f0", "stale-values")}
     assert not report["health"]["table"][0]["healthy"]
@@ -133,7 +137,7 @@ def test_what_if_bloom_on_unindexed_column(spark, parquet: str, tmp_path: Path) 
     schema = table.schema()
     scratch = tmp_path / "scratch"
     wheres = ["f3 = 12.1", "f3 = 99.5"]
-    result = jobs.what_if(parquet, name, "f3", "bloom-filter", {"items": "100", "fpp": "0.01"}, wheres,
+    result = what_if(parquet, name, "f3", "bloom-filter", {"items": "100", "fpp": "0.01"}, wheres,
                           spark=spark, scratch_dir=str(scratch))
     sizes = 0
     for lf in table.plan().files:
@@ -155,7 +159,7 @@ def test_what_if_bloom_on_unindexed_column(spark, parquet: str, tmp_path: Path) 
     assert absent["current_bytes"] == (data_bytes if kept else 0)
     assert absent["hypothetical_index_bytes"] == (sizes if kept else 0)
     with pytest.raises(IndexCoreError):
-        jobs.what_if(parquet, name, "f3", "bloom-filter", {}, wheres, spark=spark,
+        what_if(parquet, name, "f3", "bloom-filter", {}, wheres, spark=spark,
                      scratch_dir=os.path.join(parquet, "scratch"))
 
 
@@ -165,7 +169,7 @@ def test_cancel_before_start(spark, parquet: str) -> None:
     name = "append_with_bitmap.append_with_bitmap"
     # a pre-set cancel either stops the job or arrives after its only task: never a wrong answer
     try:
-        result = jobs.evaluate(parquet, name, "f0 = 'Bob'", spark=spark, cancel=cancel)
+        result = evaluate(parquet, name, "f0 = 'Bob'", spark=spark, cancel=cancel)
     except IndexCoreError as exc:
         assert "cancelled" in str(exc)
     else:
@@ -189,12 +193,12 @@ def test_cancel_running_job(spark) -> None:
         if done >= 1:
             cancel.set()
 
-    with pytest.raises(jobs.JobCancelledError, match="cancelled"):
-        jobs.run_tasks(spark, slow, specs, "indexcore test cancel", progress, cancel)
+    with pytest.raises(JobCancelledError, match="cancelled"):
+        run_tasks(spark, slow, specs, "indexcore test cancel", progress, cancel)
     assert cancel.is_set()
     assert max(d for d, _ in seen) < len(specs)  # stopped before the remaining tasks ran
     # the session stays usable after a cancelled job
-    assert jobs.run_tasks(spark, slow, [{"i": 7, "seconds": 0}], "indexcore test after cancel") == [{"i": 7}]
+    assert run_tasks(spark, slow, [{"i": 7, "seconds": 0}], "indexcore test after cancel") == [{"i": 7}]
 
 
 def test_task_records_pickle_without_the_table(parquet: str) -> None:
@@ -203,11 +207,11 @@ def test_task_records_pickle_without_the_table(parquet: str) -> None:
 
     table = open_warehouse(parquet).table("pk_with_bitmap_dv.pk_with_bitmap_dv")
     for lf in table.plan().files:
-        shipped = pickle.loads(pickle.dumps(jobs.task_file(lf)))
+        shipped = pickle.loads(pickle.dumps(task_file(lf)))
         assert shipped == lf
         assert shipped.file.value_stats.min_values == lf.file.value_stats.min_values
         assert shipped.file.key_stats.null_counts == lf.file.key_stats.null_counts
-        bare = pickle.loads(pickle.dumps(jobs.task_file(lf, stats=False)))
+        bare = pickle.loads(pickle.dumps(task_file(lf, stats=False)))
         assert bare.path == lf.path and bare.deletion_vector == lf.deletion_vector
 
 
@@ -215,14 +219,14 @@ def test_sample_faulty_table(spark) -> None:
     if not (SAMPLE / "demo.db" / "faulty" / "snapshot").is_dir():
         pytest.skip(f"sample warehouse not built at {SAMPLE}")
     root, name = str(SAMPLE), "demo.faulty"
-    report = jobs.audit(root, name, spark=spark)
+    report = audit(root, name, spark=spark)
     assert report["task_errors"] == []
     errors = {f["check"]: f for f in report["findings"] if f["severity"] == ERROR}
     assert "index-decodes" in errors and "index-missing" in errors
     assert errors["index-decodes"]["path"] != errors["index-missing"]["path"]
     plan = open_warehouse(root).table(name).plan()
     assert report["files_audited"] == len(plan.files)
-    result = jobs.evaluate(root, name, "country = 'DE'", spark=spark)
+    result = evaluate(root, name, "country = 'DE'", spark=spark)
     want = explain(open_warehouse(root).table(name), "country = 'DE'", verify=True).to_json()
     assert _strip(result) == {k: want[k] for k in ("files", "funnel", "violations", "problems")}
 
@@ -230,14 +234,14 @@ def test_sample_faulty_table(spark) -> None:
 def test_false_positives_blame_only_an_index_that_could_skip(spark) -> None:
     """``country = 'NZ' OR user_id = 42``: user_id has no index, so no file index can skip a file
     and the rows read that do not match are not blamed on country's bitmap (issue 14)."""
-    result = jobs.evaluate(str(SAMPLE), "demo.events", "country = 'NZ' OR user_id = 42", spark=spark)
+    result = evaluate(str(SAMPLE), "demo.events", "country = 'NZ' OR user_id = 42", spark=spark)
     fp = result["false_positives"]
-    assert set(fp) == {jobs.NO_USABLE_INDEX}
+    assert set(fp) == {NO_USABLE_INDEX}
     wasted = sum(f["rows_after_dv"] - f["matching_rows"] for f in result["files"] if f["skipped_by"] is None)
-    assert fp[jobs.NO_USABLE_INDEX]["false_positive_rows"] == wasted > 0
+    assert fp[NO_USABLE_INDEX]["false_positive_rows"] == wasted > 0
     assert all(f["pruning_index_types"] == [] for f in result["files"])
 
-    alone = jobs.evaluate(str(SAMPLE), "demo.events", "country = 'NZ' AND user_id = 42", spark=spark)
+    alone = evaluate(str(SAMPLE), "demo.events", "country = 'NZ' AND user_id = 42", spark=spark)
     kept = [f for f in alone["files"] if f["skipped_by"] is None]
     assert all(f["pruning_index_types"] == ["bitmap"] for f in kept)
     assert set(alone["false_positives"]) <= {"bitmap"}

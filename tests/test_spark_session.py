@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from indexcore.errors import IndexCoreError, SparkError
-from indexcore.spark.jobs import plain_dumps, plain_loads
+from indexcore.spark.jobs.plain import plain_dumps, plain_loads
 from indexcore.spark.session import check_master, get_session
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
@@ -64,7 +64,7 @@ def test_results_travel_as_plain_data_never_pickles() -> None:
     assert back["files"][0]["min"] == decimal.Decimal("1.50") and back[(1, "k")] == {3}
     with pytest.raises(IndexCoreError, match="not plain data"):
         plain_loads(pickle.dumps({"x": 1}).decode("latin-1"))
-    for evil in ("os:system", "subprocess:Popen", "indexcore.spark.jobs:os"):
+    for evil in ("os:system", "subprocess:Popen", "indexcore.spark.jobs.plain:json"):
         with pytest.raises(IndexCoreError, match="not plain data"):
             plain_loads(json.dumps({"__indexcore__": "dataclass", "type": evil, "fields": {}}))
     from indexcore.scan import Decision
@@ -98,17 +98,17 @@ def _whatif_dirs() -> set[str]:
 @needs_java
 @pytest.mark.spark
 def test_what_if_leaves_no_scratch_dir_when_it_ends_or_fails() -> None:
-    from indexcore.spark import jobs
+    from indexcore.spark.jobs.what_if import what_if
 
     spark = get_session("local[2]")
     before = _whatif_dirs()
-    result = jobs.what_if(str(SAMPLE), "demo.events", "device", "bloom-filter", {"items": "100"},
+    result = what_if(str(SAMPLE), "demo.events", "device", "bloom-filter", {"items": "100"},
                           ["device = 'ios'"], spark=spark)
     assert result["files"] > 0 and result["scratch_dir"] is None
     assert _whatif_dirs() == before
     cancel = threading.Event()
     cancel.set()
     with pytest.raises(IndexCoreError):
-        jobs.what_if(str(SAMPLE), "demo.events", "device", "bloom-filter", {"items": "100"},
+        what_if(str(SAMPLE), "demo.events", "device", "bloom-filter", {"items": "100"},
                      ["device = 'ios'"], spark=spark, cancel=cancel)
     assert _whatif_dirs() == before

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
 from pyroaring import BitMap
 
 from indexcore.errors import IndexCoreError, PredicateError
@@ -27,6 +28,8 @@ from indexcore.scan.file_index import FileIndexPredicate, read_path_result, resu
 from indexcore.scan.records import Explanation, FileDecision
 from indexcore.scan.stats import field_map
 from indexcore.types import DataType
+from indexcore.types.values import to_internal
+from indexcore.warehouse.data import matching_positions, read_data_file
 from indexcore.warehouse.model import LiveFile, Problem, TableSchema
 
 Progress = Callable[[int, int, str], None]
@@ -92,9 +95,6 @@ def build_hypothetical_index(table, column: str, index_type: str, options: Mappi
 
     A file that cannot be read becomes a problem and gets no hypothetical index.
     """
-    from indexcore.types.values import to_internal
-    from indexcore.warehouse.data import read_data_file
-
     schema = _schema_for(table, snapshot_id)
     if column not in schema.field_names:
         raise PredicateError(f"unknown column {column!r} in table {table.name}")
@@ -228,8 +228,6 @@ class WhatIfResult:
                 "problems": [p.to_dict() for p in self.index.problems + self.explanation.problems]}
 
     def to_frame(self):
-        import pandas as pd
-
         return pd.DataFrame([f.to_json() for f in self.files])
 
 
@@ -291,8 +289,6 @@ def evaluate_hypothetical(hyp: HypotheticalIndex, predicate: Predicate | str, ve
             if not ex.index_used:
                 alone = combined = None
             if verify and decision.matching_rows and alone is not None:
-                from indexcore.warehouse.data import matching_positions
-
                 file_schema = table.file_schema(lf)
                 match = matching_positions(table.storage, lf, file_schema, schema, predicate)
                 visible = match - deleted if deleted is not None else match

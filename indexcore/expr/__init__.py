@@ -6,8 +6,8 @@ visitors, SQL ``WHERE`` text parsed with sqlglot.
 * :mod:`.tree` - :class:`Leaf`, :class:`Compound` (AND / OR) and the tree visitors
   (conjuncts, disjuncts, leaves, rename, negate).
 * :mod:`.sql` - SQL text <-> predicates, and the golden vectors' JSON trees.
-* :mod:`.rows` - the one row-level evaluator (vectorized over Arrow columns); import it
-  from there (it reads Arrow columns through the warehouse value model).
+* :mod:`.rows` - the one row-level evaluator (vectorized over Arrow columns, through
+  :mod:`indexcore.types.values`); import it from there.
 """
 
 from indexcore.expr.functions import (

@@ -51,6 +51,7 @@ from indexcore.types import (
     DataType,
     Timestamp,
 )
+from indexcore.types.values import from_internal, to_internal
 
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 _NAN_KEY = 0x7FF8_0000_0000_0000
@@ -368,7 +369,6 @@ class _Columns:
     def per_value(self, leaf: Leaf) -> np.ndarray:
         """The leaf's function tested on each internal value (no key form for this column or literal)."""
         if leaf.field not in self.values:
-            from indexcore.types.values import to_internal  # the warehouse package imports this module
             self.values[leaf.field] = to_internal(self.table.column(leaf.field), self.dtype(leaf.field))
         fn, literals = leaf.function, leaf.literals
         return np.fromiter((fn.test(v, literals) for v in self.values[leaf.field]), bool, self.table.num_rows)
@@ -408,7 +408,6 @@ def filter_table(table: pa.Table, predicate: Predicate | None, schema: Any) -> p
 def rows_matching(predicate: Predicate, rows: Sequence[Mapping[str, Any]], schema: Any) -> np.ndarray:
     """Per row of internal values (partition tuples, say; a missing field is NULL): does
     ``predicate`` hold? The rows become one Arrow table, evaluated like any other."""
-    from indexcore.types.values import from_internal  # the warehouse package imports this module
     row_type = _row_type(schema)
     dtypes = {n: row_type.get(n) or DataType("BIGINT") for n in sorted(predicate.fields())}
     table = pa.table({n: from_internal([row.get(n) for row in rows], t) for n, t in dtypes.items()}

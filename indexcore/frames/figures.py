@@ -450,7 +450,7 @@ def global_index_coverage(frame: pd.DataFrame) -> go.Figure:
 def advisor_benefit(existing: pd.DataFrame, candidates: pd.DataFrame) -> go.Figure:
     """Each existing and candidate index: bytes it stores against data bytes it skips for the workload.
 
-    Takes :func:`indexcore.analysis.advise.advice_summary`'s rows; an index far right and low
+    Takes :func:`indexcore.analysis.advise_statements.advice_summary`'s rows; an index far right and low
     costs more than it earns, one high and left pays off.
     """
     title = "Index bytes stored against data bytes skipped by the workload"

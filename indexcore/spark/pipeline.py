@@ -20,14 +20,14 @@ import pyarrow as pa
 
 from indexcore.write import TableWriter
 from indexcore.write.datafile import DELETE, INSERT, VALUE_KIND
-from indexcore.write.table import BUCKET, fixed_buckets, key_hashes, partition_of, write_task_rows
+from indexcore.write.task import BUCKET, fixed_buckets, key_hashes, partition_of, write_task_rows
 
 _HASH = "_KEY_HASH"
 _META = "meta"
 
 
 def _spark_type(dtype):
-    from pyspark.sql import types as T
+    from pyspark.sql import types as T  # pyspark loads only when a DataFrame is written
 
     r = dtype.root
     simple = {"BOOLEAN": T.BooleanType(), "TINYINT": T.ByteType(), "SMALLINT": T.ShortType(),
@@ -49,7 +49,7 @@ def _table(batches: Iterator[pa.RecordBatch]) -> pa.Table:
 
 def _with_kinds(writer: TableWriter, df, deletes):
     """``df`` with the table's columns in order (and ``_VALUE_KIND`` for a PK table)."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark loads only when a DataFrame is written
 
     cols = [F.col(f.name).cast(_spark_type(f.type)).alias(f.name) for f in writer.schema.fields]
     out = df.select(*cols)
@@ -66,7 +66,7 @@ def _with_kinds(writer: TableWriter, df, deletes):
 def write_dataframe(writer: TableWriter, df, deletes=None, num_tasks: int | None = None) -> list[int]:
     """Write one batch (``df`` upserts; ``deletes`` rows whose keys a PK table deletes) and
     commit it. Returns the snapshot ids created."""
-    from pyspark.sql import types as T
+    from pyspark.sql import types as T  # pyspark loads only when a DataFrame is written
 
     schema = writer.schema
     data = _with_kinds(writer, df, deletes)
@@ -115,7 +115,7 @@ def write_dataframe(writer: TableWriter, df, deletes=None, num_tasks: int | None
     spec = writer.next_task_spec()
 
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from pyspark import TaskContext
+        from pyspark import TaskContext  # resolved in the worker that runs this closure
 
         rows = _table(batches)
         if in_task and rows.num_columns:

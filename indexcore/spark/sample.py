@@ -20,10 +20,13 @@ Everything derives from the seed: rows, file names and times, so rebuilding give
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from typing import Any
 
 from indexcore.formats.binary_row import bucket_of, key_hash
+from indexcore.spark.pipeline import write_dataframe
+from indexcore.spark.session import get_session
 from indexcore.write import TableWriter, make_schema
 from indexcore.write.layout import field_types
 
@@ -33,11 +36,11 @@ COUNTRIES = ("US", "US", "US", "US", "DE", "DE", "FR", "BR", "IN", "JP")
 
 
 def _events_frame(spark, start: int, count: int, day: str, seed: int, tasks: int):
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark loads only when a sample is built
 
     ids = spark.range(start, start + count, numPartitions=tasks)
     h = [F.xxhash64(F.col("id"), F.lit(seed + i)) for i in range(6)]
-    day_ms = int(__import__("datetime").datetime.fromisoformat(day + "T00:00:00+00:00").timestamp() * 1000)
+    day_ms = int(dt.datetime.fromisoformat(day + "T00:00:00+00:00").timestamp() * 1000)
     countries = F.array(*[F.lit(c) for c in COUNTRIES])
     return ids.select(
         F.format_string("ev-%010d-%04x", F.col("id"), F.pmod(h[0], F.lit(65536))).alias("event_id"),
@@ -67,8 +70,6 @@ def build_events(spark, root: str, seed: int) -> TableWriter:
                  "file-index.range-bitmap.columns": "event_time",
                  "file-index.bsi.columns": "amount",
                  "file-index.in-manifest-threshold": "8kb"})
-    from indexcore.spark.pipeline import write_dataframe
-
     writer = TableWriter.create(root, "demo.events", schema, seed=seed, overwrite=True)
     batches = [((DAYS[0], 6000, 3), (DAYS[1], 3000, 2)), ((DAYS[1], 2000, 2), (DAYS[2], 4000, 2)),
                ((DAYS[3], 120, 1), (DAYS[2], 90, 1))]
@@ -86,7 +87,7 @@ def build_events(spark, root: str, seed: int) -> TableWriter:
 
 
 def _orders_frame(spark, keys: list[int], seed: int, version: int):
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark loads only when a sample is built
 
     statuses = F.array(*[F.lit(s) for s in ("NEW", "PAID", "SHIPPED", "DONE", "RETURNED")])
     df = spark.createDataFrame([(k,) for k in keys], "order_id long").repartition(2)
@@ -112,8 +113,6 @@ def build_orders(spark, root: str, seed: int) -> TableWriter:
                  "file-index.bloom-filter.columns": "customer",
                  "file-index.bloom-filter.customer.items": "2000",
                  "file-index.bsi.columns": "total"})
-    from indexcore.spark.pipeline import write_dataframe
-
     writer = TableWriter.create(root, "demo.orders", schema, seed=seed, overwrite=True)
     keys = list(range(4000))
     types = field_types(schema, ["order_id"])
@@ -129,8 +128,8 @@ def build_orders(spark, root: str, seed: int) -> TableWriter:
     return writer
 
 
-def _users_frame(spark, pairs: list[tuple[str, int]], seed: int, version: int):
-    from pyspark.sql import functions as F
+def users_frame(spark, pairs: list[tuple[str, int]], seed: int, version: int):
+    from pyspark.sql import functions as F  # pyspark loads only when a sample is built
 
     df = spark.createDataFrame(pairs, "region string, user_id long").repartition(2)
     h = F.xxhash64(F.col("user_id"), F.lit(seed + version))
@@ -150,13 +149,11 @@ def build_users(spark, root: str, seed: int) -> TableWriter:
         partition_keys=["region"], primary_keys=["region", "user_id"],
         options={"bucket": "-1", "dynamic-bucket.target-row-num": "500", "file.format": "parquet",
                  "manifest.format": "avro", "file-index.bitmap.columns": "tier"})
-    from indexcore.spark.pipeline import write_dataframe
-
     writer = TableWriter.create(root, "demo.users", schema, seed=seed, overwrite=True)
     first = [("eu", k) for k in range(1300)] + [("us", 10_000 + k) for k in range(700)]
-    write_dataframe(writer, _users_frame(spark, first, seed, 1))
+    write_dataframe(writer, users_frame(spark, first, seed, 1))
     second = [("eu", k) for k in range(1300, 1550)] + [("eu", k) for k in range(0, 400, 2)]
-    write_dataframe(writer, _users_frame(spark, second, seed, 2))
+    write_dataframe(writer, users_frame(spark, second, seed, 2))
     return writer
 
 
@@ -169,8 +166,6 @@ def build_faulty(spark, root: str, seed: int) -> TableWriter:
                  "file-index.bloom-filter.columns": "event_id",
                  "file-index.bloom-filter.event_id.items": "500",
                  "file-index.in-manifest-threshold": "1B"})
-    from indexcore.spark.pipeline import write_dataframe
-
     writer = TableWriter.create(root, "demo.faulty", schema, seed=seed, overwrite=True)
     write_dataframe(writer, _events_frame(spark, 0, 2000, DAYS[0], seed + 7, 4))
     names = sorted(f.file_name for fs in writer.live_files().values() for f in fs)
@@ -190,9 +185,7 @@ DAILY_DAYS = ("2024-06-01", "2024-06-02", "2024-06-03")
 
 
 def build_daily_events(spark, root: str, seed: int) -> TableWriter:
-    from pyspark.sql import functions as F
-
-    from indexcore.spark.pipeline import write_dataframe
+    from pyspark.sql import functions as F  # pyspark loads only when a sample is built
 
     schema = make_schema(
         [("event_id", "STRING"), ("country", "STRING"), ("amount", "INT"), ("day", "DATE")],
@@ -211,9 +204,7 @@ def build_daily_events(spark, root: str, seed: int) -> TableWriter:
 
 
 def build_releases(spark, root: str, seed: int) -> TableWriter:
-    from pyspark.sql import functions as F
-
-    from indexcore.spark.pipeline import write_dataframe
+    from pyspark.sql import functions as F  # pyspark loads only when a sample is built
 
     columns = [("id", "BIGINT"), ("name", "STRING"), ("stage", "STRING")]
     schema = make_schema(columns, options={"bucket": "-1", "file.format": "parquet",
@@ -239,8 +230,6 @@ def build_releases(spark, root: str, seed: int) -> TableWriter:
 def build_sample(directory: str, seed: int = DEFAULT_SEED, master: str | None = None,
                  spark: Any = None) -> dict:
     """Build (or rebuild) the sample warehouse under ``directory``; returns a summary."""
-    from indexcore.spark import get_session
-
     spark = spark or get_session(master, app_name="indexcore-sample")
     os.makedirs(directory, exist_ok=True)
     tables = {}

@@ -29,7 +29,14 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+
 from indexcore.formats.binary_row import bucket_of, key_hash
+from indexcore.spark.pipeline import write_dataframe
+from indexcore.spark.sample import users_frame
+from indexcore.spark.session import get_session
+from indexcore.types import parse_type
 from indexcore.write import TableWriter, make_schema
 from indexcore.write.layout import field_types
 
@@ -107,8 +114,6 @@ def _event_slots(batch: int, batches: int, partitions: int, files: int, seed: in
 
 def _user_pools(seed: int) -> list[list[int]]:
     """User ids by the ``large.events`` bucket they hash to (its bucket key is ``user_id``)."""
-    from indexcore.types import parse_type
-
     types = [parse_type("BIGINT")]
     pools: list[list[int]] = [[] for _ in range(EVENT_BUCKETS)]
     for uid in range(EVENT_USERS):
@@ -122,9 +127,6 @@ def _events_generator(tasks: list[list[tuple]], first_event: int, seed: int, poo
     rows go one to each of its buckets, so every slot writes exactly ``buckets`` files."""
 
     def generate(batches):
-        import numpy as np
-        import pyarrow as pa
-
         countries = np.array(COUNTRIES)
         devices = np.array(["ios", "android", "web"])
         by_bucket = [np.array(p, np.int64) for p in pools]
@@ -165,9 +167,7 @@ def _events_generator(tasks: list[list[tuple]], first_event: int, seed: int, poo
 
 def build_events(spark, root: str, seed: int, files: int, partitions: int, batches: int,
                  step: Callable[[str], None]) -> TableWriter:
-    from pyspark.sql import types as T
-
-    from indexcore.spark.pipeline import write_dataframe
+    from pyspark.sql import types as T  # pyspark loads only when a sample is built
 
     schema = make_schema(
         EVENTS_COLUMNS, partition_keys=["dt", "hr"],
@@ -203,7 +203,7 @@ def build_events(spark, root: str, seed: int, files: int, partitions: int, batch
 # ---------------------------------------------------------------------------------- orders
 
 def _orders_frame(spark, keys: list[int], seed: int, version: int):
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # pyspark loads only when a sample is built
 
     statuses = F.array(*[F.lit(s) for s in ("NEW", "PAID", "SHIPPED", "DONE", "RETURNED")])
     df = spark.createDataFrame([(REGIONS[k % len(REGIONS)], k) for k in keys], "region string, order_id long")
@@ -219,8 +219,6 @@ def _orders_frame(spark, keys: list[int], seed: int, version: int):
 
 
 def build_orders(spark, root: str, seed: int, batches: int, step: Callable[[str], None]) -> TableWriter:
-    from indexcore.spark.pipeline import write_dataframe
-
     schema = make_schema(
         [("region", "STRING"), ("order_id", "BIGINT"), ("customer", "STRING"), ("status", "STRING"),
          ("total", "INT"), ("updated_at", "TIMESTAMP(3)")],
@@ -266,9 +264,6 @@ def build_orders(spark, root: str, seed: int, batches: int, step: Callable[[str]
 def build_users(spark, root: str, seed: int, buckets_per_batch: int, step: Callable[[str], None]) -> TableWriter:
     """Three batches; each fills ``buckets_per_batch`` new buckets per region and updates a
     tenth of the older users (touching every older bucket)."""
-    from indexcore.spark.pipeline import write_dataframe
-    from indexcore.spark.sample import _users_frame as users_frame
-
     schema = make_schema(
         [("region", "STRING"), ("user_id", "BIGINT"), ("name", "STRING"), ("tier", "STRING"), ("version", "INT")],
         partition_keys=["region"], primary_keys=["region", "user_id"],
@@ -293,8 +288,6 @@ def build_users(spark, root: str, seed: int, buckets_per_batch: int, step: Calla
 def build_large(directory: str, seed: int, files: int = LARGE_FILES, master: str | None = None,
                 spark: Any = None, progress: Progress | None = None) -> dict:
     """Build the large sample under ``directory`` with ``files`` live data files in total."""
-    from indexcore.spark import get_session
-
     plan = shape(files)
     spark = spark or get_session(master, app_name="indexcore-sample-large")
     os.makedirs(directory, exist_ok=True)

@@ -98,7 +98,7 @@ def _classic_context_alive(sc) -> bool:
 
 def _current_classic():
     """The live classic SparkContext of this process, or None (a dead one is cleaned away)."""
-    from pyspark import SparkContext
+    from pyspark import SparkContext  # pyspark loads only when a session is needed
 
     sc = SparkContext._active_spark_context
     if sc is None:
@@ -110,8 +110,8 @@ def _current_classic():
 
 
 def _stop_classic(sc) -> None:
-    from pyspark import SparkContext
-    from pyspark.sql import SparkSession
+    from pyspark import SparkContext  # pyspark loads only when a session is needed
+    from pyspark.sql import SparkSession  # pyspark loads only when a session is needed
 
     with contextlib.suppress(Exception):  # already half gone: clear what Python still holds
         sc.stop()
@@ -144,7 +144,7 @@ def get_session(master: str | None = None, app_name: str = "indexcore", shuffle_
 
 
 def _build(master: str, app_name: str, shuffle_partitions: int, conf: dict[str, str] | None):
-    from pyspark.sql import SparkSession
+    from pyspark.sql import SparkSession  # pyspark loads only when a session is needed
 
     if master.startswith("sc://"):
         builder = _connect_builder().remote(master).appName(app_name)
@@ -176,6 +176,6 @@ def _connect_builder():
     so no classic session could be made afterwards. Connect's builder does neither: one process
     (the app, a test run) can hold a classic and a Connect session side by side.
     """
-    from pyspark.sql.connect.session import SparkSession as ConnectSession
+    from pyspark.sql.connect.session import SparkSession as ConnectSession  # Connect loads for sc:// only
 
     return ConnectSession.builder

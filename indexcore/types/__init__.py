@@ -29,6 +29,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from indexcore.errors import PredicateError, UnsupportedError
 
 EPOCH_DATE = _dt.date(1970, 1, 1)
@@ -561,8 +563,6 @@ def to_json_values(dtype: DataType, values: list) -> list:
     min / max needs; one with nanoseconds, or outside years 1..9999, as one value."""
     if dtype.root not in TIMESTAMP_ROOTS:
         return [to_json_value(dtype, v) for v in values]
-    import numpy as np
-
     suffix = "Z" if dtype.is_ltz else ""
     low, high = _SHOWN_MILLIS
     shown = [v is not None and v.nanos == 0 and low <= v.millis <= high for v in values]

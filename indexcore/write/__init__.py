@@ -13,7 +13,8 @@ from indexcore.write.datafile import (
            write_data_file,
 )
 from indexcore.write.layout import Namer, make_schema, schema_json
-from indexcore.write.table import READ_ONLY_MARKER, TableWriter, TaskSpec, check_writable, write_task_rows
+from indexcore.write.table import READ_ONLY_MARKER, TableWriter, check_writable
+from indexcore.write.task import TaskSpec, write_task_rows
 
 __all__ = ["TableWriter", "TaskSpec", "WrittenFile", "make_schema", "schema_json", "build_file_index",
            "build_file_index_container", "write_data_file", "write_task_rows",

@@ -1,4 +1,5 @@
-"""Table layout shared by the driver and the Spark tasks: schema JSON, paths, names, options.
+"""Table layout shared by the driver and the Spark tasks: schema JSON, paths, names, options,
+and the local writes of metadata files (parents created as needed).
 
 Paimon writes its JSON with Jackson's default pretty printer (``"key" : value``, two-space
 indent per object level, arrays inline as ``[ a, b ]``); the helpers here print the same.
@@ -8,6 +9,7 @@ File names carry UUIDs; here they come from a seeded generator so a rebuild is i
 from __future__ import annotations
 
 import json
+import os
 import random
 import uuid
 from collections.abc import Sequence
@@ -98,3 +100,21 @@ class Namer:
         n = self._counters.get(prefix, 0)
         self._counters[prefix] = n + 1
         return f"{prefix}-{self._uuids[prefix]}-{n}{suffix}"
+
+
+def write_bytes(path: str, data: bytes) -> None:
+    """Write a local metadata file, creating its folder."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as fh:
+        fh.write(data)
+
+
+def ensure_dir(path: str) -> str:
+    """``path``, once its folder exists."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    return path
+
+
+def write_text(path: str, text: str) -> None:
+    """Write a local metadata file as UTF-8 text, creating its folder."""
+    write_bytes(path, text.encode("utf-8"))

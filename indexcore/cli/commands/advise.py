@@ -63,7 +63,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_advise(args: argparse.Namespace) -> dict:
-    from indexcore.analysis.advise import DEFAULT_SAMPLE, advice_summary, advise
+    from indexcore.analysis.advise import DEFAULT_SAMPLE, advise
+    from indexcore.analysis.advise_statements import advice_summary
     from indexcore.analysis.workload import read_workload
 
     queries = read_workload(args.workload)
@@ -71,7 +72,7 @@ def run_advise(args: argparse.Namespace) -> dict:
     sample = DEFAULT_SAMPLE if args.sample is None else (None if args.sample <= 0 else args.sample)
     measure = None
     if args.master:
-        from indexcore.spark.jobs import what_if_measure
+        from indexcore.spark.jobs.what_if import what_if_measure
 
         measure = what_if_measure(args.warehouse, args.table, args.master, args.snapshot)
     advice = advise(table, queries, snapshot_id=args.snapshot, sample=sample, measure=measure,

@@ -65,7 +65,7 @@ def _dedupe(problems: list[dict]) -> list[dict]:
 
 
 def run_evaluate(args: argparse.Namespace) -> dict:
-    from indexcore.spark.jobs import evaluate
+    from indexcore.spark.jobs.evaluate import evaluate
 
     out = evaluate(args.warehouse, args.table, args.where, master=args.master, snapshot_id=args.snapshot,
                    progress=ProgressBar("evaluating"))
@@ -88,7 +88,7 @@ def brief_evaluate(out: dict) -> dict:
 
 
 def run_audit(args: argparse.Namespace) -> dict:
-    from indexcore.spark.jobs import audit
+    from indexcore.spark.jobs.audit import audit
 
     return audit(args.warehouse, args.table, master=args.master, snapshot_id=args.snapshot,
                  progress=ProgressBar("auditing"))
@@ -105,7 +105,7 @@ def brief_audit(out: dict) -> dict:
 
 
 def run_what_if(args: argparse.Namespace) -> dict:
-    from indexcore.spark.jobs import what_if
+    from indexcore.spark.jobs.what_if import what_if
 
     return what_if(args.warehouse, args.table, args.column, args.index_type, parse_pairs(args.option, "--option"), args.where,
                    master=args.master, scratch_dir=args.scratch_dir, snapshot_id=args.snapshot,

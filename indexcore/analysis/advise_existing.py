@@ -1,0 +1,238 @@
+"""The advisor on the indexes a table has: inventory, what each skips alone, and its verdict.
+
+One entry per table column x index type found in live files or configured by
+``file-index.<type>.columns`` (:func:`existing_indexes`, from the ``$file_indexes`` census).
+Per query, :func:`measure_existing` counts the files, rows and data bytes each index skips on
+its own among the files that partition, bucket, level and statistics pruning keep (its answer
+alone, through :class:`~indexcore.scan.file_index.FileIndexPredicate` and the read path's
+:func:`~indexcore.scan.explain.read_path_result`). :func:`verdicts` then judges each one:
+``wrong column``, ``never prunes``, ``stale``, ``missing``, ``oversized`` / ``over fpp``
+(:func:`~indexcore.analysis.bloom_sizing.column_sizing`), else ``earns its keep``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from indexcore.analysis.advise_model import REACHED_INDEX, ExistingIndex, QueryRun
+from indexcore.analysis.bloom_sizing import OK, OVER_FPP, OVERSIZED, column_sizing
+from indexcore.errors import IndexCoreError
+from indexcore.expr import and_all, conjuncts
+from indexcore.formats.base import BitmapResult, FileIndexResult
+from indexcore.formats.registry import BLOOM_FILTER, FILE_INDEX_TYPES
+from indexcore.scan.file_index import FileIndexPredicate, read_path_result
+from indexcore.scan.stats import devolved, field_map
+from indexcore.views import view
+from indexcore.views.census import Blobs, CensusBlobs
+from indexcore.warehouse.model import LiveFile, Problem
+
+
+def _table_column(schema, file_schema, column: str, schema_id: int) -> tuple[str, str | None]:
+    """The table's current name for a file's indexed ``column`` (matched by field id), and why the
+    index is on the wrong column (None when it is not)."""
+    ff = file_schema.field(column) if column in file_schema.field_names else None
+    tf = schema.field_by_id(ff.id) if ff is not None else None
+    name = tf.name if tf is not None else column
+    if ff is None:
+        return name, f"column {column!r} is not in the file's schema (schema {schema_id})"
+    if tf is None:
+        return name, f"field {ff.id} ({column!r}) of the file is no longer a table column"
+    if tf.name != column and column in schema.field_names:
+        return name, f"built on field {ff.id}, which the table now calls {tf.name!r}; {column!r} is another field"
+    return name, None
+
+
+def existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[LiveFile],
+                     problems: list[Problem]) -> list[ExistingIndex]:
+    """One entry per table column x index type over ``files`` (see :func:`.advise.index_inventory`);
+    unreadable containers and entries go to ``problems``."""
+    configured = schema.core_options.configured_indexes()
+    census = view(table, "file_indexes", snapshot_id)
+    rows = CensusBlobs(table, census, files)
+    groups: dict[tuple[str, str], ExistingIndex] = {}
+
+    def group(column: str, index_type: str) -> ExistingIndex:
+        key = (column, index_type)
+        if key not in groups:
+            groups[key] = ExistingIndex(column, index_type, key in configured,
+                                        schema.file_index_options(column, index_type), len(files), Blobs(rows))
+        return groups[key]
+
+    for column, index_type in configured:
+        group(column, index_type)
+    # unreadable containers and unusable entries, in census (file) order
+    bad = census.select(["file_path", "index_file_path", "column_name", "error"])
+    bad = bad.filter(pc.or_(pc.is_valid(bad["error"]), pc.is_null(bad["column_name"]))).to_pylist()
+    for r in bad:
+        problems.append(Problem(r["index_file_path"] or r["file_path"], "file index",
+                                r["error"] or ("unreadable" if r["column_name"] is None else "")))
+    # the census grouped by (file schema, column, kind): a few keys over 180,000 rows, each placed
+    # on its table column once (the name a later schema gives the field, or why it is the wrong column)
+    numbered = census.select(["schema_id", "column_name", "index_type", "index_size_in_bytes"]).append_column(
+        "row", pa.array(np.arange(census.num_rows, dtype=np.int64)))
+    numbered = numbered.filter(pc.is_valid(numbered["column_name"]))
+    placed: dict[tuple[str, str], list] = {}  # group -> [row arrays, wrong reasons] of its keys
+    paths = census["file_path"]
+    by_path = {lf.path: lf for lf in files}
+    for k in numbered.group_by(["schema_id", "column_name", "index_type"], use_threads=False).aggregate(
+            [("row", "list"), ("index_size_in_bytes", "sum")]).to_pylist():
+        schema_id, column = k["schema_id"], k["column_name"]
+        first = by_path[paths[k["row_list"][0]].as_py()]  # its files' schema, as the census read it
+        name, wrong = _table_column(schema, table.file_schema(first), column, schema_id)
+        g = group(name, k["index_type"])
+        g.bytes += k["index_size_in_bytes_sum"] or 0
+        at = placed.setdefault((g.column, g.index_type), [[], []])
+        at[0].append(np.asarray(k["row_list"], dtype=np.int64))
+        at[1].append(wrong)
+    for key, (arrays, reasons) in placed.items():
+        g = groups[key]
+        order = np.concatenate(arrays)
+        why = np.repeat(np.arange(len(reasons)), [len(a) for a in arrays])
+        sort = np.argsort(order, kind="stable")
+        order, why = order[sort], why[sort]
+        in_order = paths.take(pa.array(order)).to_pylist()
+        g.blobs.add(in_order, order.tolist())
+        if any(reasons):
+            g.wrong_column.extend({"path": p, "reason": reasons[w]} for p, w in zip(in_order, why.tolist(), strict=True)
+                                  if reasons[w])
+    ids = {f.name: f.id for f in schema.fields}
+    has_field: dict[tuple[int, int], bool] = {}  # (file schema id, field id) -> the file has the field
+    for (column, _), g in groups.items():
+        if not g.configured or column not in ids:
+            continue
+        for lf in files:
+            if lf.path in g.blobs:
+                continue
+            key = (lf.file.schema_id, ids[column])
+            has = has_field.get(key)
+            if has is None:
+                has = has_field[key] = table.file_schema(lf).field_by_id(ids[column]) is not None
+            if has:
+                g.missing.append(lf.path)
+    order = {n: i for i, n in enumerate(schema.field_names)}
+    return sorted(groups.values(), key=lambda g: (order.get(g.column, len(order)), g.column,
+                                                  FILE_INDEX_TYPES.index(g.index_type)
+                                                  if g.index_type in FILE_INDEX_TYPES else 99))
+
+
+def _index_alone(table, schema, lf: LiveFile, blob, predicate, deleted) -> FileIndexResult | None:
+    """What the read path decides for one file with only this index (None: it cannot answer)."""
+    if blob.reader is None:
+        return None
+    fs = table.file_schema(lf)
+    pred = and_all(devolved(conjuncts(predicate), field_map(schema, fs)))
+    if pred is None:
+        return None
+    raw = FileIndexPredicate.for_readers({blob.column: [blob.reader]}, fs.row_type()).evaluate(pred)
+    return read_path_result(raw, lf.file.row_count, deleted, lf.bitmap64)
+
+
+class DeletedPositions:
+    """Deletion-vector positions per data file, read once."""
+
+    def __init__(self, table, problems: list[Problem]):
+        self.table, self.problems, self.cache = table, problems, {}
+
+    def __call__(self, lf: LiveFile) -> Any:
+        if lf.deletion_vector is None:
+            return None
+        if lf.path not in self.cache:
+            try:
+                dv = self.table.deletion_vector(lf)
+                self.cache[lf.path] = None if dv is None else dv.positions
+            except IndexCoreError as exc:
+                self.problems.append(Problem(lf.dv_file_path or lf.path, "deletion vector", exc.message))
+                self.cache[lf.path] = None
+        return self.cache[lf.path]
+
+
+def measure_existing(table, schema, run: QueryRun, existing: list[ExistingIndex], by_path: dict,
+                     deleted: DeletedPositions, problems: list[Problem]) -> None:
+    """What each index on the query's columns skips on its own, added to its tally."""
+    ex = run.explanation
+    fields = ex.predicate.fields()
+    weight = run.scan.query.weight
+    for g in existing:
+        if g.column not in fields:
+            continue
+        g.filtered_by.append(run.name)
+        files = rows = nbytes = 0
+        paths = []
+        if ex.index_used:
+            for fd in ex.files:
+                blob = g.blobs.get(fd.path)
+                if blob is None or fd.skipped_by not in REACHED_INDEX:
+                    continue
+                lf = by_path[fd.path]
+                try:
+                    decision = _index_alone(table, schema, lf, blob, ex.predicate, deleted(lf))
+                except IndexCoreError as exc:
+                    problems.append(Problem(lf.index_path or lf.path, exc.structure or "file index", exc.message))
+                    continue
+                if decision is None:
+                    continue
+                base = max(fd.row_count - fd.dv_cardinality, 0)
+                if not decision.remain():
+                    files, rows, nbytes = files + 1, rows + base, nbytes + lf.file.file_size
+                    paths.append(fd.path)
+                elif isinstance(decision, BitmapResult):
+                    rows += max(base - len(decision.bitmap), 0)
+        g.skipped.add(files, rows, nbytes, weight)
+        g.queries.append({"query": run.name, "weight": weight, "files_skipped": files, "rows_skipped": rows,
+                          "bytes_skipped": nbytes, "skipped_files": paths})
+
+
+def verdicts(table, snapshot_id, existing: list[ExistingIndex], runs: list[QueryRun] | None,
+              problems: list[Problem]) -> None:
+    """Findings per index; ``runs`` None judges without a workload (no "never prunes")."""
+    index_used = all(r.explanation.index_used for r in runs or () if r.explanation is not None)
+    for g in existing:
+        if g.wrong_column:
+            g.findings.append({"verdict": "wrong column", "files": len(g.wrong_column),
+                               "message": f"{len(g.wrong_column)} file(s) carry a {g.index_type} index whose "
+                                          f"column does not match the file's schema: {g.wrong_column[0]['reason']}"})
+        if not g.blobs or runs is None:
+            pass
+        elif not index_used:
+            g.findings.append({"verdict": "never prunes", "message": "the read path does not use file indexes "
+                               "here (primary-key table merging on read, or file-index.read.enabled=false)"})
+        elif not g.filtered_by:
+            g.findings.append({"verdict": "never prunes", "message": f"no query of the workload filters on {g.column}"})
+        elif g.skipped.files == 0 and g.skipped.rows == 0:
+            g.findings.append({"verdict": "never prunes",
+                               "message": f"{len(g.filtered_by)} quer{'y' if len(g.filtered_by) == 1 else 'ies'} "
+                                          f"filter on {g.column}, but it skipped no file or row"})
+        if g.blobs and not g.configured:
+            g.findings.append({"verdict": "stale", "files": len(g.blobs),
+                               "message": f"{len(g.blobs)} file(s) carry it but file-index.{g.index_type}.columns "
+                                          f"no longer lists {g.column}"})
+        if g.missing:
+            g.findings.append({"verdict": "missing", "files": len(g.missing),
+                               "message": f"configured but absent from {len(g.missing)} of {g.live_files} live files"})
+        if g.index_type == BLOOM_FILTER.name and g.blobs:
+            _bloom_sizing(table, g)
+
+
+def _bloom_sizing(table, g: ExistingIndex) -> None:
+    """The column's sizing verdict (:func:`.bloom_sizing.column_sizing`) as a finding."""
+    sizing = column_sizing(table, g.column, ((b.file, b.column, b.size) for b in g.blobs.values()
+                                             if b.error is None and not b.empty))
+    if sizing is None or sizing.verdict == OK:
+        return
+    g.suggested_options = {"items": str(sizing.recommended_items)}
+    if sizing.verdict == OVERSIZED:
+        g.findings.append({"verdict": OVERSIZED, "stored_bytes": sizing.bytes, "needed_bytes": sizing.needed_bytes,
+                           "message": f"items={sizing.configured_items} stores {sizing.bytes} bytes where the "
+                                      f"files' rows need {sizing.needed_bytes} at fpp {sizing.configured_fpp}; "
+                                      f"items={sizing.recommended_items} fits"})
+    else:
+        g.findings.append({"verdict": OVER_FPP, "files": sizing.over_fpp_files,
+                           "message": f"{sizing.over_fpp_files} of {sizing.files} filters hold more distinct keys "
+                                      f"than items={sizing.configured_items}: more false positives than fpp "
+                                      f"{sizing.configured_fpp}; items={sizing.recommended_items} fits"})
+

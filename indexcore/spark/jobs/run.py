@@ -1,0 +1,99 @@
+"""Running tasks on Spark: files packed into task groups, one Spark job, results in order.
+
+:func:`run_tasks` runs a task function over its specs with progress and cancellation
+(:class:`~indexcore.spark.progress.JobWatch`): through an RDD on a classic session, through
+``mapInPandas`` over pickled specs with JSON results (:mod:`.plain`) on Spark Connect. A task
+that fails as a whole returns :func:`task_error` instead of its result, and the job goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+
+import pandas as pd
+
+from indexcore.errors import IndexCoreError
+from indexcore.spark.jobs.plain import plain_dumps, plain_loads
+from indexcore.spark.progress import JobWatch, Progress, spark_context
+
+TASKS_PER_CORE = 2
+
+
+class JobCancelledError(IndexCoreError):
+    """A Spark job stopped because its ``cancel`` event was set."""
+
+
+def task_error(spec: dict, exc: BaseException) -> dict:
+    """What a task that failed as a whole returns: the error, its files and a short trace."""
+    return {"error": f"{type(exc).__name__}: {exc}", "paths": [lf.path for lf in spec["files"]],
+            "trace": traceback.format_exc(limit=5)}
+
+
+def file_groups(files: Sequence, max_tasks: int, whole_buckets: bool = True) -> list[list]:
+    """The files packed into at most ``max_tasks`` groups of similar total size (largest units
+    first). With ``whole_buckets`` a partition/bucket is one unit, never split across groups."""
+    units: dict[tuple, list] = {}
+    for lf in files:
+        key = (repr(lf.partition), lf.bucket) if whole_buckets else (lf.path,)
+        units.setdefault(key, []).append(lf)
+    ordered = sorted(units.values(), key=lambda g: -sum(lf.file.file_size for lf in g))
+    n = max(1, min(max_tasks, len(ordered)))
+    groups: list[list] = [[] for _ in range(n)]
+    sizes = [0] * n
+    for group in ordered:
+        i = sizes.index(min(sizes))
+        groups[i].extend(group)
+        sizes[i] += sum(lf.file.file_size for lf in group) + 1
+    return [g for g in groups if g]
+
+
+def max_tasks(spark) -> int:
+    """How many tasks a job is split into: ``TASKS_PER_CORE`` per core of the session."""
+    sc = spark_context(spark)
+    cores = sc.defaultParallelism if sc is not None else os.cpu_count() or 2
+    return max(1, cores * TASKS_PER_CORE)
+
+
+def run_tasks(spark, fn: Callable[[dict], dict], specs: list[dict], description: str,
+              progress: Progress | None = None, cancel: threading.Event | None = None) -> list[dict]:
+    """Run ``fn`` over ``specs``, one Spark task each; results in ``specs`` order.
+
+    Raises :class:`JobCancelledError` when ``cancel`` is set before the job ends.
+    """
+    if not specs:
+        return []
+    sc = spark_context(spark)
+    with JobWatch(spark, description, progress, cancel, expected_tasks=len(specs)) as watch:
+        try:
+            if sc is not None:
+                results = sc.parallelize(list(enumerate(specs)), len(specs)) \
+                    .map(lambda item: (item[0], fn(item[1]))).collect()
+            else:
+                results = _run_connect(spark, fn, specs)
+        except Exception as exc:
+            if watch.cancelled or (cancel is not None and cancel.is_set()):
+                raise JobCancelledError(f"{description}: cancelled") from None
+            raise IndexCoreError(f"{description}: Spark job failed: {exc}") from exc
+    if watch.cancelled or (cancel is not None and cancel.is_set()):  # set before the watcher saw the job
+        raise JobCancelledError(f"{description}: cancelled")
+    return [r for _, r in sorted(results, key=lambda t: t[0])]
+
+
+def _run_connect(spark, fn: Callable[[dict], dict], specs: list[dict]) -> list[tuple[int, dict]]:
+    """Spark Connect has no RDDs: a DataFrame of pickled specs through ``mapInPandas``.
+
+    Results come back as JSON text (:func:`plain_dumps`), never as pickles: unpickling bytes
+    from a remote server would let that server run code here.
+    """
+
+    def run(batches):
+        for batch in batches:
+            yield pd.DataFrame({"i": batch["i"], "result": [plain_dumps(fn(pickle.loads(s))) for s in batch["spec"]]})
+
+    df = spark.createDataFrame([(i, pickle.dumps(s)) for i, s in enumerate(specs)], "i int, spec binary")
+    rows = df.repartition(len(specs)).mapInPandas(run, "i int, result string").collect()
+    return [(int(r["i"]), plain_loads(r["result"])) for r in rows]

@@ -1,0 +1,161 @@
+"""Spark what-if: a hypothetical file index built on every live file and measured, in tasks.
+
+Each task builds the index of its files with
+:func:`indexcore.analysis.whatif.build_hypothetical_index`, keeps the bytes in a scratch
+directory (never the warehouse) and compares pruning per predicate with
+:func:`~indexcore.analysis.whatif.evaluate_hypothetical`, as the app and the CLI do.
+:func:`what_if_measure` is the advisor's ``measure`` callback on top of it.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import tempfile
+import threading
+from collections.abc import Sequence
+
+from fsspec.core import url_to_fs
+
+from indexcore.analysis.whatif import build_hypothetical_index, evaluate_hypothetical
+from indexcore.errors import IndexCoreError, PredicateError
+from indexcore.expr import parse_where
+from indexcore.formats.registry import FILE_INDEX_TYPES, check_writer_options
+from indexcore.scan.records import Stage
+from indexcore.spark.jobs.run import file_groups, max_tasks, run_tasks, task_error
+from indexcore.spark.jobs.tables import resolve, schema_ids, spec_table
+from indexcore.spark.jobs.task_files import task_file
+from indexcore.spark.progress import Progress
+from indexcore.spark.session import get_session
+
+
+def what_if_task(spec: dict) -> dict:
+    """Build the hypothetical index of the task's files and compare pruning per predicate."""
+    try:
+        table = spec_table(spec)
+        column, index_type = spec["column"], spec["index_type"]
+        hyp = build_hypothetical_index(table, column, index_type, spec["options"],
+                                       snapshot_id=spec["snapshot_id"], files=spec["files"])
+        out: dict[str, dict] = {}
+        for built in hyp.files:
+            scratch = None
+            if built.blob is not None:
+                scratch = os.path.join(spec["scratch_dir"], f"{posixpath.basename(built.path)}.{column}."
+                                                            f"{index_type}.index")
+                with open(scratch, "wb") as fh:
+                    fh.write(built.blob)
+            out[built.path] = {"path": built.path, "row_count": built.row_count, "size": built.size,
+                               "scratch_file": scratch, "predicates": []}
+        for p in hyp.problems:
+            out[p.path] = {"path": p.path, "row_count": None, "size": 0, "predicates": [],
+                           "error": f"{p.structure}: {p.reason}"}
+        for sql in spec["where"]:
+            result = evaluate_hypothetical(hyp, sql)
+            for wf in result.files:
+                out[wf.path]["predicates"].append(_what_if_row(sql, wf))
+        return {"files": [out[lf.path] for lf in spec["files"] if lf.path in out]}
+    except Exception as exc:  # noqa: BLE001
+        return task_error(spec, exc)
+
+
+def _what_if_row(sql: str, wf) -> dict:
+    """One file under one predicate: pruned before the index, by today's indexes, by the new one."""
+    e = wf.existing
+    stats_pruned = e.pruned_before_index
+    hyp = wf.hypothetical_decision
+    return {"where": sql, "stats_pruned": stats_pruned, "current_pruned": e.skipped_by is Stage.INDEX,
+            "current_rows": wf.rows_existing,
+            "hypothetical_pruned": not stats_pruned and hyp is not None and not hyp.remain(),
+            "hypothetical_rows": wf.rows_hypothetical, "combined_rows": wf.rows_combined,
+            "file_size": wf.file_size, "current_bytes": wf.file_size if wf.rows_existing else 0,
+            "hypothetical_bytes": wf.file_size if wf.rows_hypothetical else 0,
+            "combined_bytes": wf.file_size if wf.rows_combined else 0,
+            "current_index_bytes": e.bytes_read, "hypothetical_index_bytes": wf.index_bytes_hypothetical}
+
+
+def what_if_measure(warehouse_url: str, table: str, master: str | None = None,
+                    snapshot_id: int | None = None, storage_options: dict | None = None):
+    """The advisor's ``measure`` callback (:data:`indexcore.analysis.advise_candidates.Measure`): each
+    candidate built and measured by :func:`what_if` on every live file of ``table``."""
+
+    def measure(column: str, index_type: str, options: dict, wheres: list[str]) -> dict:
+        return what_if(warehouse_url, table, column, index_type, options, wheres, master=master,
+                       snapshot_id=snapshot_id, storage_options=storage_options)
+
+    return measure
+
+
+def what_if(warehouse_url: str, table: str, column: str, index_type: str, options: dict[str, str] | None,
+            where_sqls: Sequence[str], master: str | None = None, scratch_dir: str | None = None,
+            snapshot_id: int | None = None, progress: Progress | None = None,
+            cancel: threading.Event | None = None, spark=None, storage_options: dict | None = None) -> dict:
+    """Build a hypothetical ``index_type`` index on ``column`` for every live file (into
+    ``scratch_dir``, a new temporary directory by default; never the warehouse) and report its
+    total size and, per predicate, the files and rows it would prune against the current indexes.
+
+    Per file and predicate, ``combined_rows`` is what the new index and today's ones keep together.
+    """
+    if index_type not in FILE_INDEX_TYPES:
+        raise IndexCoreError(f"unknown file index type {index_type!r} (one of {', '.join(FILE_INDEX_TYPES)})")
+    tbl, plan = resolve(warehouse_url, table, snapshot_id, storage_options)
+    # tasks plan the driver's snapshot (not whatever is latest when they run), read as whatif does
+    sid = plan.snapshot.id if plan.snapshot else None
+    schema = tbl.read_schema(sid, plan.snapshot)
+    if column not in schema.field_names:
+        raise PredicateError(f"unknown column {column!r} in table {table}")
+    options = {k: str(v) for k, v in (options or {}).items()}
+    check_writer_options(index_type, options, schema.field(column).type)  # bad options fail before Spark starts
+    for sql in where_sqls:
+        parse_where(sql, schema.row_type())
+    if scratch_dir is None:  # our own scratch directory: gone when the job ends or fails
+        with tempfile.TemporaryDirectory(prefix="indexcore-whatif-") as scratch:
+            out = what_if(warehouse_url, table, column, index_type, options, where_sqls, master, scratch,
+                          snapshot_id, progress, cancel, spark)
+        return {**out, "scratch_dir": None, "file_results": [{**f, "scratch_file": None}
+                                                             for f in out["file_results"]]}
+    scratch = scratch_dir
+    _check_scratch(scratch, warehouse_url)
+    os.makedirs(scratch, exist_ok=True)
+    spark = spark or get_session(master)
+    groups = file_groups(plan.files, max_tasks(spark), whole_buckets=False)
+    specs = [{"url": warehouse_url, "storage_options": tbl.storage.storage_options, "table": table,
+              "snapshot_id": sid,
+              "schema_ids": schema_ids(tbl, g, schema.id), "files": [task_file(lf, stats=False) for lf in g],
+              "column": column, "index_type": index_type, "options": options,
+              "where": list(where_sqls), "scratch_dir": scratch} for g in groups]
+    results = run_tasks(spark, what_if_task, specs, f"indexcore what-if {table}", progress, cancel)
+    files = [f for r in results for f in r.get("files", ())]
+    summary = []
+    for i, sql in enumerate(where_sqls):
+        rows = [f["predicates"][i] for f in files if len(f["predicates"]) > i]
+        summary.append({
+            "where": sql,
+            "files": len(rows),
+            "stats_pruned_files": sum(r["stats_pruned"] for r in rows),
+            "current_pruned_files": sum(r["current_pruned"] for r in rows),
+            "hypothetical_pruned_files": sum(r["hypothetical_pruned"] for r in rows),
+            "current_rows": sum(r["current_rows"] for r in rows),
+            "hypothetical_rows": sum(r["hypothetical_rows"] for r in rows),
+            "combined_rows": sum(r["combined_rows"] for r in rows),
+            **{k: sum(r.get(k, 0) for r in rows) for k in (
+                "file_size", "current_bytes", "hypothetical_bytes", "combined_bytes", "current_index_bytes",
+                "hypothetical_index_bytes")},
+        })
+    return {
+        "table": table, "column": column, "index_type": index_type, "options": options,
+        "scratch_dir": scratch, "files": len(files),
+        "total_size": sum(f["size"] for f in files),
+        "predicates": summary,
+        "file_results": files,
+        "task_errors": [r for r in results if "error" in r],
+    }
+
+
+def _check_scratch(scratch: str, warehouse_url: str) -> None:
+    try:
+        _, root = url_to_fs(warehouse_url)
+    except (ValueError, ImportError, OSError):
+        return
+    a, b = os.path.realpath(scratch), os.path.realpath(root)
+    if a == b or a.startswith(b.rstrip("/") + "/"):
+        raise IndexCoreError(f"scratch directory {scratch} is inside the warehouse; refusing to write there")

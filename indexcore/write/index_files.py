@@ -1,0 +1,86 @@
+"""The index files a commit writes per bucket: deletion vectors and the dynamic-bucket hash index.
+
+A primary-key table with deletion vectors marks older copies of the keys a batch touches
+(:meth:`IndexFileWriter._mark_deleted`) and writes one deletion-vector index file per touched
+bucket; a dynamic-bucket table keeps one HASH index file per bucket with every key hash it
+holds. :class:`BucketState` is what the writer remembers about one partition/bucket.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from pyroaring import BitMap
+
+from indexcore.formats.binary_row import key_hash
+from indexcore.formats.deletion_vector import write_deletion_vector_file
+from indexcore.formats.hash_index import write_hash_index
+from indexcore.paimon.index_types import DELETION_VECTORS, HASH
+from indexcore.warehouse.model import DataFileMeta, DeletionVectorRange, IndexFileMeta
+from indexcore.write.datafile import WrittenFile
+from indexcore.write.layout import field_types, write_bytes
+
+
+@dataclass
+class BucketState:
+    """What the writer remembers about one partition/bucket: live files, next sequence number,
+    where each key lives, and the bucket's deletion vectors and index files."""
+
+    files: dict[str, DataFileMeta] = field(default_factory=dict)
+    next_seq: int = 0
+    keys: dict[tuple, tuple[str, int]] = field(default_factory=dict)
+    dvs: dict[str, BitMap] = field(default_factory=dict)
+    dv_index: IndexFileMeta | None = None
+    hashes: list[int] = field(default_factory=list)
+    hash_index: IndexFileMeta | None = None
+
+
+class IndexFileWriter:
+    """The :class:`~indexcore.write.table.TableWriter`'s index-file writing (a mixin: it uses the
+    writer's ``schema``, ``table_path``, ``bitmap64``, ``_buckets`` and ``_namer``)."""
+
+    def _mark_deleted(self, b: BucketState, keys: Iterable[tuple]) -> bool:
+        changed = False
+        for k in keys:
+            hit = b.keys.get(k)
+            if hit is not None and hit[0] in b.files:
+                b.dvs.setdefault(hit[0], BitMap()).add(hit[1])
+                changed = True
+        return changed
+
+    def _write_dv_index(self, key: tuple) -> tuple[str, IndexFileMeta | None, IndexFileMeta | None]:
+        b = self._buckets[key]
+        dvs = [(name, bm) for name, bm in sorted(b.dvs.items()) if name in b.files and len(bm)]
+        old = b.dv_index
+        if not dvs:
+            b.dv_index = None
+            return (DELETION_VECTORS, old, None)
+        data, metas = write_deletion_vector_file(dvs, bitmap64=self.bitmap64)
+        name = self._namer.next("index")
+        write_bytes(self._index_path(name, key), data)
+        ranges = tuple(DeletionVectorRange(m.data_file, m.offset, m.length, m.cardinality) for m in metas)
+        b.dv_index = IndexFileMeta(DELETION_VECTORS, name, len(data), len(ranges), ranges)
+        return (DELETION_VECTORS, old, b.dv_index)
+
+    def _update_hash_index(self, level0: list[WrittenFile]) -> dict:
+        changes = {}
+        for w in level0:
+            b = self._buckets[(w.partition, w.bucket)]
+            known = set(b.hashes)
+            types = field_types(self.schema, self.schema.trimmed_primary_keys)
+            new = [h for h in (key_hash(k, types) for k in (w.keys or ())) if h not in known]
+            if not new and b.hash_index is not None:
+                continue
+            b.hashes.extend(dict.fromkeys(new))
+            data = write_hash_index(b.hashes)
+            name = self._namer.next("index")
+            write_bytes(self._index_path(name, (w.partition, w.bucket)), data)
+            old, b.hash_index = b.hash_index, IndexFileMeta(HASH, name, len(data), len(b.hashes))
+            changes[(w.partition, w.bucket)] = (HASH, old, b.hash_index)
+        return changes
+
+    def _index_path(self, name: str, key: tuple) -> str:
+        """Where a bucket's DV or hash index file goes (``index/`` or its bucket folder)."""
+        layout = self.schema.path_layout(self.table_path)
+        return layout.index_file_path(name, layout.partition_dir(key[0]), key[1])

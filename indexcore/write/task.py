@@ -1,0 +1,119 @@
+"""Rows to data files inside one task: one Parquet file (with its file indexes) per
+partition and bucket, in-process or in a Spark task.
+
+A :class:`TaskSpec` fixes what a task needs from the driver (table path, schema, seed, commit
+number, sequence starts, time); :func:`write_task_rows` writes the rows it holds and returns
+small :class:`~indexcore.write.datafile.WrittenFile` records the driver commits.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from indexcore.errors import UnsupportedError
+from indexcore.formats.binary_row import bucket_of, key_hash
+from indexcore.warehouse.model import TableSchema
+from indexcore.write.datafile import (
+    COMPACT_SOURCE,
+    DELETE,
+    SEQUENCE_NUMBER,
+    VALUE_KIND,
+    WrittenFile,
+    internal_values,
+    write_data_file,
+)
+from indexcore.write.layout import Namer, field_types
+
+BUCKET = "_BUCKET"
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """Everything a task needs to turn rows into data files; small and picklable."""
+
+    table_path: str
+    schema: TableSchema
+    seed: Any
+    commit_index: int
+    seq_starts: dict = field(default_factory=dict, hash=False, compare=False)
+    creation_millis: int = 0
+    compact_output: bool = False
+
+
+def partition_of(schema: TableSchema, rows: pa.Table) -> list[tuple]:
+    """The partition (tuple of internal values) of every row."""
+    if not schema.partition_keys:
+        return [()] * rows.num_rows
+    cols = [internal_values(rows.column(k), schema.field(k).type) for k in schema.partition_keys]
+    return list(zip(*cols, strict=True))
+
+
+def key_hashes(schema: TableSchema, rows: pa.Table, names: Sequence[str]) -> list[int]:
+    """``BinaryRow.hashCode()`` of ``names`` for every row."""
+    types = field_types(schema, names)
+    cols = [internal_values(rows.column(k), schema.field(k).type) for k in names]
+    return [key_hash(values, types) for values in zip(*cols, strict=True)]
+
+
+def fixed_buckets(schema: TableSchema, rows: pa.Table) -> list[int]:
+    """Bucket of every row of a fixed-bucket table (bucket-unaware tables: all 0)."""
+    n = schema.bucket
+    if n <= 0:
+        return [0] * rows.num_rows
+    keys = schema.bucket_keys
+    if not keys:
+        raise UnsupportedError("a fixed-bucket append table needs the 'bucket-key' option")
+    return [bucket_of(h, n) for h in key_hashes(schema, rows, keys)]
+
+
+def write_task_rows(spec: TaskSpec, rows: pa.Table, task_id: Any) -> list[WrittenFile]:
+    """Write the rows one task holds: one data file per partition and bucket.
+
+    ``rows`` has the table columns, a ``_BUCKET`` column, and ``_VALUE_KIND`` for deletes of a
+    primary-key table. With ``compact_output`` a group holding ``-D`` rows is also written
+    again without them, as the compaction output the COMPACT snapshot adds.
+    """
+    if rows.num_rows == 0:
+        return []
+    schema = spec.schema
+    namer = Namer(spec.seed, spec.table_path.rstrip("/").rsplit("/", 1)[-1], spec.commit_index, task_id)
+    parts = partition_of(schema, rows)
+    buckets = rows.column(BUCKET).to_pylist()
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    for i, (p, b) in enumerate(zip(parts, buckets, strict=True)):
+        groups[(p, b)].append(i)
+    out = []
+    for (partition, bucket) in sorted(groups, key=lambda g: (tuple(map(sort_token, g[0])), g[1])):
+        group = rows.take(pa.array(groups[(partition, bucket)]))
+        if schema.primary_keys:
+            group = group.sort_by([(k, "ascending") for k in schema.trimmed_primary_keys])
+        seq = spec.seq_starts.get((partition, bucket), 0)
+        written = write_data_file(spec.table_path, schema, partition, bucket, group,
+                                  namer.next("data", ".parquet"), seq_start=seq,
+                                  creation_millis=spec.creation_millis)
+        out.append(written)
+        if spec.compact_output and written.deletes:
+            kinds = group.column(VALUE_KIND) if VALUE_KIND in group.column_names else None
+            if kinds is not None:
+                with_seq = group.append_column(
+                    SEQUENCE_NUMBER, pa.array(range(seq, seq + group.num_rows), pa.int64()))
+                kept = with_seq.filter(pc.not_equal(kinds, DELETE))
+                if kept.num_rows:
+                    compacted = write_data_file(spec.table_path, schema, partition, bucket, kept,
+                                                namer.next("data", ".parquet"), level=1,
+                                                file_source=COMPACT_SOURCE,
+                                                creation_millis=spec.creation_millis)
+                    out.append(replace(compacted, compact_of=written.file.file_name))
+    return out
+
+
+
+def sort_token(value: Any) -> tuple:
+    """A sort key for a partition value of any type (None last), so groups sort the same every run."""
+    return (value is None, str(type(value)), value if value is not None else 0)
