@@ -25,7 +25,14 @@ from indexcore.formats import bulk
 from indexcore.formats.base import REMAIN, SKIP, FileIndexReader, FileIndexResult, FileIndexWriter
 from indexcore.formats.column_values import VALUE_COVERAGE, ColumnValues, Disagreement, show
 from indexcore.io import ByteSource
-from indexcore.types import BINARY_ROOTS, STRING_ROOTS, TIMESTAMP_ROOTS, DataType, timestamp_key
+from indexcore.types import (
+    BINARY_ROOTS,
+    INTEGER_ROOTS,
+    STRING_ROOTS,
+    TIMESTAMP_ROOTS,
+    DataType,
+    timestamp_key,
+)
 
 DEFAULT_ITEMS = 1_000_000
 MAX_INT = 2**31 - 1  # Java int
@@ -387,7 +394,7 @@ class BloomFilterWriter(FileIndexWriter):
 # ---------------------------------------------------------------------------------------
 # Audit: no false negative for any distinct non-null value of the column.
 
-_INTEGER_ROOTS = ("TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "TIME")
+_LONG_KEYED_ROOTS = (*INTEGER_ROOTS, "DATE", "TIME")  # hashed as their integer value
 
 
 def distinct_hashes(col: ColumnValues) -> np.ndarray:
@@ -398,7 +405,7 @@ def distinct_hashes(col: ColumnValues) -> np.ndarray:
     if dictionary is not None and (root in STRING_ROOTS or root in BINARY_ROOTS):
         raw = dictionary.cast(pa.large_binary()).to_pylist()
         return xxh64_array(raw)
-    if dictionary is not None and root in _INTEGER_ROOTS and pa.types.is_integer(dictionary.type):
+    if dictionary is not None and root in _LONG_KEYED_ROOTS and pa.types.is_integer(dictionary.type):
         return long_hash_array(dictionary.to_numpy(zero_copy_only=False).astype(np.int64))
     return hash_values(col.dtype, col.distinct)
 

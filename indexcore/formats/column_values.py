@@ -19,13 +19,12 @@ import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from indexcore.formats.bulk import bitmap_of
-from indexcore.types import DataType, to_json_value, to_long
+from indexcore.types import INTEGER_ROOTS, DataType, to_json_value, to_long
 from indexcore.types.values import to_internal
 
 #: at most this many values are listed in a disagreement
 MAX_VALUES_LISTED = 5
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
-_PLAIN_INTEGER_ROOTS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 
 # the audit's check names (its ``Check`` values) a kind's check reports
 BITMAP_ROWS, MIN_MAX, NULL_ROWS = "bitmap-rows", "min-max", "null-rows"
@@ -170,7 +169,7 @@ class ColumnValues:
         """:func:`indexcore.types.to_long` of each distinct value, and per row as int64 where it fits
         (0 for null rows and for keys beyond the long range)."""
         dictionary, _, idx = self.encoding
-        if dictionary is not None and self.dtype.root in _PLAIN_INTEGER_ROOTS \
+        if dictionary is not None and self.dtype.root in INTEGER_ROOTS \
                 and pa.types.is_integer(dictionary.type):
             longs = dictionary.to_numpy(zero_copy_only=False).astype(np.int64)
             keys = np.append(longs, 0)
