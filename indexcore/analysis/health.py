@@ -45,10 +45,10 @@ from indexcore.warehouse.table import KNOWN_INDEX_TYPES, LISTED_GLOBAL_TYPES
 
 Progress = Callable[[int, int, str], None]
 
-# the app's page titles (app.py registers them); each item names the one that explains it
-PAGE_TABLE, PAGE_BITMAP, PAGE_BLOOM = "Table", "Bitmap indexes", "Bloom filters"
-PAGE_RANGE, PAGE_DV, PAGE_HASH, PAGE_WHATIF = "Range-bitmap and BSI", "Deletion vectors", "Hash index", "What-if"
-PAGE_GLOBAL = "Global indexes"
+# the key of the app page that explains an item (pages/ maps keys to titles and scripts)
+PAGE_TABLE, PAGE_BITMAP, PAGE_BLOOM = "table", "bitmap", "bloom"
+PAGE_RANGE, PAGE_DV, PAGE_HASH, PAGE_WHATIF = "range", "deletion_vectors", "hash_index", "what_if"
+PAGE_GLOBAL = "global_indexes"
 KIND_PAGE = {"bitmap": PAGE_BITMAP, "bloom-filter": PAGE_BLOOM, "range-bitmap": PAGE_RANGE, "bsi": PAGE_RANGE,
              DELETION_VECTORS: PAGE_DV, HASH: PAGE_HASH}
 
