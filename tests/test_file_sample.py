@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 import indexcore
-from indexcore.frames import metrics
+from indexcore.frames import pruning as pruning_frames
+from indexcore.frames import range as range_frames
 from indexcore.views import view
 from indexcore.warehouse import file_sample
 from indexcore.warehouse.file_sample import decode_sample, sample_files
@@ -43,9 +44,9 @@ def test_views_and_metrics_decode_only_the_sampled_files(events):
     assert set(view(events, "bloom_filters", sample=3).column("file_name").to_pylist()) <= picked
     every = set(view(events, "bloom_filters").column("file_name").to_pylist())
     assert len(every) > 3
-    assert set(metrics.range_frame(events, sample=3)["file_name"]) <= picked
-    assert set(metrics.prune_by_sql(events, "user_id > 10", sample=3)["file_name"]) == picked
-    assert len(metrics.prune_by_sql(events, "user_id > 10")) == len(events.plan().files)
+    assert set(range_frames.range_frame(events, sample=3)["file_name"]) <= picked
+    assert set(pruning_frames.prune_by_sql(events, "user_id > 10", sample=3)["file_name"]) == picked
+    assert len(pruning_frames.prune_by_sql(events, "user_id > 10")) == len(events.plan().files)
 
 
 def test_a_decode_sample_over_all_files_is_the_index_views_sample(events):
