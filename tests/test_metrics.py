@@ -259,10 +259,9 @@ def test_suggestion_is_the_best_candidate_and_stops_at_one_row_of_one_file(confo
     """Every candidate explained alone, the fewest files then rows that still select a row wins,
     as the suggestion says; and its search ends at a candidate reading one row of one file
     (nothing after it can do better), explaining no candidate past it."""
-    from indexcore.scan import explain as explain_module
 
     calls = []
-    real = explain_module.explain_files
+    real = suggestion_frames.explain_files
 
     def counted(*args, **kwargs):
         calls.append(args[1])
@@ -282,9 +281,9 @@ def test_suggestion_is_the_best_candidate_and_stops_at_one_row_of_one_file(confo
                     (best is None or (len(read), selected) < best[1:]):
                 best = (sql, len(read), selected)
         calls.clear()
-        monkeypatch.setattr(explain_module, "explain_files", counted)
+        monkeypatch.setattr(suggestion_frames, "explain_files", counted)
         s = suggestion_frames.suggest_predicate(table)
-        monkeypatch.setattr(explain_module, "explain_files", real)
+        monkeypatch.setattr(suggestion_frames, "explain_files", real)
         assert (s["sql"], s["files_read"], s["rows_selected"]) == best if best else not s["prunes"], table.name
         if best and best[1:] == (1, 1):
             assert calls[-1] == best[0], (table.name, calls)

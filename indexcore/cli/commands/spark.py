@@ -16,6 +16,7 @@ import posixpath
 
 from indexcore.cli.output import ProgressBar, short_result
 from indexcore.config import parse_pairs
+from indexcore.spark.jobs import audit, evaluate, what_if
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -64,8 +65,6 @@ def _dedupe(problems: list[dict]) -> list[dict]:
 
 
 def run_evaluate(args: argparse.Namespace) -> dict:
-    from indexcore.spark.jobs import evaluate
-
     out = evaluate(args.warehouse, args.table, args.where, master=args.master, snapshot_id=args.snapshot,
                    progress=ProgressBar("evaluating"))
     out["problems"] = _dedupe(out["problems"])
@@ -87,8 +86,6 @@ def brief_evaluate(out: dict) -> dict:
 
 
 def run_audit(args: argparse.Namespace) -> dict:
-    from indexcore.spark.jobs import audit
-
     return audit(args.warehouse, args.table, master=args.master, snapshot_id=args.snapshot,
                  progress=ProgressBar("auditing"))
 
@@ -104,8 +101,6 @@ def brief_audit(out: dict) -> dict:
 
 
 def run_what_if(args: argparse.Namespace) -> dict:
-    from indexcore.spark.jobs import what_if
-
     return what_if(args.warehouse, args.table, args.column, args.index_type, parse_pairs(args.option, "--option"), args.where,
                    master=args.master, scratch_dir=args.scratch_dir, snapshot_id=args.snapshot,
                    progress=ProgressBar("building"))
