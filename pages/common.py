@@ -467,7 +467,7 @@ def health_item(severity: str, text: str, page: str | None) -> None:
 
 def decode_sample(ctx: Context, kinds: tuple[str, ...], key: str) -> int:
     """How many files this page's per-file decoding reads (the ``sample`` of the views and
-    metrics that decode; as many as there are means all): all of them up to
+    frames that decode; as many as there are means all): all of them up to
     :data:`~indexcore.warehouse.file_sample.DECODE_SAMPLE_FILES` files with a file index; past
     that a fixed random sample unless the user turns on "every file". Says which it is."""
     frame = ctx.view("file_indexes")
