@@ -1,5 +1,5 @@
 """Plotly figures built from :mod:`indexcore.views` (``view(...).to_pandas()``) and the
-the frames of :mod:`indexcore.frames` derived from them (app and notebooks).
+frames of :mod:`indexcore.frames` derived from them (app and notebooks).
 
 Each function takes a frame and returns a ``plotly.graph_objects.Figure``; an empty frame
 gives an empty figure with a note instead of raising.
