@@ -17,28 +17,14 @@ if str(APP_DIR) not in sys.path:
     sys.path.insert(0, str(APP_DIR))
 
 from indexcore.config import tune_gc  # noqa: E402
-from pages.common import sidebar  # noqa: E402
+from pages.common import PAGES, sidebar  # noqa: E402
 
 tune_gc()  # a 50,000-file table is millions of long-lived objects: collect them in larger passes
 
-PAGES = [
-    ("warehouse.py", "Warehouse", ":material/warehouse:"),
-    ("table.py", "Table", ":material/table:"),
-    ("bitmap.py", "Bitmap indexes", ":material/bar_chart:"),
-    ("bloom.py", "Bloom filters", ":material/filter_alt:"),
-    ("range.py", "Range-bitmap and BSI", ":material/straighten:"),
-    ("deletion_vectors.py", "Deletion vectors", ":material/delete_sweep:"),
-    ("hash_index.py", "Hash index", ":material/tag:"),
-    ("global_indexes.py", "Global indexes", ":material/account_tree:"),
-    ("what_if.py", "What-if", ":material/psychology:"),
-    ("advisor.py", "Advisor", ":material/recommend:"),
-    ("spark.py", "Spark", ":material/bolt:"),
-]
-
 st.set_page_config(page_title="Paimon index explorer", page_icon=":material/search:", layout="wide")
 navigation = st.navigation([
-    st.Page(str(APP_DIR / "pages" / name), title=title, icon=icon, default=i == 0)
-    for i, (name, title, icon) in enumerate(PAGES)])
+    st.Page(str(APP_DIR / "pages" / f"{key}.py"), title=title, icon=icon, default=i == 0)
+    for i, (key, title, icon) in enumerate(PAGES)])
 with st.sidebar:
     st.session_state["context"] = sidebar()
 navigation.run()

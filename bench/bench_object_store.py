@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import indexcore.io as storage_io  # noqa: E402
 from indexcore import open_warehouse  # noqa: E402
-from indexcore.frames import metrics  # noqa: E402
-from indexcore.scan import explain  # noqa: E402
+from indexcore.scan.explainer import explain
+from indexcore.views import view  # noqa: E402
 from indexcore.write import TableWriter, make_schema  # noqa: E402
 
 TABLE = "bench.orders"
@@ -113,7 +113,7 @@ def work(url: str) -> dict:
     table = open_warehouse(url).table(TABLE)
     ex = explain(table, WHERE)
     t_explain = time.perf_counter() - start
-    frame = metrics.bitmap_frame(table)
+    frame = view(table, "bitmap_indexes").to_pandas()  # the Bitmap page's per-index frame
     wall = time.perf_counter() - start
     return {"explain_s": t_explain, "frame_s": wall - t_explain, "wall_s": wall,
             "requests": table.storage.stats.requests, "fs_requests": SlowFileSystem.requests,

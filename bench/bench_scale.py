@@ -27,7 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 import indexcore  # noqa: E402
 from indexcore.cli import main as cli  # noqa: E402
-from indexcore.frames import metrics  # noqa: E402
+from indexcore.frames import deletion_vectors as deletion_vectors_frames  # noqa: E402
+from indexcore.frames import suggestion as suggestion_frames  # noqa: E402
+from indexcore.frames import table as table_frames  # noqa: E402
 from indexcore.views import view  # noqa: E402
 from indexcore.write import TableWriter, make_schema  # noqa: E402
 
@@ -103,10 +105,10 @@ def main() -> None:
         jobs = [
             ("plan db.events (the floor)", lambda: fresh("db.events").plan()),
             ("CLI files --format json", files_cli),
-            ("table_overview", lambda: metrics.table_overview(fresh("db.events"))),
-            ("suggest_predicate", lambda: metrics.suggest_predicate(fresh("db.events"))),
+            ("table_overview", lambda: table_frames.table_overview(fresh("db.events"))),
+            ("suggest_predicate", lambda: suggestion_frames.suggest_predicate(fresh("db.events"))),
             ("plan db.orders (the floor)", lambda: fresh("db.orders").plan()),
-            ("dv_trend, 50 snapshots (incremental)", lambda: metrics.dv_trend(fresh("db.orders"))),
+            ("dv_trend, 50 snapshots (incremental)", lambda: deletion_vectors_frames.dv_trend(fresh("db.orders"))),
             ("dv_trend, 50 snapshots re-planned", lambda: dv_trend_from_scratch(fresh("db.orders"))),
         ]
         floor = 1.0

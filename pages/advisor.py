@@ -3,11 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from indexcore.analysis.advise import DEFAULT_SAMPLE, advise
-from indexcore.analysis.advise_statements import advice_summary
-from indexcore.analysis.workload import parse_workload
-from indexcore.errors import IndexCoreError
-from indexcore.frames import figures
+from indexcore.frames import advisor, figures, suggestion
 from pages.common import context, fmt_bytes, guard, need_table, progress_callback, show_frame
 
 st.title("Advisor")
@@ -21,9 +17,9 @@ picked = (ctx.url, ctx.table_name, ctx.snapshot_id)
 if st.session_state.get("advisor_for") != picked or "advisor_workload" not in st.session_state:
     start = ""
     with guard("Suggested predicate"):
-        suggestion = ctx.metric("suggest_predicate")
-        if suggestion:
-            start = f"SELECT * FROM {ctx.table_name} WHERE {suggestion['sql']};\n"
+        suggested = ctx.frame(suggestion.suggest_predicate)
+        if suggested:
+            start = f"SELECT * FROM {ctx.table_name} WHERE {suggested['sql']};\n"
     st.session_state["advisor_workload"] = start
     st.session_state["advisor_for"] = picked
     st.session_state.pop("advisor_result", None)
@@ -35,24 +31,22 @@ text = st.text_area("...or paste the workload", key="advisor_workload", height=1
 if upload is not None:
     text = upload.getvalue().decode("utf-8", errors="replace")
     st.caption(f"Using the uploaded file `{upload.name}`.")
-sample = st.number_input("Files to build candidates on (0 = all)", min_value=0, value=DEFAULT_SAMPLE,
+sample = st.number_input("Files to build candidates on (0 = all)", min_value=0, value=advisor.DEFAULT_SAMPLE,
                          key="advisor_sample")
 
 if st.button("Advise", key="advisor_run", type="primary"):
     with guard("Advisor"):
-        queries = parse_workload(text)
-        if not queries:
-            raise IndexCoreError("the workload holds no query")
+        queries = advisor.workload_queries(text)
         update, bar = progress_callback("Advising")
-        advice = advise(ctx.table, queries, snapshot_id=ctx.snapshot_id,
-                        sample=None if sample == 0 else int(sample), progress=update)
+        advice = advisor.advise(ctx.table, queries, snapshot_id=ctx.snapshot_id,
+                                sample=None if sample == 0 else int(sample), progress=update)
         bar.empty()
         st.session_state["advisor_result"] = advice
 
 advice = st.session_state.get("advisor_result")
 if advice is not None:
     with guard("Advice"):
-        summary = advice_summary(advice)
+        summary = advisor.advice_summary(advice)
         replayed = [r for r in advice.runs if r.explanation is not None]
         c = st.columns(4)
         c[0].metric("Queries replayed", len(replayed))

@@ -2,9 +2,7 @@
 
 import streamlit as st
 
-from indexcore.formats.registry import page_kinds
-from indexcore.frames import figures
-from indexcore.frames.metrics import top_values
+from indexcore.frames import bitmap, figures
 from pages.common import (
     context,
     decode_sample,
@@ -17,7 +15,7 @@ from pages.common import (
     unusable_files,
 )
 
-BITMAP_TYPES = page_kinds("bitmap")  # the kinds this page explains
+BITMAP_TYPES = bitmap.BITMAP_TYPES
 
 st.title("Bitmap indexes")
 ctx = context()
@@ -55,7 +53,7 @@ with guard("Bitmap indexes"):
 
     n = st.slider("Top N values", 5, 50, 20, key="bitmap_top_n")
     values = ctx.view("bitmap_values", column=column, sample=sample)
-    top = top_values(values, n)
+    top = bitmap.top_values(values, n)
     left, right = st.columns(2)
     left.plotly_chart(figures.top_values(top, f"Top {n} values of {column} ({scope})"), width="stretch")
     right.plotly_chart(figures.values_per_file(values, top["value"].tolist(), f"Top values of {column} per file"),
@@ -75,7 +73,7 @@ with guard("Point lookup"):
         st.session_state["bitmap_lookup_value"] = first if first == "NULL" else "'" + first.replace("'", "''") + "'"
         st.session_state["bitmap_lookup_for"] = picked
     literal = st.text_input("Value", key="bitmap_lookup_value")
-    lookup = ctx.metric("bitmap_lookup", column=column, value_text=literal, sample=sample)
+    lookup = ctx.frame(bitmap.bitmap_lookup, column=column, value_text=literal, sample=sample)
     show_frame(lookup, "bitmap_lookup")
     c = st.columns(2)
     c[0].metric("Matching rows", int(lookup["matching_rows"].sum()) if not lookup.empty else 0)
@@ -86,6 +84,6 @@ with guard("V1 vs V2 layout"):
     needs("Bitmap indexes", column)
     st.caption("Each file's bitmap rebuilt in memory in both layouts (nothing is written).")
     block = st.selectbox("V2 index-block-size", ["1kb", "4kb", "16kb", "64kb"], index=2, key="bitmap_block")
-    layouts = ctx.metric("bitmap_layout_compare", column=column, index_block_size=block)
+    layouts = ctx.frame(bitmap.bitmap_layout_compare, column=column, index_block_size=block)
     st.plotly_chart(figures.bitmap_lookup_bytes(layouts), width="stretch")
     show_frame(layouts, "bitmap_layouts")

@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from indexcore.formats.registry import BLOOM_FILTER, page_kinds
 from indexcore.frames import figures
+from indexcore.frames.bloom import BLOOM_FILTER, BLOOM_TYPES
 from pages.common import (
     context,
     decode_sample,
@@ -15,8 +15,6 @@ from pages.common import (
     show_unusable,
     unusable_files,
 )
-
-BLOOM_TYPES = page_kinds("bloom")  # the kinds this page explains
 
 st.title("Bloom filters")
 ctx = context()

@@ -2,7 +2,7 @@
 
 Nothing here decodes anything: it opens a warehouse with :func:`indexcore.open_warehouse`,
 keeps the session's choice as ONE :class:`Selection` record in ``st.session_state`` and caches
-:mod:`indexcore.views` tables (as frames) and :mod:`indexcore.frames.metrics` frames per
+:mod:`indexcore.views` tables (as frames) and the frames of :mod:`indexcore.frames.registry` per
 warehouse URL, table (with its branch) and snapshot.
 """
 
@@ -22,12 +22,13 @@ import pandas as pd
 import streamlit as st
 
 import indexcore
-from indexcore import views
-from indexcore.analysis import health
 from indexcore.cache import env_int as _env_int
-from indexcore.errors import IndexCoreError
-from indexcore.frames import metrics
-from indexcore.io import parse_storage_options
+from indexcore.config import parse_pairs
+from indexcore.errors import IndexCoreError, StorageError
+from indexcore.frames import health, unusable
+from indexcore.frames import table as table_frames
+from indexcore.frames.registry import FRAMES, WAREHOUSE, spec_of
+from indexcore.frames.views import DECODE_SAMPLE_FILES, branch_ref, view_frame
 
 APP_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_WAREHOUSE = APP_DIR / "sample_warehouse"
@@ -44,6 +45,25 @@ WH_KEY, TABLE_KEY, SNAPSHOT_KEY, MASTER_KEY = "warehouse_url", "table", "snapsho
 BRANCH_KEY, TAG_KEY, SELECTION_KEY = "branch", "tag", "selection"
 OPTIONS_KEY = "storage_options"
 MAIN, NO_TAG = "main", "(no tag)"
+
+# the app's pages: key (the script's name in pages/, also what health items name), title and icon,
+# in navigation order; app.py builds its navigation from them, health links resolve here
+PAGES = (
+    ("warehouse", "Warehouse", ":material/warehouse:"),
+    ("table", "Table", ":material/table:"),
+    ("bitmap", "Bitmap indexes", ":material/bar_chart:"),
+    ("bloom", "Bloom filters", ":material/filter_alt:"),
+    ("range", "Range-bitmap and BSI", ":material/straighten:"),
+    ("deletion_vectors", "Deletion vectors", ":material/delete_sweep:"),
+    ("hash_index", "Hash index", ":material/tag:"),
+    ("global_indexes", "Global indexes", ":material/account_tree:"),
+    ("what_if", "What-if", ":material/psychology:"),
+    ("advisor", "Advisor", ":material/recommend:"),
+    ("spark", "Spark", ":material/bolt:"),
+)
+# page key -> title, and -> the script st.page_link opens (relative to app.py)
+PAGE_TITLES = {key: title for key, title, _icon in PAGES}
+PAGE_FILES = {key: f"pages/{key}.py" for key, _title, _icon in PAGES}
 
 
 @dataclass(frozen=True)
@@ -62,7 +82,7 @@ class Selection:
         """The name :meth:`Warehouse.table` opens: ``db.t`` or ``db.t$branch_NAME``."""
         if self.table is None or self.branch == MAIN:
             return self.table
-        return views.Identifier(self.table, self.branch).table_ref
+        return branch_ref(self.table, self.branch)
 
 
 def _cli_warehouse() -> str | None:
@@ -109,31 +129,31 @@ def table_names(url: str, roots: tuple[str, ...], options: tuple = ()) -> list[s
 def storage_options() -> tuple:
     """The sidebar's storage options (``key=value`` per line) as sorted pairs, for cache keys."""
     lines = [ln.strip() for ln in st.session_state.get(OPTIONS_KEY, "").splitlines() if ln.strip()]
-    return tuple(sorted(parse_storage_options(lines).items()))
+    return tuple(sorted(parse_pairs(lines, "a storage option", StorageError, typed=True).items()))
 
 
 @st.cache_data(show_spinner="Reading…", max_entries=CACHE_ENTRIES, ttl=CACHE_TTL)
 def cached_view(name: str, url: str, roots: tuple[str, ...], table: str, snapshot_id: int | None,
                 kwargs: tuple = (), options: tuple = ()) -> pd.DataFrame:
     """``views.view(table, name, snapshot_id, **kwargs).to_pandas()``, cached."""
-    return views.view(open_warehouse(url, roots, options).table(table), name, snapshot_id,
-                      **dict(kwargs)).to_pandas()
+    return view_frame(open_warehouse(url, roots, options).table(table), name, snapshot_id, **dict(kwargs))
 
 
 @st.cache_data(show_spinner="Reading…", max_entries=CACHE_ENTRIES, ttl=CACHE_TTL)
-def cached_metric(name: str, url: str, roots: tuple[str, ...], table: str | None, snapshot_id: int | None,
-                  kwargs: tuple = (), pass_snapshot: bool = True, options: tuple = ()) -> Any:
-    """``metrics.<name>(table, snapshot_id=..., **kwargs)`` (``(warehouse)`` when table is None), cached.
+def cached_frame(key: str, url: str, roots: tuple[str, ...], table: str | None, snapshot_id: int | None,
+                 kwargs: tuple = (), options: tuple = ()) -> Any:
+    """The registered frame ``key`` (:data:`~indexcore.frames.registry.FRAMES`) of the table, with
+    ``snapshot_id=`` when it takes one, or of the warehouse; cached under the key.
 
-    ``snapshot_id`` is part of the key even when not passed, so table-wide frames refresh with it.
+    ``snapshot_id`` is part of the cache key even when not passed, so table-wide frames refresh with it.
     """
+    spec = FRAMES[key]
     wh = open_warehouse(url, roots, options)
-    fn = getattr(metrics, name)
-    if table is None:
-        return fn(wh, **dict(kwargs))
-    if pass_snapshot:
+    if spec.on == WAREHOUSE:
+        return spec.fn(wh, **dict(kwargs))
+    if spec.snapshot:
         kwargs = (*kwargs, ("snapshot_id", snapshot_id))
-    return fn(wh.table(table), **dict(kwargs))
+    return spec.fn(wh.table(table), **dict(kwargs))
 
 
 class Missing(Exception):
@@ -197,13 +217,15 @@ class Context:
         return (name, self.url, self.roots, self.table_name, self.snapshot_id if snapshot else None,
                 tuple(sorted(kwargs.items())), self.options)
 
-    def metric(self, name: str, table: bool = True, snapshot: bool = True, **kwargs) -> Any:
-        """A cached metrics frame for the picked table (``table=False``: the warehouse) and snapshot
-        (``snapshot=False``: a table-wide frame such as the schema history); the same object for
-        the whole run, as :meth:`view`."""
-        args = (name, self.url, self.roots, self.table_name if table else None, self.snapshot_id if table else None,
-                tuple(sorted(kwargs.items())), snapshot, self.options)
-        return self._once(("metric", *args), lambda: cached_metric(*args))
+    def frame(self, fn: Callable[..., Any], **kwargs) -> Any:
+        """``fn``'s cached frame (a function of :mod:`indexcore.frames.registry`) for the picked table
+        and snapshot, or for the warehouse, as its spec says; the same object for the whole run,
+        as :meth:`view`."""
+        spec = spec_of(fn)
+        on_table = spec.on != WAREHOUSE
+        args = (spec.key, self.url, self.roots, self.table_name if on_table else None,
+                self.snapshot_id if on_table else None, tuple(sorted(kwargs.items())), self.options)
+        return self._once(("frame", *args), lambda: cached_frame(*args))
 
     def _once(self, key: tuple, fetch: Callable[[], Any]) -> Any:
         try:
@@ -404,49 +426,29 @@ def index_columns(ctx: Context, index_types: tuple[str, ...]) -> list[str]:
 
 def unusable_files(ctx: Context, index_types: tuple[str, ...]) -> pd.DataFrame:
     """Files of the picked snapshot whose file index of one of ``index_types`` (or whole index file)
-    could not be used, and why (:func:`indexcore.analysis.health.unusable_files`), plus the unreadable
-    manifests that hide files from every page (:func:`unreadable_parts`)."""
+    could not be used, and why, plus the unreadable manifests that hide files from every page
+    (:func:`indexcore.frames.unusable.unusable_file_indexes`)."""
     # the census when this run has it; else only its unusable rows (the same heads, a fraction of the rows)
     census = ctx.view("file_indexes") if ctx.has_view("file_indexes") else ctx.view("file_indexes", errors_only=True)
-    return pd.concat([health.unusable_files(census, index_types), unreadable_parts(ctx)[health.UNUSABLE_COLUMNS]],
-                     ignore_index=True)
-
-
-@st.cache_data(show_spinner="Checking index files…", max_entries=CACHE_ENTRIES, ttl=CACHE_TTL)
-def _unusable_index_files(url: str, roots: tuple[str, ...], table: str, snapshot_id: int | None,
-                          kinds: tuple[str, ...], options: tuple = ()) -> pd.DataFrame:
-    return health.unusable_index_files(open_warehouse(url, roots, options).table(table), snapshot_id, kinds)
+    return unusable.unusable_file_indexes(census, index_types, ctx.frame(table_frames.unreadable_frame))
 
 
 def unusable_index_files(ctx: Context, kinds: tuple[str, ...]) -> pd.DataFrame:
     """Index-manifest files (HASH, global indexes) of the picked snapshot that could not be used, and
-    why (:func:`indexcore.analysis.health.unusable_index_files`), plus :func:`unreadable_parts`."""
-    return pd.concat([_unusable_index_files(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, kinds, ctx.options),
-                      unreadable_parts(ctx)[health.UNUSABLE_COLUMNS]], ignore_index=True)
+    why (:func:`indexcore.frames.unusable.unusable_index_files`), plus :func:`unreadable_parts`."""
+    return unusable.with_unreadable(ctx.frame(unusable.unusable_index_files, kinds=kinds),
+                                    ctx.frame(table_frames.unreadable_frame))
 
 
 def missing_dv_files(ctx: Context) -> pd.DataFrame:
     """Live files of the picked snapshot whose deletion-vector file is gone (their deletes are lost)."""
-    lost = health.lost_deletion_vectors(ctx.table, ctx.view("deletion_vectors"))
-    if lost.empty:
-        return pd.DataFrame(columns=["file_name", "dv_file", "why"])
-    return lost.assign(why=health.MISSING_DV)[["file_name", "dv_file", "why"]]
+    return unusable.missing_dv_files(ctx.table, ctx.view("deletion_vectors"))
 
 
 def unreadable_parts(ctx: Context) -> pd.DataFrame:
     """Manifests, index manifests and other metadata of the picked snapshot that could not be read:
     the files they list are missing from every page, so each page names them."""
-    problems = ctx.metric("unreadable_frame")
-    return pd.DataFrame({"file_name": problems["path"].map(lambda p: str(p).rsplit("/", 1)[-1]),
-                         "index_type": None, "column_name": None, "dv_file": None,
-                         "why": "unreadable " + problems["structure"].astype(str), "error": problems["reason"]})
-
-
-# app.py's page titles (which health items name) -> their scripts, for st.page_link
-PAGE_FILES = {"Table": "pages/table.py", "Bitmap indexes": "pages/bitmap.py", "Bloom filters": "pages/bloom.py",
-              "Range-bitmap and BSI": "pages/range.py", "Deletion vectors": "pages/deletion_vectors.py",
-              "Hash index": "pages/hash_index.py", "Global indexes": "pages/global_indexes.py",
-              "What-if": "pages/what_if.py"}
+    return unusable.unreadable_parts(ctx.frame(table_frames.unreadable_frame))
 
 
 # a health item's severity -> the icon shown beside it (Table and Warehouse pages)
@@ -454,21 +456,20 @@ SEVERITY_ICONS = {health.ERROR: ":material/error:", health.WARNING: ":material/w
 
 
 def health_item(severity: str, text: str, page: str | None) -> None:
-    """One health item: its icon and text, and a link to the page explaining it (wide enough for
-    the longest page title, "Range-bitmap and BSI", on one line)."""
+    """One health item: its icon and text, and a link to the page explaining it (its key in
+    :data:`PAGE_FILES`; wide enough for the longest page title, "Range-bitmap and BSI",
+    on one line)."""
     left, right = st.columns([3, 1], vertical_alignment="center")
     left.markdown(f"{SEVERITY_ICONS[severity]} {text}")
     if page in PAGE_FILES:
-        right.page_link(PAGE_FILES[page], label=page, icon=":material/arrow_forward:")
+        right.page_link(PAGE_FILES[page], label=PAGE_TITLES[page], icon=":material/arrow_forward:")
 
 
 def decode_sample(ctx: Context, kinds: tuple[str, ...], key: str) -> int:
     """How many files this page's per-file decoding reads (the ``sample`` of the views and
-    metrics that decode; as many as there are means all): all of them up to
+    frames that decode; as many as there are means all): all of them up to
     :data:`~indexcore.warehouse.file_sample.DECODE_SAMPLE_FILES` files with a file index; past
     that a fixed random sample unless the user turns on "every file". Says which it is."""
-    from indexcore.warehouse.file_sample import DECODE_SAMPLE_FILES
-
     frame = ctx.view("file_indexes")
     with_index = frame["file_path"].nunique() if not frame.empty else 0
     if with_index <= DECODE_SAMPLE_FILES:

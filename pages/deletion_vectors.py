@@ -3,8 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from indexcore.frames import figures
-from indexcore.frames.metrics import compaction_hint, dv_by_bucket
+from indexcore.frames import deletion_vectors, figures
 from pages.common import (
     context,
     guard,
@@ -24,7 +23,7 @@ if not need_table(ctx):
 dvs = buckets = None
 with guard("Deletion vectors"):
     dvs = ctx.view("deletion_vectors")
-    buckets = dv_by_bucket(dvs)
+    buckets = deletion_vectors.dv_by_bucket(dvs)
     total, deleted = int(dvs["row_count"].sum()), int(dvs["deleted"].sum())
     c = st.columns(4)
     c[0].metric("Files with a DV", int(dvs["has_dv"].sum()))
@@ -40,7 +39,7 @@ with guard("Deletion vectors"):
 
 with guard("Trend"):
     limit = st.slider("Snapshots in the trend", 2, 200, 50, key="dv_trend_n")
-    trend = ctx.metric("dv_trend", snapshot=False, max_snapshots=limit)
+    trend = ctx.frame(deletion_vectors.dv_trend, max_snapshots=limit)
     st.plotly_chart(figures.dv_trend(trend), width="stretch")
 
 with guard("Most deleted files"):
@@ -54,7 +53,7 @@ with guard("Compaction hint"):
     st.subheader("Compaction hint")
     needs("Deletion vectors", buckets)
     threshold = st.slider("Density that calls for compaction", 0.01, 1.0, 0.2, 0.01, key="dv_threshold")
-    hot = compaction_hint(buckets, threshold)
+    hot = deletion_vectors.compaction_hint(buckets, threshold)
     if hot.empty:
         st.success(f"No bucket has {threshold:.0%} or more of its rows deleted.")
     else:

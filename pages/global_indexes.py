@@ -3,15 +3,13 @@ its keys, and the files and rows a WHERE condition keeps through it."""
 
 import streamlit as st
 
-from indexcore.analysis import coverage as gi
-from indexcore.analysis.health import GLOBAL_INDEX
-from indexcore.frames import figures
+from indexcore.frames import figures, global_indexes
+from indexcore.frames.unusable import GLOBAL_INDEX
 from pages.common import (
     context,
     guard,
     need_table,
     needs,
-    open_warehouse,
     show_frame,
     show_unusable,
     unusable_index_files,
@@ -23,17 +21,6 @@ if not need_table(ctx):
     st.stop()
 
 
-@st.cache_data(show_spinner="Reading the index manifest…", max_entries=64)
-def _row_ranges(url: str, roots: tuple, table: str, snapshot_id: int | None, options: tuple = ()):
-    return gi.table_row_ranges(open_warehouse(url, roots, options).table(table), snapshot_id)
-
-
-@st.cache_data(show_spinner="Decoding the index…", max_entries=64)
-def _cardinality(url: str, roots: tuple, table: str, snapshot_id: int | None, file_name: str,
-                 options: tuple = ()):
-    return gi.cardinality_frame(open_warehouse(url, roots, options).table(table), file_name, snapshot_id)
-
-
 unusable = set()  # index files the "Rows per key" picker leaves out (none when their check failed)
 with guard("Files that could not be used"):
     bad = unusable_index_files(ctx, (GLOBAL_INDEX,))
@@ -43,7 +30,7 @@ with guard("Files that could not be used"):
 frame = None
 with guard("Global indexes"):
     frame, coverage = ctx.view("global_indexes"), ctx.view("global_index_coverage")
-    ranges = _row_ranges(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, ctx.options)
+    ranges = ctx.frame(global_indexes.table_row_ranges)
     if frame.empty:
         st.info("No global index in this snapshot. Paimon builds global indexes (BTree, bitmap, vector, "
                 "full-text) over the row ids of tables with `row-tracking.enabled`.")
@@ -73,7 +60,7 @@ with guard("Keys and values"):
         labels = {r.file: f"{r.field} · {r.index_type} · rows {r.row_range_start}..{r.row_range_end} · {r.file}"
                   for r in decodable.itertuples()}
         picked = st.selectbox("Index file", names, format_func=labels.get, key="global_index_file")
-        keys = _cardinality(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, picked, ctx.options)
+        keys = ctx.frame(global_indexes.cardinality_frame, file_name=picked)
         k = st.columns(3)
         k[0].metric("Distinct keys", len(keys[keys["key"] != "NULL"]))
         k[1].metric("Rows", f"{int(keys['rows'].sum()):,}")
@@ -84,7 +71,7 @@ with guard("Condition"):
     st.subheader("Files and rows a condition keeps")
     sql = st.text_input("WHERE", key="global_index_where", placeholder="col_int > 30")
     if sql:
-        kept, totals = gi.predicate_keep_frame(ctx.table, sql, ctx.snapshot_id)
+        kept, totals = global_indexes.predicate_keep_frame(ctx.table, sql, ctx.snapshot_id)
         m = st.columns(3)
         m[0].metric("Files kept", f"{totals['files_kept']} of {totals['files']}")
         m[1].metric("Rows kept", f"{totals['rows_kept']:,} of {totals['rows']:,}")

@@ -2,9 +2,7 @@
 
 import streamlit as st
 
-from indexcore.frames import figures
-from indexcore.frames.metrics import hash_balance
-from indexcore.paimon.index_types import HASH
+from indexcore.frames import figures, hash_index
 from pages.common import context, guard, need_table, show_frame, show_unusable, unusable_index_files
 
 st.title("Hash index")
@@ -13,7 +11,7 @@ if not need_table(ctx):
     st.stop()
 
 with guard("Files that could not be used"):
-    show_unusable(unusable_index_files(ctx, (HASH,)), "hash_unusable")
+    show_unusable(unusable_index_files(ctx, (hash_index.HASH,)), "hash_unusable")
 
 with guard("Hash index"):
     frame = ctx.view("hash_buckets")
@@ -29,7 +27,7 @@ with guard("Hash index"):
             st.info("No hash index in this snapshot yet: this dynamic-bucket primary-key table writes one per "
                     "bucket as rows arrive.")
         st.stop()
-    balance = hash_balance(frame)
+    balance = hash_index.hash_balance(frame)
     c = st.columns(5)
     c[0].metric("Buckets", balance["groups"])
     c[1].metric("Keys", f"{int(frame['keys'].sum()):,}")

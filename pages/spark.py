@@ -11,7 +11,8 @@ import streamlit as st
 
 from indexcore.errors import IndexCoreError
 from indexcore.frames import figures
-from indexcore.frames.metrics import UNPARTITIONED
+from indexcore.frames.suggestion import suggest_predicate
+from indexcore.frames.views import UNPARTITIONED
 from indexcore.spark.jobs.audit import audit
 from indexcore.spark.jobs.evaluate import evaluate
 from pages.common import MASTER_KEY, context, guard, need_table, show_frame
@@ -167,7 +168,7 @@ picked = (ctx.url, ctx.table_name, ctx.snapshot_id)
 if st.session_state.get("spark_sql_for") != picked or "spark_sql" not in st.session_state:
     suggestion = None
     with guard("Suggested predicate"):
-        suggestion = ctx.metric("suggest_predicate")
+        suggestion = ctx.frame(suggest_predicate)
     names = ctx.table.schema().field_names
     st.session_state["spark_sql"] = suggestion["sql"] if suggestion else f"{names[0]} IS NOT NULL"
     st.session_state["spark_sql_for"] = picked

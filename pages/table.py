@@ -5,13 +5,14 @@ import datetime as dt
 import pandas as pd
 import streamlit as st
 
-from indexcore.formats.registry import FILE_INDEX_TYPES
-from indexcore.frames import figures
+from indexcore.frames import figures, health
+from indexcore.frames import table as table_frames
 from pages.common import (
     SNAPSHOT_KEY,
     context,
     fmt_bytes,
     guard,
+    health_item,
     missing_dv_files,
     need_table,
     needs,
@@ -40,18 +41,11 @@ with guard("Overview"):
     c[2].metric("Data size", fmt_bytes(files["file_size_in_bytes"].sum()))
     c[3].metric("Files with a file index", f"{int((files['embedded_index'] | files['index_file'].notna()).sum()):,}")
     c[4].metric("Deleted rows (DV)", f"{int(files['deletion_vector_cardinality'].fillna(0).sum()):,}")
-    show_unusable(pd.concat([unusable_files(ctx, tuple(FILE_INDEX_TYPES)), missing_dv_files(ctx)], ignore_index=True),
+    show_unusable(pd.concat([unusable_files(ctx, tuple(table_frames.FILE_INDEX_TYPES)), missing_dv_files(ctx)], ignore_index=True),
                   "table_unusable")
 
 with guard("Health"):  # one summary: score, key metrics, items linked to the page explaining each
-    from indexcore.analysis.health import table_health
-    from pages.common import health_item, open_warehouse
-
-    @st.cache_data(show_spinner="Checking health…", max_entries=64)
-    def _table_health(url: str, roots: tuple, name: str, snapshot_id: int | None, options: tuple = ()):
-        return table_health(open_warehouse(url, roots, options).table(name), snapshot_id)
-
-    th = _table_health(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, ctx.options)
+    th = ctx.frame(health.table_health)
     configured = [cv for cv in th.coverage if cv.configured and cv.files]
     c = st.columns(5)
     c[0].metric("Health", f"{th.score}/100", help="Amoro-style: 100 minus points per issue kind, weighted by the "
@@ -68,13 +62,13 @@ with guard("Health"):  # one summary: score, key metrics, items linked to the pa
     for item in th.items:
         health_item(item.severity, f"**{item.severity}** {item.message}"
                     + (f" — {item.recommendation}" if item.recommendation else ""),
-                    item.page if item.page != "Table" else None)
+                    item.page if item.page != "table" else None)
 
 tab_schema, tab_snap, tab_files, tab_stats, tab_skew = st.tabs(["Schema", "Snapshots", "Files", "Column statistics",
                                                                 "Skew"])
 
 with tab_schema, guard("Schema"):
-    history = ctx.metric("schema_history", snapshot=False)
+    history = ctx.frame(table_frames.schema_history)
     ids = sorted(history["schema_id"].unique().tolist())
     pick = st.selectbox("Schema version", ids, index=len(ids) - 1, key="schema_version") if ids else None
     show_frame(history[history["schema_id"] == pick], "schema")
@@ -148,15 +142,6 @@ with tab_files, guard("Files"):
 
 with tab_stats, guard("Column statistics"):
     needs("Overview", files)
-    from indexcore.scan.stats import file_stats_frame
-    from pages.common import open_warehouse
-
-    @st.cache_data(show_spinner="Reading statistics…", max_entries=32)
-    def _file_stats(url: str, roots: tuple, name: str, snapshot_id: int | None, options: tuple,
-                    columns: tuple | None, paths: tuple | None):
-        return file_stats_frame(open_warehouse(url, roots, options).table(name), snapshot_id, columns=columns,
-                                paths=paths)
-
     st.caption("Min, max and null count per data file as the manifest records them (`value_stats`, mapped by "
                "field id across schema changes; key stats for primary keys). These are what the stats stage of "
                "a read tests; an empty null count is unknown, and a column added after the file was written "
@@ -175,15 +160,15 @@ with tab_stats, guard("Column statistics"):
         # every file: statistics of the page of files shown only (a 50,000-file table pages through them)
         paths = (by_name[stat_file],) if stat_file != "(every file)" else \
             tuple(files["file_path"].iloc[page_rows(len(files), "file_stats_files")])
-        frame = _file_stats(ctx.url, ctx.roots, ctx.table_name, ctx.snapshot_id, ctx.options,
-                            None if stat_col == "(every column)" else (stat_col,), paths)
+        frame = ctx.frame(table_frames.file_stats_frame, columns=None if stat_col == "(every column)" else (stat_col,),
+                          paths=paths)
         st.caption(f"{frame['file_name'].nunique()} file(s) of {len(files):,}, {len(frame)} row(s)")
         st.dataframe(frame, hide_index=True, width="stretch")
 
 with tab_skew, guard("Skew"):
     by = st.radio("Group by", ["bucket", "partition"], horizontal=True, key="skew_by",
                   format_func=lambda b: "partition x bucket" if b == "bucket" else "partition")
-    groups, skew = ctx.metric("size_skew", by=by)
+    groups, skew = ctx.frame(table_frames.size_skew, by=by)
     c = st.columns(3)
     c[0].metric("Groups", skew["groups"])
     c[1].metric("Largest / mean", f"{skew['max_over_mean']:.2f}")

@@ -1,17 +1,15 @@
 """Warehouse: every table with its health, files, bytes, index bytes, DVs and unusable files."""
 
-import pandas as pd
 import streamlit as st
 
-from indexcore.analysis import health
-from indexcore.frames import figures
+from indexcore.frames import figures, health
+from indexcore.frames import table as table_frames
 from pages.common import (
     context,
     fmt_bytes,
     guard,
     health_item,
     needs,
-    open_warehouse,
     show_frame,
 )
 
@@ -20,13 +18,6 @@ KIND_LABELS = {"unreadable-metadata": "Unreadable metadata", "unusable-files": "
                "small-files": "Small files", "index-overhead": "Index bytes against data bytes",
                "bloom-oversized": "Oversized bloom filters", "bloom-over-fpp": "Bloom filters over their fpp",
                "stale-index": "Indexes no longer configured", "wrong-column": "Indexes on the wrong column"}
-
-
-@st.cache_data(show_spinner="Checking the health of every table…", max_entries=16)
-def warehouse_health(url: str, roots: tuple, options: tuple = ()) -> tuple[int, dict[str, pd.DataFrame]]:
-    """The warehouse score and :func:`health.health_frames`, cached per warehouse."""
-    h = health.warehouse_health(open_warehouse(url, roots, options))
-    return h.score, health.health_frames(h)
 
 
 st.title("Warehouse")
@@ -38,7 +29,7 @@ st.caption(f"`{ctx.url}` — opened read-only")
 
 score = frames = None
 with guard("Warehouse overview"):
-    score, frames = warehouse_health(ctx.url, ctx.roots, ctx.options)
+    score, frames = ctx.frame(health.warehouse_health_frames)
     tables = frames["tables"]
     ok = tables[tables["error"].isna()]
     c = st.columns(4) + st.columns(4)
@@ -108,7 +99,7 @@ with guard("Health summary"):
 
 if ctx.table_name:
     with guard("Problems of the picked table"):
-        problems = ctx.metric("problems_frame")
+        problems = ctx.frame(table_frames.problems_frame)
         st.subheader(f"Problems in {ctx.table_name}")
         if problems.empty:
             st.success("Every manifest, index manifest and file index of this snapshot was readable.")

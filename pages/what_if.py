@@ -2,11 +2,9 @@
 
 import streamlit as st
 
-from indexcore.config import parse_pairs
 from indexcore.errors import IndexCoreError
-from indexcore.formats.registry import FILE_INDEX_TYPES, check_writer_options, supported_index_types
-from indexcore.frames import figures
-from indexcore.frames.metrics import whatif_frames
+from indexcore.frames import figures, what_if
+from indexcore.frames.suggestion import suggest_predicate
 from pages.common import (
     context,
     fmt_bytes,
@@ -31,7 +29,7 @@ except IndexCoreError:
     schema = ctx.table.schema()
 suggestion = None
 with guard("Suggested predicate"):
-    suggestion = ctx.metric("suggest_predicate")
+    suggestion = ctx.frame(suggest_predicate)
 picked = (ctx.url, ctx.table_name, ctx.snapshot_id)
 if st.session_state.get("whatif_sql_for") != picked or "whatif_sql" not in st.session_state:
     # a new table or snapshot starts from a predicate that prunes it, not from the last table's text
@@ -51,11 +49,11 @@ elif suggestion:
 verify = st.checkbox("Verify against the data (reads every data file)", key="whatif_verify")
 
 with guard("Unusable files"):  # their indexes cannot prune, so the explain below keeps them
-    show_unusable(unusable_files(ctx, FILE_INDEX_TYPES), "whatif_unusable")
+    show_unusable(unusable_files(ctx, what_if.FILE_INDEX_TYPES), "whatif_unusable")
 
 result = None
 with guard("Explain"):
-    result = ctx.metric("explain_frames", sql=sql, verify=verify)
+    result = ctx.frame(what_if.explain_frames, sql=sql, verify=verify)
     files, funnel = result["files"], result["funnel"]
     if not result["index_used"]:
         st.info("This table merges rows on read (primary key without deletion vectors), so Paimon does not use "
@@ -110,28 +108,25 @@ st.subheader("Hypothetical index")
 with guard("Hypothetical index"):
     c1, c2, c3 = st.columns([2, 2, 3])
     column = c1.selectbox("Column", list(schema.field_names), key="hyp_column")
-    types = supported_index_types(schema.field(column).type)
+    types = what_if.supported_index_types(schema.field(column).type)
     if not types:
         st.info(f"No file index type can be built on `{column}` ({schema.field(column).type.sql()}); "
-                f"Paimon builds {', '.join(FILE_INDEX_TYPES)} on atomic types only.")
+                f"Paimon builds {', '.join(what_if.FILE_INDEX_TYPES)} on atomic types only.")
         st.stop()
     index_type = c2.selectbox("Index type", types, key="hyp_type",
                               help="Only the types Paimon can build on this column's type are offered.")
     raw_options = c3.text_input("Options (k=v, comma-separated)", key="hyp_options",
                                 placeholder="items=10000, fpp=0.01 | version=1 | index-block-size=4kb")
     try:
-        options = parse_pairs([part for part in raw_options.split(",") if part.strip()], "an index option")
-        check_writer_options(index_type, options, schema.field(column).type)
+        options = what_if.hypothetical_options(index_type, raw_options, schema.field(column).type)
     except IndexCoreError as exc:
         st.error(f"Options: {exc}")
         options = None
     key = (ctx.url, ctx.table_name, ctx.snapshot_id, column, index_type, tuple(sorted((options or {}).items())))
     if st.button("Build in memory", key="hyp_build", disabled=options is None,
                  help="Fix the options first" if options is None else None):
-        from indexcore.analysis.whatif import build_hypothetical_index
-
         update, bar = progress_callback("Building")
-        hyp = build_hypothetical_index(ctx.table, column, index_type, options, snapshot_id=ctx.snapshot_id,
+        hyp = what_if.build_hypothetical_index(ctx.table, column, index_type, options, snapshot_id=ctx.snapshot_id,
                                        progress=update)
         bar.empty()
         st.session_state["hyp"] = (key, hyp)
@@ -140,7 +135,7 @@ with guard("Hypothetical index"):
         st.info("Pick a column, an index type and options, then build the index for the current data files.")
     else:
         hyp = stored[1]
-        comparison = whatif_frames(hyp, sql)
+        comparison = what_if.whatif_frames(hyp, sql)
         c = st.columns(3)
         c[0].metric("Hypothetical index size", fmt_bytes(comparison["index_bytes"]))
         c[1].metric("Files indexed", len(hyp.files))

@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 import indexcore
-from indexcore.frames import metrics
+from indexcore.frames import bitmap as bitmap_frames
+from indexcore.frames import pruning as pruning_frames
+from indexcore.frames import suggestion as suggestion_frames
+from indexcore.frames import warehouse as warehouse_frames
 from indexcore.views import view
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,7 +74,7 @@ def _served_through_app(mp: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def overview(wh_path):
-    return metrics.warehouse_overview(indexcore.open_warehouse(str(wh_path)))
+    return warehouse_frames.warehouse_overview(indexcore.open_warehouse(str(wh_path)))
 
 
 def _table_with(overview, kind: str) -> str | None:
@@ -190,13 +193,13 @@ def test_bitmap_column_and_lookup(wh_path, overview):
         at.selectbox(key="bitmap_column").select(column).run()
         _no_failure(at)
         values = view(table, "bitmap_values", column=column).to_pandas()
-        top = metrics.top_values(values, 1)
+        top = bitmap_frames.top_values(values, 1)
         if top.empty or top["value"].iloc[0] == "NULL":
             continue
         literal = top["value"].iloc[0]
         at.text_input(key="bitmap_lookup_value").set_value(f"'{literal}'").run()
         _no_failure(at)
-        lookup = metrics.bitmap_lookup(table, column, f"'{literal}'")
+        lookup = bitmap_frames.bitmap_lookup(table, column, f"'{literal}'")
         if lookup.empty:
             continue
         assert _metric(at, "Matching rows") == str(int(lookup["matching_rows"].sum()))
@@ -227,14 +230,14 @@ def test_what_if_builds_hypothetical_index(wh_path, overview):
 
 
 def test_what_if_starts_from_a_pruning_predicate(wh_path, overview):
-    """The default predicate is the one metrics.suggest_predicate derives, and the page shows it
+    """The default predicate is the one suggestion_frames.suggest_predicate derives, and the page shows it
     pruning: fewer files read than live, or fewer rows after the index than in the files."""
     names = overview["table"].tolist()
     wh = indexcore.open_warehouse(str(wh_path))
-    name = next((n for n in names if metrics.suggest_predicate(wh.table(n))["prunes"]), None)
+    name = next((n for n in names if suggestion_frames.suggest_predicate(wh.table(n))["prunes"]), None)
     if name is None:
         pytest.skip("no table where an equality prunes")
-    expected = metrics.suggest_predicate(wh.table(name))
+    expected = suggestion_frames.suggest_predicate(wh.table(name))
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(APP, default_timeout=90)
@@ -248,7 +251,7 @@ def test_what_if_starts_from_a_pruning_predicate(wh_path, overview):
     other = next(n for n in names if n != name)
     at.selectbox(key="table").select(other).run()
     _no_failure(at)
-    assert at.text_input(key="whatif_sql").value == metrics.suggest_predicate(wh.table(other))["sql"], \
+    assert at.text_input(key="whatif_sql").value == suggestion_frames.suggest_predicate(wh.table(other))["sql"], \
         "a new table starts from its own predicate"
 
 
@@ -627,7 +630,7 @@ def test_prune_counts_keeps_no_index_apart():
         pytest.skip("no sample warehouse")
     wh = indexcore.open_warehouse(str(sample))
     for name, where in (("demo.faulty", "amount BETWEEN 10 AND 20"), ("demo.events", "amount BETWEEN 10 AND 20")):
-        pruned = metrics.prune_by_sql(wh.table(name), where, ["range-bitmap", "bsi"])
+        pruned = pruning_frames.prune_by_sql(wh.table(name), where, ["range-bitmap", "bsi"])
         fig = figures.prune_counts(pruned, ["range-bitmap", "bsi"])
         bars = {(x, tr.name): y for tr in fig.data for x, y in zip(tr.x, tr.y, strict=True)}
         for kind in ("range-bitmap", "bsi"):
@@ -682,7 +685,7 @@ def test_count_axes_have_whole_number_ticks():
     faulty = wh.table("demo.faulty")
     two = pd.DataFrame({"value": ["a", "b"], "cardinality": [2, 1], "files": [1, 1]})
     charts = {
-        "prune_counts": figures.prune_counts(metrics.prune_by_sql(faulty, "amount > 1", ["bsi"]), ["bsi"]),
+        "prune_counts": figures.prune_counts(pruning_frames.prune_by_sql(faulty, "amount > 1", ["bsi"]), ["bsi"]),
         "top_values": figures.top_values(two),
         "values_per_file": figures.values_per_file(two.assign(file_name="f", partition="{}", bucket=0), ["a", "b"]),
         "bloom_fill": figures.bloom_fill(view(faulty, "bloom_filters").to_pandas()),
@@ -764,7 +767,7 @@ def test_what_if_shows_the_whole_cost_and_the_stats_of_each_decision(wh_path, ov
     assert list(cost["stage"]) == list(ex.funnel)
     assert list(cost["bytes"]) == [v["bytes"] for v in ex.funnel.values()]
     from indexcore.frames import figures
-    from indexcore.frames.metrics import funnel_frame
+    from indexcore.frames.what_if import funnel_frame
 
     fig = figures.funnel_cost(funnel_frame(ex.funnel), size_text=fmt_bytes)
     assert [list(t.x) for t in fig.data] == [[v["files"] for v in ex.funnel.values()],
@@ -788,7 +791,7 @@ def test_what_if_shows_the_whole_cost_and_the_stats_of_each_decision(wh_path, ov
 
 def test_what_if_compares_bytes_and_rows_skipped_before_and_after(wh_path, overview):
     from indexcore.analysis.whatif import build_hypothetical_index
-    from indexcore.frames.metrics import whatif_frames
+    from indexcore.frames.what_if import whatif_frames
     from pages.common import fmt_bytes
 
     name = _table_with(overview, "bitmap")

@@ -82,7 +82,7 @@ def server():
 
 def _table_for(warehouse: Path, kind: str) -> str | None:
     import indexcore
-    from indexcore.frames.metrics import warehouse_overview
+    from indexcore.frames.warehouse import warehouse_overview
 
     overview = warehouse_overview(indexcore.open_warehouse(str(warehouse)))
     if not kind:

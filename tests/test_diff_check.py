@@ -17,7 +17,7 @@ from indexcore.analysis.diff import diff, pruning
 from indexcore.analysis.workload import parse_workload
 from indexcore.cli import main
 from indexcore.errors import PredicateError
-from indexcore.frames.metrics import dv_by_bucket
+from indexcore.frames.deletion_vectors import dv_by_bucket
 from indexcore.views import view
 from indexcore.warehouse import Warehouse
 

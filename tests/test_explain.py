@@ -651,7 +651,7 @@ def test_cost_adds_up_on_every_table(conformance):
     """On the sample and every conformance table: read + skipped = what the stage before kept,
     for files, rows and data bytes, under a predicate that prunes (the What-if page's suggestion)."""
     from indexcore.errors import IndexCoreError
-    from indexcore.frames.metrics import suggest_predicate
+    from indexcore.frames.suggestion import suggest_predicate
 
     checked = pruned = 0
     for root in _warehouses(conformance):

@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 
 import indexcore
-from indexcore.frames import metrics
+from indexcore.frames import pruning as pruning_frames
+from indexcore.frames import range as range_frames
 from indexcore.views import view
 from indexcore.warehouse import file_sample
 from indexcore.warehouse.file_sample import decode_sample, sample_files
+from pages import common
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
 
@@ -43,9 +45,9 @@ def test_views_and_metrics_decode_only_the_sampled_files(events):
     assert set(view(events, "bloom_filters", sample=3).column("file_name").to_pylist()) <= picked
     every = set(view(events, "bloom_filters").column("file_name").to_pylist())
     assert len(every) > 3
-    assert set(metrics.range_frame(events, sample=3)["file_name"]) <= picked
-    assert set(metrics.prune_by_sql(events, "user_id > 10", sample=3)["file_name"]) == picked
-    assert len(metrics.prune_by_sql(events, "user_id > 10")) == len(events.plan().files)
+    assert set(range_frames.range_frame(events, sample=3)["file_name"]) <= picked
+    assert set(pruning_frames.prune_by_sql(events, "user_id > 10", sample=3)["file_name"]) == picked
+    assert len(pruning_frames.prune_by_sql(events, "user_id > 10")) == len(events.plan().files)
 
 
 def test_a_decode_sample_over_all_files_is_the_index_views_sample(events):
@@ -62,6 +64,7 @@ def test_a_decode_sample_over_all_files_is_the_index_views_sample(events):
 
 def test_bloom_page_samples_past_the_limit_and_decodes_all_on_request(open_page, monkeypatch, events):
     monkeypatch.setattr(file_sample, "DECODE_SAMPLE_FILES", 3)
+    monkeypatch.setattr(common, "DECODE_SAMPLE_FILES", 3)  # what the page reads (through indexcore.frames)
     at = open_page("bloom", table="demo.events")
     shown = next(d.value for d in at.dataframe if "fill_ratio" in d.value)
     assert shown["file_name"].nunique() <= 3
@@ -79,8 +82,6 @@ def test_bloom_page_samples_past_the_limit_and_decodes_all_on_request(open_page,
 def test_table_statistics_page_through_files_and_the_file_picker_filters(open_page, monkeypatch, events):
     """Past a page of files the statistics tab reads only the files of the page shown; past the
     choice limit the file picker is narrowed by a filter instead of sending every name."""
-    import pages.common as common
-
     monkeypatch.setattr(common, "PAGE_SIZE", 4)
     monkeypatch.setattr(common, "MAX_CHOICES", 3)
     files = [lf.file.file_name for lf in events.plan().files]
@@ -110,6 +111,7 @@ def test_bitmap_page_names_the_sample_in_its_figures(open_page, monkeypatch, eve
     if bitmaps.empty:
         pytest.skip("demo.events has no bitmap index")
     monkeypatch.setattr(file_sample, "DECODE_SAMPLE_FILES", 3)
+    monkeypatch.setattr(common, "DECODE_SAMPLE_FILES", 3)  # what the page reads (through indexcore.frames)
     at = open_page("bitmap", table="demo.events")
     column = at.selectbox(key="bitmap_column").value
     carrying = bitmaps.loc[bitmaps["column_name"] == column, "file_path"].nunique()

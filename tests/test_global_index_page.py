@@ -8,6 +8,7 @@ import pytest
 from test_app import _metric, _no_failure
 
 from indexcore.analysis import coverage as gi
+from indexcore.frames import global_indexes as global_indexes_frames
 from indexcore.io import Storage
 from indexcore.warehouse.table import Table
 
@@ -41,7 +42,7 @@ def test_global_indexes_page(orc_warehouse, open_page):
     col_int = next(f["file"] for f in files if f["field"] == "col_int")
     at.selectbox(key="global_index_file").select(col_int).run()
     _no_failure(at)
-    keys = gi.cardinality_frame(table, col_int)
+    keys = global_indexes_frames.cardinality_frame(table, col_int)
     assert _metric(at, "Distinct keys") == str(len(keys)) and _metric(at, "Rows") == str(int(keys["rows"].sum()))
 
     at.text_input(key="global_index_where").set_value("col_int > 30").run()

@@ -1,4 +1,4 @@
-"""The explorer's frames (indexcore.views and indexcore.frames.metrics) against Paimon-written warehouses.
+"""The explorer's frames (indexcore.views and indexcore.frames) against Paimon-written warehouses.
 
 Expected numbers come from an independent path: the Parquet data files read with pyarrow,
 the deletion vectors decoded one by one, and the index blobs Paimon wrote.
@@ -15,8 +15,16 @@ import pytest
 
 import indexcore
 from indexcore.formats import bloom
-from indexcore.formats.registry import FILE_INDEX_TYPES, supported_index_types
-from indexcore.frames import metrics
+from indexcore.frames import bitmap as bitmap_frames
+from indexcore.frames import deletion_vectors as deletion_vectors_frames
+from indexcore.frames import hash_index as hash_index_frames
+from indexcore.frames import pruning as pruning_frames
+from indexcore.frames import range as range_frames
+from indexcore.frames import suggestion as suggestion_frames
+from indexcore.frames import table as table_frames
+from indexcore.frames import views as views_frames
+from indexcore.frames import warehouse as warehouse_frames
+from indexcore.frames import what_if as what_if_frames
 from indexcore.views import indexes as index_views
 from indexcore.views import view
 
@@ -43,7 +51,7 @@ def _column(table, live_file, column):
 
 
 def test_overview_matches_plans(warehouse):
-    overview = metrics.warehouse_overview(warehouse).set_index("table")
+    overview = warehouse_frames.warehouse_overview(warehouse).set_index("table")
     assert sorted(overview.index) == warehouse.tables()
     for name in (BLOOM, DV_TABLES[0]):
         plan = warehouse.table(name).plan()
@@ -64,17 +72,17 @@ def test_dv_density_matches_decoded_vectors(warehouse, name):
         decoded[lf.file.file_name] = dv.cardinality if dv is not None else 0
     assert dict(zip(dvs["file_name"], dvs["deleted"], strict=True)) == decoded
     assert decoded and sum(decoded.values()) > 0
-    buckets = metrics.dv_by_bucket(dvs)
+    buckets = deletion_vectors_frames.dv_by_bucket(dvs)
     assert buckets["deleted"].sum() == sum(decoded.values())
     for _, b in buckets.iterrows():
         assert b["density"] == pytest.approx(b["deleted"] / b["row_count"])
-    hot = metrics.compaction_hint(buckets, threshold=float(buckets["density"].max()))
+    hot = deletion_vectors_frames.compaction_hint(buckets, threshold=float(buckets["density"].max()))
     assert len(hot) >= 1 and (hot["density"] >= buckets["density"].max()).all()
 
 
 def test_dv_trend_follows_snapshots(warehouse):
     table = warehouse.table(DV_TABLES[0])
-    trend = metrics.dv_trend(table)
+    trend = deletion_vectors_frames.dv_trend(table)
     assert trend["snapshot_id"].tolist() == table.snapshot_ids()
     for _, row in trend.iterrows():
         dvs = frame(table, "deletion_vectors", int(row["snapshot_id"]))
@@ -105,7 +113,7 @@ def test_bitmap_layout_rebuild_has_paimon_size(warehouse, name, version):
     bitmaps = frame(table, "bitmap_indexes")
     assert set(bitmaps["version"]) == {version}
     for column in bitmaps["column"].unique():
-        layouts = metrics.bitmap_layout_compare(table, column)
+        layouts = bitmap_frames.bitmap_layout_compare(table, column)
         actual = layouts[layouts["actual"]]
         assert actual["layout"].tolist() == [f"V{version}"]
         assert actual["size"].tolist() == bitmaps[bitmaps["column"] == column]["size"].tolist()
@@ -117,7 +125,7 @@ def test_bitmap_lookup_rows_and_bytes(warehouse):
     lf = table.plan().files[0]
     names = _column(table, lf, "f0").to_pylist()
     value = collections.Counter(names).most_common(1)[0][0]
-    lookup = metrics.bitmap_lookup(table, "f0", f"'{value}'")
+    lookup = bitmap_frames.bitmap_lookup(table, "f0", f"'{value}'")
     assert lookup["matching_rows"].tolist() == [names.count(value)]
     bitmaps = frame(table, "bitmap_indexes")
     size = int(bitmaps[bitmaps["column"] == "f0"]["size"].iloc[0])
@@ -143,18 +151,18 @@ def test_bloom_estimates_distinct_items(warehouse):
 
 def test_range_frame_and_pruning_match_data(warehouse):
     table = warehouse.table(BLOOM)
-    ranges = metrics.range_frame(table)
+    ranges = range_frames.range_frame(table)
     lf = table.plan().files[0]
     for column in ("f1", "f2"):
         data = _column(table, lf, column)
         row = ranges[(ranges["column"] == column) & (ranges["index_type"] == "bsi")].iloc[0]
         assert row["min"] == pc.min(data).as_py() and row["max"] == pc.max(data).as_py()
         assert row["null_count"] == data.null_count
-    pruned = metrics.prune_by_sql(table, "f1 > 100", ("bsi",))
+    pruned = pruning_frames.prune_by_sql(table, "f1 > 100", ("bsi",))
     expected = sum(1 for v in _column(table, lf, "f1").to_pylist() if v is not None and v > 100)
     assert pruned["bsi rows_left"].tolist() == [expected]
     assert pruned["stats"].tolist() == ["may match"]
-    none = metrics.prune_by_sql(table, "f1 > 100000", ("bsi",))
+    none = pruning_frames.prune_by_sql(table, "f1 > 100000", ("bsi",))
     assert none["stats"].tolist() == ["SKIP"] and none["bsi"].tolist()[0].startswith("SKIP")
 
 
@@ -164,11 +172,11 @@ def test_files_view_and_skew(warehouse):
     plan = table.plan()
     assert len(files) == len(plan.files)
     assert files["file_size_in_bytes"].sum() == sum(lf.file.file_size for lf in plan.files)
-    groups, skew = metrics.size_skew(table, by="bucket")
+    groups, skew = table_frames.size_skew(table, by="bucket")
     assert groups["file_size_in_bytes"].sum() == files["file_size_in_bytes"].sum()
     assert skew["max_over_mean"] == pytest.approx(groups["file_size_in_bytes"].max()
                                                   / groups["file_size_in_bytes"].mean())
-    parts, _ = metrics.size_skew(table, by="partition")
+    parts, _ = table_frames.size_skew(table, by="partition")
     assert len(parts) == len({lf.partition for lf in plan.files})
 
 
@@ -183,7 +191,7 @@ def test_file_indexes_view_embedded_or_file(warehouse):
 
 def test_schema_history_follows_field_ids(warehouse):
     table = warehouse.table("pk_table_with_alter_table.pk_table_with_alter_table")
-    history = metrics.schema_history(table)
+    history = table_frames.schema_history(table)
     schemas = table.schemas()
     assert sorted(history["schema_id"].unique()) == [s.id for s in schemas]
     latest = history[(history["schema_id"] == schemas[-1].id) & (history["change"] != "dropped")]
@@ -207,7 +215,7 @@ def test_hash_buckets_view_counts_hashes(warehouse):
         pytest.skip("no table with a dynamic-bucket hash index available")
     for table in tables:
         keys = frame(table, "hash_buckets")
-        balance = metrics.hash_balance(keys)
+        balance = hash_index_frames.hash_balance(keys)
         for (_, bucket), entries in table.plan().hash_indexes.items():
             hashes = sum(table.hash_index(e).count for e in entries)
             assert hashes in keys[keys["bucket"] == bucket]["keys"].tolist()
@@ -232,7 +240,7 @@ def test_suggested_predicate_prunes_and_matches(conformance):
 
     pruning = 0
     for table in _all_tables(conformance):
-        s = metrics.suggest_predicate(table)
+        s = suggestion_frames.suggest_predicate(table)
         ex = explain(table, s["sql"], verify=True)
         assert not ex.violations, (table.name, s["sql"], ex.violations)
         if not s["prunes"]:
@@ -251,10 +259,9 @@ def test_suggestion_is_the_best_candidate_and_stops_at_one_row_of_one_file(confo
     """Every candidate explained alone, the fewest files then rows that still select a row wins,
     as the suggestion says; and its search ends at a candidate reading one row of one file
     (nothing after it can do better), explaining no candidate past it."""
-    from indexcore.scan import explainer as explain_module
 
     calls = []
-    real = explain_module.explain_files
+    real = suggestion_frames.explain_files
 
     def counted(*args, **kwargs):
         calls.append(args[1])
@@ -262,9 +269,9 @@ def test_suggestion_is_the_best_candidate_and_stops_at_one_row_of_one_file(confo
 
     stopped = 0
     for table in _all_tables(conformance):
-        files, _total = metrics.suggestion_sample(table)
+        files, _total = suggestion_frames.suggestion_sample(table)
         best = None
-        tried = metrics.predicate_candidates(table)[:metrics.SUGGEST_TRIES]
+        tried = suggestion_frames.predicate_candidates(table)[:suggestion_frames.SUGGEST_TRIES]
         for sql, _why in tried:
             ex = real(table, sql, files)
             read = [f for f in ex.files if f.skipped_by is None]
@@ -274,9 +281,9 @@ def test_suggestion_is_the_best_candidate_and_stops_at_one_row_of_one_file(confo
                     (best is None or (len(read), selected) < best[1:]):
                 best = (sql, len(read), selected)
         calls.clear()
-        monkeypatch.setattr(explain_module, "explain_files", counted)
-        s = metrics.suggest_predicate(table)
-        monkeypatch.setattr(explain_module, "explain_files", real)
+        monkeypatch.setattr(suggestion_frames, "explain_files", counted)
+        s = suggestion_frames.suggest_predicate(table)
+        monkeypatch.setattr(suggestion_frames, "explain_files", real)
         assert (s["sql"], s["files_read"], s["rows_selected"]) == best if best else not s["prunes"], table.name
         if best and best[1:] == (1, 1):
             assert calls[-1] == best[0], (table.name, calls)
@@ -287,11 +294,11 @@ def test_suggestion_is_the_best_candidate_and_stops_at_one_row_of_one_file(confo
 def test_unpartitioned_tables_say_so(warehouse):
     table = warehouse.table(BITMAP_V2)
     assert not table.schema().partition_keys
-    assert set(frame(table, "deletion_vectors")["partition"]) == {metrics.UNPARTITIONED}
+    assert set(frame(table, "deletion_vectors")["partition"]) == {views_frames.UNPARTITIONED}
     assert set(frame(table, "files")["partition"]) == {"{}"}  # Paimon's own rendering in $files
     partitioned = warehouse.table(DV_TABLES[0])
     assert partitioned.schema().partition_keys
-    assert metrics.UNPARTITIONED not in set(frame(partitioned, "deletion_vectors")["partition"])
+    assert views_frames.UNPARTITIONED not in set(frame(partitioned, "deletion_vectors")["partition"])
 
 
 def test_supported_index_types_follow_writers(warehouse):
@@ -299,15 +306,15 @@ def test_supported_index_types_follow_writers(warehouse):
 
     table = warehouse.table("parquet_append_table.parquet_append_table")
     for field in table.schema().fields:
-        got = supported_index_types(field.type)
-        for index_type in FILE_INDEX_TYPES:
+        got = what_if_frames.supported_index_types(field.type)
+        for index_type in what_if_frames.FILE_INDEX_TYPES:
             try:
                 new_writer(index_type, field.type, {})
                 ok = True
             except indexcore.errors.IndexCoreError:
                 ok = False
             assert (index_type in got) == ok, (field.name, index_type)
-    kinds = {f.type.root: supported_index_types(f.type) for f in table.schema().fields}
+    kinds = {f.type.root: what_if_frames.supported_index_types(f.type) for f in table.schema().fields}
     assert kinds["MAP"] == [] and "bsi" not in kinds["VARCHAR"] and "bsi" in kinds["INT"]
 
 
@@ -339,25 +346,25 @@ def test_every_figure_has_title_axes_and_hover():
     wh = indexcore.open_warehouse(str(SAMPLE))
     events, orders, users = (wh.table(f"demo.{n}") for n in ("events", "orders", "users"))
     values = frame(events, "bitmap_values", column="country")
-    ranges = metrics.range_frame(events)
-    pruned = metrics.prune_by_sql(events, "amount BETWEEN 10 AND 20", ["range-bitmap", "bsi"])
-    explained = metrics.explain_frames(events, metrics.suggest_predicate(events)["sql"])
+    ranges = range_frames.range_frame(events)
+    pruned = pruning_frames.prune_by_sql(events, "amount BETWEEN 10 AND 20", ["range-bitmap", "bsi"])
+    explained = what_if_frames.explain_frames(events, suggestion_frames.suggest_predicate(events)["sql"])
     hashes = frame(users, "hash_buckets")
-    balance = metrics.hash_balance(hashes)
+    balance = hash_index_frames.hash_balance(hashes)
     charts = {
-        "warehouse_sizes": figures.warehouse_sizes(metrics.warehouse_overview(wh)),
+        "warehouse_sizes": figures.warehouse_sizes(warehouse_frames.warehouse_overview(wh)),
         "snapshot_timeline": figures.snapshot_timeline(frame(events, "snapshots"), 1),
-        "size_skew": figures.size_skew(metrics.size_skew(events)[0]),
-        "top_values": figures.top_values(metrics.top_values(values, 5)),
+        "size_skew": figures.size_skew(table_frames.size_skew(events)[0]),
+        "top_values": figures.top_values(bitmap_frames.top_values(values, 5)),
         "values_per_file": figures.values_per_file(values, ["US", "DE"]),
-        "bitmap_lookup_bytes": figures.bitmap_lookup_bytes(metrics.bitmap_layout_compare(events, "country")),
+        "bitmap_lookup_bytes": figures.bitmap_lookup_bytes(bitmap_frames.bitmap_layout_compare(events, "country")),
         "bloom_fill": figures.bloom_fill(frame(events, "bloom_filters")),
         "bloom_items": figures.bloom_items(frame(events, "bloom_filters")),
         "bloom_fpp": figures.bloom_fpp(frame(events, "bloom_filters")),
         "value_ranges": figures.value_ranges(ranges[ranges["column"] == "amount"], 10, 20),
         "prune_counts": figures.prune_counts(pruned, ["range-bitmap", "bsi"]),
-        "dv_heatmap": figures.dv_heatmap(metrics.dv_by_bucket(frame(orders, "deletion_vectors"))),
-        "dv_trend": figures.dv_trend(metrics.dv_trend(orders)),
+        "dv_heatmap": figures.dv_heatmap(deletion_vectors_frames.dv_by_bucket(frame(orders, "deletion_vectors"))),
+        "dv_trend": figures.dv_trend(deletion_vectors_frames.dv_trend(orders)),
         "hash_buckets": figures.hash_buckets(hashes, balance["target"]),
         "funnel": figures.funnel(list(zip(explained["funnel"]["stage"], explained["funnel"]["files"],
                                           strict=True))),
@@ -382,7 +389,7 @@ def test_cells_as_text_renders_nested_cells_and_leaves_its_input_alone():
 
     frame = pd.DataFrame({"n": [1, 2], "decision": [{"rows": [1, 2]}, {"a": 1}], "notes": [["x", "y"], []],
                           "text": ["a", None]})
-    out = metrics.cells_as_text(frame)
+    out = what_if_frames.cells_as_text(frame)
     assert out["decision"].tolist() == ["2 rows", "a=1"]
     assert out["notes"].tolist() == ["x, y", ""]
     assert out["n"].tolist() == [1, 2] and out["text"].tolist() == ["a", None]

@@ -87,15 +87,15 @@ def test_pages_list_the_files_they_could_not_use(open_page, page):
 
 def test_an_index_on_another_column_keeps_no_file():
     """On ``event_time`` the BSI (on ``amount``) cannot skip a file: it counts as "no index", not as kept."""
-    from indexcore.frames import metrics
+    from indexcore.frames import pruning as pruning_frames
 
     table = open_warehouse(str(SAMPLE)).table("demo.events")
-    pruned = metrics.prune_by_sql(table, "event_time >= TIMESTAMP '2024-06-02 12:00:00'", ["range-bitmap", "bsi"])
+    pruned = pruning_frames.prune_by_sql(table, "event_time >= TIMESTAMP '2024-06-02 12:00:00'", ["range-bitmap", "bsi"])
     assert set(pruned["bsi"]) == {"no index"}
     assert "no index" not in set(pruned["range-bitmap"])
     bars = {(x, tr.name): y for tr in figures.prune_counts(pruned, ["range-bitmap", "bsi"]).data
             for x, y in zip(tr.x, tr.y, strict=True)}
     assert bars.get(("bsi", "kept"), 0) == 0 and bars[("bsi", "no index")] == len(pruned)
-    either = metrics.prune_by_sql(table, "event_time >= TIMESTAMP '2024-06-02 12:00:00' OR user_id = 4",
+    either = pruning_frames.prune_by_sql(table, "event_time >= TIMESTAMP '2024-06-02 12:00:00' OR user_id = 4",
                                   ["range-bitmap", "bsi"])
     assert set(either["range-bitmap"]) == {"no index"}  # the OR branch on user_id has no index

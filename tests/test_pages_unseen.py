@@ -29,8 +29,8 @@ import pytest
 from test_app import APP, _served_through_app
 
 from indexcore import open_warehouse
-from indexcore.formats.registry import FILE_INDEX_TYPES
-from indexcore.frames.metrics import problems_frame
+from indexcore.frames.table import problems_frame
+from indexcore.frames.what_if import FILE_INDEX_TYPES
 from indexcore.views import view
 
 PAGES = ["warehouse", "table", "bitmap", "bloom", "range", "deletion_vectors", "hash_index", "global_indexes",

@@ -11,7 +11,11 @@ import pandas as pd
 import pytest
 
 import indexcore
-from indexcore.frames import metrics
+from indexcore.frames import bitmap as bitmap_frames
+from indexcore.frames import deletion_vectors as deletion_vectors_frames
+from indexcore.frames import range as range_frames
+from indexcore.frames import suggestion as suggestion_frames
+from indexcore.frames import table as table_frames
 from indexcore.views import view
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,7 +48,7 @@ def test_dv_trend_equals_replanning_on_sample():
         pytest.skip("sample_warehouse/ not built")
     wh = indexcore.open_warehouse(str(SAMPLE))
     expected = dv_trend_from_scratch(wh.table("demo.orders"))
-    got = metrics.dv_trend(indexcore.open_warehouse(str(SAMPLE)).table("demo.orders"))
+    got = deletion_vectors_frames.dv_trend(indexcore.open_warehouse(str(SAMPLE)).table("demo.orders"))
     assert expected["deleted"].max() > 0, "the sample's orders table has deleted rows"
     pd.testing.assert_frame_equal(got, expected)
 
@@ -55,7 +59,7 @@ def test_dv_trend_equals_replanning_on_conformance(conformance):
     with_deletes = 0
     for wh_path, name in tables:
         expected = dv_trend_from_scratch(indexcore.open_warehouse(wh_path).table(name))
-        got = metrics.dv_trend(indexcore.open_warehouse(wh_path).table(name))
+        got = deletion_vectors_frames.dv_trend(indexcore.open_warehouse(wh_path).table(name))
         pd.testing.assert_frame_equal(got, expected, obj=f"{wh_path} {name}")
         with_deletes += int(expected["deleted"].max() > 0)
     assert with_deletes >= 3
@@ -82,7 +86,7 @@ def test_dv_trend_reads_each_manifest_once(tmp_path):
         return read_bytes(path)
 
     table.storage.read_bytes = counting
-    got = metrics.dv_trend(table, max_snapshots=100)
+    got = deletion_vectors_frames.dv_trend(table, max_snapshots=100)
     table.storage.read_bytes = read_bytes
     manifests = {n: c for n, c in reads.items() if n.startswith(("manifest-", "index-manifest-"))}
     assert len(got) == len(table.snapshot_ids()) == 16
@@ -109,12 +113,12 @@ def test_suggestion_is_bounded_by_a_sample_and_says_so(monkeypatch):
         pytest.skip("sample_warehouse/ not built")
     table = indexcore.open_warehouse(str(SAMPLE)).table("demo.events")
     total = len(table.plan().files)
-    full = metrics.suggest_predicate(table)
+    full = suggestion_frames.suggest_predicate(table)
     assert full["sample_files"] == full["total_files"] == total == full["files"]
-    monkeypatch.setattr(metrics, "SUGGEST_MAX_FILES", max(2, total // 2))
-    files, n = metrics.suggestion_sample(table)
+    monkeypatch.setattr(suggestion_frames, "SUGGEST_MAX_FILES", max(2, total // 2))
+    files, n = suggestion_frames.suggestion_sample(table)
     assert n == total and len(files) == max(2, total // 2) < total
-    s = metrics.suggest_predicate(table)
+    s = suggestion_frames.suggest_predicate(table)
     assert s["sample_files"] == len(files) and s["total_files"] == total
     if s["prunes"]:
         ex = explain_files(table, s["sql"], files)
@@ -137,13 +141,13 @@ def test_figures_draw_at_most_the_cap_and_say_how_many_of_how_many(monkeypatch):
     wh = _sample_wh()
     events, orders, users = wh.table("demo.events"), wh.table("demo.orders"), wh.table("demo.users")
     blooms = view(events, "bloom_filters").to_pandas()
-    groups = metrics.size_skew(events)[0]
+    groups = table_frames.size_skew(events)[0]
     hashes = view(users, "hash_buckets").to_pandas()
-    ranges = metrics.range_frame(events)
+    ranges = range_frames.range_frame(events)
     numeric = ranges[ranges["min"].map(pd.api.types.is_number)]
     ranges = ranges[ranges["column"] == numeric["column"].iloc[0]]
     values = view(events, "bitmap_values", column="country").to_pandas()
-    top = metrics.top_values(values, 3)["value"].tolist()
+    top = bitmap_frames.top_values(values, 3)["value"].tolist()
     uncapped = figures.size_skew(groups)
     assert len(uncapped.data[0].x) == len(groups) and " of " not in uncapped.layout.title.text
     monkeypatch.setattr(figures, "MAX_BARS", 2)
@@ -164,7 +168,7 @@ def test_figures_draw_at_most_the_cap_and_say_how_many_of_how_many(monkeypatch):
     fig = figures.values_per_file(values, top)
     assert len({x for t in fig.data for x in t.x}) == 2 and f"of {values['file_name'].nunique()} files" \
         in fig.layout.title.text
-    dvs = metrics.dv_by_bucket(view(orders, "deletion_vectors").to_pandas())
+    dvs = deletion_vectors_frames.dv_by_bucket(view(orders, "deletion_vectors").to_pandas())
     fig = figures.dv_heatmap(dvs)
     assert len(fig.data[0].y) == min(2, dvs["partition"].nunique())
 
@@ -182,8 +186,8 @@ def test_capped_sample_keeps_both_ends():
 
 def test_bitmap_layout_compare_honours_max_files():
     events = _sample_wh().table("demo.events")
-    whole = metrics.bitmap_layout_compare(events, "country", max_files=None)
-    two = metrics.bitmap_layout_compare(events, "country", max_files=2)
+    whole = bitmap_frames.bitmap_layout_compare(events, "country", max_files=None)
+    two = bitmap_frames.bitmap_layout_compare(events, "country", max_files=2)
     assert whole["file_name"].nunique() > 2 and two["file_name"].nunique() == 2 and len(two) == 4
     pd.testing.assert_frame_equal(two, whole.head(4))
 
@@ -279,7 +283,7 @@ def test_table_overview_counts_heads_as_the_blobs_did(conformance):
         wh = indexcore.open_warehouse(str(root))
         for name in wh.tables():
             table = wh.table(name)
-            got = metrics.table_overview(table)
+            got = table_frames.table_overview(table)
             blobs = list(iter_file_indexes(table))
             kinds = {b.index_type for b in blobs if b.index_type} | {
                 e.index_file.index_type for e in table.plan().index_entries}
@@ -301,7 +305,7 @@ def test_problems_frame_from_heads_equals_the_blob_listing(conformance):
         wh = indexcore.open_warehouse(str(root))
         for name in wh.tables():
             table = wh.table(name)
-            got = metrics.problems_frame(table)
+            got = table_frames.problems_frame(table)
             got = got[got["structure"] == "file index"]
             want = [(b.file.index_path or f"{b.file.path} (embedded file index)", b.error)
                     for b in iter_file_indexes(table) if b.error]
@@ -336,9 +340,9 @@ def test_unreadable_frame_opens_no_file_index(conformance, monkeypatch, tmp_path
         wh = indexcore.open_warehouse(str(root))
         for name in wh.tables():
             table = wh.table(name)
-            got = metrics.unreadable_frame(table)
+            got = table_frames.unreadable_frame(table)
             assert heads == [], (str(root), name)
-            full = metrics.problems_frame(table)
+            full = table_frames.problems_frame(table)
             rest = full[full["structure"] != "file index"].reset_index(drop=True)
             pd.testing.assert_frame_equal(got, rest)
             kinds.update(full["structure"])
@@ -437,7 +441,7 @@ def test_blob_readers_open_lazily_and_say_why_they_cannot(tmp_path):
 
 
 def range_frame_error(table, blob) -> str | None:
-    frame = metrics.range_frame(table)
+    frame = range_frames.range_frame(table)
     hit = frame[(frame["file_name"] == blob.file.file.file_name) & (frame["column"] == blob.column)
                 & (frame["index_type"] == blob.index_type)]
     assert len(hit) == 1
@@ -470,8 +474,8 @@ def test_each_container_head_is_read_once_for_a_pages_worth_of_views(conformance
             def census(table=table):
                 view(table, "file_indexes")
                 advise.index_inventory(table)
-                metrics.problems_frame(table)
-                metrics.table_overview(table)
+                table_frames.problems_frame(table)
+                table_frames.table_overview(table)
 
             census()
             health.table_health(table)
@@ -479,7 +483,7 @@ def test_each_container_head_is_read_once_for_a_pages_worth_of_views(conformance
             before, heads = table.storage.stats.requests, sum(reads.values())
             view(table, "file_indexes")
             advise.index_inventory(table)
-            metrics.problems_frame(table)
+            table_frames.problems_frame(table)
             assert table.storage.stats.requests == before, (str(root), name)
             census()  # the overview may decode a deletion vector, never a head again
             assert sum(reads.values()) == heads, (str(root), name)
@@ -512,7 +516,7 @@ def test_a_pages_bitmap_views_open_each_reader_once_within_the_tables_budget(con
             value = next((v["value"] for v in values if v["value"] != "NULL"), None)
             literal = "NULL" if value is None else value if value.lstrip("-").isdigit() \
                 else "'" + value.replace("'", "''") + "'"
-            out += [values, metrics.bitmap_lookup(table, column, literal).to_dict("records")]
+            out += [values, bitmap_frames.bitmap_lookup(table, column, literal).to_dict("records")]
         return tuple(map(str, out))
 
     checked = 0

@@ -26,6 +26,7 @@ from indexcore.analysis.advise import index_inventory
 from indexcore.analysis.balance import dv_by_bucket
 from indexcore.analysis.diff import pruning
 from indexcore.analysis.workload import read_workload
+from indexcore.config import parse_pairs
 from indexcore.errors import IndexCoreError, PredicateError
 from indexcore.views import view
 
@@ -53,13 +54,7 @@ def parse_rules(text: str, base_dir: str = ".") -> list[dict[str, Any]]:
                 raise PredicateError(f"rules line {n}: {exc}") from exc
             if not words:
                 continue
-            rule: dict[str, Any] = {"rule": words[0], "line": n}
-            for word in words[1:]:
-                key, sep, value = word.partition("=")
-                if not sep:
-                    raise PredicateError(f"rules line {n}: expected key=value, got {word!r}")
-                rule[key] = value
-            rules.append(rule)
+            rules.append({"rule": words[0], "line": n, **parse_pairs(words[1:], f"rules line {n}", PredicateError)})
     for r in rules:
         if r["rule"] not in RULES:
             raise PredicateError(f"unknown rule {r['rule']!r} (rules: {', '.join(RULES)})")

@@ -45,13 +45,12 @@ from indexcore.warehouse.table import KNOWN_INDEX_TYPES, LISTED_GLOBAL_TYPES
 
 Progress = Callable[[int, int, str], None]
 
-# the app's page titles (app.py registers them); each item names the one that explains it
-PAGE_TABLE, PAGE_BITMAP, PAGE_BLOOM = "Table", "Bitmap indexes", "Bloom filters"
-PAGE_RANGE, PAGE_DV, PAGE_HASH, PAGE_WHATIF = "Range-bitmap and BSI", "Deletion vectors", "Hash index", "What-if"
-PAGE_GLOBAL = "Global indexes"
-# the page that explains each index kind (a file-index kind names its page by key: IndexKind.page)
-_PAGE_OF_KEY = {"bitmap": PAGE_BITMAP, "bloom": PAGE_BLOOM, "range": PAGE_RANGE}
-KIND_PAGE = {**{k.name: _PAGE_OF_KEY[k.page] for k in FILE_INDEX_KINDS}, DELETION_VECTORS: PAGE_DV, HASH: PAGE_HASH}
+# the key of the app page that explains an item (pages/ maps keys to titles and scripts)
+PAGE_TABLE, PAGE_BITMAP, PAGE_BLOOM = "table", "bitmap", "bloom"
+PAGE_RANGE, PAGE_DV, PAGE_HASH, PAGE_WHATIF = "range", "deletion_vectors", "hash_index", "what_if"
+PAGE_GLOBAL = "global_indexes"
+# the page that explains each index kind (a file-index kind names its page: IndexKind.page)
+KIND_PAGE = {**{k.name: k.page for k in FILE_INDEX_KINDS}, DELETION_VECTORS: PAGE_DV, HASH: PAGE_HASH}
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITIES = (ERROR, WARNING, INFO)

@@ -1,5 +1,5 @@
-"""Plotly figures built from :mod:`indexcore.views` (``view(...).to_pandas()``) and the frames of
-:mod:`indexcore.frames.metrics` derived from them (app and notebooks).
+"""Plotly figures built from :mod:`indexcore.views` (``view(...).to_pandas()``) and the
+frames of :mod:`indexcore.frames` derived from them (app and notebooks).
 
 Each function takes a frame and returns a ``plotly.graph_objects.Figure``; an empty frame
 gives an empty figure with a note instead of raising.
@@ -384,7 +384,7 @@ def funnel(stages: Sequence[tuple[str, int]], title: str = "From all files to fi
 def funnel_cost(stages: pd.DataFrame, title: str = "Files and data bytes left after each stage",
                 size_text: Callable[[int], str] = lambda n: f"{n:,} B") -> go.Figure:
     """The funnel with data bytes beside files: one funnel per measure over the same stages
-    (a frame with ``stage``, ``files`` and ``bytes``, as ``metrics.funnel_frame`` gives);
+    (a frame with ``stage``, ``files`` and ``bytes``, as :func:`indexcore.frames.what_if.funnel_frame` gives);
     ``size_text`` writes a byte count (the app passes its own formatter)."""
     if stages.empty or not {"stage", "files", "bytes"} <= set(stages.columns):
         return _empty(title)

@@ -13,7 +13,13 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
+from indexcore.analysis.advise import DEFAULT_SAMPLE, advise
+from indexcore.analysis.advise_statements import advice_summary
+from indexcore.analysis.check import check, read_rules
+from indexcore.analysis.diff import diff
+from indexcore.analysis.workload import read_workload
 from indexcore.cli.output import ProgressBar
+from indexcore.spark.jobs.what_if import what_if_measure
 from indexcore.warehouse import Warehouse
 
 
@@ -63,17 +69,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_advise(args: argparse.Namespace) -> dict:
-    from indexcore.analysis.advise import DEFAULT_SAMPLE, advise
-    from indexcore.analysis.advise_statements import advice_summary
-    from indexcore.analysis.workload import read_workload
-
     queries = read_workload(args.workload)
     table = Warehouse(args.warehouse).table(args.table)
     sample = DEFAULT_SAMPLE if args.sample is None else (None if args.sample <= 0 else args.sample)
     measure = None
     if args.master:
-        from indexcore.spark.jobs.what_if import what_if_measure
-
         measure = what_if_measure(args.warehouse, args.table, args.master, args.snapshot)
     advice = advise(table, queries, snapshot_id=args.snapshot, sample=sample, measure=measure,
                     dialect=args.dialect, progress=ProgressBar("advising"))
@@ -96,17 +96,12 @@ def brief_advise(out: dict, summary: dict) -> dict:
 
 
 def run_diff(args: argparse.Namespace) -> dict:
-    from indexcore.analysis.diff import diff
-    from indexcore.analysis.workload import read_workload
-
     queries = read_workload(args.workload) if args.workload else None
     table = Warehouse(args.warehouse).table(args.table)
     return diff(table, args.from_snapshot, args.to_snapshot, queries, progress=ProgressBar("diffing"))
 
 
 def run_check(args: argparse.Namespace) -> dict:
-    from indexcore.analysis.check import check, read_rules
-
     rules = read_rules(args.rules)
     table = Warehouse(args.warehouse).table(args.table)
     report = check(table, rules, snapshot_id=args.snapshot)

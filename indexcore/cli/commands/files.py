@@ -8,6 +8,9 @@ import posixpath
 
 from indexcore.errors import IndexCoreError, PredicateError, UnsupportedError
 from indexcore.formats.base import listed_positions
+from indexcore.formats.bitmap_global_index import BitmapGlobalIndexReader, read_bitmap_footer
+from indexcore.formats.btree_index import BTreeIndexReader, read_btree_footer
+from indexcore.formats.container import read_container
 from indexcore.formats.deletion_vector import scan_deletion_vector_file
 from indexcore.formats.detect import (
     BITMAP_GLOBAL,
@@ -21,9 +24,11 @@ from indexcore.formats.detect import (
 )
 from indexcore.formats.hash_index import read_hash_index
 from indexcore.formats.vector_index import read_tantivy_archive, read_vindex_header
-from indexcore.io import ByteSource, open_file
+from indexcore.io import ByteSource, Storage, open_file
 from indexcore.paimon.index_types import HASH
 from indexcore.types import DataType, parse_type, to_json_value
+from indexcore.warehouse.global_index import WrappedBitmapReader, global_index_files
+from indexcore.warehouse.table import Table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -105,8 +110,6 @@ def run_inspect(args: argparse.Namespace) -> dict:
     elif manifest is not None:
         out["detected_by"] = "no structure of its own matched; the table's index manifest names its type"
         if kind == "bitmap" and manifest.get("field_type"):
-            from indexcore.warehouse.global_index import WrappedBitmapReader
-
             out["summary"] = WrappedBitmapReader(source, parse_type(manifest["field_type"])).summary()
     else:
         raise UnsupportedError("not a file index, deletion-vector, hash, BTree, bitmap, vector or full-text "
@@ -116,9 +119,6 @@ def run_inspect(args: argparse.Namespace) -> dict:
 
 def _sorted_index_summary(source: ByteSource, kind: str, manifest: dict | None, schema: dict) -> dict:
     """Decode a BTree / bitmap global index with the column type from the manifest or ``--schema``."""
-    from indexcore.formats.bitmap_global_index import BitmapGlobalIndexReader, read_bitmap_footer
-    from indexcore.formats.btree_index import BTreeIndexReader, read_btree_footer
-
     type_text = (manifest or {}).get("field_type")
     dtype = parse_type(type_text) if type_text else (next(iter(schema.values())) if len(schema) == 1 else None)
     if dtype is None:
@@ -136,10 +136,6 @@ def _sorted_index_summary(source: ByteSource, kind: str, manifest: dict | None, 
 
 def _manifest_view(path: str) -> dict | None:
     """What the index manifest of the table holding ``path`` (``<table>/index/FILE``) says about it."""
-    from indexcore.io import Storage
-    from indexcore.warehouse.global_index import global_index_files
-    from indexcore.warehouse.table import Table
-
     index_dir = posixpath.dirname(path.rstrip("/"))
     if posixpath.basename(index_dir) != "index":
         return None
@@ -177,8 +173,6 @@ def _inspect_dv(source: ByteSource) -> dict:
 
 
 def _inspect_container(source: ByteSource, schema: dict[str, DataType]) -> dict:
-    from indexcore.formats.container import read_container
-
     container = read_container(source)
     result = {"file": source.name, "kind": "file-index", **container.summary()}
     if not schema:

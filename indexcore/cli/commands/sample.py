@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import argparse
 
+from indexcore.cli.output import ProgressBar
 from indexcore.errors import IndexCoreError
+from indexcore.spark.sample import DEFAULT_SEED, build_sample
+from indexcore.spark.sample_large import LARGE_FILES, build_large
 
 
 def _build(args: argparse.Namespace) -> dict:
     if args.scale == "small":
         if args.files is not None:
             raise IndexCoreError("--files applies to --scale large only")
-        from indexcore.spark.sample import build_sample
-
         return build_sample(args.directory, seed=args.seed, master=args.master)
-    from indexcore.cli.output import ProgressBar
-    from indexcore.spark.sample_large import LARGE_FILES, build_large
-
     files = LARGE_FILES if args.files is None else args.files
     if files < 100:
         raise IndexCoreError(f"--files must be at least 100, got {files}")
@@ -29,8 +27,6 @@ def _build(args: argparse.Namespace) -> dict:
 
 
 def register(subparsers) -> None:
-    from indexcore.spark.sample import DEFAULT_SEED
-
     parser = subparsers.add_parser("sample", help="build the sample Paimon warehouse")
     sub = parser.add_subparsers(dest="sample_command", required=True)
     build = sub.add_parser("build", help="write the sample tables into DIR (rebuilds tables indexcore made)")

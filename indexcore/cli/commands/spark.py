@@ -17,6 +17,9 @@ import posixpath
 from indexcore.cli.output import ProgressBar, short_result
 from indexcore.config import parse_pairs
 from indexcore.formats.registry import FILE_INDEX_TYPES
+from indexcore.spark.jobs.audit import audit
+from indexcore.spark.jobs.evaluate import evaluate
+from indexcore.spark.jobs.what_if import what_if
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -65,8 +68,6 @@ def _dedupe(problems: list[dict]) -> list[dict]:
 
 
 def run_evaluate(args: argparse.Namespace) -> dict:
-    from indexcore.spark.jobs.evaluate import evaluate
-
     out = evaluate(args.warehouse, args.table, args.where, master=args.master, snapshot_id=args.snapshot,
                    progress=ProgressBar("evaluating"))
     out["problems"] = _dedupe(out["problems"])
@@ -88,8 +89,6 @@ def brief_evaluate(out: dict) -> dict:
 
 
 def run_audit(args: argparse.Namespace) -> dict:
-    from indexcore.spark.jobs.audit import audit
-
     return audit(args.warehouse, args.table, master=args.master, snapshot_id=args.snapshot,
                  progress=ProgressBar("auditing"))
 
@@ -105,8 +104,6 @@ def brief_audit(out: dict) -> dict:
 
 
 def run_what_if(args: argparse.Namespace) -> dict:
-    from indexcore.spark.jobs.what_if import what_if
-
     return what_if(args.warehouse, args.table, args.column, args.index_type, parse_pairs(args.option, "--option"), args.where,
                    master=args.master, scratch_dir=args.scratch_dir, snapshot_id=args.snapshot,
                    progress=ProgressBar("building"))

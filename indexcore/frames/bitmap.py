@@ -1,0 +1,96 @@
+"""Frames of the Bitmap page: the most frequent values, what a point lookup finds and reads per
+file, and the same bitmap rebuilt as V1 and V2."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from indexcore.expr import parse_where
+from indexcore.formats.bitmap.reader import BitmapReader
+from indexcore.formats.bitmap.writer import BitmapWriter
+from indexcore.formats.registry import page_kinds
+from indexcore.io import BytesSource
+from indexcore.views.census import iter_file_indexes
+from indexcore.views.common import file_cols, partition_types
+
+BITMAP_TYPES = page_kinds("bitmap")  # the kinds the Bitmap page explains
+
+
+def top_values(values: pd.DataFrame, n: int = 20) -> pd.DataFrame:
+    """Aggregate a ``$bitmap_values`` frame over files: the ``n`` most frequent values."""
+    if values.empty:
+        return pd.DataFrame(columns=["value", "cardinality", "files"])
+    agg = values.groupby("value", as_index=False).agg(cardinality=("cardinality", "sum"),
+                                                       files=("file_name", "nunique"))
+    return agg.sort_values(["cardinality", "value"], ascending=[False, True]).head(n).reset_index(drop=True)
+
+
+def bitmap_lookup(table, column: str, value_text: str, snapshot_id: int | None = None,
+                  sample: int | None = None) -> pd.DataFrame:
+    """Per file (``sample``: that many files): the rows a point lookup ``column = value`` finds
+    and the bytes it reads."""
+    types = partition_types(table)
+    rows = []
+    literals: dict[int, Any] = {}  # per file schema: the value as that schema's column type
+    for blob in iter_file_indexes(table, snapshot_id, ["bitmap"], column, sample=sample):
+        if blob.reader is None or blob.empty:
+            continue
+        if value_text.strip().upper() == "NULL":
+            literal = None
+        else:
+            schema_id = blob.file.file.schema_id
+            if schema_id not in literals:
+                row_type = table.file_schema(blob.file).row_type()
+                literals[schema_id] = parse_where(f"{_quote(column)} = {value_text}", row_type).literals[0]
+            literal = literals[schema_id]
+        found = blob.reader.null_bitmap() if literal is None else blob.reader.bitmap_for(literal)
+        rows.append({**file_cols(blob.file, types), "version": blob.reader.version,
+                     "matching_rows": len(found), "lookup_bytes": blob.reader.lookup_bytes(literal),
+                     "index_size": blob.size})
+    return pd.DataFrame(rows, columns=["file_name", "partition", "bucket", "row_count", "version",
+                                       "matching_rows", "lookup_bytes", "index_size"])
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+LAYOUT_MAX_FILES = 100
+
+
+def bitmap_layout_compare(table, column: str, snapshot_id: int | None = None,
+                          index_block_size: str = "16kb", max_files: int | None = LAYOUT_MAX_FILES) -> pd.DataFrame:
+    """The same bitmap rebuilt in memory as V1 and as V2: total size, head size and point-lookup
+    bytes of the most frequent value, per file (never written anywhere); the first
+    ``max_files`` files holding that bitmap (None: all), as rebuilding costs a pass per row."""
+    types = partition_types(table)
+    rows = []
+    rebuilt_files = 0
+    for blob in iter_file_indexes(table, snapshot_id, ["bitmap"], column):
+        if blob.reader is None or blob.empty:
+            continue
+        if max_files is not None and rebuilt_files >= max_files:
+            break
+        rebuilt_files += 1
+        reader = blob.reader
+        n = reader.row_count
+        values: list[Any] = [None] * n
+        for value, _card in reader.dictionary():
+            for r in reader.bitmap_for(value):
+                if r < n:
+                    values[r] = value
+        dictionary = list(reader.dictionary())
+        frequent = max(dictionary, key=lambda vc: vc[1])[0] if dictionary else None
+        for version in (1, 2):
+            writer = BitmapWriter(blob.dtype, {"version": str(version), "index-block-size": index_block_size})
+            for v in values:
+                writer.write(v)
+            rebuilt = BitmapReader(blob.dtype, BytesSource(writer.serialized_bytes()), {})
+            rows.append({**file_cols(blob.file, types), "layout": f"V{version}",
+                         "actual": version == reader.version, "size": rebuilt.source.size,
+                         "head_bytes": rebuilt.meta.head_size,
+                         "lookup_bytes": rebuilt.lookup_bytes(frequent) if frequent is not None else None})
+    return pd.DataFrame(rows, columns=["file_name", "partition", "bucket", "row_count", "layout", "actual",
+                                       "size", "head_bytes", "lookup_bytes"])

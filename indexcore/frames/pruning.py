@@ -1,0 +1,111 @@
+"""What each file index kind alone answers to a condition, per live file, beside the statistics
+decision (the Range page's pruning table)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+from indexcore.errors import IndexCoreError
+from indexcore.expr import Predicate, parse_where
+from indexcore.formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
+from indexcore.formats.registry import FILE_INDEX_TYPES
+from indexcore.frames.progress import Progress, tick
+from indexcore.scan.file_index import FileIndexPredicate, container_index_types, pruning_index_types
+from indexcore.scan.stats import column_stats, test_predicate_on_stats
+from indexcore.views.common import file_cols, partition_types
+from indexcore.warehouse.file_sample import decode_sample
+from indexcore.warehouse.model import LiveFile
+
+
+def file_stats(table, live_file: LiveFile) -> dict[str, tuple[Any, Any, int | None]]:
+    """Latest-schema column -> (min, max, null count) of one file, as explain's stats stage reads
+    them (:func:`~indexcore.scan.explain.column_stats`: mapped by field id across evolution)."""
+    return column_stats(live_file, table.schema(), table.file_schema(live_file))
+
+
+def result_label(result: FileIndexResult) -> str:
+    """``SKIP``, ``REMAIN`` or ``N rows`` for one index result."""
+    if isinstance(result, BitmapResult):
+        return f"{len(result.bitmap)} rows" if len(result.bitmap) else "SKIP (0 rows)"
+    if result is SKIP:
+        return "SKIP"
+    if result is REMAIN:
+        return "REMAIN"
+    return "REMAIN" if result.remain() else "SKIP"
+
+
+def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snapshot_id: int | None = None,
+                   progress: Progress | None = None, sample: int | None = None) -> pd.DataFrame:
+    """Per live file (``sample``: of that many files with a file index, the sample the index views
+    decode; all files when it covers them): the statistics decision and each index type's answer
+    to ``predicate``.
+
+    ``stats`` is ``may match`` / ``SKIP`` from min/max/null counts; ``<type>`` is that type's
+    file-index answer alone, ``no index`` where the file has no index of that type that could
+    skip it (:func:`~indexcore.scan.explain.pruning_index_types`: e.g. a BSI on another
+    column, or an OR branch on an unindexed one); ``rows_left`` the rows the index keeps.
+    """
+    index_types = list(index_types)
+    types = partition_types(table)
+    files = decode_sample(table.plan(snapshot_id).files, sample)
+    rows = []
+    for i, lf in enumerate(table.iter_prefetched(files, dv=False)):
+        tick(progress, i, len(files), lf.file.file_name)
+        row = {**file_cols(lf, types)}
+        row["stats"] = "may match" if test_predicate_on_stats(predicate, lf.file.row_count,
+                                                              file_stats(table, lf)) else "SKIP"
+        schema = table.file_schema(lf)
+        container = None
+        if lf.has_file_index:
+            try:  # the table's kept head and readers: a page's summaries opened them already
+                container = table.index_container(lf)
+            except IndexCoreError as exc:
+                row["error"] = str(exc)
+        usable = () if container is None else pruning_index_types(predicate, container_index_types(container))
+        for itype in index_types:
+            if itype not in usable:  # none of this kind, or none that can answer the predicate
+                row[itype] = "no index"
+                continue
+            only = _OnlyType(container, itype)
+            try:
+                evaluator = FileIndexPredicate(only, schema.row_type(),
+                                               lambda c, t, s=schema: s.file_index_options(c, t))
+                result = evaluator.evaluate(predicate)
+                row[itype] = result_label(result)
+                if isinstance(result, BitmapResult):
+                    row[f"{itype} rows_left"] = len(result.bitmap)
+                else:
+                    row[f"{itype} rows_left"] = 0 if not result.remain() else lf.file.row_count
+            except IndexCoreError as exc:
+                row[itype] = f"error: {exc.message}"
+        rows.append(row)
+    tick(progress, len(files), len(files), "done")
+    return pd.DataFrame(rows)
+
+
+def prune_by_sql(table, sql: str, index_types: Iterable[str] = FILE_INDEX_TYPES,
+                 snapshot_id: int | None = None, sample: int | None = None) -> pd.DataFrame:
+    """:func:`prune_by_index` for a SQL ``WHERE`` condition over the latest schema."""
+    return prune_by_index(table, parse_where(sql, table.schema().row_type()), index_types, snapshot_id,
+                          sample=sample)
+
+
+class _OnlyType:
+    """A container view that shows only the entries of one index type."""
+    def __init__(self, container, index_type: str):
+        self._container = container
+        self.head = _FilteredHead(container.head, index_type)
+
+    def reader(self, entry, dtype, options=None):
+        return self._container.reader(entry, dtype, options)
+
+
+class _FilteredHead:
+    def __init__(self, head, index_type: str):
+        self._head, self._type = head, index_type
+
+    def entries_for(self, column: str):
+        return [e for e in self._head.entries_for(column) if e.index_type == self._type]

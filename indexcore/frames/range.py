@@ -1,0 +1,80 @@
+"""Frames of the Range-bitmap and BSI page: value range, nulls, dictionary and slices per index;
+a min/max cell as a value of its column, the default range predicate and the band a predicate allows."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+
+from indexcore.errors import IndexCoreError
+from indexcore.expr import Leaf, conjuncts, literal_to_sql, parse_where
+from indexcore.formats.registry import page_kinds
+from indexcore.frames.progress import Progress
+from indexcore.types import INTEGER_ROOTS, DataType, from_text_or_python, to_python
+from indexcore.views.census import summaries
+from indexcore.views.common import file_cols, partition_types
+
+RANGE_TYPES = page_kinds("range")  # the kinds the Range page explains
+
+
+def range_frame(table, snapshot_id: int | None = None, progress: Progress | None = None,
+                sample: int | None = None) -> pd.DataFrame:
+    """Per range-bitmap / BSI index (``sample``: of that many files): value range, nulls,
+    dictionary size, slices and bytes."""
+    types = partition_types(table)
+    rows = []
+    for blob, s in summaries(table, snapshot_id, ["range-bitmap", "bsi"], progress, sample=sample):
+        row = {**file_cols(blob.file, types), "column": blob.column, "index_type": blob.index_type,
+               "size": blob.size, "error": s.get("error")}
+        if "min" in s:
+            row.update({"min": s.get("min"), "max": s.get("max"), "null_count": s.get("null_count"),
+                        "dictionary_size": s.get("dictionary_size"), "slice_count": s.get("slice_count"),
+                        "chunk_count": s.get("chunk_count")})
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=[
+        "file_name", "partition", "bucket", "row_count", "column", "index_type", "size", "min", "max",
+        "null_count", "dictionary_size", "slice_count", "chunk_count", "error"])
+    for col in ("min", "max"):
+        frame[col] = frame[col].map(lambda v: v if v is None or isinstance(v, int | float) else str(v))
+    return frame
+
+
+def cell_value(dtype: DataType, text):
+    """A min/max cell (internal value or its text) as a Python value of the column's type."""
+    try:
+        return to_python(dtype, from_text_or_python(dtype, text))
+    except IndexCoreError:
+        return None
+
+
+def default_predicate(column: str, dtype: DataType, lo, hi) -> str:
+    """``column BETWEEN a AND b`` over the second quarter of the indexed range, as SQL literals."""
+    if isinstance(lo, dt.date):  # a date or a timestamp
+        a, b = lo + (hi - lo) * 0.25, lo + (hi - lo) / 2
+        if isinstance(a, dt.datetime):
+            a, b = (v.replace(microsecond=0) for v in (a, b))
+    else:
+        lo, hi = float(lo), float(hi)
+        a, b = lo + (hi - lo) * 0.25, lo + (hi - lo) / 2
+        a, b = (round(a), round(b)) if dtype.root in INTEGER_ROOTS else (float(f"{a:.6g}"), float(f"{b:.6g}"))
+    lits = [literal_to_sql(from_text_or_python(dtype, v), dtype) for v in (a, b)]
+    return f"{column} BETWEEN {lits[0]} AND {lits[1]}"
+
+
+def predicate_band(sql: str, column: str, dtype: DataType, row_type) -> tuple:
+    """The range of ``column`` the predicate's conjuncts allow (None: open or not a range)."""
+    low = high = None
+    try:
+        predicate = parse_where(sql, row_type)
+    except IndexCoreError:
+        return None, None
+    for leaf in conjuncts(predicate):
+        if not isinstance(leaf, Leaf) or leaf.field != column or None in leaf.literals:
+            continue
+        name, lits = leaf.function.name, [to_python(dtype, v) for v in leaf.literals]
+        if name in ("between", "equal", "greaterThan", "greaterOrEqual"):
+            low = lits[0] if low is None else max(low, lits[0])
+        if name in ("between", "equal", "lessThan", "lessOrEqual"):
+            high = lits[-1] if high is None else min(high, lits[-1])
+    return low, high

@@ -1,0 +1,182 @@
+"""A predicate worth explaining: equalities on values the snapshot holds, tried by explain on a
+sample of files, the one that prunes most first (What-if, Advisor and Spark pages' default)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from indexcore.errors import IndexCoreError
+from indexcore.expr import EQUAL, Leaf, predicate_to_sql
+from indexcore.formats.registry import FILE_INDEX_TYPES
+from indexcore.frames.pruning import file_stats
+from indexcore.scan.explainer import explain_files
+from indexcore.views.common import partition_types
+from indexcore.warehouse.file_sample import sample_files
+from indexcore.warehouse.model import LiveFile
+
+SUGGEST_MAX_FILES = 500  # files the suggestion reads stats and indexes of, and explains candidates on
+SUGGEST_TRIES = 6
+
+
+def suggestion_sample(table, snapshot_id: int | None = None) -> tuple[list[LiveFile], int]:
+    """The live files the predicate suggestion works on and how many there are in all: every file
+    up to ``SUGGEST_MAX_FILES``, else a fixed random sample of whole buckets (primary-key tables)."""
+    files = list(table.plan(snapshot_id).files)
+    pk = bool(table.schema().primary_keys)
+    return sample_files(files, SUGGEST_MAX_FILES, pk, seed=0), len(files)
+
+
+def _rarest(seen: dict[tuple[str, Any], tuple[set[str], int]], total: int) -> list[tuple[str, Any, int]]:
+    """(column, value, files) held by the fewest files (then rows), rarest first."""
+    out = [(col, value, len(files), rows) for (col, value), (files, rows) in seen.items() if 0 < len(files) <= total]
+    out.sort(key=lambda c: (c[2], c[3], c[0], str(c[1])))
+    return [c[:3] for c in out]
+
+
+def _exact_stat(value: Any) -> bool:
+    """Manifest stats truncate strings (``truncate(16)`` by default): only shorter ones are values."""
+    return value is not None and not (isinstance(value, str | bytes) and len(value) >= 16)
+
+
+def _bitmap_dictionaries(table, files: list[LiveFile], latest: dict) -> tuple[dict, dict[str, str], int]:
+    """From the file-index heads of ``files``: (column, value) -> (files, rows) of each bitmap's
+    dictionary (only bitmap blobs are opened, and kept on the table for the candidates' explains),
+    the other indexed columns and their kind, and how many files have an index."""
+    seen: dict[tuple[str, Any], tuple[set[str], int]] = {}
+    other: dict[str, str] = {}
+    indexed = 0
+    for lf, head, _error in table.iter_index_heads(files):
+        indexed += 1
+        if head is None:
+            continue
+        schema = table.file_schema(lf)
+        for entry in head.entries:
+            field = latest.get(entry.column)
+            try:
+                dtype = schema.field(entry.column).type
+            except KeyError:
+                continue
+            if field is None or dtype != field.type:
+                continue
+            if entry.index_type != "bitmap":
+                if entry.index_type in FILE_INDEX_TYPES:
+                    other.setdefault(entry.column, entry.index_type)
+                continue
+            try:
+                if entry.empty:
+                    raise IndexCoreError("empty bitmap")
+                reader = table.index_reader(lf, entry, dtype, schema.file_index_options(entry.column, "bitmap"))
+            except IndexCoreError:  # no dictionary to read: its manifest stats still give a value
+                other.setdefault(entry.column, "bitmap")
+                continue
+            try:
+                for value, card in reader.dictionary():
+                    paths, rows = seen.get((entry.column, value), (set(), 0))
+                    paths.add(lf.path)
+                    seen[(entry.column, value)] = (paths, rows + card)
+            except IndexCoreError:
+                continue
+    return seen, other, indexed
+
+
+def predicate_candidates(table, snapshot_id: int | None = None) -> list[tuple[str, str]]:
+    """(SQL, why) equalities that should prune this snapshot, best first.
+
+    Values come from what the snapshot itself holds, so each one matches some rows: bitmap
+    dictionaries (the value the fewest files and rows hold), the minimum of a bloom-filter,
+    range-bitmap or BSI column in one file (from its manifest stats), a partition value, then
+    any column whose per-file minimum lies in few files' [min, max]. Only the files of
+    :func:`suggestion_sample` are looked at (heads, bitmap dictionaries and manifest stats).
+    """
+    schema = table.schema()
+    row_type = schema.row_type()
+    files, _total = suggestion_sample(table, snapshot_id)
+    if not files:
+        return []
+    latest = {f.name: f for f in schema.fields}
+    out: list[tuple[str, str]] = []
+
+    def add(column: str, value: Any, why: str) -> None:
+        if value is None or column not in latest:
+            return
+        try:
+            sql = predicate_to_sql(Leaf(EQUAL, column, (value,)), row_type)
+        except (TypeError, ValueError, KeyError):
+            return
+        if all(sql != s for s, _ in out):
+            out.append((sql, why))
+
+    bitmap_values_seen, other_index, indexed = _bitmap_dictionaries(table, files, latest)
+    for column, value, n in _rarest(bitmap_values_seen, indexed)[:2]:
+        add(column, value, f"bitmap-indexed `{column}`: a value {n} of {indexed} indexed files hold")
+
+    stats = {lf.path: file_stats(table, lf) for lf in files if lf.file.schema_id == schema.id}
+    for column, index_type in sorted(other_index.items(), key=lambda kv: FILE_INDEX_TYPES.index(kv[1])):
+        lows = sorted(((s[column][0], p) for p, s in stats.items() if column in s and _exact_stat(s[column][0])),
+                      key=lambda vp: (str(vp[0]), vp[1]))
+        if lows:
+            add(column, lows[len(lows) // 2][0], f"{index_type}-indexed `{column}`: the minimum of one file")
+
+    if partition_types(table):
+        parts: dict[tuple, int] = {}
+        for lf in files:
+            parts[lf.partition] = parts.get(lf.partition, 0) + 1
+        if len(parts) > 1:
+            smallest = min(parts, key=lambda p: (parts[p], str(p)))
+            if smallest and smallest[0] is not None:
+                key = schema.partition_keys[0]
+                add(key, smallest[0], f"partition key `{key}`: one of {len(parts)} partitions")
+
+    spans: dict[tuple[str, Any], tuple[set[str], int]] = {}
+    for column in schema.field_names:
+        ranges = [(s[column][0], s[column][1], p) for p, s in stats.items()
+                  if column in s and _exact_stat(s[column][0]) and s[column][1] is not None]
+        for low, _high, _p in ranges[:50]:
+            try:
+                spans[(column, low)] = ({p for lo, hi, p in ranges if lo <= low <= hi}, 0)
+            except TypeError:
+                break
+    for column, value, n in _rarest(spans, len(stats) - 1)[:2]:
+        add(column, value, f"`{column}`: a value whose stats range covers {n} of {len(files)} files")
+    return out
+
+
+def suggest_predicate(table, snapshot_id: int | None = None) -> dict[str, Any]:
+    """A SQL equality that prunes this snapshot (see :func:`predicate_candidates`).
+
+    Up to ``SUGGEST_TRIES`` candidates are explained on :func:`suggestion_sample`'s files (their
+    index heads and readers kept on the table, so each blob is opened once for all); among
+    those that leave at least one row and fewer files or rows than all, the one reading the
+    fewest files, then rows, wins (the first to read one row of one file ends the search).
+    Returns ``sql``, ``why``, ``files``, ``files_read``, ``rows``, ``rows_selected`` (over the
+    files explained), ``sample_files`` and ``total_files`` (equal unless the snapshot has more
+    than ``SUGGEST_MAX_FILES``) and ``prunes`` (False, with an ``IS NOT NULL`` fallback, when
+    nothing the table holds prunes).
+    """
+    files, total = suggestion_sample(table, snapshot_id)
+    plan = table.plan(snapshot_id)
+    schema = table.read_schema(snapshot_id, plan.snapshot)
+    sid = plan.snapshot.id if plan.snapshot else None
+    best: dict[str, Any] | None = None
+    for sql, why in predicate_candidates(table, snapshot_id)[:SUGGEST_TRIES]:
+        try:
+            ex = explain_files(table, sql, files, schema=schema, snapshot_id=sid, kept=True)
+        except IndexCoreError:
+            continue
+        read = sum(1 for f in ex.files if f.skipped_by is None)
+        rows = sum(f.row_count - (f.dv_cardinality or 0) for f in ex.files)
+        selected = sum(f.rows_after_dv for f in ex.files if f.skipped_by is None)
+        if read == 0 or selected == 0 or (read == len(ex.files) and selected >= rows):
+            continue  # selects nothing, or prunes nothing
+        found = {"sql": sql, "why": why, "files": len(ex.files), "files_read": read, "rows": rows,
+                 "rows_selected": selected, "prunes": True, "sample_files": len(files), "total_files": total}
+        if best is None or (read, selected) < (best["files_read"], best["rows_selected"]):
+            best = found
+        if (read, selected) == (1, 1):  # one row of one file: no later candidate can do better
+            break
+    if best is not None:
+        return best
+    names = table.schema().field_names
+    return {"sql": f"{names[0]} IS NOT NULL" if names else "TRUE", "why": "no equality on the data prunes",
+            "files": None, "files_read": None, "rows": None, "rows_selected": None, "prunes": False,
+            "sample_files": len(files), "total_files": total}

@@ -1,0 +1,85 @@
+"""Frames of the What-if page: explain (per file, the funnel) and a hypothetical index's effect,
+with the index options the page takes as ``k=v, k=v`` text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from indexcore.analysis.whatif import build_hypothetical_index, evaluate_hypothetical
+from indexcore.config import parse_pairs
+from indexcore.formats.registry import FILE_INDEX_TYPES, check_writer_options, supported_index_types
+from indexcore.frames.progress import Progress
+from indexcore.scan.explainer import explain
+from indexcore.scan.funnel import FUNNEL_KEYS
+from indexcore.views.common import UNPARTITIONED, partition_types
+
+
+def funnel_frame(funnel: dict[str, dict[str, int]]) -> pd.DataFrame:
+    """An explain funnel (stage -> files, rows, bytes kept and skipped, index bytes) as a frame in stage order."""
+    return pd.DataFrame([{"stage": k, **{c: v.get(c, 0) for c in FUNNEL_KEYS}} for k, v in funnel.items()],
+                        columns=["stage", *FUNNEL_KEYS])
+
+
+def explain_frames(table, sql: str, snapshot_id: int | None = None, verify: bool = False,
+                   progress: Progress | None = None) -> dict[str, Any]:
+    """:func:`.explain.explain` as frames: ``files``, ``funnel``, ``problems``, ``violations``."""
+    ex = explain(table, sql, snapshot_id=snapshot_id, verify=verify, progress=progress)
+    files = cells_as_text(ex.to_frame())
+    if not partition_types(table):
+        files["partition"] = files["partition"].replace("", UNPARTITIONED)
+    return {"files": files, "funnel": funnel_frame(ex.funnel), "sql": ex.sql,
+            "problems": pd.DataFrame([p.to_dict() for p in ex.problems], columns=["path", "structure", "reason"]),
+            "violations": pd.DataFrame(ex.violations), "index_used": ex.index_used}
+
+
+def _cell_text(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"rows"} and isinstance(value["rows"], list):
+            return f"{len(value['rows'])} rows"  # a bitmap result (``result_to_json``)
+        return ", ".join(f"{k}={v}" for k, v in value.items())
+    if isinstance(value, list | tuple | set):
+        return ", ".join(map(str, value))
+    return value
+
+
+def cells_as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """Dict and list cells (JSON decisions, note lists) as text, so every column has one Arrow type."""
+    out = frame.copy(deep=False)  # columns are replaced whole, never written into: the input stays as it was
+    for col in out.columns:
+        if out[col].dtype != object or pd.api.types.infer_dtype(out[col], skipna=True) in _PLAIN:
+            continue  # one scalar kind throughout (checked at C speed): nothing to render
+        if out[col].map(lambda v: isinstance(v, dict | list | tuple | set)).any():
+            out[col] = out[col].map(_cell_text)
+    return out
+
+
+_PLAIN = frozenset({"string", "bytes", "integer", "floating", "boolean", "decimal", "empty", "date", "datetime"})
+
+
+def whatif_frames(hypothetical, sql: str, verify: bool = False, progress: Progress | None = None) -> dict[str, Any]:
+    """:func:`.whatif.evaluate_hypothetical` as frames: per-file ``files``, ``totals``, ``problems``."""
+    result = evaluate_hypothetical(hypothetical, sql, verify=verify, progress=progress)
+    files = cells_as_text(result.to_frame())
+    if not files.empty:
+        files.insert(0, "file_name", files["path"].map(lambda p: p.rsplit("/", 1)[-1]))
+    totals = pd.DataFrame([{"what": k, **v} for k, v in result.totals.items() if "rows" in v],
+                          columns=["what", "files", "rows", "bytes", "files_skipped", "rows_skipped",
+                                   "bytes_skipped", "index_bytes"])
+    problems = [p.to_dict() for p in hypothetical.problems + result.explanation.problems]
+    return {"files": files, "totals": totals, "index_bytes": hypothetical.total_size,
+            "problems": pd.DataFrame(problems, columns=["path", "structure", "reason"]),
+            "violations": pd.DataFrame(result.violations)}
+
+
+def hypothetical_options(index_type: str, text: str, dtype) -> dict[str, str]:
+    """``k=v, k=v`` index options for a hypothetical ``index_type`` index on a column of ``dtype``,
+    checked as Paimon's writer checks them (an :class:`~indexcore.errors.IndexCoreError` says why not)."""
+    options = parse_pairs([part for part in text.split(",") if part.strip()], "an index option")
+    check_writer_options(index_type, options, dtype)
+    return options
+
+
+__all__ = ["FILE_INDEX_TYPES", "build_hypothetical_index", "cells_as_text", "explain_frames", "funnel_frame",
+           "hypothetical_options", "supported_index_types", "whatif_frames"]
