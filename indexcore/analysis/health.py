@@ -37,10 +37,12 @@ from indexcore.analysis.balance import DEFAULT_COMPACTION_DENSITY, dv_by_bucket
 from indexcore.analysis.bloom_sizing import OVER_FPP, OVERSIZED, BloomSizing, column_sizing
 from indexcore.errors import IndexCoreError, StorageError
 from indexcore.formats.registry import BLOOM_FILTER, FILE_INDEX_KINDS, FILE_INDEX_TYPES
+from indexcore.io import Fetch
 from indexcore.paimon.index_types import DELETION_VECTORS, HASH
 from indexcore.views import register_view, view
 from indexcore.views.census import FILE_INDEXES, unusable_rows
 from indexcore.views.common import from_rows, partition_label, partition_types
+from indexcore.warehouse.global_index import global_index_files, open_reader
 from indexcore.warehouse.table import KNOWN_INDEX_TYPES, LISTED_GLOBAL_TYPES
 
 Progress = Callable[[int, int, str], None]
@@ -211,9 +213,6 @@ def unusable_index_files(table, snapshot_id: int | None = None,
 
     Unreadable index manifests are not here: they are plan problems (``problems_frame``).
     """
-    from indexcore.io import Fetch
-    from indexcore.warehouse.global_index import global_index_files, open_reader
-
     kinds = set(kinds)
     plan = table.plan(snapshot_id)
     rows = []

@@ -19,13 +19,14 @@ from indexcore.paimon.layout import BRANCH_PREFIX, tag_path
 from indexcore.types import DataType
 from indexcore.views.common import (
     TS,
+    dv_cardinality,
     from_rows,
     partition_labels,
     partition_text,
     partition_types,
     stats_text,
 )
-from indexcore.warehouse.table import KNOWN_INDEX_TYPES
+from indexcore.warehouse.table import KNOWN_INDEX_TYPES, Table
 
 
 def _millis_dt(millis: int | None) -> _dt.datetime | None:
@@ -142,8 +143,6 @@ def files(table, snapshot_id: int | None = None, stats: bool = True,
     null, sparing their decoding when only the listing is wanted (a 50,000-file table); ``paths``
     keeps only those data files (in plan order), e.g. the page of files on screen.
     """
-    from indexcore.views.common import dv_cardinality
-
     types = partition_types(table)
     keyed = bool(table.schema().trimmed_primary_keys) and stats
     chosen = table.plan(snapshot_id).files
@@ -335,6 +334,4 @@ def branches(table, snapshot_id: int | None = None) -> pa.Table:
 
 
 def _main_of(table):
-    from indexcore.warehouse.table import Table
-
     return Table(table.storage, table.data_root, table.name.split("$", 1)[0])
