@@ -44,9 +44,9 @@ from indexcore.formats.column_values import (
     VALUE_COVERAGE,
     ColumnValues,
     Disagreement,
+    checks_row_count,
     null_rows_disagreement,
     positions_of,
-    row_count_disagreement,
     show,
     slice_codes,
 )
@@ -393,12 +393,9 @@ def _serialize_part(rows: np.ndarray, values: np.ndarray) -> bytes:
 # Audit: row count, min/max, null rows, every row's stored value equal to the data.
 
 
+@checks_row_count
 def audit_bsi(reader: BsiReader, col: ColumnValues, n: int) -> Iterator[Disagreement]:
     """Where the BSI index and the column's rows disagree (empty when they agree)."""
-    bad_count = row_count_disagreement(reader.row_count, n)
-    if bad_count is not None:
-        yield bad_count
-        return
     not_null = reader.visit_is_not_null().bitmap
     bad_nulls = null_rows_disagreement(BitMap(not_null).flip(0, n), col)
     if bad_nulls is not None:

@@ -8,7 +8,8 @@ check loops over rows in Python.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -72,6 +73,21 @@ def row_count_disagreement(index_rows: int, data_rows: int) -> Disagreement | No
     if index_rows != data_rows:
         return Disagreement(ROW_COUNT, f"index holds {index_rows} rows, the data file {data_rows}", index_rows)
     return None
+
+
+def checks_row_count(audit: Callable[[Any, ColumnValues, int], Iterator[Disagreement]]):
+    """A kind's audit that first compares the index's row count with the file's, and stops at that
+    one disagreement when they differ (nothing else can be compared row by row)."""
+
+    @functools.wraps(audit)
+    def checked(reader, col: ColumnValues, n: int) -> Iterator[Disagreement]:
+        bad = row_count_disagreement(reader.row_count, n)
+        if bad is not None:
+            yield bad
+            return
+        yield from audit(reader, col, n)
+
+    return checked
 
 
 def null_rows_disagreement(null_rows: BitMap, col: ColumnValues) -> Disagreement | None:

@@ -40,28 +40,20 @@ class FrameSpec:
     snapshot: bool = True
 
 
-_SPECS = (
-    FrameSpec("warehouse_overview", warehouse.warehouse_overview, on=WAREHOUSE, snapshot=False),
-    FrameSpec("warehouse_health", health.warehouse_health_frames, on=WAREHOUSE, snapshot=False),
-    FrameSpec("table_health", health.table_health),
-    FrameSpec("table_overview", table.table_overview),
-    FrameSpec("unreadable_frame", table.unreadable_frame),
-    FrameSpec("problems_frame", table.problems_frame),
-    FrameSpec("schema_history", table.schema_history, snapshot=False),
-    FrameSpec("size_skew", table.size_skew),
-    FrameSpec("file_stats_frame", table.file_stats_frame),
-    FrameSpec("unusable_index_files", unusable.unusable_index_files),
-    FrameSpec("bitmap_lookup", bitmap.bitmap_lookup),
-    FrameSpec("bitmap_layout_compare", bitmap.bitmap_layout_compare),
-    FrameSpec("range_frame", range.range_frame),
-    FrameSpec("prune_by_sql", pruning.prune_by_sql),
-    FrameSpec("dv_trend", deletion_vectors.dv_trend, snapshot=False),
-    FrameSpec("table_row_ranges", global_indexes.table_row_ranges),
-    FrameSpec("cardinality_frame", global_indexes.cardinality_frame),
-    FrameSpec("explain_frames", what_if.explain_frames),
-    FrameSpec("suggest_predicate", suggestion.suggest_predicate),
-)
+def _specs(*fns: Callable[..., Any], on: str = TABLE, snapshot: bool = True) -> tuple[FrameSpec, ...]:
+    """Specs keyed by each function's name (unique across frames/)."""
+    return tuple(FrameSpec(fn.__name__, fn, on, snapshot) for fn in fns)
 
+
+_SPECS = (
+    *_specs(warehouse.warehouse_overview, health.warehouse_health_frames, on=WAREHOUSE, snapshot=False),
+    *_specs(table.schema_history, deletion_vectors.dv_trend, snapshot=False),
+    *_specs(health.table_health, table.table_overview, table.unreadable_frame, table.problems_frame,
+            table.size_skew, table.file_stats_frame, unusable.unusable_index_files, bitmap.bitmap_lookup,
+            bitmap.bitmap_layout_compare, range.range_frame, pruning.prune_by_sql,
+            global_indexes.table_row_ranges, global_indexes.cardinality_frame, what_if.explain_frames,
+            suggestion.suggest_predicate),
+)
 FRAMES: MappingProxyType[str, FrameSpec] = MappingProxyType({s.key: s for s in _SPECS})
 _BY_FUNCTION: MappingProxyType[Callable[..., Any], FrameSpec] = MappingProxyType({s.fn: s for s in _SPECS})
 

@@ -17,17 +17,14 @@ from indexcore.formats.column_values import (
     VALUE_COVERAGE,
     ColumnValues,
     Disagreement,
-    row_count_disagreement,
+    checks_row_count,
     show,
 )
 
 
+@checks_row_count
 def audit_bitmap(reader: BitmapReader, col: ColumnValues, n: int) -> Iterator[Disagreement]:
     """Where the bitmap index and the column's rows disagree (empty when they agree)."""
-    bad_count = row_count_disagreement(reader.row_count, n)
-    if bad_count is not None:
-        yield bad_count
-        return
     dtype = col.dtype
     codec = reader.codec
     distinct, _ = col.encoded

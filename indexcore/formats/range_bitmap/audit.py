@@ -12,20 +12,17 @@ from indexcore.formats.column_values import (
     VALUE_COVERAGE,
     ColumnValues,
     Disagreement,
+    checks_row_count,
     null_rows_disagreement,
-    row_count_disagreement,
     show,
     slice_codes,
 )
 from indexcore.formats.range_bitmap.reader import RangeBitmapReader
 
 
+@checks_row_count
 def audit_range_bitmap(reader: RangeBitmapReader, col: ColumnValues, n: int) -> Iterator[Disagreement]:
     """Where the range-bitmap index and the column's rows disagree (empty when they agree)."""
-    bad_count = row_count_disagreement(reader.row_count, n)
-    if bad_count is not None:
-        yield bad_count
-        return
     dtype = col.dtype
     bad_nulls = null_rows_disagreement(reader.visit_is_null().bitmap, col)
     agrees = bad_nulls is None
