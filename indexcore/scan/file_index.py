@@ -155,47 +155,17 @@ def read_path_result(raw: FileIndexResult, row_count: int, deleted: Any = None,
     return result
 
 
-class _MethodName(FunctionVisitor):
-    """Answers a leaf with the name of the reader method its function calls (None: calls none)."""
+class _MethodName:
+    """Answers a leaf with the name of the reader method its function calls (None: calls none):
+    a leaf function calls ``visitor.visit_<name>(...)`` or ``visitor.unanswered()``."""
 
     def unanswered(self) -> None:
         return None
 
-    def visit_is_null(self) -> str:
-        return "visit_is_null"
-
-    def visit_is_not_null(self) -> str:
-        return "visit_is_not_null"
-
-    def visit_equal(self, literal: Any) -> str:
-        return "visit_equal"
-
-    def visit_not_equal(self, literal: Any) -> str:
-        return "visit_not_equal"
-
-    def visit_less_than(self, literal: Any) -> str:
-        return "visit_less_than"
-
-    def visit_less_or_equal(self, literal: Any) -> str:
-        return "visit_less_or_equal"
-
-    def visit_greater_than(self, literal: Any) -> str:
-        return "visit_greater_than"
-
-    def visit_greater_or_equal(self, literal: Any) -> str:
-        return "visit_greater_or_equal"
-
-    def visit_in(self, literals: list) -> str:
-        return "visit_in"
-
-    def visit_not_in(self, literals: list) -> str:
-        return "visit_not_in"
-
-    def visit_between(self, low: Any, high: Any) -> str:
-        return "visit_between"
-
-    def visit_not_between(self, low: Any, high: Any) -> str:
-        return "visit_not_between"
+    def __getattr__(self, name: str) -> Callable[..., str]:
+        if not name.startswith("visit_"):
+            raise AttributeError(name)
+        return lambda *_literals: name
 
 
 @functools.cache

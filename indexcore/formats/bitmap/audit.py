@@ -9,17 +9,10 @@ from typing import Any
 import numpy as np
 from pyroaring import BitMap
 
+from indexcore.formats import column_values as checks  # the checks' names: checks.VALUE_COVERAGE, ...
 from indexcore.formats.bitmap.reader import BitmapReader
 from indexcore.formats.bulk import bitmap_of
-from indexcore.formats.column_values import (
-    BITMAP_ROWS,
-    STALE_VALUES,
-    VALUE_COVERAGE,
-    ColumnValues,
-    Disagreement,
-    checks_row_count,
-    show,
-)
+from indexcore.formats.column_values import ColumnValues, Disagreement, checks_row_count, show
 
 
 @checks_row_count
@@ -40,11 +33,11 @@ def audit_bitmap(reader: BitmapReader, col: ColumnValues, n: int) -> Iterator[Di
     data_keys = {k for k in by_key if k is not None}
     missing = data_keys - index_keys
     if missing:
-        yield Disagreement(VALUE_COVERAGE, f"{len(missing)} data values are not in the bitmap dictionary",
+        yield Disagreement(checks.VALUE_COVERAGE, f"{len(missing)} data values are not in the bitmap dictionary",
                            show(dtype, (codec.value(k) for k in missing)))
     extra = index_keys - data_keys
     if extra:
-        yield Disagreement(STALE_VALUES, f"{len(extra)} dictionary values do not occur in the data",
+        yield Disagreement(checks.STALE_VALUES, f"{len(extra)} dictionary values do not occur in the data",
                            show(dtype, (codec.value(k) for k in extra)))
     wrong = []
     for key, rows in by_key.items():
@@ -54,6 +47,6 @@ def audit_bitmap(reader: BitmapReader, col: ColumnValues, n: int) -> Iterator[Di
         if got != rows:
             wrong.append(None if key is None else codec.value(key))
     if wrong:
-        yield Disagreement(BITMAP_ROWS, f"rows of {len(wrong)} values differ from the data", show(dtype, wrong))
+        yield Disagreement(checks.BITMAP_ROWS, f"rows of {len(wrong)} values differ from the data", show(dtype, wrong))
     if None not in by_key and reader.null_bitmap():
-        yield Disagreement(BITMAP_ROWS, "index has null rows but the data has no null")
+        yield Disagreement(checks.BITMAP_ROWS, "index has null rows but the data has no null")

@@ -7,16 +7,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from indexcore.formats.column_values import (
-    MIN_MAX,
-    VALUE_COVERAGE,
-    ColumnValues,
-    Disagreement,
-    checks_row_count,
-    null_rows_disagreement,
-    show,
-    slice_codes,
-)
+from indexcore.formats import column_values as checks  # the checks' names: checks.VALUE_COVERAGE, ...
+from indexcore.formats.column_values import ColumnValues, Disagreement, checks_row_count, show
 from indexcore.formats.range_bitmap.reader import RangeBitmapReader
 
 
@@ -24,7 +16,7 @@ from indexcore.formats.range_bitmap.reader import RangeBitmapReader
 def audit_range_bitmap(reader: RangeBitmapReader, col: ColumnValues, n: int) -> Iterator[Disagreement]:
     """Where the range-bitmap index and the column's rows disagree (empty when they agree)."""
     dtype = col.dtype
-    bad_nulls = null_rows_disagreement(reader.visit_is_null().bitmap, col)
+    bad_nulls = checks.null_rows_disagreement(reader.visit_is_null().bitmap, col)
     agrees = bad_nulls is None
     if not agrees:
         yield bad_nulls
@@ -35,15 +27,15 @@ def audit_range_bitmap(reader: RangeBitmapReader, col: ColumnValues, n: int) -> 
         lo, hi = min(present), max(present)
         if (codec.order(reader.min_raw), codec.order(reader.max_raw)) != (lo, hi):
             agrees = False
-            yield Disagreement(MIN_MAX, "index min/max differ from the data",
+            yield Disagreement(checks.MIN_MAX, "index min/max differ from the data",
                                show(dtype, [codec.to_value(reader.min_raw), codec.to_value(reader.max_raw)]))
     elif present:
         agrees = False
-        yield Disagreement(VALUE_COVERAGE, "index holds no value but the data does")
+        yield Disagreement(checks.VALUE_COVERAGE, "index holds no value but the data does")
     if not agrees or not present:
         return
     bsi = reader.bsi
-    codes = slice_codes(bsi.ebm(), bsi.load_all(), n)
+    codes = checks.slice_codes(bsi.ebm(), bsi.load_all(), n)
     valued = idx >= 0
     pair = codes * len(distinct) + idx
     bad = []
@@ -54,5 +46,5 @@ def audit_range_bitmap(reader: RangeBitmapReader, col: ColumnValues, n: int) -> 
             bad.append(p)
     if bad:
         rows = np.flatnonzero(valued & np.isin(pair, bad))
-        yield Disagreement(VALUE_COVERAGE, f"{len(rows)} rows hold another value in the index",
+        yield Disagreement(checks.VALUE_COVERAGE, f"{len(rows)} rows hold another value in the index",
                            show(dtype, col.rows_values(rows)))
