@@ -78,7 +78,7 @@ def canon(t: str, v):
     if t == "DATE" and isinstance(v, str):
         return (datetime.date.fromisoformat(v) - EPOCH).days
     if t == "TIMESTAMP" and isinstance(v, str):
-        d = datetime.datetime.fromisoformat(v.replace(" ", "T")).replace(tzinfo=datetime.timezone.utc)
+        d = datetime.datetime.fromisoformat(v.replace(" ", "T")).replace(tzinfo=datetime.UTC)
         return round(d.timestamp() * 1000)
     if t.startswith("DECIMAL"):
         return decimal.Decimal(str(v)).quantize(decimal.Decimal("0.01"))
@@ -130,8 +130,8 @@ def random_spec(rng: random.Random) -> dict:
     bitmap = [c["name"] for c in values if c["type"] in BITMAP_OK and c["name"] not in bloom and rng.random() < 0.5]
     if bloom:
         opts["file-index.bloom-filter.columns"] = ",".join(bloom)
-        if rng.random() < 0.5:
-            opts[f"file-index.bloom-filter.{bloom[0]}.items"] = str(rng.choice([5, 50, 1000]))
+        for b in bloom:  # Paimon's default, 1,000,000 items, is a 600 KB filter per file
+            opts[f"file-index.bloom-filter.{b}.items"] = str(rng.choice([5, 50, 1000]))
     if bitmap:
         opts["file-index.bitmap.columns"] = ",".join(bitmap)
     opts["file-index.in-manifest-threshold"] = rng.choice(["1 b", "500 kb"])

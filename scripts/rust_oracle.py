@@ -20,7 +20,7 @@ FILE = re.compile(rb"data-[0-9a-f]{8}-[0-9a-f-]{27}-\d+\.(?:parquet|orc|avro)")
 
 def plain(v):
     if isinstance(v, datetime.datetime):
-        return int(v.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000)
+        return int(v.replace(tzinfo=datetime.UTC).timestamp() * 1000)
     if isinstance(v, datetime.date):
         return (v - datetime.date(1970, 1, 1)).days
     if isinstance(v, decimal.Decimal):
