@@ -87,7 +87,7 @@ def canon(t: str, v):
     return v
 
 
-def sql_literal(t: str, v) -> str:
+def _sql_literal(t: str, v, cast_decimal: bool = True) -> str:
     if v is None:
         return "NULL"
     if t == "STRING":
@@ -100,7 +100,7 @@ def sql_literal(t: str, v) -> str:
     if t == "BOOLEAN":
         return "TRUE" if v else "FALSE"
     if t.startswith("DECIMAL"):
-        return f"CAST('{v}' AS {t})"
+        return f"CAST('{v}' AS {t})" if cast_decimal else str(v)
     return repr(v)
 
 
@@ -237,13 +237,17 @@ def nnf(p: dict, neg: bool = False) -> dict:
     return p
 
 
-def to_sql(p: dict, types: dict[str, str]) -> str:
+def to_sql(p: dict, types: dict[str, str], cast_decimal: bool = True) -> str:
+    """SQL text; DataFusion wants DECIMAL literals CAST, ours takes them as exact numbers."""
     op = p["op"]
     if op == "not":
-        return f"NOT ({to_sql(p['children'][0], types)})"
+        return f"NOT ({to_sql(p['children'][0], types, cast_decimal)})"
     if op in ("and", "or"):
-        return "(" + f" {op.upper()} ".join(to_sql(c, types) for c in p["children"]) + ")"
+        return "(" + f" {op.upper()} ".join(to_sql(c, types, cast_decimal) for c in p["children"]) + ")"
     f, t, lits = f'"{p["field"]}"', types[p["field"]], p["literals"]
+
+    def sql_literal(t, v):
+        return _sql_literal(t, v, cast_decimal)
     if op == "isNull":
         return f"{f} IS NULL"
     if op == "isNotNull":
@@ -256,12 +260,7 @@ def to_sql(p: dict, types: dict[str, str]) -> str:
 
 
 def indexcore_sql(p: dict, types: dict[str, str]) -> str:
-    """Our SQL takes DECIMAL literals as plain numbers, not CASTs."""
-    text = to_sql(p, types)
-    for t in set(types.values()):
-        if t.startswith("DECIMAL"):
-            text = text.replace(f" AS {t})", ")").replace("CAST('", "").replace("')", "")
-    return text
+    return to_sql(p, types, cast_decimal=False)
 
 
 def rust_predicate(p: dict, types: dict[str, str]) -> dict | None:
@@ -365,8 +364,12 @@ class Case:
         counts["plan_we_skip_java_keeps"] += len(jp - our_plan)
         counts["plan_java_skips_we_keep"] += len(our_plan - jp)
         if self.rust is not None:
-            rr = self.rust.ask({"op": "rows", "warehouse": self.wh, "table": self.table, "where": to_sql(pred, self.types)})
-            if not rr.get("ok"):
+            rsql = to_sql(pred, self.types)
+            rr = self.rust.ask({"op": "rows", "warehouse": self.wh, "table": self.table, "where": rsql})
+            if rr.get("crashed"):
+                counts["rust_crashes"] += 1
+                problems.append(f"rust: the process died on SELECT ... WHERE {rsql} (paimon-rust 0.4.0)")
+            elif not rr.get("ok"):
                 counts["rust_row_errors"] += 1
             elif self.rows_key(rr["rows"]) != self.rows_key(j["rows"]):
                 counts["rust_wrong_row_sets"] += 1

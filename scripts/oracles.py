@@ -93,15 +93,24 @@ class RustOracle:
     """pypaimon-rust in its own interpreter (scripts/rust_oracle.py), JSON lines both ways."""
 
     def __init__(self):
+        self.start()
+
+    def start(self) -> None:
         self.proc = subprocess.Popen([str(RUST_PY), str(RUST_DRIVER)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
 
     def ask(self, request: dict) -> dict:
-        self.proc.stdin.write(json.dumps(request) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
+        """The answer; {"ok": False, "crashed": True} when the process died on it (then restarted)."""
+        try:
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        except BrokenPipeError:
+            line = ""
         if not line:
-            raise RuntimeError("the rust oracle exited")
+            self.close()
+            self.start()
+            return {"ok": False, "crashed": True}
         return json.loads(line)
 
     def close(self) -> None:
