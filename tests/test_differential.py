@@ -54,3 +54,17 @@ def test_java_writes_embedded_and_file_indexes_that_we_read(tmp_path: Path) -> N
             counts = collections.Counter()
             assert case.check(pred, counts) == []
             assert counts["file_index_decisions"] == 1
+
+
+def test_bench_java_quick_prints_ratios() -> None:
+    """bench/bench_java.py --quick: every operation prints ours/Java (and planning ours/rust)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    res = subprocess.run([sys.executable, str(root / "bench" / "bench_java.py"), "--quick"],
+                         capture_output=True, text=True, timeout=600, cwd=root)
+    assert res.returncode == 0, res.stderr[-2000:]
+    lines = [ln for ln in res.stdout.splitlines() if "ours/Java" in ln]
+    assert len(lines) >= 4, res.stdout
+    if oracles.rust_skip_reason() is None and "planning" in res.stdout:
+        assert any("ours/rust" in ln for ln in lines), res.stdout
