@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import io
+import subprocess
 import sys
 from pathlib import Path
 
@@ -58,8 +59,6 @@ def test_java_writes_embedded_and_file_indexes_that_we_read(tmp_path: Path) -> N
 
 def test_bench_java_quick_prints_ratios() -> None:
     """bench/bench_java.py --quick: every operation prints ours/Java (and planning ours/rust)."""
-    import subprocess
-
     root = Path(__file__).resolve().parent.parent
     res = subprocess.run([sys.executable, str(root / "bench" / "bench_java.py"), "--quick"],
                          capture_output=True, text=True, timeout=600, cwd=root)
