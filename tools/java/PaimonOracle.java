@@ -315,17 +315,20 @@ public final class PaimonOracle {
         return null;
     }
 
-    /** Rows of the file itself (no merge, no deletion vector) that satisfy p: what its index must keep. */
-    static long matchingRawRows(FileStoreTable t, DataSplit s, DataFileMeta f, Predicate p) throws Exception {
+    /** Rows of the file itself (no merge, no DV) that satisfy p, and their positions: what its index must keep. */
+    static long matchingRawRows(FileStoreTable t, DataSplit s, DataFileMeta f, Predicate p, ArrayNode positions)
+            throws Exception {
         DataSplit one = DataSplit.builder().withSnapshot(s.snapshotId()).withPartition(s.partition())
                 .withBucket(s.bucket()).withBucketPath(s.bucketPath()).withDataFiles(List.of(f))
                 .rawConvertible(true).build();
-        long[] n = {0};
+        long[] n = {0, 0};
         try (RecordReader<InternalRow> r = t.newReadBuilder().newRead().createReader(one)) {
             r.forEachRemaining(row -> {
                 if (p.test(row)) {
                     n[0]++;
+                    positions.add(n[1]);
                 }
+                n[1]++;
             });
         }
         return n[0];
@@ -359,7 +362,8 @@ public final class PaimonOracle {
                 DeletionFile df = dfs == null ? null : dfs.get(k);
                 fo.put("dv_cardinality", df == null ? 0 : DeletionVector.read(t.fileIO(), df).getCardinality());
                 if (p != null) {
-                    fo.put("matching_raw_rows", matchingRawRows(t, s, f, p));
+                    ArrayNode positions = fo.putArray("matching_positions");
+                    fo.put("matching_raw_rows", matchingRawRows(t, s, f, p, positions));
                     String fi = fileIndexAnswer(t, s, f, p);
                     if (fi == null) {
                         fo.putNull("file_index");
