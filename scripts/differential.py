@@ -382,6 +382,7 @@ class Case:
                 problems.append(f"rust: the process died on SELECT ... WHERE {rsql} (paimon-rust 0.4.0)")
             elif not rr.get("ok"):
                 counts["rust_row_errors"] += 1
+                counts[f"rust rows error (paimon-rust 0.4.0): {rr['error'][:120]}"] += 1
             elif self.rows_key(rr["rows"]) != self.rows_key(j["rows"]):
                 counts["rust_wrong_row_sets"] += 1
                 problems.append(f"rust rows: {len(rr['rows'])} rows, Java {len(j['rows'])} (paimon-rust 0.4.0)")
@@ -396,6 +397,7 @@ class Case:
                     counts["plan_we_skip_rust_keeps"] += len(rs - our_plan)
                 else:
                     counts["rust_plan_errors"] += 1
+                    counts[f"rust plan error (paimon-rust 0.4.0): {rplan.get('error', 'crashed')[:120]}"] += 1
         return problems
 
     def check_table(self, j_files: dict, counts: collections.Counter) -> list[str]:

@@ -65,7 +65,9 @@ for line in sys.stdin:
     try:
         out = answer(json.loads(line))
         out["ok"] = True
-    except Exception as exc:  # noqa: BLE001 - every failure is an answer to the caller
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a pyo3 PanicException is a BaseException; answer it
         out = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
     sys.stdout.write(json.dumps(out) + "\n")
     sys.stdout.flush()
