@@ -445,6 +445,42 @@ def minimise(case: Case, pred: dict) -> dict:
     return best
 
 
+def smaller_specs(spec: dict):
+    """Specs with a commit less, half a commit's rows less, or one row less (small commits)."""
+    commits = spec["commits"]
+    for i in range(1, len(commits)):
+        if "add_column" not in commits[i]:
+            yield {**spec, "commits": commits[:i] + commits[i + 1:]}
+    for i, c in enumerate(commits):
+        rows = c["rows"]
+        if len(rows) > 1:
+            half = len(rows) // 2
+            for keep in (rows[half:], rows[:half]):
+                yield {**spec, "commits": commits[:i] + [{**c, "rows": keep}] + commits[i + 1:]}
+        if 1 < len(rows) <= 6:
+            for j in range(len(rows)):
+                yield {**spec, "commits": commits[:i] + [{**c, "rows": rows[:j] + rows[j + 1:]}] + commits[i + 1:]}
+
+
+def minimise_table(case: Case, pred: dict, root: str, label: str, budget: int = 30) -> Case:
+    """A smaller table (rewritten by Java) on which the predicate still disagrees; ``budget`` writes."""
+    best, tries, changed = case, 0, True
+    while changed and tries < budget:
+        changed = False
+        for spec in smaller_specs(best.spec):
+            if tries >= budget:
+                break
+            tries += 1
+            wh = f"{root}/{label}-min{tries}"
+            if not case.java.ask({"op": "write", "warehouse": wh, "table": case.table, "spec": spec}).get("ok"):
+                continue
+            smaller = Case(case.java, case.rust, wh, case.table, spec)
+            if smaller.check(pred, collections.Counter()):
+                best, changed = smaller, True
+                break
+    return best
+
+
 def run(cases: int, seed: int, queries: int, keep: str | None, use_rust: bool, out=sys.stdout) -> collections.Counter:
     counts: collections.Counter = collections.Counter()
     root = keep or tempfile.mkdtemp(prefix="differential-")
@@ -472,10 +508,12 @@ def run(cases: int, seed: int, queries: int, keep: str | None, use_rust: bool, o
                 found = case.check(pred, counts)
                 if found:
                     small = minimise(case, pred)
-                    again = case.check(small, collections.Counter())
+                    tiny = minimise_table(case, small, root, f"wh{n}")
+                    again = tiny.check(small, collections.Counter())
                     counts["disagreements"] += 1
                     print(f"case {n} (seed {seed}): {to_sql(small, case.types)}\n  " + "\n  ".join(again or found)
-                          + f"\n  predicate: {json.dumps(small)}\n  warehouse: {wh}\n  spec: {json.dumps(spec)}", file=out)
+                          + f"\n  predicate: {json.dumps(small)}\n  warehouse: {tiny.wh}\n  spec: {json.dumps(tiny.spec)}",
+                          file=out)
     if rust is not None:
         rust.close()
     counts["seconds"] = round(time.time() - t0)
