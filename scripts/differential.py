@@ -141,11 +141,13 @@ def random_spec(rng: random.Random) -> dict:
     ncommits = rng.randint(2, 4)
     alter_at = rng.randint(1, ncommits - 1) if rng.random() < 0.3 else None
     width = len(cols)
+    added = None
     keys_seen: list[tuple] = []
     for ci in range(ncommits):
         commit: dict = {"rows": []}
         if ci == alter_at:
-            commit["add_column"] = {"name": "x", "type": rng.choice(["BIGINT", "STRING"])}
+            added = rng.choice(["BIGINT", "STRING"])
+            commit["add_column"] = {"name": "x", "type": added}
             width += 1
         for _ in range(rng.randint(3, 25)):
             k = rng.randint(0, 20) if pk else rng.randint(-3, 12)
@@ -153,9 +155,8 @@ def random_spec(rng: random.Random) -> dict:
             row = [k] + ([p] if partitioned else [])
             for c in cols[len(row):]:
                 row.append(None if rng.random() < 0.15 else draw(rng, c["type"]))
-            if width > len(cols):
-                row.append(None if rng.random() < 0.3 else draw(rng, commit.get("add_column", {"type": "BIGINT"})["type"])
-                           if "add_column" in commit else None if rng.random() < 0.3 else rng.randint(0, 5))
+            if added is not None:
+                row.append(None if rng.random() < 0.3 else draw(rng, added))
             entry = {"values": row}
             if pk and keys_seen and rng.random() < 0.15:
                 victim = rng.choice(keys_seen)
