@@ -369,6 +369,8 @@ class Case:
                 continue
             if ji != oi:
                 counts["file_index_mismatch"] += 1
+                if oi == "SKIP" and not match:
+                    counts["file_index_mismatch_we_skip_safely"] += 1  # stricter than Java, no row lost
                 problems.append(f"{name}: file index Java {ji}, indexcore {oi} (rows matching: {match})")
         our_plan = {n for n, f in mine.items() if f.get("skipped_by") in (None, "index")
                     and not (f.get("skipped_by") == "index" and f.get("index_location") in ("EMBEDDED", "embedded"))}
