@@ -19,7 +19,7 @@ import oracles  # noqa: E402
 pytestmark = pytest.mark.skipif(oracles.java_skip_reason() is not None,
                                 reason=oracles.java_skip_reason() or "")
 
-MUST_BE_ZERO = ("wrong_row_sets", "files_skipped_by_us_holding_rows", "file_index_mismatch",
+MUST_BE_ZERO = ("wrong_row_sets", "files_skipped_by_us_holding_rows", "bitmap_rows_lost",
                 "index_presence_mismatch", "files_or_dv_mismatch", "hash_index_mismatch",
                 "table_indexes_mismatch", "plan_we_skip_java_keeps")
 
@@ -32,6 +32,11 @@ def test_seeded_differential_run_agrees_with_java() -> None:
     assert counts["predicates"] >= 18, dict(counts)
     assert counts["file_index_decisions"] > 0, dict(counts)
     bad = {k: counts[k] for k in MUST_BE_ZERO if counts[k]}
+    # the one known divergence: Paimon 1.0's bloom keeps a file for a NULL in an IN list, we skip
+    # it when no row matches (reported in the run's output, never a lost row)
+    unexplained = counts["file_index_mismatch"] - counts["file_index_mismatch_we_skip_safely"]
+    if unexplained:
+        bad["file_index_mismatch (unexplained)"] = unexplained
     assert not bad, f"{bad}\n{out.getvalue()}"
 
 
