@@ -314,6 +314,7 @@ class Case:
         self.java, self.rust, self.wh, self.table, self.spec = java, rust, wh, table, spec
         self.cols = schema_of(spec)
         self.types = dict(self.cols)
+        self.notes: list[str] = []  # differences that are not disagreements (Java unsafe, plans)
 
     def rows_key(self, rows) -> list:
         out = []
@@ -370,6 +371,8 @@ class Case:
             counts["file_index_decisions"] += 1
             if ji == "SKIP" and match:
                 counts["java_unsafe_skips"] += 1
+                self.notes.append(f"Java unsafe: FileIndexPredicate skips {name} ({f.get('index_types')}) "
+                                  f"though {match} of its rows match {to_sql(pred, self.types)}; we say {oi}")
                 if oi != "REMAIN":
                     problems.append(f"{name}: Java unsafe skip ({match} rows match) and we say {oi}")
                 continue
@@ -384,6 +387,12 @@ class Case:
         jp = set(j.get("plan_files", []))
         counts["plan_we_skip_java_keeps"] += len(jp - our_plan)
         counts["plan_java_skips_we_keep"] += len(our_plan - jp)
+        for name in sorted(jp ^ our_plan):
+            f = mine[name]
+            self.notes.append(f"plan: {name} {'kept by Java only' if name in jp else 'kept by us only'} for "
+                              f"{to_sql(pred, self.types)} (ours skipped_by={f.get('skipped_by')}, "
+                              f"stats={f.get('stats_decision')}, index={f.get('index_decision')} "
+                              f"at {f.get('index_location')}, level {f.get('level')})")
         if self.rust is not None:
             rsql = to_sql(pred, self.types)
             rr = self.rust.ask({"op": "rows", "warehouse": self.wh, "table": self.table, "where": rsql})
@@ -514,8 +523,11 @@ def run(cases: int, seed: int, queries: int, keep: str | None, use_rust: bool, o
             for p in problems:
                 print(f"case {n} (seed {seed}) table: {p}\n  spec: {json.dumps(spec)}", file=out)
             for _ in range(queries):
+                case.notes.clear()
                 pred = random_predicate(rng, spec)
                 found = case.check(pred, counts)
+                for note in case.notes:
+                    print(f"case {n} (seed {seed}) note: {note}\n  warehouse: {wh}", file=out)
                 if found:
                     small = minimise(case, pred)
                     ours_too = any(not p.startswith("rust") for p in found)  # rust-only: its table is small enough
