@@ -3,7 +3,7 @@
 {"op": "rows", "warehouse", "table", "where"}: rows of DataFusion SQL over the table;
 {"op": "plan", "warehouse", "table", "predicate"}: data files of ReadBuilder.with_filter(...)
 .new_scan().plan() (names read out of each split's Java-compatible serialization);
-{"op": "time_plan", "warehouse", "table", "rounds"}: seconds per plan, best of rounds.
+{"op": "time_plan", "warehouse", "table", "rounds"}: seconds to open the table and plan, best of rounds.
 """
 
 import datetime
@@ -50,11 +50,12 @@ def answer(req):
         for s in rb.new_scan().plan().splits():
             files += [m.decode() for m in FILE.findall(s.serialize())]
         return {"plan_files": files}
-    if op == "time_plan":
+    if op == "time_plan":  # cold like ours: a new catalog and table each round
         best = None
-        for _ in range(req.get("rounds", 3)):
+        for _ in range(req.get("rounds", 3) + 1):
             t0 = time.perf_counter()
-            n = len(table.new_read_builder().new_scan().plan().splits())
+            fresh = PaimonCatalog({"warehouse": req["warehouse"]}).get_table(req["table"])
+            n = len(fresh.new_read_builder().new_scan().plan().splits())
             dt = time.perf_counter() - t0
             best = dt if best is None else min(best, dt)
         return {"seconds": best, "splits": n}

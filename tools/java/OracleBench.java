@@ -15,7 +15,8 @@ import org.apache.paimon.table.source.Split;
 
 /**
  * Timings of Paimon Java with a warm JVM, for bench/bench_java.py: the best of "rounds" runs,
- * after one untimed warm-up. Kinds: plan (newScan().plan()), file_index_table (plan plus
+ * after one untimed warm-up. Kinds: plan (a new catalog without caches, the table, then
+ * newScan().plan()), file_index_table (plan plus
  * FileIndexPredicate on every file), blob (FileIndexPredicate on one .index file's bytes, a fresh
  * reader per operation: the bloom test and the bitmap lookup), dv (read every deletion vector
  * of the plan and ask isDeleted for each position).
@@ -34,9 +35,16 @@ final class OracleBench {
         Op op;
         switch (kind) {
             case "plan":
+                // cold like ours: a new catalog without its caches, the table loaded, then planned
                 op = () -> {
+                    org.apache.paimon.options.Options o = new org.apache.paimon.options.Options();
+                    o.set("warehouse", req.get("warehouse").asText());
+                    o.set("cache-enabled", "false");
+                    org.apache.paimon.catalog.Catalog c = org.apache.paimon.catalog.CatalogFactory.createCatalog(
+                            org.apache.paimon.catalog.CatalogContext.create(o));
+                    FileStoreTable fresh = (FileStoreTable) c.getTable(PaimonOracle.ident(req));
                     long n = 0;
-                    for (Split s : t.newReadBuilder().newScan().plan().splits()) {
+                    for (Split s : fresh.newReadBuilder().newScan().plan().splits()) {
                         n += ((DataSplit) s).dataFiles().size();
                     }
                     return n;
