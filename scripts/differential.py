@@ -279,6 +279,11 @@ def rust_predicate(p: dict, types: dict[str, str]) -> dict | None:
     return {"method": op, "field": p["field"], "literals": p["literals"]}
 
 
+def has_or(p: dict) -> bool:
+    """An OR after NOT is pushed down (NOT AND becomes OR), as Java sees the predicate."""
+    return '"or"' in json.dumps(nnf(p))
+
+
 def null_in_list(p: dict) -> bool:
     if "children" in p:
         return any(null_in_list(c) for c in p["children"])
@@ -381,6 +386,10 @@ class Case:
                 if oi == "SKIP" and not match and null_in_list(pred):
                     # Paimon 1.0's bloom keeps a file for a NULL literal; no row can match one
                     counts["file_index_mismatch_null_in_list"] += 1
+                elif ji == "SKIP" and oi == "REMAIN" and has_or(pred) and "bitmap" in str(f.get("index_types")):
+                    # BitmapIndexResult.or before apache/paimon#5324 drops the other side's REMAIN:
+                    # Java's skip is right here only because no row happens to match
+                    counts["file_index_mismatch_java_bitmap_or"] += 1
                 problems.append(f"{name}: file index Java {ji}, indexcore {oi} (rows matching: {match})")
         our_plan = {n for n, f in mine.items() if f.get("skipped_by") in (None, "index")
                     and not (f.get("skipped_by") == "index" and f.get("index_location") in ("EMBEDDED", "embedded"))}
