@@ -398,6 +398,8 @@ class Case:
         counts["plan_java_skips_we_keep"] += len(our_plan - jp)
         for name in sorted(jp ^ our_plan):
             f = mine[name]
+            if name not in jp and j["files"][name]["matching_raw_rows"]:
+                counts["plan_java_unsafe_skips"] += 1  # Java's plan drops a file whose rows match
             self.notes.append(f"plan: {name} {'kept by Java only' if name in jp else 'kept by us only'} for "
                               f"{to_sql(pred, self.types)} (ours skipped_by={f.get('skipped_by')}, "
                               f"stats={f.get('stats_decision')}, index={f.get('index_decision')} "
