@@ -441,10 +441,16 @@ class Case:
         if mine != theirs:
             counts["files_or_dv_mismatch"] += 1
             problems.append(f"files/DV: indexcore {mine} != Java {theirs}")
+        jh = self.java.ask({"op": "hash", "warehouse": self.wh, "table": self.table})
+        ti = indexcore_cli("show", self.wh, f"{self.table}$table_indexes")
+        jidx = sorted((e["index_type"], e["file_name"], e["bucket"], e["row_count"]) for e in jh.get("index_files", []))
+        oidx = sorted((r["index_type"], r["file_name"], r["bucket"], r["row_count"]) for r in ti.get("rows", []))
+        counts["index_files_compared"] += len(jidx)
+        if jidx != oidx:
+            counts["table_indexes_mismatch"] += 1
+            problems.append(f"$table_indexes {oidx} != Java's index manifest {jidx}")
         if self.spec["options"].get("bucket") == "-1" and self.spec.get("primary_keys"):
-            jh = self.java.ask({"op": "hash", "warehouse": self.wh, "table": self.table})
             ours = indexcore_cli("bucket-index", self.wh, self.table)
-            ti = indexcore_cli("show", self.wh, f"{self.table}$table_indexes")
             counts["hash_tables"] += 1
             def part(values):
                 return "{" + ", ".join(str(v) for v in values) + "}"
@@ -454,12 +460,6 @@ class Case:
             if jset != oset:
                 counts["hash_index_mismatch"] += 1
                 problems.append(f"hash index: indexcore {oset} != Java {jset}")
-            jfiles = sorted(b["file"] for b in jh.get("buckets", []))
-            ofiles = sorted(file_name(r.get("file_name") or r.get("index_file_path") or "")
-                            for r in ti.get("rows", []) if r.get("index_type") == "HASH")
-            if jfiles != ofiles:
-                counts["table_indexes_mismatch"] += 1
-                problems.append(f"$table_indexes HASH files {ofiles} != Java {jfiles}")
         return problems
 
 

@@ -390,11 +390,13 @@ public final class PaimonOracle {
         RowType pt = t.schema().logicalPartitionType();
         ObjectNode ans = JSON.createObjectNode();
         ArrayNode out = ans.putArray("buckets");
-        Long snap = t.snapshotManager().latestSnapshotId();
-        if (snap == null) {
-            return ans;
-        }
+        ArrayNode all = ans.putArray("index_files");
         for (IndexManifestEntry e : h.scanEntries()) {
+            ObjectNode a = all.addObject();
+            a.put("index_type", e.indexFile().indexType());
+            a.put("file_name", e.indexFile().fileName());
+            a.put("row_count", e.indexFile().rowCount());
+            a.put("bucket", e.bucket());
             if (!e.indexFile().indexType().equals("HASH")) {
                 continue;
             }
