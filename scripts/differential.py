@@ -423,6 +423,10 @@ class Case:
                     counts["rust_plans"] += 1
                     rs = set(rplan["plan_files"])
                     counts["rust_plan_skips_java_keeps"] += len(jp - rs)
+                    for name in sorted(jp - rs):
+                        rows = j["files"][name]["matching_raw_rows"]
+                        self.notes.append(f"rust plan (paimon-rust 0.4.0) drops {name}, kept by Java and us, "
+                                          f"{rows} rows matching, for {json.dumps(rp)}")
                     counts["rust_plan_keeps_java_skips"] += len(rs - jp)
                     counts["plan_we_skip_rust_keeps"] += len(rs - our_plan)
                 else:
