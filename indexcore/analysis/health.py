@@ -41,7 +41,7 @@ from indexcore.views import register_view, view
 from indexcore.views.census import FILE_INDEXES, unusable_rows
 from indexcore.views.common import from_rows, partition_label, partition_types
 from indexcore.warehouse.model import DELETION_VECTORS, HASH
-from indexcore.warehouse.table import KNOWN_INDEX_TYPES, LISTED_GLOBAL_TYPES
+from indexcore.warehouse.table_planning import KNOWN_INDEX_TYPES, LISTED_GLOBAL_TYPES
 
 Progress = Callable[[int, int, str], None]
 

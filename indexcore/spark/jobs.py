@@ -155,7 +155,7 @@ def evaluate_task(spec: dict) -> dict:
 def audit_task(spec: dict) -> dict:
     """Audit the task's files (runs on a worker)."""
     from indexcore.analysis.audit import ERROR, Check, Finding, audit_file
-    from indexcore.warehouse.table import Plan
+    from indexcore.warehouse.table_planning import Plan
 
     try:
         table = _spec_table(spec)

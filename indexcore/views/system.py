@@ -25,7 +25,7 @@ from indexcore.views.common import (
     partition_types,
     stats_text,
 )
-from indexcore.warehouse.table import KNOWN_INDEX_TYPES
+from indexcore.warehouse.table_planning import KNOWN_INDEX_TYPES
 
 
 def _millis_dt(millis: int | None) -> _dt.datetime | None:
@@ -170,8 +170,8 @@ def files(table, snapshot_id: int | None = None, stats: bool = True,
         "index_file": [lf.index_path for lf in chosen],
         "deletion_vector_cardinality": [dv_cardinality(table, lf) for lf in chosen]}
     if keyed:
-        cols["min_key"] = [partition_text(tuple(m.min_key), table._key_types(m.schema_id)) for m in metas]
-        cols["max_key"] = [partition_text(tuple(m.max_key), table._key_types(m.schema_id)) for m in metas]
+        cols["min_key"] = [partition_text(tuple(m.min_key), table.key_types(m.schema_id)) for m in metas]
+        cols["max_key"] = [partition_text(tuple(m.max_key), table.key_types(m.schema_id)) for m in metas]
     if stats:
         stats_names: dict[tuple, tuple] = {}
         null_counts, min_stats, max_stats = cols["null_value_counts"], cols["min_value_stats"], cols["max_value_stats"]

@@ -16,6 +16,8 @@ from pyroaring import BitMap64
 
 from indexcore.errors import IndexCoreError
 from indexcore.expr import Leaf
+from indexcore.formats import open_reader as open_file_index
+from indexcore.formats.base import BitmapResult
 from indexcore.formats.bitmap_global_index import BitmapGlobalIndexReader, looks_like_bitmap_global
 from indexcore.formats.btree_index import BTreeIndexReader
 from indexcore.formats.global_index import SortedIndexFileMeta, key_codec
@@ -126,14 +128,10 @@ class WrappedBitmapReader:
     index_type = "bitmap"
 
     def __init__(self, source, dtype: DataType):
-        from indexcore.formats import open_reader as open_file_index
-
         self.source = source
         self.reader = open_file_index("bitmap", dtype, source)
 
     def visit(self, leaf: Leaf) -> BitMap64 | None:
-        from indexcore.formats.base import BitmapResult
-
         result = self.reader.visit(leaf)
         if isinstance(result, BitmapResult):
             return BitMap64(result.bitmap)

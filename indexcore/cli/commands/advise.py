@@ -67,13 +67,14 @@ def run_advise(args: argparse.Namespace) -> dict:
     from indexcore.analysis.workload import read_workload
 
     queries = read_workload(args.workload)
-    table = Warehouse(args.warehouse).table(args.table)
+    table = Warehouse(args.warehouse, storage_options=args.storage_options).table(args.table)
     sample = DEFAULT_SAMPLE if args.sample is None else (None if args.sample <= 0 else args.sample)
     measure = None
     if args.master:
         from indexcore.spark.jobs import what_if_measure
 
-        measure = what_if_measure(args.warehouse, args.table, args.master, args.snapshot)
+        measure = what_if_measure(args.warehouse, args.table, args.master, args.snapshot,
+                                  storage_options=args.storage_options)
     advice = advise(table, queries, snapshot_id=args.snapshot, sample=sample, measure=measure,
                     dialect=args.dialect, progress=ProgressBar("advising"))
     args.brief = partial(brief_advise, summary=advice_summary(advice))
@@ -99,7 +100,7 @@ def run_diff(args: argparse.Namespace) -> dict:
     from indexcore.analysis.workload import read_workload
 
     queries = read_workload(args.workload) if args.workload else None
-    table = Warehouse(args.warehouse).table(args.table)
+    table = Warehouse(args.warehouse, storage_options=args.storage_options).table(args.table)
     return diff(table, args.from_snapshot, args.to_snapshot, queries, progress=ProgressBar("diffing"))
 
 
@@ -107,7 +108,7 @@ def run_check(args: argparse.Namespace) -> dict:
     from indexcore.analysis.check import check, read_rules
 
     rules = read_rules(args.rules)
-    table = Warehouse(args.warehouse).table(args.table)
+    table = Warehouse(args.warehouse, storage_options=args.storage_options).table(args.table)
     report = check(table, rules, snapshot_id=args.snapshot)
     if not report["passed"]:
         args.exit_code = 1
