@@ -41,7 +41,7 @@ def global_index_rows(table, snapshot_id: int | None = None) -> list[dict]:
         lo, hi = gif.row_range or (None, None)
         rows.append({"file": d["file"], "index_type": d["index_type"], "family": d["family"],
                      "field": d["field"], "field_type": d["field_type"],
-                     "partition": partition_label(gif.entry.partition, types), "bucket": d["bucket"],
+                     "partition": partition_label(gif.entry.partition, types, table.caches.labels), "bucket": d["bucket"],
                      "row_range_start": lo, "row_range_end": hi, "rows": d["row_count"],
                      "file_size": d["file_size"], "first_key": show(d.get("first_key")),
                      "last_key": show(d.get("last_key")), "has_nulls": d.get("has_nulls"),
@@ -112,7 +112,7 @@ def predicate_keep_frame(table, sql: str, snapshot_id: int | None = None):
         if f.first_row_id is None:
             continue
         kept = f.row_count if scan is None else len(scan.kept_positions(f.first_row_id, f.row_count))
-        rows.append({"file": f.file_name, "partition": partition_label(lf.partition, types),
+        rows.append({"file": f.file_name, "partition": partition_label(lf.partition, types, table.caches.labels),
                      "first_row_id": f.first_row_id, "rows": f.row_count, "kept_rows": kept,
                      "decision": "REMAIN" if kept else "SKIP"})
     frame = pd.DataFrame(rows, columns=["file", "partition", "first_row_id", "rows", "kept_rows", "decision"])

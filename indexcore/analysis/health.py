@@ -250,7 +250,7 @@ def unusable_index_files(table, snapshot_id: int | None = None,
         types = partition_types(table)
         rows += [(e.index_file.file_name, e.index_file.index_type, None,
                   f"unknown index kind {e.index_file.index_type}",
-                  f"{partition_label(e.partition, types)} bucket {e.bucket}") for e in _undecoded(plan)]
+                  f"{partition_label(e.partition, types, table.caches.labels)} bucket {e.bucket}") for e in _undecoded(plan)]
     return pd.DataFrame(rows, columns=UNUSABLE_COLUMNS)
 
 

@@ -205,7 +205,7 @@ def bitmap_lookup(table, column: str, value_text: str, snapshot_id: int | None =
                 literals[schema_id] = parse_where(f"{_quote(column)} = {value_text}", row_type).literals[0]
             literal = literals[schema_id]
         found = blob.reader.null_bitmap() if literal is None else blob.reader.bitmap_for(literal)
-        rows.append({**file_cols(blob.file, types), "version": blob.reader.version,
+        rows.append({**file_cols(blob.file, types, table.caches.labels), "version": blob.reader.version,
                      "matching_rows": len(found), "lookup_bytes": blob.reader.lookup_bytes(literal),
                      "index_size": blob.size})
     return pd.DataFrame(rows, columns=["file_name", "partition", "bucket", "row_count", "version",
@@ -250,7 +250,7 @@ def bitmap_layout_compare(table, column: str, snapshot_id: int | None = None,
             for v in values:
                 writer.write(v)
             rebuilt = BitmapReader(blob.dtype, BytesSource(writer.serialized_bytes()), {})
-            rows.append({**file_cols(blob.file, types), "layout": f"V{version}",
+            rows.append({**file_cols(blob.file, types, table.caches.labels), "layout": f"V{version}",
                          "actual": version == reader.version, "size": rebuilt.source.size,
                          "head_bytes": rebuilt.meta.head_size,
                          "lookup_bytes": rebuilt.lookup_bytes(frequent) if frequent is not None else None})
@@ -269,7 +269,7 @@ def range_frame(table, snapshot_id: int | None = None, progress: Progress | None
     types = partition_types(table)
     rows = []
     for blob, s in summaries(table, snapshot_id, ["range-bitmap", "bsi"], progress, sample=sample):
-        row = {**file_cols(blob.file, types), "column": blob.column, "index_type": blob.index_type,
+        row = {**file_cols(blob.file, types, table.caches.labels), "column": blob.column, "index_type": blob.index_type,
                "size": blob.size, "error": s.get("error")}
         if "min" in s:
             row.update({"min": s.get("min"), "max": s.get("max"), "null_count": s.get("null_count"),
@@ -322,7 +322,7 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
     rows = []
     for i, lf in enumerate(table.iter_prefetched(files, dv=False)):
         _tick(progress, i, len(files), lf.file.file_name)
-        row = {**file_cols(lf, types)}
+        row = {**file_cols(lf, types, table.caches.labels)}
         row["stats"] = "may match" if test_predicate_on_stats(predicate, lf.file.row_count,
                                                               file_stats(table, lf)) else "SKIP"
         schema = table.file_schema(lf)

@@ -30,18 +30,18 @@ import posixpath
 import tempfile
 import threading
 import traceback
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from indexcore.cache import LRU
 from indexcore.errors import IndexCoreError
 from indexcore.spark.progress import JobWatch, spark_context
 
 Progress = Callable[[int, int, str], None]
 TASKS_PER_CORE = 2
-_CACHE_SIZE = 8
-_tables: OrderedDict[tuple, Any] = OrderedDict()
-_lock = threading.Lock()
+# tables a Spark worker process keeps open across its tasks: per process by nature (a worker has
+# no object that outlives a task), bounded
+_TABLES = LRU(8)
 
 
 class JobCancelledError(IndexCoreError):
@@ -114,20 +114,14 @@ def open_table(url: str, name: str, schema_ids: Sequence[int] = (), storage_opti
     from indexcore import open_warehouse
 
     key = (url, name, tuple(sorted((storage_options or {}).items())))
-    with _lock:
-        table = _tables.get(key)
-        if table is not None:
-            _tables.move_to_end(key)
+    table = _TABLES.get(key)
     if table is not None and schema_ids:
         known = {s.id for s in table.schemas()}
         if not known or max(known) != schema_ids[0] or not set(schema_ids) <= known:
             table = None
     if table is None:
         table = open_warehouse(url, storage_options=storage_options).table(name)
-        with _lock:
-            _tables[key] = table
-            while len(_tables) > _CACHE_SIZE:
-                _tables.popitem(last=False)
+        _TABLES.put(key, table)
     return table
 
 

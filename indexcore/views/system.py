@@ -154,7 +154,7 @@ def files(table, snapshot_id: int | None = None, stats: bool = True,
     n = len(chosen)
     sources = {0: "APPEND", 1: "COMPACT"}
     cols: dict[str, list] = {
-        "partition": partition_labels(chosen, types), "bucket": [lf.bucket for lf in chosen],
+        "partition": partition_labels(chosen, types, table.caches.labels), "bucket": [lf.bucket for lf in chosen],
         "file_path": [lf.path for lf in chosen], "file_format": [m.file_format for m in metas],
         "schema_id": [m.schema_id for m in metas], "level": [m.level for m in metas],
         "record_count": [m.row_count for m in metas], "file_size_in_bytes": [m.file_size for m in metas],

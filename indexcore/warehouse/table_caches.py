@@ -26,6 +26,7 @@ class TableCaches:
     head_bytes: LRU  # container key -> (head bytes, size, name, error), weighed by bytes
     readers: LRU  # (container key, entry, type, options) -> opened reader, weighed by blob bytes
     derived: LRU  # a key naming a snapshot -> a result built from it, weighed by rows
+    labels: LRU  # (partition values, types) -> the partition's text in system views, one each
     schemas: dict[int, TableSchema] | None = None
     layout: tuple[TableSchema, PathLayout] | None = None
     snapshots: dict[int, Snapshot] = field(default_factory=dict)
@@ -37,4 +38,5 @@ class TableCaches:
     def of(cls, config: Settings) -> TableCaches:
         return cls(plans=LRU(config.plan_cache), manifests=LRU(config.manifest_cache_entries),
                    heads=LRU(config.head_cache_files), head_bytes=LRU(config.head_cache_bytes),
-                   readers=LRU(config.reader_cache_bytes), derived=LRU(config.derived_rows))
+                   readers=LRU(config.reader_cache_bytes), derived=LRU(config.derived_rows),
+                   labels=LRU(config.partition_labels))

@@ -51,7 +51,7 @@ from indexcore.write.datafile import (
     internal_values,
     write_data_file,
 )
-from indexcore.write.layout import INDEXCORE_USER_PREFIX, MAX_LEVEL, Namer, field_types, jackson, schema_json
+from indexcore.write.layout import COMMIT_USER_PREFIX, MAX_LEVEL, Namer, field_types, jackson, schema_json
 
 READ_ONLY_MARKER = ".indexcore-read-only"
 BASE_TIME_MILLIS = 1_717_200_000_000  # 2024-06-01T00:00:00Z: snapshot times count from here
@@ -189,7 +189,7 @@ def created_by_indexcore(table_path: str) -> bool:
     for name in names:
         with open(os.path.join(snap_dir, name), encoding="utf-8") as fh:
             user = json.load(fh).get("commitUser") or ""
-        if not user.startswith(INDEXCORE_USER_PREFIX):
+        if not user.startswith(COMMIT_USER_PREFIX):
             return False
     return True
 
@@ -204,7 +204,7 @@ class TableWriter:
         self.schema = schema
         self.seed = seed
         self._namer = Namer(seed, "commit", posixpath.basename(table_path.rstrip("/")))
-        self.commit_user = INDEXCORE_USER_PREFIX + self._namer.uuid()
+        self.commit_user = COMMIT_USER_PREFIX + self._namer.uuid()
         self.snapshot_id = 0
         self.commit_index = 0
         self.total_records = 0
@@ -622,7 +622,7 @@ class TableWriter:
         branch.branch_name = name
         branch.seed = f"{self.seed}:{BRANCH_PREFIX}{name}"
         branch._namer = Namer(branch.seed, "commit", posixpath.basename(self.table_path.rstrip("/")))
-        branch.commit_user = INDEXCORE_USER_PREFIX + branch._namer.uuid()
+        branch.commit_user = COMMIT_USER_PREFIX + branch._namer.uuid()
         return branch
 
     # ------------------------------------------------------------------ inspection
