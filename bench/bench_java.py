@@ -32,7 +32,6 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import bench_planning  # noqa: E402
 import oracles  # noqa: E402
-from indexcore.scan.explain import explain  # noqa: E402
 
 import indexcore  # noqa: E402
 from indexcore.expr import predicate_from_json  # noqa: E402
@@ -40,6 +39,7 @@ from indexcore.formats.container import read_container  # noqa: E402
 from indexcore.formats.deletion_vector import scan_deletion_vector_file  # noqa: E402
 from indexcore.io import BytesSource  # noqa: E402
 from indexcore.scan import FileIndexPredicate  # noqa: E402
+from indexcore.scan.explainer import explain  # noqa: E402
 from indexcore.types import parse_type  # noqa: E402
 
 

@@ -1,36 +1,29 @@
-"""A small least-recently-used map bounded by total weight, for metadata kept per table.
+"""The one least-recently-used map of indexcore, bounded by total weight; every cache uses it.
 
 Plans and decoded manifests are kept so a page's frames share one plan per snapshot, but a
 server browsing many snapshots of a 50,000-file table must not keep them all: past
-``max_weight`` (entries, or any weight the caller gives) the least recently used go.
+``max_weight`` (entries, bytes, rows: any weight the caller gives) the least recently used go.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
-
-
-def env_int(name: str, default: int) -> int:
-    """An integer setting from the environment (the default when unset or not a number)."""
-    try:
-        return int(os.environ.get(name, default))
-    except ValueError:
-        return default
 
 
 class LRU:
     """``key -> value`` with a weight per value; the least recently used leave past ``max_weight``.
 
     One value heavier than the whole budget is still kept (alone), so a caller always gets back
-    what it just stored. Thread-safe: sessions of one server share tables.
+    what it just stored. Thread-safe: sessions of one server share tables. ``evicted(key, value)``
+    is told of each value pushed out (under the map's lock), for an owner that indexes its keys.
     """
 
-    def __init__(self, max_weight: int):
+    def __init__(self, max_weight: int, evicted: Callable[[Hashable, Any], None] | None = None):
         self.max_weight = max(int(max_weight), 1)
+        self._evicted = evicted
         self.weight = 0
         self._items: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._lock = threading.Lock()
@@ -57,8 +50,15 @@ class LRU:
             self._items[key] = (value, weight)
             self.weight += weight
             while self.weight > self.max_weight and len(self._items) > 1:
-                _, (_, w) = self._items.popitem(last=False)
+                gone, (value, w) = self._items.popitem(last=False)
                 self.weight -= w
+                if self._evicted is not None:
+                    self._evicted(gone, value)
+
+    def peek(self, key: Hashable, default: Any = None) -> Any:
+        """The value without making it recently used."""
+        hit = self._items.get(key)
+        return default if hit is None else hit[0]
 
     def clear(self) -> None:
         with self._lock:

@@ -1,4 +1,10 @@
-"""Process settings for long-running explorers (the app server, the CLI), never applied on import.
+"""Settings: every ``INDEXCORE_*`` environment variable, read here and nowhere else, and the
+process tuning of long-running explorers (the app server, the CLI), never applied on import.
+
+:func:`settings` reads the environment on each call (about twenty lookups, so callers take it
+once per object they build, never per file), typed, with one rule for every value: unset, empty
+or unreadable means the default; integers below 0 are 0. The README's "Settings" table lists
+the same variables.
 
 A 50,000-file snapshot is millions of small, long-lived objects (manifest entries, container
 heads, frame rows). With CPython's default collector thresholds (700 allocations) the cyclic
@@ -10,9 +16,107 @@ fewer and larger passes; memory stays bounded by the explorer's own caches.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
 
 from indexcore.errors import IndexCoreError
+
+
+def _setting(env: str, default, doc: str, sep: str | None = None):
+    """A field of :class:`Settings`: its variable, default and one-line doc (``sep``: the
+    characters that split a tuple)."""
+    return field(default=default, metadata={"env": env, "doc": doc, "sep": sep})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every ``INDEXCORE_*`` setting, typed; the defaults are what an unset variable means."""
+
+    # storage (indexcore.io)
+    concurrency: int = _setting("INDEXCORE_CONCURRENCY", 32,
+                                "files or ranges fetched at once from an object store (0 means 1)")
+    readahead: int = _setting("INDEXCORE_READAHEAD", 64 << 10,
+                              "bytes a head read asks for in one request on an object store (0: exact reads)")
+    cache_bytes: int = _setting("INDEXCORE_CACHE_BYTES", 256 << 20,
+                                "bytes of immutable object-store files cached per warehouse (0: no cache)")
+    resolved_dirs: int = _setting("INDEXCORE_RESOLVED_DIRS", 4096,
+                                  "directories a warehouse keeps resolved and checked against its roots")
+    realpath_dirs: int = _setting("INDEXCORE_REALPATH_DIRS", 4096,
+                                  "local directories kept with their symlinks resolved, per set of roots")
+    allowed_protocols: tuple[str, ...] = _setting(
+        "INDEXCORE_ALLOWED_PROTOCOLS", (), "protocols that may be read, comma-separated "
+        "(default: the protocols of the allowed roots)", sep=",:")
+    # per table (indexcore.warehouse)
+    plan_cache: int = _setting("INDEXCORE_PLAN_CACHE", 8, "snapshots whose plans a table keeps")
+    manifest_cache_entries: int = _setting("INDEXCORE_MANIFEST_CACHE_ENTRIES", 500_000,
+                                           "manifest entries a table keeps decoded")
+    head_cache_files: int = _setting("INDEXCORE_HEAD_CACHE_FILES", 200_000,
+                                     "file-index container heads a table keeps parsed")
+    head_cache_bytes: int = _setting("INDEXCORE_HEAD_CACHE_BYTES", 64 << 20,
+                                     "bytes of container heads a table keeps unparsed")
+    reader_cache_bytes: int = _setting("INDEXCORE_READER_CACHE_BYTES", 32 << 20,
+                                       "bytes of index blobs whose opened readers a table keeps")
+    derived_rows: int = _setting("INDEXCORE_DERIVED_ROWS", 2_000_000,
+                                 "rows of derived results (system views of a snapshot) a table keeps")
+    partition_labels: int = _setting("INDEXCORE_PARTITION_LABELS", 100_000,
+                                     "partition texts (``{v1, v2}``) a table keeps rendered")
+    decode_sample: int = _setting("INDEXCORE_DECODE_SAMPLE", 2000,
+                                  "files with a file index the pages decode before they take a sample")
+    # the app (pages/)
+    warehouse: str = _setting("INDEXCORE_WAREHOUSE", "",
+                              "the warehouse the app opens (default: sample_warehouse/ beside app.py)")
+    allowed_roots: tuple[str, ...] = _setting(
+        "INDEXCORE_ALLOWED_ROOTS", (), "roots the app may read, os.pathsep-separated "
+        "(default: the sample warehouse and the given one)", sep=os.pathsep)
+    app_warehouses: int = _setting("INDEXCORE_APP_WAREHOUSES", 4, "warehouses the app keeps open")
+    app_cache_entries: int = _setting("INDEXCORE_APP_CACHE_ENTRIES", 64,
+                                      "frames the app keeps per cached function")
+    app_cache_ttl: int = _setting("INDEXCORE_APP_CACHE_TTL", 1800, "seconds the app keeps a cached frame")
+    # Spark (indexcore.spark)
+    spark_master: str = _setting("INDEXCORE_SPARK_MASTER", "local[*]", "the Spark master used when none is given")
+    spark_masters: tuple[str, ...] = _setting(
+        "INDEXCORE_SPARK_MASTERS", ("local[*]",), "masters the operator allows, comma-separated "
+        "(``local[*]`` covers every local master; a trailing ``*`` is a prefix)", sep=",")
+    spark_connect_timeout: float = _setting("INDEXCORE_SPARK_CONNECT_TIMEOUT", 10.0,
+                                            "seconds a remote master has to answer (at least 0.1)")
+
+
+def _parse(text: str | None, f):
+    """One variable's value by the one rule: unset, empty or unreadable -> the default; an int
+    below 0 -> 0; a tuple split on its separator, blanks dropped."""
+    if not text:
+        return f.default
+    kind = type(f.default)
+    try:
+        if kind is int:
+            return max(int(text), 0)
+        if kind is float:
+            return float(text)
+    except ValueError:
+        return f.default
+    if kind is tuple:
+        sep = f.metadata["sep"]
+        for other in sep[1:]:
+            text = text.replace(other, sep[0])
+        return tuple(p.strip() for p in text.split(sep[0]) if p.strip())
+    return text
+
+
+_FIELDS = fields(Settings)
+_VARIABLES = {f.name: f.metadata["env"] for f in _FIELDS}
+
+
+def variable(name: str) -> str:
+    """The environment variable of the setting ``name`` (for messages that tell the operator)."""
+    return _VARIABLES[name]
+
+
+def settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """The settings as the environment (``environ``, default ``os.environ``) gives them now."""
+    env = os.environ if environ is None else environ
+    return Settings(**{f.name: _parse(env.get(f.metadata["env"]), f) for f in _FIELDS})
+
 
 # (young, middle, old): a young collection after this many new container objects
 GC_THRESHOLDS = (100_000, 50, 100)

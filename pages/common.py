@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,13 +21,12 @@ import pandas as pd
 import streamlit as st
 
 import indexcore
-from indexcore.cache import env_int as _env_int
-from indexcore.config import parse_pairs
+from indexcore.config import parse_pairs, settings
 from indexcore.errors import IndexCoreError, StorageError
 from indexcore.frames import health, unusable
 from indexcore.frames import table as table_frames
 from indexcore.frames.registry import FRAMES, WAREHOUSE, spec_of
-from indexcore.frames.views import DECODE_SAMPLE_FILES, branch_ref, view_frame
+from indexcore.frames.views import branch_ref, view_frame
 
 APP_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_WAREHOUSE = APP_DIR / "sample_warehouse"
@@ -37,9 +35,10 @@ PAGE_SIZE = 200
 # server memory stays bounded whatever the number of sessions: warehouses opened at once
 # (each with its tables' plan and manifest caches, see indexcore.warehouse.table), and cached
 # frames, which also expire so a long-running server lets go of tables nobody looks at
-MAX_WAREHOUSES = _env_int("INDEXCORE_APP_WAREHOUSES", 4)
-CACHE_ENTRIES = _env_int("INDEXCORE_APP_CACHE_ENTRIES", 64)
-CACHE_TTL = _env_int("INDEXCORE_APP_CACHE_TTL", 1800)  # seconds
+_APP = settings()  # read when the server starts: the caches below are sized once
+MAX_WAREHOUSES = _APP.app_warehouses
+CACHE_ENTRIES = _APP.app_cache_entries
+CACHE_TTL = _APP.app_cache_ttl  # seconds
 
 WH_KEY, TABLE_KEY, SNAPSHOT_KEY, MASTER_KEY = "warehouse_url", "table", "snapshot_id", "spark_master"
 BRANCH_KEY, TAG_KEY, SELECTION_KEY = "branch", "tag", "selection"
@@ -98,18 +97,18 @@ def _norm(url: str) -> str:
 
 
 def default_warehouse() -> str:
-    """Command line, then ``INDEXCORE_WAREHOUSE``, then ``sample_warehouse/`` next to app.py."""
-    return _norm(_cli_warehouse() or os.environ.get("INDEXCORE_WAREHOUSE") or str(DEFAULT_WAREHOUSE))
+    """Command line, then the ``warehouse`` setting, then ``sample_warehouse/`` next to app.py."""
+    return _norm(_cli_warehouse() or settings().warehouse or str(DEFAULT_WAREHOUSE))
 
 
 def allowed_roots() -> tuple[str, ...]:
-    """``INDEXCORE_ALLOWED_ROOTS`` (os.pathsep-separated), else the default and the given warehouse."""
-    raw = os.environ.get("INDEXCORE_ALLOWED_ROOTS")
-    if raw:
-        roots = [r for r in raw.split(os.pathsep) if r.strip()]
+    """The ``allowed_roots`` setting, else the default and the given warehouse."""
+    config = settings()
+    if config.allowed_roots:
+        roots = list(config.allowed_roots)
     else:
         roots = [str(DEFAULT_WAREHOUSE)]
-        for given in (_cli_warehouse(), os.environ.get("INDEXCORE_WAREHOUSE")):
+        for given in (_cli_warehouse(), config.warehouse):
             if given:
                 roots.append(given)
     return tuple(dict.fromkeys(_norm(r) for r in roots))
@@ -468,11 +467,12 @@ def health_item(severity: str, text: str, page: str | None) -> None:
 def decode_sample(ctx: Context, kinds: tuple[str, ...], key: str) -> int:
     """How many files this page's per-file decoding reads (the ``sample`` of the views and
     frames that decode; as many as there are means all): all of them up to
-    :data:`~indexcore.warehouse.file_sample.DECODE_SAMPLE_FILES` files with a file index; past
+    ``decode_sample`` (:mod:`indexcore.config`) files with a file index; past
     that a fixed random sample unless the user turns on "every file". Says which it is."""
+    sample = settings().decode_sample
     frame = ctx.view("file_indexes")
     with_index = frame["file_path"].nunique() if not frame.empty else 0
-    if with_index <= DECODE_SAMPLE_FILES:
+    if with_index <= sample:
         return with_index
     carrying = frame.loc[frame["index_type"].isin(kinds), "file_path"].nunique()
     every = st.toggle(f"Decode every file ({carrying:,} carry this index; slow)", key=f"{key}_every",
@@ -480,10 +480,10 @@ def decode_sample(ctx: Context, kinds: tuple[str, ...], key: str) -> int:
                            "below decode a sample unless this is on.")
     if every:
         return with_index
-    st.caption(f"Value-level figures below decode a fixed random sample of {DECODE_SAMPLE_FILES:,} of the "
-               f"{with_index:,} files with a file index (about {carrying * DECODE_SAMPLE_FILES // with_index:,} "
+    st.caption(f"Value-level figures below decode a fixed random sample of {sample:,} of the "
+               f"{with_index:,} files with a file index (about {carrying * sample // with_index:,} "
                f"of the {carrying:,} carrying this index). Turn on \"Decode every file\" for exact totals.")
-    return DECODE_SAMPLE_FILES
+    return sample
 
 
 def show_unusable(bad: pd.DataFrame, key: str) -> None:

@@ -25,7 +25,7 @@ from indexcore.formats.binary_row import (
 )
 from indexcore.types import Timestamp, parse_type, to_json_value, to_json_values, type_from_json
 from indexcore.warehouse.manifest import read_records
-from indexcore.warehouse.table import SYSTEM_BIGINT_FIELDS
+from indexcore.warehouse.table_schemas import SYSTEM_BIGINT_FIELDS
 
 PARQUET = "warehouses/parquet"
 

@@ -288,14 +288,13 @@ def test_negative_key_length_in_index_block_is_corrupt():
 
 
 def test_file_source_reads_the_same_with_and_without_kept_descriptors(conformance: Path, monkeypatch):
-    from indexcore import io
+    from indexcore.io.source import DESCRIPTORS_KEPT, Descriptors
 
     path = str(conformance / "file_index" / "bitmap-index-v2")
     value = next(iter(json.loads((conformance / "file_index" / "expected.json").read_text())["equal"]))
     results = []
-    for limit in (io._DESCRIPTORS.limit, 0):
-        monkeypatch.setattr(io._DESCRIPTORS, "limit", limit)
-        source = FileSource(fsspec.filesystem("file"), path)
+    for limit in (DESCRIPTORS_KEPT, 0):
+        source = FileSource(fsspec.filesystem("file"), path, descriptors=Descriptors(limit))
         assert (source._fd is not None) == (limit > 0)
         rows = sorted(BitmapReader(STRING, source, {}).visit(Leaf("equal", "c", (value,))).bitmap)
         results.append((rows, source.stats.snapshot()))

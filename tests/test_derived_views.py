@@ -8,7 +8,6 @@ import pytest
 
 import indexcore
 from indexcore.views import SNAPSHOT_VIEWS, view
-from indexcore.warehouse import table as table_module
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
 
@@ -38,7 +37,7 @@ def test_views_with_arguments_are_built_each_time(orders):
 
 
 def test_the_row_budget_lets_the_least_recently_used_go(orders, monkeypatch):
-    monkeypatch.setattr(table_module, "DERIVED_CACHE_ROWS", 1)
+    monkeypatch.setenv("INDEXCORE_DERIVED_ROWS", "1")
     fresh = indexcore.open_warehouse(str(SAMPLE)).table("demo.orders")
     files = view(fresh, "files")
     assert view(fresh, "files") is files  # one result heavier than the budget is still kept, alone

@@ -11,7 +11,6 @@ import indexcore
 from indexcore.frames import pruning as pruning_frames
 from indexcore.frames import range as range_frames
 from indexcore.views import view
-from indexcore.warehouse import file_sample
 from indexcore.warehouse.file_sample import decode_sample, sample_files
 from pages import common
 
@@ -63,8 +62,7 @@ def test_a_decode_sample_over_all_files_is_the_index_views_sample(events):
 
 
 def test_bloom_page_samples_past_the_limit_and_decodes_all_on_request(open_page, monkeypatch, events):
-    monkeypatch.setattr(file_sample, "DECODE_SAMPLE_FILES", 3)
-    monkeypatch.setattr(common, "DECODE_SAMPLE_FILES", 3)  # what the page reads (through indexcore.frames)
+    monkeypatch.setenv("INDEXCORE_DECODE_SAMPLE", "3")
     at = open_page("bloom", table="demo.events")
     shown = next(d.value for d in at.dataframe if "fill_ratio" in d.value)
     assert shown["file_name"].nunique() <= 3
@@ -110,8 +108,7 @@ def test_bitmap_page_names_the_sample_in_its_figures(open_page, monkeypatch, eve
     bitmaps = census[census["index_type"] == "bitmap"]
     if bitmaps.empty:
         pytest.skip("demo.events has no bitmap index")
-    monkeypatch.setattr(file_sample, "DECODE_SAMPLE_FILES", 3)
-    monkeypatch.setattr(common, "DECODE_SAMPLE_FILES", 3)  # what the page reads (through indexcore.frames)
+    monkeypatch.setenv("INDEXCORE_DECODE_SAMPLE", "3")
     at = open_page("bitmap", table="demo.events")
     column = at.selectbox(key="bitmap_column").value
     carrying = bitmaps.loc[bitmaps["column_name"] == column, "file_path"].nunique()

@@ -193,19 +193,18 @@ def test_bitmap_layout_compare_honours_max_files():
 
 
 def test_plans_and_manifests_are_bounded_per_table(monkeypatch):
-    """Time travel over every snapshot keeps at most PLAN_CACHE plans, and a plan evicted and made
+    """Time travel over every snapshot keeps at most ``plan_cache`` plans, and a plan evicted and made
     again is the same."""
-    from indexcore.warehouse import table as table_module
 
-    monkeypatch.setattr(table_module, "PLAN_CACHE", 2)
-    monkeypatch.setattr(table_module, "MANIFEST_CACHE_ENTRIES", 5)
+    monkeypatch.setenv("INDEXCORE_PLAN_CACHE", "2")
+    monkeypatch.setenv("INDEXCORE_MANIFEST_CACHE_ENTRIES", "5")
     orders = indexcore.open_warehouse(str(_sample_wh().url)).table("demo.orders")
     ids = orders.snapshot_ids()
     assert len(ids) > 2
     first = sorted(lf.path for lf in orders.plan(ids[0]).files)
     for sid in ids:
         orders.plan(sid)
-    assert len(orders._plans) == 2 and orders._manifests.weight <= max(5, max(
+    assert len(orders.caches.plans) == 2 and orders.caches.manifests.weight <= max(5, max(
         len(orders.manifest_entries(mf.file_name)) for mf in orders.plan(ids[-1]).manifests))
     assert sorted(lf.path for lf in orders.plan(ids[0]).files) == first
 
@@ -495,7 +494,6 @@ def test_a_pages_bitmap_views_open_each_reader_once_within_the_tables_budget(con
     """The Bitmap page's views and lookup (summaries, values, a point lookup) over the same files
     open and decode each bitmap once, from the table's reader cache, whose readers keep no file
     descriptor; a budget below one blob keeps only the last reader, and the answers stay the same."""
-    from indexcore import io
     from indexcore.formats.container import FileIndexContainer
     from indexcore.warehouse import table as table_module
 
@@ -525,17 +523,17 @@ def test_a_pages_bitmap_views_open_each_reader_once_within_the_tables_budget(con
         for name in wh.tables():
             table = wh.table(name)
             opened.clear()
-            held = io._DESCRIPTORS.held
+            held = table.storage.descriptors.held
             first = bitmap_page(table)
             if not opened:
                 continue
             assert set(opened.values()) == {1}, (str(root), name)
-            # the kept readers hold none of the process's capped descriptors
-            assert io._DESCRIPTORS.held <= held and len(table._readers) >= len(opened), (str(root), name)
+            # the kept readers hold none of the storage's capped descriptors
+            assert table.storage.descriptors.held <= held and len(table.caches.readers) >= len(opened), (str(root), name)
             assert bitmap_page(table) == first and set(opened.values()) == {1}, (str(root), name)
             checked += len(opened)
             with monkeypatch.context() as budget:  # a table made under a budget smaller than any blob
-                budget.setattr(table_module, "READER_CACHE_BYTES", 1)
+                budget.setenv("INDEXCORE_READER_CACHE_BYTES", "1")
                 small = table_module.Table(table.storage, table.path, table.name)
-            assert bitmap_page(small) == first and len(small._readers) == 1
+            assert bitmap_page(small) == first and len(small.caches.readers) == 1
     assert checked > 5

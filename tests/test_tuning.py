@@ -1,4 +1,5 @@
-"""The collector thresholds the app and CLI raise: raised, never lowered, and not on import."""
+"""Process settings: the ``INDEXCORE_*`` variables read by one rule, and the collector thresholds
+the app and CLI raise (raised, never lowered, and not on import)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import gc
 import subprocess
 import sys
 
-from indexcore.config import GC_THRESHOLDS, tune_gc
+from indexcore.config import GC_THRESHOLDS, Settings, settings, tune_gc, variable
 
 
 def test_importing_indexcore_leaves_the_collector_alone():
@@ -26,3 +27,17 @@ def test_tune_gc_raises_and_never_lowers():
         assert gc.get_threshold() == (10**6, GC_THRESHOLDS[1], 1000)
     finally:
         gc.set_threshold(*before)
+
+
+def test_settings_read_the_environment_each_call_by_one_rule(monkeypatch):
+    assert settings({}) == Settings()
+    monkeypatch.setenv("INDEXCORE_PLAN_CACHE", "3")
+    assert settings().plan_cache == 3  # a changed variable is seen by the next call
+    given = {"INDEXCORE_CONCURRENCY": "-4", "INDEXCORE_READAHEAD": "lots", "INDEXCORE_CACHE_BYTES": "",
+             "INDEXCORE_SPARK_CONNECT_TIMEOUT": "2.5", "INDEXCORE_SPARK_MASTERS": "local[*], sc://h:*,",
+             "INDEXCORE_ALLOWED_PROTOCOLS": "file:memory, s3"}
+    got = settings(given)
+    assert (got.concurrency, got.readahead, got.cache_bytes) == (0, Settings.readahead, Settings.cache_bytes)
+    assert got.spark_connect_timeout == 2.5 and got.spark_masters == ("local[*]", "sc://h:*")
+    assert got.allowed_protocols == ("file", "memory", "s3")
+    assert variable("spark_masters") == "INDEXCORE_SPARK_MASTERS"

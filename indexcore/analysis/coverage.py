@@ -37,7 +37,7 @@ def global_index_rows(table, snapshot_id: int | None = None) -> list[dict]:
         lo, hi = gif.row_range or (None, None)
         rows.append({"file": d["file"], "index_type": d["index_type"], "family": d["family"],
                      "field": d["field"], "field_type": d["field_type"],
-                     "partition": partition_label(gif.entry.partition, types), "bucket": d["bucket"],
+                     "partition": partition_label(gif.entry.partition, types, table.caches.labels), "bucket": d["bucket"],
                      "row_range_start": lo, "row_range_end": hi, "rows": d["row_count"],
                      "file_size": d["file_size"], "first_key": show(d.get("first_key")),
                      "last_key": show(d.get("last_key")), "has_nulls": d.get("has_nulls"),

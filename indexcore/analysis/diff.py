@@ -35,8 +35,8 @@ def pruning(table, where: str, snapshot_id: int | None) -> dict[str, Any]:
             "pruned_rows": 1 - f["read"]["rows"] / total_rows if total_rows else 0.0}
 
 
-def _file_row(lf, types) -> dict[str, Any]:
-    return {"file": lf.file.file_name, "partition": partition_label(lf.partition, types), "bucket": lf.bucket,
+def _file_row(lf, types, labels) -> dict[str, Any]:
+    return {"file": lf.file.file_name, "partition": partition_label(lf.partition, types, labels), "bucket": lf.bucket,
             "level": lf.file.level, "rows": lf.file.row_count, "bytes": lf.file.file_size}
 
 
@@ -71,8 +71,8 @@ def diff(table, from_snapshot: int, to_snapshot: int | None = None, queries: Seq
     types = partition_types(table)
     before = {lf.path: lf for lf in old.files}
     after = {lf.path: lf for lf in new.files}
-    added = [_file_row(after[p], types) for p in sorted(set(after) - set(before))]
-    removed = [_file_row(before[p], types) for p in sorted(set(before) - set(after))]
+    added = [_file_row(after[p], types, table.caches.labels) for p in sorted(set(after) - set(before))]
+    removed = [_file_row(before[p], types, table.caches.labels) for p in sorted(set(before) - set(after))]
 
     has1, _ = _index_map(table, s1)
     has2, lacks2 = _index_map(table, s2)
@@ -85,7 +85,7 @@ def diff(table, from_snapshot: int, to_snapshot: int | None = None, queries: Seq
     for p in sorted(lacks2):
         lf = after[p]
         was = has1.get(p, set()) & lacks2[p]
-        lost.append({"file": lf.file.file_name, "partition": partition_label(lf.partition, types),
+        lost.append({"file": lf.file.file_name, "partition": partition_label(lf.partition, types, table.caches.labels),
                      "bucket": lf.bucket, "missing": _label(lacks2[p]), "lost": _label(was)})
     o1 = _index_options(table.read_schema(s1, old.snapshot))
     o2 = _index_options(table.read_schema(s2, new.snapshot))

@@ -43,7 +43,7 @@ from indexcore.views import register_view, view
 from indexcore.views.census import FILE_INDEXES, unusable_rows
 from indexcore.views.common import from_rows, partition_label, partition_types
 from indexcore.warehouse.global_index import global_index_files, open_reader
-from indexcore.warehouse.table import KNOWN_INDEX_TYPES, LISTED_GLOBAL_TYPES
+from indexcore.warehouse.table_planning import KNOWN_INDEX_TYPES, LISTED_GLOBAL_TYPES
 
 Progress = Callable[[int, int, str], None]
 
@@ -249,7 +249,7 @@ def unusable_index_files(table, snapshot_id: int | None = None,
         types = partition_types(table)
         rows += [(e.index_file.file_name, e.index_file.index_type, None,
                   f"unknown index kind {e.index_file.index_type}",
-                  f"{partition_label(e.partition, types)} bucket {e.bucket}") for e in _undecoded(plan)]
+                  f"{partition_label(e.partition, types, table.caches.labels)} bucket {e.bucket}") for e in _undecoded(plan)]
     return pd.DataFrame(rows, columns=UNUSABLE_COLUMNS)
 
 

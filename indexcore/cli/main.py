@@ -21,7 +21,7 @@ from indexcore.cli import commands
 from indexcore.cli.output import FORMATS, emit
 from indexcore.config import tune_gc
 from indexcore.errors import IndexCoreError, PredicateError
-from indexcore.io import parse_storage_options, set_default_storage_options
+from indexcore.io import parse_storage_options
 from indexcore.types import parse_timestamp_text
 
 
@@ -56,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        set_default_storage_options(parse_storage_options(getattr(args, "storage_option", None)))
+        # passed explicitly to every Warehouse, file and Spark job a command opens
+        args.storage_options = parse_storage_options(getattr(args, "storage_option", None))
         _resolve_snapshot(args)
         result = args.func(args)
     except IndexCoreError as exc:
@@ -80,7 +81,7 @@ def _resolve_snapshot(args: argparse.Namespace) -> None:
     from indexcore import open_warehouse
     from indexcore.views import parse_identifier
 
-    table = open_warehouse(args.warehouse).table(parse_identifier(args.table).table_ref)
+    table = open_warehouse(args.warehouse, storage_options=args.storage_options).table(parse_identifier(args.table).table_ref)
     if tag is not None:
         args.snapshot = table.tag(tag).id
         return

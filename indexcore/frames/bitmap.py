@@ -46,7 +46,7 @@ def bitmap_lookup(table, column: str, value_text: str, snapshot_id: int | None =
                 literals[schema_id] = parse_where(f"{_quote(column)} = {value_text}", row_type).literals[0]
             literal = literals[schema_id]
         found = blob.reader.null_bitmap() if literal is None else blob.reader.bitmap_for(literal)
-        rows.append({**file_cols(blob.file, types), "version": blob.reader.version,
+        rows.append({**file_cols(blob.file, types, table.caches.labels), "version": blob.reader.version,
                      "matching_rows": len(found), "lookup_bytes": blob.reader.lookup_bytes(literal),
                      "index_size": blob.size})
     return pd.DataFrame(rows, columns=["file_name", "partition", "bucket", "row_count", "version",
@@ -88,7 +88,7 @@ def bitmap_layout_compare(table, column: str, snapshot_id: int | None = None,
             for v in values:
                 writer.write(v)
             rebuilt = BitmapReader(blob.dtype, BytesSource(writer.serialized_bytes()), {})
-            rows.append({**file_cols(blob.file, types), "layout": f"V{version}",
+            rows.append({**file_cols(blob.file, types, table.caches.labels), "layout": f"V{version}",
                          "actual": version == reader.version, "size": rebuilt.source.size,
                          "head_bytes": rebuilt.meta.head_size,
                          "lookup_bytes": rebuilt.lookup_bytes(frequent) if frequent is not None else None})

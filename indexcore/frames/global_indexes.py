@@ -47,7 +47,7 @@ def predicate_keep_frame(table, sql: str, snapshot_id: int | None = None):
         if f.first_row_id is None:
             continue
         kept = f.row_count if scan is None else len(scan.kept_positions(f.first_row_id, f.row_count))
-        rows.append({"file": f.file_name, "partition": partition_label(lf.partition, types),
+        rows.append({"file": f.file_name, "partition": partition_label(lf.partition, types, table.caches.labels),
                      "first_row_id": f.first_row_id, "rows": f.row_count, "kept_rows": kept,
                      "decision": "REMAIN" if kept else "SKIP"})
     frame = pd.DataFrame(rows, columns=["file", "partition", "first_row_id", "rows", "kept_rows", "decision"])

@@ -54,7 +54,7 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
     rows = []
     for i, lf in enumerate(table.iter_prefetched(files, dv=False)):
         tick(progress, i, len(files), lf.file.file_name)
-        row = {**file_cols(lf, types)}
+        row = {**file_cols(lf, types, table.caches.labels)}
         row["stats"] = "may match" if test_predicate_on_stats(predicate, lf.file.row_count,
                                                               file_stats(table, lf)) else "SKIP"
         schema = table.file_schema(lf)

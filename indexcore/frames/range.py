@@ -25,7 +25,7 @@ def range_frame(table, snapshot_id: int | None = None, progress: Progress | None
     types = partition_types(table)
     rows = []
     for blob, s in summaries(table, snapshot_id, ["range-bitmap", "bsi"], progress, sample=sample):
-        row = {**file_cols(blob.file, types), "column": blob.column, "index_type": blob.index_type,
+        row = {**file_cols(blob.file, types, table.caches.labels), "column": blob.column, "index_type": blob.index_type,
                "size": blob.size, "error": s.get("error")}
         if "min" in s:
             row.update({"min": s.get("min"), "max": s.get("max"), "null_count": s.get("null_count"),

@@ -8,7 +8,6 @@ import pandas as pd
 
 from indexcore.views import Identifier, view
 from indexcore.views.common import UNPARTITIONED
-from indexcore.warehouse.file_sample import DECODE_SAMPLE_FILES
 
 
 def view_frame(table, name: str, snapshot_id: int | None = None, **kwargs) -> pd.DataFrame:
@@ -21,4 +20,4 @@ def branch_ref(table: str, branch: str) -> str:
     return Identifier(table, branch).table_ref
 
 
-__all__ = ["DECODE_SAMPLE_FILES", "UNPARTITIONED", "branch_ref", "view_frame"]
+__all__ = ["UNPARTITIONED", "branch_ref", "view_frame"]

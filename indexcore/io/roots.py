@@ -2,7 +2,7 @@
 
 A URL is split into its ``::`` layers; each layer's protocol is made canonical (``local`` ->
 ``file``, ``s3a`` -> ``s3``, ``gcs`` -> ``gs``...) and must be one the operator allows
-(``INDEXCORE_ALLOWED_PROTOCOLS``, default: the protocols of the roots). Every layer that names a
+(the ``allowed_protocols`` setting, default: the protocols of the roots). Every layer that names a
 path must lie inside a root of its protocol; local paths are compared after resolving symlinks.
 The refusal reads the same whether or not the target exists, so it tells nothing about it.
 """
@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from fsspec.core import split_protocol
 from fsspec.registry import get_filesystem_class
 
-from indexcore.cache import LRU, env_int
+from indexcore.cache import LRU
+from indexcore.config import settings
 from indexcore.errors import StorageError
 
 # layers that only cache the layer below: they add no path of their own
 CACHING_PROTOCOLS = frozenset({"simplecache", "filecache", "blockcache", "cached"})
 LOCAL = "file"
-PROTOCOLS_ENV = "INDEXCORE_ALLOWED_PROTOCOLS"
 
 
 def canonical_protocol(protocol: str | None) -> str:
@@ -55,34 +55,31 @@ def _strip(protocol: str, text: str) -> str:
     return cls._strip_protocol(text)
 
 
-# resolved local directories (symlinks followed), so a walk over 50,000 files in a few hundred
-# directories resolves each directory once rather than every path component of every file
-_REAL_DIRS = LRU(env_int("INDEXCORE_REALPATH_DIRS", 4096))
-
-
-def _realpath(path: str) -> str:
-    """``os.path.realpath`` with the parent directory's resolution memoized (bounded); a path
-    whose last component is itself a symlink (or ``.``/``..``) is resolved in full."""
+def _realpath(path: str, real_dirs: LRU | None) -> str:
+    """``os.path.realpath``, with the parent directory's resolution kept in ``real_dirs`` when
+    given (a walk over 50,000 files in a few hundred directories resolves each directory once);
+    a path whose last component is itself a symlink (or ``.``/``..``) is resolved in full."""
     path = os.path.abspath(os.path.expanduser(path))
     parent, base = os.path.split(path)
-    if not base or base in (".", "..") or os.path.islink(path):
+    if real_dirs is None or not base or base in (".", "..") or os.path.islink(path):
         return os.path.realpath(path)
-    real = _REAL_DIRS.get(parent)
+    real = real_dirs.get(parent)
     if real is None:
         real = os.path.realpath(parent)
-        _REAL_DIRS.put(parent, real)
+        real_dirs.put(parent, real)
     return os.path.join(real, base)
 
 
-def normalize_path(protocol: str, path: str) -> str:
-    """A layer's path in comparable form: symlinks resolved for local paths, ``..`` folded."""
+def normalize_path(protocol: str, path: str, real_dirs: LRU | None = None) -> str:
+    """A layer's path in comparable form: symlinks resolved for local paths (parent directories
+    kept in ``real_dirs``), ``..`` folded."""
     if protocol == LOCAL:
-        return _realpath(path) if path else path
+        return _realpath(path, real_dirs) if path else path
     path = posixpath.normpath(path) if path else path
     return path.rstrip("/")
 
 
-def layers(url: str) -> list[Layer]:
+def layers(url: str, real_dirs: LRU | None = None) -> list[Layer]:
     """The layers of a (possibly chained) URL, outermost first, with normalized paths."""
     out = []
     for part in str(url).split("::"):
@@ -91,7 +88,7 @@ def layers(url: str) -> list[Layer]:
         if proto in CACHING_PROTOCOLS:
             out.append(Layer(proto, ""))
             continue
-        out.append(Layer(proto, normalize_path(proto, _strip(proto, part))))
+        out.append(Layer(proto, normalize_path(proto, _strip(proto, part), real_dirs)))
     return out
 
 
@@ -100,17 +97,21 @@ def inside(path: str, root: str) -> bool:
 
 
 class Roots:
-    """The allowed roots and protocols; :meth:`check` refuses any URL outside them."""
+    """The allowed roots and protocols; :meth:`check` refuses any URL outside them.
+
+    Keeps the local directories it resolved (``realpath_dirs`` setting) for the paths it checks.
+    """
 
     def __init__(self, roots: list[str], protocols: list[str] | None = None):
+        config = settings()
+        self.real_dirs = LRU(config.realpath_dirs)
         self.roots: list[Layer] = []
         for root in roots:
-            self.roots.append(layers(root)[-1])
-        env = os.environ.get(PROTOCOLS_ENV) if protocols is None else None
-        if protocols is None and env:
-            protocols = [p for p in env.replace(":", ",").split(",") if p.strip()]
+            self.roots.append(layers(root, self.real_dirs)[-1])
+        if protocols is None and config.allowed_protocols:
+            protocols = list(config.allowed_protocols)
         if protocols is None:
-            names = {layer.protocol for root in roots for layer in layers(root)}
+            names = {layer.protocol for root in roots for layer in layers(root, self.real_dirs)}
         else:
             names = {canonical_protocol(p.strip()) for p in protocols}
         self.protocols = frozenset(names)
@@ -122,9 +123,13 @@ class Roots:
             return True
         return any(r.protocol == layer.protocol and inside(layer.path, r.path) for r in self.roots)
 
+    def normalize(self, protocol: str, path: str) -> str:
+        """:func:`normalize_path` through this guard's resolved directories."""
+        return normalize_path(protocol, path, self.real_dirs)
+
     def check(self, url: str) -> list[Layer]:
         """The URL's layers when every one is allowed; else the same StorageError for any target."""
-        found = layers(url)
+        found = layers(url, self.real_dirs)
         if not all(self.allows(layer) for layer in found):
             raise refused(url)
         return found

@@ -5,9 +5,9 @@ Workers must run this same Python (they import indexcore), so ``PYSPARK_PYTHON``
 UI is off and logs are quiet: the pipeline moves little data through shuffles.
 
 A master is free text in the app, so it is checked before anything connects: only masters the
-operator allows (``INDEXCORE_SPARK_MASTERS``, comma-separated, default ``local[*]``) are used,
-a remote one must answer within a connect timeout (``INDEXCORE_SPARK_CONNECT_TIMEOUT`` seconds,
-default 10), a different master gets a new session, and a stopped or failed context is
+operator allows (the ``spark_masters`` setting, default ``local[*]``) are used, a remote one must
+answer within a connect timeout (the ``spark_connect_timeout`` setting, seconds, default 10;
+both in :mod:`indexcore.config`), a different master gets a new session, and a stopped or failed context is
 replaced instead of failing every later run.
 """
 
@@ -20,18 +20,17 @@ import socket
 import sys
 import threading
 
+from indexcore.config import Settings, settings, variable
 from indexcore.errors import SparkError
 
-DEFAULT_MASTER = "local[*]"
-DEFAULT_CONNECT_TIMEOUT = 10.0
+DEFAULT_MASTER = Settings.spark_master
 _LOCAL = re.compile(r"local(\[(\*|\d+)(,\s*\d+)?\])?")
 _lock = threading.RLock()
 
 
 def allowed_masters() -> list[str]:
-    """The masters the operator allows: ``INDEXCORE_SPARK_MASTERS`` (comma-separated)."""
-    text = os.environ.get("INDEXCORE_SPARK_MASTERS") or DEFAULT_MASTER
-    return [m.strip() for m in text.split(",") if m.strip()]
+    """The masters the operator allows (the ``spark_masters`` setting)."""
+    return list(settings().spark_masters)
 
 
 def check_master(master: str) -> str:
@@ -49,14 +48,12 @@ def check_master(master: str) -> str:
         if allowed.endswith("*") and not _LOCAL.fullmatch(allowed) and master.startswith(allowed[:-1]):
             return master
     raise SparkError(f"Spark master {master!r} is not allowed here (allowed: {', '.join(allowed_masters())}; "
-                     "the operator sets INDEXCORE_SPARK_MASTERS)")
+                     f"the operator sets {variable('spark_masters')})")
 
 
 def connect_timeout() -> float:
-    try:
-        return max(0.1, float(os.environ.get("INDEXCORE_SPARK_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT)))
-    except ValueError:
-        return DEFAULT_CONNECT_TIMEOUT
+    """Seconds a remote master has to answer (the ``spark_connect_timeout`` setting, at least 0.1)."""
+    return max(0.1, settings().spark_connect_timeout)
 
 
 def _endpoints(master: str) -> list[tuple[str, int]]:
@@ -128,7 +125,7 @@ def get_session(master: str | None = None, app_name: str = "indexcore", shuffle_
     ``sc://host:port`` URL connects through Spark Connect instead. A session on another master
     is stopped and replaced; a stopped one is rebuilt.
     """
-    master = check_master(master or os.environ.get("INDEXCORE_SPARK_MASTER") or DEFAULT_MASTER)
+    master = check_master(master or settings().spark_master)
     _reachable(master)
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable

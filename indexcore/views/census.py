@@ -173,7 +173,7 @@ def _census_table(table, shown: list[LiveFile], patterns: list, file_pattern: li
     metas = [lf.file for lf in shown]
     embedded = [m.embedded_index is not None for m in metas]
     per_file = dict(zip(_FILE_LEVEL, (
-        partition_labels(shown, partition_types(table)), [lf.bucket for lf in shown], [lf.path for lf in shown],
+        partition_labels(shown, partition_types(table), table.caches.labels), [lf.bucket for lf in shown], [lf.path for lf in shown],
         [m.file_size for m in metas], [m.row_count for m in metas], [m.schema_id for m in metas],
         ["EMBEDDED" if e else "FILE" for e in embedded],
         [None if e else lf.index_path for lf, e in zip(shown, embedded, strict=True)],

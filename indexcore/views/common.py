@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from indexcore.cache import LRU, env_int
+from indexcore.cache import LRU
 from indexcore.errors import IndexCoreError
 from indexcore.formats.base import FileIndexReader
 from indexcore.formats.container import IndexEntry
@@ -48,20 +48,17 @@ def stats_text(names: list[str], types: list[DataType | None], values: tuple) ->
     return "{" + ", ".join(f"{n}={_text(t, v)}" for n, t, v in zip(names, types, values, strict=False)) + "}"
 
 
-_LABELS = LRU(env_int("INDEXCORE_PARTITION_LABELS", 100_000))
-
-
-def partition_text_cached(values: tuple, types: list[DataType]) -> str:
-    """:func:`partition_text`, memoized (bounded): per-file views render the same few hundred
-    partitions tens of thousands of times."""
+def partition_text_cached(values: tuple, types: list[DataType], labels: LRU) -> str:
+    """:func:`partition_text`, kept in ``labels`` (the table's ``caches.labels``, bounded): per-file
+    views render the same few hundred partitions tens of thousands of times."""
     try:
         key = (values, tuple(types))
-        hit = _LABELS.get(key)
+        hit = labels.get(key)
     except TypeError:  # a value that cannot be a key
         return partition_text(values, types)
     if hit is None:
         hit = partition_text(values, types)
-        _LABELS.put(key, hit)
+        labels.put(key, hit)
     return hit
 
 
@@ -71,11 +68,11 @@ def kept_view(table, name: str, snapshot_id: int, build: Callable[[], pa.Table])
     return table.derived(("view", name, snapshot_id), build, weight=lambda result: result.num_rows)
 
 
-def partition_labels(files: Sequence[LiveFile], types: list[DataType]) -> list[str]:
+def partition_labels(files: Sequence[LiveFile], types: list[DataType], kept: LRU) -> list[str]:
     """:func:`partition_text` of each file's partition, each distinct partition rendered once
-    (tens of thousands of files share a few hundred partitions)."""
+    (tens of thousands of files share a few hundred partitions; ``kept``: the table's labels)."""
     try:
-        labels = {p: partition_text_cached(p, types) for p in {lf.partition for lf in files}}
+        labels = {p: partition_text_cached(p, types, kept) for p in {lf.partition for lf in files}}
     except TypeError:  # a value that cannot be a key
         return [partition_text(lf.partition, types) for lf in files]
     return [labels[lf.partition] for lf in files]
@@ -85,9 +82,10 @@ def partition_types(table) -> list[DataType]:
     return [f.type for f in table.schema().partition_fields]
 
 
-def partition_label(partition: tuple, types: list[DataType]) -> str:
-    """``{v1, v2}`` as Paimon's system tables show a partition; ``(unpartitioned)`` without keys."""
-    return partition_text_cached(partition, types) if types else UNPARTITIONED
+def partition_label(partition: tuple, types: list[DataType], labels: LRU) -> str:
+    """``{v1, v2}`` as Paimon's system tables show a partition; ``(unpartitioned)`` without keys
+    (``labels``: the table's kept labels, ``table.caches.labels``)."""
+    return partition_text_cached(partition, types, labels) if types else UNPARTITIONED
 
 
 def from_rows(rows: list[dict], schema: pa.Schema) -> pa.Table:
@@ -149,9 +147,9 @@ class IndexBlob:
         return self.error or self._opened[1]
 
 
-def file_cols(lf: LiveFile, types: list[DataType]) -> dict[str, Any]:
-    """The columns every per-file index view starts with."""
-    return {"file_name": lf.file.file_name, "partition": partition_label(lf.partition, types),
+def file_cols(lf: LiveFile, types: list[DataType], labels: LRU) -> dict[str, Any]:
+    """The columns every per-file index view starts with (``labels``: the table's kept labels)."""
+    return {"file_name": lf.file.file_name, "partition": partition_label(lf.partition, types, labels),
             "bucket": lf.bucket, "row_count": lf.file.row_count}
 
 

@@ -43,7 +43,7 @@ def bitmap_indexes(table, snapshot_id: int | None = None, progress: Progress | N
     types = partition_types(table)
     rows = []
     for blob, s in summaries(table, snapshot_id, [BITMAP.name], progress, sample=sample):
-        row = {**file_cols(blob.file, types), "column": blob.column, "size": blob.size, "error": s.get("error")}
+        row = {**file_cols(blob.file, types, table.caches.labels), "column": blob.column, "size": blob.size, "error": s.get("error")}
         if "version" in s:
             row.update({k: s.get(k) for k in _BITMAP_KEYS})
         rows.append(row)
@@ -68,7 +68,7 @@ def bitmap_values(table, snapshot_id: int | None = None, column: str | None = No
             nulls = len(blob.reader.null_bitmap())
         except IndexCoreError:
             continue
-        base = {**file_cols(blob.file, types), "column": blob.column}
+        base = {**file_cols(blob.file, types, table.caches.labels), "column": blob.column}
         for value, card in dictionary:
             rows.append({**base, "value": str(to_json_value(blob.dtype, value)), "cardinality": card})
         if nulls:
@@ -94,7 +94,7 @@ def bloom_filters(table, snapshot_id: int | None = None, target_fpp: float | Non
     types = partition_types(table)
     rows = []
     for blob, s in summaries(table, snapshot_id, [BLOOM_FILTER.name], progress, sample=sample):
-        row = {**file_cols(blob.file, types), "column": blob.column, "size": blob.size, "error": s.get("error")}
+        row = {**file_cols(blob.file, types, table.caches.labels), "column": blob.column, "size": blob.size, "error": s.get("error")}
         if "num_bits" in s:  # the reader was opened with the file's options; Paimon's defaults otherwise
             items = s.get("configured_items", DEFAULT_ITEMS)
             fpp = s.get("configured_fpp", DEFAULT_FPP)
@@ -126,7 +126,7 @@ def deletion_vectors(table, snapshot_id: int | None = None) -> pa.Table:
     deleted = [dv_cardinality(table, lf) or 0 for lf in files]
     return pa.Table.from_pydict({
         "file_name": [m.file_name for m in metas],
-        "partition": partition_labels(files, types) if types else [UNPARTITIONED] * len(files),
+        "partition": partition_labels(files, types, table.caches.labels) if types else [UNPARTITIONED] * len(files),
         "bucket": [lf.bucket for lf in files], "row_count": [m.row_count for m in metas],
         "level": [m.level for m in metas], "deleted": deleted,
         "has_dv": [lf.deletion_vector is not None for lf in files],
@@ -162,7 +162,7 @@ def hash_buckets(table, snapshot_id: int | None = None) -> pa.Table:
                 continue
             keys += s["count"]
             distinct += s["distinct"]
-        rows.append({"partition": partition_label(partition, types), "bucket": bucket, "keys": keys,
+        rows.append({"partition": partition_label(partition, types, table.caches.labels), "bucket": bucket, "keys": keys,
                      "distinct": distinct, "recorded_rows": recorded, "index_files": len(entries),
                      "target": target, "fill": keys / target if target else None,
                      "error": "; ".join(errors) or None})

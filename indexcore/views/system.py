@@ -26,7 +26,8 @@ from indexcore.views.common import (
     partition_types,
     stats_text,
 )
-from indexcore.warehouse.table import KNOWN_INDEX_TYPES, Table
+from indexcore.warehouse.table import Table
+from indexcore.warehouse.table_planning import KNOWN_INDEX_TYPES
 
 
 def _millis_dt(millis: int | None) -> _dt.datetime | None:
@@ -153,7 +154,7 @@ def files(table, snapshot_id: int | None = None, stats: bool = True,
     n = len(chosen)
     sources = {0: "APPEND", 1: "COMPACT"}
     cols: dict[str, list] = {
-        "partition": partition_labels(chosen, types), "bucket": [lf.bucket for lf in chosen],
+        "partition": partition_labels(chosen, types, table.caches.labels), "bucket": [lf.bucket for lf in chosen],
         "file_path": [lf.path for lf in chosen], "file_format": [m.file_format for m in metas],
         "schema_id": [m.schema_id for m in metas], "level": [m.level for m in metas],
         "record_count": [m.row_count for m in metas], "file_size_in_bytes": [m.file_size for m in metas],
@@ -169,8 +170,8 @@ def files(table, snapshot_id: int | None = None, stats: bool = True,
         "index_file": [lf.index_path for lf in chosen],
         "deletion_vector_cardinality": [dv_cardinality(table, lf) for lf in chosen]}
     if keyed:
-        cols["min_key"] = [partition_text(tuple(m.min_key), table._key_types(m.schema_id)) for m in metas]
-        cols["max_key"] = [partition_text(tuple(m.max_key), table._key_types(m.schema_id)) for m in metas]
+        cols["min_key"] = [partition_text(tuple(m.min_key), table.key_types(m.schema_id)) for m in metas]
+        cols["max_key"] = [partition_text(tuple(m.max_key), table.key_types(m.schema_id)) for m in metas]
     if stats:
         stats_names: dict[tuple, tuple] = {}
         null_counts, min_stats, max_stats = cols["null_value_counts"], cols["min_value_stats"], cols["max_value_stats"]

@@ -14,7 +14,8 @@ from indexcore.warehouse.model import (
     Snapshot,
     TableSchema,
 )
-from indexcore.warehouse.table import Plan, Table
+from indexcore.warehouse.table import Table
+from indexcore.warehouse.table_planning import Plan
 
 __all__ = ["Warehouse", "Table", "Plan", "DataFileMeta", "DeletionVectorRange", "IndexFileMeta",
            "IndexManifestEntry", "LiveFile", "ManifestEntry", "ManifestFileMeta", "Problem",

@@ -6,6 +6,7 @@ import posixpath
 
 from indexcore.errors import StorageError
 from indexcore.io import Storage
+from indexcore.warehouse.html import warehouse_html
 from indexcore.warehouse.model import Problem
 from indexcore.warehouse.table import Table
 
@@ -67,6 +68,4 @@ class Warehouse:
         return f"Warehouse({self.url!r})"
 
     def _repr_html_(self) -> str:
-        from indexcore.warehouse.html import warehouse_html
-
         return warehouse_html(self)

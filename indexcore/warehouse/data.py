@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import array
 import posixpath
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -26,8 +28,10 @@ from pyroaring import BitMap
 from indexcore.errors import CorruptFileError, IndexCoreError, StorageError, UnsupportedError
 from indexcore.expr.rows import filter_table, mask
 from indexcore.expr.tree import Predicate
+from indexcore.formats.blob_file import read_blob_file
 from indexcore.io import Storage
 from indexcore.types.values import arrow_type, cast_column, from_internal, to_internal
+from indexcore.warehouse.avro_file import read_avro_table
 from indexcore.warehouse.merge import FILE_ORDER, LEVEL, POSITION, SEQUENCE_NUMBER, VALUE_KIND, merge_records
 from indexcore.warehouse.model import LiveFile, Problem, TableSchema
 
@@ -57,12 +61,8 @@ def read_raw(storage: Storage, path: str, file_format: str | None = None,
     local = storage.protocol in ("file", "local")
     try:
         if fmt == "blob":
-            from indexcore.formats.blob_file import read_blob_file
-
             table = pa.table({blob_field or "blob": pa.array(read_blob_file(storage.open(path)), pa.binary())})
         elif fmt == "avro":
-            from indexcore.warehouse.avro_file import read_avro_table
-
             table = read_avro_table(storage.read_bytes(path), path)
         else:
             # an object store: one request for the whole file (cached; data files never change)
@@ -98,9 +98,6 @@ def _read_orc(source: Any, path: str) -> pa.Table:
     maps = [f.name for f in orc_file.schema if _has_map(f.type)]
     if not maps:
         return orc_file.read()
-    import subprocess
-    import sys
-
     def child(columns: list[str]) -> subprocess.CompletedProcess:
         arg, data = (source, None) if isinstance(source, str) else ("-", source.read_buffer().to_pybytes())
         if not isinstance(source, str):

@@ -11,11 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from indexcore.cache import env_int
 from indexcore.warehouse.model import LiveFile
-
-# files the pages decode per analysis before they sample (INDEXCORE_DECODE_SAMPLE)
-DECODE_SAMPLE_FILES = env_int("INDEXCORE_DECODE_SAMPLE", 2000)
 
 
 def sample_files(files: Sequence[LiveFile], n: int | None, whole_buckets: bool = False,

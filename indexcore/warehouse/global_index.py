@@ -16,6 +16,7 @@ from pyroaring import BitMap64
 
 from indexcore.errors import IndexCoreError
 from indexcore.expr import Leaf
+from indexcore.formats.base import BitmapResult
 from indexcore.formats.bitmap_global_index import BitmapGlobalIndexReader, looks_like_bitmap_global
 from indexcore.formats.btree_index import BTreeIndexReader
 from indexcore.formats.global_index import SortedIndexFileMeta, key_codec
@@ -131,8 +132,6 @@ class WrappedBitmapReader:
         self.reader = FILE_BITMAP.open_reader(dtype, source)
 
     def visit(self, leaf: Leaf) -> BitMap64 | None:
-        from indexcore.formats.base import BitmapResult
-
         result = self.reader.visit(leaf)
         if isinstance(result, BitmapResult):
             return BitMap64(result.bitmap)

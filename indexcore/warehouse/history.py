@@ -59,7 +59,7 @@ def walk_snapshots(table, snapshot_ids: Sequence[int]) -> Iterator[LiveState]:
     state: LiveState | None = None
     problems: list = []
     for sid in sorted(snapshot_ids):
-        snap = table._load_snapshot(sid)  # listed ids: no tag lookup; unreadable ones are problems
+        snap = table.load_snapshot(sid)  # listed ids: no tag lookup; unreadable ones are problems
         if snap is None:
             state = None
             continue

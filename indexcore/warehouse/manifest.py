@@ -89,7 +89,7 @@ def _zstd_block(fo) -> io.BytesIO:
     """
     dctx = getattr(_zstd_local, "dctx", None)
     if dctx is None:
-        import zstandard
+        import zstandard  # optional codec, loaded only for zstd-compressed manifests
 
         dctx = _zstd_local.dctx = zstandard.ZstdDecompressor()
     data = fo.read(_read_long(fo))
@@ -141,17 +141,17 @@ def read_records(data: bytes, fmt: str, name: str) -> list[dict]:
                 return list(reader)
             finally:
                 _zstd_local.budget = None
-        import pyarrow as pa
+        import pyarrow as pa  # heavy, needed only for Parquet/ORC manifests (Avro is the default)
 
         if fmt == "parquet":
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # heavy: only Parquet manifests
 
             source = pq.ParquetFile(pa.BufferReader(data))
             _check_inflated(sum(source.metadata.row_group(i).total_byte_size
                                 for i in range(source.metadata.num_row_groups)), len(data), name)
             table = source.read()
         elif fmt == "orc":
-            import pyarrow.orc as po
+            import pyarrow.orc as po  # heavy: only ORC manifests
 
             table = po.ORCFile(pa.BufferReader(data)).read()
         else:

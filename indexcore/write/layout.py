@@ -22,7 +22,7 @@ KEY_FIELD_ID_START = 1_073_741_823  # SpecialFields: Integer.MAX_VALUE / 2
 SEQUENCE_NUMBER_ID = 2_147_483_646
 VALUE_KIND_ID = 2_147_483_645
 MAX_LEVEL = 5  # default num-levels 6 -> levels 0..5
-INDEXCORE_USER_PREFIX = "indexcore-"
+COMMIT_USER_PREFIX = "indexcore-"
 
 
 def jackson(value: Any, indent: int = 0) -> str:

@@ -35,7 +35,7 @@ from indexcore.warehouse.model import DataFileMeta, TableSchema
 from indexcore.write.commit import BASE_TIME_MILLIS, Committer
 from indexcore.write.datafile import DELETE, VALUE_KIND, arrow_type
 from indexcore.write.index_files import BucketState
-from indexcore.write.layout import INDEXCORE_USER_PREFIX, Namer, ensure_dir, schema_json, write_text
+from indexcore.write.layout import COMMIT_USER_PREFIX, Namer, ensure_dir, schema_json, write_text
 from indexcore.write.task import BUCKET, TaskSpec, fixed_buckets, key_hashes, partition_of, write_task_rows
 
 READ_ONLY_MARKER = ".indexcore-read-only"
@@ -73,7 +73,7 @@ def created_by_indexcore(table_path: str) -> bool:
     for name in names:
         with open(os.path.join(snap_dir, name), encoding="utf-8") as fh:
             user = json.load(fh).get("commitUser") or ""
-        if not user.startswith(INDEXCORE_USER_PREFIX):
+        if not user.startswith(COMMIT_USER_PREFIX):
             return False
     return True
 
@@ -89,7 +89,7 @@ class TableWriter(Committer):
         self.schema = schema
         self.seed = seed
         self._namer = Namer(seed, "commit", posixpath.basename(table_path.rstrip("/")))
-        self.commit_user = INDEXCORE_USER_PREFIX + self._namer.uuid()
+        self.commit_user = COMMIT_USER_PREFIX + self._namer.uuid()
         self.snapshot_id = 0
         self.commit_index = 0
         self.total_records = 0
@@ -278,7 +278,7 @@ class TableWriter(Committer):
         branch.branch_name = name
         branch.seed = f"{self.seed}:{BRANCH_PREFIX}{name}"
         branch._namer = Namer(branch.seed, "commit", posixpath.basename(self.table_path.rstrip("/")))
-        branch.commit_user = INDEXCORE_USER_PREFIX + branch._namer.uuid()
+        branch.commit_user = COMMIT_USER_PREFIX + branch._namer.uuid()
         return branch
 
     # ------------------------------------------------------------------ inspection

@@ -70,11 +70,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_advise(args: argparse.Namespace) -> dict:
     queries = read_workload(args.workload)
-    table = Warehouse(args.warehouse).table(args.table)
+    table = Warehouse(args.warehouse, storage_options=args.storage_options).table(args.table)
     sample = DEFAULT_SAMPLE if args.sample is None else (None if args.sample <= 0 else args.sample)
     measure = None
     if args.master:
-        measure = what_if_measure(args.warehouse, args.table, args.master, args.snapshot)
+        measure = what_if_measure(args.warehouse, args.table, args.master, args.snapshot,
+                                  storage_options=args.storage_options)
     advice = advise(table, queries, snapshot_id=args.snapshot, sample=sample, measure=measure,
                     dialect=args.dialect, progress=ProgressBar("advising"))
     args.brief = partial(brief_advise, summary=advice_summary(advice))
@@ -97,13 +98,13 @@ def brief_advise(out: dict, summary: dict) -> dict:
 
 def run_diff(args: argparse.Namespace) -> dict:
     queries = read_workload(args.workload) if args.workload else None
-    table = Warehouse(args.warehouse).table(args.table)
+    table = Warehouse(args.warehouse, storage_options=args.storage_options).table(args.table)
     return diff(table, args.from_snapshot, args.to_snapshot, queries, progress=ProgressBar("diffing"))
 
 
 def run_check(args: argparse.Namespace) -> dict:
     rules = read_rules(args.rules)
-    table = Warehouse(args.warehouse).table(args.table)
+    table = Warehouse(args.warehouse, storage_options=args.storage_options).table(args.table)
     report = check(table, rules, snapshot_id=args.snapshot)
     if not report["passed"]:
         args.exit_code = 1

@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_explain(args: argparse.Namespace) -> dict:
-    table = Warehouse(args.warehouse).table(args.table)
+    table = Warehouse(args.warehouse, storage_options=args.storage_options).table(args.table)
     result = explain(table, args.where, snapshot_id=args.snapshot, partition=args.partition,
                      bucket=args.bucket, verify=args.verify, progress=ProgressBar("explaining"),
                      all_files=args.all_files)

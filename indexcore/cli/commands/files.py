@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_dv(args: argparse.Namespace) -> dict:
-    dv_file = scan_deletion_vector_file(open_file(args.file))
+    dv_file = scan_deletion_vector_file(open_file(args.file, storage_options=args.storage_options))
     return {
         "version": dv_file.version,
         "bitmap": dv_file.bitmap,
@@ -79,10 +79,10 @@ def parse_schema(items: list[str]) -> dict[str, DataType]:
 
 def run_inspect(args: argparse.Namespace) -> dict:
     schema = parse_schema(args.schema)
-    source = open_file(args.file)
+    source = open_file(args.file, storage_options=args.storage_options)
     if source.size == 0:
         raise UnsupportedError("empty file: not an index file", file=source.name)
-    manifest = _manifest_view(args.file)
+    manifest = _manifest_view(args.file, args.storage_options)
     found = detect(source)
     kind = found.kind
     if manifest is not None and manifest["index_type"] == HASH:
@@ -134,14 +134,14 @@ def _sorted_index_summary(source: ByteSource, kind: str, manifest: dict | None, 
     return {k: to_json_value(dtype, v) if k in ("first_key", "last_key") else v for k, v in reader.summary().items()}
 
 
-def _manifest_view(path: str) -> dict | None:
+def _manifest_view(path: str, storage_options: dict) -> dict | None:
     """What the index manifest of the table holding ``path`` (``<table>/index/FILE``) says about it."""
     index_dir = posixpath.dirname(path.rstrip("/"))
     if posixpath.basename(index_dir) != "index":
         return None
     root = posixpath.dirname(index_dir) or "."
     try:
-        storage = Storage(root)
+        storage = Storage(root, storage_options=storage_options)
         if not storage.exists(posixpath.join(storage.root, "schema")):
             return None
         table = Table(storage, storage.root, posixpath.basename(storage.root))

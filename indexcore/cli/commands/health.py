@@ -21,7 +21,7 @@ def _records(frame) -> list[dict]:
 
 
 def cmd_health(args) -> dict:
-    wh = Warehouse(args.warehouse)
+    wh = Warehouse(args.warehouse, storage_options=args.storage_options)
     if args.table:
         h = table_health(wh.table(args.table))
         frames = health_frames(h)

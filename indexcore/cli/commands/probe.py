@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> dict:
         except PredicateError as exc:
             raise PredicateError(f"--where {sql!r}: {exc.message}") from exc
 
-    source = open_file(args.file)
+    source = open_file(args.file, storage_options=args.storage_options)
     if blob_mode:
         evaluator = blob_predicate(args.index_type, schema[args.column], source, options, args.column)
     else:

@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_rows(args: argparse.Namespace) -> dict:
-    table = Warehouse(args.warehouse).table(args.table)
+    table = Warehouse(args.warehouse, storage_options=args.storage_options).table(args.table)
     schema = table.read_schema(args.snapshot, table.snapshot(args.snapshot) if args.snapshot is not None else None)
     predicate = parse_where(args.where, schema.row_type()) if args.where else None
     if args.limit is not None and args.limit < 0:

@@ -30,5 +30,5 @@ def run_show(args: argparse.Namespace) -> dict:
     ident = parse_identifier(args.table)
     if ident.view is None:
         raise IndexCoreError(f"{args.table!r} names no view; add one, e.g. '{args.table}$files'")
-    table = Warehouse(args.warehouse).table(ident.table_ref)
+    table = Warehouse(args.warehouse, storage_options=args.storage_options).table(ident.table_ref)
     return to_records(view(table, ident.view, args.snapshot))

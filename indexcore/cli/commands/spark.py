@@ -69,7 +69,7 @@ def _dedupe(problems: list[dict]) -> list[dict]:
 
 def run_evaluate(args: argparse.Namespace) -> dict:
     out = evaluate(args.warehouse, args.table, args.where, master=args.master, snapshot_id=args.snapshot,
-                   progress=ProgressBar("evaluating"))
+                   progress=ProgressBar("evaluating"), storage_options=args.storage_options)
     out["problems"] = _dedupe(out["problems"])
     return out
 
@@ -90,7 +90,7 @@ def brief_evaluate(out: dict) -> dict:
 
 def run_audit(args: argparse.Namespace) -> dict:
     return audit(args.warehouse, args.table, master=args.master, snapshot_id=args.snapshot,
-                 progress=ProgressBar("auditing"))
+                 progress=ProgressBar("auditing"), storage_options=args.storage_options)
 
 
 def brief_audit(out: dict) -> dict:
@@ -106,7 +106,7 @@ def brief_audit(out: dict) -> dict:
 def run_what_if(args: argparse.Namespace) -> dict:
     return what_if(args.warehouse, args.table, args.column, args.index_type, parse_pairs(args.option, "--option"), args.where,
                    master=args.master, scratch_dir=args.scratch_dir, snapshot_id=args.snapshot,
-                   progress=ProgressBar("building"))
+                   progress=ProgressBar("building"), storage_options=args.storage_options)
 
 
 def brief_what_if(out: dict) -> dict:

@@ -19,7 +19,7 @@ from indexcore.warehouse import Warehouse
 
 
 def _open(args) -> Warehouse:
-    return Warehouse(args.warehouse)
+    return Warehouse(args.warehouse, storage_options=args.storage_options)
 
 
 def _problems(*lists) -> list[dict]:

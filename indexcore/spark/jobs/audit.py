@@ -15,7 +15,7 @@ from indexcore.spark.jobs.tables import resolve, schema_ids, spec_table
 from indexcore.spark.jobs.task_files import task_file
 from indexcore.spark.progress import Progress
 from indexcore.spark.session import get_session
-from indexcore.warehouse.table import Plan
+from indexcore.warehouse.table_planning import Plan
 
 
 def audit_task(spec: dict) -> dict:

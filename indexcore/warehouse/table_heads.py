@@ -1,0 +1,205 @@
+"""A table's file indexes: container heads (kept as bytes and parsed, per file), the readers of
+their blobs (kept within a byte budget), and concurrent prefetch of index and DV files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from indexcore.errors import CorruptFileError, IndexCoreError
+from indexcore.formats.container import STRUCTURE as HEAD_STRUCTURE
+from indexcore.formats.container import (
+    ContainerHead,
+    FileIndexContainer,
+    IndexEntry,
+    head_bytes,
+    head_length,
+    parse_head,
+)
+from indexcore.io import ByteSource, BytesSource, Fetch
+from indexcore.types import DataType
+from indexcore.warehouse.model import LiveFile
+
+# bytes read first from an ``.index`` file: its whole head, nearly always
+HEAD_PREFETCH_BYTES = 4096
+
+
+def _head_key(lf: LiveFile) -> tuple:
+    """A file index container's identity: its ``.index`` file, or the data file it is embedded in."""
+    return (lf.path, lf.index_path if lf.file.embedded_index is None else None)
+
+
+@dataclass(frozen=True)
+class KeptContainer:
+    """A file's index container whose head and readers come from its table's caches
+    (:meth:`TableIndexHeads.index_container`); it answers as :class:`FileIndexContainer` does."""
+
+    table: TableIndexHeads
+    file: LiveFile
+    head: ContainerHead
+
+    def reader(self, entry: IndexEntry, dtype: DataType, options: dict | None = None):
+        return self.table.index_reader(self.file, entry, dtype, options)
+
+    def prefetch(self, columns: Iterable[str]) -> None:
+        """Nothing to fetch ahead: kept readers have read their bytes."""
+
+
+class TableIndexHeads:
+    """File-index reads of :class:`~indexcore.warehouse.table.Table`."""
+
+    def prefetch(self, files: Iterable[LiveFile], index: bool = True, dv: bool = True,
+                 data: bool = False) -> int:
+        """Fetch the ``.index`` files, deletion-vector ranges (and data files) of ``files`` concurrently.
+
+        On an object store this turns a walk over many files into rounds of parallel requests
+        (one per ``.index`` head, one per DV file spanning its needed ranges, one per data
+        file); the walk then reads from the storage cache. Nothing happens on local storage.
+        """
+        storage = self.storage
+        if storage.cache is None:
+            return 0
+        fetches = []
+        spans: dict[str, list[int]] = {}
+        for lf in files:
+            if index and lf.index_path and lf.file.embedded_index is None:
+                fetches.append(Fetch(lf.index_path, 0, max(storage.readahead, 1) * 4))
+            if data:
+                fetches.append(Fetch(lf.path))
+            r = lf.deletion_vector
+            if dv and r is not None and lf.dv_file_path:
+                lo_hi = spans.setdefault(lf.dv_file_path, [r.offset, r.offset + r.length + 8])
+                lo_hi[0] = min(lo_hi[0], r.offset)
+                lo_hi[1] = max(lo_hi[1], r.offset + r.length + 8)
+        fetches += [Fetch(path, lo, hi) for path, (lo, hi) in spans.items()]
+        return storage.prefetch(fetches)
+
+    def iter_prefetched(self, files: Iterable[LiveFile], index: bool = True, dv: bool = True,
+                        data: bool = False) -> Iterator[LiveFile]:
+        """``files`` in order, each batch :meth:`prefetch`-ed before it is yielded (bounded memory)."""
+        files = list(files)
+        step = max(self.storage.concurrency * (1 if data else 8), 1)
+        for i in range(0, len(files), step):
+            batch = files[i:i + step]
+            self.prefetch(batch, index=index, dv=dv, data=data)
+            yield from batch
+
+    def iter_index_heads(self, files: Iterable[LiveFile]) -> Iterator[tuple[LiveFile, object, str | None]]:
+        """(file, container head, error) for each file with a file index, reading heads only.
+
+        What work over a few files' indexes needs (their entries, without a reader per blob);
+        ``head`` is None when ``error`` says why it is unreadable. Parsed heads are kept per file
+        (bounded), over the kept head bytes of :meth:`iter_head_bytes`.
+        """
+        files = [lf for lf in files if lf.has_file_index]
+        heads = self.caches.heads
+        hits = [heads.get(_head_key(lf)) for lf in files]
+        fresh = self._parsed(self.iter_head_bytes([lf for lf, hit in zip(files, hits, strict=True) if hit is None]))
+        for lf, hit in zip(files, hits, strict=True):
+            yield (lf, *hit) if hit is not None else next(fresh)
+
+    def _parsed(self, raw: Iterable[tuple]) -> Iterator[tuple[LiveFile, object, str | None]]:
+        """:meth:`iter_head_bytes` rows parsed into heads, each kept."""
+        for lf, head, size, name, error in raw:
+            if error is None:
+                try:
+                    hit = (parse_head(head, size, name), None)
+                except IndexCoreError as exc:
+                    hit = (None, str(exc))
+            else:
+                hit = (None, error)
+            self.caches.heads.put(_head_key(lf), hit)
+            yield lf, *hit
+
+    def iter_head_bytes(self, files: Iterable[LiveFile]) -> Iterator[tuple[LiveFile, bytes | None, int, str,
+                                                                          str | None]]:
+        """(file, head bytes, container size, container name, error) for each file with a file index:
+        each head checked (magic, version, length) but not parsed, for a census that reads 50,000
+        of them column-wise (:func:`~indexcore.formats.container.head_spans`) without an object
+        per entry. Kept per file (bounded by bytes), so the views and pages that walk the same
+        snapshot read each container head once; uncached ``.index`` heads are read a batch at a
+        time (:meth:`Storage.read_prefixes`, prefetched concurrently on object stores).
+        """
+        files = [lf for lf in files if lf.has_file_index]
+        kept = self.caches.head_bytes
+        step = max(self.storage.concurrency * 8, 256)
+        for i in range(0, len(files), step):
+            batch = files[i:i + step]
+            keys = [_head_key(lf) for lf in batch]
+            hits = [kept.get(key) for key in keys]
+            prefixes: dict[int, tuple | IndexCoreError] = {}
+            on_disk = [lf for lf, hit in zip(batch, hits, strict=True)
+                       if hit is None and lf.file.embedded_index is None]
+            if on_disk:
+                self.prefetch(on_disk, dv=False)
+                prefixes = dict(zip((id(lf) for lf in on_disk),
+                                    self.storage.read_prefixes([lf.index_path for lf in on_disk],
+                                                               HEAD_PREFETCH_BYTES), strict=True))
+            for lf, key, hit in zip(batch, keys, hits, strict=True):
+                if hit is None:
+                    try:
+                        head, size, name = self._container_head_bytes(lf, prefixes.get(id(lf)))
+                        hit = (head, size, name, None)
+                        weight = len(head) + 200
+                    except IndexCoreError as exc:
+                        hit = (None, 0, lf.index_path or lf.path, str(exc))
+                        weight = 200
+                    kept.put(key, hit, weight)
+                yield lf, *hit
+
+    def _container_head_bytes(self, lf: LiveFile, prefix: tuple | IndexCoreError | None = None
+                              ) -> tuple[bytes, int, str]:
+        """A file's container head bytes, its container's size and name: from the manifest's bytes,
+        or from the first bytes of its ``.index`` file (``prefix``: :meth:`Storage.read_prefixes`
+        of it, read here when None); a head longer than that is read in full."""
+        embedded = lf.file.embedded_index
+        if embedded is not None:
+            data, size, name = embedded, len(embedded), f"{lf.path} (embedded file index)"
+        else:
+            if prefix is None:
+                prefix = self.storage.read_prefix(lf.index_path, HEAD_PREFETCH_BYTES)
+            if isinstance(prefix, IndexCoreError):
+                raise prefix
+            data, size, name = prefix
+        head = head_bytes(data, size, name)
+        if head is None:  # longer than the prefix read
+            source = self.file_index_source(lf, keep_descriptor=False)
+            head = source.read(0, head_length(data, size, name), HEAD_STRUCTURE)
+        return head, size, name
+
+    def index_container(self, lf: LiveFile) -> KeptContainer:
+        """A file's index container read through the table's caches: its head kept per file, each
+        blob's reader kept within the reader budget (:meth:`index_reader`). For work that asks the
+        same files many times (trying candidate predicates); a bytes count taken around it sees
+        only what was not read before. An unreadable head raises :class:`CorruptFileError`."""
+        for _lf, head, error in self.iter_index_heads([lf]):
+            if head is None:
+                raise CorruptFileError(error or "unreadable file index", file=lf.index_path or lf.path,
+                                       structure="file index container")
+            return KeptContainer(self, lf, head)
+        raise IndexCoreError(f"{lf.path} has no file index")
+
+    def index_reader(self, lf: LiveFile, entry: IndexEntry, dtype: DataType, options: dict | None):
+        """The reader of one blob of a file's index container, kept while it fits the table's reader
+        budget: the views and metrics of one page that walk the same files (summaries, values,
+        lookups) then open and decode each blob once. A kept reader holds no file descriptor
+        between reads. An error opening it is raised, not kept."""
+
+        key = (_head_key(lf), entry, dtype, tuple(sorted((options or {}).items())))
+        reader = self.caches.readers.get(key)
+        if reader is None:
+            source = self.file_index_source(lf, keep_descriptor=False)
+            reader = FileIndexContainer(source, None).reader(entry, dtype, options)
+            self.caches.readers.put(key, reader, max(entry.length, 1))
+        return reader
+
+    def file_index_source(self, live_file: LiveFile, keep_descriptor: bool = True) -> ByteSource | None:
+        """The file's file-index bytes: embedded in the manifest, or its ``.index`` file."""
+        embedded = live_file.file.embedded_index
+        if embedded is not None:
+            return BytesSource(embedded, name=f"{live_file.path} (embedded file index)",
+                               stats=self.storage.stats)
+        if live_file.index_path:
+            return self.storage.open(live_file.index_path, keep_descriptor=keep_descriptor)
+        return None
+
