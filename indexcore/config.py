@@ -23,10 +23,10 @@ from dataclasses import dataclass, field, fields
 from indexcore.errors import IndexCoreError
 
 
-def _setting(env: str, default, doc: str, sep: str | None = None):
-    """A field of :class:`Settings`: its variable, default and one-line doc (``sep``: the
-    characters that split a tuple)."""
-    return field(default=default, metadata={"env": env, "doc": doc, "sep": sep})
+def _setting(env: str, default, sep: str | None = None):
+    """A field of :class:`Settings`: its variable and default (``sep``: the characters that split
+    a tuple); the ``#:`` comment above each field says what it does."""
+    return field(default=default, metadata={"env": env, "sep": sep})
 
 
 @dataclass(frozen=True)
@@ -34,52 +34,53 @@ class Settings:
     """Every ``INDEXCORE_*`` setting, typed; the defaults are what an unset variable means."""
 
     # storage (indexcore.io)
-    concurrency: int = _setting("INDEXCORE_CONCURRENCY", 32,
-                                "files or ranges fetched at once from an object store (0 means 1)")
-    readahead: int = _setting("INDEXCORE_READAHEAD", 64 << 10,
-                              "bytes a head read asks for in one request on an object store (0: exact reads)")
-    cache_bytes: int = _setting("INDEXCORE_CACHE_BYTES", 256 << 20,
-                                "bytes of immutable object-store files cached per warehouse (0: no cache)")
-    resolved_dirs: int = _setting("INDEXCORE_RESOLVED_DIRS", 4096,
-                                  "directories a warehouse keeps resolved and checked against its roots")
-    realpath_dirs: int = _setting("INDEXCORE_REALPATH_DIRS", 4096,
-                                  "local directories kept with their symlinks resolved, per set of roots")
-    allowed_protocols: tuple[str, ...] = _setting(
-        "INDEXCORE_ALLOWED_PROTOCOLS", (), "protocols that may be read, comma-separated "
-        "(default: the protocols of the allowed roots)", sep=",:")
+    #: files or ranges fetched at once from an object store (0 means 1)
+    concurrency: int = _setting("INDEXCORE_CONCURRENCY", 32)
+    #: bytes a head read asks for in one request on an object store (0: exact reads)
+    readahead: int = _setting("INDEXCORE_READAHEAD", 64 << 10)
+    #: bytes of immutable object-store files cached per warehouse (0: no cache)
+    cache_bytes: int = _setting("INDEXCORE_CACHE_BYTES", 256 << 20)
+    #: directories a warehouse keeps resolved and checked against its roots
+    resolved_dirs: int = _setting("INDEXCORE_RESOLVED_DIRS", 4096)
+    #: local directories kept with their symlinks resolved, per set of roots
+    realpath_dirs: int = _setting("INDEXCORE_REALPATH_DIRS", 4096)
+    #: protocols that may be read, comma-separated (default: the protocols of the allowed roots)
+    allowed_protocols: tuple[str, ...] = _setting("INDEXCORE_ALLOWED_PROTOCOLS", (), sep=",:")
     # per table (indexcore.warehouse)
-    plan_cache: int = _setting("INDEXCORE_PLAN_CACHE", 8, "snapshots whose plans a table keeps")
-    manifest_cache_entries: int = _setting("INDEXCORE_MANIFEST_CACHE_ENTRIES", 500_000,
-                                           "manifest entries a table keeps decoded")
-    head_cache_files: int = _setting("INDEXCORE_HEAD_CACHE_FILES", 200_000,
-                                     "file-index container heads a table keeps parsed")
-    head_cache_bytes: int = _setting("INDEXCORE_HEAD_CACHE_BYTES", 64 << 20,
-                                     "bytes of container heads a table keeps unparsed")
-    reader_cache_bytes: int = _setting("INDEXCORE_READER_CACHE_BYTES", 32 << 20,
-                                       "bytes of index blobs whose opened readers a table keeps")
-    derived_rows: int = _setting("INDEXCORE_DERIVED_ROWS", 2_000_000,
-                                 "rows of derived results (system views of a snapshot) a table keeps")
-    partition_labels: int = _setting("INDEXCORE_PARTITION_LABELS", 100_000,
-                                     "partition texts (``{v1, v2}``) a table keeps rendered")
-    decode_sample: int = _setting("INDEXCORE_DECODE_SAMPLE", 2000,
-                                  "files with a file index the pages decode before they take a sample")
+    #: snapshots whose plans a table keeps
+    plan_cache: int = _setting("INDEXCORE_PLAN_CACHE", 8)
+    #: manifest entries a table keeps decoded
+    manifest_cache_entries: int = _setting("INDEXCORE_MANIFEST_CACHE_ENTRIES", 500_000)
+    #: file-index container heads a table keeps parsed
+    head_cache_files: int = _setting("INDEXCORE_HEAD_CACHE_FILES", 200_000)
+    #: bytes of container heads a table keeps unparsed
+    head_cache_bytes: int = _setting("INDEXCORE_HEAD_CACHE_BYTES", 64 << 20)
+    #: bytes of index blobs whose opened readers a table keeps
+    reader_cache_bytes: int = _setting("INDEXCORE_READER_CACHE_BYTES", 32 << 20)
+    #: rows of derived results (system views of a snapshot) a table keeps
+    derived_rows: int = _setting("INDEXCORE_DERIVED_ROWS", 2_000_000)
+    #: partition texts (``{v1, v2}``) a table keeps rendered
+    partition_labels: int = _setting("INDEXCORE_PARTITION_LABELS", 100_000)
+    #: files with a file index the pages decode before they take a sample
+    decode_sample: int = _setting("INDEXCORE_DECODE_SAMPLE", 2000)
     # the app (pages/)
-    warehouse: str = _setting("INDEXCORE_WAREHOUSE", "",
-                              "the warehouse the app opens (default: sample_warehouse/ beside app.py)")
-    allowed_roots: tuple[str, ...] = _setting(
-        "INDEXCORE_ALLOWED_ROOTS", (), "roots the app may read, os.pathsep-separated "
-        "(default: the sample warehouse and the given one)", sep=os.pathsep)
-    app_warehouses: int = _setting("INDEXCORE_APP_WAREHOUSES", 4, "warehouses the app keeps open")
-    app_cache_entries: int = _setting("INDEXCORE_APP_CACHE_ENTRIES", 64,
-                                      "frames the app keeps per cached function")
-    app_cache_ttl: int = _setting("INDEXCORE_APP_CACHE_TTL", 1800, "seconds the app keeps a cached frame")
+    #: the warehouse the app opens (default: sample_warehouse/ beside app.py)
+    warehouse: str = _setting("INDEXCORE_WAREHOUSE", "")
+    #: roots the app may read, os.pathsep-separated (default: the sample warehouse and the given one)
+    allowed_roots: tuple[str, ...] = _setting("INDEXCORE_ALLOWED_ROOTS", (), sep=os.pathsep)
+    #: warehouses the app keeps open
+    app_warehouses: int = _setting("INDEXCORE_APP_WAREHOUSES", 4)
+    #: frames the app keeps per cached function
+    app_cache_entries: int = _setting("INDEXCORE_APP_CACHE_ENTRIES", 64)
+    #: seconds the app keeps a cached frame
+    app_cache_ttl: int = _setting("INDEXCORE_APP_CACHE_TTL", 1800)
     # Spark (indexcore.spark)
-    spark_master: str = _setting("INDEXCORE_SPARK_MASTER", "local[*]", "the Spark master used when none is given")
-    spark_masters: tuple[str, ...] = _setting(
-        "INDEXCORE_SPARK_MASTERS", ("local[*]",), "masters the operator allows, comma-separated "
-        "(``local[*]`` covers every local master; a trailing ``*`` is a prefix)", sep=",")
-    spark_connect_timeout: float = _setting("INDEXCORE_SPARK_CONNECT_TIMEOUT", 10.0,
-                                            "seconds a remote master has to answer (at least 0.1)")
+    #: the Spark master used when none is given
+    spark_master: str = _setting("INDEXCORE_SPARK_MASTER", "local[*]")
+    #: masters the operator allows, comma-separated (``local[*]`` covers every local master; a trailing ``*`` is a prefix)
+    spark_masters: tuple[str, ...] = _setting("INDEXCORE_SPARK_MASTERS", ("local[*]",), sep=",")
+    #: seconds a remote master has to answer (at least 0.1)
+    spark_connect_timeout: float = _setting("INDEXCORE_SPARK_CONNECT_TIMEOUT", 10.0)
 
 
 def _parse(text: str | None, f):

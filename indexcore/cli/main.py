@@ -1,5 +1,5 @@
 """``python -m indexcore`` (or the ``indexcore`` script): one subcommand per module under
-:mod:`indexcore.cli.commands`.
+:mod:`indexcore.cli.commands`, listed in :data:`COMMANDS`.
 
 Each command module exposes ``register(subparsers)``, adding its parsers with
 ``set_defaults(func=...)``; ``func(args)`` returns a JSON-able dict, which
@@ -11,28 +11,29 @@ that takes ``--snapshot N`` also takes ``--tag NAME`` and ``--as-of TIME``.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
-import pkgutil
 import sys
 
 import indexcore.analysis  # noqa: F401  (registers the derived views $health, ... for `show`)
-from indexcore.cli import commands
+from indexcore import open_warehouse
+from indexcore.cli.commands import advise, explain, files, health, probe, rows, sample, show, spark, warehouse
 from indexcore.cli.output import FORMATS, emit
 from indexcore.config import tune_gc
 from indexcore.errors import IndexCoreError, PredicateError
 from indexcore.io import parse_storage_options
 from indexcore.types import parse_timestamp_text
+from indexcore.views import parse_identifier
+
+# every command module, in the order their subcommands are listed (``register(subparsers)`` each)
+COMMANDS = (advise, explain, files, health, probe, rows, sample, show, spark, warehouse)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="indexcore",
                                      description="Explore Apache Paimon index files and warehouses.")
     sub = parser.add_subparsers(dest="command", required=True)
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{commands.__name__}.{info.name}")
-        if hasattr(module, "register"):
-            module.register(sub)
+    for module in COMMANDS:
+        module.register(sub)
     for name, action in sub.choices.items():
         if any(a.dest == "snapshot" for a in action._actions):
             action.add_argument("--tag", dest="tag", metavar="NAME",
@@ -78,9 +79,6 @@ def _resolve_snapshot(args: argparse.Namespace) -> None:
         return
     if sum(x is not None for x in (args.snapshot, tag, text)) > 1:
         raise IndexCoreError("give one of --snapshot, --tag and --as-of")
-    from indexcore import open_warehouse
-    from indexcore.views import parse_identifier
-
     table = open_warehouse(args.warehouse, storage_options=args.storage_options).table(parse_identifier(args.table).table_ref)
     if tag is not None:
         args.snapshot = table.tag(tag).id

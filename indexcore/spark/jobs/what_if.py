@@ -110,7 +110,7 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     if scratch_dir is None:  # our own scratch directory: gone when the job ends or fails
         with tempfile.TemporaryDirectory(prefix="indexcore-whatif-") as scratch:
             out = what_if(warehouse_url, table, column, index_type, options, where_sqls, master, scratch,
-                          snapshot_id, progress, cancel, spark)
+                          snapshot_id, progress, cancel, spark, storage_options)
         return {**out, "scratch_dir": None, "file_results": [{**f, "scratch_file": None}
                                                              for f in out["file_results"]]}
     scratch = scratch_dir
