@@ -25,9 +25,7 @@ def open_warehouse(url, **kwargs):
     """
     # lazy: ``import indexcore.formats`` (Spark workers, the codecs) stays light; importing
     # analysis registers the derived views ($health, $global_indexes, ...) for views.view()
-    import indexcore.analysis  # noqa: F401  (lazy: registers the derived views; keeps `import indexcore.x` light)
-    from indexcore.warehouse import (
-        Warehouse,  # lazy: `import indexcore.x` (Spark workers, codecs) stays light
-    )
+    import indexcore.analysis  # noqa: F401  (lazy: see above)
+    from indexcore.warehouse import Warehouse  # lazy: see above
 
     return Warehouse(url, **kwargs)
