@@ -30,6 +30,7 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from indexcore.cache import LRU
 from indexcore.errors import CorruptFileError, UnsupportedError
 from indexcore.formats.murmur import hash_bytes_by_words
 from indexcore.types import DataType, Timestamp, decimal_from_unscaled, decimal_unscaled, float32
@@ -257,30 +258,28 @@ def decode_binary_field(raw: bytes | None, i: int, dtype: DataType, name: str = 
 
 # field type (by identity) -> (that type, its reader): a stats test reads one field of each of
 # 50,000 files' rows, and making its reader anew each time cost more than reading the field
-_READER_OF: dict[int, tuple] = {}
+_READER_OF = LRU(4096)
 
 
 def _reader_of(dtype: DataType) -> Callable[[bytes, int, int], Any] | None:
-    hit = _READER_OF.get(id(dtype))
+    hit = _READER_OF.peek(id(dtype))
     if hit is None or hit[0] is not dtype:
         hit = (dtype, _field_reader(dtype))
-        if len(_READER_OF) < 4096:
-            _READER_OF[id(dtype)] = hit
+        _READER_OF.put(id(dtype), hit)
     return hit[1]
 
 
 # field types (by identity: schemas keep their types) -> (those types, their readers); a
 # manifest's 50,000 rows share a few type lists, and hashing types per row costs more than reading
-_READERS: dict[tuple, tuple] = {}
+_READERS = LRU(4096)
 
 
 def _row_readers(types: Sequence[DataType]) -> tuple:
     key = tuple(map(id, types))
-    hit = _READERS.get(key)
+    hit = _READERS.peek(key)
     if hit is None or not all(a is b for a, b in zip(hit[0], types, strict=True)):
         hit = (tuple(types), tuple(map(_field_reader, types)))
-        if len(_READERS) < 4096:
-            _READERS[key] = hit
+        _READERS.put(key, hit)
     return hit[1]
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from indexcore.cache import LRU
 from indexcore.errors import CorruptFileError, UnsupportedError
 from indexcore.formats.base import REMAIN, SKIP, ByteCursor, FileIndexReader, FileIndexResult
 from indexcore.formats.registry import open_reader
@@ -210,17 +211,16 @@ _PREFIX = struct.Struct(">qii")
 _U16 = struct.Struct(">H").unpack_from
 _I32 = struct.Struct(">i").unpack_from
 _SPAN = struct.Struct(">ii").unpack_from
-_NAMES: dict[bytes, str] = {}  # column and index type names, one str each (heads repeat them)
+_NAMES = LRU(65_536)  # column and index type names, one str each (heads repeat them)
 
 
 def _name(raw: bytes) -> str | None:
-    hit = _NAMES.get(raw)
+    hit = _NAMES.peek(raw)
     if hit is None:
         if not raw.isascii():
             return None
         hit = raw.decode("ascii")
-        if len(_NAMES) < 65_536:
-            _NAMES[raw] = hit
+        _NAMES.put(raw, hit)
     return hit
 
 
@@ -324,7 +324,7 @@ def _by_column(entries: tuple[IndexEntry, ...]) -> list[tuple[str, list[IndexEnt
     return list(out.items())
 
 
-_SHAPES: dict[int, list[_Shape]] = {}  # head length -> layouts seen at that length (a few each)
+_SHAPES = LRU(4096)  # head length -> the layouts seen at that length (a list, a few each)
 # the shaped parser fills frozen entries and heads through ``__dict__``: the dataclass ``__init__``
 # sets each field through ``object.__setattr__``, twice the cost over a census's 180,000 entries
 _new = object.__new__
@@ -335,8 +335,11 @@ def _learn_shape(head: ContainerHead) -> None:
     runs = sum(1 for i, e in enumerate(head.entries) if i == 0 or e.column != head.entries[i - 1].column)
     if not head.entries or runs != len(head.columns()):
         return  # a column listed twice: left to the quick parser
-    seen = _SHAPES.setdefault(head.head_length, [])
-    if len(seen) < 4 and len(_SHAPES) < 4096:
+    seen = _SHAPES.peek(head.head_length)
+    if seen is None:
+        seen = []
+        _SHAPES.put(head.head_length, seen)
+    if len(seen) < 4:
         shape = _Shape(head)
         if shape.layout.size == head.head_length:
             seen.append(shape)
@@ -346,7 +349,7 @@ def _match_shape(head: bytes, file_size: int) -> tuple[_Shape, tuple] | None:
     """The layout seen before that ``head`` fits, with its unpacked values, when every span and the
     redundant length are valid too (the rules of :func:`_span_ok`); None otherwise."""
     n = len(head)
-    for shape in _SHAPES.get(n, ()):
+    for shape in _SHAPES.peek(n, ()):
         values = shape.layout.unpack_from(head)
         if shape.fixed_at(values) != shape.fixed or values[2] != n:
             continue

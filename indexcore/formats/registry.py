@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from indexcore.errors import IndexCoreError, UnsupportedError
+from indexcore.expr.functions import FunctionVisitor
 from indexcore.formats.base import FileIndexReader, FileIndexWriter
 from indexcore.formats.bitmap.audit import audit_bitmap
 from indexcore.formats.bitmap.reader import BitmapReader
@@ -44,6 +45,11 @@ class IndexKind:
     audit: AuditCheck
     page: str
     reader_options: tuple[str, ...] = ()
+
+    def answers(self, method: str | None) -> bool:
+        """Whether the reader implements the visitor ``method`` (``visit_equal``, ...); a leaf it
+        does not implement is answered REMAIN, as Paimon's ``FileIndexReader`` defaults do."""
+        return method is not None and getattr(self.reader, method, None) is not getattr(FunctionVisitor, method, None)
 
     def open_reader(self, dtype: DataType, source: ByteSource,
                     options: dict[str, str] | None = None) -> FileIndexReader:

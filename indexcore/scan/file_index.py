@@ -15,7 +15,6 @@ NULL literals inside an ``in`` list are dropped before the indexes see them.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -23,7 +22,6 @@ from pyroaring import BitMap
 
 from indexcore.errors import IndexCoreError
 from indexcore.expr import AND, IN, Leaf, Predicate
-from indexcore.expr.functions import FunctionVisitor
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult, FileIndexReader, FileIndexResult
 from indexcore.formats.container import read_container
 from indexcore.formats.registry import FILE_INDEX_TYPES, index_kind, open_reader
@@ -168,13 +166,9 @@ class _MethodName:
         return lambda *_literals: name
 
 
-@functools.cache
 def _kind_answers(index_type: str, method: str | None) -> bool:
     """Whether the reader of ``index_type`` implements ``method`` (else it answers REMAIN)."""
-    if method is None or index_type not in FILE_INDEX_TYPES:
-        return False
-    cls = index_kind(index_type).reader
-    return getattr(cls, method) is not getattr(FunctionVisitor, method)
+    return index_type in FILE_INDEX_TYPES and index_kind(index_type).answers(method)
 
 
 def pruning_index_types(predicate: Predicate | None, index_types: Mapping[str, Sequence[str]]) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from indexcore.cache import LRU
 from indexcore.errors import IndexCoreError
 from indexcore.expr import Leaf, Predicate, and_all
 from indexcore.expr import rename as _rename
@@ -88,7 +89,7 @@ def stats_slots(names: Sequence[str] | None, table_schema: TableSchema, file_sch
     out once for them (``fmap`` is :func:`field_map` of the two schemas)."""
     key = (id(table_schema), id(file_schema), None if names is None else tuple(names),
            None if only is None else tuple(only))
-    hit = _SLOTS.get(key)
+    hit = _SLOTS.peek(key)
     if hit is not None and hit[0] is table_schema and hit[1] is file_schema:
         return hit[2]
     layout = list(names) if names is not None else list(file_schema.field_names)
@@ -101,14 +102,13 @@ def stats_slots(names: Sequence[str] | None, table_schema: TableSchema, file_sch
             slots.append((tf.name, _LACKS))
         elif fname != "":
             slots.append((tf.name, layout.index(fname) if fname in layout else None))
-    if len(_SLOTS) >= 256:
-        _SLOTS.clear()
-    _SLOTS[key] = (table_schema, file_schema, tuple(slots))
-    return _SLOTS[key][2]
+    found = tuple(slots)
+    _SLOTS.put(key, (table_schema, file_schema, found))
+    return found
 
 
 # (id(table schema), id(file schema), layout, columns) -> (the schemas, their slots); schemas never change
-_SLOTS: dict[tuple, tuple] = {}
+_SLOTS = LRU(256)
 
 
 def stats_map(stats, names: Sequence[str] | None, table_schema: TableSchema, file_schema: TableSchema,
