@@ -4,12 +4,9 @@ import pandas as pd
 import streamlit as st
 
 from indexcore.frames import advisor, figures, suggestion
-from pages.common import context, fmt_bytes, guard, need_table, progress_callback, show_frame
+from pages.common import fmt_bytes, guard, open_page, progress_callback, show_frame
 
-st.title("Advisor")
-ctx = context()
-if not need_table(ctx):
-    st.stop()
+ctx = open_page("advisor")
 st.caption("Replays explain for every query of a workload; candidate indexes are built in memory on a sample "
            "of files. Nothing is written into the warehouse.")
 

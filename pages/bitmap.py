@@ -4,12 +4,11 @@ import streamlit as st
 
 from indexcore.frames import bitmap, figures
 from pages.common import (
-    context,
     decode_sample,
     guard,
     index_columns,
-    need_table,
     needs,
+    open_page,
     show_frame,
     show_unusable,
     unusable_files,
@@ -17,10 +16,7 @@ from pages.common import (
 
 BITMAP_TYPES = bitmap.BITMAP_TYPES
 
-st.title("Bitmap indexes")
-ctx = context()
-if not need_table(ctx):
-    st.stop()
+ctx = open_page("bitmap")
 
 column = top = sample = None
 with guard("Bitmap indexes"):

@@ -6,20 +6,16 @@ import streamlit as st
 from indexcore.frames import figures
 from indexcore.frames.bloom import BLOOM_FILTER, BLOOM_TYPES
 from pages.common import (
-    context,
     decode_sample,
     fmt_bytes,
     guard,
-    need_table,
+    open_page,
     show_frame,
     show_unusable,
     unusable_files,
 )
 
-st.title("Bloom filters")
-ctx = context()
-if not need_table(ctx):
-    st.stop()
+ctx = open_page("bloom")
 
 with guard("Bloom filters"):
     target = st.number_input("Target false-positive probability (0 = the configured fpp)", min_value=0.0,

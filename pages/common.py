@@ -360,6 +360,16 @@ def need_table(ctx: Context) -> bool:
     return True
 
 
+def open_page(key: str) -> Context:
+    """Start the page ``key``: its title (from :data:`PAGES`, the one home of titles) and the
+    session's context; the page stops here, saying what is missing, until a table is picked."""
+    st.title(PAGE_TITLES[key])
+    ctx = context()
+    if not need_table(ctx):
+        st.stop()
+    return ctx
+
+
 def page_rows(rows: int, key: str, page_size: int | None = None) -> slice:
     """The rows of the page the user is on (a page picker past ``page_size``, default :data:`PAGE_SIZE`)."""
     page_size = page_size or PAGE_SIZE

@@ -5,20 +5,16 @@ import streamlit as st
 
 from indexcore.frames import deletion_vectors, figures
 from pages.common import (
-    context,
     guard,
     missing_dv_files,
-    need_table,
     needs,
+    open_page,
     show_frame,
     show_unusable,
     unreadable_parts,
 )
 
-st.title("Deletion vectors")
-ctx = context()
-if not need_table(ctx):
-    st.stop()
+ctx = open_page("deletion_vectors")
 
 dvs = buckets = None
 with guard("Deletion vectors"):

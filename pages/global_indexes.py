@@ -6,19 +6,15 @@ import streamlit as st
 from indexcore.frames import figures, global_indexes
 from indexcore.frames.unusable import GLOBAL_INDEX
 from pages.common import (
-    context,
     guard,
-    need_table,
     needs,
+    open_page,
     show_frame,
     show_unusable,
     unusable_index_files,
 )
 
-st.title("Global indexes")
-ctx = context()
-if not need_table(ctx):
-    st.stop()
+ctx = open_page("global_indexes")
 
 
 unusable = set()  # index files the "Rows per key" picker leaves out (none when their check failed)

@@ -3,12 +3,9 @@
 import streamlit as st
 
 from indexcore.frames import figures, hash_index
-from pages.common import context, guard, need_table, show_frame, show_unusable, unusable_index_files
+from pages.common import guard, open_page, show_frame, show_unusable, unusable_index_files
 
-st.title("Hash index")
-ctx = context()
-if not need_table(ctx):
-    st.stop()
+ctx = open_page("hash_index")
 
 with guard("Files that could not be used"):
     show_unusable(unusable_index_files(ctx, (hash_index.HASH,)), "hash_unusable")

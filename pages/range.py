@@ -9,21 +9,17 @@ from indexcore.frames import figures, pruning
 from indexcore.frames import range as range_frames
 from indexcore.frames.range import RANGE_TYPES
 from pages.common import (
-    context,
     decode_sample,
     guard,
     index_columns,
-    need_table,
     needs,
+    open_page,
     show_frame,
     show_unusable,
     unusable_files,
 )
 
-st.title("Range-bitmap and BSI")
-ctx = context()
-if not need_table(ctx):
-    st.stop()
+ctx = open_page("range")
 
 
 column = mine = dtype = sample = None

@@ -15,17 +15,14 @@ from indexcore.frames.suggestion import suggest_predicate
 from indexcore.frames.views import UNPARTITIONED
 from indexcore.spark.jobs.audit import audit
 from indexcore.spark.jobs.evaluate import evaluate
-from pages.common import MASTER_KEY, context, guard, need_table, show_frame
+from pages.common import MASTER_KEY, guard, open_page, show_frame
 
 JOBS = {"evaluate": "ground truth: which rows match, and which files the indexes keep",
         "audit": "every index of every live file checked against the data"}
 RUN = {"evaluate": evaluate, "audit": audit}
 HISTORY_KEY = "spark_runs"
 
-st.title("Spark")
-ctx = context()
-if not need_table(ctx):
-    st.stop()
+ctx = open_page("spark")
 history: list[dict] = st.session_state.setdefault(HISTORY_KEY, [])
 
 

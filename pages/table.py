@@ -9,13 +9,12 @@ from indexcore.frames import figures, health
 from indexcore.frames import table as table_frames
 from pages.common import (
     SNAPSHOT_KEY,
-    context,
     fmt_bytes,
     guard,
     health_item,
     missing_dv_files,
-    need_table,
     needs,
+    open_page,
     page_rows,
     pick_name,
     show_frame,
@@ -24,10 +23,7 @@ from pages.common import (
     unusable_files,
 )
 
-st.title("Table")
-ctx = context()
-if not need_table(ctx):
-    st.stop()
+ctx = open_page("table")
 table = ctx.table
 st.caption(f"`{ctx.table_name}` at snapshot {ctx.snapshot_id}")
 

@@ -6,21 +6,17 @@ from indexcore.errors import IndexCoreError
 from indexcore.frames import figures, what_if
 from indexcore.frames.suggestion import suggest_predicate
 from pages.common import (
-    context,
     fmt_bytes,
     guard,
-    need_table,
     needs,
+    open_page,
     progress_callback,
     show_frame,
     show_unusable,
     unusable_files,
 )
 
-st.title("What-if")
-ctx = context()
-if not need_table(ctx):
-    st.stop()
+ctx = open_page("what_if")
 st.caption("Nothing on this page writes into the warehouse: hypothetical indexes live in memory only.")
 
 try:  # the picked snapshot's schema: time travel may go back before a column was added
