@@ -169,7 +169,7 @@ def decide_files(table, predicate: Predicate, files: Sequence[LiveFile], schema:
     ptypes = {f.name: f.type for f in schema.partition_fields}
     partitions: dict[tuple, dict] = {}  # partition values -> their JSON form (a few hundred over 50,000 files)
     # the batches Table.iter_prefetched fetches ahead, so each is decided from bytes already fetched
-    size = max(table.storage.concurrency * (1 if verify else 8), 1)
+    size = table.prefetch_batch(data=verify)
     prefetched = table.iter_prefetched(files, index=ex.index.enabled, data=verify)
     for batch in map(ex.decide, _batches(prefetched, size)):
         if verify:

@@ -74,11 +74,15 @@ class TableIndexHeads:
         fetches += [Fetch(path, lo, hi) for path, (lo, hi) in spans.items()]
         return storage.prefetch(fetches)
 
+    def prefetch_batch(self, data: bool = False) -> int:
+        """Files :meth:`iter_prefetched` fetches ahead at once (fewer when it reads whole data files)."""
+        return max(self.storage.concurrency * (1 if data else 8), 1)
+
     def iter_prefetched(self, files: Iterable[LiveFile], index: bool = True, dv: bool = True,
                         data: bool = False) -> Iterator[LiveFile]:
         """``files`` in order, each batch :meth:`prefetch`-ed before it is yielded (bounded memory)."""
         files = list(files)
-        step = max(self.storage.concurrency * (1 if data else 8), 1)
+        step = self.prefetch_batch(data)
         for i in range(0, len(files), step):
             batch = files[i:i + step]
             self.prefetch(batch, index=index, dv=dv, data=data)
