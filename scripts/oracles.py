@@ -56,7 +56,35 @@ def compile_java() -> Path:
     return BUILD
 
 
-class JavaOracle:
+class _JsonLines:
+    """A child process answering one JSON line per request line, on stdin/stdout."""
+
+    proc: subprocess.Popen
+
+    def _exchange(self, request: dict) -> str:
+        """The answer line ('' when the process is gone)."""
+        try:
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+            return self.proc.stdout.readline()
+        except BrokenPipeError:
+            return ""
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+        if self.proc.poll() is None:
+            self.proc.kill()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class JavaOracle(_JsonLines):
     """One JVM running tools/java/PaimonOracle; ``ask(request)`` -> answer dict."""
 
     def __init__(self, tmp: str | None = None):
@@ -67,29 +95,13 @@ class JavaOracle:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
 
     def ask(self, request: dict) -> dict:
-        request = {"tmp": self.tmp, **request}
-        self.proc.stdin.write(json.dumps(request) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
+        line = self._exchange({"tmp": self.tmp, **request})
         if not line:
             raise RuntimeError("the Java oracle exited")
         return json.loads(line)
 
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.proc.stdin.close()
-            self.proc.wait(timeout=30)
-        if self.proc.poll() is None:
-            self.proc.kill()
 
-    def __enter__(self) -> JavaOracle:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-class RustOracle:
+class RustOracle(_JsonLines):
     """pypaimon-rust in its own interpreter (scripts/rust_oracle.py), JSON lines both ways."""
 
     def __init__(self):
@@ -101,24 +113,12 @@ class RustOracle:
 
     def ask(self, request: dict) -> dict:
         """The answer; {"ok": False, "crashed": True} when the process died on it (then restarted)."""
-        try:
-            self.proc.stdin.write(json.dumps(request) + "\n")
-            self.proc.stdin.flush()
-            line = self.proc.stdout.readline()
-        except BrokenPipeError:
-            line = ""
+        line = self._exchange(request)
         if not line:
             self.close()
             self.start()
             return {"ok": False, "crashed": True}
         return json.loads(line)
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.proc.stdin.close()
-            self.proc.wait(timeout=30)
-        if self.proc.poll() is None:
-            self.proc.kill()
 
 
 def indexcore_cli(*args: str) -> dict:
