@@ -22,7 +22,6 @@ import argparse
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,13 +43,9 @@ from indexcore.types import parse_type  # noqa: E402
 
 
 def best_of(fn, rounds: int) -> float:
+    """The best of ``rounds`` timed runs after one warm-up run."""
     fn()
-    best = float("inf")
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+    return bench_planning.best_of(fn, rounds)
 
 
 def line(what: str, ours: float, java: float | None, rust: float | None = None, unit: str = "ms") -> None:

@@ -130,12 +130,15 @@ def tune_gc(thresholds: tuple[int, int, int] = GC_THRESHOLDS) -> tuple[int, int,
     return before
 
 
-def parse_pairs(items: Iterable[str] | None, what: str, error: type[IndexCoreError] = IndexCoreError,
+def parse_pairs(items: Iterable[str] | str | None, what: str, error: type[IndexCoreError] = IndexCoreError,
                 typed: bool = False) -> dict:
-    """``["k=v", ...]`` -> ``{k: v}``, the one reader of every ``KEY=VALUE`` input (storage
-    options, index options, partitions). Keys and values are stripped; a pair without ``=`` or
-    with an empty key raises ``error`` naming ``what``. ``typed``: ``true``/``false`` and
-    integers become bool/int, as fsspec expects of storage options."""
+    """``["k=v", ...]`` (or one ``"k=v, k2=v2"`` text, blank parts skipped) -> ``{k: v}``, the one
+    reader of every ``KEY=VALUE`` input (storage options, index options, partitions). Keys and
+    values are stripped; a pair without ``=`` or with an empty key raises ``error`` naming
+    ``what``. ``typed``: ``true``/``false`` and integers become bool/int, as fsspec expects of
+    storage options."""
+    if isinstance(items, str):
+        items = [part for part in items.split(",") if part.strip()]
     out: dict = {}
     for item in items or ():
         key, sep, value = item.partition("=")

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from indexcore.frames import bitmap, figures
+from indexcore.frames.bitmap import BITMAP_TYPES
 from pages.common import (
     decode_sample,
     guard,
@@ -13,8 +14,6 @@ from pages.common import (
     show_unusable,
     unusable_files,
 )
-
-BITMAP_TYPES = bitmap.BITMAP_TYPES
 
 ctx = open_page("bitmap")
 

@@ -21,12 +21,13 @@ import pandas as pd
 import streamlit as st
 
 import indexcore
-from indexcore.config import parse_pairs, settings
-from indexcore.errors import IndexCoreError, StorageError
+from indexcore.config import settings
+from indexcore.errors import IndexCoreError
 from indexcore.frames import health, unusable
 from indexcore.frames import table as table_frames
 from indexcore.frames.registry import FRAMES, WAREHOUSE, spec_of
 from indexcore.frames.views import branch_ref, view_frame
+from indexcore.io import parse_storage_options
 
 APP_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_WAREHOUSE = APP_DIR / "sample_warehouse"
@@ -128,7 +129,7 @@ def table_names(url: str, roots: tuple[str, ...], options: tuple = ()) -> list[s
 def storage_options() -> tuple:
     """The sidebar's storage options (``key=value`` per line) as sorted pairs, for cache keys."""
     lines = [ln.strip() for ln in st.session_state.get(OPTIONS_KEY, "").splitlines() if ln.strip()]
-    return tuple(sorted(parse_pairs(lines, "a storage option", StorageError, typed=True).items()))
+    return tuple(sorted(parse_storage_options(lines).items()))
 
 
 @st.cache_data(show_spinner="Reading…", max_entries=CACHE_ENTRIES, ttl=CACHE_TTL)

@@ -76,7 +76,7 @@ def whatif_frames(hypothetical, sql: str, verify: bool = False, progress: Progre
 def hypothetical_options(index_type: str, text: str, dtype) -> dict[str, str]:
     """``k=v, k=v`` index options for a hypothetical ``index_type`` index on a column of ``dtype``,
     checked as Paimon's writer checks them (an :class:`~indexcore.errors.IndexCoreError` says why not)."""
-    options = parse_pairs([part for part in text.split(",") if part.strip()], "an index option")
+    options = parse_pairs(text, "an index option")
     check_writer_options(index_type, options, dtype)
     return options
 

@@ -46,7 +46,7 @@ def parse_partition(table_schema: TableSchema, partition: Mapping[str, Any] | st
     if partition is None:
         return None
     if isinstance(partition, str):
-        partition = parse_pairs([p for p in partition.split(",") if p.strip()], "a partition", PredicateError)
+        partition = parse_pairs(partition, "a partition", PredicateError)
     default = table_schema.core_options.partition_default_name
     out = {}
     for key, value in partition.items():
