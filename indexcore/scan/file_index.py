@@ -10,7 +10,9 @@ same as SKIP and is returned as it is, not turned into SKIP).
 One deliberate difference from Java: a leaf whose NULL literal makes it never true
 (``c = NULL``, ``c NOT IN (1, NULL)``; see :meth:`indexcore.expr.LeafFunction.null_false`) answers
 SKIP without asking the indexes, as Paimon's null-false leaf functions and statistics do.
-NULL literals inside an ``in`` list are dropped before the indexes see them.
+A NULL literal inside an ``in`` list next to others is passed to the indexes as
+``FileIndexPredicate`` passes it: each reader answers it as Paimon's does (bloom: REMAIN,
+bitmap: the null rows), so a file Paimon's read keeps is never reported skipped.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 from pyroaring import BitMap
 
 from indexcore.errors import IndexCoreError
-from indexcore.expr import AND, IN, Leaf, Predicate
+from indexcore.expr import AND, Leaf, Predicate
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult, FileIndexReader, FileIndexResult
 from indexcore.formats.container import read_container
 from indexcore.formats.registry import FILE_INDEX_TYPES, index_kind, open_reader
@@ -98,8 +100,6 @@ class FileIndexPredicate:
         if leaf.null_false():
             return SKIP
         literals = leaf.literals
-        if leaf.function is IN and None in literals:
-            literals = tuple(v for v in literals if v is not None)
         result = REMAIN
         for reader in self.readers(leaf.field):
             result = result.and_(leaf.function.visit(reader, literals))
