@@ -7,12 +7,10 @@ left to right and stops once the result cannot remain; OR folds all of them. An 
 compound is REMAIN. Results are REMAIN, SKIP or a bitmap of rows (an empty bitmap means the
 same as SKIP and is returned as it is, not turned into SKIP).
 
-One deliberate difference from Java: a leaf whose NULL literal makes it never true
-(``c = NULL``, ``c NOT IN (1, NULL)``; see :meth:`indexcore.expr.LeafFunction.null_false`) answers
-SKIP without asking the indexes, as Paimon's null-false leaf functions and statistics do.
-A NULL literal inside an ``in`` list next to others is passed to the indexes as
-``FileIndexPredicate`` passes it: each reader answers it as Paimon's does (bloom: REMAIN,
-bitmap: the null rows), so a file Paimon's read keeps is never reported skipped.
+NULL literals reach the indexes as ``FileIndexPredicate`` passes them, also in a leaf that a
+NULL makes never true (``c = NULL``, ``c NOT IN (1, NULL)``; the statistics stage skips those
+files, as Paimon's does): each reader answers as Paimon's does (bloom: REMAIN, bitmap: the null
+rows), so this stage never reports a file skipped that Paimon's index stage keeps.
 """
 
 from __future__ import annotations
@@ -97,8 +95,6 @@ class FileIndexPredicate:
         return REMAIN if result is None else result
 
     def _test_leaf(self, leaf: Leaf) -> FileIndexResult:
-        if leaf.null_false():
-            return SKIP
         literals = leaf.literals
         result = REMAIN
         for reader in self.readers(leaf.field):
@@ -178,8 +174,6 @@ def pruning_index_types(predicate: Predicate | None, index_types: Mapping[str, S
     Empty when the indexes cannot skip the file (e.g. an OR branch on an unindexed column)."""
     def kinds(p: Predicate) -> set[str] | None:
         if isinstance(p, Leaf):
-            if p.null_false():
-                return set()
             method = p.function.visit(_MethodName(), p.literals)
             found = {t for t in index_types.get(p.field, ()) if _kind_answers(t, method)}
             return found or None
