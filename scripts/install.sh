@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the app and the test suite need, from this project's own files.
 #   scripts/install.sh          the package and the app (pip, from pyproject.toml)
-#   scripts/install.sh test     plus test tools, Debian's chromium for the browser test,
+#   scripts/install.sh test     plus test tools, Paimon's native readers (mosaic, vector, fulltext extras), Debian's chromium for the browser test,
 #                               and pypaimon 2.1 in its own venv (.venv-pypaimon) for interop,
 #                               and the live oracles of the differential tests and benches:
 #                               Paimon Java's bundle jar from the paimon-python-ali wheel
@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 if [ "${1:-}" = "test" ]; then
-  "$PY" -m pip install -q -e ".[test]"
+  "$PY" -m pip install -q -e ".[test,mosaic,vector,fulltext]"
   if ! command -v chromium >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ]; then
       (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \

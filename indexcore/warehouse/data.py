@@ -29,6 +29,7 @@ from indexcore.errors import CorruptFileError, IndexCoreError, StorageError, Uns
 from indexcore.expr.rows import filter_table, mask
 from indexcore.expr.tree import Predicate
 from indexcore.formats.blob_file import read_blob_file
+from indexcore.formats.mosaic_file import read_mosaic
 from indexcore.io import Storage
 from indexcore.types.values import arrow_type, cast_column, from_internal, to_internal
 from indexcore.warehouse.avro_file import read_avro_table
@@ -47,23 +48,25 @@ _ID_KEYS = (b"PARQUET:field_id", b"paimon.id", b"field_id")
 
 def read_raw(storage: Storage, path: str, file_format: str | None = None,
              blob_field: str | None = None) -> pa.Table:
-    """All columns of one Parquet, ORC, Avro or ``.blob`` file, as stored.
+    """All columns of one Parquet, ORC, Avro, Mosaic or ``.blob`` file, as stored.
 
-    A ``.blob`` file holds one column (named ``blob_field``). Unreadable files raise
+    A ``.blob`` file holds one column (named ``blob_field``); Mosaic files are decoded by the
+    optional paimon-mosaic through ranged reads of our storage. Unreadable files raise
     IndexCoreError; an ORC file with MAP columns is read in a child process, because a null
     map key makes pyarrow abort the whole process.
     """
     fmt = (file_format or path.rsplit(".", 1)[-1]).lower()
     full = storage.resolve(path)
-    if fmt not in ("parquet", "orc", "avro", "blob"):
-        what = "Mosaic (pypaimon's columnar format)" if fmt == "mosaic" else repr(fmt)
-        raise UnsupportedError(f"data file format {what} is not read by indexcore", file=path)
+    if fmt not in ("parquet", "orc", "avro", "blob", "mosaic"):
+        raise UnsupportedError(f"data file format {fmt!r} is not read by indexcore", file=path)
     local = storage.protocol in ("file", "local")
     try:
         if fmt == "blob":
             table = pa.table({blob_field or "blob": pa.array(read_blob_file(storage.open(path)), pa.binary())})
         elif fmt == "avro":
             table = read_avro_table(storage.read_bytes(path), path)
+        elif fmt == "mosaic":
+            table = read_mosaic(storage.open(path))
         else:
             # an object store: one request for the whole file (cached; data files never change)
             source = full if local else pa.BufferReader(storage.read_bytes(full))
@@ -77,7 +80,7 @@ def read_raw(storage: Storage, path: str, file_format: str | None = None,
         if isinstance(exc, OSError) and not storage.fs.exists(full):
             raise StorageError("data file not found", file=path) from exc
         raise CorruptFileError(f"cannot read {fmt} data file: {exc}", file=path, structure=fmt) from exc
-    if table.num_rows and local and fmt != "blob":
+    if table.num_rows and local and fmt not in ("blob", "mosaic"):
         storage.stats.add(storage.fs.size(full))
     return table
 
