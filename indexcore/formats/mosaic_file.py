@@ -13,17 +13,11 @@ import threading
 
 import pyarrow as pa
 
-from indexcore.errors import CorruptFileError, IndexCoreError, UnsupportedError
+from indexcore.errors import CorruptFileError, IndexCoreError, missing_package
 from indexcore.io import ByteSource
 
 MOSAIC_PACKAGE = "paimon-mosaic"
 MOSAIC_EXTRA = "mosaic"
-
-
-def missing_package(package: str, extra: str, what: str, name: str | None = None) -> UnsupportedError:
-    """The error for an optional reader library that is not installed (one wording for all three)."""
-    return UnsupportedError(f"{what} needs the optional package {package} "
-                            f"(pip install \"indexcore[{extra}]\" or pip install {package})", file=name)
 
 
 class _ReadAt:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.orc as pa_orc
 import pyarrow.parquet as pq
 from pyroaring import BitMap
@@ -450,6 +451,41 @@ def read_table(table, snapshot_id: int | None = None, predicate: Predicate | Non
     if limit is not None:
         result = result.slice(0, max(int(limit), 0))
     return result
+
+
+def read_with_row_ids(table, snapshot_id: int | None = None, columns: list[str] | None = None,
+                      row_ids: set[int] | None = None, problems: list | None = None) -> pa.Table:
+    """The live rows of a row-tracking table with their ``_ROW_ID`` (``first_row_id`` + position).
+
+    ``columns`` (default all) come from the newest file that holds every one of them for a row id
+    (a data-evolution rewrite supersedes the older file); deleted positions are dropped;
+    ``row_ids`` keeps only those ids (files outside them are not read). Files without row ids
+    (row tracking off) are skipped.
+    """
+    problems = problems if problems is not None else []
+    plan = table.plan(snapshot_id)
+    schema = table.read_schema(snapshot_id, plan.snapshot)
+    names = list(columns) if columns is not None else list(schema.field_names)
+    reader = _Reader(table, schema, problems)
+    seen: set[int] = set()
+    parts = []
+    for lf in sorted(plan.files, key=lambda f: f.file.max_sequence_number, reverse=True):
+        first, n = lf.file.first_row_id, lf.file.row_count
+        if first is None or (lf.file.write_cols is not None and not set(names) <= set(lf.file.write_cols)):
+            continue
+        if row_ids is not None and not any(first <= r < first + n for r in row_ids):
+            continue
+        t = reader.read(lf, system=True)
+        if t is None:
+            continue
+        ids = pc.add(t.column(POSITION), first)
+        keep = [r not in seen and (row_ids is None or r in row_ids) for r in ids.to_pylist()]
+        t = t.select(names).append_column(ROW_ID, ids).filter(pa.array(keep, pa.bool_()))
+        seen.update(t.column(ROW_ID).to_pylist())
+        parts.append(t)
+    out = pa.concat_tables(parts) if parts else \
+        _empty(schema, names).append_column(ROW_ID, pa.array([], pa.int64()))
+    return out.sort_by(ROW_ID)
 
 
 def table_rows(table: pa.Table, schema: TableSchema) -> list[dict[str, Any]]:
