@@ -15,6 +15,7 @@ brute-force search over the vectors of the file's row range, which is what the i
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -120,6 +121,17 @@ def vector_indexes(table, snapshot_id: int | None = None, lists: bool = True) ->
     """``$vector_indexes``: per vector index file, type, dimension, vectors, lists and their sizes,
     and the share of the table's row ids its range covers."""
     return from_rows(vector_index_rows(table, snapshot_id, lists), VECTOR_INDEXES)
+
+
+def parse_vector(text: str) -> list[float]:
+    """A query vector typed as a JSON list of numbers (the CLI's ``--vector``, the page's box)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, list) or not value or not all(isinstance(v, int | float) for v in value):
+        raise IndexCoreError(f"a query vector must be a JSON list of numbers, got {text!r}")
+    return [float(v) for v in value]
 
 
 def _opened(table, snapshot_id, field) -> list[tuple[GlobalIndexFile, VectorIndex]]:

@@ -10,10 +10,15 @@ the text column.
 from __future__ import annotations
 
 import argparse
-import json
 
 from indexcore.analysis.full_text import check_term, search_text
-from indexcore.analysis.vector_search import DEFAULT_SAMPLE, DEFAULT_TARGET, recall_curve, search_vectors
+from indexcore.analysis.vector_search import (
+    DEFAULT_SAMPLE,
+    DEFAULT_TARGET,
+    parse_vector,
+    recall_curve,
+    search_vectors,
+)
 from indexcore.errors import IndexCoreError
 from indexcore.views import to_records
 from indexcore.warehouse import Warehouse
@@ -38,23 +43,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_search)
 
 
-def _vector(text: str) -> list[float]:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = None
-    if not isinstance(value, list) or not value or not all(isinstance(v, int | float) for v in value):
-        raise IndexCoreError(f"--vector must be a JSON list of numbers, got {text!r}")
-    return [float(v) for v in value]
-
-
 def run_search(args: argparse.Namespace) -> dict:
     if args.k < 1:
         raise IndexCoreError("--k must be at least 1")
     table = Warehouse(args.warehouse, storage_options=args.storage_options).table(args.table)
     out: dict = {"table": args.table}
     if args.vector is not None:
-        result = search_vectors(table, _vector(args.vector), args.k, args.width, args.snapshot, args.field)
+        result = search_vectors(table, parse_vector(args.vector), args.k, args.width, args.snapshot, args.field)
         out.update(k=args.k, width=args.width, rows=to_records(result)["rows"])
         if args.recall:
             out["recall"] = recall_curve(table, args.k, args.sample, target=args.target,
