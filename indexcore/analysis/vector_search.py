@@ -2,7 +2,7 @@
 search returning the table's rows, and recall@k against exact search over the table's vectors.
 
 Covered: the kinds Paimon writes with paimon-vindex (``ivf-flat``, ``ivf-pq``, ``ivf-sq``,
-``ivf-rq``, ``diskann``; files with the ``LFVI`` magic). Lumina and faiss files stay listed with
+``ivf-rq``, ``diskann``; files with a paimon-vindex magic). Lumina and faiss files stay listed with
 what the index manifest says. Ids in a file are local to its row range; results are shown as
 the table's row ids (``_ROW_ID``).
 
@@ -21,6 +21,7 @@ import math
 import numpy as np
 import pyarrow as pa
 
+from indexcore.config import settings, variable
 from indexcore.errors import IndexCoreError
 from indexcore.formats.vindex import VectorIndex, exact_search
 from indexcore.views import register_view
@@ -69,6 +70,7 @@ def vector_index_rows(table, snapshot_id: int | None = None, lists: bool = True)
     plan = table.plan(snapshot_id)
     table_rows = sum(lf.file.row_count for lf in plan.files if lf.file.first_row_id is not None)
     vectors: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    probe_limit = settings().vector_probe_vectors
     rows = []
     for gif in files:
         d = gif.describe()
@@ -92,7 +94,10 @@ def vector_index_rows(table, snapshot_id: int | None = None, lists: bool = True)
         info = index.info
         row.update(status="opened", kind=info.index_type, metric=info.metric, dimension=info.dimension,
                    vectors=info.total_vectors, lists=info.nlist or None)
-        if lists and info.nlist and gif.row_range is not None:
+        if lists and info.nlist and info.total_vectors > probe_limit:
+            row["problem"] = (f"list sizes not probed: {info.total_vectors:,} vectors, over "
+                              f"{variable('vector_probe_vectors')} ({probe_limit:,})")
+        elif lists and info.nlist and gif.row_range is not None:
             try:
                 if gif.field.name not in vectors:
                     vectors[gif.field.name] = table_vectors(table, gif.field.name, snapshot_id)
@@ -172,8 +177,11 @@ def search_vectors(table, query, k: int = 10, width: int | None = None, snapshot
 
 
 def _widths(index: VectorIndex, k: int) -> list[int]:
+    """Doubling widths: nprobe 1 .. every list (IVF); l_search k .. min(vectors, 128 k) (DiskANN)."""
     full = index.info.full_width
-    start = k if index.info.index_type == "diskann" else 1
+    diskann = index.info.index_type == "diskann"
+    start = k if diskann else 1
+    full = min(full, 128 * k) if diskann else full
     out, w = [], start
     while w < full:
         out.append(w)

@@ -1,7 +1,8 @@
 """Vector global index files opened and searched with ``paimon-vindex`` (Paimon's vector index library).
 
 Paimon writes its ``ivf-flat``, ``ivf-pq``, ``ivf-sq``, ``ivf-rq`` and ``diskann`` global indexes
-with paimon-vindex: those files start with the magic ``LFVI`` and are opened here, every byte
+with paimon-vindex: those files start with the kind's magic (``LFVI``, ``QPVI``, ``QSVI``,
+``QRVI``, ``DANN``: :data:`~indexcore.formats.vector_index.VINDEX_MAGICS`) and are opened here, every byte
 read through our storage (the library's ``pread_many`` callback becomes ranged reads of a
 :class:`~indexcore.io.ByteSource`). Lumina (``lumina-vector-ann``) and faiss files are another
 library's format: they stay listed (:mod:`indexcore.formats.vector_index`), never opened.
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from indexcore.errors import CorruptFileError, IndexCoreError, UnsupportedError, missing_package
-from indexcore.formats.vector_index import VINDEX_MAGIC
+from indexcore.formats.vector_index import VINDEX_MAGICS
 from indexcore.io import ByteSource
 
 VINDEX_PACKAGE = "paimon-vindex"
@@ -66,7 +67,7 @@ class _Input:
 
 
 def is_vindex(head: bytes) -> bool:
-    return head[:4] == VINDEX_MAGIC
+    return head[:4] in VINDEX_MAGICS
 
 
 def _vindex():
@@ -91,8 +92,8 @@ class VectorIndex:
             raise missing_package(VINDEX_PACKAGE, VINDEX_EXTRA, "searching a vector index", source.name)
         self._lib = lib
         if not is_vindex(source.read(0, min(4, source.size), "vindex header")):
-            raise UnsupportedError("not a paimon-vindex file (no LFVI magic): this vector index kind is "
-                                   "listed, not opened", file=source.name, structure="vindex header", offset=0)
+            raise UnsupportedError("not a paimon-vindex file (no LFVI/QPVI/QSVI/QRVI/DANN magic): this "
+                                   "vector index kind is listed, not opened", file=source.name, structure="vindex header", offset=0)
         self._input = _Input(source)
         with self._errors("open"):
             self._reader = lib.VectorIndexReader(self._input)
@@ -171,19 +172,21 @@ class VectorIndex:
 
 
 def exact_search(vectors: np.ndarray, queries: np.ndarray, k: int, metric: str) -> np.ndarray:
-    """Row indexes of the ``k`` nearest of ``vectors`` per query, by brute force (ties by index)."""
+    """Row indexes of the ``k`` nearest of ``vectors`` per query, by brute force (ties by index);
+    queries go in blocks so a block's distance matrix stays near 4 million entries."""
     v = np.asarray(vectors, dtype=np.float64)
     q = np.asarray(queries, dtype=np.float64)
-    if metric == "l2":
-        d = (q * q).sum(1)[:, None] - 2 * q @ v.T + (v * v).sum(1)[None, :]
-    elif metric == "inner_product":
-        d = -(q @ v.T)
-    elif metric == "cosine":
-        vn = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-30)
-        qn = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-30)
-        d = 1 - qn @ vn.T
-    else:
+    if metric not in ("l2", "inner_product", "cosine"):
         raise UnsupportedError(f"exact search does not know the metric {metric!r}")
+    if metric == "cosine":
+        v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-30)
+        q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-30)
     k = min(k, v.shape[0])
-    order = np.argsort(d, axis=1, kind="stable")
-    return order[:, :k]
+    norms = (v * v).sum(1)
+    block = max(1, (4 << 20) // max(1, v.shape[0]))
+    out = []
+    for start in range(0, q.shape[0], block):
+        qb = q[start:start + block]
+        d = (qb * qb).sum(1)[:, None] - 2 * qb @ v.T + norms[None, :] if metric == "l2" else -(qb @ v.T)
+        out.append(np.argsort(d, axis=1, kind="stable")[:, :k])
+    return np.concatenate(out) if out else np.zeros((0, k), np.int64)
