@@ -168,6 +168,30 @@ def test_mosaic_table_reads_its_three_rows(external):
     assert [r["name"] for r in json.loads(proc.stdout)["rows"]] == ["Alice", "Bob", "Carol"]
 
 
+def test_mosaic_through_fsspec_and_verify(external, tmp_path):
+    """The Mosaic file is read by ranged requests of our storage on any fsspec filesystem (here
+    memory://), and explain --verify reads it: score > 15 holds for Bob and Carol."""
+    pytest.importorskip("mosaic", reason="paimon-mosaic not installed (scripts/install.sh test installs it)")
+    import fsspec
+
+    src = external / MOSAIC_TABLE
+    fs = fsspec.filesystem("memory")
+    url = f"memory://{tmp_path.name}/default.db/test_mosaic_read"
+    for f in src.rglob("*"):
+        if f.is_file():
+            fs.pipe(f"{url}/{f.relative_to(src).as_posix()}", f.read_bytes())
+    storage = Storage(url)
+    table = Table(storage, storage.root, "test_mosaic_read")
+    assert [r["name"] for r in read_table(table).to_pylist()] == ["Alice", "Bob", "Carol"]
+    data_file = next(f for f in src.rglob("*.mosaic"))
+    assert storage.stats.bytes_read >= data_file.stat().st_size // 2 and storage.stats.requests > 1
+    proc = _cli("explain", str(external / "paimon-rust/datafusion"), "default.test_mosaic_read", "--where",
+                "score > 15", "--verify")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["matching_rows"] == 2 and not out["violations"] and not out["problems"]
+
+
 def test_mosaic_without_the_package_is_a_clear_error(external):
     proc = subprocess.run([sys.executable, "-c", HIDDEN, "mosaic", "rows", str(external / "paimon-rust/datafusion"),
                            "default.test_mosaic_read", "--format", "json"], cwd=ROOT, capture_output=True,

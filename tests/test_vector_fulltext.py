@@ -314,3 +314,24 @@ def test_global_indexes_page_searches(warehouse, open_page, monkeypatch):
     expected = sum("kettle" in t.lower() for t in _texts()[:150])
     assert _metric(at, "Index matches") == _metric(at, "Scan matches") == str(expected)
     assert _metric(at, "Index agrees with scan") == "yes"
+
+
+def test_global_indexes_page_on_paimon_written_indexes(external, open_page, monkeypatch):
+    from test_app import _no_failure
+
+    pytest.importorskip("paimon_vindex")
+    monkeypatch.setenv("INDEXCORE_WAREHOUSE", str(external / "paimon-rust/datafusion"))
+    monkeypatch.delenv("INDEXCORE_ALLOWED_ROOTS", raising=False)
+    at = open_page("global_indexes", "default.test_java_vindex_vector")
+    _no_failure(at)
+    at.text_input(key="vector_query").set_value("[0, 0, 0, 0]").run()
+    _no_failure(at)
+    hits = next(df.value for df in at.dataframe if "distance" in df.value.columns)
+    assert len(hits) == 6 and hits["_ROW_ID"].iloc[0] == 1  # [0.9, 0.1, 0, 0]: 0.82 from the origin, the others 1.0
+    at.text_input(key="vector_query").set_value("[0, 0]").run()
+    assert not at.exception and any("4 values" in e.value for e in at.error)  # our message, the page goes on
+
+    at = open_page("global_indexes", "default.test_tantivy_fulltext")
+    _no_failure(at)
+    listed = next(df.value for df in at.dataframe if "documents" in df.value.columns)
+    assert listed["documents"].tolist() == [5] and not listed["searchable"].any()
