@@ -192,6 +192,19 @@ def test_mosaic_through_fsspec_and_verify(external, tmp_path):
     assert out["matching_rows"] == 2 and not out["violations"] and not out["problems"]
 
 
+@pytest.mark.spark
+@pytest.mark.slow
+def test_mosaic_in_spark_tasks(external):
+    """A Spark task reads the Mosaic file too (spark-evaluate): 2 rows have score > 15."""
+    pytest.importorskip("mosaic", reason="paimon-mosaic not installed (scripts/install.sh test installs it)")
+    proc = subprocess.run([sys.executable, "-m", "indexcore", "spark-evaluate", str(external / "paimon-rust/datafusion"),
+                           "default.test_mosaic_read", "--where", "score > 15", "--master", "local[1]",
+                           "--format", "json"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    (f,) = json.loads(proc.stdout)["files"]
+    assert f["matching_rows"] == 2 and not f["problems"]
+
+
 def test_mosaic_without_the_package_is_a_clear_error(external):
     proc = subprocess.run([sys.executable, "-c", HIDDEN, "mosaic", "rows", str(external / "paimon-rust/datafusion"),
                            "default.test_mosaic_read", "--format", "json"], cwd=ROOT, capture_output=True,
