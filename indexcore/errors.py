@@ -37,12 +37,6 @@ class UnsupportedError(IndexCoreError):
     """A valid input that indexcore does not handle (an unknown index kind, a newer version)."""
 
 
-def missing_package(package: str, extra: str, what: str, file: str | None = None) -> UnsupportedError:
-    """The error for an optional native library that is not installed (one wording for all)."""
-    return UnsupportedError(f"{what} needs the optional package {package} "
-                            f"(pip install \"indexcore[{extra}]\" or pip install {package})", file=file)
-
-
 class PredicateError(IndexCoreError):
     """Bad SQL, an unknown column, or a literal that does not fit the column type."""
 

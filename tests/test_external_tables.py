@@ -192,6 +192,31 @@ def test_mosaic_through_fsspec_and_verify(external, tmp_path):
     assert out["matching_rows"] == 2 and not out["violations"] and not out["problems"]
 
 
+def test_mosaic_files_of_the_library_writer_and_damage(external):
+    """Row groups written by paimon-mosaic's own writer read back equal; a cut file is our error."""
+    mosaic = pytest.importorskip("mosaic", reason="paimon-mosaic not installed (scripts/install.sh test installs it)")
+    import io
+
+    import pyarrow as pa
+
+    from indexcore.errors import CorruptFileError
+    from indexcore.formats.mosaic_file import read_mosaic
+    from indexcore.io import BytesSource
+
+    expected = pa.table({"k": pa.array(range(5000), pa.int64()), "s": pa.array([f"v{i % 97}" for i in range(5000)])})
+    out = io.BytesIO()
+    with mosaic.MosaicWriter(out, expected.schema, mosaic.WriterOptions(row_group_max_size=16 << 10)) as writer:
+        for batch in expected.to_batches(max_chunksize=1000):
+            writer.write(batch)
+    writer_groups = writer.num_row_groups
+    data = out.getvalue()
+    assert writer_groups > 1 and read_mosaic(BytesSource(data, "w.mosaic")).equals(expected)
+    assert read_mosaic(BytesSource(data, "w.mosaic"), ["s"]).column("s").equals(expected.column("s"))
+    for cut in (len(data) // 2, 10):
+        with pytest.raises(CorruptFileError, match="w.mosaic"):
+            read_mosaic(BytesSource(data[:cut], "w.mosaic"))
+
+
 @pytest.mark.spark
 @pytest.mark.slow
 def test_mosaic_in_spark_tasks(external):

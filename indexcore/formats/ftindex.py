@@ -12,10 +12,10 @@ stays listed. Row ids are local to the file's row range. Optional: ``pip install
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass
 
-from indexcore.errors import CorruptFileError, IndexCoreError, UnsupportedError, missing_package
+from indexcore.errors import CorruptFileError, IndexCoreError, UnsupportedError
+from indexcore.formats.native import SourceReads, missing_package
 from indexcore.io import ByteSource
 
 FTINDEX_MAGIC = b"PFTIDX01"
@@ -80,21 +80,6 @@ def ftindex_available() -> bool:
     return _ftindex() is not None
 
 
-class _Input:
-    def __init__(self, source: ByteSource):
-        self.source = source
-        self.lock = threading.Lock()
-        self.error: IndexCoreError | None = None
-
-    def pread(self, offset: int, length: int) -> bytes:
-        with self.lock:
-            try:
-                return self.source.read(offset, length, "ftindex")
-            except IndexCoreError as exc:
-                self.error = self.error or exc
-                raise
-
-
 def term_query(text: str) -> str:
     """The library's JSON query for ``text``: a ``match`` of its words (any of them), or ``text``
     itself when it is already a JSON query (``{"match_phrase": {"terms": "..."}}`` ...)."""
@@ -113,7 +98,7 @@ class FullTextIndex:
         lib = _ftindex()
         if lib is None:
             raise missing_package(FTINDEX_PACKAGE, FTINDEX_EXTRA, "searching a full-text index", source.name)
-        self._input = _Input(source)
+        self._input = SourceReads(source, "ftindex")
         try:
             self._reader = lib.FullTextIndexReader(self._input)
         except RuntimeError as exc:

@@ -9,33 +9,14 @@ range cache and the allowed roots work as for every other file. The package is o
 
 from __future__ import annotations
 
-import threading
-
 import pyarrow as pa
 
-from indexcore.errors import CorruptFileError, IndexCoreError, missing_package
+from indexcore.errors import CorruptFileError
+from indexcore.formats.native import SourceReads, missing_package
 from indexcore.io import ByteSource
 
 MOSAIC_PACKAGE = "paimon-mosaic"
 MOSAIC_EXTRA = "mosaic"
-
-
-class _ReadAt:
-    """``read_at(offset, length) -> bytes`` over a ByteSource; the library may call it from
-    several threads, so reads are serialized, and our own error is kept to re-raise."""
-
-    def __init__(self, source: ByteSource):
-        self.source = source
-        self.lock = threading.Lock()
-        self.error: IndexCoreError | None = None
-
-    def __call__(self, offset: int, length: int) -> bytes:
-        with self.lock:
-            try:
-                return self.source.read(offset, length, "mosaic")
-            except IndexCoreError as exc:
-                self.error = self.error or exc
-                raise
 
 
 def read_mosaic(source: ByteSource, columns: list[str] | None = None) -> pa.Table:
@@ -44,7 +25,7 @@ def read_mosaic(source: ByteSource, columns: list[str] | None = None) -> pa.Tabl
         import mosaic  # optional native reader (paimon-mosaic): heavy, only for Mosaic files
     except ImportError:
         raise missing_package(MOSAIC_PACKAGE, MOSAIC_EXTRA, "data file format Mosaic", source.name) from None
-    read_at = _ReadAt(source)
+    read_at = SourceReads(source, "mosaic")
     try:
         return mosaic.read_table(read_at, source.size, columns=columns)
     except (RuntimeError, ValueError, OSError) as exc:

@@ -13,12 +13,13 @@ global index. The package is optional (``pip install "indexcore[vector]"``).
 
 from __future__ import annotations
 
-import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
-from indexcore.errors import CorruptFileError, IndexCoreError, UnsupportedError, missing_package
+from indexcore.errors import CorruptFileError, IndexCoreError, UnsupportedError
+from indexcore.formats.native import SourceReads, missing_package
 from indexcore.formats.vector_index import VINDEX_MAGICS
 from indexcore.io import ByteSource
 
@@ -49,23 +50,6 @@ class VectorIndexInfo:
         return max(1, self.total_vectors if self.index_type == "diskann" else self.nlist)
 
 
-class _Input:
-    """The library's input file over a ByteSource; reads are serialized and our error is kept."""
-
-    def __init__(self, source: ByteSource):
-        self.source = source
-        self.lock = threading.Lock()
-        self.error: IndexCoreError | None = None
-
-    def pread_many(self, ranges):
-        with self.lock:
-            try:
-                return [self.source.read(off, n, "vindex") for off, n in ranges]
-            except IndexCoreError as exc:
-                self.error = self.error or exc
-                raise
-
-
 def is_vindex(head: bytes) -> bool:
     return head[:4] in VINDEX_MAGICS
 
@@ -94,28 +78,22 @@ class VectorIndex:
         if not is_vindex(source.read(0, min(4, source.size), "vindex header")):
             raise UnsupportedError("not a paimon-vindex file (no LFVI/QPVI/QSVI/QRVI/DANN magic): this "
                                    "vector index kind is listed, not opened", file=source.name, structure="vindex header", offset=0)
-        self._input = _Input(source)
+        self._input = SourceReads(source, "vindex")
         with self._errors("open"):
             self._reader = lib.VectorIndexReader(self._input)
             m = self._reader.metadata()
         self.info = VectorIndexInfo(m.index_type, m.dimension, m.nlist, m.metric, m.total_vectors, m.pq_m, m.pq_bits)
 
+    @contextmanager
     def _errors(self, doing: str):
-        outer = self
-
-        class _Guard:
-            def __enter__(self):
-                return self
-
-            def __exit__(self, kind, exc, tb):
-                if exc is None or not isinstance(exc, RuntimeError | ValueError | OSError):
-                    return False
-                if outer._input.error is not None:
-                    raise outer._input.error from exc
-                raise CorruptFileError(f"paimon-vindex cannot {doing}: {exc}", file=outer.source.name,
-                                       structure="vindex") from exc
-
-        return _Guard()
+        """The library's failures as our errors: a storage error our callback met, else corruption."""
+        try:
+            yield
+        except (RuntimeError, ValueError, OSError) as exc:
+            if self._input.error is not None:
+                raise self._input.error from exc
+            raise CorruptFileError(f"paimon-vindex cannot {doing}: {exc}", file=self.source.name,
+                                   structure="vindex") from exc
 
     def _params(self, k: int, width: int | None):
         sp = self._lib.SearchParams
@@ -150,7 +128,6 @@ class VectorIndex:
         if self.info.index_type == "diskann" or self.info.nlist < 1:
             return [], 0
         k = max(1, self.info.total_vectors)
-        placed: set[int] = set()
         sizes: list[int] = []
         unplaced = 0
         pending = dict(zip((int(i) for i in ids), range(len(ids)), strict=True))
@@ -162,7 +139,6 @@ class VectorIndex:
                 pending.pop(vid)
                 continue
             sizes.append(len(members))
-            placed.update(members)
             for m in members:
                 pending.pop(m, None)
         return sorted(sizes, reverse=True), unplaced + len(pending)
