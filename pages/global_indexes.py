@@ -89,9 +89,10 @@ with guard("Search"):
             show_frame(global_indexes.vector_search_frame(ctx.table, query, k, width or None, ctx.snapshot_id),
                        "vector_hits")
         if st.checkbox("Measure recall@k against exact search", key="vector_recall"):
-            curve, reaches = global_indexes.recall_frame(ctx.table, k, snapshot_id=ctx.snapshot_id)
+            target = float(st.number_input("Target recall", 0.0, 1.0, 0.95, 0.01, key="vector_target"))
+            curve, reaches = global_indexes.recall_frame(ctx.table, k, target=target, snapshot_id=ctx.snapshot_id)
             for name, w in reaches.items():
-                st.metric(f"Width for recall ≥ 0.95 · {name}", "not reached" if w is None else w)
+                st.metric(f"Width for recall ≥ {target:g} · {name}", "not reached" if w is None else w)
             show_frame(curve, "vector_recall_curve")
             st.caption("Queries: a seeded sample of the table's own vectors (size in `queries`); the interval "
                        "is 95% over the per-query recalls.")
