@@ -124,6 +124,31 @@ def test_list_probing_is_bounded_by_its_setting(warehouse, monkeypatch):
     assert sum(rows[1]["list_sizes"]) == 100 and rows[1]["problem"] is None
 
 
+PYPAIMON_ROW_IDS = r"""
+import json, sys
+from pypaimon import CatalogFactory
+table = CatalogFactory.create({"warehouse": sys.argv[1]}).get_table(sys.argv[2])
+builder = table.new_read_builder().with_projection(["id", "_ROW_ID"])
+rows = builder.new_read().to_arrow(builder.new_scan().plan().splits())
+print(json.dumps(sorted(zip(rows.column("_ROW_ID").to_pylist(), rows.column("id").to_pylist()))))
+"""
+
+
+@pytest.mark.parametrize("name", ["db.vec", "db.docs"])
+def test_pypaimon_reads_the_row_ids_we_write(warehouse, name):
+    """pypaimon 2.1 (a foreign reader) sees the same row ids as ours, with the global indexes committed."""
+    venv = ROOT / ".venv-pypaimon" / "bin" / "python"
+    if not venv.exists():
+        pytest.skip("pypaimon venv missing (scripts/install.sh test creates .venv-pypaimon)")
+    proc = subprocess.run([str(venv), "-c", PYPAIMON_ROW_IDS, str(warehouse), name], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    theirs = [tuple(p) for p in json.loads(proc.stdout.strip().splitlines()[-1])]
+    ours = read_with_row_ids(_table(warehouse, name), columns=["id"])
+    assert theirs == list(zip(ours.column("_ROW_ID").to_pylist(), ours.column("id").to_pylist(), strict=True))
+    assert len(theirs) == (ROWS if name == "db.vec" else 200)
+
+
 def test_vector_indexes_view(warehouse):
     rows = sorted(view(_table(warehouse, "db.vec"), "vector_indexes").to_pylist(), key=lambda r: r["row_range_start"])
     assert [(r["status"], r["kind"], r["dimension"], r["metric"]) for r in rows] == [("opened", "ivf_flat", DIM, "l2")] * 2
