@@ -23,6 +23,11 @@ if [ "${1:-}" = "test" ]; then
     ("$PY" -m venv .venv-pypaimon && .venv-pypaimon/bin/pip install -q "pypaimon==2.1.*") \
       || echo "install.sh: pypaimon venv not created; interop tests will skip" >&2
   fi
+  # pypaimon builds vector and full-text global indexes with Paimon's native libraries (numpy it has)
+  if [ -x .venv-pypaimon/bin/python ]; then
+    .venv-pypaimon/bin/pip install -q --no-deps "paimon-vindex==0.5.0" "paimon-ftindex==0.1.0" \
+      || echo "install.sh: paimon-vindex/paimon-ftindex not in .venv-pypaimon; pypaimon index tests will skip" >&2
+  fi
   # Paimon Java (paimon-bundle 1.0 with Hadoop) ships inside the paimon-python-ali wheel.
   JAR=paimon_python_java/java_dependencies/paimon-python-java-bridge.jar
   if [ ! -s .oracles/paimon-bundle.jar ]; then

@@ -1,9 +1,10 @@
 """Vector (paimon-vindex) and full-text (paimon-ftindex) global indexes, opened and searched.
 
 Tables are written by our writer with row tracking; the indexes are built by the libraries' own
-writers and registered in the index manifest as Paimon's global-index build does. Truth comes
-from construction (the vectors and texts we wrote) and brute force (numpy), plus the
-Paimon-written files under ``external/``. Each library is also run hidden (its import fails in
+writers and registered in the index manifest as Paimon's global-index build does, and also by
+pypaimon 2.1 itself (Paimon's Python SDK, its own venv), whose searches must return what ours do.
+Truth comes from construction (the vectors and texts we wrote), brute force (numpy), pypaimon,
+and the Paimon-written files under ``external/``. Each library is also run hidden (its import fails in
 a child process): the listing still works and a search is our clear error.
 """
 
@@ -147,6 +148,69 @@ def test_pypaimon_reads_the_row_ids_we_write(warehouse, name):
     ours = read_with_row_ids(_table(warehouse, name), columns=["id"])
     assert theirs == list(zip(ours.column("_ROW_ID").to_pylist(), ours.column("id").to_pylist(), strict=True))
     assert len(theirs) == (ROWS if name == "db.vec" else 200)
+
+
+PYPAIMON_BUILD_AND_SEARCH = r"""
+import json, sys
+from pypaimon import CatalogFactory
+from pypaimon.globalindex.create_global_index import create_global_index
+catalog = CatalogFactory.create({"warehouse": sys.argv[1]})
+queries, words = json.loads(sys.argv[2]), json.loads(sys.argv[3])
+create_global_index(catalog.get_table("db.vec"), "embedding", "ivf-flat",
+                    options={"ivf-flat.nlist": "8", "ivf-flat.metric": "l2", "ivf-flat.dimension": "8"})
+create_global_index(catalog.get_table("db.docs"), "content", "full-text")
+vec, docs, out = catalog.get_table("db.vec"), catalog.get_table("db.docs"), {"vector": [], "text": {}}
+for q in queries:
+    r = vec.new_vector_search_builder().with_limit(10).with_vector_column("embedding").with_query_vector(q).execute_local()
+    out["vector"].append(sorted(r.results()))
+for w in words:
+    r = docs.new_full_text_search_builder().with_limit(1000).with_query(
+        "content", json.dumps({"match": {"terms": w}})).execute_local()
+    out["text"][w] = sorted(r.results())
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def pypaimon_indexed(tmp_path_factory) -> tuple[Path, dict, list]:
+    """Our tables, indexed by pypaimon 2.1 (Paimon's Python SDK) with paimon-vindex and
+    paimon-ftindex in its own venv, and what its own searches return."""
+    venv = ROOT / ".venv-pypaimon" / "bin" / "python"
+    probe = subprocess.run([str(venv), "-c", "import paimon_vindex, paimon_ftindex"], capture_output=True) \
+        if venv.exists() else None
+    if probe is None or probe.returncode != 0:
+        pytest.skip("pypaimon venv without paimon-vindex/paimon-ftindex (scripts/install.sh test installs them)")
+    root = tmp_path_factory.mktemp("pypaimon_indexed")
+    x, texts = _vectors(), _texts()
+    w = TableWriter.create(str(root), "db.vec", make_schema([("id", "INT"), ("embedding", "ARRAY<FLOAT>")],
+                                                            options=ROW_TRACKING))
+    w.write(pa.table({"id": pa.array(range(ROWS), pa.int32()), "embedding": pa.array(x.tolist(), pa.list_(pa.float32()))}))
+    w = TableWriter.create(str(root), "db.docs", make_schema([("id", "INT"), ("content", "STRING")], options=ROW_TRACKING))
+    w.write(pa.table({"id": pa.array(range(200), pa.int32()), "content": pa.array(texts)}))
+    queries = np.random.default_rng(13).normal(scale=4.0, size=(4, DIM)).round(3).tolist()
+    proc = subprocess.run([str(venv), "-c", PYPAIMON_BUILD_AND_SEARCH, str(root), json.dumps(queries),
+                           json.dumps(["cherry", "orbit", "pepper"])], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return root, json.loads(proc.stdout.strip().splitlines()[-1]), queries
+
+
+def test_indexes_pypaimon_builds_read_and_search_alike(pypaimon_indexed):
+    root, theirs, queries = pypaimon_indexed
+    vec, docs = _table(root, "db.vec"), _table(root, "db.docs")
+    (row,) = view(vec, "vector_indexes").to_pylist()
+    assert (row["index_type"], row["status"], row["vectors"], row["lists"], sum(row["list_sizes"]), row["coverage"]) == \
+        ("ivf-flat", "opened", ROWS, 8, ROWS, 1.0)
+    assert row["file"].startswith("vector-ivf-flat-global-index-")
+    x = _vectors()
+    for q, found in zip(queries, theirs["vector"], strict=True):
+        assert sorted(search_vectors(vec, q, k=10).column("_ROW_ID").to_pylist()) == found  # same width choice
+        assert search_vectors(vec, q, k=10, width=8).column("_ROW_ID").to_pylist() == \
+            _exact(x, np.asarray(q, np.float32), 10)
+    (ft,) = view(docs, "full_text_indexes").to_pylist()
+    assert (ft["index_type"], ft["searchable"], ft["documents"]) == ("full-text", True, 200)
+    for word, found in theirs["text"].items():
+        assert sorted(search_text(docs, word, limit=None).column("_ROW_ID").to_pylist()) == found
+        assert check_term(docs, word)["agrees"]
 
 
 def test_vector_indexes_view(warehouse):
