@@ -82,8 +82,8 @@ def warehouse(tmp_path_factory) -> Path:
     for lo, hi in ((0, 350), (350, ROWS)):
         w.write(pa.table({"id": pa.array(range(lo, hi), pa.int32()),
                           "embedding": pa.array(x[lo:hi].tolist(), pa.list_(pa.float32()))}))
-    w.add_global_index("ivf-flat", _ivf_flat(x[:400], 8), "embedding", (0, 399), b"{}", "vector-ivf-flat")
-    w.add_global_index("ivf-flat", _ivf_flat(x[400:500], 4), "embedding", (400, 499), b"{}", "vector-ivf-flat")
+    w.add_global_index("ivf-flat", _ivf_flat(x[:400], 8), "embedding", (0, 399))
+    w.add_global_index("ivf-flat", _ivf_flat(x[400:500], 4), "embedding", (400, 499))
 
     ftindex = pytest.importorskip("paimon_ftindex", reason="paimon-ftindex not installed (scripts/install.sh test)")
     texts = _texts()
@@ -222,6 +222,7 @@ def test_vector_indexes_view(warehouse):
         assert sum(r["list_sizes"]) == r["vectors"] and r["unplaced"] == 0 and r["lists_found"] <= r["lists"]
         assert r["list_min"] == min(r["list_sizes"]) and r["list_max"] == max(r["list_sizes"])
     assert [r["coverage"] for r in rows] == [400 / ROWS, 100 / ROWS]
+    assert all(r["file"].startswith("vector-ivf-flat-global-index-") for r in rows)  # pypaimon's names
 
 
 def test_search_at_full_width_equals_exact_search(warehouse):

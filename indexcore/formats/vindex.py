@@ -23,6 +23,8 @@ from indexcore.formats.native import SourceReads, missing_package
 from indexcore.formats.vector_index import VINDEX_MAGICS
 from indexcore.io import ByteSource
 
+#: Paimon's index types whose files paimon-vindex writes (named ``vector-<type>-global-index-<uuid>.index``)
+VINDEX_INDEX_TYPES = ("ivf-flat", "ivf-pq", "ivf-sq", "ivf-rq", "diskann")
 VINDEX_PACKAGE = "paimon-vindex"
 VINDEX_EXTRA = "vector"
 

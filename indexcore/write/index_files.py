@@ -17,6 +17,7 @@ from pyroaring import BitMap
 from indexcore.formats.binary_row import key_hash, serialize_binary_row
 from indexcore.formats.deletion_vector import write_deletion_vector_file
 from indexcore.formats.hash_index import write_hash_index
+from indexcore.formats.vindex import VINDEX_INDEX_TYPES
 from indexcore.paimon.index_types import DELETION_VECTORS, HASH
 from indexcore.warehouse.model import DataFileMeta, DeletionVectorRange, IndexFileMeta
 from indexcore.write.datafile import WrittenFile
@@ -82,17 +83,18 @@ class IndexFileWriter:
         return changes
 
     def add_global_index(self, index_type: str, data: bytes, field: str, row_range: tuple[int, int],
-                         index_meta: bytes | None = None, file_prefix: str | None = None,
-                         partition: tuple = (), bucket: int = 0) -> int:
-        """Register one global index file as Paimon's global-index build commits it: the bytes under
-        ``index/`` as ``<prefix>-global-index-<uuid>.index``, an index-manifest ADD entry of type
-        ``index_type`` whose ``_GLOBAL_INDEX`` record holds the row range (inclusive, the file's
-        ids are local to it), the field id and the meta; in a new APPEND snapshot without data
-        files. Returns the snapshot id."""
+                         index_meta: bytes | None = b"{}", partition: tuple = (), bucket: int = 0) -> int:
+        """Register one global index file as Paimon's global-index build commits it (pypaimon's
+        ``create_global_index``): the bytes under ``index/`` as ``<prefix>-global-index-<uuid>.index``
+        (prefix ``vector-<type>`` for paimon-vindex kinds, else the type), an index-manifest ADD
+        entry of type ``index_type`` whose ``_GLOBAL_INDEX`` record holds the row range (inclusive,
+        the file's ids are local to it), the field id and the meta; in a new APPEND snapshot
+        without data files. Returns the snapshot id."""
         lo, hi = row_range
         if not self.row_tracking or lo < 0 or hi < lo:
             raise ValueError(f"a global index needs row tracking and a row range, got {row_range}")
-        name = f"{file_prefix or index_type}-global-index-{self._namer.uuid()}.index"
+        prefix = f"vector-{index_type}" if index_type in VINDEX_INDEX_TYPES else index_type
+        name = f"{prefix}-global-index-{self._namer.uuid()}.index"
         write_bytes(self._index_path(name, (partition, bucket)), data)
         self._global_indexes.append({
             "_VERSION": 1, "_KIND": 0, "_PARTITION": serialize_binary_row(partition, self._partition_types()),
