@@ -118,6 +118,17 @@ def test_writer_tracks_row_ids(warehouse):
     assert rows.column("id").to_pylist() == rows.column("_ROW_ID").to_pylist() == list(range(ROWS))
 
 
+def test_probed_list_sizes_are_the_clusters_we_made():
+    """Eight far-apart clusters of 10, 20, ... 80 vectors: an 8-list IVF index puts each in its own list."""
+    pytest.importorskip("paimon_vindex")
+    rng = np.random.default_rng(2)
+    sizes = [10 * (i + 1) for i in range(8)]
+    centers = np.eye(8, DIM) * 1000.0
+    x = np.concatenate([c + rng.normal(size=(n, DIM)) for c, n in zip(centers, sizes, strict=True)]).astype(np.float32)
+    index = VectorIndex(BytesSource(_ivf_flat(x, 8), "clusters.index"))
+    assert index.probe_lists(x, np.arange(len(x))) == (sorted(sizes, reverse=True), 0)
+
+
 def test_list_probing_is_bounded_by_its_setting(warehouse, monkeypatch):
     monkeypatch.setenv("INDEXCORE_VECTOR_PROBE_VECTORS", "200")
     rows = sorted(view(_table(warehouse, "db.vec"), "vector_indexes").to_pylist(), key=lambda r: r["row_range_start"])
@@ -221,6 +232,7 @@ def test_vector_indexes_view(warehouse):
     for r in rows:  # every vector sits in exactly one probed list
         assert sum(r["list_sizes"]) == r["vectors"] and r["unplaced"] == 0 and r["lists_found"] <= r["lists"]
         assert r["list_min"] == min(r["list_sizes"]) and r["list_max"] == max(r["list_sizes"])
+        assert r["list_imbalance"] == pytest.approx(r["list_max"] / (r["vectors"] / r["lists_found"]))
     assert [r["coverage"] for r in rows] == [400 / ROWS, 100 / ROWS]
     assert all(r["file"].startswith("vector-ivf-flat-global-index-") for r in rows)  # pypaimon's names
 

@@ -78,7 +78,7 @@ def vector_index_rows(table, snapshot_id: int | None = None, lists: bool = True)
         row = {"file": d["file"], "index_type": gif.index_type, "field": gif.field.name, "row_range_start": lo,
                "row_range_end": hi, "status": "listed", "kind": d.get("algorithm"), "metric": d.get("metric"),
                "dimension": d.get("dimension"), "vectors": None, "lists": None, "lists_found": None,
-               "list_min": None, "list_max": None, "list_sizes": None, "unplaced": None,
+               "list_min": None, "list_max": None, "list_imbalance": None, "list_sizes": None, "unplaced": None,
                "rows_in_range": None, "table_rows": table_rows, "coverage": None, "problem": None}
         if lo is not None:
             live = sum(max(0, min(hi, lf.file.first_row_id + lf.file.row_count - 1) - max(lo, lf.file.first_row_id) + 1)
@@ -105,7 +105,8 @@ def vector_index_rows(table, snapshot_id: int | None = None, lists: bool = True)
                 inside = _in_range(ids, gif)
                 sizes, unplaced = index.probe_lists(vecs[inside], ids[inside] - lo)
                 row.update(lists_found=len(sizes), list_min=min(sizes, default=None),
-                           list_max=max(sizes, default=None), list_sizes=sizes, unplaced=unplaced)
+                           list_max=max(sizes, default=None), list_sizes=sizes, unplaced=unplaced,
+                           list_imbalance=max(sizes) * len(sizes) / sum(sizes) if sizes else None)
             except IndexCoreError as exc:
                 row["problem"] = exc.message
         rows.append(row)
@@ -116,15 +117,17 @@ VECTOR_INDEXES = pa.schema([
     ("file", pa.string()), ("index_type", pa.string()), ("field", pa.string()), ("row_range_start", pa.int64()),
     ("row_range_end", pa.int64()), ("status", pa.string()), ("kind", pa.string()), ("metric", pa.string()),
     ("dimension", pa.int64()), ("vectors", pa.int64()), ("lists", pa.int64()), ("lists_found", pa.int64()),
-    ("list_min", pa.int64()), ("list_max", pa.int64()), ("list_sizes", pa.list_(pa.int64())),
+    ("list_min", pa.int64()), ("list_max", pa.int64()), ("list_imbalance", pa.float64()),
+    ("list_sizes", pa.list_(pa.int64())),
     ("unplaced", pa.int64()), ("rows_in_range", pa.int64()), ("table_rows", pa.int64()),
     ("coverage", pa.float64()), ("problem", pa.string()),
 ])
 
 
 def vector_indexes(table, snapshot_id: int | None = None, lists: bool = True) -> pa.Table:
-    """``$vector_indexes``: per vector index file, type, dimension, vectors, lists and their sizes,
-    and the share of the table's row ids its range covers."""
+    """``$vector_indexes``: per vector index file, type, dimension, vectors, lists and their sizes
+    (``list_imbalance``: the largest list over the mean, 1.0 when balanced), and the share of the
+    table's row ids its range covers."""
     return from_rows(vector_index_rows(table, snapshot_id, lists), VECTOR_INDEXES)
 
 
