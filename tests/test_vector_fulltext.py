@@ -118,6 +118,25 @@ def test_writer_tracks_row_ids(warehouse):
     assert rows.column("id").to_pylist() == rows.column("_ROW_ID").to_pylist() == list(range(ROWS))
 
 
+@pytest.mark.parametrize("metric", ["l2", "inner_product", "cosine"])
+def test_full_width_equals_brute_force_for_each_metric(metric):
+    """At every list probed an ivf-flat search is exact: it equals brute force for each metric."""
+    vindex = pytest.importorskip("paimon_vindex")
+    from indexcore.formats.vindex import exact_search
+
+    x = np.random.default_rng(9).normal(size=(400, DIM)).astype(np.float32)
+    writer = vindex.VectorIndexWriter(vindex.VectorIndexTrainer.train({"index.type": "ivf_flat", "metric": metric,
+                                                                       "nlist": "4"}, x))
+    writer.add_vectors(np.arange(400), x)
+    out = io.BytesIO()
+    writer.write(out)
+    index = VectorIndex(BytesSource(out.getvalue(), f"{metric}.index"))
+    assert index.info.metric == metric
+    queries = np.random.default_rng(10).normal(size=(10, DIM)).astype(np.float32)
+    found = [[i for i, _ in hits] for hits in index.search(queries, 5, width=4)]
+    assert found == exact_search(x, queries, 5, metric).tolist()
+
+
 def test_probed_list_sizes_are_the_clusters_we_made():
     """Eight far-apart clusters of 10, 20, ... 80 vectors: an 8-list IVF index puts each in its own list."""
     pytest.importorskip("paimon_vindex")
