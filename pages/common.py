@@ -23,6 +23,7 @@ import streamlit as st
 import indexcore
 from indexcore.config import settings
 from indexcore.errors import IndexCoreError
+from indexcore.expr.sql import parse_where
 from indexcore.frames import health, unusable
 from indexcore.frames import table as table_frames
 from indexcore.frames.registry import FRAMES, WAREHOUSE, spec_of
@@ -45,6 +46,11 @@ WH_KEY, TABLE_KEY, SNAPSHOT_KEY, MASTER_KEY = "warehouse_url", "table", "snapsho
 BRANCH_KEY, TAG_KEY, SELECTION_KEY = "branch", "tag", "selection"
 OPTIONS_KEY = "storage_options"
 MAIN, NO_TAG = "main", "(no tag)"
+# the Selection in the page's URL (``?table=db.t&snapshot=3&where=...``): a view can be shared and
+# survives a reload; read on a session's first run (LINK_KEY keeps what is still to apply), and
+# refused values are said in the sidebar (LINK_REFUSED_KEY) instead of silently dropped
+URL_KEYS = ("warehouse", "table", "branch", "tag", "snapshot", "where")
+LINK_KEY, LINK_REFUSED_KEY = "_link", "_link_refused"
 
 # the app's pages: key (the script's name in pages/, also what health items name), title and icon,
 # in navigation order; app.py builds its navigation from them, health links resolve here
@@ -76,6 +82,7 @@ class Selection:
     tag: str | None = None
     snapshot_id: int | None = None
     options: tuple = ()  # fsspec storage options as sorted (key, value) pairs
+    predicate: str | None = None  # the SQL WHERE the What-if page explains (kept while the table is)
 
     @property
     def table_ref(self) -> str | None:
@@ -267,6 +274,9 @@ def sidebar() -> Context:
     snapshot elsewhere drops the tag.
     """
     roots = allowed_roots()
+    link = _link()
+    if link.get("warehouse"):
+        st.session_state[WH_KEY] = link.pop("warehouse")  # opened below within the allowed roots, as if typed
     st.session_state.setdefault(WH_KEY, default_warehouse())
     st.session_state.setdefault(MASTER_KEY, "local[*]")
     prev = st.session_state.get(SELECTION_KEY)
@@ -294,10 +304,12 @@ def sidebar() -> Context:
         sb.warning("No Paimon tables found in this warehouse.")
     selection = Selection(url, options=options)
     if names:
-        linked = st.query_params.get("table")
-        if linked in names and not st.session_state.get("_linked_table_used"):
+        linked = link.pop("table", None)
+        if linked in names:
             st.session_state[TABLE_KEY] = linked  # ?table=db.name picks the table on the first run
-            st.session_state["_linked_table_used"] = True
+        elif linked is not None:
+            _refuse(f"table {linked!r}: this warehouse has no such table")
+            link.clear()  # the rest of the link belongs to that table
         if st.session_state.get(TABLE_KEY) not in names:
             st.session_state[TABLE_KEY] = names[0]
         if prev is not None and prev.table is not None and st.session_state[TABLE_KEY] != prev.table:
@@ -309,16 +321,69 @@ def sidebar() -> Context:
             selection = _pick_version(sb, wh, selection, prev)
         except IndexCoreError as exc:
             sb.error(str(exc))
+    link.clear()  # what the pickers did not take (no table, no snapshot) is not kept for later
+    for message in st.session_state.get(LINK_REFUSED_KEY, ()):
+        sb.warning(message)
     sb.text_input("Spark master", key=MASTER_KEY,
                   help="local[*], spark://host:7077 or a Spark Connect URL sc://host:15002")
     st.session_state[SELECTION_KEY] = selection
+    _to_url(selection)
     return Context(selection, roots, wh)
+
+
+def _link() -> dict:
+    """The Selection the page's URL carries (:data:`URL_KEYS`), read on the session's first run
+    only; the pickers pop what they apply."""
+    if LINK_KEY not in st.session_state:
+        st.session_state[LINK_KEY] = {k: st.query_params[k] for k in URL_KEYS if st.query_params.get(k)}
+        st.session_state[LINK_REFUSED_KEY] = []
+    return st.session_state[LINK_KEY]
+
+
+def _refuse(what: str) -> None:
+    """Say (in the sidebar, for the rest of the session) that a value of the link was not applied."""
+    st.session_state.setdefault(LINK_REFUSED_KEY, []).append(f"The link's {what}; it was not applied.")
+
+
+def _to_url(selection: Selection) -> None:
+    """Write the Selection into the URL (only what differs from the defaults), so the view can be
+    shared and a reload comes back to it."""
+    want = {"warehouse": selection.warehouse if selection.warehouse != default_warehouse() else None,
+            "table": selection.table, "branch": selection.branch if selection.branch != MAIN else None,
+            "tag": selection.tag, "snapshot": str(selection.snapshot_id) if selection.snapshot_id is not None else None,
+            "where": selection.predicate}
+    want = {k: v for k, v in want.items() if v}
+    if {k: st.query_params.get(k) for k in st.query_params} != want:
+        st.query_params.from_dict(want)
+
+
+def check_predicate(table, snapshot_id: int | None, sql: str) -> None:
+    """Raise :class:`IndexCoreError` unless ``sql`` is a WHERE clause over the snapshot's columns
+    (the explain's own parsing, so the link's predicate is checked as the What-if box is)."""
+    snap = table.snapshot(snapshot_id) if snapshot_id is not None else None
+    parse_where(sql, table.snapshot_schema(snap).row_type())
+
+
+def remember_predicate(sql: str | None) -> None:
+    """The What-if page's predicate becomes the session's (and the URL's) until the table changes."""
+    selection = st.session_state.get(SELECTION_KEY)
+    if isinstance(selection, Selection) and selection.predicate != (sql or None):
+        selection = replace(selection, predicate=sql or None)
+        st.session_state[SELECTION_KEY] = selection
+        _to_url(selection)
 
 
 def _pick_version(sb, wh, selection: Selection, prev: Selection | None) -> Selection:
     """Branch and tag pickers side by side, the snapshot picker below them."""
     main = wh.table(selection.table)
     branches = [MAIN, *main.branches()]
+    link = _link()
+    linked = link.pop("branch", None)
+    if linked in branches:
+        st.session_state[BRANCH_KEY] = linked
+    elif linked is not None:
+        _refuse(f"branch {linked!r}: {selection.table} has no such branch")
+        link.clear()
     if st.session_state.get(BRANCH_KEY) not in branches:
         st.session_state[BRANCH_KEY] = MAIN
     if prev is not None and st.session_state[BRANCH_KEY] != prev.branch:
@@ -328,18 +393,22 @@ def _pick_version(sb, wh, selection: Selection, prev: Selection | None) -> Selec
     branch = left.selectbox("Branch", branches, key=BRANCH_KEY, help="Paimon branches (`branch/branch-NAME`)")
     table = main.branch(branch)
     tags = {name: snap.id for name, snap in table.tags().items()}
+    ids = list(reversed(table.snapshot_ids()))
+    ids += sorted({sid for sid in tags.values() if sid not in ids}, reverse=True)  # expired, kept by a tag
+    _apply_linked_version(link, selection.table, tags, ids)
     if st.session_state.get(TAG_KEY) not in (NO_TAG, *tags):
         st.session_state[TAG_KEY] = NO_TAG
     tag = st.session_state[TAG_KEY]
     picked = st.session_state.get(SNAPSHOT_KEY)
     if prev is not None and tag != NO_TAG and tag == prev.tag and picked != tags[tag]:
         st.session_state[TAG_KEY] = tag = NO_TAG  # the snapshot was moved away from the tag
+    elif prev is not None and tag == NO_TAG and prev.tag in tags and picked == tags[prev.tag]:
+        _forget(SNAPSHOT_KEY)  # "(no tag)" picked instead of a tag: back to the latest snapshot
     if tag != NO_TAG and (prev is None or tag != prev.tag):
         st.session_state[SNAPSHOT_KEY] = tags[tag]  # a newly picked tag moves the snapshot
     tag = right.selectbox("Tag", [NO_TAG, *tags], key=TAG_KEY, help="Paimon tags (`tag/tag-NAME`)")
-    ids = list(reversed(table.snapshot_ids()))
-    ids += sorted({sid for sid in tags.values() if sid not in ids}, reverse=True)  # expired, kept by a tag
-    selection = replace(selection, branch=branch, tag=None if tag == NO_TAG else tag)
+    selection = replace(selection, branch=branch, tag=None if tag == NO_TAG else tag,
+                        predicate=prev.predicate if prev is not None else None)
     if not ids:
         sb.info("This table has no snapshot yet.")
         return selection
@@ -347,7 +416,32 @@ def _pick_version(sb, wh, selection: Selection, prev: Selection | None) -> Selec
         st.session_state[SNAPSHOT_KEY] = ids[0]
     snapshot_id = sb.selectbox("Snapshot (time travel)", ids, key=SNAPSHOT_KEY,
                                format_func=lambda sid: _snapshot_label(table, sid))
-    return replace(selection, snapshot_id=snapshot_id)
+    selection = replace(selection, snapshot_id=snapshot_id)
+    linked = link.pop("where", None)
+    if linked is not None:
+        try:
+            check_predicate(table, snapshot_id, linked)
+            selection = replace(selection, predicate=linked)
+        except IndexCoreError as exc:
+            _refuse(f"predicate `{linked}`: {exc}")
+    return selection
+
+
+def _apply_linked_version(link: dict, name: str, tags: dict[str, int], ids: list[int]) -> None:
+    """The link's tag and snapshot into the pickers' state, each checked against what the table has."""
+    tag, snapshot = link.pop("tag", None), link.pop("snapshot", None)
+    if tag is not None:
+        if tag in tags:
+            st.session_state[TAG_KEY] = tag  # the tag moves the snapshot to the one it pins
+            return
+        _refuse(f"tag {tag!r}: {name} has no such tag")
+    if snapshot is not None:
+        sid = int(snapshot) if snapshot.strip().isdigit() else None
+        if sid in ids:
+            st.session_state[SNAPSHOT_KEY] = sid
+        else:
+            _refuse(f"snapshot {snapshot!r}: {name} has no such snapshot (it has "
+                    + (f"{min(ids)} to {max(ids)})" if ids else "none yet)"))
 
 
 def need_table(ctx: Context) -> bool:

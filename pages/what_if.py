@@ -11,6 +11,7 @@ from pages.common import (
     needs,
     open_page,
     progress_callback,
+    remember_predicate,
     show_frame,
     show_unusable,
     unusable_files,
@@ -29,11 +30,15 @@ with guard("Suggested predicate"):
 picked = (ctx.url, ctx.table_name, ctx.snapshot_id)
 if st.session_state.get("whatif_sql_for") != picked or "whatif_sql" not in st.session_state:
     # a new table or snapshot starts from a predicate that prunes it, not from the last table's text
+    # (the session's own predicate, typed here or given by the link, is kept while the table is)
     first = schema.field_names[0] if schema.field_names else "c"
-    st.session_state["whatif_sql"] = suggestion["sql"] if suggestion else f"{first} IS NOT NULL"
+    default_sql = suggestion["sql"] if suggestion else f"{first} IS NOT NULL"
+    st.session_state["whatif_sql"] = ctx.selection.predicate or default_sql
     st.session_state["whatif_sql_for"] = picked
+    st.session_state["whatif_sql_default"] = default_sql
 sql = st.text_input("Predicate (SQL WHERE)", key="whatif_sql",
                     help="Starts from an equality on a value this snapshot holds, picked because it prunes.")
+remember_predicate(None if sql == st.session_state.get("whatif_sql_default") else sql)
 if suggestion and suggestion["prunes"]:
     st.caption(f"Suggested `{suggestion['sql']}`: {suggestion['why']}; it leaves {suggestion['files_read']} of "
                f"{suggestion['files']} files and {suggestion['rows_selected']:,} of {suggestion['rows']:,} rows"
