@@ -476,8 +476,37 @@ def page_rows(rows: int, key: str, page_size: int | None = None) -> slice:
     return slice((page - 1) * page_size, page * page_size)
 
 
+def sort_and_filter(frame: pd.DataFrame, key: str, page_size: int | None = None) -> pd.DataFrame:
+    """Past ``page_size`` rows, a sort and a filter over ALL the rows, to apply before paging: a
+    header click in st.dataframe sorts the page on screen only, so "largest file" would be the
+    largest of 200. Shorter frames are returned as they are (their header sorts every row)."""
+    if len(frame) <= (page_size or PAGE_SIZE):
+        return frame
+    c1, c2, c3 = st.columns([2, 1, 2], vertical_alignment="bottom")
+    by = c1.selectbox(f"Sort all {len(frame):,} rows by", ["(as listed)", *map(str, frame.columns)],
+                      key=f"{key}_sort", help="A click on a column header sorts only the page on screen")
+    descending = c2.toggle("Descending", value=True, key=f"{key}_desc")
+    text = c3.text_input("Keep rows containing", key=f"{key}_grep", help="Any column's text, case-insensitive")
+    if text:
+        hit = pd.Series(False, index=frame.index)
+        for col in frame.columns:
+            hit |= frame[col].astype(str).str.contains(text, case=False, regex=False, na=False)
+        frame = frame[hit]
+        st.caption(f"{len(frame):,} row(s) contain {text!r}")
+    if by != "(as listed)":
+        column = frame.columns[[str(c) for c in frame.columns].index(by)]
+        try:
+            frame = frame.sort_values(column, ascending=not descending, kind="stable", na_position="last")
+        except TypeError:  # mixed kinds in one column: order by their text
+            frame = frame.sort_values(column, ascending=not descending, kind="stable", na_position="last",
+                                      key=lambda values: values.astype(str))
+    return frame
+
+
 def show_frame(frame: pd.DataFrame, key: str, page_size: int | None = None, **kwargs) -> None:
-    """A dataframe, paginated when it has more than ``page_size`` rows."""
+    """A dataframe, paginated when it has more than ``page_size`` rows, sorted and filtered over
+    every row before paging (:func:`sort_and_filter`)."""
+    frame = sort_and_filter(frame, key, page_size)
     st.dataframe(frame.iloc[page_rows(len(frame), key, page_size)], hide_index=True, width="stretch", **kwargs)
 
 

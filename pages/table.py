@@ -19,6 +19,7 @@ from pages.common import (
     pick_name,
     show_frame,
     show_unusable,
+    sort_and_filter,
     time_travel_to,
     unusable_files,
 )
@@ -120,8 +121,11 @@ with tab_files, guard("Files"):
     if text:
         shown = shown[shown["file_name"].str.contains(text, regex=False)]
     st.caption(f"{len(shown):,} of {len(files):,} live files (`$files`)")
-    on_screen = shown["file_path"].iloc[page_rows(len(shown), "files")]
+    ordered = sort_and_filter(shown.drop(columns=["file_path"]), "files")  # every file, before paging
+    on_screen = shown["file_path"].loc[ordered.index].iloc[page_rows(len(ordered), "files")]
     detailed = ctx.view("files", paths=tuple(on_screen)) if len(on_screen) else shown
+    if len(on_screen):  # the page's statistics, in the order sorted above
+        detailed = detailed.set_index("file_path").loc[list(on_screen)].reset_index()
     st.dataframe(detailed.drop(columns=["file_path"]), hide_index=True, width="stretch")
     mine = indexes[indexes["file_path"].isin(shown["file_path"])]
     for _, row in mine[mine["error"].notna()].iterrows():
