@@ -1,20 +1,17 @@
 """Streamlit glue shared by every page: warehouse/table/branch/tag/snapshot pickers, caching, error guard.
 
 Nothing here decodes anything: it opens a warehouse with :func:`indexcore.open_warehouse`,
-keeps the session's choice as ONE :class:`Selection` record in ``st.session_state`` and caches
+keeps the session's choice as ONE :class:`~pages.selection.Selection` record in ``st.session_state``
+(the branch, tag and snapshot pickers and the URL link live in :mod:`pages.selection`) and caches
 :mod:`indexcore.views` tables (as frames) and the frames of :mod:`indexcore.frames.registry` per
 warehouse URL, table (with its branch) and snapshot.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -23,15 +20,32 @@ import streamlit as st
 import indexcore
 from indexcore.config import settings
 from indexcore.errors import IndexCoreError
-from indexcore.expr.sql import parse_where
 from indexcore.frames import health, unusable
 from indexcore.frames import table as table_frames
 from indexcore.frames.registry import FRAMES, WAREHOUSE, spec_of
-from indexcore.frames.views import branch_ref, view_frame
+from indexcore.frames.views import view_frame
 from indexcore.io import parse_storage_options
+from pages.selection import (
+    BRANCH_KEY,
+    LINK_REFUSED_KEY,
+    MASTER_KEY,
+    OPTIONS_KEY,
+    SELECTION_KEY,
+    SNAPSHOT_KEY,
+    TABLE_KEY,
+    TAG_KEY,
+    WH_KEY,
+    Selection,
+    allowed_roots,
+    default_warehouse,
+    forget,
+    norm,
+    pick_version,
+    refuse,
+    to_url,
+    url_link,
+)
 
-APP_DIR = Path(__file__).resolve().parent.parent
-DEFAULT_WAREHOUSE = APP_DIR / "sample_warehouse"
 MAX_CHOICES = 1000  # options a selectbox sends to the browser before a filter narrows them
 PAGE_SIZE = 200
 # server memory stays bounded whatever the number of sessions: warehouses opened at once
@@ -41,16 +55,6 @@ _APP = settings()  # read when the server starts: the caches below are sized onc
 MAX_WAREHOUSES = _APP.app_warehouses
 CACHE_ENTRIES = _APP.app_cache_entries
 CACHE_TTL = _APP.app_cache_ttl  # seconds
-
-WH_KEY, TABLE_KEY, SNAPSHOT_KEY, MASTER_KEY = "warehouse_url", "table", "snapshot_id", "spark_master"
-BRANCH_KEY, TAG_KEY, SELECTION_KEY = "branch", "tag", "selection"
-OPTIONS_KEY = "storage_options"
-MAIN, NO_TAG = "main", "(no tag)"
-# the Selection in the page's URL (``?table=db.t&snapshot=3&where=...``): a view can be shared and
-# survives a reload; read on a session's first run (LINK_KEY keeps what is still to apply), and
-# refused values are said in the sidebar (LINK_REFUSED_KEY) instead of silently dropped
-URL_KEYS = ("warehouse", "table", "branch", "tag", "snapshot", "where")
-LINK_KEY, LINK_REFUSED_KEY = "_link", "_link_refused"
 
 # the app's pages: key (the script's name in pages/, also what health items name), title and icon,
 # in navigation order; app.py builds its navigation from them, health links resolve here
@@ -70,56 +74,6 @@ PAGES = (
 # page key -> title, and -> the script st.page_link opens (relative to app.py)
 PAGE_TITLES = {key: title for key, title, _icon in PAGES}
 PAGE_FILES = {key: f"pages/{key}.py" for key, _title, _icon in PAGES}
-
-
-@dataclass(frozen=True)
-class Selection:
-    """The session's choice: warehouse, table, branch, tag and snapshot (None = latest)."""
-
-    warehouse: str
-    table: str | None = None
-    branch: str = MAIN
-    tag: str | None = None
-    snapshot_id: int | None = None
-    options: tuple = ()  # fsspec storage options as sorted (key, value) pairs
-    predicate: str | None = None  # the SQL WHERE the What-if page explains (kept while the table is)
-
-    @property
-    def table_ref(self) -> str | None:
-        """The name :meth:`Warehouse.table` opens: ``db.t`` or ``db.t$branch_NAME``."""
-        if self.table is None or self.branch == MAIN:
-            return self.table
-        return branch_ref(self.table, self.branch)
-
-
-def _cli_warehouse() -> str | None:
-    """``streamlit run app.py -- --warehouse URL``."""
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--warehouse")
-    args, _ = parser.parse_known_args(sys.argv[1:])
-    return args.warehouse
-
-
-def _norm(url: str) -> str:
-    return url if "://" in url else str(Path(url).expanduser().resolve())
-
-
-def default_warehouse() -> str:
-    """Command line, then the ``warehouse`` setting, then ``sample_warehouse/`` next to app.py."""
-    return _norm(_cli_warehouse() or settings().warehouse or str(DEFAULT_WAREHOUSE))
-
-
-def allowed_roots() -> tuple[str, ...]:
-    """The ``allowed_roots`` setting, else the default and the given warehouse."""
-    config = settings()
-    if config.allowed_roots:
-        roots = list(config.allowed_roots)
-    else:
-        roots = [str(DEFAULT_WAREHOUSE)]
-        for given in (_cli_warehouse(), config.warehouse):
-            if given:
-                roots.append(given)
-    return tuple(dict.fromkeys(_norm(r) for r in roots))
 
 
 @st.cache_resource(show_spinner="Opening warehouse…", max_entries=MAX_WAREHOUSES)
@@ -244,26 +198,11 @@ class Context:
             return fetch()
 
 
-def _snapshot_label(table, sid: int) -> str:
-    try:
-        snap = table.snapshot(sid)
-    except IndexCoreError:
-        return f"#{sid} (unreadable)"
-    when = dt.datetime.fromtimestamp(snap.time_millis / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S") \
-        if snap.time_millis else "?"
-    return f"#{sid} · {snap.commit_kind or '?'} · {when}"
-
-
 def time_travel_to(table, when: dt.datetime) -> int | None:
     """The snapshot id live at ``when`` (UTC), or None when the table had none yet."""
     millis = int(when.replace(tzinfo=dt.UTC).timestamp() * 1000)
     snap = table.snapshot_at(millis)
     return snap.id if snap else None
-
-
-def _forget(*keys: str) -> None:
-    for key in keys:
-        st.session_state.pop(key, None)
 
 
 def sidebar() -> Context:
@@ -274,7 +213,7 @@ def sidebar() -> Context:
     snapshot elsewhere drops the tag.
     """
     roots = allowed_roots()
-    link = _link()
+    link = url_link()
     if link.get("warehouse"):
         st.session_state[WH_KEY] = link.pop("warehouse")  # opened below within the allowed roots, as if typed
     st.session_state.setdefault(WH_KEY, default_warehouse())
@@ -287,12 +226,12 @@ def sidebar() -> Context:
     sb.text_area("Storage options (key=value per line)", key=OPTIONS_KEY,
                  help="fsspec options for the backend, e.g. endpoint_url=http://localhost:9000 for MinIO; "
                       "FSSPEC_S3_ENDPOINT_URL and friends also work")
-    url = _norm(st.session_state[WH_KEY].strip())
+    url = norm(st.session_state[WH_KEY].strip())
     wh, names, options = None, [], ()
     try:
         options = storage_options()
         if prev is not None and (prev.warehouse, prev.options) != (url, options):
-            _forget(TABLE_KEY, BRANCH_KEY, TAG_KEY, SNAPSHOT_KEY)
+            forget(TABLE_KEY, BRANCH_KEY, TAG_KEY, SNAPSHOT_KEY)
             prev = None
         wh = open_warehouse(url, roots, options)
         names = table_names(url, roots, options)
@@ -308,17 +247,17 @@ def sidebar() -> Context:
         if linked in names:
             st.session_state[TABLE_KEY] = linked  # ?table=db.name picks the table on the first run
         elif linked is not None:
-            _refuse(f"table {linked!r}: this warehouse has no such table")
+            refuse(f"table {linked!r}: this warehouse has no such table")
             link.clear()  # the rest of the link belongs to that table
         if st.session_state.get(TABLE_KEY) not in names:
             st.session_state[TABLE_KEY] = names[0]
         if prev is not None and prev.table is not None and st.session_state[TABLE_KEY] != prev.table:
-            _forget(BRANCH_KEY, TAG_KEY, SNAPSHOT_KEY)  # another table: its own latest snapshot
+            forget(BRANCH_KEY, TAG_KEY, SNAPSHOT_KEY)  # another table: its own latest snapshot
             prev = None
         selection = Selection(url, sb.selectbox("Table", names, key=TABLE_KEY), options=options)
     if wh is not None and selection.table:
         try:
-            selection = _pick_version(sb, wh, selection, prev)
+            selection = pick_version(sb, wh, selection, prev)
         except IndexCoreError as exc:
             sb.error(str(exc))
     link.clear()  # what the pickers did not take (no table, no snapshot) is not kept for later
@@ -327,121 +266,8 @@ def sidebar() -> Context:
     sb.text_input("Spark master", key=MASTER_KEY,
                   help="local[*], spark://host:7077 or a Spark Connect URL sc://host:15002")
     st.session_state[SELECTION_KEY] = selection
-    _to_url(selection)
+    to_url(selection)
     return Context(selection, roots, wh)
-
-
-def _link() -> dict:
-    """The Selection the page's URL carries (:data:`URL_KEYS`), read on the session's first run
-    only; the pickers pop what they apply."""
-    if LINK_KEY not in st.session_state:
-        st.session_state[LINK_KEY] = {k: st.query_params[k] for k in URL_KEYS if st.query_params.get(k)}
-        st.session_state[LINK_REFUSED_KEY] = []
-    return st.session_state[LINK_KEY]
-
-
-def _refuse(what: str) -> None:
-    """Say (in the sidebar, for the rest of the session) that a value of the link was not applied."""
-    st.session_state.setdefault(LINK_REFUSED_KEY, []).append(f"The link's {what}; it was not applied.")
-
-
-def _to_url(selection: Selection) -> None:
-    """Write the Selection into the URL (only what differs from the defaults), so the view can be
-    shared and a reload comes back to it."""
-    want = {"warehouse": selection.warehouse if selection.warehouse != default_warehouse() else None,
-            "table": selection.table, "branch": selection.branch if selection.branch != MAIN else None,
-            "tag": selection.tag, "snapshot": str(selection.snapshot_id) if selection.snapshot_id is not None else None,
-            "where": selection.predicate}
-    want = {k: v for k, v in want.items() if v}
-    if {k: st.query_params.get(k) for k in st.query_params} != want:
-        st.query_params.from_dict(want)
-
-
-def check_predicate(table, snapshot_id: int | None, sql: str) -> None:
-    """Raise :class:`IndexCoreError` unless ``sql`` is a WHERE clause over the snapshot's columns
-    (the explain's own parsing, so the link's predicate is checked as the What-if box is)."""
-    snap = table.snapshot(snapshot_id) if snapshot_id is not None else None
-    parse_where(sql, table.snapshot_schema(snap).row_type())
-
-
-def remember_predicate(sql: str | None) -> None:
-    """The What-if page's predicate becomes the session's (and the URL's) until the table changes."""
-    selection = st.session_state.get(SELECTION_KEY)
-    if isinstance(selection, Selection) and selection.predicate != (sql or None):
-        selection = replace(selection, predicate=sql or None)
-        st.session_state[SELECTION_KEY] = selection
-        _to_url(selection)
-
-
-def _pick_version(sb, wh, selection: Selection, prev: Selection | None) -> Selection:
-    """Branch and tag pickers side by side, the snapshot picker below them."""
-    main = wh.table(selection.table)
-    branches = [MAIN, *main.branches()]
-    link = _link()
-    linked = link.pop("branch", None)
-    if linked in branches:
-        st.session_state[BRANCH_KEY] = linked
-    elif linked is not None:
-        _refuse(f"branch {linked!r}: {selection.table} has no such branch")
-        link.clear()
-    if st.session_state.get(BRANCH_KEY) not in branches:
-        st.session_state[BRANCH_KEY] = MAIN
-    if prev is not None and st.session_state[BRANCH_KEY] != prev.branch:
-        _forget(TAG_KEY, SNAPSHOT_KEY)
-        prev = None
-    left, right = sb.columns(2)
-    branch = left.selectbox("Branch", branches, key=BRANCH_KEY, help="Paimon branches (`branch/branch-NAME`)")
-    table = main.branch(branch)
-    tags = {name: snap.id for name, snap in table.tags().items()}
-    ids = list(reversed(table.snapshot_ids()))
-    ids += sorted({sid for sid in tags.values() if sid not in ids}, reverse=True)  # expired, kept by a tag
-    _apply_linked_version(link, selection.table, tags, ids)
-    if st.session_state.get(TAG_KEY) not in (NO_TAG, *tags):
-        st.session_state[TAG_KEY] = NO_TAG
-    tag = st.session_state[TAG_KEY]
-    picked = st.session_state.get(SNAPSHOT_KEY)
-    if prev is not None and tag != NO_TAG and tag == prev.tag and picked != tags[tag]:
-        st.session_state[TAG_KEY] = tag = NO_TAG  # the snapshot was moved away from the tag
-    elif prev is not None and tag == NO_TAG and prev.tag in tags and picked == tags[prev.tag]:
-        _forget(SNAPSHOT_KEY)  # "(no tag)" picked instead of a tag: back to the latest snapshot
-    if tag != NO_TAG and (prev is None or tag != prev.tag):
-        st.session_state[SNAPSHOT_KEY] = tags[tag]  # a newly picked tag moves the snapshot
-    tag = right.selectbox("Tag", [NO_TAG, *tags], key=TAG_KEY, help="Paimon tags (`tag/tag-NAME`)")
-    selection = replace(selection, branch=branch, tag=None if tag == NO_TAG else tag,
-                        predicate=prev.predicate if prev is not None else None)
-    if not ids:
-        sb.info("This table has no snapshot yet.")
-        return selection
-    if st.session_state.get(SNAPSHOT_KEY) not in ids:
-        st.session_state[SNAPSHOT_KEY] = ids[0]
-    snapshot_id = sb.selectbox("Snapshot (time travel)", ids, key=SNAPSHOT_KEY,
-                               format_func=lambda sid: _snapshot_label(table, sid))
-    selection = replace(selection, snapshot_id=snapshot_id)
-    linked = link.pop("where", None)
-    if linked is not None:
-        try:
-            check_predicate(table, snapshot_id, linked)
-            selection = replace(selection, predicate=linked)
-        except IndexCoreError as exc:
-            _refuse(f"predicate `{linked}`: {exc}")
-    return selection
-
-
-def _apply_linked_version(link: dict, name: str, tags: dict[str, int], ids: list[int]) -> None:
-    """The link's tag and snapshot into the pickers' state, each checked against what the table has."""
-    tag, snapshot = link.pop("tag", None), link.pop("snapshot", None)
-    if tag is not None:
-        if tag in tags:
-            st.session_state[TAG_KEY] = tag  # the tag moves the snapshot to the one it pins
-            return
-        _refuse(f"tag {tag!r}: {name} has no such tag")
-    if snapshot is not None:
-        sid = int(snapshot) if snapshot.strip().isdigit() else None
-        if sid in ids:
-            st.session_state[SNAPSHOT_KEY] = sid
-        else:
-            _refuse(f"snapshot {snapshot!r}: {name} has no such snapshot (it has "
-                    + (f"{min(ids)} to {max(ids)})" if ids else "none yet)"))
 
 
 def need_table(ctx: Context) -> bool:

@@ -11,11 +11,11 @@ from pages.common import (
     needs,
     open_page,
     progress_callback,
-    remember_predicate,
     show_frame,
     show_unusable,
     unusable_files,
 )
+from pages.selection import remember_predicate
 
 ctx = open_page("what_if")
 st.caption("Nothing on this page writes into the warehouse: hypothetical indexes live in memory only.")
