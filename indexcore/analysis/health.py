@@ -38,6 +38,7 @@ from indexcore.analysis.balance import DEFAULT_COMPACTION_DENSITY, dv_by_bucket
 from indexcore.analysis.bloom_sizing import OVER_FPP, OVERSIZED, BloomSizing, column_sizing
 from indexcore.analysis.health_score import CAPS, deduction, small_file_points
 from indexcore.analysis.index_bytes import CONTAINER_HEAD, IndexBytes, index_bytes_of
+from indexcore.analysis.live_rows import live_rows
 from indexcore.errors import IndexCoreError, StorageError
 from indexcore.formats.registry import BLOOM_FILTER, FILE_INDEX_KINDS, FILE_INDEX_TYPES
 from indexcore.io import Fetch
@@ -118,7 +119,9 @@ class TableHealth:
     table: str
     snapshot: int | None = None
     files: int = 0
-    rows: int = 0
+    rows: int = 0  # records of the live files
+    live_rows: int = 0  # rows a read returns (:mod:`.live_rows`; an upper bound unless live_rows_exact)
+    live_rows_exact: bool = True
     data_bytes: int = 0
     index_bytes: tuple[IndexBytes, ...] = ()
     small_files: int = 0
@@ -326,9 +329,11 @@ def table_health(table, snapshot_id: int | None = None) -> TableHealth:
     coverage = _coverage(table, sid, broken) if files else []
     blooms = _bloom_sizing(table, census, by_path)
     problems = len({(p.path, p.structure, p.reason) for p in plan.problems + table.problems})
+    live = live_rows(table, snapshot_id)
 
     h = TableHealth(
-        table=table.name, snapshot=sid, files=len(files), rows=rows, data_bytes=data_bytes,
+        table=table.name, snapshot=sid, files=len(files), rows=rows, live_rows=live.live,
+        live_rows_exact=live.exact, data_bytes=data_bytes,
         index_bytes=tuple(index_bytes), small_files=small_files, small_file_threshold=limit,
         deleted_rows=deleted, dv_density=deleted / rows if rows else 0.0, worst_bucket=worst,
         worst_bucket_density=worst_density, coverage=tuple(coverage), blooms=tuple(blooms),
@@ -462,8 +467,8 @@ def warehouse_health(warehouse, tables: Iterable[str] | None = None,
 # ---------------------------------------------------------------------------------------
 # Frames for the app and notebooks
 
-TABLE_COLUMNS = ["table", "score", "errors", "warnings", "files", "rows", "data_bytes", "index_bytes", "index_pct",
-                 "small_files", "dv_density", "worst_bucket_density", "unusable_files", "missing_dv_files",
+TABLE_COLUMNS = ["table", "score", "errors", "warnings", "files", "rows", "live_rows", "live_rows_exact", "data_bytes",
+                 "index_bytes", "index_pct", "small_files", "dv_density", "worst_bucket_density", "unusable_files", "missing_dv_files",
                  "problems", "index_kinds", "snapshot", "error"]
 ITEM_COLUMNS = [f for f in HealthItem.__dataclass_fields__]
 
@@ -477,6 +482,7 @@ def tables_frame(health: WarehouseHealth | Iterable[TableHealth]) -> pd.DataFram
         rows.append({
             "table": t.table, "score": t.score, "errors": sum(i.severity == ERROR for i in t.items),
             "warnings": sum(i.severity == WARNING for i in t.items), "files": t.files, "rows": t.rows,
+            "live_rows": t.live_rows, "live_rows_exact": t.live_rows_exact,
             "data_bytes": t.data_bytes, "index_bytes": t.total_index_bytes,
             "index_pct": t.total_index_bytes / t.data_bytes if t.data_bytes else None,
             "small_files": t.small_files, "dv_density": t.dv_density, "worst_bucket_density": t.worst_bucket_density,
