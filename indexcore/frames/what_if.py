@@ -28,7 +28,7 @@ def explain_frames(table, sql: str, snapshot_id: int | None = None, verify: bool
     ex = explain(table, sql, snapshot_id=snapshot_id, verify=verify, progress=progress)
     files = cells_as_text(ex.to_frame())
     if not partition_types(table):
-        files["partition"] = files["partition"].replace("", UNPARTITIONED)
+        files["partition"] = files["partition"].replace("{}", UNPARTITIONED)
     return {"files": files, "funnel": funnel_frame(ex.funnel), "sql": ex.sql,
             "problems": pd.DataFrame([p.to_dict() for p in ex.problems], columns=["path", "structure", "reason"]),
             "violations": pd.DataFrame(ex.violations), "index_used": ex.index_used}
