@@ -54,7 +54,20 @@ with guard("Unusable files"):  # their indexes cannot prune, so the explain belo
 
 result = None
 with guard("Explain"):
-    result = ctx.frame(what_if.explain_frames, sql=sql, verify=verify)
+    # explained here, with a progress bar over the files (50,000 take tens of seconds), and kept for
+    # this session's reruns until the table, snapshot, predicate or verification changes
+    asked = (ctx.url, ctx.table_name, ctx.snapshot_id, sql, verify)
+    held = st.session_state.get("whatif_explained")
+    if held is None or held[0] != asked:
+        st.session_state.pop("whatif_explained", None)  # the old result goes before the new one is built
+        update, bar = progress_callback("Explaining")
+        try:
+            held = (asked, what_if.explain_frames(ctx.table, sql, snapshot_id=ctx.snapshot_id, verify=verify,
+                                                  progress=update))
+        finally:
+            bar.empty()
+        st.session_state["whatif_explained"] = held
+    result = held[1]
     files, funnel = result["files"], result["funnel"]
     if not result["index_used"]:
         st.info("This table merges rows on read (primary key without deletion vectors), so Paimon does not use "
@@ -75,6 +88,12 @@ with guard("Explain"):
     c[2].metric("Index bytes read", fmt_bytes(funnel["index_bytes"].sum()),
                 help="File indexes, global indexes and the deletion vectors of the files read")
     c[3].metric("Index requests", f"{int(funnel['index_requests'].sum()):,}")
+    why = result["why"]
+    st.markdown("**Why these files are read**")
+    st.text(why["summary"])  # plain text: it quotes the predicate as typed
+    show_frame(why["reasons"], "whatif_why", column_config={
+        "files": st.column_config.NumberColumn("files", format="%d"),
+        "rows": st.column_config.NumberColumn("rows", format="%d")})
     st.plotly_chart(figures.funnel_cost(funnel, f"From all files to files read for {result['sql']}",
                                         fmt_bytes),
                     width="stretch")
