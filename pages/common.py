@@ -354,11 +354,16 @@ def pick_name(label: str, names: list[str], key: str, first: str | None = None,
 
 
 def progress_callback(label: str) -> tuple[Callable[[int, int, str], None], Any]:
-    """A ``progress(done, total, what)`` callback drawing an st.progress bar."""
+    """A ``progress(done, total, what)`` callback drawing an st.progress bar, redrawn only when its whole
+    percent changes (a callback per file of 50,000 would send 50,000 messages to the browser)."""
     bar = st.progress(0.0, text=label)
+    shown = [-1]  # the percent on screen: an explain of 50,000 files calls back 50,000 times
 
     def update(done: int, total: int, what: str) -> None:
-        bar.progress(min(1.0, done / total) if total else 1.0, text=f"{label}: {what} ({done}/{total})")
+        percent = min(100, done * 100 // total) if total else 100
+        if percent != shown[0]:
+            shown[0] = percent
+            bar.progress(percent / 100, text=f"{label}: {what} ({done:,}/{total:,})")
 
     return update, bar
 

@@ -77,3 +77,33 @@ def test_what_if_page_shows_the_why(wh, open_page, monkeypatch):
     reasons = next(d.value for d in at.dataframe if list(d.value.columns) == what_if.WHY_COLUMNS)
     assert reasons["files"].tolist() == [3, FILES - 3]
     assert at.session_state["whatif_explained"][0][3] == "country = 'DE'"
+
+
+PROGRESS_SCRIPT = """
+import sys
+
+import streamlit as st
+
+sys.path.insert(0, {root!r})
+from pages.common import progress_callback
+
+update, bar = progress_callback("Explaining")
+drawn = []
+draw = bar.progress
+bar.progress = lambda *a, **k: (drawn.append(a[0]), draw(*a, **k))
+for done in range(1, 45505):
+    update(done, 45504, "file")
+st.text(f"{{len(drawn)}} {{drawn[-1]}}")
+"""
+
+
+def test_progress_bar_redraws_per_percent_not_per_file():
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    root = str(Path(__file__).resolve().parent.parent)
+    at = AppTest.from_string(PROGRESS_SCRIPT.format(root=root), default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.text[0].value == "101 1.0"  # 0% .. 100%, once each
