@@ -70,3 +70,12 @@ def test_warehouse_page_rows_are_live_rows(warehouse, open_page, monkeypatch):
     metrics = {m.label: m.value for m in at.metric}
     # 8 (DV table) + 12 (append) + at most 14 (two overlapping level-0 files): an upper bound
     assert metrics["Rows"] == f"≤ {LIVE + 12 + 14}"
+
+
+def test_table_page_rows_are_live_rows(warehouse, open_page, monkeypatch):
+    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", str(warehouse))
+    shown = {}
+    for name in ("db.dv", "db.merged"):
+        at = open_page("table", table=name, warehouse=warehouse)
+        shown[name] = {m.label: m.value for m in at.metric}["Rows"]
+    assert shown == {"db.dv": str(LIVE), "db.merged": "≤ 14"}
