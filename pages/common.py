@@ -27,7 +27,6 @@ from indexcore.frames.views import view_frame
 from indexcore.io import parse_storage_options
 from pages.selection import (
     BRANCH_KEY,
-    LINK_REFUSED_KEY,
     MASTER_KEY,
     OPTIONS_KEY,
     SELECTION_KEY,
@@ -42,6 +41,7 @@ from pages.selection import (
     norm,
     pick_version,
     refuse,
+    show_refused,
     to_url,
     url_link,
 )
@@ -247,7 +247,7 @@ def sidebar() -> Context:
         if linked in names:
             st.session_state[TABLE_KEY] = linked  # ?table=db.name picks the table on the first run
         elif linked is not None:
-            refuse(f"table {linked!r}: this warehouse has no such table")
+            refuse("table", f"{linked!r}: this warehouse has no such table")
             link.clear()  # the rest of the link belongs to that table
         if st.session_state.get(TABLE_KEY) not in names:
             st.session_state[TABLE_KEY] = names[0]
@@ -261,8 +261,7 @@ def sidebar() -> Context:
         except IndexCoreError as exc:
             sb.error(str(exc))
     link.clear()  # what the pickers did not take (no table, no snapshot) is not kept for later
-    for message in st.session_state.get(LINK_REFUSED_KEY, ()):
-        sb.warning(message)
+    show_refused(sb)
     sb.text_input("Spark master", key=MASTER_KEY,
                   help="local[*], spark://host:7077 or a Spark Connect URL sc://host:15002")
     st.session_state[SELECTION_KEY] = selection

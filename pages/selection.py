@@ -109,9 +109,18 @@ def url_link() -> dict:
     return st.session_state[LINK_KEY]
 
 
-def refuse(what: str) -> None:
-    """Say (in the sidebar, for the rest of the session) that a value of the link was not applied."""
-    st.session_state.setdefault(LINK_REFUSED_KEY, []).append(f"The link's {what}; it was not applied.")
+def refuse(what: str, detail: str) -> None:
+    """Say (in the sidebar, for the rest of the session) that the link's ``what`` (one of
+    :data:`URL_KEYS`) was not applied and why; ``detail`` quotes the URL, so it is shown as plain
+    text, never as markdown."""
+    st.session_state.setdefault(LINK_REFUSED_KEY, []).append((what, detail))
+
+
+def show_refused(sb) -> None:
+    """The link's values that were not applied, each a warning with its reason as plain text."""
+    for what, detail in st.session_state.get(LINK_REFUSED_KEY, ()):
+        sb.warning(f"The link's {what} was not applied:")
+        sb.text(detail)
 
 
 def to_url(selection: Selection) -> None:
@@ -151,7 +160,7 @@ def pick_version(sb, wh, selection: Selection, prev: Selection | None) -> Select
     if linked in branches:
         st.session_state[BRANCH_KEY] = linked
     elif linked is not None:
-        refuse(f"branch {linked!r}: {selection.table} has no such branch")
+        refuse("branch", f"{linked!r}: {selection.table} has no such branch")
         link.clear()
     if st.session_state.get(BRANCH_KEY) not in branches:
         st.session_state[BRANCH_KEY] = MAIN
@@ -192,7 +201,7 @@ def pick_version(sb, wh, selection: Selection, prev: Selection | None) -> Select
             check_predicate(table, snapshot_id, linked)
             selection = replace(selection, predicate=linked)
         except IndexCoreError as exc:
-            refuse(f"predicate `{linked}`: {exc}")
+            refuse("predicate", f"{linked}: {exc}")
     return selection
 
 
@@ -203,11 +212,11 @@ def apply_linked_version(link: dict, name: str, tags: dict[str, int], ids: list[
         if tag in tags:
             st.session_state[TAG_KEY] = tag  # the tag moves the snapshot to the one it pins
             return
-        refuse(f"tag {tag!r}: {name} has no such tag")
+        refuse("tag", f"{tag!r}: {name} has no such tag")
     if snapshot is not None:
         sid = int(snapshot) if snapshot.strip().isdigit() else None
         if sid in ids:
             st.session_state[SNAPSHOT_KEY] = sid
         else:
-            refuse(f"snapshot {snapshot!r}: {name} has no such snapshot (it has "
+            refuse("snapshot", f"{snapshot!r}: {name} has no such snapshot (it has "
                     + (f"{min(ids)} to {max(ids)})" if ids else "none yet)"))
