@@ -1,7 +1,8 @@
 """The health score's weights: what each issue kind may take off a table's 100, and the small-file
 penalty, both following Apache Amoro's table health score.
 
-Amoro (``CommonPartitionEvaluator.getHealthScore`` in apache/amoro, ``amoro-ams``) scores
+Amoro (``CommonPartitionEvaluator.getHealthScore``, apache/amoro
+``amoro-ams/src/main/java/org/apache/amoro/server/optimizing/plan/CommonPartitionEvaluator.java``) scores
 ``100 - table_factor * (40 * small_files + 40 * equality_deletes + 20 * position_deletes)``:
 small files weigh as much as its worst kind of delete and twice its position deletes, where
 
@@ -13,8 +14,10 @@ small files weigh as much as its worst kind of delete and twice its position del
 
 So :data:`CAPS` gives small files 40 points (it was 15, so a 45,504-file table of 5 KB files
 scored 84/100 where Amoro says 60), and :func:`small_file_points` is Amoro's formula with Paimon's
-numbers: the small-file threshold (``target-file-size`` share, :meth:`CoreOptions.small_file_threshold`)
-for the minimum and ``target-file-size`` for the target. Our deletion-vector kind (Paimon's
+numbers: the small-file threshold (a quarter of ``target-file-size``,
+:meth:`CoreOptions.small_file_threshold`, where Amoro's minimum is 75% of its target) for the minimum
+and ``target-file-size`` for the target. Unlike Amoro the item is raised only when two small files
+share a bucket (a Paimon compaction merges within a bucket; a lone small file has nothing to merge with). Our deletion-vector kind (Paimon's
 position deletes) keeps 25 points against Amoro's 20: it is judged on the densest bucket, where a
 compaction pays back soonest. The other kinds are ours (Amoro does not score indexes).
 """
