@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from indexcore.frames import advisor, figures, suggestion
+from indexcore.frames.text import code
 from pages.common import fmt_bytes, guard, open_page, progress_callback, show_frame
 
 ctx = open_page("advisor")
@@ -27,7 +28,7 @@ upload = st.file_uploader("Workload file", type=["sql", "txt", "tsv"], key="advi
 text = st.text_area("...or paste the workload", key="advisor_workload", height=160)
 if upload is not None:
     text = upload.getvalue().decode("utf-8", errors="replace")
-    st.caption(f"Using the uploaded file `{upload.name}`.")
+    st.caption(f"Using the uploaded file {code(upload.name)}.")
 sample = st.number_input("Files to build candidates on (0 = all)", min_value=0, value=advisor.DEFAULT_SAMPLE,
                          key="advisor_sample")
 

@@ -10,8 +10,10 @@ import pandas as pd
 import streamlit as st
 
 from indexcore.errors import IndexCoreError
+from indexcore.expr import quote_name
 from indexcore.frames import figures
 from indexcore.frames.suggestion import suggest_predicate
+from indexcore.frames.text import code, md
 from indexcore.frames.views import UNPARTITIONED
 from indexcore.spark.jobs.audit import audit
 from indexcore.spark.jobs.evaluate import evaluate
@@ -58,7 +60,7 @@ def _run(job: str, sql: str, master: str) -> dict:
     def progress(done: int, total: int, what: str = "") -> None:
         state.update(done=done, total=total, what=what)
 
-    with st.status(f"Running {job} on `{master}`…", expanded=True) as status:
+    with st.status(f"Running {job} on {code(master)}…", expanded=True) as status:
         bar = st.progress(0.0, text="starting Spark (the first run starts a JVM)")
         args = (ctx.url, ctx.table_name, sql) if job == "evaluate" else (ctx.url, ctx.table_name)
         pool = concurrent.futures.ThreadPoolExecutor(1)
@@ -88,7 +90,7 @@ def _run(job: str, sql: str, master: str) -> dict:
 
 def _show_failure(run: dict) -> None:
     """A failed run in plain sight: its message as an error, the details open below it."""
-    st.error(f"{run['job']} of {run['table']} failed: {run['error']}")
+    st.error(md(f"{run['job']} of {run['table']} failed: {run['error']}"))
     with st.expander("Error details", expanded=True):
         st.code(run.get("details") or run["error"], language=None)
 
@@ -158,7 +160,7 @@ def _show_audit(result: dict, key: str) -> None:
 
 
 master = st.session_state.get(MASTER_KEY) or "local[*]"
-st.caption(f"Session: `{master}` (change it in the sidebar). Table `{ctx.table_name}`, "
+st.caption(f"Session: {code(master)} (change it in the sidebar). Table {code(ctx.table_name)}, "
            f"snapshot {ctx.snapshot_id}. Each task opens the warehouse itself; nothing is written.")
 job = st.radio("Job", list(JOBS), horizontal=True, key="spark_job", captions=list(JOBS.values()))
 picked = (ctx.url, ctx.table_name, ctx.snapshot_id)
@@ -167,7 +169,7 @@ if st.session_state.get("spark_sql_for") != picked or "spark_sql" not in st.sess
     with guard("Suggested predicate"):
         suggestion = ctx.frame(suggest_predicate)
     names = ctx.table.schema().field_names
-    st.session_state["spark_sql"] = suggestion["sql"] if suggestion else f"{names[0]} IS NOT NULL"
+    st.session_state["spark_sql"] = suggestion["sql"] if suggestion else f"{quote_name(names[0])} IS NOT NULL"
     st.session_state["spark_sql_for"] = picked
 sql = st.text_input("Predicate (SQL WHERE, for evaluate)", key="spark_sql", disabled=job != "evaluate")
 if st.button(f"Run {job}", key="spark_run", type="primary"):
@@ -189,7 +191,7 @@ if history:
                                 format_func=lambda i: f"#{i + 1} {history[i]['job']} · {history[i]['table']} · "
                                                       f"snapshot {history[i]['snapshot']}")
             run = history[pick]
-            st.subheader(f"Run #{pick + 1}: {run['job']} of {run['table']}")
+            st.subheader(md(f"Run #{pick + 1}: {run['job']} of {run['table']}"))
             if run["result"].get("task_errors"):
                 st.warning(f"{len(run['result']['task_errors'])} Spark task(s) failed as a whole:")
                 show_frame(_flat(_records(run["result"]["task_errors"])), f"spark_{pick}_task_errors")

@@ -3,8 +3,10 @@
 import streamlit as st
 
 from indexcore.errors import IndexCoreError
+from indexcore.expr import quote_name
 from indexcore.frames import figures, what_if
 from indexcore.frames.suggestion import suggest_predicate
+from indexcore.frames.text import code, md
 from pages.common import (
     fmt_bytes,
     guard,
@@ -29,13 +31,13 @@ with guard("Suggested predicate"):
 picked = (ctx.url, ctx.table_name, ctx.snapshot_id)
 if st.session_state.get("whatif_sql_for") != picked or "whatif_sql" not in st.session_state:
     # a new table or snapshot starts from a predicate that prunes it, not from the last table's text
-    first = schema.field_names[0] if schema.field_names else "c"
+    first = quote_name(schema.field_names[0]) if schema.field_names else "c"
     st.session_state["whatif_sql"] = suggestion["sql"] if suggestion else f"{first} IS NOT NULL"
     st.session_state["whatif_sql_for"] = picked
 sql = st.text_input("Predicate (SQL WHERE)", key="whatif_sql",
                     help="Starts from an equality on a value this snapshot holds, picked because it prunes.")
 if suggestion and suggestion["prunes"]:
-    st.caption(f"Suggested `{suggestion['sql']}`: {suggestion['why']}; it leaves {suggestion['files_read']} of "
+    st.caption(f"Suggested {code(suggestion['sql'])}: {md(suggestion['why'])}; it leaves {suggestion['files_read']} of "
                f"{suggestion['files']} files and {suggestion['rows_selected']:,} of {suggestion['rows']:,} rows"
                + (f" (on a sample of {suggestion['sample_files']:,} of {suggestion['total_files']:,} live files)."
                   if suggestion["sample_files"] < suggestion["total_files"] else "."))
@@ -75,7 +77,7 @@ with guard("Explain"):
                     width="stretch")
     st.markdown("**Cost per stage**: kept after the stage, skipped by it, index bytes read to decide it")
     show_frame(funnel, "whatif_funnel")
-    st.markdown(f"**Per file** for `{result['sql']}`")
+    st.markdown(f"**Per file** for {code(result['sql'])}")
     show_frame(files.drop(columns=["path"]), "whatif_files")
     if not result["problems"].empty:
         st.warning(f"{len(result['problems'])} problem(s) while explaining; the affected files are kept.")
@@ -106,7 +108,7 @@ with guard("Hypothetical index"):
     column = c1.selectbox("Column", list(schema.field_names), key="hyp_column")
     types = what_if.supported_index_types(schema.field(column).type)
     if not types:
-        st.info(f"No file index type can be built on `{column}` ({schema.field(column).type.sql()}); "
+        st.info(f"No file index type can be built on {code(column)} ({md(schema.field(column).type.sql())}); "
                 f"Paimon builds {', '.join(what_if.FILE_INDEX_TYPES)} on atomic types only.")
         st.stop()
     index_type = c2.selectbox("Index type", types, key="hyp_type",
@@ -116,7 +118,7 @@ with guard("Hypothetical index"):
     try:
         options = what_if.hypothetical_options(index_type, raw_options, schema.field(column).type)
     except IndexCoreError as exc:
-        st.error(f"Options: {exc}")
+        st.error(md(f"Options: {exc}"))
         options = None
     key = (ctx.url, ctx.table_name, ctx.snapshot_id, column, index_type, tuple(sorted((options or {}).items())))
     if st.button("Build in memory", key="hyp_build", disabled=options is None,

@@ -13,6 +13,7 @@ from indexcore.types import DataType
 
 
 def quote_name(name: str) -> str:
+    """A column name as SQL: bare when it is a plain identifier, else in backticks (doubled inside)."""
     return name if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", name) else "`" + name.replace("`", "``") + "`"
 
 
