@@ -1,0 +1,212 @@
+"""A shared server's pages against a hostile warehouse (issue 28): names and values are text, never markup.
+
+The warehouse is built here: a table named like a markdown link, a column named like a markdown
+image of a URL on a listener on 127.0.0.1, and string values that are HTML links to it. The
+markdown the pages send is checked with a foreign CommonMark implementation (markdown-it-py) in
+AppTest, and the pages are loaded in real Chromium while the listener counts requests.
+"""
+
+from __future__ import annotations
+
+import http.server
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+from test_app import _served_through_app
+from test_browser import CHROME_ARGS, CHROMIUM, _free_port, _wait_idle
+
+from indexcore.frames import figures
+from indexcore.frames.text import code, html, md
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+TABLE = "db.x[y](z)"
+HOSTILE_PAGES = ["warehouse", "table", "bitmap", "range", "what_if"]
+
+
+def _markdown_html(text: str) -> str:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").render(text)
+
+
+HOSTILE_TEXTS = ["![t](http://127.0.0.1:9/x.png)", "[x](http://e.example/)", "<img src=x onerror=alert(1)>",
+                 "a_b_c *d* ~~e~~ $x^2$ :red[r] :material/home: `tick` ``two``", "# heading\n1. item\n- item",
+                 "&amp; &lt;b&gt; \\[y\\](http://e/)", "www.example.com a@b.co https://e.example/p"]
+
+
+@pytest.mark.parametrize("text", HOSTILE_TEXTS)
+def test_md_and_code_render_exactly_their_text(text):
+    """CommonMark (markdown-it-py, not our code) renders md(text) as one paragraph of the text itself
+    (the word joiners md puts into autolink triggers aside) and code(text) as one code span of it."""
+    import html as stdlib_html
+
+    out = _markdown_html(md(text))
+    assert "<a " not in out and "<img" not in out and "<em>" not in out and "<h1>" not in out, out
+    shown = stdlib_html.unescape(out.removeprefix("<p>").removesuffix("</p>\n")).replace("\u2060", "")
+    assert shown == text
+    assert "://" not in md(text).replace("\u2060", "") or "http:\u2060//" in md(text) or "https:\u2060//" in md(text)
+    span = _markdown_html(code(text))
+    inner = span.removeprefix("<p><code>").removesuffix("</code></p>\n")
+    assert span.startswith("<p><code>") and stdlib_html.unescape(inner) == text.replace("\n", " ")
+
+
+def test_figures_escape_every_string_they_are_given():
+    """Every text Plotly gets from data (ticks, legend, hover, titles) comes with <, > and & as entities."""
+    link = '<a href="http://127.0.0.1:9/v">v</a>'
+    top = pd.DataFrame({"value": [link, "b&c"], "cardinality": [3, 1], "files": [1, 1]})
+    values = pd.DataFrame({"value": [link, "b&c"], "cardinality": [3, 1], "file_name": ["f<1>", "f2"],
+                           "partition": ["p", "p"], "bucket": [0, 0]})
+    ranges = pd.DataFrame({"file_name": ["<b>f</b>"], "index_type": ["bsi"], "min": [1], "max": [5]})
+    drawn = [figures.top_values(top, f"Top of {link}"), figures.values_per_file(values, [link, "b&c"], link),
+             figures.bar(top, "value", "cardinality", link, color="value"),
+             figures.value_ranges(ranges, 2, 3, title=link)]
+    for fig in drawn:
+        texts = [fig.layout.title.text]
+        for trace in fig.data:
+            for attr in ("x", "y", "name", "hovertemplate", "text", "customdata"):
+                value = getattr(trace, attr, None)
+                if value is None:
+                    continue
+                items = value if isinstance(value, list | tuple) else getattr(value, "tolist", lambda v=value: [v])()
+                texts += [str(v) for v in pd.core.common.flatten(items)]
+        assert not [t for t in texts if "<a" in t or "<b>f" in t], texts
+        assert any(html(link) in t for t in texts), texts
+
+
+@pytest.fixture(scope="module")
+def listener():
+    """An HTTP server on 127.0.0.1 that records every path asked of it."""
+    hits: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the stdlib's name
+            hits.append(self.path)
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1], hits
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory, listener):
+    """A warehouse whose table name is a markdown link, whose BSI column is a markdown image of a URL
+    on the listener, and whose bitmap-indexed values are HTML links to it."""
+    from indexcore.write import TableWriter, make_schema
+
+    port, _hits = listener
+    root = tmp_path_factory.mktemp("hostile")
+    column = f"![t](http://127.0.0.1:{port}/column.png)"
+    value = f'<a href="http://127.0.0.1:{port}/value">v</a>'
+    schema = make_schema([(column, "INT"), ("v", "STRING")],
+                         options={"file-index.bitmap.columns": "v", "file-index.bsi.columns": column})
+    writer = TableWriter.create(str(root), TABLE, schema)
+    for start in (0, 20):
+        writer.write(pa.table({column: pa.array(range(start, start + 20), pa.int32()),
+                               "v": [value if i % 2 else "plain" for i in range(20)]}))
+    return root, column, value
+
+
+def _hostile_app(root: Path, page: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["warehouse_url"] = str(root)
+    at.session_state["table"] = TABLE
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.mark.parametrize("page", HOSTILE_PAGES)
+def test_pages_send_names_as_text(hostile, page, monkeypatch):
+    """Every markdown element a page sends renders (CommonMark) without a link or an image, though
+    the table and column names are written as both."""
+    root, column, _value = hostile
+    _served_through_app(monkeypatch)
+    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", str(root))
+    at = _hostile_app(root, page)
+    assert not [e.value for e in at.error], [e.value for e in at.error]
+    sent = [el.value for kind in ("markdown", "caption", "warning", "info", "subheader", "error", "success")
+            for el in getattr(at, kind)]
+    assert sent
+    for text in sent:
+        out = _markdown_html(text)
+        assert "<a " not in out and "<img" not in out, (text, out)
+    if page in ("range", "what_if"):  # the SQL the page starts from names the column quoted, and parses
+        key = "range_sql" if page == "range" else "whatif_sql"
+        sql = at.text_input(key=key).value
+        assert sql.startswith(f"`{column}`"), sql
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_hostile_names_fetch_nothing_and_link_nowhere_in_chromium(hostile, listener):
+    """Real Chromium on every page of the hostile table: the listener the names and values point at
+    gets no request, and no page has a link or image to it (markdown, plotly ticks, legends)."""
+    if not CHROMIUM.exists():
+        pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    from playwright.sync_api import sync_playwright
+
+    root, _column, _value = hostile
+    listen_port, hits = listener
+    port = _free_port()
+    env = {**os.environ, "INDEXCORE_WAREHOUSE": str(root), "INDEXCORE_ALLOWED_ROOTS": str(root),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", APP, "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType",
+         "none"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "streamlit did not start"
+                time.sleep(0.3)
+        target = f"127.0.0.1:{listen_port}"
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROME_ARGS, headless=True)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 2000})
+                for path in HOSTILE_PAGES:
+                    page.goto(f"{url}/{'' if path == 'warehouse' else path}")
+                    _wait_idle(page, 60)
+                    main = page.locator('[data-testid="stMain"]')
+                    assert page.locator('[data-testid="stException"]').count() == 0, path
+                    if path in ("warehouse", "table"):  # the name is shown, as the text it is
+                        assert "db.x[y](z)" in main.inner_text().replace("\u2060", ""), path
+                    links = [a.get_attribute("href") or "" for a in main.locator("a").all()]
+                    assert not [h for h in links if target in h or h in ("z", "http://e.example/")], (path, links)
+                    sources = [i.get_attribute("src") or "" for i in page.locator("img, image").all()]
+                    assert not [s for s in sources if target in s], (path, sources)
+                    # plotly draws ticks, legends and titles as svg text: a link there is an <a> in the svg
+                    assert main.locator("svg a").count() == 0, path
+            finally:
+                browser.close()
+        assert hits == [], f"the browser fetched {hits} from the listener"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
