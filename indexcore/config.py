@@ -74,6 +74,15 @@ class Settings:
     app_cache_entries: int = _setting("INDEXCORE_APP_CACHE_ENTRIES", 64)
     #: seconds the app keeps a cached frame
     app_cache_ttl: int = _setting("INDEXCORE_APP_CACHE_TTL", 1800)
+    # What-if's hypothetical indexes in the app (indexcore.analysis.whatif): bounded per session and server
+    #: bytes of hypothetical index one session's build may hold (past it the build is a random sample of files)
+    whatif_session_bytes: int = _setting("INDEXCORE_WHATIF_SESSION_BYTES", 32 << 20)
+    #: bytes of hypothetical index all sessions' builds may hold at once (past it a build stops, sampled or refused)
+    whatif_server_bytes: int = _setting("INDEXCORE_WHATIF_SERVER_BYTES", 256 << 20)
+    #: the smallest bloom-filter ``fpp`` a hypothetical index may ask for
+    whatif_min_fpp: float = _setting("INDEXCORE_WHATIF_MIN_FPP", 1e-6)
+    #: per-file rows of a hypothetical index's comparison a session keeps (the files it changes most)
+    whatif_frame_rows: int = _setting("INDEXCORE_WHATIF_FRAME_ROWS", 5000)
     # Spark (indexcore.spark)
     #: the Spark master used when none is given
     spark_master: str = _setting("INDEXCORE_SPARK_MASTER", "local[*]")

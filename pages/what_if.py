@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from indexcore.config import settings
 from indexcore.errors import IndexCoreError
 from indexcore.expr import quote_name
 from indexcore.frames import figures, what_if
@@ -18,7 +19,15 @@ from pages.common import (
     unusable_files,
 )
 
+
+@st.cache_resource
+def server_budget(limit: int) -> what_if.ByteBudget:
+    """The bytes of hypothetical index every session's build holds together: one per server."""
+    return what_if.ByteBudget(limit)
+
+
 ctx = open_page("what_if")
+limits = settings()  # the budgets of hypothetical indexes (per session, per server)
 st.caption("Nothing on this page writes into the warehouse: hypothetical indexes live in memory only.")
 
 try:  # the picked snapshot's schema: time travel may go back before a column was added
@@ -117,6 +126,8 @@ with guard("Hypothetical index"):
                                 placeholder="items=10000, fpp=0.01 | version=1 | index-block-size=4kb")
     try:
         options = what_if.hypothetical_options(index_type, raw_options, schema.field(column).type)
+        what_if.check_hypothetical(ctx.table, index_type, options, ctx.snapshot_id, min_fpp=limits.whatif_min_fpp,
+                                   max_bytes=limits.whatif_session_bytes)
     except IndexCoreError as exc:
         st.error(md(f"Options: {exc}"))
         options = None
@@ -124,19 +135,36 @@ with guard("Hypothetical index"):
     if st.button("Build in memory", key="hyp_build", disabled=options is None,
                  help="Fix the options first" if options is None else None):
         update, bar = progress_callback("Building")
-        hyp = what_if.build_hypothetical_index(ctx.table, column, index_type, options, snapshot_id=ctx.snapshot_id,
-                                       progress=update)
+        # the built blobs live only while the comparison is computed: the session keeps its frames
+        with what_if.build_hypothetical_index(ctx.table, column, index_type, options, snapshot_id=ctx.snapshot_id,
+                                              progress=update, max_bytes=limits.whatif_session_bytes,
+                                              budget=server_budget(limits.whatif_server_bytes)) as hyp:
+            refused = not hyp.files and hyp.limited_by == what_if.SERVER
+            comparison = None if refused else what_if.whatif_frames(hyp, sql, max_rows=limits.whatif_frame_rows)
         bar.empty()
-        st.session_state["hyp"] = (key, hyp)
+        st.session_state["hyp"] = (key, comparison or {"refused": True})
     stored = st.session_state.get("hyp")
-    if stored is None or stored[0] != key:
+    comparison = stored[1] if stored is not None and stored[0] == key else None
+    if comparison is None:
         st.info("Pick a column, an index type and options, then build the index for the current data files.")
+    elif "refused" in comparison:  # the server's budget was taken by other sessions' builds
+        st.warning(f"Not built: this server's {fmt_bytes(limits.whatif_server_bytes)} for hypothetical indexes "
+                   "are in use by other sessions' builds. Build again when they finish.")
     else:
-        hyp = stored[1]
-        comparison = what_if.whatif_frames(hyp, sql)
+        if comparison["sql"] != sql:
+            st.info(f"The comparison below is for {code(comparison['sql'])}, the predicate when it was built; "
+                    "build again to compare under the new one.")
+        if comparison["limited_by"]:
+            budget = "its session's budget" if comparison["limited_by"] == what_if.SESSION else \
+                "the server's budget (other sessions' builds hold the rest)"
+            st.warning(f"Built on a random sample of {comparison['files_indexed']:,} of the "
+                       f"{comparison['total_files']:,} live files: the index reached {budget} "
+                       f"({fmt_bytes(limits.whatif_session_bytes)} per session, "
+                       f"{fmt_bytes(limits.whatif_server_bytes)} per server). Every figure below is over "
+                       "these files only.")
         c = st.columns(3)
         c[0].metric("Hypothetical index size", fmt_bytes(comparison["index_bytes"]))
-        c[1].metric("Files indexed", len(hyp.files))
+        c[1].metric("Files indexed", comparison["files_indexed"])
         c[2].metric("Existing file-index bytes", fmt_bytes(ctx.view("file_indexes")["index_size_in_bytes"].sum()))
         totals = comparison["totals"].set_index("what", drop=False)
         before, after = totals.loc["existing"], totals.loc["combined"]
@@ -153,6 +181,9 @@ with guard("Hypothetical index"):
         st.plotly_chart(figures.bar(totals, "what", "rows", "Rows read: existing indexes, hypothetical alone, "
                                     "both", color="what"), width="stretch")
         show_frame(totals, "hyp_totals")
+        if comparison["file_rows"] > len(comparison["files"]):
+            st.caption(f"The {len(comparison['files']):,} files (of {comparison['file_rows']:,}) whose rows read "
+                       "the hypothetical index changes most.")
         show_frame(comparison["files"].drop(columns=["path"], errors="ignore"), "hyp_files")
         if not comparison["problems"].empty:
             st.warning("Some files could not be indexed or explained:")
