@@ -26,5 +26,8 @@ navigation = st.navigation([
     st.Page(str(APP_DIR / "pages" / f"{key}.py"), title=title, icon=icon, default=i == 0)
     for i, (key, title, icon) in enumerate(PAGES)])
 with st.sidebar:
-    st.session_state["context"] = sidebar()
-navigation.run()
+    st.session_state["context"] = context = sidebar()
+try:
+    navigation.run()
+finally:  # also when the page stops or reruns: the session keeps no frame of this run
+    context.end_run()

@@ -86,10 +86,17 @@ class Settings:
     # Spark (indexcore.spark)
     #: the Spark master used when none is given
     spark_master: str = _setting("INDEXCORE_SPARK_MASTER", "local[*]")
-    #: masters the operator allows, comma-separated (``local[*]`` covers every local master; a trailing ``*`` is a prefix)
-    spark_masters: tuple[str, ...] = _setting("INDEXCORE_SPARK_MASTERS", ("local[*]",), sep=",")
+    #: masters the operator allows, comma-separated, each exactly (``local[*]`` is not ``local[8]``); an entry
+    #: ending in ``*`` other than ``local[*]`` is a prefix
+    spark_masters: tuple[str, ...] = _setting("INDEXCORE_SPARK_MASTERS", ("local[*]", "local[1]", "local[2]"), sep=",")
     #: seconds a remote master has to answer (at least 0.1)
     spark_connect_timeout: float = _setting("INDEXCORE_SPARK_CONNECT_TIMEOUT", 10.0)
+    #: Spark jobs one user (one browser session, or one signed-in user) may run or queue at once in the app
+    spark_jobs_per_user: int = _setting("INDEXCORE_SPARK_JOBS_PER_USER", 1)
+    #: seconds an app job waits for the jobs of another master to end (one SparkContext per process) before it is refused
+    spark_queue_seconds: float = _setting("INDEXCORE_SPARK_QUEUE_SECONDS", 300.0)
+    #: Spark runs (with their results) the app keeps per session, newest first
+    spark_history: int = _setting("INDEXCORE_SPARK_HISTORY", 10)
 
 
 def _parse(text: str | None, f):

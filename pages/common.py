@@ -228,6 +228,11 @@ class Context:
                 self.snapshot_id if on_table else None, tuple(sorted(kwargs.items())), self.options)
         return self._once(("frame", *args), lambda: cached_frame(*args))
 
+    def end_run(self) -> None:
+        """Let go of what this run took from the caches: the Context stays in the session's state
+        between runs, and a 50,000-file table's frames are tens of MB per session."""
+        self._run.clear()
+
     def _once(self, key: tuple, fetch: Callable[[], Any]) -> Any:
         try:
             return self._run[key]

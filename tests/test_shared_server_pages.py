@@ -210,3 +210,194 @@ def test_hostile_names_fetch_nothing_and_link_nowhere_in_chromium(hostile, liste
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+# ---------------------------------------------------------------------------------------
+# What-if: bounded work per session and per server (issue 28 item 1)
+
+SAMPLE = ROOT / "sample_warehouse"
+
+
+@pytest.fixture(scope="module")
+def events():
+    import indexcore
+
+    if not SAMPLE.is_dir():
+        pytest.skip("sample_warehouse/ is absent")
+    return indexcore.open_warehouse(str(SAMPLE)).table("demo.events")
+
+
+def test_bloom_options_that_only_cost_memory_are_refused_with_the_reason(events):
+    from indexcore.analysis.whatif import ITEMS_OVER_ROWS, check_hypothetical
+    from indexcore.errors import IndexCoreError
+    from indexcore.formats.registry import new_writer
+    from indexcore.types import parse_type
+
+    largest = max(lf.file.row_count for lf in events.plan().files)
+    with pytest.raises(IndexCoreError, match=f"far above the {largest:,} rows of the largest data file"):
+        check_hypothetical(events, "bloom-filter", {"items": "2147483647", "fpp": "0.01"})
+    with pytest.raises(IndexCoreError, match="below this server's floor of 1e-06"):
+        check_hypothetical(events, "bloom-filter", {"items": "10", "fpp": "1e-9"}, min_fpp=1e-6)
+    with pytest.raises(IndexCoreError, match="over this server's budget of 100 bytes"):
+        check_hypothetical(events, "bloom-filter", {"items": str(largest), "fpp": "0.01"}, max_bytes=100)
+    items = ITEMS_OVER_ROWS * largest  # the largest filter the page allows is exactly the one a writer makes
+    per_file = check_hypothetical(events, "bloom-filter", {"items": str(items), "fpp": "1e-6"}, min_fpp=1e-6)
+    writer = new_writer("bloom-filter", parse_type("INT"), {"items": str(items), "fpp": "1e-6"})
+    writer.write(1)
+    assert per_file == len(writer.serialized_bytes())
+    assert check_hypothetical(events, "bitmap", {}) is None
+
+
+def test_a_build_stops_at_its_budget_on_a_random_sample_and_gives_the_bytes_back(events):
+    from indexcore.analysis.whatif import SERVER, SESSION, ByteBudget, build_hypothetical_index
+
+    column = events.schema().field_names[0]
+    options = {"items": "400", "fpp": "0.01"}
+    whole = build_hypothetical_index(events, column, "bloom-filter", options)
+    per_file = whole.files[0].size
+    live = {lf.path for lf in events.plan().files}
+    assert whole.limited_by is None and len(whole.files) == len(live) == whole.total_files
+    budget = ByteBudget(10 * per_file)
+    with build_hypothetical_index(events, column, "bloom-filter", options, max_bytes=3 * per_file,
+                                  budget=budget) as first:
+        assert first.limited_by == SESSION and len(first.files) == 3 and first.total_size <= 3 * per_file
+        assert {f.path for f in first.files} <= live and budget.used == 3 * per_file
+        blobs = {f.path: f.blob for f in whole.files}
+        assert all(f.blob == blobs[f.path] for f in first.files), "a sampled file's index is the same bytes"
+        with build_hypothetical_index(events, column, "bloom-filter", options, budget=budget, seed=1) as second:
+            assert second.limited_by == SERVER and len(second.files) == 7, "the server's budget holds both"
+            assert budget.used == budget.limit
+        assert budget.used == 3 * per_file
+    assert budget.used == 0 and budget.peak == budget.limit
+    assert all(f.blob is None for f in first.files), "a released index keeps no bytes"
+
+
+def _what_if_app(table: str = "demo.events", root: Path = SAMPLE):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.session_state["warehouse_url"] = str(root)
+    at.session_state["table"] = table
+    at.switch_page("pages/what_if.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _largest_index(at, table) -> None:
+    """Ask the page for the largest bloom filter it allows on the first column and build it."""
+    from indexcore.analysis.whatif import ITEMS_OVER_ROWS
+    from indexcore.config import settings
+
+    largest = max(lf.file.row_count for lf in table.plan().files)
+    at.selectbox(key="hyp_column").select(table.schema().field_names[0]).run()
+    at.selectbox(key="hyp_type").select("bloom-filter").run()
+    at.text_input(key="hyp_options").set_value(
+        f"items={ITEMS_OVER_ROWS * largest}, fpp={settings().whatif_min_fpp:g}").run()
+    assert not at.error, [e.value for e in at.error]
+    at.button(key="hyp_build").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_what_if_page_refuses_huge_options_and_keeps_no_index_bytes(events, monkeypatch):
+    import pickle
+
+    _served_through_app(monkeypatch)
+    monkeypatch.delenv("INDEXCORE_ALLOWED_ROOTS", raising=False)
+    at = _what_if_app()
+    at.selectbox(key="hyp_column").select(events.schema().field_names[0]).run()
+    at.selectbox(key="hyp_type").select("bloom-filter").run()
+    at.text_input(key="hyp_options").set_value("items=2147483647, fpp=1e-9").run()
+    assert any("far above" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.button(key="hyp_build").disabled
+    at.text_input(key="hyp_options").set_value("items=100, fpp=1e-9").run()
+    assert any("below this server's floor" in e.value for e in at.error), [e.value for e in at.error]
+    # a budget of three files' filters: the page builds a sample and says so
+    monkeypatch.setenv("INDEXCORE_WHATIF_SESSION_BYTES", "1000")
+    at.text_input(key="hyp_options").set_value("items=100, fpp=0.01").run()
+    at.button(key="hyp_build").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    files = len(events.plan().files)
+    assert any(w.value.startswith("Built on a random sample of ") and f"of the {files:,} live files" in w.value
+               for w in at.warning), [w.value for w in at.warning]
+    kept = at.session_state["hyp"][1]
+    assert 0 < kept["files_indexed"] < files and kept["index_bytes"] <= 1000
+    state = pickle.dumps(kept)
+    assert b"HypotheticalIndex" not in state and len(state) < 200_000, "frames only, never the built blobs"
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+@pytest.mark.slow
+def test_twenty_sessions_asking_for_the_largest_index_stay_under_the_budget(monkeypatch):
+    """20 sessions at once on the 50,000-file sample (``python -m indexcore sample build DIR --scale
+    large --files 50000``, as bench/bench_app.py caches it; ``INDEXCORE_TEST_LARGE`` names another),
+    each building the largest bloom filter the What-if page allows: the bytes the server accounts
+    never pass its budget, each session keeps at most its own budget's worth, and the process grows
+    by far less than the unbounded builds would hold (about 5,900 bytes x 45,504 files = 268 MB each)."""
+    import gc
+    import pickle
+    import tempfile
+
+    import indexcore
+    from indexcore.analysis.whatif import ITEMS_OVER_ROWS, ByteBudget
+
+    root = Path(os.environ.get("INDEXCORE_TEST_LARGE")
+                or Path(tempfile.gettempdir()) / "indexcore-bench" / "large-50000")
+    if not (root / "large.db").is_dir():
+        pytest.skip(f"no large sample at {root} (bench/bench_app.py builds it)")
+    session, server, sessions = 256 << 10, 2 << 20, 20
+    _served_through_app(monkeypatch)
+    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", str(root))
+    monkeypatch.setenv("INDEXCORE_WHATIF_SESSION_BYTES", str(session))
+    monkeypatch.setenv("INDEXCORE_WHATIF_SERVER_BYTES", str(server))
+    table = indexcore.open_warehouse(str(root)).table("large.events")
+    largest = max(lf.file.row_count for lf in table.plan().files)
+    options = f"items={ITEMS_OVER_ROWS * largest}, fpp=1e-06"
+
+    def one_session(out: list) -> None:
+        from streamlit.testing.v1 import AppTest
+
+        at = AppTest.from_file(APP, default_timeout=900)
+        for key, value in (("warehouse_url", str(root)), ("table", "large.events"), ("hyp_column", "event_id"),
+                           ("hyp_type", "bloom-filter"), ("hyp_options", options)):
+            at.session_state[key] = value
+        at.switch_page("pages/what_if.py").run()
+        at.button(key="hyp_build").click().run()
+        out.append(at)
+
+    warm: list = []
+    one_session(warm)  # the shared caches (plan, explain frames) are built once, as on a server
+    assert not warm[0].exception and not warm[0].error, [e.value for e in warm[0].error]
+    gc.collect()
+    before = _rss_mb()
+    done: list = []
+    threads = [threading.Thread(target=one_session, args=(done,)) for _ in range(sessions)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    gc.collect()
+    grown = _rss_mb() - before
+    assert len(done) == sessions
+    kept = []
+    for at in done:
+        assert not at.exception, [e.value for e in at.exception]
+        kept.append(at.session_state["hyp"][1])
+    built = [k for k in kept if "refused" not in k]
+    assert built, "no session built anything"
+    assert all(0 < k["index_bytes"] <= session for k in built)
+    budgets = [o for o in gc.get_objects() if isinstance(o, ByteBudget) and o.limit == server]
+    assert budgets and all(b.peak <= server and b.used == 0 for b in budgets), [(b.peak, b.used) for b in budgets]
+    print(f"\n{sessions} sessions: {len(built)} built (indexes of {sum(k['files_indexed'] for k in built):,} "
+          f"files, {sum(k['index_bytes'] for k in built):,} bytes), server peak "
+          f"{max(b.peak for b in budgets):,} of {server:,} bytes; RSS grew {grown:.0f} MB")
+    for at in done:  # between runs a session keeps its small results, no frame of the last run
+        assert not at.session_state["context"]._run
+        assert len(pickle.dumps(at.session_state["hyp"][1])) < 1_000_000
+    # measured: 229 MB (it was 1,937 MB while each session's Context kept its last run's frames)
+    assert grown < 512, f"20 sessions grew the process by {grown:.0f} MB"
