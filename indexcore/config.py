@@ -74,6 +74,12 @@ class Settings:
     app_cache_entries: int = _setting("INDEXCORE_APP_CACHE_ENTRIES", 64)
     #: seconds the app keeps a cached frame
     app_cache_ttl: int = _setting("INDEXCORE_APP_CACHE_TTL", 1800)
+    #: sign-in for a team server (``st.login``, OIDC in ``.streamlit/secrets.toml``): empty is off, ``on`` the
+    #: ``[auth]`` provider, another word the ``[auth.NAME]`` provider
+    app_sign_in: str = _setting("INDEXCORE_APP_SIGN_IN", "")
+    #: with sign-in, the roots each user may read: JSON (or a JSON file's path) mapping an e-mail,
+    #: ``group:NAME`` (the ``groups`` claim) or ``*`` (anyone signed in) to a list of roots
+    app_user_roots: str = _setting("INDEXCORE_APP_USER_ROOTS", "")
     # What-if's hypothetical indexes in the app (indexcore.analysis.whatif): bounded per session and server
     #: bytes of hypothetical index one session's build may hold (past it the build is a random sample of files)
     whatif_session_bytes: int = _setting("INDEXCORE_WHATIF_SESSION_BYTES", 32 << 20)

@@ -29,6 +29,7 @@ from indexcore.frames.registry import FRAMES, WAREHOUSE, spec_of
 from indexcore.frames.text import md
 from indexcore.frames.views import branch_ref, view_frame
 from indexcore.io import parse_storage_options
+from pages.auth import user_roots
 
 APP_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_WAREHOUSE = APP_DIR / "sample_warehouse"
@@ -104,7 +105,11 @@ def default_warehouse() -> str:
 
 
 def allowed_roots() -> tuple[str, ...]:
-    """The ``allowed_roots`` setting, else the default and the given warehouse."""
+    """The signed-in user's roots when sign-in is on (:mod:`pages.auth`), else the ``allowed_roots``
+    setting, else the default and the given warehouse."""
+    signed_in = user_roots()
+    if signed_in is not None:
+        return tuple(dict.fromkeys(_norm(r) for r in signed_in))
     config = settings()
     if config.allowed_roots:
         roots = list(config.allowed_roots)

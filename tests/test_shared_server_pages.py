@@ -401,3 +401,71 @@ def test_twenty_sessions_asking_for_the_largest_index_stay_under_the_budget(monk
         assert len(pickle.dumps(at.session_state["hyp"][1])) < 1_000_000
     # measured: 229 MB (it was 1,937 MB while each session's Context kept its last run's frames)
     assert grown < 512, f"20 sessions grew the process by {grown:.0f} MB"
+
+
+# ---------------------------------------------------------------------------------------
+# Optional sign-in (issue 28 item 7): the mapping of users and groups to roots, in AppTest with st.user
+
+
+def test_user_roots_mapping_reads_json_and_says_what_is_wrong(tmp_path):
+    from indexcore.errors import IndexCoreError
+    from pages.auth import parse_user_roots, roots_for
+
+    mapping = parse_user_roots('{"Alice@Example.com": ["/a", "/shared"], "group:analysts": ["/g"], "*": ["/shared"]}')
+    assert roots_for(mapping, "alice@example.COM", []) == ("/a", "/shared")
+    assert roots_for(mapping, "bob@example.com", ["analysts", "other"]) == ("/g", "/shared")
+    assert roots_for(parse_user_roots('{"bob@example.com": ["/b"]}'), "carol@example.com", ["x"]) == ()
+    file = tmp_path / "roots.json"
+    file.write_text('{"*": ["/f"]}')
+    assert parse_user_roots(str(file)) == {"*": ("/f",)}
+    with pytest.raises(IndexCoreError, match=r"INDEXCORE_APP_USER_ROOTS \(the setting\) is not JSON: .* line 1"):
+        parse_user_roots('{"a": [}')
+    with pytest.raises(IndexCoreError, match="must map each user, group:NAME or \\* to a list of roots"):
+        parse_user_roots('{"a": "/not-a-list"}')
+    with pytest.raises(IndexCoreError, match="cannot read"):
+        parse_user_roots(str(tmp_path / "missing.json"))
+
+
+@pytest.fixture
+def two_roots(tmp_path, monkeypatch):
+    """Sign-in on: alice may read the sample warehouse, the analysts group a copy of it elsewhere."""
+    import json
+    import shutil
+
+    if not SAMPLE.is_dir():
+        pytest.skip("sample_warehouse/ is absent")
+    other = tmp_path / "team"
+    shutil.copytree(SAMPLE, other)
+    _served_through_app(monkeypatch)
+    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", os.pathsep.join([str(SAMPLE), str(other)]))
+    monkeypatch.setenv("INDEXCORE_APP_SIGN_IN", "on")
+    monkeypatch.setenv("INDEXCORE_APP_USER_ROOTS", json.dumps({"alice@example.com": [str(SAMPLE)],
+                                                                "group:analysts": [str(other)]}))
+    return SAMPLE.resolve(), other.resolve()
+
+
+def _signed_in_app(user: dict | None):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    if user is not None:
+        at.user = user
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_sign_in_gates_the_app_and_maps_each_user_to_their_roots(two_roots):
+    sample, other = two_roots
+    at = _signed_in_app({"is_logged_in": False})
+    assert [b.key for b in at.button] == ["sign_in"] and not at.sidebar.text_input, "nothing but the sign-in"
+    at = _signed_in_app({"is_logged_in": True, "email": "carol@example.com"})
+    assert any("no warehouse to read" in w.value for w in at.warning) and not at.sidebar.text_input
+    at = _signed_in_app({"is_logged_in": True, "email": "alice@example.com"})
+    assert at.text_input(key="warehouse_url").value == str(sample)
+    assert at.selectbox(key="table").options, "alice reads her root"
+    at.text_input(key="warehouse_url").set_value(str(other)).run()  # the server allows it, alice's mapping not
+    assert any("allowed" in e.value for e in at.sidebar.error), [e.value for e in at.sidebar.error]
+    at = _signed_in_app({"is_logged_in": True, "email": "bob@example.com", "groups": ["analysts"]})
+    assert at.text_input(key="warehouse_url").value == str(other)
+    assert at.selectbox(key="table").options, "bob reads his group's root"
