@@ -469,3 +469,13 @@ def test_sign_in_gates_the_app_and_maps_each_user_to_their_roots(two_roots):
     at = _signed_in_app({"is_logged_in": True, "email": "bob@example.com", "groups": ["analysts"]})
     assert at.text_input(key="warehouse_url").value == str(other)
     assert at.selectbox(key="table").options, "bob reads his group's root"
+
+
+def test_figures_take_object_columns_without_strings():
+    """An object column of numbers or None (decimal min/max, empty errors) is drawn as before."""
+    import decimal
+
+    ranges = pd.DataFrame({"file_name": ["f"], "index_type": ["bsi"], "min": [decimal.Decimal("1.5")],
+                           "max": [decimal.Decimal("2.5")], "error": [None]}).astype({"error": object})
+    fig = figures.value_ranges(ranges)
+    assert list(fig.data[0].x) == [1.5, 2.5]

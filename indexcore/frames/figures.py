@@ -37,8 +37,13 @@ def _escaped(value):
         out = value.rename(columns=lambda c: html(c) if isinstance(c, str) else c)
         for col in out.columns:
             cells = out[col]
-            if (cells.dtype == object or pd.api.types.is_string_dtype(cells)) and \
-                    cells.str.contains("[<>&]", regex=True, na=False).any():
+            if cells.dtype != object and not pd.api.types.is_string_dtype(cells):
+                continue
+            try:
+                marked = cells.str.contains("[<>&]", regex=True, na=False).any()
+            except AttributeError:  # an object column without any string (numbers, None, dicts)
+                continue
+            if marked:
                 out[col] = cells.map(lambda v: html(v) if isinstance(v, str) else v)
         return out
     if isinstance(value, list | tuple):
