@@ -479,3 +479,140 @@ def test_figures_take_object_columns_without_strings():
                            "max": [decimal.Decimal("2.5")], "error": [None]}).astype({"error": object})
     fig = figures.value_ranges(ranges)
     assert list(fig.data[0].x) == [1.5, 2.5]
+
+
+def _oidc_provider(email: str, groups: list[str], client_id: str):
+    """A minimal OpenID Connect provider on 127.0.0.1: discovery, an authorize endpoint that signs
+    the user in at once, a token endpoint issuing an RS256 id_token with the request's nonce, and
+    its JWKS. Returns the server and the paths it was asked for."""
+    import json
+    import secrets as token_bytes
+    import urllib.parse
+
+    from joserfc import jwt
+    from joserfc.jwk import RSAKey
+
+    key = RSAKey.generate_key(2048, parameters={"kid": "k1", "use": "sig", "alg": "RS256"})
+    nonces: dict[str, str | None] = {}
+    asked: list[str] = []
+
+    class Provider(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def _json(self, doc: dict) -> None:
+            body = json.dumps(doc).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _base(self) -> str:
+            return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+        def do_GET(self):  # noqa: N802 - the stdlib's name
+            url = urllib.parse.urlparse(self.path)
+            query = dict(urllib.parse.parse_qsl(url.query))
+            asked.append(url.path)
+            base = self._base()
+            if url.path == "/.well-known/openid-configuration":
+                self._json({"issuer": base, "authorization_endpoint": f"{base}/authorize",
+                            "token_endpoint": f"{base}/token", "jwks_uri": f"{base}/jwks",
+                            "response_types_supported": ["code"], "subject_types_supported": ["public"],
+                            "id_token_signing_alg_values_supported": ["RS256"]})
+            elif url.path == "/jwks":
+                self._json({"keys": [key.as_dict(private=False)]})
+            elif url.path == "/authorize":
+                code = token_bytes.token_urlsafe(8)
+                nonces[code] = query.get("nonce")
+                self.send_response(302)
+                self.send_header("Location", query["redirect_uri"] + "?" + urllib.parse.urlencode(
+                    {"code": code, "state": query.get("state", "")}))
+                self.end_headers()
+            else:
+                self.send_response(404)
+                self.end_headers()
+
+        def do_POST(self):  # noqa: N802
+            asked.append(self.path)
+            form = dict(urllib.parse.parse_qsl(self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()))
+            now = int(time.time())
+            claims = {"iss": self._base(), "sub": "user-1", "aud": client_id, "iat": now, "exp": now + 600,
+                      "email": email, "groups": groups, "nonce": nonces.pop(form.get("code"), None)}
+            self._json({"access_token": "token", "token_type": "Bearer", "expires_in": 600,
+                        "id_token": jwt.encode({"alg": "RS256", "kid": "k1"}, claims, key)})
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Provider)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, asked
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_sign_in_through_a_local_oidc_provider_in_chromium(tmp_path):
+    """Sign-in on, with an OIDC provider stub on 127.0.0.1: the app shows only "Sign in"; clicking it
+    goes through the provider and back, and the signed-in user (group analysts) opens their group's root."""
+    if not CHROMIUM.exists() or not SAMPLE.is_dir():
+        pytest.skip("needs /usr/bin/chromium and sample_warehouse/")
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    pytest.importorskip("authlib", reason="st.login needs Authlib (pip install indexcore[auth])")
+    pytest.importorskip("httpx", reason="st.login needs httpx (pip install indexcore[auth])")
+    pytest.importorskip("joserfc", reason="the provider stub signs with joserfc (Authlib's dependency)")
+    import json
+
+    from playwright.sync_api import sync_playwright
+
+    provider, asked = _oidc_provider("bob@example.com", ["analysts"], "indexcore")
+    port = _free_port()
+    secrets_file = tmp_path / "secrets.toml"
+    secrets_file.write_text(
+        f'[auth]\nredirect_uri = "http://127.0.0.1:{port}/oauth2callback"\n'
+        f'cookie_secret = "{os.urandom(16).hex()}"\nclient_id = "indexcore"\nclient_secret = "not-a-secret"\n'
+        f'server_metadata_url = "http://127.0.0.1:{provider.server_address[1]}/.well-known/openid-configuration"\n')
+    env = {**os.environ, "INDEXCORE_APP_SIGN_IN": "on", "INDEXCORE_ALLOWED_ROOTS": str(SAMPLE),
+           "INDEXCORE_APP_USER_ROOTS": json.dumps({"group:analysts": [str(SAMPLE)]}),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", APP, "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType",
+         "none", "--secrets.files", str(secrets_file)],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "streamlit did not start"
+                time.sleep(0.3)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROME_ARGS, headless=True)
+            try:
+                page = browser.new_page()
+                page.goto(url)
+                page.get_by_role("button", name="Sign in").wait_for(timeout=60_000)
+                assert page.get_by_role("textbox", name="Warehouse (local path or fsspec URL)").count() == 0
+                page.get_by_role("button", name="Sign in").click()
+                signed = page.get_by_text("Signed in as")
+                signed.wait_for(timeout=60_000)
+                assert signed.inner_text().replace("\u2060", "") == "Signed in as bob@example.com"
+                assert not [w for w in page.locator('[data-testid="stAlert"]').all_inner_texts()
+                            if "no warehouse" in w], "bob's group maps to a root"
+                box = page.get_by_role("textbox", name="Warehouse (local path or fsspec URL)")
+                box.wait_for(timeout=60_000)
+                page.wait_for_function("v => document.querySelector('[data-testid=stSidebar] input').value === v",
+                                       arg=str(SAMPLE.resolve()), timeout=60_000)
+                assert box.input_value() == str(SAMPLE.resolve())
+            finally:
+                browser.close()
+        assert {"/authorize", "/token", "/jwks"} <= set(asked), asked
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        provider.shutdown()
