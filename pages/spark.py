@@ -15,6 +15,7 @@ import traceback
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from indexcore.config import settings
 from indexcore.errors import IndexCoreError
@@ -42,8 +43,6 @@ def spark_sessions(per_user: int, queue_seconds: float) -> SparkSessions:
 
 def user_key() -> str:
     """Who runs the job, for the per-user limit: the signed-in user, else this browser session."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx  # Streamlit's own, only in the app
-
     if getattr(st.user, "is_logged_in", False):
         return f"user:{st.user.get('email') or st.user.get('sub')}"
     run = get_script_run_ctx()
