@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from indexcore.expr import quote_table
 from indexcore.frames import advisor, figures, suggestion
 from indexcore.frames.text import code
 from pages.common import fmt_bytes, guard, open_page, progress_callback, show_frame
@@ -17,7 +18,7 @@ if st.session_state.get("advisor_for") != picked or "advisor_workload" not in st
     with guard("Suggested predicate"):
         suggested = ctx.frame(suggestion.suggest_predicate)
         if suggested:
-            start = f"SELECT * FROM {ctx.table_name} WHERE {suggested['sql']};\n"
+            start = f"SELECT * FROM {quote_table(ctx.table_name)} WHERE {suggested['sql']};\n"
     st.session_state["advisor_workload"] = start
     st.session_state["advisor_for"] = picked
     st.session_state.pop("advisor_result", None)

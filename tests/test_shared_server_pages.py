@@ -29,7 +29,7 @@ from indexcore.frames.text import code, html, md
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 TABLE = "db.x[y](z)"
-HOSTILE_PAGES = ["warehouse", "table", "bitmap", "range", "what_if"]
+HOSTILE_PAGES = ["warehouse", "table", "bitmap", "range", "what_if", "advisor"]
 
 
 def _markdown_html(text: str) -> str:
@@ -148,6 +148,13 @@ def test_pages_send_names_as_text(hostile, page, monkeypatch):
     for text in sent:
         out = _markdown_html(text)
         assert "<a " not in out and "<img" not in out, (text, out)
+    if page == "advisor":  # the workload it starts from names the table quoted, and reads it
+        from indexcore.analysis.workload import parse_workload, scans
+
+        text = at.text_area(key="advisor_workload").value
+        assert text.startswith("SELECT * FROM db.`x[y](z)` WHERE `"), text
+        read, skipped = scans(parse_workload(text), TABLE, [column, "v"])
+        assert read and not skipped, skipped
     if page in ("range", "what_if"):  # the SQL the page starts from names the column quoted, and parses
         key = "range_sql" if page == "range" else "whatif_sql"
         sql = at.text_input(key=key).value
