@@ -290,21 +290,6 @@ def _what_if_app(table: str = "demo.events", root: Path = SAMPLE):
     return at
 
 
-def _largest_index(at, table) -> None:
-    """Ask the page for the largest bloom filter it allows on the first column and build it."""
-    from indexcore.analysis.whatif import ITEMS_OVER_ROWS
-    from indexcore.config import settings
-
-    largest = max(lf.file.row_count for lf in table.plan().files)
-    at.selectbox(key="hyp_column").select(table.schema().field_names[0]).run()
-    at.selectbox(key="hyp_type").select("bloom-filter").run()
-    at.text_input(key="hyp_options").set_value(
-        f"items={ITEMS_OVER_ROWS * largest}, fpp={settings().whatif_min_fpp:g}").run()
-    assert not at.error, [e.value for e in at.error]
-    at.button(key="hyp_build").click().run()
-    assert not at.exception, [e.value for e in at.exception]
-
-
 def test_what_if_page_refuses_huge_options_and_keeps_no_index_bytes(events, monkeypatch):
     import pickle
 
