@@ -76,13 +76,38 @@ class Settings:
     app_cache_entries: int = _setting("INDEXCORE_APP_CACHE_ENTRIES", 64)
     #: seconds the app keeps a cached frame
     app_cache_ttl: int = _setting("INDEXCORE_APP_CACHE_TTL", 1800)
+    #: sign-in for a team server (``st.login``, OIDC in ``.streamlit/secrets.toml``): empty is off, ``on`` the
+    #: ``[auth]`` provider, another word the ``[auth.NAME]`` provider
+    app_sign_in: str = _setting("INDEXCORE_APP_SIGN_IN", "")
+    #: with sign-in, the roots each user may read: JSON (or a JSON file's path) mapping an e-mail,
+    #: ``group:NAME`` (the ``groups`` claim) or ``*`` (anyone signed in) to a list of roots
+    app_user_roots: str = _setting("INDEXCORE_APP_USER_ROOTS", "")
+    # What-if's hypothetical indexes in the app (indexcore.analysis.whatif): bounded per session and server
+    #: bytes of hypothetical index one session's build may hold (past it the build is a random sample of files)
+    whatif_session_bytes: int = _setting("INDEXCORE_WHATIF_SESSION_BYTES", 32 << 20)
+    #: bytes of hypothetical index all sessions' builds may hold at once (past it a build stops, sampled or refused)
+    whatif_server_bytes: int = _setting("INDEXCORE_WHATIF_SERVER_BYTES", 256 << 20)
+    #: the smallest bloom-filter ``fpp`` a hypothetical index may ask for
+    whatif_min_fpp: float = _setting("INDEXCORE_WHATIF_MIN_FPP", 1e-6)
+    #: per-file rows of a hypothetical index's comparison a session keeps (the files it changes most)
+    whatif_frame_rows: int = _setting("INDEXCORE_WHATIF_FRAME_ROWS", 5000)
+    #: bytes of What-if explain results (per-file frames) the server keeps for reruns, shared by all
+    #: sessions (least recently used leave first; a 45,504-file explain is about 40 MB)
+    whatif_explained_bytes: int = _setting("INDEXCORE_WHATIF_EXPLAINED_BYTES", 256 << 20)
     # Spark (indexcore.spark)
     #: the Spark master used when none is given
     spark_master: str = _setting("INDEXCORE_SPARK_MASTER", "local[*]")
-    #: masters the operator allows, comma-separated (``local[*]`` covers every local master; a trailing ``*`` is a prefix)
-    spark_masters: tuple[str, ...] = _setting("INDEXCORE_SPARK_MASTERS", ("local[*]",), sep=",")
+    #: masters the operator allows, comma-separated, each exactly (``local[*]`` is not ``local[8]``); an entry
+    #: ending in ``*`` other than ``local[*]`` is a prefix
+    spark_masters: tuple[str, ...] = _setting("INDEXCORE_SPARK_MASTERS", ("local[*]", "local[1]", "local[2]"), sep=",")
     #: seconds a remote master has to answer (at least 0.1)
     spark_connect_timeout: float = _setting("INDEXCORE_SPARK_CONNECT_TIMEOUT", 10.0)
+    #: Spark jobs one user (one browser session, or one signed-in user) may run or queue at once in the app
+    spark_jobs_per_user: int = _setting("INDEXCORE_SPARK_JOBS_PER_USER", 1)
+    #: seconds an app job waits for the jobs of another master to end (one SparkContext per process) before it is refused
+    spark_queue_seconds: float = _setting("INDEXCORE_SPARK_QUEUE_SECONDS", 300.0)
+    #: Spark runs (with their results) the app keeps per session, newest first
+    spark_history: int = _setting("INDEXCORE_SPARK_HISTORY", 10)
 
 
 def _parse(text: str | None, f):

@@ -23,6 +23,7 @@ from indexcore.errors import IndexCoreError
 from indexcore.frames import health, unusable
 from indexcore.frames import table as table_frames
 from indexcore.frames.registry import FRAMES, WAREHOUSE, spec_of
+from indexcore.frames.text import md
 from indexcore.frames.views import view_frame
 from indexcore.io import parse_storage_options
 from pages.selection import (
@@ -138,11 +139,11 @@ def guard(what: str) -> Iterator[None]:
     try:
         yield
     except Missing as exc:
-        st.info(f"{what}: not shown, it needs what the section \"{exc}\" computes, and that section failed.")
+        st.info(md(f"{what}: not shown, it needs what the section \"{exc}\" computes, and that section failed."))
     except IndexCoreError as exc:
-        st.error(f"{what}: {exc}")
+        st.error(md(f"{what}: {exc}"))
     except Exception as exc:  # the page must keep working whatever a section hits
-        st.error(f"{what} failed: {type(exc).__name__}: {exc}")
+        st.error(md(f"{what} failed: {type(exc).__name__}: {exc}"))
 
 
 class Context:
@@ -188,6 +189,11 @@ class Context:
                 self.snapshot_id if on_table else None, tuple(sorted(kwargs.items())), self.options)
         return self._once(("frame", *args), lambda: cached_frame(*args))
 
+    def end_run(self) -> None:
+        """Let go of what this run took from the caches: the Context stays in the session's state
+        between runs, and a 50,000-file table's frames are tens of MB per session."""
+        self._run.clear()
+
     def _once(self, key: tuple, fetch: Callable[[], Any]) -> Any:
         try:
             return self._run[key]
@@ -222,7 +228,7 @@ def sidebar() -> Context:
     prev = prev if isinstance(prev, Selection) else None
     sb = st.sidebar
     sb.text_input("Warehouse (local path or fsspec URL)", key=WH_KEY,
-                  help="Must lie inside the allowed roots: " + ", ".join(roots))
+                  help=md("Must lie inside the allowed roots: " + ", ".join(roots)))
     sb.text_area("Storage options (key=value per line)", key=OPTIONS_KEY,
                  help="fsspec options for the backend, e.g. endpoint_url=http://localhost:9000 for MinIO; "
                       "FSSPEC_S3_ENDPOINT_URL and friends also work")
@@ -236,9 +242,9 @@ def sidebar() -> Context:
         wh = open_warehouse(url, roots, options)
         names = table_names(url, roots, options)
     except IndexCoreError as exc:
-        sb.error(f"Cannot open the warehouse: {exc}")
+        sb.error(md(f"Cannot open the warehouse: {exc}"))
     except Exception as exc:  # unreachable URL, unknown protocol...
-        sb.error(f"Cannot open the warehouse: {type(exc).__name__}: {exc}")
+        sb.error(md(f"Cannot open the warehouse: {type(exc).__name__}: {exc}"))
     if wh is not None and not names:
         sb.warning("No Paimon tables found in this warehouse.")
     selection = Selection(url, options=options)
@@ -259,7 +265,7 @@ def sidebar() -> Context:
         try:
             selection = pick_version(sb, wh, selection, prev)
         except IndexCoreError as exc:
-            sb.error(str(exc))
+            sb.error(md(exc))
     link.clear()  # what the pickers did not take (no table, no snapshot) is not kept for later
     show_refused(sb)
     sb.text_input("Spark master", key=MASTER_KEY,
@@ -347,7 +353,7 @@ def pick_name(label: str, names: list[str], key: str, first: str | None = None,
                              help="Part of the name; the list below shows the first matches")
         names = [n for n in names if text in n] if text else names
         if len(names) > limit:
-            st.caption(f"{label}: the first {limit:,} of {len(names):,} shown; type part of a name to narrow them.")
+            st.caption(md(f"{label}: the first {limit:,} of {len(names):,} shown; type part of a name to narrow them."))
             names = names[:limit]
     return st.selectbox(label, lead + names, key=key, **kwargs)
 
@@ -419,7 +425,8 @@ SEVERITY_ICONS = {health.ERROR: ":material/error:", health.WARNING: ":material/w
 
 
 def health_item(severity: str, text: str, page: str | None) -> None:
-    """One health item: its icon and text, and a link to the page explaining it (its key in
+    """One health item: its icon and ``text`` (markdown: the caller escapes what comes from data
+    with :func:`~indexcore.frames.text.md`), and a link to the page explaining it (its key in
     :data:`PAGE_FILES`; wide enough for the longest page title, "Range-bitmap and BSI",
     on one line)."""
     left, right = st.columns([3, 1], vertical_alignment="center")
@@ -455,8 +462,8 @@ def show_unusable(bad: pd.DataFrame, key: str) -> None:
     if bad.empty:
         return
     counts = bad.drop_duplicates("file_name")["why"].value_counts()
-    st.warning(f"{bad['file_name'].nunique()} file(s) could not be used: "
-               + ", ".join(f"{n} {why}" for why, n in counts.items()))
+    st.warning(md(f"{bad['file_name'].nunique()} file(s) could not be used: "
+                  + ", ".join(f"{n} {why}" for why, n in counts.items())))
     show_frame(bad, key)
 
 

@@ -16,6 +16,7 @@ from indexcore.frames import bitmap as bitmap_frames
 from indexcore.frames import pruning as pruning_frames
 from indexcore.frames import suggestion as suggestion_frames
 from indexcore.frames import warehouse as warehouse_frames
+from indexcore.frames.text import md
 from indexcore.views import view
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,11 +133,11 @@ def test_table_picker_changes_numbers(wh_path, overview):
     counts = {n: len(wh.table(n).plan().files) for n in wh.tables()}
     a, b = sorted(counts, key=counts.get)[0], sorted(counts, key=counts.get)[-1]
     at = _app()
-    assert any(h.value == f"Problems in {sorted(counts)[0]}" for h in at.subheader)
+    assert any(h.value == md(f"Problems in {sorted(counts)[0]}") for h in at.subheader)
     at = _app(b)
     _no_failure(at)
     assert at.selectbox(key="table").value == b
-    assert any(h.value == f"Problems in {b}" for h in at.subheader)
+    assert any(h.value == md(f"Problems in {b}") for h in at.subheader)
     # the picked table is shared with the other pages through st.session_state
     at = _app(a, "table")
     assert _metric(at, "Live files") == str(counts[a])
