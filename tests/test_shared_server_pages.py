@@ -368,11 +368,21 @@ def test_twenty_sessions_asking_for_the_largest_index_stay_under_the_budget(monk
     gc.collect()
     before = _rss_mb()
     done: list = []
-    threads = [threading.Thread(target=one_session, args=(done,)) for _ in range(sessions)]
+    failed: list = []
+
+    def guarded(out: list) -> None:
+        try:
+            one_session(out)
+        except KeyError as exc:  # AppTest is not thread-safe: its widget registry can lose a key
+            failed.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(done,)) for _ in range(sessions)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    for _ in failed:  # such a session runs again alone, still beside the others' kept state
+        one_session(done)
     gc.collect()
     grown = _rss_mb() - before
     assert len(done) == sessions
