@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,13 +22,14 @@ import pandas as pd
 import streamlit as st
 
 import indexcore
-from indexcore.config import settings
+from indexcore.config import settings, variable
 from indexcore.errors import IndexCoreError
 from indexcore.frames import health, unusable
 from indexcore.frames import table as table_frames
 from indexcore.frames.registry import FRAMES, WAREHOUSE, spec_of
 from indexcore.frames.views import branch_ref, view_frame
-from indexcore.io import parse_storage_options
+from indexcore.io.options import app_storage_options
+from indexcore.io.roots import local_url
 
 APP_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_WAREHOUSE = APP_DIR / "sample_warehouse"
@@ -94,7 +96,7 @@ def _cli_warehouse() -> str | None:
 
 
 def _norm(url: str) -> str:
-    return url if "://" in url else str(Path(url).expanduser().resolve())
+    return local_url(url)
 
 
 def default_warehouse() -> str:
@@ -126,10 +128,11 @@ def table_names(url: str, roots: tuple[str, ...], options: tuple = ()) -> list[s
     return open_warehouse(url, roots, options).tables()
 
 
-def storage_options() -> tuple:
-    """The sidebar's storage options (``key=value`` per line) as sorted pairs, for cache keys."""
-    lines = [ln.strip() for ln in st.session_state.get(OPTIONS_KEY, "").splitlines() if ln.strip()]
-    return tuple(sorted(parse_storage_options(lines).items()))
+def storage_options(url: str) -> tuple:
+    """The storage options the app reads ``url`` with, as sorted pairs (cache keys): the sidebar's
+    (``key=value`` per line; only names the operator allows, never endpoints or credentials) with
+    the operator's options bound to the url's root over them (:mod:`indexcore.io.options`)."""
+    return tuple(sorted(app_storage_options(url, st.session_state.get(OPTIONS_KEY) or "", settings()).items()))
 
 
 @st.cache_data(show_spinner="Reading…", max_entries=CACHE_ENTRIES, ttl=CACHE_TTL)
@@ -156,6 +159,12 @@ def cached_frame(key: str, url: str, roots: tuple[str, ...], table: str | None, 
     return spec.fn(wh.table(table), **dict(kwargs))
 
 
+# what a browser user reads of an error that is not ours (a backend's, a bug): never its text, which
+# may carry a host's response, and the same sentence whatever it was (no tell of "cannot connect")
+UNEXPECTED = "an unexpected error; the server log has the details."
+LOG = logging.getLogger("indexcore.app")
+
+
 class Missing(Exception):
     """A section needs a value that an earlier section, which failed, did not produce."""
 
@@ -180,8 +189,9 @@ def guard(what: str) -> Iterator[None]:
         st.info(f"{what}: not shown, it needs what the section \"{exc}\" computes, and that section failed.")
     except IndexCoreError as exc:
         st.error(f"{what}: {exc}")
-    except Exception as exc:  # the page must keep working whatever a section hits
-        st.error(f"{what} failed: {type(exc).__name__}: {exc}")
+    except Exception:  # the page must keep working whatever a section hits
+        st.error(f"{what} failed: {UNEXPECTED}")
+        LOG.warning("%s failed", what, exc_info=True)
 
 
 class Context:
@@ -274,13 +284,17 @@ def sidebar() -> Context:
     sb = st.sidebar
     sb.text_input("Warehouse (local path or fsspec URL)", key=WH_KEY,
                   help="Must lie inside the allowed roots: " + ", ".join(roots))
-    sb.text_area("Storage options (key=value per line)", key=OPTIONS_KEY,
-                 help="fsspec options for the backend, e.g. endpoint_url=http://localhost:9000 for MinIO; "
-                      "FSSPEC_S3_ENDPOINT_URL and friends also work")
-    url = _norm(st.session_state[WH_KEY].strip())
-    wh, names, options = None, [], ()
+    typable = [k for k in settings().app_storage_options if k.strip()]
+    sb.text_area("Storage options (key=value per line)", key=OPTIONS_KEY, disabled=not typable,
+                 help=(f"Only {', '.join(typable)} may be set here" if typable else
+                       "Set by the operator: this server takes no storage options from the browser")
+                      + f"; endpoints and credentials are bound to roots by the operator ({variable('root_options')})")
+    if not typable:
+        sb.caption("Storage options are set by the operator, not in the browser.")
+    url, wh, names, options = st.session_state[WH_KEY].strip(), None, [], ()
     try:
-        options = storage_options()
+        url = _norm(url)
+        options = storage_options(url)
         if prev is not None and (prev.warehouse, prev.options) != (url, options):
             _forget(TABLE_KEY, BRANCH_KEY, TAG_KEY, SNAPSHOT_KEY)
             prev = None
@@ -288,8 +302,9 @@ def sidebar() -> Context:
         names = table_names(url, roots, options)
     except IndexCoreError as exc:
         sb.error(f"Cannot open the warehouse: {exc}")
-    except Exception as exc:  # unreachable URL, unknown protocol...
-        sb.error(f"Cannot open the warehouse: {type(exc).__name__}: {exc}")
+    except Exception:  # a backend's own error (unreachable host...): summarised, never echoed
+        sb.error(f"Cannot open the warehouse: {UNEXPECTED}")
+        LOG.warning("cannot open the warehouse %r", url, exc_info=True)
     if wh is not None and not names:
         sb.warning("No Paimon tables found in this warehouse.")
     selection = Selection(url, options=options)

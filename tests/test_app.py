@@ -323,7 +323,7 @@ def _sweep_tables() -> list:
 
 @pytest.fixture
 def sweep_env(monkeypatch):
-    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", os.pathsep.join(str(r.resolve()) for r in SWEEP_ROOTS if r.is_dir()))
+    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", ",".join(str(r.resolve()) for r in SWEEP_ROOTS if r.is_dir()))
 
 
 @pytest.mark.parametrize(("root", "name"), _sweep_tables())

@@ -63,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
         result = args.func(args)
     except IndexCoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        if exc.detail:  # what a storage backend said: the operator's own shell may see it
+            print(f"  detail: {exc.detail}", file=sys.stderr)
         return 2
     try:
         emit(result, args.format, sys.stdout, getattr(args, "brief", None))

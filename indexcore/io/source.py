@@ -258,7 +258,19 @@ def storage_error(exc: OSError, name: str, doing: str, offset: int | None = None
     """Our StorageError for an OS error while ``doing`` (open, read) the file ``name``."""
     if isinstance(exc, FileNotFoundError):
         return StorageError("file not found", file=name)
-    return StorageError(f"cannot {doing}: {exc}", file=name, offset=offset)
+    return backend_error(doing, exc, name, offset)
+
+
+BACKEND_FAILED = "the storage backend failed"
+
+
+def backend_error(doing: str, exc: BaseException, file: str | None = None,
+                  offset: int | None = None) -> StorageError:
+    """A storage backend's failure while ``doing`` (open, read, list), summarised: one fixed
+    sentence whatever the failure (a refused connection reads as a denied or broken request), the
+    backend's exception and text kept in ``detail`` for the operator, never in the message."""
+    return StorageError(f"cannot {doing}: {BACKEND_FAILED}", file=file, offset=offset,
+                        detail=f"{type(exc).__name__}: {exc}")
 
 
 def pread_fully(fd: int, offset: int, length: int) -> bytes:
