@@ -17,7 +17,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from indexcore.cache import LRU
 from indexcore.config import settings
-from indexcore.errors import CorruptFileError, StorageError
+from indexcore.errors import CorruptFileError, IndexCoreError, StorageError
 
 # what a source without a shared cache keeps of its own reads, and the file sizes a cache keeps
 PRIVATE_CACHE_BYTES = 16 << 20
@@ -247,11 +247,16 @@ class SliceSource(ByteSource):
 
 @contextlib.contextmanager
 def storage_errors(name: str, doing: str, offset: int | None = None):
-    """An OS error while ``doing`` (open, read) a file, as our StorageError naming the file."""
+    """An OS error while ``doing`` (open, read) a file, as our StorageError naming the file; so is
+    a backend's own exception (botocore's ``EndpointConnectionError`` is no OSError), summarised."""
     try:
         yield
+    except IndexCoreError:
+        raise
     except OSError as exc:
         raise storage_error(exc, name, doing, offset) from exc
+    except Exception as exc:  # the with-blocks hold one backend call each: this is the backend's
+        raise backend_error(doing, exc, name, offset) from exc
 
 
 def storage_error(exc: OSError, name: str, doing: str, offset: int | None = None) -> StorageError:

@@ -250,10 +250,13 @@ class Storage:
             self.cache.set_size(self._norm(path), int(size))
 
     def exists(self, path: str) -> bool:
+        full = self.resolve(path)
         try:
-            return self.fs.exists(self.resolve(path))
-        except OSError:
+            return self.fs.exists(full)
+        except FileNotFoundError:
             return False
+        except Exception as exc:  # a backend that cannot answer is not an absent file: summarised
+            raise backend_error("check", exc, path) from exc
 
     def listdir(self, path: str) -> list[dict]:
         """Entries (``name``, ``type``, ``size``) under a directory; empty if it is missing."""
@@ -261,7 +264,7 @@ class Storage:
             entries = self.fs.ls(self.resolve(path), detail=True)
         except FileNotFoundError:
             return []
-        except OSError as exc:
+        except Exception as exc:  # OSError or a backend's own class (botocore's are no OSError)
             raise backend_error("list", exc, path) from exc
         if self.cache is not None:
             for e in entries:
@@ -282,7 +285,7 @@ class Storage:
             found = self.fs.find(self.resolve(path), detail=True)
         except FileNotFoundError:
             return None
-        except OSError as exc:
+        except Exception as exc:  # OSError or a backend's own class
             raise backend_error("list", exc, path) from exc
         times = [t for t in map(modified_time, found.values()) if t is not None]
         return min(times, default=None)
@@ -320,7 +323,7 @@ class Storage:
                     fh.seek(f.start)
                     return fh.read() if f.end is None else fh.read(f.end - f.start)
             return self.fs.cat_file(full, start=f.start if f.end is not None else None, end=f.end)
-        except (OSError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001  (the fetch's error, reported by the later read)
             return exc
 
     def _fetch_async(self, fetches: list[Fetch], fulls: list[str]) -> list[bytes | BaseException]:
@@ -328,7 +331,7 @@ class Storage:
         starts = [f.start if f.end is not None else None for f in fetches]
         try:
             got = self.fs.cat_ranges(fulls, starts, ends, on_error="return", batch_size=self.concurrency)
-        except (OSError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001  (each fetch's error, reported by the later read)
             return [exc] * len(fetches)
         return [g if isinstance(g, bytes | BaseException) else OSError(str(g)) for g in got]
 
