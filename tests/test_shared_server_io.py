@@ -339,3 +339,141 @@ def test_nul_bytes_are_a_clear_error(monkeypatch, tmp_path):
     wh = indexcore.open_warehouse(str(SAMPLE))
     with pytest.raises(StorageError, match="NUL byte"):
         wh.storage.read_bytes("demo.db/orders/snapshot/\x00")
+
+
+def test_a_nul_byte_in_a_manifest_list_name_is_a_problem_not_a_traceback(tmp_path):
+    from indexcore.cli import main
+
+    shutil.copytree(SAMPLE / "demo.db" / "orders", tmp_path / "demo.db" / "orders")
+    snapshots = tmp_path / "demo.db" / "orders" / "snapshot"
+    latest = max(snapshots.glob("snapshot-*"), key=lambda p: int(p.name.split("-")[1]))
+    snap = json.loads(latest.read_text())
+    snap["baseManifestList"] += "\x00x"
+    latest.write_text(json.dumps(snap))
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["rows", str(tmp_path), "demo.orders", "--format", "json"])
+    assert code == 0, err.getvalue()
+    problems = json.loads(out.getvalue())["problems"]
+    assert [(p["structure"], p["reason"]) for p in problems] == [("manifest list", "not a valid path: it holds a NUL byte")]
+
+
+@pytest.mark.parametrize("args", [["--limit", "99999999999999999999"], ["--limit", "-1"],
+                                  ["--snapshot", "99999999999999999999"], ["--limit", "1e400"]])
+def test_huge_numbers_are_a_usage_error(args, capsys):
+    from indexcore.cli import main
+
+    with pytest.raises(SystemExit) as caught:
+        main(["rows", str(SAMPLE), "demo.orders", *args])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {args[0]}" in err and "Traceback" not in err and "OverflowError" not in err
+
+
+def test_a_deeply_nested_workload_query_is_refused_quickly():
+    import time
+
+    from indexcore.analysis.workload import parse_workload, scans
+
+    for depth in (300, 6000):
+        text = "SELECT * FROM " + "(SELECT * FROM " * depth + "demo.t WHERE a = 1" + ")" * depth
+        start = time.process_time()
+        found, skipped = scans(parse_workload(text), "demo.t", ["a"])
+        assert time.process_time() - start < 5
+        assert not found and len(skipped) == 1 and ("nests" in skipped[0]["reason"] or "longer" in skipped[0]["reason"])
+    chain = "SELECT * FROM demo.t WHERE " + " AND ".join(f"a = {i}" for i in range(2000))
+    found, skipped = scans(parse_workload(chain), "demo.t", ["a"])
+    assert not skipped and found[0].where.count(" AND ") == 1999
+    assert scans(parse_workload("SELECT * FROM demo.t WHERE " + "NOT " * 500 + "a = 1"), "demo.t", ["a"])[1]
+
+
+def test_the_advisor_reports_a_nested_workload_query(capsys, tmp_path):
+    from indexcore.cli import main
+
+    workload = tmp_path / "w.sql"
+    workload.write_text("SELECT * FROM demo.orders WHERE " + "(" * 300 + "status = 'PAID'" + ")" * 300 + ";\n"
+                        "SELECT * FROM demo.orders WHERE status = 'PAID';\n")
+    code = main(["advise", str(SAMPLE), "demo.orders", "--workload", str(workload), "--format", "json"])
+    out = capsys.readouterr()
+    assert code == 0 and "RecursionError" not in out.err + out.out
+    assert "nests 300 levels deep" in out.out
+
+
+def test_scratch_names_stay_in_the_scratch_directory():
+    from indexcore.spark.jobs.what_if import scratch_name
+
+    names = set()
+    for column in ("device", "../../etc/passwd", "a/b", "a_b", "x" * 5000, "\x00\ud800", "..", "."):
+        name = scratch_name("bucket-0/data-1.parquet", column, "bloom-filter")
+        assert "/" not in name and "\x00" not in name and name not in (".", "..") and len(name) < 255
+        assert name.startswith("data-1.parquet.") and name.endswith(".index")
+        names.add(name)
+    assert len(names) == 8  # names that clean up alike stay apart
+
+
+# ---------------------------------------------------------------------------------------
+# Item 5, the CLI: CSV cells are never formulas, table output never terminal controls
+
+HOSTILE = ["=HYPERLINK(\"http://127.0.0.1:9/x\",\"y\")", "=cmd|' /C calc'!A0", "+1+1", "@SUM(A1)", "-2+3",
+           "\tTAB", "\rCR", "-1", "plain", "\x1b]0;TITLE\x07\x1b[2J", "abc\u202edef", "\u2066iso\u2069", "x\x85y"]
+HOSTILE_COLUMN = "n\x1b[31mame\u202e"
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    """A table whose text values and one column name carry formulas, ANSI/OSC escapes and bidi overrides."""
+    import pyarrow as pa
+
+    from indexcore.write import TableWriter, make_schema
+
+    wh = tmp_path_factory.mktemp("hostile")
+    schema = make_schema([("k", "INT"), ("v", "STRING"), (HOSTILE_COLUMN, "STRING")], options={"bucket": "-1"})
+    writer = TableWriter.create(str(wh), "db.t", schema)
+    writer.write(pa.table({"k": pa.array(range(-1, len(HOSTILE) - 1), pa.int32()), "v": HOSTILE,
+                           HOSTILE_COLUMN: HOSTILE[::-1]}))
+    return str(wh)
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    from indexcore.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(list(args))
+    return code, out.getvalue()
+
+
+def _neutral(text: str) -> str:
+    import re
+
+    number = re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", text)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") and not number else text
+
+
+def test_csv_cells_that_start_a_formula_are_neutralised(hostile):
+    import csv
+
+    code, out = _cli("rows", hostile, "db.t", "--format", "csv")
+    assert code == 0
+    rows = list(csv.reader(io.StringIO(out)))
+    assert rows[0][:3] == ["k", "v", HOSTILE_COLUMN]
+    got = {r[0]: (r[1], r[2]) for r in rows[1:]}
+    for i, value in enumerate(HOSTILE):
+        assert got[str(i - 1)] == (_neutral(value), _neutral(HOSTILE[::-1][i])), value
+    assert got["-1"][0] == "'=HYPERLINK(\"http://127.0.0.1:9/x\",\"y\")"  # the INT key -1 stays a number
+    assert {r[1] for r in rows[1:]} >= {"'+1+1", "'@SUM(A1)", "-1", "'-2+3", "plain"}
+    code, raw = _cli("rows", hostile, "db.t", "--format", "csv", "--csv-raw")
+    rows = list(csv.reader(io.StringIO(raw)))
+    assert sorted(r[1] for r in rows[1:]) == sorted(HOSTILE)
+
+
+def test_table_output_shows_terminal_controls_escaped(hostile):
+    code, out = _cli("rows", hostile, "db.t", "--format", "table", "--limit", "100")
+    assert code == 0
+    for raw in ("\x1b", "\x07", "\x85", "\u202e", "\u2066", "\u2069", "\r", "\t"):
+        assert raw not in out, repr(raw)
+    assert "\\x1b]0;TITLE\\x07\\x1b[2J" in out and "abc\\u202edef" in out and "\\u2066iso\\u2069" in out
+    assert "n\\x1b[31mame\\u202e" in out  # the column name, in the header
+    assert "x\\x85y" in out and "\\tTAB" in out
+    code, js = _cli("rows", hostile, "db.t", "--format", "json")
+    assert code == 0 and sorted(r["v"] for r in json.loads(js)["rows"]) == sorted(HOSTILE)

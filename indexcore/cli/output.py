@@ -112,9 +112,12 @@ def write_csv(result: Any, out: TextIO, raw: bool = False) -> None:
     """The main table of ``result`` as CSV; formula-like text cells and headers neutralised unless ``raw``."""
     columns, rows = records(result)
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([csv_text(str(c), raw) for c in columns])
-    for row in rows:
-        writer.writerow([csv_text(row.get(c), raw) for c in columns])
+    # Python's csv quotes a field for the line terminator's characters only: a bare CR would end the
+    # row for a reader, so a row holding one is written with every field quoted
+    quoted = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    for cells in ([str(c) for c in columns], *([row.get(c) for c in columns] for row in rows)):
+        texts = [csv_text(v, raw) for v in cells]
+        (quoted if any("\r" in t for t in texts) else writer).writerow(texts)
 
 
 def _text(value: Any) -> str:
