@@ -22,8 +22,8 @@ import pandas as pd
 import streamlit as st
 
 import indexcore
-from indexcore.config import settings, variable
-from indexcore.errors import IndexCoreError
+from indexcore.config import Settings, settings, variable
+from indexcore.errors import IndexCoreError, SettingsError
 from indexcore.frames import health, unusable
 from indexcore.frames import table as table_frames
 from indexcore.frames.registry import FRAMES, WAREHOUSE, spec_of
@@ -38,7 +38,10 @@ PAGE_SIZE = 200
 # server memory stays bounded whatever the number of sessions: warehouses opened at once
 # (each with its tables' plan and manifest caches, see indexcore.warehouse.table), and cached
 # frames, which also expire so a long-running server lets go of tables nobody looks at
-_APP = settings()  # read when the server starts: the caches below are sized once
+try:
+    _APP = settings()  # read when the server starts: the caches below are sized once
+except SettingsError:  # malformed roots: app.py shows why and serves nothing; a page run alone gets there
+    _APP = Settings()
 MAX_WAREHOUSES = _APP.app_warehouses
 CACHE_ENTRIES = _APP.app_cache_entries
 CACHE_TTL = _APP.app_cache_ttl  # seconds
@@ -189,8 +192,8 @@ def guard(what: str) -> Iterator[None]:
         st.info(f"{what}: not shown, it needs what the section \"{exc}\" computes, and that section failed.")
     except IndexCoreError as exc:
         st.error(f"{what}: {exc}")
-    except Exception:  # the page must keep working whatever a section hits
-        st.error(f"{what} failed: {UNEXPECTED}")
+    except Exception as exc:  # the page must keep working whatever a section hits; its text is not shown
+        st.error(f"{what} failed: {type(exc).__name__}, {UNEXPECTED}")
         LOG.warning("%s failed", what, exc_info=True)
 
 
