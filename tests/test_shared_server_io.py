@@ -477,3 +477,22 @@ def test_table_output_shows_terminal_controls_escaped(hostile):
     assert "x\\x85y" in out and "\\tTAB" in out
     code, js = _cli("rows", hostile, "db.t", "--format", "json")
     assert code == 0 and sorted(r["v"] for r in json.loads(js)["rows"]) == sorted(HOSTILE)
+
+
+def test_nul_bytes_in_file_lists_and_file_arguments(tmp_path):
+    """A NUL byte in a name read from metadata (a batch of heads) or given on the command line is
+    that file's clear error, never ``ValueError: embedded null byte``."""
+    from indexcore.cli import main
+    from indexcore.io import Storage
+
+    storage = Storage(str(SAMPLE))
+    good = str(SAMPLE / "demo.db" / "orders" / "schema" / "schema-0")
+    got = storage.read_prefixes([good, good.replace("schema-0", "sch\x00ema-0"), good], 4)
+    assert got[0] == got[2] and isinstance(got[1], StorageError) and "NUL byte" in str(got[1])
+    for args in (["advise", str(SAMPLE), "demo.orders", "--workload", f"{tmp_path}/w\x00.sql"],
+                 ["probe", f"{tmp_path}/x\x00.bin", "--index-type", "bitmap", "--column-type", "INT",
+                  "--where", "c = 1"]):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            assert main(args) == 2, args
+        assert "\\x00" in err.getvalue() and "Traceback" not in err.getvalue(), err.getvalue()

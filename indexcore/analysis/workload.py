@@ -172,8 +172,8 @@ def read_workload(path: str) -> list[Query]:
     try:
         with open(path, encoding="utf-8") as fh:
             return parse_workload(fh.read())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PredicateError(f"cannot read workload file {path}: {exc}") from exc
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise PredicateError(f"cannot read workload file {path!r}: {exc}") from exc
 
 
 def is_select(text: str) -> bool:

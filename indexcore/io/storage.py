@@ -198,7 +198,7 @@ class Storage:
         for path in paths:
             full, fd = None, -1
             try:
-                full = self._in_resolved_dir(path, folders) if NO_FOLLOW else None
+                full = self._in_resolved_dir(check_text(path), folders) if NO_FOLLOW else None
                 if full is not None:
                     try:
                         fd = os.open(full, os.O_RDONLY | NO_FOLLOW)
