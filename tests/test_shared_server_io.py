@@ -496,3 +496,19 @@ def test_nul_bytes_in_file_lists_and_file_arguments(tmp_path):
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             assert main(args) == 2, args
         assert "\\x00" in err.getvalue() and "Traceback" not in err.getvalue(), err.getvalue()
+
+
+@pytest.mark.spark
+def test_what_if_in_its_own_scratch_directory_reads_the_bucket_with_its_options(moto):
+    """The temporary-directory branch of ``what_if`` hands the storage options on: with the
+    operator's options (and none in the environment) every file of the bucket is built and measured."""
+    from indexcore.spark import get_session
+    from indexcore.spark.jobs.what_if import what_if
+
+    endpoint, url = moto
+    options = {k: v for k, v in _operator(endpoint).items() if k != "config_kwargs"}
+    local = indexcore.open_warehouse(str(SAMPLE)).table("demo.orders")
+    result = what_if(url, "demo.orders", "status", "bloom-filter", {"items": "100"}, ["status = 'PAID'"],
+                     spark=get_session("local[1]"), storage_options=options)
+    assert result["scratch_dir"] is None and not result["task_errors"], result["task_errors"]
+    assert result["files"] == len(local.plan().files) > 0
