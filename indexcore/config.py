@@ -49,6 +49,8 @@ def root_problem(entry: str) -> str | None:
             return f"names a protocol fsspec does not know ({protocol!r})"
         if name in LOCAL_PROTOCOLS:
             return None if rest.startswith("/") else "is a file URL without an absolute path (file:///path)"
+        if name == "memory":  # the process's own memory: no host
+            return None
         return None if rest.split("/", 1)[0] else "names no bucket or host"
     if entry.startswith("~") and entry != "~" and not entry.startswith("~/"):
         return "names another user's home (~name); write the directory out"

@@ -512,3 +512,11 @@ def test_what_if_in_its_own_scratch_directory_reads_the_bucket_with_its_options(
                      spark=get_session("local[1]"), storage_options=options)
     assert result["scratch_dir"] is None and not result["task_errors"], result["task_errors"]
     assert result["files"] == len(local.plan().files) > 0
+
+
+def test_a_root_given_in_code_is_one_location_too():
+    """``allowed_roots=["s3://"]`` would allow every bucket: refused as the setting is."""
+    for root in ("s3://", "s3:///x", "simplecache::s3://lake/wh"):
+        with pytest.raises(StorageError, match="not a valid allowed root"):
+            indexcore.open_warehouse("s3://lake/wh", allowed_roots=[root])
+    assert Roots(["memory:///wh", "memory://wh"]).check("memory://wh/x")

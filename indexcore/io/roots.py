@@ -21,7 +21,7 @@ from fsspec.core import split_protocol
 from fsspec.registry import get_filesystem_class
 
 from indexcore.cache import LRU
-from indexcore.config import settings
+from indexcore.config import root_problem, settings
 from indexcore.errors import StorageError
 
 # layers that only cache the layer below: they add no path of their own
@@ -139,9 +139,15 @@ class Roots:
     """The allowed roots and protocols; :meth:`check` refuses any URL outside them.
 
     Keeps the local directories it resolved (``realpath_dirs`` setting) for the paths it checks.
+    Each root given must be one location (:func:`~indexcore.config.root_problem`): ``s3://``
+    would allow every bucket (``validate=False``: the roots are a warehouse URL bounding itself).
     """
 
-    def __init__(self, roots: list[str], protocols: list[str] | None = None):
+    def __init__(self, roots: list[str], protocols: list[str] | None = None, validate: bool = True):
+        for root in roots if validate else ():
+            problem = root_problem(str(root))
+            if problem:
+                raise StorageError(f"not a valid allowed root: it {problem}", file=str(root).replace("\x00", "\\x00"))
         config = settings()
         self.real_dirs = LRU(config.realpath_dirs)
         self.roots: list[Layer] = []

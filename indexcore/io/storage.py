@@ -67,7 +67,7 @@ class Storage:
         self.url = url
         config = settings()
         self.storage_options = dict(storage_options or {})
-        self.guard = Roots(list(allowed_roots) if allowed_roots else [url])
+        self.guard = Roots(list(allowed_roots)) if allowed_roots else Roots([url], validate=False)
         self.host = self.guard.check(url)[-1].host  # the fs below reads from this host only
         try:
             self.fs, root = url_to_fs(url, **self.storage_options)
