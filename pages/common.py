@@ -163,7 +163,8 @@ def cached_frame(key: str, url: str, roots: tuple[str, ...], table: str | None, 
 
 
 # what a browser user reads of an error that is not ours (a backend's, a bug): never its text, which
-# may carry a host's response, and the same sentence whatever it was (no tell of "cannot connect")
+# may carry a host's response; the sidebar, where a URL is chosen, shows not even the class (no
+# tell of "cannot connect"), a page section shows the class
 UNEXPECTED = "an unexpected error; the server log has the details."
 LOG = logging.getLogger("indexcore.app")
 

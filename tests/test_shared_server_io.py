@@ -193,6 +193,12 @@ def test_roots_are_checked_on_host_too():
                       "webhdfs://namenode:9870/other"):
         with pytest.raises(StorageError, match=REFUSED):
             guard.check(elsewhere)
+    # a host that happens to begin the path is still the host
+    guard = Roots(["ftp://pub/pub"])
+    guard.check("ftp://pub/pub/x")
+    for elsewhere in ("ftp://p/pub/x", "ftp://pu/pub/x", "ftp://127.0.0.1/pub/x"):
+        with pytest.raises(StorageError, match=REFUSED):
+            guard.check(elsewhere)
 
 
 def test_s3_root_in_the_app_with_operator_bound_options(moto, monkeypatch):

@@ -75,12 +75,17 @@ def local_url(text: str) -> str:
     return os.path.realpath(os.path.expanduser(text))
 
 
-def _host(protocol: str, part: str, path: str) -> str:
-    """The host of a URL layer when its stripped path does not carry it (else ``""``)."""
+_PROBE = "indexcore-host-probe"
+
+
+def _host(protocol: str, part: str) -> str:
+    """The host of a URL layer when the protocol's paths do not carry it (``hdfs://nn:8020/wh``
+    strips to ``/wh``, ``s3://bucket/wh`` to ``bucket/wh``: the bucket is in the path); else ``""``."""
     if protocol == LOCAL or "://" not in part:
         return ""
-    host = urlsplit(part).netloc.lower()
-    return "" if path.lstrip("/").lower().startswith(host) else host
+    if _strip(protocol, f"{protocol}://{_PROBE}/x").lstrip("/").startswith(_PROBE + "/"):
+        return ""
+    return urlsplit(part).netloc.lower()
 
 
 def _strip(protocol: str, text: str) -> str:
@@ -126,8 +131,7 @@ def layers(url: str, real_dirs: LRU | None = None) -> list[Layer]:
             continue
         if proto == LOCAL and other_home(rest):
             raise refused(url)
-        stripped = _strip(proto, part)
-        out.append(Layer(proto, normalize_path(proto, stripped, real_dirs), _host(proto, part, stripped)))
+        out.append(Layer(proto, normalize_path(proto, _strip(proto, part), real_dirs), _host(proto, part)))
     return out
 
 
