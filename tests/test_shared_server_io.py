@@ -391,6 +391,9 @@ def test_a_deeply_nested_workload_query_is_refused_quickly():
     found, skipped = scans(parse_workload(chain), "demo.t", ["a"])
     assert not skipped and found[0].where.count(" AND ") == 1999
     assert scans(parse_workload("SELECT * FROM demo.t WHERE " + "NOT " * 500 + "a = 1"), "demo.t", ["a"])[1]
+    # the bounds are checked in the dialect that parses: a Spark string with a backslash escape still reads
+    found, skipped = scans(parse_workload("SELECT * FROM demo.t WHERE s = 'it\\'s' AND a = 1"), "demo.t", ["a", "s"])
+    assert not skipped and found[0].filters == {"s": frozenset({"equality"}), "a": frozenset({"equality"})}
 
 
 def test_the_advisor_reports_a_nested_workload_query(capsys, tmp_path):

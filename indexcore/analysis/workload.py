@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 
 from indexcore.errors import PredicateError
 from indexcore.expr.sql import check_sql_bounds
@@ -182,11 +183,18 @@ def is_select(text: str) -> bool:
 
 
 def _parse(text: str, into: type[exp.Expression] | None = None) -> exp.Expression:
-    """The statement's tree, in the first dialect that parses it; bounded first (length, nesting),
-    as WHERE conditions are, so a query nested 300 deep is a PredicateError, not a RecursionError."""
-    check_sql_bounds(text, "workload query")
+    """The statement's tree, in the first dialect that parses it; bounded first in that dialect
+    (length, nesting), as WHERE conditions are, so a query nested 300 deep is a PredicateError,
+    not a RecursionError."""
     last: Exception | None = None
     for dialect in _DIALECTS:
+        try:
+            check_sql_bounds(text, "workload query", dialect=Dialect.get_or_raise(dialect))
+        except PredicateError as exc:
+            if not isinstance(exc.__cause__, sqlglot.errors.TokenError):
+                raise  # too long or too deep: the same in every dialect
+            last = exc.__cause__
+            continue
         try:
             tree = sqlglot.parse_one(text, read=dialect, into=into) if into else sqlglot.parse_one(text, read=dialect)
         except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError) as exc:

@@ -413,15 +413,18 @@ _SIGN_AFTER = {tokens.TokenType.L_PAREN, tokens.TokenType.COMMA, tokens.TokenTyp
 _PREFIX_AFTER = {tokens.TokenType.L_PAREN, tokens.TokenType.NOT, tokens.TokenType.AND, tokens.TokenType.OR, None}
 
 
-def check_sql_bounds(text: str, what: str = "WHERE condition", sql: str | None = None) -> list[tokens.Token]:
-    """The text's tokens; PredicateError when it is too long or nests deeper than sqlglot can parse
-    (``what`` names the text in the message: a WHERE condition, a workload query). Tokenizing is
-    linear and iterative, so a hostile text costs no more than its length."""
+def check_sql_bounds(text: str, what: str = "WHERE condition", sql: str | None = None,
+                     dialect: Dialect | None = None) -> list[tokens.Token]:
+    """The text's tokens (in ``dialect``, default ours); PredicateError when it is too long or
+    nests deeper than sqlglot can parse (``what`` names the text in the message: a WHERE
+    condition, a workload query). Tokenizing is linear and iterative, so a hostile text costs no
+    more than its length; a text the dialect cannot tokenize raises sqlglot's TokenError as
+    PredicateError."""
     sql = text if sql is None else sql
     if len(text) > MAX_WHERE_CHARS:
         raise PredicateError(f"{what} of {len(text):,} characters is longer than {MAX_WHERE_CHARS:,}")
     try:
-        toks = _Dialect().tokenize(text)
+        toks = (dialect or _Dialect()).tokenize(text)
     except sqlglot.errors.TokenError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise PredicateError(f"cannot parse {what} {sql[:200]!r}: {first}") from exc
