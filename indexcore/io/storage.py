@@ -253,9 +253,9 @@ class Storage:
         full = self.resolve(path)
         try:
             return self.fs.exists(full)
-        except FileNotFoundError:
+        except OSError:  # as before: S3 answers 403 for a missing key the caller may not list
             return False
-        except Exception as exc:  # a backend that cannot answer is not an absent file: summarised
+        except Exception as exc:  # a backend that cannot be reached (no OSError): summarised
             raise backend_error("check", exc, path) from exc
 
     def listdir(self, path: str) -> list[dict]:
