@@ -10,6 +10,7 @@ warehouse URL, table (with its branch) and snapshot.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -18,14 +19,14 @@ import pandas as pd
 import streamlit as st
 
 import indexcore
-from indexcore.config import settings
-from indexcore.errors import IndexCoreError
+from indexcore.config import Settings, settings, variable
+from indexcore.errors import IndexCoreError, SettingsError
 from indexcore.frames import health, unusable
 from indexcore.frames import table as table_frames
 from indexcore.frames.registry import FRAMES, WAREHOUSE, spec_of
 from indexcore.frames.text import md
 from indexcore.frames.views import view_frame
-from indexcore.io import parse_storage_options
+from indexcore.io.options import app_storage_options
 from pages.selection import (
     BRANCH_KEY,
     MASTER_KEY,
@@ -52,7 +53,10 @@ PAGE_SIZE = 200
 # server memory stays bounded whatever the number of sessions: warehouses opened at once
 # (each with its tables' plan and manifest caches, see indexcore.warehouse.table), and cached
 # frames, which also expire so a long-running server lets go of tables nobody looks at
-_APP = settings()  # read when the server starts: the caches below are sized once
+try:
+    _APP = settings()  # read when the server starts: the caches below are sized once
+except SettingsError:  # malformed roots: app.py shows why and serves nothing; a page run alone gets there
+    _APP = Settings()
 MAX_WAREHOUSES = _APP.app_warehouses
 CACHE_ENTRIES = _APP.app_cache_entries
 CACHE_TTL = _APP.app_cache_ttl  # seconds
@@ -88,10 +92,11 @@ def table_names(url: str, roots: tuple[str, ...], options: tuple = ()) -> list[s
     return open_warehouse(url, roots, options).tables()
 
 
-def storage_options() -> tuple:
-    """The sidebar's storage options (``key=value`` per line) as sorted pairs, for cache keys."""
-    lines = [ln.strip() for ln in st.session_state.get(OPTIONS_KEY, "").splitlines() if ln.strip()]
-    return tuple(sorted(parse_storage_options(lines).items()))
+def storage_options(url: str) -> tuple:
+    """The storage options the app reads ``url`` with, as sorted pairs (cache keys): the sidebar's
+    (``key=value`` per line; only names the operator allows, never endpoints or credentials) with
+    the operator's options bound to the url's root over them (:mod:`indexcore.io.options`)."""
+    return tuple(sorted(app_storage_options(url, st.session_state.get(OPTIONS_KEY) or "", settings()).items()))
 
 
 @st.cache_data(show_spinner="Reading…", max_entries=CACHE_ENTRIES, ttl=CACHE_TTL)
@@ -118,6 +123,13 @@ def cached_frame(key: str, url: str, roots: tuple[str, ...], table: str | None, 
     return spec.fn(wh.table(table), **dict(kwargs))
 
 
+# what a browser user reads of an error that is not ours (a backend's, a bug): never its text, which
+# may carry a host's response; the sidebar, where a URL is chosen, shows not even the class (no
+# tell of "cannot connect"), a page section shows the class
+UNEXPECTED = "an unexpected error; the server log has the details."
+LOG = logging.getLogger("indexcore.app")
+
+
 class Missing(Exception):
     """A section needs a value that an earlier section, which failed, did not produce."""
 
@@ -142,8 +154,9 @@ def guard(what: str) -> Iterator[None]:
         st.info(md(f"{what}: not shown, it needs what the section \"{exc}\" computes, and that section failed."))
     except IndexCoreError as exc:
         st.error(md(f"{what}: {exc}"))
-    except Exception as exc:  # the page must keep working whatever a section hits
-        st.error(md(f"{what} failed: {type(exc).__name__}: {exc}"))
+    except Exception as exc:  # the page must keep working whatever a section hits; its text is not shown
+        st.error(md(f"{what} failed: {type(exc).__name__}, {UNEXPECTED}"))
+        LOG.warning("%s failed", what, exc_info=True)
 
 
 class Context:
@@ -229,13 +242,17 @@ def sidebar() -> Context:
     sb = st.sidebar
     sb.text_input("Warehouse (local path or fsspec URL)", key=WH_KEY,
                   help=md("Must lie inside the allowed roots: " + ", ".join(roots)))
-    sb.text_area("Storage options (key=value per line)", key=OPTIONS_KEY,
-                 help="fsspec options for the backend, e.g. endpoint_url=http://localhost:9000 for MinIO; "
-                      "FSSPEC_S3_ENDPOINT_URL and friends also work")
-    url = norm(st.session_state[WH_KEY].strip())
-    wh, names, options = None, [], ()
+    typable = [k for k in settings().app_storage_options if k.strip()]
+    sb.text_area("Storage options (key=value per line)", key=OPTIONS_KEY, disabled=not typable,
+                 help=(f"Only {', '.join(typable)} may be set here" if typable else
+                       "Set by the operator: this server takes no storage options from the browser")
+                      + f"; endpoints and credentials are bound to roots by the operator ({variable('root_options')})")
+    if not typable:
+        sb.caption("Storage options are set by the operator, not in the browser.")
+    url, wh, names, options = st.session_state[WH_KEY].strip(), None, [], ()
     try:
-        options = storage_options()
+        url = norm(url)
+        options = storage_options(url)
         if prev is not None and (prev.warehouse, prev.options) != (url, options):
             forget(TABLE_KEY, BRANCH_KEY, TAG_KEY, SNAPSHOT_KEY)
             prev = None
@@ -243,8 +260,9 @@ def sidebar() -> Context:
         names = table_names(url, roots, options)
     except IndexCoreError as exc:
         sb.error(md(f"Cannot open the warehouse: {exc}"))
-    except Exception as exc:  # unreachable URL, unknown protocol...
-        sb.error(md(f"Cannot open the warehouse: {type(exc).__name__}: {exc}"))
+    except Exception:  # a backend's own error (unreachable host...): summarised, never echoed
+        sb.error(f"Cannot open the warehouse: {UNEXPECTED}")
+        LOG.warning("cannot open the warehouse %r", url, exc_info=True)
     if wh is not None and not names:
         sb.warning("No Paimon tables found in this warehouse.")
     selection = Selection(url, options=options)

@@ -21,6 +21,7 @@ from indexcore.config import settings
 from indexcore.errors import IndexCoreError
 from indexcore.expr.sql import parse_where
 from indexcore.frames.views import branch_ref
+from indexcore.io.roots import local_url
 from pages.auth import user_roots
 
 APP_DIR = Path(__file__).resolve().parent.parent
@@ -65,7 +66,8 @@ def _cli_warehouse() -> str | None:
 
 
 def norm(url: str) -> str:
-    return url if "://" in url else str(Path(url).expanduser().resolve())
+    """A local path made absolute (``~`` as :func:`indexcore.io.roots.local_url` expands it); URLs as given."""
+    return local_url(url)
 
 
 def default_warehouse() -> str:
