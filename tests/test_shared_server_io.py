@@ -13,6 +13,7 @@ import io
 import json
 import logging
 import pwd
+import re
 import shutil
 import socket
 import socketserver
@@ -145,7 +146,8 @@ def _app(monkeypatch, warehouse: str, roots: str | None = None, typed: str | Non
 
 
 def _sidebar_errors(at) -> list[str]:
-    return [e.value for e in at.sidebar.error]
+    """The sidebar's errors as read on the page: the markdown escapes of frames.text.md undone."""
+    return [re.sub(r"\\(.)", r"\1", e.value) for e in at.sidebar.error]
 
 
 # ---------------------------------------------------------------------------------------

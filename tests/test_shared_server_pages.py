@@ -439,7 +439,7 @@ def two_roots(tmp_path, monkeypatch):
     other = tmp_path / "team"
     shutil.copytree(SAMPLE, other)
     _served_through_app(monkeypatch)
-    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", os.pathsep.join([str(SAMPLE), str(other)]))
+    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", ",".join([str(SAMPLE), str(other)]))
     monkeypatch.setenv("INDEXCORE_APP_SIGN_IN", "on")
     monkeypatch.setenv("INDEXCORE_APP_USER_ROOTS", json.dumps({"alice@example.com": [str(SAMPLE)],
                                                                 "group:analysts": [str(other)]}))
