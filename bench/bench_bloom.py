@@ -102,10 +102,12 @@ def interleaved(fns: list, ops: int, rounds: int) -> list[float]:
 
 
 def java_blob_per_op(java, tmp: Path, type_name: str, index_type: str, blob: bytes, leaf_json: dict,
-                     ops: int, rounds: int) -> tuple[float | None, float, str]:
+                     ops: int, rounds: int, fresh=None) -> tuple[float | None, float, str]:
     """Java's and our seconds per ``FileIndexPredicate`` test of one ``.index`` file holding ``blob``
-    for a column ``c`` of ``type_name`` (a fresh reader per test on both sides), and the file's answer."""
-    wh = str(tmp / f"wh_{index_type}_{type_name}")
+    for a column ``c`` of ``type_name`` (a fresh reader per test on both sides; ``fresh()``, when
+    given, runs before each of ours, e.g. to forget what an earlier reader indexed), and the
+    file's answer."""
+    wh = tempfile.mkdtemp(prefix=f"wh_{index_type}_{type_name}_", dir=tmp)
     spec = {"columns": [{"name": "c", "type": type_name}], "options": {"bucket": "-1"},
             "commits": [{"rows": [{"values": [None]}]}]}
     assert java.ask({"op": "write", "warehouse": wh, "table": "db.t", "spec": spec})["ok"]
@@ -117,6 +119,8 @@ def java_blob_per_op(java, tmp: Path, type_name: str, index_type: str, blob: byt
 
     def ours(n: int) -> None:
         for _ in range(n):
+            if fresh is not None:
+                fresh()
             FileIndexPredicate(read_container(BytesSource(data, name=path.name)), row_type).evaluate(pred)
 
     j = java.ask({"op": "bench", "kind": "blob", "warehouse": wh, "table": "db.t", "path": str(path),
