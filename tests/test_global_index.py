@@ -246,7 +246,7 @@ def test_bitmap_global_index_bisects_its_dictionary_blocks(type_name, make, sort
     fresh_source = BytesSource(data)
     fresh = BitmapGlobalIndexReader(fresh_source, dtype)
     fresh.visit(Leaf("equal", "c", (keys[len(keys) // 2],)))
-    assert len(fresh._entry_cache) == 1  # one dictionary block read, not all of them
+    assert len(fresh._walked) == 1  # one dictionary block read, not all of them
     assert fresh_source.stats.bytes_read < len(data) // 4
 
 

@@ -21,13 +21,15 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
+import numpy as np
 from pyroaring import BitMap64
 
 from indexcore.errors import CorruptFileError, UnsupportedError
 from indexcore.expr import Leaf
 from indexcore.formats import global_index as gi
+from indexcore.formats.btree_block import keys_in_order
 from indexcore.io import ByteSource
 from indexcore.types import DataType
 
@@ -49,6 +51,18 @@ class BitmapFooter:
     index_length: int
     value_count: int
     version: int
+
+
+class DictionaryBlock(NamedTuple):
+    """One dictionary block walked: its bytes, where each entry starts, each value bitmap's offset
+    and length, whether its keys are in order, and its offset in the file (for errors)."""
+
+    data: bytes
+    starts: list[int]
+    offsets: list[int]
+    lengths: list[int]
+    ordered: bool
+    offset: int
 
 
 def looks_like_bitmap_global(tail: bytes) -> bool:
@@ -90,7 +104,7 @@ class BitmapGlobalIndexReader:
         self.meta = meta
         self.codec = gi.key_codec(dtype)
         self.footer = read_bitmap_footer(source)
-        self._entry_cache: dict[int, list[tuple[Any, Any, int, int]]] = {}
+        self._walked: dict[int, DictionaryBlock] = {}
 
     def _bitmap(self, offset: int, length: int, what: str) -> BitMap64:
         return gi.read_bitmap64(self.source.read(offset, length, what), self.source.name, offset)
@@ -122,31 +136,53 @@ class BitmapGlobalIndexReader:
             out.append((self.codec.order(self.codec.decode(key)), off, length))
         return out
 
-    def _entries(self, i: int) -> list[tuple[Any, Any, int, int]]:
-        """``(order, value, bitmap offset, bitmap length)`` per entry of dictionary block ``i``
-        (read and walked on first use: the block has no entry positions)."""
-        cache = self._entry_cache
-        if i in cache:
-            return cache[i]
-        name = self.source.name
+    def _walk(self, i: int) -> DictionaryBlock:
+        """Dictionary block ``i`` read and walked once (the block has no entry positions): where each
+        entry starts, its bitmap's offset and length, and whether its keys are in order (checked on
+        the key bytes); keys are decoded only when compared or listed."""
+        walked = self._walked.get(i)
+        if walked is not None:
+            return walked
+        name, structure = self.source.name, "bitmap dictionary block"
         _, off, length = self.blocks[i]
-        block = self._block(off, length, "bitmap dictionary block")
-        m, pos = gi.read_var(block, 0, name, "bitmap dictionary block", off)
-        out = []
-        read_var, decode, order = gi.read_var, self.codec.decode, self.codec.order
-        for _ in range(m):
-            klen, pos = read_var(block, pos, name, "bitmap dictionary block", off)
-            key = block[pos:pos + klen]
-            pos += klen
-            boff, pos = read_var(block, pos, name, "bitmap dictionary block", off)
-            blen, pos = read_var(block, pos, name, "bitmap dictionary block", off)
-            if boff + blen > self.footer.index_offset:
-                raise CorruptFileError(f"value bitmap at {boff} (+{blen}) runs past the dictionary", file=name,
-                                       structure="bitmap dictionary block", offset=off)
-            value = decode(key)
-            out.append((order(value), value, boff, blen))
-        cache[i] = out
-        return out
+        block = self._block(off, length, structure)
+        read_var = gi.read_var
+        m, pos = read_var(block, 0, name, structure, off)
+        starts, offsets, lengths = [], [], []
+        limit = self.footer.index_offset
+        try:
+            for _ in range(m):
+                starts.append(pos)
+                klen = block[pos]  # one-byte var ints inline: the walk is most of a lookup
+                pos = pos + 1 + klen if klen < 0x80 else sum(read_var(block, pos, name, structure, off))
+                b = block[pos]
+                boff, pos = (b, pos + 1) if b < 0x80 else read_var(block, pos, name, structure, off)
+                b = block[pos]
+                blen, pos = (b, pos + 1) if b < 0x80 else read_var(block, pos, name, structure, off)
+                if boff + blen > limit:
+                    raise CorruptFileError(f"value bitmap at {boff} (+{blen}) runs past the dictionary", file=name,
+                                           structure=structure, offset=off)
+                offsets.append(boff)
+                lengths.append(blen)
+        except IndexError:
+            raise CorruptFileError(f"entry {len(offsets)} of {m} runs past the block", file=name, structure=structure,
+                                   offset=off + starts[-1]) from None
+        edges = np.array([*starts, pos], np.int64)
+        ordered = keys_in_order(block, edges, self.dtype, self.codec)
+        walked = self._walked[i] = DictionaryBlock(block, starts, offsets, lengths, ordered, off)
+        return walked
+
+    def _key(self, blk: DictionaryBlock, j: int) -> Any:
+        pos = blk.starts[j]
+        klen, pos = gi.read_var(blk.data, pos, self.source.name, "bitmap dictionary block", blk.offset)
+        return self.codec.decode(blk.data[pos:pos + klen])
+
+    def _entries(self, i: int) -> list[tuple[Any, Any, int, int]]:
+        """``(order, value, bitmap offset, bitmap length)`` per entry of dictionary block ``i``."""
+        blk = self._walk(i)
+        order = self.codec.order
+        return [(order(v), v, o, n) for v, o, n in zip((self._key(blk, j) for j in range(len(blk.starts))),
+                                                       blk.offsets, blk.lengths, strict=True)]
 
     @cached_property
     def sorted(self) -> bool:
@@ -165,32 +201,28 @@ class BitmapGlobalIndexReader:
                                    offset=self.footer.index_offset)
         return out
 
-    def _ordered_block(self, i: int) -> list[tuple[Any, Any, int, int]] | None:
-        entries = self._entries(i)
-        if all(a[0] <= b[0] for a, b in zip(entries, entries[1:], strict=False)):
-            return entries
-        return None
-
     def _range(self, lo: Any = None, hi: Any = None, lo_inc: bool = True, hi_inc: bool = True) -> BitMap64 | None:
         """Rows of the values between the orders ``lo`` and ``hi`` (None = open end), reading only
-        the dictionary blocks that may hold them and bisecting inside; None when the dictionary is
-        not in order (the caller then tests every value)."""
+        the dictionary blocks that may hold them and bisecting inside (decoding only the keys it
+        compares); None when the dictionary is not in order (the caller then tests every value)."""
         if not self.sorted:
             return None
         blocks = self.blocks
         firsts = [b[0] for b in blocks]
         start = 0 if lo is None else max(bisect.bisect_right(firsts, lo) - 1, 0)
+        order = self.codec.order
         spans = []
         for i in range(start, len(blocks)):
             if hi is not None and firsts[i] > hi:
                 break
-            entries = self._ordered_block(i)
-            if entries is None:
+            blk = self._walk(i)
+            if not blk.ordered:
                 return None
-            orders = [e[0] for e in entries]
-            a = 0 if lo is None else (bisect.bisect_left if lo_inc else bisect.bisect_right)(orders, lo)
-            b = len(orders) if hi is None else (bisect.bisect_right if hi_inc else bisect.bisect_left)(orders, hi)
-            spans.extend((e[2], e[3]) for e in entries[a:b])
+            n = len(blk.starts)
+            key = lambda j, blk=blk: order(self._key(blk, j))  # noqa: E731 - bisect's key
+            a = 0 if lo is None else (bisect.bisect_left if lo_inc else bisect.bisect_right)(range(n), lo, key=key)
+            b = n if hi is None else (bisect.bisect_right if hi_inc else bisect.bisect_left)(range(n), hi, key=key)
+            spans.extend(zip(blk.offsets[a:b], blk.lengths[a:b], strict=True))
         return self._union(spans)
 
     def _union(self, spans: list[tuple[int, int]]) -> BitMap64:
@@ -201,7 +233,7 @@ class BitmapGlobalIndexReader:
         if len(spans) == 1:
             return self._bitmap(*spans[0], "value bitmap")
         lo, hi = min(o for o, _ in spans), max(o + n for o, n in spans)
-        data = self.source.read(lo, hi - lo, "value bitmaps")
+        data = memoryview(self.source.read(lo, hi - lo, "value bitmaps"))
         name = self.source.name
         return BitMap64.union(*(gi.read_bitmap64(data[o - lo:o - lo + n], name, o) for o, n in spans))
 

@@ -153,9 +153,11 @@ def check_regions(name: str, end: int, structure: str, regions: list[tuple[str, 
 # Row-id bitmaps
 
 
-def read_bitmap64(data: bytes, name: str, offset: int) -> BitMap64:
-    """A portable 64-bit roaring bitmap (Java ``RoaringNavigableMap64`` serialization)."""
-    return _deserialize64(memoryview(data), 0, len(data), offset, name)
+def read_bitmap64(data: bytes | memoryview, name: str, offset: int) -> BitMap64:
+    """A portable 64-bit roaring bitmap (Java ``RoaringNavigableMap64`` serialization); ``data``
+    may be a memoryview slice of a larger read (no copy)."""
+    view = data if isinstance(data, memoryview) else memoryview(data)
+    return _deserialize64(view, 0, len(view), offset, name)
 
 
 # ------------------------------------------------------------------------------------------
