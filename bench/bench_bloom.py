@@ -128,7 +128,8 @@ def java_blob_per_op(java, tmp: Path, type_name: str, index_type: str, blob: byt
     mine = interleaved([ours], ops, rounds)[0]
     answer = FileIndexPredicate(read_container(BytesSource(data)), row_type).evaluate(pred)
     if not j.get("ok"):
-        print(f"  Java failed: {j.get('error', '').splitlines()[:1]}")
+        first = (j.get("error") or "no answer").splitlines()[0]
+        print(f"  Java: cannot time this blob ({first.split('RuntimeException: ')[-1]})")
         return None, mine, str(answer)
     return j["seconds"] / ops, mine, str(answer)
 

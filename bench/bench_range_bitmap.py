@@ -54,24 +54,28 @@ def load_blob(type_name: str = "int") -> tuple[bytes, str]:
 ROUND_SECONDS = {"main": 0.5, "other": 0.25}
 
 
-def per_op_ms(fn, min_seconds: float = 0.5) -> float:
-    """Best of five rounds, each long enough to be measured reliably."""
-    n = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        elapsed = time.perf_counter() - start
-        if elapsed >= min_seconds / 5:
-            break
-        n *= 2
-    best = elapsed / n
-    for _ in range(4):
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        best = min(best, (time.perf_counter() - start) / n)
-    return best * 1000
+def per_op_ms(fns, min_seconds: float = 0.5) -> list[float]:
+    """Milliseconds per call of each function: the best of five rounds, each long enough to be
+    measured reliably, the functions' rounds interleaved so a change in load meets them alike."""
+    sizes = []
+    for fn in fns:
+        n = 1
+        while True:
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            if time.perf_counter() - start >= min_seconds / 5:
+                break
+            n *= 2
+        sizes.append(n)
+    best = [float("inf")] * len(fns)
+    for _ in range(5):
+        for i, (fn, n) in enumerate(zip(fns, sizes, strict=True)):
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            best[i] = min(best[i], (time.perf_counter() - start) / n)
+    return [b * 1000 for b in best]
 
 
 def op_of(dtype, data: bytes, leaf: Leaf):
@@ -109,8 +113,7 @@ def main(argv=None) -> int:
     probe = RangeBitmapReader(dtype, BytesSource(data), {})
     rows = len(probe.visit(leaf).bitmap)
 
-    ours = per_op_ms(op_of(dtype, data, leaf), ROUND_SECONDS["main"] * scale)
-    floor_ms = per_op_ms(floor_of(data, probe), ROUND_SECONDS["main"] * scale)
+    ours, floor_ms = per_op_ms([op_of(dtype, data, leaf), floor_of(data, probe)], ROUND_SECONDS["main"] * scale)
     print(f"blob: {origin}, {len(data)} bytes, {probe.row_count} rows, {rows} rows match c > 0")
     print(f"indexcore: {ours:.4f} ms/op (fresh reader + visit)")
     print(f"java anchor (recorded, not this run): {JAVA_ANCHOR_MS:.4f} ms/op -> ratio {ours / JAVA_ANCHOR_MS:.2f}x")
@@ -122,11 +125,12 @@ def main(argv=None) -> int:
         dtype = parse_type(sql)
         probe = RangeBitmapReader(dtype, BytesSource(blob), {})
         low, high = middle_keys(probe)
-        floor_ms = per_op_ms(floor_of(blob, probe), ROUND_SECONDS["other"] * scale)
+        leaves = (Leaf("greaterThan", "c", (low,)), Leaf("equal", "c", (low,)),
+                  Leaf("lessThan", "c", (high,)), Leaf("between", "c", (low, high)))
+        *times, floor_ms = per_op_ms([*(op_of(dtype, blob, leaf) for leaf in leaves), floor_of(blob, probe)],
+                                     ROUND_SECONDS["other"] * scale)
         print(f"  {sql} ({blob_origin}, {len(blob)} bytes), floor {floor_ms:.4f} ms/op")
-        for leaf in (Leaf("greaterThan", "c", (low,)), Leaf("equal", "c", (low,)),
-                     Leaf("lessThan", "c", (high,)), Leaf("between", "c", (low, high))):
-            ms = per_op_ms(op_of(dtype, blob, leaf), ROUND_SECONDS["other"] * scale)
+        for leaf, ms in zip(leaves, times, strict=True):
             print(f"    {leaf.function.name:12s} {ms:.4f} ms/op -> {ms / floor_ms:.2f}x floor")
     print("Java: not measured in this run (the bundled Paimon 1.0 has no range-bitmap index); issue 30 sets "
           "no goal for this ratio")
