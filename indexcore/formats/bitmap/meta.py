@@ -4,6 +4,7 @@ exact byte ranges: V1 holds the whole dictionary, V2 the index block list."""
 from __future__ import annotations
 
 import struct
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -36,7 +37,8 @@ def _min_distinct_bytes(count: int) -> int:
 
 #: String-keyed entry starts already walked, by content: readers opened one per lookup (per data
 #: file, per page run) on the same blob walk its V1 dictionary or V2 index block once. Weighed in
-#: bytes of the walked region (the bytes are kept to prove a hit, the starts are 8 bytes each).
+#: bytes of the walked region (the bytes are kept to prove a hit, the starts 4 bytes each, in an
+#: ``array``: a head is at most 2 GiB, its lengths being Java ints).
 _STARTS = LRU(64 << 20)
 #: Bytes of a V1 dictionary hashed to find it in ``_STARTS`` (the whole region is compared on a hit).
 _PROBE = 4096
@@ -50,9 +52,9 @@ def known_starts(data: bytes | memoryview, count: int, step: int) -> Sequence[in
 
 
 def remember_starts(data: bytes, count: int, step: int, starts: list[int]) -> Sequence[int]:
-    kept = tuple(starts)
+    kept = array("I", starts)
     _STARTS.put(("block", len(data), count, step, xxhash.xxh3_64_intdigest(data)), (bytes(data), kept),
-                len(data) + 8 * len(kept))
+                len(data) + 4 * len(kept))
     return kept
 
 
@@ -212,8 +214,8 @@ class _Cursor:
                 want = max(want, min(base + rel + rel * left * 5 // (4 * len(starts)), size))
             data += self.source.read(have, want - have, self.structure)
         self.buf, self.start, self.pos = bytes(data), base, base + rel
-        dictionary, kept = self.buf[:rel], tuple(starts)
-        _STARTS.put(key, (dictionary, kept), rel + 8 * count)
+        dictionary, kept = self.buf[:rel], array("I", starts)
+        _STARTS.put(key, (dictionary, kept), rel + 4 * count)
         return dictionary, kept
 
 
