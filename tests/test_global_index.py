@@ -7,6 +7,7 @@ index file under ``external/`` by its structure and, inside a table, by its inde
 
 from __future__ import annotations
 
+import collections
 import csv
 import json
 import math
@@ -218,6 +219,12 @@ def test_btree_binary_search_answers_every_leaf_like_the_rows(type_name, make, s
                 lits = lits[::-1]
             assert set(reader.visit(Leaf(op, "c", lits))) == _want(op, lits, pairs, sort_key), (op, lits)
     assert set(reader.visit(Leaf("isNull", "c"))) == {base + 3000 + i for i in range(5)}
+    if ordered:  # counts per key read with numpy, against the rows written
+        counts = collections.Counter(sort_key(k) for k, _ in pairs if k is not None)
+        assert [(sort_key(k), n) for k, n in reader.cardinalities()] == sorted(counts.items())
+        summary = reader.summary()
+        assert (summary["distinct_keys"], summary["non_null_rows"], summary["null_rows"]) == (len(counts), 3000, 5)
+        assert sort_key(summary["first_key"]) == sort_key(keys[0]) and sort_key(summary["last_key"]) == sort_key(keys[-1])
 
 
 @pytest.mark.parametrize("type_name,make,sort_key", [

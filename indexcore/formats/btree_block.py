@@ -260,3 +260,27 @@ def block_row_ids(block: DataBlock, a: int, b: int, name: str = "<memory>",
     if select is not None:
         keep &= np.repeat(select, per_value)
     return ints[keep]
+
+
+def block_keys_and_counts(block: DataBlock, name: str = "<memory>") -> tuple[list[bytes], np.ndarray]:
+    """Every entry's key bytes and row-id count (the first var int of its value), found with numpy
+    from the entry starts; the row ids themselves are not decoded."""
+    structure = "btree data block"
+    if not block.size:
+        return [], np.empty(0, np.int64)
+    buf = np.frombuffer(block.data, np.uint8)
+    starts = block.starts
+    end = int(starts[-1])
+    found = _vars_at(buf, starts[:-1], end)
+    counts = None
+    if found is not None:
+        klen, kstart = found
+        found = _vars_at(buf, kstart + klen, end)
+        if found is not None and not (found[0] + found[1] != starts[1:]).any():
+            counts = _vars_at(buf, found[1], end)
+    if counts is None:
+        raise CorruptFileError("entries do not end where the next ones start", file=name, structure=structure,
+                               offset=block.offset)
+    data = block.data
+    keys = [data[a:a + n] for a, n in zip(kstart.tolist(), klen.tolist(), strict=True)]
+    return keys, counts[0]

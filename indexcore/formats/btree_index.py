@@ -37,6 +37,7 @@ from indexcore.formats.btree_block import (
     ALIGNED,
     UNALIGNED,
     DataBlock,
+    block_keys_and_counts,
     block_row_ids,
     entry_starts,
     keys_in_order,
@@ -275,18 +276,23 @@ class BTreeIndexReader:
         return None
 
     def cardinalities(self) -> list[tuple[Any, int]]:
-        """``(key, row count)`` per distinct key, in file (key) order."""
-        return [(k, read_var(v, 0, self.source.name, "btree row ids")[0])
-                for i in range(self.block_count) for k, v in self.block(i)]
+        """``(key, row count)`` per distinct key, in file (key) order (counts read with numpy)."""
+        decode, out = self.codec.decode, []
+        for i in range(self.block_count):
+            keys, counts = block_keys_and_counts(self.data_block(i), self.source.name)
+            out.extend(zip(map(decode, keys), counts.tolist(), strict=True))
+        return out
 
     def summary(self) -> dict:
         keys = rows = 0
         first = last = None
-        for k, r in self.entries():
-            keys += 1
-            rows += len(r)
-            first = k if first is None else first
-            last = k
+        for i in range(self.block_count):
+            raw, counts = block_keys_and_counts(self.data_block(i), self.source.name)
+            if raw:
+                first = self.codec.decode(raw[0]) if first is None else first
+                last = self.codec.decode(raw[-1])
+            keys += len(raw)
+            rows += int(counts.sum())
         return {"index_type": self.index_type, "version": self.footer.version, "data_blocks": self.block_count,
                 "compression": self.index_compression, "distinct_keys": keys, "non_null_rows": rows,
                 "null_rows": len(self.null_rows), "first_key": first, "last_key": last,
