@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from pyroaring import BitMap64
 
-from indexcore.errors import CorruptFileError
+from indexcore.errors import CorruptFileError, IndexCoreError
 from indexcore.expr import Leaf
 from indexcore.formats.bitmap_global_index import BitmapGlobalIndexReader, write_bitmap_global_index
 from indexcore.formats.btree_block import DataBlock, block_row_ids, entry_starts
@@ -33,7 +33,7 @@ from indexcore.formats.btree_index import (
     write_btree_index,
 )
 from indexcore.formats.detect import detect
-from indexcore.formats.global_index import SortedIndexFileMeta, key_codec, write_var
+from indexcore.formats.global_index import SortedIndexFileMeta, block_crc, key_codec, write_var
 from indexcore.formats.pk_btree_index import read_source_meta
 from indexcore.io import BytesSource, Storage, open_file
 from indexcore.types import parse_type
@@ -255,6 +255,45 @@ def test_bitmap_global_index_bisects_its_dictionary_blocks(type_name, make, sort
     fresh.visit(Leaf("equal", "c", (keys[len(keys) // 2],)))
     assert len(fresh._walked) == 1  # one dictionary block read, not all of them
     assert fresh_source.stats.bytes_read < len(data) // 4
+
+
+@pytest.mark.parametrize("kind", ["btree", "bitmap"])
+@pytest.mark.parametrize("type_name", ["INT", "STRING"])
+def test_global_index_blocks_with_damaged_structure_give_our_error(kind, type_name):
+    """Bytes of a block changed and the block re-sealed (its CRC recomputed, so the structure, not
+    the checksum, is what breaks): every lookup, count and listing answers or raises our error,
+    never a numpy, struct or index error (a key of the wrong width raised struct.error before)."""
+    rng = random.Random(hash((kind, type_name)) & 0xFFFF)
+    dtype = parse_type(type_name)
+    make = (lambda: rng.randrange(-500, 500)) if type_name == "INT" else (
+        lambda: "k" * rng.randrange(0, 200) + str(rng.randrange(99)))
+    pairs = [(make(), rid * 37) for rid in range(1500)] + [(None, 99_999)]
+    if kind == "btree":
+        data, _ = write_btree_index(dtype, pairs, block_size=512)
+        opener = BTreeIndexReader
+        handles = list(opener(BytesSource(data), dtype)._handles)
+    else:
+        data, _ = write_bitmap_global_index(dtype, pairs, dictionary_block_size=256)
+        opener = BitmapGlobalIndexReader
+        handles = [(o, n) for _, o, n in opener(BytesSource(data), dtype).blocks]
+    for _ in range(150):
+        buf = bytearray(data)
+        off, size = rng.choice(handles)
+        for _ in range(rng.randrange(1, 4)):
+            at = off + rng.randrange(size)
+            buf[at] = rng.randrange(256) if rng.random() < 0.7 else buf[at] ^ (1 << rng.randrange(8))
+        buf[off + size + 1:off + size + 5] = block_crc(bytes(buf[off:off + size]), buf[off + size]).to_bytes(4, "little")
+        v = make()
+        try:
+            reader = opener(BytesSource(bytes(buf), name="damaged.index"), dtype)
+            for op in ("equal", "greaterThan", "lessOrEqual", "notEqual"):
+                reader.visit(Leaf(op, "c", (v,)))
+            reader.cardinalities()
+            if kind == "btree":
+                reader.summary()
+                list(reader.entries())
+        except IndexCoreError as exc:
+            assert exc.file == "damaged.index" and exc.structure
 
 
 def test_btree_block_row_ids_reports_a_count_that_does_not_match():

@@ -133,7 +133,8 @@ class BitmapGlobalIndexReader:
             pos += klen
             off, pos = gi.read_var(index, pos, name, "bitmap index block")
             length, pos = gi.read_var(index, pos, name, "bitmap index block")
-            out.append((self.codec.order(self.codec.decode(key)), off, length))
+            out.append((self.codec.order(gi.decode_key(self.codec, key, name, "bitmap index block",
+                                                       self.footer.index_offset)), off, length))
         return out
 
     def _walk(self, i: int) -> DictionaryBlock:
@@ -175,7 +176,8 @@ class BitmapGlobalIndexReader:
     def _key(self, blk: DictionaryBlock, j: int) -> Any:
         pos = blk.starts[j]
         klen, pos = gi.read_var(blk.data, pos, self.source.name, "bitmap dictionary block", blk.offset)
-        return self.codec.decode(blk.data[pos:pos + klen])
+        return gi.decode_key(self.codec, blk.data[pos:pos + klen], self.source.name, "bitmap dictionary block",
+                             blk.offset + pos)
 
     def _entries(self, i: int) -> list[tuple[Any, Any, int, int]]:
         """``(order, value, bitmap offset, bitmap length)`` per entry of dictionary block ``i``."""

@@ -10,6 +10,7 @@ compares; :func:`block_row_ids` decodes the row ids of a run of data entries (ea
 
 from __future__ import annotations
 
+import struct
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -156,7 +157,10 @@ def keys_in_order(data: bytes, starts: np.ndarray, dtype: DataType, codec: Any) 
             return False
         return all(data[kstart[i]:kstart[i] + klen[i]] <= data[kstart[i + 1]:kstart[i + 1] + klen[i + 1]]
                    for i in tied[~short].tolist())
-    orders = [codec.order(codec.decode(data[a:a + b])) for a, b in zip(kstart.tolist(), klen.tolist(), strict=True)]
+    try:
+        orders = [codec.order(codec.decode(data[a:a + b])) for a, b in zip(kstart.tolist(), klen.tolist(), strict=True)]
+    except (struct.error, ValueError, ArithmeticError):  # a key that does not decode is reported where it is used
+        return False
     return all(x <= y for x, y in zip(orders, orders[1:], strict=False))
 
 

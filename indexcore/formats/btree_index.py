@@ -49,6 +49,7 @@ from indexcore.formats.global_index import (
     SortedIndexFileMeta,
     check_regions,
     close_block,
+    decode_key,
     key_codec,
     open_block,
     read_bitmap64,
@@ -132,7 +133,8 @@ class BTreeIndexReader:
                 raise CorruptFileError(f"data block at {off} (+{size}) runs past the index block", file=source.name,
                                        structure="btree block handle", offset=self.footer.index_offset)
             self._handles.append((off, size))
-            last_keys.append(self.codec.order(self.codec.decode(key)))
+            last_keys.append(self.codec.order(decode_key(self.codec, key, source.name, "btree index block",
+                                                         self.footer.index_offset)))
         self._last_orders = last_keys
         self._blocks: dict[int, DataBlock] = {}
 
@@ -157,8 +159,9 @@ class BTreeIndexReader:
 
         Row ids stay encoded until a lookup needs them (:func:`decode_row_ids`)."""
         blk = self.data_block(i)
-        decode = self.codec.decode
-        return [(decode(k), v) for k, v in parse_block(blk.data, self.source.name, "btree data block", blk.offset)]
+        name, codec = self.source.name, self.codec
+        return [(decode_key(codec, k, name, "btree data block", blk.offset), v)
+                for k, v in parse_block(blk.data, name, "btree data block", blk.offset)]
 
     def entries(self) -> Iterator[tuple[Any, list[int]]]:
         """Every ``(key, row ids)`` in file order."""
@@ -167,6 +170,9 @@ class BTreeIndexReader:
             for key, value in self.block(i):
                 yield key, decode_row_ids(value, self.source.name, off)
 
+    def _decode(self, raw: bytes, blk: DataBlock) -> Any:
+        return decode_key(self.codec, raw, self.source.name, "btree data block", blk.offset)
+
     def _key_order(self, blk: DataBlock, i: int) -> Any:
         """The order of entry ``i``'s key (only the keys a binary search compares are decoded)."""
         data, pos = blk.data, int(blk.starts[i])
@@ -174,7 +180,8 @@ class BTreeIndexReader:
         if pos + n > blk.starts[i + 1]:
             raise CorruptFileError(f"key of entry {i} runs past the entry", file=self.source.name,
                                    structure="btree data block", offset=blk.offset + pos)
-        return self.codec.order(self.codec.decode(data[pos:pos + n]))
+        return self.codec.order(decode_key(self.codec, data[pos:pos + n], self.source.name, "btree data block",
+                                           blk.offset + pos))
 
     def _bound(self, blk: DataBlock, target: Any, after: bool) -> int:
         """The first entry whose key is > ``target`` (``after``) or >= it, by binary search."""
@@ -221,10 +228,10 @@ class BTreeIndexReader:
 
     def _scan_unordered(self, blk: DataBlock, lo_o: Any, hi_o: Any, lo_inc: bool, hi_inc: bool) -> np.ndarray:
         """Row ids of a block whose keys are out of order: every key decoded and compared."""
-        order, decode = self.codec.order, self.codec.decode
+        order, name = self.codec.order, self.source.name
         keep = []
-        for key, _ in parse_block(blk.data, self.source.name, "btree data block", blk.offset):
-            k = order(decode(key))
+        for key, _ in parse_block(blk.data, name, "btree data block", blk.offset):
+            k = order(decode_key(self.codec, key, name, "btree data block", blk.offset))
             keep.append((lo_o is None or k > lo_o or (k == lo_o and lo_inc))
                         and (hi_o is None or k < hi_o or (k == hi_o and hi_inc)))
         return block_row_ids(blk, 0, blk.size, self.source.name, np.array(keep, np.bool_))
@@ -277,20 +284,23 @@ class BTreeIndexReader:
 
     def cardinalities(self) -> list[tuple[Any, int]]:
         """``(key, row count)`` per distinct key, in file (key) order (counts read with numpy)."""
-        decode, out = self.codec.decode, []
+        out, name = [], self.source.name
         for i in range(self.block_count):
-            keys, counts = block_keys_and_counts(self.data_block(i), self.source.name)
-            out.extend(zip(map(decode, keys), counts.tolist(), strict=True))
+            blk = self.data_block(i)
+            keys, counts = block_keys_and_counts(blk, name)
+            values = [decode_key(self.codec, k, name, "btree data block", blk.offset) for k in keys]
+            out.extend(zip(values, counts.tolist(), strict=True))
         return out
 
     def summary(self) -> dict:
         keys = rows = 0
         first = last = None
         for i in range(self.block_count):
-            raw, counts = block_keys_and_counts(self.data_block(i), self.source.name)
+            blk = self.data_block(i)
+            raw, counts = block_keys_and_counts(blk, self.source.name)
             if raw:
-                first = self.codec.decode(raw[0]) if first is None else first
-                last = self.codec.decode(raw[-1])
+                first = self._decode(raw[0], blk) if first is None else first
+                last = self._decode(raw[-1], blk)
             keys += len(raw)
             rows += int(counts.sum())
         return {"index_type": self.index_type, "version": self.footer.version, "data_blocks": self.block_count,

@@ -184,6 +184,16 @@ def _fixed(fmt: str) -> tuple[Callable[[Any], bytes], Callable[[bytes], Any]]:
     return (lambda v: s.pack(v)), (lambda b: s.unpack(b)[0])
 
 
+def decode_key(codec: KeyCodec, raw: bytes, name: str, structure: str, offset: int) -> Any:
+    """A serialized key -> its value; bytes that do not decode as the column's type are a
+    CorruptFileError naming where they are."""
+    try:
+        return codec.decode(raw)
+    except (struct.error, ValueError, OverflowError, ArithmeticError) as exc:
+        raise CorruptFileError(f"key of {len(raw)} bytes does not decode as {codec.dtype.sql()} ({exc})", file=name,
+                               structure=structure, offset=offset) from None
+
+
 def key_codec(dtype: DataType) -> KeyCodec:
     """Paimon's global-index ``KeySerializer`` for ``dtype`` (values in indexcore's internal form)."""
     r = dtype.root
