@@ -8,13 +8,16 @@ existence bitmap and every slice, which any reader must do for a range predicate
 It then times ``=``, ``<`` and ``between`` on the same blob and every predicate on a STRING
 high-cardinality blob, each against its own deserialize floor (Paimon gives no anchor for those).
 
-Run: ``python bench/bench_range_bitmap.py``. When the golden subset lacks
+Run: ``python bench/bench_range_bitmap.py [--quick]`` (``--quick``: shorter timing rounds, for the
+test that keeps this script running). Paimon Java is not timed in the same run: the bundled Paimon
+(1.0) has no range-bitmap index, so the anchor above stays a recorded figure. When the golden subset lacks
 ``range_bitmap__int__highcard``, the blob is rebuilt from the same dataset (the values are
 identical in every configuration) with indexcore's writer, which is byte-identical to Paimon's.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -47,24 +50,32 @@ def load_blob(type_name: str = "int") -> tuple[bytes, str]:
     sys.exit(f"no {type_name.upper()} high-cardinality golden vector under {SINGLE}")
 
 
-def per_op_ms(fn, min_seconds: float = 0.5) -> float:
-    """Best of five rounds, each long enough to be measured reliably."""
-    n = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        elapsed = time.perf_counter() - start
-        if elapsed >= min_seconds / 5:
-            break
-        n *= 2
-    best = elapsed / n
-    for _ in range(4):
-        start = time.perf_counter()
-        for _ in range(n):
-            fn()
-        best = min(best, (time.perf_counter() - start) / n)
-    return best * 1000
+#: Seconds each timing round lasts at least (``--quick`` divides it by 10).
+ROUND_SECONDS = {"main": 0.5, "other": 0.25}
+
+
+def per_op_ms(fns, min_seconds: float = 0.5) -> list[float]:
+    """Milliseconds per call of each function: the best of five rounds, each long enough to be
+    measured reliably, the functions' rounds interleaved so a change in load meets them alike."""
+    sizes = []
+    for fn in fns:
+        n = 1
+        while True:
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            if time.perf_counter() - start >= min_seconds / 5:
+                break
+            n *= 2
+        sizes.append(n)
+    best = [float("inf")] * len(fns)
+    for _ in range(5):
+        for i, (fn, n) in enumerate(zip(fns, sizes, strict=True)):
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            best[i] = min(best[i], (time.perf_counter() - start) / n)
+    return [b * 1000 for b in best]
 
 
 def op_of(dtype, data: bytes, leaf: Leaf):
@@ -91,18 +102,21 @@ def middle_keys(probe: RangeBitmapReader) -> tuple:
     return tuple(codec.to_value(dictionary.raw_key(n * i // 3)) for i in (1, 2))
 
 
-def main() -> None:
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="shorter timing rounds (seconds)")
+    args = ap.parse_args(argv)
+    scale = 0.1 if args.quick else 1.0
     data, origin = load_blob()
     dtype = parse_type("INT")
     leaf = Leaf("greaterThan", "c", (0,))
     probe = RangeBitmapReader(dtype, BytesSource(data), {})
     rows = len(probe.visit(leaf).bitmap)
 
-    ours = per_op_ms(op_of(dtype, data, leaf))
-    floor_ms = per_op_ms(floor_of(data, probe))
+    ours, floor_ms = per_op_ms([op_of(dtype, data, leaf), floor_of(data, probe)], ROUND_SECONDS["main"] * scale)
     print(f"blob: {origin}, {len(data)} bytes, {probe.row_count} rows, {rows} rows match c > 0")
     print(f"indexcore: {ours:.4f} ms/op (fresh reader + visit)")
-    print(f"java anchor: {JAVA_ANCHOR_MS:.4f} ms/op -> ratio {ours / JAVA_ANCHOR_MS:.2f}x")
+    print(f"java anchor (recorded, not this run): {JAVA_ANCHOR_MS:.4f} ms/op -> ratio {ours / JAVA_ANCHOR_MS:.2f}x")
     print(f"pyroaring deserialize floor: {floor_ms:.4f} ms/op -> ratio {ours / floor_ms:.2f}x")
 
     print("other predicates (fresh reader + visit; ratio to the blob's deserialize floor):")
@@ -111,13 +125,17 @@ def main() -> None:
         dtype = parse_type(sql)
         probe = RangeBitmapReader(dtype, BytesSource(blob), {})
         low, high = middle_keys(probe)
-        floor_ms = per_op_ms(floor_of(blob, probe), 0.25)
+        leaves = (Leaf("greaterThan", "c", (low,)), Leaf("equal", "c", (low,)),
+                  Leaf("lessThan", "c", (high,)), Leaf("between", "c", (low, high)))
+        *times, floor_ms = per_op_ms([*(op_of(dtype, blob, leaf) for leaf in leaves), floor_of(blob, probe)],
+                                     ROUND_SECONDS["other"] * scale)
         print(f"  {sql} ({blob_origin}, {len(blob)} bytes), floor {floor_ms:.4f} ms/op")
-        for leaf in (Leaf("greaterThan", "c", (low,)), Leaf("equal", "c", (low,)),
-                     Leaf("lessThan", "c", (high,)), Leaf("between", "c", (low, high))):
-            ms = per_op_ms(op_of(dtype, blob, leaf), 0.25)
+        for leaf, ms in zip(leaves, times, strict=True):
             print(f"    {leaf.function.name:12s} {ms:.4f} ms/op -> {ms / floor_ms:.2f}x floor")
+    print("Java: not measured in this run (the bundled Paimon 1.0 has no range-bitmap index); issue 30 sets "
+          "no goal for this ratio")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

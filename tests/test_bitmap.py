@@ -12,6 +12,7 @@ from pyroaring import BitMap
 from indexcore.errors import CorruptFileError, UnsupportedError
 from indexcore.expr import Leaf
 from indexcore.formats.base import BitmapResult, parse_memory_size
+from indexcore.formats.bitmap import meta as bitmap_meta
 from indexcore.formats.bitmap.reader import BitmapReader
 from indexcore.formats.bitmap.writer import BitmapWriter
 from indexcore.formats.registry import new_writer, open_reader
@@ -300,3 +301,28 @@ def test_file_source_reads_the_same_with_and_without_kept_descriptors(conformanc
         results.append((rows, source.stats.snapshot()))
         source.close()
     assert results[0] == results[1] and results[0][0]
+
+
+@pytest.mark.parametrize("version", ["1", "2"])
+def test_walked_entry_starts_are_reused_only_for_the_same_bytes(version: str):
+    """Readers opened again on one blob reuse its walked V1 dictionary / V2 index block; a blob
+    whose dictionary begins with the same bytes but differs further on is walked afresh, and
+    every reader answers from its own blob."""
+    def blob(values: list[str]) -> bytes:
+        writer = BitmapWriter(STRING, {"version": version, "index-block-size": "1 mb"})
+        for v in values:
+            writer.write(v)
+        return writer.serialized_bytes()
+
+    common = [f"key-{i:05d}-{'x' * 20}" for i in range(600)]
+    first, second = blob(common + ["zz-lasts"] * 3), blob(common + ["zz-other"] * 3)
+    assert len(first) == len(second) and first[:4096] == second[:4096] and first != second
+    bitmap_meta._STARTS.clear()
+    for data, mine, theirs in ((first, "zz-lasts", "zz-other"), (second, "zz-other", "zz-lasts"),
+                               (first, "zz-lasts", "zz-other"), (second, "zz-other", "zz-lasts")):
+        for value, rows in ((mine, [600, 601, 602]), (theirs, []), (common[7], [7])):
+            reader = BitmapReader(STRING, BytesSource(data), {})
+            assert sorted(reader.visit(Leaf("equal", "c", (value,))).bitmap) == rows, (version, value)
+    # V2: one walked block per blob, reused on every reopen; V1: the two dictionaries share their
+    # first 4 KiB, so they share one slot, each proving itself by all of its bytes
+    assert len(bitmap_meta._STARTS) == (1 if version == "1" else 2)

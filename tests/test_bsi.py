@@ -99,3 +99,24 @@ def test_round_trip_against_brute_force(values, probe):
         expected = [i for i, v in enumerate(values) if v is not None and test(v)]
         assert normalize(reader.visit(Leaf(op, "c", (probe,)))) == (expected or "SKIP"), op
     assert normalize(reader.visit(Leaf("notBetween", "c", (probe, probe)))) == "REMAIN"
+
+
+def test_a_lookup_decodes_only_the_part_it_needs() -> None:
+    """A BSI reader finds each bitmap's extent at open but deserializes a part's bitmaps only when
+    a predicate needs them: a min/max shortcut decodes nothing, a lookup of a positive key never
+    the negative part, and the answers stay the rows written."""
+    dtype = parse_type("BIGINT")
+    values = [v * 7 - 300 for v in range(200)] + [None]
+    writer = BsiWriter(dtype)
+    for v in values:
+        writer.write(v)
+    reader = BsiReader(dtype, BytesSource(writer.serialized_bytes()), {})
+    pos, neg = reader.positive, reader.negative
+    assert pos._slices is None and neg._slices is None and pos._ebm is None
+    assert reader.visit(Leaf("greaterThan", "c", (10**9,))).remain() is False
+    assert pos._slices is None and neg._slices is None
+    assert set(reader.visit(Leaf("equal", "c", (700,))).bitmap) == {i for i, v in enumerate(values) if v == 700}
+    assert pos._slices is not None and neg._slices is None
+    assert set(reader.visit(Leaf("lessThan", "c", (-100,))).bitmap) == {
+        i for i, v in enumerate(values) if v is not None and v < -100}
+    assert reader.summary()["slice_count"] == len(pos.slices) + len(neg.slices)

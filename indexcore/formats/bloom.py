@@ -64,23 +64,29 @@ def _signed32(x: int) -> int:
     return x - (1 << 32) if x >> 31 else x
 
 
+_SIGN64 = 1 << 63
+
+
 def long_hash(key: int) -> int:
-    """Paimon's ``getLongHash``: Thomas Wang's 64-bit mix in Java long arithmetic (signed result)."""
-    key = _signed64(key)
-    key = _signed64(~key + (key << 21))
-    key ^= key >> 24
-    key = _signed64(key + (key << 3) + (key << 8))
-    key ^= key >> 14
-    key = _signed64(key + (key << 2) + (key << 4))
-    key ^= key >> 28
-    return _signed64(key + (key << 31))
+    """Paimon's ``getLongHash``: Thomas Wang's 64-bit mix in Java long arithmetic (signed result).
+
+    Each shift-and-add step is one multiply, wrapped to a signed long (Python's ``>>`` on a
+    negative int is Java's arithmetic ``>>``): a lookup's hash is most of its cost."""
+    k = ((int(key) * 2097151 - 1 + _SIGN64) & _MASK64) - _SIGN64  # ~key + (key << 21)
+    k ^= k >> 24
+    k = ((k * 265 + _SIGN64) & _MASK64) - _SIGN64  # key + (key << 3) + (key << 8)
+    k ^= k >> 14
+    k = ((k * 21 + _SIGN64) & _MASK64) - _SIGN64  # key + (key << 2) + (key << 4)
+    k ^= k >> 28
+    return ((k * 2147483649 + _SIGN64) & _MASK64) - _SIGN64  # key + (key << 31)
 
 
 def string_hash(data: bytes | str) -> int:
     """xxHash64 (seed 0) of the UTF-8 bytes, as Paimon hashes strings and binary (signed)."""
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
-    return _signed64(xxhash.xxh64_intdigest(data))
+    h = xxhash.xxh64_intdigest(data)
+    return h - (1 << 64) if h >> 63 else h
 
 
 def _float_key(value: float) -> int:
@@ -102,7 +108,7 @@ def hash_function(dtype: DataType) -> Callable[[Any], int]:
     if dtype.root in STRING_ROOTS or dtype.root in BINARY_ROOTS:
         return string_hash
     key = _long_key_function(dtype)
-    return lambda v: long_hash(key(v))
+    return long_hash if key is int else lambda v: long_hash(key(v))
 
 
 def _long_key_function(dtype: DataType) -> Callable[[Any], int]:
@@ -165,6 +171,33 @@ def probe_positions(hash64: int, num_hash_functions: int, num_bits: int) -> Iter
         yield combined % num_bits
 
 
+def blob_contains_hash(blob: bytes | memoryview, hash64: int, name: str = "<memory>") -> bool:
+    """``BloomFilter64.testHash`` straight on a bloom-filter blob (header and bit set): no reader.
+
+    The k probe positions are computed inline and the test stops at the first clear bit. A blob
+    without a bit set or with an impossible number of hash functions is a CorruptFileError."""
+    num_bits = (len(blob) - HEADER_SIZE) * 8
+    k = int.from_bytes(blob[:HEADER_SIZE], "big", signed=True)
+    if num_bits <= 0 or not 1 <= k <= MAX_HASH_FUNCTIONS:
+        raise CorruptFileError(f"bloom filter blob of {len(blob)} bytes with {k} hash functions",
+                               file=name, structure="bloom-filter header", offset=0)
+    hash1, hash2 = hash64 & _MASK32, (hash64 >> 32) & _MASK32
+    combined = hash1
+    for _ in range(k):
+        combined = (combined + hash2) & _MASK32  # hash1 + i * hash2 as a Java int
+        pos = (_MASK32 - combined if combined >> 31 else combined) % num_bits  # ~x when negative
+        if not (blob[HEADER_SIZE + (pos >> 3)] >> (pos & 7)) & 1:
+            return False
+    return True
+
+
+def might_contain(blob: bytes | memoryview, value: Any, dtype: DataType, name: str = "<memory>") -> bool:
+    """Whether a bloom-filter blob may hold ``value`` (an internal, non-null value of ``dtype``),
+    hashed and tested on the bytes, without building a reader. For many tests on one column,
+    hash with :func:`hash_function` once and call :func:`blob_contains_hash`."""
+    return blob_contains_hash(blob, hash_function(dtype)(value), name)
+
+
 def optimal_bits(items: int, fpp: float) -> int:
     """``BloomFilter64(items, fpp)``'s bit count: -n ln p / ln2^2, truncated, then rounded up to
     the next multiple of 8 (a whole byte more when already a multiple)."""
@@ -221,6 +254,7 @@ class BloomFilterReader(FileIndexReader):
         self._hash = hash_function(dtype)
         self._k: int | None = None
         self._bits: bytes | None = None
+        self._blob: bytes | None = None  # header and bit set, when read whole
         self._bytes: dict[int, int] = {}
 
     @property
@@ -239,7 +273,7 @@ class BloomFilterReader(FileIndexReader):
             raise CorruptFileError(f"bloom filter blob of {size} bytes has no bit set",
                                    file=self.source.name, structure="bloom-filter header", offset=0)
         if size - HEADER_SIZE <= WHOLE_READ_LIMIT:
-            data = self.source.read(0, size, "bloom-filter")
+            data = self._blob = self.source.read(0, size, "bloom-filter")
             self._bits = data[HEADER_SIZE:]
         else:
             data = self.source.read(0, HEADER_SIZE, "bloom-filter header")
@@ -268,10 +302,14 @@ class BloomFilterReader(FileIndexReader):
 
     def test_hash(self, hash64: int) -> bool:
         """``BloomFilter64.testHash``: false as soon as one probed bit is clear."""
+        if self._blob is not None:
+            return blob_contains_hash(self._blob, hash64, self.source.name)
         positions = probe_positions(hash64, self.num_hash_functions, self.num_bits)
         return all((self._byte(pos >> 3) >> (pos & 7)) & 1 for pos in positions)
 
     def might_contain(self, value: Any) -> bool:
+        if self._k is None:
+            self._load_header()
         return self.test_hash(self._hash(value))
 
     def visit_equal(self, literal: Any) -> FileIndexResult:

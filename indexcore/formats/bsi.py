@@ -13,14 +13,14 @@ starts min at 0, so min is 0 and max is the largest (absolute) value in practice
 from :func:`indexcore.types.to_long` (DECIMAL unscaled, TIMESTAMP millis or micros).
 
 Every range predicate walks all slices of a part, so the reader fetches the whole blob with
-one read and decodes bitmaps only when a predicate first needs them.
+one read, finds each bitmap's extent from its header alone (:func:`.roaring.portable_size`) and
+deserializes a part's bitmaps only when a predicate first needs them.
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -79,15 +79,40 @@ _SHORTCUTS: dict[Comparison, Callable[[int, int, int], tuple[bool, bool]]] = {
 }
 
 
-@dataclass
 class BsiPart:
-    """One ``BitSliceIndexRoaringBitmap``: values ``min + sum(bit_i << i)`` for the rows in ebm."""
+    """One ``BitSliceIndexRoaringBitmap``: values ``min + sum(bit_i << i)`` for the rows in ebm.
 
-    min: int = 0
-    max: int = 0
-    ebm: BitMap = field(default_factory=BitMap)
-    slices: list[BitMap] = field(default_factory=list)
-    size_bytes: int = 0
+    Read from a blob, it keeps where its bitmaps lie (``spans``: ebm first, then each slice) and
+    deserializes the ebm, then the slices, only when a predicate first needs them: a lookup the
+    min/max answers, or one on the other part, decodes none of them."""
+
+    def __init__(self, min: int = 0, max: int = 0, ebm: BitMap | None = None,  # noqa: A002 - Paimon's names
+                 slices: list[BitMap] | None = None, size_bytes: int = 0, data: bytes = b"",
+                 spans: tuple[tuple[int, int], ...] = (), name: str = "", structure: str = ""):
+        self.min, self.max, self.size_bytes = min, max, size_bytes
+        self._ebm = ebm if ebm is not None or spans else BitMap()
+        self._slices = slices if slices is not None or spans else []
+        self._data, self._spans, self._name, self._structure = data, spans, name, structure
+
+    def _bitmap(self, i: int, what: str) -> BitMap:
+        at, n = self._spans[i]
+        return roaring.deserialize(self._data[at:at + n], self._name, f"{self._structure} {what}", at)
+
+    @property
+    def ebm(self) -> BitMap:
+        if self._ebm is None:
+            self._ebm = self._bitmap(0, "existence bitmap")
+        return self._ebm
+
+    @property
+    def slices(self) -> list[BitMap]:
+        if self._slices is None:
+            self._slices = [self._bitmap(i + 1, f"slice {i}") for i in range(len(self._spans) - 1)]
+        return self._slices
+
+    @property
+    def slice_count(self) -> int:
+        return len(self._spans) - 1 if self._spans else len(self.slices)
 
     def _all(self) -> BitMap:
         return BitMap(self.ebm)
@@ -180,7 +205,7 @@ class BsiReader(FileIndexReader):
             raise CorruptFileError(f"invalid min {lo} / max {hi}", file=name, structure=structure, offset=pos + 1)
         pos += 17
         n = roaring.portable_size(data, pos, len(data), name, f"{structure} existence bitmap")
-        ebm = roaring.deserialize(data[pos:pos + n], name, f"{structure} existence bitmap", pos)
+        spans = [(pos, n)]
         pos += n
         if pos + 4 > len(data):
             raise CorruptFileError("slice count is truncated", file=name, structure=structure, offset=pos)
@@ -188,12 +213,12 @@ class BsiReader(FileIndexReader):
         if not 0 <= count <= 64:
             raise CorruptFileError(f"invalid slice count {count}", file=name, structure=structure, offset=pos)
         pos += 4
-        slices = []
         for i in range(count):
             n = roaring.portable_size(data, pos, len(data), name, f"{structure} slice {i}")
-            slices.append(roaring.deserialize(data[pos:pos + n], name, f"{structure} slice {i}", pos))
+            spans.append((pos, n))
             pos += n
-        return BsiPart(lo, hi, ebm, slices, pos - start), pos
+        return BsiPart(lo, hi, size_bytes=pos - start, data=data, spans=tuple(spans), name=name,
+                       structure=structure), pos
 
     # -- visits (Paimon's BitSliceIndexBitmapFileIndex.Reader)
 
@@ -294,10 +319,10 @@ class BsiReader(FileIndexReader):
             "index_type": self.index_type, "version": self.version, "row_count": self.row_count,
             "null_count": self.row_count - non_null, "min": self._display(low), "max": self._display(high),
             "positive": {"rows": len(pos.ebm), "min": pos.min, "max": pos.max,
-                         "slice_count": len(pos.slices), "size_bytes": pos.size_bytes},
+                         "slice_count": pos.slice_count, "size_bytes": pos.size_bytes},
             "negative": {"rows": len(neg.ebm), "min": neg.min, "max": neg.max,
-                         "slice_count": len(neg.slices), "size_bytes": neg.size_bytes},
-            "slice_count": len(pos.slices) + len(neg.slices), "size_bytes": self.source.size,
+                         "slice_count": neg.slice_count, "size_bytes": neg.size_bytes},
+            "slice_count": pos.slice_count + neg.slice_count, "size_bytes": self.source.size,
         }
 
 

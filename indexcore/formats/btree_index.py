@@ -11,6 +11,11 @@ then either ``record size (4) | 0`` (ALIGNED: every entry has the same size) or
 entry maps a data block's *last* key to ``var(offset) var(size)``. The 52-byte footer holds the
 bloom filter handle (offset 8, size 4, expected entries 8), the index block handle (8, 4), the
 null bitmap handle (8, 4), the version (4) and the magic ``0x50425449`` (bytes ``ITBP``).
+
+A lookup reads the index block once per reader, then per data block it needs: the entry
+starts (the position table, or the aligned record size), a binary search over them decoding
+only the keys it compares, and the row ids of every matching entry in one numpy pass; the
+result bitmap is built from that array (:func:`.roaring.bitmap64_from_array`).
 """
 
 from __future__ import annotations
@@ -23,22 +28,35 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+import numpy as np
 from pyroaring import BitMap64
 
 from indexcore.errors import CorruptFileError, UnsupportedError
 from indexcore.expr import Leaf
+from indexcore.formats.btree_block import (
+    ALIGNED,
+    UNALIGNED,
+    DataBlock,
+    block_keys_and_counts,
+    block_row_ids,
+    entry_starts,
+    keys_in_order,
+    parse_block,
+)
 from indexcore.formats.global_index import (
     COMPRESSION_NAMES,
     TRAILER_LENGTH,
     SortedIndexFileMeta,
     check_regions,
     close_block,
+    decode_key,
     key_codec,
     open_block,
     read_bitmap64,
     read_var,
     write_var,
 )
+from indexcore.formats.roaring import bitmap64_from_array
 from indexcore.io import ByteSource
 from indexcore.types import DataType
 
@@ -48,7 +66,6 @@ VERSION = 1
 FOOTER_LENGTH = 52
 DEFAULT_BLOCK_SIZE = 64 * 1024
 _FOOTER = struct.Struct("<QIQQIQI")
-_ALIGNED, _UNALIGNED = 0, 1
 
 
 @dataclass(frozen=True)
@@ -74,41 +91,6 @@ class BTreeFooter:
 def looks_like_btree(tail: bytes) -> bool:
     """Whether the last 8 bytes of a file are a BTree footer's version and magic."""
     return len(tail) >= 8 and tail[-4:] == MAGIC_BYTES and int.from_bytes(tail[-8:-4], "little") == VERSION
-
-
-def parse_block(block: bytes, name: str, structure: str, offset: int) -> list[tuple[bytes, bytes]]:
-    """Every ``(key, value)`` of one uncompressed SST block, in order."""
-    if len(block) < 5:
-        raise CorruptFileError("block too short for its layout byte", file=name, structure=structure,
-                               offset=offset)
-    kind, number = block[-1], int.from_bytes(block[-5:-1], "little")
-    if kind == _ALIGNED:
-        end = len(block) - 5
-        if number <= 0 or end % number:
-            raise CorruptFileError(f"aligned record size {number} does not divide {end} bytes", file=name,
-                                   structure=structure, offset=offset + end)
-    elif kind == _UNALIGNED:
-        end = len(block) - 5 - 4 * number
-        if end < 0:
-            raise CorruptFileError(f"{number} record positions do not fit the block", file=name,
-                                   structure=structure, offset=offset)
-    else:
-        raise CorruptFileError(f"unknown block layout byte {kind}", file=name, structure=structure,
-                               offset=offset + len(block) - 1)
-    entries, pos = [], 0
-    while pos < end:
-        n, pos = read_var(block, pos, name, structure, offset)
-        key, pos = block[pos:pos + n], pos + n
-        n, pos = read_var(block, pos, name, structure, offset)
-        value, pos = block[pos:pos + n], pos + n
-        if pos > end:
-            raise CorruptFileError("entry runs past the block", file=name, structure=structure,
-                                   offset=offset + pos)
-        entries.append((bytes(key), bytes(value)))
-    if kind == _UNALIGNED and len(entries) != number:
-        raise CorruptFileError(f"block says {number} records, holds {len(entries)}", file=name,
-                               structure=structure, offset=offset)
-    return entries
 
 
 def decode_row_ids(value: bytes, name: str = "<memory>", offset: int = 0) -> list[int]:
@@ -151,26 +133,35 @@ class BTreeIndexReader:
                 raise CorruptFileError(f"data block at {off} (+{size}) runs past the index block", file=source.name,
                                        structure="btree block handle", offset=self.footer.index_offset)
             self._handles.append((off, size))
-            last_keys.append(self.codec.order(self.codec.decode(key)))
+            last_keys.append(self.codec.order(decode_key(self.codec, key, source.name, "btree index block",
+                                                         self.footer.index_offset)))
         self._last_orders = last_keys
-        self._blocks: dict[int, list[tuple[Any, bytes]]] = {}
+        self._blocks: dict[int, DataBlock] = {}
 
     @property
     def block_count(self) -> int:
         return len(self._handles)
 
+    def data_block(self, i: int) -> DataBlock:
+        """Data block ``i`` uncompressed, CRC checked, with its entry starts (read once, then kept)."""
+        blk = self._blocks.get(i)
+        if blk is None:
+            off, size = self._handles[i]
+            name, structure = self.source.name, "btree data block"
+            data = open_block(self.source.read(off, size + TRAILER_LENGTH, structure), name, structure, off)
+            starts = entry_starts(data, name, structure, off)
+            ordered = keys_in_order(data, starts, self.dtype, self.codec)
+            blk = self._blocks[i] = DataBlock(data, starts, off, ordered)
+        return blk
+
     def block(self, i: int) -> list[tuple[Any, bytes]]:
-        """The ``(key, encoded row ids)`` entries of data block ``i`` (read and cached on first use).
+        """The ``(key, encoded row ids)`` entries of data block ``i``.
 
         Row ids stay encoded until a lookup needs them (:func:`decode_row_ids`)."""
-        if i not in self._blocks:
-            off, size = self._handles[i]
-            raw = self.source.read(off, size + TRAILER_LENGTH, "btree data block")
-            entries = parse_block(open_block(raw, self.source.name, "btree data block", off), self.source.name,
-                                  "btree data block", off)
-            decode = self.codec.decode
-            self._blocks[i] = [(decode(k), v) for k, v in entries]
-        return self._blocks[i]
+        blk = self.data_block(i)
+        name, codec = self.source.name, self.codec
+        return [(decode_key(codec, k, name, "btree data block", blk.offset), v)
+                for k, v in parse_block(blk.data, name, "btree data block", blk.offset)]
 
     def entries(self) -> Iterator[tuple[Any, list[int]]]:
         """Every ``(key, row ids)`` in file order."""
@@ -178,6 +169,24 @@ class BTreeIndexReader:
             off = self._handles[i][0]
             for key, value in self.block(i):
                 yield key, decode_row_ids(value, self.source.name, off)
+
+    def _decode(self, raw: bytes, blk: DataBlock) -> Any:
+        return decode_key(self.codec, raw, self.source.name, "btree data block", blk.offset)
+
+    def _key_order(self, blk: DataBlock, i: int) -> Any:
+        """The order of entry ``i``'s key (only the keys a binary search compares are decoded)."""
+        data, pos = blk.data, int(blk.starts[i])
+        n, pos = read_var(data, pos, self.source.name, "btree data block", blk.offset)
+        if pos + n > blk.starts[i + 1]:
+            raise CorruptFileError(f"key of entry {i} runs past the entry", file=self.source.name,
+                                   structure="btree data block", offset=blk.offset + pos)
+        return self.codec.order(decode_key(self.codec, data[pos:pos + n], self.source.name, "btree data block",
+                                           blk.offset + pos))
+
+    def _bound(self, blk: DataBlock, target: Any, after: bool) -> int:
+        """The first entry whose key is > ``target`` (``after``) or >= it, by binary search."""
+        find = bisect.bisect_right if after else bisect.bisect_left
+        return find(range(blk.size), target, key=lambda i: self._key_order(blk, i))
 
     @cached_property
     def null_rows(self) -> BitMap64:
@@ -193,25 +202,43 @@ class BTreeIndexReader:
 
     # -- lookups ------------------------------------------------------------------------
 
-    def _scan(self, lo: Any = None, hi: Any = None, lo_inc: bool = True, hi_inc: bool = True) -> BitMap64:
-        """Row ids of keys between ``lo`` and ``hi`` (None = open end), reading only the blocks needed."""
+    def row_ids(self, lo: Any = None, hi: Any = None, lo_inc: bool = True, hi_inc: bool = True) -> np.ndarray:
+        """Row ids of keys between ``lo`` and ``hi`` (None = open end), as an array.
+
+        The index block's last keys pick the data blocks; a binary search bounds the entries in
+        the first and last of them; blocks in between are taken whole."""
         order = self.codec.order
         lo_o = None if lo is None else order(lo)
         hi_o = None if hi is None else order(hi)
-        out = BitMap64()
+        parts = []
         start = 0 if lo_o is None else bisect.bisect_left(self._last_orders, lo_o)
         for i in range(start, self.block_count):
-            off = self._handles[i][0]
-            for key, value in self.block(i):
-                k = order(key)
-                if lo_o is not None and (k < lo_o or (k == lo_o and not lo_inc)):
-                    continue
-                if hi_o is not None and (k > hi_o or (k == hi_o and not hi_inc)):
-                    continue
-                out.update(decode_row_ids(value, self.source.name, off))
-            if hi_o is not None and self._last_orders[i] > hi_o:
+            blk = self.data_block(i)
+            last = self._last_orders[i]
+            if not blk.ordered:
+                parts.append(self._scan_unordered(blk, lo_o, hi_o, lo_inc, hi_inc))
+            else:
+                a = 0 if lo_o is None else self._bound(blk, lo_o, not lo_inc)
+                whole = hi_o is None or last < hi_o or (last == hi_o and hi_inc)
+                b = blk.size if whole else self._bound(blk, hi_o, hi_inc)
+                parts.append(block_row_ids(blk, a, b, self.source.name))
+            if hi_o is not None and last > hi_o:
                 break
-        return out
+        return np.concatenate(parts) if len(parts) > 1 else parts[0] if parts else np.empty(0, np.uint64)
+
+    def _scan_unordered(self, blk: DataBlock, lo_o: Any, hi_o: Any, lo_inc: bool, hi_inc: bool) -> np.ndarray:
+        """Row ids of a block whose keys are out of order: every key decoded and compared."""
+        order, name = self.codec.order, self.source.name
+        keep = []
+        for key, _ in parse_block(blk.data, name, "btree data block", blk.offset):
+            k = order(decode_key(self.codec, key, name, "btree data block", blk.offset))
+            keep.append((lo_o is None or k > lo_o or (k == lo_o and lo_inc))
+                        and (hi_o is None or k < hi_o or (k == hi_o and hi_inc)))
+        return block_row_ids(blk, 0, blk.size, self.source.name, np.array(keep, np.bool_))
+
+    def _scan(self, lo: Any = None, hi: Any = None, lo_inc: bool = True, hi_inc: bool = True) -> BitMap64:
+        """Row ids of keys between ``lo`` and ``hi`` (None = open end), reading only the blocks needed."""
+        return bitmap64_from_array(self.row_ids(lo, hi, lo_inc, hi_inc))
 
     def equal(self, value: Any) -> BitMap64:
         return self._scan(value, value)
@@ -256,18 +283,26 @@ class BTreeIndexReader:
         return None
 
     def cardinalities(self) -> list[tuple[Any, int]]:
-        """``(key, row count)`` per distinct key, in file (key) order."""
-        return [(k, read_var(v, 0, self.source.name, "btree row ids")[0])
-                for i in range(self.block_count) for k, v in self.block(i)]
+        """``(key, row count)`` per distinct key, in file (key) order (counts read with numpy)."""
+        out, name = [], self.source.name
+        for i in range(self.block_count):
+            blk = self.data_block(i)
+            keys, counts = block_keys_and_counts(blk, name)
+            values = [decode_key(self.codec, k, name, "btree data block", blk.offset) for k in keys]
+            out.extend(zip(values, counts.tolist(), strict=True))
+        return out
 
     def summary(self) -> dict:
         keys = rows = 0
         first = last = None
-        for k, r in self.entries():
-            keys += 1
-            rows += len(r)
-            first = k if first is None else first
-            last = k
+        for i in range(self.block_count):
+            blk = self.data_block(i)
+            raw, counts = block_keys_and_counts(blk, self.source.name)
+            if raw:
+                first = self._decode(raw[0], blk) if first is None else first
+                last = self._decode(raw[-1], blk)
+            keys += len(raw)
+            rows += int(counts.sum())
         return {"index_type": self.index_type, "version": self.footer.version, "data_blocks": self.block_count,
                 "compression": self.index_compression, "distinct_keys": keys, "non_null_rows": rows,
                 "null_rows": len(self.null_rows), "first_key": first, "last_key": last,
@@ -319,9 +354,9 @@ class _BlockBuilder:
 
     def finish(self) -> bytes:
         if self.positions and self.aligned:
-            return bytes(self.data) + struct.pack("<I", self.record_size) + bytes([_ALIGNED])
+            return bytes(self.data) + struct.pack("<I", self.record_size) + bytes([ALIGNED])
         return (bytes(self.data) + b"".join(struct.pack("<I", p) for p in self.positions)
-                + struct.pack("<I", len(self.positions)) + bytes([_UNALIGNED]))
+                + struct.pack("<I", len(self.positions)) + bytes([UNALIGNED]))
 
 
 class BTreeIndexWriter:

@@ -52,6 +52,8 @@ def write_var(value: int) -> bytes:
 def read_var(data: bytes | memoryview, pos: int, name: str = "<memory>", structure: str = "var int",
              base: int = 0) -> tuple[int, int]:
     """The var-length int at ``pos`` and the position after it."""
+    if pos < len(data) and data[pos] < 0x80:  # one byte: the usual case, without the loop
+        return data[pos], pos + 1
     result = shift = 0
     start = pos
     while True:
@@ -151,9 +153,11 @@ def check_regions(name: str, end: int, structure: str, regions: list[tuple[str, 
 # Row-id bitmaps
 
 
-def read_bitmap64(data: bytes, name: str, offset: int) -> BitMap64:
-    """A portable 64-bit roaring bitmap (Java ``RoaringNavigableMap64`` serialization)."""
-    return _deserialize64(memoryview(data), 0, len(data), offset, name)
+def read_bitmap64(data: bytes | memoryview, name: str, offset: int) -> BitMap64:
+    """A portable 64-bit roaring bitmap (Java ``RoaringNavigableMap64`` serialization); ``data``
+    may be a memoryview slice of a larger read (no copy)."""
+    view = data if isinstance(data, memoryview) else memoryview(data)
+    return _deserialize64(view, 0, len(view), offset, name)
 
 
 # ------------------------------------------------------------------------------------------
@@ -178,6 +182,16 @@ def _float_order(value: float) -> tuple:
 def _fixed(fmt: str) -> tuple[Callable[[Any], bytes], Callable[[bytes], Any]]:
     s = struct.Struct(fmt)
     return (lambda v: s.pack(v)), (lambda b: s.unpack(b)[0])
+
+
+def decode_key(codec: KeyCodec, raw: bytes, name: str, structure: str, offset: int) -> Any:
+    """A serialized key -> its value; bytes that do not decode as the column's type are a
+    CorruptFileError naming where they are."""
+    try:
+        return codec.decode(raw)
+    except (struct.error, ValueError, OverflowError, ArithmeticError) as exc:
+        raise CorruptFileError(f"key of {len(raw)} bytes does not decode as {codec.dtype.sql()} ({exc})", file=name,
+                               structure=structure, offset=offset) from None
 
 
 def key_codec(dtype: DataType) -> KeyCodec:

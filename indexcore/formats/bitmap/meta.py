@@ -4,9 +4,14 @@ exact byte ranges: V1 holds the whole dictionary, V2 the index block list."""
 from __future__ import annotations
 
 import struct
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+import xxhash
+
+from indexcore.cache import LRU
 from indexcore.errors import CorruptFileError, UnsupportedError
 from indexcore.formats.bitmap.keys import INT32, UINT32, KeyCodec
 from indexcore.io import ByteSource
@@ -28,6 +33,29 @@ def _min_distinct_bytes(count: int) -> int:
         count -= take
         length += 1
     return total
+
+
+#: String-keyed entry starts already walked, by content: readers opened one per lookup (per data
+#: file, per page run) on the same blob walk its V1 dictionary or V2 index block once. Weighed in
+#: bytes of the walked region (the bytes are kept to prove a hit, the starts 4 bytes each, in an
+#: ``array``: a head is at most 2 GiB, its lengths being Java ints).
+_STARTS = LRU(64 << 20)
+#: Bytes of a V1 dictionary hashed to find it in ``_STARTS`` (the whole region is compared on a hit).
+_PROBE = 4096
+
+
+def known_starts(data: bytes | memoryview, count: int, step: int) -> Sequence[int] | None:
+    """The entry starts walked before over exactly these bytes (``count`` entries from byte 4, each
+    ``step`` bytes after its key), or None."""
+    hit = _STARTS.get(("block", len(data), count, step, xxhash.xxh3_64_intdigest(data)))
+    return hit[1] if hit is not None and hit[0] == data else None
+
+
+def remember_starts(data: bytes, count: int, step: int, starts: list[int]) -> Sequence[int]:
+    kept = array("I", starts)
+    _STARTS.put(("block", len(data), count, step, xxhash.xxh3_64_intdigest(data)), (bytes(data), kept),
+                len(data) + 4 * len(kept))
+    return kept
 
 
 class NegativeLength(ValueError):
@@ -136,15 +164,27 @@ class _Cursor:
     def byte(self) -> int:
         return self.take(1)[0]
 
-    def dictionary(self, codec: KeyCodec, count: int) -> tuple[bytes, range | list[int]]:
+    def dictionary(self, codec: KeyCodec, count: int) -> tuple[bytes, Sequence[int]]:
         """The bytes of ``count`` V1 entries (key, offset) and each entry's start within them."""
         if codec.kind != "string":
             item = codec.struct.size + 4
             return bytes(self.take(count * item)), range(0, count * item, item)
         base = self.pos
+        size = self.source.size
+        # a dictionary walked before: found by its first bytes, proved by all of them
+        probe = min(_PROBE, count * 8 + _min_distinct_bytes(count), size - base)
+        self._fill(base + probe)
+        key = ("v1", count, probe, xxhash.xxh3_64_intdigest(memoryview(self.buf)[base - self.start:][:probe]))
+        hit = _STARTS.get(key)
+        if hit is not None and base + len(hit[0]) <= size:
+            known, known_starts = hit
+            self._fill(base + len(known))
+            at = base - self.start
+            if self.buf[at:at + len(known)] == known:  # bytes compare with memcmp (a memoryview would not)
+                self.pos = base + len(known)
+                return known, known_starts
         data = bytearray(self.buf[base - self.start:])
         starts: list[int] = []
-        size = self.source.size
         rel = 0
         while True:
             try:
@@ -174,7 +214,9 @@ class _Cursor:
                 want = max(want, min(base + rel + rel * left * 5 // (4 * len(starts)), size))
             data += self.source.read(have, want - have, self.structure)
         self.buf, self.start, self.pos = bytes(data), base, base + rel
-        return self.buf[:rel], starts
+        dictionary, kept = self.buf[:rel], array("I", starts)
+        _STARTS.put(key, (dictionary, kept), rel + 4 * count)
+        return dictionary, kept
 
 
 # ---------------------------------------------------------------------------------------
@@ -217,7 +259,7 @@ class BitmapFileIndexMeta:
     blocks: tuple[BitmapIndexBlock, ...] = ()     # V2 only
     # V1 only: the serialized (key, offset) entries in file order, and where each one starts
     dictionary: bytes = field(default=b"", repr=False, compare=False)
-    entry_starts: range | list[int] = field(default=range(0), repr=False, compare=False)
+    entry_starts: Sequence[int] = field(default=range(0), repr=False, compare=False)
 
 
 def read_meta(source: ByteSource, codec: KeyCodec) -> BitmapFileIndexMeta:

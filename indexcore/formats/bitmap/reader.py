@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pyroaring import BitMap
@@ -19,7 +19,9 @@ from indexcore.formats.bitmap.meta import (
     BitmapEntry,
     BitmapFileIndexMeta,
     NegativeLength,
+    known_starts,
     read_meta,
+    remember_starts,
     v1_length,
     v1_offset,
     walk_strings,
@@ -47,7 +49,7 @@ class BitmapReader(FileIndexReader):
         self.codec = KeyCodec(dtype)
         self._meta: BitmapFileIndexMeta | None = None
         self._v1_entries: list[tuple[Any, int]] | None = None
-        self._block_data: dict[int, tuple[bytes, range | list[int]]] = {}
+        self._block_data: dict[int, tuple[bytes, Sequence[int]]] = {}
         self._block_entries: dict[int, list[tuple[Any, int, int]]] = {}
         self._bitmaps: dict[Any, BitMap] = {}
         self._dictionary: list[tuple[Any, int]] | None = None
@@ -94,7 +96,7 @@ class BitmapReader(FileIndexReader):
         return self._v1_entries
 
     @staticmethod
-    def _locate(data: bytes, encoded: bytes, starts: range | list[int], lo: int, last: bool) -> int:
+    def _locate(data: bytes, encoded: bytes, starts: Sequence[int], lo: int, last: bool) -> int:
         """Where ``encoded`` begins an entry of ``data`` (the first or last such), or -1.
 
         Comparing serialized key bytes is key equality: each type has one encoding per key.
@@ -107,7 +109,7 @@ class BitmapReader(FileIndexReader):
             i = data.rfind(encoded, lo, i + len(encoded) - 1) if last else data.find(encoded, i + 1)
         return -1
 
-    def _block_bytes(self, i: int, data: bytes | None = None) -> tuple[bytes, range | list[int]]:
+    def _block_bytes(self, i: int, data: bytes | None = None) -> tuple[bytes, Sequence[int]]:
         """A V2 index block's bytes (checked to hold its entries) and where each entry starts."""
         cached = self._block_data.get(i)
         if cached is not None:
@@ -122,13 +124,16 @@ class BitmapReader(FileIndexReader):
             raise self._corrupt(f"index block entry count {count} does not fit {block.size} bytes",
                                 "bitmap index block", at)
         if self.codec.kind == "string":
-            starts: range | list[int] = []
-            try:
-                walk_strings(data, 4, count, 12, starts)
-            except NegativeLength as exc:
-                raise self._corrupt(str(exc), "bitmap index block", at + exc.pos) from None
-            if len(starts) < count:
-                raise self._corrupt("index block entries run past the block", "bitmap index block", at)
+            starts = known_starts(data, count, 12)
+            if starts is None:
+                walked: list[int] = []
+                try:
+                    walk_strings(data, 4, count, 12, walked)
+                except NegativeLength as exc:
+                    raise self._corrupt(str(exc), "bitmap index block", at + exc.pos) from None
+                if len(walked) < count:
+                    raise self._corrupt("index block entries run past the block", "bitmap index block", at)
+                starts = remember_starts(data, count, 12, walked)
         else:
             item = self.codec.struct.size + 8
             starts = range(4, 4 + count * item, item)
