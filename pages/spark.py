@@ -13,6 +13,7 @@ from indexcore.errors import IndexCoreError
 from indexcore.frames import figures
 from indexcore.frames.suggestion import suggest_predicate
 from indexcore.frames.views import UNPARTITIONED
+from indexcore.scan.explainer import bind_predicate
 from indexcore.spark.jobs.audit import audit
 from indexcore.spark.jobs.evaluate import evaluate
 from pages.common import MASTER_KEY, guard, open_page, show_frame
@@ -45,6 +46,17 @@ def _flat(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _refusal(sql: str) -> str | None:
+    """Why the predicate cannot be evaluated (its columns resolved against the schema the read uses),
+    or None: checked before any Spark job starts, so a typo costs no JVM start."""
+    try:
+        snap = ctx.table.snapshot(ctx.snapshot_id) if ctx.snapshot_id is not None else None
+        bind_predicate(ctx.table, ctx.table.read_schema(ctx.snapshot_id, snap), sql)
+    except IndexCoreError as exc:
+        return str(exc)
+    return None
+
+
 def _run(job: str, sql: str, master: str) -> dict:
     """Run one job in a worker thread; the script thread draws its progress until it ends."""
     started = dt.datetime.now()
@@ -52,6 +64,11 @@ def _run(job: str, sql: str, master: str) -> dict:
               "where": sql if job == "evaluate" else None, "master": master,
               "started": started.strftime("%H:%M:%S"), "seconds": None, "ok": False, "error": None,
               "details": None, "result": None}
+    refused = _refusal(sql) if job == "evaluate" else None
+    if refused is not None:
+        record.update(error=refused, details=f"the predicate {sql!r} was refused before Spark started:\n{refused}",
+                      seconds=0.0)
+        return record
     state = {"done": 0, "total": 0, "what": "starting Spark"}
     cancel = threading.Event()
 
