@@ -15,8 +15,6 @@ and every matching row missing from an index bitmap, naming the leaf columns to 
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import posixpath
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
@@ -36,6 +34,7 @@ from indexcore.scan.stats import Pushdowns, StatsStage
 from indexcore.scan.verify import Verifier
 from indexcore.types import to_json_value
 from indexcore.warehouse.model import LiveFile, Problem, TableSchema
+from indexcore.warehouse.table_manifests import gc_paused
 
 Progress = Callable[[int, int, str], None]
 
@@ -120,23 +119,6 @@ def in_file_order(files: Iterable[LiveFile]) -> list[LiveFile]:
     return sorted(files, key=key)
 
 
-@contextlib.contextmanager
-def _cycle_collection_paused() -> Iterator[None]:
-    """Python's cycle collector off while explain builds its per-file records, as it was after.
-
-    Deciding makes few cycles but many long-lived objects, and each full collection walks the whole
-    heap (the plan included): a quarter of explain's time at 50,000 files. Reference counting
-    still frees everything that is not a cycle; cycles made meanwhile wait for the next collection.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def bind_predicate(table, schema: TableSchema, predicate_or_sql: Predicate | str) -> tuple[Predicate, str]:
     """The predicate over ``schema`` and its SQL text; an unknown column is a :class:`PredicateError`."""
     if isinstance(predicate_or_sql, str):
@@ -195,7 +177,7 @@ def decide_files(table, predicate: Predicate, files: Sequence[LiveFile], schema:
     through the table's kept heads and readers (:meth:`Table.index_container`): for trying many
     predicates on the same files, whose index bytes then count only what was not read before.
     """
-    with _cycle_collection_paused():
+    with gc_paused():  # deciding builds 10,000s of long-lived records, as planning does
         return _decide_files(table, predicate, in_file_order(files), schema, verify, all_files, progress,
                              snapshot_id, global_indexes, kept)
 
