@@ -231,14 +231,14 @@ def report(label: str, result: dict) -> dict:
     ours = [r[0] for r in ok]
     print(f"  files {ours[-1]['files']:,}; index stage consulted {ours[-1]['consulted']:,}; "
           f"read after the index {ours[-1]['kept']:,}")
-    print(f"  ours explain s     " + " ".join(f"{r['seconds']:7.2f}" for r in ours))
-    print(f"  ours index stage s " + " ".join(f"{r['index_stage']:7.2f}" for r in ours))
-    print(f"  floor s            " + " ".join(f"{r[1]['seconds']:7.2f}" for r in ok))
+    print("  ours explain s     " + " ".join(f"{r['seconds']:7.2f}" for r in ours))
+    print("  ours index stage s " + " ".join(f"{r['index_stage']:7.2f}" for r in ours))
+    print("  floor s            " + " ".join(f"{r[1]['seconds']:7.2f}" for r in ok))
     paired = [rnd for rnd in ok if "error" not in rnd[2]]
     if paired:
-        print(f"  pypaimon plan s    " + " ".join(f"{r[2]['seconds']:7.2f}" for r in paired))
-        print(f"  peak MiB ours      " + " ".join(f"{r[0]['peak_mib']:7.0f}" for r in paired))
-        print(f"  peak MiB pypaimon  " + " ".join(f"{r[2]['peak_mib']:7.0f}" for r in paired))
+        print("  pypaimon plan s    " + " ".join(f"{r[2]['seconds']:7.2f}" for r in paired))
+        print("  peak MiB ours      " + " ".join(f"{r[0]['peak_mib']:7.0f}" for r in paired))
+        print("  peak MiB pypaimon  " + " ".join(f"{r[2]['peak_mib']:7.0f}" for r in paired))
     figures = {"index stage / floor": _ratio([(r[0]["index_stage"], r[1]["seconds"]) for r in ok])}
     if paired:
         figures["explain / pypaimon"] = _ratio([(r[0]["seconds"], r[2]["seconds"]) for r in paired])
