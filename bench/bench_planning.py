@@ -109,6 +109,32 @@ def best_of(fn, repeat: int = 3) -> float:
     return best
 
 
+def columnar(manifests: list[Path], repeat: int) -> None:
+    """Issue 30's candidate for decoding manifests straight to columns: polars' ``read_avro``, timed
+    on the same manifests when polars is installed (it is not a dependency). It reads these
+    deflate manifests, but not the zstd manifests Paimon writes by default (the conformance
+    warehouses'): "out-of-spec: Avro format contains a non-usize number of bytes" (polars 1.44.2)."""
+    try:
+        import polars as pl  # optional: only for this comparison
+    except ImportError:
+        print("polars read_avro: polars not installed; skipped")
+        return
+    from indexcore.warehouse import manifest  # registers Paimon's zstd codec with fastavro
+
+    def to_columns(paths) -> None:
+        for p in paths:
+            pl.read_avro(io.BytesIO(p.read_bytes()))
+
+    print(f"polars read_avro (columns): {best_of(lambda: to_columns(manifests), repeat) * 1000:.1f} ms")
+    paimon = sorted(p for p in (SOURCE / "manifest").iterdir() if not p.name.startswith("manifest-list"))
+    try:
+        to_columns(paimon[:1])
+        print("polars read_avro of a Paimon-written manifest: ok")
+    except Exception as exc:  # noqa: BLE001 - what polars makes of Paimon's own manifests, reported
+        print(f"polars read_avro of a Paimon-written manifest ({manifest.__name__} codecs): "
+              f"fails: {type(exc).__name__}: {str(exc)[:120]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=N_FILES)
@@ -145,6 +171,7 @@ def main() -> None:
         print(f"indexcore plan():         {t_ours * 1000:.1f} ms")
         print(f"ours / decompress floor: {t_ours / t_inflate:.2f}x (goal <= 3x at 50,000 files)")
         print(f"ours / decode floor:     {t_ours / t_floor:.2f}x")
+        columnar(manifests, repeat)
         venv_python = ROOT / ".venv-pypaimon" / "bin" / "python"
         if venv_python.exists():
             code = ("import time,sys\nfrom pypaimon import CatalogFactory\n"

@@ -49,7 +49,7 @@ class FileIndexPredicate:
     def __init__(self, container: Any, row_type: Mapping[str, DataType],
                  options_for: OptionsFor | None = None):
         self.container = container
-        self.row_type = dict(row_type)
+        self.row_type = row_type  # read only: the files of one schema share it
         self.options_for = options_for
         self._readers: dict[str, list[FileIndexReader]] = {}
 
