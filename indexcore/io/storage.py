@@ -179,7 +179,8 @@ class Storage:
         readers that count what they use, e.g. whole small ``.index`` files). ``folders``: the
         caller's memo of directories looked up, kept across calls (else one per call).
 
-        Local files take one ``open``/``fstat``/``pread`` each in one loop, without a
+        Local files take one ``open``/``pread`` each in one loop (an ``fstat`` too when the file is
+        longer than ``length``), without a
         :class:`FileSource` (a census reads 50,000 heads this way); a file of a directory already
         resolved and allowed is opened without following a symlink (no ``lstat`` per file), a
         symlinked one takes the full check of :meth:`resolve`. Other filesystems go through the
@@ -216,8 +217,9 @@ class Storage:
                     full = self.resolve(path)
                     fd = os.open(full, os.O_RDONLY | getattr(os, "O_BINARY", 0))
                 try:
-                    size = os.fstat(fd).st_size
-                    data = pread_fully(fd, 0, min(length, size))
+                    data = pread_fully(fd, 0, length)
+                    # a short read reached the end: the file's size, without an fstat per file
+                    size = len(data) if len(data) < length else os.fstat(fd).st_size
                 finally:
                     os.close(fd)
             except IndexCoreError as exc:
