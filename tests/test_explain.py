@@ -779,3 +779,22 @@ def test_each_index_file_is_one_request_and_a_large_one_reads_ranged(warehouse, 
             [{k: v for k, v in f.to_json().items() if k not in strip} for f in ranged.files], sql
         assert sum(f.requests for f in ranged.files) > len(on_disk), sql
         assert whole.problems == ranged.problems == [], sql
+
+
+def test_read_path_result_agrees_with_its_definition_on_random_answers():
+    """``FileIndexEvaluator`` by definition (every row minus the deletion vector is the selection,
+    the answer is cut to it, REMAIN when it holds every row or the whole selection, SKIP when
+    empty) on random answers, with and without a deletion vector and rows past the file."""
+    import random
+
+    rng = random.Random(30)
+    for _ in range(2_000):
+        rows = rng.randrange(0, 40)
+        raw = BitMap(rng.sample(range(rows + 3), rng.randrange(0, rows + 3)) if rng.random() < 0.2
+                     else rng.sample(range(max(rows, 1)), rng.randrange(0, max(rows, 1))))
+        deleted = BitMap(rng.sample(range(max(rows, 1)), rng.randrange(0, max(rows, 1)))) if rng.random() < 0.5 else None
+        selection = BitMap(range(rows)) - (deleted or BitMap())
+        cut = raw & selection
+        want = REMAIN if len(raw) == rows or cut == selection else SKIP if not cut else BitmapResult(cut)
+        got = read_path_result(BitmapResult(BitMap(raw)), rows, deleted)
+        assert got == want if not isinstance(want, BitmapResult) else got.bitmap == want.bitmap, (rows, raw, deleted)

@@ -145,6 +145,9 @@ def read_path_result(raw: FileIndexResult, row_count: int, deleted: Any = None,
             # Paimon's conservative fallback (apache/paimon#9141): row positions are 32-bit,
             # so a 64-bit deletion vector is never combined with the index bitmap.
             return REMAIN
+        if deleted is None and (not raw.bitmap or raw.bitmap.max() < row_count):
+            # the selection is every row and holds the whole answer: no selection bitmap per file
+            return BitmapResult(BitMap(raw.bitmap)) if raw.bitmap else SKIP
         selection = BitMap(range(row_count))
         if deleted is not None:
             selection -= deleted if isinstance(deleted, BitMap) else BitMap(p for p in deleted if p < row_count)
