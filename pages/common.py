@@ -1,20 +1,17 @@
 """Streamlit glue shared by every page: warehouse/table/branch/tag/snapshot pickers, caching, error guard.
 
 Nothing here decodes anything: it opens a warehouse with :func:`indexcore.open_warehouse`,
-keeps the session's choice as ONE :class:`Selection` record in ``st.session_state`` and caches
+keeps the session's choice as ONE :class:`~pages.selection.Selection` record in ``st.session_state``
+(the branch, tag and snapshot pickers and the URL link live in :mod:`pages.selection`) and caches
 :mod:`indexcore.views` tables (as frames) and the frames of :mod:`indexcore.frames.registry` per
 warehouse URL, table (with its branch) and snapshot.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -26,11 +23,29 @@ from indexcore.errors import IndexCoreError
 from indexcore.frames import health, unusable
 from indexcore.frames import table as table_frames
 from indexcore.frames.registry import FRAMES, WAREHOUSE, spec_of
-from indexcore.frames.views import branch_ref, view_frame
+from indexcore.frames.views import view_frame
 from indexcore.io import parse_storage_options
+from pages.selection import (
+    BRANCH_KEY,
+    MASTER_KEY,
+    OPTIONS_KEY,
+    SELECTION_KEY,
+    SNAPSHOT_KEY,
+    TABLE_KEY,
+    TAG_KEY,
+    WH_KEY,
+    Selection,
+    allowed_roots,
+    default_warehouse,
+    forget,
+    norm,
+    pick_version,
+    refuse,
+    show_refused,
+    to_url,
+    url_link,
+)
 
-APP_DIR = Path(__file__).resolve().parent.parent
-DEFAULT_WAREHOUSE = APP_DIR / "sample_warehouse"
 MAX_CHOICES = 1000  # options a selectbox sends to the browser before a filter narrows them
 PAGE_SIZE = 200
 # server memory stays bounded whatever the number of sessions: warehouses opened at once
@@ -40,11 +55,6 @@ _APP = settings()  # read when the server starts: the caches below are sized onc
 MAX_WAREHOUSES = _APP.app_warehouses
 CACHE_ENTRIES = _APP.app_cache_entries
 CACHE_TTL = _APP.app_cache_ttl  # seconds
-
-WH_KEY, TABLE_KEY, SNAPSHOT_KEY, MASTER_KEY = "warehouse_url", "table", "snapshot_id", "spark_master"
-BRANCH_KEY, TAG_KEY, SELECTION_KEY = "branch", "tag", "selection"
-OPTIONS_KEY = "storage_options"
-MAIN, NO_TAG = "main", "(no tag)"
 
 # the app's pages: key (the script's name in pages/, also what health items name), title and icon,
 # in navigation order; app.py builds its navigation from them, health links resolve here
@@ -64,55 +74,6 @@ PAGES = (
 # page key -> title, and -> the script st.page_link opens (relative to app.py)
 PAGE_TITLES = {key: title for key, title, _icon in PAGES}
 PAGE_FILES = {key: f"pages/{key}.py" for key, _title, _icon in PAGES}
-
-
-@dataclass(frozen=True)
-class Selection:
-    """The session's choice: warehouse, table, branch, tag and snapshot (None = latest)."""
-
-    warehouse: str
-    table: str | None = None
-    branch: str = MAIN
-    tag: str | None = None
-    snapshot_id: int | None = None
-    options: tuple = ()  # fsspec storage options as sorted (key, value) pairs
-
-    @property
-    def table_ref(self) -> str | None:
-        """The name :meth:`Warehouse.table` opens: ``db.t`` or ``db.t$branch_NAME``."""
-        if self.table is None or self.branch == MAIN:
-            return self.table
-        return branch_ref(self.table, self.branch)
-
-
-def _cli_warehouse() -> str | None:
-    """``streamlit run app.py -- --warehouse URL``."""
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--warehouse")
-    args, _ = parser.parse_known_args(sys.argv[1:])
-    return args.warehouse
-
-
-def _norm(url: str) -> str:
-    return url if "://" in url else str(Path(url).expanduser().resolve())
-
-
-def default_warehouse() -> str:
-    """Command line, then the ``warehouse`` setting, then ``sample_warehouse/`` next to app.py."""
-    return _norm(_cli_warehouse() or settings().warehouse or str(DEFAULT_WAREHOUSE))
-
-
-def allowed_roots() -> tuple[str, ...]:
-    """The ``allowed_roots`` setting, else the default and the given warehouse."""
-    config = settings()
-    if config.allowed_roots:
-        roots = list(config.allowed_roots)
-    else:
-        roots = [str(DEFAULT_WAREHOUSE)]
-        for given in (_cli_warehouse(), config.warehouse):
-            if given:
-                roots.append(given)
-    return tuple(dict.fromkeys(_norm(r) for r in roots))
 
 
 @st.cache_resource(show_spinner="Opening warehouse…", max_entries=MAX_WAREHOUSES)
@@ -237,26 +198,11 @@ class Context:
             return fetch()
 
 
-def _snapshot_label(table, sid: int) -> str:
-    try:
-        snap = table.snapshot(sid)
-    except IndexCoreError:
-        return f"#{sid} (unreadable)"
-    when = dt.datetime.fromtimestamp(snap.time_millis / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S") \
-        if snap.time_millis else "?"
-    return f"#{sid} · {snap.commit_kind or '?'} · {when}"
-
-
 def time_travel_to(table, when: dt.datetime) -> int | None:
     """The snapshot id live at ``when`` (UTC), or None when the table had none yet."""
     millis = int(when.replace(tzinfo=dt.UTC).timestamp() * 1000)
     snap = table.snapshot_at(millis)
     return snap.id if snap else None
-
-
-def _forget(*keys: str) -> None:
-    for key in keys:
-        st.session_state.pop(key, None)
 
 
 def sidebar() -> Context:
@@ -267,6 +213,9 @@ def sidebar() -> Context:
     snapshot elsewhere drops the tag.
     """
     roots = allowed_roots()
+    link = url_link()
+    if link.get("warehouse"):
+        st.session_state[WH_KEY] = link.pop("warehouse")  # opened below within the allowed roots, as if typed
     st.session_state.setdefault(WH_KEY, default_warehouse())
     st.session_state.setdefault(MASTER_KEY, "local[*]")
     prev = st.session_state.get(SELECTION_KEY)
@@ -277,12 +226,12 @@ def sidebar() -> Context:
     sb.text_area("Storage options (key=value per line)", key=OPTIONS_KEY,
                  help="fsspec options for the backend, e.g. endpoint_url=http://localhost:9000 for MinIO; "
                       "FSSPEC_S3_ENDPOINT_URL and friends also work")
-    url = _norm(st.session_state[WH_KEY].strip())
+    url = norm(st.session_state[WH_KEY].strip())
     wh, names, options = None, [], ()
     try:
         options = storage_options()
         if prev is not None and (prev.warehouse, prev.options) != (url, options):
-            _forget(TABLE_KEY, BRANCH_KEY, TAG_KEY, SNAPSHOT_KEY)
+            forget(TABLE_KEY, BRANCH_KEY, TAG_KEY, SNAPSHOT_KEY)
             prev = None
         wh = open_warehouse(url, roots, options)
         names = table_names(url, roots, options)
@@ -294,60 +243,30 @@ def sidebar() -> Context:
         sb.warning("No Paimon tables found in this warehouse.")
     selection = Selection(url, options=options)
     if names:
-        linked = st.query_params.get("table")
-        if linked in names and not st.session_state.get("_linked_table_used"):
+        linked = link.pop("table", None)
+        if linked in names:
             st.session_state[TABLE_KEY] = linked  # ?table=db.name picks the table on the first run
-            st.session_state["_linked_table_used"] = True
+        elif linked is not None:
+            refuse("table", f"{linked!r}: this warehouse has no such table")
+            link.clear()  # the rest of the link belongs to that table
         if st.session_state.get(TABLE_KEY) not in names:
             st.session_state[TABLE_KEY] = names[0]
         if prev is not None and prev.table is not None and st.session_state[TABLE_KEY] != prev.table:
-            _forget(BRANCH_KEY, TAG_KEY, SNAPSHOT_KEY)  # another table: its own latest snapshot
+            forget(BRANCH_KEY, TAG_KEY, SNAPSHOT_KEY)  # another table: its own latest snapshot
             prev = None
         selection = Selection(url, sb.selectbox("Table", names, key=TABLE_KEY), options=options)
     if wh is not None and selection.table:
         try:
-            selection = _pick_version(sb, wh, selection, prev)
+            selection = pick_version(sb, wh, selection, prev)
         except IndexCoreError as exc:
             sb.error(str(exc))
+    link.clear()  # what the pickers did not take (no table, no snapshot) is not kept for later
+    show_refused(sb)
     sb.text_input("Spark master", key=MASTER_KEY,
                   help="local[*], spark://host:7077 or a Spark Connect URL sc://host:15002")
     st.session_state[SELECTION_KEY] = selection
+    to_url(selection)
     return Context(selection, roots, wh)
-
-
-def _pick_version(sb, wh, selection: Selection, prev: Selection | None) -> Selection:
-    """Branch and tag pickers side by side, the snapshot picker below them."""
-    main = wh.table(selection.table)
-    branches = [MAIN, *main.branches()]
-    if st.session_state.get(BRANCH_KEY) not in branches:
-        st.session_state[BRANCH_KEY] = MAIN
-    if prev is not None and st.session_state[BRANCH_KEY] != prev.branch:
-        _forget(TAG_KEY, SNAPSHOT_KEY)
-        prev = None
-    left, right = sb.columns(2)
-    branch = left.selectbox("Branch", branches, key=BRANCH_KEY, help="Paimon branches (`branch/branch-NAME`)")
-    table = main.branch(branch)
-    tags = {name: snap.id for name, snap in table.tags().items()}
-    if st.session_state.get(TAG_KEY) not in (NO_TAG, *tags):
-        st.session_state[TAG_KEY] = NO_TAG
-    tag = st.session_state[TAG_KEY]
-    picked = st.session_state.get(SNAPSHOT_KEY)
-    if prev is not None and tag != NO_TAG and tag == prev.tag and picked != tags[tag]:
-        st.session_state[TAG_KEY] = tag = NO_TAG  # the snapshot was moved away from the tag
-    if tag != NO_TAG and (prev is None or tag != prev.tag):
-        st.session_state[SNAPSHOT_KEY] = tags[tag]  # a newly picked tag moves the snapshot
-    tag = right.selectbox("Tag", [NO_TAG, *tags], key=TAG_KEY, help="Paimon tags (`tag/tag-NAME`)")
-    ids = list(reversed(table.snapshot_ids()))
-    ids += sorted({sid for sid in tags.values() if sid not in ids}, reverse=True)  # expired, kept by a tag
-    selection = replace(selection, branch=branch, tag=None if tag == NO_TAG else tag)
-    if not ids:
-        sb.info("This table has no snapshot yet.")
-        return selection
-    if st.session_state.get(SNAPSHOT_KEY) not in ids:
-        st.session_state[SNAPSHOT_KEY] = ids[0]
-    snapshot_id = sb.selectbox("Snapshot (time travel)", ids, key=SNAPSHOT_KEY,
-                               format_func=lambda sid: _snapshot_label(table, sid))
-    return replace(selection, snapshot_id=snapshot_id)
 
 
 def need_table(ctx: Context) -> bool:
@@ -382,8 +301,37 @@ def page_rows(rows: int, key: str, page_size: int | None = None) -> slice:
     return slice((page - 1) * page_size, page * page_size)
 
 
+def sort_and_filter(frame: pd.DataFrame, key: str, page_size: int | None = None) -> pd.DataFrame:
+    """Past ``page_size`` rows, a sort and a filter over ALL the rows, to apply before paging: a
+    header click in st.dataframe sorts the page on screen only, so "largest file" would be the
+    largest of 200. Shorter frames are returned as they are (their header sorts every row)."""
+    if len(frame) <= (page_size or PAGE_SIZE):
+        return frame
+    c1, c2, c3 = st.columns([2, 1, 2], vertical_alignment="bottom")
+    by = c1.selectbox(f"Sort all {len(frame):,} rows by", ["(as listed)", *map(str, frame.columns)],
+                      key=f"{key}_sort", help="A click on a column header sorts only the page on screen")
+    descending = c2.toggle("Descending", value=True, key=f"{key}_desc")
+    text = c3.text_input("Keep rows containing", key=f"{key}_grep", help="Any column's text, case-insensitive")
+    if text:
+        hit = pd.Series(False, index=frame.index)
+        for col in frame.columns:
+            hit |= frame[col].astype(str).str.contains(text, case=False, regex=False, na=False)
+        frame = frame[hit]
+        st.caption(f"{len(frame):,} row(s) contain {text!r}")
+    if by != "(as listed)":
+        column = frame.columns[[str(c) for c in frame.columns].index(by)]
+        try:
+            frame = frame.sort_values(column, ascending=not descending, kind="stable", na_position="last")
+        except TypeError:  # mixed kinds in one column: order by their text
+            frame = frame.sort_values(column, ascending=not descending, kind="stable", na_position="last",
+                                      key=lambda values: values.astype(str))
+    return frame
+
+
 def show_frame(frame: pd.DataFrame, key: str, page_size: int | None = None, **kwargs) -> None:
-    """A dataframe, paginated when it has more than ``page_size`` rows."""
+    """A dataframe, paginated when it has more than ``page_size`` rows, sorted and filtered over
+    every row before paging (:func:`sort_and_filter`)."""
+    frame = sort_and_filter(frame, key, page_size)
     st.dataframe(frame.iloc[page_rows(len(frame), key, page_size)], hide_index=True, width="stretch", **kwargs)
 
 
@@ -405,11 +353,16 @@ def pick_name(label: str, names: list[str], key: str, first: str | None = None,
 
 
 def progress_callback(label: str) -> tuple[Callable[[int, int, str], None], Any]:
-    """A ``progress(done, total, what)`` callback drawing an st.progress bar."""
+    """A ``progress(done, total, what)`` callback drawing an st.progress bar, redrawn only when its whole
+    percent changes (a callback per file of 50,000 would send 50,000 messages to the browser)."""
     bar = st.progress(0.0, text=label)
+    shown = [-1]  # the percent on screen: an explain of 50,000 files calls back 50,000 times
 
     def update(done: int, total: int, what: str) -> None:
-        bar.progress(min(1.0, done / total) if total else 1.0, text=f"{label}: {what} ({done}/{total})")
+        percent = min(100, done * 100 // total) if total else 100
+        if percent != shown[0]:
+            shown[0] = percent
+            bar.progress(percent / 100, text=f"{label}: {what} ({done:,}/{total:,})")
 
     return update, bar
 

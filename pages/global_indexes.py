@@ -75,3 +75,35 @@ with guard("Condition"):
         for p in totals["problems"]:
             st.warning(f"{p['path']}: {p['reason']}")
         show_frame(kept, "global_index_kept")
+
+with guard("Search"):
+    needs("Global indexes", frame)
+    if "vector" in set(frame["family"]):
+        st.subheader("Vector search")
+        show_frame(ctx.view("vector_indexes"), "vector_index_files")
+        query = st.text_input("Query vector (JSON list)", key="vector_query", placeholder="[0.1, 0.2, 0.3]")
+        v = st.columns(2)
+        k = int(v[0].number_input("k", min_value=1, max_value=1000, value=10, key="vector_k"))
+        width = int(v[1].number_input("Search width (0: the library's)", min_value=0, value=0, key="vector_width"))
+        if query:
+            show_frame(global_indexes.vector_search_frame(ctx.table, query, k, width or None, ctx.snapshot_id),
+                       "vector_hits")
+        if st.checkbox("Measure recall@k against exact search", key="vector_recall"):
+            target = float(st.number_input("Target recall", 0.0, 1.0, 0.95, 0.01, key="vector_target"))
+            curve, reaches = global_indexes.recall_frame(ctx.table, k, target=target, snapshot_id=ctx.snapshot_id)
+            for name, w in reaches.items():
+                st.metric(f"Width for recall ≥ {target:g} · {name}", "not reached" if w is None else w)
+            show_frame(curve, "vector_recall_curve")
+            st.caption("Queries: a seeded sample of the table's own vectors (size in `queries`); the interval "
+                       "is 95% over the per-query recalls.")
+    if "full-text" in set(frame["family"]):
+        st.subheader("Full-text search")
+        show_frame(ctx.view("full_text_indexes"), "full_text_index_files")
+        words = st.text_input("Words", key="text_query", placeholder="hello world")
+        if words:
+            show_frame(global_indexes.text_search_frame(ctx.table, words, 10, ctx.snapshot_id), "text_hits")
+            check = global_indexes.text_check(ctx.table, words, ctx.snapshot_id)
+            t = st.columns(3)
+            t[0].metric("Index matches", check["index_rows"])
+            t[1].metric("Scan matches", check["scan_rows"])
+            t[2].metric("Index agrees with scan", "yes" if check["agrees"] else "no")

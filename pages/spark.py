@@ -34,11 +34,18 @@ def _records(value) -> pd.DataFrame:
     return pd.DataFrame(list(value or []))
 
 
+def _partition(value) -> str:
+    """A partition cell as every page writes it (``{v1, v2}``; an unpartitioned table's says so)."""
+    return UNPARTITIONED if value in ({}, "", None, "{}") else str(value)
+
+
 def _flat(frame: pd.DataFrame) -> pd.DataFrame:
-    """Nested cells (dicts, lists) as text, so st.dataframe shows them."""
+    """Nested cells (dicts, lists) as text, so st.dataframe shows them; the partition in the one format."""
     out = frame.copy()
+    if "partition_text" in out:  # explain's per-file records carry the partition as values and as text
+        out["partition"] = out.pop("partition_text")
     if "partition" in out:
-        out["partition"] = out["partition"].map(lambda v: UNPARTITIONED if v in ({}, "", None) else v)
+        out["partition"] = out["partition"].map(_partition)
     for col in out.columns:
         if out[col].map(lambda v: isinstance(v, dict | list | tuple)).any():
             out[col] = out[col].map(lambda v: ", ".join(f"{k}={x}" for k, x in v.items()) if isinstance(v, dict)
@@ -157,7 +164,7 @@ def _show_audit(result: dict, key: str) -> None:
             continue
         counts = [c for c in ("OK", "WARNING", "ERROR", "NOT_CHECKED") if c in frame]
         if counts and "partition" in frame:
-            labels = frame["partition"].astype(str)
+            labels = frame["partition"].map(_partition)
             if "bucket" in frame:
                 labels = labels + " / bucket " + frame["bucket"].astype(str)
             where = "partition / bucket" if "bucket" in frame else "partition"

@@ -5,6 +5,7 @@ import datetime as dt
 import pandas as pd
 import streamlit as st
 
+from indexcore.analysis.live_rows import live_rows
 from indexcore.frames import figures, health
 from indexcore.frames import table as table_frames
 from pages.common import (
@@ -19,6 +20,7 @@ from pages.common import (
     pick_name,
     show_frame,
     show_unusable,
+    sort_and_filter,
     time_travel_to,
     unusable_files,
 )
@@ -33,7 +35,11 @@ with guard("Overview"):
     indexes = ctx.view("file_indexes")
     c = st.columns(5)
     c[0].metric("Live files", f"{len(files):,}")
-    c[1].metric("Rows", f"{int(files['record_count'].sum()):,}")
+    live = live_rows(ctx.table, ctx.snapshot_id)  # what a read returns, not the files' records
+    c[1].metric("Rows", live.text, help=f"Live rows: {live.records:,} records in the live files, minus "
+                f"{live.deleted:,} deleted by deletion vectors and the retracts and level-0 files a read drops"
+                + ("" if live.exact else f"; an upper bound: {live.merged_buckets:,} bucket(s) overlap in keys and "
+                   "only a merge read knows their exact count"))
     c[2].metric("Data size", fmt_bytes(files["file_size_in_bytes"].sum()))
     c[3].metric("Files with a file index", f"{int((files['embedded_index'] | files['index_file'].notna()).sum()):,}")
     c[4].metric("Deleted rows (DV)", f"{int(files['deletion_vector_cardinality'].fillna(0).sum()):,}")
@@ -120,8 +126,11 @@ with tab_files, guard("Files"):
     if text:
         shown = shown[shown["file_name"].str.contains(text, regex=False)]
     st.caption(f"{len(shown):,} of {len(files):,} live files (`$files`)")
-    on_screen = shown["file_path"].iloc[page_rows(len(shown), "files")]
+    ordered = sort_and_filter(shown.drop(columns=["file_path"]), "files")  # every file, before paging
+    on_screen = shown["file_path"].loc[ordered.index].iloc[page_rows(len(ordered), "files")]
     detailed = ctx.view("files", paths=tuple(on_screen)) if len(on_screen) else shown
+    if len(on_screen):  # the page's statistics, in the order sorted above
+        detailed = detailed.set_index("file_path").loc[list(on_screen)].reset_index()
     st.dataframe(detailed.drop(columns=["file_path"]), hide_index=True, width="stretch")
     mine = indexes[indexes["file_path"].isin(shown["file_path"])]
     for _, row in mine[mine["error"].notna()].iterrows():

@@ -35,7 +35,12 @@ with guard("Warehouse overview"):
     c = st.columns(4) + st.columns(4)
     c[0].metric("Tables", len(tables))
     c[1].metric("Live data files", f"{int(ok['files'].sum()):,}")
-    c[2].metric("Rows", f"{int(ok['rows'].sum()):,}")
+    exact = bool(ok["live_rows_exact"].all())
+    c[2].metric("Rows", ("" if exact else "≤ ") + f"{int(ok['live_rows'].sum()):,}",
+                help=f"Live rows: what a read returns ({int(ok['rows'].sum()):,} records in the live files, minus "
+                     "rows deleted by deletion vectors, retracted, or in level-0 files a primary-key read skips)"
+                     + ("" if exact else "; an upper bound: some primary-key buckets overlap in keys and only a "
+                        "merge read knows their exact count"))
     c[3].metric("Data size", fmt_bytes(ok["data_bytes"].sum()))
     data, index = ok["data_bytes"].sum(), ok["index_bytes"].sum()
     c[4].metric("Index size", fmt_bytes(index), f"{index / data:.0%} of data" if data else None, delta_color="off")
@@ -55,7 +60,7 @@ with guard("Warehouse overview"):
         st.warning(f"{len(unusable)} table(s) have files that cannot be used: " + ", ".join(
             f"{r.table} ({r.unusable_files})" for r in unusable.itertuples()))
     shown = tables[["table", "score", "errors", "warnings", "unusable_files", "missing_dv_files", "problems",
-                    "files", "rows", "data_bytes", "index_bytes", "index_pct", "small_files", "dv_density",
+                    "files", "rows", "live_rows", "live_rows_exact", "data_bytes", "index_bytes", "index_pct", "small_files", "dv_density",
                     "index_kinds", "snapshot"] + (["error"] if tables["error"].notna().any() else [])]
     show_frame(shown.sort_values(["score", "table"]), "overview", column_config={
         "table": st.column_config.TextColumn("table", pinned=True),
@@ -63,6 +68,10 @@ with guard("Warehouse overview"):
         "unusable_files": st.column_config.NumberColumn("unusable files", help="missing .index or DV file, "
                                                         "unreadable index, unknown index kind"),
         "missing_dv_files": st.column_config.NumberColumn("missing DV"),
+        "rows": st.column_config.NumberColumn("records", help="Records in the live files"),
+        "live_rows": st.column_config.NumberColumn("live rows", help="Rows a read returns"),
+        "live_rows_exact": st.column_config.CheckboxColumn("exact", help="Off: live rows is an upper bound "
+                                                           "(primary-key buckets that only a merge read counts)"),
         "index_pct": st.column_config.NumberColumn("index / data", format="percent"),
         "dv_density": st.column_config.NumberColumn("deleted rows", format="percent")})
     st.plotly_chart(figures.table_bytes(ok), width="stretch")

@@ -15,6 +15,7 @@ from pages.common import (
     show_unusable,
     unusable_files,
 )
+from pages.selection import remember_predicate
 
 ctx = open_page("what_if")
 st.caption("Nothing on this page writes into the warehouse: hypothetical indexes live in memory only.")
@@ -29,11 +30,15 @@ with guard("Suggested predicate"):
 picked = (ctx.url, ctx.table_name, ctx.snapshot_id)
 if st.session_state.get("whatif_sql_for") != picked or "whatif_sql" not in st.session_state:
     # a new table or snapshot starts from a predicate that prunes it, not from the last table's text
+    # (the session's own predicate, typed here or given by the link, is kept while the table is)
     first = schema.field_names[0] if schema.field_names else "c"
-    st.session_state["whatif_sql"] = suggestion["sql"] if suggestion else f"{first} IS NOT NULL"
+    default_sql = suggestion["sql"] if suggestion else f"{first} IS NOT NULL"
+    st.session_state["whatif_sql"] = ctx.selection.predicate or default_sql
     st.session_state["whatif_sql_for"] = picked
+    st.session_state["whatif_sql_default"] = default_sql
 sql = st.text_input("Predicate (SQL WHERE)", key="whatif_sql",
                     help="Starts from an equality on a value this snapshot holds, picked because it prunes.")
+remember_predicate(None if sql == st.session_state.get("whatif_sql_default") else sql)
 if suggestion and suggestion["prunes"]:
     st.caption(f"Suggested `{suggestion['sql']}`: {suggestion['why']}; it leaves {suggestion['files_read']} of "
                f"{suggestion['files']} files and {suggestion['rows_selected']:,} of {suggestion['rows']:,} rows"
@@ -49,7 +54,20 @@ with guard("Unusable files"):  # their indexes cannot prune, so the explain belo
 
 result = None
 with guard("Explain"):
-    result = ctx.frame(what_if.explain_frames, sql=sql, verify=verify)
+    # explained here, with a progress bar over the files (50,000 take tens of seconds), and kept for
+    # this session's reruns until the table, snapshot, predicate or verification changes
+    asked = (ctx.url, ctx.table_name, ctx.snapshot_id, sql, verify)
+    held = st.session_state.get("whatif_explained")
+    if held is None or held[0] != asked:
+        st.session_state.pop("whatif_explained", None)  # the old result goes before the new one is built
+        update, bar = progress_callback("Explaining")
+        try:
+            held = (asked, what_if.explain_frames(ctx.table, sql, snapshot_id=ctx.snapshot_id, verify=verify,
+                                                  progress=update))
+        finally:
+            bar.empty()
+        st.session_state["whatif_explained"] = held
+    result = held[1]
     files, funnel = result["files"], result["funnel"]
     if not result["index_used"]:
         st.info("This table merges rows on read (primary key without deletion vectors), so Paimon does not use "
@@ -70,6 +88,12 @@ with guard("Explain"):
     c[2].metric("Index bytes read", fmt_bytes(funnel["index_bytes"].sum()),
                 help="File indexes, global indexes and the deletion vectors of the files read")
     c[3].metric("Index requests", f"{int(funnel['index_requests'].sum()):,}")
+    why = result["why"]
+    st.markdown("**Why these files are read**")
+    st.text(why["summary"])  # plain text: it quotes the predicate as typed
+    show_frame(why["reasons"], "whatif_why", column_config={
+        "files": st.column_config.NumberColumn("files", format="%d"),
+        "rows": st.column_config.NumberColumn("rows", format="%d")})
     st.plotly_chart(figures.funnel_cost(funnel, f"From all files to files read for {result['sql']}",
                                         fmt_bytes),
                     width="stretch")

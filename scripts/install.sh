@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the app and the test suite need, from this project's own files.
 #   scripts/install.sh          the package and the app (pip, from pyproject.toml)
-#   scripts/install.sh test     plus test tools, Debian's chromium for the browser test,
+#   scripts/install.sh test     plus test tools, Paimon's native readers (mosaic, vector, fulltext extras), Debian's chromium for the browser test,
 #                               and pypaimon 2.1 in its own venv (.venv-pypaimon) for interop,
 #                               and the live oracles of the differential tests and benches:
 #                               Paimon Java's bundle jar from the paimon-python-ali wheel
@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 if [ "${1:-}" = "test" ]; then
-  "$PY" -m pip install -q -e ".[test]"
+  "$PY" -m pip install -q -e ".[test,mosaic,vector,fulltext]"
   if ! command -v chromium >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ]; then
       (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
@@ -22,6 +22,11 @@ if [ "${1:-}" = "test" ]; then
   if [ ! -x .venv-pypaimon/bin/python ]; then
     ("$PY" -m venv .venv-pypaimon && .venv-pypaimon/bin/pip install -q "pypaimon==2.1.*") \
       || echo "install.sh: pypaimon venv not created; interop tests will skip" >&2
+  fi
+  # pypaimon builds vector and full-text global indexes with Paimon's native libraries (numpy it has)
+  if [ -x .venv-pypaimon/bin/python ]; then
+    .venv-pypaimon/bin/pip install -q --no-deps "paimon-vindex==0.5.0" "paimon-ftindex==0.1.0" \
+      || echo "install.sh: paimon-vindex/paimon-ftindex not in .venv-pypaimon; pypaimon index tests will skip" >&2
   fi
   # Paimon Java (paimon-bundle 1.0 with Hadoop) ships inside the paimon-python-ali wheel.
   JAR=paimon_python_java/java_dependencies/paimon-python-java-bridge.jar

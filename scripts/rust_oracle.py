@@ -28,6 +28,25 @@ def plain(v):
     return v
 
 
+def typed(v):
+    """A literal of scripts/differential.py's rust_predicate: tagged DATE/TIMESTAMP/DECIMAL to objects."""
+    if isinstance(v, dict) and len(v) == 1:
+        (tag, x), = v.items()
+        if tag == "date":
+            return datetime.date(1970, 1, 1) + datetime.timedelta(days=x)
+        if tag == "timestamp_millis":
+            return datetime.datetime(1970, 1, 1) + datetime.timedelta(milliseconds=x)
+        if tag == "decimal":
+            return decimal.Decimal(x)
+    return v
+
+
+def predicate(p):
+    if "children" in p:
+        return {**p, "children": [predicate(c) for c in p["children"]]}
+    return {**p, "literals": [typed(v) for v in p.get("literals", [])]}
+
+
 def answer(req):
     op = req["op"]
     if op == "rows":
@@ -45,7 +64,7 @@ def answer(req):
     if op == "plan":
         rb = table.new_read_builder()
         if req.get("predicate") is not None:
-            rb = rb.with_filter(req["predicate"])
+            rb = rb.with_filter(predicate(req["predicate"]))
         files = []
         for s in rb.new_scan().plan().splits():
             files += [m.decode() for m in FILE.findall(s.serialize())]

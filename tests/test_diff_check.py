@@ -20,6 +20,7 @@ from indexcore.errors import PredicateError
 from indexcore.frames.deletion_vectors import dv_by_bucket
 from indexcore.views import view
 from indexcore.warehouse import Warehouse
+from indexcore.warehouse.data import read_table
 
 SAMPLE = str(Path(__file__).resolve().parent.parent / "sample_warehouse")
 
@@ -35,7 +36,10 @@ def test_diff_orders_history(orders):
     after = {lf.path for lf in orders.plan(6).files}
     assert out["summary"]["added"] == len(after - before) > 0
     assert out["summary"]["removed"] == len(before - after)
-    assert out["summary"]["rows_to"] == sum(lf.file.row_count for lf in orders.plan(6).files)
+    assert out["summary"]["records_to"] == sum(lf.file.row_count for lf in orders.plan(6).files)
+    # live rows are what a read returns: the table read row by row (deletion vectors, level 0 skipped)
+    assert out["summary"]["rows_to"] == read_table(orders, 6).num_rows < out["summary"]["records_to"]
+    assert out["summary"]["rows_from"] == read_table(orders, 2).num_rows and out["summary"]["rows_exact"]
     # DV growth per bucket equals the deleted rows the DV frames hold at both snapshots
     now = dv_by_bucket(view(orders, "deletion_vectors", 6).to_pandas()).set_index("bucket")["deleted"].to_dict()
     growth = {d["bucket"]: d["growth"] for d in out["deletion_vectors"]}

@@ -1,8 +1,8 @@
 """Every table under ``external/`` reads the rows its README or source test states.
 
 Avro data files, BLOB columns in ``.blob`` files and descriptors, data-evolution tables whose
-columns are spread over several files, the VECTOR type, deletion vectors; Mosaic and an ORC map
-with a null key are answered with our own error (the process must not die).
+columns are spread over several files, the VECTOR type, deletion vectors, Mosaic (through paimon-mosaic;
+without it, and for an ORC map with a null key, our own error: the process must not die).
 """
 
 from __future__ import annotations
@@ -148,12 +148,93 @@ def test_rust_tables(external):
     assert len(fulltext.snapshots()) == 2 and len(read_table(fulltext).to_pylist()) == 5
 
 
-def test_mosaic_is_a_clear_problem(external):
-    problems: list = []
-    read_table(_table(external, "paimon-rust/datafusion/default.db/test_mosaic_read"), problems=problems)
-    assert problems and all("Mosaic" in p.reason for p in problems if p.structure == "data file")
+MOSAIC_TABLE = "paimon-rust/datafusion/default.db/test_mosaic_read"
+# run a CLI command with an optional package hidden: its import raises ImportError
+HIDDEN = "import sys; sys.modules[sys.argv[1]] = None; from indexcore.cli import main; sys.exit(main(sys.argv[2:]))"
+
+
+def test_mosaic_table_reads_its_three_rows(external):
+    """mosaic_tables.rs: (1, Alice, 10), (2, Bob, 20), (3, Carol, 30), through paimon-mosaic."""
+    pytest.importorskip("mosaic", reason="paimon-mosaic not installed (scripts/install.sh test installs it)")
+    table = _table(external, MOSAIC_TABLE)
+    before = table.storage.stats.snapshot()
+    rows = _rows(external, MOSAIC_TABLE)
+    assert sorted((r["id"], r["name"], r["score"]) for r in rows) == [(1, "Alice", 10), (2, "Bob", 20),
+                                                                        (3, "Carol", 30)]
+    reread = read_table(table).to_pylist()
+    assert len(reread) == 3 and table.storage.stats.snapshot()[0] > before[0]  # bytes came through our storage
     proc = _cli("rows", str(external / "paimon-rust/datafusion"), "default.test_mosaic_read")
-    assert proc.returncode == 2 and "Mosaic" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    assert [r["name"] for r in json.loads(proc.stdout)["rows"]] == ["Alice", "Bob", "Carol"]
+
+
+def test_mosaic_through_fsspec_and_verify(external, tmp_path):
+    """The Mosaic file is read by ranged requests of our storage on any fsspec filesystem (here
+    memory://), and explain --verify reads it: score > 15 holds for Bob and Carol."""
+    pytest.importorskip("mosaic", reason="paimon-mosaic not installed (scripts/install.sh test installs it)")
+    import fsspec
+
+    src = external / MOSAIC_TABLE
+    fs = fsspec.filesystem("memory")
+    url = f"memory://{tmp_path.name}/default.db/test_mosaic_read"
+    for f in src.rglob("*"):
+        if f.is_file():
+            fs.pipe(f"{url}/{f.relative_to(src).as_posix()}", f.read_bytes())
+    storage = Storage(url)
+    table = Table(storage, storage.root, "test_mosaic_read")
+    assert [r["name"] for r in read_table(table).to_pylist()] == ["Alice", "Bob", "Carol"]
+    data_file = next(f for f in src.rglob("*.mosaic"))
+    assert storage.stats.bytes_read >= data_file.stat().st_size // 2 and storage.stats.requests > 1
+    proc = _cli("explain", str(external / "paimon-rust/datafusion"), "default.test_mosaic_read", "--where",
+                "score > 15", "--verify")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["matching_rows"] == 2 and not out["violations"] and not out["problems"]
+
+
+def test_mosaic_files_of_the_library_writer_and_damage(external):
+    """Row groups written by paimon-mosaic's own writer read back equal; a cut file is our error."""
+    mosaic = pytest.importorskip("mosaic", reason="paimon-mosaic not installed (scripts/install.sh test installs it)")
+    import io
+
+    import pyarrow as pa
+
+    from indexcore.errors import CorruptFileError
+    from indexcore.formats.mosaic_file import read_mosaic
+    from indexcore.io import BytesSource
+
+    expected = pa.table({"k": pa.array(range(5000), pa.int64()), "s": pa.array([f"v{i % 97}" for i in range(5000)])})
+    out = io.BytesIO()
+    with mosaic.MosaicWriter(out, expected.schema, mosaic.WriterOptions(row_group_max_size=16 << 10)) as writer:
+        for batch in expected.to_batches(max_chunksize=1000):
+            writer.write(batch)
+    writer_groups = writer.num_row_groups
+    data = out.getvalue()
+    assert writer_groups > 1 and read_mosaic(BytesSource(data, "w.mosaic")).equals(expected)
+    assert read_mosaic(BytesSource(data, "w.mosaic"), ["s"]).column("s").equals(expected.column("s"))
+    for cut in (len(data) // 2, 10):
+        with pytest.raises(CorruptFileError, match="w.mosaic"):
+            read_mosaic(BytesSource(data[:cut], "w.mosaic"))
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_mosaic_in_spark_tasks(external):
+    """A Spark task reads the Mosaic file too (spark-evaluate): 2 rows have score > 15."""
+    pytest.importorskip("mosaic", reason="paimon-mosaic not installed (scripts/install.sh test installs it)")
+    proc = subprocess.run([sys.executable, "-m", "indexcore", "spark-evaluate", str(external / "paimon-rust/datafusion"),
+                           "default.test_mosaic_read", "--where", "score > 15", "--master", "local[1]",
+                           "--format", "json"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    (f,) = json.loads(proc.stdout)["files"]
+    assert f["matching_rows"] == 2 and not f["problems"]
+
+
+def test_mosaic_without_the_package_is_a_clear_error(external):
+    proc = subprocess.run([sys.executable, "-c", HIDDEN, "mosaic", "rows", str(external / "paimon-rust/datafusion"),
+                           "default.test_mosaic_read", "--format", "json"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=180)
+    assert proc.returncode == 2 and "paimon-mosaic" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_unknown_type_names_field_and_type(tmp_path):

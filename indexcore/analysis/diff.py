@@ -1,6 +1,7 @@
 """What changed between two snapshots of a table, from the file indexes' point of view.
 
-:func:`diff` reports the data files added and removed, per file kept in both the index types
+:func:`diff` reports the data files added and removed, the live rows at both snapshots (rows a read
+returns, :mod:`.live_rows`; ``records_*`` are the files' records), per file kept in both the index types
 that changed, the ``file-index.*`` options that changed, the live files lacking an index the
 options configure (``lost`` when the same file carried it before), deletion-vector growth and
 file balance per partition and bucket, and with a workload the pruning of every query at
@@ -14,6 +15,7 @@ from typing import Any
 
 from indexcore.analysis.advise import index_inventory
 from indexcore.analysis.balance import dv_by_bucket, size_skew
+from indexcore.analysis.live_rows import live_rows
 from indexcore.analysis.workload import Query, scans
 from indexcore.errors import IndexCoreError
 from indexcore.scan import explain
@@ -107,6 +109,7 @@ def diff(table, from_snapshot: int, to_snapshot: int | None = None, queries: Seq
                    "density_from": round(float(a.density), 4) if a is not None else 0.0,
                    "density_to": round(float(b.density), 4) if b is not None else 0.0})
 
+    live1, live2 = live_rows(table, s1), live_rows(table, s2)  # rows a read returns, not records
     g1, skew1 = size_skew(table, s1, by="bucket")
     g2, skew2 = size_skew(table, s2, by="bucket")
     buckets = {"from": {k: round(float(v), 4) for k, v in skew1.items()},
@@ -116,8 +119,9 @@ def diff(table, from_snapshot: int, to_snapshot: int | None = None, queries: Seq
     out: dict[str, Any] = {
         "table": table.name, "from": s1, "to": s2,
         "summary": {"files_from": len(before), "files_to": len(after), "added": len(added), "removed": len(removed),
-                    "rows_from": sum(lf.file.row_count for lf in old.files),
-                    "rows_to": sum(lf.file.row_count for lf in new.files),
+                    "rows_from": live1.live, "rows_to": live2.live,
+                    "rows_exact": live1.exact and live2.exact,
+                    "records_from": live1.records, "records_to": live2.records,
                     "index_changed": len(changed), "missing_configured": len(lost),
                     "lost_configured": sum(1 for x in lost if x["lost"])},
         "added": added, "removed": removed, "index_changes": changed, "missing_configured_indexes": lost,

@@ -17,7 +17,8 @@ files that hold more rows than the filter was sized for. Per table:
 - a list of :class:`HealthItem` (severity, the app page that explains it) and a score.
 
 The score follows Amoro's table health score: start at 100 and deduct per issue kind, each
-kind's deduction weighted by the share of the table it touches and capped (:data:`CAPS`).
+kind's deduction weighted by the share of the table it touches and capped (:data:`CAPS`); small
+files cost Amoro's penalty (:mod:`.health_score` says why each weight is what it is).
 Info items deduct nothing. The warehouse score is the mean of the table scores weighted by
 live files (a table that cannot be opened scores 0).
 """
@@ -35,6 +36,9 @@ from indexcore.analysis.advise import index_inventory
 from indexcore.analysis.audit import hash_rows_mismatch
 from indexcore.analysis.balance import DEFAULT_COMPACTION_DENSITY, dv_by_bucket
 from indexcore.analysis.bloom_sizing import OVER_FPP, OVERSIZED, BloomSizing, column_sizing
+from indexcore.analysis.health_score import CAPS, deduction, small_file_points
+from indexcore.analysis.index_bytes import CONTAINER_HEAD, IndexBytes, index_bytes_of
+from indexcore.analysis.live_rows import live_rows
 from indexcore.errors import IndexCoreError, StorageError
 from indexcore.formats.registry import BLOOM_FILTER, FILE_INDEX_KINDS, FILE_INDEX_TYPES
 from indexcore.io import Fetch
@@ -56,14 +60,10 @@ KIND_PAGE = {**{k.name: k.page for k in FILE_INDEX_KINDS}, DELETION_VECTORS: PAG
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITIES = (ERROR, WARNING, INFO)
-# issue kind -> the most points it may take off a table's 100
-CAPS = {"unreadable-metadata": 40, "unusable-files": 40, "dv-density": 25, "wrong-column": 20, "index-coverage": 20,
-        "small-files": 15, "index-overhead": 15, "bloom-oversized": 10, "bloom-over-fpp": 10, "stale-index": 5}
 # an unusable file always costs at least this share of its cap: a query may read wrong or more
 UNUSABLE_FLOOR = 0.25
 # index bytes above this share of data bytes are worth a look; above INDEX_HEAVY they cost points
 INDEX_NOTE, INDEX_HEAVY = 0.5, 1.0
-CONTAINER_HEAD = "file-index head"
 UNUSABLE_COLUMNS = ["file_name", "index_type", "column_name", "why", "error"]
 MISSING_DV = "missing DV file"  # the reason a live file whose DV file is gone cannot be used
 NOT_FOUND = "file not found"  # how storage errors begin when a file is gone
@@ -93,17 +93,6 @@ class HealthItem:
 
 
 @dataclass(frozen=True)
-class IndexBytes:
-    """Bytes of one index kind in one storage (EMBEDDED, FILE = ``.index``, INDEX MANIFEST)."""
-
-    index_type: str
-    storage: str
-    files: int
-    bytes: int
-    pct_of_data: float | None
-
-
-@dataclass(frozen=True)
 class Coverage:
     """A file index configured or carried by live files: how many carry it, how many lack it
     (configured only), how many carry it on the wrong column (a name the file's schema lacks,
@@ -130,7 +119,9 @@ class TableHealth:
     table: str
     snapshot: int | None = None
     files: int = 0
-    rows: int = 0
+    rows: int = 0  # records of the live files
+    live_rows: int = 0  # rows a read returns (:mod:`.live_rows`; an upper bound unless live_rows_exact)
+    live_rows_exact: bool = True
     data_bytes: int = 0
     index_bytes: tuple[IndexBytes, ...] = ()
     small_files: int = 0
@@ -265,43 +256,6 @@ def lost_deletion_vectors(table, deletion_vectors: pd.DataFrame) -> pd.DataFrame
 # One table
 
 
-def _deduction(kind: str, share: float) -> int:
-    return max(1, round(CAPS[kind] * min(1.0, max(0.0, share))))
-
-
-def _index_bytes(census: pa.Table, plan, data_bytes: int) -> list[IndexBytes]:
-    """Blob bytes per (index kind, storage), the container heads, and the index manifest's files,
-    from ``$file_indexes`` (aggregated by Arrow: it has a row per blob, 180,000 at 50,000 files)."""
-    rows: dict[tuple[str, str], list[int]] = {}
-
-    def add(kind: str, storage: str, files: int, size: int) -> None:
-        acc = rows.setdefault((kind, storage), [0, 0])
-        acc[0] += files
-        acc[1] += size
-
-    ok = census.select(["file_path", "column_name", "index_type", "storage_type", "index_size_in_bytes",
-                        "index_container_size_in_bytes"])
-    ok = ok.filter(pc.is_valid(ok["column_name"]))
-    # a number per data file: grouping by it is cheaper than hashing 180,000 paths twice more
-    ok = ok.append_column("file", pc.dictionary_encode(ok["file_path"]).combine_chunks().indices)
-    for g in ok.group_by(["index_type", "storage_type"], use_threads=False).aggregate(
-            [("file", "count_distinct"), ("index_size_in_bytes", "sum")]).to_pylist():
-        add(g["index_type"], g["storage_type"], g["file_count_distinct"], g["index_size_in_bytes_sum"] or 0)
-    per_file = ok.group_by(["file", "storage_type"], use_threads=False).aggregate(
-        [("index_container_size_in_bytes", "first"), ("index_size_in_bytes", "sum")])
-    per_file = per_file.filter(pc.is_valid(per_file["index_container_size_in_bytes_first"]))
-    heads = pc.max_element_wise(pc.subtract(per_file["index_container_size_in_bytes_first"],
-                                            per_file["index_size_in_bytes_sum"]), 0)
-    by_storage = pa.table({"storage_type": per_file["storage_type"], "head": heads})
-    for g in by_storage.group_by("storage_type", use_threads=False).aggregate([("head", "count"),
-                                                                               ("head", "sum")]).to_pylist():
-        add(CONTAINER_HEAD, g["storage_type"], g["head_count"], g["head_sum"] or 0)
-    for e in plan.index_entries:
-        add(e.index_file.index_type, "INDEX MANIFEST", 1, e.index_file.file_size)
-    return [IndexBytes(kind, storage, files, size, size / data_bytes if data_bytes else None)
-            for (kind, storage), (files, size) in sorted(rows.items())]
-
-
 def _bloom_sizing(table, census: pa.Table, by_path: dict) -> list[BloomSizing]:
     """:func:`.bloom_sizing.column_sizing` of every bloom-indexed column of ``$file_indexes``."""
     blooms = census.filter(pc.and_kleene(
@@ -350,8 +304,9 @@ def table_health(table, snapshot_id: int | None = None) -> TableHealth:
     frame = unusable_rows(census).to_pandas()  # all unusable_files and the unreadable containers need
     by_path = {lf.path: lf for lf in files}
 
-    index_bytes = _index_bytes(census, plan, data_bytes)
+    index_bytes = index_bytes_of(census, plan, data_bytes)
     limit = schema.core_options.small_file_threshold(bool(schema.primary_keys))
+    target = schema.core_options.target_file_size_for(bool(schema.primary_keys))
     small: dict[tuple, int] = {}
     for lf in files:
         if lf.file.file_size < limit:
@@ -374,14 +329,17 @@ def table_health(table, snapshot_id: int | None = None) -> TableHealth:
     coverage = _coverage(table, sid, broken) if files else []
     blooms = _bloom_sizing(table, census, by_path)
     problems = len({(p.path, p.structure, p.reason) for p in plan.problems + table.problems})
+    live = live_rows(table, snapshot_id)
 
     h = TableHealth(
-        table=table.name, snapshot=sid, files=len(files), rows=rows, data_bytes=data_bytes,
+        table=table.name, snapshot=sid, files=len(files), rows=rows, live_rows=live.live,
+        live_rows_exact=live.exact, data_bytes=data_bytes,
         index_bytes=tuple(index_bytes), small_files=small_files, small_file_threshold=limit,
         deleted_rows=deleted, dv_density=deleted / rows if rows else 0.0, worst_bucket=worst,
         worst_bucket_density=worst_density, coverage=tuple(coverage), blooms=tuple(blooms),
         unusable=tuple(unusable.itertuples(index=False, name=None)), problems=problems)
-    items = _items(h, mergeable, plan.problems + table.problems)
+    items = _items(h, mergeable, small_file_points(len(files), data_bytes, limit, target) if mergeable else 0,
+                   plan.problems + table.problems)
     score = max(0, 100 - sum(_capped(items).values()))
     return TableHealth(**{**{f: getattr(h, f) for f in h.__dataclass_fields__}, "items": tuple(items),
                           "score": score})
@@ -395,12 +353,13 @@ def _capped(items: Iterable[HealthItem]) -> dict[str, int]:
     return out
 
 
-def _items(h: TableHealth, mergeable: int, problems) -> list[HealthItem]:
-    """The findings of a table, worst first."""
+def _items(h: TableHealth, mergeable: int, small_points: int, problems) -> list[HealthItem]:
+    """The findings of a table, worst first (``small_points``: the small-file penalty)."""
     t, out = h.table, []
 
-    def item(kind, severity, message, page, share=None, **kw):
-        points = _deduction(kind, share) if severity != INFO and share is not None else 0
+    def item(kind, severity, message, page, share=None, points=None, **kw):
+        if points is None:
+            points = deduction(kind, share) if severity != INFO and share is not None else 0
         out.append(HealthItem(t, kind, severity, message, page, points, **kw))
 
     seen = {(p.path, p.structure, p.reason) for p in problems}
@@ -447,9 +406,11 @@ def _items(h: TableHealth, mergeable: int, problems) -> list[HealthItem]:
                  recommendation="CALL sys.rewrite_file_index builds it for the files written before it was "
                                 "configured")
     if mergeable:
-        item("small-files", WARNING if mergeable * 2 >= h.files else INFO,
-             f"{h.small_files} of {h.files} files are under {h.small_file_threshold:,} bytes; {mergeable} share "
-             "a bucket with another small file", PAGE_TABLE, mergeable / max(1, h.files), files=h.small_files,
+        mean = h.data_bytes // max(1, h.files)
+        item("small-files", WARNING if small_points else INFO,
+             f"{h.small_files} of {h.files} files are under {h.small_file_threshold:,} bytes (mean file "
+             f"{mean:,} bytes); {mergeable} share a bucket with another small file", PAGE_TABLE,
+             points=small_points, files=h.small_files,
              recommendation="compaction merges them (or raise target-file-size only if it is set too low)")
     total = h.total_index_bytes
     if h.data_bytes and total > INDEX_NOTE * h.data_bytes:
@@ -506,8 +467,8 @@ def warehouse_health(warehouse, tables: Iterable[str] | None = None,
 # ---------------------------------------------------------------------------------------
 # Frames for the app and notebooks
 
-TABLE_COLUMNS = ["table", "score", "errors", "warnings", "files", "rows", "data_bytes", "index_bytes", "index_pct",
-                 "small_files", "dv_density", "worst_bucket_density", "unusable_files", "missing_dv_files",
+TABLE_COLUMNS = ["table", "score", "errors", "warnings", "files", "rows", "live_rows", "live_rows_exact", "data_bytes",
+                 "index_bytes", "index_pct", "small_files", "dv_density", "worst_bucket_density", "unusable_files", "missing_dv_files",
                  "problems", "index_kinds", "snapshot", "error"]
 ITEM_COLUMNS = [f for f in HealthItem.__dataclass_fields__]
 
@@ -521,6 +482,7 @@ def tables_frame(health: WarehouseHealth | Iterable[TableHealth]) -> pd.DataFram
         rows.append({
             "table": t.table, "score": t.score, "errors": sum(i.severity == ERROR for i in t.items),
             "warnings": sum(i.severity == WARNING for i in t.items), "files": t.files, "rows": t.rows,
+            "live_rows": t.live_rows, "live_rows_exact": t.live_rows_exact,
             "data_bytes": t.data_bytes, "index_bytes": t.total_index_bytes,
             "index_pct": t.total_index_bytes / t.data_bytes if t.data_bytes else None,
             "small_files": t.small_files, "dv_density": t.dv_density, "worst_bucket_density": t.worst_bucket_density,

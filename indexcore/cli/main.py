@@ -16,7 +16,19 @@ import sys
 
 import indexcore.analysis  # noqa: F401  (registers the derived views $health, ... for `show`)
 from indexcore import open_warehouse
-from indexcore.cli.commands import advise, explain, files, health, probe, rows, sample, show, spark, warehouse
+from indexcore.cli.commands import (
+    advise,
+    explain,
+    files,
+    health,
+    probe,
+    rows,
+    sample,
+    search,
+    show,
+    spark,
+    warehouse,
+)
 from indexcore.cli.output import FORMATS, emit
 from indexcore.config import tune_gc
 from indexcore.errors import IndexCoreError, PredicateError
@@ -25,7 +37,7 @@ from indexcore.types import parse_timestamp_text
 from indexcore.views import parse_identifier
 
 # every command module, in the order their subcommands are listed (``register(subparsers)`` each)
-COMMANDS = (advise, explain, files, health, probe, rows, sample, show, spark, warehouse)
+COMMANDS = (advise, explain, files, health, probe, rows, sample, search, show, spark, warehouse)
 
 
 def build_parser() -> argparse.ArgumentParser:

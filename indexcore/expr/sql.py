@@ -324,8 +324,6 @@ class _Builder:
         values = tuple(_coerce(dtype, lit) for lit in lits)
         if negated:
             function = function.negate()
-        if function is IN and any(v is not None for v in values):
-            values = tuple(v for v in values if v is not None)
         return Leaf(function, field_name, values)
 
     def compound(self, node: exp.And | exp.Or, negated: bool) -> Compound:
@@ -458,7 +456,9 @@ def parse_where(sql: str, schema: Mapping[str, DataType]) -> Predicate:
     """Parse a SQL ``WHERE`` condition into a Paimon predicate over ``schema``'s columns.
 
     NOT is pushed down to the leaves as Paimon's ``negate()`` does. A comparison with NULL
-    keeps its NULL literal: such a leaf is never true (see ``LeafFunction.null_false``).
+    keeps its NULL literal: such a leaf is never true (see ``LeafFunction.null_false``). A NULL
+    inside an IN list stays in the list as Paimon's ``in`` keeps it: it matches no row, but the
+    file indexes see it (a bloom filter keeps the file for it, a bitmap looks up its null rows).
     """
     text = (sql or "").strip()
     if text[:6].upper() == "WHERE " or text.upper() == "WHERE":

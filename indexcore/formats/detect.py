@@ -12,7 +12,8 @@ from indexcore.formats.bitmap_global_index import looks_like_bitmap_global
 from indexcore.formats.btree_index import looks_like_btree
 from indexcore.formats.container import MAGIC as CONTAINER_MAGIC
 from indexcore.formats.deletion_vector import MAGIC_32, MAGIC_64
-from indexcore.formats.vector_index import VINDEX_MAGIC, looks_like_tantivy
+from indexcore.formats.ftindex import FTINDEX_MAGIC
+from indexcore.formats.vector_index import VINDEX_MAGICS, looks_like_tantivy
 from indexcore.io import ByteSource
 
 _DV_MAGICS = (MAGIC_32.to_bytes(4, "big"), MAGIC_64.to_bytes(4, "little"))
@@ -49,8 +50,10 @@ def detect(source: ByteSource) -> Detection:
         return Detection(BTREE, "footer magic ITBP (0x50425449), version 1")
     if size >= 48 and looks_like_bitmap_global(tail):
         return Detection(BITMAP_GLOBAL, "footer magic BGIX (0x42474958), version 1")
-    if head[:4] == VINDEX_MAGIC:
-        return Detection(VINDEX, "head magic LFVI")
+    if head[:4] in VINDEX_MAGICS:
+        return Detection(VINDEX, f"head magic {head[:4].decode()} (paimon-vindex {VINDEX_MAGICS[head[:4]]})")
+    if head[:8] == FTINDEX_MAGIC:
+        return Detection(TANTIVY, "head magic PFTIDX01 (paimon-ftindex: a tantivy index with a JSON header)")
     if size >= 16 and looks_like_tantivy(source):
         return Detection(TANTIVY, "a tantivy directory archive whose entries fill the file exactly")
     if size % 4 == 0:

@@ -3,9 +3,10 @@
 indexcore does not search these (they need native libraries); it recognizes them by their own
 structure and lists what they hold:
 
-- vindex files (``ivf-flat``, ``ivf-pq``, ``diskann`` ... written by paimon-vindex) start with
-  the ASCII magic ``LFVI``, then little-endian ints: format version, vector dimension, two
-  ints not interpreted here, and the vector count.
+- vindex files (written by paimon-vindex) start with a magic per kind (:data:`VINDEX_MAGICS`:
+  ``LFVI`` ivf-flat, ``QPVI`` ivf-pq, ``QSVI`` ivf-sq, ``QRVI`` ivf-rq, ``DANN`` diskann); an
+  ``LFVI`` head goes on with little-endian ints: format version, vector dimension, two ints not
+  interpreted here, and the vector count (:mod:`indexcore.formats.vindex` opens them all).
 - tantivy full-text files are an archive of the index directory: a big-endian int file count,
   then per file ``int name length | UTF-8 name | long data length | data``. Tantivy's
   ``meta.json`` inside names the tantivy version and the segments.
@@ -23,6 +24,9 @@ from indexcore.errors import CorruptFileError
 from indexcore.io import ByteSource
 
 VINDEX_MAGIC = b"LFVI"
+#: the head magic of each kind paimon-vindex writes (its first four bytes)
+VINDEX_MAGICS = {VINDEX_MAGIC: "ivf_flat", b"QPVI": "ivf_pq", b"QSVI": "ivf_sq", b"QRVI": "ivf_rq",
+                 b"DANN": "diskann"}
 VECTOR_INDEX_TYPES = ("ivf-flat", "ivf-pq", "ivf-sq", "ivf-rq", "diskann", "lumina-vector-ann", "faiss-vector-ann")
 FULL_TEXT_INDEX_TYPES = ("tantivy-fulltext", "full-text")
 _MAX_ARCHIVE_FILES = 100_000

@@ -1,12 +1,15 @@
 """Frames of the Global indexes page: the row ids the table holds, the rows per key of one index
-file, and what a WHERE condition keeps through the global indexes (:mod:`indexcore.scan.global_index`
-decides; :mod:`indexcore.analysis.coverage` lists the files and their coverage)."""
+file, what a WHERE condition keeps through the global indexes (:mod:`indexcore.scan.global_index`
+decides; :mod:`indexcore.analysis.coverage` lists the files and their coverage), and vector and
+full-text searches (:mod:`indexcore.analysis.vector_search`, :mod:`indexcore.analysis.full_text`)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from indexcore.analysis.coverage import table_row_ranges
+from indexcore.analysis.full_text import check_term, search_text
+from indexcore.analysis.vector_search import parse_vector, recall_curve, search_vectors
 from indexcore.errors import IndexCoreError
 from indexcore.expr import parse_where
 from indexcore.scan.global_index import global_index_scan
@@ -59,4 +62,28 @@ def predicate_keep_frame(table, sql: str, snapshot_id: int | None = None):
     return frame, totals
 
 
-__all__ = ["cardinality_frame", "predicate_keep_frame", "table_row_ranges"]
+def vector_search_frame(table, vector_text: str, k: int = 10, width: int | None = None,
+                        snapshot_id: int | None = None) -> pd.DataFrame:
+    """The ``k`` rows nearest to the typed vector (a JSON list), by the table's vector indexes."""
+    return search_vectors(table, parse_vector(vector_text), k, width, snapshot_id).to_pandas()
+
+
+def recall_frame(table, k: int = 10, sample: int = 100, target: float = 0.95,
+                 snapshot_id: int | None = None) -> tuple[pd.DataFrame, dict]:
+    """recall@k per index file and search width, and the width reaching ``target`` per file."""
+    curve = recall_curve(table, k, sample, target=target, snapshot_id=snapshot_id)
+    return pd.DataFrame(curve["rows"]), curve["reaches"]
+
+
+def text_search_frame(table, text: str, k: int = 10, snapshot_id: int | None = None) -> pd.DataFrame:
+    """The best ``k`` rows matching ``text`` by the table's full-text indexes."""
+    return search_text(table, text, k, snapshot_id).to_pandas()
+
+
+def text_check(table, text: str, snapshot_id: int | None = None) -> dict:
+    """Every index match of ``text`` against a scan of the text column."""
+    return check_term(table, text, snapshot_id)
+
+
+__all__ = ["cardinality_frame", "predicate_keep_frame", "recall_frame", "table_row_ranges", "text_check",
+           "text_search_frame", "vector_search_frame"]

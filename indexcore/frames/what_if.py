@@ -1,5 +1,5 @@
-"""Frames of the What-if page: explain (per file, the funnel) and a hypothetical index's effect,
-with the index options the page takes as ``k=v, k=v`` text."""
+"""Frames of the What-if page: explain (per file, the funnel, why files were read, grouped) and a
+hypothetical index's effect, with the index options the page takes as ``k=v, k=v`` text."""
 
 from __future__ import annotations
 
@@ -9,10 +9,14 @@ import pandas as pd
 
 from indexcore.analysis.whatif import build_hypothetical_index, evaluate_hypothetical
 from indexcore.config import parse_pairs
+from indexcore.expr import predicate_to_sql
+from indexcore.formats.base import BitmapResult
 from indexcore.formats.registry import FILE_INDEX_TYPES, check_writer_options, supported_index_types
 from indexcore.frames.progress import Progress
 from indexcore.scan.explainer import explain
+from indexcore.scan.file_index import pruning_index_types
 from indexcore.scan.funnel import FUNNEL_KEYS
+from indexcore.scan.records import Stage
 from indexcore.views.common import UNPARTITIONED, partition_types
 
 
@@ -28,10 +32,84 @@ def explain_frames(table, sql: str, snapshot_id: int | None = None, verify: bool
     ex = explain(table, sql, snapshot_id=snapshot_id, verify=verify, progress=progress)
     files = cells_as_text(ex.to_frame())
     if not partition_types(table):
-        files["partition"] = files["partition"].replace("", UNPARTITIONED)
-    return {"files": files, "funnel": funnel_frame(ex.funnel), "sql": ex.sql,
+        files["partition"] = files["partition"].replace("{}", UNPARTITIONED)
+    return {"files": files, "funnel": funnel_frame(ex.funnel), "sql": ex.sql, "why": why_read(ex),
             "problems": pd.DataFrame([p.to_dict() for p in ex.problems], columns=["path", "structure", "reason"]),
             "violations": pd.DataFrame(ex.violations), "index_used": ex.index_used}
+
+
+# why a file was skipped: the stage that pruned it
+SKIPPED_BECAUSE = {
+    Stage.PARTITION: "its partition does not match", Stage.BUCKET: "its bucket cannot hold the key",
+    Stage.LEVEL: "a level-0 file the batch read skips", Stage.STATS: "min/max statistics exclude the value",
+    Stage.GLOBAL_INDEX: "the global index finds no row", Stage.INDEX: "the file index finds no row"}
+# why a file was read: what the last stage that could have skipped it found
+FOUND, MAYBE, NO_INDEX, MERGED = ("the file index finds matching rows", "the file index cannot rule it out",
+                                  "min/max statistics cover the value and no file index answers the predicate",
+                                  "min/max statistics cover the value; the table merges on read, so file "
+                                  "indexes are not used")
+VERIFIED, FALSE_POSITIVE = "it holds matching rows (verified)", "it holds no matching row (verified)"
+WHY_COLUMNS = ["outcome", "reason", "files", "rows"]
+
+
+def _read_reason(f, ex) -> str:
+    if f.matching_rows is not None:
+        return VERIFIED if f.matching_rows else FALSE_POSITIVE
+    if not ex.index_used:
+        return MERGED
+    result = f.index_decision if f.index_decision is not None else f.raw_index_result
+    if isinstance(result, BitmapResult):
+        return FOUND
+    # REMAIN from an index that could have answered (a bloom filter's "maybe"), or from none at all
+    answering = f.pruning_index_types or pruning_index_types(ex.predicate, f.index_types or {})
+    return MAYBE if result is not None and answering else NO_INDEX
+
+
+def why_read(ex) -> dict[str, Any]:
+    """Why the files of an explanation were read or skipped, grouped and counted (``reasons``:
+    outcome, reason, files, rows; largest first), and the dominant reason for reading in one
+    sentence (``summary``), e.g. "Rows with country = 'DE' are in 44,899 of 45,504 files: the data
+    is not clustered by country"."""
+    counts: dict[tuple[str, str], list[int]] = {}
+    for f in ex.files:
+        stage = f.skipped_by
+        key = ("read", _read_reason(f, ex)) if stage is None else \
+            ("skipped", SKIPPED_BECAUSE.get(stage, f"pruned at {stage}"))
+        acc = counts.setdefault(key, [0, 0])
+        acc[0] += 1
+        acc[1] += f.row_count
+    reasons = pd.DataFrame([(o, r, n, rows) for (o, r), (n, rows) in counts.items()], columns=WHY_COLUMNS)
+    reasons = reasons.sort_values(["outcome", "files"], ascending=[True, False], kind="stable", ignore_index=True)
+    return {"reasons": reasons, "summary": _summary(ex, reasons)}
+
+
+def _summary(ex, reasons: pd.DataFrame) -> str:
+    total = len(ex.files)
+    read = reasons[reasons["outcome"] == "read"]
+    if not total:
+        return "The snapshot has no live file."
+    if read.empty:
+        top = reasons.iloc[0]
+        return f"No file is read: {top['files']:,} of {total:,} are skipped because {top['reason']}."
+    top = read.iloc[0]
+    n, why = int(top["files"]), top["reason"]
+    columns = sorted(ex.predicate.fields()) if hasattr(ex.predicate, "fields") else []
+    on = ", ".join(columns) or "the predicate's columns"
+    cond = predicate_to_sql(ex.predicate)
+    share = f"{n:,} of {total:,} files"
+    if why in (FOUND, VERIFIED):
+        return f"Rows with {cond} are in {share}: the data is not clustered by {on}, so no statistic or index " \
+               "can skip those files (sorting or partitioning by it would)."
+    if why == MAYBE:
+        return f"The file indexes cannot rule out {cond} in {share} (a bloom filter answers 'maybe', or the " \
+               "index cannot evaluate the predicate); verify against the data to see how many hold a match."
+    if why == FALSE_POSITIVE:
+        return f"{share} are read but hold no row with {cond}: an index on {on} would skip them."
+    if why in (NO_INDEX, MERGED):
+        return f"{cond} lies within min..max of {share}: the data is not sorted by {on}, so statistics cannot " \
+               "skip them" + (", and no file index on it answers the predicate." if why == NO_INDEX else
+                              "; the table merges on read, so Paimon does not use its file indexes.")
+    return f"{share} are read: {why}."
 
 
 def _cell_text(value: Any) -> Any:
@@ -82,4 +160,4 @@ def hypothetical_options(index_type: str, text: str, dtype) -> dict[str, str]:
 
 
 __all__ = ["FILE_INDEX_TYPES", "build_hypothetical_index", "cells_as_text", "explain_frames", "funnel_frame",
-           "hypothetical_options", "supported_index_types", "whatif_frames"]
+           "hypothetical_options", "supported_index_types", "whatif_frames", "why_read"]

@@ -162,6 +162,21 @@ def partition_text(dtype: DataType, value: Any, legacy: bool) -> str | None:
     return str(value)
 
 
+def format_partition(values: Sequence[Any], types: Sequence[DataType | None]) -> str:
+    """A partition (or a key) as every view, page, chart and CLI output writes it, the one format:
+    Paimon's system-table ``{v1, v2}`` (``$files``, ``$partitions``), each value the text Paimon
+    casts it to (:func:`partition_text` without legacy names: a DATE as ``2024-06-01``, never epoch
+    days), a null as ``null``; ``{}`` for no keys."""
+    out = []
+    for dtype, value in zip(types, values, strict=False):
+        try:
+            text = partition_text(dtype, value, False) if dtype is not None else None
+        except (TypeError, ValueError, OverflowError):  # a value its type does not describe: as it is
+            text = None
+        out.append("null" if value is None else text if text is not None else str(value))
+    return "{" + ", ".join(out) + "}"
+
+
 @dataclass(frozen=True)
 class PathLayout:
     """A table's folders: partition and bucket directories, index files, external roots.

@@ -33,6 +33,7 @@ from indexcore.scan.records import Batch, Explanation, FileDecision, FileDecisio
 from indexcore.scan.stats import Pushdowns, StatsStage
 from indexcore.scan.verify import Verifier
 from indexcore.types import to_json_value
+from indexcore.views.common import partition_text_cached
 from indexcore.warehouse.model import LiveFile, Problem, TableSchema
 from indexcore.warehouse.table_manifests import gc_paused
 
@@ -52,6 +53,7 @@ class Explainer:
                  verify: bool = False, all_files: bool = False, kept: bool = False,
                  global_indexes: bool = False, snapshot_id: int | None = None):
         self.table = table
+        self.partition_types = [f.type for f in table_schema.partition_fields]
         parts = conjuncts(predicate)
         self.pushdowns = Pushdowns(table_schema, parts)
         self.bucket = BucketStage(table_schema, predicate)
@@ -73,6 +75,7 @@ class Explainer:
             dv_range = lf.deletion_vector
             records.append(dict(
                 path=lf.path, partition=dict(lf.partition_spec), bucket=lf.bucket, level=f.level,
+                partition_text=partition_text_cached(lf.partition, self.partition_types, self.table.caches.labels),
                 row_count=f.row_count, partition_decision=None, bucket_decision=None, level_decision=None,
                 stats_decision=None, raw_index_result=None, index_decision=None, index_types={},
                 index_location=None, dv_cardinality=0, rows_after_dv=f.row_count, bytes_read=0, requests=0,

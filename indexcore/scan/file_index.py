@@ -7,10 +7,10 @@ left to right and stops once the result cannot remain; OR folds all of them. An 
 compound is REMAIN. Results are REMAIN, SKIP or a bitmap of rows (an empty bitmap means the
 same as SKIP and is returned as it is, not turned into SKIP).
 
-One deliberate difference from Java: a leaf whose NULL literal makes it never true
-(``c = NULL``, ``c NOT IN (1, NULL)``; see :meth:`indexcore.expr.LeafFunction.null_false`) answers
-SKIP without asking the indexes, as Paimon's null-false leaf functions and statistics do.
-NULL literals inside an ``in`` list are dropped before the indexes see them.
+NULL literals reach the indexes as ``FileIndexPredicate`` passes them, also in a leaf that a
+NULL makes never true (``c = NULL``, ``c NOT IN (1, NULL)``; the statistics stage skips those
+files, as Paimon's does): each reader answers as Paimon's does (bloom: REMAIN, bitmap: the null
+rows), so this stage never reports a file skipped that Paimon's index stage keeps.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 from pyroaring import BitMap
 
 from indexcore.errors import IndexCoreError
-from indexcore.expr import AND, IN, Leaf, Predicate
+from indexcore.expr import AND, Leaf, Predicate
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult, FileIndexReader, FileIndexResult
 from indexcore.formats.container import read_container
 from indexcore.formats.registry import FILE_INDEX_TYPES, index_kind, open_reader
@@ -98,11 +98,7 @@ class FileIndexPredicate:
         return REMAIN if result is None else result
 
     def _test_leaf(self, leaf: Leaf) -> FileIndexResult:
-        if leaf.null_false():
-            return SKIP
         literals = leaf.literals
-        if leaf.function is IN and None in literals:
-            literals = tuple(v for v in literals if v is not None)
         result = REMAIN
         for reader in self.readers(leaf.field):
             result = result.and_(leaf.function.visit(reader, literals))
@@ -191,8 +187,6 @@ def _pruning_kinds(p: Predicate, index_types: Mapping[str, Sequence[str]]) -> se
     (a module-level function: a recursive closure is a reference cycle per call, 50,000 of them
     left to the cycle collector per explain)."""
     if isinstance(p, Leaf):
-        if p.null_false():
-            return set()
         method = p.function.visit(_MethodName(), p.literals)
         found = {t for t in index_types.get(p.field, ()) if _kind_answers(t, method)}
         return found or None

@@ -147,6 +147,8 @@ class FileDecision:
     stats: StatsCells = field(default_factory=StatsCells, compare=False, hash=False)
     # the index kinds that could have skipped the file (:func:`pruning_index_types`)
     pruning_index_types: tuple[str, ...] = ()
+    # the partition in the one partition format (:func:`indexcore.paimon.layout.format_partition`)
+    partition_text: str = ""
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> FileDecision:
@@ -206,6 +208,7 @@ class FileDecision:
         out = {
             "path": self.path,
             "partition": self.partition,
+            "partition_text": self.partition_text,
             "bucket": self.bucket,
             "level": self.level,
             "row_count": self.row_count,
@@ -293,15 +296,6 @@ class Explanation:
 
         stat_cols = stats_columns(self.files)
         files = self.files
-        partitions: dict[tuple, str] = {}  # a few hundred partitions over tens of thousands of files
-
-        def partition(f: FileDecision) -> str:
-            key = tuple(f.partition.items())
-            hit = partitions.get(key)
-            if hit is None:
-                hit = partitions[key] = ", ".join(f"{k}={v}" for k, v in key)
-            return hit
-
         n = len(files)
 
         def ints(name: str) -> np.ndarray:  # typed up front: pandas infers a list slowly
@@ -316,7 +310,7 @@ class Explanation:
         paths = list(map(attrgetter("path"), files))
         cols: dict[str, Any] = {
             "path": texts(paths), "file": texts(map(posixpath.basename, paths)),
-            "partition": texts(partition(f) for f in files), "bucket": ints("bucket"),
+            "partition": texts(f.partition_text for f in files), "bucket": ints("bucket"),
             "level": ints("level"), "row_count": ints("row_count"), "file_size": ints("file_size"),
             **{name: decision_texts(name)
                for name in ("partition_decision", "bucket_decision", "level_decision", "stats_decision")}}

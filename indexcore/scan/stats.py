@@ -23,6 +23,7 @@ from indexcore.expr import rename as _rename
 from indexcore.scan.bucket import whole_bucket_filter
 from indexcore.scan.records import Batch, Decision, StatsCells
 from indexcore.types import DataType, to_json_value
+from indexcore.views.common import partition_text_cached
 from indexcore.warehouse.model import LiveFile, TableSchema
 
 
@@ -274,15 +275,17 @@ def file_stats_frame(table, snapshot_id: int | None = None, columns: Sequence[st
     wanted = [c for c in schema.field_names if columns is None or c in columns]
     chosen = None if paths is None else set(paths)
     pk = bool(schema.primary_keys)
+    ptypes = [f.type for f in schema.partition_fields]
     rows = []
     for lf in plan.files:
         if chosen is not None and lf.path not in chosen:
             continue
         file_schema = table.file_schema(lf)
         shown = stats_json(schema, column_stats(lf, schema, file_schema, key_stats=pk, only=wanted), wanted)
-        base = {"file_name": lf.path.rsplit("/", 1)[-1], "partition": ", ".join(
-            f"{k}={v}" for k, v in lf.partition_spec.items()), "bucket": lf.bucket, "level": lf.file.level,
-            "row_count": lf.file.row_count, "schema_id": lf.file.schema_id}
+        base = {"file_name": lf.path.rsplit("/", 1)[-1],
+                "partition": partition_text_cached(lf.partition, ptypes, table.caches.labels),
+                "bucket": lf.bucket, "level": lf.file.level, "row_count": lf.file.row_count,
+                "schema_id": lf.file.schema_id}
         rows.extend({**base, "column": col, **got} for col, got in shown.items())
     frame = pd.DataFrame(rows, columns=["file_name", "partition", "bucket", "level", "row_count", "schema_id",
                                         "column", "min", "max", "null_count"])

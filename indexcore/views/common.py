@@ -13,6 +13,7 @@ from indexcore.cache import LRU
 from indexcore.errors import IndexCoreError
 from indexcore.formats.base import FileIndexReader
 from indexcore.formats.container import IndexEntry
+from indexcore.paimon.layout import format_partition
 from indexcore.types import DataType, to_json_value
 from indexcore.warehouse.model import LiveFile
 
@@ -38,9 +39,9 @@ def _text(dtype: DataType | None, value: Any) -> str:
 
 
 def partition_text(values: tuple, types: list[DataType] | None = None) -> str:
-    """Paimon's rendering of a partition in system tables: ``{v1, v2}``."""
-    types = types or [None] * len(values)
-    return "{" + ", ".join(_text(t, v) for t, v in zip(types, values, strict=False)) + "}"
+    """Paimon's rendering of a partition in system tables, ``{v1, v2}``: the one partition format
+    (:func:`indexcore.paimon.layout.format_partition`)."""
+    return format_partition(values, types or [None] * len(values))
 
 
 def stats_text(names: list[str], types: list[DataType | None], values: tuple) -> str:

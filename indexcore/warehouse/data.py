@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.orc as pa_orc
 import pyarrow.parquet as pq
 from pyroaring import BitMap
@@ -29,6 +30,7 @@ from indexcore.errors import CorruptFileError, IndexCoreError, StorageError, Uns
 from indexcore.expr.rows import filter_table, mask
 from indexcore.expr.tree import Predicate
 from indexcore.formats.blob_file import read_blob_file
+from indexcore.formats.mosaic_file import read_mosaic
 from indexcore.io import Storage
 from indexcore.types.values import arrow_type, cast_column, from_internal, to_internal
 from indexcore.warehouse.avro_file import read_avro_table
@@ -47,23 +49,25 @@ _ID_KEYS = (b"PARQUET:field_id", b"paimon.id", b"field_id")
 
 def read_raw(storage: Storage, path: str, file_format: str | None = None,
              blob_field: str | None = None) -> pa.Table:
-    """All columns of one Parquet, ORC, Avro or ``.blob`` file, as stored.
+    """All columns of one Parquet, ORC, Avro, Mosaic or ``.blob`` file, as stored.
 
-    A ``.blob`` file holds one column (named ``blob_field``). Unreadable files raise
+    A ``.blob`` file holds one column (named ``blob_field``); Mosaic files are decoded by the
+    optional paimon-mosaic through ranged reads of our storage. Unreadable files raise
     IndexCoreError; an ORC file with MAP columns is read in a child process, because a null
     map key makes pyarrow abort the whole process.
     """
     fmt = (file_format or path.rsplit(".", 1)[-1]).lower()
     full = storage.resolve(path)
-    if fmt not in ("parquet", "orc", "avro", "blob"):
-        what = "Mosaic (pypaimon's columnar format)" if fmt == "mosaic" else repr(fmt)
-        raise UnsupportedError(f"data file format {what} is not read by indexcore", file=path)
+    if fmt not in ("parquet", "orc", "avro", "blob", "mosaic"):
+        raise UnsupportedError(f"data file format {fmt!r} is not read by indexcore", file=path)
     local = storage.protocol in ("file", "local")
     try:
         if fmt == "blob":
             table = pa.table({blob_field or "blob": pa.array(read_blob_file(storage.open(path)), pa.binary())})
         elif fmt == "avro":
             table = read_avro_table(storage.read_bytes(path), path)
+        elif fmt == "mosaic":
+            table = read_mosaic(storage.open(path))
         else:
             # an object store: one request for the whole file (cached; data files never change)
             source = full if local else pa.BufferReader(storage.read_bytes(full))
@@ -77,7 +81,7 @@ def read_raw(storage: Storage, path: str, file_format: str | None = None,
         if isinstance(exc, OSError) and not storage.fs.exists(full):
             raise StorageError("data file not found", file=path) from exc
         raise CorruptFileError(f"cannot read {fmt} data file: {exc}", file=path, structure=fmt) from exc
-    if table.num_rows and local and fmt != "blob":
+    if table.num_rows and local and fmt not in ("blob", "mosaic"):
         storage.stats.add(storage.fs.size(full))
     return table
 
@@ -447,6 +451,41 @@ def read_table(table, snapshot_id: int | None = None, predicate: Predicate | Non
     if limit is not None:
         result = result.slice(0, max(int(limit), 0))
     return result
+
+
+def read_with_row_ids(table, snapshot_id: int | None = None, columns: list[str] | None = None,
+                      row_ids: set[int] | None = None, problems: list | None = None) -> pa.Table:
+    """The live rows of a row-tracking table with their ``_ROW_ID`` (``first_row_id`` + position).
+
+    ``columns`` (default all) come from the newest file that holds every one of them for a row id
+    (a data-evolution rewrite supersedes the older file); deleted positions are dropped;
+    ``row_ids`` keeps only those ids (files outside them are not read). Files without row ids
+    (row tracking off) are skipped.
+    """
+    problems = problems if problems is not None else []
+    plan = table.plan(snapshot_id)
+    schema = table.read_schema(snapshot_id, plan.snapshot)
+    names = list(columns) if columns is not None else list(schema.field_names)
+    reader = _Reader(table, schema, problems)
+    seen: set[int] = set()
+    parts = []
+    for lf in sorted(plan.files, key=lambda f: f.file.max_sequence_number, reverse=True):
+        first, n = lf.file.first_row_id, lf.file.row_count
+        if first is None or (lf.file.write_cols is not None and not set(names) <= set(lf.file.write_cols)):
+            continue
+        if row_ids is not None and not any(first <= r < first + n for r in row_ids):
+            continue
+        t = reader.read(lf, system=True)
+        if t is None:
+            continue
+        ids = pc.add(t.column(POSITION), first)
+        keep = [r not in seen and (row_ids is None or r in row_ids) for r in ids.to_pylist()]
+        t = t.select(names).append_column(ROW_ID, ids).filter(pa.array(keep, pa.bool_()))
+        seen.update(t.column(ROW_ID).to_pylist())
+        parts.append(t)
+    out = pa.concat_tables(parts) if parts else \
+        _empty(schema, names).append_column(ROW_ID, pa.array([], pa.int64()))
+    return out.sort_by(ROW_ID)
 
 
 def table_rows(table: pa.Table, schema: TableSchema) -> list[dict[str, Any]]:

@@ -36,6 +36,10 @@ class Committer(IndexFileWriter):
     def commit(self, written: Sequence[WrittenFile]) -> list[int]:
         """Commit the files of one batch; returns the snapshot ids created."""
         written = sorted(written, key=lambda w: w.file.file_name)
+        if self.row_tracking:  # Paimon assigns row ids at commit, file after file
+            for i, w in enumerate(written):
+                written[i] = replace(w, file=replace(w.file, first_row_id=self.next_row_id))
+                self.next_row_id += w.file.row_count
         level0 = [w for w in written if w.compact_of is None]
         outputs = {w.compact_of: w for w in written if w.compact_of is not None}
         ids = []
@@ -117,6 +121,8 @@ class Committer(IndexFileWriter):
             "logOffsets": {}, "totalRecordCount": self.total_records,
             "deltaRecordCount": delta_count, "changelogRecordCount": 0,
         })
+        if self.row_tracking:
+            doc["nextRowId"] = self.next_row_id
         snap_dir = os.path.join(self.meta_path, "snapshot")
         write_text(os.path.join(snap_dir, f"snapshot-{self.snapshot_id}"), jackson(doc))
         write_text(os.path.join(snap_dir, "LATEST"), str(self.snapshot_id))
@@ -152,7 +158,7 @@ class Committer(IndexFileWriter):
                     "_SCHEMA_ID": f.schema_id, "_LEVEL": f.level, "_EXTRA_FILES": list(f.extra_files),
                     "_CREATION_TIME": f.creation_time, "_DELETE_ROW_COUNT": f.delete_row_count,
                     "_EMBEDDED_FILE_INDEX": f.embedded_index, "_FILE_SOURCE": f.file_source,
-                    "_VALUE_STATS_COLS": None, "_EXTERNAL_PATH": None, "_FIRST_ROW_ID": None,
+                    "_VALUE_STATS_COLS": None, "_EXTERNAL_PATH": None, "_FIRST_ROW_ID": f.first_row_id,
                     "_WRITE_COLS": None,
                 },
             })
@@ -160,6 +166,8 @@ class Committer(IndexFileWriter):
         data = write_avro(MANIFEST_SCHEMA, records, name)
         write_bytes(os.path.join(self.table_path, "manifest", name), data)
         partitions = [p for _, p, _, _ in entries]
+        row_ids = [r for _, _, _, f in entries if f.first_row_id is not None
+                   for r in (f.first_row_id, f.first_row_id + f.row_count - 1)]
         mins, maxs, nulls = [], [], []
         for i in range(len(ptypes)):
             vals = [p[i] for p in partitions if p[i] is not None]
@@ -176,7 +184,7 @@ class Committer(IndexFileWriter):
             "_SCHEMA_ID": self.schema.id,
             "_MIN_BUCKET": min(e[2] for e in entries), "_MAX_BUCKET": max(e[2] for e in entries),
             "_MIN_LEVEL": min(e[3].level for e in entries), "_MAX_LEVEL": max(e[3].level for e in entries),
-            "_MIN_ROW_ID": None, "_MAX_ROW_ID": None,
+            "_MIN_ROW_ID": min(row_ids) if row_ids else None, "_MAX_ROW_ID": max(row_ids) if row_ids else None,
         }
 
     def _write_manifest_list(self, metas: list[dict]) -> tuple[str, int]:
@@ -203,6 +211,7 @@ class Committer(IndexFileWriter):
                     "_FILE_SIZE": meta.file_size, "_ROW_COUNT": meta.row_count,
                     "_DELETIONS_VECTORS_RANGES": ranges, "_EXTERNAL_PATH": None, "_GLOBAL_INDEX": None,
                 })
+        records.extend(self._global_indexes)
         name = self._namer.next("index-manifest")
         write_bytes(os.path.join(self.table_path, "manifest", name),
                      write_avro(INDEX_MANIFEST_SCHEMA, records, name))

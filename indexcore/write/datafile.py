@@ -73,6 +73,8 @@ def arrow_type(dtype: DataType) -> pa.DataType:
         return pa.decimal128(dtype.precision, dtype.scale)
     if r == "TIME":
         return pa.time32("ms")
+    if r in ("ARRAY", "VECTOR") and dtype.element is not None and dtype.element.root in simple:
+        return pa.list_(simple[dtype.element.root])  # embeddings for vector indexes; no min/max stats
     raise UnsupportedError(f"indexcore does not write {dtype} columns")
 
 
@@ -126,7 +128,7 @@ _CONVERTED = frozenset({"DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ"})  # intern
 def column_stats(column: pa.ChunkedArray | pa.Array, dtype: DataType) -> tuple[Any, Any, int]:
     """(min, max, null count) in internal values, with Paimon's default string truncation."""
     nulls = column.null_count
-    if len(column) == nulls or dtype.root in ("BINARY", "VARBINARY"):
+    if len(column) == nulls or dtype.root in ("BINARY", "VARBINARY", "ARRAY", "VECTOR"):
         return None, None, nulls
     mm = pc.min_max(column)
     if dtype.root in _CONVERTED:

@@ -1,4 +1,5 @@
-"""The index files a commit writes per bucket: deletion vectors and the dynamic-bucket hash index.
+"""The index files a commit writes per bucket: deletion vectors and the dynamic-bucket hash index;
+and global index files built elsewhere (paimon-vindex, paimon-ftindex), registered as Paimon does.
 
 A primary-key table with deletion vectors marks older copies of the keys a batch touches
 (:meth:`IndexFileWriter._mark_deleted`) and writes one deletion-vector index file per touched
@@ -13,9 +14,10 @@ from dataclasses import dataclass, field
 
 from pyroaring import BitMap
 
-from indexcore.formats.binary_row import key_hash
+from indexcore.formats.binary_row import key_hash, serialize_binary_row
 from indexcore.formats.deletion_vector import write_deletion_vector_file
 from indexcore.formats.hash_index import write_hash_index
+from indexcore.formats.vindex import VINDEX_INDEX_TYPES
 from indexcore.paimon.index_types import DELETION_VECTORS, HASH
 from indexcore.warehouse.model import DataFileMeta, DeletionVectorRange, IndexFileMeta
 from indexcore.write.datafile import WrittenFile
@@ -79,6 +81,30 @@ class IndexFileWriter:
             old, b.hash_index = b.hash_index, IndexFileMeta(HASH, name, len(data), len(b.hashes))
             changes[(w.partition, w.bucket)] = (HASH, old, b.hash_index)
         return changes
+
+    def add_global_index(self, index_type: str, data: bytes, field: str, row_range: tuple[int, int],
+                         index_meta: bytes | None = b"{}", partition: tuple = (), bucket: int = 0) -> int:
+        """Register one global index file as Paimon's global-index build commits it (pypaimon's
+        ``create_global_index``): the bytes under ``index/`` as ``<prefix>-global-index-<uuid>.index``
+        (prefix ``vector-<type>`` for paimon-vindex kinds, else the type), an index-manifest ADD
+        entry of type ``index_type`` whose ``_GLOBAL_INDEX`` record holds the row range (inclusive,
+        the file's ids are local to it), the field id and the meta; in a new APPEND snapshot
+        without data files. Returns the snapshot id."""
+        lo, hi = row_range
+        if not self.row_tracking or lo < 0 or hi < lo:
+            raise ValueError(f"a global index needs row tracking and a row range, got {row_range}")
+        prefix = f"vector-{index_type}" if index_type in VINDEX_INDEX_TYPES else index_type
+        name = f"{prefix}-global-index-{self._namer.uuid()}.index"
+        write_bytes(self._index_path(name, (partition, bucket)), data)
+        self._global_indexes.append({
+            "_VERSION": 1, "_KIND": 0, "_PARTITION": serialize_binary_row(partition, self._partition_types()),
+            "_BUCKET": bucket, "_INDEX_TYPE": index_type, "_FILE_NAME": name, "_FILE_SIZE": len(data),
+            "_ROW_COUNT": hi - lo + 1, "_DELETIONS_VECTORS_RANGES": None, "_EXTERNAL_PATH": None,
+            "_GLOBAL_INDEX": {"_ROW_RANGE_START": lo, "_ROW_RANGE_END": hi,
+                              "_INDEX_FIELD_ID": self.schema.field(field).id, "_EXTRA_FIELD_IDS": None,
+                              "_INDEX_META": index_meta}})
+        self.commit_index += 1
+        return self._snapshot([], "APPEND", {"global-index": name})
 
     def _index_path(self, name: str, key: tuple) -> str:
         """Where a bucket's DV or hash index file goes (``index/`` or its bucket folder)."""

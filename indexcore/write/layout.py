@@ -55,11 +55,23 @@ def make_schema(columns: Sequence[tuple[str, str | DataType]], partition_keys: S
                        time_millis=time_millis, highest_field_id=len(fields) - 1, version=3)
 
 
+def type_json(dtype: DataType) -> Any:
+    """A type as Paimon's schema JSON holds it: SQL text, or for ARRAY/VECTOR an object with the
+    element (and a VECTOR's length), ``NOT NULL`` inside ``type`` as Paimon writes it."""
+    if dtype.root not in ("ARRAY", "VECTOR") or dtype.element is None:
+        return dtype.sql()
+    out: dict[str, Any] = {"type": dtype.root + ("" if dtype.nullable else " NOT NULL"),
+                           "element": type_json(dtype.element)}
+    if dtype.root == "VECTOR" and dtype.length is not None:
+        out["length"] = dtype.length
+    return out
+
+
 def schema_json(schema: TableSchema) -> str:
     """``schema/schema-N`` content."""
     fields = []
     for f in schema.fields:
-        entry: dict[str, Any] = {"id": f.id, "name": f.name, "type": f.type.sql()}
+        entry: dict[str, Any] = {"id": f.id, "name": f.name, "type": type_json(f.type)}
         if f.description:
             entry["description"] = f.description
         fields.append(entry)

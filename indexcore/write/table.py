@@ -95,6 +95,8 @@ class TableWriter(Committer):
         self.total_records = 0
         self._manifests: list[dict] = []
         self._index_manifest: str | None = None
+        self.next_row_id = 0  # row tracking: the first row id of the next data file
+        self._global_indexes: list[dict] = []  # index-manifest records of global index files
         self._buckets: dict[tuple, BucketState] = defaultdict(BucketState)
         self._dynamic: dict[tuple, dict[int, int]] = defaultdict(dict)
         self._dynamic_counts: dict[tuple, dict[int, int]] = defaultdict(dict)
@@ -128,6 +130,11 @@ class TableWriter(Committer):
         return cls(path, schema, seed)
 
     # ------------------------------------------------------------------ properties
+
+    @property
+    def row_tracking(self) -> bool:
+        """``row-tracking.enabled``: data files get ``first_row_id`` and snapshots ``nextRowId``."""
+        return self.schema.core_options.row_tracking_enabled
 
     @property
     def is_pk(self) -> bool:

@@ -73,7 +73,7 @@ def brief(out: dict) -> dict:
     rows = []
     for f in out["files"]:
         row = {"file": posixpath.basename(f["path"]),
-               "partition": ",".join(f"{k}={v}" for k, v in f["partition"].items()),
+               "partition": f["partition_text"],
                "bucket": f["bucket"], "level": f["level"], "rows": f["row_count"],
                "partition_decision": f["partition_decision"], "bucket_decision": f["bucket_decision"],
                "level_decision": f["level_decision"],

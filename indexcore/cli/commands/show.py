@@ -4,7 +4,8 @@ Output ``{"columns": [...], "rows": [{...}]}``; times as ISO 8601, ``dv_ranges``
 ``write_cols`` as JSON lists. Views: Paimon's ``$snapshots``, ``$schemas``, ``$options``,
 ``$manifests``, ``$files``, ``$file_indexes``, ``$table_indexes``, ``$buckets``,
 ``$partitions``, ``$tags``, ``$branches``, and ours: ``$bitmap_indexes``, ``$bitmap_values``,
-``$bloom_filters``, ``$deletion_vectors``, ``$hash_buckets``.
+``$bloom_filters``, ``$deletion_vectors``, ``$hash_buckets``, and the derived views of
+:mod:`indexcore.analysis` (``$health``, ``$global_indexes``, ``$vector_indexes``, ...).
 """
 
 from __future__ import annotations
