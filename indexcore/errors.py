@@ -1,7 +1,10 @@
 """One exception family for everything indexcore refuses or cannot read.
 
 A corrupt or truncated input raises a :class:`CorruptFileError` that names the file, the
-structure being decoded and the byte offset, so a user can find the bad bytes.
+structure being decoded and the byte offset, so a user can find the bad bytes. What a storage
+backend said (its exception and text) is kept apart in ``detail``, never in the message: the
+message is what a browser user of a shared server sees, the detail is for the operator (the CLI
+prints it; the app does not).
 """
 
 from __future__ import annotations
@@ -11,11 +14,12 @@ class IndexCoreError(Exception):
     """Base of every error indexcore raises on purpose."""
 
     def __init__(self, message: str, *, file: str | None = None, structure: str | None = None,
-                 offset: int | None = None):
+                 offset: int | None = None, detail: str | None = None):
         self.message = message
         self.file = file
         self.structure = structure
         self.offset = offset
+        self.detail = detail
         super().__init__(self._render())
 
     def _render(self) -> str:
@@ -43,6 +47,10 @@ class PredicateError(IndexCoreError):
 
 class StorageError(IndexCoreError):
     """A path that cannot be opened, is outside the allowed roots, or is not reachable."""
+
+
+class SettingsError(IndexCoreError):
+    """An ``INDEXCORE_*`` setting that bounds what may be read is malformed: the explorer refuses to start."""
 
 
 class ReadOnlyError(IndexCoreError):

@@ -3,7 +3,9 @@
 import pandas as pd
 import streamlit as st
 
+from indexcore.expr import quote_table
 from indexcore.frames import advisor, figures, suggestion
+from indexcore.frames.text import code
 from pages.common import fmt_bytes, guard, open_page, progress_callback, show_frame
 
 ctx = open_page("advisor")
@@ -16,7 +18,7 @@ if st.session_state.get("advisor_for") != picked or "advisor_workload" not in st
     with guard("Suggested predicate"):
         suggested = ctx.frame(suggestion.suggest_predicate)
         if suggested:
-            start = f"SELECT * FROM {ctx.table_name} WHERE {suggested['sql']};\n"
+            start = f"SELECT * FROM {quote_table(ctx.table_name)} WHERE {suggested['sql']};\n"
     st.session_state["advisor_workload"] = start
     st.session_state["advisor_for"] = picked
     st.session_state.pop("advisor_result", None)
@@ -27,7 +29,7 @@ upload = st.file_uploader("Workload file", type=["sql", "txt", "tsv"], key="advi
 text = st.text_area("...or paste the workload", key="advisor_workload", height=160)
 if upload is not None:
     text = upload.getvalue().decode("utf-8", errors="replace")
-    st.caption(f"Using the uploaded file `{upload.name}`.")
+    st.caption(f"Using the uploaded file {code(upload.name)}.")
 sample = st.number_input("Files to build candidates on (0 = all)", min_value=0, value=advisor.DEFAULT_SAMPLE,
                          key="advisor_sample")
 

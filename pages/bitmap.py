@@ -4,6 +4,7 @@ import streamlit as st
 
 from indexcore.frames import bitmap, figures
 from indexcore.frames.bitmap import BITMAP_TYPES
+from indexcore.frames.text import md
 from pages.common import (
     decode_sample,
     guard,
@@ -44,7 +45,7 @@ with guard("Bitmap indexes"):
     c[2].metric("Null rows", int(mine["null_count"].fillna(0).sum()), help=f"Over {scope}")
     c[3].metric("Versions", ", ".join(f"V{int(v)}" for v in sorted(mine["version"].dropna().unique())))
     for _, row in mine[mine["error"].notna()].iterrows():
-        st.warning(f"{row['file_name']}: {row['error']}")
+        st.warning(md(f"{row['file_name']}: {row['error']}"))
 
     n = st.slider("Top N values", 5, 50, 20, key="bitmap_top_n")
     values = ctx.view("bitmap_values", column=column, sample=sample)

@@ -10,6 +10,7 @@ warehouse URL, table (with its branch) and snapshot.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -18,13 +19,14 @@ import pandas as pd
 import streamlit as st
 
 import indexcore
-from indexcore.config import settings
-from indexcore.errors import IndexCoreError
+from indexcore.config import Settings, settings, variable
+from indexcore.errors import IndexCoreError, SettingsError
 from indexcore.frames import health, unusable
 from indexcore.frames import table as table_frames
 from indexcore.frames.registry import FRAMES, WAREHOUSE, spec_of
+from indexcore.frames.text import md
 from indexcore.frames.views import view_frame
-from indexcore.io import parse_storage_options
+from indexcore.io.options import app_storage_options
 from pages.selection import (
     BRANCH_KEY,
     MASTER_KEY,
@@ -51,7 +53,10 @@ PAGE_SIZE = 200
 # server memory stays bounded whatever the number of sessions: warehouses opened at once
 # (each with its tables' plan and manifest caches, see indexcore.warehouse.table), and cached
 # frames, which also expire so a long-running server lets go of tables nobody looks at
-_APP = settings()  # read when the server starts: the caches below are sized once
+try:
+    _APP = settings()  # read when the server starts: the caches below are sized once
+except SettingsError:  # malformed roots: app.py shows why and serves nothing; a page run alone gets there
+    _APP = Settings()
 MAX_WAREHOUSES = _APP.app_warehouses
 CACHE_ENTRIES = _APP.app_cache_entries
 CACHE_TTL = _APP.app_cache_ttl  # seconds
@@ -87,10 +92,11 @@ def table_names(url: str, roots: tuple[str, ...], options: tuple = ()) -> list[s
     return open_warehouse(url, roots, options).tables()
 
 
-def storage_options() -> tuple:
-    """The sidebar's storage options (``key=value`` per line) as sorted pairs, for cache keys."""
-    lines = [ln.strip() for ln in st.session_state.get(OPTIONS_KEY, "").splitlines() if ln.strip()]
-    return tuple(sorted(parse_storage_options(lines).items()))
+def storage_options(url: str) -> tuple:
+    """The storage options the app reads ``url`` with, as sorted pairs (cache keys): the sidebar's
+    (``key=value`` per line; only names the operator allows, never endpoints or credentials) with
+    the operator's options bound to the url's root over them (:mod:`indexcore.io.options`)."""
+    return tuple(sorted(app_storage_options(url, st.session_state.get(OPTIONS_KEY) or "", settings()).items()))
 
 
 @st.cache_data(show_spinner="Reading…", max_entries=CACHE_ENTRIES, ttl=CACHE_TTL)
@@ -117,6 +123,13 @@ def cached_frame(key: str, url: str, roots: tuple[str, ...], table: str | None, 
     return spec.fn(wh.table(table), **dict(kwargs))
 
 
+# what a browser user reads of an error that is not ours (a backend's, a bug): never its text, which
+# may carry a host's response; the sidebar, where a URL is chosen, shows not even the class (no
+# tell of "cannot connect"), a page section shows the class
+UNEXPECTED = "an unexpected error; the server log has the details."
+LOG = logging.getLogger("indexcore.app")
+
+
 class Missing(Exception):
     """A section needs a value that an earlier section, which failed, did not produce."""
 
@@ -138,11 +151,12 @@ def guard(what: str) -> Iterator[None]:
     try:
         yield
     except Missing as exc:
-        st.info(f"{what}: not shown, it needs what the section \"{exc}\" computes, and that section failed.")
+        st.info(md(f"{what}: not shown, it needs what the section \"{exc}\" computes, and that section failed."))
     except IndexCoreError as exc:
-        st.error(f"{what}: {exc}")
-    except Exception as exc:  # the page must keep working whatever a section hits
-        st.error(f"{what} failed: {type(exc).__name__}: {exc}")
+        st.error(md(f"{what}: {exc}"))
+    except Exception as exc:  # the page must keep working whatever a section hits; its text is not shown
+        st.error(md(f"{what} failed: {type(exc).__name__}, {UNEXPECTED}"))
+        LOG.warning("%s failed", what, exc_info=True)
 
 
 class Context:
@@ -188,6 +202,11 @@ class Context:
                 self.snapshot_id if on_table else None, tuple(sorted(kwargs.items())), self.options)
         return self._once(("frame", *args), lambda: cached_frame(*args))
 
+    def end_run(self) -> None:
+        """Let go of what this run took from the caches: the Context stays in the session's state
+        between runs, and a 50,000-file table's frames are tens of MB per session."""
+        self._run.clear()
+
     def _once(self, key: tuple, fetch: Callable[[], Any]) -> Any:
         try:
             return self._run[key]
@@ -222,23 +241,28 @@ def sidebar() -> Context:
     prev = prev if isinstance(prev, Selection) else None
     sb = st.sidebar
     sb.text_input("Warehouse (local path or fsspec URL)", key=WH_KEY,
-                  help="Must lie inside the allowed roots: " + ", ".join(roots))
-    sb.text_area("Storage options (key=value per line)", key=OPTIONS_KEY,
-                 help="fsspec options for the backend, e.g. endpoint_url=http://localhost:9000 for MinIO; "
-                      "FSSPEC_S3_ENDPOINT_URL and friends also work")
-    url = norm(st.session_state[WH_KEY].strip())
-    wh, names, options = None, [], ()
+                  help=md("Must lie inside the allowed roots: " + ", ".join(roots)))
+    typable = [k for k in settings().app_storage_options if k.strip()]
+    sb.text_area("Storage options (key=value per line)", key=OPTIONS_KEY, disabled=not typable,
+                 help=(f"Only {', '.join(typable)} may be set here" if typable else
+                       "Set by the operator: this server takes no storage options from the browser")
+                      + f"; endpoints and credentials are bound to roots by the operator ({variable('root_options')})")
+    if not typable:
+        sb.caption("Storage options are set by the operator, not in the browser.")
+    url, wh, names, options = st.session_state[WH_KEY].strip(), None, [], ()
     try:
-        options = storage_options()
+        url = norm(url)
+        options = storage_options(url)
         if prev is not None and (prev.warehouse, prev.options) != (url, options):
             forget(TABLE_KEY, BRANCH_KEY, TAG_KEY, SNAPSHOT_KEY)
             prev = None
         wh = open_warehouse(url, roots, options)
         names = table_names(url, roots, options)
     except IndexCoreError as exc:
-        sb.error(f"Cannot open the warehouse: {exc}")
-    except Exception as exc:  # unreachable URL, unknown protocol...
-        sb.error(f"Cannot open the warehouse: {type(exc).__name__}: {exc}")
+        sb.error(md(f"Cannot open the warehouse: {exc}"))
+    except Exception:  # a backend's own error (unreachable host...): summarised, never echoed
+        sb.error(f"Cannot open the warehouse: {UNEXPECTED}")
+        LOG.warning("cannot open the warehouse %r", url, exc_info=True)
     if wh is not None and not names:
         sb.warning("No Paimon tables found in this warehouse.")
     selection = Selection(url, options=options)
@@ -259,7 +283,7 @@ def sidebar() -> Context:
         try:
             selection = pick_version(sb, wh, selection, prev)
         except IndexCoreError as exc:
-            sb.error(str(exc))
+            sb.error(md(exc))
     link.clear()  # what the pickers did not take (no table, no snapshot) is not kept for later
     show_refused(sb)
     sb.text_input("Spark master", key=MASTER_KEY,
@@ -347,7 +371,7 @@ def pick_name(label: str, names: list[str], key: str, first: str | None = None,
                              help="Part of the name; the list below shows the first matches")
         names = [n for n in names if text in n] if text else names
         if len(names) > limit:
-            st.caption(f"{label}: the first {limit:,} of {len(names):,} shown; type part of a name to narrow them.")
+            st.caption(md(f"{label}: the first {limit:,} of {len(names):,} shown; type part of a name to narrow them."))
             names = names[:limit]
     return st.selectbox(label, lead + names, key=key, **kwargs)
 
@@ -419,7 +443,8 @@ SEVERITY_ICONS = {health.ERROR: ":material/error:", health.WARNING: ":material/w
 
 
 def health_item(severity: str, text: str, page: str | None) -> None:
-    """One health item: its icon and text, and a link to the page explaining it (its key in
+    """One health item: its icon and ``text`` (markdown: the caller escapes what comes from data
+    with :func:`~indexcore.frames.text.md`), and a link to the page explaining it (its key in
     :data:`PAGE_FILES`; wide enough for the longest page title, "Range-bitmap and BSI",
     on one line)."""
     left, right = st.columns([3, 1], vertical_alignment="center")
@@ -455,8 +480,8 @@ def show_unusable(bad: pd.DataFrame, key: str) -> None:
     if bad.empty:
         return
     counts = bad.drop_duplicates("file_name")["why"].value_counts()
-    st.warning(f"{bad['file_name'].nunique()} file(s) could not be used: "
-               + ", ".join(f"{n} {why}" for why, n in counts.items()))
+    st.warning(md(f"{bad['file_name'].nunique()} file(s) could not be used: "
+                  + ", ".join(f"{n} {why}" for why, n in counts.items())))
     show_frame(bad, key)
 
 

@@ -4,6 +4,7 @@ its keys, and the files and rows a WHERE condition keeps through it."""
 import streamlit as st
 
 from indexcore.frames import figures, global_indexes
+from indexcore.frames.text import md
 from indexcore.frames.unusable import GLOBAL_INDEX
 from pages.common import (
     guard,
@@ -73,7 +74,7 @@ with guard("Condition"):
         m[1].metric("Rows kept", f"{totals['rows_kept']:,} of {totals['rows']:,}")
         m[2].metric("Index files used", len(totals["indexes_used"]))
         for p in totals["problems"]:
-            st.warning(f"{p['path']}: {p['reason']}")
+            st.warning(md(f"{p['path']}: {p['reason']}"))
         show_frame(kept, "global_index_kept")
 
 with guard("Search"):

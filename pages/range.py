@@ -5,6 +5,7 @@ import datetime as dt
 import pandas as pd
 import streamlit as st
 
+from indexcore.expr import quote_name
 from indexcore.frames import figures, pruning
 from indexcore.frames import range as range_frames
 from indexcore.frames.range import RANGE_TYPES
@@ -58,7 +59,7 @@ with guard("Range predicate"):
     if not plotted.empty:
         default = range_frames.default_predicate(column, dtype, plotted["min"].min(), plotted["max"].max())
     else:
-        default = f"{column} IS NOT NULL"
+        default = f"{quote_name(column)} IS NOT NULL"
     picked = (ctx.url, ctx.table_name, ctx.snapshot_id, column)
     if st.session_state.get("range_sql_for") != picked or "range_sql" not in st.session_state:
         st.session_state["range_sql"] = default  # each column starts from its own range

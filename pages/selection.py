@@ -21,6 +21,8 @@ from indexcore.config import settings
 from indexcore.errors import IndexCoreError
 from indexcore.expr.sql import parse_where
 from indexcore.frames.views import branch_ref
+from indexcore.io.roots import local_url
+from pages.auth import user_roots
 
 APP_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_WAREHOUSE = APP_DIR / "sample_warehouse"
@@ -64,7 +66,8 @@ def _cli_warehouse() -> str | None:
 
 
 def norm(url: str) -> str:
-    return url if "://" in url else str(Path(url).expanduser().resolve())
+    """A local path made absolute (``~`` as :func:`indexcore.io.roots.local_url` expands it); URLs as given."""
+    return local_url(url)
 
 
 def default_warehouse() -> str:
@@ -73,7 +76,11 @@ def default_warehouse() -> str:
 
 
 def allowed_roots() -> tuple[str, ...]:
-    """The ``allowed_roots`` setting, else the default and the given warehouse."""
+    """The signed-in user's roots when sign-in is on (:mod:`pages.auth`), else the ``allowed_roots``
+    setting, else the default and the given warehouse."""
+    signed_in = user_roots()
+    if signed_in is not None:
+        return tuple(dict.fromkeys(norm(r) for r in signed_in))
     config = settings()
     if config.allowed_roots:
         roots = list(config.allowed_roots)

@@ -1,4 +1,11 @@
-"""Spark: full-table evaluation (ground truth) and index audit on a Spark session, with live progress."""
+"""Spark: full-table evaluation (ground truth) and index audit on a Spark session, with live progress.
+
+Jobs of every session share the process's Spark context through one
+:class:`~indexcore.spark.session.SparkSessions` (a job on another master queues until the
+context is free, never stops it); a user runs at most ``spark_jobs_per_user`` jobs, cancels
+their own (any click while it runs, or "Cancel"), and the session keeps its last
+``spark_history`` runs.
+"""
 
 import concurrent.futures
 import datetime as dt
@@ -8,22 +15,43 @@ import traceback
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from indexcore.config import settings
 from indexcore.errors import IndexCoreError
+from indexcore.expr import quote_name
 from indexcore.frames import figures
 from indexcore.frames.suggestion import suggest_predicate
+from indexcore.frames.text import code, md
 from indexcore.frames.views import UNPARTITIONED
 from indexcore.scan.explainer import bind_predicate
 from indexcore.spark.jobs.audit import audit
 from indexcore.spark.jobs.evaluate import evaluate
+from indexcore.spark.session import SparkSessions
 from pages.common import MASTER_KEY, guard, open_page, show_frame
 
 JOBS = {"evaluate": "ground truth: which rows match, and which files the indexes keep",
         "audit": "every index of every live file checked against the data"}
 RUN = {"evaluate": evaluate, "audit": audit}
-HISTORY_KEY = "spark_runs"
+HISTORY_KEY, RUN_NO_KEY = "spark_runs", "spark_run_no"
+
+
+@st.cache_resource
+def spark_sessions(per_user: int, queue_seconds: float) -> SparkSessions:
+    """The leases of the process's Spark context: one for every session of the server."""
+    return SparkSessions(per_user, queue_seconds)
+
+
+def user_key() -> str:
+    """Who runs the job, for the per-user limit: the signed-in user, else this browser session."""
+    if getattr(st.user, "is_logged_in", False):
+        return f"user:{st.user.get('email') or st.user.get('sub')}"
+    run = get_script_run_ctx()
+    return f"session:{run.session_id if run is not None else 'bare'}"
+
 
 ctx = open_page("spark")
+limits = settings()
 history: list[dict] = st.session_state.setdefault(HISTORY_KEY, [])
 
 
@@ -65,12 +93,17 @@ def _refusal(sql: str) -> str | None:
 
 
 def _run(job: str, sql: str, master: str) -> dict:
-    """Run one job in a worker thread; the script thread draws its progress until it ends."""
+    """Run one job in a worker thread under a lease of the shared Spark context; the script thread
+    draws its progress until it ends. The record joins the history at once (capped at
+    ``spark_history``), so a job stopped by a rerun stays listed as cancelled."""
     started = dt.datetime.now()
-    record = {"job": job, "table": ctx.table_name, "snapshot": ctx.snapshot_id,
+    st.session_state[RUN_NO_KEY] = st.session_state.get(RUN_NO_KEY, 0) + 1
+    record = {"run": st.session_state[RUN_NO_KEY], "job": job, "table": ctx.table_name, "snapshot": ctx.snapshot_id,
               "where": sql if job == "evaluate" else None, "master": master,
-              "started": started.strftime("%H:%M:%S"), "seconds": None, "ok": False, "error": None,
-              "details": None, "result": None}
+              "started": started.strftime("%H:%M:%S"), "seconds": None, "ok": False,
+              "error": "cancelled: the page was rerun or left while it ran", "details": None, "result": None}
+    history.append(record)
+    del history[:-max(1, limits.spark_history)]
     refused = _refusal(sql) if job == "evaluate" else None
     if refused is not None:
         record.update(error=refused, details=f"the predicate {sql!r} was refused before Spark started:\n{refused}",
@@ -78,24 +111,31 @@ def _run(job: str, sql: str, master: str) -> dict:
         return record
     state = {"done": 0, "total": 0, "what": "starting Spark"}
     cancel = threading.Event()
+    sessions, user = spark_sessions(limits.spark_jobs_per_user, limits.spark_queue_seconds), user_key()
 
     def progress(done: int, total: int, what: str = "") -> None:
         state.update(done=done, total=total, what=what)
 
-    with st.status(f"Running {job} on `{master}`…", expanded=True) as status:
+    def work() -> dict:
+        with sessions.lease(master, user, cancel, queued=lambda message: state.update(what=message)) as reserved:
+            state["what"] = "starting Spark (the first run starts a JVM)"
+            return RUN[job](*args, master=reserved, snapshot_id=ctx.snapshot_id, progress=progress, cancel=cancel,
+                            storage_options=dict(ctx.options) or None)
+
+    with st.status(f"Running {job} on {code(master)}…", expanded=True) as status:
         bar = st.progress(0.0, text="starting Spark (the first run starts a JVM)")
+        st.button("Cancel", key="spark_cancel", help="Stops this job (any click on the page does too)")
         args = (ctx.url, ctx.table_name, sql) if job == "evaluate" else (ctx.url, ctx.table_name)
         pool = concurrent.futures.ThreadPoolExecutor(1)
-        future = pool.submit(RUN[job], *args, master=master, snapshot_id=ctx.snapshot_id,
-                             progress=progress, cancel=cancel, storage_options=dict(ctx.options) or None)
+        future = pool.submit(work)
         try:
             while not future.done():
                 total = state["total"]
                 bar.progress(min(1.0, state["done"] / total) if total else 0.0,
-                             text=f"{state['what']} ({state['done']}/{total or '?'} tasks)")
+                             text=md(f"{state['what']} ({state['done']}/{total or '?'} tasks)"))
                 time.sleep(0.25)
             record["result"] = future.result()
-            record["ok"] = True
+            record["ok"], record["error"] = True, None
             bar.progress(1.0, text="done")
             status.update(label=f"{job} finished", state="complete", expanded=False)
         except Exception as exc:  # Spark or the job failed: report it, keep the page alive
@@ -112,7 +152,7 @@ def _run(job: str, sql: str, master: str) -> dict:
 
 def _show_failure(run: dict) -> None:
     """A failed run in plain sight: its message as an error, the details open below it."""
-    st.error(f"{run['job']} of {run['table']} failed: {run['error']}")
+    st.error(md(f"Run #{run['run']}, {run['job']} of {run['table']}, failed: {run['error']}"))
     with st.expander("Error details", expanded=True):
         st.code(run.get("details") or run["error"], language=None)
 
@@ -182,7 +222,7 @@ def _show_audit(result: dict, key: str) -> None:
 
 
 master = st.session_state.get(MASTER_KEY) or "local[*]"
-st.caption(f"Session: `{master}` (change it in the sidebar). Table `{ctx.table_name}`, "
+st.caption(f"Session: {code(master)} (change it in the sidebar). Table {code(ctx.table_name)}, "
            f"snapshot {ctx.snapshot_id}. Each task opens the warehouse itself; nothing is written.")
 job = st.radio("Job", list(JOBS), horizontal=True, key="spark_job", captions=list(JOBS.values()))
 picked = (ctx.url, ctx.table_name, ctx.snapshot_id)
@@ -191,13 +231,13 @@ if st.session_state.get("spark_sql_for") != picked or "spark_sql" not in st.sess
     with guard("Suggested predicate"):
         suggestion = ctx.frame(suggest_predicate)
     names = ctx.table.schema().field_names
-    st.session_state["spark_sql"] = suggestion["sql"] if suggestion else f"{names[0]} IS NOT NULL"
+    st.session_state["spark_sql"] = suggestion["sql"] if suggestion else f"{quote_name(names[0])} IS NOT NULL"
     st.session_state["spark_sql_for"] = picked
 sql = st.text_input("Predicate (SQL WHERE, for evaluate)", key="spark_sql", disabled=job != "evaluate")
 if st.button(f"Run {job}", key="spark_run", type="primary"):
-    history.append(_run(job, sql, master))
+    _run(job, sql, master)
     if history[-1]["ok"]:
-        st.session_state["spark_pick"] = len(history) - 1  # show the run that just ended
+        st.session_state["spark_pick"] = history[-1]["run"]  # show the run that just ended
 if history and not history[-1]["ok"]:
     _show_failure(history[-1])
 
@@ -205,15 +245,19 @@ if history:
     with guard("Runs"):
         st.subheader("Runs in this session")
         runs = pd.DataFrame([{k: v for k, v in r.items() if k not in ("result", "details")} for r in history])
-        runs.insert(0, "run", range(1, len(runs) + 1))
         show_frame(runs, "spark_runs")
-        done = [i for i, r in enumerate(history) if r["ok"]]
+        if st.session_state.get(RUN_NO_KEY, 0) > len(history):
+            st.caption(f"The last {len(history)} of {st.session_state[RUN_NO_KEY]} runs (this server keeps "
+                       f"{limits.spark_history} per session).")
+        done = {r["run"]: r for r in history if r["ok"]}
         if done:
-            pick = st.selectbox("Show run", done[::-1], key="spark_pick",
-                                format_func=lambda i: f"#{i + 1} {history[i]['job']} · {history[i]['table']} · "
-                                                      f"snapshot {history[i]['snapshot']}")
-            run = history[pick]
-            st.subheader(f"Run #{pick + 1}: {run['job']} of {run['table']}")
+            if st.session_state.get("spark_pick") not in done:
+                st.session_state["spark_pick"] = max(done)
+            pick = st.selectbox("Show run", sorted(done, reverse=True), key="spark_pick",
+                                format_func=lambda n: f"#{n} {done[n]['job']} · {done[n]['table']} · "
+                                                      f"snapshot {done[n]['snapshot']}")
+            run = done[pick]
+            st.subheader(md(f"Run #{pick}: {run['job']} of {run['table']}"))
             if run["result"].get("task_errors"):
                 st.warning(f"{len(run['result']['task_errors'])} Spark task(s) failed as a whole:")
                 show_frame(_flat(_records(run["result"]["task_errors"])), f"spark_{pick}_task_errors")

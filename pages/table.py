@@ -8,6 +8,7 @@ import streamlit as st
 from indexcore.analysis.live_rows import live_rows
 from indexcore.frames import figures, health
 from indexcore.frames import table as table_frames
+from indexcore.frames.text import code, md
 from pages.common import (
     SNAPSHOT_KEY,
     fmt_bytes,
@@ -27,7 +28,7 @@ from pages.common import (
 
 ctx = open_page("table")
 table = ctx.table
-st.caption(f"`{ctx.table_name}` at snapshot {ctx.snapshot_id}")
+st.caption(f"{code(ctx.table_name)} at snapshot {ctx.snapshot_id}")
 
 files = indexes = None
 with guard("Overview"):
@@ -55,15 +56,15 @@ with guard("Health"):  # one summary: score, key metrics, items linked to the pa
     c[1].metric(f"Small files (of {th.files:,})", f"{th.small_files:,}",
                 help=f"Data files under {fmt_bytes(th.small_file_threshold or 0)} (small-file threshold)")
     c[2].metric("Densest bucket (DV)", f"{th.worst_bucket_density:.1%}",
-                help=f"Deleted / rows of the densest partition x bucket ({th.worst_bucket or 'none'}); "
-                     f"{th.dv_density:.1%} of the table")
+                help=md(f"Deleted / rows of the densest partition x bucket ({th.worst_bucket or 'none'}); "
+                        f"{th.dv_density:.1%} of the table"))
     c[3].metric("Index coverage", f"{min((1 - cv.lacking / cv.files) for cv in configured):.0%}" if configured
                 else "–", help="The lowest share of live files carrying one of the table's configured file indexes")
     c[4].metric("Index / data bytes", f"{th.total_index_bytes / th.data_bytes:.0%}" if th.data_bytes else "–",
                 help=f"{fmt_bytes(th.total_index_bytes)} of index against {fmt_bytes(th.data_bytes)} of data")
     for item in th.items:
-        health_item(item.severity, f"**{item.severity}** {item.message}"
-                    + (f" — {item.recommendation}" if item.recommendation else ""),
+        health_item(item.severity, f"**{md(item.severity)}** {md(item.message)}"
+                    + (f" — {md(item.recommendation)}" if item.recommendation else ""),
                     item.page if item.page != "table" else None)
 
 tab_schema, tab_snap, tab_files, tab_stats, tab_skew = st.tabs(["Schema", "Snapshots", "Files", "Column statistics",
@@ -134,7 +135,7 @@ with tab_files, guard("Files"):
     st.dataframe(detailed.drop(columns=["file_path"]), hide_index=True, width="stretch")
     mine = indexes[indexes["file_path"].isin(shown["file_path"])]
     for _, row in mine[mine["error"].notna()].iterrows():
-        st.warning(f"File index of {row['file_name']} is unreadable: {row['error']}")
+        st.warning(md(f"File index of {row['file_name']} is unreadable: {row['error']}"))
     st.markdown("**File indexes** (`$file_indexes`: one row per file, column and index type)")
     if mine.empty:
         st.info("No file index in the files shown.")
@@ -143,7 +144,7 @@ with tab_files, guard("Files"):
     kinds = ctx.view("table_indexes")["index_type"].value_counts()
     if not kinds.empty:
         st.markdown("**Table-level index files** (`$table_indexes`): "
-                    + ", ".join(f"{k}: {v}" for k, v in kinds.items()))
+                    + md(", ".join(f"{k}: {v}" for k, v in kinds.items())))
 
 with tab_stats, guard("Column statistics"):
     needs("Overview", files)

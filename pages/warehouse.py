@@ -4,6 +4,7 @@ import streamlit as st
 
 from indexcore.frames import figures, health
 from indexcore.frames import table as table_frames
+from indexcore.frames.text import code, md
 from pages.common import (
     context,
     fmt_bytes,
@@ -25,7 +26,7 @@ ctx = context()
 if ctx.warehouse is None:
     st.info("Pick a readable warehouse in the sidebar.")
     st.stop()
-st.caption(f"`{ctx.url}` — opened read-only")
+st.caption(f"{code(ctx.url)} — opened read-only")
 
 score = frames = None
 with guard("Warehouse overview"):
@@ -49,16 +50,16 @@ with guard("Warehouse overview"):
     c[6].metric("Health", f"{score}/100", help="Amoro-style: 100 minus points per issue kind, weighted by the "
                 "share of the table it touches and capped; the warehouse's is the file-weighted mean")
     for _, row in tables[tables["error"].notna()].iterrows():
-        st.warning(f"{row['table']}: {row['error']}")
+        st.warning(md(f"{row['table']}: {row['error']}"))
     lost = tables[tables["missing_dv_files"] > 0]
     if not lost.empty:
-        st.warning("Deletion vectors missing: " + ", ".join(
+        st.warning(md("Deletion vectors missing: " + ", ".join(
             f"{r.table} ({r.missing_dv_files} file(s) whose DV file is gone)" for r in lost.itertuples())
-            + ". Reads of those files would return deleted rows or fail.")
+            + ". Reads of those files would return deleted rows or fail."))
     unusable = tables[tables["unusable_files"] > 0]
     if not unusable.empty:
-        st.warning(f"{len(unusable)} table(s) have files that cannot be used: " + ", ".join(
-            f"{r.table} ({r.unusable_files})" for r in unusable.itertuples()))
+        st.warning(md(f"{len(unusable)} table(s) have files that cannot be used: " + ", ".join(
+            f"{r.table} ({r.unusable_files})" for r in unusable.itertuples())))
     shown = tables[["table", "score", "errors", "warnings", "unusable_files", "missing_dv_files", "problems",
                     "files", "rows", "live_rows", "live_rows_exact", "data_bytes", "index_bytes", "index_pct", "small_files", "dv_density",
                     "index_kinds", "snapshot"] + (["error"] if tables["error"].notna().any() else [])]
@@ -91,8 +92,8 @@ with guard("Health summary"):
                   .sort_values(["rank", "points"], ascending=[True, False]))
         for g in groups.itertuples():
             severity = health.SEVERITIES[g.rank]
-            health_item(severity, f"**{KIND_LABELS.get(g.kind, g.kind)}** ({severity}): {g.tables} table(s), "
-                        f"{g.points} points off. E.g. `{g.where}`: {g.example}", g.page)
+            health_item(severity, f"**{md(KIND_LABELS.get(g.kind, g.kind))}** ({md(severity)}): {g.tables} "
+                        f"table(s), {g.points} points off. E.g. {code(g.where)}: {md(g.example)}", g.page)
         with st.expander(f"Every item ({len(items)})"):
             show_frame(items, "health_items")
     with st.expander("Index bytes per table, kind and storage"):
@@ -109,7 +110,7 @@ with guard("Health summary"):
 if ctx.table_name:
     with guard("Problems of the picked table"):
         problems = ctx.frame(table_frames.problems_frame)
-        st.subheader(f"Problems in {ctx.table_name}")
+        st.subheader(md(f"Problems in {ctx.table_name}"))
         if problems.empty:
             st.success("Every manifest, index manifest and file index of this snapshot was readable.")
         else:

@@ -2,9 +2,13 @@
 
 import streamlit as st
 
+from indexcore.cache import LRU
+from indexcore.config import settings
 from indexcore.errors import IndexCoreError
+from indexcore.expr import quote_name
 from indexcore.frames import figures, what_if
 from indexcore.frames.suggestion import suggest_predicate
+from indexcore.frames.text import code, md
 from pages.common import (
     fmt_bytes,
     guard,
@@ -17,7 +21,25 @@ from pages.common import (
 )
 from pages.selection import remember_predicate
 
+
+@st.cache_resource
+def explained_results(max_bytes: int) -> LRU:
+    """Explain results kept for reruns, one bounded map for the whole server (not per session)."""
+    return LRU(max_bytes)
+
+
+def frames_bytes(result: dict) -> int:
+    return sum(int(v.memory_usage(deep=True).sum()) for v in result.values() if hasattr(v, "memory_usage"))
+
+
+@st.cache_resource
+def server_budget(limit: int) -> what_if.ByteBudget:
+    """The bytes of hypothetical index every session's build holds together: one per server."""
+    return what_if.ByteBudget(limit)
+
+
 ctx = open_page("what_if")
+limits = settings()  # the budgets of hypothetical indexes (per session, per server)
 st.caption("Nothing on this page writes into the warehouse: hypothetical indexes live in memory only.")
 
 try:  # the picked snapshot's schema: time travel may go back before a column was added
@@ -31,7 +53,7 @@ picked = (ctx.url, ctx.table_name, ctx.snapshot_id)
 if st.session_state.get("whatif_sql_for") != picked or "whatif_sql" not in st.session_state:
     # a new table or snapshot starts from a predicate that prunes it, not from the last table's text
     # (the session's own predicate, typed here or given by the link, is kept while the table is)
-    first = schema.field_names[0] if schema.field_names else "c"
+    first = quote_name(schema.field_names[0]) if schema.field_names else "c"
     default_sql = suggestion["sql"] if suggestion else f"{first} IS NOT NULL"
     st.session_state["whatif_sql"] = ctx.selection.predicate or default_sql
     st.session_state["whatif_sql_for"] = picked
@@ -40,7 +62,7 @@ sql = st.text_input("Predicate (SQL WHERE)", key="whatif_sql",
                     help="Starts from an equality on a value this snapshot holds, picked because it prunes.")
 remember_predicate(None if sql == st.session_state.get("whatif_sql_default") else sql)
 if suggestion and suggestion["prunes"]:
-    st.caption(f"Suggested `{suggestion['sql']}`: {suggestion['why']}; it leaves {suggestion['files_read']} of "
+    st.caption(f"Suggested {code(suggestion['sql'])}: {md(suggestion['why'])}; it leaves {suggestion['files_read']} of "
                f"{suggestion['files']} files and {suggestion['rows_selected']:,} of {suggestion['rows']:,} rows"
                + (f" (on a sample of {suggestion['sample_files']:,} of {suggestion['total_files']:,} live files)."
                   if suggestion["sample_files"] < suggestion["total_files"] else "."))
@@ -55,19 +77,18 @@ with guard("Unusable files"):  # their indexes cannot prune, so the explain belo
 result = None
 with guard("Explain"):
     # explained here, with a progress bar over the files (50,000 take tens of seconds), and kept for
-    # this session's reruns until the table, snapshot, predicate or verification changes
-    asked = (ctx.url, ctx.table_name, ctx.snapshot_id, sql, verify)
-    held = st.session_state.get("whatif_explained")
-    if held is None or held[0] != asked:
-        st.session_state.pop("whatif_explained", None)  # the old result goes before the new one is built
+    # reruns in one server-wide map bounded in bytes (not in the session: 20 sessions would hold 20)
+    asked = (ctx.url, ctx.selection.options, ctx.table_name, ctx.snapshot_id, sql, verify)
+    kept = explained_results(settings().whatif_explained_bytes)
+    result = kept.get(asked)
+    if result is None:
         update, bar = progress_callback("Explaining")
         try:
-            held = (asked, what_if.explain_frames(ctx.table, sql, snapshot_id=ctx.snapshot_id, verify=verify,
-                                                  progress=update))
+            result = what_if.explain_frames(ctx.table, sql, snapshot_id=ctx.snapshot_id, verify=verify,
+                                            progress=update)
         finally:
             bar.empty()
-        st.session_state["whatif_explained"] = held
-    result = held[1]
+        kept.put(asked, result, frames_bytes(result))
     files, funnel = result["files"], result["funnel"]
     if not result["index_used"]:
         st.info("This table merges rows on read (primary key without deletion vectors), so Paimon does not use "
@@ -99,7 +120,7 @@ with guard("Explain"):
                     width="stretch")
     st.markdown("**Cost per stage**: kept after the stage, skipped by it, index bytes read to decide it")
     show_frame(funnel, "whatif_funnel")
-    st.markdown(f"**Per file** for `{result['sql']}`")
+    st.markdown(f"**Per file** for {code(result['sql'])}")
     show_frame(files.drop(columns=["path"]), "whatif_files")
     if not result["problems"].empty:
         st.warning(f"{len(result['problems'])} problem(s) while explaining; the affected files are kept.")
@@ -130,7 +151,7 @@ with guard("Hypothetical index"):
     column = c1.selectbox("Column", list(schema.field_names), key="hyp_column")
     types = what_if.supported_index_types(schema.field(column).type)
     if not types:
-        st.info(f"No file index type can be built on `{column}` ({schema.field(column).type.sql()}); "
+        st.info(f"No file index type can be built on {code(column)} ({md(schema.field(column).type.sql())}); "
                 f"Paimon builds {', '.join(what_if.FILE_INDEX_TYPES)} on atomic types only.")
         st.stop()
     index_type = c2.selectbox("Index type", types, key="hyp_type",
@@ -139,26 +160,45 @@ with guard("Hypothetical index"):
                                 placeholder="items=10000, fpp=0.01 | version=1 | index-block-size=4kb")
     try:
         options = what_if.hypothetical_options(index_type, raw_options, schema.field(column).type)
+        what_if.check_hypothetical(ctx.table, index_type, options, ctx.snapshot_id, min_fpp=limits.whatif_min_fpp,
+                                   max_bytes=limits.whatif_session_bytes)
     except IndexCoreError as exc:
-        st.error(f"Options: {exc}")
+        st.error(md(f"Options: {exc}"))
         options = None
     key = (ctx.url, ctx.table_name, ctx.snapshot_id, column, index_type, tuple(sorted((options or {}).items())))
     if st.button("Build in memory", key="hyp_build", disabled=options is None,
                  help="Fix the options first" if options is None else None):
         update, bar = progress_callback("Building")
-        hyp = what_if.build_hypothetical_index(ctx.table, column, index_type, options, snapshot_id=ctx.snapshot_id,
-                                       progress=update)
+        # the built blobs live only while the comparison is computed: the session keeps its frames
+        with what_if.build_hypothetical_index(ctx.table, column, index_type, options, snapshot_id=ctx.snapshot_id,
+                                              progress=update, max_bytes=limits.whatif_session_bytes,
+                                              budget=server_budget(limits.whatif_server_bytes)) as hyp:
+            refused = not hyp.files and hyp.limited_by == what_if.SERVER
+            comparison = None if refused else what_if.whatif_frames(hyp, sql, max_rows=limits.whatif_frame_rows)
         bar.empty()
-        st.session_state["hyp"] = (key, hyp)
+        st.session_state["hyp"] = (key, comparison or {"refused": True})
     stored = st.session_state.get("hyp")
-    if stored is None or stored[0] != key:
+    comparison = stored[1] if stored is not None and stored[0] == key else None
+    if comparison is None:
         st.info("Pick a column, an index type and options, then build the index for the current data files.")
+    elif "refused" in comparison:  # the server's budget was taken by other sessions' builds
+        st.warning(f"Not built: this server's {fmt_bytes(limits.whatif_server_bytes)} for hypothetical indexes "
+                   "are in use by other sessions' builds. Build again when they finish.")
     else:
-        hyp = stored[1]
-        comparison = what_if.whatif_frames(hyp, sql)
+        if comparison["sql"] != sql:
+            st.info(f"The comparison below is for {code(comparison['sql'])}, the predicate when it was built; "
+                    "build again to compare under the new one.")
+        if comparison["limited_by"]:
+            budget = "its session's budget" if comparison["limited_by"] == what_if.SESSION else \
+                "the server's budget (other sessions' builds hold the rest)"
+            st.warning(f"Built on a random sample of {comparison['files_indexed']:,} of the "
+                       f"{comparison['total_files']:,} live files: the index reached {budget} "
+                       f"({fmt_bytes(limits.whatif_session_bytes)} per session, "
+                       f"{fmt_bytes(limits.whatif_server_bytes)} per server). Every figure below is over "
+                       "these files only.")
         c = st.columns(3)
         c[0].metric("Hypothetical index size", fmt_bytes(comparison["index_bytes"]))
-        c[1].metric("Files indexed", len(hyp.files))
+        c[1].metric("Files indexed", comparison["files_indexed"])
         c[2].metric("Existing file-index bytes", fmt_bytes(ctx.view("file_indexes")["index_size_in_bytes"].sum()))
         totals = comparison["totals"].set_index("what", drop=False)
         before, after = totals.loc["existing"], totals.loc["combined"]
@@ -175,6 +215,9 @@ with guard("Hypothetical index"):
         st.plotly_chart(figures.bar(totals, "what", "rows", "Rows read: existing indexes, hypothetical alone, "
                                     "both", color="what"), width="stretch")
         show_frame(totals, "hyp_totals")
+        if comparison["file_rows"] > len(comparison["files"]):
+            st.caption(f"The {len(comparison['files']):,} files (of {comparison['file_rows']:,}) whose rows read "
+                       "the hypothetical index changes most.")
         show_frame(comparison["files"].drop(columns=["path"], errors="ignore"), "hyp_files")
         if not comparison["problems"].empty:
             st.warning("Some files could not be indexed or explained:")

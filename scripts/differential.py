@@ -1,6 +1,6 @@
 """Differential tests of indexcore against Paimon Java and paimon-rust on random tables (issue 26).
 
-    python scripts/differential.py --cases 200 --seed 1 [--queries 4] [--keep DIR] [--no-rust]
+    python scripts/differential.py --cases 200 --seed 1 [--first N] [--queries 4] [--keep DIR] [--no-rust]
 
 Each case: a random table spec (types INT, BIGINT, STRING, DOUBLE, DATE, DECIMAL, TIMESTAMP,
 BOOLEAN with nulls; partitions; fixed or dynamic buckets; append or primary-key with or without
@@ -515,21 +515,22 @@ def minimise_table(case: Case, pred: dict, root: str, label: str, budget: int = 
     return best
 
 
-def run(cases: int, seed: int, queries: int, keep: str | None, use_rust: bool, out=sys.stdout) -> collections.Counter:
+def run(cases: int, seed: int, queries: int, keep: str | None, use_rust: bool, out=sys.stdout,
+        first: int = 0) -> collections.Counter:
     counts: collections.Counter = collections.Counter()
     root = keep or tempfile.mkdtemp(prefix="differential-")
     rust = RustOracle() if use_rust and rust_skip_reason() is None else None
     t0 = time.time()
     with JavaOracle() as java:
-        for n in range(cases):
+        for n in range(first, first + cases):
             rng = random.Random(f"{seed}/{n}")
             spec = random_spec(rng)
             wh, table = f"{root}/wh{n}", "db.t"
             w = java.ask({"op": "write", "warehouse": wh, "table": table, "spec": spec})
             if not w.get("ok"):
                 counts["specs_rejected_by_java"] += 1
-                first = w["error"].splitlines()[0][:200]
-                counts[f"java rejects: {first}"] += 1
+                reason = w["error"].splitlines()[0][:200]
+                counts[f"java rejects: {reason}"] += 1
                 continue
             counts["tables"] += 1
             case = Case(java, rust, wh, table, spec)
@@ -562,6 +563,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", type=int, default=50)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--first", type=int, default=0,
+                    help="first case number: --first 1000 --cases 1000 runs the second half of --cases 2000")
     ap.add_argument("--queries", type=int, default=4, help="predicates per table")
     ap.add_argument("--keep", help="write the warehouses here (default: a temp dir)")
     ap.add_argument("--no-rust", action="store_true")
@@ -570,7 +573,7 @@ def main(argv=None) -> int:
     if reason:
         print(f"differential: {reason}", file=sys.stderr)
         return 2
-    counts = run(args.cases, args.seed, args.queries, args.keep, not args.no_rust)
+    counts = run(args.cases, args.seed, args.queries, args.keep, not args.no_rust, first=args.first)
     print(json.dumps(dict(sorted(counts.items())), indent=1))
     explained = counts["file_index_mismatch_java_bitmap_or"]
     unexplained = counts["file_index_mismatch"] - explained

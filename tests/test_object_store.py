@@ -263,13 +263,14 @@ def app_env(s3, monkeypatch):
 PAGES = ["warehouse", "table", "bitmap", "bloom", "range", "deletion_vectors", "hash_index", "what_if", "spark"]
 
 
-def _render(url: str, table: str, page: str, options_text: str, monkeypatch):
+def _render(url: str, table: str, page: str, options: dict, monkeypatch):
+    """The page on ``url``; ``options`` bound to it by the operator (a browser sets none)."""
     from streamlit.testing.v1 import AppTest
 
     monkeypatch.setenv("INDEXCORE_WAREHOUSE", url)
+    monkeypatch.setenv("INDEXCORE_ROOT_OPTIONS", json.dumps({url: options} if options else {}))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.session_state["table"] = table
-    at.session_state["storage_options"] = options_text
     at.run()
     at.switch_page(f"pages/{page}.py").run()
     assert not at.exception, [e.value for e in at.exception]
@@ -280,11 +281,10 @@ def _render(url: str, table: str, page: str, options_text: str, monkeypatch):
 def test_every_page_matches_local(app_env, monkeypatch):
     options, whs = app_env
     local, url = whs["sample"]
-    text = "\n".join(f"{k}={v}" for k, v in options.items())
     for page in PAGES:
         for table in ("demo.events", "demo.orders"):
-            shown_l = _page_content(_render(local, table, page, "", monkeypatch))
-            shown_s = _page_content(_render(url, table, page, text, monkeypatch))
+            shown_l = _page_content(_render(local, table, page, {}, monkeypatch))
+            shown_s = _page_content(_render(url, table, page, options, monkeypatch))
             assert not [c for c in shown_s if c[0] == "error"], (page, shown_s)
             assert _strip(shown_s, local, url) == _strip(shown_l, local, url), (page, table)
 

@@ -11,6 +11,8 @@ import pytest
 from test_app import APP, _served_through_app
 from test_page_range import sample  # noqa: F401 - the sample warehouse
 
+from indexcore.frames.text import md
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -38,7 +40,7 @@ def test_a_failed_run_shows_its_error_expanded():
     """A bad predicate is refused on the page before any Spark job starts (no status box, no JVM):
     the message is an st.error and its details sit in an expander that is open."""
     at = _spark_page("no_such_column = 1")
-    assert any("no_such_column" in e.value and "failed" in e.value for e in at.error), [e.value for e in at.error]
+    assert any(md("no_such_column") in e.value and "failed" in e.value for e in at.error), [e.value for e in at.error]
     details = [x for x in at.expander if x.label == "Error details"]
     assert details and details[0].proto.expanded
     assert any("no_such_column" in c.value and "before Spark started" in c.value for c in details[0].code)

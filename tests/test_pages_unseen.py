@@ -72,7 +72,7 @@ def unseen(conformance: Path, tmp_path_factory) -> list[tuple[str, str]]:
     out += [(damaged, f"{d}.pk_with_bitmap_dv") for d in DAMAGE]
     mp = pytest.MonkeyPatch()
     _served_through_app(mp)
-    mp.setenv("INDEXCORE_ALLOWED_ROOTS", ":".join(dict.fromkeys(root for root, _ in out)))
+    mp.setenv("INDEXCORE_ALLOWED_ROOTS", ",".join(dict.fromkeys(root for root, _ in out)))
     mp.setenv("INDEXCORE_WAREHOUSE", out[0][0])
     yield out
     mp.undo()

@@ -67,8 +67,8 @@ def read_rules(path: str) -> list[dict[str, Any]]:
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PredicateError(f"cannot read rules file {path}: {exc}") from exc
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise PredicateError(f"cannot read rules file {path!r}: {exc}") from exc
     return parse_rules(text, os.path.dirname(os.path.abspath(path)))
 
 

@@ -5,11 +5,19 @@ internal values, to the same writer Paimon's bytes come from (:func:`indexcore.f
 :func:`evaluate_hypothetical` then asks, per file, what the read path would decide with that
 index alone and with it added to the file's existing indexes, beside today's decision
 (:func:`indexcore.scan.explainer.explain`). Nothing is written to the warehouse.
+
+On a shared server a build is bounded: :func:`check_hypothetical` refuses options that only
+cost bytes (a bloom ``items`` far above the rows of the largest file, an ``fpp`` below a floor,
+one file's filter over the budget), and a build given ``max_bytes`` and a server-wide
+:class:`ByteBudget` stops when either is reached, so its files are a random sample of the live
+files (``limited_by`` says which budget); :meth:`HypotheticalIndex.release` gives the bytes back.
 """
 
 from __future__ import annotations
 
 import posixpath
+import random
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +28,7 @@ from pyroaring import BitMap
 from indexcore.errors import IndexCoreError, PredicateError
 from indexcore.expr import Predicate, parse_where
 from indexcore.formats.base import BitmapResult, FileIndexReader, FileIndexResult
+from indexcore.formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, items_for_fpp
 from indexcore.formats.container import EmptyFileIndexReader, read_container
 from indexcore.formats.registry import check_writer_options, new_writer, open_reader
 from indexcore.io import BytesSource
@@ -33,6 +42,42 @@ from indexcore.warehouse.data import matching_positions, read_data_file
 from indexcore.warehouse.model import LiveFile, Problem, TableSchema
 
 Progress = Callable[[int, int, str], None]
+#: a hypothetical bloom filter's ``items`` may be at most this many times the rows of the largest
+#: live file: a file's filter never holds more distinct keys than the file has rows
+ITEMS_OVER_ROWS = 2
+SESSION, SERVER = "session", "server"  # the budget that stopped a build (``limited_by``)
+
+
+class ByteBudget:
+    """Bytes that builds running at the same time may hold together (one per server, shared by its
+    sessions): a build takes (:meth:`take`) what each file's index adds and gives it back when done."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._used = self._peak = 0
+        self._lock = threading.Lock()
+
+    def take(self, n: int) -> bool:
+        """Hold ``n`` more bytes if they fit under the limit; False (nothing held) if not."""
+        with self._lock:
+            if self._used + n > self.limit:
+                return False
+            self._used += n
+            self._peak = max(self._peak, self._used)
+            return True
+
+    def give(self, n: int) -> None:
+        with self._lock:
+            self._used = max(0, self._used - n)
+
+    @property
+    def used(self) -> int:
+        return self._used
+
+    @property
+    def peak(self) -> int:
+        """The most bytes held at once since this budget was made."""
+        return self._peak
 
 
 @dataclass(frozen=True)
@@ -60,16 +105,33 @@ class HypotheticalIndex:
     dtype: DataType
     files: list[HypotheticalFileIndex]
     problems: list[Problem] = field(default_factory=list)
+    total_files: int = 0  # live files the build was asked for (more than ``files`` when a budget stopped it)
+    limited_by: str | None = None  # SESSION or SERVER: the budget that stopped the build, None: every file
+    budget: ByteBudget | None = field(default=None, repr=False)
 
     @property
     def total_size(self) -> int:
         return sum(f.size for f in self.files)
 
+    def release(self) -> None:
+        """Give the bytes held in the server's budget back (once) and drop the built blobs."""
+        if self.budget is not None:
+            self.budget.give(self.total_size)
+            self.budget = None
+        self.files = [HypotheticalFileIndex(f.path, f.row_count, None) for f in self.files]
+        self.__dict__.pop("_by_path", None)
+
+    def __enter__(self) -> HypotheticalIndex:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
     def file(self, path: str) -> HypotheticalFileIndex | None:
-        for f in self.files:
-            if f.path == path:
-                return f
-        return None
+        by_path = self.__dict__.get("_by_path")
+        if by_path is None or len(by_path) != len(self.files):  # one lookup per file, not a scan
+            by_path = self.__dict__["_by_path"] = {f.path: f for f in self.files}
+        return by_path.get(path)
 
     def reader(self, path: str) -> FileIndexReader | None:
         """A reader over the file's blob (an empty-index reader when no row was written)."""
@@ -88,12 +150,42 @@ def _schema_for(table, snapshot_id: int | None) -> TableSchema:
     return table.snapshot_schema(table.snapshot(snapshot_id))
 
 
+def check_hypothetical(table, index_type: str, options: Mapping[str, str], snapshot_id: int | None = None,
+                       min_fpp: float = 0.0, max_bytes: int | None = None) -> int | None:
+    """Refuse options that only cost memory, with the reason (an :class:`IndexCoreError`): a bloom
+    filter's ``items`` set above :data:`ITEMS_OVER_ROWS` times the rows of the largest live file, an
+    ``fpp`` below ``min_fpp``, or one file's filter alone over ``max_bytes``. Returns the bytes of
+    one file's index when the options fix them (bloom filters), else None."""
+    if index_type != "bloom-filter":
+        return None
+    items = int(options.get("items", DEFAULT_ITEMS))
+    fpp = float(options.get("fpp", DEFAULT_FPP))
+    largest = max((lf.file.row_count for lf in table.plan(snapshot_id).files), default=0)
+    cap = max(1, ITEMS_OVER_ROWS * largest)
+    if "items" in options and items > cap:  # Paimon's default items stands: the budget samples it
+        raise IndexCoreError(f"bloom-filter items={items:,} is far above the {largest:,} rows of the largest data "
+                             f"file: a file's filter never holds more distinct keys than its rows, so more items "
+                             f"only cost bytes; use at most {cap:,}")
+    if fpp < min_fpp:
+        raise IndexCoreError(f"bloom-filter fpp={fpp:g} is below this server's floor of {min_fpp:g}")
+    per_file = items_for_fpp(items, fpp)["bytes"]
+    if max_bytes is not None and per_file > max_bytes:
+        raise IndexCoreError(f"one file's bloom filter (items={items:,}, fpp={fpp:g}) takes {per_file:,} bytes, "
+                             f"over this server's budget of {max_bytes:,} bytes per hypothetical index")
+    return per_file
+
+
 def build_hypothetical_index(table, column: str, index_type: str, options: Mapping[str, str] | None = None,
                              snapshot_id: int | None = None, files: Sequence[LiveFile | str] | None = None,
-                             progress: Progress | None = None) -> HypotheticalIndex:
+                             progress: Progress | None = None, max_bytes: int | None = None,
+                             budget: ByteBudget | None = None, seed: int = 0) -> HypotheticalIndex:
     """Build ``index_type`` on ``column`` for every live data file (or only ``files``), in memory.
 
-    A file that cannot be read becomes a problem and gets no hypothetical index.
+    A file that cannot be read becomes a problem and gets no hypothetical index. With
+    ``max_bytes`` or ``budget`` the files are built in a random order (``seed``) and the build
+    stops before the index would pass ``max_bytes`` or the server's ``budget`` would refuse it:
+    the files built are then a random sample, and ``limited_by`` names the budget. Release the
+    result (:meth:`HypotheticalIndex.release`, or use it as a context manager) to give the bytes back.
     """
     schema = _schema_for(table, snapshot_id)
     if column not in schema.field_names:
@@ -106,24 +198,37 @@ def build_hypothetical_index(table, column: str, index_type: str, options: Mappi
     if files is not None:
         wanted = {f.path if isinstance(f, LiveFile) else f for f in files}
         live = [lf for lf in live if lf.path in wanted]
-    problems: list[Problem] = []
-    built: list[HypotheticalFileIndex] = []
+    bounded = max_bytes is not None or budget is not None
+    if bounded:
+        live = sorted(live, key=lambda lf: lf.path)
+        random.Random(seed).shuffle(live)  # any prefix of the build is a random sample
+    hyp = HypotheticalIndex(table=table, snapshot_id=plan.snapshot.id if plan.snapshot else None, column=column,
+                            index_type=index_type, options=options, dtype=dtype, files=[], total_files=len(live),
+                            budget=budget)
+    held = 0  # bytes of built blobs
     for i, lf in enumerate(table.iter_prefetched(live, index=False, dv=False, data=True)):
         try:
-            file_schema = table.file_schema(lf, problems)
+            file_schema = table.file_schema(lf, hyp.problems)
             data = read_data_file(table.storage, lf, file_schema, schema, columns=[column])
             writer = new_writer(index_type, dtype, options)
             for value in to_internal(data.column(column), dtype):
                 writer.write(value)
             blob = None if writer.empty else writer.serialized_bytes()
-            built.append(HypotheticalFileIndex(lf.path, data.num_rows, blob))
+            del writer
+            size = len(blob) if blob is not None else 0
+            if max_bytes is not None and held + size > max_bytes:
+                hyp.limited_by = SESSION
+            elif budget is not None and not budget.take(size):
+                hyp.limited_by = SERVER
+            if hyp.limited_by is not None:
+                break
+            held += size
+            hyp.files.append(HypotheticalFileIndex(lf.path, data.num_rows, blob))
         except IndexCoreError as exc:
-            problems.append(Problem(lf.path, exc.structure or "data file", exc.message))
+            hyp.problems.append(Problem(lf.path, exc.structure or "data file", exc.message))
         if progress is not None:
             progress(i + 1, len(live), posixpath.basename(lf.path))
-    return HypotheticalIndex(table=table, snapshot_id=plan.snapshot.id if plan.snapshot else None,
-                             column=column, index_type=index_type, options=options, dtype=dtype,
-                             files=built, problems=problems)
+    return hyp
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,10 @@ from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 
 from indexcore.errors import PredicateError
+from indexcore.expr.sql import check_sql_bounds
 
 EQUALITY, RANGE, NULL_TEST, OTHER = "equality", "range", "null", "other"
 _DIRECTIVE = re.compile(r"^\s*(weight|count|name)\s*[:=]\s*(\S+)\s*$", re.IGNORECASE)
@@ -69,20 +71,22 @@ def _segments(text: str, on_newline: bool) -> tuple[list[tuple[str, dict, int]],
     pending: dict[str, str] = {}
     start_line = line = 1
     saw_semicolon = False
+    started = False  # the statement in buf has a non-blank character (one flag, not a join per character)
     i, n = 0, len(text)
 
     def flush() -> None:
-        nonlocal buf, pending
+        nonlocal buf, pending, started
         stmt = "".join(buf).strip()
         if stmt:
             out.append((stmt, pending, start_line))
             pending = {}
-        buf = []
+        buf, started = [], False
 
     while i < n:
         ch = text[i]
-        if not "".join(buf).strip():
+        if not started:
             start_line = line
+            started = bool(ch.strip()) and not text.startswith("--", i) and not text.startswith("/*", i)
         if ch in ("'", '"', "`"):
             j = i + 1
             while j < n:
@@ -169,8 +173,8 @@ def read_workload(path: str) -> list[Query]:
     try:
         with open(path, encoding="utf-8") as fh:
             return parse_workload(fh.read())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PredicateError(f"cannot read workload file {path}: {exc}") from exc
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise PredicateError(f"cannot read workload file {path!r}: {exc}") from exc
 
 
 def is_select(text: str) -> bool:
@@ -179,8 +183,18 @@ def is_select(text: str) -> bool:
 
 
 def _parse(text: str, into: type[exp.Expression] | None = None) -> exp.Expression:
+    """The statement's tree, in the first dialect that parses it; bounded first in that dialect
+    (length, nesting), as WHERE conditions are, so a query nested 300 deep is a PredicateError,
+    not a RecursionError."""
     last: Exception | None = None
     for dialect in _DIALECTS:
+        try:
+            check_sql_bounds(text, "workload query", dialect=Dialect.get_or_raise(dialect))
+        except PredicateError as exc:
+            if not isinstance(exc.__cause__, sqlglot.errors.TokenError):
+                raise  # too long or too deep: the same in every dialect
+            last = exc.__cause__
+            continue
         try:
             tree = sqlglot.parse_one(text, read=dialect, into=into) if into else sqlglot.parse_one(text, read=dialect)
         except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError) as exc:
@@ -193,10 +207,17 @@ def _parse(text: str, into: type[exp.Expression] | None = None) -> exp.Expressio
 
 
 def _split_and(node: exp.Expression) -> list[exp.Expression]:
-    node = node.unnest() if isinstance(node, exp.Paren) else node
-    if isinstance(node, exp.And):
-        return _split_and(node.left) + _split_and(node.right)
-    return [node]
+    """The conjuncts of an AND chain, in order, without recursing down sqlglot's left-deep tree
+    (a chain of thousands of ANDs is one level per AND)."""
+    out, todo = [], [node]
+    while todo:
+        node = todo.pop()
+        node = node.unnest() if isinstance(node, exp.Paren) else node
+        if isinstance(node, exp.And):
+            todo.extend((node.right, node.left))
+        else:
+            out.append(node)
+    return out
 
 
 def _matches(table: exp.Table, database: str, name: str) -> bool:

@@ -29,7 +29,7 @@ from indexcore.cli.commands import (
     spark,
     warehouse,
 )
-from indexcore.cli.output import FORMATS, emit
+from indexcore.cli.output import FORMATS, emit, terminal_text
 from indexcore.config import tune_gc
 from indexcore.errors import IndexCoreError, PredicateError
 from indexcore.io import parse_storage_options
@@ -60,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
         if not any(a.dest == "format" for a in action._actions):
             action.add_argument("--format", choices=FORMATS, default="table",
                                 help="output format (default: table)")
+            action.add_argument("--csv-raw", action="store_true",
+                                help="CSV: write cells that start with = + - @ TAB CR as they are (by "
+                                     "default a ' is put before them, so a spreadsheet does not run them)")
         action.set_defaults(command=name)
     return parser
 
@@ -74,10 +77,12 @@ def main(argv: list[str] | None = None) -> int:
         _resolve_snapshot(args)
         result = args.func(args)
     except IndexCoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {terminal_text(str(exc))}", file=sys.stderr)  # names from a warehouse: no escapes
+        if exc.detail:  # what a storage backend said: the operator's own shell may see it
+            print(f"  detail: {terminal_text(exc.detail)}", file=sys.stderr)
         return 2
     try:
-        emit(result, args.format, sys.stdout, getattr(args, "brief", None))
+        emit(result, args.format, sys.stdout, getattr(args, "brief", None), getattr(args, "csv_raw", False))
         sys.stdout.flush()
     except BrokenPipeError:  # the reader (``| head``) went away: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -42,7 +42,7 @@ from indexcore.expr.functions import (
     java_compare,
     leaf_function,
 )
-from indexcore.expr.literal import literal_to_sql
+from indexcore.expr.literal import literal_to_sql, quote_name, quote_table
 from indexcore.expr.sql import parse_where, predicate_from_json
 from indexcore.expr.tree import (
     AND,
@@ -69,5 +69,5 @@ __all__ = [
     "GreaterThan", "In", "IsNotNull", "IsNull", "Leaf", "LeafFunction", "LessOrEqual", "LessThan",
     "NotBetween", "NotEqual", "NotIn", "Or", "Predicate", "and_all", "conjuncts", "disjuncts",
     "java_compare", "leaf_function", "leaves", "literal_to_sql", "negate", "parse_where",
-    "predicate_from_json", "predicate_to_sql", "rename",
+    "predicate_from_json", "predicate_to_sql", "quote_name", "quote_table", "rename",
 ]

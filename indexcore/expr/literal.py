@@ -13,7 +13,14 @@ from indexcore.types import DataType
 
 
 def quote_name(name: str) -> str:
+    """A column name as SQL: bare when it is a plain identifier, else in backticks (doubled inside)."""
     return name if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", name) else "`" + name.replace("`", "``") + "`"
+
+
+def quote_table(name: str) -> str:
+    """``db.table`` as SQL, each part quoted by :func:`quote_name` (a ``$branch_x`` suffix stays in the table's part)."""
+    database, dot, table = name.partition(".")
+    return f"{quote_name(database)}.{quote_name(table)}" if dot else quote_name(name)
 
 
 def non_finite_word(value: float) -> str:

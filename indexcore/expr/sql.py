@@ -411,15 +411,21 @@ _SIGN_AFTER = {tokens.TokenType.L_PAREN, tokens.TokenType.COMMA, tokens.TokenTyp
 _PREFIX_AFTER = {tokens.TokenType.L_PAREN, tokens.TokenType.NOT, tokens.TokenType.AND, tokens.TokenType.OR, None}
 
 
-def _check_bounds(text: str, sql: str) -> list[tokens.Token]:
-    """The text's tokens; PredicateError when it is too long or nests deeper than sqlglot can parse."""
+def check_sql_bounds(text: str, what: str = "WHERE condition", sql: str | None = None,
+                     dialect: Dialect | None = None) -> list[tokens.Token]:
+    """The text's tokens (in ``dialect``, default ours); PredicateError when it is too long or
+    nests deeper than sqlglot can parse (``what`` names the text in the message: a WHERE
+    condition, a workload query). Tokenizing is linear and iterative, so a hostile text costs no
+    more than its length; a text the dialect cannot tokenize raises sqlglot's TokenError as
+    PredicateError."""
+    sql = text if sql is None else sql
     if len(text) > MAX_WHERE_CHARS:
-        raise PredicateError(f"WHERE condition of {len(text):,} characters is longer than {MAX_WHERE_CHARS:,}")
+        raise PredicateError(f"{what} of {len(text):,} characters is longer than {MAX_WHERE_CHARS:,}")
     try:
-        toks = _Dialect().tokenize(text)
+        toks = (dialect or _Dialect()).tokenize(text)
     except sqlglot.errors.TokenError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise PredicateError(f"cannot parse WHERE condition {sql[:200]!r}: {first}") from exc
+        raise PredicateError(f"cannot parse {what} {sql[:200]!r}: {first}") from exc
     tt = tokens.TokenType
     # prefix NOTs open per parenthesis level; a NOT's operand ends at the next AND / OR there
     open_nots = [0]
@@ -439,7 +445,7 @@ def _check_bounds(text: str, sql: str) -> list[tokens.Token]:
         if kind in (tt.DASH, tt.PLUS) and previous in _SIGN_AFTER:
             signs += 1
             if signs > MAX_SIGNS:
-                raise PredicateError(f"more than {MAX_SIGNS} signs in a row in the WHERE condition")
+                raise PredicateError(f"more than {MAX_SIGNS} signs in a row in the {what}")
         else:
             signs = 0
         if kind == tt.NUMBER and len(tok.text) > MAX_NUMBER_CHARS:
@@ -447,7 +453,7 @@ def _check_bounds(text: str, sql: str) -> list[tokens.Token]:
         deepest = max(deepest, len(open_nots) - 1 + sum(open_nots))
         previous = kind
     if deepest > MAX_NESTING:
-        raise PredicateError(f"WHERE condition nests {deepest} levels deep (parentheses and NOT); "
+        raise PredicateError(f"{what} nests {deepest} levels deep (parentheses and NOT); "
                              f"at most {MAX_NESTING} are supported")
     return toks
 
@@ -465,7 +471,7 @@ def parse_where(sql: str, schema: Mapping[str, DataType]) -> Predicate:
         text = text[5:].strip()
     if not text:
         raise PredicateError("empty WHERE condition")
-    toks = _check_bounds(text, sql)
+    toks = check_sql_bounds(text, "WHERE condition", sql)
     try:
         statements = _Dialect().parser().parse(toks, text)
     except (sqlglot.errors.ParseError, sqlglot.errors.TokenError) as exc:

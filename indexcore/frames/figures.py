@@ -2,18 +2,23 @@
 frames of :mod:`indexcore.frames` derived from them (app and notebooks).
 
 Each function takes a frame and returns a ``plotly.graph_objects.Figure``; an empty frame
-gives an empty figure with a note instead of raising.
+gives an empty figure with a note instead of raising. Every text from data (cells, column
+names, titles) reaches Plotly as text: :func:`_as_text` escapes what each function is given,
+since Plotly renders ``<a href>``, ``<b>`` and friends in titles, ticks, legends and hovers.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 from collections.abc import Callable, Sequence
 
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
+
+from indexcore.frames.text import html
 
 _HEIGHT = 360
 #: At most this many bars, lines or heatmap rows in a chart of files, filters or groups, and
@@ -21,6 +26,40 @@ _HEIGHT = 360
 #: says how many of how many are drawn.
 MAX_BARS = 60
 MAX_POINTS = 2000
+
+
+def _escaped(value):
+    """``value`` with every string in it (a frame's cells and column names, list items) as
+    :func:`~indexcore.frames.text.html` text; numbers, times and callables unchanged."""
+    if isinstance(value, str):
+        return html(value)
+    if isinstance(value, pd.DataFrame):
+        out = value.rename(columns=lambda c: html(c) if isinstance(c, str) else c)
+        for col in out.columns:
+            cells = out[col]
+            if cells.dtype != object and not pd.api.types.is_string_dtype(cells):
+                continue
+            try:
+                marked = cells.str.contains("[<>&]", regex=True, na=False).any()
+            except AttributeError:  # an object column without any string (numbers, None, dicts)
+                continue
+            if marked:
+                out[col] = cells.map(lambda v: html(v) if isinstance(v, str) else v)
+        return out
+    if isinstance(value, list | tuple):
+        return type(value)(_escaped(v) for v in value)
+    return value
+
+
+def _as_text(fn: Callable[..., go.Figure]) -> Callable[..., go.Figure]:
+    """The figure ``fn`` draws from its arguments with every string in them escaped
+    (:func:`_escaped`): column-name arguments and the frame's columns stay in step."""
+
+    @functools.wraps(fn)
+    def draw(*args, **kwargs) -> go.Figure:
+        return fn(*(_escaped(a) for a in args), **{k: _escaped(v) for k, v in kwargs.items()})
+
+    return draw
 
 
 def _empty(title: str, note: str = "nothing to show") -> go.Figure:
@@ -90,6 +129,7 @@ def _with_labels(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+@_as_text
 def warehouse_sizes(overview: pd.DataFrame) -> go.Figure:
     """Rows and bytes per table."""
     if overview.empty or "size_bytes" not in overview:
@@ -102,6 +142,7 @@ def warehouse_sizes(overview: pd.DataFrame) -> go.Figure:
     return fig
 
 
+@_as_text
 def snapshot_timeline(snapshots: pd.DataFrame, selected: int | None = None) -> go.Figure:
     """Total records per snapshot over commit time, colored by commit kind; the picked one marked."""
     if snapshots.empty:
@@ -124,6 +165,7 @@ def snapshot_timeline(snapshots: pd.DataFrame, selected: int | None = None) -> g
     return fig
 
 
+@_as_text
 def size_skew(groups: pd.DataFrame, by: str = "bucket") -> go.Figure:
     """Bytes per partition (and bucket) from ``$buckets`` / ``$partitions``: tall bars are the skew."""
     if groups.empty:
@@ -144,6 +186,7 @@ def size_skew(groups: pd.DataFrame, by: str = "bucket") -> go.Figure:
     return fig
 
 
+@_as_text
 def top_values(top: pd.DataFrame, title: str = "Most frequent values") -> go.Figure:
     if top.empty:
         return _empty(title)
@@ -153,6 +196,7 @@ def top_values(top: pd.DataFrame, title: str = "Most frequent values") -> go.Fig
     return _count_axis(fig, float(top["cardinality"].max()))
 
 
+@_as_text
 def values_per_file(values: pd.DataFrame, top: Sequence[str], title: str = "Value rows per file") -> go.Figure:
     """Stacked bars: for each file, the rows of each of the ``top`` values."""
     if values.empty:
@@ -168,6 +212,7 @@ def values_per_file(values: pd.DataFrame, top: Sequence[str], title: str = "Valu
     return _count_axis(fig, float(frame.groupby("file")["cardinality"].sum().max()) if not frame.empty else 0.0)
 
 
+@_as_text
 def bitmap_lookup_bytes(layouts: pd.DataFrame) -> go.Figure:
     """V1 vs V2 per file: total index bytes and the bytes a point lookup reads."""
     if layouts.empty:
@@ -189,6 +234,7 @@ def bitmap_lookup_bytes(layouts: pd.DataFrame) -> go.Figure:
     return fig
 
 
+@_as_text
 def bloom_fill(blooms: pd.DataFrame) -> go.Figure:
     """Histogram of bloom filter fill ratios (bits set / bits); near 1 means saturated."""
     frame = blooms.dropna(subset=["fill_ratio"])
@@ -201,6 +247,7 @@ def bloom_fill(blooms: pd.DataFrame) -> go.Figure:
     return _count_axis(fig, float(len(frame)))
 
 
+@_as_text
 def bloom_items(blooms: pd.DataFrame) -> go.Figure:
     """Estimated distinct items vs the configured ``items``, per filter (log axes)."""
     frame = blooms.dropna(subset=["estimated_items"])
@@ -225,6 +272,7 @@ def bloom_items(blooms: pd.DataFrame) -> go.Figure:
     return fig
 
 
+@_as_text
 def bloom_fpp(blooms: pd.DataFrame) -> go.Figure:
     """Estimated false-positive probability vs the configured fpp, per filter (log axis)."""
     frame = blooms.dropna(subset=["estimated_fpp"])
@@ -260,6 +308,7 @@ def _on_axis(value) -> float | pd.Timestamp | None:
     return None
 
 
+@_as_text
 def value_ranges(ranges: pd.DataFrame, low=None, high=None, title: str = "Value range per file") -> go.Figure:
     """One horizontal bar per file from min to max (numbers, decimals, dates or timestamps); the
     predicate range ``low``..``high`` as a shaded band (either side may be None: open)."""
@@ -286,6 +335,7 @@ def value_ranges(ranges: pd.DataFrame, low=None, high=None, title: str = "Value 
     return fig
 
 
+@_as_text
 def prune_counts(pruned: pd.DataFrame, index_types: Sequence[str]) -> go.Figure:
     """Files kept by statistics and by each index type; files without that index are a separate
     "no index" part of the bar, not counted as kept by it."""
@@ -305,6 +355,7 @@ def prune_counts(pruned: pd.DataFrame, index_types: Sequence[str]) -> go.Figure:
     return _count_axis(fig, float(len(pruned)))
 
 
+@_as_text
 def dv_heatmap(buckets: pd.DataFrame) -> go.Figure:
     """Deleted/rows density as a partition x bucket heatmap."""
     if buckets.empty:
@@ -324,6 +375,7 @@ def dv_heatmap(buckets: pd.DataFrame) -> go.Figure:
     return fig
 
 
+@_as_text
 def dv_trend(trend: pd.DataFrame) -> go.Figure:
     """Deleted rows per snapshot (bars, left) and the deleted / rows density (line, right, 0-100%)."""
     title = "Deleted rows across snapshots"
@@ -347,6 +399,7 @@ def dv_trend(trend: pd.DataFrame) -> go.Figure:
     return _count_axis(fig, float(trend["deleted"].max()))
 
 
+@_as_text
 def hash_buckets(frame: pd.DataFrame, target: int) -> go.Figure:
     """Keys per bucket with ``dynamic-bucket.target-row-num`` as a dashed line across the chart."""
     title = f"Keys per bucket vs the target of {target:,} rows per bucket"
@@ -371,6 +424,7 @@ def hash_buckets(frame: pd.DataFrame, target: int) -> go.Figure:
     return _count_axis(fig, top)
 
 
+@_as_text
 def funnel(stages: Sequence[tuple[str, int]], title: str = "From all files to files read") -> go.Figure:
     if not stages:
         return _empty(title)
@@ -381,6 +435,7 @@ def funnel(stages: Sequence[tuple[str, int]], title: str = "From all files to fi
     return fig
 
 
+@_as_text
 def funnel_cost(stages: pd.DataFrame, title: str = "Files and data bytes left after each stage",
                 size_text: Callable[[int], str] = lambda n: f"{n:,} B") -> go.Figure:
     """The funnel with data bytes beside files: one funnel per measure over the same stages
@@ -408,6 +463,7 @@ def funnel_cost(stages: pd.DataFrame, title: str = "Files and data bytes left af
     return fig
 
 
+@_as_text
 def bar(frame: pd.DataFrame, x: str, y: str, title: str, color: str | None = None) -> go.Figure:
     """A plain bar chart of two columns (Spark results, anything tabular)."""
     if frame.empty or x not in frame or y not in frame:
@@ -424,6 +480,7 @@ def bar(frame: pd.DataFrame, x: str, y: str, title: str, color: str | None = Non
     return fig
 
 
+@_as_text
 def global_index_coverage(frame: pd.DataFrame) -> go.Figure:
     """The table's row ids per indexed field: indexed segments, gaps, and index ranges beyond the table."""
     title = "Global index coverage of the table's row ids"
@@ -447,6 +504,7 @@ def global_index_coverage(frame: pd.DataFrame) -> go.Figure:
     return fig
 
 
+@_as_text
 def advisor_benefit(existing: pd.DataFrame, candidates: pd.DataFrame) -> go.Figure:
     """Each existing and candidate index: bytes it stores against data bytes it skips for the workload.
 
@@ -473,6 +531,7 @@ def advisor_benefit(existing: pd.DataFrame, candidates: pd.DataFrame) -> go.Figu
 TOP_TABLES = 25
 
 
+@_as_text
 def table_bytes(tables: pd.DataFrame, top: int = TOP_TABLES) -> go.Figure:
     """Data bytes and index bytes of the ``top`` largest tables, one horizontal bar pair per table.
 

@@ -8,7 +8,7 @@ import datetime as dt
 import pandas as pd
 
 from indexcore.errors import IndexCoreError
-from indexcore.expr import Leaf, conjuncts, literal_to_sql, parse_where
+from indexcore.expr import Leaf, conjuncts, literal_to_sql, parse_where, quote_name
 from indexcore.formats.registry import page_kinds
 from indexcore.frames.progress import Progress
 from indexcore.types import INTEGER_ROOTS, DataType, from_text_or_python, to_python
@@ -49,7 +49,8 @@ def cell_value(dtype: DataType, text):
 
 
 def default_predicate(column: str, dtype: DataType, lo, hi) -> str:
-    """``column BETWEEN a AND b`` over the second quarter of the indexed range, as SQL literals."""
+    """``column BETWEEN a AND b`` over the second quarter of the indexed range, as SQL literals
+    (the column quoted when it is not a plain identifier)."""
     if isinstance(lo, dt.date):  # a date or a timestamp
         a, b = lo + (hi - lo) * 0.25, lo + (hi - lo) / 2
         if isinstance(a, dt.datetime):
@@ -59,7 +60,7 @@ def default_predicate(column: str, dtype: DataType, lo, hi) -> str:
         a, b = lo + (hi - lo) * 0.25, lo + (hi - lo) / 2
         a, b = (round(a), round(b)) if dtype.root in INTEGER_ROOTS else (float(f"{a:.6g}"), float(f"{b:.6g}"))
     lits = [literal_to_sql(from_text_or_python(dtype, v), dtype) for v in (a, b)]
-    return f"{column} BETWEEN {lits[0]} AND {lits[1]}"
+    return f"{quote_name(column)} BETWEEN {lits[0]} AND {lits[1]}"
 
 
 def predicate_band(sql: str, column: str, dtype: DataType, row_type) -> tuple:

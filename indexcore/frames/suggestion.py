@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from indexcore.errors import IndexCoreError
-from indexcore.expr import EQUAL, Leaf, predicate_to_sql
+from indexcore.expr import EQUAL, Leaf, predicate_to_sql, quote_name
 from indexcore.formats.registry import FILE_INDEX_TYPES
 from indexcore.frames.pruning import file_stats
 from indexcore.scan.explainer import explain_files
@@ -177,6 +177,6 @@ def suggest_predicate(table, snapshot_id: int | None = None) -> dict[str, Any]:
     if best is not None:
         return best
     names = table.schema().field_names
-    return {"sql": f"{names[0]} IS NOT NULL" if names else "TRUE", "why": "no equality on the data prunes",
+    return {"sql": f"{quote_name(names[0])} IS NOT NULL" if names else "TRUE", "why": "no equality on the data prunes",
             "files": None, "files_read": None, "rows": None, "rows_selected": None, "prunes": False,
             "sample_files": len(files), "total_files": total}

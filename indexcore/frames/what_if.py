@@ -7,7 +7,14 @@ from typing import Any
 
 import pandas as pd
 
-from indexcore.analysis.whatif import build_hypothetical_index, evaluate_hypothetical
+from indexcore.analysis.whatif import (
+    SERVER,
+    SESSION,
+    ByteBudget,
+    build_hypothetical_index,
+    check_hypothetical,
+    evaluate_hypothetical,
+)
 from indexcore.config import parse_pairs
 from indexcore.expr import predicate_to_sql
 from indexcore.formats.base import BitmapResult
@@ -136,19 +143,29 @@ def cells_as_text(frame: pd.DataFrame) -> pd.DataFrame:
 _PLAIN = frozenset({"string", "bytes", "integer", "floating", "boolean", "decimal", "empty", "date", "datetime"})
 
 
-def whatif_frames(hypothetical, sql: str, verify: bool = False, progress: Progress | None = None) -> dict[str, Any]:
-    """:func:`.whatif.evaluate_hypothetical` as frames: per-file ``files``, ``totals``, ``problems``."""
+def whatif_frames(hypothetical, sql: str, verify: bool = False, progress: Progress | None = None,
+                  max_rows: int | None = None) -> dict[str, Any]:
+    """:func:`.whatif.evaluate_hypothetical` as frames: per-file ``files``, ``totals``, ``problems``,
+    and what they cover: ``files_indexed`` of ``total_files`` (fewer when a budget stopped the
+    build, ``limited_by``), ``file_rows`` per-file rows of which ``files`` keeps at most
+    ``max_rows`` (those whose rows read change most), ``sql`` the predicate compared."""
     result = evaluate_hypothetical(hypothetical, sql, verify=verify, progress=progress)
     files = cells_as_text(result.to_frame())
+    file_rows = len(files)
     if not files.empty:
         files.insert(0, "file_name", files["path"].map(lambda p: p.rsplit("/", 1)[-1]))
+        if max_rows is not None and file_rows > max_rows:  # a session keeps a bounded frame
+            change = files["rows_existing"] - files["rows_combined"]
+            files = files.loc[change.sort_values(ascending=False, kind="stable").index[:max_rows]]
     totals = pd.DataFrame([{"what": k, **v} for k, v in result.totals.items() if "rows" in v],
                           columns=["what", "files", "rows", "bytes", "files_skipped", "rows_skipped",
                                    "bytes_skipped", "index_bytes"])
     problems = [p.to_dict() for p in hypothetical.problems + result.explanation.problems]
     return {"files": files, "totals": totals, "index_bytes": hypothetical.total_size,
             "problems": pd.DataFrame(problems, columns=["path", "structure", "reason"]),
-            "violations": pd.DataFrame(result.violations)}
+            "violations": pd.DataFrame(result.violations), "files_indexed": len(hypothetical.files),
+            "total_files": hypothetical.total_files, "limited_by": hypothetical.limited_by,
+            "file_rows": file_rows, "sql": sql}
 
 
 def hypothetical_options(index_type: str, text: str, dtype) -> dict[str, str]:
@@ -159,5 +176,6 @@ def hypothetical_options(index_type: str, text: str, dtype) -> dict[str, str]:
     return options
 
 
-__all__ = ["FILE_INDEX_TYPES", "build_hypothetical_index", "cells_as_text", "explain_frames", "funnel_frame",
-           "hypothetical_options", "supported_index_types", "whatif_frames", "why_read"]
+__all__ = ["FILE_INDEX_TYPES", "SERVER", "SESSION", "ByteBudget", "build_hypothetical_index", "cells_as_text",
+           "check_hypothetical", "explain_frames", "funnel_frame", "hypothetical_options", "supported_index_types",
+           "whatif_frames", "why_read"]

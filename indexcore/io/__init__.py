@@ -2,8 +2,9 @@
 
 The interface the higher layers read through: a :class:`ByteSource` (random access to one file
 or to bytes in memory, :mod:`indexcore.io.source`), a :class:`Storage` rooted at a warehouse
-(:mod:`indexcore.io.storage`) with its :class:`Fetch` requests, and the allowed roots
-(:mod:`indexcore.io.roots`). The definitions live in those modules; this package names them.
+(:mod:`indexcore.io.storage`) with its :class:`Fetch` requests, the allowed roots
+(:mod:`indexcore.io.roots`) and which storage options a browser may set on a shared server
+(:mod:`indexcore.io.options`). The definitions live in those modules; this package names them.
 """
 
 from indexcore.io.source import ByteSource, BytesSource, FileSource, RangeCache, ReadStats, SliceSource

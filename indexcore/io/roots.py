@@ -3,8 +3,11 @@
 A URL is split into its ``::`` layers; each layer's protocol is made canonical (``local`` ->
 ``file``, ``s3a`` -> ``s3``, ``gcs`` -> ``gs``...) and must be one the operator allows
 (the ``allowed_protocols`` setting, default: the protocols of the roots). Every layer that names a
-path must lie inside a root of its protocol; local paths are compared after resolving symlinks.
-The refusal reads the same whether or not the target exists, so it tells nothing about it.
+path must lie inside a root of its protocol and, where the path does not carry it (``hdfs://``,
+``ftp://``...), on the root's host; local paths are compared after resolving symlinks. Only the
+server user's own home expands (``~``, ``~/x``): ``~name`` is refused whether or not the user
+exists, and so is a NUL byte. The refusal reads the same whether or not the target exists, so it
+tells nothing about it.
 """
 
 from __future__ import annotations
@@ -12,12 +15,13 @@ from __future__ import annotations
 import os
 import posixpath
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from fsspec.core import split_protocol
 from fsspec.registry import get_filesystem_class
 
 from indexcore.cache import LRU
-from indexcore.config import settings
+from indexcore.config import root_problem, settings
 from indexcore.errors import StorageError
 
 # layers that only cache the layer below: they add no path of their own
@@ -41,10 +45,47 @@ def canonical_protocol(protocol: str | None) -> str:
 
 @dataclass(frozen=True)
 class Layer:
-    """One layer of a URL: its canonical protocol and path (``""`` for a caching layer)."""
+    """One layer of a URL: its canonical protocol, path (``""`` for a caching layer) and the host
+    it is read from when the path does not name it (``hdfs://namenode:8020/wh``; else ``""``)."""
 
     protocol: str
     path: str
+    host: str = ""
+
+
+def check_text(url: str) -> str:
+    """``url`` when it can name a file: a NUL byte is refused (no OS call takes one)."""
+    if "\x00" in url:
+        raise StorageError("not a valid path: it holds a NUL byte", file=url.replace("\x00", "\\x00"))
+    return url
+
+
+def other_home(path: str) -> bool:
+    """``~name...``: another user's home, which is never expanded (and so never enumerated)."""
+    return path.startswith("~") and path != "~" and not path.startswith("~/")
+
+
+def local_url(text: str) -> str:
+    """A warehouse URL as typed, with a local path made absolute (``~``/``~/`` expanded, symlinks
+    resolved) for cache keys and messages; ``~name`` stays as typed, for :meth:`Roots.check`
+    to refuse with the one refusal text."""
+    text = check_text(text.strip())
+    if "://" in text or "::" in text or other_home(text):
+        return text
+    return os.path.realpath(os.path.expanduser(text))
+
+
+_PROBE = "indexcore-host-probe"
+
+
+def _host(protocol: str, part: str) -> str:
+    """The host of a URL layer when the protocol's paths do not carry it (``hdfs://nn:8020/wh``
+    strips to ``/wh``, ``s3://bucket/wh`` to ``bucket/wh``: the bucket is in the path); else ``""``."""
+    if protocol == LOCAL or "://" not in part:
+        return ""
+    if _strip(protocol, f"{protocol}://{_PROBE}/x").lstrip("/").startswith(_PROBE + "/"):
+        return ""
+    return urlsplit(part).netloc.lower()
 
 
 def _strip(protocol: str, text: str) -> str:
@@ -82,13 +123,15 @@ def normalize_path(protocol: str, path: str, real_dirs: LRU | None = None) -> st
 def layers(url: str, real_dirs: LRU | None = None) -> list[Layer]:
     """The layers of a (possibly chained) URL, outermost first, with normalized paths."""
     out = []
-    for part in str(url).split("::"):
-        protocol, _ = split_protocol(part)
+    for part in check_text(str(url)).split("::"):
+        protocol, rest = split_protocol(part)
         proto = canonical_protocol(protocol)
         if proto in CACHING_PROTOCOLS:
             out.append(Layer(proto, ""))
             continue
-        out.append(Layer(proto, normalize_path(proto, _strip(proto, part), real_dirs)))
+        if proto == LOCAL and other_home(rest):
+            raise refused(url)
+        out.append(Layer(proto, normalize_path(proto, _strip(proto, part), real_dirs), _host(proto, part)))
     return out
 
 
@@ -100,9 +143,15 @@ class Roots:
     """The allowed roots and protocols; :meth:`check` refuses any URL outside them.
 
     Keeps the local directories it resolved (``realpath_dirs`` setting) for the paths it checks.
+    Each root given must be one location (:func:`~indexcore.config.root_problem`): ``s3://``
+    would allow every bucket (``validate=False``: the roots are a warehouse URL bounding itself).
     """
 
-    def __init__(self, roots: list[str], protocols: list[str] | None = None):
+    def __init__(self, roots: list[str], protocols: list[str] | None = None, validate: bool = True):
+        for root in roots if validate else ():
+            problem = root_problem(str(root))
+            if problem:
+                raise StorageError(f"not a valid allowed root: it {problem}", file=str(root).replace("\x00", "\\x00"))
         config = settings()
         self.real_dirs = LRU(config.realpath_dirs)
         self.roots: list[Layer] = []
@@ -121,7 +170,8 @@ class Roots:
             return False
         if layer.protocol in CACHING_PROTOCOLS:
             return True
-        return any(r.protocol == layer.protocol and inside(layer.path, r.path) for r in self.roots)
+        return any(r.protocol == layer.protocol and r.host == layer.host and inside(layer.path, r.path)
+                   for r in self.roots)
 
     def normalize(self, protocol: str, path: str) -> str:
         """:func:`normalize_path` through this guard's resolved directories."""
@@ -130,7 +180,7 @@ class Roots:
     def check(self, url: str) -> list[Layer]:
         """The URL's layers when every one is allowed; else the same StorageError for any target."""
         found = layers(url, self.real_dirs)
-        if not all(self.allows(layer) for layer in found):
+        if not found or not all(self.allows(layer) for layer in found):
             raise refused(url)
         return found
 

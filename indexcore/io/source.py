@@ -17,7 +17,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from indexcore.cache import LRU
 from indexcore.config import settings
-from indexcore.errors import CorruptFileError, StorageError
+from indexcore.errors import CorruptFileError, IndexCoreError, StorageError
 
 # what a source without a shared cache keeps of its own reads, and the file sizes a cache keeps
 PRIVATE_CACHE_BYTES = 16 << 20
@@ -287,18 +287,35 @@ class SliceSource(ByteSource):
 
 @contextlib.contextmanager
 def storage_errors(name: str, doing: str, offset: int | None = None):
-    """An OS error while ``doing`` (open, read) a file, as our StorageError naming the file."""
+    """An OS error while ``doing`` (open, read) a file, as our StorageError naming the file; so is
+    a backend's own exception (botocore's ``EndpointConnectionError`` is no OSError), summarised."""
     try:
         yield
+    except IndexCoreError:
+        raise
     except OSError as exc:
         raise storage_error(exc, name, doing, offset) from exc
+    except Exception as exc:  # the with-blocks hold one backend call each: this is the backend's
+        raise backend_error(doing, exc, name, offset) from exc
 
 
 def storage_error(exc: OSError, name: str, doing: str, offset: int | None = None) -> StorageError:
     """Our StorageError for an OS error while ``doing`` (open, read) the file ``name``."""
     if isinstance(exc, FileNotFoundError):
         return StorageError("file not found", file=name)
-    return StorageError(f"cannot {doing}: {exc}", file=name, offset=offset)
+    return backend_error(doing, exc, name, offset)
+
+
+BACKEND_FAILED = "the storage backend failed"
+
+
+def backend_error(doing: str, exc: BaseException, file: str | None = None,
+                  offset: int | None = None) -> StorageError:
+    """A storage backend's failure while ``doing`` (open, read, list), summarised: one fixed
+    sentence whatever the failure (a refused connection reads as a denied or broken request), the
+    backend's exception and text kept in ``detail`` for the operator, never in the message."""
+    return StorageError(f"cannot {doing}: {BACKEND_FAILED}", file=file, offset=offset,
+                        detail=f"{type(exc).__name__}: {exc}")
 
 
 def pread_fully(fd: int, offset: int, length: int) -> bytes:

@@ -18,13 +18,14 @@ from fsspec.implementations.local import LocalFileSystem
 from indexcore.cache import LRU
 from indexcore.config import parse_pairs, settings
 from indexcore.errors import IndexCoreError, StorageError
-from indexcore.io.roots import Layer, Roots, canonical_protocol, refused
+from indexcore.io.roots import Layer, Roots, canonical_protocol, check_text, layers, refused
 from indexcore.io.source import (
     NO_FOLLOW,
     Descriptors,
     FileSource,
     RangeCache,
     ReadStats,
+    backend_error,
     pread_fully,
     storage_error,
     storage_errors,
@@ -66,12 +67,14 @@ class Storage:
         self.url = url
         config = settings()
         self.storage_options = dict(storage_options or {})
-        self.guard = Roots(list(allowed_roots) if allowed_roots else [url])
-        self.guard.check(url)
+        self.guard = Roots(list(allowed_roots)) if allowed_roots else Roots([url], validate=False)
+        self.host = self.guard.check(url)[-1].host  # the fs below reads from this host only
         try:
             self.fs, root = url_to_fs(url, **self.storage_options)
-        except (ValueError, ImportError, OSError) as exc:
-            raise StorageError(f"cannot open {url!r}: {exc}") from exc
+        except ImportError as exc:  # fsspec's own text: which package the protocol needs
+            raise StorageError(f"cannot open: {exc}", file=url) from exc
+        except (ValueError, OSError) as exc:
+            raise backend_error("open", exc, url) from exc
         self.protocol = canonical_protocol(
             self.fs.protocol if isinstance(self.fs.protocol, str) else self.fs.protocol[0])
         self._local = isinstance(self.fs, LocalFileSystem)
@@ -103,7 +106,7 @@ class Storage:
         so a symlinked file is still followed): a walk over 50,000 files in a few hundred
         bucket directories resolves each directory once.
         """
-        path = os.fspath(path)
+        path = check_text(os.fspath(path))
         if "::" in path:
             raise refused(path)
         full = self._in_resolved_dir(path)
@@ -113,7 +116,7 @@ class Storage:
         full = self._resolve(path)
         if base and base not in (".", "..") and parent not in self._dirs:
             folder = posixpath.dirname(full)
-            if self.guard.allows(Layer(self.protocol, self.guard.normalize(self.protocol, folder))):
+            if self.guard.allows(Layer(self.protocol, self.guard.normalize(self.protocol, folder), self.host)):
                 self._dirs.put(parent, folder)
         return full
 
@@ -139,13 +142,14 @@ class Storage:
 
     def _resolve(self, path: str) -> str:
         protocol, _ = split_protocol(path)
-        if protocol is not None and canonical_protocol(protocol) != self.protocol:
+        if protocol is not None and (canonical_protocol(protocol) != self.protocol
+                                     or layers(path)[-1].host != self.host):
             raise refused(path)
         stripped = self.fs._strip_protocol(path)
         if protocol is None and not self._absolute(stripped):
             stripped = posixpath.join(self.root, stripped)
         full = posixpath.normpath(stripped)
-        if not self.guard.allows(Layer(self.protocol, self.guard.normalize(self.protocol, full))):
+        if not self.guard.allows(Layer(self.protocol, self.guard.normalize(self.protocol, full), self.host)):
             raise refused(path)
         return full
 
@@ -206,7 +210,7 @@ class Storage:
         for path in paths:
             full, fd = None, -1
             try:
-                full = self._in_resolved_dir(path, folders) if NO_FOLLOW else None
+                full = self._in_resolved_dir(check_text(path), folders) if NO_FOLLOW else None
                 if full is not None:
                     try:
                         fd = os.open(full, os.O_RDONLY | NO_FOLLOW)
@@ -260,10 +264,13 @@ class Storage:
             self.cache.set_size(self._norm(path), int(size))
 
     def exists(self, path: str) -> bool:
+        full = self.resolve(path)
         try:
-            return self.fs.exists(self.resolve(path))
-        except OSError:
+            return self.fs.exists(full)
+        except OSError:  # as before: S3 answers 403 for a missing key the caller may not list
             return False
+        except Exception as exc:  # a backend that cannot be reached (no OSError): summarised
+            raise backend_error("check", exc, path) from exc
 
     def listdir(self, path: str) -> list[dict]:
         """Entries (``name``, ``type``, ``size``) under a directory; empty if it is missing."""
@@ -271,8 +278,8 @@ class Storage:
             entries = self.fs.ls(self.resolve(path), detail=True)
         except FileNotFoundError:
             return []
-        except OSError as exc:
-            raise StorageError(f"cannot list: {exc}", file=path) from exc
+        except Exception as exc:  # OSError or a backend's own class (botocore's are no OSError)
+            raise backend_error("list", exc, path) from exc
         if self.cache is not None:
             for e in entries:
                 if e.get("type") == "file" and e.get("size") is not None:
@@ -292,8 +299,8 @@ class Storage:
             found = self.fs.find(self.resolve(path), detail=True)
         except FileNotFoundError:
             return None
-        except OSError as exc:
-            raise StorageError(f"cannot list: {exc}", file=path) from exc
+        except Exception as exc:  # OSError or a backend's own class
+            raise backend_error("list", exc, path) from exc
         times = [t for t in map(modified_time, found.values()) if t is not None]
         return min(times, default=None)
 
@@ -330,7 +337,7 @@ class Storage:
                     fh.seek(f.start)
                     return fh.read() if f.end is None else fh.read(f.end - f.start)
             return self.fs.cat_file(full, start=f.start if f.end is not None else None, end=f.end)
-        except (OSError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001  (the fetch's error, reported by the later read)
             return exc
 
     def _fetch_async(self, fetches: list[Fetch], fulls: list[str]) -> list[bytes | BaseException]:
@@ -338,7 +345,7 @@ class Storage:
         starts = [f.start if f.end is not None else None for f in fetches]
         try:
             got = self.fs.cat_ranges(fulls, starts, ends, on_error="return", batch_size=self.concurrency)
-        except (OSError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001  (each fetch's error, reported by the later read)
             return [exc] * len(fetches)
         return [g if isinstance(g, bytes | BaseException) else OSError(str(g)) for g in got]
 
@@ -374,13 +381,15 @@ class Storage:
 def open_file(path_or_url: str, storage_options: dict | None = None,
               allowed_roots: list[str] | None = None) -> FileSource:
     """Open one file read-only, for the CLI commands that take a single FILE."""
-    text = os.fspath(path_or_url)
+    text = check_text(os.fspath(path_or_url))
     if allowed_roots:
         Roots(list(allowed_roots)).check(text)
     try:
         fs, path = url_to_fs(text, **(storage_options or {}))
-    except (ValueError, ImportError, OSError) as exc:
-        raise StorageError(f"cannot open {path_or_url!r}: {exc}") from exc
+    except ImportError as exc:  # fsspec's own text: which package the protocol needs
+        raise StorageError(f"cannot open: {exc}", file=text) from exc
+    except (ValueError, OSError) as exc:
+        raise backend_error("open", exc, text) from exc
     return FileSource(fs, path, name=text)
 
 

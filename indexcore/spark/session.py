@@ -5,10 +5,18 @@ Workers must run this same Python (they import indexcore), so ``PYSPARK_PYTHON``
 UI is off and logs are quiet: the pipeline moves little data through shuffles.
 
 A master is free text in the app, so it is checked before anything connects: only masters the
-operator allows (the ``spark_masters`` setting, default ``local[*]``) are used, a remote one must
-answer within a connect timeout (the ``spark_connect_timeout`` setting, seconds, default 10;
-both in :mod:`indexcore.config`), a different master gets a new session, and a stopped or failed context is
-replaced instead of failing every later run.
+operator allows, exactly as listed (the ``spark_masters`` setting, default ``local[*]``,
+``local[1]``, ``local[2]``) are used, a remote one must answer within a connect timeout (the
+``spark_connect_timeout`` setting, seconds, default 10; both in :mod:`indexcore.config`), a
+different master gets a new session, and a stopped or failed context is replaced instead of
+failing every later run.
+
+PySpark allows one classic SparkContext per process, so on a server shared by many users a job
+takes a :class:`SparkSessions` lease: jobs on the master of the live context share it, a job on
+another master waits (queued, at most ``spark_queue_seconds``) until no job uses the live one
+and is refused with a message after that, so a master change never stops a context another job
+runs on; each user runs or queues at most ``spark_jobs_per_user`` jobs. Spark Connect masters
+(``sc://``) hold no context here and never wait for one another.
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ import re
 import socket
 import sys
 import threading
+import time
+from collections.abc import Callable, Iterator
 
 from indexcore.config import Settings, settings, variable
 from indexcore.errors import SparkError
@@ -36,14 +46,13 @@ def allowed_masters() -> list[str]:
 def check_master(master: str) -> str:
     """``master`` if the operator allows it, else a SparkError (nothing is contacted).
 
-    ``local[*]`` in the list allows every in-process master (``local``, ``local[N]``); an entry
-    ending in ``*`` allows every master starting with what precedes it; others match exactly.
+    Entries match exactly (``local[*]`` allows ``local[*]``, not ``local[64]``: each ``local[N]``
+    an operator allows is listed); an entry ending in ``*`` other than a local master allows every
+    master starting with what precedes it (``spark://10.0.0.*``).
     """
     master = (master or "").strip()
     for allowed in allowed_masters():
         if master == allowed:
-            return master
-        if allowed == DEFAULT_MASTER and _LOCAL.fullmatch(master):
             return master
         if allowed.endswith("*") and not _LOCAL.fullmatch(allowed) and master.startswith(allowed[:-1]):
             return master
@@ -176,3 +185,80 @@ def _connect_builder():
     from pyspark.sql.connect.session import SparkSession as ConnectSession  # Connect loads for sc:// only
 
     return ConnectSession.builder
+
+
+class SparkSessions:
+    """Leases of the process's Spark sessions for the jobs of many users (one per server).
+
+    :meth:`lease` reserves an allowed master for one job, which then opens its session with
+    :func:`get_session` when it needs one (a job that fails before, e.g. on its predicate, starts
+    no Spark): at once when no job runs or the jobs running use the same master (or it is a Spark
+    Connect one); else it waits, as a queue, until the jobs on the other master end, at most
+    ``queue_seconds``, then refuses with a message. So the classic context a job runs on is never
+    stopped under it. A user holding ``per_user`` leases (running or queued) is refused another.
+    """
+
+    def __init__(self, per_user: int = 1, queue_seconds: float = 300.0):
+        self.per_user = max(1, per_user)
+        self.queue_seconds = queue_seconds
+        self._cond = threading.Condition()
+        self._master: str | None = None  # the master of the classic context jobs run on
+        self._running = 0  # jobs running on it
+        self._held: dict[str, int] = {}  # user -> leases held (running or queued)
+
+    def running(self) -> tuple[str | None, int]:
+        """The classic master jobs run on now and how many run (None, 0 when idle)."""
+        with self._cond:
+            return (self._master if self._running else None), self._running
+
+    @contextlib.contextmanager
+    def lease(self, master: str, user: str, cancel: threading.Event | None = None,
+              queued: Callable[[str], None] | None = None) -> Iterator[str]:
+        """``master`` (checked) reserved for one job of ``user`` until the block ends.
+
+        ``queued(message)`` is told when the job has to wait; a set ``cancel`` stops the wait.
+        """
+        master = check_master(master)
+        classic = not master.startswith("sc://")
+        with self._cond:
+            if self._held.get(user, 0) >= self.per_user:
+                raise SparkError(f"you already have {self._held[user]} Spark job(s) running or queued (at most "
+                                 f"{self.per_user} per user here, {variable('spark_jobs_per_user')}); wait for it "
+                                 "to end or cancel it")
+            self._held[user] = self._held.get(user, 0) + 1
+        try:
+            if classic:
+                self._wait_for(master, cancel, queued)
+            try:
+                yield master
+            finally:
+                if classic:
+                    with self._cond:
+                        self._running -= 1
+                        self._cond.notify_all()
+        finally:
+            with self._cond:
+                self._held[user] -= 1
+                if not self._held[user]:
+                    del self._held[user]
+
+    def _wait_for(self, master: str, cancel: threading.Event | None, queued: Callable[[str], None] | None) -> None:
+        deadline = time.monotonic() + self.queue_seconds
+        told = False
+        with self._cond:
+            while self._running and self._master != master:
+                if cancel is not None and cancel.is_set():
+                    raise SparkError("cancelled while queued")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise SparkError(f"Spark is busy on {self._master} with {self._running} job(s) of other "
+                                     f"sessions, and one process holds one Spark context: after "
+                                     f"{self.queue_seconds:g} s of waiting this job on {master} is refused. "
+                                     f"Run it on {self._master}, or later")
+                if not told and queued is not None:
+                    queued(f"queued: {self._running} job(s) run on {self._master}; this job on {master} "
+                           "starts when they end")
+                    told = True
+                self._cond.wait(min(left, 0.2))
+            self._master = master
+            self._running += 1

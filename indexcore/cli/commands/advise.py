@@ -18,6 +18,7 @@ from indexcore.analysis.advise_statements import advice_summary
 from indexcore.analysis.check import check, read_rules
 from indexcore.analysis.diff import diff
 from indexcore.analysis.workload import read_workload
+from indexcore.cli.arguments import COUNT, SNAPSHOT_ID
 from indexcore.cli.output import ProgressBar
 from indexcore.spark.jobs.what_if import what_if_measure
 from indexcore.warehouse import Warehouse
@@ -37,10 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workload", required=True, metavar="FILE",
                    help="queries: SELECTs or bare WHERE conditions, one per line or ';'-separated; "
                         "'-- weight: N' or 'N<TAB>query' for a weight, '-- name: X' for a name")
-    p.add_argument("--sample", type=int, default=None, metavar="N",
+    p.add_argument("--sample", type=COUNT, default=None, metavar="N",
                    help="build candidates on N sampled files (default 32; 0 = all files)")
     p.add_argument("--master", default=None, metavar="URL", help="build candidates for every file on Spark")
-    p.add_argument("--snapshot", type=int, default=None, help="snapshot id (default: latest)")
+    p.add_argument("--snapshot", type=SNAPSHOT_ID, default=None, help="snapshot id (default: latest)")
     p.add_argument("--dialect", choices=["spark", "flink"], default="spark", help="statement dialect")
     p.add_argument("--details", action="store_true", help="add per-query explains and per-file evidence")
     p.set_defaults(func=run_advise)
@@ -50,8 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "configured index, DV growth and bucket balance per partition and bucket, "
                                    "and with --workload the pruning of every query before and after.")
     _common(p)
-    p.add_argument("--from", dest="from_snapshot", type=int, required=True, metavar="S1", help="older snapshot id")
-    p.add_argument("--to", dest="to_snapshot", type=int, default=None, metavar="S2",
+    p.add_argument("--from", dest="from_snapshot", type=SNAPSHOT_ID, required=True, metavar="S1", help="older snapshot id")
+    p.add_argument("--to", dest="to_snapshot", type=SNAPSHOT_ID, default=None, metavar="S2",
                    help="newer snapshot id (default: latest)")
     p.add_argument("--workload", default=None, metavar="FILE", help="queries to compare pruning for")
     p.set_defaults(func=run_diff)
@@ -63,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "a rule fails, 2 on bad input.")
     _common(p)
     p.add_argument("--rules", required=True, metavar="FILE", help="rules file (text, one rule a line, or JSON)")
-    p.add_argument("--snapshot", type=int, default=None, help="snapshot id to check (default: latest)")
+    p.add_argument("--snapshot", type=SNAPSHOT_ID, default=None, help="snapshot id to check (default: latest)")
     p.add_argument("--format", choices=["table", "json"], default="json", help="output format (default: json)")
     p.set_defaults(func=run_check)
 

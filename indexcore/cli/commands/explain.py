@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import posixpath
 
+from indexcore.cli.arguments import BUCKET, SNAPSHOT_ID
 from indexcore.cli.output import ProgressBar, short_result
 from indexcore.scan import explain
 from indexcore.warehouse import Warehouse
@@ -41,9 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--where", required=True, metavar="SQL", help="SQL condition, e.g. \"f0 = 'Bob' AND f1 > 3\"")
     p.add_argument("--verify", action="store_true",
                    help="read the data: count matching rows per file and flag wrongly pruned files/rows")
-    p.add_argument("--snapshot", type=int, default=None, help="snapshot id (default: latest)")
+    p.add_argument("--snapshot", type=SNAPSHOT_ID, default=None, help="snapshot id (default: latest)")
     p.add_argument("--partition", default=None, metavar="K=V[,K=V]", help="only files of this partition")
-    p.add_argument("--bucket", type=int, default=None, help="only files of this bucket")
+    p.add_argument("--bucket", type=BUCKET, default=None, help="only files of this bucket")
     p.add_argument("--all-files", action="store_true",
                    help="consult the file index even for files pruned by an earlier stage")
     p.set_defaults(func=run_explain, brief=brief)

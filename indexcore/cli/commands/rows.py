@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from indexcore.cli.arguments import COUNT, SNAPSHOT_ID
 from indexcore.cli.output import ProgressBar
 from indexcore.errors import IndexCoreError, PredicateError
 from indexcore.expr import parse_where
@@ -16,9 +17,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("rows", help="read a table's rows like Paimon's batch read")
     p.add_argument("warehouse", metavar="WAREHOUSE", help="warehouse root path or URL")
     p.add_argument("table", metavar="DB.TABLE", help="table name as database.table")
-    p.add_argument("--snapshot", type=int, default=None, help="snapshot id (default: latest)")
+    p.add_argument("--snapshot", type=SNAPSHOT_ID, default=None, help="snapshot id (default: latest)")
     p.add_argument("--where", default=None, metavar="SQL", help="SQL condition, e.g. \"f1 = 10 AND f0 IS NOT NULL\"")
-    p.add_argument("--limit", type=int, default=None, help="at most this many rows")
+    p.add_argument("--limit", type=COUNT, default=None, help="at most this many rows")
     p.set_defaults(func=run_rows)
 
 

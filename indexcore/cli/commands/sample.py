@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from indexcore.cli.arguments import COUNT, SEED
 from indexcore.cli.output import ProgressBar
 from indexcore.errors import IndexCoreError
 from indexcore.spark.sample import DEFAULT_SEED, build_sample
@@ -31,11 +32,11 @@ def register(subparsers) -> None:
     sub = parser.add_subparsers(dest="sample_command", required=True)
     build = sub.add_parser("build", help="write the sample tables into DIR (rebuilds tables indexcore made)")
     build.add_argument("directory", metavar="DIR")
-    build.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of rows and file names")
+    build.add_argument("--seed", type=SEED, default=DEFAULT_SEED, help="seed of rows and file names")
     build.add_argument("--master", default=None, help="Spark master (default local[*]; sc:// for Connect)")
     build.add_argument("--scale", choices=["small", "large"], default="small",
                        help="small: the demo tables; large: a production-size warehouse of many small files")
-    build.add_argument("--files", type=int, default=None, metavar="N",
+    build.add_argument("--files", type=COUNT, default=None, metavar="N",
                        help="--scale large: live data files in total (default 50,000)")
     build.add_argument("--format", choices=["table", "json"], default="table", help="output format")
     build.set_defaults(func=_build)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 
+from indexcore.cli.arguments import SNAPSHOT_ID
 from indexcore.errors import IndexCoreError
 from indexcore.views import VIEWS, parse_identifier, to_records, view
 from indexcore.warehouse import Warehouse
@@ -23,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    + ", ".join(f"${v}" for v in VIEWS))
     p.add_argument("warehouse", metavar="WAREHOUSE", help="warehouse root path or URL")
     p.add_argument("table", metavar="DB.TABLE$VIEW", help="e.g. 'demo.events$files' (quote the $)")
-    p.add_argument("--snapshot", type=int, default=None, help="snapshot id (default: latest)")
+    p.add_argument("--snapshot", type=SNAPSHOT_ID, default=None, help="snapshot id (default: latest)")
     p.set_defaults(func=run_show)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import posixpath
 
+from indexcore.cli.arguments import SNAPSHOT_ID
 from indexcore.cli.output import ProgressBar, short_result
 from indexcore.config import parse_pairs
 from indexcore.formats.registry import FILE_INDEX_TYPES
@@ -27,7 +28,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("table", metavar="DB.TABLE", help="table name as database.table")
     p.add_argument("--master", default=None, metavar="URL",
                    help="Spark master: local[*] (default), local[N], spark://..., sc://... (Spark Connect)")
-    p.add_argument("--snapshot", type=int, default=None, help="snapshot id (default: latest)")
+    p.add_argument("--snapshot", type=SNAPSHOT_ID, default=None, help="snapshot id (default: latest)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from indexcore.cli.arguments import SNAPSHOT_ID
 from indexcore.errors import IndexCoreError, StorageError
 from indexcore.views import partition_text
 from indexcore.views.census import iter_file_indexes
@@ -122,11 +123,11 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("files", help="live data files of a snapshot, with indexes and DVs")
     p.add_argument("warehouse")
     p.add_argument("table", help="database.table")
-    p.add_argument("--snapshot", type=int, default=None, help="snapshot id (default: latest)")
+    p.add_argument("--snapshot", type=SNAPSHOT_ID, default=None, help="snapshot id (default: latest)")
     p.set_defaults(func=cmd_files)
 
     p = subparsers.add_parser("bucket-index", help="hash (dynamic bucket) index per partition/bucket")
     p.add_argument("warehouse")
     p.add_argument("table", help="database.table")
-    p.add_argument("--snapshot", type=int, default=None, help="snapshot id (default: latest)")
+    p.add_argument("--snapshot", type=SNAPSHOT_ID, default=None, help="snapshot id (default: latest)")
     p.set_defaults(func=cmd_bucket_index)

@@ -9,13 +9,13 @@ directory (never the warehouse) and compares pruning per predicate with
 
 from __future__ import annotations
 
+import hashlib
 import os
 import posixpath
+import re
 import tempfile
 import threading
 from collections.abc import Sequence
-
-from fsspec.core import url_to_fs
 
 from indexcore.analysis.whatif import build_hypothetical_index, evaluate_hypothetical
 from indexcore.errors import IndexCoreError, PredicateError
@@ -40,8 +40,7 @@ def what_if_task(spec: dict) -> dict:
         for built in hyp.files:
             scratch = None
             if built.blob is not None:
-                scratch = os.path.join(spec["scratch_dir"], f"{posixpath.basename(built.path)}.{column}."
-                                                            f"{index_type}.index")
+                scratch = os.path.join(spec["scratch_dir"], scratch_name(built.path, column, index_type))
                 with open(scratch, "wb") as fh:
                     fh.write(built.blob)
             out[built.path] = {"path": built.path, "row_count": built.row_count, "size": built.size,
@@ -56,6 +55,19 @@ def what_if_task(spec: dict) -> dict:
         return {"files": [out[lf.path] for lf in spec["files"] if lf.path in out]}
     except Exception as exc:  # noqa: BLE001
         return task_error(spec, exc)
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def scratch_name(path: str, column: str, index_type: str) -> str:
+    """The scratch file name of one data file's hypothetical index: the file's base name, the
+    column and the kind with anything but letters, digits, ``.``, ``_`` and ``-`` replaced and each part
+    capped (a column name comes from the table's schema, which a hostile warehouse writes), plus a
+    digest of the three as given, so two names that clean up alike stay apart."""
+    digest = hashlib.sha256("\0".join((path, column, index_type)).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    parts = (posixpath.basename(path)[:80], column[:60], index_type[:30])
+    return ".".join(_UNSAFE.sub("_", part) or "_" for part in parts) + f".{digest}.index"
 
 
 def _what_if_row(sql: str, wf) -> dict:
@@ -114,7 +126,7 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
         return {**out, "scratch_dir": None, "file_results": [{**f, "scratch_file": None}
                                                              for f in out["file_results"]]}
     scratch = scratch_dir
-    _check_scratch(scratch, warehouse_url)
+    _check_scratch(scratch, tbl.storage)
     os.makedirs(scratch, exist_ok=True)
     spark = spark or get_session(master)
     groups = file_groups(plan.files, max_tasks(spark), whole_buckets=False)
@@ -151,11 +163,11 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     }
 
 
-def _check_scratch(scratch: str, warehouse_url: str) -> None:
-    try:
-        _, root = url_to_fs(warehouse_url)
-    except (ValueError, ImportError, OSError):
-        return
-    a, b = os.path.realpath(scratch), os.path.realpath(root)
+def _check_scratch(scratch: str, storage) -> None:
+    """Refuse a local scratch directory inside a local warehouse (the warehouse's own opened
+    storage, with its options: no second filesystem is made without them)."""
+    if storage.protocol != "file":
+        return  # the scratch directory is local: it cannot lie inside an object store
+    a, b = os.path.realpath(scratch), os.path.realpath(storage.root)
     if a == b or a.startswith(b.rstrip("/") + "/"):
         raise IndexCoreError(f"scratch directory {scratch} is inside the warehouse; refusing to write there")
