@@ -15,7 +15,8 @@ parallel: the time of one CPU-bound Python task over the time of as many such ta
 master has cores, run at once (N on an idle N-core machine, about 1 where cores are shared).
 Asserts nothing.
 
-Run: ``python bench/bench_audit.py [--rows 1000000] [--files 200]``
+Run: ``python bench/bench_audit.py [--rows 1000000] [--files 200] [--quick]`` (``--quick``: a small
+table on local[1], to prove the bench runs; not a measurement)
 """
 
 from __future__ import annotations
@@ -89,7 +90,10 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--masters", nargs="*", default=list(MASTERS))
+    parser.add_argument("--quick", action="store_true", help="20,000 rows in 8 files on local[1]: runs, measures nothing")
     args = parser.parse_args()
+    if args.quick:
+        args.rows, args.files, args.masters = 20_000, 8, ["local[1]"]
     root = tempfile.mkdtemp(prefix="indexcore-bench-audit-")
     try:
         t, name = timed(lambda: build(root, args.rows, args.files))
@@ -115,7 +119,7 @@ def main() -> None:
             cores = spark.sparkContext.defaultParallelism
             print(f"{master:9s} anchor {t_anchor:6.2f} s  audit {t_audit:6.2f} s  "
                   f"ratio {t_audit / t_anchor:6.2f} (goal <= 1.5)  speed-up vs first {base / t_audit:4.2f}x  "
-                  f"python x{python_parallelism(spark, cores):4.2f}  "
+                  f"python x{python_parallelism(spark, cores, 30_000 if args.quick else 3_000_000):4.2f}  "
                   f"checks passed {report['checks_passed']}  errors {errors}")
             spark.stop()
     finally:

@@ -5,7 +5,8 @@ Writes, with our own writer into a temp dir (or reuses ``--warehouse DIR`` holdi
 and ``db.orders`` as written here), an append table with bitmap, bloom, range-bitmap and BSI
 indexes over many partitions and a primary-key table with deletion vectors over many
 snapshots, then prints each job's time as a ratio to planning the same snapshot and its peak
-traced memory. ``python bench/bench_scale.py [--files 2000] [--warehouse DIR]``.
+traced memory. ``python bench/bench_scale.py [--files 2000] [--warehouse DIR] [--quick]``
+(``--quick``: 120 files and 5 order commits; it runs, it measures nothing).
 """
 
 from __future__ import annotations
@@ -88,12 +89,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--warehouse", help="reuse tables written by an earlier run")
+    parser.add_argument("--quick", action="store_true", help="a small warehouse: runs, measures nothing")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = args.warehouse or tmp
         if not args.warehouse:
-            write_events(root, args.files)
-            write_orders(root, 30)
+            write_events(root, 120 if args.quick else args.files)
+            write_orders(root, 5 if args.quick else 30)
 
         def fresh(name: str):
             return indexcore.open_warehouse(root).table(name)

@@ -5,7 +5,9 @@ Then, in-process on the same rows: building the four indexes with the bulk write
 (``write_arrow`` / ``write_batch``, what the table writer uses) against pyarrow writing those
 rows to Parquet; ``--row-by-row`` also times one ``write()`` call per row (the old path).
 
-    python bench/bench_write.py [--rows 1000000] [--master local[*]] [--row-by-row]
+    python bench/bench_write.py [--rows 1000000] [--master local[*]] [--row-by-row] [--quick]
+
+``--quick``: 20,000 rows on local[1] (it runs, it measures nothing).
 """
 
 from __future__ import annotations
@@ -66,7 +68,10 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--master", default=None)
     parser.add_argument("--row-by-row", action="store_true", help="also time one write() per row")
+    parser.add_argument("--quick", action="store_true", help="20,000 rows on local[1]: runs, measures nothing")
     args = parser.parse_args()
+    if args.quick:
+        args.rows, args.master = 20_000, args.master or "local[1]"
     spark = get_session(args.master, app_name="indexcore-bench")
     df = frame(spark, args.rows).cache()
     df.count()

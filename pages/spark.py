@@ -24,6 +24,7 @@ from indexcore.frames import figures
 from indexcore.frames.suggestion import suggest_predicate
 from indexcore.frames.text import code, md
 from indexcore.frames.views import UNPARTITIONED
+from indexcore.scan.explainer import bind_predicate
 from indexcore.spark.jobs.audit import audit
 from indexcore.spark.jobs.evaluate import evaluate
 from indexcore.spark.session import SparkSessions
@@ -80,6 +81,17 @@ def _flat(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _refusal(sql: str) -> str | None:
+    """Why the predicate cannot be evaluated (its columns resolved against the schema the read uses),
+    or None: checked before any Spark job starts, so a typo costs no JVM start."""
+    try:
+        snap = ctx.table.snapshot(ctx.snapshot_id) if ctx.snapshot_id is not None else None
+        bind_predicate(ctx.table, ctx.table.read_schema(ctx.snapshot_id, snap), sql)
+    except IndexCoreError as exc:
+        return str(exc)
+    return None
+
+
 def _run(job: str, sql: str, master: str) -> dict:
     """Run one job in a worker thread under a lease of the shared Spark context; the script thread
     draws its progress until it ends. The record joins the history at once (capped at
@@ -92,6 +104,11 @@ def _run(job: str, sql: str, master: str) -> dict:
               "error": "cancelled: the page was rerun or left while it ran", "details": None, "result": None}
     history.append(record)
     del history[:-max(1, limits.spark_history)]
+    refused = _refusal(sql) if job == "evaluate" else None
+    if refused is not None:
+        record.update(error=refused, details=f"the predicate {sql!r} was refused before Spark started:\n{refused}",
+                      seconds=0.0)
+        return record
     state = {"done": 0, "total": 0, "what": "starting Spark"}
     cancel = threading.Event()
     sessions, user = spark_sessions(limits.spark_jobs_per_user, limits.spark_queue_seconds), user_key()

@@ -215,10 +215,15 @@ def test_issue14_defects_in_the_browser(server):
             box.press("Enter")
             _wait_idle(page)
             page.get_by_role("button", name="Run evaluate").click()
+            # the final state itself, however long a loaded machine takes to reach it: the refusal
+            # (made before any Spark job starts) and its details drawn open
+            refusal = page.locator('[data-testid="stAlert"]').filter(has_text="no_such_column").first
+            refusal.wait_for(state="visible", timeout=120_000)
+            details = page.locator('[data-testid="stExpander"]').filter(has_text="Error details").first
+            details.locator('[data-testid="stCode"], pre').first.wait_for(state="visible", timeout=60_000)
             _wait_idle(page, 120)
             page.screenshot(path=str(SHOTS / "issue14_spark_error.png"), full_page=True)
             assert any("failed" in a and "no_such_column" in a for a in _alerts(page)), _alerts(page)
-            details = page.locator('[data-testid="stExpander"]').filter(has_text="Error details").first
             assert details.locator('[data-testid="stCode"], pre').first.is_visible()
             assert page.locator('[data-testid="stException"]').count() == 0
         finally:

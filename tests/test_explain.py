@@ -752,3 +752,49 @@ def test_pruning_index_types_follow_file_index_folding():
     assert kinds("c = 'NZ' OR n = 4") == ("bitmap", "bloom-filter", "bsi")
     assert kinds("n > 4") == ("bsi",)  # a bloom filter answers no range
     assert kinds("u > 4") == ()
+
+
+@pytest.mark.parametrize("name", ["append_with_bitmap_no_embedding", "append_with_bsi_bitmap_bloomfilter"])
+def test_each_index_file_is_one_request_and_a_large_one_reads_ranged(warehouse, name, monkeypatch):
+    """A ``.index`` file is read whole in one request and evaluated from memory, counting the bytes
+    its head parser and readers use as a ranged read does: the decisions and bytes of a run where
+    every file is "too large" to read whole (ranged reads, several requests each) are the same."""
+    from indexcore.scan import file_index
+
+    table = _table(warehouse, name)
+    sizes = {lf.path: Path(lf.index_path).stat().st_size for lf in table.plan().files
+             if lf.index_path and lf.file.embedded_index is None}
+    for sql in CASES[name]:
+        whole = explain(table, sql, all_files=True)
+        on_disk = [f for f in whole.files if f.index_location == "file"]
+        assert on_disk, sql
+        # one request for a small file; a larger one (a 3 MB file here) keeps its first window
+        assert all(f.requests == 1 if sizes[f.path] <= file_index.WHOLE_INDEX_BYTES else f.requests >= 1
+                   for f in on_disk), [(f.path, f.requests, sizes[f.path]) for f in on_disk]
+        with monkeypatch.context() as m:
+            m.setattr(file_index, "WHOLE_INDEX_BYTES", 16)  # every file larger: first window kept, rest ranged
+            ranged = explain(table, sql, all_files=True)
+        strip = ("requests",)
+        assert [{k: v for k, v in f.to_json().items() if k not in strip} for f in whole.files] == \
+            [{k: v for k, v in f.to_json().items() if k not in strip} for f in ranged.files], sql
+        assert sum(f.requests for f in ranged.files) > len(on_disk), sql
+        assert whole.problems == ranged.problems == [], sql
+
+
+def test_read_path_result_agrees_with_its_definition_on_random_answers():
+    """``FileIndexEvaluator`` by definition (every row minus the deletion vector is the selection,
+    the answer is cut to it, REMAIN when it holds every row or the whole selection, SKIP when
+    empty) on random answers, with and without a deletion vector and rows past the file."""
+    import random
+
+    rng = random.Random(30)
+    for _ in range(2_000):
+        rows = rng.randrange(0, 40)
+        raw = BitMap(rng.sample(range(rows + 3), rng.randrange(0, rows + 3)) if rng.random() < 0.2
+                     else rng.sample(range(max(rows, 1)), rng.randrange(0, max(rows, 1))))
+        deleted = BitMap(rng.sample(range(max(rows, 1)), rng.randrange(0, max(rows, 1)))) if rng.random() < 0.5 else None
+        selection = BitMap(range(rows)) - (deleted or BitMap())
+        cut = raw & selection
+        want = REMAIN if len(raw) == rows or cut == selection else SKIP if not cut else BitmapResult(cut)
+        got = read_path_result(BitmapResult(BitMap(raw)), rows, deleted)
+        assert got == want if not isinstance(want, BitmapResult) else got.bitmap == want.bitmap, (rows, raw, deleted)

@@ -201,3 +201,44 @@ def test_read_prefixes_keeps_each_files_error_to_itself(tree):
     assert isinstance(got[1], StorageError) and "gone" in str(got[1]) and "file not found" in str(got[1])
     assert isinstance(got[2], StorageError) and REFUSED in str(got[2])
     assert storage.stats.snapshot() == (before[0] + 16, before[1] + 2)  # two reads of 8 bytes
+
+
+def test_read_prefixes_with_a_kept_memo_still_refuses_a_symlink_out(tree):
+    """A caller's memo of resolved directories, kept across calls (explain reads one ``.index``
+    file at a time), spares the per-file checks but not the refusal of a file symlinked out of the
+    roots; ``served=False`` counts the bytes as read only (readers count what they use)."""
+    root, outside = tree
+    folder = root / "demo.db" / "orders" / "schema"
+    (folder / "leak").symlink_to(outside / "demo.db" / "users" / "schema" / "schema-0")
+    storage = Storage(str(root), allowed_roots=[str(root)])
+    good = str(folder / "schema-0")
+    memo: dict = {}
+    served = storage.stats.bytes_served
+    for _ in range(2):
+        (got,) = storage.read_prefixes([good], 1 << 16, served=False, folders=memo)
+        assert got == ((folder / "schema-0").read_bytes(), (folder / "schema-0").stat().st_size, good)
+        (leak,) = storage.read_prefixes([str(folder / "leak")], 8, served=False, folders=memo)
+        assert isinstance(leak, StorageError) and REFUSED in str(leak)
+    assert memo == {str(folder): str(folder)}
+    assert storage.stats.bytes_served == served
+
+
+def test_a_bytes_window_reads_and_counts_as_a_slice_does():
+    """:class:`BytesSource` windows (a whole ``.index`` file's blobs) read the same bytes and count
+    the same read and served bytes as the generic slice, with the same error past the end."""
+    from indexcore.errors import CorruptFileError
+    from indexcore.io import ByteSource, BytesSource, ReadStats
+
+    data = bytes(range(256)) * 4
+    fast, slow = ReadStats(), ReadStats()
+    window = BytesSource(data, "f", fast).slice(100, 300, name="f#c.bitmap")
+    generic = ByteSource.slice(BytesSource(data, "f", slow), 100, 300, name="f#c.bitmap")
+    for offset, length in ((0, 10), (290, 10), (5, 0), (0, 300)):
+        assert window.read(offset, length) == generic.read(offset, length) == data[100 + offset:100 + offset + length]
+    inner, inner_generic = window.slice(10, 20), generic.slice(10, 20)
+    assert inner.read(0, 20) == inner_generic.read(0, 20) == data[110:130]
+    assert (fast.bytes_read, fast.bytes_served, fast.requests) == (slow.bytes_read, slow.bytes_served, slow.requests)
+    for source in (window, generic):
+        with pytest.raises(CorruptFileError, match="needs 10 bytes but the file has 5 left") as caught:
+            source.read(295, 10, "bitmap")
+        assert caught.value.file == "f#c.bitmap" and caught.value.structure == "bitmap"

@@ -451,10 +451,12 @@ class FileIndexContainer:
 
     def prefetch(self, columns: Iterable[str]) -> None:
         """Fetch the blobs of these columns in one request (their span), before readers read them."""
+        if self.source.readahead <= 0:  # exact reads cost nothing (local files, bytes in memory)
+            return
         wanted = set(columns)
         spans = [(e.offset, e.offset + e.length) for e in self.head.entries
                  if e.column in wanted and not e.empty and e.length > 0]
-        if spans and self.source.readahead > 0:
+        if spans:
             start = min(s for s, _ in spans)
             self.source.prefetch(start, max(e for _, e in spans) - start)
 

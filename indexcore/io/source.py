@@ -47,6 +47,12 @@ class ReadStats:
         with self._lock:
             self.bytes_served += nbytes
 
+    def add_served(self, nbytes: int) -> None:
+        """``nbytes`` read and handed to a reader at once, without a request (bytes in memory)."""
+        with self._lock:
+            self.bytes_read += nbytes
+            self.bytes_served += nbytes
+
     def snapshot(self) -> tuple[int, int]:
         return self.bytes_read, self.requests
 
@@ -191,6 +197,21 @@ class ByteSource:
     def read_all(self, structure: str = "file") -> bytes:
         return self.read(0, self.size, structure)
 
+    def keep(self, offset: int, data: bytes) -> None:
+        """Bytes of this file at ``offset`` already read elsewhere: later reads inside them cost no request."""
+        if data:
+            self._keep(offset, data)
+
+    def fetched(self, offset: int, length: int) -> bytes:
+        """``[offset, offset + length)`` (clipped to the file) in at most one request, counted as read
+        but not as served: for a caller that hands the bytes on to readers that count what they use."""
+        offset = max(offset, 0)
+        length = min(length, self.size - offset)
+        if length <= 0:
+            return b""
+        data = self._cached(offset, length)
+        return data if data is not None else self._fetch(offset, length)
+
     def slice(self, offset: int, length: int, name: str | None = None) -> ByteSource:
         """A window of this source; reads through it are counted on the same stats."""
         if offset < 0 or length < 0 or offset + length > self.size:
@@ -200,24 +221,43 @@ class ByteSource:
 
 
 class BytesSource(ByteSource):
-    """Bytes already in memory (golden blobs, blobs embedded in a manifest): bytes are counted,
-    requests are not (nothing goes to storage)."""
+    """Bytes already in memory (golden blobs, blobs embedded in a manifest, a whole ``.index`` file
+    read in one request): bytes are counted, requests are not (nothing goes to storage).
+
+    ``base``/``size`` make it a window of ``data``: :meth:`slice` gives such a window over the same
+    bytes (no copy, no chain of sources), and a read is one bounds check and one slice.
+    """
 
     requests_per_read = 0
 
     def __init__(self, data: bytes, name: str = "<memory>", stats: ReadStats | None = None,
-                 readahead: int = 0):
+                 readahead: int = 0, base: int = 0, size: int | None = None):
         # bytes are immutable, so they are kept as given; anything else is copied once
         self._bytes = data if type(data) is bytes else bytes(data)
+        self._base = base
         self.name = name
-        self.size = len(self._bytes)
+        self.size = len(self._bytes) - base if size is None else size
         self.stats = stats if stats is not None else ReadStats()
         self.readahead = readahead
 
     def _read(self, offset: int, length: int) -> bytes:
-        if offset == 0 and length == self.size:
+        start = self._base + offset
+        if start == 0 and length == len(self._bytes):
             return self._bytes
-        return self._bytes[offset:offset + length]
+        return self._bytes[start:start + length]
+
+    def read(self, offset: int, length: int, structure: str = "bytes") -> bytes:
+        if self._cache is not None or offset < 0 or length <= 0 or offset + length > self.size:
+            return super().read(offset, length, structure)  # errors, empty reads, a kept prefetch
+        start = self._base + offset
+        data = self._bytes if start == 0 and length == len(self._bytes) else self._bytes[start:start + length]
+        self.stats.add_served(length)
+        return data
+
+    def slice(self, offset: int, length: int, name: str | None = None) -> ByteSource:
+        if offset < 0 or length < 0 or offset + length > self.size:
+            return super().slice(offset, length, name)  # the error
+        return BytesSource(self._bytes, name or self.name, self.stats, self.readahead, self._base + offset, length)
 
 
 class SliceSource(ByteSource):

@@ -132,8 +132,10 @@ class Storage:
             allowed_dir = self._dirs.get(parent)
         else:
             allowed_dir = seen.get(parent)
-            if allowed_dir is None:
-                allowed_dir = seen[parent] = self._dirs.get(parent)
+            if allowed_dir is None:  # not resolved yet: looked up again until it is
+                allowed_dir = self._dirs.get(parent)
+                if allowed_dir is not None:
+                    seen[parent] = allowed_dir
         if allowed_dir is None:
             return None
         return allowed_dir + base if allowed_dir.endswith("/") else f"{allowed_dir}/{base}"  # posixpath.join
@@ -174,10 +176,15 @@ class Storage:
             raise got
         return got
 
-    def read_prefixes(self, paths: Sequence[str], length: int) -> list[tuple[bytes, int, str] | IndexCoreError]:
+    def read_prefixes(self, paths: Sequence[str], length: int, served: bool = True,
+                      folders: dict[str, str | None] | None = None) -> list[tuple[bytes, int, str] | IndexCoreError]:
         """:meth:`read_prefix` of each path, in order; a file that cannot be read is its error.
+        ``served=False``: the bytes are counted as read, not as served (the caller hands them to
+        readers that count what they use, e.g. whole small ``.index`` files). ``folders``: the
+        caller's memo of directories looked up, kept across calls (else one per call).
 
-        Local files take one ``open``/``fstat``/``pread`` each in one loop, without a
+        Local files take one ``open``/``pread`` each in one loop (an ``fstat`` too when the file is
+        longer than ``length``), without a
         :class:`FileSource` (a census reads 50,000 heads this way); a file of a directory already
         resolved and allowed is opened without following a symlink (no ``lstat`` per file), a
         symlinked one takes the full check of :meth:`resolve`. Other filesystems go through the
@@ -188,13 +195,18 @@ class Storage:
             for path in paths:
                 try:
                     source = self.open(path)
-                    source.prefetch(0, length)
-                    out.append((source.read(0, min(length, source.size)), source.size, source.name))
+                    if served:
+                        source.prefetch(0, length)
+                        data = source.read(0, min(length, source.size))
+                    else:
+                        data = source.fetched(0, length)
+                    out.append((data, source.size, source.name))
                 except IndexCoreError as exc:
                     out.append(exc)
             return out
         nbytes, reads = 0, 0
-        folders: dict[str, str | None] = {}  # this batch's directories (a few hundred for 50,000 files)
+        if folders is None:
+            folders = {}  # this batch's directories (a few hundred for 50,000 files)
         for path in paths:
             full, fd = None, -1
             try:
@@ -209,8 +221,9 @@ class Storage:
                     full = self.resolve(path)
                     fd = os.open(full, os.O_RDONLY | getattr(os, "O_BINARY", 0))
                 try:
-                    size = os.fstat(fd).st_size
-                    data = pread_fully(fd, 0, min(length, size))
+                    data = pread_fully(fd, 0, length)
+                    # a short read reached the end: the file's size, without an fstat per file
+                    size = len(data) if len(data) < length else os.fstat(fd).st_size
                 finally:
                     os.close(fd)
             except IndexCoreError as exc:
@@ -222,7 +235,8 @@ class Storage:
             nbytes, reads = nbytes + len(data), reads + 1
             out.append((data, size, self.display(full)))
         self.stats.add(nbytes, reads)
-        self.stats.served(nbytes)
+        if served:
+            self.stats.served(nbytes)
         return out
 
     def read_bytes(self, path: str) -> bytes:

@@ -25,7 +25,7 @@ from indexcore.expr import AND, Leaf, Predicate
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult, FileIndexReader, FileIndexResult
 from indexcore.formats.container import read_container
 from indexcore.formats.registry import FILE_INDEX_TYPES, index_kind, open_reader
-from indexcore.io import ByteSource
+from indexcore.io import ByteSource, BytesSource
 from indexcore.scan.dv import deleted_positions
 from indexcore.scan.records import Batch, Decision
 from indexcore.types import DataType
@@ -33,6 +33,9 @@ from indexcore.warehouse.model import LiveFile, Problem, TableSchema
 
 OptionsFor = Callable[[str, str], Mapping[str, str] | None]
 MAX_ROWS_32 = 2_147_483_647
+# a ``.index`` file up to this size is read whole in one request (they are 2-18 KB); past it, the
+# head and what the readers need are read ranged
+WHOLE_INDEX_BYTES = 64 << 10
 
 
 class FileIndexPredicate:
@@ -46,7 +49,7 @@ class FileIndexPredicate:
     def __init__(self, container: Any, row_type: Mapping[str, DataType],
                  options_for: OptionsFor | None = None):
         self.container = container
-        self.row_type = dict(row_type)
+        self.row_type = row_type  # read only: the files of one schema share it
         self.options_for = options_for
         self._readers: dict[str, list[FileIndexReader]] = {}
 
@@ -138,6 +141,9 @@ def read_path_result(raw: FileIndexResult, row_count: int, deleted: Any = None,
             # Paimon's conservative fallback (apache/paimon#9141): row positions are 32-bit,
             # so a 64-bit deletion vector is never combined with the index bitmap.
             return REMAIN
+        if deleted is None and (not raw.bitmap or raw.bitmap.max() < row_count):
+            # the selection is every row and holds the whole answer: no selection bitmap per file
+            return BitmapResult(BitMap(raw.bitmap)) if raw.bitmap else SKIP
         selection = BitMap(range(row_count))
         if deleted is not None:
             selection -= deleted if isinstance(deleted, BitMap) else BitMap(p for p in deleted if p < row_count)
@@ -172,19 +178,23 @@ def pruning_index_types(predicate: Predicate | None, index_types: Mapping[str, S
     :class:`FileIndexPredicate`'s folding: a leaf is answered by the kinds on its column whose
     reader implements its function; AND by any answered child; OR only when every child is.
     Empty when the indexes cannot skip the file (e.g. an OR branch on an unindexed column)."""
-    def kinds(p: Predicate) -> set[str] | None:
-        if isinstance(p, Leaf):
-            method = p.function.visit(_MethodName(), p.literals)
-            found = {t for t in index_types.get(p.field, ()) if _kind_answers(t, method)}
-            return found or None
-        answers = [kinds(c) for c in p.children]
-        if p.function is AND:
-            known = [k for k in answers if k is not None]
-            return set().union(*known) if known else None
-        return None if any(k is None for k in answers) else set().union(*answers)
-
-    found = kinds(predicate) if predicate is not None else None
+    found = _pruning_kinds(predicate, index_types) if predicate is not None else None
     return tuple(sorted(found or ()))
+
+
+def _pruning_kinds(p: Predicate, index_types: Mapping[str, Sequence[str]]) -> set[str] | None:
+    """:func:`pruning_index_types` of one node: its kinds, or None when the node cannot be answered
+    (a module-level function: a recursive closure is a reference cycle per call, 50,000 of them
+    left to the cycle collector per explain)."""
+    if isinstance(p, Leaf):
+        method = p.function.visit(_MethodName(), p.literals)
+        found = {t for t in index_types.get(p.field, ()) if _kind_answers(t, method)}
+        return found or None
+    answers = [_pruning_kinds(c, index_types) for c in p.children]
+    if p.function is AND:
+        known = [k for k in answers if k is not None]
+        return set().union(*known) if known else None
+    return None if any(k is None for k in answers) else set().union(*answers)
 
 
 def container_index_types(container) -> dict[str, list[str]]:
@@ -213,10 +223,48 @@ class FileIndexStage:
         self.all_files = all_files
         self.kept = kept
         self.verify = verify  # keep each file's evaluator for verify
+        self.fields = predicate.fields()
+        self._row_types: dict[int, tuple[TableSchema, dict[str, DataType]]] = {}
+        self._pruning: dict[tuple, tuple[Predicate, tuple[str, ...]]] = {}
+        self._folders: dict[str, str | None] = {}  # the table's directories, resolved once
         opts = table_schema.core_options
         self.enabled = opts.file_index_read_enabled
         # Paimon reads a PK table through the file index only when it reads raw files (DV).
         self.at_read = self.enabled and (not table_schema.primary_keys or opts.deletion_vectors_enabled)
+
+    def pruning(self, index_filter: Predicate, index_types: dict[str, list[str]]) -> tuple[str, ...]:
+        """:func:`pruning_index_types`, worked out once per pushed filter and index layout (the files
+        of one schema and writer share both)."""
+        key = (id(index_filter), tuple((c, tuple(t)) for c, t in index_types.items()))
+        hit = self._pruning.get(key)
+        if hit is None or hit[0] is not index_filter:
+            hit = self._pruning[key] = (index_filter, pruning_index_types(index_filter, index_types))
+        return hit[1]
+
+    def row_type(self, fs: TableSchema) -> dict[str, DataType]:
+        """The row type of a file's schema, worked out once per schema (files share a few)."""
+        hit = self._row_types.get(id(fs))
+        if hit is None or hit[0] is not fs:
+            hit = self._row_types[id(fs)] = (fs, fs.row_type())
+        return hit[1]
+
+    def source(self, lf: LiveFile) -> ByteSource:
+        """The file's index bytes: a ``.index`` file of at most :data:`WHOLE_INDEX_BYTES` read whole in
+        one request (its directory resolved once per table, no per-file checks beyond it) and read
+        from memory by its head parser and readers, which count the bytes they use as before; a
+        larger one keeps that first window and reads the rest ranged; embedded bytes as they are."""
+        if lf.file.embedded_index is not None:
+            return self.table.file_index_source(lf)
+        got = self.table.storage.read_prefixes([lf.index_path], WHOLE_INDEX_BYTES, served=False,
+                                               folders=self._folders)[0]
+        if isinstance(got, IndexCoreError):
+            raise got
+        data, size, name = got
+        if len(data) == size:
+            return BytesSource(data, name, self.table.storage.stats)
+        source = self.table.file_index_source(lf)
+        source.keep(0, data)
+        return source
 
     def evaluator(self, lf: LiveFile, fs: TableSchema) -> tuple[FileIndexPredicate | None, dict, str | None]:
         embedded = lf.file.embedded_index is not None
@@ -225,10 +273,10 @@ class FileIndexStage:
         if self.kept:
             container = self.table.index_container(lf)
         else:
-            container = read_container(self.table.file_index_source(lf))
-            container.prefetch(self.predicate.fields())
+            container = read_container(self.source(lf))
+            container.prefetch(self.fields)
         location = "embedded" if embedded else "file"
-        return FileIndexPredicate(container, fs.row_type()), container_index_types(container), location
+        return FileIndexPredicate(container, self.row_type(fs)), container_index_types(container), location
 
     def decide(self, batch: Batch) -> None:
         stats = self.table.storage.stats
@@ -252,7 +300,7 @@ class FileIndexStage:
                         evaluator, index_types, location = self.evaluator(lf, fs)
                         raw = REMAIN if evaluator is None else evaluator.evaluate(push.index_filter)
                         if self.at_read:
-                            pruning = pruning_index_types(push.index_filter, index_types)
+                            pruning = self.pruning(push.index_filter, index_types)
                     deleted = batch.deleted[i]
                     if isinstance(raw, BitmapResult) and lf.deletion_vector is not None and deleted is None:
                         deleted = batch.deleted[i] = deleted_positions(self.table, lf, problems)

@@ -1,0 +1,43 @@
+"""Every script in bench/ runs: its ``--quick`` mode, in a fresh process with this checkout's
+code, must end without an error (so a bench cannot rot while the code under it changes).
+
+Quick modes prove a bench runs on a small input; they measure nothing and assert no goal.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+SCRIPTS = sorted(p.name for p in BENCH.glob("bench_*.py"))
+# run by tests/test_differential.py::test_bench_java_quick_prints_ratios (with the Java oracle's checks)
+ELSEWHERE = {"bench_java.py"}
+SPARK = {"bench_audit.py", "bench_write.py"}
+TIMEOUT_S = 900
+
+
+def test_every_bench_has_a_quick_mode():
+    """The list below is every script of bench/, and each one takes ``--quick``."""
+    assert SCRIPTS, "no bench scripts found"
+    missing = [name for name in SCRIPTS if "--quick" not in (BENCH / name).read_text()]
+    assert not missing, f"bench scripts without a --quick mode: {missing}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", [pytest.param(name, marks=[pytest.mark.spark] if name in SPARK else [])
+                                    for name in SCRIPTS if name not in ELSEWHERE])
+def test_bench_quick_runs(script):
+    if script in SPARK:
+        pytest.importorskip("pyspark")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env.pop("INDEXCORE_ALLOWED_ROOTS", None)
+    res = subprocess.run([sys.executable, str(BENCH / script), "--quick"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert res.returncode == 0, f"{script} --quick failed:\n{res.stdout[-2000:]}\n{res.stderr[-3000:]}"
+    assert res.stdout.strip(), f"{script} --quick printed nothing"
