@@ -19,14 +19,17 @@ range, null test, other) so an advisor knows which index kinds could answer.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
 
 from indexcore.errors import PredicateError
+from indexcore.expr.sql import parse_where
+from indexcore.types import DataType
 
 EQUALITY, RANGE, NULL_TEST, OTHER = "equality", "range", "null", "other"
 _DIRECTIVE = re.compile(r"^\s*(weight|count|name)\s*[:=]\s*(\S+)\s*$", re.IGNORECASE)
@@ -69,20 +72,23 @@ def _segments(text: str, on_newline: bool) -> tuple[list[tuple[str, dict, int]],
     pending: dict[str, str] = {}
     start_line = line = 1
     saw_semicolon = False
+    started = False  # the buffer holds more than white space (kept as a flag: linear in the text)
     i, n = 0, len(text)
 
     def flush() -> None:
-        nonlocal buf, pending
+        nonlocal buf, pending, started
         stmt = "".join(buf).strip()
         if stmt:
             out.append((stmt, pending, start_line))
             pending = {}
         buf = []
+        started = False
 
     while i < n:
         ch = text[i]
-        if not "".join(buf).strip():
+        if not started:
             start_line = line
+            started = not ch.isspace() and not text.startswith(("--", "/*"), i) and ch != ";"
         if ch in ("'", '"', "`"):
             j = i + 1
             while j < n:
@@ -135,6 +141,8 @@ def _number(value: str, what: str, line: int) -> float:
         weight = float(value)
     except ValueError as exc:
         raise PredicateError(f"workload line {line}: {what} {value!r} is not a number") from exc
+    if not math.isfinite(weight):
+        raise PredicateError(f"workload line {line}: {what} must be a finite number, got {value}")
     if weight < 0:
         raise PredicateError(f"workload line {line}: {what} must not be negative, got {value}")
     return weight
@@ -215,22 +223,49 @@ def _kind(node: exp.Expression) -> str:
     return OTHER
 
 
-def filters_of(condition: exp.Expression) -> dict[str, frozenset[str]]:
+class _Columns:
+    """The table's columns, resolved as explain resolves them (:func:`indexcore.expr.sql.parse_where`):
+    the exact spelling first, else a unique case-insensitive match."""
+
+    def __init__(self, columns: Iterable[str] | Mapping[str, DataType]):
+        self.row_type = columns if isinstance(columns, Mapping) else None
+        self.names = set(columns)
+        self.lower: dict[str, list[str]] = {}
+        for c in self.names:
+            self.lower.setdefault(c.lower(), []).append(c)
+
+    def resolve(self, name: str) -> str | None:
+        if name in self.names:
+            return name
+        found = self.lower.get(name.lower(), [])
+        return found[0] if len(found) == 1 else None
+
+    def check(self, text: str) -> None:
+        """PredicateError when explain could not parse ``text`` over the table's columns."""
+        if self.row_type is not None:
+            parse_where(text, self.row_type)
+
+
+def filters_of(condition: exp.Expression, columns: _Columns | None = None) -> dict[str, frozenset[str]]:
     """Column -> how it is filtered (equality / range / null / other) in a condition."""
     out: dict[str, set[str]] = {}
     for col in condition.find_all(exp.Column):
         parent = col.parent
         while isinstance(parent, exp.Paren | exp.Cast | exp.Not) and parent.parent is not None:
             parent = parent.parent
-        out.setdefault(col.name, set()).add(_kind(parent) if parent is not None else OTHER)
+        name = (columns.resolve(col.name) if columns is not None else None) or col.name
+        out.setdefault(name, set()).add(_kind(parent) if parent is not None else OTHER)
     return {k: frozenset(v) for k, v in out.items()}
 
 
-def _strip_qualifiers(node: exp.Expression) -> exp.Expression:
+def _strip_qualifiers(node: exp.Expression, columns: _Columns) -> exp.Expression:
     node = node.copy()
     for col in node.find_all(exp.Column):
         for part in ("table", "db", "catalog"):
             col.set(part, None)
+        name = columns.resolve(col.name)
+        if name is not None and name != col.name:
+            col.set("this", exp.to_identifier(name, quoted=not name.isidentifier()))
     return node
 
 
@@ -244,7 +279,7 @@ def _sources(select: exp.Select) -> list[exp.Expression]:
 
 
 def _scans_of_select(query: Query, tree: exp.Expression, database: str, name: str,
-                     columns: set[str]) -> list[Scan]:
+                     columns: _Columns) -> list[Scan]:
     out: list[Scan] = []
     for select in tree.find_all(exp.Select):
         sources = _sources(select)
@@ -261,53 +296,81 @@ def _scans_of_select(query: Query, tree: exp.Expression, database: str, name: st
                 notes.append(f"not pushed down: {conj.sql(dialect='spark')}")
                 continue
             mine = all((c.table.lower() in aliases) if c.table else
-                       (alone or c.name in columns) for c in cols)
-            if mine and all(c.name in columns for c in cols):
-                kept.append(_strip_qualifiers(conj))
+                       (alone or columns.resolve(c.name) is not None) for c in cols)
+            if mine and all(columns.resolve(c.name) is not None for c in cols):
+                conj = _strip_qualifiers(conj, columns)
+                try:
+                    columns.check(conj.sql(dialect="spark"))
+                except PredicateError as exc:  # Paimon is not handed what it cannot push down either
+                    notes.append(f"not pushed down: {conj.sql(dialect='spark')} ({exc.message})")
+                    continue
+                kept.append(conj)
             elif mine:
                 notes.append(f"unknown column in {conj.sql(dialect='spark')}")
         for _ in ours:
-            out.append(_scan(query, kept, notes))
+            out.append(_scan(query, kept, notes, columns))
     return out
 
 
-def _scan(query: Query, conjuncts: Sequence[exp.Expression], notes: Iterable[str] = ()) -> Scan:
+def _scan(query: Query, conjuncts: Sequence[exp.Expression], notes: Iterable[str], columns: _Columns) -> Scan:
     if not conjuncts:
         return Scan(query, None, {}, tuple(notes))
     text = " AND ".join(f"({c.sql(dialect='spark')})" if len(conjuncts) > 1 else c.sql(dialect="spark")
                         for c in conjuncts)
     filters: dict[str, set[str]] = {}
     for c in conjuncts:
-        for col, kinds in filters_of(c).items():
+        for col, kinds in filters_of(c, columns).items():
             filters.setdefault(col, set()).update(kinds)
     return Scan(query, text, {k: frozenset(v) for k, v in filters.items()}, tuple(notes))
 
 
-def scans(queries: Sequence[Query], table_name: str, columns: Iterable[str]) -> tuple[list[Scan], list[dict]]:
+#: First words of statements that are not reads: skipped with a reason (an INSERT ... SELECT or a
+#: CREATE ... AS SELECT is kept for the SELECT inside it).
+NOT_QUERIES = frozenset({"INSERT", "UPDATE", "DELETE", "DROP", "CREATE", "ALTER", "MERGE", "TRUNCATE", "CALL",
+                         "SET", "RESET", "USE", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "REPLACE", "GRANT",
+                         "REVOKE", "REFRESH", "CACHE", "UNCACHE", "ANALYZE", "MSCK", "LOAD", "ADD", "VALUES"})
+
+
+def _first_word(text: str) -> str:
+    head = text.lstrip("( \t\r\n").split(None, 1)
+    return head[0].upper().rstrip("(;") if head else ""
+
+
+def scans(queries: Sequence[Query], table_name: str,
+          columns: Iterable[str] | Mapping[str, DataType]) -> tuple[list[Scan], list[dict]]:
     """The reads of ``db.table`` the queries make, and the queries that make none (with why).
 
-    A bare condition always reads the table; its text is kept as written so explain parses it.
+    ``columns``: the table's column names, or its row type (name -> type): then every condition
+    is parsed as explain parses it, and one it cannot parse is skipped with the parser's reason
+    (a bare condition) or not pushed down (a conjunct of a SELECT), as Paimon is not handed it.
+    Column names resolve as explain resolves them (exact, else a unique case-insensitive match).
     """
     database, _, name = table_name.rpartition(".")
-    cols = set(columns)
+    cols = _Columns(columns)
     out: list[Scan] = []
     skipped: list[dict] = []
     for q in queries:
         try:
-            if is_select(q.text):
+            word = _first_word(q.text)
+            if is_select(q.text) or word in NOT_QUERIES:
                 found = _scans_of_select(q, _parse(q.text), database, name, cols)
                 if not found:
-                    skipped.append({"query": q.name, "reason": f"does not read {table_name}"})
+                    reason = f"does not read {table_name}" if word not in NOT_QUERIES else \
+                        f"{word} is not a query: the advisor replays reads (SELECT or a WHERE condition)"
+                    skipped.append({"query": q.name, "reason": reason})
                 out.extend(found)
             else:
                 text = q.text.strip()
                 if text[:6].upper() == "WHERE " or text.upper() == "WHERE":
                     text = text[5:].strip()
+                if not text:
+                    raise PredicateError("empty WHERE condition")
+                cols.check(text)
                 try:
-                    filters = filters_of(_parse(text, into=exp.Condition))
+                    filters = filters_of(_parse(text, into=exp.Condition), cols)
                 except PredicateError:
                     filters = {}
-                out.append(Scan(q, text or None, filters))
+                out.append(Scan(q, text, filters))
         except PredicateError as exc:
             skipped.append({"query": q.name, "reason": exc.message})
     return out, skipped
