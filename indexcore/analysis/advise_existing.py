@@ -27,7 +27,7 @@ from indexcore.analysis.advise_model import (
     ExistingIndex,
     QueryRun,
 )
-from indexcore.analysis.bloom_sizing import OK, OVER_FPP, OVERSIZED, column_sizing
+from indexcore.analysis.bloom_sizing import OK, OVERSIZED, SKEW, column_sizing
 from indexcore.errors import IndexCoreError
 from indexcore.expr import and_all, conjuncts
 from indexcore.formats.base import BitmapResult, FileIndexResult
@@ -282,20 +282,17 @@ def _built_with(table, g: ExistingIndex) -> dict[str, str]:
 
 
 def _bloom_sizing(table, g: ExistingIndex) -> None:
-    """The column's sizing verdict (:func:`.bloom_sizing.column_sizing`) as a finding."""
+    """The column's sizing verdict (:func:`.bloom_sizing.column_sizing`) as a finding: resize
+    (``suggested_options``), or compact when file-size skew is the cause."""
     sizing = column_sizing(table, g.column, ((b.file, b.column, b.size) for b in g.blobs.values()
                                              if b.error is None and not b.empty))
     if sizing is None or sizing.verdict == OK:
         return
-    g.suggested_options = {"items": str(sizing.recommended_items)}
+    if sizing.cause != SKEW:
+        g.suggested_options = {"items": str(sizing.recommended_items)}
+    finding = {"verdict": sizing.verdict, "message": sizing.message()}
     if sizing.verdict == OVERSIZED:
-        g.findings.append({"verdict": OVERSIZED, "stored_bytes": sizing.bytes, "needed_bytes": sizing.needed_bytes,
-                           "message": f"items={sizing.configured_items} stores {sizing.bytes} bytes where the "
-                                      f"files' rows need {sizing.needed_bytes} at fpp {sizing.configured_fpp}; "
-                                      f"items={sizing.recommended_items} fits"})
+        finding.update(stored_bytes=sizing.bytes, needed_bytes=sizing.needed_bytes)
     else:
-        g.findings.append({"verdict": OVER_FPP, "files": sizing.over_fpp_files,
-                           "message": f"{sizing.over_fpp_files} of {sizing.files} filters hold more distinct keys "
-                                      f"than items={sizing.configured_items}: more false positives than fpp "
-                                      f"{sizing.configured_fpp}; items={sizing.recommended_items} fits"})
-
+        finding.update(files=sizing.over_fpp_files, cause=sizing.cause)
+    g.findings.append(finding)

@@ -19,7 +19,7 @@ from indexcore.analysis.advise_model import (
     Candidate,
     ExistingIndex,
 )
-from indexcore.analysis.bloom_sizing import OVER_FPP, OVERSIZED
+from indexcore.analysis.bloom_sizing import OVER_FPP, OVERSIZED, SKEW
 from indexcore.formats.registry import FILE_INDEX_TYPES
 from indexcore.paimon.options import CoreOptions
 
@@ -96,6 +96,9 @@ def statements_for(table_name: str, options: dict[str, str], existing: list[Exis
         out.append(_alter(table_name, dialect, unset=sorted(set(unset))))
     if out or rewrite:
         out.append(f"CALL sys.rewrite_file_index({_quote(table_name)})")
+    if any(f.get("cause") == SKEW for g in existing for f in g.findings):  # bloom filters over fpp on big files
+        out.append(f"CALL sys.compact(table => {_quote(table_name)})" if dialect == "spark" else
+                   f"CALL sys.compact({_quote(table_name)})")
     return out
 
 

@@ -69,7 +69,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Check rules such as 'every live file carries the configured indexes', "
                                    "'DV density per bucket below X', 'no bloom above fpp Y', 'pruning of a "
                                    "query not worse than snapshot S'. Prints a JSON report; exit code 1 when "
-                                   "a rule fails, 2 on bad input.")
+                                   "a rule fails, 2 on bad input (an empty rules file, a missing or non-finite "
+                                   "parameter, bad SQL, an unknown snapshot).")
     _common(p)
     p.add_argument("--rules", required=True, metavar="FILE", help="rules file (text, one rule a line, or JSON)")
     p.add_argument("--snapshot", type=int, default=None, help="snapshot id to check (default: latest)")
@@ -123,6 +124,8 @@ def run_check(args: argparse.Namespace) -> dict:
     rules = read_rules(args.rules)
     table = Warehouse(args.warehouse, storage_options=args.storage_options).table(args.table)
     report = check(table, rules, snapshot_id=args.snapshot)
-    if not report["passed"]:
+    if report["errors"]:  # a rule that cannot be evaluated is bad input, not a failed rule
+        args.exit_code = 2
+    elif not report["passed"]:
         args.exit_code = 1
     return report
