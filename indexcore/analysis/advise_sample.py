@@ -85,7 +85,7 @@ def wilson(share: float, n: int, population: int) -> tuple[float, float]:
     z2 = Z95 * Z95
     centre = (share + z2 / (2 * n_eff)) / (1 + z2 / n_eff)
     half = Z95 * math.sqrt(share * (1 - share) / n_eff + z2 / (4 * n_eff * n_eff)) / (1 + z2 / n_eff)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return min(share, max(0.0, centre - half)), max(share, min(1.0, centre + half))
 
 
 @dataclass(frozen=True)
