@@ -157,7 +157,9 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
 
     for run in runs:
         try:
-            ex = explain(table, run.scan.where, snapshot_id=sid)
+            # the condition as the workload reader parsed it (the same parser), else its text
+            ex = explain(table, run.scan.predicate if run.scan.predicate is not None else run.scan.where,
+                         snapshot_id=sid)
         except IndexCoreError as exc:
             run.error = exc.message
             tick(run.name)

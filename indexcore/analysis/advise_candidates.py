@@ -36,13 +36,25 @@ from indexcore.analysis.advise_model import (
     QueryRun,
 )
 from indexcore.analysis.advise_sample import draw, estimate
-from indexcore.analysis.whatif import build_hypothetical_index, existing_readers
+from indexcore.analysis.whatif import existing_readers
 from indexcore.analysis.workload import EQUALITY, RANGE
 from indexcore.errors import IndexCoreError
 from indexcore.expr import OR, Compound
 from indexcore.formats.base import REMAIN, BitmapResult
-from indexcore.formats.registry import BITMAP, BLOOM_FILTER, BSI, RANGE_BITMAP, supported_index_types
+from indexcore.formats.container import EmptyFileIndexReader
+from indexcore.formats.registry import (
+    BITMAP,
+    BLOOM_FILTER,
+    BSI,
+    RANGE_BITMAP,
+    check_writer_options,
+    new_writer,
+    open_reader,
+    supported_index_types,
+)
+from indexcore.io import BytesSource
 from indexcore.scan.file_index import FileIndexPredicate, read_path_result
+from indexcore.types.values import to_internal
 from indexcore.warehouse.data import read_data_file
 from indexcore.warehouse.model import LiveFile, Problem
 
@@ -52,7 +64,7 @@ LOW_CARDINALITY_MAX = 1000
 LOW_CARDINALITY_RATIO = 0.125
 BLOOM_FPP = 0.01
 #: Files read to profile the filtered columns (distinct values per file) before choosing kinds.
-PROFILE_FILES = 64
+PROFILE_FILES = 32
 #: A candidate replaces an existing index of another kind on its column when it skips at least
 #: this share of what the existing one skips (its interval's low end) and scores higher per byte.
 REPLACE_SHARE = 0.9
@@ -198,31 +210,81 @@ def _claims(run: QueryRun, files: Sequence[LiveFile], decided: dict[int, tuple[A
     return alone, extra, row
 
 
-def _measure_local(table, sid, cand: Candidate, runs: list[QueryRun], files: Sequence[LiveFile], evaluator,
-                   built: dict) -> None:
-    """Build the candidate's parts on the files its queries sample, then tally each query."""
-    need = sorted({int(run.reached[pos]) for run in runs for pos, _ in run.sample})
-    hyps = []
-    for column, kind, options in cand.parts:
-        key = (column, kind)
-        if key not in built:
+class _Built:
+    """One candidate kind on one column, built in memory on the sampled files."""
+
+    def __init__(self, column: str, kind: str, options: dict[str, str], dtype):
+        self.column, self.kind, self.options, self.dtype = column, kind, options, dtype
+        self.blobs: dict[str, bytes | None] = {}  # data file path -> blob (None: no row written)
+        self.size = self.rows = 0
+        self.seconds = 0.0
+        self.readers: dict[str, Any] = {}
+
+    def reader(self, path: str):
+        """A reader over the file's blob, opened once (None: not built on this file)."""
+        if path not in self.blobs:
+            return None
+        if path not in self.readers:
+            blob = self.blobs[path]
+            self.readers[path] = EmptyFileIndexReader() if blob is None else open_reader(
+                self.kind, self.dtype, BytesSource(blob, name=f"{path} (hypothetical)"), dict(self.options))
+        return self.readers[path]
+
+
+def _build_all(table, schema, lfs: Sequence[LiveFile], specs: list[tuple[str, str, dict[str, str]]],
+               problems: list[Problem]) -> dict[tuple[str, str], _Built]:
+    """Every candidate kind built on ``lfs`` with one read of each file (its columns for all of
+    them); a kind whose options the writer refuses becomes a problem and is not built."""
+    out: dict[tuple[str, str], _Built] = {}
+    for column, kind, options in specs:
+        dtype = schema.field(column).type
+        try:
+            check_writer_options(kind, options, dtype)
+        except IndexCoreError as exc:
+            problems.append(Problem(table.name, f"candidate {kind} on {column}", exc.message))
+            continue
+        out[(column, kind)] = _Built(column, kind, options, dtype)
+    columns = sorted({b.column for b in out.values()})
+    if not columns:
+        return out
+    for lf in table.iter_prefetched(lfs, index=False, dv=False, data=True):
+        start = time.perf_counter()
+        try:
+            data = read_data_file(table.storage, lf, table.file_schema(lf, problems), schema, columns=columns)
+        except IndexCoreError as exc:
+            problems.append(Problem(lf.path, exc.structure or "data file", exc.message))
+            continue
+        values = {c: to_internal(data.column(c), schema.field(c).type) for c in columns}
+        share = (time.perf_counter() - start) / len(out)  # the read, shared by the kinds built from it
+        for b in out.values():
             start = time.perf_counter()
-            hyp = build_hypothetical_index(table, column, kind, options, snapshot_id=sid,
-                                           files=[files[i] for i in need])
-            built[key] = (hyp, time.perf_counter() - start)
-        hyp, seconds = built[key]
-        cand.build_seconds += seconds
-        cand.sample_bytes += hyp.total_size
-        cand.problems.extend(hyp.problems)
-        hyps.append(hyp)
-    cand.built_files = len(need)
+            writer = new_writer(b.kind, b.dtype, b.options)
+            for value in values[b.column]:
+                writer.write(value)
+            blob = None if writer.empty else writer.serialized_bytes()
+            b.blobs[lf.path] = blob
+            b.size += len(blob) if blob is not None else 0
+            b.rows += data.num_rows
+            b.seconds += time.perf_counter() - start + share
+    return out
+
+
+def _measure_local(cand: Candidate, runs: list[QueryRun], files: Sequence[LiveFile], evaluator,
+                   built: dict[tuple[str, str], _Built]) -> None:
+    """Tally each query on the files it samples, with the candidate's parts built there."""
+    parts = [built.get((column, kind)) for column, kind, _ in cand.parts]
+    if any(b is None for b in parts):
+        return
+    cand.build_seconds = sum(b.seconds for b in parts)
+    cand.sample_bytes = sum(b.size for b in parts)
+    cand.built_files = len(parts[0].blobs)
     for run in runs:
+        fields = run.predicate.fields()
         decided, weights = {}, {}
         for pos, w in run.sample:
             path = files[int(run.reached[pos])].path
-            readers = {h.column: h.reader(path) for h in hyps if h.column in run.predicate.fields()}
-            readers = {c: r for c, r in readers.items() if r is not None}
-            decided[pos] = evaluator.decide(run, pos, readers)
+            readers = {b.column: b.reader(path) for b in parts if b.column in fields}
+            decided[pos] = evaluator.decide(run, pos, {c: r for c, r in readers.items() if r is not None})
             weights[pos] = w
         _add(cand, run, files, decided, weights)
 
@@ -313,19 +375,21 @@ def measure_candidates(table, sid, schema, files: Sequence[LiveFile], runs: list
     pairs = _pairs(singles, runs) if measure is None else []
     todo = singles + pairs
     evaluator = _Evaluator(table, schema, files, deleted)
-    built: dict = {}
+    built: dict[tuple[str, str], _Built] = {}
+    if measure is None:  # every kind on the files the queries sample, each file read once
+        sampled = sorted({int(r.reached[p]) for r in runs for p, _ in r.sample}, key=lambda i: files[i].path)
+        built = _build_all(table, schema, [files[i] for i in sampled], [c.parts[0] for c in singles], problems)
     for i, cand in enumerate(todo):
         mine = _runs_of(runs, {c for c, _, _ in cand.parts})
         if measure is not None:
             _measure_with(measure, table, cand, mine, files)  # a failing Spark job fails the advice
         else:
             try:
-                _measure_local(table, sid, cand, mine, files, evaluator, built)
+                _measure_local(cand, mine, files, evaluator, built)
             except IndexCoreError as exc:
                 cand.problems.append(Problem(table.name, f"candidate {cand.index_type} on {cand.column}",
                                              exc.message))
-        built_rows = sum(files[j].file.row_count for j in
-                         {int(r.reached[p]) for r in mine for p, _ in r.sample}) if measure is None else total_rows
+        built_rows = built[cand.parts[0][:2]].rows if measure is None and cand.parts[0][:2] in built else total_rows
         factor_rows = total_rows / built_rows if built_rows else 0.0
         cand.estimated_bytes = round(cand.sample_bytes * factor_rows)
         cand.build_seconds_table = cand.build_seconds * (len(files) / cand.built_files if cand.built_files else 0.0)

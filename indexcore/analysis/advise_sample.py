@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from typing import Any
 
 #: Queries reaching at most this many files are measured exactly by default.
-EXACT_FILES = 1000
+EXACT_FILES = 100
 #: Files per query measured by default past :data:`EXACT_FILES`.
-DEFAULT_SAMPLE = 400
+DEFAULT_SAMPLE = 100
 #: The normal quantile of the two-sided 95% intervals.
 Z95 = 1.959964
 

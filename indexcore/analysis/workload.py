@@ -19,16 +19,18 @@ range, null test, other) so an advisor knows which index kinds could answer.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
 
 from indexcore.errors import PredicateError
-from indexcore.expr.sql import parse_where
+from indexcore.expr import Predicate, and_all, parse_where
 from indexcore.types import DataType
 
 EQUALITY, RANGE, NULL_TEST, OTHER = "equality", "range", "null", "other"
@@ -59,6 +61,8 @@ class Scan:
     where: str | None
     filters: dict[str, frozenset[str]] = field(default_factory=dict, hash=False, compare=False)
     notes: tuple[str, ...] = ()
+    # the condition parsed as explain parses it (when the table's row type was given), so it is not parsed twice
+    predicate: Any = field(default=None, hash=False, compare=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -240,10 +244,9 @@ class _Columns:
         found = self.lower.get(name.lower(), [])
         return found[0] if len(found) == 1 else None
 
-    def check(self, text: str) -> None:
-        """PredicateError when explain could not parse ``text`` over the table's columns."""
-        if self.row_type is not None:
-            parse_where(text, self.row_type)
+    def check(self, text: str) -> Predicate | None:
+        """``text`` parsed as explain parses it (None without a row type); PredicateError when it cannot be."""
+        return parse_where(text, self.row_type) if self.row_type is not None else None
 
 
 def filters_of(condition: exp.Expression, columns: _Columns | None = None) -> dict[str, frozenset[str]]:
@@ -288,7 +291,7 @@ def _scans_of_select(query: Query, tree: exp.Expression, database: str, name: st
             continue
         aliases = {s.alias_or_name.lower() for s in ours}
         alone = len(sources) == 1
-        kept, notes = [], []
+        kept, notes, preds = [], [], []
         where = select.args.get("where")
         for conj in _split_and(where.this) if where is not None else []:
             cols = list(conj.find_all(exp.Column))
@@ -300,19 +303,21 @@ def _scans_of_select(query: Query, tree: exp.Expression, database: str, name: st
             if mine and all(columns.resolve(c.name) is not None for c in cols):
                 conj = _strip_qualifiers(conj, columns)
                 try:
-                    columns.check(conj.sql(dialect="spark"))
+                    preds.append(columns.check(conj.sql(dialect="spark")))
                 except PredicateError as exc:  # Paimon is not handed what it cannot push down either
                     notes.append(f"not pushed down: {conj.sql(dialect='spark')} ({exc.message})")
                     continue
                 kept.append(conj)
             elif mine:
                 notes.append(f"unknown column in {conj.sql(dialect='spark')}")
+        predicate = and_all(preds) if preds and all(p is not None for p in preds) else None
         for _ in ours:
-            out.append(_scan(query, kept, notes, columns))
+            out.append(_scan(query, kept, notes, columns, predicate))
     return out
 
 
-def _scan(query: Query, conjuncts: Sequence[exp.Expression], notes: Iterable[str], columns: _Columns) -> Scan:
+def _scan(query: Query, conjuncts: Sequence[exp.Expression], notes: Iterable[str], columns: _Columns,
+          predicate: Predicate | None = None) -> Scan:
     if not conjuncts:
         return Scan(query, None, {}, tuple(notes))
     text = " AND ".join(f"({c.sql(dialect='spark')})" if len(conjuncts) > 1 else c.sql(dialect="spark")
@@ -321,7 +326,7 @@ def _scan(query: Query, conjuncts: Sequence[exp.Expression], notes: Iterable[str
     for c in conjuncts:
         for col, kinds in filters_of(c, columns).items():
             filters.setdefault(col, set()).update(kinds)
-    return Scan(query, text, {k: frozenset(v) for k, v in filters.items()}, tuple(notes))
+    return Scan(query, text, {k: frozenset(v) for k, v in filters.items()}, tuple(notes), predicate)
 
 
 #: First words of statements that are not reads: skipped with a reason (an INSERT ... SELECT or a
@@ -349,28 +354,43 @@ def scans(queries: Sequence[Query], table_name: str,
     cols = _Columns(columns)
     out: list[Scan] = []
     skipped: list[dict] = []
+    seen: dict[str, tuple[list[Scan], str | None]] = {}  # a log repeats its statements: each text read once
     for q in queries:
-        try:
-            word = _first_word(q.text)
-            if is_select(q.text) or word in NOT_QUERIES:
-                found = _scans_of_select(q, _parse(q.text), database, name, cols)
-                if not found:
-                    reason = f"does not read {table_name}" if word not in NOT_QUERIES else \
-                        f"{word} is not a query: the advisor replays reads (SELECT or a WHERE condition)"
-                    skipped.append({"query": q.name, "reason": reason})
-                out.extend(found)
-            else:
-                text = q.text.strip()
-                if text[:6].upper() == "WHERE " or text.upper() == "WHERE":
-                    text = text[5:].strip()
-                if not text:
-                    raise PredicateError("empty WHERE condition")
-                cols.check(text)
-                try:
-                    filters = filters_of(_parse(text, into=exp.Condition), cols)
-                except PredicateError:
-                    filters = {}
-                out.append(Scan(q, text, filters))
-        except PredicateError as exc:
-            skipped.append({"query": q.name, "reason": exc.message})
+        if q.text in seen:
+            found, reason = seen[q.text]
+            out.extend(dataclasses.replace(f, query=q) for f in found)
+            if reason is not None:
+                skipped.append({"query": q.name, "reason": reason})
+            continue
+        before_out, before_skipped = len(out), len(skipped)
+        _scans_of_query(q, database, name, table_name, cols, out, skipped)
+        seen[q.text] = (out[before_out:], skipped[before_skipped]["reason"] if len(skipped) > before_skipped else None)
     return out, skipped
+
+
+def _scans_of_query(q: Query, database: str, name: str, table_name: str, cols: _Columns, out: list[Scan],
+                    skipped: list[dict]) -> None:
+    """:func:`scans` of one query, appended to ``out`` / ``skipped``."""
+    try:
+        word = _first_word(q.text)
+        if is_select(q.text) or word in NOT_QUERIES:
+            found = _scans_of_select(q, _parse(q.text), database, name, cols)
+            if not found:
+                reason = f"does not read {table_name}" if word not in NOT_QUERIES else \
+                    f"{word} is not a query: the advisor replays reads (SELECT or a WHERE condition)"
+                skipped.append({"query": q.name, "reason": reason})
+            out.extend(found)
+        else:
+            text = q.text.strip()
+            if text[:6].upper() == "WHERE " or text.upper() == "WHERE":
+                text = text[5:].strip()
+            if not text:
+                raise PredicateError("empty WHERE condition")
+            predicate = cols.check(text)
+            try:
+                filters = filters_of(_parse(text, into=exp.Condition), cols)
+            except PredicateError:
+                filters = {}
+            out.append(Scan(q, text, filters, (), predicate))
+    except PredicateError as exc:
+        skipped.append({"query": q.name, "reason": exc.message})
