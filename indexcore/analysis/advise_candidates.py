@@ -63,7 +63,8 @@ Progress = Callable[[int, int, str], None]
 LOW_CARDINALITY_MAX = 1000
 LOW_CARDINALITY_RATIO = 0.125
 BLOOM_FPP = 0.01
-#: Files read to profile the filtered columns (distinct values per file) before choosing kinds.
+#: Files read to profile the filtered columns (distinct values per file) before the Spark job
+#: builds the kinds chosen (locally, every file the queries sample is profiled).
 PROFILE_FILES = 32
 #: A candidate replaces an existing index of another kind on its column when it skips at least
 #: this share of what the existing one skips (its interval's low end) and scores higher per byte.
@@ -231,10 +232,26 @@ class _Built:
         return self.readers[path]
 
 
-def _build_all(table, schema, lfs: Sequence[LiveFile], specs: list[tuple[str, str, dict[str, str]]],
+def _read_columns(table, schema, lfs: Sequence[LiveFile], columns: list[str],
+                  problems: list[Problem]) -> list[tuple[LiveFile, Any, float]]:
+    """(file, its ``columns`` as an Arrow table, seconds to read it) for each readable file of ``lfs``:
+    read once for the profile and for every kind built on it."""
+    out = []
+    for lf in table.iter_prefetched(lfs, index=False, dv=False, data=True):
+        start = time.perf_counter()
+        try:
+            data = read_data_file(table.storage, lf, table.file_schema(lf, problems), schema, columns=columns)
+        except IndexCoreError as exc:
+            problems.append(Problem(lf.path, exc.structure or "data file", exc.message))
+            continue
+        out.append((lf, data, time.perf_counter() - start))
+    return out
+
+
+def _build_all(table, schema, read: list[tuple[LiveFile, Any, float]], specs: list[tuple[str, str, dict[str, str]]],
                problems: list[Problem]) -> dict[tuple[str, str], _Built]:
-    """Every candidate kind built on ``lfs`` with one read of each file (its columns for all of
-    them); a kind whose options the writer refuses becomes a problem and is not built."""
+    """Every candidate kind built on the files ``read`` holds; a kind whose options the writer
+    refuses becomes a problem and is not built. Each kind's seconds include its share of the reads."""
     out: dict[tuple[str, str], _Built] = {}
     for column, kind, options in specs:
         dtype = schema.field(column).type
@@ -244,20 +261,15 @@ def _build_all(table, schema, lfs: Sequence[LiveFile], specs: list[tuple[str, st
             problems.append(Problem(table.name, f"candidate {kind} on {column}", exc.message))
             continue
         out[(column, kind)] = _Built(column, kind, options, dtype)
-    columns = sorted({b.column for b in out.values()})
-    if not columns:
+    if not out:
         return out
-    for lf in table.iter_prefetched(lfs, index=False, dv=False, data=True):
-        start = time.perf_counter()
-        try:
-            data = read_data_file(table.storage, lf, table.file_schema(lf, problems), schema, columns=columns)
-        except IndexCoreError as exc:
-            problems.append(Problem(lf.path, exc.structure or "data file", exc.message))
-            continue
-        values = {c: to_internal(data.column(c), schema.field(c).type) for c in columns}
-        share = (time.perf_counter() - start) / len(out)  # the read, shared by the kinds built from it
+    for lf, data, seconds in read:
+        share = seconds / len(out)
+        values: dict[str, list] = {}
         for b in out.values():
             start = time.perf_counter()
+            if b.column not in values:
+                values[b.column] = to_internal(data.column(b.column), b.dtype)
             writer = new_writer(b.kind, b.dtype, b.options)
             for value in values[b.column]:
                 writer.write(value)
@@ -266,6 +278,17 @@ def _build_all(table, schema, lfs: Sequence[LiveFile], specs: list[tuple[str, st
             b.size += len(blob) if blob is not None else 0
             b.rows += data.num_rows
             b.seconds += time.perf_counter() - start + share
+    return out
+
+
+def _profile(read: list[tuple[LiveFile, Any, float]], columns: list[str]) -> dict[str, dict[str, int]]:
+    """Per column: the largest distinct count and row count of a read file."""
+    out = {c: {"max_distinct": 0, "max_rows": 0} for c in columns}
+    for _, data, _ in read:
+        for c in columns:
+            out[c]["max_distinct"] = max(out[c]["max_distinct"],
+                                         pc.count_distinct(data.column(c), mode="only_valid").as_py())
+            out[c]["max_rows"] = max(out[c]["max_rows"], data.num_rows)
     return out
 
 
@@ -361,10 +384,17 @@ def measure_candidates(table, sid, schema, files: Sequence[LiveFile], runs: list
                 filters.setdefault(col, set()).update(kinds)
     if not filters:
         return []
-    reached = sorted({int(i) for r in runs for i in r.reached}, key=lambda i: files[i].path)
-    profiled = [files[i] for i, _ in
-                _first_by_key([files[i].path for i in reached], PROFILE_FILES)] if reached else []
-    profile = column_profile(table, schema, profiled, sorted(filters), problems)
+    columns = sorted(filters)
+    mine = _runs_of(runs, set(columns))  # only the queries on a candidate column are sampled for building
+    read: list = []
+    if measure is None:  # every file the queries sample read once: the profile, then every kind built on it
+        sampled = sorted({int(r.reached[p]) for r in mine for p, _ in r.sample}, key=lambda i: files[i].path)
+        read = _read_columns(table, schema, [files[i] for i in sampled], columns, problems)
+        profile = _profile(read, columns)
+    else:
+        reached = sorted({int(i) for r in mine for i in r.reached}, key=lambda i: files[i].path)
+        profiled = [files[i] for i, _ in _first_by_key([files[i].path for i in reached], PROFILE_FILES)]
+        profile = column_profile(table, schema, profiled, columns, problems)
     total_rows = sum(lf.file.row_count for lf in files)
     total_bytes = sum(lf.file.file_size for lf in files)
     singles: list[Candidate] = []
@@ -375,10 +405,8 @@ def measure_candidates(table, sid, schema, files: Sequence[LiveFile], runs: list
     pairs = _pairs(singles, runs) if measure is None else []
     todo = singles + pairs
     evaluator = _Evaluator(table, schema, files, deleted)
-    built: dict[tuple[str, str], _Built] = {}
-    if measure is None:  # every kind on the files the queries sample, each file read once
-        sampled = sorted({int(r.reached[p]) for r in runs for p, _ in r.sample}, key=lambda i: files[i].path)
-        built = _build_all(table, schema, [files[i] for i in sampled], [c.parts[0] for c in singles], problems)
+    built = _build_all(table, schema, read, [c.parts[0] for c in singles], problems) if measure is None else {}
+    del read
     for i, cand in enumerate(todo):
         mine = _runs_of(runs, {c for c, _, _ in cand.parts})
         if measure is not None:

@@ -15,10 +15,13 @@ skip stay skipped). So, per query:
   (exact, a single value, when every file of the population was measured).
 
 :data:`EXACT_FILES`: a query reaching at most this many files is measured on all of them by
-default (the ``--sample`` default). Building a candidate reads one column of a file (about a
-millisecond for a few-hundred-row Parquet file here, the price of one explain per ~10 files),
-so below a thousand files exact costs less than a query's explain costs its manifests; above,
-:data:`DEFAULT_SAMPLE` files per query give an interval at most +/- 4.9 points of the share wide.
+default (``--sample`` unset); past it, :data:`DEFAULT_SAMPLE` files. Why 100: measuring a
+candidate on a file reads that file's column and runs the index writer (about 1-2 ms of CPU for
+a few-hundred-row Parquet file here), 5-10 times what explain spends deciding the file, so the
+advisor stays near its floor (the explains it cannot avoid; ``bench/bench_advise.py``) only if
+it measures about a tenth of the files a query reaches on large tables; 100 files bound the 95%
+interval of a share to at most +/- 9.8 points (less with the finite-population correction) and
+the interval is printed beside every sampled figure. ``--sample 0`` measures every file.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-#: Queries reaching at most this many files are measured exactly by default.
+#: Queries reaching at most this many files are measured exactly by default (see the module docstring).
 EXACT_FILES = 100
 #: Files per query measured by default past :data:`EXACT_FILES`.
 DEFAULT_SAMPLE = 100
