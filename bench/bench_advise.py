@@ -133,6 +133,8 @@ def measure(root: str, text: str, repeat: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="12 and 100 queries on a 300-file table")
+    ap.add_argument("--case", choices=["12", "100", "1000", "log"], action="append",
+                    help="run only these workloads (repeatable)")
     ap.add_argument("--child", nargs=2, metavar=("ROOT", "WORKLOAD"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -142,6 +144,8 @@ def main() -> None:
     partitions, commits = (30, 10) if args.quick else (100, 10)
     cases = [("12 queries", 12), ("100 queries", 100)] + ([] if args.quick else [("1,000 queries", 1000),
                                                                                  ("10 MB log", None)])
+    if args.case:
+        cases = [c for c in cases if (str(c[1]) if c[1] else "log") in args.case]
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         build(tmp, partitions, commits)

@@ -126,20 +126,26 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
     by_path = {lf.path: lf for lf in files}
     index_of = {lf.path: i for i, lf in enumerate(files)}
     problems: list[Problem] = list(plan.problems)
-    found, skipped_queries = scans(queries, table.name, schema.row_type())
+    same_text: dict[str, list[Query]] = {}  # a log repeats its statements: each text is read once
+    for q in queries:
+        same_text.setdefault(q.text, []).append(q)
+    found, skipped = scans([group[0] for group in same_text.values()], table.name, schema.row_type())
+    by_name = {group[0].name: group for group in same_text.values()}
+    skipped_queries = [{**s, "query": q.name} for s in skipped for q in by_name[s["query"]]]
     merged: dict[str, QueryRun] = {}  # identical conditions are explained once, their weights summed
     for scan in found:
+        group = by_name[scan.name]
         if scan.where is None:
             why = "reads the table without a filter"
             if scan.notes:
                 why += f" ({'; '.join(scan.notes)})"
-            skipped_queries.append({"query": scan.name, "reason": why})
+            skipped_queries.extend({"query": q.name, "reason": why} for q in group)
             continue
         run = merged.get(scan.where)
         if run is None:
             run = merged[scan.where] = QueryRun(scan)
-        run.names.append(scan.name)
-        run.weight += scan.query.weight
+        run.names.extend(q.name for q in group)
+        run.weight += sum(q.weight for q in group)
     runs = list(merged.values())
     existing = existing_indexes(table, sid, schema, files, problems)
     table_bytes = sum(lf.file.file_size for lf in files)

@@ -114,8 +114,9 @@ class QueryRun:
     def to_json(self, details: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {"query": self.name, "weight": self.weight, "where": self.scan.where,
                                "filters": {k: sorted(v) for k, v in self.scan.filters.items()}}
-        if len(self.names) > 1:
-            out["merged"] = list(self.names)
+        if len(self.names) > 1:  # the queries with this condition (the first 20 without details)
+            out["merged"] = list(self.names) if details else list(self.names[:20])
+            out["merged_count"] = len(self.names)
         if self.funnel is not None:
             out["funnel"] = self.funnel
             out["index_used"] = self.index_used

@@ -19,7 +19,6 @@ range, null test, other) so an advisor knows which index kinds could answer.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -69,74 +68,79 @@ class Scan:
         return self.query.name
 
 
+_SPECIAL = re.compile(r"['\"`]|--|/\*|;|\n")  # what the splitter acts on; the text between is copied as is
+_QUOTED = {q: re.compile(pattern, re.DOTALL) for q, pattern in (
+    ("'", r"'(?:[^'\\]+|\\.|'')*'?"), ('"', r'"(?:[^"\\]+|\\.|"")*"?'), ("`", r"`(?:[^`]+|``)*`?"))}
+
+
 def _segments(text: str, on_newline: bool) -> tuple[list[tuple[str, dict, int]], bool]:
-    """Split into (statement, directives, first line); also whether a top-level ``;`` was seen."""
+    """Split into (statement, directives, first line); also whether a top-level ``;`` was seen.
+    Linear in the text: a regular expression finds the next quote, comment, ``;`` or newline
+    (the loop is written out flat: a 10 MB log is a million tokens)."""
     out: list[tuple[str, dict, int]] = []
     buf: list[str] = []
     pending: dict[str, str] = {}
     start_line = line = 1
     saw_semicolon = False
-    started = False  # the buffer holds more than white space (kept as a flag: linear in the text)
+    started = False  # the buffer holds more than white space
     i, n = 0, len(text)
-
-    def flush() -> None:
-        nonlocal buf, pending, started
-        stmt = "".join(buf).strip()
-        if stmt:
-            out.append((stmt, pending, start_line))
-            pending = {}
-        buf = []
-        started = False
-
+    search, quoted, directive = _SPECIAL.search, _QUOTED, _DIRECTIVE.match
     while i < n:
-        ch = text[i]
-        if not started:
-            start_line = line
-            started = not ch.isspace() and not text.startswith(("--", "/*"), i) and ch != ";"
-        if ch in ("'", '"', "`"):
-            j = i + 1
-            while j < n:
-                if text[j] == ch:
-                    if j + 1 < n and text[j + 1] == ch:  # doubled quote
-                        j += 2
-                        continue
-                    break
-                if text[j] == "\\" and ch != "`":
-                    j += 1
-                j += 1
-            chunk = text[i:j + 1]
+        m = search(text, i)
+        j = m.start() if m else n
+        if j > i:
+            chunk = text[i:j]
+            if not started and not chunk.isspace():
+                started, start_line = True, line
+            buf.append(chunk)
+        if m is None:
+            break
+        token = m.group()
+        end_statement = False
+        if token in quoted:
+            chunk = quoted[token].match(text, j).group()
+            if not started:
+                started, start_line = True, line
             buf.append(chunk)
             line += chunk.count("\n")
+            i = j + len(chunk)
+        elif token == "--":
+            k = text.find("\n", j)
+            k = n if k < 0 else k
+            d = directive(text[j + 2:k])
+            if d:
+                pending[d.group(1).lower()] = d.group(2)
+            i = k
+        elif token == "/*":
+            if text.startswith("/*+", j):  # a hint belongs to the statement
+                if not started:
+                    started, start_line = True, line
+                buf.append("/*+")
+                i = j + 3
+            else:
+                k = text.find("*/", j + 2)
+                k = n if k < 0 else k + 2
+                line += text.count("\n", j, k)
+                buf.append(" ")
+                i = k
+        elif token == ";":
+            saw_semicolon = end_statement = True
             i = j + 1
-            continue
-        if text.startswith("--", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            m = _DIRECTIVE.match(text[i + 2:j])
-            if m:
-                pending[m.group(1).lower()] = m.group(2)
-            i = j
-            continue
-        if text.startswith("/*", i) and not text.startswith("/*+", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            line += text[i:j].count("\n")
-            buf.append(" ")
-            i = j
-            continue
-        if ch == ";":
-            saw_semicolon = True
-            flush()
-        elif ch == "\n":
+        else:  # newline
             line += 1
             if on_newline:
-                flush()
+                end_statement = True
             else:
-                buf.append(ch)
-        else:
-            buf.append(ch)
-        i += 1
-    flush()
+                buf.append("\n")
+            i = j + 1
+        if end_statement:
+            if started:
+                out.append(("".join(buf).strip(), pending, start_line))
+                pending = {}
+            buf = []
+            started = False
+    if started:
+        out.append(("".join(buf).strip(), pending, start_line))
     return out, saw_semicolon
 
 
@@ -154,14 +158,16 @@ def _number(value: str, what: str, line: int) -> float:
 
 def parse_workload(text: str) -> list[Query]:
     """The queries of a workload file's text (see the module docstring for the format)."""
-    segments, saw = _segments(text, on_newline=False)
+    saw = False
+    if ";" in text:  # a log without any ';' is one statement a line: one pass
+        segments, saw = _segments(text, on_newline=False)
     if not saw:
         segments, _ = _segments(text, on_newline=True)
     out: list[Query] = []
     names: set[str] = set()
     for stmt, directives, line in segments:
         weight = 1.0
-        m = _TAB_WEIGHT.match(stmt)
+        m = _TAB_WEIGHT.match(stmt) if "\t" in stmt else None
         if m:
             weight = _number(m.group(1), "count", line)
             stmt = m.group(2).strip()
@@ -358,7 +364,7 @@ def scans(queries: Sequence[Query], table_name: str,
     for q in queries:
         if q.text in seen:
             found, reason = seen[q.text]
-            out.extend(dataclasses.replace(f, query=q) for f in found)
+            out.extend(Scan(q, f.where, f.filters, f.notes, f.predicate) for f in found)
             if reason is not None:
                 skipped.append({"query": q.name, "reason": reason})
             continue
