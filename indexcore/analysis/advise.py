@@ -1,38 +1,31 @@
 """The index advisor: which file indexes earn their bytes for a workload, and which would.
 
-:func:`advise` replays :func:`indexcore.scan.explain.explain` for every read of the table
-the workload makes (:mod:`.workload`), then:
+:func:`advise` explains once each distinct condition the workload's reads of the table use
+(:mod:`.workload`; identical conditions merged, weights summed; each explanation summarised
+as it goes, then dropped), then:
 
 * **existing indexes** (one entry per table column x index type found in live files or
-  configured by ``file-index.<type>.columns``): the files, rows and data bytes each one
-  skips on its own among the files that partition, bucket, level and statistics pruning keep
-  (its answer alone, through :class:`.file_index.FileIndexPredicate` and the read path's
-  :func:`.explain.read_path_result`), its bytes stored, and a verdict: ``wrong column``
-  (an entry names a column the file's schema lacks, or a name that now means another field),
-  ``never prunes`` (nothing skipped across the workload, or the read path ignores file
-  indexes), ``stale`` (present in files but no longer configured), ``missing`` (configured
-  but absent from some live files), ``oversized`` / ``over fpp`` (a bloom filter far larger
-  than its files' rows need, or holding more distinct keys than its ``items``; the rule and the
-  ``items`` that fits are :func:`.bloom_sizing.column_sizing`'s), else ``earns its keep``.
-* **candidates**: every column the workload filters on x the kinds that answer how it is
-  filtered: ``bitmap`` for equality on a low-cardinality column (at most
-  :data:`LOW_CARDINALITY_MAX` distinct values and :data:`LOW_CARDINALITY_RATIO` of the rows
-  per file), ``bloom-filter`` for equality otherwise (``items`` = the largest distinct count
-  per file, ``fpp`` :data:`BLOOM_FPP`), ``range-bitmap`` and ``bsi`` for ranges (where the
-  column type allows). Each is built as a hypothetical index by :mod:`.whatif` on a sample
-  of files (all of them with a ``measure`` callback, e.g. on Spark) and measured query by query; sample figures
-  are scaled to the table by files, rows and bytes. A candidate's claim per query is the
-  files the read path would skip with it added to today's indexes.
-* **ranking**: weighted data bytes a candidate skips beyond today's indexes, per byte it
-  stores (``score``); its build time on the sample is reported beside it. The best positive
-  kind per column is ``recommended``.
-* **statements**: ``ALTER TABLE ... SET`` for recommended candidates and bloom resizing,
-  ``UNSET`` (Flink: ``RESET``) for indexes that never prune, and ``CALL
-  sys.rewrite_file_index('db.t')`` so existing files get the new layout.
+  configured by ``file-index.<type>.columns``): the files, rows and data bytes each one skips
+  on its own among the files that partition, bucket, level and statistics pruning keep, its
+  bytes stored, its ``score`` and ``write_cost``, and a verdict (:data:`.advise_model.VERDICTS`,
+  first found wins): ``wrong column``, ``over fpp`` (an undersized bloom filter: resized, never
+  dropped), ``never prunes``, ``statistics already prune`` (min/max prune the files it would),
+  ``replace`` (another kind does nearly as much for fewer bytes), ``stale`` (added back when it
+  still skips files), ``missing``, ``oversized``, ``not in workload`` (kept unless
+  ``drop_unused``), else ``earns its keep``. Bloom sizing is :mod:`.bloom_sizing`'s.
+* **candidates** (:mod:`.advise_candidates`): the kinds that answer how each filtered column is
+  filtered, and pairs of them for OR queries, measured on the files each query still reaches
+  (:mod:`.advise_sample`: exact up to :data:`EXACT_FILES` files per query, else a stratified
+  sample with every figure's interval, capped by what the query reads today).
+* **one score** for both: weighted data bytes no longer read per byte stored, beside the write
+  cost (index bytes per data byte) and the build time scaled to the table; nothing below
+  ``min_score`` (:data:`MIN_SCORE`) is recommended.
+* **statements** (:mod:`.advise_statements`): ``ALTER TABLE ... SET`` / ``UNSET`` (Flink:
+  ``RESET``) and ``CALL sys.rewrite_file_index('db.t')``; ``CALL sys.compact`` when file-size
+  skew, not ``items``, puts bloom filters over their fpp.
 
-The records live in :mod:`.advise_model`, the existing indexes in :mod:`.advise_existing`, the
-candidates in :mod:`.advise_candidates`, the statements and summary in :mod:`.advise_statements`;
-this module holds the two entry points, :func:`advise` and :func:`index_inventory`.
+The records live in :mod:`.advise_model`; this module holds the two entry points,
+:func:`advise` and :func:`index_inventory`.
 """
 
 from __future__ import annotations
@@ -77,7 +70,7 @@ def sample_size(sample: int | None, reached: int) -> int | None:
 
 
 def _summarise(run: QueryRun, ex, index_of: dict[str, int], files, sample: int | None, seed: int,
-               details: bool) -> None:
+               details: bool, keys: dict[str, float]) -> None:
     """Keep what the candidates need of a query's explanation (then dropped): the files it
     reaches, today's answer on them, and the files its candidates are measured on."""
     run.predicate, run.funnel, run.index_used = ex.predicate, ex.funnel, ex.index_used
@@ -91,7 +84,7 @@ def _summarise(run: QueryRun, ex, index_of: dict[str, int], files, sample: int |
                                 len(reached))
     paths = [fd.path for fd in reached]
     run.sample = draw(paths, [str(files[index_of[p]].partition) for p in paths],
-                      sample_size(sample, len(reached)), seed)
+                      sample_size(sample, len(reached)), seed, keys)
     run.raw_results = {pos: reached[pos].raw_index_result for pos, _ in run.sample
                        if isinstance(reached[pos].raw_index_result, BitmapResult)}
     if details:
@@ -152,6 +145,7 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
     for g in existing:
         g.table_bytes = table_bytes
     deleted = DeletedPositions(table, problems)
+    keys: dict[str, float] = {}  # each file's place in every query's sample, hashed once
     steps = len(runs) + 1
     done = 0
 
@@ -171,7 +165,7 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
             tick(run.name)
             continue
         measure_existing(table, schema, run, ex, existing, by_path, deleted, problems, details)
-        _summarise(run, ex, index_of, files, sample, seed, details)
+        _summarise(run, ex, index_of, files, sample, seed, details, keys)
         del ex
         tick(run.name)
     good = [r for r in runs if r.ok]

@@ -46,9 +46,11 @@ def file_key(path: str, seed: int) -> float:
     return int.from_bytes(digest, "big") / 2 ** 64
 
 
-def draw(paths: Sequence[str], strata: Sequence[Any], n: int | None, seed: int = 0) -> list[tuple[int, float]]:
+def draw(paths: Sequence[str], strata: Sequence[Any], n: int | None, seed: int = 0,
+         keys: dict[str, float] | None = None) -> list[tuple[int, float]]:
     """(index into ``paths``, weight) of the sampled files: ``n`` of them stratified by ``strata``
-    (one key per file, e.g. its partition), all with weight 1 when ``n`` is None or covers them."""
+    (one key per file, e.g. its partition), all with weight 1 when ``n`` is None or covers them.
+    ``keys``: the callers' cache of :func:`file_key` per path (the same for every query)."""
     total = len(paths)
     if n is None or n >= total:
         return [(i, 1.0) for i in range(total)]
@@ -59,23 +61,31 @@ def draw(paths: Sequence[str], strata: Sequence[Any], n: int | None, seed: int =
         groups.setdefault(s, []).append(i)
     if len(groups) > n:  # more partitions than files to measure: one stratum
         groups = {None: list(range(total))}
-    keys = list(groups)
-    take = {k: 1 for k in keys}
-    room = n - len(keys)
-    spare = {k: len(groups[k]) - 1 for k in keys}
+    strata_keys = list(groups)
+    take = {k: 1 for k in strata_keys}
+    room = n - len(strata_keys)
+    spare = {k: len(groups[k]) - 1 for k in strata_keys}
     capacity = sum(spare.values())
     if room > 0 and capacity > 0:
-        shares = {k: room * spare[k] / capacity for k in keys}
-        for k in keys:
+        shares = {k: room * spare[k] / capacity for k in strata_keys}
+        for k in strata_keys:
             take[k] += int(shares[k])
         left = n - sum(take.values())
-        for k in sorted(keys, key=lambda k: (-(shares[k] - int(shares[k])), str(k)))[:max(left, 0)]:
+        for k in sorted(strata_keys, key=lambda k: (-(shares[k] - int(shares[k])), str(k)))[:max(left, 0)]:
             take[k] += 1
+    cache = {} if keys is None else keys
+
+    def key_of(i: int) -> float:
+        path = paths[i]
+        if path not in cache:
+            cache[path] = file_key(path, seed)
+        return cache[path]
+
     out: list[tuple[int, float]] = []
-    for k in keys:
+    for k in strata_keys:
         members = groups[k]
         m = min(take[k], len(members))
-        chosen = sorted(members, key=lambda i: file_key(paths[i], seed))[:m]
+        chosen = sorted(members, key=key_of)[:m]
         out.extend((i, len(members) / m) for i in chosen)
     return sorted(out)
 
