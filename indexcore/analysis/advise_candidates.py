@@ -249,9 +249,10 @@ def _read_columns(table, schema, lfs: Sequence[LiveFile], columns: list[str],
 
 
 def _build_all(table, schema, read: list[tuple[LiveFile, Any, float]], specs: list[tuple[str, str, dict[str, str]]],
-               problems: list[Problem]) -> dict[tuple[str, str], _Built]:
-    """Every candidate kind built on the files ``read`` holds; a kind whose options the writer
-    refuses becomes a problem and is not built. Each kind's seconds include its share of the reads."""
+               wanted: dict[str, set[str]], problems: list[Problem]) -> dict[tuple[str, str], _Built]:
+    """Every candidate kind built on the files of ``read`` that the queries on its column sample
+    (``wanted``: column -> paths); a kind whose options the writer refuses becomes a problem and
+    is not built. Each kind's seconds include its share of the reads."""
     out: dict[tuple[str, str], _Built] = {}
     for column, kind, options in specs:
         dtype = schema.field(column).type
@@ -264,9 +265,10 @@ def _build_all(table, schema, read: list[tuple[LiveFile, Any, float]], specs: li
     if not out:
         return out
     for lf, data, seconds in read:
-        share = seconds / len(out)
+        mine = [b for b in out.values() if lf.path in wanted.get(b.column, ())]
         values: dict[str, list] = {}
-        for b in out.values():
+        for b in mine:
+            share = seconds / len(mine)
             start = time.perf_counter()
             if b.column not in values:
                 values[b.column] = to_internal(data.column(b.column), b.dtype)
@@ -300,7 +302,7 @@ def _measure_local(cand: Candidate, runs: list[QueryRun], files: Sequence[LiveFi
         return
     cand.build_seconds = sum(b.seconds for b in parts)
     cand.sample_bytes = sum(b.size for b in parts)
-    cand.built_files = len(parts[0].blobs)
+    cand.built_files = len(set().union(*(b.blobs for b in parts)))
     for run in runs:
         fields = run.predicate.fields()
         decided, weights = {}, {}
@@ -405,7 +407,13 @@ def measure_candidates(table, sid, schema, files: Sequence[LiveFile], runs: list
     pairs = _pairs(singles, runs) if measure is None else []
     todo = singles + pairs
     evaluator = _Evaluator(table, schema, files, deleted)
-    built = _build_all(table, schema, read, [c.parts[0] for c in singles], problems) if measure is None else {}
+    wanted: dict[str, set[str]] = {}  # column -> the files the queries on it sample
+    for r in mine:
+        paths = {files[int(r.reached[p])].path for p, _ in r.sample}
+        for c in r.predicate.fields() & set(columns):
+            wanted.setdefault(c, set()).update(paths)
+    built = _build_all(table, schema, read, [c.parts[0] for c in singles], wanted, problems) \
+        if measure is None else {}
     del read
     for i, cand in enumerate(todo):
         mine = _runs_of(runs, {c for c, _, _ in cand.parts})
@@ -417,10 +425,13 @@ def measure_candidates(table, sid, schema, files: Sequence[LiveFile], runs: list
             except IndexCoreError as exc:
                 cand.problems.append(Problem(table.name, f"candidate {cand.index_type} on {cand.column}",
                                              exc.message))
-        built_rows = built[cand.parts[0][:2]].rows if measure is None and cand.parts[0][:2] in built else total_rows
-        factor_rows = total_rows / built_rows if built_rows else 0.0
-        cand.estimated_bytes = round(cand.sample_bytes * factor_rows)
-        cand.build_seconds_table = cand.build_seconds * (len(files) / cand.built_files if cand.built_files else 0.0)
+        parts = [built[p[:2]] for p in cand.parts if p[:2] in built] if measure is None else []
+        if parts:  # each part scaled from the files it was built on to the table (bytes by rows)
+            cand.estimated_bytes = round(sum(b.size * total_rows / b.rows for b in parts if b.rows))
+            cand.build_seconds_table = sum(b.seconds * len(files) / len(b.blobs) for b in parts if b.blobs)
+        else:
+            cand.estimated_bytes = cand.sample_bytes
+            cand.build_seconds_table = cand.build_seconds
         cand.write_cost = cand.estimated_bytes / total_bytes if total_bytes else 0.0
         if progress is not None:
             progress(i + 1, len(todo), f"candidate {cand.index_type} on {cand.column}")
