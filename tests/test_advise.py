@@ -250,3 +250,19 @@ def test_advisor_page_and_table_health(monkeypatch, open_page):
     labels = {m.label: m.value for m in at.metric}
     assert labels["Queries replayed"] == "3"
     assert any("rewrite_file_index('demo.faulty')" in c.value for c in at.code)
+
+
+def test_spark_measure_agrees_with_the_local_exact_measure(warehouse, advice):
+    """``--master``: every candidate built and measured on Spark (every file) makes the same claims
+    and the same statements as the local exact measure."""
+    from indexcore.spark.jobs.what_if import what_if_measure
+
+    spark = advise(Warehouse(warehouse).table("db.t"), WORKLOAD,
+                   measure=what_if_measure(warehouse, "db.t", "local[1]"))
+
+    def claims(a):
+        return sorted((c.column, c.index_type, c.extra.files.value, c.extra.rows.value, c.estimated_bytes,
+                       c.verdict) for c in a.candidates)
+
+    assert claims(spark) == claims(advice) and spark.statements == advice.statements
+    assert all(c.extra.exact for c in spark.candidates)
