@@ -30,15 +30,15 @@ text = st.text_area("...or paste the workload", key="advisor_workload", height=1
 if upload is not None:
     text = upload.getvalue().decode("utf-8", errors="replace")
     st.caption(f"Using the uploaded file {code(upload.name)}.")
-sample = st.number_input("Files to build candidates on (0 = all)", min_value=0, value=advisor.DEFAULT_SAMPLE,
-                         key="advisor_sample")
+sample = st.number_input("Files per query to measure candidates on (0 = all; empty = automatic)", min_value=0,
+                         value=None, key="advisor_sample", placeholder=advisor.SAMPLE_RULE)
 
 if st.button("Advise", key="advisor_run", type="primary"):
     with guard("Advisor"):
         queries = advisor.workload_queries(text)
         update, bar = progress_callback("Advising")
         advice = advisor.advise(ctx.table, queries, snapshot_id=ctx.snapshot_id,
-                                sample=None if sample == 0 else int(sample), progress=update)
+                                sample=None if sample is None else int(sample), progress=update)
         bar.empty()
         st.session_state["advisor_result"] = advice
 
@@ -46,7 +46,7 @@ advice = st.session_state.get("advisor_result")
 if advice is not None:
     with guard("Advice"):
         summary = advisor.advice_summary(advice)
-        replayed = [r for r in advice.runs if r.explanation is not None]
+        replayed = [n for r in advice.runs if r.ok for n in r.names]
         c = st.columns(4)
         c[0].metric("Queries replayed", len(replayed))
         c[1].metric("Existing indexes", len(advice.existing))
@@ -60,8 +60,10 @@ if advice is not None:
         show_frame(existing, "advisor_existing")
 
         st.subheader("Candidates, ranked by benefit for cost")
-        st.caption("Skipped files, rows and bytes are beyond partition, statistics and today's indexes, "
-                   "scaled from the sample to the table; score = weighted bytes skipped per byte stored.")
+        st.caption("Skipped files, rows and bytes are beyond partition, statistics and today's indexes. A figure "
+                   "measured on a sample reads `value [low-high] (n of N files)`: its estimate, 95% interval and "
+                   "the files measured among those the queries still reach. Score = weighted bytes skipped per "
+                   f"byte stored; nothing below {advisor.MIN_SCORE} is recommended.")
         show_frame(pd.DataFrame(summary["candidates"]), "advisor_candidates")
 
         st.plotly_chart(figures.advisor_benefit(pd.DataFrame(summary["existing"]),

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from indexcore.frames import figures
-from indexcore.frames.bloom import BLOOM_FILTER, BLOOM_TYPES
+from indexcore.frames.bloom import BLOOM_FILTER, BLOOM_SHARE, BLOOM_TYPES, bloom_sizing_frame
 from pages.common import (
     decode_sample,
     fmt_bytes,
@@ -43,6 +43,11 @@ with guard("Bloom filters"):
     c[1].metric("Median fill", f"{ok['fill_ratio'].median():.2%}" if not ok.empty else "–")
     c[2].metric("Saturated", int(ok["saturated"].eq(True).sum()))
     c[3].metric("Bytes", fmt_bytes(census["index_size_in_bytes"].sum()))
+    st.subheader("Sizing per column")
+    st.caption(f"Over every filter of the snapshot: the `items` that keeps {BLOOM_SHARE:.0%} of the files under "
+               "the configured fpp, and whether file-size skew rather than `items` is the cause.")
+    for r in ctx.frame(bloom_sizing_frame).itertuples():
+        (st.success if r.verdict == "ok" else st.warning)(f"**{r.column}**: {r.verdict}. {r.why}")
     st.plotly_chart(figures.bloom_fill(ok), width="stretch")
     left, right = st.columns(2)
     left.plotly_chart(figures.bloom_items(ok), width="stretch")

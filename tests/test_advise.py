@@ -78,7 +78,7 @@ def warehouse(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def advice(warehouse):
-    return advise(Warehouse(warehouse).table("db.t"), WORKLOAD, sample=None)
+    return advise(Warehouse(warehouse).table("db.t"), WORKLOAD, sample=0, details=True)
 
 
 def _by(items, column, index_type):
@@ -125,10 +125,14 @@ def test_bloom_with_too_few_items_is_over_fpp_and_resized(tmp_path):
     bloom = _by(advice.existing, "id", "bloom-filter")
     (finding,) = [f for f in bloom.findings if f["verdict"] in ("oversized", "over fpp")]
     assert finding["files"] == FILES and bloom.suggested_options == {"items": str(ROWS)}
-    # 200 keys in filters sized for 20 answer "maybe" for every id: it prunes nothing, which ranks first
-    assert bloom.skipped.files == 0 and bloom.verdict == "never prunes"
+    # 200 keys in filters sized for 20 answer "maybe" for every id: it prunes nothing *because* it is
+    # undersized, so the verdict is to resize it (over fpp ranks first), never to drop it
+    assert bloom.skipped.files == 0 and bloom.verdict == "over fpp"
     (entry,) = [e for e in advice.to_json()["existing"] if e["column"] == "id"]
     assert [f["verdict"] for f in entry["findings"]] == ["never prunes", "over fpp"]
+    assert advice.statements[0] == ("ALTER TABLE db.t SET TBLPROPERTIES "
+                                    f"('file-index.bloom-filter.id.items' = '{ROWS}')")
+    assert not any("UNSET" in s for s in advice.statements)
 
 
 def test_recommends_bitmap_for_low_cardinality_equality_and_a_range_index_for_ranges(advice):
@@ -136,10 +140,10 @@ def test_recommends_bitmap_for_low_cardinality_equality_and_a_range_index_for_ra
     assert set(recommended) == {"country", "amount"}
     assert recommended["country"].index_type == "bitmap"
     assert recommended["amount"].index_type in ("range-bitmap", "bsi")
-    assert all(c.sample_files == c.total_files == FILES for c in advice.candidates)
+    assert all(c.built_files == c.total_files == FILES and c.extra.exact for c in advice.candidates)
     country = recommended["country"]
     # 'DD' lives in files 1 and 5 only, 'EE' in 2 and 6: the bitmap skips the other six
-    assert [q["extra_files_skipped"] for q in country.queries] == [FILES - 2, FILES - 2]
+    assert [q["extra_files_skipped"]["value"] for q in country.queries] == [FILES - 2, FILES - 2]
     ranks = [c.rank for c in advice.candidates]
     assert ranks == sorted(ranks) and advice.candidates[0].recommended
     spark_sql = " ".join(advice.statements)
@@ -204,8 +208,14 @@ def test_cli_json_and_details(warehouse, tmp_path, capsys):
     assert main(["advise", warehouse, "db.t", "--workload", str(wl), "--sample", "3", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out) >= {"existing", "candidates", "statements"}
-    assert all(c["measured_on"] == {"files": 3, "of": FILES, "index_bytes": c["measured_on"]["index_bytes"]}
+    # 3 files per query, drawn from the files it reaches: figures carry their sample and interval
+    assert all(3 <= c["measured_on"]["files"] < FILES and c["measured_on"]["of"] == FILES and not c["exact"]
                for c in out["candidates"])
+    sampled = [q for c in out["candidates"] for q in c["queries"]]
+    assert sampled and all(q["extra_files_skipped"]["sample_files"] == 3 and
+                           q["extra_files_skipped"]["of_files"] == FILES and
+                           "interval_95" in q["extra_files_skipped"] for q in sampled)
+    assert not any("index_skipped_files" in q for q in sampled)  # no per-file lists without --details
     assert "explain" not in out["queries"][0]
     assert main(["advise", warehouse, "db.t", "--workload", str(wl), "--sample", "0", "--details",
                  "--dialect", "flink", "--format", "json"]) == 0
@@ -240,3 +250,19 @@ def test_advisor_page_and_table_health(monkeypatch, open_page):
     labels = {m.label: m.value for m in at.metric}
     assert labels["Queries replayed"] == "3"
     assert any("rewrite_file_index('demo.faulty')" in c.value for c in at.code)
+
+
+def test_spark_measure_agrees_with_the_local_exact_measure(warehouse, advice):
+    """``--master``: every candidate built and measured on Spark (every file) makes the same claims
+    and the same statements as the local exact measure."""
+    from indexcore.spark.jobs.what_if import what_if_measure
+
+    spark = advise(Warehouse(warehouse).table("db.t"), WORKLOAD,
+                   measure=what_if_measure(warehouse, "db.t", "local[1]"))
+
+    def claims(a):
+        return sorted((c.column, c.index_type, c.extra.files.value, c.extra.rows.value, c.estimated_bytes,
+                       c.verdict) for c in a.candidates)
+
+    assert claims(spark) == claims(advice) and spark.statements == advice.statements
+    assert all(c.extra.exact for c in spark.candidates)

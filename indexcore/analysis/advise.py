@@ -1,54 +1,53 @@
 """The index advisor: which file indexes earn their bytes for a workload, and which would.
 
-:func:`advise` replays :func:`indexcore.scan.explain.explain` for every read of the table
-the workload makes (:mod:`.workload`), then:
+:func:`advise` explains once each distinct condition the workload's reads of the table use
+(:mod:`.workload`; identical conditions merged, weights summed; each explanation summarised
+as it goes, then dropped), then:
 
 * **existing indexes** (one entry per table column x index type found in live files or
-  configured by ``file-index.<type>.columns``): the files, rows and data bytes each one
-  skips on its own among the files that partition, bucket, level and statistics pruning keep
-  (its answer alone, through :class:`.file_index.FileIndexPredicate` and the read path's
-  :func:`.explain.read_path_result`), its bytes stored, and a verdict: ``wrong column``
-  (an entry names a column the file's schema lacks, or a name that now means another field),
-  ``never prunes`` (nothing skipped across the workload, or the read path ignores file
-  indexes), ``stale`` (present in files but no longer configured), ``missing`` (configured
-  but absent from some live files), ``oversized`` / ``over fpp`` (a bloom filter far larger
-  than its files' rows need, or holding more distinct keys than its ``items``; the rule and the
-  ``items`` that fits are :func:`.bloom_sizing.column_sizing`'s), else ``earns its keep``.
-* **candidates**: every column the workload filters on x the kinds that answer how it is
-  filtered: ``bitmap`` for equality on a low-cardinality column (at most
-  :data:`LOW_CARDINALITY_MAX` distinct values and :data:`LOW_CARDINALITY_RATIO` of the rows
-  per file), ``bloom-filter`` for equality otherwise (``items`` = the largest distinct count
-  per file, ``fpp`` :data:`BLOOM_FPP`), ``range-bitmap`` and ``bsi`` for ranges (where the
-  column type allows). Each is built as a hypothetical index by :mod:`.whatif` on a sample
-  of files (all of them with a ``measure`` callback, e.g. on Spark) and measured query by query; sample figures
-  are scaled to the table by files, rows and bytes. A candidate's claim per query is the
-  files the read path would skip with it added to today's indexes.
-* **ranking**: weighted data bytes a candidate skips beyond today's indexes, per byte it
-  stores (``score``); its build time on the sample is reported beside it. The best positive
-  kind per column is ``recommended``.
-* **statements**: ``ALTER TABLE ... SET`` for recommended candidates and bloom resizing,
-  ``UNSET`` (Flink: ``RESET``) for indexes that never prune, and ``CALL
-  sys.rewrite_file_index('db.t')`` so existing files get the new layout.
+  configured by ``file-index.<type>.columns``): the files, rows and data bytes each one skips
+  on its own among the files that partition, bucket, level and statistics pruning keep, its
+  bytes stored, its ``score`` and ``write_cost``, and a verdict (:data:`.advise_model.VERDICTS`,
+  first found wins): ``wrong column``, ``over fpp`` (an undersized bloom filter: resized, never
+  dropped), ``never prunes``, ``statistics already prune`` (min/max prune the files it would),
+  ``replace`` (another kind does nearly as much for fewer bytes), ``stale`` (added back when it
+  still skips files), ``missing``, ``oversized``, ``not in workload`` (kept unless
+  ``drop_unused``), else ``earns its keep``. Bloom sizing is :mod:`.bloom_sizing`'s.
+* **candidates** (:mod:`.advise_candidates`): the kinds that answer how each filtered column is
+  filtered, and pairs of them for OR queries, measured on the files each query still reaches
+  (:mod:`.advise_sample`: exact up to :data:`EXACT_FILES` files per query, else a stratified
+  sample with every figure's interval, capped by what the query reads today).
+* **one score** for both: weighted data bytes no longer read per byte stored, beside the write
+  cost (index bytes per data byte) and the build time scaled to the table; nothing below
+  ``min_score`` (:data:`MIN_SCORE`) is recommended.
+* **statements** (:mod:`.advise_statements`): ``ALTER TABLE ... SET`` / ``UNSET`` (Flink:
+  ``RESET``) and ``CALL sys.rewrite_file_index('db.t')``; ``CALL sys.compact`` when file-size
+  skew, not ``items``, puts bloom filters over their fpp.
 
-The records live in :mod:`.advise_model`, the existing indexes in :mod:`.advise_existing`, the
-candidates in :mod:`.advise_candidates`, the statements and summary in :mod:`.advise_statements`;
-this module holds the two entry points, :func:`advise` and :func:`index_inventory`.
+The records live in :mod:`.advise_model`; this module holds the two entry points,
+:func:`advise` and :func:`index_inventory`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+
+import numpy as np
 
 from indexcore.analysis.advise_candidates import Measure, Progress, measure_candidates
 from indexcore.analysis.advise_existing import DeletedPositions, existing_indexes, measure_existing, verdicts
-from indexcore.analysis.advise_model import Advice, ExistingIndex, QueryRun
+from indexcore.analysis.advise_model import MIN_SCORE, Advice, ExistingIndex, QueryRun
+from indexcore.analysis.advise_sample import DEFAULT_SAMPLE, EXACT_FILES, draw
 from indexcore.analysis.advise_statements import statements_for
 from indexcore.analysis.workload import Query, parse_workload, scans
-from indexcore.errors import IndexCoreError
+from indexcore.errors import IndexCoreError, PredicateError
+from indexcore.formats.base import BitmapResult
 from indexcore.scan.explainer import explain
+from indexcore.scan.records import Stage
 from indexcore.warehouse.model import Problem
 
-DEFAULT_SAMPLE = 32
+__all__ = ["DEFAULT_SAMPLE", "EXACT_FILES", "MIN_SCORE", "advise", "index_inventory"]
 
 
 def index_inventory(table, snapshot_id: int | None = None) -> tuple[list[ExistingIndex], list[Problem]]:
@@ -62,30 +61,91 @@ def index_inventory(table, snapshot_id: int | None = None) -> tuple[list[Existin
     return existing_indexes(table, sid, schema, list(plan.files), problems), problems
 
 
+def sample_size(sample: int | None, reached: int) -> int | None:
+    """Files a query reaching ``reached`` files is measured on (None: all of them). ``sample``
+    None: the default rule (all up to :data:`EXACT_FILES`, else :data:`DEFAULT_SAMPLE`); 0: all."""
+    if sample is None:
+        return None if reached <= EXACT_FILES else DEFAULT_SAMPLE
+    return None if sample == 0 else sample
+
+
+def _summarise(run: QueryRun, ex, index_of: dict[str, int], files, sample: int | None, seed: int,
+               details: bool, keys: dict[str, float]) -> None:
+    """Keep what the candidates need of a query's explanation (then dropped): the files it
+    reaches, today's answer on them, and the files its candidates are measured on."""
+    run.predicate, run.funnel, run.index_used = ex.predicate, ex.funnel, ex.index_used
+    reached = [fd for fd in ex.files if fd.skipped_by is None or fd.skipped_by is Stage.INDEX]
+    run.stats_pruned = sum(1 for fd in ex.files if fd.skipped_by is Stage.STATS)
+    run.reached = np.fromiter((index_of[fd.path] for fd in reached), np.int64, len(reached))
+    run.index_skipped = np.fromiter((fd.skipped_by is Stage.INDEX for fd in reached), bool, len(reached))
+    run.rows_read = np.fromiter((fd.rows_after_dv if fd.skipped_by is None else 0 for fd in reached), np.int64,
+                                len(reached))
+    run.base_rows = np.fromiter((max(fd.row_count - fd.dv_cardinality, 0) for fd in reached), np.int64,
+                                len(reached))
+    paths = [fd.path for fd in reached]
+    run.sample = draw(paths, [str(files[index_of[p]].partition) for p in paths],
+                      sample_size(sample, len(reached)), seed, keys)
+    run.raw_results = {pos: reached[pos].raw_index_result for pos, _ in run.sample
+                       if isinstance(reached[pos].raw_index_result, BitmapResult)}
+    if details:
+        run.explain_json = ex.to_json()
+
+
 def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = None,
-           sample: int | None = DEFAULT_SAMPLE, measure: Measure | None = None, seed: int = 0, dialect: str = "spark", progress: Progress | None = None) -> Advice:
+           sample: int | None = None, measure: Measure | None = None, seed: int = 0, dialect: str = "spark",
+           progress: Progress | None = None, min_score: float = MIN_SCORE, drop_unused: bool = False,
+           details: bool = False) -> Advice:
     """Advise on ``table``'s file indexes for ``workload`` (file text or parsed queries).
 
-    ``sample``: how many live files candidates are built on (None: all); with ``measure`` they
+    ``sample``: files per query candidates are measured on (None: every file the query reaches
+    up to :data:`EXACT_FILES`, else :data:`DEFAULT_SAMPLE`; 0: every file); with ``measure`` they
     are built and measured by it on every file (on Spark: :func:`indexcore.spark.jobs.what_if.what_if_measure`).
-    ``progress(done, total, what)`` is called while it runs.
+    ``min_score``: the score below which no candidate is recommended. ``drop_unused``: drop
+    configured indexes no query of the workload filters on (kept by default). ``details``: keep
+    every query's explain and the files behind each figure. ``progress(done, total, what)`` is
+    called while it runs. A workload with no query that can be replayed is a :class:`PredicateError`.
     """
+    if sample is not None and (not isinstance(sample, int) or sample < 0):
+        raise PredicateError(f"sample must be a number of files >= 0 (0: every file), got {sample}")
+    if not math.isfinite(min_score) or min_score < 0:
+        raise PredicateError(f"the score threshold must be a finite number >= 0, got {min_score}")
     queries = parse_workload(workload) if isinstance(workload, str) else list(workload)
+    if not queries:
+        raise PredicateError("the workload holds no query (it is empty or holds only comments)")
     plan = table.plan(snapshot_id)
     sid = plan.snapshot.id if plan.snapshot else None
     schema = table.read_schema(snapshot_id, plan.snapshot)
     files = list(plan.files)
     by_path = {lf.path: lf for lf in files}
+    index_of = {lf.path: i for i, lf in enumerate(files)}
     problems: list[Problem] = list(plan.problems)
-    found, skipped_queries = scans(queries, table.name, schema.field_names)
-    runs: list[QueryRun] = []
+    same_text: dict[str, list[Query]] = {}  # a log repeats its statements: each text is read once
+    for q in queries:
+        same_text.setdefault(q.text, []).append(q)
+    found, skipped = scans([group[0] for group in same_text.values()], table.name, schema.row_type())
+    by_name = {group[0].name: group for group in same_text.values()}
+    skipped_queries = [{**s, "query": q.name} for s in skipped for q in by_name[s["query"]]]
+    merged: dict[str, QueryRun] = {}  # identical conditions are explained once, their weights summed
     for scan in found:
+        group = by_name[scan.name]
         if scan.where is None:
-            skipped_queries.append({"query": scan.name, "reason": "reads the table without a filter"})
+            why = "reads the table without a filter"
+            if scan.notes:
+                why += f" ({'; '.join(scan.notes)})"
+            skipped_queries.extend({"query": q.name, "reason": why} for q in group)
             continue
-        runs.append(QueryRun(scan))
+        run = merged.get(scan.where)
+        if run is None:
+            run = merged[scan.where] = QueryRun(scan)
+        run.names.extend(q.name for q in group)
+        run.weight += sum(q.weight for q in group)
+    runs = list(merged.values())
     existing = existing_indexes(table, sid, schema, files, problems)
+    table_bytes = sum(lf.file.file_size for lf in files)
+    for g in existing:
+        g.table_bytes = table_bytes
     deleted = DeletedPositions(table, problems)
+    keys: dict[str, float] = {}  # each file's place in every query's sample, hashed once
     steps = len(runs) + 1
     done = 0
 
@@ -97,19 +157,28 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
 
     for run in runs:
         try:
-            run.explanation = explain(table, run.scan.where, snapshot_id=sid)
+            # the condition as the workload reader parsed it (the same parser), else its text
+            ex = explain(table, run.scan.predicate if run.scan.predicate is not None else run.scan.where,
+                         snapshot_id=sid)
         except IndexCoreError as exc:
             run.error = exc.message
             tick(run.name)
             continue
-        measure_existing(table, schema, run, existing, by_path, deleted, problems)
+        measure_existing(table, schema, run, ex, existing, by_path, deleted, problems, details)
+        _summarise(run, ex, index_of, files, sample, seed, details, keys)
+        del ex
         tick(run.name)
-    good = [r for r in runs if r.explanation is not None]
+    good = [r for r in runs if r.ok]
+    if not good:
+        reasons = [f"{s['query']}: {s['reason']}" for s in skipped_queries] + \
+            [f"{n}: {r.error}" for r in runs for n in r.names if r.error]
+        more = f" (and {len(reasons) - 10} more)" if len(reasons) > 10 else ""
+        raise PredicateError(f"no query of the workload can be replayed on {table.name}: "
+                             + "; ".join(reasons[:10]) + more)
     verdicts(table, sid, existing, good, problems)
-
-    candidates = measure_candidates(table, sid, schema, files, good, existing, by_path, sample, measure,
-                                    seed, problems, progress)
+    candidates = measure_candidates(table, sid, schema, files, good, existing, measure, deleted, problems,
+                                    progress, min_score)
     steps = done + 1
     tick("statements")
-    statements = statements_for(table.name, dict(schema.options), existing, candidates, dialect)
+    statements = statements_for(table.name, dict(schema.options), existing, candidates, dialect, drop_unused)
     return Advice(table.name, sid, runs, skipped_queries, existing, candidates, statements, problems)

@@ -19,8 +19,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from indexcore.analysis.advise_model import REACHED_INDEX, ExistingIndex, QueryRun
-from indexcore.analysis.bloom_sizing import OK, OVER_FPP, OVERSIZED, column_sizing
+from indexcore.analysis.advise_model import (
+    NEVER_PRUNES,
+    NOT_IN_WORKLOAD,
+    REACHED_INDEX,
+    STATS_PRUNE,
+    ExistingIndex,
+    QueryRun,
+)
+from indexcore.analysis.bloom_sizing import OK, OVERSIZED, SKEW, column_sizing
 from indexcore.errors import IndexCoreError
 from indexcore.expr import and_all, conjuncts
 from indexcore.formats.base import BitmapResult, FileIndexResult
@@ -151,16 +158,30 @@ class DeletedPositions:
         return self.cache[lf.path]
 
 
-def measure_existing(table, schema, run: QueryRun, existing: list[ExistingIndex], by_path: dict,
-                     deleted: DeletedPositions, problems: list[Problem]) -> None:
-    """What each index on the query's columns skips on its own, added to its tally."""
-    ex = run.explanation
+def _only_answer(fd, column: str, index_type: str, fields: set[str]) -> bool:
+    """The file's only index on the predicate's columns is this one: explain's answer is its own."""
+    kinds = [(c, t) for c, ts in (fd.index_types or {}).items() for t in ts if c in fields]
+    return len(kinds) == 1 and kinds[0][1] == index_type
+
+
+def measure_existing(table, schema, run: QueryRun, ex, existing: list[ExistingIndex], by_path: dict,
+                     deleted: DeletedPositions, problems: list[Problem], details: bool = False) -> None:
+    """What each index on the query's columns skips on its own, added to its tally (``ex``: the
+    query's explanation, read here and then dropped by the caller)."""
     fields = ex.predicate.fields()
-    weight = run.scan.query.weight
+    weight = run.weight
+    in_file: dict[int, set[str]] = {}  # file schema id -> the predicate's columns as it names them
+
+    def file_fields(lf: LiveFile) -> set[str]:
+        sid = lf.file.schema_id
+        if sid not in in_file:
+            in_file[sid] = set(devolved_fields(schema, table, lf, fields))
+        return in_file[sid]
+
     for g in existing:
         if g.column not in fields:
             continue
-        g.filtered_by.append(run.name)
+        g.filtered_by.extend(run.names)
         files = rows = nbytes = 0
         paths = []
         if ex.index_used:
@@ -169,28 +190,47 @@ def measure_existing(table, schema, run: QueryRun, existing: list[ExistingIndex]
                 if blob is None or fd.skipped_by not in REACHED_INDEX:
                     continue
                 lf = by_path[fd.path]
-                try:
-                    decision = _index_alone(table, schema, lf, blob, ex.predicate, deleted(lf))
-                except IndexCoreError as exc:
-                    problems.append(Problem(lf.index_path or lf.path, exc.structure or "file index", exc.message))
-                    continue
+                base = max(fd.row_count - fd.dv_cardinality, 0)
+                if fd.index_types and blob.column in fd.index_types and \
+                        _only_answer(fd, blob.column, g.index_type, file_fields(lf)):
+                    decision = fd.index_decision  # explain already asked this index alone
+                else:
+                    try:
+                        decision = _index_alone(table, schema, lf, blob, ex.predicate, deleted(lf))
+                    except IndexCoreError as exc:
+                        problems.append(Problem(lf.index_path or lf.path, exc.structure or "file index", exc.message))
+                        continue
                 if decision is None:
                     continue
-                base = max(fd.row_count - fd.dv_cardinality, 0)
                 if not decision.remain():
                     files, rows, nbytes = files + 1, rows + base, nbytes + lf.file.file_size
-                    paths.append(fd.path)
+                    if details:
+                        paths.append(fd.path)
                 elif isinstance(decision, BitmapResult):
                     rows += max(base - len(decision.bitmap), 0)
         g.skipped.add(files, rows, nbytes, weight)
-        g.queries.append({"query": run.name, "weight": weight, "files_skipped": files, "rows_skipped": rows,
-                          "bytes_skipped": nbytes, "skipped_files": paths})
+        entry = {"query": run.name, "weight": weight, "files_skipped": files, "rows_skipped": rows,
+                 "bytes_skipped": nbytes}
+        if details:
+            entry["skipped_files"] = paths
+        g.queries.append(entry)
+
+
+def devolved_fields(schema, table, lf: LiveFile, fields: set[str]) -> list[str]:
+    """The predicate's table columns as the file's schema names them."""
+    fmap = field_map(schema, table.file_schema(lf))
+    return [fmap[f] for f in fields if fmap.get(f)]
 
 
 def verdicts(table, snapshot_id, existing: list[ExistingIndex], runs: list[QueryRun] | None,
-              problems: list[Problem]) -> None:
+             problems: list[Problem]) -> None:
     """Findings per index; ``runs`` None judges without a workload (no "never prunes")."""
-    index_used = all(r.explanation.index_used for r in runs or () if r.explanation is not None)
+    index_used = all(r.index_used for r in runs or () if r.ok)
+    stats_by_column: dict[str, int] = {}
+    for r in runs or ():
+        if r.ok:
+            for c in r.predicate.fields():
+                stats_by_column[c] = stats_by_column.get(c, 0) + r.stats_pruned
     for g in existing:
         if g.wrong_column:
             g.findings.append({"verdict": "wrong column", "files": len(g.wrong_column),
@@ -199,18 +239,32 @@ def verdicts(table, snapshot_id, existing: list[ExistingIndex], runs: list[Query
         if not g.blobs or runs is None:
             pass
         elif not index_used:
-            g.findings.append({"verdict": "never prunes", "message": "the read path does not use file indexes "
+            g.findings.append({"verdict": NEVER_PRUNES, "message": "the read path does not use file indexes "
                                "here (primary-key table merging on read, or file-index.read.enabled=false)"})
         elif not g.filtered_by:
-            g.findings.append({"verdict": "never prunes", "message": f"no query of the workload filters on {g.column}"})
-        elif g.skipped.files == 0 and g.skipped.rows == 0:
-            g.findings.append({"verdict": "never prunes",
-                               "message": f"{len(g.filtered_by)} quer{'y' if len(g.filtered_by) == 1 else 'ies'} "
-                                          f"filter on {g.column}, but it skipped no file or row"})
+            g.findings.append({"verdict": NOT_IN_WORKLOAD, "message": f"no query of the workload filters on "
+                               f"{g.column}: kept (ask to drop indexes the workload does not use)"})
+        elif g.skipped.files == 0:
+            n = len(g.filtered_by)
+            quer = f"{n} quer{'y' if n == 1 else 'ies'} filter{'s' if n == 1 else ''} on {g.column}"
+            within = f" ({g.skipped.rows} rows within files)" if g.skipped.rows else ""
+            if stats_by_column.get(g.column):
+                g.findings.append({"verdict": STATS_PRUNE, "stats_pruned_files": stats_by_column[g.column],
+                                   "message": f"{quer}: min/max statistics already prune "
+                                              f"{stats_by_column[g.column]} file(s) and the index skips none of "
+                                              f"the files they leave{within}"})
+            else:
+                g.findings.append({"verdict": NEVER_PRUNES,
+                                   "message": f"{quer}, but it skipped no file{within}"})
         if g.blobs and not g.configured:
-            g.findings.append({"verdict": "stale", "files": len(g.blobs),
+            useful = g.skipped.files > 0
+            g.findings.append({"verdict": "stale", "files": len(g.blobs), "readd": useful,
                                "message": f"{len(g.blobs)} file(s) carry it but file-index.{g.index_type}.columns "
-                                          f"no longer lists {g.column}"})
+                                          f"no longer lists {g.column}" + (
+                                              f"; it still skips {g.skipped.files} file(s) for the workload: "
+                                              "add it back before the rewrite removes it" if useful else "")})
+            if useful:
+                g.suggested_options = _built_with(table, g)
         if g.missing:
             g.findings.append({"verdict": "missing", "files": len(g.missing),
                                "message": f"configured but absent from {len(g.missing)} of {g.live_files} live files"})
@@ -218,21 +272,27 @@ def verdicts(table, snapshot_id, existing: list[ExistingIndex], runs: list[Query
             _bloom_sizing(table, g)
 
 
+def _built_with(table, g: ExistingIndex) -> dict[str, str]:
+    """The options a stale index was built with (its files' schema)."""
+    blob = next(iter(g.blobs.values()))
+    try:
+        return dict(table.file_schema(blob.file).file_index_options(blob.column, g.index_type))
+    except (IndexCoreError, KeyError):
+        return {}
+
+
 def _bloom_sizing(table, g: ExistingIndex) -> None:
-    """The column's sizing verdict (:func:`.bloom_sizing.column_sizing`) as a finding."""
+    """The column's sizing verdict (:func:`.bloom_sizing.column_sizing`) as a finding: resize
+    (``suggested_options``), or compact when file-size skew is the cause."""
     sizing = column_sizing(table, g.column, ((b.file, b.column, b.size) for b in g.blobs.values()
                                              if b.error is None and not b.empty))
     if sizing is None or sizing.verdict == OK:
         return
-    g.suggested_options = {"items": str(sizing.recommended_items)}
+    if sizing.cause != SKEW:
+        g.suggested_options = {"items": str(sizing.recommended_items)}
+    finding = {"verdict": sizing.verdict, "message": sizing.message()}
     if sizing.verdict == OVERSIZED:
-        g.findings.append({"verdict": OVERSIZED, "stored_bytes": sizing.bytes, "needed_bytes": sizing.needed_bytes,
-                           "message": f"items={sizing.configured_items} stores {sizing.bytes} bytes where the "
-                                      f"files' rows need {sizing.needed_bytes} at fpp {sizing.configured_fpp}; "
-                                      f"items={sizing.recommended_items} fits"})
+        finding.update(stored_bytes=sizing.bytes, needed_bytes=sizing.needed_bytes)
     else:
-        g.findings.append({"verdict": OVER_FPP, "files": sizing.over_fpp_files,
-                           "message": f"{sizing.over_fpp_files} of {sizing.files} filters hold more distinct keys "
-                                      f"than items={sizing.configured_items}: more false positives than fpp "
-                                      f"{sizing.configured_fpp}; items={sizing.recommended_items} fits"})
-
+        finding.update(files=sizing.over_fpp_files, cause=sizing.cause)
+    g.findings.append(finding)

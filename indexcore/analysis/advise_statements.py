@@ -1,7 +1,7 @@
 """What the advice says to do: the DDL that applies it, and short rows for people.
 
 :func:`statements_for`: ``ALTER TABLE ... SET`` for recommended candidates and bloom resizing,
-``UNSET`` (Flink: ``RESET``) for indexes that never prune, and ``CALL
+``UNSET`` (Flink: ``RESET``) for indexes that never prune (or that a candidate replaces), and ``CALL
 sys.rewrite_file_index('db.t')`` so existing files get the new layout.
 :func:`advice_summary`: one row per existing index and per candidate.
 """
@@ -10,8 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from indexcore.analysis.advise_model import Advice, Candidate, ExistingIndex
-from indexcore.analysis.bloom_sizing import OVER_FPP, OVERSIZED
+from indexcore.analysis.advise_model import (
+    NEVER_PRUNES,
+    NOT_IN_WORKLOAD,
+    REPLACE,
+    STATS_PRUNE,
+    Advice,
+    Candidate,
+    ExistingIndex,
+)
+from indexcore.analysis.bloom_sizing import OVER_FPP, OVERSIZED, SKEW
 from indexcore.formats.registry import FILE_INDEX_TYPES
 from indexcore.paimon.options import CoreOptions
 
@@ -31,33 +39,48 @@ def _alter(table_name: str, dialect: str, set_: dict[str, str] | None = None, un
 
 
 def statements_for(table_name: str, options: dict[str, str], existing: list[ExistingIndex],
-                   candidates: list[Candidate], dialect: str = "spark") -> list[str]:
-    """The DDL that applies the advice: add recommended indexes, resize blooms, drop dead ones,
-    then rewrite the file indexes of existing files."""
+                   candidates: list[Candidate], dialect: str = "spark", drop_unused: bool = False) -> list[str]:
+    """The DDL that applies the advice: add recommended indexes (and drop those they replace),
+    resize bloom filters (an undersized one is resized, not dropped), re-add stale indexes that
+    still skip files, drop indexes that never prune (and, with ``drop_unused``, those no query
+    filters on), then rewrite the file indexes of existing files."""
     core = CoreOptions.parse(options)
     columns = {t: list(core.file_index_columns(t)) for t in FILE_INDEX_TYPES}
     before = {t: list(v) for t, v in columns.items()}
     set_: dict[str, str] = {}
     unset: list[str] = []
     rewrite = False
-    for g in existing:
-        if g.verdict == "never prunes" and g.configured and g.column in columns.get(g.index_type, []):
+
+    def drop(g: ExistingIndex) -> None:
+        if g.configured and g.column in columns.get(g.index_type, []):
             columns[g.index_type].remove(g.column)
             own = f"file-index.{g.index_type}.{g.column}."
             unset.extend(k for k in options if k.startswith(own))
-        elif g.verdict in (OVERSIZED, OVER_FPP) and g.suggested_options:
+
+    for g in existing:
+        verdict = g.verdict
+        if verdict in (OVER_FPP, OVERSIZED) and g.suggested_options:
             for k, v in g.suggested_options.items():
                 set_[f"file-index.{g.index_type}.{g.column}.{k}"] = v
             rewrite = True
-        elif g.verdict in ("missing", "wrong column", "stale"):
+        elif verdict in (NEVER_PRUNES, STATS_PRUNE, REPLACE) or (verdict == NOT_IN_WORKLOAD and drop_unused):
+            drop(g)
+        elif verdict == "stale" and any(f.get("readd") for f in g.findings):
+            if g.column not in columns[g.index_type]:
+                columns[g.index_type].append(g.column)
+            for k, v in g.suggested_options.items():
+                set_[f"file-index.{g.index_type}.{g.column}.{k}"] = v
+            rewrite = True
+        elif verdict in ("missing", "wrong column", "stale"):
             rewrite = True
     for c in candidates:
         if not c.recommended:
             continue
-        if c.column not in columns[c.index_type]:
-            columns[c.index_type].append(c.column)
-        for k, v in c.options.items():
-            set_[f"file-index.{c.index_type}.{c.column}.{k}"] = v
+        for column, kind, opts in c.parts:
+            if column not in columns[kind]:
+                columns[kind].append(column)
+            for k, v in opts.items():
+                set_[f"file-index.{kind}.{column}.{k}"] = v
     for t in FILE_INDEX_TYPES:
         if columns[t] == before[t]:
             continue
@@ -73,20 +96,29 @@ def statements_for(table_name: str, options: dict[str, str], existing: list[Exis
         out.append(_alter(table_name, dialect, unset=sorted(set(unset))))
     if out or rewrite:
         out.append(f"CALL sys.rewrite_file_index({_quote(table_name)})")
+    if any(f.get("cause") == SKEW for g in existing for f in g.findings):  # bloom filters over fpp on big files
+        out.append(f"CALL sys.compact(table => {_quote(table_name)})" if dialect == "spark" else
+                   f"CALL sys.compact({_quote(table_name)})")
     return out
 
 
 def advice_summary(advice: Advice) -> dict[str, Any]:
-    """Short rows for people: one per existing index and per candidate."""
+    """Short rows for people: one per existing index and per candidate (beside each candidate
+    figure, ``<figure>_95``: ``exact``, or its 95% interval and the files it was measured on)."""
     existing = [{"column": e.column, "index_type": e.index_type, "files": len(e.blobs), "bytes": e.bytes,
-                 "files_skipped": e.skipped.files, "rows_skipped": e.skipped.rows,
-                 "bytes_skipped": e.skipped.bytes, "verdict": e.verdict,
-                 "why": "; ".join(f["message"] for f in e.findings) or "-"} for e in advice.existing]
+                 "write_cost": f"{e.write_cost:.1%}", "files_skipped": e.skipped.files,
+                 "rows_skipped": e.skipped.rows, "bytes_skipped": e.skipped.bytes, "score": round(e.score, 2),
+                 "verdict": e.verdict, "why": "; ".join(f["message"] for f in e.findings) or "-"}
+                for e in advice.existing]
     candidates = [{"rank": c.rank, "column": c.column, "index_type": c.index_type,
                    "options": ",".join(f"{k}={v}" for k, v in c.options.items()) or "-",
-                   "est_bytes": c.estimated_bytes, "files_skipped": c.extra.files, "rows_skipped": c.extra.rows,
-                   "bytes_skipped": c.extra.bytes, "score": round(c.score, 2),
-                   "recommended": "yes" if c.recommended else "no",
-                   "sample": f"{c.sample_files}/{c.total_files}"} for c in advice.candidates]
+                   "est_bytes": c.estimated_bytes, "write_cost": f"{c.write_cost:.1%}",
+                   "build_s": round(c.build_seconds_table, 2),
+                   "files_skipped": round(c.extra.files.value), "files_95": c.extra.files.interval_text(),
+                   "rows_skipped": round(c.extra.rows.value), "rows_95": c.extra.rows.interval_text(),
+                   "bytes_skipped": round(c.extra.bytes.value), "bytes_95": c.extra.bytes.interval_text(),
+                   "score": round(c.score, 2),
+                   "verdict": c.verdict, "recommended": "yes" if c.recommended else "no",
+                   "measured_on": f"{c.built_files}/{c.total_files} files" + ("" if c.extra.exact else " (sampled)")}
+                  for c in advice.candidates]
     return {"existing": existing, "candidates": candidates}
-

@@ -55,6 +55,8 @@ def parse_rules(text: str, base_dir: str = ".") -> list[dict[str, Any]]:
             if not words:
                 continue
             rules.append({"rule": words[0], "line": n, **parse_pairs(words[1:], f"rules line {n}", PredicateError)})
+    if not rules:
+        raise PredicateError("the rules file holds no rule (it is empty or holds only comments)")
     for r in rules:
         if r["rule"] not in RULES:
             raise PredicateError(f"unknown rule {r['rule']!r} (rules: {', '.join(RULES)})")
@@ -77,9 +79,12 @@ def _number(rule: dict, key: str, default: float | None = None) -> float:
     if value is None:
         raise PredicateError(f"rule {rule['rule']} needs {key}=...")
     try:
-        return float(value)
+        number = float(value)
     except (TypeError, ValueError) as exc:
         raise PredicateError(f"rule {rule['rule']}: {key}={value!r} is not a number") from exc
+    if not math.isfinite(number):  # nan would switch the rule off, inf would pass everything
+        raise PredicateError(f"rule {rule['rule']}: {key}={value!r} is not a finite number")
+    return number
 
 
 def _configured_indexes(table, sid, rule) -> list[dict]:
@@ -148,10 +153,11 @@ _CHECKS = {"configured-indexes": _configured_indexes, "dv-density": _dv_density,
 
 
 def check(table, rules: list[dict[str, Any]], snapshot_id: int | None = None) -> dict[str, Any]:
-    """Test every rule at a snapshot (latest by default): ``{"passed", "rules": [...]}``.
+    """Test every rule at a snapshot (latest by default): ``{"passed", "errors", "rules": [...]}``.
 
-    A rule that cannot be evaluated (bad SQL, a snapshot that does not exist) fails with an
-    ``error``; the others still run.
+    A rule that cannot be evaluated (bad SQL, a missing parameter, a snapshot that does not
+    exist) fails with an ``error`` and is counted in ``errors`` (the CLI then exits 2, bad input,
+    rather than 1); the others still run.
     """
     snap = table.snapshot(snapshot_id)
     sid = snap.id if snap else None
@@ -164,4 +170,5 @@ def check(table, rules: list[dict[str, Any]], snapshot_id: int | None = None) ->
         except IndexCoreError as exc:
             entry.update({"passed": False, "error": exc.message, "failures": []})
         results.append(entry)
-    return {"table": table.name, "snapshot": sid, "passed": all(r["passed"] for r in results), "rules": results}
+    return {"table": table.name, "snapshot": sid, "passed": all(r["passed"] for r in results),
+            "errors": sum(1 for r in results if "error" in r), "rules": results}

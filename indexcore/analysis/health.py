@@ -30,12 +30,11 @@ from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from indexcore.analysis.advise import index_inventory
 from indexcore.analysis.audit import hash_rows_mismatch
 from indexcore.analysis.balance import DEFAULT_COMPACTION_DENSITY, dv_by_bucket
-from indexcore.analysis.bloom_sizing import OVER_FPP, OVERSIZED, BloomSizing, column_sizing
+from indexcore.analysis.bloom_sizing import OVER_FPP, OVERSIZED, SKEW, BloomSizing, census_sizing
 from indexcore.analysis.health_score import CAPS, deduction, small_file_points
 from indexcore.analysis.index_bytes import CONTAINER_HEAD, IndexBytes, index_bytes_of
 from indexcore.analysis.live_rows import live_rows
@@ -256,23 +255,6 @@ def lost_deletion_vectors(table, deletion_vectors: pd.DataFrame) -> pd.DataFrame
 # One table
 
 
-def _bloom_sizing(table, census: pa.Table, by_path: dict) -> list[BloomSizing]:
-    """:func:`.bloom_sizing.column_sizing` of every bloom-indexed column of ``$file_indexes``."""
-    blooms = census.filter(pc.and_kleene(
-        pc.and_kleene(pc.equal(census["index_type"], BLOOM_FILTER.name), pc.is_null(census["error"])),
-        pc.and_kleene(pc.is_valid(census["column_name"]), pc.invert(pc.fill_null(census["is_empty"], False)))))
-    per_column: dict[str, list] = {}
-    for path, column, size in zip(blooms["file_path"].to_pylist(), blooms["column_name"].to_pylist(),
-                                  blooms["index_size_in_bytes"].to_pylist(), strict=True):
-        lf = by_path.get(path)
-        if lf is not None:
-            per_column.setdefault(column, []).append((lf, column, size))
-    out = []
-    for column in sorted(per_column):
-        sizing = column_sizing(table, column, per_column[column])
-        if sizing is not None:
-            out.append(sizing)
-    return out
 
 
 def _coverage(table, snapshot_id, unreadable: set[str]) -> list[Coverage]:
@@ -327,7 +309,7 @@ def table_health(table, snapshot_id: int | None = None) -> TableHealth:
     unusable = pd.concat([unusable_files(frame, None, lost), unusable_index_files(table, sid)], ignore_index=True)
     broken = set(frame.loc[frame["error"].notna() & frame["column_name"].isna(), "file_path"]) if files else set()
     coverage = _coverage(table, sid, broken) if files else []
-    blooms = _bloom_sizing(table, census, by_path)
+    blooms = census_sizing(table, census, by_path)
     problems = len({(p.path, p.structure, p.reason) for p in plan.problems + table.problems})
     live = live_rows(table, snapshot_id)
 
@@ -432,7 +414,8 @@ def _items(h: TableHealth, mergeable: int, small_points: int, problems) -> list[
                  f"distinct keys than items={b.configured_items}: more false positives than fpp "
                  f"{b.configured_fpp}", PAGE_BLOOM, b.over_fpp_files / b.files, column=b.column,
                  index_type=BLOOM_FILTER.name, files=b.over_fpp_files,
-                 recommendation=f"'{option}' = '{b.recommended_items}' (costs {-b.saved_bytes:,} more bytes)"
+                 recommendation="compact the table: " + b.message() if b.cause == SKEW else
+                 f"'{option}' = '{b.recommended_items}' (costs {-b.saved_bytes:,} more bytes)"
                  if b.saved_bytes is not None and b.saved_bytes < 0 else
                  f"'{option}' = '{b.recommended_items}'")
     order = {s: i for i, s in enumerate(SEVERITIES)}

@@ -339,6 +339,13 @@ class WhatIfResult:
 def _combined_evaluator(table, lf: LiveFile, schema: TableSchema, hyp: HypotheticalIndex,
                         reader: FileIndexReader) -> FileIndexPredicate:
     """The file's existing readers (in table column names) plus the hypothetical one, last."""
+    readers = existing_readers(table, lf, schema)
+    readers.setdefault(hyp.column, []).append(reader)
+    return FileIndexPredicate.for_readers(readers, schema.row_type())
+
+
+def existing_readers(table, lf: LiveFile, schema: TableSchema) -> dict[str, list[FileIndexReader]]:
+    """The readers of the file's existing file indexes, per table column name."""
     readers: dict[str, list[FileIndexReader]] = {}
     if lf.has_file_index:
         file_schema = table.file_schema(lf)
@@ -351,8 +358,7 @@ def _combined_evaluator(table, lf: LiveFile, schema: TableSchema, hyp: Hypotheti
             if name is None or entry.column not in file_types:
                 continue
             readers.setdefault(name, []).append(container.reader(entry, file_types[entry.column]))
-    readers.setdefault(hyp.column, []).append(reader)
-    return FileIndexPredicate.for_readers(readers, schema.row_type())
+    return readers
 
 
 def evaluate_hypothetical(hyp: HypotheticalIndex, predicate: Predicate | str, verify: bool = False,

@@ -19,16 +19,20 @@ range, null test, other) so an advisor knows which index kinds could answer.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
 from indexcore.errors import PredicateError
+from indexcore.expr import Predicate, and_all, parse_where
 from indexcore.expr.sql import check_sql_bounds
+from indexcore.types import DataType
 
 EQUALITY, RANGE, NULL_TEST, OTHER = "equality", "range", "null", "other"
 _DIRECTIVE = re.compile(r"^\s*(weight|count|name)\s*[:=]\s*(\S+)\s*$", re.IGNORECASE)
@@ -58,79 +62,87 @@ class Scan:
     where: str | None
     filters: dict[str, frozenset[str]] = field(default_factory=dict, hash=False, compare=False)
     notes: tuple[str, ...] = ()
+    # the condition parsed as explain parses it (when the table's row type was given), so it is not parsed twice
+    predicate: Any = field(default=None, hash=False, compare=False, repr=False)
 
     @property
     def name(self) -> str:
         return self.query.name
 
 
+_SPECIAL = re.compile(r"['\"`]|--|/\*|;|\n")  # what the splitter acts on; the text between is copied as is
+_QUOTED = {q: re.compile(pattern, re.DOTALL) for q, pattern in (
+    ("'", r"'(?:[^'\\]+|\\.|'')*'?"), ('"', r'"(?:[^"\\]+|\\.|"")*"?'), ("`", r"`(?:[^`]+|``)*`?"))}
+
+
 def _segments(text: str, on_newline: bool) -> tuple[list[tuple[str, dict, int]], bool]:
-    """Split into (statement, directives, first line); also whether a top-level ``;`` was seen."""
+    """Split into (statement, directives, first line); also whether a top-level ``;`` was seen.
+    Linear in the text: a regular expression finds the next quote, comment, ``;`` or newline
+    (the loop is written out flat: a 10 MB log is a million tokens)."""
     out: list[tuple[str, dict, int]] = []
     buf: list[str] = []
     pending: dict[str, str] = {}
     start_line = line = 1
     saw_semicolon = False
-    started = False  # the statement in buf has a non-blank character (one flag, not a join per character)
+    started = False  # the buffer holds more than white space
     i, n = 0, len(text)
-
-    def flush() -> None:
-        nonlocal buf, pending, started
-        stmt = "".join(buf).strip()
-        if stmt:
-            out.append((stmt, pending, start_line))
-            pending = {}
-        buf, started = [], False
-
+    search, quoted, directive = _SPECIAL.search, _QUOTED, _DIRECTIVE.match
     while i < n:
-        ch = text[i]
-        if not started:
-            start_line = line
-            started = bool(ch.strip()) and not text.startswith("--", i) and not text.startswith("/*", i)
-        if ch in ("'", '"', "`"):
-            j = i + 1
-            while j < n:
-                if text[j] == ch:
-                    if j + 1 < n and text[j + 1] == ch:  # doubled quote
-                        j += 2
-                        continue
-                    break
-                if text[j] == "\\" and ch != "`":
-                    j += 1
-                j += 1
-            chunk = text[i:j + 1]
+        m = search(text, i)
+        j = m.start() if m else n
+        if j > i:
+            chunk = text[i:j]
+            if not started and not chunk.isspace():
+                started, start_line = True, line
+            buf.append(chunk)
+        if m is None:
+            break
+        token = m.group()
+        end_statement = False
+        if token in quoted:
+            chunk = quoted[token].match(text, j).group()
+            if not started:
+                started, start_line = True, line
             buf.append(chunk)
             line += chunk.count("\n")
+            i = j + len(chunk)
+        elif token == "--":
+            k = text.find("\n", j)
+            k = n if k < 0 else k
+            d = directive(text[j + 2:k])
+            if d:
+                pending[d.group(1).lower()] = d.group(2)
+            i = k
+        elif token == "/*":
+            if text.startswith("/*+", j):  # a hint belongs to the statement
+                if not started:
+                    started, start_line = True, line
+                buf.append("/*+")
+                i = j + 3
+            else:
+                k = text.find("*/", j + 2)
+                k = n if k < 0 else k + 2
+                line += text.count("\n", j, k)
+                buf.append(" ")
+                i = k
+        elif token == ";":
+            saw_semicolon = end_statement = True
             i = j + 1
-            continue
-        if text.startswith("--", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            m = _DIRECTIVE.match(text[i + 2:j])
-            if m:
-                pending[m.group(1).lower()] = m.group(2)
-            i = j
-            continue
-        if text.startswith("/*", i) and not text.startswith("/*+", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            line += text[i:j].count("\n")
-            buf.append(" ")
-            i = j
-            continue
-        if ch == ";":
-            saw_semicolon = True
-            flush()
-        elif ch == "\n":
+        else:  # newline
             line += 1
             if on_newline:
-                flush()
+                end_statement = True
             else:
-                buf.append(ch)
-        else:
-            buf.append(ch)
-        i += 1
-    flush()
+                buf.append("\n")
+            i = j + 1
+        if end_statement:
+            if started:
+                out.append(("".join(buf).strip(), pending, start_line))
+                pending = {}
+            buf = []
+            started = False
+    if started:
+        out.append(("".join(buf).strip(), pending, start_line))
     return out, saw_semicolon
 
 
@@ -139,6 +151,8 @@ def _number(value: str, what: str, line: int) -> float:
         weight = float(value)
     except ValueError as exc:
         raise PredicateError(f"workload line {line}: {what} {value!r} is not a number") from exc
+    if not math.isfinite(weight):
+        raise PredicateError(f"workload line {line}: {what} must be a finite number, got {value}")
     if weight < 0:
         raise PredicateError(f"workload line {line}: {what} must not be negative, got {value}")
     return weight
@@ -146,14 +160,16 @@ def _number(value: str, what: str, line: int) -> float:
 
 def parse_workload(text: str) -> list[Query]:
     """The queries of a workload file's text (see the module docstring for the format)."""
-    segments, saw = _segments(text, on_newline=False)
+    saw = False
+    if ";" in text:  # a log without any ';' is one statement a line: one pass
+        segments, saw = _segments(text, on_newline=False)
     if not saw:
         segments, _ = _segments(text, on_newline=True)
     out: list[Query] = []
     names: set[str] = set()
     for stmt, directives, line in segments:
         weight = 1.0
-        m = _TAB_WEIGHT.match(stmt)
+        m = _TAB_WEIGHT.match(stmt) if "\t" in stmt else None
         if m:
             weight = _number(m.group(1), "count", line)
             stmt = m.group(2).strip()
@@ -236,22 +252,48 @@ def _kind(node: exp.Expression) -> str:
     return OTHER
 
 
-def filters_of(condition: exp.Expression) -> dict[str, frozenset[str]]:
+class _Columns:
+    """The table's columns, resolved as explain resolves them (:func:`indexcore.expr.sql.parse_where`):
+    the exact spelling first, else a unique case-insensitive match."""
+
+    def __init__(self, columns: Iterable[str] | Mapping[str, DataType]):
+        self.row_type = columns if isinstance(columns, Mapping) else None
+        self.names = set(columns)
+        self.lower: dict[str, list[str]] = {}
+        for c in self.names:
+            self.lower.setdefault(c.lower(), []).append(c)
+
+    def resolve(self, name: str) -> str | None:
+        if name in self.names:
+            return name
+        found = self.lower.get(name.lower(), [])
+        return found[0] if len(found) == 1 else None
+
+    def check(self, text: str) -> Predicate | None:
+        """``text`` parsed as explain parses it (None without a row type); PredicateError when it cannot be."""
+        return parse_where(text, self.row_type) if self.row_type is not None else None
+
+
+def filters_of(condition: exp.Expression, columns: _Columns | None = None) -> dict[str, frozenset[str]]:
     """Column -> how it is filtered (equality / range / null / other) in a condition."""
     out: dict[str, set[str]] = {}
     for col in condition.find_all(exp.Column):
         parent = col.parent
         while isinstance(parent, exp.Paren | exp.Cast | exp.Not) and parent.parent is not None:
             parent = parent.parent
-        out.setdefault(col.name, set()).add(_kind(parent) if parent is not None else OTHER)
+        name = (columns.resolve(col.name) if columns is not None else None) or col.name
+        out.setdefault(name, set()).add(_kind(parent) if parent is not None else OTHER)
     return {k: frozenset(v) for k, v in out.items()}
 
 
-def _strip_qualifiers(node: exp.Expression) -> exp.Expression:
+def _strip_qualifiers(node: exp.Expression, columns: _Columns) -> exp.Expression:
     node = node.copy()
     for col in node.find_all(exp.Column):
         for part in ("table", "db", "catalog"):
             col.set(part, None)
+        name = columns.resolve(col.name)
+        if name is not None and name != col.name:
+            col.set("this", exp.to_identifier(name, quoted=not name.isidentifier()))
     return node
 
 
@@ -265,7 +307,7 @@ def _sources(select: exp.Select) -> list[exp.Expression]:
 
 
 def _scans_of_select(query: Query, tree: exp.Expression, database: str, name: str,
-                     columns: set[str]) -> list[Scan]:
+                     columns: _Columns) -> list[Scan]:
     out: list[Scan] = []
     for select in tree.find_all(exp.Select):
         sources = _sources(select)
@@ -274,7 +316,7 @@ def _scans_of_select(query: Query, tree: exp.Expression, database: str, name: st
             continue
         aliases = {s.alias_or_name.lower() for s in ours}
         alone = len(sources) == 1
-        kept, notes = [], []
+        kept, notes, preds = [], [], []
         where = select.args.get("where")
         for conj in _split_and(where.this) if where is not None else []:
             cols = list(conj.find_all(exp.Column))
@@ -282,53 +324,98 @@ def _scans_of_select(query: Query, tree: exp.Expression, database: str, name: st
                 notes.append(f"not pushed down: {conj.sql(dialect='spark')}")
                 continue
             mine = all((c.table.lower() in aliases) if c.table else
-                       (alone or c.name in columns) for c in cols)
-            if mine and all(c.name in columns for c in cols):
-                kept.append(_strip_qualifiers(conj))
+                       (alone or columns.resolve(c.name) is not None) for c in cols)
+            if mine and all(columns.resolve(c.name) is not None for c in cols):
+                conj = _strip_qualifiers(conj, columns)
+                try:
+                    preds.append(columns.check(conj.sql(dialect="spark")))
+                except PredicateError as exc:  # Paimon is not handed what it cannot push down either
+                    notes.append(f"not pushed down: {conj.sql(dialect='spark')} ({exc.message})")
+                    continue
+                kept.append(conj)
             elif mine:
                 notes.append(f"unknown column in {conj.sql(dialect='spark')}")
+        predicate = and_all(preds) if preds and all(p is not None for p in preds) else None
         for _ in ours:
-            out.append(_scan(query, kept, notes))
+            out.append(_scan(query, kept, notes, columns, predicate))
     return out
 
 
-def _scan(query: Query, conjuncts: Sequence[exp.Expression], notes: Iterable[str] = ()) -> Scan:
+def _scan(query: Query, conjuncts: Sequence[exp.Expression], notes: Iterable[str], columns: _Columns,
+          predicate: Predicate | None = None) -> Scan:
     if not conjuncts:
         return Scan(query, None, {}, tuple(notes))
     text = " AND ".join(f"({c.sql(dialect='spark')})" if len(conjuncts) > 1 else c.sql(dialect="spark")
                         for c in conjuncts)
     filters: dict[str, set[str]] = {}
     for c in conjuncts:
-        for col, kinds in filters_of(c).items():
+        for col, kinds in filters_of(c, columns).items():
             filters.setdefault(col, set()).update(kinds)
-    return Scan(query, text, {k: frozenset(v) for k, v in filters.items()}, tuple(notes))
+    return Scan(query, text, {k: frozenset(v) for k, v in filters.items()}, tuple(notes), predicate)
 
 
-def scans(queries: Sequence[Query], table_name: str, columns: Iterable[str]) -> tuple[list[Scan], list[dict]]:
+#: First words of statements that are not reads: skipped with a reason (an INSERT ... SELECT or a
+#: CREATE ... AS SELECT is kept for the SELECT inside it).
+NOT_QUERIES = frozenset({"INSERT", "UPDATE", "DELETE", "DROP", "CREATE", "ALTER", "MERGE", "TRUNCATE", "CALL",
+                         "SET", "RESET", "USE", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "REPLACE", "GRANT",
+                         "REVOKE", "REFRESH", "CACHE", "UNCACHE", "ANALYZE", "MSCK", "LOAD", "ADD", "VALUES"})
+
+
+def _first_word(text: str) -> str:
+    head = text.lstrip("( \t\r\n").split(None, 1)
+    return head[0].upper().rstrip("(;") if head else ""
+
+
+def scans(queries: Sequence[Query], table_name: str,
+          columns: Iterable[str] | Mapping[str, DataType]) -> tuple[list[Scan], list[dict]]:
     """The reads of ``db.table`` the queries make, and the queries that make none (with why).
 
-    A bare condition always reads the table; its text is kept as written so explain parses it.
+    ``columns``: the table's column names, or its row type (name -> type): then every condition
+    is parsed as explain parses it, and one it cannot parse is skipped with the parser's reason
+    (a bare condition) or not pushed down (a conjunct of a SELECT), as Paimon is not handed it.
+    Column names resolve as explain resolves them (exact, else a unique case-insensitive match).
     """
     database, _, name = table_name.rpartition(".")
-    cols = set(columns)
+    cols = _Columns(columns)
     out: list[Scan] = []
     skipped: list[dict] = []
+    seen: dict[str, tuple[list[Scan], str | None]] = {}  # a log repeats its statements: each text read once
     for q in queries:
-        try:
-            if is_select(q.text):
-                found = _scans_of_select(q, _parse(q.text), database, name, cols)
-                if not found:
-                    skipped.append({"query": q.name, "reason": f"does not read {table_name}"})
-                out.extend(found)
-            else:
-                text = q.text.strip()
-                if text[:6].upper() == "WHERE " or text.upper() == "WHERE":
-                    text = text[5:].strip()
-                try:
-                    filters = filters_of(_parse(text, into=exp.Condition))
-                except PredicateError:
-                    filters = {}
-                out.append(Scan(q, text or None, filters))
-        except PredicateError as exc:
-            skipped.append({"query": q.name, "reason": exc.message})
+        if q.text in seen:
+            found, reason = seen[q.text]
+            out.extend(Scan(q, f.where, f.filters, f.notes, f.predicate) for f in found)
+            if reason is not None:
+                skipped.append({"query": q.name, "reason": reason})
+            continue
+        before_out, before_skipped = len(out), len(skipped)
+        _scans_of_query(q, database, name, table_name, cols, out, skipped)
+        seen[q.text] = (out[before_out:], skipped[before_skipped]["reason"] if len(skipped) > before_skipped else None)
     return out, skipped
+
+
+def _scans_of_query(q: Query, database: str, name: str, table_name: str, cols: _Columns, out: list[Scan],
+                    skipped: list[dict]) -> None:
+    """:func:`scans` of one query, appended to ``out`` / ``skipped``."""
+    try:
+        word = _first_word(q.text)
+        if is_select(q.text) or word in NOT_QUERIES:
+            found = _scans_of_select(q, _parse(q.text), database, name, cols)
+            if not found:
+                reason = f"does not read {table_name}" if word not in NOT_QUERIES else \
+                    f"{word} is not a query: the advisor replays reads (SELECT or a WHERE condition)"
+                skipped.append({"query": q.name, "reason": reason})
+            out.extend(found)
+        else:
+            text = q.text.strip()
+            if text[:6].upper() == "WHERE " or text.upper() == "WHERE":
+                text = text[5:].strip()
+            if not text:
+                raise PredicateError("empty WHERE condition")
+            predicate = cols.check(text)
+            try:
+                filters = filters_of(_parse(text, into=exp.Condition), cols)
+            except PredicateError:
+                filters = {}
+            out.append(Scan(q, text, filters, (), predicate))
+    except PredicateError as exc:
+        skipped.append({"query": q.name, "reason": exc.message})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from indexcore.analysis.advise import DEFAULT_SAMPLE, advise
+from indexcore.analysis.advise import DEFAULT_SAMPLE, EXACT_FILES, MIN_SCORE, advise
 from indexcore.analysis.advise_statements import advice_summary
 from indexcore.analysis.workload import Query, parse_workload
 from indexcore.errors import IndexCoreError
@@ -17,4 +17,7 @@ def workload_queries(text: str) -> list[Query]:
     return queries
 
 
-__all__ = ["DEFAULT_SAMPLE", "advice_summary", "advise", "workload_queries"]
+#: The default sampling rule, as the Advisor page states it.
+SAMPLE_RULE = f"automatic: every file up to {EXACT_FILES:,} per query, else {DEFAULT_SAMPLE}"
+
+__all__ = ["DEFAULT_SAMPLE", "MIN_SCORE", "SAMPLE_RULE", "advice_summary", "advise", "workload_queries"]

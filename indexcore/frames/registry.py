@@ -14,6 +14,7 @@ from typing import Any
 
 from indexcore.frames import (
     bitmap,
+    bloom,
     deletion_vectors,
     global_indexes,
     health,
@@ -52,7 +53,7 @@ _SPECS = (
             table.size_skew, table.file_stats_frame, unusable.unusable_index_files, bitmap.bitmap_lookup,
             bitmap.bitmap_layout_compare, range.range_frame, pruning.prune_by_sql,
             global_indexes.table_row_ranges, global_indexes.cardinality_frame, what_if.explain_frames,
-            suggestion.suggest_predicate),
+            suggestion.suggest_predicate, bloom.bloom_sizing_frame),
 )
 FRAMES: MappingProxyType[str, FrameSpec] = MappingProxyType({s.key: s for s in _SPECS})
 _BY_FUNCTION: MappingProxyType[Callable[..., Any], FrameSpec] = MappingProxyType({s.fn: s for s in _SPECS})

@@ -11,15 +11,17 @@ pipelines). Workload and rules formats: :mod:`indexcore.analysis.workload`,
 from __future__ import annotations
 
 import argparse
+import math
 from functools import partial
 
-from indexcore.analysis.advise import DEFAULT_SAMPLE, advise
+from indexcore.analysis.advise import DEFAULT_SAMPLE, EXACT_FILES, MIN_SCORE, advise
 from indexcore.analysis.advise_statements import advice_summary
 from indexcore.analysis.check import check, read_rules
 from indexcore.analysis.diff import diff
 from indexcore.analysis.workload import read_workload
 from indexcore.cli.arguments import COUNT, SNAPSHOT_ID
 from indexcore.cli.output import ProgressBar
+from indexcore.errors import PredicateError
 from indexcore.spark.jobs.what_if import what_if_measure
 from indexcore.warehouse import Warehouse
 
@@ -39,7 +41,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="queries: SELECTs or bare WHERE conditions, one per line or ';'-separated; "
                         "'-- weight: N' or 'N<TAB>query' for a weight, '-- name: X' for a name")
     p.add_argument("--sample", type=COUNT, default=None, metavar="N",
-                   help="build candidates on N sampled files (default 32; 0 = all files)")
+                   help=f"measure candidates on N files per query, drawn from the files it still reaches "
+                        f"(0 = every file; default: every file up to {EXACT_FILES:,} per query, else "
+                        f"{DEFAULT_SAMPLE}); sampled figures carry their sample and a 95%% interval")
+    p.add_argument("--min-score", type=float, default=MIN_SCORE, metavar="X",
+                   help=f"recommend no candidate scoring below X weighted bytes skipped per byte stored "
+                        f"(default {MIN_SCORE})")
+    p.add_argument("--drop-unused", action="store_true",
+                   help="also drop configured indexes no query of the workload filters on (kept by default)")
     p.add_argument("--master", default=None, metavar="URL", help="build candidates for every file on Spark")
     p.add_argument("--snapshot", type=SNAPSHOT_ID, default=None, help="snapshot id (default: latest)")
     p.add_argument("--dialect", choices=["spark", "flink"], default="spark", help="statement dialect")
@@ -61,7 +70,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Check rules such as 'every live file carries the configured indexes', "
                                    "'DV density per bucket below X', 'no bloom above fpp Y', 'pruning of a "
                                    "query not worse than snapshot S'. Prints a JSON report; exit code 1 when "
-                                   "a rule fails, 2 on bad input.")
+                                   "a rule fails, 2 on bad input (an empty rules file, a missing or non-finite "
+                                   "parameter, bad SQL, an unknown snapshot).")
     _common(p)
     p.add_argument("--rules", required=True, metavar="FILE", help="rules file (text, one rule a line, or JSON)")
     p.add_argument("--snapshot", type=SNAPSHOT_ID, default=None, help="snapshot id to check (default: latest)")
@@ -70,25 +80,33 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_advise(args: argparse.Namespace) -> dict:
+    if args.sample is not None and args.sample < 0:
+        raise PredicateError(f"--sample must be 0 (every file) or a number of files, got {args.sample}")
+    if not math.isfinite(args.min_score) or args.min_score < 0:
+        raise PredicateError(f"--min-score must be a finite number >= 0, got {args.min_score}")
     queries = read_workload(args.workload)
+    if not queries:
+        raise PredicateError(f"workload {args.workload} holds no query (it is empty or holds only comments)")
     table = Warehouse(args.warehouse, storage_options=args.storage_options).table(args.table)
-    sample = DEFAULT_SAMPLE if args.sample is None else (None if args.sample <= 0 else args.sample)
     measure = None
     if args.master:
         measure = what_if_measure(args.warehouse, args.table, args.master, args.snapshot,
                                   storage_options=args.storage_options)
-    advice = advise(table, queries, snapshot_id=args.snapshot, sample=sample, measure=measure,
-                    dialect=args.dialect, progress=ProgressBar("advising"))
+    advice = advise(table, queries, snapshot_id=args.snapshot, sample=args.sample, measure=measure,
+                    dialect=args.dialect, progress=ProgressBar("advising"), min_score=args.min_score,
+                    drop_unused=args.drop_unused, details=args.details)
     args.brief = partial(brief_advise, summary=advice_summary(advice))
     return advice.to_json(details=args.details)
 
 
 def brief_advise(out: dict, summary: dict) -> dict:
-    """What people read of ``advise``: per query the files read, per index and candidate one row."""
+    """What people read of ``advise``: per query the files read and its problems, per index and
+    candidate one row."""
     view = {"table": out["table"], "snapshot": out["snapshot"],
             "queries": [{"query": q["query"], "weight": q["weight"], "where": q["where"],
                          "files_read": q.get("funnel", {}).get("read", {}).get("files"),
-                         "error": q.get("error", "")} for q in out["queries"]] or "none",
+                         "problems": "; ".join(filter(None, [q.get("error", "")] + q.get("notes", []))) or "-"}
+                        for q in out["queries"]] or "none",
             **{k: v or "none" for k, v in summary.items()},
             "statements": out["statements"] or "none"}
     if out["skipped_queries"]:
@@ -107,6 +125,8 @@ def run_check(args: argparse.Namespace) -> dict:
     rules = read_rules(args.rules)
     table = Warehouse(args.warehouse, storage_options=args.storage_options).table(args.table)
     report = check(table, rules, snapshot_id=args.snapshot)
-    if not report["passed"]:
+    if report["errors"]:  # a rule that cannot be evaluated is bad input, not a failed rule
+        args.exit_code = 2
+    elif not report["passed"]:
         args.exit_code = 1
     return report
