@@ -150,7 +150,9 @@ def test_default_is_exact_below_the_threshold_and_samples_carry_their_size(big, 
     assert main(["advise", big, "db.t", "--workload", str(wl), "--sample", "10"]) == 0
     text = capsys.readouterr().out
     assert "(10 of 100 files)" in text  # the interval and sample beside the figure in the text output
-    assert main(["advise", big, "db.t", "--workload", str(wl), "--sample", "-5"]) == 2
+    with pytest.raises(SystemExit) as refused:  # argparse refuses a negative count: a usage error
+        main(["advise", big, "db.t", "--workload", str(wl), "--sample", "-5"])
+    assert refused.value.code == 2
     assert "--sample" in capsys.readouterr().err
 
 
