@@ -72,8 +72,20 @@ with guard("Point lookup"):
     lookup = ctx.frame(bitmap.bitmap_lookup, column=column, value_text=literal, sample=sample)
     show_frame(lookup, "bitmap_lookup")
     c = st.columns(2)
-    c[0].metric("Matching rows", int(lookup["matching_rows"].sum()) if not lookup.empty else 0)
-    c[1].metric("Bytes read by the lookups", int(lookup["lookup_bytes"].sum()) if not lookup.empty else 0)
+    matching = bitmap.matching_rows_estimate(lookup, census, column, sampled=decoded < carrying)
+    if matching.exact:
+        c[0].metric("Matching rows", f"{int(matching.value):,}")
+        c[1].metric("Bytes read by the lookups", int(lookup["lookup_bytes"].sum()) if not lookup.empty else 0)
+    else:  # a sampled lookup: the sample's count is not the table's
+        c[0].metric("Matching rows, estimated", f"≈ {round(matching.value):,}",
+                    help=f"95% interval {round(matching.low):,} to {round(matching.high):,}, from "
+                         f"{matching.sample:,} of the {matching.population:,} files carrying this bitmap")
+        c[1].metric(f"Bytes read by the lookups in the {matching.sample:,} sampled files",
+                    int(lookup["lookup_bytes"].sum()) if not lookup.empty else 0)
+        st.caption(f"{int(lookup['matching_rows'].sum()):,} matching rows in the {matching.sample:,} sampled files; "
+                   f"over all {matching.population:,} files carrying this bitmap about {round(matching.value):,} "
+                   f"(95% interval {round(matching.low):,} to {round(matching.high):,}). Turn on \"Decode every "
+                   "file\" above for the exact count.")
 
 with guard("V1 vs V2 layout"):
     st.subheader("V1 vs V2 layout")

@@ -5,6 +5,7 @@ import streamlit as st
 
 from indexcore.frames import figures
 from indexcore.frames.bloom import BLOOM_FILTER, BLOOM_SHARE, BLOOM_TYPES, bloom_sizing_frame
+from indexcore.frames.text import md
 from pages.common import (
     decode_sample,
     fmt_bytes,
@@ -40,15 +41,18 @@ with guard("Bloom filters"):
     census = ctx.view("file_indexes")
     census = census[census["index_type"].isin(BLOOM_TYPES) & census["error"].isna()]
     c[0].metric("Bloom filters", len(census))
-    c[1].metric("Median fill", f"{ok['fill_ratio'].median():.2%}" if not ok.empty else "–")
-    c[2].metric("Saturated", int(ok["saturated"].eq(True).sum()))
+    c[1].metric("Median fill", f"{ok['fill_ratio'].median():.2%}" if not ok.empty else "–",
+                help=f"Over the {len(ok):,} filters decoded, of {len(census):,}" if len(ok) < len(census) else None)
+    sampled = len(ok) < len(census)  # a decode sample: figures from the filters read say how many
+    c[2].metric("Saturated" + (f" (of {len(ok):,} sampled)" if sampled else ""), int(ok["saturated"].eq(True).sum()),
+                help=f"Counted over the {len(ok):,} filters decoded, of {len(census):,}" if sampled else None)
     c[3].metric("Bytes", fmt_bytes(census["index_size_in_bytes"].sum()))
     st.subheader("Sizing per column")
     st.caption(f"Over every filter of the snapshot: the `items` that keeps {BLOOM_SHARE:.0%} of the files under "
                "the configured fpp, and whether file-size skew rather than `items` is the cause.")
     for r in ctx.frame(bloom_sizing_frame).itertuples():
-        (st.success if r.verdict == "ok" else st.warning)(f"**{r.column}**: {r.verdict}. {r.why}")
-    st.plotly_chart(figures.bloom_fill(ok), width="stretch")
+        (st.success if r.verdict == "ok" else st.warning)(f"**{md(r.column)}**: {md(r.verdict)}. {md(r.why)}")
+    st.plotly_chart(figures.bloom_fill(ok, population=len(census)), width="stretch")
     left, right = st.columns(2)
     left.plotly_chart(figures.bloom_items(ok), width="stretch")
     right.plotly_chart(figures.bloom_fpp(ok), width="stretch")

@@ -341,7 +341,7 @@ def sort_and_filter(frame: pd.DataFrame, key: str, page_size: int | None = None)
         for col in frame.columns:
             hit |= frame[col].astype(str).str.contains(text, case=False, regex=False, na=False)
         frame = frame[hit]
-        st.caption(f"{len(frame):,} row(s) contain {text!r}")
+        st.caption(md(f"{len(frame):,} row(s) contain {text!r}"))
     if by != "(as listed)":
         column = frame.columns[[str(c) for c in frame.columns].index(by)]
         try:

@@ -203,9 +203,29 @@ def test_bitmap_column_and_lookup(wh_path, overview):
         lookup = bitmap_frames.bitmap_lookup(table, column, f"'{literal}'")
         if lookup.empty:
             continue
-        assert _metric(at, "Matching rows") == str(int(lookup["matching_rows"].sum()))
+        assert _metric(at, "Matching rows") == f"{int(lookup['matching_rows'].sum()):,}"
         assert int(lookup["matching_rows"].sum()) == int(top["cardinality"].iloc[0])
         break
+
+
+def test_a_sampled_bitmap_lookup_is_an_estimate_with_its_interval(wh_path, overview, monkeypatch):
+    """With a decode sample of one file, the lookup's count is labelled an estimate over every
+    file carrying the bitmap, with its interval and sample, never shown as the table's total."""
+    name = _table_with(overview, "bitmap")
+    table = indexcore.open_warehouse(str(wh_path)).table(name)
+    census = view(table, "file_indexes").to_pandas()
+    carrying = census[census["index_type"] == "bitmap"].groupby("column_name")["file_path"].nunique()
+    if carrying.max() < 2:
+        pytest.skip("no bitmap column in two files to sample one of")
+    monkeypatch.setenv("INDEXCORE_DECODE_SAMPLE", "1")
+    at = _app(name, "bitmap")
+    at.selectbox(key="bitmap_column").select(str(carrying.idxmax())).run()
+    _no_failure(at)
+    labels = [m.label for m in at.metric]
+    assert "Matching rows" not in labels and "Matching rows, estimated" in labels, labels
+    assert _metric(at, "Matching rows, estimated").startswith("≈ ")
+    assert any("sampled files" in c.value and "95% interval" in c.value for c in at.caption), \
+        [c.value for c in at.caption]
 
 
 def test_bad_sql_is_an_error_not_a_traceback(overview):

@@ -143,6 +143,31 @@ class Estimate:
 ZERO = Estimate(0.0, 0.0, 0.0, 0, 0)
 
 
+def ratio_total(found: Sequence[float], sizes: Sequence[float], size_total: float, population: int) -> Estimate:
+    """The total of ``found`` over a population of files from a simple random sample of
+    ``len(found)`` of its ``population`` files: the ratio estimator (``found`` per unit of
+    ``sizes``, e.g. matching rows per row) times the population's known ``size_total``, with an
+    approximate 95% interval (the ratio's variance with the finite-population correction),
+    never below what the sample itself found nor above ``size_total``. Exact on every file."""
+    n = len(found)
+    seen = float(sum(found))
+    if n >= population:
+        return Estimate(seen, seen, seen, n, population)
+    measured = float(sum(sizes))
+    if n == 0 or measured <= 0:
+        return Estimate(seen, seen, max(seen, float(size_total)), n, population)
+    ratio = seen / measured
+    value = ratio * size_total
+    if n < 2:
+        return Estimate(value, seen, max(seen, float(size_total)), n, population)
+    mean_size = measured / n
+    residuals = [x - ratio * y for x, y in zip(found, sizes, strict=True)]
+    mean_residual = sum(residuals) / n
+    s2 = sum((r - mean_residual) ** 2 for r in residuals) / (n - 1)
+    half = Z95 * math.sqrt((1 - n / population) * s2 / (n * mean_size * mean_size)) * size_total
+    return Estimate(value, max(seen, value - half), min(float(size_total), value + half), n, population)
+
+
 def estimate(weights: Sequence[float], values: Sequence[float], total: float, cap: float, n: int,
              population: int) -> Estimate:
     """The stratified estimate of a sum over the population from the sampled ``values`` (each

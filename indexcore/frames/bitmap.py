@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from indexcore.analysis.advise_sample import Estimate, ratio_total
 from indexcore.expr import parse_where
 from indexcore.formats.bitmap.reader import BitmapReader
 from indexcore.formats.bitmap.writer import BitmapWriter
@@ -51,6 +52,20 @@ def bitmap_lookup(table, column: str, value_text: str, snapshot_id: int | None =
                      "index_size": blob.size})
     return pd.DataFrame(rows, columns=["file_name", "partition", "bucket", "row_count", "version",
                                        "matching_rows", "lookup_bytes", "index_size"])
+
+
+def matching_rows_estimate(lookup: pd.DataFrame, census: pd.DataFrame, column: str, sampled: bool) -> Estimate:
+    """Matching rows of a point lookup (:func:`bitmap_lookup`) over every file carrying
+    ``column``'s bitmap (``census``: ``$file_indexes``): the sum when every such file was decoded,
+    else the ratio estimate from the sampled files (matching rows per row, times the rows of all
+    carrying files) with its 95% interval and sample size."""
+    carrying = census[census["index_type"].isin(BITMAP_TYPES) & (census["column_name"] == column)]
+    carrying = carrying.drop_duplicates("file_path")
+    found = lookup["matching_rows"].astype(float).tolist()
+    if not sampled:
+        return ratio_total(found, found, sum(found), len(found))
+    return ratio_total(found, lookup["row_count"].astype(float).tolist(), float(carrying["record_count"].sum()),
+                       max(len(carrying), len(found)))
 
 
 def _quote(name: str) -> str:

@@ -235,15 +235,19 @@ def bitmap_lookup_bytes(layouts: pd.DataFrame) -> go.Figure:
 
 
 @_as_text
-def bloom_fill(blooms: pd.DataFrame) -> go.Figure:
-    """Histogram of bloom filter fill ratios (bits set / bits); near 1 means saturated."""
+def bloom_fill(blooms: pd.DataFrame, population: int | None = None) -> go.Figure:
+    """Histogram of bloom filter fill ratios (bits set / bits); near 1 means saturated. When
+    ``blooms`` decodes a sample of the ``population`` filters, the title and axis say so."""
     frame = blooms.dropna(subset=["fill_ratio"])
     if frame.empty:
         return _empty("Bloom filter fill")
+    sampled = population is not None and population > len(frame)
     fig = px.histogram(frame, x="fill_ratio", color="column", nbins=20, range_x=[0, 1],
                        labels=_words("fill_ratio", "column"),
-                       title="Fill ratio per bloom filter (near 1: saturated)")
-    fig.update_layout(height=_HEIGHT, bargap=0.05, yaxis_title="bloom filters", xaxis_tickformat=".0%")
+                       title="Fill ratio per bloom filter (near 1: saturated)"
+                             + (f": a random sample of {len(frame):,} of {population:,} filters" if sampled else ""))
+    fig.update_layout(height=_HEIGHT, bargap=0.05, yaxis_title="sampled bloom filters" if sampled else "bloom filters",
+                      xaxis_tickformat=".0%")
     return _count_axis(fig, float(len(frame)))
 
 
@@ -336,12 +340,15 @@ def value_ranges(ranges: pd.DataFrame, low=None, high=None, title: str = "Value 
 
 
 @_as_text
-def prune_counts(pruned: pd.DataFrame, index_types: Sequence[str]) -> go.Figure:
+def prune_counts(pruned: pd.DataFrame, index_types: Sequence[str], population: int | None = None) -> go.Figure:
     """Files kept by statistics and by each index type; files without that index are a separate
-    "no index" part of the bar, not counted as kept by it."""
+    "no index" part of the bar, not counted as kept by it. When ``pruned`` is a sample of the
+    ``population`` live files, the first bar and the title say so (the counts are the sample's)."""
     if pruned.empty:
         return _empty("Pruning")
-    rows = [("all files", "kept", len(pruned)), ("stats", "kept", int((pruned["stats"] != "SKIP").sum()))]
+    sampled = population is not None and population > len(pruned)
+    first = f"sampled files ({len(pruned):,} of {population:,})" if sampled else "all files"
+    rows = [(first, "kept", len(pruned)), ("stats", "kept", int((pruned["stats"] != "SKIP").sum()))]
     for t in index_types:
         if t in pruned:
             col = pruned[t].astype(str)
@@ -350,8 +357,10 @@ def prune_counts(pruned: pd.DataFrame, index_types: Sequence[str]) -> go.Figure:
     bars = pd.DataFrame(rows, columns=["decided by", "outcome", "files"])
     fig = px.bar(bars, x="decided by", y="files", color="outcome", barmode="stack",
                  color_discrete_map={"kept": "#1f77b4", "no index": "#bbbbbb"},
-                 title="Files that may match, by what decides")
-    fig.update_layout(height=300, yaxis_title="files")
+                 title="Files that may match, by what decides"
+                       + (f" (counts over a random sample of {len(pruned):,} of {population:,} live files)"
+                          if sampled else ""))
+    fig.update_layout(height=300, yaxis_title="sampled files" if sampled else "files")
     return _count_axis(fig, float(len(pruned)))
 
 
