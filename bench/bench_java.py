@@ -64,8 +64,7 @@ def bench_planning_sizes(java, rust, sizes, rounds, tmp: Path) -> None:
         return
     for n in sizes:
         dst = tmp / f"plan{n}"
-        bench_planning.N_FILES = n  # build() writes N_FILES files, 1,000 per manifest
-        bench_planning.build(dst)
+        bench_planning.build(dst, n)  # n files, 1,000 per manifest
 
         def ours(dst=dst, n=n) -> None:
             plan = indexcore.open_warehouse(str(dst)).table("db.t").plan()
