@@ -327,11 +327,7 @@ class _Builder:
         dtype = self.schema[field_name]
         values = tuple(_coerce(dtype, lit) if coerce else lit.value for lit in lits)
         if negated:
-            negation = function.negate()
-            if negation is None:
-                shown = function.to_sql(field_name, [str(lit.text) for lit in lits])
-                raise PredicateError(f"NOT {shown} is not pushed down by Paimon: {function.name} has no negation")
-            function = negation
+            function = function.negate()  # never None here: pattern() refuses a negated pattern first
         return Leaf(function, field_name, values)
 
     def pattern(self, node: exp.Expression, negated: bool) -> Leaf:
