@@ -82,6 +82,18 @@ def days(text: str) -> int:
     ("dbl < CAST('Infinity' AS DOUBLE)", leaf("lessThan", "dbl", math.inf)),
     ("dbl > CAST('-Infinity' AS DOUBLE)", leaf("greaterThan", "dbl", -math.inf)),
     ("dbl = 5", leaf("equal", "dbl", 5.0)),
+    # LIKE as Spark hands it to Paimon (LikeSimplification): prefix, suffix, infix, no wildcard
+    ("Name LIKE 'ab%'", leaf("startsWith", "Name", "ab")),
+    ("Name like '%ab'", leaf("endsWith", "Name", "ab")),
+    ("Name LIKE '%a''b%'", leaf("contains", "Name", "a'b")),
+    ("Name LIKE 'ab'", leaf("equal", "Name", "ab")),
+    ("Name NOT LIKE 'ab'", leaf("notEqual", "Name", "ab")),
+    ("ch LIKE 'x%'", leaf("startsWith", "ch", "x")),
+    ("Name LIKE '%中%'", leaf("contains", "Name", "中")),
+    ("startswith(Name, 'a%_')", leaf("startsWith", "Name", "a%_")),
+    ("endswith(Name, '')", leaf("endsWith", "Name", "")),
+    ("contains(Name, 'x')", leaf("contains", "Name", "x")),
+    ("NOT NOT Name LIKE 'ab%'", leaf("startsWith", "Name", "ab")),
 ])
 def test_parse_where(sql: str, expected: Leaf) -> None:
     got = parse_where(sql, SCHEMA)
@@ -197,7 +209,19 @@ def test_column_names() -> None:
     ("d = 5", "DATE"),
     ("flag = 1.5", "BOOLEAN"),
     ("i = TRUE", "INT"),
-    ("i LIKE 'a%'", "unsupported construct"),
+    ("i LIKE 'a%'", "only for CHAR / VARCHAR / STRING"),
+    ("Name LIKE 'a_'", "not pushed down by Paimon"),
+    ("Name LIKE 'a%b%'", "not pushed down by Paimon"),
+    ("Name LIKE '%'", "not pushed down by Paimon"),
+    ("Name LIKE 'a\\%'", "escape character"),
+    ("Name LIKE 'a%' ESCAPE '!'", "ESCAPE clause is not pushed down"),
+    ("Name ILIKE 'a%'", "ILIKE is not pushed down"),
+    ("Name NOT LIKE 'a%'", "has no negation"),
+    ("NOT (Name LIKE '%a' OR i = 1)", "has no negation"),
+    ("NOT contains(Name, 'a')", "has no negation"),
+    ("Name LIKE 5", "string literal"),
+    ("Name LIKE i", "string literal"),
+    ("bin LIKE 'a%'", "BYTES"),
     ("i IN (SELECT 1)", "IN needs"),
     ("i IS TRUE", "IS [NOT] NULL"),
     ("i", "not BOOLEAN"),
@@ -218,12 +242,21 @@ def test_to_sql_round_trips() -> None:
         "ltz >= TIMESTAMP '2024-01-01 02:00:00+02:00'", "p BETWEEN 0 AND 5000.5", "flag",
         "bin = X'00ff'", "dbl = CAST('NaN' AS DOUBLE)", "f < 0.1", "dbl = -0.0",
         "NOT (i = 1 OR (Name IS NULL AND d IS NOT NULL))", "`a b` = 1", "i = NULL",
+        "Name LIKE 'it''s%'", "Name LIKE '%x' OR ch LIKE '%y%'", "startswith(Name, 'a_b')",
+        "contains(Name, '')", "endswith(Name, 'a\\%')", "Name LIKE NULL",
     ]
     for sql in cases:
         pred = parse_where(sql, SCHEMA)
         text = predicate_to_sql(pred, SCHEMA)
         assert _key(parse_where(text, SCHEMA)) == _key(pred), (sql, text)
     assert str(leaf("equal", "i", 5)) == "i = 5"
+    # a literal LIKE can spell prints as LIKE; one with a wildcard, empty or NULL as Spark's function
+    assert str(leaf("startsWith", "Name", "a")) == "Name LIKE 'a%'"
+    assert str(leaf("endsWith", "Name", "it's")) == "Name LIKE '%it''s'"
+    assert str(leaf("contains", "Name", "a")) == "Name LIKE '%a%'"
+    assert str(leaf("contains", "Name", "a_")) == "contains(Name, 'a_')"
+    assert str(leaf("startsWith", "Name", "")) == "startswith(Name, '')"
+    assert str(leaf("endsWith", "Name", None)) == "endswith(Name, NULL)"
     assert str(parse_where("i = 1 AND (i = 2 OR i IS NULL)", SCHEMA)) == "i = 1 AND (i = 2 OR i IS NULL)"
 
 
@@ -316,7 +349,11 @@ def test_functions_are_types() -> None:
     from indexcore.expr import EQUAL, IN, LEAF_FUNCTIONS, LESS_THAN, NOT_IN, Equal, leaf_function
 
     for name, fn in LEAF_FUNCTIONS.items():
-        assert leaf_function(name) is fn and fn.negate().negate() is fn and fn.negate() is not fn
+        if name in ("startsWith", "endsWith", "contains"):
+            assert fn.negate() is None  # Paimon's Optional.empty(): NOT LIKE is not pushed down
+        else:
+            assert fn.negate().negate() is fn and fn.negate() is not fn
+        assert leaf_function(name) is fn
         assert pickle.loads(pickle.dumps(fn)) is fn
     assert isinstance(leaf("equal", "i", 1).function, Equal) and leaf("equal", "i", 1).function is EQUAL
     assert IN.negate() is NOT_IN and LESS_THAN.reverse().name == "greaterThan"
@@ -352,7 +389,8 @@ _TOKENS = ["i", "big", "tiny", "Name", "d", "ts", "ltz", "p", "f", "dbl", "flag"
            "-0", "2.5", "1e308", "1e309", "1e-400", "9223372036854775808", "1e999999", "'x'", "'2024-02-30'",
            "'NaN'", "X'0'", "X'00'", "DATE '2024-01-01'", "TIMESTAMP '9999-12-31 23:59:59'", "CAST(",
            " AS INT)", " AS DOUBLE)", " AS DECIMAL(38, 38))", " AS TIMESTAMP(9))", " AS TINYINT)",
-           "CAST('NaN' AS DOUBLE)", "CAST('Infinity' AS FLOAT)", "LIKE", ";", "'", "`", "*", "abs("]
+           "CAST('NaN' AS DOUBLE)", "CAST('Infinity' AS FLOAT)", "LIKE", "'x%'", "'%x'", "ESCAPE", "ILIKE",
+           "startswith(", "contains(", ";", "'", "`", "*", "abs("]
 
 
 _COLUMNS = ["i", "big", "tiny", "Name", "ch", "d", "t", "ts", "ltz", "p", "f", "dbl", "flag", "bin", "`a b`"]
@@ -360,6 +398,7 @@ _LITERALS = ["1", "-1", "-0", "2.5", "300", "1e308", "1e309", "1e-400", "-922337
              "'2024-02-29'", "'10:00:01'", "'NaN'", "X'00ff'", "TRUE", "NULL", "DATE '2024-01-01'",
              "TIME '10:00:01.250'", "TIMESTAMP '1969-12-31 23:59:59.999999999'", "CAST('NaN' AS DOUBLE)",
              "CAST('-Infinity' AS FLOAT)", "CAST(1.5 AS DECIMAL(5, 1))", "CAST('12' AS INT)", "CAST(2.5 AS DOUBLE)"]
+_PATTERNS = ["'x%'", "'%x'", "'%x%'", "'x'", "'%'", "''", "'x_'", "'%x%y'", "'it''s%'", "'\\%'"]
 _LEAVES = st.one_of(
     st.tuples(st.sampled_from(_COLUMNS), st.sampled_from(["=", "<>", "<", "<=", ">", ">="]),
               st.sampled_from(_LITERALS)).map(" ".join),
@@ -370,6 +409,10 @@ _LEAVES = st.one_of(
               st.sampled_from(_LITERALS), st.sampled_from(_LITERALS)).map(lambda t: f"{t[0]} {t[1]} {t[2]} AND {t[3]}"),
     st.tuples(st.sampled_from(_COLUMNS), st.sampled_from(["IS NULL", "IS NOT NULL"])).map(" ".join),
     st.sampled_from(["flag", "NOT flag"]),
+    st.tuples(st.sampled_from(_COLUMNS), st.sampled_from(["LIKE", "NOT LIKE"]),
+              st.sampled_from(_PATTERNS + _LITERALS)).map(" ".join),
+    st.tuples(st.sampled_from(["startswith", "endswith", "contains"]), st.sampled_from(_COLUMNS),
+              st.sampled_from(_PATTERNS + _LITERALS)).map(lambda t: f"{t[0]}({t[1]}, {t[2]})"),
 )
 _CONDITIONS = st.recursive(_LEAVES, lambda inner: st.one_of(
     inner.map(lambda c: f"NOT ({c})"),

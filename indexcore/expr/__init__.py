@@ -12,6 +12,8 @@ visitors, SQL ``WHERE`` text parsed with sqlglot.
 
 from indexcore.expr.functions import (
     BETWEEN,
+    CONTAINS,
+    ENDS_WITH,
     EQUAL,
     GREATER_OR_EQUAL,
     GREATER_THAN,
@@ -24,8 +26,11 @@ from indexcore.expr.functions import (
     NOT_BETWEEN,
     NOT_EQUAL,
     NOT_IN,
+    STARTS_WITH,
     Between,
     Comparison,
+    Contains,
+    EndsWith,
     Equal,
     FunctionVisitor,
     GreaterOrEqual,
@@ -39,6 +44,8 @@ from indexcore.expr.functions import (
     NotBetween,
     NotEqual,
     NotIn,
+    StartsWith,
+    StringPattern,
     java_compare,
     leaf_function,
 )
@@ -63,11 +70,11 @@ from indexcore.expr.tree import (
 )
 
 __all__ = [
-    "AND", "BETWEEN", "EQUAL", "GREATER_OR_EQUAL", "GREATER_THAN", "IN", "IS_NOT_NULL", "IS_NULL",
-    "LEAF_FUNCTIONS", "LESS_OR_EQUAL", "LESS_THAN", "NOT_BETWEEN", "NOT_EQUAL", "NOT_IN", "OR", "And",
-    "Between", "Comparison", "Compound", "CompoundFunction", "Equal", "FunctionVisitor", "GreaterOrEqual",
+    "AND", "BETWEEN", "CONTAINS", "ENDS_WITH", "EQUAL", "GREATER_OR_EQUAL", "GREATER_THAN", "IN", "IS_NOT_NULL", "IS_NULL",
+    "LEAF_FUNCTIONS", "LESS_OR_EQUAL", "LESS_THAN", "NOT_BETWEEN", "NOT_EQUAL", "NOT_IN", "OR", "STARTS_WITH",
+    "And", "Between", "Comparison", "Compound", "CompoundFunction", "Contains", "EndsWith", "Equal", "FunctionVisitor", "GreaterOrEqual",
     "GreaterThan", "In", "IsNotNull", "IsNull", "Leaf", "LeafFunction", "LessOrEqual", "LessThan",
-    "NotBetween", "NotEqual", "NotIn", "Or", "Predicate", "and_all", "conjuncts", "disjuncts",
+    "NotBetween", "NotEqual", "NotIn", "Or", "Predicate", "StartsWith", "StringPattern", "and_all", "conjuncts", "disjuncts",
     "java_compare", "leaf_function", "leaves", "literal_to_sql", "negate", "parse_where",
     "predicate_from_json", "predicate_to_sql", "quote_name", "quote_table", "rename",
 ]

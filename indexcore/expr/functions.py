@@ -78,16 +78,26 @@ class FunctionVisitor:
     def visit_not_between(self, low: Any, high: Any) -> Any:
         return self.unanswered()
 
+    def visit_starts_with(self, literal: Any) -> Any:
+        return self.unanswered()
+
+    def visit_ends_with(self, literal: Any) -> Any:
+        return self.unanswered()
+
+    def visit_contains(self, literal: Any) -> Any:
+        return self.unanswered()
+
 
 class LeafFunction:
     """A leaf function; subclasses are singletons, compared by identity."""
 
     name: ClassVar[str]
     arity: ClassVar[int | None] = 1  # None: one literal or more
-    _negation: LeafFunction
+    _negation: LeafFunction | None
 
-    def negate(self) -> LeafFunction:
-        """Paimon's ``LeafFunction.negate()``."""
+    def negate(self) -> LeafFunction | None:
+        """Paimon's ``LeafFunction.negate()``; None where Paimon answers ``Optional.empty()``
+        (the string-pattern functions: ``NOT LIKE`` is not pushed down)."""
         return self._negation
 
     def check(self, literals: Sequence[Any]) -> None:
@@ -354,11 +364,95 @@ class NotBetween(LeafFunction):
         return f"{column} NOT BETWEEN {literals[0]} AND {literals[1]}"
 
 
+class StringPattern(LeafFunction):
+    """Paimon's ``StartsWith`` / ``EndsWith`` / ``Contains``: what Spark pushes down for ``LIKE 'abc%'``,
+    ``'%abc'`` and ``'%abc%'``. Null-false binary functions over strings (compared as UTF-8 bytes,
+    the same as code points); they have no negation, so Paimon never pushes ``NOT LIKE``."""
+
+    word: ClassVar[str]  # Spark SQL's function of the same meaning
+    _negation = None
+
+    def _test(self, value: Any, literals: Sequence[Any]) -> bool:
+        pattern = literals[0]
+        if not (isinstance(value, str) and isinstance(pattern, str)
+                or isinstance(value, bytes | bytearray) and isinstance(pattern, bytes | bytearray)):
+            raise PredicateError(f"{self.name} tests strings, not {type(value).__name__} "
+                                 f"against {type(pattern).__name__}")
+        return self._match(value, pattern)
+
+    def _match(self, value: Any, pattern: Any) -> bool:
+        raise NotImplementedError
+
+    def like(self, pattern: str) -> str:
+        """The ``LIKE`` pattern Spark turns into this function."""
+        raise NotImplementedError
+
+    def to_sql(self, column: str, literals: Sequence[str]) -> str:
+        text = literals[0]
+        if text.startswith("'") and text != "''" and not any(c in text for c in "%_\\"):
+            return f"{column} LIKE {self.like(text)}"
+        return f"{self.word}({column}, {text})"  # a literal LIKE cannot spell: empty, a wildcard in it, NULL
+
+
+class StartsWith(StringPattern):
+    name, word = "startsWith", "startswith"
+
+    def _match(self, value: Any, pattern: Any) -> bool:
+        return value.startswith(pattern)
+
+    def _test_range(self, lo: Any, hi: Any, literals: Sequence[Any]) -> bool:
+        # some value may start with the prefix unless min sorts after every such value or max before the prefix
+        p = literals[0]
+        return ((lo.startswith(p) or java_compare(lo, p) <= 0)
+                and (hi.startswith(p) or java_compare(hi, p) >= 0))
+
+    def visit(self, visitor: FunctionVisitor, literals: Sequence[Any]) -> Any:
+        return visitor.visit_starts_with(literals[0])
+
+    def like(self, pattern: str) -> str:
+        return pattern[:-1] + "%'"
+
+
+class _NoStatsPattern(StringPattern):
+    """A pattern min/max cannot decide: a file is kept unless it holds only NULLs (or the
+    literal is NULL while the null count is known), as Paimon's ``test`` on statistics says."""
+
+    def _test_stats(self, row_count, min_value, max_value, null_count, all_null, literals) -> bool:
+        return not (null_count is not None and (all_null or literals[0] is None))
+
+
+class EndsWith(_NoStatsPattern):
+    name, word = "endsWith", "endswith"
+
+    def _match(self, value: Any, pattern: Any) -> bool:
+        return value.endswith(pattern)
+
+    def visit(self, visitor: FunctionVisitor, literals: Sequence[Any]) -> Any:
+        return visitor.visit_ends_with(literals[0])
+
+    def like(self, pattern: str) -> str:
+        return "'%" + pattern[1:]
+
+
+class Contains(_NoStatsPattern):
+    name, word = "contains", "contains"
+
+    def _match(self, value: Any, pattern: Any) -> bool:
+        return pattern in value
+
+    def visit(self, visitor: FunctionVisitor, literals: Sequence[Any]) -> Any:
+        return visitor.visit_contains(literals[0])
+
+    def like(self, pattern: str) -> str:
+        return "'%" + pattern[1:-1] + "%'"
+
+
 IS_NULL, IS_NOT_NULL = IsNull(), IsNotNull()
 EQUAL, NOT_EQUAL = Equal(), NotEqual()
 LESS_THAN, LESS_OR_EQUAL, GREATER_THAN, GREATER_OR_EQUAL = LessThan(), LessOrEqual(), GreaterThan(), GreaterOrEqual()
 IN, NOT_IN = In(), NotIn()
 BETWEEN, NOT_BETWEEN = Between(), NotBetween()
+STARTS_WITH, ENDS_WITH, CONTAINS = StartsWith(), EndsWith(), Contains()
 
 for _a, _b in ((IS_NULL, IS_NOT_NULL), (EQUAL, NOT_EQUAL), (LESS_THAN, GREATER_OR_EQUAL),
                (LESS_OR_EQUAL, GREATER_THAN), (IN, NOT_IN), (BETWEEN, NOT_BETWEEN)):
@@ -369,7 +463,7 @@ for _a, _b in ((EQUAL, EQUAL), (NOT_EQUAL, NOT_EQUAL), (LESS_THAN, GREATER_THAN)
 
 LEAF_FUNCTIONS: dict[str, LeafFunction] = {f.name: f for f in (
     EQUAL, NOT_EQUAL, IN, NOT_IN, IS_NULL, IS_NOT_NULL, LESS_THAN, LESS_OR_EQUAL, GREATER_THAN,
-    GREATER_OR_EQUAL, BETWEEN, NOT_BETWEEN)}
+    GREATER_OR_EQUAL, BETWEEN, NOT_BETWEEN, STARTS_WITH, ENDS_WITH, CONTAINS)}
 
 
 def leaf_function(name: str) -> LeafFunction:

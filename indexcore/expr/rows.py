@@ -73,6 +73,7 @@ class _Keys:
     ge: Callable[[Any], np.ndarray]
     le: Callable[[Any], np.ndarray]
     isin: Callable[[list], np.ndarray]
+    strings: pa.Array | None = None  # the column itself when it holds strings, for pattern tests
 
 
 def _int_keys(keys: np.ndarray, valid: np.ndarray, bounds: Callable[[Any], tuple[int, int]]) -> _Keys:
@@ -233,7 +234,10 @@ def _text_keys(column: pa.Array, valid: np.ndarray, kind: type) -> _Keys:
                 raise _Fallback from exc
         return x, x
 
-    return _arrow_keys(column, valid, bounds, lambda x: pa.scalar(x, column.type))
+    keys = _arrow_keys(column, valid, bounds, lambda x: pa.scalar(x, column.type))
+    if kind is str:
+        return _Keys(keys.valid, keys.bounds, keys.ge, keys.le, keys.isin, column)
+    return keys
 
 
 def _prepare(column: pa.Array, dtype: DataType) -> _Keys | None:  # noqa: C901
@@ -324,6 +328,25 @@ class _MaskVisitor(FunctionVisitor):
 
     def visit_not_between(self, low: Any, high: Any) -> np.ndarray:
         return self.valid & ~self._inside(low, high)
+
+    def _pattern(self, kernel: Callable[..., pa.Array], literal: Any) -> np.ndarray:
+        """Arrow's byte-wise string kernel (UTF-8 bytes, as Paimon's ``BinaryString``)."""
+        if self.keys.strings is None:
+            raise _Fallback
+        self.keys.bounds(literal)  # _Fallback unless a valid UTF-8 string
+        return self.valid & kernel(self.keys.strings, literal).fill_null(False).to_numpy(zero_copy_only=False)
+
+    def visit_starts_with(self, literal: Any) -> np.ndarray:
+        return self._pattern(pc.starts_with, literal)
+
+    def visit_ends_with(self, literal: Any) -> np.ndarray:
+        return self._pattern(pc.ends_with, literal)
+
+    def visit_contains(self, literal: Any) -> np.ndarray:
+        return self._pattern(pc.match_substring, literal)
+
+    def unanswered(self) -> np.ndarray:
+        raise _Fallback
 
 
 @dataclass(frozen=True)

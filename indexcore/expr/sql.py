@@ -24,6 +24,8 @@ from indexcore import types
 from indexcore.errors import IndexCoreError, PredicateError
 from indexcore.expr.functions import (
     BETWEEN,
+    CONTAINS,
+    ENDS_WITH,
     EQUAL,
     GREATER_OR_EQUAL,
     GREATER_THAN,
@@ -32,6 +34,7 @@ from indexcore.expr.functions import (
     LESS_OR_EQUAL,
     LESS_THAN,
     NOT_EQUAL,
+    STARTS_WITH,
     Comparison,
     LeafFunction,
     leaf_function,
@@ -319,12 +322,46 @@ class _Builder:
             raise PredicateError(f"unsupported column reference {_sql_of(node)}")
         return _resolve_field(ident.this, self.schema)
 
-    def leaf(self, function: LeafFunction, field_name: str, lits: list[_Lit], negated: bool) -> Leaf:
+    def leaf(self, function: LeafFunction, field_name: str, lits: list[_Lit], negated: bool,
+             coerce: bool = True) -> Leaf:
         dtype = self.schema[field_name]
-        values = tuple(_coerce(dtype, lit) for lit in lits)
+        values = tuple(_coerce(dtype, lit) if coerce else lit.value for lit in lits)
         if negated:
-            function = function.negate()
+            function = function.negate()  # never None here: pattern() refuses a negated pattern first
         return Leaf(function, field_name, values)
+
+    def pattern(self, node: exp.Expression, negated: bool) -> Leaf:
+        """``col LIKE 'p'`` or ``startswith/endswith/contains(col, 'p')``: what Spark hands Paimon."""
+        if isinstance(node, exp.Escape):
+            raise PredicateError(f"LIKE with an ESCAPE clause is not pushed down by Paimon: {_sql_of(node)!r}")
+        if isinstance(node, exp.ILike):
+            raise PredicateError(f"ILIKE is not pushed down by Paimon: {_sql_of(node)!r}")
+        field_name = self.column(node.this)
+        if field_name is None or self.column(node.expression) is not None:
+            raise PredicateError(f"{_sql_of(node)!r} must match a column against a string literal")
+        dtype = self.schema[field_name]
+        if not dtype.is_string:
+            raise PredicateError(f"{_sql_of(node)!r}: column {field_name!r} is {dtype.sql()}, "
+                                 "but Paimon pushes pattern matches down only for CHAR / VARCHAR / STRING")
+        lit = _literal(node.expression)
+        if lit.kind not in ("str", "null"):
+            raise PredicateError(f"{_sql_of(node)!r} needs a string literal, got {lit.text}")
+        if not isinstance(node, exp.Like):
+            function = {exp.StartsWith: STARTS_WITH, exp.EndsWith: ENDS_WITH, exp.Contains: CONTAINS}[type(node)]
+            text = lit.value
+        elif lit.kind == "null":
+            function, text = EQUAL, None  # LIKE NULL is never true, as = NULL
+        else:
+            function, text = like_function(lit.value)
+        if node.args.get("negate"):
+            negated = not negated
+        if negated and function.negate() is None:
+            shown = node.copy()
+            shown.set("negate", None)
+            raise PredicateError(f"NOT {_sql_of(shown)} is not pushed down by Paimon: {function.name} "
+                                 "has no negation")
+        return self.leaf(function, field_name, [_Lit(lit.kind, text, lit.text)], negated,
+                         coerce=function is EQUAL)
 
     def compound(self, node: exp.And | exp.Or, negated: bool) -> Compound:
         """An AND/OR chain, flattened without recursing down sqlglot's left-deep tree."""
@@ -387,13 +424,36 @@ class _Builder:
                 raise PredicateError("BETWEEN SYMMETRIC is not supported")
             lits = [_literal(node.args["low"]), _literal(node.args["high"])]
             return self.leaf(BETWEEN, field_name, lits, negated)
+        if isinstance(node, exp.Like | exp.ILike | exp.Escape | exp.StartsWith | exp.EndsWith | exp.Contains):
+            return self.pattern(node, negated)
         if isinstance(node, exp.Column):
             field_name = self.column(node)
             if self.schema[field_name].root != "BOOLEAN":
                 raise PredicateError(f"column {field_name!r} is not BOOLEAN and cannot stand alone as a condition")
             return self.leaf(EQUAL, field_name, [_Lit("bool", True, "TRUE")], negated)
         raise PredicateError(f"unsupported construct in WHERE: {_sql_of(node)!r} ({type(node).__name__}); "
-                             "supported: comparisons, [NOT] IN, IS [NOT] NULL, [NOT] BETWEEN, AND, OR, NOT")
+                             "supported: comparisons, [NOT] IN, IS [NOT] NULL, [NOT] BETWEEN, LIKE 'abc%' / '%abc' / "
+                             "'%abc%', AND, OR, NOT")
+
+
+def like_function(pattern: str) -> tuple[LeafFunction, str]:
+    """The leaf function and literal Spark pushes to Paimon for ``LIKE pattern``: ``'abc%'`` is
+    ``startsWith``, ``'%abc'`` ``endsWith``, ``'%abc%'`` ``contains``, no wildcard ``equal``;
+    PredicateError for any other pattern (``_``, an inner ``%``, the escape character, a backslash),
+    which Spark evaluates itself after the scan."""
+    if "\\" in pattern:
+        raise PredicateError(f"LIKE pattern {pattern!r} holds the escape character \\: not pushed down by Paimon")
+    core = pattern
+    lead = core.startswith("%")
+    core = core[1:] if lead else core
+    trail = core.endswith("%")
+    core = core[:-1] if trail else core
+    if "%" in core or "_" in core or ((lead or trail) and not core):
+        raise PredicateError(f"LIKE pattern {pattern!r} is not pushed down by Paimon: only 'abc%' (startsWith), "
+                             "'%abc' (endsWith), '%abc%' (contains) or no wildcard (equal) are")
+    if lead:
+        return (CONTAINS if trail else ENDS_WITH), core
+    return (STARTS_WITH if trail else EQUAL), core
 
 
 # Bounds on WHERE text, checked before sqlglot parses it: sqlglot's recursive descent spends

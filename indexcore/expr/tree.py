@@ -93,7 +93,13 @@ class Leaf:
         return {self.field}
 
     def negate(self) -> Leaf:
-        return Leaf(self.function.negate(), self.field, self.literals)
+        """Paimon's ``LeafPredicate.negate()``; PredicateError where Paimon has no negation
+        (``startsWith`` / ``endsWith`` / ``contains``: NOT LIKE is not pushed down)."""
+        function = self.function.negate()
+        if function is None:
+            raise PredicateError(f"NOT {predicate_to_sql(self)} cannot be pushed down: Paimon's "
+                                 f"{self.function.name} has no negation")
+        return Leaf(function, self.field, self.literals)
 
     def null_false(self) -> bool:
         """True when a NULL literal makes this leaf never true (see ``LeafFunction.null_false``)."""
@@ -138,7 +144,8 @@ Predicate = Leaf | Compound
 
 
 def negate(pred: Predicate) -> Predicate:
-    """Paimon's ``Predicate.negate()``: flip each leaf function, swap AND and OR."""
+    """Paimon's ``Predicate.negate()``: flip each leaf function, swap AND and OR; PredicateError
+    when a leaf has no negation (Paimon's ``Optional.empty()``)."""
     return pred.negate()
 
 

@@ -408,8 +408,8 @@ class EmptyFileIndexReader(FileIndexReader):
     """Paimon's ``EmptyFileIndexReader``: an index over no rows, so value predicates SKIP.
 
     ``equal``, ``in``, ``isNotNull``, ``startsWith``/``endsWith``/``contains`` and the four range
-    comparisons answer SKIP; ``isNull``, ``notEqual``, ``notIn``, ``between``/``notBetween`` and
-    ``like`` stay REMAIN, as in Paimon.
+    comparisons answer SKIP; ``isNull``, ``notEqual``, ``notIn``, ``between``/``notBetween`` stay
+    REMAIN, as in Paimon 1.0's reader.
     """
 
     index_type = "empty"
@@ -419,6 +419,7 @@ class EmptyFileIndexReader(FileIndexReader):
 
     visit_equal = visit_is_not_null = visit_in = _skip
     visit_less_than = visit_less_or_equal = visit_greater_than = visit_greater_or_equal = _skip
+    visit_starts_with = visit_ends_with = visit_contains = _skip
 
     def visit_is_null(self) -> FileIndexResult:
         return REMAIN
