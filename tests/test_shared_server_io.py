@@ -31,7 +31,7 @@ from indexcore.io.roots import Roots, local_url
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_warehouse"
 REFUSED = "not allowed: outside the allowed roots"
-BUCKET = "lake"
+BUCKET = "lake-shared-io"  # moto keeps buckets process-wide: not test_object_store's "lake"
 BODY = "LISTENER-SECRET-BODY"
 
 

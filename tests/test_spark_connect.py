@@ -37,8 +37,16 @@ from indexcore.spark.progress import spark_context  # noqa: E402
 from indexcore.spark.session import get_session  # noqa: E402
 
 pytestmark = pytest.mark.spark
-# the operator allows the local Connect server this module starts
-os.environ.setdefault("INDEXCORE_SPARK_MASTERS", "local[*],sc://127.0.0.1:*")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _allow_local_connect():
+    """The operator allows the local Connect server this module starts (for this module only:
+    set at import, it would narrow every other module's masters to these)."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("INDEXCORE_SPARK_MASTERS", "local[*],local[1],local[2],sc://127.0.0.1:*")
+    yield
+    mp.undo()
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
 START_SECONDS = 90

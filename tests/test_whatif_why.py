@@ -76,7 +76,8 @@ def test_what_if_page_shows_the_why(wh, open_page, monkeypatch):
     assert any(t.value.startswith(f"Rows with country = 'DE' are in 3 of {FILES} files") for t in at.text)
     reasons = next(d.value for d in at.dataframe if list(d.value.columns) == what_if.WHY_COLUMNS)
     assert reasons["files"].tolist() == [3, FILES - 3]
-    assert at.session_state["whatif_explained"][0][3] == "country = 'DE'"
+    # the explain is kept for reruns by the server's bounded map, not in the session (issue 28)
+    assert "whatif_explained" not in at.session_state
 
 
 PROGRESS_SCRIPT = """

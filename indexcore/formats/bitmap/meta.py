@@ -178,7 +178,9 @@ class _Cursor:
         hit = _STARTS.get(key)
         if hit is not None and base + len(hit[0]) <= size:
             known, known_starts = hit
-            self._fill(base + len(known))
+            # as far as the walk's own read would reach: the dictionary and one read-ahead past it,
+            # so a remembered dictionary costs no more requests than a walked one
+            self._fill(min(size, base + len(known) + self.source.readahead))
             at = base - self.start
             if self.buf[at:at + len(known)] == known:  # bytes compare with memcmp (a memoryview would not)
                 self.pos = base + len(known)
