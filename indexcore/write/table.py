@@ -197,6 +197,10 @@ class TableWriter(Committer):
 
     def prepare_batch(self, rows: pa.Table, deletes: pa.Table | None = None) -> pa.Table:
         """Rows with ``_VALUE_KIND`` (PK tables) and ``_BUCKET``, ready for :func:`write_task_rows`."""
+        return self.assign_buckets(self.with_kinds(rows, deletes))
+
+    def with_kinds(self, rows: pa.Table, deletes: pa.Table | None = None) -> pa.Table:
+        """Rows in the table's columns and types, deletes after upserts with ``_VALUE_KIND`` (PK tables)."""
         names = list(self.schema.field_names)
         target = pa.schema([pa.field(f.name, arrow_type(f.type)) for f in self.schema.fields])
         rows = rows.select(names).cast(target)
@@ -206,7 +210,7 @@ class TableWriter(Committer):
                 d = deletes.select(names).cast(target)
                 d = d.append_column(VALUE_KIND, pa.array([DELETE] * deletes.num_rows, pa.int8()))
                 rows = pa.concat_tables([rows, d])
-        return self.assign_buckets(rows)
+        return rows
 
     # ------------------------------------------------------------------ schema, tags, branches
 
