@@ -108,6 +108,7 @@ def write_groups(spec: TaskSpec, rows: pa.Table, task_id: Any,
     partition and bucket). A bulk writer that knows its groups skips the per-row grouping."""
     schema = spec.schema
     namer = Namer(spec.seed, spec.table_path.rstrip("/").rsplit("/", 1)[-1], spec.commit_index, task_id)
+    plan = schema.core_options.file_indexes(schema.field_names)
     out = []
     for partition, bucket, indices in groups:
         group = rows.take(pa.array(indices))
@@ -116,7 +117,7 @@ def write_groups(spec: TaskSpec, rows: pa.Table, task_id: Any,
         seq = spec.seq_starts.get((partition, bucket), 0)
         written = write_data_file(spec.table_path, schema, partition, bucket, group,
                                   namer.next("data", ".parquet"), seq_start=seq,
-                                  creation_millis=spec.creation_millis)
+                                  creation_millis=spec.creation_millis, index_plan=plan)
         out.append(written)
         if spec.compact_output and written.deletes:
             kinds = group.column(VALUE_KIND) if VALUE_KIND in group.column_names else None
@@ -128,7 +129,7 @@ def write_groups(spec: TaskSpec, rows: pa.Table, task_id: Any,
                     compacted = write_data_file(spec.table_path, schema, partition, bucket, kept,
                                                 namer.next("data", ".parquet"), level=1,
                                                 file_source=COMPACT_SOURCE,
-                                                creation_millis=spec.creation_millis)
+                                                creation_millis=spec.creation_millis, index_plan=plan)
                     out.append(replace(compacted, compact_of=written.file.file_name))
     return out
 
