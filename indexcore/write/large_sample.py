@@ -195,6 +195,23 @@ def hour_day(hour: int) -> str:
     return _dt.datetime.fromtimestamp((FIRST_HOUR + hour * HOUR_MILLIS) / 1000, _dt.UTC).strftime("%Y-%m-%d")
 
 
+def event_ids(ids: np.ndarray, suffix: np.ndarray) -> pa.Array:
+    """``f"ev-{id:010d}-{suffix:04x}"`` for every row, built as bytes (ids below 10**10)."""
+    if len(ids) and (ids.min() < 0 or ids.max() >= 10**10 or suffix.min() < 0 or suffix.max() >= 1 << 16):
+        raise ValueError("event ids take 10 decimal digits and suffixes 4 hex digits")
+    out = np.empty((len(ids), 18), np.uint8)
+    out[:, :3] = np.frombuffer(b"ev-", np.uint8)
+    out[:, 13] = ord("-")
+    rest = ids.astype(np.int64)
+    for i in range(12, 2, -1):
+        rest, digit = np.divmod(rest, 10)
+        out[:, i] = digit + ord("0")
+    hexdigits = np.frombuffer(b"0123456789abcdef", np.uint8)
+    for i in range(4):
+        out[:, 17 - i] = hexdigits[(suffix >> (4 * i)) & 15]
+    return pa.array(out.reshape(-1).view("S18")).cast(pa.string())
+
+
 def event_rows(tasks: list[list[tuple]], t: int, first_event: int, seed: int,
                pools: list[np.ndarray]) -> tuple[pa.RecordBatch, np.ndarray, np.ndarray]:
     """Task ``t``'s rows (drawn from a generator seeded by ``(seed, first_event, t)``), with each
@@ -219,16 +236,16 @@ def event_rows(tasks: list[list[tuple]], t: int, first_event: int, seed: int,
     millis = FIRST_HOUR + hour * HOUR_MILLIS + rng.integers(0, HOUR_MILLIS, n)
     amount = rng.integers(0, 10_000, n).astype(np.int32)
     day_of = {h: hour_day(h) for h, _, _ in tasks[t]}
-    suffix = rng.integers(0, 65536, n).tolist()
+    suffix = rng.integers(0, 65536, n)
     batch = pa.record_batch([
-        pa.array([f"ev-{i:010d}-{s:04x}" for i, s in zip(ids.tolist(), suffix, strict=True)]),
+        event_ids(ids, suffix),
         pa.array(np.concatenate(users)),
-        pa.array(np.array(COUNTRIES)[rng.integers(0, len(COUNTRIES), n)]),
-        pa.array(np.array(DEVICES)[rng.integers(0, 3, n)]),
+        pa.array(COUNTRIES).take(rng.integers(0, len(COUNTRIES), n)),
+        pa.array(DEVICES).take(rng.integers(0, 3, n)),
         pa.array(millis * 1000, pa.timestamp("us")),
         pa.array(amount, mask=rng.integers(0, 40, n) == 0),
         pa.array(np.round(rng.random(n) * 1000, 2)),
-        pa.array(np.array([day_of[h] for h in sorted(day_of)])[np.searchsorted(sorted(day_of), hour)]),
+        pa.array([day_of[h] for h in sorted(day_of)]).take(np.searchsorted(sorted(day_of), hour)),
         pa.array((hour % 24).astype(np.int32)),
     ], names=[c for c, _ in EVENTS_COLUMNS])
     return batch, hour, np.concatenate(buckets)
