@@ -181,3 +181,32 @@ def test_cli_default_engine_is_bulk_and_workers_do_not_change_bytes(bulk, tmp_pa
         bad = subprocess.run([sys.executable, "-m", "indexcore", "sample", "build", str(tmp_path / "x"),
                               "--scale", "large", *args], env=env, cwd=ROOT, capture_output=True, text=True)
         assert bad.returncode != 0 and message in bad.stderr, bad.stderr
+
+
+def test_dynamic_buckets_as_paimon_assigns_them(tmp_path):
+    """The heap-based assigner against the rule spelled out: a known key keeps its bucket, a new
+    one goes to the lowest bucket below the target, else to the lowest unused bucket number,
+    over several calls and partitions (and with a hole in the bucket numbers)."""
+    from indexcore.write import TableWriter, make_schema
+
+    schema = make_schema([("p", "STRING"), ("k", "BIGINT")], partition_keys=["p"], primary_keys=["p", "k"],
+                         options={"bucket": "-1", "dynamic-bucket.target-row-num": "7"})
+    writer = TableWriter.create(str(tmp_path), "db.t", schema)
+    writer._dynamic_counts[("b",)].update({0: 7, 2: 3})  # bucket 1 free, bucket 2 part-full
+    index: dict = {("a",): {}, ("b",): {}}
+    counts: dict = {("a",): {}, ("b",): {0: 7, 2: 3}}
+    rng = np.random.default_rng(5)
+    for _ in range(6):
+        pairs = [(("a",) if rng.random() < 0.5 else ("b",), int(h)) for h in rng.integers(0, 120, 60)]
+        expected = []
+        for p, h in pairs:
+            if h not in index[p]:
+                c = counts[p]
+                b = next((b for b in sorted(c) if c[b] < 7), None)
+                if b is None:
+                    b = next(b for b in range(len(c) + 1) if b not in c)
+                index[p][h] = b
+                c[b] = c.get(b, 0) + 1
+            expected.append(index[p][h])
+        assert writer.assign_dynamic(pairs) == expected
+    assert max(max(c.values()) for c in counts.values()) == 7 and len(counts[("b",)]) > 3

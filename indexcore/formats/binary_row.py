@@ -319,3 +319,10 @@ def long_key_hashes(values: np.ndarray) -> np.ndarray:
     h = (h * np.uint64(0xC2B2AE35)) & mask
     h ^= h >> np.uint64(16)
     return h.astype(np.uint32).view(np.int32)
+
+
+def row_key_hashes(keys: Sequence[tuple], key_types: Sequence[DataType]) -> list[int]:
+    """:func:`key_hash` of every key row; one BIGINT key column (no nulls) is hashed vectorised."""
+    if len(key_types) == 1 and key_types[0].root == "BIGINT" and keys and all(k[0] is not None for k in keys):
+        return long_key_hashes(np.fromiter((k[0] for k in keys), np.int64, len(keys))).tolist()
+    return [key_hash(k, key_types) for k in keys]
