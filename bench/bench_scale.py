@@ -7,6 +7,13 @@ indexes over many partitions and a primary-key table with deletion vectors over 
 snapshots, then prints each job's time as a ratio to planning the same snapshot and its peak
 traced memory. ``python bench/bench_scale.py [--files 2000] [--warehouse DIR] [--quick]``
 (``--quick``: 120 files and 5 order commits; it runs, it measures nothing).
+
+``--sessions DIR[,DIR...]`` measures instead one session's memory on large samples (``python -m
+indexcore sample build DIR --scale large --files N``): per warehouse, in a fresh process, the
+plan of ``large.events``, its ``$files`` view and the census of its index heads
+(``$file_indexes``); it prints the live files, the resident memory those add (RSS after minus
+RSS after the imports) per live file, the peak RSS (VmHWM) and the time, then the growth from
+one size to the next against the files ratio.
 """
 
 from __future__ import annotations
@@ -14,7 +21,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
+import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +41,7 @@ from indexcore.cli import main as cli  # noqa: E402
 from indexcore.frames import deletion_vectors as deletion_vectors_frames  # noqa: E402
 from indexcore.frames import suggestion as suggestion_frames  # noqa: E402
 from indexcore.frames import table as table_frames  # noqa: E402
+from indexcore.frames.table import index_census  # noqa: E402
 from indexcore.views import view  # noqa: E402
 from indexcore.write import TableWriter, make_schema  # noqa: E402
 
@@ -85,12 +96,64 @@ def measure(what: str, fn) -> tuple[float, int]:
     return seconds, peak
 
 
+def _status_kib(field: str) -> int:
+    """A ``/proc/self/status`` figure (VmRSS, VmHWM) in KiB."""
+    with open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def session(root: str, table_name: str = "large.events") -> dict:
+    """One session's work on a large sample, in this (fresh) process: plan + $files + census."""
+    base = _status_kib("VmRSS")
+    t0 = time.perf_counter()
+    table = indexcore.open_warehouse(root).table(table_name)
+    plan = table.plan()
+    t_plan = time.perf_counter() - t0
+    files = view(table, "files").to_pandas()
+    kinds, _ = index_census(table)
+    seconds = time.perf_counter() - t0
+    rss = _status_kib("VmRSS")
+    return {"warehouse": root, "live_files": len(plan.files), "files_rows": len(files), "kinds": sorted(kinds),
+            "plan_s": round(t_plan, 2), "session_s": round(seconds, 2), "base_mib": round(base / 1024, 1),
+            "rss_mib": round(rss / 1024, 1), "peak_mib": round(_status_kib("VmHWM") / 1024, 1),
+            "kib_per_file": round((rss - base) / max(1, len(plan.files)), 2)}
+
+
+def sessions(roots: list[str]) -> None:
+    """:func:`session` in a fresh process per warehouse, then the growth table."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    results = []
+    for root in roots:
+        out = subprocess.run([sys.executable, __file__, "--session", root], env=env, capture_output=True,
+                             text=True, check=True)
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        results.append(r)
+        print(f"{r['live_files']:>9,} live files: plan {r['plan_s']:6.2f} s, plan+$files+census {r['session_s']:6.2f} s,"
+              f" +{r['rss_mib'] - r['base_mib']:7.1f} MiB ({r['kib_per_file']:.2f} KiB per live file),"
+              f" peak RSS {r['peak_mib']:7.1f} MiB", flush=True)
+    for a, b in zip(results, results[1:], strict=False):
+        files = b["live_files"] / a["live_files"]
+        print(f"{a['live_files']:,} -> {b['live_files']:,} files (x{files:.1f}): time x{b['session_s'] / a['session_s']:.1f},"
+              f" memory x{(b['rss_mib'] - b['base_mib']) / (a['rss_mib'] - a['base_mib']):.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--warehouse", help="reuse tables written by an earlier run")
     parser.add_argument("--quick", action="store_true", help="a small warehouse: runs, measures nothing")
+    parser.add_argument("--sessions", help="large samples DIR[,DIR...]: one session's memory on each")
+    parser.add_argument("--session", help=argparse.SUPPRESS)  # one measurement, in a fresh process
     args = parser.parse_args()
+    if args.session:
+        print(json.dumps(session(args.session)))
+        return
+    if args.sessions:
+        sessions(args.sessions.split(","))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         root = args.warehouse or tmp
         if not args.warehouse:

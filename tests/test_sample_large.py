@@ -5,6 +5,7 @@ Built at a few hundred files with real local Spark (the shape is the same at 50,
 
 from __future__ import annotations
 
+import collections
 import filecmp
 import json
 import os
@@ -16,8 +17,9 @@ import pytest
 from test_spark_pipeline import spark  # noqa: F401 - the session-wide local[2] Spark
 
 import indexcore
-from indexcore.spark.sample_large import ORDER_BUCKETS, UPDATE_SHARE, shape
 from indexcore.views import view
+from indexcore.write.bulk_sample import build_large_bulk
+from indexcore.write.large_sample import ORDER_BUCKETS, UPDATE_SHARE, shape
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -124,3 +126,54 @@ def test_shape_at_production_size():
     assert 300 <= snapshots <= 600
     with pytest.raises(ValueError):
         shape(50)
+
+
+@pytest.fixture(scope="module")
+def bulk_built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("large-bulk")
+    return root, build_large_bulk(str(root), SEED, FILES, workers=2)
+
+
+def _same_tree(left: Path, right: Path) -> bool:
+    c = filecmp.dircmp(left, right)
+    return not (c.left_only or c.right_only or c.diff_files or c.funny_files) and all(
+        _same_tree(left / d, right / d) for d in c.common_dirs)
+
+
+def _file_shape(table) -> collections.Counter:
+    """Every live file without its name: partition, bucket, level, rows, bytes, deletes, where
+    its index container is, its index kinds and its deletion vector's cardinality."""
+    kinds = view(table, "file_indexes").to_pandas().groupby("file_name")["index_type"].agg(frozenset).to_dict()
+    out: collections.Counter = collections.Counter()
+    for lf in table.plan().files:
+        f = lf.file
+        dv = table.deletion_vector(lf)
+        out[(lf.partition, lf.bucket, f.level, f.row_count, f.file_size, f.delete_row_count,
+             f.embedded_index is not None, len(f.extra_files), kinds.get(f.file_name, frozenset()),
+             dv.cardinality if dv is not None else 0)] += 1
+    return out
+
+
+def test_bulk_engine_writes_the_same_tables(built, bulk_built):
+    """The bulk engine against the Spark pipeline, same size and seed: the same summary; events
+    byte for byte; orders and users the same files but for their names (the tasks that write
+    them differ), the same schemas, snapshots, deletion vectors and hash index."""
+    spark_root, spark_summary, _ = built
+    root, summary = bulk_built
+    assert summary == {**spark_summary, "warehouse": str(root)}
+    assert _same_tree(spark_root / "large.db" / "events", root / "large.db" / "events")
+    theirs, ours = indexcore.open_warehouse(str(spark_root)), indexcore.open_warehouse(str(root))
+    for name in ("large.orders", "large.users"):
+        rel = Path("large.db", name.split(".")[1], "schema", "schema-0")
+        assert (spark_root / rel).read_bytes() == (root / rel).read_bytes()
+        a, b = theirs.table(name), ours.table(name)
+        assert [a.snapshot(i).commit_kind for i in a.snapshot_ids()] == \
+            [b.snapshot(i).commit_kind for i in b.snapshot_ids()]
+        assert _file_shape(a) == _file_shape(b)
+    for name, v in (("large.orders", "deletion_vectors"), ("large.users", "hash_buckets")):
+        x = view(theirs.table(name), v).to_pandas().drop(columns=["file_name", "index_file", "dv_file"], errors="ignore")
+        y = view(ours.table(name), v).to_pandas().drop(columns=["file_name", "index_file", "dv_file"], errors="ignore")
+        key = [c for c in ("partition", "bucket", "row_count", "deleted") if c in x.columns]
+        x = x.astype(str).sort_values(list(x.columns)).reset_index(drop=True)
+        y = y.astype(str).sort_values(list(y.columns)).reset_index(drop=True)
+        assert key and x.equals(y), name

@@ -68,6 +68,8 @@ class ContainerHead:
 
 def encode_modified_utf8(text: str) -> bytes:
     """``DataOutputStream.writeUTF``: u16 length, NUL as two bytes, supplementary chars as surrogates."""
+    if text.isascii() and "\0" not in text and len(text) <= 0xFFFF:  # one byte a character, at C speed
+        return len(text).to_bytes(2, "big") + text.encode("ascii")
     out = bytearray()
     units = text.encode("utf-16-be", "surrogatepass")
     for i in range(0, len(units), 2):

@@ -20,7 +20,14 @@ import pyarrow as pa
 
 from indexcore.write import TableWriter
 from indexcore.write.datafile import DELETE, INSERT, VALUE_KIND
-from indexcore.write.task import BUCKET, fixed_buckets, key_hashes, partition_of, write_task_rows
+from indexcore.write.task import (
+    BUCKET,
+    dynamic_assignment,
+    fixed_buckets,
+    key_hashes,
+    partition_of,
+    write_task_rows,
+)
 
 _HASH = "_KEY_HASH"
 _META = "meta"
@@ -86,9 +93,8 @@ def write_dataframe(writer: TableWriter, df, deletes=None, num_tasks: int | None
         hash_schema = T.StructType([data.schema[k] for k in part_names]
                                    + [T.StructField(_HASH, T.IntegerType(), False)])
         collected = data.mapInArrow(hashes, hash_schema).distinct().toArrow()
-        pairs = sorted(zip(partition_of(schema, collected), collected.column(_HASH).to_pylist(), strict=True),
-                       key=lambda ph: (tuple(str(v) for v in ph[0]), ph[1]))
-        assignment = dict(zip(pairs, writer.assign_dynamic(pairs), strict=True))
+        assignment = dynamic_assignment(writer.assign_dynamic, partition_of(schema, collected),
+                                        collected.column(_HASH).to_pylist())
 
         def add_bucket(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             for batch in batches:

@@ -212,10 +212,12 @@ def _write_bytes(path: str, data: bytes, fs_open: Callable[[str], Any] | None) -
 def write_data_file(table_path: str, schema: TableSchema, partition: tuple, bucket: int, rows: pa.Table,
                     file_name: str, *, seq_start: int = 0, level: int = 0,
                     file_source: int = APPEND_SOURCE, creation_millis: int = 0,
-                    fs_open: Callable[[str], Any] | None = None) -> WrittenFile:
+                    fs_open: Callable[[str], Any] | None = None,
+                    index_plan: Sequence[FileIndexSpec] | None = None) -> WrittenFile:
     """Write ``rows`` (table columns, plus ``_VALUE_KIND`` for a PK table) as one data file.
 
-    Primary-key rows are sorted by key here; keys must be unique within ``rows``.
+    Primary-key rows are sorted by key here; keys must be unique within ``rows``. ``index_plan``
+    is the schema's file indexes when the caller has them (a task writing many files).
     """
     pk = schema.trimmed_primary_keys if schema.primary_keys else ()
     data_cols = list(schema.field_names)
@@ -247,14 +249,15 @@ def write_data_file(table_path: str, schema: TableSchema, partition: tuple, buck
         fields.append(pa.field(VALUE_KIND, pa.int8(), nullable=False,
                                metadata={b"PARQUET:field_id": str(VALUE_KIND_ID).encode()}))
     for f in schema.fields:
-        arrays.append(rows.column(f.name).cast(arrow_type(f.type)))
+        column, target = rows.column(f.name), arrow_type(f.type)
+        arrays.append(column if column.type == target else column.cast(target))
         fields.append(_field(f.name, f.type, f.id))
     out = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
     layout = schema.path_layout(table_path)
     directory = layout.bucket_dir(layout.partition_dir(partition), bucket)
     size = _write_parquet(posixpath.join(directory, file_name), out, fs_open)
 
-    container = build_file_index_container(rows, schema)
+    container = build_file_index_container(rows, schema, index_plan)
     embedded, extra = None, ()
     if container is not None:
         if len(container) <= schema.core_options.file_index_in_manifest_threshold:

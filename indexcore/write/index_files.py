@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from pyroaring import BitMap
 
-from indexcore.formats.binary_row import key_hash, serialize_binary_row
+from indexcore.formats.binary_row import row_key_hashes, serialize_binary_row
 from indexcore.formats.deletion_vector import write_deletion_vector_file
 from indexcore.formats.hash_index import write_hash_index
 from indexcore.formats.vindex import VINDEX_INDEX_TYPES
@@ -71,7 +71,7 @@ class IndexFileWriter:
             b = self._buckets[(w.partition, w.bucket)]
             known = set(b.hashes)
             types = field_types(self.schema, self.schema.trimmed_primary_keys)
-            new = [h for h in (key_hash(k, types) for k in (w.keys or ())) if h not in known]
+            new = [h for h in row_key_hashes(w.keys or (), types) if h not in known]
             if not new and b.hash_index is not None:
                 continue
             b.hashes.extend(dict.fromkeys(new))

@@ -18,6 +18,7 @@ HASH index file per bucket. Tags and branches are written as Paimon's ``TagManag
 from __future__ import annotations
 
 import copy
+import heapq
 import json
 import os
 import posixpath
@@ -176,18 +177,32 @@ class TableWriter(Committer):
 
     def assign_dynamic(self, partition_hashes: Iterable[tuple[tuple, int]]) -> list[int]:
         """Paimon's hash bucket assigner: a known key keeps its bucket; a new one fills the
-        lowest bucket below ``dynamic-bucket.target-row-num`` (default 2,000,000)."""
+        lowest bucket below ``dynamic-bucket.target-row-num`` (default 2,000,000), or opens the
+        lowest bucket number not yet used. The buckets below the target are kept in a heap per
+        partition during the call, so a key costs log(buckets), not a sort of every bucket."""
         target = self.schema.core_options.dynamic_bucket_target_row_num
+        open_buckets: dict[tuple, list[int]] = {}  # per partition: buckets below the target
+        unused: dict[tuple, int] = {}  # per partition: no bucket number below this one is free
         out = []
         for partition, h in partition_hashes:
             index = self._dynamic[partition]
             if h not in index:
                 counts = self._dynamic_counts[partition]
-                bucket = next((b for b in sorted(counts) if counts[b] < target), None)
-                if bucket is None:
-                    bucket = next(b for b in range(len(counts) + 1) if b not in counts)
+                heap = open_buckets.get(partition)
+                if heap is None:
+                    heap = open_buckets[partition] = [b for b, n in counts.items() if n < target]
+                    heapq.heapify(heap)
+                if not heap:
+                    bucket = unused.get(partition, 0)
+                    while bucket in counts:
+                        bucket += 1
+                    unused[partition] = bucket + 1
+                    heapq.heappush(heap, bucket)
+                bucket = heap[0]
                 index[h] = bucket
                 counts[bucket] = counts.get(bucket, 0) + 1
+                if counts[bucket] >= target:
+                    heapq.heappop(heap)
             out.append(index[h])
         return out
 
@@ -204,6 +219,10 @@ class TableWriter(Committer):
 
     def prepare_batch(self, rows: pa.Table, deletes: pa.Table | None = None) -> pa.Table:
         """Rows with ``_VALUE_KIND`` (PK tables) and ``_BUCKET``, ready for :func:`write_task_rows`."""
+        return self.assign_buckets(self.with_kinds(rows, deletes))
+
+    def with_kinds(self, rows: pa.Table, deletes: pa.Table | None = None) -> pa.Table:
+        """Rows in the table's columns and types, deletes after upserts with ``_VALUE_KIND`` (PK tables)."""
         names = list(self.schema.field_names)
         target = pa.schema([pa.field(f.name, arrow_type(f.type)) for f in self.schema.fields])
         rows = rows.select(names).cast(target)
@@ -213,7 +232,7 @@ class TableWriter(Committer):
                 d = deletes.select(names).cast(target)
                 d = d.append_column(VALUE_KIND, pa.array([DELETE] * deletes.num_rows, pa.int8()))
                 rows = pa.concat_tables([rows, d])
-        return self.assign_buckets(rows)
+        return rows
 
     # ------------------------------------------------------------------ schema, tags, branches
 
