@@ -59,7 +59,10 @@ def test_statistics_alone_and_nothing_read(wh):
     table = wh.table("db.clustered")
     out = what_if.explain_frames(table, "id >= 0")  # no index on id, every file's ids within range
     assert _reasons(out) == {("read", what_if.NO_INDEX): FILES}
-    assert out["why"]["summary"].startswith(f"id >= 0 lies within min..max of {FILES} of {FILES} files")
+    assert out["why"]["summary"].startswith(f"id >= 0 lies within the min..max statistics of {FILES} of {FILES} files")
+    assert "not sorted" not in out["why"]["summary"], "no claim the explain did not establish"
+    dated = what_if.explain_frames(table, "id = 3")
+    assert dated["why"]["summary"].startswith("id = 3 "), "the condition as typed"
     none = what_if.explain_frames(table, "id > 100000")
     assert _reasons(none) == {("skipped", "min/max statistics exclude the value"): FILES}
     assert none["why"]["summary"].startswith(f"No file is read: {FILES} of {FILES}")

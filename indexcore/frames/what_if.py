@@ -102,7 +102,7 @@ def _summary(ex, reasons: pd.DataFrame) -> str:
     n, why = int(top["files"]), top["reason"]
     columns = sorted(ex.predicate.fields()) if hasattr(ex.predicate, "fields") else []
     on = ", ".join(columns) or "the predicate's columns"
-    cond = predicate_to_sql(ex.predicate)
+    cond = ex.sql or predicate_to_sql(ex.predicate)  # as typed: DATE '2024-06-01', not its day number
     share = f"{n:,} of {total:,} files"
     if why in (FOUND, VERIFIED):
         return f"Rows with {cond} are in {share}: the data is not clustered by {on}, so no statistic or index " \
@@ -113,9 +113,11 @@ def _summary(ex, reasons: pd.DataFrame) -> str:
     if why == FALSE_POSITIVE:
         return f"{share} are read but hold no row with {cond}: an index on {on} would skip them."
     if why in (NO_INDEX, MERGED):
-        return f"{cond} lies within min..max of {share}: the data is not sorted by {on}, so statistics cannot " \
-               "skip them" + (", and no file index on it answers the predicate." if why == NO_INDEX else
-                              "; the table merges on read, so Paimon does not use its file indexes.")
+        # only what the explain found: whether those files hold a match takes a verify
+        return f"{cond} lies within the min..max statistics of {share}, so statistics cannot skip them" \
+               + (f", and no file index on {on} answers the predicate." if why == NO_INDEX else
+                  "; the table merges on read, so Paimon does not use its file indexes.") \
+               + " Verify against the data to see how many of them hold a match."
     return f"{share} are read: {why}."
 
 
