@@ -91,15 +91,21 @@ def _table_for(warehouse: Path, kind: str) -> str | None:
     return None if hits.empty else str(hits.iloc[0]["table"])
 
 
+# the page is drawn: no skeleton placeholder left, and every plotly chart has laid out its SVG
+_DRAWN = """() => document.querySelectorAll('[data-testid="stSkeleton"]').length === 0 &&
+  [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'))"""
+
+
 def _wait_idle(page, timeout_s: float = 30) -> None:
-    """Until the app stops running (no 'Running...' status widget) and the page title is drawn."""
+    """Until the app stops running (no 'Running...' status widget), the page title is drawn and the
+    page holds no placeholder or chart still laying out (the state the screenshot records)."""
     page.wait_for_selector("h1", timeout=timeout_s * 1000)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if page.locator('[data-testid="stStatusWidget"]').count() == 0:
             break
         time.sleep(0.3)
-    time.sleep(1.0)  # let plotly charts lay out before the screenshot
+    page.wait_for_function(_DRAWN, timeout=max(1.0, deadline - time.monotonic()) * 1000)
 
 
 def test_every_page_renders(server):
