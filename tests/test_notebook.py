@@ -171,6 +171,10 @@ def test_advisor_figures_trace_to_explain(cells, wh):
     column = sql.split()[0]
     key = next(k for k in skipped if k.startswith(column + ":"))
     assert skipped[key] == pruned[column] > 0
-    assert verdicts[key] == "earns its keep"
-    assert any(v == "never prunes" for k, v in verdicts.items() if not k.startswith((column + ":", "user_id:")))
+    # it prunes, so it is kept as it is or swapped for a kind that does nearly as much for fewer
+    # bytes (the advisor weighs an existing index against the other kinds on its column)
+    assert verdicts[key] in ("earns its keep", "replace"), verdicts[key]
+    # an index no query of the workload filters on is kept, unless asked (--drop-unused), and says so
+    assert any(v in ("never prunes", "not in workload") for k, v in verdicts.items()
+               if not k.startswith((column + ":", "user_id:")))
     assert "ALTER TABLE demo.events" in text

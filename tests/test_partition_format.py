@@ -71,7 +71,7 @@ def _audit_run(table) -> dict:
               "checks_passed": sum(1 for f in findings if f.severity == "OK"),
               "findings": [f.to_dict() for f in findings if f.severity != "OK"],
               "health": {k: v.to_dict("records") for k, v in health_frames(findings).items()}}
-    return {"job": "audit", "table": table.name, "snapshot": plan.snapshot.id, "where": None, "master": "local[1]",
+    return {"run": 1, "job": "audit", "table": table.name, "snapshot": plan.snapshot.id, "where": None, "master": "local[1]",
             "started": "00:00:00", "seconds": 1.0, "ok": True, "error": None, "details": None, "result": result}
 
 
