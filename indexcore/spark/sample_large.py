@@ -30,6 +30,7 @@ from indexcore.write.large_sample import (
     order_rows,
     orders_schema,
     shape,
+    step_counter,
     summary,
     task_rows,
     user_batches,
@@ -108,17 +109,7 @@ def build_large(directory: str, seed: int, files: int = LARGE_FILES, master: str
     plan = shape(files)
     spark = spark or get_session(master, app_name="indexcore-sample-large")
     os.makedirs(directory, exist_ok=True)
-    total = plan["order_batches"] + 3 + plan["event_batches"]
-    done = 0
-
-    def step(message: str) -> None:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(done, total, message)
-
-    if progress is not None:
-        progress(0, total, "starting")
+    step = step_counter(files, progress)
     writers = [build_orders(spark, directory, seed, plan["order_batches"], step),
                build_users(spark, directory, seed, plan["users_step"], step)]
     others = sum(len(fs) for w in writers for fs in w.live_files().values())

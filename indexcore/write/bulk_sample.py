@@ -41,7 +41,7 @@ from indexcore.write.large_sample import (
     order_rows,
     orders_schema,
     shape,
-    steps,
+    step_counter,
     summary,
     task_rows,
     user_batches,
@@ -153,16 +153,7 @@ def build_large_bulk(directory: str, seed: int, files: int = LARGE_FILES, worker
     plan = shape(files)
     workers = max(1, workers or os.cpu_count() or 1)
     os.makedirs(directory, exist_ok=True)
-    total, done = steps(files), 0
-
-    def step(message: str) -> None:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(done, total, message)
-
-    if progress is not None:
-        progress(0, total, "starting")
+    step = step_counter(files, progress)
     # spawn, not fork: the caller may hold threads (a JVM, a server) a forked child would inherit
     pool: Executor = (ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
                       if workers > 1 else _InProcess())

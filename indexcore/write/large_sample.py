@@ -90,6 +90,22 @@ def steps(files: int) -> int:
     return plan["order_batches"] + 3 + plan["event_batches"]
 
 
+def step_counter(files: int, progress: Progress | None) -> Callable[[str], None]:
+    """The ``step(message)`` both engines call after each batch: tells ``progress`` the steps done
+    of :func:`steps` (and "starting" at once)."""
+    total, done = steps(files), 0
+    if progress is not None:
+        progress(0, total, "starting")
+
+    def step(message: str) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total, message)
+
+    return step
+
+
 def summary(directory: str, seed: int, writers: Sequence[TableWriter]) -> dict:
     """What a build reports: per table its snapshots, live data files, partitions, buckets, rows."""
     tables = {}
