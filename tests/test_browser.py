@@ -6,12 +6,7 @@ missing, or when no warehouse to browse is available.
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -37,47 +32,16 @@ def _warehouse() -> Path | None:
     return fallback if fallback.is_dir() else None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def server():
+def server(streamlit_server):
     if not CHROMIUM.exists():
         pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     warehouse = _warehouse()
     if warehouse is None:
         pytest.skip("neither sample_warehouse/ nor ../shared/conformance/warehouses/parquet exists")
-    port = _free_port()
-    env = {**os.environ, "INDEXCORE_WAREHOUSE": str(warehouse)}
-    env.pop("INDEXCORE_ALLOWED_ROOTS", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    out = proc.stdout.read().decode(errors="replace") if proc.poll() is not None else ""
-                    pytest.fail(f"streamlit did not start: {out[-2000:]}")
-                time.sleep(0.5)
+    with streamlit_server({"INDEXCORE_WAREHOUSE": str(warehouse)}) as url:
         yield url, warehouse
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def _table_for(warehouse: Path, kind: str) -> str | None:

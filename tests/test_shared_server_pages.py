@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import http.server
 import os
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import pytest
 from test_app import _served_through_app
-from test_browser import CHROME_ARGS, CHROMIUM, _free_port, _wait_idle
+from test_browser import CHROME_ARGS, CHROMIUM, _wait_idle
 
 from indexcore.frames import figures
 from indexcore.frames.text import code, html, md
@@ -163,7 +160,7 @@ def test_pages_send_names_as_text(hostile, page, monkeypatch):
 
 @pytest.mark.browser
 @pytest.mark.slow
-def test_hostile_names_fetch_nothing_and_link_nowhere_in_chromium(hostile, listener):
+def test_hostile_names_fetch_nothing_and_link_nowhere_in_chromium(hostile, listener, streamlit_server):
     """Real Chromium on every page of the hostile table: the listener the names and values point at
     gets no request, and no page has a link or image to it (markdown, plotly ticks, legends)."""
     if not CHROMIUM.exists():
@@ -173,23 +170,7 @@ def test_hostile_names_fetch_nothing_and_link_nowhere_in_chromium(hostile, liste
 
     root, _column, _value = hostile
     listen_port, hits = listener
-    port = _free_port()
-    env = {**os.environ, "INDEXCORE_WAREHOUSE": str(root), "INDEXCORE_ALLOWED_ROOTS": str(root),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", APP, "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType",
-         "none"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, "streamlit did not start"
-                time.sleep(0.3)
+    with streamlit_server({"INDEXCORE_WAREHOUSE": str(root), "INDEXCORE_ALLOWED_ROOTS": str(root)}) as url:
         target = f"127.0.0.1:{listen_port}"
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROME_ARGS, headless=True)
@@ -211,12 +192,6 @@ def test_hostile_names_fetch_nothing_and_link_nowhere_in_chromium(hostile, liste
             finally:
                 browser.close()
         assert hits == [], f"the browser fetched {hits} from the listener"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 # ---------------------------------------------------------------------------------------
@@ -557,7 +532,7 @@ def _oidc_provider(email: str, groups: list[str], client_id: str):
 
 @pytest.mark.browser
 @pytest.mark.slow
-def test_sign_in_through_a_local_oidc_provider_in_chromium(tmp_path):
+def test_sign_in_through_a_local_oidc_provider_in_chromium(tmp_path, streamlit_server, free_port):
     """Sign-in on, with an OIDC provider stub on 127.0.0.1: the app shows only "Sign in"; clicking it
     goes through the provider and back, and the signed-in user (group analysts) opens their group's root."""
     if not CHROMIUM.exists() or not SAMPLE.is_dir():
@@ -571,55 +546,36 @@ def test_sign_in_through_a_local_oidc_provider_in_chromium(tmp_path):
     from playwright.sync_api import sync_playwright
 
     provider, asked = _oidc_provider("bob@example.com", ["analysts"], "indexcore")
-    port = _free_port()
+    port = free_port()
     secrets_file = tmp_path / "secrets.toml"
     secrets_file.write_text(
         f'[auth]\nredirect_uri = "http://127.0.0.1:{port}/oauth2callback"\n'
         f'cookie_secret = "{os.urandom(16).hex()}"\nclient_id = "indexcore"\nclient_secret = "not-a-secret"\n'
         f'server_metadata_url = "http://127.0.0.1:{provider.server_address[1]}/.well-known/openid-configuration"\n')
-    env = {**os.environ, "INDEXCORE_APP_SIGN_IN": "on", "INDEXCORE_ALLOWED_ROOTS": str(SAMPLE),
-           "INDEXCORE_APP_USER_ROOTS": json.dumps({"group:analysts": [str(SAMPLE)]}),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", APP, "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType",
-         "none", "--secrets.files", str(secrets_file)],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
+    env = {"INDEXCORE_APP_SIGN_IN": "on", "INDEXCORE_ALLOWED_ROOTS": str(SAMPLE),
+           "INDEXCORE_APP_USER_ROOTS": json.dumps({"group:analysts": [str(SAMPLE)]})}
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, "streamlit did not start"
-                time.sleep(0.3)
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROME_ARGS, headless=True)
-            try:
-                page = browser.new_page()
-                page.goto(url)
-                page.get_by_role("button", name="Sign in").wait_for(timeout=60_000)
-                assert page.get_by_role("textbox", name="Warehouse (local path or fsspec URL)").count() == 0
-                page.get_by_role("button", name="Sign in").click()
-                signed = page.get_by_text("Signed in as")
-                signed.wait_for(timeout=60_000)
-                assert signed.inner_text().replace("\u2060", "") == "Signed in as bob@example.com"
-                assert not [w for w in page.locator('[data-testid="stAlert"]').all_inner_texts()
-                            if "no warehouse" in w], "bob's group maps to a root"
-                box = page.get_by_role("textbox", name="Warehouse (local path or fsspec URL)")
-                box.wait_for(timeout=60_000)
-                page.wait_for_function("v => document.querySelector('[data-testid=stSidebar] input').value === v",
-                                       arg=str(SAMPLE.resolve()), timeout=60_000)
-                assert box.input_value() == str(SAMPLE.resolve())
-            finally:
-                browser.close()
-        assert {"/authorize", "/token", "/jwks"} <= set(asked), asked
+        with streamlit_server(env, ["--secrets.files", str(secrets_file)], port=port) as url:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROME_ARGS, headless=True)
+                try:
+                    page = browser.new_page()
+                    page.goto(url)
+                    page.get_by_role("button", name="Sign in").wait_for(timeout=60_000)
+                    assert page.get_by_role("textbox", name="Warehouse (local path or fsspec URL)").count() == 0
+                    page.get_by_role("button", name="Sign in").click()
+                    signed = page.get_by_text("Signed in as")
+                    signed.wait_for(timeout=60_000)
+                    assert signed.inner_text().replace("\u2060", "") == "Signed in as bob@example.com"
+                    assert not [w for w in page.locator('[data-testid="stAlert"]').all_inner_texts()
+                                if "no warehouse" in w], "bob's group maps to a root"
+                    box = page.get_by_role("textbox", name="Warehouse (local path or fsspec URL)")
+                    box.wait_for(timeout=60_000)
+                    page.wait_for_function("v => document.querySelector('[data-testid=stSidebar] input').value === v",
+                                           arg=str(SAMPLE.resolve()), timeout=60_000)
+                    assert box.input_value() == str(SAMPLE.resolve())
+                finally:
+                    browser.close()
+            assert {"/authorize", "/token", "/jwks"} <= set(asked), asked
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
         provider.shutdown()

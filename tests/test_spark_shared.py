@@ -125,64 +125,38 @@ def test_the_page_keeps_only_its_last_runs(monkeypatch):
 @pytest.mark.spark
 @pytest.mark.browser
 @pytest.mark.slow
-def test_cancel_stops_ones_own_job_in_chromium(workers_import_this_tree):
+def test_cancel_stops_ones_own_job_in_chromium(workers_import_this_tree, streamlit_server):
     """In real Chromium: Run evaluate, then Cancel while it runs: the page lists the run as cancelled,
     and once the job has let go of its lease the user may run again, to the end."""
-    from test_browser import CHROME_ARGS, CHROMIUM, _free_port, _wait_idle
+    from test_browser import CHROME_ARGS, CHROMIUM, _wait_idle
 
     if not CHROMIUM.exists() or not (ROOT / "sample_warehouse").is_dir():
         pytest.skip("needs /usr/bin/chromium and sample_warehouse/")
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    import subprocess
-    import sys
-    import urllib.request
-
     from playwright.sync_api import sync_playwright
 
-    port = _free_port()
-    env = {**os.environ, "INDEXCORE_WAREHOUSE": str(ROOT / "sample_warehouse")}
-    env.pop("INDEXCORE_ALLOWED_ROOTS", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, "streamlit did not start"
-                time.sleep(0.3)
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROME_ARGS, headless=True)
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1600})
-                page.goto(f"{url}/spark?table=demo.events")
+    with (streamlit_server({"INDEXCORE_WAREHOUSE": str(ROOT / "sample_warehouse")}) as url,
+          sync_playwright() as pw):
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROME_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1600})
+            page.goto(f"{url}/spark?table=demo.events")
+            _wait_idle(page, 90)
+            page.get_by_role("button", name="Run evaluate").click()
+            page.get_by_role("button", name="Cancel").click(timeout=60_000)
+            cancelled = page.get_by_text("cancelled: the page was rerun or left while it ran").first
+            cancelled.wait_for(timeout=60_000)
+            assert "Run #1, evaluate of demo" in page.locator('[data-testid="stAlert"]').first.inner_text()
+            for _ in range(60):  # the cancelled job ends and lets go of its lease: run again, to the end
                 _wait_idle(page, 90)
                 page.get_by_role("button", name="Run evaluate").click()
-                page.get_by_role("button", name="Cancel").click(timeout=60_000)
-                cancelled = page.get_by_text("cancelled: the page was rerun or left while it ran").first
-                cancelled.wait_for(timeout=60_000)
-                assert "Run #1, evaluate of demo" in page.locator('[data-testid="stAlert"]').first.inner_text()
-                for _ in range(60):  # the cancelled job ends and lets go of its lease: run again, to the end
-                    _wait_idle(page, 90)
-                    page.get_by_role("button", name="Run evaluate").click()
-                    page.get_by_text("evaluate finished").or_(page.get_by_text("evaluate failed")).first.wait_for(
-                        timeout=300_000)
-                    alerts = page.locator('[data-testid="stAlert"]').all_inner_texts()
-                    if not any("already have 1 Spark job" in a for a in alerts):
-                        break
-                    time.sleep(1)
-                page.get_by_text("evaluate finished").first.wait_for(timeout=10_000)
-                assert page.get_by_role("heading", name="Run #").count() or page.get_by_text("Run #").count()
-            finally:
-                browser.close()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+                page.get_by_text("evaluate finished").or_(page.get_by_text("evaluate failed")).first.wait_for(
+                    timeout=300_000)
+                alerts = page.locator('[data-testid="stAlert"]').all_inner_texts()
+                if not any("already have 1 Spark job" in a for a in alerts):
+                    break
+                time.sleep(1)
+            page.get_by_text("evaluate finished").first.wait_for(timeout=10_000)
+            assert page.get_by_role("heading", name="Run #").count() or page.get_by_text("Run #").count()
+        finally:
+            browser.close()
