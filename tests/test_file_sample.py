@@ -118,3 +118,20 @@ def test_bitmap_page_names_the_sample_in_its_figures(open_page, monkeypatch, eve
     at.toggle(key="bitmap_every").set_value(True).run()
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert any("(all files)" in t for t in titles), titles
+
+
+def test_pruning_stats_decode_only_the_predicates_fields_and_decide_as_all_fields(events):
+    """The Range page's stats column decodes just the predicate's fields of each file's stats row;
+    its decision is the one the whole row's stats give (each file, several predicates)."""
+    from indexcore.expr import parse_where
+    from indexcore.scan.stats import column_stats, test_predicate_on_stats
+
+    schema = events.schema()
+    files = events.plan().files
+    for sql in ("user_id > 10", "user_id < 3 OR country = 'NZ'", "country IS NULL", "user_id BETWEEN 5 AND 7"):
+        pred = parse_where(sql, schema.row_type())
+        truth = ["may match" if test_predicate_on_stats(pred, lf.file.row_count,
+                                                        column_stats(lf, schema, events.file_schema(lf)))
+                 else "SKIP" for lf in files]
+        assert pruning_frames.prune_by_sql(events, sql)["stats"].tolist() == truth, sql
+        assert set(pruning_frames.file_stats(events, files[0], pred.fields())) == pred.fields()

@@ -177,3 +177,37 @@ def test_file_indexes_errors_only_is_the_census_unusable_rows(conformance, tmp_p
         assert unusable_rows(view(table, "file_indexes")).to_pylist() == unusable, name  # the same on a census
         checked += len(unusable)
     assert checked >= 1
+
+
+def test_a_sample_or_errors_only_from_the_kept_census_is_the_walked_one(tmp_path):
+    """A page counts every file (the census, kept on the table), then asks a sample or the unusable
+    rows: those are taken from the kept census, and are the rows a walk of the heads gives (a fresh
+    table, nothing kept), in the same order, an unreadable container among them."""
+    from indexcore.views.census import file_indexes, kept_view_if_built
+
+    sample_warehouse = Path(__file__).resolve().parent.parent / "sample_warehouse"
+    if not (sample_warehouse / "demo.db" / "events").is_dir():
+        pytest.skip("sample_warehouse/ is missing")
+    shutil.copytree(sample_warehouse / "demo.db" / "events", tmp_path / "demo.db" / "events")
+    name = "demo.events"
+    files = indexcore.open_warehouse(str(tmp_path)).table(name).plan().files
+    indexed = [lf for lf in files if lf.has_file_index]
+    assert len(indexed) >= 5
+    Path(next(lf for lf in indexed if lf.index_path).index_path).write_bytes(b"not a file index" * 8)
+    kept = indexcore.open_warehouse(str(tmp_path)).table(name)
+    sid = kept.plan().snapshot.id
+    whole = views.view(kept, "file_indexes")
+    assert kept_view_if_built(kept, "file_indexes", sid) is whole
+    for sample in (1, 2, len(indexed) - 1, len(indexed), None):
+        for errors_only in (False, True):
+            if sample is None and not errors_only:
+                continue
+            walked = file_indexes(indexcore.open_warehouse(str(tmp_path)).table(name), sid, errors_only=errors_only,
+                                  sample=sample)
+            assert kept_view_if_built(kept, "file_indexes", sid) is whole  # the kept census serves it
+            kept.caches.head_bytes.clear()  # a walk would read the heads again
+            requests = kept.storage.stats.requests
+            taken = file_indexes(kept, sid, errors_only=errors_only, sample=sample)
+            assert kept.storage.stats.requests == requests, (sample, errors_only)
+            assert taken.to_pylist() == walked.to_pylist(), (sample, errors_only)
+    assert file_indexes(kept, sid, errors_only=True).num_rows >= 1  # the broken container

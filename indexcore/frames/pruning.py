@@ -20,10 +20,13 @@ from indexcore.warehouse.file_sample import decode_sample
 from indexcore.warehouse.model import LiveFile
 
 
-def file_stats(table, live_file: LiveFile) -> dict[str, tuple[Any, Any, int | None]]:
+def file_stats(table, live_file: LiveFile, only: Iterable[str] | None = None
+               ) -> dict[str, tuple[Any, Any, int | None]]:
     """Latest-schema column -> (min, max, null count) of one file, as explain's stats stage reads
-    them (:func:`~indexcore.scan.explain.column_stats`: mapped by field id across evolution)."""
-    return column_stats(live_file, table.schema(), table.file_schema(live_file))
+    them (:func:`~indexcore.scan.explain.column_stats`: mapped by field id across evolution);
+    ``only``: just those columns (a predicate's fields: the others are not decoded)."""
+    return column_stats(live_file, table.schema(), table.file_schema(live_file),
+                        only=None if only is None else tuple(only))
 
 
 def result_label(result: FileIndexResult) -> str:
@@ -51,12 +54,13 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
     index_types = list(index_types)
     types = partition_types(table)
     files = decode_sample(table.plan(snapshot_id).files, sample)
+    fields = tuple(sorted(predicate.fields()))  # the stats test reads these alone
     rows = []
     for i, lf in enumerate(table.iter_prefetched(files, dv=False)):
         tick(progress, i, len(files), lf.file.file_name)
         row = {**file_cols(lf, types, table.caches.labels)}
         row["stats"] = "may match" if test_predicate_on_stats(predicate, lf.file.row_count,
-                                                              file_stats(table, lf)) else "SKIP"
+                                                              file_stats(table, lf, fields)) else "SKIP"
         schema = table.file_schema(lf)
         container = None
         if lf.has_file_index:

@@ -20,7 +20,15 @@ from indexcore.errors import IndexCoreError
 from indexcore.formats.container import EMPTY_INDEX_FLAG, IndexEntry, head_spans
 from indexcore.formats.registry import FILE_INDEX_TYPES, RANGE_BITMAP, index_kind
 from indexcore.types import DataType
-from indexcore.views.common import IndexBlob, Progress, kept_view, partition_labels, partition_types, tick
+from indexcore.views.common import (
+    IndexBlob,
+    Progress,
+    kept_view,
+    kept_view_if_built,
+    partition_labels,
+    partition_types,
+    tick,
+)
 from indexcore.warehouse.file_sample import sample_files
 from indexcore.warehouse.model import LiveFile
 
@@ -135,7 +143,16 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     Built as arrays: a file's rows are a pattern (the verdicts of its head's shape, and which of
     its entries are shown) laid over its spans, so the hundreds of thousands of rows of a
     50,000-file census are indexes into a few patterns, its files and their spans.
+
+    A sample or ``errors_only`` is taken from the whole census when the table keeps it already
+    (a page counts every file, then decodes a sample): no head is walked twice.
     """
+    if sample is not None or errors_only:
+        snap = table.snapshot(snapshot_id)
+        whole = None if snap is None else kept_view_if_built(table, "file_indexes", snap.id)
+        if whole is not None:
+            part = whole if sample is None else census_of_sample(table, whole, snap.id, sample)
+            return unusable_rows(part) if errors_only else part
     files = sample_files([lf for lf in table.plan(snapshot_id).files if lf.has_file_index], sample)
     shown: list[LiveFile] = []
     patterns: list[tuple[Verdicts | None, tuple[int, ...], str | None]] = []  # verdicts, entries shown, error
@@ -240,12 +257,26 @@ def unusable_rows(census: pa.Table) -> pa.Table:
 def snapshot_census(table, snapshot_id: int | None = None, progress: Progress | None = None,
                     sample: int | None = None) -> pa.Table:
     """The snapshot's ``$file_indexes`` census, kept on the table as the ``$file_indexes`` view
-    is (``sample``: of that many files, not kept)."""
+    is (``sample``: of that many files, not kept; taken from the kept census when the table has
+    it: :func:`file_indexes`)."""
     if sample is None:
         snap = table.snapshot(snapshot_id)
         if snap is not None:
             return kept_view(table, "file_indexes", snap.id, lambda: file_indexes(table, snap.id, progress=progress))
     return file_indexes(table, snapshot_id, progress=progress, sample=sample)
+
+
+def census_of_sample(table, census: pa.Table, snapshot_id: int, sample: int) -> pa.Table:
+    """The rows of the whole snapshot's ``census`` that :func:`file_indexes` with ``sample`` gives:
+    the sampled files' rows, the files in the sample's (path) order, each file's rows in census
+    order."""
+    indexed = [lf for lf in table.plan(snapshot_id).files if lf.has_file_index]
+    if sample >= len(indexed):
+        return census
+    paths = pa.array([lf.path for lf in sample_files(indexed, sample)], pa.string())
+    at = pc.fill_null(pc.index_in(census["file_path"], value_set=paths), -1).to_numpy()
+    rows = np.flatnonzero(at >= 0)
+    return census.take(rows[np.argsort(at[rows], kind="stable")])
 
 
 def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterable[str] | None = None,

@@ -69,6 +69,12 @@ def kept_view(table, name: str, snapshot_id: int, build: Callable[[], pa.Table])
     return table.derived(("view", name, snapshot_id), build, weight=lambda result: result.num_rows)
 
 
+def kept_view_if_built(table, name: str, snapshot_id: int) -> pa.Table | None:
+    """The view ``name`` of snapshot ``snapshot_id`` when the table keeps it already (built by
+    :func:`kept_view`), else None; nothing is built."""
+    return table.caches.derived.get(("view", name, snapshot_id))
+
+
 def partition_labels(files: Sequence[LiveFile], types: list[DataType], kept: LRU) -> list[str]:
     """:func:`partition_text` of each file's partition, each distinct partition rendered once
     (tens of thousands of files share a few hundred partitions; ``kept``: the table's labels)."""
