@@ -11,7 +11,8 @@ For each size (1,000, 10,000 and 50,000 live data files by default) the large sa
   second run in that process (warm), as ratios to the plan; in both, as for the plan, the
   modules are imported before the clock starts, and so is Streamlit's scan of the installed
   packages for custom components (a server does it once at start; AppTest does it in the first
-  run of each AppTest, about 0.2 s here);
+  run of each AppTest, about 0.2 s here), and plotly express draws one figure (its lazy imports,
+  about 0.9 s once per process, which a server has paid by its first chart);
 * memory: ``streamlit run app.py`` on that warehouse, every page loaded in headless Chromium
   one after the other, then 20 tabs at once (20 real sessions); the server's peak RSS
   (VmHWM) after each. Without Chromium/playwright, 20 AppTests in threads in one process
@@ -126,8 +127,8 @@ def _import_app_modules() -> None:
     import importlib
     import pkgutil
 
-    import pandas  # noqa: F401
-    import plotly  # noqa: F401
+    import pandas
+    import plotly.express as px
 
     import indexcore
 
@@ -136,6 +137,9 @@ def _import_app_modules() -> None:
     for module in pkgutil.walk_packages(indexcore.__path__, "indexcore."):
         if not module.name.startswith(("indexcore.spark", "indexcore.__main__")):
             importlib.import_module(module.name)
+    # plotly express's first figure imports its trace validators and dataframe layer lazily (about
+    # 0.9 s here, once per process): a server has paid it by its first chart, on any page
+    px.bar(pandas.DataFrame({"x": [0], "y": [0]}), x="x", y="y").to_json()
 
 
 _COMPONENTS: list = []  # the process's one component registry, as a server's runtime holds one
