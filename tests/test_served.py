@@ -20,6 +20,6 @@ def test_serves_until_the_block_ends(streamlit_server):
 
 
 def test_a_server_that_cannot_start_fails_with_its_output(streamlit_server):
-    with (pytest.raises(pytest.fail.Exception, match="streamlit did not start .exited with 2.*no_such_flag"),
+    with (pytest.raises(pytest.fail.Exception, match=r"(?s)streamlit did not start .exited with 2.*no_such_flag"),
           streamlit_server(args=["--server.no_such_flag", "1"])):
         pass
