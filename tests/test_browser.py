@@ -60,9 +60,10 @@ _DRAWN = """() => document.querySelectorAll('[data-testid="stSkeleton"]').length
   [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'))"""
 
 
-def _wait_idle(page, timeout_s: float = 30) -> None:
+def _wait_idle(page, timeout_s: float = 120) -> None:
     """Until the app stops running (no 'Running...' status widget), the page title is drawn and the
-    page holds no placeholder or chart still laying out (the state the screenshot records)."""
+    page holds no placeholder or chart still laying out (the state the screenshot records). The
+    timeout only bounds a failure: a shared machine under load takes a minute for a page."""
     page.wait_for_selector("h1", timeout=timeout_s * 1000)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
