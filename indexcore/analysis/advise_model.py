@@ -264,6 +264,8 @@ class Advice:
     candidates: list[Candidate]
     statements: list[str]
     problems: list[Problem] = field(default_factory=list)
+    #: per column filtered by a prefix or a pattern: why no index is a candidate, what statistics skip
+    column_notes: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self, details: bool = False) -> dict[str, Any]:
         seen, problems = set(), []
@@ -276,4 +278,4 @@ class Advice:
                 "queries": [r.to_json(details) for r in self.runs], "skipped_queries": self.skipped_queries,
                 "existing": [e.to_json(details) for e in self.existing],
                 "candidates": [c.to_json(details) for c in self.candidates],
-                "statements": self.statements, "problems": problems}
+                "statements": self.statements, "column_notes": self.column_notes, "problems": problems}
