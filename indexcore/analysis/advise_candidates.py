@@ -72,10 +72,11 @@ REPLACE_SHARE = 0.9
 #: At most this many pairs of candidates are measured for OR queries.
 MAX_PAIRS = 12
 
-# ``measure(column, index_type, options, wheres)`` builds a candidate on every live file and
-# returns what the Spark what-if job returns (``total_size``, ``file_results``, ``task_errors``);
-# the caller supplies it, so the advisor never imports the Spark layer above it
-Measure = Callable[[str, str, dict, list[str]], dict]
+# ``measure(column, index_type, options, wheres[, also=parts])`` builds a candidate on every live
+# file (with ``also``, the other parts of a pair beside it, answering together) and returns what
+# the Spark what-if job returns (``total_size``, ``file_results``, ``task_errors``); the caller
+# supplies it, so the advisor never imports the Spark layer above it
+Measure = Callable[..., dict]
 
 
 def column_profile(table, schema, files: Sequence[LiveFile], columns: list[str],
@@ -359,10 +360,12 @@ def _measure_local(cand: Candidate, runs: list[QueryRun], files: Sequence[LiveFi
 
 
 def _measure_with(measure: Measure, table, cand: Candidate, runs: list[QueryRun], files: Sequence[LiveFile]) -> None:
-    """Build and measure the candidate on every live file with ``measure`` (e.g. a Spark job)."""
-    ((column, kind, options),) = cand.parts
+    """Build and measure the candidate on every live file with ``measure`` (e.g. a Spark job); a
+    pair's second part is built beside the first (``also``) and both answer together."""
+    (column, kind, options), *rest = cand.parts
+    wheres = [r.scan.where for r in runs]
     start = time.perf_counter()
-    out = measure(column, kind, options, [r.scan.where for r in runs])
+    out = measure(column, kind, options, wheres, also=rest) if rest else measure(column, kind, options, wheres)
     cand.build_seconds = time.perf_counter() - start
     errors = out.get("task_errors", [])
     if errors and not out.get("file_results"):
@@ -448,7 +451,7 @@ def measure_candidates(table, sid, schema, files: Sequence[LiveFile], runs: list
         for kind, options, why in candidate_kinds(schema.field(col).type, filters[col], profile[col]):
             if (col, kind) not in have:
                 singles.append(Candidate(((col, kind, options),), why, total_files=len(files)))
-    pairs = _pairs(singles, runs) if measure is None else []
+    pairs = _pairs(singles, runs)
     todo = singles + pairs
     evaluator = _Evaluator(table, schema, files, deleted)
     wanted: dict[str, set[str]] = {}  # column -> the files the queries on it sample
