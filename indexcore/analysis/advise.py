@@ -36,9 +36,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from indexcore.analysis.advise_candidates import Measure, Progress, measure_candidates, pattern_notes
+from indexcore.analysis.advise_candidates import Measure, Progress, measure_candidates
 from indexcore.analysis.advise_existing import DeletedPositions, existing_indexes, measure_existing, verdicts
 from indexcore.analysis.advise_model import MIN_SCORE, Advice, ExistingIndex, QueryRun
+from indexcore.analysis.advise_patterns import pattern_notes
 from indexcore.analysis.advise_sample import DEFAULT_SAMPLE, EXACT_FILES, draw
 from indexcore.analysis.advise_statements import statements_for
 from indexcore.analysis.workload import Query, parse_workload, scans

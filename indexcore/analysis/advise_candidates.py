@@ -99,7 +99,7 @@ def column_profile(table, schema, files: Sequence[LiveFile], columns: list[str],
 def candidate_kinds(dtype, filters: set[str], profile: dict[str, int]) -> list[tuple[str, dict[str, str], str]]:
     """(index type, options, why) worth trying for a column filtered as ``filters``. A prefix or a
     pattern (``LIKE``, startsWith / endsWith / contains) asks for no kind: every file index of
-    Paimon answers REMAIN to them (:data:`NO_PATTERN_INDEX`)."""
+    Paimon answers REMAIN to them (:data:`.advise_patterns.NO_PATTERN_INDEX`)."""
     filters = set(filters) - {PREFIX, PATTERN}
     if not filters:
         return []
@@ -118,45 +118,6 @@ def candidate_kinds(dtype, filters: set[str], profile: dict[str, int]) -> list[t
         for kind in (RANGE_BITMAP.name, BSI.name):
             if kind in supported:
                 out.append((kind, {}, "range conditions"))
-    return out
-
-
-#: Why no file index is a candidate for a prefix or a pattern: in Paimon (1.0 to its 2026 master)
-#: only ``FileIndexReader``'s defaults answer ``visitStartsWith`` / ``visitEndsWith`` /
-#: ``visitContains`` (REMAIN); bloom-filter, bitmap, bsi and range-bitmap do not override them.
-NO_PATTERN_INDEX = ("Paimon's bloom-filter, bitmap, bsi and range-bitmap file indexes answer REMAIN to "
-                    "startsWith / endsWith / contains (none overrides FileIndexReader.visitStartsWith), so no "
-                    "file index is a candidate for them")
-
-
-def pattern_notes(table_name: str, runs: list[QueryRun]) -> list[dict[str, Any]]:
-    """Per column filtered by a prefix (``LIKE 'x%'``) or a pattern: why no index is a candidate
-    for those queries, what min/max statistics skip for them today, and for a prefix (a range
-    of strings, which only statistics prune) that sorting the data by the column lets them skip more."""
-    by_column: dict[str, dict[str, list[QueryRun]]] = {}
-    for r in runs:
-        for col, kinds in r.scan.filters.items():
-            for kind in kinds & {PREFIX, PATTERN}:
-                by_column.setdefault(col, {}).setdefault(kind, []).append(r)
-    out = []
-    for col in sorted(by_column):
-        for kind, mine in sorted(by_column[col].items()):
-            names = [n for r in mine for n in r.names]
-            pruned = sum(r.stats_pruned for r in mine)
-            tested = pruned + sum(len(r.reached) for r in mine)
-            if kind == PREFIX:
-                message = (f"{col} is filtered by a prefix (LIKE 'x%', startsWith) in {len(names)} quer"
-                           f"{'y' if len(names) == 1 else 'ies'}: a prefix is a range of strings that only min/max "
-                           f"statistics prune ({pruned:,} of {tested:,} files those queries test); {NO_PATTERN_INDEX}. "
-                           f"Sorting the data by {col} (e.g. CALL sys.compact(table => '{table_name}', "
-                           f"order_strategy => 'order', order_by => '{col}')) narrows each file's min/max so "
-                           "statistics skip more.")
-            else:
-                message = (f"{col} is filtered by a pattern (LIKE '%x' / '%x%', endsWith, contains) in {len(names)} "
-                           f"quer{'y' if len(names) == 1 else 'ies'}: neither min/max statistics nor a file index "
-                           f"prunes it ({NO_PATTERN_INDEX}); only another condition of those queries can.")
-            out.append({"column": col, "filter": kind, "queries": names, "stats_skipped_files": pruned,
-                        "stats_tested_files": tested, "message": message})
     return out
 
 
@@ -328,6 +289,41 @@ def _build_all(table, schema, read: list[tuple[LiveFile, Any, float]], specs: li
     return out
 
 
+def _sure(dtype, filters: set[str], have: set[str]) -> bool:
+    """Whether a column gets a candidate whatever its profile says (of low or high cardinality)."""
+    return all(any(kind not in have for kind, _, _ in candidate_kinds(dtype, filters, profile))
+               for profile in ({"max_distinct": 1, "max_rows": 1 << 30}, {"max_distinct": 1 << 30, "max_rows": 1 << 30}))
+
+
+def _read_sampled(table, schema, files: Sequence[LiveFile], runs: list[QueryRun], columns: list[str],
+                  filters: dict[str, set[str]], have: set[tuple[str, str]],
+                  problems: list[Problem]) -> list[tuple[LiveFile, Any, float]]:
+    """The files the queries sample, read once with every filtered column: first those of the
+    columns that get a candidate whatever their profile (``_sure``); a column whose candidates hang
+    on its profile (equality beside an existing bitmap, say) is profiled on those, and its own
+    sampled files are read only when a candidate follows (else they would be read for nothing)."""
+    sampled: dict[str, set[int]] = {c: set() for c in columns}
+    for r in runs:
+        at = {int(r.reached[p]) for p, _ in r.sample}
+        for c in r.predicate.fields() & sampled.keys():
+            sampled[c] |= at
+    kinds_had = {c: {k for col, k in have if col == c} for c in columns}
+    sure = [c for c in columns if _sure(schema.field(c).type, filters[c], kinds_had[c])]
+    first = set().union(*(sampled[c] for c in sure)) if sure else set().union(*sampled.values())
+    read = _read_columns(table, schema, [files[i] for i in sorted(first, key=lambda i: files[i].path)], columns,
+                         problems)
+    profile = _profile(read, columns)
+    more = set()
+    for c in columns:
+        if c not in sure and any(k not in kinds_had[c] for k, _, _ in candidate_kinds(schema.field(c).type, filters[c],
+                                                                                      profile[c])):
+            more |= sampled[c] - first
+    if more:
+        read += _read_columns(table, schema, [files[i] for i in sorted(more, key=lambda i: files[i].path)], columns,
+                              problems)
+    return read
+
+
 def _profile(read: list[tuple[LiveFile, Any, float]], columns: list[str]) -> dict[str, dict[str, int]]:
     """Per column: the largest distinct count and row count of a read file."""
     out = {c: {"max_distinct": 0, "max_rows": 0} for c in columns}
@@ -436,9 +432,8 @@ def measure_candidates(table, sid, schema, files: Sequence[LiveFile], runs: list
     columns = sorted(filters)
     mine = _runs_of(runs, set(columns))  # only the queries on a candidate column are sampled for building
     read: list = []
-    if measure is None:  # every file the queries sample read once: the profile, then every kind built on it
-        sampled = sorted({int(r.reached[p]) for r in mine for p, _ in r.sample}, key=lambda i: files[i].path)
-        read = _read_columns(table, schema, [files[i] for i in sampled], columns, problems)
+    if measure is None:  # every file read once: the profile, then every kind built on it
+        read = _read_sampled(table, schema, files, mine, columns, filters, have, problems)
         profile = _profile(read, columns)
     else:
         reached = sorted({int(i) for r in mine for i in r.reached}, key=lambda i: files[i].path)
