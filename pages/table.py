@@ -40,8 +40,10 @@ with guard("Overview"):
     live = live_rows(ctx.table, ctx.snapshot_id)  # what a read returns, not the files' records
     c[1].metric("Rows", live.text, help=f"Live rows: {live.records:,} records in the live files, minus "
                 f"{live.deleted:,} deleted by deletion vectors and the retracts and level-0 files a read drops"
-                + ("" if live.exact else f"; an upper bound: {live.merged_buckets:,} bucket(s) overlap in keys and "
-                   "only a merge read knows their exact count"))
+                + ("" if live.exact else f"; an upper bound: {live.merged_buckets:,} bucket(s) overlap in keys past "
+                   f"the merge read's cap of {settings().live_rows_merge_files:,} data files "
+                   f"(`{variable('live_rows_merge_files')}`) or could not be read; only a merge read knows their "
+                   "exact count"))
     c[2].metric("Data size", fmt_bytes(files["file_size_in_bytes"].sum()))
     c[3].metric("Files with a file index", f"{int((files['embedded_index'] | files['index_file'].notna()).sum()):,}")
     c[4].metric("Deleted rows (DV)", f"{int(files['deletion_vector_cardinality'].fillna(0).sum()):,}")
