@@ -84,6 +84,7 @@ def _summarise(run: QueryRun, ex, index_of: dict[str, int], files, sample: int |
                                 len(reached))
     run.base_rows = np.fromiter((max(fd.row_count - fd.dv_cardinality, 0) for fd in reached), np.int64,
                                 len(reached))
+    run.sizes = np.fromiter((fd.file_size for fd in reached), np.int64, len(reached))
     paths = [fd.path for fd in reached]
     run.sample = draw(paths, [str(files[index_of[p]].partition) for p in paths],
                       sample_size(sample, len(reached)), seed, keys)

@@ -168,16 +168,16 @@ def _claims(run: QueryRun, files: Sequence[LiveFile], decided: dict[int, tuple[A
             weights: dict[int, float]) -> tuple[Claim, Claim, dict[str, Any]]:
     """A query's (alone, extra) claims from the answers on its sampled files, and its JSON row."""
     n_pop = len(run.reached)
-    sizes = [files[int(fi)].file.file_size for fi in run.reached]
+    sizes = run.sizes
     base = run.base_rows
-    total_bytes, total_rows = float(sum(sizes)), float(base.sum())
+    total_bytes, total_rows = float(sizes.sum()), float(base.sum())
     read_files = float(n_pop - int(run.index_skipped.sum()))
-    read_bytes = float(sum(s for s, k in zip(sizes, run.index_skipped, strict=True) if not k))
+    read_bytes = float(sizes[~run.index_skipped].sum())
     read_rows = float(run.rows_read.sum())
     w, a_f, a_r, a_b, e_f, e_r, e_b, skipped_paths = [], [], [], [], [], [], [], []
     rows_left = 0
     for pos, (alone, combined) in decided.items():
-        size, rows = sizes[pos], int(base[pos])
+        size, rows = int(sizes[pos]), int(base[pos])
         w.append(weights[pos])
         a_skip = alone is not None and not alone.remain()
         a_f.append(1.0 if a_skip else 0.0)

@@ -97,6 +97,7 @@ class QueryRun:
     index_skipped: np.ndarray = field(default_factory=lambda: np.zeros(0, bool), repr=False)
     rows_read: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
     base_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
+    sizes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)  # their data bytes
     sample: list[tuple[int, float]] = field(default_factory=list, repr=False)  # (position in reached, weight)
     # today's raw index answer of the sampled files whose answer is a bitmap (position -> result)
     raw_results: dict[int, Any] = field(default_factory=dict, repr=False)
