@@ -12,7 +12,7 @@ A data file's ``row_count`` counts records. What a read returns is fewer:
   live = records minus retracts, exactly (Paimon's ``rawConvertible`` splits). Elsewhere the
   buckets are merge-read (:func:`~indexcore.warehouse.data.merged_bucket_rows`, the merge of
   :func:`~indexcore.warehouse.data.read_table`), fewest files first, up to
-  ``INDEXCORE_LIVE_ROWS_MERGE_FILES`` data files in all; a bucket past that cap (or one that
+  the ``live_rows_merge_files`` setting's data files in all; a bucket past that cap (or one that
   cannot be read) counts records minus retracts, an upper bound (every live key has at least one
   insert record), reported as such. The count is kept per snapshot (:meth:`Table.derived`).
 """
