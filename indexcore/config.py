@@ -142,6 +142,10 @@ class Settings:
     partition_labels: int = _setting("INDEXCORE_PARTITION_LABELS", 100_000)
     #: files with a file index the pages decode before they take a sample
     decode_sample: int = _setting("INDEXCORE_DECODE_SAMPLE", 2000)
+    #: data files of overlapping primary-key buckets the live-row count merge-reads to be exact (past it: an upper bound, said so)
+    live_rows_merge_files: int = _setting("INDEXCORE_LIVE_ROWS_MERGE_FILES", 200)
+    #: live files whose statistics of one column the Table page decodes to sort and filter them (past it: the first ones, said so)
+    column_stats_files: int = _setting("INDEXCORE_COLUMN_STATS_FILES", 200_000)
     #: vectors a vector index file may hold for ``$vector_indexes`` to probe its list sizes (one search per list)
     vector_probe_vectors: int = _setting("INDEXCORE_VECTOR_PROBE_VECTORS", 200_000)
     # the app (pages/)

@@ -5,7 +5,7 @@ import streamlit as st
 
 from indexcore.expr import quote_table
 from indexcore.frames import advisor, figures, suggestion
-from indexcore.frames.text import code
+from indexcore.frames.text import code, md
 from pages.common import fmt_bytes, guard, open_page, progress_callback, show_frame
 
 ctx = open_page("advisor")
@@ -68,6 +68,9 @@ if advice is not None:
 
         st.plotly_chart(figures.advisor_benefit(pd.DataFrame(summary["existing"]),
                                                 pd.DataFrame(summary["candidates"])), key="advisor_benefit")
+
+        for note in advice.column_notes:  # prefixes and patterns: why no index, what statistics skip
+            st.info(md(note["message"]))
 
         st.subheader("Statements")
         if advice.statements:

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from indexcore.analysis.live_rows import live_rows
+from indexcore.config import settings, variable
 from indexcore.frames import figures, health
 from indexcore.frames import table as table_frames
 from indexcore.frames.text import code, md
@@ -39,8 +40,10 @@ with guard("Overview"):
     live = live_rows(ctx.table, ctx.snapshot_id)  # what a read returns, not the files' records
     c[1].metric("Rows", live.text, help=f"Live rows: {live.records:,} records in the live files, minus "
                 f"{live.deleted:,} deleted by deletion vectors and the retracts and level-0 files a read drops"
-                + ("" if live.exact else f"; an upper bound: {live.merged_buckets:,} bucket(s) overlap in keys and "
-                   "only a merge read knows their exact count"))
+                + ("" if live.exact else f"; an upper bound: {live.merged_buckets:,} bucket(s) overlap in keys past "
+                   f"the merge read's cap of {settings().live_rows_merge_files:,} data files "
+                   f"(`{variable('live_rows_merge_files')}`) or could not be read; only a merge read knows their "
+                   "exact count"))
     c[2].metric("Data size", fmt_bytes(files["file_size_in_bytes"].sum()))
     c[3].metric("Files with a file index", f"{int((files['embedded_index'] | files['index_file'].notna()).sum()):,}")
     c[4].metric("Deleted rows (DV)", f"{int(files['deletion_vector_cardinality'].fillna(0).sum()):,}")
@@ -163,13 +166,17 @@ with tab_stats, guard("Column statistics"):
     if stat_col == "(every column)" and stat_file == "(every file)":
         st.info("Pick a column or a file.")
     else:
-        # every file: statistics of the page of files shown only (a 50,000-file table pages through them)
-        paths = (by_name[stat_file],) if stat_file != "(every file)" else \
-            tuple(files["file_path"].iloc[page_rows(len(files), "file_stats_files")])
+        # every file: one column's statistics of every live file (up to a cap), sorted and filtered before paging
+        one = stat_file != "(every file)"
+        cap = settings().column_stats_files
+        capped = not one and len(files) > cap
         frame = ctx.frame(table_frames.file_stats_frame, columns=None if stat_col == "(every column)" else (stat_col,),
-                          paths=paths)
-        st.caption(f"{frame['file_name'].nunique()} file(s) of {len(files):,}, {len(frame)} row(s)")
-        st.dataframe(frame, hide_index=True, width="stretch")
+                          paths=(by_name[stat_file],) if one else None, limit=cap if capped else None)
+        if capped:
+            st.warning(f"Statistics of the first {cap:,} of {len(files):,} live files (`{variable('column_stats_files')}`):"
+                       " the sort and the filter below cover those files only.")
+        st.caption(f"{frame['file_name'].nunique():,} file(s) of {len(files):,}, {len(frame):,} row(s)")
+        show_frame(frame, "file_stats")
 
 with tab_skew, guard("Skew"):
     by = st.radio("Group by", ["bucket", "partition"], horizontal=True, key="skew_by",

@@ -266,3 +266,28 @@ def test_spark_measure_agrees_with_the_local_exact_measure(warehouse, advice):
 
     assert claims(spark) == claims(advice) and spark.statements == advice.statements
     assert all(c.extra.exact for c in spark.candidates)
+
+
+OR_WORKLOAD = "country = 'DD' OR amount BETWEEN 310 AND 340;\ncountry = 'CC';\n"
+
+
+def test_spark_measures_or_pairs_as_the_local_exact_measure_does(warehouse):
+    """``--master``: the pairs tried for an OR query are built and measured on Spark (both parts
+    in one job, answering together) and claim what the local exact measure claims. By
+    construction 'DD' is in files 1 and 5 and amounts 310-340 only in file 3: together a bitmap
+    and a range index skip the other 5 files, which neither skips alone."""
+    from indexcore.spark.jobs.what_if import what_if_measure
+
+    table = Warehouse(warehouse).table("db.t")
+    local = advise(table, OR_WORKLOAD, sample=0)
+    spark = advise(table, OR_WORKLOAD, measure=what_if_measure(warehouse, "db.t", "local[2]"))
+
+    def claims(a):
+        return sorted((c.column, c.index_type, c.extra.files.value, c.extra.rows.value, c.alone.files.value,
+                       c.estimated_bytes, c.verdict, c.extra.exact) for c in a.candidates)
+
+    pairs = [c for c in spark.candidates if "+" in c.column]
+    assert pairs and claims(spark) == claims(local) and spark.statements == local.statements
+    for pair in pairs:
+        (q,) = [q for q in pair.queries if q["query"] == "q1"]
+        assert q["extra_files_skipped"]["value"] == FILES - 3 and pair.recommended

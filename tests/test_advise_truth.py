@@ -61,17 +61,27 @@ def _file(k: int, p: int, rows: int) -> dict[str, list]:
             "p": [f"p{p:02d}"] * rows}
 
 
-def build(root: str, options: dict[str, str], parts: int, commits: int, rows: int) -> str:
+def write(root: str, options: dict[str, str], commits) -> str:
+    """A table ``db.t`` with ``options`` over :data:`BASE`, one commit per column dict of
+    ``commits`` (the one block every table of these tests is built with)."""
     writer = TableWriter.create(root, "db.t", make_schema(COLUMNS, partition_keys=["p"],
                                                           options={**BASE, **options}), seed=3)
-    for c in range(commits):
+    for cols in commits:
+        writer.write(pa.table({**cols, "user_id": pa.array(cols["user_id"], pa.int32()),
+                               "amount": pa.array(cols["amount"], pa.int32())}))
+    return root
+
+
+def build(root: str, options: dict[str, str], parts: int, commits: int, rows: int) -> str:
+    """``commits`` commits of one file per partition (file ``k = commit * parts + partition``)."""
+    def commit(c: int) -> dict[str, list]:
         cols: dict[str, list] = {name: [] for name, _ in COLUMNS}
         for p in range(parts):
             for name, values in _file(c * parts + p, p, rows).items():
                 cols[name].extend(values)
-        writer.write(pa.table({**cols, "user_id": pa.array(cols["user_id"], pa.int32()),
-                               "amount": pa.array(cols["amount"], pa.int32())}))
-    return root
+        return cols
+
+    return write(root, options, (commit(c) for c in range(commits)))
 
 
 # 600 files of 300 rows (20 partitions x 30 commits), no index: the sampling table
@@ -249,16 +259,37 @@ def test_nothing_below_the_threshold_is_recommended(small):
         advise(Warehouse(small).table("db.t"), "country = 'C4'", min_score=float("nan"))
 
 
+def test_prefix_and_pattern_filters_get_no_index_candidate_and_say_what_statistics_skip(small, tmp_path, capsys):
+    """``country LIKE 'C0%'``: a prefix prunes by min/max only (every Paimon file index answers
+    REMAIN to startsWith), so no kind is a candidate for it; statistics skip the files whose
+    three countries all sort above 'C0' (from the generator: those without C0). ``device LIKE
+    '%os'``: a pattern nothing prunes."""
+    advice = advise(Warehouse(small).table("db.t"), "country LIKE 'C0%';\ndevice LIKE '%os';\n", sample=0)
+    assert not [c for c in advice.candidates if c.column in ("country", "device")]
+    n = _files(SMALL)
+    outside = sum(1 for k in range(n) if min(countries(k)) > "C0")
+    assert outside == n - len(_holding(SMALL, "country", "C0")) > 0
+    (run_c,) = [r for r in advice.runs if "country" in r.scan.where]
+    assert run_c.funnel["read"]["files"] == n - outside  # explain agrees with the generator
+    notes = {(x["column"], x["filter"]): x for x in advice.column_notes}
+    assert set(notes) == {("country", "prefix"), ("device", "pattern")}
+    country = notes[("country", "prefix")]
+    assert (country["stats_skipped_files"], country["stats_tested_files"]) == (outside, n)
+    assert "order_by => 'country'" in country["message"] and "REMAIN" in country["message"]
+    assert notes[("device", "pattern")]["stats_skipped_files"] == 0
+    assert advice.to_json()["column_notes"] == advice.column_notes
+    wl = tmp_path / "w.sql"
+    wl.write_text("SELECT * FROM db.t WHERE country LIKE 'C0%';\n")
+    assert main(["advise", small, "db.t", "--workload", str(wl)]) == 0
+    assert f"({outside:,} of {n:,} files those queries test)" in capsys.readouterr().out  # in the text output too
+
+
 # --- 3. bloom sizing from the NDV distribution -------------------------------------------------
 
 def _sized_table(root: str, items: int, big_files: int) -> str:
     """40 files: ``big_files`` of 1,000 distinct uuids, the others of 100; bloom items=``items``."""
-    writer = TableWriter.create(root, "db.t", make_schema(COLUMNS, partition_keys=["p"], options={
-        **BASE, "file-index.bloom-filter.columns": "uuid", "file-index.bloom-filter.uuid.items": str(items)}), seed=3)
-    for k in range(40):
-        writer.write(pa.table({n: v if n not in ("user_id", "amount") else pa.array(v, pa.int32())
-                               for n, v in _file(k, 0, 1000 if k < big_files else 100).items()}))
-    return root
+    return write(root, {"file-index.bloom-filter.columns": "uuid", "file-index.bloom-filter.uuid.items": str(items)},
+                 (_file(k, 0, 1000 if k < big_files else 100) for k in range(40)))
 
 
 def test_over_fpp_from_a_few_large_files_is_file_size_skew_not_items(tmp_path, open_page, monkeypatch):

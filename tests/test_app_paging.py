@@ -78,3 +78,73 @@ def test_table_page_sorts_all_files_before_paging(monkeypatch):
     at.number_input(key="files_page").set_value(3).run()
     shown = next(f for f in _frames(at) if "file_size_in_bytes" in f and "min_value_stats" in f)
     assert shown["file_size_in_bytes"].tolist() == sizes[8:12]
+
+
+# 23 partitions x 20 commits = 460 files; the extremes of ``v`` sit in the file of partition 11 of
+# commit 10, the 231st file or later in any listing order (partition- or commit-major, either way round)
+PARTS, COMMITS, EXTREME = 23, 20, 10**6
+
+
+def _values(p: int, c: int) -> list[int]:
+    values = [(p * 31 + c * 7 + i * 3) % 1000 for i in range(10)]
+    if (p, c) == (11, 10):
+        values[3], values[7] = EXTREME, -EXTREME
+    return values
+
+
+@pytest.fixture(scope="module")
+def many_files(tmp_path_factory) -> str:
+    import pyarrow as pa
+
+    from indexcore.write import TableWriter, make_schema
+
+    root = str(tmp_path_factory.mktemp("stats") / "wh")
+    writer = TableWriter.create(root, "db.t", make_schema([("id", "INT"), ("v", "INT"), ("p", "STRING")],
+                                                          partition_keys=["p"], options={"bucket": "-1"}), seed=5)
+    for c in range(COMMITS):
+        ids, vs, ps = [], [], []
+        for p in range(PARTS):
+            values = _values(p, c)
+            ids += list(range(10))
+            vs += values
+            ps += [f"p{p:02d}"] * 10
+        writer.write(pa.table({"id": pa.array(ids, pa.int32()), "v": pa.array(vs, pa.int32()), "p": ps}))
+    return root
+
+
+def _stats_frame(at):
+    return next(d.value for d in at.dataframe if {"column", "min", "max", "null_count"} <= set(d.value.columns))
+
+
+def test_column_statistics_sort_and_filter_every_file_not_one_page(open_page, monkeypatch, many_files):
+    """The Column statistics tab decodes one column's statistics of all 460 files and sorts them
+    before paging: the largest max and the smallest min (one file, not on page 1) come first."""
+    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", many_files)
+    at = open_page("table", "db.t", warehouse=many_files)
+    at.selectbox(key="stats_column").select("v").run()
+    assert not at.exception, [e.value for e in at.exception]
+    first = _stats_frame(at)
+    assert len(first) == 200 and EXTREME not in set(first["max"]), "page 1 as listed lacks the extreme file"
+    assert any("460 file(s) of 460" in c.value for c in at.caption)
+    at.selectbox(key="file_stats_sort").select("max").run()
+    top = _stats_frame(at)
+    assert top["max"].iloc[0] == EXTREME and top["min"].iloc[0] == -EXTREME
+    maxima = sorted((max(_values(p, c)) for p in range(PARTS) for c in range(COMMITS)), reverse=True)
+    assert list(top["max"]) == maxima[:200]  # the 200 largest maxima of all files, from the generator
+    at.selectbox(key="file_stats_sort").select("min").run()
+    at.toggle(key="file_stats_desc").set_value(False).run()
+    assert _stats_frame(at)["min"].iloc[0] == -EXTREME
+    at.text_input(key="file_stats_grep").input(str(EXTREME)).run()
+    kept = _stats_frame(at)
+    assert len(kept) == 1 and kept["max"].iloc[0] == EXTREME
+
+
+def test_column_statistics_past_the_cap_say_so(open_page, monkeypatch, many_files):
+    monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", many_files)
+    monkeypatch.setenv("INDEXCORE_COLUMN_STATS_FILES", "300")
+    at = open_page("table", "db.t", warehouse=many_files)
+    at.selectbox(key="stats_column").select("v").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("first 300 of 460 live files" in w.value and "INDEXCORE_COLUMN_STATS_FILES" in w.value
+               for w in at.warning)
+    assert any("300 file(s) of 460" in c.value for c in at.caption)

@@ -78,8 +78,9 @@ def test_bloom_page_samples_past_the_limit_and_decodes_all_on_request(open_page,
 
 
 def test_table_statistics_page_through_files_and_the_file_picker_filters(open_page, monkeypatch, events):
-    """Past a page of files the statistics tab reads only the files of the page shown; past the
-    choice limit the file picker is narrowed by a filter instead of sending every name."""
+    """Past a page of files the statistics tab pages through every file's statistics (sorted and
+    filtered before paging); past the choice limit the file picker is narrowed by a filter instead
+    of sending every name."""
     monkeypatch.setattr(common, "PAGE_SIZE", 4)
     monkeypatch.setattr(common, "MAX_CHOICES", 3)
     files = [lf.file.file_name for lf in events.plan().files]
@@ -88,7 +89,7 @@ def test_table_statistics_page_through_files_and_the_file_picker_filters(open_pa
     at.selectbox(key="stats_column").select(column).run()
     shown = next(d.value for d in at.dataframe if {"column", "min", "max", "null_count"} <= set(d.value.columns))
     assert list(shown["file_name"]) == files[:4]
-    at.number_input(key="file_stats_files_page").set_value(2).run()
+    at.number_input(key="file_stats_page").set_value(2).run()
     shown = next(d.value for d in at.dataframe if {"column", "min", "max", "null_count"} <= set(d.value.columns))
     assert list(shown["file_name"]) == files[4:8]
     picker = at.selectbox(key="stats_file")

@@ -148,3 +148,23 @@ def test_workload_pushes_prefix_like_down() -> None:
     assert str(scan.predicate) == "s LIKE 'ab%' AND i = 1"
     assert any("a_c" in note and "not pushed down" in note for note in scan.notes)
     assert not any("ab%" in note for note in scan.notes)
+
+
+def test_starts_and_ends_with_pattern_splits_as_spark_pushes_it() -> None:
+    """``LIKE 'a%b'``: Spark hands Paimon ``startsWith('a')`` and ``endsWith('b')`` as conjuncts and
+    keeps its length test (tests/test_spark_like.py checks this against Spark); inside an OR or
+    negated nothing of it is pushed."""
+    columns = {"s": STRING, "i": parse_type("INT")}
+    pred = parse_where("s LIKE 'a%b' AND i = 1", columns)
+    assert str(pred) == "s LIKE 'a%' AND s LIKE '%b' AND i = 1"
+    # the pushed conjuncts keep every row LIKE 'a%b' matches (hand-written: 'a%b' of ROWS)
+    assert _mask("s LIKE 'a%b'") == [False, False, True, False, False, False, True, False, False]
+    assert _mask("startswith(s, 'a') AND endswith(s, 'b')") == _mask("s LIKE 'a%b'")
+    found, _ = scans([Query("q", "SELECT * FROM db.t WHERE s LIKE 'ab%yz' AND i = 1"),
+                      Query("r", "SELECT * FROM db.t WHERE s LIKE 'a%b' OR i = 1")], "db.t", columns)
+    assert str(found[0].predicate) == "(s LIKE 'ab%' AND s LIKE '%yz') AND i = 1" and not found[0].notes
+    assert found[1].predicate is None and any("inside OR is not pushed down" in n for n in found[1].notes)
+    for refused in ("s NOT LIKE 'a%b'", "NOT (s LIKE 'a%b' AND i = 1)", "s LIKE 'a%%b'", "s LIKE 'a_%b'",
+                    "s LIKE 'a\\\\%b'"):
+        with pytest.raises(PredicateError, match="not pushed down"):
+            parse_where(refused, columns)

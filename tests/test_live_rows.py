@@ -48,12 +48,41 @@ def test_deletion_vector_table_counts_live_rows_exactly(warehouse):
     assert (first.live, first.exact, first.unread_level0) == (0, True, 10)
 
 
-def test_overlapping_primary_key_files_give_an_upper_bound_said_as_such(warehouse):
-    """Two level-0 files of one bucket: only a merge read knows the 8; records minus the two
-    retracts (16 - 2) bounds it from above, and the figure says so."""
+def test_overlapping_primary_key_files_are_merge_read_for_the_exact_count(warehouse):
+    """Two level-0 files of one bucket: a merge read of that bucket gives the 8 live rows."""
+    got = live_rows(indexcore.open_warehouse(str(warehouse)).table("db.merged"))
+    assert (got.records, got.live, got.exact, got.merged_buckets, got.text) == (16, LIVE, True, 0, "8")
+
+
+def test_past_the_merge_cap_overlapping_files_give_an_upper_bound_said_as_such(warehouse, monkeypatch):
+    """With a cap of one data file the bucket of two is not merge-read: records minus the two
+    retracts (16 - 2) bounds the 8 from above, and the figure says so."""
+    monkeypatch.setenv("INDEXCORE_LIVE_ROWS_MERGE_FILES", "1")
     got = live_rows(indexcore.open_warehouse(str(warehouse)).table("db.merged"))
     assert (got.records, got.live, got.exact, got.merged_buckets) == (16, 14, False, 1)
     assert got.live >= LIVE and got.text == "≤ 14"
+
+
+def test_merge_read_counts_every_bucket_within_the_cap(tmp_path, monkeypatch):
+    """Four buckets of overlapping level-0 files (keys 0..39 written, 0..19 rewritten, every key
+    divisible by 5 deleted: 32 live by construction); a cap of 4 files merges two buckets and
+    bounds the other two; no cap short of 8 files gives the exact 32."""
+    schema = make_schema([("id", "BIGINT"), ("v", "STRING")], primary_keys=("id",), options={"bucket": "4"})
+    w = TableWriter.create(str(tmp_path), "db.four", schema, seed=1)
+    w.write(pa.table({"id": pa.array(range(40), pa.int64()), "v": ["a"] * 40}))
+    gone = [k for k in range(40) if k % 5 == 0]
+    w.write(pa.table({"id": pa.array([k for k in range(20) if k % 5], pa.int64()), "v": ["b"] * 16}),
+            deletes=pa.table({"id": pa.array(gone, pa.int64()), "v": ["x"] * len(gone)}))
+    table = indexcore.open_warehouse(str(tmp_path)).table("db.four")
+    groups: dict = {}
+    for lf in table.plan().files:
+        groups.setdefault(lf.bucket, []).append(lf)
+    assert len(groups) == 4 and all(len(g) == 2 for g in groups.values())
+    got = live_rows(table)
+    assert (got.live, got.exact, got.text) == (40 - len(gone), True, "32")
+    monkeypatch.setenv("INDEXCORE_LIVE_ROWS_MERGE_FILES", "4")
+    capped = live_rows(indexcore.open_warehouse(str(tmp_path)).table("db.four"))
+    assert not capped.exact and capped.merged_buckets == 2 and capped.live >= 32 and capped.text.startswith("≤ ")
 
 
 def test_diff_reports_live_rows_not_records(warehouse):
@@ -68,8 +97,8 @@ def test_warehouse_page_rows_are_live_rows(warehouse, open_page, monkeypatch):
     monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", str(warehouse))
     at = open_page("warehouse", warehouse=warehouse)
     metrics = {m.label: m.value for m in at.metric}
-    # 8 (DV table) + 12 (append) + at most 14 (two overlapping level-0 files): an upper bound
-    assert metrics["Rows"] == f"≤ {LIVE + 12 + 14}"
+    # 8 (DV table) + 12 (append) + 8 (two overlapping level-0 files, merge-read)
+    assert metrics["Rows"] == f"{LIVE + 12 + LIVE}"
 
 
 def test_table_page_rows_are_live_rows(warehouse, open_page, monkeypatch):
@@ -78,4 +107,8 @@ def test_table_page_rows_are_live_rows(warehouse, open_page, monkeypatch):
     for name in ("db.dv", "db.merged"):
         at = open_page("table", table=name, warehouse=warehouse)
         shown[name] = {m.label: m.value for m in at.metric}["Rows"]
-    assert shown == {"db.dv": str(LIVE), "db.merged": "≤ 14"}
+    assert shown == {"db.dv": str(LIVE), "db.merged": str(LIVE)}
+    monkeypatch.setenv("INDEXCORE_LIVE_ROWS_MERGE_FILES", "1")
+    at = open_page("table", table="db.merged", warehouse=warehouse)
+    rows = next(m for m in at.metric if m.label == "Rows")
+    assert rows.value == "≤ 14" and "INDEXCORE_LIVE_ROWS_MERGE_FILES" in rows.help

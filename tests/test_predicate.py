@@ -398,7 +398,7 @@ _LITERALS = ["1", "-1", "-0", "2.5", "300", "1e308", "1e309", "1e-400", "-922337
              "'2024-02-29'", "'10:00:01'", "'NaN'", "X'00ff'", "TRUE", "NULL", "DATE '2024-01-01'",
              "TIME '10:00:01.250'", "TIMESTAMP '1969-12-31 23:59:59.999999999'", "CAST('NaN' AS DOUBLE)",
              "CAST('-Infinity' AS FLOAT)", "CAST(1.5 AS DECIMAL(5, 1))", "CAST('12' AS INT)", "CAST(2.5 AS DOUBLE)"]
-_PATTERNS = ["'x%'", "'%x'", "'%x%'", "'x'", "'%'", "''", "'x_'", "'%x%y'", "'it''s%'", "'\\%'"]
+_PATTERNS = ["'x%'", "'%x'", "'%x%'", "'x%y'", "'x'", "'%'", "''", "'x_'", "'%x%y'", "'it''s%'", "'\\%'"]
 _LEAVES = st.one_of(
     st.tuples(st.sampled_from(_COLUMNS), st.sampled_from(["=", "<>", "<", "<=", ">", ">="]),
               st.sampled_from(_LITERALS)).map(" ".join),

@@ -14,7 +14,8 @@ as it goes, then dropped), then:
   still skips files), ``missing``, ``oversized``, ``not in workload`` (kept unless
   ``drop_unused``), else ``earns its keep``. Bloom sizing is :mod:`.bloom_sizing`'s.
 * **candidates** (:mod:`.advise_candidates`): the kinds that answer how each filtered column is
-  filtered, and pairs of them for OR queries, measured on the files each query still reaches
+  filtered (none for a prefix or a pattern: no Paimon file index answers them; ``column_notes``
+  say so and what min/max statistics skip), and pairs of them for OR queries, measured on the files each query still reaches
   (:mod:`.advise_sample`: exact up to :data:`EXACT_FILES` files per query, else a stratified
   sample with every figure's interval, capped by what the query reads today).
 * **one score** for both: weighted data bytes no longer read per byte stored, beside the write
@@ -38,6 +39,7 @@ import numpy as np
 from indexcore.analysis.advise_candidates import Measure, Progress, measure_candidates
 from indexcore.analysis.advise_existing import DeletedPositions, existing_indexes, measure_existing, verdicts
 from indexcore.analysis.advise_model import MIN_SCORE, Advice, ExistingIndex, QueryRun
+from indexcore.analysis.advise_patterns import pattern_notes
 from indexcore.analysis.advise_sample import DEFAULT_SAMPLE, EXACT_FILES, draw
 from indexcore.analysis.advise_statements import statements_for
 from indexcore.analysis.workload import Query, parse_workload, scans
@@ -82,6 +84,7 @@ def _summarise(run: QueryRun, ex, index_of: dict[str, int], files, sample: int |
                                 len(reached))
     run.base_rows = np.fromiter((max(fd.row_count - fd.dv_cardinality, 0) for fd in reached), np.int64,
                                 len(reached))
+    run.sizes = np.fromiter((fd.file_size for fd in reached), np.int64, len(reached))
     paths = [fd.path for fd in reached]
     run.sample = draw(paths, [str(files[index_of[p]].partition) for p in paths],
                       sample_size(sample, len(reached)), seed, keys)
@@ -181,4 +184,5 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
     steps = done + 1
     tick("statements")
     statements = statements_for(table.name, dict(schema.options), existing, candidates, dialect, drop_unused)
-    return Advice(table.name, sid, runs, skipped_queries, existing, candidates, statements, problems)
+    return Advice(table.name, sid, runs, skipped_queries, existing, candidates, statements, problems,
+                  pattern_notes(table.name, good))

@@ -37,7 +37,7 @@ from indexcore.analysis.advise_model import (
 )
 from indexcore.analysis.advise_sample import draw, estimate
 from indexcore.analysis.whatif import existing_readers
-from indexcore.analysis.workload import EQUALITY, RANGE
+from indexcore.analysis.workload import EQUALITY, PATTERN, PREFIX, RANGE
 from indexcore.errors import IndexCoreError
 from indexcore.expr import OR, Compound
 from indexcore.formats.base import REMAIN, BitmapResult
@@ -72,10 +72,11 @@ REPLACE_SHARE = 0.9
 #: At most this many pairs of candidates are measured for OR queries.
 MAX_PAIRS = 12
 
-# ``measure(column, index_type, options, wheres)`` builds a candidate on every live file and
-# returns what the Spark what-if job returns (``total_size``, ``file_results``, ``task_errors``);
-# the caller supplies it, so the advisor never imports the Spark layer above it
-Measure = Callable[[str, str, dict, list[str]], dict]
+# ``measure(column, index_type, options, wheres[, also=parts])`` builds a candidate on every live
+# file (with ``also``, the other parts of a pair beside it, answering together) and returns what
+# the Spark what-if job returns (``total_size``, ``file_results``, ``task_errors``); the caller
+# supplies it, so the advisor never imports the Spark layer above it
+Measure = Callable[..., dict]
 
 
 def column_profile(table, schema, files: Sequence[LiveFile], columns: list[str],
@@ -96,7 +97,12 @@ def column_profile(table, schema, files: Sequence[LiveFile], columns: list[str],
 
 
 def candidate_kinds(dtype, filters: set[str], profile: dict[str, int]) -> list[tuple[str, dict[str, str], str]]:
-    """(index type, options, why) worth trying for a column filtered as ``filters``."""
+    """(index type, options, why) worth trying for a column filtered as ``filters``. A prefix or a
+    pattern (``LIKE``, startsWith / endsWith / contains) asks for no kind: every file index of
+    Paimon answers REMAIN to them (:data:`.advise_patterns.NO_PATTERN_INDEX`)."""
+    filters = set(filters) - {PREFIX, PATTERN}
+    if not filters:
+        return []
     supported = set(supported_index_types(dtype))
     distinct, rows = profile["max_distinct"], profile["max_rows"]
     low = distinct <= LOW_CARDINALITY_MAX and distinct <= max(1, LOW_CARDINALITY_RATIO * rows)
@@ -162,16 +168,16 @@ def _claims(run: QueryRun, files: Sequence[LiveFile], decided: dict[int, tuple[A
             weights: dict[int, float]) -> tuple[Claim, Claim, dict[str, Any]]:
     """A query's (alone, extra) claims from the answers on its sampled files, and its JSON row."""
     n_pop = len(run.reached)
-    sizes = [files[int(fi)].file.file_size for fi in run.reached]
+    sizes = run.sizes
     base = run.base_rows
-    total_bytes, total_rows = float(sum(sizes)), float(base.sum())
+    total_bytes, total_rows = float(sizes.sum()), float(base.sum())
     read_files = float(n_pop - int(run.index_skipped.sum()))
-    read_bytes = float(sum(s for s, k in zip(sizes, run.index_skipped, strict=True) if not k))
+    read_bytes = float(sizes[~run.index_skipped].sum())
     read_rows = float(run.rows_read.sum())
     w, a_f, a_r, a_b, e_f, e_r, e_b, skipped_paths = [], [], [], [], [], [], [], []
     rows_left = 0
     for pos, (alone, combined) in decided.items():
-        size, rows = sizes[pos], int(base[pos])
+        size, rows = int(sizes[pos]), int(base[pos])
         w.append(weights[pos])
         a_skip = alone is not None and not alone.remain()
         a_f.append(1.0 if a_skip else 0.0)
@@ -283,6 +289,41 @@ def _build_all(table, schema, read: list[tuple[LiveFile, Any, float]], specs: li
     return out
 
 
+def _sure(dtype, filters: set[str], have: set[str]) -> bool:
+    """Whether a column gets a candidate whatever its profile says (of low or high cardinality)."""
+    return all(any(kind not in have for kind, _, _ in candidate_kinds(dtype, filters, profile))
+               for profile in ({"max_distinct": 1, "max_rows": 1 << 30}, {"max_distinct": 1 << 30, "max_rows": 1 << 30}))
+
+
+def _read_sampled(table, schema, files: Sequence[LiveFile], runs: list[QueryRun], columns: list[str],
+                  filters: dict[str, set[str]], have: set[tuple[str, str]],
+                  problems: list[Problem]) -> list[tuple[LiveFile, Any, float]]:
+    """The files the queries sample, read once with every filtered column: first those of the
+    columns that get a candidate whatever their profile (``_sure``); a column whose candidates hang
+    on its profile (equality beside an existing bitmap, say) is profiled on those, and its own
+    sampled files are read only when a candidate follows (else they would be read for nothing)."""
+    sampled: dict[str, set[int]] = {c: set() for c in columns}
+    for r in runs:
+        at = {int(r.reached[p]) for p, _ in r.sample}
+        for c in r.predicate.fields() & sampled.keys():
+            sampled[c] |= at
+    kinds_had = {c: {k for col, k in have if col == c} for c in columns}
+    sure = [c for c in columns if _sure(schema.field(c).type, filters[c], kinds_had[c])]
+    first = set().union(*(sampled[c] for c in sure)) if sure else set().union(*sampled.values())
+    read = _read_columns(table, schema, [files[i] for i in sorted(first, key=lambda i: files[i].path)], columns,
+                         problems)
+    profile = _profile(read, columns)
+    more = set()
+    for c in columns:
+        if c not in sure and any(k not in kinds_had[c] for k, _, _ in candidate_kinds(schema.field(c).type, filters[c],
+                                                                                      profile[c])):
+            more |= sampled[c] - first
+    if more:
+        read += _read_columns(table, schema, [files[i] for i in sorted(more, key=lambda i: files[i].path)], columns,
+                              problems)
+    return read
+
+
 def _profile(read: list[tuple[LiveFile, Any, float]], columns: list[str]) -> dict[str, dict[str, int]]:
     """Per column: the largest distinct count and row count of a read file."""
     out = {c: {"max_distinct": 0, "max_rows": 0} for c in columns}
@@ -315,10 +356,12 @@ def _measure_local(cand: Candidate, runs: list[QueryRun], files: Sequence[LiveFi
 
 
 def _measure_with(measure: Measure, table, cand: Candidate, runs: list[QueryRun], files: Sequence[LiveFile]) -> None:
-    """Build and measure the candidate on every live file with ``measure`` (e.g. a Spark job)."""
-    ((column, kind, options),) = cand.parts
+    """Build and measure the candidate on every live file with ``measure`` (e.g. a Spark job); a
+    pair's second part is built beside the first (``also``) and both answer together."""
+    (column, kind, options), *rest = cand.parts
+    wheres = [r.scan.where for r in runs]
     start = time.perf_counter()
-    out = measure(column, kind, options, [r.scan.where for r in runs])
+    out = measure(column, kind, options, wheres, also=rest) if rest else measure(column, kind, options, wheres)
     cand.build_seconds = time.perf_counter() - start
     errors = out.get("task_errors", [])
     if errors and not out.get("file_results"):
@@ -389,9 +432,8 @@ def measure_candidates(table, sid, schema, files: Sequence[LiveFile], runs: list
     columns = sorted(filters)
     mine = _runs_of(runs, set(columns))  # only the queries on a candidate column are sampled for building
     read: list = []
-    if measure is None:  # every file the queries sample read once: the profile, then every kind built on it
-        sampled = sorted({int(r.reached[p]) for r in mine for p, _ in r.sample}, key=lambda i: files[i].path)
-        read = _read_columns(table, schema, [files[i] for i in sampled], columns, problems)
+    if measure is None:  # every file read once: the profile, then every kind built on it
+        read = _read_sampled(table, schema, files, mine, columns, filters, have, problems)
         profile = _profile(read, columns)
     else:
         reached = sorted({int(i) for r in mine for i in r.reached}, key=lambda i: files[i].path)
@@ -404,7 +446,7 @@ def measure_candidates(table, sid, schema, files: Sequence[LiveFile], runs: list
         for kind, options, why in candidate_kinds(schema.field(col).type, filters[col], profile[col]):
             if (col, kind) not in have:
                 singles.append(Candidate(((col, kind, options),), why, total_files=len(files)))
-    pairs = _pairs(singles, runs) if measure is None else []
+    pairs = _pairs(singles, runs)
     todo = singles + pairs
     evaluator = _Evaluator(table, schema, files, deleted)
     wanted: dict[str, set[str]] = {}  # column -> the files the queries on it sample

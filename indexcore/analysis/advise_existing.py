@@ -186,8 +186,10 @@ def measure_existing(table, schema, run: QueryRun, ex, existing: list[ExistingIn
         paths = []
         if ex.index_used:
             for fd in ex.files:
+                if fd.skipped_by not in REACHED_INDEX:  # the cheap test first: most files never reach the index
+                    continue
                 blob = g.blobs.get(fd.path)
-                if blob is None or fd.skipped_by not in REACHED_INDEX:
+                if blob is None:
                     continue
                 lf = by_path[fd.path]
                 base = max(fd.row_count - fd.dv_cardinality, 0)

@@ -97,6 +97,7 @@ class QueryRun:
     index_skipped: np.ndarray = field(default_factory=lambda: np.zeros(0, bool), repr=False)
     rows_read: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
     base_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
+    sizes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)  # their data bytes
     sample: list[tuple[int, float]] = field(default_factory=list, repr=False)  # (position in reached, weight)
     # today's raw index answer of the sampled files whose answer is a bitmap (position -> result)
     raw_results: dict[int, Any] = field(default_factory=dict, repr=False)
@@ -264,6 +265,8 @@ class Advice:
     candidates: list[Candidate]
     statements: list[str]
     problems: list[Problem] = field(default_factory=list)
+    #: per column filtered by a prefix or a pattern: why no index is a candidate, what statistics skip
+    column_notes: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self, details: bool = False) -> dict[str, Any]:
         seen, problems = set(), []
@@ -276,4 +279,4 @@ class Advice:
                 "queries": [r.to_json(details) for r in self.runs], "skipped_queries": self.skipped_queries,
                 "existing": [e.to_json(details) for e in self.existing],
                 "candidates": [c.to_json(details) for c in self.candidates],
-                "statements": self.statements, "problems": problems}
+                "statements": self.statements, "column_notes": self.column_notes, "problems": problems}

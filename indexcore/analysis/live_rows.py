@@ -9,22 +9,28 @@ A data file's ``row_count`` counts records. What a read returns is fewer:
 - any other primary-key table merges records by key across the files of a bucket. Where keys
   cannot overlap (one file, or every file of the bucket on one level above 0: one sorted run) and
   each file records its retract count (``delete_row_count``, DELETE and UPDATE_BEFORE records),
-  live = records minus retracts, exactly (Paimon's ``rawConvertible`` splits). Elsewhere only
-  a merge read knows; records minus retracts is an upper bound (every live key has at least one
-  insert record), reported as such.
+  live = records minus retracts, exactly (Paimon's ``rawConvertible`` splits). Elsewhere the
+  buckets are merge-read (:func:`~indexcore.warehouse.data.merged_bucket_rows`, the merge of
+  :func:`~indexcore.warehouse.data.read_table`), fewest files first, up to
+  the ``live_rows_merge_files`` setting's data files in all; a bucket past that cap (or one that
+  cannot be read) counts records minus retracts, an upper bound (every live key has at least one
+  insert record), reported as such. The count is kept per snapshot (:meth:`Table.derived`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from indexcore.config import settings
 from indexcore.views import view
+from indexcore.warehouse.data import merged_bucket_rows
 
 
 @dataclass(frozen=True)
 class LiveRows:
     """Records of the live files and the rows a read returns (``live``, an upper bound unless
-    ``exact``; ``merged_buckets`` buckets need a merge read for the exact count)."""
+    ``exact``; ``merged_buckets`` overlapping buckets past the merge-read cap, or unreadable,
+    still need a merge read for their exact count)."""
 
     records: int
     deleted: int  # rows dropped by deletion vectors
@@ -42,11 +48,16 @@ class LiveRows:
 def live_rows(table, snapshot_id: int | None = None) -> LiveRows:
     """The :class:`LiveRows` of ``table`` at ``snapshot_id`` (latest by default); see the module docstring."""
     plan = table.plan(snapshot_id)
-    files = plan.files
-    if not files:
+    if not plan.files:
         return LiveRows(0, 0, 0)
-    schema = table.read_schema(snapshot_id, plan.snapshot)
     sid = plan.snapshot.id if plan.snapshot else None
+    cap = settings().live_rows_merge_files
+    return table.derived(("live_rows", sid, cap), lambda: _live_rows(table, plan, sid, cap))
+
+
+def _live_rows(table, plan, sid: int | None, cap: int) -> LiveRows:
+    files = plan.files
+    schema = table.read_schema(sid, plan.snapshot)
     dvs = view(table, "deletion_vectors", sid)
     deleted_of = dict(zip(dvs["file_name"].to_pylist(), dvs["deleted"].to_pylist(), strict=True))
     records = sum(lf.file.row_count for lf in files)
@@ -60,13 +71,24 @@ def live_rows(table, snapshot_id: int | None = None) -> LiveRows:
     buckets: dict[tuple, list] = {}
     for lf in files:
         buckets.setdefault((lf.partition, lf.bucket), []).append(lf)
-    live, merged = 0, 0
+    live = 0
+    overlapping = []
     for group in buckets.values():
         retracts = [lf.file.delete_row_count for lf in group]
         levels = {lf.file.level for lf in group}
         disjoint = len(group) == 1 or (len(levels) == 1 and 0 not in levels)
         dropped = any(deleted_of.get(lf.file.file_name) for lf in group)  # DVs read on merge: merge to know
         if not disjoint or None in retracts or dropped:
-            merged += 1
-        live += sum(lf.file.row_count - (r or 0) for lf, r in zip(group, retracts, strict=True))
-    return LiveRows(records, deleted, live, exact=merged == 0, merged_buckets=merged)
+            overlapping.append(group)
+        else:
+            live += sum(lf.file.row_count - (r or 0) for lf, r in zip(group, retracts, strict=True))
+    unmerged, budget, problems = 0, cap, []
+    for group in sorted(overlapping, key=len):  # fewest files first: the most buckets made exact
+        rows = merged_bucket_rows(table, schema, group, problems) if len(group) <= budget else None
+        if rows is not None:
+            budget -= len(group)
+        else:
+            unmerged += 1
+            rows = sum(lf.file.row_count - (lf.file.delete_row_count or 0) for lf in group)
+        live += rows
+    return LiveRows(records, deleted, live, exact=unmerged == 0, merged_buckets=unmerged)

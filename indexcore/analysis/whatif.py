@@ -336,11 +336,12 @@ class WhatIfResult:
         return pd.DataFrame([f.to_json() for f in self.files])
 
 
-def _combined_evaluator(table, lf: LiveFile, schema: TableSchema, hyp: HypotheticalIndex,
-                        reader: FileIndexReader) -> FileIndexPredicate:
-    """The file's existing readers (in table column names) plus the hypothetical one, last."""
+def _combined_evaluator(table, lf: LiveFile, schema: TableSchema,
+                        hypothetical: Mapping[str, list[FileIndexReader]]) -> FileIndexPredicate:
+    """The file's existing readers (in table column names) plus the hypothetical ones, last."""
     readers = existing_readers(table, lf, schema)
-    readers.setdefault(hyp.column, []).append(reader)
+    for column, mine in hypothetical.items():
+        readers.setdefault(column, []).extend(mine)
     return FileIndexPredicate.for_readers(readers, schema.row_type())
 
 
@@ -362,11 +363,13 @@ def existing_readers(table, lf: LiveFile, schema: TableSchema) -> dict[str, list
 
 
 def evaluate_hypothetical(hyp: HypotheticalIndex, predicate: Predicate | str, verify: bool = False,
-                          progress: Progress | None = None) -> WhatIfResult:
+                          progress: Progress | None = None, also: Sequence[HypotheticalIndex] = ()) -> WhatIfResult:
     """Per file: today's decisions (``explain``) beside the hypothetical index's.
 
-    With ``verify`` the data is read and a hypothetical answer that drops a matching row is
-    listed under ``violations``.
+    ``also``: more hypothetical indexes (built on the same files, e.g. the other column of an
+    OR) that answer together with ``hyp``, alone and beside today's; a file's index size is then
+    theirs summed. With ``verify`` the data is read and a hypothetical answer that drops a
+    matching row is listed under ``violations``.
     """
     table = hyp.table
     schema = _schema_for(table, hyp.snapshot_id)
@@ -380,6 +383,11 @@ def evaluate_hypothetical(hyp: HypotheticalIndex, predicate: Predicate | str, ve
     for decision in ex.files:
         lf = by_path[decision.path]
         reader = hyp.reader(decision.path)
+        hypothetical: dict[str, list[FileIndexReader]] = {}
+        for h in (hyp, *also):
+            r = h.reader(decision.path) if reader is not None else None
+            if r is not None:
+                hypothetical.setdefault(h.column, []).append(r)
         raw = alone = combined = None
         if reader is not None:
             deleted = None
@@ -389,10 +397,10 @@ def evaluate_hypothetical(hyp: HypotheticalIndex, predicate: Predicate | str, ve
                     deleted = dv.positions if dv is not None else None
                 except IndexCoreError as exc:
                     ex.problems.append(Problem(lf.dv_file_path or lf.path, "deletion vector", exc.message))
-            raw = FileIndexPredicate.for_readers({hyp.column: [reader]}, schema.row_type()).evaluate(predicate)
+            raw = FileIndexPredicate.for_readers(hypothetical, schema.row_type()).evaluate(predicate)
             alone = read_path_result(raw, lf.file.row_count, deleted, lf.bitmap64)
             try:
-                both = _combined_evaluator(table, lf, schema, hyp, reader).evaluate(predicate)
+                both = _combined_evaluator(table, lf, schema, hypothetical).evaluate(predicate)
                 combined = read_path_result(both, lf.file.row_count, deleted, lf.bitmap64)
             except IndexCoreError as exc:
                 ex.problems.append(Problem(lf.index_path or lf.path, exc.structure or "file index", exc.message))
@@ -411,7 +419,7 @@ def evaluate_hypothetical(hyp: HypotheticalIndex, predicate: Predicate | str, ve
                     violations.append({"path": lf.path, "column": hyp.column,
                                        "reason": f"hypothetical {hyp.index_type} drops {len(missing)} "
                                                  f"matching rows"})
-        size = hyp.file(decision.path).size if hyp.file(decision.path) is not None else 0
+        size = sum(h.file(decision.path).size for h in (hyp, *also) if h.file(decision.path) is not None)
         out.append(WhatIfFile(decision, raw, alone, combined, size))
     return WhatIfResult(hyp, ex, out, violations)
 

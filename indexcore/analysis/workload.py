@@ -31,10 +31,14 @@ from sqlglot.dialects.dialect import Dialect
 
 from indexcore.errors import PredicateError
 from indexcore.expr import Predicate, and_all, parse_where
-from indexcore.expr.sql import check_sql_bounds
+from indexcore.expr.functions import EQUAL, STARTS_WITH
+from indexcore.expr.sql import check_sql_bounds, like_function, like_parts
 from indexcore.types import DataType
 
 EQUALITY, RANGE, NULL_TEST, OTHER = "equality", "range", "null", "other"
+#: ``LIKE 'x%'`` / ``startswith`` (a prefix: a range of strings) and ``LIKE '%x'`` / ``'%x%'`` /
+#: ``endswith`` / ``contains`` (a pattern no statistic bounds)
+PREFIX, PATTERN = "prefix", "pattern"
 _DIRECTIVE = re.compile(r"^\s*(weight|count|name)\s*[:=]\s*(\S+)\s*$", re.IGNORECASE)
 _TAB_WEIGHT = re.compile(r"^\s*(\d+(?:\.\d+)?)\t(.*)$", re.DOTALL)
 _DIALECTS = ("spark", None, "hive")
@@ -249,7 +253,25 @@ def _kind(node: exp.Expression) -> str:
         return RANGE
     if isinstance(node, exp.Is):
         return NULL_TEST
+    if isinstance(node, exp.StartsWith):
+        return PREFIX
+    if isinstance(node, exp.EndsWith | exp.Contains):
+        return PATTERN
+    if type(node) is exp.Like and isinstance(node.expression, exp.Literal) and node.expression.is_string:
+        return _like_kind(node.expression.this)
     return OTHER
+
+
+def _like_kind(pattern: str) -> str:
+    """How ``LIKE pattern`` is pushed down (:func:`indexcore.expr.sql.like_function`): a prefix
+    (``'x%'``, and ``'x%y'`` whose ``startsWith`` half prunes as a prefix), a pattern, or equality."""
+    if like_parts(pattern) is not None:
+        return PREFIX
+    try:
+        function, _ = like_function(pattern)
+    except PredicateError:
+        return OTHER
+    return {STARTS_WITH.name: PREFIX, EQUAL.name: EQUALITY}.get(function.name, PATTERN)
 
 
 class _Columns:

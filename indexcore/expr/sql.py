@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import decimal
 import math
+import re
 import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -309,6 +310,7 @@ def _exact_decimal(dtype: DataType, value: decimal.Decimal, what: Callable[[], s
 class _Builder:
     def __init__(self, schema: Mapping[str, DataType]):
         self.schema = schema
+        self.under_or = 0  # OR compounds (after NOT is pushed down) around the node being built
 
     def column(self, node: exp.Expression) -> str | None:
         while isinstance(node, exp.Paren):
@@ -330,8 +332,9 @@ class _Builder:
             function = function.negate()  # never None here: pattern() refuses a negated pattern first
         return Leaf(function, field_name, values)
 
-    def pattern(self, node: exp.Expression, negated: bool) -> Leaf:
-        """``col LIKE 'p'`` or ``startswith/endswith/contains(col, 'p')``: what Spark hands Paimon."""
+    def pattern(self, node: exp.Expression, negated: bool) -> Predicate:
+        """``col LIKE 'p'`` or ``startswith/endswith/contains(col, 'p')``: what Spark hands Paimon
+        (``LIKE 'a%b'`` is ``startsWith('a') AND endsWith('b')``, see :func:`like_parts`)."""
         if isinstance(node, exp.Escape):
             raise PredicateError(f"LIKE with an ESCAPE clause is not pushed down by Paimon: {_sql_of(node)!r}")
         if isinstance(node, exp.ILike):
@@ -351,6 +354,8 @@ class _Builder:
             text = lit.value
         elif lit.kind == "null":
             function, text = EQUAL, None  # LIKE NULL is never true, as = NULL
+        elif (parts := like_parts(lit.value)) is not None:
+            return self.starts_and_ends(node, field_name, lit, parts, negated)
         else:
             function, text = like_function(lit.value)
         if node.args.get("negate"):
@@ -362,6 +367,24 @@ class _Builder:
                                  "has no negation")
         return self.leaf(function, field_name, [_Lit(lit.kind, text, lit.text)], negated,
                          coerce=function is EQUAL)
+
+    def starts_and_ends(self, node: exp.Expression, field_name: str, lit: _Lit, parts: tuple[str, str],
+                        negated: bool) -> Predicate:
+        """``LIKE 'a%b'`` as Spark's ``LikeSimplification`` rewrites it: ``length >= 2 AND
+        startsWith('a') AND endsWith('b')``. Spark hands Paimon the two string tests as conjuncts
+        of the WHERE (the length test stays with Spark); inside an OR, or negated, the whole
+        condition stays with Spark (a conjunct Spark cannot translate fails its AND, and Paimon
+        has no negation of the string tests)."""
+        if negated != bool(node.args.get("negate")):
+            shown = node.copy()
+            shown.set("negate", None)
+            raise PredicateError(f"NOT {_sql_of(shown)} is not pushed down by Paimon: {STARTS_WITH.name} "
+                                 "has no negation")
+        if self.under_or:
+            raise PredicateError(f"{_sql_of(node)!r} inside OR is not pushed down by Paimon: Spark rewrites it "
+                                 "as startsWith AND endsWith AND a length test it cannot hand over")
+        prefix, suffix = parts
+        return Compound(AND, (Leaf(STARTS_WITH, field_name, (prefix,)), Leaf(ENDS_WITH, field_name, (suffix,))))
 
     def compound(self, node: exp.And | exp.Or, negated: bool) -> Compound:
         """An AND/OR chain, flattened without recursing down sqlglot's left-deep tree."""
@@ -378,8 +401,12 @@ class _Builder:
             else:
                 sides.append(n)
         children: list[Predicate] = []
-        for side in sides:
-            child = self.build(side, negated)
+        self.under_or += function is OR
+        try:
+            built = [self.build(side, negated) for side in sides]
+        finally:
+            self.under_or -= function is OR
+        for child in built:
             if isinstance(child, Compound) and child.function is function:
                 children.extend(child.children)
             else:
@@ -433,7 +460,20 @@ class _Builder:
             return self.leaf(EQUAL, field_name, [_Lit("bool", True, "TRUE")], negated)
         raise PredicateError(f"unsupported construct in WHERE: {_sql_of(node)!r} ({type(node).__name__}); "
                              "supported: comparisons, [NOT] IN, IS [NOT] NULL, [NOT] BETWEEN, LIKE 'abc%' / '%abc' / "
-                             "'%abc%', AND, OR, NOT")
+                             "'%abc%' / 'a%z', AND, OR, NOT")
+
+
+_STARTS_AND_ENDS = re.compile(r"([^_%]+)%([^_%]+)", re.DOTALL)
+
+
+def like_parts(pattern: str) -> tuple[str, str] | None:
+    """(prefix, suffix) of a ``'a%b'`` pattern, which Spark's ``LikeSimplification`` turns into
+    ``startsWith('a') AND endsWith('b')`` (plus a length test it keeps); None for any other
+    pattern, or one holding the escape character (Spark leaves those to its own LIKE)."""
+    if "\\" in pattern:
+        return None
+    found = _STARTS_AND_ENDS.fullmatch(pattern)
+    return (found.group(1), found.group(2)) if found else None
 
 
 def like_function(pattern: str) -> tuple[LeafFunction, str]:
@@ -450,7 +490,8 @@ def like_function(pattern: str) -> tuple[LeafFunction, str]:
     core = core[:-1] if trail else core
     if "%" in core or "_" in core or ((lead or trail) and not core):
         raise PredicateError(f"LIKE pattern {pattern!r} is not pushed down by Paimon: only 'abc%' (startsWith), "
-                             "'%abc' (endsWith), '%abc%' (contains) or no wildcard (equal) are")
+                             "'%abc' (endsWith), '%abc%' (contains), 'a%z' (startsWith AND endsWith) or no wildcard "
+                             "(equal) are")
     if lead:
         return (CONTAINS if trail else ENDS_WITH), core
     return (STARTS_WITH if trail else EQUAL), core

@@ -260,13 +260,14 @@ class StatsStage:
 
 
 def file_stats_frame(table, snapshot_id: int | None = None, columns: Sequence[str] | None = None,
-                     paths: Sequence[str] | None = None):
+                     paths: Sequence[str] | None = None, limit: int | None = None):
     """Per live file and column: the min, max and null count the manifest records (pandas).
 
     Read as the stats stage reads them (:func:`column_stats`: value stats mapped by
     field id across schema evolution, key stats for primary keys); ``columns`` / ``paths``
-    restrict the columns and files. ``null_count`` None is unknown; a column whose type changed
-    since the file was written has no usable statistics (all three None).
+    restrict the columns and files, ``limit`` keeps the first files of the plan (a bound on what
+    a page decodes). ``null_count`` None is unknown; a column whose type changed since the file
+    was written has no usable statistics (all three None).
     """
     import pandas as pd  # pandas loads only when a frame is asked for
 
@@ -277,7 +278,7 @@ def file_stats_frame(table, snapshot_id: int | None = None, columns: Sequence[st
     pk = bool(schema.primary_keys)
     ptypes = [f.type for f in schema.partition_fields]
     rows = []
-    for lf in plan.files:
+    for lf in plan.files if limit is None else plan.files[:limit]:
         if chosen is not None and lf.path not in chosen:
             continue
         file_schema = table.file_schema(lf)

@@ -109,6 +109,8 @@ def brief_advise(out: dict, summary: dict) -> dict:
                         for q in out["queries"]] or "none",
             **{k: v or "none" for k, v in summary.items()},
             "statements": out["statements"] or "none"}
+    if out.get("column_notes"):
+        view["column_notes"] = [n["message"] for n in out["column_notes"]]
     if out["skipped_queries"]:
         view["skipped_queries"] = out["skipped_queries"]
     view["problems"] = out["problems"] or "none"

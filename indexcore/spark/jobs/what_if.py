@@ -33,23 +33,31 @@ def what_if_task(spec: dict) -> dict:
     """Build the hypothetical index of the task's files and compare pruning per predicate."""
     try:
         table = spec_table(spec)
-        column, index_type = spec["column"], spec["index_type"]
-        hyp = build_hypothetical_index(table, column, index_type, spec["options"],
-                                       snapshot_id=spec["snapshot_id"], files=spec["files"])
+        hyps = [build_hypothetical_index(table, column, index_type, options, snapshot_id=spec["snapshot_id"],
+                                         files=spec["files"])
+                for column, index_type, options in [(spec["column"], spec["index_type"], spec["options"]),
+                                                    *spec.get("also", ())]]
+        hyp, also = hyps[0], hyps[1:]
         out: dict[str, dict] = {}
         for built in hyp.files:
             scratch = None
-            if built.blob is not None:
-                scratch = os.path.join(spec["scratch_dir"], scratch_name(built.path, column, index_type))
-                with open(scratch, "wb") as fh:
-                    fh.write(built.blob)
-            out[built.path] = {"path": built.path, "row_count": built.row_count, "size": built.size,
+            size = 0
+            for h in hyps:  # each part's blob in its own scratch file; the first one's path is reported
+                mine = h.file(built.path)
+                if mine is None or mine.blob is None:
+                    continue
+                size += mine.size
+                name = os.path.join(spec["scratch_dir"], scratch_name(built.path, h.column, h.index_type))
+                with open(name, "wb") as fh:
+                    fh.write(mine.blob)
+                scratch = scratch or name
+            out[built.path] = {"path": built.path, "row_count": built.row_count, "size": size,
                                "scratch_file": scratch, "predicates": []}
-        for p in hyp.problems:
+        for p in (p for h in hyps for p in h.problems):
             out[p.path] = {"path": p.path, "row_count": None, "size": 0, "predicates": [],
                            "error": f"{p.structure}: {p.reason}"}
         for sql in spec["where"]:
-            result = evaluate_hypothetical(hyp, sql)
+            result = evaluate_hypothetical(hyp, sql, also=also)
             for wf in result.files:
                 out[wf.path]["predicates"].append(_what_if_row(sql, wf))
         return {"files": [out[lf.path] for lf in spec["files"] if lf.path in out]}
@@ -90,9 +98,9 @@ def what_if_measure(warehouse_url: str, table: str, master: str | None = None,
     """The advisor's ``measure`` callback (:data:`indexcore.analysis.advise_candidates.Measure`): each
     candidate built and measured by :func:`what_if` on every live file of ``table``."""
 
-    def measure(column: str, index_type: str, options: dict, wheres: list[str]) -> dict:
+    def measure(column: str, index_type: str, options: dict, wheres: list[str], also=()) -> dict:
         return what_if(warehouse_url, table, column, index_type, options, wheres, master=master,
-                       snapshot_id=snapshot_id, storage_options=storage_options)
+                       snapshot_id=snapshot_id, storage_options=storage_options, also=also)
 
     return measure
 
@@ -100,12 +108,15 @@ def what_if_measure(warehouse_url: str, table: str, master: str | None = None,
 def what_if(warehouse_url: str, table: str, column: str, index_type: str, options: dict[str, str] | None,
             where_sqls: Sequence[str], master: str | None = None, scratch_dir: str | None = None,
             snapshot_id: int | None = None, progress: Progress | None = None,
-            cancel: threading.Event | None = None, spark=None, storage_options: dict | None = None) -> dict:
+            cancel: threading.Event | None = None, spark=None, storage_options: dict | None = None,
+            also: Sequence[tuple[str, str, dict]] = ()) -> dict:
     """Build a hypothetical ``index_type`` index on ``column`` for every live file (into
     ``scratch_dir``, a new temporary directory by default; never the warehouse) and report its
     total size and, per predicate, the files and rows it would prune against the current indexes.
 
-    Per file and predicate, ``combined_rows`` is what the new index and today's ones keep together.
+    ``also``: more ``(column, index_type, options)`` built beside it, answering together with it
+    (the advisor's pairs for OR queries); sizes are then theirs summed. Per file and predicate,
+    ``combined_rows`` is what the new indexes and today's ones keep together.
     """
     if index_type not in FILE_INDEX_TYPES:
         raise IndexCoreError(f"unknown file index type {index_type!r} (one of {', '.join(FILE_INDEX_TYPES)})")
@@ -113,16 +124,22 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     # tasks plan the driver's snapshot (not whatever is latest when they run), read as whatif does
     sid = plan.snapshot.id if plan.snapshot else None
     schema = tbl.read_schema(sid, plan.snapshot)
-    if column not in schema.field_names:
-        raise PredicateError(f"unknown column {column!r} in table {table}")
-    options = {k: str(v) for k, v in (options or {}).items()}
-    check_writer_options(index_type, options, schema.field(column).type)  # bad options fail before Spark starts
+    parts = []
+    for col, kind, opts in [(column, index_type, options), *also]:
+        if kind not in FILE_INDEX_TYPES:
+            raise IndexCoreError(f"unknown file index type {kind!r} (one of {', '.join(FILE_INDEX_TYPES)})")
+        if col not in schema.field_names:
+            raise PredicateError(f"unknown column {col!r} in table {table}")
+        opts = {k: str(v) for k, v in (opts or {}).items()}
+        check_writer_options(kind, opts, schema.field(col).type)  # bad options fail before Spark starts
+        parts.append((col, kind, opts))
+    options, also = parts[0][2], [list(p) for p in parts[1:]]
     for sql in where_sqls:
         parse_where(sql, schema.row_type())
     if scratch_dir is None:  # our own scratch directory: gone when the job ends or fails
         with tempfile.TemporaryDirectory(prefix="indexcore-whatif-") as scratch:
             out = what_if(warehouse_url, table, column, index_type, options, where_sqls, master, scratch,
-                          snapshot_id, progress, cancel, spark, storage_options)
+                          snapshot_id, progress, cancel, spark, storage_options, also)
         return {**out, "scratch_dir": None, "file_results": [{**f, "scratch_file": None}
                                                              for f in out["file_results"]]}
     scratch = scratch_dir
@@ -133,7 +150,7 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     specs = [{"url": warehouse_url, "storage_options": tbl.storage.storage_options, "table": table,
               "snapshot_id": sid,
               "schema_ids": schema_ids(tbl, g, schema.id), "files": [task_file(lf, stats=False) for lf in g],
-              "column": column, "index_type": index_type, "options": options,
+              "column": column, "index_type": index_type, "options": options, "also": also,
               "where": list(where_sqls), "scratch_dir": scratch} for g in groups]
     results = run_tasks(spark, what_if_task, specs, f"indexcore what-if {table}", progress, cancel)
     files = [f for r in results for f in r.get("files", ())]
@@ -155,6 +172,7 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
         })
     return {
         "table": table, "column": column, "index_type": index_type, "options": options,
+        **({"also": [{"column": c, "index_type": k, "options": o} for c, k, o in also]} if also else {}),
         "scratch_dir": scratch, "files": len(files),
         "total_size": sum(f["size"] for f in files),
         "predicates": summary,
