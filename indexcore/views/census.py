@@ -123,20 +123,23 @@ def census_heads(table, files: Iterable[LiveFile], progress: Progress | None = N
 
 
 def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = False,
-                 progress: Progress | None = None, sample: int | None = None) -> pa.Table:
+                 progress: Progress | None = None, sample: int | None = None,
+                 files: Iterable[LiveFile] | None = None) -> pa.Table:
     """``$file_indexes``: one row per (data file, column, index type) from each container's head.
 
     ``storage_type`` is EMBEDDED (in the manifest) or FILE (a ``.index`` file beside the data);
     a container that cannot be read is one row with ``error`` set and no column. ``errors_only``:
     just the rows of unusable indexes (an ``error``, or a kind that is not a file index), for a
     page that lists those and nothing else. ``sample``: only that many of the files with a file
-    index (:func:`~indexcore.warehouse.file_sample.sample_files`).
+    index (:func:`~indexcore.warehouse.file_sample.sample_files`). ``files``: these planned live
+    files instead of the snapshot's (a Spark task's share of a plan).
 
     Built as arrays: a file's rows are a pattern (the verdicts of its head's shape, and which of
     its entries are shown) laid over its spans, so the hundreds of thousands of rows of a
     50,000-file census are indexes into a few patterns, its files and their spans.
     """
-    files = sample_files([lf for lf in table.plan(snapshot_id).files if lf.has_file_index], sample)
+    planned = table.plan(snapshot_id).files if files is None else files
+    files = sample_files([lf for lf in planned if lf.has_file_index], sample)
     shown: list[LiveFile] = []
     patterns: list[tuple[Verdicts | None, tuple[int, ...], str | None]] = []  # verdicts, entries shown, error
     pattern_of: dict[int, int] = {}  # id(verdicts) -> its pattern (verdicts live as long as the census)
