@@ -135,15 +135,17 @@ def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | No
             for m in batch["id"]:
                 found: list = []
                 entries = t.read_manifest(manifests[int(m)], found)
-                by_group: dict[int, list] = {}
-                for e in entries or ():
-                    by_group.setdefault(_group(e[2], e[3], groups), []).append(e)
+                by_group: dict[int, tuple[list, list]] = {}  # group -> (its entries, their places in the manifest)
+                for p, e in enumerate(entries or ()):
+                    es, ps = by_group.setdefault(_group(e[2], e[3], groups), ([], []))
+                    es.append(e)
+                    ps.append(p)
                 if found:  # an unreadable manifest: its problem travels with group 0
-                    by_group.setdefault(0, [])
-                for k, es in by_group.items():
+                    by_group.setdefault(0, ([], []))
+                for k, (es, ps) in by_group.items():
                     out["k"].append(k)
                     out["m"].append(int(m))
-                    out["blob"].append(pickle.dumps((es, found if k == 0 else [])))
+                    out["blob"].append(pickle.dumps((es, ps, found if k == 0 else [])))
             yield pd.DataFrame(out)
 
     def merge(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
@@ -156,9 +158,9 @@ def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | No
         order: dict[int, int] = {}  # id(entry) -> its place in the plan's manifest order
         live_entries: dict[tuple, tuple] = {}
         for m, blob in sorted(parts, key=lambda p: p[0]):
-            entries, problems_here = pickle.loads(blob)
+            entries, places, problems_here = pickle.loads(blob)
             found.extend(problems_here)
-            for p, e in enumerate(entries):
+            for p, e in zip(places, entries, strict=True):
                 order[id(e)] = (m << 32) | p
             merge_into(live_entries, entries)
         places = [order[id(e)] for e in live_entries.values()]
