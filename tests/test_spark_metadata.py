@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from indexcore import open_warehouse
+from indexcore.analysis.advise import index_inventory
 from indexcore.analysis.health import table_health
 from indexcore.cli import main
 from indexcore.scan.explainer import explain
@@ -151,6 +152,20 @@ def test_health_on_spark(spark) -> None:
     table = open_warehouse(SAMPLE).table("demo.orders")
     assert spark_health(open_warehouse(SAMPLE).table("demo.orders"), SAMPLE, "local[2]", spark=spark) == \
         table_health(table)
+
+
+def test_advise_inventory_from_the_spark_census(spark) -> None:
+    """advise's inventory of existing indexes (what ``advise --master`` measures them on) read from the
+    census run on Spark equals the one-process inventory."""
+
+    def inventory(table) -> list:
+        groups, problems = index_inventory(table)
+        return [(g.column, g.index_type, g.configured, g.live_files, g.bytes, sorted(g.blobs), sorted(g.missing),
+                 len(g.wrong_column)) for g in groups] + [problems]
+
+    fresh = open_warehouse(SAMPLE).table("demo.events")
+    seed_census(fresh, SAMPLE, "local[2]", spark=spark)
+    assert inventory(fresh) == inventory(open_warehouse(SAMPLE).table("demo.events"))
 
 
 def test_progress_and_cancel(spark) -> None:
