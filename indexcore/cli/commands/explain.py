@@ -29,6 +29,7 @@ import posixpath
 
 from indexcore.cli.arguments import BUCKET, SNAPSHOT_ID
 from indexcore.cli.output import ProgressBar, short_result
+from indexcore.config import variable
 from indexcore.errors import IndexCoreError
 from indexcore.scan import explain
 from indexcore.spark.jobs.metadata import metadata_master, spark_explain
@@ -51,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="consult the file index even for files pruned by an earlier stage")
     p.add_argument("--master", default=None, metavar="URL",
                    help="plan and decide every live file in Spark tasks (local[2], spark://..., sc://...); by "
-                        "default in this process, or on Spark past INDEXCORE_SPARK_METADATA_FILES live files")
+                        "default in this process, or on Spark past " + variable("spark_metadata_files") + " live files")
     p.set_defaults(func=run_explain, brief=brief)
 
 

@@ -12,6 +12,7 @@ import json
 
 from indexcore.analysis.health import health_frames, table_health, warehouse_health
 from indexcore.cli.output import ProgressBar
+from indexcore.config import variable
 from indexcore.errors import IndexCoreError
 from indexcore.spark.jobs.metadata import metadata_master, seed_census
 from indexcore.warehouse import Warehouse
@@ -37,7 +38,7 @@ def cmd_health(args) -> dict:
 
 def _census_on_spark(wh, url: str, name: str, master: str | None) -> None:
     """The census of index heads of table ``name`` on Spark when asked (``--master``) or past the
-    operator's ``INDEXCORE_SPARK_METADATA_FILES``, kept on the table for its health; a table that
+    operator's ``spark_metadata_files`` setting, kept on the table for its health; a table that
     cannot be opened is left to health, which scores it."""
     try:
         table = wh.table(name)
@@ -55,5 +56,5 @@ def register(subparsers) -> None:
     p.add_argument("table", nargs="?", default=None, help="database.table (default: every table)")
     p.add_argument("--master", default=None, metavar="URL",
                    help="read the index heads (the census) in Spark tasks (local[2], spark://..., sc://...); by "
-                        "default in this process, or on Spark past INDEXCORE_SPARK_METADATA_FILES live files")
+                        "default in this process, or on Spark past " + variable("spark_metadata_files") + " live files")
     p.set_defaults(func=cmd_health)

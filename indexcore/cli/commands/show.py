@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 
 from indexcore.cli.arguments import SNAPSHOT_ID
+from indexcore.config import variable
 from indexcore.errors import IndexCoreError
 from indexcore.spark.jobs.metadata import metadata_master, spark_census, spark_health_view, spark_plan
 from indexcore.views import VIEWS, parse_identifier, to_records, view
@@ -28,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--snapshot", type=SNAPSHOT_ID, default=None, help="snapshot id (default: latest)")
     p.add_argument("--master", default=None, metavar="URL",
                    help="$files, $file_indexes and $health: plan / read index heads in Spark tasks; by default in "
-                        "this process, or on Spark past INDEXCORE_SPARK_METADATA_FILES live files")
+                        "this process, or on Spark past " + variable("spark_metadata_files") + " live files")
     p.set_defaults(func=run_show)
 
 
