@@ -16,7 +16,6 @@ import traceback
 
 import pandas as pd
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from indexcore.analysis.health import health_frames
 from indexcore.config import settings
@@ -30,8 +29,7 @@ from indexcore.scan.explainer import bind_predicate
 from indexcore.spark.jobs.audit import audit
 from indexcore.spark.jobs.evaluate import evaluate
 from indexcore.spark.jobs.metadata import spark_census, spark_explain, spark_health, spark_plan
-from indexcore.spark.session import SparkSessions
-from pages.common import MASTER_KEY, guard, open_page, show_frame
+from pages.common import MASTER_KEY, guard, open_page, show_frame, spark_sessions, spark_user
 
 JOBS = {"evaluate": "ground truth: which rows match, and which files the indexes keep",
         "audit": "every index of every live file checked against the data",
@@ -65,20 +63,6 @@ def _health_job(url: str, table: str, master: str, snapshot_id=None, progress=No
 RUN = {"evaluate": evaluate, "audit": audit, "explain": _explain_job, "plan": _plan_job, "census": _census_job,
        "health": _health_job}
 HISTORY_KEY, RUN_NO_KEY = "spark_runs", "spark_run_no"
-
-
-@st.cache_resource
-def spark_sessions(per_user: int, queue_seconds: float) -> SparkSessions:
-    """The leases of the process's Spark context: one for every session of the server."""
-    return SparkSessions(per_user, queue_seconds)
-
-
-def user_key() -> str:
-    """Who runs the job, for the per-user limit: the signed-in user, else this browser session."""
-    if getattr(st.user, "is_logged_in", False):
-        return f"user:{st.user.get('email') or st.user.get('sub')}"
-    run = get_script_run_ctx()
-    return f"session:{run.session_id if run is not None else 'bare'}"
 
 
 ctx = open_page("spark")
@@ -142,7 +126,7 @@ def _run(job: str, sql: str, master: str) -> dict:
         return record
     state = {"done": 0, "total": 0, "what": "starting Spark"}
     cancel = threading.Event()
-    sessions, user = spark_sessions(limits.spark_jobs_per_user, limits.spark_queue_seconds), user_key()
+    sessions, user = spark_sessions(limits.spark_jobs_per_user, limits.spark_queue_seconds), spark_user()
 
     def progress(done: int, total: int, what: str = "") -> None:
         state.update(done=done, total=total, what=what)

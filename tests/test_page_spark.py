@@ -105,3 +105,24 @@ def test_metadata_jobs_show_what_one_process_finds():
             assert metrics["Index entries"] == f"{file_indexes(table).num_rows:,}"
         else:
             assert int(metrics["Health score"]) == table_health(table).score
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_census_on_spark_past_the_operators_file_count(monkeypatch):
+    """With ``INDEXCORE_SPARK_METADATA_FILES`` at or below the table's live files, a page reads the
+    snapshot's index heads on Spark (a status says so) and renders on that census."""
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java")
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("INDEXCORE_SPARK_METADATA_FILES", "1")
+    monkeypatch.setenv("INDEXCORE_SPARK_MASTER", "local[1]")
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.session_state["table"] = "demo.events"
+    at.switch_page("pages/bitmap.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    labels = [s.label for s in at.status]
+    assert any("on Spark" in label and "failed" not in label for label in labels), labels
+    assert not at.error, [e.value for e in at.error]
