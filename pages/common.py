@@ -340,8 +340,10 @@ def census_on_spark(ctx: Context) -> None:
     heads is read on Spark (the default master, under a lease of the shared context), once: it is
     kept on the table, so every page and session of that snapshot reads it. Below it (and by
     default) nothing happens here. A failure is shown and the pages read the heads themselves."""
-    table = ctx.table
+    if not settings().spark_metadata_files:  # off (the default): nothing to look at
+        return
     try:
+        table = ctx.table
         master = metadata_master(table, ctx.snapshot_id) if table is not None else None
         snap = table.snapshot(ctx.snapshot_id) if master else None
     except IndexCoreError:

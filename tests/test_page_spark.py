@@ -115,10 +115,12 @@ def test_census_on_spark_past_the_operators_file_count(monkeypatch):
     pytest.importorskip("pyspark")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("Spark needs Java")
+    import streamlit as st
     from streamlit.testing.v1 import AppTest
 
     monkeypatch.setenv("INDEXCORE_SPARK_METADATA_FILES", "1")
     monkeypatch.setenv("INDEXCORE_SPARK_MASTER", "local[1]")
+    st.cache_resource.clear()  # tables opened afresh: no census kept by an earlier test of this process
     at = AppTest.from_file(APP, default_timeout=300)
     at.session_state["table"] = "demo.events"
     at.switch_page("pages/bitmap.py").run()
