@@ -9,14 +9,18 @@ warehouse URL, table (with its branch) and snapshot.
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime as dt
 import logging
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import indexcore
 from indexcore.config import Settings, settings, variable
@@ -27,6 +31,8 @@ from indexcore.frames.registry import FRAMES, WAREHOUSE, spec_of
 from indexcore.frames.text import md
 from indexcore.frames.views import view_frame
 from indexcore.io.options import app_storage_options
+from indexcore.spark.jobs.metadata import metadata_master, seed_census
+from indexcore.spark.session import SparkSessions
 from pages.selection import (
     BRANCH_KEY,
     MASTER_KEY,
@@ -311,7 +317,69 @@ def open_page(key: str) -> Context:
     ctx = context()
     if not need_table(ctx):
         st.stop()
+    census_on_spark(ctx)
     return ctx
+
+
+@st.cache_resource
+def spark_sessions(per_user: int, queue_seconds: float) -> SparkSessions:
+    """The leases of the process's Spark context: one for every session of the server."""
+    return SparkSessions(per_user, queue_seconds)
+
+
+def spark_user() -> str:
+    """Who runs a Spark job, for the per-user limit: the signed-in user, else this browser session."""
+    if getattr(st.user, "is_logged_in", False):
+        return f"user:{st.user.get('email') or st.user.get('sub')}"
+    run = get_script_run_ctx()
+    return f"session:{run.session_id if run is not None else 'bare'}"
+
+
+def census_on_spark(ctx: Context) -> None:
+    """Past the operator's ``spark_metadata_files`` live files, the picked snapshot's census of index
+    heads is read on Spark (the default master, under a lease of the shared context), once: it is
+    kept on the table, so every page and session of that snapshot reads it. Below it (and by
+    default) nothing happens here. A failure is shown and the pages read the heads themselves."""
+    if not settings().spark_metadata_files:  # off (the default): nothing to look at
+        return
+    try:
+        table = ctx.table
+        master = metadata_master(table, ctx.snapshot_id) if table is not None else None
+        snap = table.snapshot(ctx.snapshot_id) if master else None
+    except IndexCoreError:
+        return
+    if snap is None or table.caches.derived.peek(("view", "file_indexes", snap.id)) is not None:
+        return
+    limits, state = settings(), {"done": 0, "total": 0}
+    sessions, cancel = spark_sessions(limits.spark_jobs_per_user, limits.spark_queue_seconds), threading.Event()
+
+    def work() -> None:
+        with sessions.lease(master, spark_user(), cancel) as reserved:
+            seed_census(table, ctx.url, reserved, snap.id, progress=lambda d, t, m: state.update(done=d, total=t),
+                        cancel=cancel)
+
+    with st.status(md(f"Reading the index heads of this snapshot on Spark ({master}): past "
+                      f"{limits.spark_metadata_files:,} live files this server reads them there"),
+                   expanded=False) as status:
+        bar = st.progress(0.0)
+        pool = concurrent.futures.ThreadPoolExecutor(1)
+        future = pool.submit(work)
+        try:
+            while not future.done():
+                total = state["total"]
+                bar.progress(min(1.0, state["done"] / total) if total else 0.0,
+                             text=f"{state['done']}/{total or '?'} tasks")
+                time.sleep(0.25)
+            future.result()
+            status.update(label=md(f"Index heads read on Spark ({master})"), state="complete")
+        except Exception as exc:  # noqa: BLE001 - Spark failed: the pages read the heads themselves
+            LOG.warning("census on Spark failed: %s", exc)
+            status.update(label=md(f"Reading the index heads on Spark failed ({exc}); this page reads them itself"),
+                          state="error")
+        finally:
+            if not future.done():  # the script was stopped (rerun, page change): stop the job too
+                cancel.set()
+            pool.shutdown(wait=False)
 
 
 def page_rows(rows: int, key: str, page_size: int | None = None) -> slice:

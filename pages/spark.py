@@ -1,4 +1,5 @@
-"""Spark: full-table evaluation (ground truth) and index audit on a Spark session, with live progress.
+"""Spark: full-table evaluation (ground truth), index audit, and the metadata work (plan, census of
+index heads, explain, health with manifests read by tasks) on a Spark session, with live progress.
 
 Jobs of every session share the process's Spark context through one
 :class:`~indexcore.spark.session.SparkSessions` (a job on another master queues until the
@@ -15,8 +16,8 @@ import traceback
 
 import pandas as pd
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from indexcore.analysis.health import health_frames
 from indexcore.config import settings
 from indexcore.errors import IndexCoreError
 from indexcore.expr import quote_name
@@ -27,27 +28,41 @@ from indexcore.frames.views import UNPARTITIONED
 from indexcore.scan.explainer import bind_predicate
 from indexcore.spark.jobs.audit import audit
 from indexcore.spark.jobs.evaluate import evaluate
-from indexcore.spark.session import SparkSessions
-from pages.common import MASTER_KEY, guard, open_page, show_frame
+from indexcore.spark.jobs.metadata import spark_census, spark_explain, spark_health, spark_plan
+from pages.common import MASTER_KEY, guard, open_page, show_frame, spark_sessions, spark_user
 
 JOBS = {"evaluate": "ground truth: which rows match, and which files the indexes keep",
-        "audit": "every index of every live file checked against the data"}
-RUN = {"evaluate": evaluate, "audit": audit}
+        "audit": "every index of every live file checked against the data",
+        "explain": "the plan and every file's pruning decision, manifests read by tasks",
+        "plan": "the live files ($files), manifests read by tasks",
+        "census": "every file index of every live file ($file_indexes), heads read by tasks",
+        "health": "the table's health, its census of index heads read by tasks"}
+WHERE_JOBS = ("evaluate", "explain")  # the jobs that take the predicate
+
+
+def _plan_job(url: str, table: str, **kw) -> dict:
+    r = spark_plan(url, table, **kw)
+    return {"files": r.table.to_pandas(), "problems": [p.to_dict() for p in r.problems], "tasks": r.tasks}
+
+
+def _census_job(url: str, table: str, **kw) -> dict:
+    r = spark_census(url, table, **kw)
+    return {"census": r.table.to_pandas(), "problems": [p.to_dict() for p in r.problems], "tasks": r.tasks}
+
+
+def _explain_job(url: str, table: str, sql: str, **kw) -> dict:
+    return spark_explain(url, table, sql, **kw).to_json()
+
+
+def _health_job(url: str, table: str, master: str, snapshot_id=None, progress=None, cancel=None, **_kw) -> dict:
+    # the page's own table: the census kept on it serves the other pages of this snapshot too
+    h = spark_health(ctx.table, url, master, snapshot_id, progress, cancel)
+    return {"score": h.score, "files": h.files, "frames": health_frames(h)}
+
+
+RUN = {"evaluate": evaluate, "audit": audit, "explain": _explain_job, "plan": _plan_job, "census": _census_job,
+       "health": _health_job}
 HISTORY_KEY, RUN_NO_KEY = "spark_runs", "spark_run_no"
-
-
-@st.cache_resource
-def spark_sessions(per_user: int, queue_seconds: float) -> SparkSessions:
-    """The leases of the process's Spark context: one for every session of the server."""
-    return SparkSessions(per_user, queue_seconds)
-
-
-def user_key() -> str:
-    """Who runs the job, for the per-user limit: the signed-in user, else this browser session."""
-    if getattr(st.user, "is_logged_in", False):
-        return f"user:{st.user.get('email') or st.user.get('sub')}"
-    run = get_script_run_ctx()
-    return f"session:{run.session_id if run is not None else 'bare'}"
 
 
 ctx = open_page("spark")
@@ -99,19 +114,19 @@ def _run(job: str, sql: str, master: str) -> dict:
     started = dt.datetime.now()
     st.session_state[RUN_NO_KEY] = st.session_state.get(RUN_NO_KEY, 0) + 1
     record = {"run": st.session_state[RUN_NO_KEY], "job": job, "table": ctx.table_name, "snapshot": ctx.snapshot_id,
-              "where": sql if job == "evaluate" else None, "master": master,
+              "where": sql if job in WHERE_JOBS else None, "master": master,
               "started": started.strftime("%H:%M:%S"), "seconds": None, "ok": False,
               "error": "cancelled: the page was rerun or left while it ran", "details": None, "result": None}
     history.append(record)
     del history[:-max(1, limits.spark_history)]
-    refused = _refusal(sql) if job == "evaluate" else None
+    refused = _refusal(sql) if job in WHERE_JOBS else None
     if refused is not None:
         record.update(error=refused, details=f"the predicate {sql!r} was refused before Spark started:\n{refused}",
                       seconds=0.0)
         return record
     state = {"done": 0, "total": 0, "what": "starting Spark"}
     cancel = threading.Event()
-    sessions, user = spark_sessions(limits.spark_jobs_per_user, limits.spark_queue_seconds), user_key()
+    sessions, user = spark_sessions(limits.spark_jobs_per_user, limits.spark_queue_seconds), spark_user()
 
     def progress(done: int, total: int, what: str = "") -> None:
         state.update(done=done, total=total, what=what)
@@ -125,7 +140,7 @@ def _run(job: str, sql: str, master: str) -> dict:
     with st.status(f"Running {job} on {code(master)}…", expanded=True) as status:
         bar = st.progress(0.0, text="starting Spark (the first run starts a JVM)")
         st.button("Cancel", key="spark_cancel", help="Stops this job (any click on the page does too)")
-        args = (ctx.url, ctx.table_name, sql) if job == "evaluate" else (ctx.url, ctx.table_name)
+        args = (ctx.url, ctx.table_name, sql) if job in WHERE_JOBS else (ctx.url, ctx.table_name)
         pool = concurrent.futures.ThreadPoolExecutor(1)
         future = pool.submit(work)
         try:
@@ -221,6 +236,54 @@ def _show_audit(result: dict, key: str) -> None:
         show_frame(_flat(findings), f"{key}_findings")
 
 
+def _show_explain(result: dict, key: str) -> None:
+    files = _records(result.get("files"))
+    funnel = result.get("funnel") or {}
+    c = st.columns(3)
+    c[0].metric("Live files", len(files))
+    c[1].metric("Files read", (funnel.get("read") or {}).get("files", 0))
+    c[2].metric("Rows read (after DV)", f"{int((funnel.get('read') or {}).get('rows') or 0):,}")
+    st.plotly_chart(figures.funnel([(k, v.get("files", 0)) for k, v in funnel.items()],
+                                   f"Files per stage for {result.get('where')}"), width="stretch", key=f"{key}_fun")
+    st.markdown("**Per file** (planned and decided in Spark tasks, as explain decides them)")
+    if not files.empty:
+        shown = files.drop(columns=[c for c in ("path", "problems", "notes") if c in files])
+        shown.insert(0, "file", files["path"].map(lambda p: p.rsplit("/", 1)[-1]))
+        show_frame(_flat(shown), f"{key}_files")
+
+
+def _show_plan(result: dict, key: str) -> None:
+    files = result["files"]
+    c = st.columns(3)
+    c[0].metric("Live files", f"{len(files):,}")
+    c[1].metric("Data bytes", f"{int(files['file_size_in_bytes'].sum()) if len(files) else 0:,}")
+    c[2].metric("Spark tasks", result.get("tasks", 0))
+    show_frame(_flat(files), f"{key}_plan")
+
+
+def _show_census(result: dict, key: str) -> None:
+    census = result["census"]
+    c = st.columns(4)
+    c[0].metric("Files with a file index", f"{census['file_path'].nunique() if len(census) else 0:,}")
+    c[1].metric("Index entries", f"{len(census):,}")
+    c[2].metric("Unusable entries", f"{int(census['error'].notna().sum()) if len(census) else 0:,}")
+    c[3].metric("Index bytes", f"{int(census['index_size_in_bytes'].sum()) if len(census) else 0:,}")
+    show_frame(_flat(census), f"{key}_census")
+
+
+def _show_health(result: dict, key: str) -> None:
+    c = st.columns(2)
+    c[0].metric("Health score", result["score"])
+    c[1].metric("Live files", f"{result['files']:,}")
+    for name, frame in result["frames"].items():
+        if not frame.empty:
+            st.markdown(f"**{md(name)}**")
+            show_frame(_flat(frame), f"{key}_health_{name}")
+
+
+SHOW = {"evaluate": _show_evaluate, "audit": _show_audit, "explain": _show_explain, "plan": _show_plan,
+        "census": _show_census, "health": _show_health}
+
 master = st.session_state.get(MASTER_KEY) or "local[*]"
 st.caption(f"Session: {code(master)} (change it in the sidebar). Table {code(ctx.table_name)}, "
            f"snapshot {ctx.snapshot_id}. Each task opens the warehouse itself; nothing is written.")
@@ -233,7 +296,7 @@ if st.session_state.get("spark_sql_for") != picked or "spark_sql" not in st.sess
     names = ctx.table.schema().field_names
     st.session_state["spark_sql"] = suggestion["sql"] if suggestion else f"{quote_name(names[0])} IS NOT NULL"
     st.session_state["spark_sql_for"] = picked
-sql = st.text_input("Predicate (SQL WHERE, for evaluate)", key="spark_sql", disabled=job != "evaluate")
+sql = st.text_input("Predicate (SQL WHERE, for evaluate and explain)", key="spark_sql", disabled=job not in WHERE_JOBS)
 if st.button(f"Run {job}", key="spark_run", type="primary"):
     _run(job, sql, master)
     if history[-1]["ok"]:
@@ -264,4 +327,4 @@ if history:
             if run["result"].get("problems"):
                 st.warning(f"{len(run['result']['problems'])} unreadable part(s):")
                 show_frame(_flat(_records(run["result"]["problems"])), f"spark_{pick}_problems")
-            (_show_evaluate if run["job"] == "evaluate" else _show_audit)(run["result"], f"spark_{pick}")
+            SHOW[run["job"]](run["result"], f"spark_{pick}")

@@ -64,3 +64,67 @@ def test_false_positives_not_blamed_on_bitmap():
     assert int(fp["false_positive_rows"].iloc[0]) == runs[0]["result"]["rows_after_dv"] - runs[0]["result"][
         "matching_rows"] > 0
     assert any("could have skipped" in c.value for c in at.caption)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_metadata_jobs_show_what_one_process_finds():
+    """Explain, plan, census and health run on Spark from the page; what the page shows equals the
+    same work in one process."""
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java")
+    from streamlit.testing.v1 import AppTest
+
+    from indexcore import open_warehouse
+    from indexcore.analysis.health import table_health
+    from indexcore.scan.explainer import explain
+    from indexcore.views.census import file_indexes
+
+    table = open_warehouse(str(ROOT / "sample_warehouse")).table("demo.events")
+    sql = "country = 'NZ'"
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.session_state["table"] = "demo.events"
+    at.session_state["spark_master"] = "local[1]"
+    at.switch_page("pages/spark.py").run()
+    for job in ("explain", "plan", "census", "health"):
+        at.radio(key="spark_job").set_value(job).run()
+        if job == "explain":
+            at.text_input(key="spark_sql").set_value(sql)
+        at.button(key="spark_run").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        run = at.session_state["spark_runs"][-1]
+        assert run["ok"] and run["job"] == job, run
+        metrics = {m.label: m.value for m in at.metric}
+        if job == "explain":
+            assert run["result"]["funnel"] == explain(table, sql).to_json()["funnel"]
+            assert int(metrics["Files read"]) == run["result"]["funnel"]["read"]["files"]
+        elif job == "plan":
+            assert metrics["Live files"] == f"{len(table.plan().files):,}"
+        elif job == "census":
+            assert metrics["Index entries"] == f"{file_indexes(table).num_rows:,}"
+        else:
+            assert int(metrics["Health score"]) == table_health(table).score
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_census_on_spark_past_the_operators_file_count(monkeypatch):
+    """With ``INDEXCORE_SPARK_METADATA_FILES`` at or below the table's live files, a page reads the
+    snapshot's index heads on Spark (a status says so) and renders on that census."""
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java")
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("INDEXCORE_SPARK_METADATA_FILES", "1")
+    monkeypatch.setenv("INDEXCORE_SPARK_MASTER", "local[1]")
+    st.cache_resource.clear()  # tables opened afresh: no census kept by an earlier test of this process
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.session_state["table"] = "demo.events"
+    at.switch_page("pages/bitmap.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    labels = [s.label for s in at.status]
+    assert any("on Spark" in label and "failed" not in label for label in labels), labels
+    assert not at.error, [e.value for e in at.error]

@@ -131,14 +131,16 @@ def census_heads(table, files: Iterable[LiveFile], progress: Progress | None = N
 
 
 def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = False,
-                 progress: Progress | None = None, sample: int | None = None) -> pa.Table:
+                 progress: Progress | None = None, sample: int | None = None,
+                 files: Iterable[LiveFile] | None = None) -> pa.Table:
     """``$file_indexes``: one row per (data file, column, index type) from each container's head.
 
     ``storage_type`` is EMBEDDED (in the manifest) or FILE (a ``.index`` file beside the data);
     a container that cannot be read is one row with ``error`` set and no column. ``errors_only``:
     just the rows of unusable indexes (an ``error``, or a kind that is not a file index), for a
     page that lists those and nothing else. ``sample``: only that many of the files with a file
-    index (:func:`~indexcore.warehouse.file_sample.sample_files`).
+    index (:func:`~indexcore.warehouse.file_sample.sample_files`). ``files``: these planned live
+    files instead of the snapshot's (a Spark task's share of a plan).
 
     Built as arrays: a file's rows are a pattern (the verdicts of its head's shape, and which of
     its entries are shown) laid over its spans, so the hundreds of thousands of rows of a
@@ -147,13 +149,14 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     A sample or ``errors_only`` is taken from the whole census when the table keeps it already
     (a page counts every file, then decodes a sample): no head is walked twice.
     """
-    if sample is not None or errors_only:
+    if files is None and (sample is not None or errors_only):
         snap = table.snapshot(snapshot_id)
         whole = None if snap is None else kept_view_if_built(table, "file_indexes", snap.id)
         if whole is not None:
             part = whole if sample is None else census_of_sample(table, whole, snap.id, sample)
             return unusable_rows(part) if errors_only else part
-    files = sample_files([lf for lf in table.plan(snapshot_id).files if lf.has_file_index], sample)
+    planned = table.plan(snapshot_id).files if files is None else files
+    files = sample_files([lf for lf in planned if lf.has_file_index], sample)
     shown: list[LiveFile] = []
     patterns: list[tuple[Verdicts | None, tuple[int, ...], str | None]] = []  # verdicts, entries shown, error
     pattern_of: dict[int, int] = {}  # id(verdicts) -> its pattern (verdicts live as long as the census)

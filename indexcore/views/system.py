@@ -137,16 +137,17 @@ FILES = pa.schema([
 
 
 def files(table, snapshot_id: int | None = None, stats: bool = True,
-          paths: Sequence[str] | None = None) -> pa.Table:
+          paths: Sequence[str] | None = None, live: Sequence | None = None) -> pa.Table:
     """``$files``: the snapshot's live data files with their stats, file index and deletion vector.
 
     ``stats=False`` leaves the rendered key and value statistics (``min_key`` ... ``max_value_stats``)
     null, sparing their decoding when only the listing is wanted (a 50,000-file table); ``paths``
-    keeps only those data files (in plan order), e.g. the page of files on screen.
+    keeps only those data files (in plan order), e.g. the page of files on screen. ``live``: these
+    planned live files instead of the snapshot's (a Spark task's share of a plan).
     """
     types = partition_types(table)
     keyed = bool(table.schema().trimmed_primary_keys) and stats
-    chosen = table.plan(snapshot_id).files
+    chosen = table.plan(snapshot_id).files if live is None else live
     if paths is not None:
         wanted = set(paths)
         chosen = [lf for lf in chosen if lf.path in wanted]

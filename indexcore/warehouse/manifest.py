@@ -21,7 +21,7 @@ try:
 except ImportError:  # a pure-Python fastavro build
     from fastavro._read_py import read_long as _read_long
 
-from indexcore.errors import CorruptFileError
+from indexcore.errors import CorruptFileError, IndexCoreError
 from indexcore.formats.binary_row import binary_row_arity, decode_binary_field, decode_binary_row
 from indexcore.types import DataType
 from indexcore.warehouse.model import (
@@ -182,6 +182,11 @@ class LazyStats(SimpleStats):
                  types: Callable[[], Sequence[DataType]] | Sequence[DataType]):
         _setattr(self, "__dict__", {"_raw": (raw_min, raw_max, null_counts), "_types": types,
                                     "_decoded": None})
+
+    def __reduce__(self):
+        """Pickled (for a Spark task) as its raw bytes and resolved field types, still undecoded."""
+        raw_min, raw_max, nulls = self.__dict__["_raw"]
+        return LazyStats, (raw_min, raw_max, nulls, _resolved(self.__dict__["_types"]))
 
     def _layout(self) -> tuple:
         """(min bytes, max bytes, null counts, the field types the stats cover): types past both
@@ -443,6 +448,25 @@ def data_file_meta(f: dict, types: StatsTypes) -> DataFileMeta:
     return meta
 
 
+class _FailingTypes:
+    """Field types that could not be resolved when lazy stats were pickled: raises the same error
+    where the stats are decoded, as in the process that planned them."""
+
+    def __init__(self, exc: IndexCoreError):
+        self.message, self.file, self.structure = exc.message, exc.file, exc.structure
+
+    def __call__(self):
+        raise IndexCoreError(self.message, file=self.file, structure=self.structure)
+
+
+def _resolved(types) -> tuple | _FailingTypes:
+    """Lazy field types (a memo of the table) as a picklable tuple."""
+    try:
+        return tuple(types() if callable(types) else types)
+    except IndexCoreError as exc:
+        return _FailingTypes(exc)
+
+
 class _LazyKey(Sequence):
     """min/max key of a PK data file: a sequence decoded from BinaryRow bytes on first use."""
 
@@ -453,13 +477,18 @@ class _LazyKey(Sequence):
         self._types = types
         self._values: tuple | None = None
 
+    def __reduce__(self):
+        """Pickled (for a Spark task) as its raw bytes and resolved key types, still undecoded."""
+        return _LazyKey, (self.raw, _resolved(self._types))
+
     @property
     def values(self) -> tuple:
         if self._values is None:
             if binary_row_arity(self.raw) == 0:
                 self._values = ()
             else:
-                types = list(self._types())[:binary_row_arity(self.raw)]
+                types = self._types
+                types = list(types() if callable(types) else types)[:binary_row_arity(self.raw)]
                 self._values = decode_binary_row(self.raw, types, "data file key")
         return self._values
 

@@ -59,6 +59,16 @@ class Plan:
         return [e for e in self.index_entries if e.index_file.index_type not in KNOWN_INDEX_TYPES]
 
 
+def merge_into(live: dict[tuple, tuple], entries: Iterable[tuple]) -> None:
+    """Paimon's merge of manifest entries, in order: an ADD makes its merge key live, a DELETE
+    removes it (``entries`` as :meth:`TableManifests.manifest_entries` gives them)."""
+    for e in entries:
+        if e[0] == 0:
+            live[e[1]] = e
+        else:
+            live.pop(e[1], None)
+
+
 class TablePlanning:
     """Planning of :class:`~indexcore.warehouse.table.Table`."""
 
@@ -81,19 +91,31 @@ class TablePlanning:
         """Merge ADD/DELETE entries of every manifest into ``plan.files`` (with index and DV)."""
         live = self.live_entries(snap, plan.problems, plan.manifests)
         self._index_manifest(plan, snap)
+        plan.files.extend(self.live_files(live.values(), self.deletion_vector_ranges(plan.index_entries, plan.problems),
+                                          plan.problems))
+
+    def deletion_vector_ranges(self, index_entries: Iterable[IndexManifestEntry], problems: list) -> dict[tuple, tuple]:
+        """(partition values, bucket, data file name) -> (its DV range, the DV index file's path), from
+        the index manifest's live entries."""
         dvs = {}
-        bitmap64 = self.core_options.deletion_vectors_bitmap64
-        for ie in plan.index_entries:
+        for ie in index_entries:
             meta = ie.index_file
             if meta.index_type == DELETION_VECTORS and meta.dv_ranges:
-                path = self.index_file_path(ie, self.partition_dir(ie.partition), plan.problems)
+                path = self.index_file_path(ie, self.partition_dir(ie.partition), problems)
                 self.storage.note_size(path, meta.file_size)
                 for r in meta.dv_ranges:
                     dvs[(ie.partition, ie.bucket, r.data_file)] = (r, path)
+        return dvs
+
+    def live_files(self, live: Iterable[tuple], dvs: dict[tuple, tuple], problems: list) -> list[LiveFile]:
+        """The :class:`LiveFile` of each merged live entry (:meth:`merge_entries`), with its file-index
+        path and deletion vector (``dvs``: :meth:`deletion_vector_ranges`); the one place planned files
+        are made, in one process or in the Spark tasks of :mod:`indexcore.spark.jobs.metadata`."""
+        bitmap64 = self.core_options.deletion_vectors_bitmap64
         dirs: dict[tuple, tuple] = {}  # (partition bytes, bucket) -> (values, spec, bucket dir + "/")
-        files = plan.files
+        files: list[LiveFile] = []
         append = files.append
-        for _kind, _key, part, bucket, total, meta in live.values():
+        for _kind, _key, part, bucket, total, meta in live:
             where = dirs.get((part, bucket))
             if where is None:
                 values, spec, pdir = self.partition(part)
@@ -103,7 +125,7 @@ class TablePlanning:
             name = d["file_name"]
             external = d["external_path"]
             if external:
-                path = self.resolve_external(external, plan.problems)
+                path = self.resolve_external(external, problems)
                 folder = posixpath.dirname(path) + "/"
             else:
                 path = folder + name
@@ -116,6 +138,7 @@ class TablePlanning:
                 "deletion_vector": dv[0] if dv else None, "dv_file_path": dv[1] if dv else None,
                 "bitmap64": bitmap64, "total_buckets": total})
             append(live_file)
+        return files
 
     def _read_lists(self, names: Iterable[str | None], problems: list, into: list[ManifestFileMeta],
                     also: str | None = None) -> None:
@@ -139,25 +162,46 @@ class TablePlanning:
                                if mf.file_name not in self.caches.manifests])
         whole = True
         for mf in manifests:
-            try:
-                entries = self.manifest_entries(mf.file_name)
-            except IndexCoreError as exc:
-                self._problem(self.manifest_path(mf.file_name), "manifest", exc.message, problems)
+            entries = self.read_manifest(mf, problems)
+            if entries is None:
                 whole = False
                 continue
-            for e in entries:
-                if e[0] == 0:
-                    live[e[1]] = e
-                else:
-                    live.pop(e[1], None)
+            merge_into(live, entries)
         return whole
+
+    def read_manifest(self, mf: ManifestFileMeta, problems: list) -> list[tuple] | None:
+        """The entries of one manifest (:meth:`manifest_entries`); None, with a problem, when it
+        cannot be read."""
+        try:
+            return self.manifest_entries(mf.file_name)
+        except IndexCoreError as exc:
+            self._problem(self.manifest_path(mf.file_name), "manifest", exc.message, problems)
+            return None
+
+    def manifest_files(self, snap: Snapshot, problems: list) -> list[ManifestFileMeta]:
+        """The manifests of ``snap``'s base and delta manifest lists, in the order they merge."""
+        manifests: list[ManifestFileMeta] = []
+        self._read_lists((snap.base_manifest_list, snap.delta_manifest_list), problems, manifests,
+                         snap.index_manifest)
+        return manifests
+
+    def plan_head(self, snapshot_id: int | None = None) -> Plan:
+        """A plan of a snapshot without its files: the option problems, the manifests to merge and
+        the index manifest (for a planner that merges the manifests elsewhere, e.g. in Spark tasks)."""
+        snap = self.snapshot(snapshot_id)
+        plan = Plan(snap)
+        if snap is None:
+            return plan
+        self._check_options(plan)
+        plan.manifests = self.manifest_files(snap, plan.problems)
+        self._index_manifest(plan, snap)
+        return plan
 
     def live_entries(self, snap: Snapshot, problems: list,
                      manifests: list[ManifestFileMeta] | None = None) -> dict[tuple, tuple]:
         """The live data-file entries of ``snap`` (base and delta manifest lists merged)."""
         manifests = [] if manifests is None else manifests
-        self._read_lists((snap.base_manifest_list, snap.delta_manifest_list), problems, manifests,
-                         snap.index_manifest)
+        manifests.extend(self.manifest_files(snap, problems))
         live: dict[tuple, tuple] = {}
         self.merge_entries(live, manifests, problems)
         return live

@@ -22,6 +22,7 @@ from indexcore.analysis.workload import read_workload
 from indexcore.cli.arguments import COUNT, SNAPSHOT_ID
 from indexcore.cli.output import ProgressBar
 from indexcore.errors import PredicateError
+from indexcore.spark.jobs.metadata import metadata_master, seed_census
 from indexcore.spark.jobs.what_if import what_if_measure
 from indexcore.warehouse import Warehouse
 
@@ -49,7 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"(default {MIN_SCORE})")
     p.add_argument("--drop-unused", action="store_true",
                    help="also drop configured indexes no query of the workload filters on (kept by default)")
-    p.add_argument("--master", default=None, metavar="URL", help="build candidates for every file on Spark")
+    p.add_argument("--master", default=None, metavar="URL",
+                   help="read the index heads (census) and build candidates for every file on Spark")
     p.add_argument("--snapshot", type=SNAPSHOT_ID, default=None, help="snapshot id (default: latest)")
     p.add_argument("--dialect", choices=["spark", "flink"], default="spark", help="statement dialect")
     p.add_argument("--details", action="store_true", help="add per-query explains and per-file evidence")
@@ -88,6 +90,9 @@ def run_advise(args: argparse.Namespace) -> dict:
     if not queries:
         raise PredicateError(f"workload {args.workload} holds no query (it is empty or holds only comments)")
     table = Warehouse(args.warehouse, storage_options=args.storage_options).table(args.table)
+    census_master = metadata_master(table, args.snapshot, args.master)
+    if census_master:  # the inventory of existing indexes reads this census, not every head here
+        seed_census(table, args.warehouse, census_master, args.snapshot, progress=ProgressBar("census on Spark"))
     measure = None
     if args.master:
         measure = what_if_measure(args.warehouse, args.table, args.master, args.snapshot,

@@ -12,6 +12,9 @@ import json
 
 from indexcore.analysis.health import health_frames, table_health, warehouse_health
 from indexcore.cli.output import ProgressBar
+from indexcore.config import variable
+from indexcore.errors import IndexCoreError
+from indexcore.spark.jobs.metadata import metadata_master, seed_census
 from indexcore.warehouse import Warehouse
 
 
@@ -22,6 +25,8 @@ def _records(frame) -> list[dict]:
 
 def cmd_health(args) -> dict:
     wh = Warehouse(args.warehouse, storage_options=args.storage_options)
+    for name in [args.table] if args.table else wh.tables():
+        _census_on_spark(wh, args.warehouse, name, args.master)
     if args.table:
         h = table_health(wh.table(args.table))
         frames = health_frames(h)
@@ -31,9 +36,25 @@ def cmd_health(args) -> dict:
     return {"warehouse": wh.url, "score": h.score, **{name: _records(f) for name, f in health_frames(h).items()}}
 
 
+def _census_on_spark(wh, url: str, name: str, master: str | None) -> None:
+    """The census of index heads of table ``name`` on Spark when asked (``--master``) or past the
+    operator's ``spark_metadata_files`` setting, kept on the table for its health; a table that
+    cannot be opened is left to health, which scores it."""
+    try:
+        table = wh.table(name)
+        chosen = metadata_master(table, None, master)
+    except IndexCoreError:
+        return
+    if chosen:
+        seed_census(table, url, chosen, progress=ProgressBar(f"census of {name} on Spark"))
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("health", help="health summary of a warehouse or table: score and items, index "
                                              "bytes against data bytes, small files, DV density, bloom sizing")
     p.add_argument("warehouse", help="warehouse root: a local path or an fsspec URL")
     p.add_argument("table", nargs="?", default=None, help="database.table (default: every table)")
+    p.add_argument("--master", default=None, metavar="URL",
+                   help="read the index heads (the census) in Spark tasks (local[2], spark://..., sc://...); by "
+                        "default in this process, or on Spark past " + variable("spark_metadata_files") + " live files")
     p.set_defaults(func=cmd_health)

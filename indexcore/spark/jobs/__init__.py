@@ -19,5 +19,10 @@ decided per bucket); everything else is spread freely over ``TASKS_PER_CORE`` ta
   directory (never the warehouse) and compares pruning with
   :func:`~indexcore.analysis.whatif.evaluate_hypothetical`, as the app and the CLI do.
 
+* :mod:`.metadata` runs the metadata work of a snapshot without planning it on the driver: tasks
+  read the manifests, merge them per (partition, bucket) with the planner's merge and run
+  ``$files``, the ``$file_indexes`` census or explain's per-file decision on the live files found;
+  health and advise read that census.
+
 A Spark worker needs nothing but ``pip install`` of this project.
 """

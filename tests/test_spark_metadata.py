@@ -1,0 +1,215 @@
+"""The metadata work on Spark (plan with manifests read by tasks, census of index heads, explain,
+health) equals the same work in one process, on real Spark ``local[2]``.
+
+Tables: the bundled sample warehouse, conformance warehouses written by Paimon (skipped with a
+reason when ``../shared/conformance`` is absent) and a bulk-built large sample of 2,000 files,
+whose live-file count comes from its builder (what it wrote), not from our reader.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from indexcore import open_warehouse
+from indexcore.analysis.advise import index_inventory
+from indexcore.analysis.health import table_health
+from indexcore.cli import main
+from indexcore.scan.explainer import explain
+from indexcore.spark.jobs.metadata import (
+    live_file_estimate,
+    metadata_master,
+    seed_census,
+    spark_census,
+    spark_explain,
+    spark_health,
+    spark_plan,
+)
+from indexcore.spark.jobs.run import JobCancelledError
+from indexcore.views.census import file_indexes
+from indexcore.views.system import files as files_view
+from indexcore.write.bulk_sample import build_large_bulk
+
+pytestmark = [pytest.mark.spark]
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = str(ROOT / "sample_warehouse")
+# a condition per sample table, on an indexed column where there is one
+SAMPLE_TABLES = {
+    "demo.events": "country = 'NZ' OR user_id = 7",
+    "demo.orders": "status = 'shipped'",
+    "demo.users": "user_id = 3",
+    "demo.daily_events": "country = 'NZ'",
+    "demo.faulty": "country = 'NZ'",
+    "demo.releases": "id = 1",
+}
+CONFORMANCE_TABLES = [  # (format folder, table, condition)
+    ("parquet", "pk_table_scan_and_read_dv", "f3 = 11.1 OR f3 IS NULL"),
+    ("parquet", "append_with_bsi_bitmap_bloomfilter", "f1 = 100 OR f0 = 'Alice'"),
+    ("parquet", "append_with_global_index_with_partition", "f3 = 11.1"),
+    ("parquet", "append_with_empty_partition_with_empty_value", "f3 = 12.1"),
+    ("orc", "pk_09_with_dv", None),
+]
+LARGE_FILES = 2000
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from indexcore.spark.session import get_session  # pyspark loads only for these tests
+
+    return get_session("local[2]")
+
+
+@pytest.fixture(scope="module")
+def large(tmp_path_factory) -> tuple[str, dict]:
+    """A large sample of 2,000 live files, bulk built, with its builder's summary."""
+    root = str(tmp_path_factory.mktemp("large-2000"))
+    return root, build_large_bulk(root, seed=7, files=LARGE_FILES)
+
+
+def _same_explain(got, want) -> None:
+    """Per-file decisions, funnel and problems equal (whole-explain I/O totals depend on what each
+    process's cache already held, so they are not compared)."""
+    got, want = got.to_json(), want.to_json()
+    assert got["files"] == want["files"]
+    assert got["funnel"] == want["funnel"]
+    assert got["problems"] == want["problems"]
+    assert (got["table"], got["snapshot"], got["where"]) == (want["table"], want["snapshot"], want["where"])
+
+
+def _check(spark, root: str, name: str, where: str | None) -> dict:
+    """Plan, census, health and explain of one table on Spark against one process; returns counts."""
+    table = open_warehouse(root).table(name)
+    plan = spark_plan(root, name, spark=spark)
+    want = files_view(table)
+    assert plan.table.schema == want.schema
+    assert plan.table.equals(want), f"{name}: Spark plan differs"
+    assert set(plan.problems) == set(table.plan().problems)
+    assert plan.snapshot_id == (table.plan().snapshot.id if table.plan().snapshot else None)
+
+    # the census on Spark, kept on a table nothing of the one-process run is kept on; health reads it
+    fresh = open_warehouse(root).table(name)
+    sid = seed_census(fresh, root, "local[2]", spark=spark)
+    census = fresh.caches.derived.peek(("view", "file_indexes", sid)) if sid is not None else None
+    assert sid is None or census.equals(file_indexes(table)), f"{name}: Spark census differs"
+    assert table_health(fresh, sid) == table_health(table)
+    assert fresh.caches.derived.peek(("view", "file_indexes", sid)) is census  # health did not redo it
+
+    if where is not None:
+        _same_explain(spark_explain(root, name, where, spark=spark), explain(table, where))
+    return {"files": plan.table.num_rows, "tasks": plan.tasks}
+
+
+@pytest.mark.parametrize(("name", "where"), list(SAMPLE_TABLES.items()))
+def test_sample_tables(spark, name: str, where: str | None) -> None:
+    got = _check(spark, SAMPLE, name, where)
+    assert got["files"] > 0
+
+
+@pytest.mark.parametrize(("fmt", "db", "where"), CONFORMANCE_TABLES)
+def test_conformance_tables(spark, conformance: Path, fmt: str, db: str, where: str | None) -> None:
+    root = conformance / "warehouses" / fmt
+    if not (root / f"{db}.db").is_dir():
+        pytest.skip(f"conformance table {fmt}/{db} is absent")
+    _check(spark, str(root), f"{db}.{db}", where)
+
+
+def test_large_sample(spark, large) -> None:
+    """2,000 bulk-built files: equal results, plan order kept across many groups, and the live files
+    the builder wrote (its summary) found by the tasks."""
+    root, summary = large
+    tables = summary["tables"]
+    for name, where in (("events", "country = 'NZ' OR event_id = '17'"), ("orders", "status = 'shipped'"),
+                        ("users", None)):
+        got = _check(spark, root, f"large.{name}", where)
+        assert got["files"] == tables[name]["data_files"]
+        assert got["tasks"] > 2
+    assert sum(t["data_files"] for t in tables.values()) == LARGE_FILES
+
+
+def test_unreadable_manifest_is_the_same_problem(spark, tmp_path: Path) -> None:
+    """A manifest that cannot be decoded is a problem on Spark as in one process, and the files of
+    the other manifests are still planned."""
+    shutil.copytree(Path(SAMPLE) / "demo.db" / "events", tmp_path / "demo.db" / "events")
+    root = str(tmp_path)
+    table = open_warehouse(root).table("demo.events")
+    victim = table.plan().manifests[0].file_name
+    (tmp_path / "demo.db" / "events" / "manifest" / victim).write_bytes(b"not an avro file")
+    table = open_warehouse(root).table("demo.events")
+    want = table.plan()
+    assert any(p.structure == "manifest" for p in want.problems)
+    got = spark_plan(root, "demo.events", spark=spark)
+    assert set(got.problems) == set(want.problems)
+    assert got.table.equals(files_view(table))
+
+
+def test_health_on_spark(spark) -> None:
+    """spark_health is table_health with the census read on Spark."""
+    table = open_warehouse(SAMPLE).table("demo.orders")
+    assert spark_health(open_warehouse(SAMPLE).table("demo.orders"), SAMPLE, "local[2]", spark=spark) == \
+        table_health(table)
+
+
+def test_advise_inventory_from_the_spark_census(spark) -> None:
+    """advise's inventory of existing indexes (what ``advise --master`` measures them on) read from the
+    census run on Spark equals the one-process inventory."""
+
+    def inventory(table) -> list:
+        groups, problems = index_inventory(table)
+        return [(g.column, g.index_type, g.configured, g.live_files, g.bytes, sorted(g.blobs), sorted(g.missing),
+                 len(g.wrong_column)) for g in groups] + [problems]
+
+    fresh = open_warehouse(SAMPLE).table("demo.events")
+    seed_census(fresh, SAMPLE, "local[2]", spark=spark)
+    assert inventory(fresh) == inventory(open_warehouse(SAMPLE).table("demo.events"))
+
+
+def test_progress_and_cancel(spark) -> None:
+    seen: list[tuple[int, int]] = []
+    spark_census(SAMPLE, "demo.events", spark=spark, progress=lambda d, t, m: seen.append((d, t)))
+    assert seen and seen[-1][0] == seen[-1][1] > 0
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(JobCancelledError):
+        spark_plan(SAMPLE, "demo.events", spark=spark, cancel=cancel)
+
+
+def test_routing_by_live_files(monkeypatch) -> None:
+    """``--master`` wins; else Spark from INDEXCORE_SPARK_METADATA_FILES live files (0: never)."""
+    table = open_warehouse(SAMPLE).table("demo.events")
+    live = len(table.plan().files)
+    assert live_file_estimate(table) == live
+    assert metadata_master(table, None, "local[2]") == "local[2]"
+    monkeypatch.delenv("INDEXCORE_SPARK_METADATA_FILES", raising=False)
+    assert metadata_master(table) is None
+    monkeypatch.setenv("INDEXCORE_SPARK_METADATA_FILES", str(live + 1))
+    assert metadata_master(table) is None
+    monkeypatch.setenv("INDEXCORE_SPARK_MASTER", "local[2]")
+    monkeypatch.setenv("INDEXCORE_SPARK_METADATA_FILES", str(live))
+    assert metadata_master(table) == "local[2]"
+
+
+def _cli(capsys, *args: str):
+    code = main([*args, "--format", "json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return json.loads(out.out)
+
+
+def test_cli_master(spark, capsys) -> None:
+    """``explain``, ``show`` and ``health`` with ``--master`` print what they print without it."""
+    where = SAMPLE_TABLES["demo.events"]
+    on = _cli(capsys, "explain", SAMPLE, "demo.events", "--where", where, "--master", "local[2]")
+    off = _cli(capsys, "explain", SAMPLE, "demo.events", "--where", where)
+    assert {k: on[k] for k in ("files", "funnel", "problems")} == {k: off[k] for k in ("files", "funnel", "problems")}
+    for view in ("files", "file_indexes", "health"):
+        assert _cli(capsys, "show", SAMPLE, f"demo.events${view}", "--master", "local[2]") == \
+            _cli(capsys, "show", SAMPLE, f"demo.events${view}")
+    assert _cli(capsys, "health", SAMPLE, "demo.orders", "--master", "local[2]") == \
+        _cli(capsys, "health", SAMPLE, "demo.orders")
+    code = main(["explain", SAMPLE, "demo.events", "--where", where, "--master", "local[2]", "--verify"])
+    assert code != 0 and "spark evaluate" in capsys.readouterr().err
