@@ -27,6 +27,7 @@ from indexcore.formats.container import read_container
 from indexcore.formats.registry import FILE_INDEX_TYPES, index_kind, open_reader
 from indexcore.io import ByteSource, BytesSource
 from indexcore.scan.dv import deleted_positions
+from indexcore.scan.index_bytes import BytesPlans
 from indexcore.scan.records import Batch, Decision
 from indexcore.types import DataType
 from indexcore.warehouse.model import LiveFile, Problem, TableSchema
@@ -227,6 +228,7 @@ class FileIndexStage:
         self._row_types: dict[int, tuple[TableSchema, dict[str, DataType]]] = {}
         self._pruning: dict[tuple, tuple[Predicate, tuple[str, ...]]] = {}
         self._folders: dict[str, str | None] = {}  # the table's directories, resolved once
+        self.plans = BytesPlans()  # files answered on their bytes, planned once per filter and layout
         opts = table_schema.core_options
         self.enabled = opts.file_index_read_enabled
         # Paimon reads a PK table through the file index only when it reads raw files (DV).
@@ -248,35 +250,66 @@ class FileIndexStage:
             hit = self._row_types[id(fs)] = (fs, fs.row_type())
         return hit[1]
 
-    def source(self, lf: LiveFile) -> ByteSource:
+    def whole(self, lf: LiveFile) -> tuple[bytes, str] | ByteSource:
         """The file's index bytes: a ``.index`` file of at most :data:`WHOLE_INDEX_BYTES` read whole in
-        one request (its directory resolved once per table, no per-file checks beyond it) and read
-        from memory by its head parser and readers, which count the bytes they use as before; a
-        larger one keeps that first window and reads the rest ranged; embedded bytes as they are."""
-        if lf.file.embedded_index is not None:
-            return self.table.file_index_source(lf)
+        one request (its directory resolved once per table, no per-file checks beyond it) as
+        ``(bytes, name)``, as are embedded bytes; a larger one as a source that keeps that first
+        window and reads the rest ranged."""
+        embedded = lf.file.embedded_index
+        if embedded is not None:
+            return bytes(embedded), f"{lf.path} (embedded file index)"
         got = self.table.storage.read_prefixes([lf.index_path], WHOLE_INDEX_BYTES, served=False,
                                                folders=self._folders)[0]
         if isinstance(got, IndexCoreError):
             raise got
         data, size, name = got
         if len(data) == size:
-            return BytesSource(data, name, self.table.storage.stats)
+            return data, name
         source = self.table.file_index_source(lf)
         source.keep(0, data)
         return source
 
-    def evaluator(self, lf: LiveFile, fs: TableSchema) -> tuple[FileIndexPredicate | None, dict, str | None]:
+    def source(self, lf: LiveFile) -> ByteSource:
+        """:meth:`whole` as a source its head parser and readers read from memory, counting the
+        bytes they use."""
+        got = self.whole(lf)
+        return BytesSource(got[0], got[1], self.table.storage.stats) if isinstance(got, tuple) else got
+
+    def evaluator(self, lf: LiveFile, fs: TableSchema,
+                  got: tuple[bytes, str] | ByteSource | None = None) -> tuple[FileIndexPredicate | None, dict, str | None]:
+        """The file's :class:`FileIndexPredicate` over its container (``got``: :meth:`whole`, if read)."""
         embedded = lf.file.embedded_index is not None
         if not embedded and not lf.index_path:
             return None, {}, None
         if self.kept:
             container = self.table.index_container(lf)
         else:
-            container = read_container(self.source(lf))
+            if got is None:
+                got = self.whole(lf)
+            container = read_container(BytesSource(got[0], got[1], self.table.storage.stats)
+                                       if isinstance(got, tuple) else got)
             container.prefetch(self.fields)
         location = "embedded" if embedded else "file"
         return FileIndexPredicate(container, self.row_type(fs)), container_index_types(container), location
+
+    def evaluate(self, lf: LiveFile, fs: TableSchema,
+                 index_filter: Predicate) -> tuple[FileIndexResult, dict, str | None, FileIndexPredicate | None]:
+        """The raw index result of one file, its index kinds by column, where the index is and its
+        evaluator (None when answered on the bytes: :class:`~indexcore.scan.index_bytes.BytesPlans`,
+        which this tries first on a whole container unless the evaluator is kept for verify)."""
+        if not self.kept and not self.verify and (lf.file.embedded_index is not None or lf.index_path):
+            got = self.whole(lf)
+            if isinstance(got, tuple):
+                fast = self.plans.evaluate(got[0], got[1], index_filter, self.row_type(fs))
+                if fast is not None:
+                    raw, index_types, used = fast
+                    self.table.storage.stats.add_served(used)
+                    return raw, index_types, "embedded" if lf.file.embedded_index is not None else "file", None
+            evaluator, index_types, location = self.evaluator(lf, fs, got)
+        else:
+            evaluator, index_types, location = self.evaluator(lf, fs)
+        raw = REMAIN if evaluator is None else evaluator.evaluate(index_filter)
+        return raw, index_types, location, evaluator
 
     def decide(self, batch: Batch) -> None:
         stats = self.table.storage.stats
@@ -297,8 +330,7 @@ class FileIndexStage:
                         raw = REMAIN
                         notes.append("no conjunct can be pushed to this file's index")
                     else:
-                        evaluator, index_types, location = self.evaluator(lf, fs)
-                        raw = REMAIN if evaluator is None else evaluator.evaluate(push.index_filter)
+                        raw, index_types, location, evaluator = self.evaluate(lf, fs, push.index_filter)
                         if self.at_read:
                             pruning = self.pruning(push.index_filter, index_types)
                     deleted = batch.deleted[i]
