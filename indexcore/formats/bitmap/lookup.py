@@ -5,8 +5,8 @@ What explain's index stage asks of 50,000 blobs of one column: :class:`BitmapLoo
 is the same for all of them (the key codec, the literals' keys, their encodings and sort keys),
 :func:`parse_head` and :meth:`BitmapLookup.rows` work on one blob held in memory. They accept
 exactly what :class:`~indexcore.formats.bitmap.reader.BitmapReader` accepts and answer the same
-rows; anything they do not expect (a version, bound, count or length off, a bitmap that does not
-deserialize) answers None, and the caller reads that blob through ``BitmapReader``, which names
+rows; anything they do not expect (a version, bound, count or length off, string keys of a head listed
+twice, a bitmap that does not deserialize) answers None, and the caller reads that blob through ``BitmapReader``, which names
 the fault. Bytes are counted as the reader counts them on bytes in memory: the head, each index
 block and each bitmap it reads, once per blob.
 """
@@ -78,8 +78,8 @@ def parse_head(blob: bytes, codec: KeyCodec) -> Head | None:
                 rel = walk_strings(blob, pos, number, 8, starts) - pos
             except NegativeLength:
                 return None
-            if len(starts) < number:
-                return None
+            if len(starts) < number or not _distinct(blob, starts):
+                return None  # the reader reads past repeated keys' lower bound: its bytes differ
             starts = [s - pos for s in starts]
         else:
             item = codec.struct.size + 4
@@ -110,7 +110,7 @@ def parse_head(blob: bytes, codec: KeyCodec) -> Head | None:
             pos = codec.scan(blob, pos, block_count, 1, firsts)
         except ValueError:
             return None
-        if len(firsts) < block_count or pos + 4 > n:
+        if len(firsts) < block_count or pos + 4 > n or (string and len({k for k, _ in firsts}) < block_count):
             return None
         body_offset = INT32.unpack_from(blob, pos)[0]
         index_block_start = pos + 4
@@ -129,6 +129,13 @@ def parse_head(blob: bytes, codec: KeyCodec) -> Head | None:
     if has_null and null_offset < 0 and -1 - null_offset >= max(row_count, 1):
         return None
     return head
+
+
+def _distinct(blob: bytes, starts: list[int]) -> bool:
+    """Whether the string keys at ``starts`` are distinct (as Paimon writes them): the reader's
+    reads rest on it, each bounded by the fewest bytes distinct keys can take."""
+    length = INT32.unpack_from
+    return len({blob[s + 4:s + 4 + length(blob, s)[0]] for s in starts}) == len(starts)
 
 
 def _locate(data: bytes, encoded: bytes, starts, lo: int, last: bool) -> int:
