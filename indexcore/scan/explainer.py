@@ -215,7 +215,7 @@ def _decide_files(table, predicate: Predicate, files: list[LiveFile], schema: Ta
                            for k, v in spec.items()}
                 if key is not None:
                     partitions[key] = as_json
-            record["partition"] = dict(as_json)
+            record["partition"] = as_json  # read only: the files of a partition share it
             record["problems"] = tuple(record["problems"])
             record["notes"] = tuple(record["notes"])
             decisions.append(FileDecision.from_record(record))

@@ -143,8 +143,9 @@ def read_path_result(raw: FileIndexResult, row_count: int, deleted: Any = None,
             # so a 64-bit deletion vector is never combined with the index bitmap.
             return REMAIN
         if deleted is None and (not raw.bitmap or raw.bitmap.max() < row_count):
-            # the selection is every row and holds the whole answer: no selection bitmap per file
-            return BitmapResult(BitMap(raw.bitmap)) if raw.bitmap else SKIP
+            # the selection is every row and holds the whole answer: the answer is the decision (the
+            # same object: results are not changed once made, and a file keeps one bitmap, not two)
+            return raw if raw.bitmap else SKIP
         selection = BitMap(range(row_count))
         if deleted is not None:
             selection -= deleted if isinstance(deleted, BitMap) else BitMap(p for p in deleted if p < row_count)
