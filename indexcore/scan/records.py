@@ -104,19 +104,8 @@ def stats_column(files: Sequence[FileDecision], column: str) -> dict[str, list]:
 
 
 @dataclass(frozen=True, slots=True)  # slots: 50,000 of them, a third of the memory of a __dict__ each
-class FileDecision:
-    """What Paimon's read path decides for one data file, stage by stage.
-
-    Decisions are :class:`Decision` values (``bucket_decision`` is REMAIN unless the
-    predicate selects buckets); ``raw_index_result`` is what the file index answered
-    (REMAIN, SKIP or a :class:`BitmapResult`), ``index_decision`` what the read path
-    makes of it. Both are ``None`` when the index was not consulted (pruned earlier).
-    ``bytes_read`` counts the file-index bytes read to decide (an embedded index counts its
-    bytes from the manifest; 0 where Paimon does not read the index). ``matching_rows``
-    (verify) counts the file's rows satisfying the predicate, deletion vector applied.
-    ``stats`` holds, per column of the predicate, the min / max / null count the stats stage
-    tested (null count None: unknown), so a reader sees why the file was kept or skipped.
-    """
+class _FileDecisionFields:
+    """:class:`FileDecision`'s fields."""
 
     path: str
     partition: dict[str, Any] = field(compare=False, hash=False)
@@ -148,8 +137,23 @@ class FileDecision:
     pruning_index_types: tuple[str, ...] = ()
     # the partition in the one partition format (:func:`indexcore.paimon.layout.format_partition`)
     partition_text: str = ""
-    # :attr:`skipped_by` once worked out (None until then)
-    _skipped: Any = field(default=None, init=False, repr=False, compare=False, hash=False)
+
+
+class FileDecision(_FileDecisionFields):
+    """What Paimon's read path decides for one data file, stage by stage.
+
+    Decisions are :class:`Decision` values (``bucket_decision`` is REMAIN unless the
+    predicate selects buckets); ``raw_index_result`` is what the file index answered
+    (REMAIN, SKIP or a :class:`BitmapResult`), ``index_decision`` what the read path
+    makes of it. Both are ``None`` when the index was not consulted (pruned earlier).
+    ``bytes_read`` counts the file-index bytes read to decide (an embedded index counts its
+    bytes from the manifest; 0 where Paimon does not read the index). ``matching_rows``
+    (verify) counts the file's rows satisfying the predicate, deletion vector applied.
+    ``stats`` holds, per column of the predicate, the min / max / null count the stats stage
+    tested (null count None: unknown), so a reader sees why the file was kept or skipped.
+    """
+
+    __slots__ = ("_skipped",)  # skipped_by once worked out (unset until then; not a field)
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> FileDecision:
@@ -163,15 +167,15 @@ class FileDecision:
         for name, default, make, put in _DECISION_SLOTS:
             value = get(name, _MISSING)
             put(out, (make() if make is not None else default) if value is _MISSING else value)
-        _SET_SKIPPED(out, None)
         return out
 
     @property
     def skipped_by(self) -> Stage | None:
         """The first stage that pruned the file, or None when Paimon reads it (worked out once:
         the funnel asks for it at every stage of every file)."""
-        skipped = self._skipped
-        if skipped is None:
+        try:
+            skipped = self._skipped
+        except AttributeError:
             skipped = _NOT_SKIPPED
             for stage, decision in zip(BEFORE_INDEX, (self.partition_decision, self.bucket_decision,
                                                       self.level_decision, self.stats_decision), strict=True):
@@ -250,13 +254,13 @@ class FileDecision:
 
 # FileDecision's fields a record may give: all, those without a default; per slot its name, plain
 # default, default factory and setter (a slot's own descriptor: the frozen ``__setattr__`` refuses)
-_DECISION_FIELDS = frozenset(f.name for f in dataclasses.fields(FileDecision) if f.init)
+_DECISION_FIELDS = frozenset(f.name for f in dataclasses.fields(FileDecision))
 _DECISION_REQUIRED = frozenset(f.name for f in dataclasses.fields(FileDecision)
                                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
 _DECISION_SLOTS = tuple((f.name, None if f.default is dataclasses.MISSING else f.default,
                          None if f.default_factory is dataclasses.MISSING else f.default_factory,
                          getattr(FileDecision, f.name).__set__)
-                        for f in dataclasses.fields(FileDecision) if f.init)
+                        for f in dataclasses.fields(FileDecision) )
 _SET_SKIPPED = FileDecision._skipped.__set__
 _MISSING = object()
 _NOT_SKIPPED = ""  # skipped_by worked out: no stage pruned the file (a pickled decision keeps it)
