@@ -206,3 +206,33 @@ def test_leaf_function_without_bitmap_answer_is_left_to_the_readers():
     assert plans.plan(Leaf("lessThan", "c", ("x",)), row_type, (("c", "bitmap"),)) is None
     assert plans.plan(Leaf("equal", "c", ("x",)), row_type, (("c", "bitmap"),)) is not None
     assert plans.plan(Leaf("equal", "c", ("x",)), row_type, (("c", "bitmap"), ("c", "bloom-filter"))) is None
+
+
+def test_read_ahead_counts_and_fails_as_reading_each_file(table_dir: Path, tmp_path: Path, monkeypatch):
+    """``.index`` files read ahead side by side: each file's bytes, requests and problems are those
+    of reading it when it is decided (one of them missing, one not a container)."""
+    import shutil
+
+    from indexcore.scan import file_index
+
+    copy = tmp_path / "wh"
+    shutil.copytree(table_dir, copy)
+    indexes = sorted(copy.rglob("*.index"))
+    assert len(indexes) >= 2 * file_index.READ_AHEAD_CHUNK
+    indexes[0].unlink()
+    indexes[1].write_bytes(b"not a file index container at all" * 3)
+    reads = []
+    read_ahead = file_index.FileIndexStage.read_ahead
+
+    def counted(self, batch):
+        read_ahead(self, batch)
+        reads.append(len(self._ahead))
+
+    monkeypatch.setattr(file_index.FileIndexStage, "read_ahead", counted)
+    ahead = explain(open_warehouse(str(copy)).table("db.t"), "country = 'NZ'").to_json()
+    assert sum(reads) >= 2 * file_index.READ_AHEAD_CHUNK
+    monkeypatch.setattr(file_index.FileIndexStage, "read_ahead", lambda self, batch: None)
+    one_by_one = explain(open_warehouse(str(copy)).table("db.t"), "country = 'NZ'").to_json()
+    assert ahead == one_by_one
+    assert len(ahead["problems"]) == 2
+    assert {f["requests"] for f in ahead["files"] if f["raw_index_result"] is not None and not f["problems"]} == {1}

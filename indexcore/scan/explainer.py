@@ -93,6 +93,10 @@ class Explainer:
             stage.decide(batch)
         return batch
 
+    def close(self) -> None:
+        """Release what the stages hold across batches (the index stage's read-ahead threads)."""
+        self.index.close()
+
 
 def _batches(files: Iterable[LiveFile], size: int) -> Iterator[list[LiveFile]]:
     it = iter(files)
@@ -200,7 +204,21 @@ def _decide_files(table, predicate: Predicate, files: list[LiveFile], schema: Ta
     # the batches Table.iter_prefetched fetches ahead, so each is decided from bytes already fetched
     size = table.prefetch_batch(data=verify)
     prefetched = table.iter_prefetched(files, index=ex.index.enabled, data=verify)
-    for batch in map(ex.decide, _batches(prefetched, size)):
+    try:
+        _collect(ex, verifier, verify, progress, len(files), _batches(prefetched, size), ptypes, partitions,
+                 violations, decisions)
+    finally:
+        ex.close()
+    return FileDecisions(decisions, violations, ex.index.at_read, ex.global_index.problems,
+                         table.storage.stats.bytes_read - io_before[0], table.storage.stats.requests - io_before[1],
+                         *ex.global_index.io)
+
+
+def _collect(ex: Explainer, verifier: Verifier, verify: bool, progress: Progress | None, total: int,
+             batches: Iterable[list[LiveFile]], ptypes: dict, partitions: dict[tuple, dict],
+             violations: list[dict[str, Any]], decisions: list[FileDecision]) -> None:
+    """Decide each batch and append its files' decisions (and verify's violations) in order."""
+    for batch in map(ex.decide, batches):
         if verify:
             verifier.verify(batch, violations)
         for lf, record in zip(batch.files, batch.records, strict=True):
@@ -220,10 +238,7 @@ def _decide_files(table, predicate: Predicate, files: list[LiveFile], schema: Ta
             record["notes"] = tuple(record["notes"])
             decisions.append(FileDecision.from_record(record))
             if progress is not None:
-                progress(len(decisions), len(files), posixpath.basename(lf.path))
-    return FileDecisions(decisions, violations, ex.index.at_read, ex.global_index.problems,
-                         table.storage.stats.bytes_read - io_before[0], table.storage.stats.requests - io_before[1],
-                         *ex.global_index.io)
+                progress(len(decisions), total, posixpath.basename(lf.path))
 
 
 def explanation(table_name: str, snapshot_id: int | None, predicate: Predicate, sql: str,

@@ -15,7 +15,9 @@ rows), so this stage never reports a file skipped that Paimon's index stage keep
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pyroaring import BitMap
@@ -37,6 +39,9 @@ MAX_ROWS_32 = 2_147_483_647
 # a ``.index`` file up to this size is read whole in one request (they are 2-18 KB); past it, the
 # head and what the readers need are read ranged
 WHOLE_INDEX_BYTES = 64 << 10
+# local ``.index`` files read ahead side by side: threads, and files each thread reads per task
+READ_AHEAD_THREADS = 16
+READ_AHEAD_CHUNK = 8
 
 
 class FileIndexPredicate:
@@ -230,6 +235,8 @@ class FileIndexStage:
         self._pruning: dict[tuple, tuple[Predicate, tuple[str, ...]]] = {}
         self._folders: dict[str, str | None] = {}  # the table's directories, resolved once
         self.plans = BytesPlans()  # files answered on their bytes, planned once per filter and layout
+        self._pool: ThreadPoolExecutor | None = None  # reads ahead (:meth:`read_ahead`) until :meth:`close`
+        self._ahead: dict[str, tuple[bytes, int, str] | IndexCoreError] = {}  # read ahead, not used yet
         opts = table_schema.core_options
         self.enabled = opts.file_index_read_enabled
         # Paimon reads a PK table through the file index only when it reads raw files (DV).
@@ -259,8 +266,12 @@ class FileIndexStage:
         embedded = lf.file.embedded_index
         if embedded is not None:
             return bytes(embedded), f"{lf.path} (embedded file index)"
-        got = self.table.storage.read_prefixes([lf.index_path], WHOLE_INDEX_BYTES, served=False,
-                                               folders=self._folders)[0]
+        got = self._ahead.pop(lf.index_path, None)
+        if got is None:
+            got = self.table.storage.read_prefixes([lf.index_path], WHOLE_INDEX_BYTES, served=False,
+                                                   folders=self._folders)[0]
+        elif not isinstance(got, IndexCoreError):
+            self.table.storage.stats.add(len(got[0]))  # read ahead: counted here, one request, as if read now
         if isinstance(got, IndexCoreError):
             raise got
         data, size, name = got
@@ -312,7 +323,38 @@ class FileIndexStage:
         raw = REMAIN if evaluator is None else evaluator.evaluate(index_filter)
         return raw, index_types, location, evaluator
 
+    def read_ahead(self, batch: Batch) -> None:
+        """Read the batch's ``.index`` files that :meth:`evaluate` reads whole, side by side, where
+        nothing prefetches them (local files: a cold page cache waits on the disk per file, and
+        waits run side by side overlap). Kept until used, and counted then (:meth:`whole`)."""
+        storage = self.table.storage
+        if storage.cache is not None or self.kept or self.verify:
+            return
+        remain = Decision.REMAIN
+        paths = [lf.index_path for lf, push, record in zip(batch.files, batch.pushed, batch.records, strict=True)
+                 if lf.has_file_index and lf.file.embedded_index is None and lf.index_path
+                 and push.index_filter is not None and (self.all_files or (
+                     record["partition_decision"] is remain and record["bucket_decision"] is remain
+                     and record["level_decision"] is remain and record["stats_decision"] is remain))]
+        if len(paths) < 2 * READ_AHEAD_CHUNK:
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(min(storage.concurrency, READ_AHEAD_THREADS))
+        chunks = [paths[i:i + READ_AHEAD_CHUNK] for i in range(0, len(paths), READ_AHEAD_CHUNK)]
+        read = functools.partial(storage.read_prefixes, length=WHOLE_INDEX_BYTES, served=False,
+                                 folders=self._folders, counted=False)
+        for chunk, got in zip(chunks, self._pool.map(read, chunks), strict=True):
+            self._ahead.update(zip(chunk, got, strict=True))
+
+    def close(self) -> None:
+        """Stop the threads of :meth:`read_ahead` and drop what was read ahead and not used."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+        self._ahead.clear()
+
     def decide(self, batch: Batch) -> None:
+        self.read_ahead(batch)
         stats = self.table.storage.stats
         remain = Decision.REMAIN
         for i, (lf, fs, push, record) in enumerate(zip(batch.files, batch.schemas, batch.pushed, batch.records,
@@ -360,6 +402,7 @@ class FileIndexStage:
                           pruning_index_types=pruning)
             if self.verify:
                 batch.evaluators[i] = evaluator
+        self._ahead.clear()  # each file read ahead was used above; nothing is kept across batches
 
 
 def evaluate_blob(index_type: str, dtype: DataType, source: ByteSource, predicate: Predicate | None,
