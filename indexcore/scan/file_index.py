@@ -232,7 +232,7 @@ class FileIndexStage:
         self.verify = verify  # keep each file's evaluator for verify
         self.fields = predicate.fields()
         self._row_types: dict[int, tuple[TableSchema, dict[str, DataType]]] = {}
-        self._pruning: dict[tuple, tuple[Predicate, tuple[str, ...]]] = {}
+        self._pruning: dict[Any, tuple] = {}  # by filter and layout; by identity for a plan's shared dict
         self._folders: dict[str, str | None] = {}  # the table's directories, resolved once
         self.plans = BytesPlans()  # files answered on their bytes, planned once per filter and layout
         self._pool: ThreadPoolExecutor | None = None  # reads ahead (:meth:`read_ahead`) until :meth:`close`
@@ -245,6 +245,9 @@ class FileIndexStage:
     def pruning(self, index_filter: Predicate, index_types: dict[str, list[str]]) -> tuple[str, ...]:
         """:func:`pruning_index_types`, worked out once per pushed filter and index layout (the files
         of one schema and writer share both)."""
+        shared = self._pruning.get(id(index_types))  # the dict a plan of BytesPlans gives all its files
+        if shared is not None and shared[0] is index_types and shared[1] is index_filter:
+            return shared[2]
         key = (id(index_filter), tuple((c, tuple(t)) for c, t in index_types.items()))
         hit = self._pruning.get(key)
         if hit is None or hit[0] is not index_filter:
@@ -315,6 +318,9 @@ class FileIndexStage:
                 fast = self.plans.evaluate(got[0], got[1], index_filter, self.row_type(fs))
                 if fast is not None:
                     raw, index_types, used = fast
+                    if id(index_types) not in self._pruning:  # shared by the plan's files: found by identity
+                        self._pruning[id(index_types)] = (index_types, index_filter,
+                                                          self.pruning(index_filter, index_types))
                     self.table.storage.stats.add_served(used)
                     return raw, index_types, "embedded" if lf.file.embedded_index is not None else "file", None
             evaluator, index_types, location = self.evaluator(lf, fs, got)

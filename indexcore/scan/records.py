@@ -54,7 +54,7 @@ BEFORE_INDEX: tuple[Stage, ...] = (Stage.PARTITION, Stage.BUCKET, Stage.LEVEL, S
 _ORDER = {s: i for i, s in enumerate(Stage)}
 
 
-@dataclass(frozen=True, eq=False)  # equal as a mapping (to its JSON dict), not field by field
+@dataclass(frozen=True, eq=False, slots=True)  # equal as a mapping (its JSON dict); slots: one per file
 class StatsCells(Mapping):
     """The predicate's columns' min / max / null count as the stats stage read them, per file:
     ``cells[column]`` is ``{"min", "max", "null_count"}`` in JSON values (null count None:

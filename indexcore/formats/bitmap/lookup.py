@@ -210,9 +210,13 @@ class BitmapLookup:
             if length < 0 or at + length > n:
                 return None
             try:
-                out |= roaring.deserialize(blob[at:at + length], name, "bitmap", at)
+                found = roaring.deserialize(blob[at:at + length], name, "bitmap", at)
             except IndexCoreError:
                 return None
+            if out:
+                out |= found
+            else:
+                out = found  # the first key's rows as they are (one bitmap per blob, not a copy)
             used += length
         return head.row_count, out, used
 
