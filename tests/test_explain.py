@@ -249,6 +249,23 @@ def test_a_decision_from_a_record_equals_the_dataclass_one():
         FileDecision.from_record({k: v for k, v in record.items() if k != "row_count"})
 
 
+def test_decisions_are_slotted_and_keep_their_stage_through_pickle_and_replace():
+    """A decision holds no ``__dict__`` (explain keeps 50,000 of them); the stage that pruned it,
+    worked out once, is worked out again after pickling (a Spark task's result) or ``replace``."""
+    import dataclasses
+    import pickle
+
+    skipped = _decision("a", Decision.SKIP, 10, 4)
+    kept = _decision("b", Decision.REMAIN, 10, 4)
+    assert not hasattr(skipped, "__dict__") and not hasattr(skipped.stats, "__dict__")
+    for f, stage in ((skipped, Stage.STATS), (kept, None)):
+        assert f.skipped_by is stage and f.skipped_by is stage  # worked out, then kept
+        back = pickle.loads(pickle.dumps(f))
+        assert back == f and back.skipped_by is stage
+    assert dataclasses.replace(skipped, stats_decision=Decision.REMAIN).skipped_by is None
+    assert dataclasses.replace(kept, level_decision=Decision.SKIP).skipped_by is Stage.LEVEL
+
+
 def test_funnel_counts_matching_rows_of_files_read_only():
     """A file pruned although it holds matching rows (a violation) is not in the matching stage."""
     files = [_decision("a", Decision.REMAIN, 10, 4), _decision("b", Decision.SKIP, 20, 3),

@@ -177,11 +177,14 @@ class Storage:
         return got
 
     def read_prefixes(self, paths: Sequence[str], length: int, served: bool = True,
-                      folders: dict[str, str | None] | None = None) -> list[tuple[bytes, int, str] | IndexCoreError]:
+                      folders: dict[str, str | None] | None = None,
+                      counted: bool = True) -> list[tuple[bytes, int, str] | IndexCoreError]:
         """:meth:`read_prefix` of each path, in order; a file that cannot be read is its error.
         ``served=False``: the bytes are counted as read, not as served (the caller hands them to
         readers that count what they use, e.g. whole small ``.index`` files). ``folders``: the
         caller's memo of directories looked up, kept across calls (else one per call).
+        ``counted=False`` (local files): nothing is counted on :attr:`stats`, the caller counts
+        each file read where it uses it (reads made ahead, side by side).
 
         Local files take one ``open``/``pread`` each in one loop (an ``fstat`` too when the file is
         longer than ``length``), without a
@@ -234,9 +237,10 @@ class Storage:
                 continue
             nbytes, reads = nbytes + len(data), reads + 1
             out.append((data, size, self.display(full)))
-        self.stats.add(nbytes, reads)
-        if served:
-            self.stats.served(nbytes)
+        if counted:
+            self.stats.add(nbytes, reads)
+            if served:
+                self.stats.served(nbytes)
         return out
 
     def read_bytes(self, path: str) -> bytes:

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import attrgetter
+
+import numpy as np
 
 from indexcore.scan.records import STAGES, FileDecision, Stage
+
+_ORDER = {s: i for i, s in enumerate(Stage)}  # Paimon's order of the stages
 
 #: The counts each funnel stage carries: kept after the stage, skipped by it, index I/O spent in it.
 FUNNEL_KEYS = ("files", "rows", "bytes", "files_skipped", "rows_skipped", "bytes_skipped",
@@ -25,65 +30,55 @@ def funnel(files: Iterable[FileDecision], verified: bool,
     read at ``read``.
 
     The one aggregation of per-file decisions: explain applies it to its files, the Spark
-    evaluate job to the decisions its tasks return.
+    evaluate job to the decisions its tasks return. Summed column-wise: each field of the files
+    taken once as an array, each stage's counts as masked sums over them.
     """
     files = list(files)
     stages = STAGES + ((Stage.MATCHING,) if verified else ())
     if any(f.global_index_decision is not None for f in files):  # a row-tracking table with global indexes
         stages = stages[:STAGES.index(Stage.INDEX)] + (Stage.GLOBAL_INDEX,) + stages[STAGES.index(Stage.INDEX):]
     out = {s.value: dict.fromkeys(FUNNEL_KEYS, 0) for s in stages}
-    n = len(stages)
+    n, count = len(stages), len(files)
     position = {s: i for i, s in enumerate(stages)}
-    # per stage: files, rows, bytes kept; files, rows, bytes skipped (summed here, put in ``out`` below)
-    kept_files, kept_rows, kept_bytes = [0] * n, [0] * n, [0] * n
-    gone_files, gone_rows, gone_bytes = [0] * n, [0] * n, [0] * n
-    # a file pruned up to the stats stage keeps its row count at each stage before (rows_at): those
-    # files, most of a selective predicate's, are summed by the stage that cut them and spread below
-    early = position[Stage.STATS] + 1
-    cut_files, cut_rows, cut_bytes = [0] * early, [0] * early, [0] * early
-    index_bytes = index_requests = dv_bytes = dv_requests = 0
-    for f in files:
-        # a file survives every stage before the one that prunes it (none prunes at Stage.ALL)
-        cut = n if f.skipped_by is None else position[f.skipped_by]
-        if verified and cut == n and not f.survives(Stage.MATCHING):
-            cut -= 1  # read, but no row matches
-        size = f.file_size
-        index_bytes += f.bytes_read
-        index_requests += f.requests
-        if cut < early:
-            cut_files[cut] += 1
-            cut_rows[cut] += f.row_count
-            cut_bytes[cut] += size
-            continue
-        before = f.rows_at(Stage.ALL)
-        for i in range(cut):
-            now = f.rows_at(stages[i])
-            kept_files[i] += 1
-            kept_rows[i] += now
-            kept_bytes[i] += size
-            gone_rows[i] += before - now
-            before = now
-        if cut < n:
-            gone_files[cut] += 1
-            gone_rows[cut] += before
-            gone_bytes[cut] += size
-        if f.read and f.dv_bytes:
-            dv_bytes += f.dv_bytes
-            dv_requests += 1
-    for cut in range(early):
-        gone_files[cut] += cut_files[cut]
-        gone_rows[cut] += cut_rows[cut]
-        gone_bytes[cut] += cut_bytes[cut]
-        for i in range(cut):
-            kept_files[i] += cut_files[cut]
-            kept_rows[i] += cut_rows[cut]
-            kept_bytes[i] += cut_bytes[cut]
+    # the files' fields as columns, then each stage's sums over them
+    skipped = list(map(attrgetter("skipped_by"), files))
+    cut = np.fromiter((n if s is None else position[s] for s in skipped), np.int64, count)
+    row_count = _ints(files, "row_count")
+    size = _ints(files, "file_size")
+    read = cut == n  # Paimon's read path reads the file (before verification)
+    if verified:  # read, but no row matches: kept up to the stage before matching
+        matching = np.fromiter((f.matching_rows or 0 for f in files), np.int64, count)
+        cut[read & (matching == 0)] -= 1
+    global_rows = np.fromiter((row_count[i] if f.global_index_rows is None else f.global_index_rows
+                               for i, f in enumerate(files)), np.int64, count)
+    # rows[i]: each file's rows at stage i (FileDecision.rows_at); before[i]: at the stage before
+    rows = []
+    for stage in stages:
+        if stage is Stage.MATCHING:
+            rows.append(matching)
+        elif stage is Stage.READ:
+            rows.append(_ints(files, "rows_after_dv"))
+        elif _ORDER[stage] >= _ORDER[Stage.GLOBAL_INDEX]:  # the rows the global indexes dropped stay dropped
+            rows.append(global_rows)
+        else:
+            rows.append(row_count)
+    before = [row_count] + rows[:-1]  # rows_at(ALL) is the row count
     for i, s in enumerate(stages):
-        out[s.value].update(files=kept_files[i], rows=kept_rows[i], bytes=kept_bytes[i], files_skipped=gone_files[i],
-                            rows_skipped=gone_rows[i], bytes_skipped=gone_bytes[i])
-    out[Stage.INDEX.value].update(index_bytes=index_bytes, index_requests=index_requests)
-    out[Stage.READ.value].update(index_bytes=dv_bytes, index_requests=dv_requests)
+        kept, gone = cut > i, cut == i
+        out[s.value].update(files=int(kept.sum()), rows=int(rows[i][kept].sum()), bytes=int(size[kept].sum()),
+                            files_skipped=int(gone.sum()),
+                            rows_skipped=int((before[i][kept] - rows[i][kept]).sum() + before[i][gone].sum()),
+                            bytes_skipped=int(size[gone].sum()))
+    dv = _ints(files, "dv_bytes")[read]
+    out[Stage.INDEX.value].update(index_bytes=int(_ints(files, "bytes_read").sum()),
+                                  index_requests=int(_ints(files, "requests").sum()))
+    out[Stage.READ.value].update(index_bytes=int(dv.sum()), index_requests=int((dv > 0).sum()))
     if Stage.GLOBAL_INDEX.value in out:
         out[Stage.GLOBAL_INDEX.value]["index_bytes"], out[Stage.GLOBAL_INDEX.value]["index_requests"] = \
             global_index_io
     return out
+
+
+def _ints(files: list[FileDecision], name: str) -> np.ndarray:
+    """One integer field of every file, as a column."""
+    return np.fromiter(map(attrgetter(name), files), np.int64, len(files))

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,7 +54,7 @@ BEFORE_INDEX: tuple[Stage, ...] = (Stage.PARTITION, Stage.BUCKET, Stage.LEVEL, S
 _ORDER = {s: i for i, s in enumerate(Stage)}
 
 
-@dataclass(frozen=True, eq=False)  # equal as a mapping (to its JSON dict), not field by field
+@dataclass(frozen=True, eq=False, slots=True)  # equal as a mapping (its JSON dict); slots: one per file
 class StatsCells(Mapping):
     """The predicate's columns' min / max / null count as the stats stage read them, per file:
     ``cells[column]`` is ``{"min", "max", "null_count"}`` in JSON values (null count None:
@@ -104,20 +103,9 @@ def stats_column(files: Sequence[FileDecision], column: str) -> dict[str, list]:
     return out
 
 
-@dataclass(frozen=True)
-class FileDecision:
-    """What Paimon's read path decides for one data file, stage by stage.
-
-    Decisions are :class:`Decision` values (``bucket_decision`` is REMAIN unless the
-    predicate selects buckets); ``raw_index_result`` is what the file index answered
-    (REMAIN, SKIP or a :class:`BitmapResult`), ``index_decision`` what the read path
-    makes of it. Both are ``None`` when the index was not consulted (pruned earlier).
-    ``bytes_read`` counts the file-index bytes read to decide (an embedded index counts its
-    bytes from the manifest; 0 where Paimon does not read the index). ``matching_rows``
-    (verify) counts the file's rows satisfying the predicate, deletion vector applied.
-    ``stats`` holds, per column of the predicate, the min / max / null count the stats stage
-    tested (null count None: unknown), so a reader sees why the file was kept or skipped.
-    """
+@dataclass(frozen=True, slots=True)  # slots: 50,000 of them, a third of the memory of a __dict__ each
+class _FileDecisionFields:
+    """:class:`FileDecision`'s fields."""
 
     path: str
     partition: dict[str, Any] = field(compare=False, hash=False)
@@ -150,6 +138,23 @@ class FileDecision:
     # the partition in the one partition format (:func:`indexcore.paimon.layout.format_partition`)
     partition_text: str = ""
 
+
+class FileDecision(_FileDecisionFields):
+    """What Paimon's read path decides for one data file, stage by stage.
+
+    Decisions are :class:`Decision` values (``bucket_decision`` is REMAIN unless the
+    predicate selects buckets); ``raw_index_result`` is what the file index answered
+    (REMAIN, SKIP or a :class:`BitmapResult`), ``index_decision`` what the read path
+    makes of it. Both are ``None`` when the index was not consulted (pruned earlier).
+    ``bytes_read`` counts the file-index bytes read to decide (an embedded index counts its
+    bytes from the manifest; 0 where Paimon does not read the index). ``matching_rows``
+    (verify) counts the file's rows satisfying the predicate, deletion vector applied.
+    ``stats`` holds, per column of the predicate, the min / max / null count the stats stage
+    tested (null count None: unknown), so a reader sees why the file was kept or skipped.
+    """
+
+    __slots__ = ("_skipped",)  # skipped_by once worked out (unset until then; not a field)
+
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> FileDecision:
         """The decision from a record of its fields (defaults filled in), as explain makes one per
@@ -157,25 +162,33 @@ class FileDecision:
         ``object.__setattr__`` (a quarter of a second over 50,000 files)."""
         if not _DECISION_REQUIRED <= record.keys() <= _DECISION_FIELDS:
             return cls(**record)  # the dataclass says what is wrong
-        out = object.__new__(cls)
-        out.__dict__.update(_DECISION_DEFAULTS)
-        out.__dict__.update({name: make() for name, make in _DECISION_FACTORIES.items() if name not in record})
-        out.__dict__.update(record)
+        out = _new(cls)
+        get = record.get
+        for name, default, make, put in _DECISION_SLOTS:
+            value = get(name, _MISSING)
+            put(out, (make() if make is not None else default) if value is _MISSING else value)
         return out
 
-    @functools.cached_property
+    @property
     def skipped_by(self) -> Stage | None:
         """The first stage that pruned the file, or None when Paimon reads it (worked out once:
         the funnel asks for it at every stage of every file)."""
-        for stage, decision in zip(BEFORE_INDEX, (self.partition_decision, self.bucket_decision,
-                                                  self.level_decision, self.stats_decision), strict=True):
-            if decision is Decision.SKIP:
-                return stage
-        if self.global_index_decision is Decision.SKIP:
-            return Stage.GLOBAL_INDEX
-        if self.index_decision is not None and not self.index_decision.remain():
-            return Stage.INDEX
-        return None
+        try:
+            skipped = self._skipped
+        except AttributeError:
+            skipped = _NOT_SKIPPED
+            for stage, decision in zip(BEFORE_INDEX, (self.partition_decision, self.bucket_decision,
+                                                      self.level_decision, self.stats_decision), strict=True):
+                if decision is Decision.SKIP:
+                    skipped = stage
+                    break
+            else:
+                if self.global_index_decision is Decision.SKIP:
+                    skipped = Stage.GLOBAL_INDEX
+                elif self.index_decision is not None and not self.index_decision.remain():
+                    skipped = Stage.INDEX
+            _SET_SKIPPED(self, skipped)
+        return skipped or None  # "" (worked out: no stage) is falsy, every stage is not
 
     @property
     def read(self) -> bool:
@@ -239,13 +252,19 @@ class FileDecision:
         return out
 
 
-# FileDecision's fields: all, those without a default, plain defaults, defaults made by a factory
+# FileDecision's fields a record may give: all, those without a default; per slot its name, plain
+# default, default factory and setter (a slot's own descriptor: the frozen ``__setattr__`` refuses)
 _DECISION_FIELDS = frozenset(f.name for f in dataclasses.fields(FileDecision))
 _DECISION_REQUIRED = frozenset(f.name for f in dataclasses.fields(FileDecision)
                                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
-_DECISION_DEFAULTS = {f.name: f.default for f in dataclasses.fields(FileDecision) if f.default is not dataclasses.MISSING}
-_DECISION_FACTORIES = {f.name: f.default_factory for f in dataclasses.fields(FileDecision)
-                       if f.default_factory is not dataclasses.MISSING}
+_DECISION_SLOTS = tuple((f.name, None if f.default is dataclasses.MISSING else f.default,
+                         None if f.default_factory is dataclasses.MISSING else f.default_factory,
+                         getattr(FileDecision, f.name).__set__)
+                        for f in dataclasses.fields(FileDecision) )
+_SET_SKIPPED = FileDecision._skipped.__set__
+_MISSING = object()
+_NOT_SKIPPED = ""  # skipped_by worked out: no stage pruned the file (a pickled decision keeps it)
+_new = object.__new__
 
 
 @dataclass
