@@ -1,0 +1,235 @@
+"""Manifests decoded straight to Arrow columns, and the plan as columns (issues 29 and 30).
+
+Truth: fastavro's records of the same bytes (a foreign decoder) for every manifest-like file of
+the conformance warehouses; the object plan (fastavro, one record at a time) for every plan;
+hand-built ADD/DELETE sequences whose live files are known by construction for the merge.
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import sys
+from pathlib import Path
+
+import fastavro
+import pyarrow as pa
+import pytest
+
+import indexcore
+from indexcore.errors import CorruptFileError
+from indexcore.warehouse import manifest_columns
+from indexcore.warehouse.manifest import MANIFEST_ENTRY, read_records
+from indexcore.warehouse.manifest_columns import check_table, null_codec_container, read_manifest_table
+from indexcore.warehouse.plan_columns import ENTRY, merge_rows
+
+ROOT = Path(__file__).resolve().parent.parent
+AVRO_MAGIC = b"Obj\x01"
+
+
+def _manifest_files(conformance: Path) -> list[Path]:
+    files = sorted(p for p in (conformance / "warehouses").glob("**/manifest/*") if p.is_file())
+    assert len(files) > 500, "the conformance warehouses hold hundreds of manifest-like files"
+    return files
+
+
+def _fmt(data: bytes) -> str:
+    return "avro" if data[:4] == AVRO_MAGIC else "parquet" if data[:4] == b"PAR1" else "orc"
+
+
+def _naive(value):
+    """fastavro's values as the columns give them: timestamps without their UTC zone."""
+    if isinstance(value, dict):
+        return {k: _naive(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_naive(v) for v in value]
+    if isinstance(value, datetime.datetime) and value.tzinfo is not None:
+        return value.replace(tzinfo=None)
+    return value
+
+
+def _same_as_records(paths: list[Path]) -> tuple[int, set]:
+    compared, formats = 0, set()
+    for path in paths:
+        data = path.read_bytes()
+        fmt = _fmt(data)
+        records = read_records(data, fmt, str(path))
+        got = read_manifest_table(data, fmt, str(path)).to_pylist()
+        assert got == _naive(records), f"{path}: columns differ from fastavro's records"
+        compared += 1
+        formats.add(fmt)
+    return compared, formats
+
+
+def test_every_conformance_manifest_decodes_as_fastavro_does(conformance):
+    compared, formats = _same_as_records(_manifest_files(conformance))
+    assert compared > 500 and formats == {"avro", "orc"}
+
+
+def test_without_polars_the_records_become_the_same_columns(conformance, monkeypatch):
+    monkeypatch.setitem(sys.modules, "polars", None)  # an import of polars now raises ImportError
+    files = _manifest_files(conformance)
+    compared, _ = _same_as_records(files[::7])
+    assert compared > 50
+
+
+def test_paimon_09_rows_and_zstd_blocks_decode(conformance):
+    """Paimon 0.9 wrote each row as a ``["null", record]`` union (polars refuses it) and every
+    Paimon writes zstd by default, which polars cannot inflate: both come out as columns."""
+    lists = sorted((conformance / "warehouses/parquet/pk_09.db/pk_09/manifest").glob("manifest-list-*"),
+                   key=lambda p: -p.stat().st_size)
+    data = lists[0].read_bytes()
+    assert fastavro.reader(io.BytesIO(data)).codec == "zstandard"
+    assert isinstance(fastavro.reader(io.BytesIO(data)).writer_schema, list)
+    assert null_codec_container(data, "x") is None
+    table = read_manifest_table(data, "avro", str(lists[0]))
+    assert table.num_rows == len(read_records(data, "avro", "x")) > 0
+    assert "_FILE_NAME" in table.column_names
+
+
+def _manifest_bytes(conformance: Path) -> tuple[bytes, dict, list[dict]]:
+    folder = conformance / "warehouses/parquet/append_with_bitmap_no_embedding.db/append_with_bitmap_no_embedding"
+    for p in sorted((folder / "manifest").glob("manifest-*")):
+        if not p.name.startswith("manifest-list"):
+            data = p.read_bytes()
+            reader = fastavro.reader(io.BytesIO(data))
+            return data, reader.writer_schema, list(reader)
+    raise AssertionError("no manifest")
+
+
+def _write(schema: dict, records: list[dict], codec: str = "deflate") -> bytes:
+    out = io.BytesIO()
+    fastavro.writer(out, schema, records, codec=codec)
+    return out.getvalue()
+
+
+def test_bad_bytes_name_file_structure_and_offset(conformance):
+    data, schema, records = _manifest_bytes(conformance)
+    with pytest.raises(CorruptFileError) as exc:
+        read_manifest_table(data[:len(data) - 20], "avro", "m-1")
+    assert exc.value.file == "m-1" and "avro block" in str(exc.value) and exc.value.offset is not None
+    with pytest.raises(CorruptFileError, match="bad magic"):
+        read_manifest_table(b"Obj\x02" + data[4:], "avro", "m-2")
+    synced = bytearray(data)
+    synced[-1] ^= 0xFF  # the last sync marker
+    with pytest.raises(CorruptFileError, match="sync marker"):
+        read_manifest_table(bytes(synced), "avro", "m-3")
+
+
+def test_a_block_that_inflates_past_the_budget_is_refused(conformance, monkeypatch):
+    _data, schema, records = _manifest_bytes(conformance)
+    many = _write(schema, records * 400, codec="deflate")
+    monkeypatch.setattr("indexcore.warehouse.manifest.INFLATE_FLOOR", 1024)
+    monkeypatch.setattr("indexcore.warehouse.manifest.INFLATE_RATIO", 2)
+    with pytest.raises(CorruptFileError, match="inflates past"):
+        read_manifest_table(many, "avro", "bomb")
+
+
+def test_checks_on_columns_name_the_record_and_field(conformance):
+    _data, schema, records = _manifest_bytes(conformance)
+    odd = [dict(r) for r in records * 3]
+    odd[2] = {**odd[2], "_KIND": 7}
+    with pytest.raises(CorruptFileError, match=r"manifest entry 2: field _KIND is 7"):
+        check_table(read_manifest_table(_write(schema, odd), "avro", "k"), MANIFEST_ENTRY, "k")
+    negative = [dict(r) for r in records * 2]
+    negative[1] = {**negative[1], "_FILE": {**negative[1]["_FILE"], "_FILE_SIZE": -5}}
+    with pytest.raises(CorruptFileError, match=r"manifest entry 1: field _FILE._FILE_SIZE must not be negative: -5"):
+        check_table(read_manifest_table(_write(schema, negative), "avro", "n"), MANIFEST_ENTRY, "n")
+    good = read_manifest_table(_write(schema, records), "avro", "g")
+    check_table(good, MANIFEST_ENTRY, "g")
+    with pytest.raises(CorruptFileError, match="field _FILE is missing"):
+        check_table(good.drop_columns(["_FILE"]), MANIFEST_ENTRY, "g")
+
+
+def _entries(rows: list[tuple[int, str]]) -> pa.Table:
+    """Manifest entries (kind, file name) of one partition and bucket, in manifest order."""
+    n = len(rows)
+    cols = {f.name: pa.nulls(n, f.type) for f in ENTRY}
+    cols["_KIND"] = pa.array([k for k, _ in rows], pa.int32())
+    cols["_PARTITION"] = pa.array([b"p"] * n, pa.binary())
+    cols["_BUCKET"] = pa.array([0] * n, pa.int32())
+    cols["_LEVEL"] = pa.array([0] * n, pa.int32())
+    cols["_FILE_NAME"] = pa.array([name for _, name in rows], pa.string())
+    return pa.table(cols, schema=ENTRY)
+
+
+ADD, DEL = 0, 1
+
+
+@pytest.mark.parametrize("rows,live", [
+    ([(ADD, "a"), (ADD, "b"), (ADD, "c")], [0, 1, 2]),
+    ([(ADD, "a"), (ADD, "b"), (DEL, "a"), (ADD, "c"), (ADD, "a")], [1, 3, 4]),  # re-added: last place
+    ([(ADD, "a"), (DEL, "a")], []),
+    ([(DEL, "a"), (ADD, "b")], [1]),  # a DELETE of a file never added removes nothing
+    ([(ADD, "a"), (ADD, "b"), (ADD, "a")], [2, 1]),  # added twice: the first place, the last entry
+    ([(ADD, "a"), (DEL, "a"), (ADD, "a"), (DEL, "a"), (ADD, "b")], [4]),
+])
+def test_merge_keeps_what_the_last_entry_says_in_plan_order(rows, live):
+    assert merge_rows(_entries(rows)).tolist() == live
+
+
+def test_merge_key_includes_bucket_and_level():
+    t = _entries([(ADD, "a"), (ADD, "a"), (DEL, "a")])
+    t = t.set_column(ENTRY.get_field_index("_LEVEL"), "_LEVEL", pa.array([0, 1, 0], pa.int32()))
+    assert merge_rows(t).tolist() == [1]
+
+
+def _objects(files) -> list[tuple]:
+    return [(lf.path, lf.index_path, lf.partition, lf.partition_spec, lf.bucket, lf.total_buckets,
+             lf.deletion_vector, lf.dv_file_path, lf.file, lf.bitmap64) for lf in files]
+
+
+def test_plan_columns_equal_the_object_plan_on_every_conformance_table(conformance):
+    """Every snapshot of every conformance table: the same live files in the same order, every
+    field of each (stats, keys, extra files, DV ranges, embedded indexes), the same problems."""
+    plans = 0
+    deleting = 0
+    for root in sorted((conformance / "warehouses").iterdir()):
+        warehouse = indexcore.open_warehouse(str(root))
+        for name in warehouse.tables():
+            table = warehouse.table(name)
+            for sid in table.snapshot_ids():
+                plan, columns = table.plan(sid), table.plan_columns(sid)
+                assert _objects(columns.live_files(table)) == _objects(plan.files), f"{root.name} {name} {sid}"
+                assert set(columns.problems) == set(plan.problems)
+                assert list(columns.index_entries) == plan.index_entries
+                assert columns.files.column("path").to_pylist() == [lf.path for lf in plan.files]
+                assert columns.partition_values() == [lf.partition for lf in plan.files]
+                plans += 1
+            kinds = {e.kind for e in table.manifest_entry_list()}
+            deleting += "DELETE" in kinds
+    assert plans > 150 and deleting > 10
+
+
+def test_plan_columns_are_kept_and_shared(conformance):
+    root = conformance / "warehouses" / "parquet"
+    table = indexcore.open_warehouse(str(root)).table("pk_with_bitmap_dv.pk_with_bitmap_dv")
+    first = table.plan_columns()
+    assert table.plan_columns() is first
+    assert first.files.column("dv_offset").null_count < first.num_files  # its DVs are columns
+
+
+def test_an_unreadable_manifest_is_a_problem_as_in_the_object_plan(conformance, tmp_path):
+    import shutil
+
+    src = conformance / "warehouses/parquet/append_with_bitmap_no_embedding.db"
+    shutil.copytree(src, tmp_path / "append_with_bitmap_no_embedding.db")
+    folder = tmp_path / "append_with_bitmap_no_embedding.db/append_with_bitmap_no_embedding/manifest"
+    victim = next(p for p in sorted(folder.iterdir())
+                  if p.name.startswith("manifest-") and not p.name.startswith("manifest-list"))
+    victim.write_bytes(victim.read_bytes()[:40])
+    full = "append_with_bitmap_no_embedding.append_with_bitmap_no_embedding"
+    objects = indexcore.open_warehouse(str(tmp_path)).table(full)
+    columns = indexcore.open_warehouse(str(tmp_path)).table(full)
+    for sid in objects.snapshot_ids():
+        plan, cols = objects.plan(sid), columns.plan_columns(sid)
+        assert _objects(cols.live_files(columns)) == _objects(plan.files)
+        assert {(p.path, p.structure) for p in cols.problems} == {(p.path, p.structure) for p in plan.problems}
+    assert any(p.structure == "manifest" and victim.name in p.path for p in columns.plan_columns().problems) or \
+        any(victim.name in p.path for p in columns.problems)
+
+
+def test_manifest_columns_module_imports_no_polars_at_top():
+    """polars is the optional columnar decoder: importing indexcore must not need it."""
+    source = Path(manifest_columns.__file__).read_text()
+    assert "\nimport polars" not in source and "\nfrom polars" not in source
