@@ -12,7 +12,9 @@ import json
 import posixpath
 from collections.abc import Sequence
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
 from indexcore.paimon.layout import BRANCH_PREFIX, tag_path
@@ -21,11 +23,13 @@ from indexcore.views.common import (
     TS,
     dv_cardinality,
     from_rows,
-    partition_labels,
     partition_text,
     partition_types,
+    plan_partition_labels,
     stats_text,
 )
+from indexcore.warehouse.manifest import file_stats, lazy_key
+from indexcore.warehouse.plan_columns import PlanColumns
 from indexcore.warehouse.table import Table
 from indexcore.warehouse.table_planning import KNOWN_INDEX_TYPES
 
@@ -110,9 +114,12 @@ def manifests(table, snapshot_id: int | None = None) -> pa.Table:
     return from_rows(rows, MANIFESTS)
 
 
-def _stats_names(table, lf) -> tuple[list[str], list[DataType | None]]:
-    schema, meta = table.file_schema(lf), lf.file
-    names = meta.value_stats_cols if meta.value_stats_cols is not None else meta.write_cols
+def _stats_names(table, schema_id: int, cols: tuple | None, write_cols: tuple | None,
+                 path: str) -> tuple[list[str], list[DataType | None]]:
+    """The names and types of a file's value stats: its ``_VALUE_STATS_COLS``, else its
+    ``_WRITE_COLS``, else every field of the schema it was written under."""
+    schema = table.schema_or_latest(schema_id, path)
+    names = cols if cols is not None else write_cols
     if names is None:
         return [f.name for f in schema.fields], [f.type for f in schema.fields]
     types = []
@@ -134,57 +141,102 @@ FILES = pa.schema([
     ("write_cols", pa.list_(pa.string())),
     ("file_name", pa.string()), ("external_path", pa.string()), ("embedded_index", pa.bool_()),
     ("index_file", pa.string()), ("deletion_vector_cardinality", pa.int64())])
+_FILE_SOURCES = pa.array(["APPEND", "COMPACT"])  # _FILE_SOURCE 0 and 1
+
+
+def _file_format(names: pa.Array) -> pa.Array:
+    """The extension of each file name, lower-cased ("" without one), as ``DataFileMeta.file_format``."""
+    ext = pc.utf8_lower(pc.replace_substring_regex(names, r"^.*\.", ""))
+    return pc.if_else(pc.match_substring(names, "."), ext, "")
+
+
+def _dv_cardinality(table, plan: PlanColumns, live: pa.Table, rows: np.ndarray) -> pa.Array:
+    """Deleted rows per file: the manifest's cardinality, else decoded from the DV file (only the
+    files whose index manifest leaves it out; each built as a LiveFile for that)."""
+    known = live.column("dv_cardinality").combine_chunks()
+    missing = pc.and_(pc.is_valid(live.column("dv_offset")), pc.is_null(known)).combine_chunks()
+    if not pc.any(missing).as_py():
+        return known
+    values = known.to_pylist()
+    for i in np.flatnonzero(missing.to_numpy(zero_copy_only=False)):
+        values[i] = dv_cardinality(table, plan.live_file(table, int(rows[i])))
+    return pa.array(values, pa.int64())
+
+
+def _stats_columns(table, live: pa.Table, keyed: bool) -> dict[str, list]:
+    """The rendered key and value statistics of each file (its BinaryRow bytes decoded here, one
+    file at a time, nothing kept)."""
+    types = table._stats_types
+    n = live.num_rows
+    schema_ids = live.column("_SCHEMA_ID").to_pylist()
+    cols_of = live.column("_VALUE_STATS_COLS").to_pylist()
+    write_of = live.column("_WRITE_COLS").to_pylist()
+    paths = live.column("path").to_pylist()
+    out: dict[str, list] = {k: [None] * n for k in ("min_key", "max_key", "null_value_counts", "min_value_stats",
+                                                    "max_value_stats")}
+    if keyed:
+        for column, raw in (("min_key", live.column("_MIN_KEY")), ("max_key", live.column("_MAX_KEY"))):
+            out[column] = [partition_text(tuple(lazy_key(r, types.key(sid))), table.key_types(sid))
+                           for r, sid in zip(raw.to_pylist(), schema_ids, strict=True)]
+    names_of: dict[tuple, tuple] = {}
+    for i, rec in enumerate(live.column("_VALUE_STATS").to_pylist()):
+        sid = schema_ids[i]
+        cols = tuple(cols_of[i]) if cols_of[i] is not None else None
+        write_cols = tuple(write_of[i]) if write_of[i] is not None else None
+        key = (sid, cols, write_cols)
+        if key not in names_of:
+            names_of[key] = _stats_names(table, sid, cols, write_cols, paths[i])
+        names, vtypes = names_of[key]
+        vs = file_stats(rec, types.value(sid, cols, write_cols))
+        out["null_value_counts"][i] = stats_text(names, [None] * len(names), vs.null_counts)
+        out["min_value_stats"][i] = stats_text(names, vtypes, vs.min_values)
+        out["max_value_stats"][i] = stats_text(names, vtypes, vs.max_values)
+    return out
 
 
 def files(table, snapshot_id: int | None = None, stats: bool = True,
           paths: Sequence[str] | None = None) -> pa.Table:
     """``$files``: the snapshot's live data files with their stats, file index and deletion vector.
 
-    ``stats=False`` leaves the rendered key and value statistics (``min_key`` ... ``max_value_stats``)
-    null, sparing their decoding when only the listing is wanted (a 50,000-file table); ``paths``
-    keeps only those data files (in plan order), e.g. the page of files on screen.
+    Built from the columnar plan (:meth:`~indexcore.warehouse.Table.plan_columns`), no object per
+    file. ``stats=False`` leaves the rendered key and value statistics (``min_key`` ...
+    ``max_value_stats``) null, sparing their decoding when only the listing is wanted (a
+    50,000-file table); ``paths`` keeps only those data files (in plan order), e.g. the page of
+    files on screen.
     """
-    types = partition_types(table)
-    keyed = bool(table.schema().trimmed_primary_keys) and stats
-    chosen = table.plan(snapshot_id).files
+    plan = table.plan_columns(snapshot_id)
+    live = plan.files
+    rows = np.arange(live.num_rows, dtype=np.int64)
     if paths is not None:
-        wanted = set(paths)
-        chosen = [lf for lf in chosen if lf.path in wanted]
-    metas = [lf.file for lf in chosen]
-    n = len(chosen)
-    sources = {0: "APPEND", 1: "COMPACT"}
-    cols: dict[str, list] = {
-        "partition": partition_labels(chosen, types, table.caches.labels), "bucket": [lf.bucket for lf in chosen],
-        "file_path": [lf.path for lf in chosen], "file_format": [m.file_format for m in metas],
-        "schema_id": [m.schema_id for m in metas], "level": [m.level for m in metas],
-        "record_count": [m.row_count for m in metas], "file_size_in_bytes": [m.file_size for m in metas],
-        "min_key": [None] * n, "max_key": [None] * n,
-        "null_value_counts": [None] * n, "min_value_stats": [None] * n, "max_value_stats": [None] * n,
-        "min_sequence_number": [m.min_sequence_number for m in metas],
-        "max_sequence_number": [m.max_sequence_number for m in metas],
-        "creation_time": [m.creation_time for m in metas], "deleteRowCount": [m.delete_row_count for m in metas],
-        "file_source": [sources.get(m.file_source) for m in metas], "first_row_id": [m.first_row_id for m in metas],
-        "write_cols": [list(m.write_cols) if m.write_cols is not None else None for m in metas],
-        "file_name": [m.file_name for m in metas], "external_path": [m.external_path for m in metas],
-        "embedded_index": [m.embedded_index is not None for m in metas],
-        "index_file": [lf.index_path for lf in chosen],
-        "deletion_vector_cardinality": [dv_cardinality(table, lf) for lf in chosen]}
-    if keyed:
-        cols["min_key"] = [partition_text(tuple(m.min_key), table.key_types(m.schema_id)) for m in metas]
-        cols["max_key"] = [partition_text(tuple(m.max_key), table.key_types(m.schema_id)) for m in metas]
-    if stats:
-        stats_names: dict[tuple, tuple] = {}
-        null_counts, min_stats, max_stats = cols["null_value_counts"], cols["min_value_stats"], cols["max_value_stats"]
-        for i, (lf, m) in enumerate(zip(chosen, metas, strict=True)):
-            key = (m.schema_id, m.value_stats_cols, m.write_cols)
-            if key not in stats_names:
-                stats_names[key] = _stats_names(table, lf)
-            names, vtypes = stats_names[key]
-            vs = m.value_stats
-            null_counts[i] = stats_text(names, [None] * len(names), vs.null_counts)
-            min_stats[i] = stats_text(names, vtypes, vs.min_values)
-            max_stats[i] = stats_text(names, vtypes, vs.max_values)
-    return pa.Table.from_pydict({f.name: cols[f.name] for f in FILES}, schema=FILES)
+        rows = np.flatnonzero(pc.is_in(live.column("path"), pa.array(list(paths), pa.string()))
+                              .to_numpy(zero_copy_only=False))
+        live = live.take(pa.array(rows))
+    n = live.num_rows
+    names = live.column("_FILE_NAME").combine_chunks()
+    source = live.column("_FILE_SOURCE").combine_chunks()
+    known = pc.is_in(source, pa.array([0, 1], source.type))
+    none = pa.nulls(n, pa.string())
+    cols: dict[str, pa.Array | pa.ChunkedArray | list] = {
+        "partition": plan_partition_labels(plan, live, partition_types(table), table.caches.labels),
+        "bucket": live.column("_BUCKET"), "file_path": live.column("path"), "file_format": _file_format(names),
+        "schema_id": live.column("_SCHEMA_ID"), "level": live.column("_LEVEL"),
+        "record_count": live.column("_ROW_COUNT"), "file_size_in_bytes": live.column("_FILE_SIZE"),
+        "min_key": none, "max_key": none, "null_value_counts": none, "min_value_stats": none,
+        "max_value_stats": none,
+        "min_sequence_number": live.column("_MIN_SEQUENCE_NUMBER"),
+        "max_sequence_number": live.column("_MAX_SEQUENCE_NUMBER"),
+        "creation_time": live.column("_CREATION_TIME"), "deleteRowCount": live.column("_DELETE_ROW_COUNT"),
+        "file_source": _FILE_SOURCES.take(pc.if_else(known, source, None)),
+        "first_row_id": live.column("_FIRST_ROW_ID"), "write_cols": live.column("_WRITE_COLS"),
+        "file_name": names, "external_path": live.column("_EXTERNAL_PATH"),
+        "embedded_index": pc.is_valid(live.column("_EMBEDDED_FILE_INDEX")),
+        "index_file": live.column("index_path"),
+        "deletion_vector_cardinality": _dv_cardinality(table, plan, live, rows)}
+    if stats and n:
+        rendered = _stats_columns(table, live, bool(table.schema().trimmed_primary_keys))
+        cols.update({k: pa.array(v, pa.string()) for k, v in rendered.items()})
+    return pa.Table.from_arrays([cols[f.name] if not isinstance(cols[f.name], list) else pa.array(cols[f.name], f.type)
+                                 for f in FILES], schema=FILES)
 
 
 DV_RANGE = pa.struct([("f0", pa.string()), ("f1", pa.int32()), ("f2", pa.int32()), ("_CARDINALITY", pa.int64())])

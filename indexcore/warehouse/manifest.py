@@ -406,6 +406,17 @@ def _stats(rec: dict, types: Callable) -> SimpleStats:
     return stats
 
 
+def file_stats(rec: dict, types: Callable[[], Sequence[DataType]]) -> SimpleStats:
+    """A ``_KEY_STATS`` / ``_VALUE_STATS`` record as :class:`SimpleStats`, decoded on first use
+    (``types``: :meth:`StatsTypes.key` or :meth:`StatsTypes.value` of its file)."""
+    return _stats(rec, types)
+
+
+def lazy_key(raw: bytes, types: Callable[[], Sequence[DataType]]) -> Sequence:
+    """A ``_MIN_KEY`` / ``_MAX_KEY`` BinaryRow as the sequence of its values, decoded on first use."""
+    return _LazyKey(raw, types)
+
+
 def data_file_meta(f: dict, types: StatsTypes) -> DataFileMeta:
     """A ``_FILE`` record as :class:`DataFileMeta`; stats and keys stay bytes until read.
 
