@@ -9,7 +9,8 @@ rows, and no object is made per entry. Everything that walks a snapshot's file i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import posixpath
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,9 +21,18 @@ from indexcore.errors import IndexCoreError
 from indexcore.formats.container import EMPTY_INDEX_FLAG, IndexEntry, head_spans
 from indexcore.formats.registry import FILE_INDEX_TYPES, RANGE_BITMAP, index_kind
 from indexcore.types import DataType
-from indexcore.views.common import IndexBlob, Progress, kept_view, partition_labels, partition_types, tick
-from indexcore.warehouse.file_sample import sample_files
+from indexcore.views.common import (
+    IndexBlob,
+    Progress,
+    kept_view,
+    partition_types,
+    plan_partition_labels,
+    tick,
+)
+from indexcore.warehouse.file_sample import sample_positions
 from indexcore.warehouse.model import LiveFile
+from indexcore.warehouse.plan_columns import PlanColumns
+from indexcore.warehouse.table_heads import HeadSource, head_source
 
 FILE_INDEXES = pa.schema([
     ("partition", pa.string()), ("bucket", pa.int32()), ("file_path", pa.string()),
@@ -94,32 +104,56 @@ def census_heads(table, files: Iterable[LiveFile], progress: Progress | None = N
     each of ``files`` (each with a file index); ``spans`` are the head's flat ``(offset, length, ...)``
     values and ``verdicts`` judge its entries. A container that cannot be read is
     ``(live file, (), None, error, NO_VERDICTS)``."""
-    files = list(files)
+    files = [lf for lf in files if lf.has_file_index]
+    walk = _census_walk(table, [lf.file.schema_id for lf in files], [head_source(lf) for lf in files], progress)
+    for i, spans, size, error, verdicts in walk:
+        yield files[i], spans, size, error, verdicts
+
+
+def _census_walk(table, schema_ids: Sequence[int], sources: Sequence[HeadSource], progress: Progress | None
+                 ) -> Iterator[tuple[int, tuple[int, ...], int | None, str | None, Verdicts]]:
+    """:func:`census_heads` over heads named by :class:`HeadSource` (``i`` for the i-th)."""
     judged: dict[tuple, tuple] = {}  # (schema id, column, kind) -> what _judge says
     shapes: dict[tuple, Verdicts] = {}  # (schema id, (column, kind) pairs, empties) -> verdicts
     schemas: dict[int, object] = {}
-    for i, (lf, head, size, name, error) in enumerate(table.iter_head_bytes(files)):
-        tick(progress, i, len(files), lf.file.file_name)
+    total = len(sources)
+    for i, (head, size, name, error) in enumerate(table.iter_source_heads(sources)):
+        tick(progress, i, total, posixpath.basename(sources[i].path))
         if error is None:
             try:
                 pairs, spans = head_spans(head, size, name)
             except IndexCoreError as exc:
                 error = str(exc)
         if error is not None:
-            yield lf, (), None, error, NO_VERDICTS
+            yield i, (), None, error, NO_VERDICTS
             continue
         offsets = spans[::2]
         empty = (tuple(offset == EMPTY_INDEX_FLAG for offset in offsets) if EMPTY_INDEX_FLAG in offsets
                  else (False,) * len(offsets))
-        key = (lf.file.schema_id, pairs, empty)
+        sid = schema_ids[i]
+        key = (sid, pairs, empty)
         verdicts = shapes.get(key)
         if verdicts is None:
-            schema = schemas.get(lf.file.schema_id)
+            schema = schemas.get(sid)
             if schema is None:
-                schema = schemas[lf.file.schema_id] = table.file_schema(lf)
+                schema = schemas[sid] = table.schema_or_latest(sid, sources[i].path)
             verdicts = shapes[key] = _verdicts(schema, pairs, empty, judged)
-        yield lf, spans, size, None, verdicts
-    tick(progress, len(files), len(files), "done")
+        yield i, spans, size, None, verdicts
+    tick(progress, total, total, "done")
+
+
+def indexed_rows(plan: PlanColumns, sample: int | None = None) -> np.ndarray:
+    """The rows of ``plan.files`` with a file index (embedded or a ``.index`` file), in plan order;
+    ``sample``: that many of them as :func:`~indexcore.warehouse.file_sample.sample_files` picks."""
+    live = plan.files
+    has = pc.or_(pc.is_valid(live.column("_EMBEDDED_FILE_INDEX")), pc.is_valid(live.column("index_path")))
+    if isinstance(has, pa.ChunkedArray):
+        has = has.combine_chunks()
+    rows = np.flatnonzero(has.to_numpy(zero_copy_only=False))
+    if sample is None or sample >= len(rows):
+        return rows
+    paths = live.column("path").take(pa.array(rows)).to_pylist()
+    return rows[sample_positions(paths, sample)]
 
 
 def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = False,
@@ -132,19 +166,25 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     page that lists those and nothing else. ``sample``: only that many of the files with a file
     index (:func:`~indexcore.warehouse.file_sample.sample_files`).
 
-    Built as arrays: a file's rows are a pattern (the verdicts of its head's shape, and which of
-    its entries are shown) laid over its spans, so the hundreds of thousands of rows of a
-    50,000-file census are indexes into a few patterns, its files and their spans.
+    Built as arrays over the columnar plan (:meth:`~indexcore.warehouse.Table.plan_columns`): a
+    file's rows are a pattern (the verdicts of its head's shape, and which of its entries are
+    shown) laid over its spans, so the hundreds of thousands of rows of a 50,000-file census are
+    indexes into a few patterns, its files and their spans; no object per file.
     """
-    files = sample_files([lf for lf in table.plan(snapshot_id).files if lf.has_file_index], sample)
-    shown: list[LiveFile] = []
+    plan = table.plan_columns(snapshot_id)
+    rows = indexed_rows(plan, sample)
+    picked = plan.files.select(["path", "index_path", "_EMBEDDED_FILE_INDEX", "_SCHEMA_ID"]).take(pa.array(rows))
+    sources = [HeadSource(p, i, e) for p, i, e in zip(
+        picked.column("path").to_pylist(), picked.column("index_path").to_pylist(),
+        picked.column("_EMBEDDED_FILE_INDEX").to_pylist(), strict=True)]
+    shown: list[int] = []
     patterns: list[tuple[Verdicts | None, tuple[int, ...], str | None]] = []  # verdicts, entries shown, error
     pattern_of: dict[int, int] = {}  # id(verdicts) -> its pattern (verdicts live as long as the census)
     file_pattern: list[int] = []
     entries: list[int] = []  # head entries per shown file (0 when unreadable)
     spans_flat: list[int] = []
     container: list[int | None] = []
-    for lf, spans, size, why, v in census_heads(table, files, progress):
+    for i, spans, size, why, v in _census_walk(table, picked.column("_SCHEMA_ID").to_pylist(), sources, progress):
         if why is not None:  # the container cannot be read: one row, no column, its own error
             pid = len(patterns)
             patterns.append((None, (0,), why))
@@ -153,31 +193,32 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
                 continue
             pid = pattern_of.get(id(v))
             if pid is None:
-                at = tuple(i for i, bad in enumerate(v.unusable) if bad or not errors_only)
+                at = tuple(j for j, bad in enumerate(v.unusable) if bad or not errors_only)
                 pid = pattern_of[id(v)] = len(patterns)
                 patterns.append((v, at, None))
             spans_flat.extend(spans)
-        shown.append(lf)
+        shown.append(int(rows[i]))
         file_pattern.append(pid)
         entries.append(len(spans) // 2)
         container.append(size)
-    return _census_table(table, shown, patterns, file_pattern, entries, spans_flat, container)
+    return _census_table(table, plan, np.asarray(shown, np.int64), patterns, file_pattern, entries, spans_flat,
+                         container)
 
 
-def _census_table(table, shown: list[LiveFile], patterns: list, file_pattern: list[int], entries: list[int],
-                  spans_flat: list[int], container: list[int | None]) -> pa.Table:
+def _census_table(table, plan: PlanColumns, shown: np.ndarray, patterns: list, file_pattern: list[int],
+                  entries: list[int], spans_flat: list[int], container: list[int | None]) -> pa.Table:
     """The census's rows from :func:`file_indexes`'s walk: each shown file's pattern of rows, over
     its head entries' spans (numpy indexes, Arrow takes; no Python value per row)."""
-    if not shown:
+    if not len(shown):
         return FILE_INDEXES.empty_table()
-    metas = [lf.file for lf in shown]
-    embedded = [m.embedded_index is not None for m in metas]
+    live = plan.files.take(pa.array(shown))
+    embedded = pc.is_valid(live.column("_EMBEDDED_FILE_INDEX"))
     per_file = dict(zip(_FILE_LEVEL, (
-        partition_labels(shown, partition_types(table), table.caches.labels), [lf.bucket for lf in shown], [lf.path for lf in shown],
-        [m.file_size for m in metas], [m.row_count for m in metas], [m.schema_id for m in metas],
-        ["EMBEDDED" if e else "FILE" for e in embedded],
-        [None if e else lf.index_path for lf, e in zip(shown, embedded, strict=True)],
-        [m.file_name for m in metas]), strict=True))
+        plan_partition_labels(plan, live, partition_types(table), table.caches.labels), live.column("_BUCKET"),
+        live.column("path"), live.column("_FILE_SIZE"), live.column("_ROW_COUNT"), live.column("_SCHEMA_ID"),
+        pc.if_else(embedded, "EMBEDDED", "FILE"),
+        pc.if_else(embedded, pa.scalar(None, pa.string()), live.column("index_path")),
+        live.column("_FILE_NAME")), strict=True))
     # the patterns' rows, flat: pattern p's r-th row is row pattern_start[p] + r
     p_len = np.fromiter((len(at) for _, at, _ in patterns), np.int64, len(patterns))
     p_start = _starts(p_len)
@@ -220,8 +261,15 @@ def _census_table(table, shown: list[LiveFile], patterns: list, file_pattern: li
         "error": pa.array(p_error, pa.string()).take(at),
     }
     return pa.Table.from_arrays(
-        [pa.array(per_file[f.name], f.type).take(rows) if f.name in per_file else columns[f.name]
+        [_column(per_file[f.name], f.type).take(rows) if f.name in per_file else columns[f.name]
          for f in FILE_INDEXES], schema=FILE_INDEXES)
+
+
+def _column(values, kind: pa.DataType) -> pa.Array:
+    """One of a census's per-file columns as an array of ``kind``."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    return values if values.type == kind else values.cast(kind)
 
 
 def _starts(counts: np.ndarray) -> np.ndarray:
@@ -266,7 +314,7 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
     if wanted:  # unreadable containers (no column) stay
         keep = wanted[0] if len(wanted) == 1 else pc.and_(*wanted)
         census = census.filter(pc.or_(pc.is_null(census["column_name"]), pc.fill_null(keep, False)))
-    rows = CensusBlobs(table, census, table.plan(snapshot_id).files)
+    rows = CensusBlobs(table, census, table.plan_columns(snapshot_id))
     for i in range(census.num_rows):
         yield rows.blob(i)
 
@@ -276,11 +324,23 @@ class CensusBlobs:
     read into Python once, on the first blob asked for): an inventory places 180,000 census rows
     at 50,000 files, and most are only counted."""
 
-    def __init__(self, table, census: pa.Table, files: Iterable[LiveFile]):
+    def __init__(self, table, census: pa.Table, files: Iterable[LiveFile] | PlanColumns):
         self.table, self.census = table, census
-        self._files = {lf.path: lf for lf in files}
+        self._plan = files if isinstance(files, PlanColumns) else None
+        self._files = {} if self._plan is not None else {lf.path: lf for lf in files}
+        self._rows: dict[str, int] | None = None
         self._columns: dict[str, list] | None = None
         self._judged: dict[tuple, tuple] = {}
+
+    def _file(self, path: str) -> LiveFile:
+        """The live file at ``path``; from plan columns, made on first use (the files whose blobs
+        are asked for, not the snapshot's)."""
+        lf = self._files.get(path)
+        if lf is None:
+            if self._rows is None:
+                self._rows = {p: i for i, p in enumerate(self._plan.files.column("path").to_pylist())}
+            lf = self._files[path] = self._plan.live_file(self.table, self._rows[path])
+        return lf
 
     def blob(self, i: int) -> IndexBlob:
         """The blob of census row ``i``."""
@@ -289,7 +349,7 @@ class CensusBlobs:
                 "file_path", "column_name", "index_type", "index_offset", "index_size_in_bytes", "error",
                 "index_container_size_in_bytes")}
         c = self._columns
-        lf = self._files[c["file_path"][i]]
+        lf = self._file(c["file_path"][i])
         column, kind, error = c["column_name"][i], c["index_type"][i], c["error"][i]
         embedded = lf.file.embedded_index is not None
         if column is None:  # the container cannot be read
