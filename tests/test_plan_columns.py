@@ -14,10 +14,12 @@ from pathlib import Path
 
 import fastavro
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 import indexcore
 from indexcore.errors import CorruptFileError
+from indexcore.views import system as system_views
 from indexcore.warehouse import manifest_columns
 from indexcore.warehouse.manifest import MANIFEST_ENTRY, read_records
 from indexcore.warehouse.manifest_columns import check_table, null_codec_container, read_manifest_table
@@ -233,3 +235,87 @@ def test_manifest_columns_module_imports_no_polars_at_top():
     """polars is the optional columnar decoder: importing indexcore must not need it."""
     source = Path(manifest_columns.__file__).read_text()
     assert "\nimport polars" not in source and "\nfrom polars" not in source
+
+
+def _conformance_tables(conformance: Path):
+    for root in sorted((conformance / "warehouses").iterdir()):
+        warehouse = indexcore.open_warehouse(str(root))
+        for name in warehouse.tables():
+            yield root, warehouse.table(name)
+
+
+def test_files_view_equals_the_object_plan(conformance):
+    """``$files`` (built on columns) against each LiveFile of the object plan, field by field,
+    and its rendered stats against the objects' decoded stats."""
+    from indexcore.views import view
+    from indexcore.views.common import dv_cardinality, partition_text, stats_text
+
+    checked = 0
+    for root, table in _conformance_tables(conformance):
+        plan = table.plan()
+        got = view(table, "files").to_pylist()
+        assert len(got) == len(plan.files), f"{root.name} {table.name}"
+        types = [f.type for f in table.schema().partition_fields]
+        for row, lf in zip(got, plan.files, strict=True):
+            m = lf.file
+            assert (row["partition"], row["bucket"], row["file_path"], row["file_name"]) == \
+                (partition_text(lf.partition, types), lf.bucket, lf.path, m.file_name)
+            assert (row["file_format"], row["schema_id"], row["level"], row["record_count"],
+                    row["file_size_in_bytes"]) == (m.file_format, m.schema_id, m.level, m.row_count, m.file_size)
+            assert (row["min_sequence_number"], row["max_sequence_number"], row["creation_time"],
+                    row["deleteRowCount"], row["first_row_id"], row["external_path"]) == \
+                (m.min_sequence_number, m.max_sequence_number, m.creation_time, m.delete_row_count, m.first_row_id,
+                 m.external_path)
+            assert row["file_source"] == {0: "APPEND", 1: "COMPACT"}.get(m.file_source)
+            assert row["write_cols"] == (list(m.write_cols) if m.write_cols is not None else None)
+            assert (row["embedded_index"], row["index_file"]) == (m.embedded_index is not None, lf.index_path)
+            assert row["deletion_vector_cardinality"] == dv_cardinality(table, lf)
+            schema = table.file_schema(lf)
+            names = m.value_stats_cols if m.value_stats_cols is not None else m.write_cols
+            names = list(names) if names is not None else list(schema.field_names)
+            vtypes = [schema.field(n).type if n in schema.field_names else None for n in names]
+            assert row["min_value_stats"] == stats_text(names, vtypes, m.value_stats.min_values)
+            assert row["max_value_stats"] == stats_text(names, vtypes, m.value_stats.max_values)
+            assert row["null_value_counts"] == stats_text(names, [None] * len(names), m.value_stats.null_counts)
+            if table.schema().trimmed_primary_keys:
+                assert row["min_key"] == partition_text(tuple(m.min_key), table.key_types(m.schema_id))
+            checked += 1
+        paths = [lf.path for lf in plan.files][::2]
+        whole = view(table, "files")
+        assert whole.filter(pc.is_in(whole["file_path"], pa.array(paths, pa.string()))).equals(
+            system_views.files(table, paths=paths))
+    assert checked > 200
+
+
+def test_census_equals_the_parsed_heads_of_the_object_plan(conformance):
+    """``$file_indexes`` (columns, heads read column-wise) against each LiveFile's container head
+    parsed by :func:`parse_head` (the entry-object parser)."""
+    from indexcore.views import view
+
+    files_with_index = 0
+    for root, table in _conformance_tables(conformance):
+        census = view(table, "file_indexes").to_pylist()
+        expected = []
+        for lf, head, error in table.iter_index_heads(table.plan().files):
+            files_with_index += 1
+            if head is None:
+                expected.append((lf.path, None, None, None, error))
+                continue
+            for e in head.entries:
+                expected.append((lf.path, e.column, e.index_type, e.offset, None))
+        got = [(r["file_path"], r["column_name"], r["index_type"], r["index_offset"],
+                r["error"] if r["column_name"] is None else None) for r in census]
+        assert got == expected, f"{root.name} {table.name}"
+    assert files_with_index > 20
+
+
+def test_sample_positions_draw_what_random_sample_of_the_files_draws():
+    """The census samples positions; the files it names are those ``random.sample`` of the files
+    themselves picks (what sample_files drew before), in path order."""
+    import random
+
+    from indexcore.warehouse.file_sample import sample_positions
+
+    paths = [f"p/{(i * 7919) % 1000:04d}" for i in range(1000)]
+    for n, seed in ((1, 0), (10, 0), (999, 3)):
+        assert [paths[i] for i in sample_positions(paths, n, seed)] == sorted(random.Random(seed).sample(paths, n))

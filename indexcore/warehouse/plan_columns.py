@@ -196,7 +196,11 @@ class TablePlanColumns:
             except IndexCoreError as exc:
                 self._problem(self.manifest_path(mf.file_name), "manifest", exc.message, problems)
         entries = pa.concat_tables(parts) if parts else ENTRY.empty_table()
-        live = entries.take(pa.array(merge_rows(entries))) if entries.num_rows else entries
+        rows = merge_rows(entries)
+        if len(rows) != entries.num_rows or not np.array_equal(rows, np.arange(len(rows))):
+            live = entries.take(pa.array(rows))
+        else:  # every entry live, in order: the kept manifests' own buffers, not a copy
+            live = entries
         index = Plan(snap)
         index.problems = problems
         self._index_manifest(index, snap)
