@@ -10,6 +10,7 @@ rows, and no object is made per entry. Everything that walks a snapshot's file i
 from __future__ import annotations
 
 import posixpath
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -105,20 +106,22 @@ def census_heads(table, files: Iterable[LiveFile], progress: Progress | None = N
     values and ``verdicts`` judge its entries. A container that cannot be read is
     ``(live file, (), None, error, NO_VERDICTS)``."""
     files = [lf for lf in files if lf.has_file_index]
-    walk = _census_walk(table, [lf.file.schema_id for lf in files], [head_source(lf) for lf in files], progress)
+    walk = _census_walk(table, [lf.file.schema_id for lf in files], [lf.path for lf in files],
+                        [head_source(lf) for lf in files], progress)
     for i, spans, size, error, verdicts in walk:
         yield files[i], spans, size, error, verdicts
 
 
-def _census_walk(table, schema_ids: Sequence[int], sources: Sequence[HeadSource], progress: Progress | None
-                 ) -> Iterator[tuple[int, tuple[int, ...], int | None, str | None, Verdicts]]:
-    """:func:`census_heads` over heads named by :class:`HeadSource` (``i`` for the i-th)."""
+def _census_walk(table, schema_ids: Sequence[int], paths: Sequence[str], sources: Iterable[HeadSource],
+                 progress: Progress | None) -> Iterator[tuple[int, tuple[int, ...], int | None, str | None, Verdicts]]:
+    """:func:`census_heads` over the heads ``sources`` name (made as the walk goes), of the data
+    files ``paths`` written under ``schema_ids`` (``i`` for the i-th)."""
     judged: dict[tuple, tuple] = {}  # (schema id, column, kind) -> what _judge says
     shapes: dict[tuple, Verdicts] = {}  # (schema id, (column, kind) pairs, empties) -> verdicts
     schemas: dict[int, object] = {}
-    total = len(sources)
+    total = len(paths)
     for i, (head, size, name, error) in enumerate(table.iter_source_heads(sources)):
-        tick(progress, i, total, posixpath.basename(sources[i].path))
+        tick(progress, i, total, posixpath.basename(paths[i]))
         if error is None:
             try:
                 pairs, spans = head_spans(head, size, name)
@@ -136,7 +139,7 @@ def _census_walk(table, schema_ids: Sequence[int], sources: Sequence[HeadSource]
         if verdicts is None:
             schema = schemas.get(sid)
             if schema is None:
-                schema = schemas[sid] = table.schema_or_latest(sid, sources[i].path)
+                schema = schemas[sid] = table.schema_or_latest(sid, paths[i])
             verdicts = shapes[key] = _verdicts(schema, pairs, empty, judged)
         yield i, spans, size, None, verdicts
     tick(progress, total, total, "done")
@@ -173,18 +176,19 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     """
     plan = table.plan_columns(snapshot_id)
     rows = indexed_rows(plan, sample)
-    picked = plan.files.select(["path", "index_path", "_EMBEDDED_FILE_INDEX", "_SCHEMA_ID"]).take(pa.array(rows))
-    sources = [HeadSource(p, i, e) for p, i, e in zip(
-        picked.column("path").to_pylist(), picked.column("index_path").to_pylist(),
-        picked.column("_EMBEDDED_FILE_INDEX").to_pylist(), strict=True)]
+    picked = plan.files.select(["path", "index_path", "_EMBEDDED_FILE_INDEX", "_SCHEMA_ID"])
+    if len(rows) < picked.num_rows:  # else every file, in order: no copy of the embedded indexes
+        picked = picked.take(pa.array(rows))
+    paths = picked.column("path").to_pylist()
     shown: list[int] = []
     patterns: list[tuple[Verdicts | None, tuple[int, ...], str | None]] = []  # verdicts, entries shown, error
     pattern_of: dict[int, int] = {}  # id(verdicts) -> its pattern (verdicts live as long as the census)
     file_pattern: list[int] = []
     entries: list[int] = []  # head entries per shown file (0 when unreadable)
-    spans_flat: list[int] = []
+    spans_flat = array("q")  # (offset, length) of every head entry, flat: 8 bytes a value, not an int object
     container: list[int | None] = []
-    for i, spans, size, why, v in _census_walk(table, picked.column("_SCHEMA_ID").to_pylist(), sources, progress):
+    walk = _census_walk(table, picked.column("_SCHEMA_ID").to_pylist(), paths, _head_sources(picked), progress)
+    for i, spans, size, why, v in walk:
         if why is not None:  # the container cannot be read: one row, no column, its own error
             pid = len(patterns)
             patterns.append((None, (0,), why))
@@ -201,18 +205,31 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
         file_pattern.append(pid)
         entries.append(len(spans) // 2)
         container.append(size)
-    return _census_table(table, plan, np.asarray(shown, np.int64), patterns, file_pattern, entries, spans_flat,
-                         container)
+    census = _census_table(table, plan, np.asarray(shown, np.int64), patterns, file_pattern, entries, spans_flat,
+                           container)
+    pa.default_memory_pool().release_unused()  # the walk's scratch arrays: back to the system, not kept
+    return census
+
+
+def _head_sources(picked: pa.Table, step: int = 4096) -> Iterator[HeadSource]:
+    """The :class:`HeadSource` of each row of ``picked`` (path, index_path, embedded index), made a
+    slice at a time (a 1,000,000-file census holds a slice of them, not all)."""
+    for lo in range(0, picked.num_rows, step):
+        part = picked.slice(lo, step)
+        yield from map(HeadSource, part.column("path").to_pylist(), part.column("index_path").to_pylist(),
+                       part.column("_EMBEDDED_FILE_INDEX").to_pylist())
 
 
 def _census_table(table, plan: PlanColumns, shown: np.ndarray, patterns: list, file_pattern: list[int],
-                  entries: list[int], spans_flat: list[int], container: list[int | None]) -> pa.Table:
+                  entries: list[int], spans_flat: array, container: list[int | None]) -> pa.Table:
     """The census's rows from :func:`file_indexes`'s walk: each shown file's pattern of rows, over
     its head entries' spans (numpy indexes, Arrow takes; no Python value per row)."""
     if not len(shown):
         return FILE_INDEXES.empty_table()
-    live = plan.files.take(pa.array(shown))
-    embedded = pc.is_valid(live.column("_EMBEDDED_FILE_INDEX"))
+    live = plan.files.select(["partition_id", "_BUCKET", "path", "_FILE_SIZE", "_ROW_COUNT", "_SCHEMA_ID",
+                              "_EMBEDDED_FILE_INDEX", "index_path", "_FILE_NAME"])
+    embedded = pc.is_valid(live.column("_EMBEDDED_FILE_INDEX")).take(pa.array(shown))
+    live = live.drop_columns(["_EMBEDDED_FILE_INDEX"]).take(pa.array(shown))  # the bytes stay in the plan
     per_file = dict(zip(_FILE_LEVEL, (
         plan_partition_labels(plan, live, partition_types(table), table.caches.labels), live.column("_BUCKET"),
         live.column("path"), live.column("_FILE_SIZE"), live.column("_ROW_COUNT"), live.column("_SCHEMA_ID"),
@@ -246,7 +263,7 @@ def _census_table(table, plan: PlanColumns, shown: np.ndarray, patterns: list, f
     entry_base = _starts(np.asarray(entries, np.int64))
     readable = np.asarray(p_readable, bool)[pattern_row]
     entry = np.where(readable, entry_base[file_of_row] + np.asarray(p_at, np.int64)[pattern_row], 0)
-    spans = np.asarray(spans_flat or [0, 0], np.int64).reshape(-1, 2)  # (offset, length) per head entry
+    spans = (np.frombuffer(spans_flat, np.int64) if len(spans_flat) else np.zeros(2, np.int64)).reshape(-1, 2)
     offset, length = spans[entry, 0], spans[entry, 1]
     size = np.where(readable & (offset != EMPTY_INDEX_FLAG), length, 0)
     rows, at = pa.array(file_of_row), pa.array(pattern_row)

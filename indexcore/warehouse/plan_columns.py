@@ -165,6 +165,7 @@ class TablePlanColumns:
         if cached is None:
             cached = self._plan_columns(snap)
             self.caches.plans.put(key, cached)
+            pa.default_memory_pool().release_unused()  # the merge's scratch columns: not kept
         return cached
 
     def manifest_columns(self, name: str) -> pa.Table:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 from indexcore.errors import CorruptFileError, IndexCoreError
 from indexcore.formats.container import STRUCTURE as HEAD_STRUCTURE
@@ -152,11 +153,10 @@ class TableIndexHeads:
         each container head once; uncached ``.index`` heads are read a batch at a time
         (:meth:`Storage.read_prefixes`, prefetched concurrently on object stores).
         """
-        sources = list(sources)
         kept = self.caches.head_bytes
         step = max(self.storage.concurrency * 8, 256)
-        for i in range(0, len(sources), step):
-            batch = sources[i:i + step]
+        pending = iter(sources)  # taken a batch at a time: a census makes its sources as it goes
+        while batch := list(islice(pending, step)):
             hits = [kept.get(src.key) for src in batch]
             prefixes: dict[int, tuple | IndexCoreError] = {}
             on_disk = [src for src, hit in zip(batch, hits, strict=True) if hit is None and src.embedded is None]
