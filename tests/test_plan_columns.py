@@ -319,3 +319,10 @@ def test_sample_positions_draw_what_random_sample_of_the_files_draws():
     paths = [f"p/{(i * 7919) % 1000:04d}" for i in range(1000)]
     for n, seed in ((1, 0), (10, 0), (999, 3)):
         assert [paths[i] for i in sample_positions(paths, n, seed)] == sorted(random.Random(seed).sample(paths, n))
+
+
+def test_negative_buckets_keep_their_folders():
+    from indexcore.warehouse.plan_columns import _signed32
+
+    for bucket in (-2, -1, 0, 1, 2**31 - 1):
+        assert _signed32(((7 << 32) | (bucket & 0xFFFFFFFF)) & 0xFFFFFFFF) == bucket

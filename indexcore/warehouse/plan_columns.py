@@ -91,14 +91,14 @@ def merge_rows(entries: pa.Table) -> np.ndarray:
     n = entries.num_rows
     if n == 0:
         return np.zeros(0, np.int64)
+    kinds = entries.column("_KIND").to_numpy()
+    if not (kinds == 1).any() and pc.count_distinct(entries.column("_FILE_NAME")).as_py() == n:
+        return np.arange(n, dtype=np.int64)  # every file added once (its name alone is unique), none deleted
     keyed = entries.select(MERGE_KEY).append_column("_ORDER", pa.array(np.arange(n, dtype=np.int64)))
     lists = keyed.group_by(MERGE_KEY, use_threads=False).aggregate([("_ORDER", "list")]).column("_ORDER_list")
     lists = lists.combine_chunks()
     group = pc.list_parent_indices(lists).to_numpy()
     order = pc.list_flatten(lists).to_numpy()
-    kinds = entries.column("_KIND").to_numpy()
-    if len(lists) == n and not (kinds == 1).any():  # every file added once, none deleted
-        return np.arange(n, dtype=np.int64)
     groups = len(lists)
     kind = kinds[order]
     last = np.full(groups, -1, np.int64)
@@ -218,10 +218,11 @@ class TablePlanColumns:
         pid = pc.index_in(raw, distinct).to_numpy(zero_copy_only=False).astype(np.int32)
         bucket = live.column("_BUCKET").to_numpy()
         # one folder per (partition, bucket)
-        pairs, where = np.unique(np.stack([pid.astype(np.int64), bucket.astype(np.int64)]), axis=1,
-                                 return_inverse=True) if n else (np.zeros((2, 0), np.int64), np.zeros(0, np.int64))
-        folders = pa.array([self.bucket_dir(partitions[p][2], int(b)) + "/" for p, b in pairs.T], pa.string())
-        folder = folders.take(pa.array(np.asarray(where).reshape(-1)))
+        pairs, where = np.unique((pid.astype(np.int64) << 32) | (bucket.astype(np.int64) & 0xFFFFFFFF),
+                                 return_inverse=True)
+        folders = pa.array([self.bucket_dir(partitions[int(k) >> 32][2], _signed32(int(k) & 0xFFFFFFFF)) + "/"
+                            for k in pairs], pa.string())
+        folder = folders.take(pa.array(np.asarray(where, np.int64).reshape(-1)))
         names = live.column("_FILE_NAME").combine_chunks()
         external = live.column("_EXTERNAL_PATH").combine_chunks()
         if external.null_count < n:
@@ -276,6 +277,11 @@ class TablePlanColumns:
             values[row] = np.asarray(rows[key], object)[at]
             out.append(pa.array(values, kind))
         return out
+
+
+def _signed32(u: int) -> int:
+    """A bucket number back from the low 32 bits of a (partition, bucket) key (buckets may be -1, -2)."""
+    return u - (1 << 32) if u >= 1 << 31 else u
 
 
 def _index_names(extra: pa.ChunkedArray) -> pa.Array:
