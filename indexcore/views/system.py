@@ -163,6 +163,9 @@ def _dv_cardinality(table, plan: PlanColumns, live: pa.Table, rows: np.ndarray) 
     return pa.array(values, pa.int64())
 
 
+STATS_SLICE = 4096  # files whose statistics are rendered at once
+
+
 def _stats_columns(table, live: pa.Table, keyed: bool) -> dict[str, list]:
     """The rendered key and value statistics of each file (its BinaryRow bytes decoded here, one
     file at a time, nothing kept)."""
@@ -232,11 +235,13 @@ def files(table, snapshot_id: int | None = None, stats: bool = True,
         "embedded_index": pc.is_valid(live.column("_EMBEDDED_FILE_INDEX")),
         "index_file": live.column("index_path"),
         "deletion_vector_cardinality": _dv_cardinality(table, plan, live, rows)}
-    if stats and n:
-        rendered = _stats_columns(table, live, bool(table.schema().trimmed_primary_keys))
-        cols.update({k: pa.array(v, pa.string()) for k, v in rendered.items()})
-    return pa.Table.from_arrays([cols[f.name] if not isinstance(cols[f.name], list) else pa.array(cols[f.name], f.type)
-                                 for f in FILES], schema=FILES)
+    if stats and n:  # rendered a slice at a time: a slice's Python strings are gone before the next
+        keyed = bool(table.schema().trimmed_primary_keys)
+        parts = [{k: pa.array(v, pa.string()) for k, v in _stats_columns(table, live.slice(lo, STATS_SLICE),
+                                                                          keyed).items()}
+                 for lo in range(0, n, STATS_SLICE)]
+        cols.update({k: pa.chunked_array([p[k] for p in parts], pa.string()) for k in parts[0]})
+    return pa.Table.from_arrays([cols[f.name] for f in FILES], schema=FILES)
 
 
 DV_RANGE = pa.struct([("f0", pa.string()), ("f1", pa.int32()), ("f2", pa.int32()), ("_CARDINALITY", pa.int64())])
