@@ -326,3 +326,74 @@ def test_negative_buckets_keep_their_folders():
 
     for bucket in (-2, -1, 0, 1, 2**31 - 1):
         assert _signed32(((7 << 32) | (bucket & 0xFFFFFFFF)) & 0xFFFFFFFF) == bucket
+
+
+def _row(*fields: bytes) -> bytes:
+    """A BinaryRow of fixed-width 8-byte slots (no variable part)."""
+    return len(fields).to_bytes(4, "big") + b"\0" * (((len(fields) + 63 + 8) // 64) * 8) + \
+        b"".join(f.ljust(8, b"\0") for f in fields)
+
+
+def _many_files_table(conformance: Path, dst: Path, n_files: int, per_manifest: int = 1000) -> str:
+    """An append table of ``n_files`` live files in manifests with the Avro schemas Paimon writes
+    (taken from a conformance table); returns its name."""
+    import json
+
+    src = conformance / "warehouses/parquet/append_with_bitmap_no_embedding.db/append_with_bitmap_no_embedding"
+    schemas = {}
+    for p in sorted((src / "manifest").iterdir()):
+        kind = "list" if p.name.startswith("manifest-list-") else "entry" if p.name.startswith("manifest-") else None
+        if kind and kind not in schemas:
+            schemas[kind] = fastavro.reader(io.BytesIO(p.read_bytes())).writer_schema
+    table = dst / "db.db" / "t"
+    for sub in ("manifest", "schema", "snapshot"):
+        (table / sub).mkdir(parents=True)
+    (table / "schema" / "schema-0").write_text(json.dumps({
+        "version": 3, "id": 0, "fields": [{"id": 0, "name": "id", "type": "BIGINT"}], "highestFieldId": 0,
+        "partitionKeys": [], "primaryKeys": [], "options": {"bucket": "-1"}, "timeMillis": 0}))
+    metas = []
+    for m in range(n_files // per_manifest):
+        entries = [{"_VERSION": 2, "_KIND": 0, "_PARTITION": _row(), "_BUCKET": 0, "_TOTAL_BUCKETS": -1, "_FILE": {
+            "_FILE_NAME": f"data-{m}-{i}.parquet", "_FILE_SIZE": 4096 + i, "_ROW_COUNT": 100,
+            "_MIN_KEY": _row(), "_MAX_KEY": _row(),
+            "_KEY_STATS": {"_MIN_VALUES": _row(), "_MAX_VALUES": _row(), "_NULL_COUNTS": []},
+            "_VALUE_STATS": {"_MIN_VALUES": _row(i.to_bytes(8, "little")), "_MAX_VALUES": _row(i.to_bytes(8, "little")),
+                             "_NULL_COUNTS": [0]},
+            "_MIN_SEQUENCE_NUMBER": 0, "_MAX_SEQUENCE_NUMBER": 99, "_SCHEMA_ID": 0, "_LEVEL": 0,
+            "_EXTRA_FILES": [], "_CREATION_TIME": None, "_DELETE_ROW_COUNT": 0, "_EMBEDDED_FILE_INDEX": None,
+            "_FILE_SOURCE": 0, "_VALUE_STATS_COLS": None, "_EXTERNAL_PATH": None}} for i in range(per_manifest)]
+        name = f"manifest-{m}"
+        (table / "manifest" / name).write_bytes(_write(schemas["entry"], entries, codec="deflate"))
+        metas.append({"_VERSION": 2, "_FILE_NAME": name, "_FILE_SIZE": (table / "manifest" / name).stat().st_size,
+                      "_NUM_ADDED_FILES": per_manifest, "_NUM_DELETED_FILES": 0, "_SCHEMA_ID": 0,
+                      "_PARTITION_STATS": {"_MIN_VALUES": _row(), "_MAX_VALUES": _row(), "_NULL_COUNTS": []}})
+    (table / "manifest" / "manifest-list-base").write_bytes(_write(schemas["list"], metas))
+    (table / "manifest" / "manifest-list-delta").write_bytes(_write(schemas["list"], []))
+    (table / "snapshot" / "snapshot-1").write_text(json.dumps({
+        "version": 3, "id": 1, "schemaId": 0, "baseManifestList": "manifest-list-base",
+        "deltaManifestList": "manifest-list-delta", "commitUser": "t", "commitIdentifier": 1, "commitKind": "APPEND",
+        "timeMillis": 1, "totalRecordCount": n_files * 100, "deltaRecordCount": n_files * 100}))
+    (table / "snapshot" / "LATEST").write_text("1")
+    return "db.t"
+
+
+def test_the_columnar_plan_keeps_no_python_object_per_file(conformance, tmp_path):
+    """Python memory the plan keeps, per live file: a few bytes on columns (distinct partitions,
+    the manifest list), about 1.9 KB with a LiveFile per file (measured at 10,000 files)."""
+    import tracemalloc
+
+    n = 8000
+    name = _many_files_table(conformance, tmp_path, n)
+    indexcore.open_warehouse(str(tmp_path)).table(name).plan_columns()  # imports and first-use memos
+    kept = {}
+    for what in ("plan_columns", "plan"):
+        table = indexcore.open_warehouse(str(tmp_path)).table(name)
+        tracemalloc.start()
+        try:
+            result = getattr(table, what)()
+            kept[what] = tracemalloc.get_traced_memory()[0] / n
+        finally:
+            tracemalloc.stop()
+        assert (result.num_files if what == "plan_columns" else len(result.files)) == n
+    assert kept["plan_columns"] < 64, kept
+    assert kept["plan"] > 10 * kept["plan_columns"], kept  # the measure sees objects when there are some
