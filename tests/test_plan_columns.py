@@ -397,3 +397,29 @@ def test_the_columnar_plan_keeps_no_python_object_per_file(conformance, tmp_path
         assert (result.num_files if what == "plan_columns" else len(result.files)) == n
     assert kept["plan_columns"] < 64, kept
     assert kept["plan"] > 10 * kept["plan_columns"], kept  # the measure sees objects when there are some
+
+
+def test_health_totals_and_small_files_from_columns_equal_the_object_plan(conformance):
+    from indexcore.analysis.health import table_health
+
+    for _root, table in list(_conformance_tables(conformance))[::4]:
+        files = table.plan().files
+        h = table_health(table)
+        assert (h.files, h.rows, h.data_bytes) == (len(files), sum(lf.file.row_count for lf in files),
+                                                   sum(lf.file.file_size for lf in files))
+        small: dict = {}
+        for lf in files:
+            if lf.file.file_size < h.small_file_threshold:
+                small[(lf.partition, lf.bucket)] = small.get((lf.partition, lf.bucket), 0) + 1
+        assert h.small_files == sum(small.values())
+
+
+def test_by_path_makes_only_the_files_asked_for(conformance):
+    root = conformance / "warehouses" / "parquet"
+    table = indexcore.open_warehouse(str(root)).table("pk_with_bitmap_dv.pk_with_bitmap_dv")
+    plan = table.plan_columns()
+    by_path = plan.by_path(table)
+    paths = plan.files.column("path").to_pylist()
+    assert len(by_path) == len(paths) and list(by_path) == paths and paths[0] in by_path
+    assert by_path[paths[-1]] == next(lf for lf in table.plan().files if lf.path == paths[-1])
+    assert list(by_path._made) == [paths[-1]]

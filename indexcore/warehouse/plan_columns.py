@@ -13,6 +13,7 @@ session asking for the snapshot shares one copy. :meth:`PlanColumns.live_file` m
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -147,9 +148,43 @@ class PlanColumns:
         return LiveFile(values, spec, rec["_BUCKET"], meta, rec["path"], rec["index_path"], dv,
                         rec["dv_file_path"] if dv else None, self.bitmap64, rec["_TOTAL_BUCKETS"])
 
+    def by_path(self, table) -> Mapping[str, LiveFile]:
+        """Data file path -> its :class:`LiveFile`, each made when first asked for."""
+        return LiveFilesByPath(self, table)
+
     def live_files(self, table, rows=None) -> list[LiveFile]:
         """:meth:`live_file` of ``rows`` (every row by default)."""
         return [self.live_file(table, i) for i in (range(self.num_files) if rows is None else rows)]
+
+
+class LiveFilesByPath(Mapping):
+    """The live files of a :class:`PlanColumns` by path, each made on first use (a caller that
+    looks up a few files of a million does not build the others)."""
+
+    def __init__(self, plan: PlanColumns, table):
+        self._plan, self._table = plan, table
+        self._rows: dict[str, int] | None = None
+        self._made: dict[str, LiveFile] = {}
+
+    def _index(self) -> dict[str, int]:
+        if self._rows is None:
+            self._rows = {p: i for i, p in enumerate(self._plan.files.column("path").to_pylist())}
+        return self._rows
+
+    def __getitem__(self, path: str) -> LiveFile:
+        lf = self._made.get(path)
+        if lf is None:
+            lf = self._made[path] = self._plan.live_file(self._table, self._index()[path])
+        return lf
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._index()
+
+    def __iter__(self):
+        return iter(self._index())
+
+    def __len__(self) -> int:
+        return self._plan.num_files
 
 
 class TablePlanColumns:
