@@ -1,4 +1,4 @@
-"""Planning cost: our Table.plan() over 50,000 data files vs decoding the same manifests.
+"""Planning cost: our Table.plan_columns() and Table.plan() over 50,000 data files vs decoding the same manifests.
 
 Writes a synthetic append table (schema, snapshot, manifest list, manifests) into a temp dir with
 the Avro schemas Paimon writes (taken from a conformance manifest), then times (best of 3):
