@@ -423,3 +423,26 @@ def test_by_path_makes_only_the_files_asked_for(conformance):
     assert len(by_path) == len(paths) and list(by_path) == paths and paths[0] in by_path
     assert by_path[paths[-1]] == next(lf for lf in table.plan().files if lf.path == paths[-1])
     assert list(by_path._made) == [paths[-1]]
+
+
+def test_buckets_and_partitions_views_sum_the_object_plan_in_first_seen_order(conformance):
+    from indexcore.views import view
+    from indexcore.views.common import partition_text
+
+    for _root, table in _conformance_tables(conformance):
+        types = [f.type for f in table.schema().partition_fields]
+        for name, by_bucket in (("buckets", True), ("partitions", False)):
+            groups: dict = {}
+            for lf in table.plan().files:
+                g = groups.setdefault((lf.partition, lf.bucket) if by_bucket else (lf.partition,), {
+                    "partition": partition_text(lf.partition, types), "bucket": lf.bucket, "record_count": 0,
+                    "file_size_in_bytes": 0, "file_count": 0, "last_update_time": None})
+                g["record_count"] += lf.file.row_count
+                g["file_size_in_bytes"] += lf.file.file_size
+                g["file_count"] += 1
+                created = lf.file.creation_time
+                if created is not None and (g["last_update_time"] is None or created > g["last_update_time"]):
+                    g["last_update_time"] = created
+            got = view(table, name).to_pylist()
+            expected = [{k: v for k, v in g.items() if k in got[0]} for g in groups.values()] if got else []
+            assert got == expected, f"{table.name} ${name}"

@@ -283,23 +283,31 @@ def table_indexes(table, snapshot_id: int | None = None) -> pa.Table:
     return from_rows(rows, TABLE_INDEXES)
 
 
-def _groups(table, snapshot_id: int | None, by_bucket: bool) -> list[dict]:
+def _groups(table, snapshot_id: int | None, by_bucket: bool, schema: pa.Schema) -> pa.Table:
+    """Records, bytes, files and the latest creation time per partition (and bucket), groups in
+    the order their first file is planned; summed by Arrow over the columnar plan."""
+    plan = table.plan_columns(snapshot_id)
+    live = plan.files
+    if not live.num_rows:
+        return schema.empty_table()
+    first: dict = {}  # partition values -> the first partition id holding them (raw bytes may differ)
+    canon = np.array([first.setdefault(p[0], i) for i, p in enumerate(plan.partitions)], np.int32)
+    keys = ["pid", "_BUCKET"] if by_bucket else ["pid"]
+    grouped = pa.table({"pid": pa.array(canon[live.column("partition_id").to_numpy()]),
+                        "_BUCKET": live.column("_BUCKET"), "_ROW_COUNT": live.column("_ROW_COUNT"),
+                        "_FILE_SIZE": live.column("_FILE_SIZE"), "_CREATION_TIME": live.column("_CREATION_TIME"),
+                        "_ORDER": pa.array(np.arange(live.num_rows, dtype=np.int64))})
+    aggregates = [("_ROW_COUNT", "sum"), ("_FILE_SIZE", "sum"), ("_ROW_COUNT", "count"), ("_CREATION_TIME", "max"),
+                  ("_ORDER", "min")]
+    if not by_bucket:
+        aggregates.append(("_BUCKET", "first"))
+    out = grouped.group_by(keys, use_threads=False).aggregate(aggregates).sort_by("_ORDER_min")
     types = partition_types(table)
-    groups: dict[tuple, dict] = {}
-    for lf in table.plan(snapshot_id).files:
-        key = (lf.partition, lf.bucket) if by_bucket else (lf.partition,)
-        g = groups.get(key)
-        if g is None:
-            g = groups[key] = {"partition": partition_text(lf.partition, types), "bucket": lf.bucket,
-                               "record_count": 0, "file_size_in_bytes": 0, "file_count": 0,
-                               "last_update_time": None}
-        g["record_count"] += lf.file.row_count
-        g["file_size_in_bytes"] += lf.file.file_size
-        g["file_count"] += 1
-        created = lf.file.creation_time
-        if created is not None and (g["last_update_time"] is None or created > g["last_update_time"]):
-            g["last_update_time"] = created
-    return list(groups.values())
+    labels = pa.array([partition_text(p[0], types) for p in plan.partitions], pa.string())
+    columns = {"partition": labels.take(out["pid"]), "bucket": out["_BUCKET" if by_bucket else "_BUCKET_first"],
+               "record_count": out["_ROW_COUNT_sum"], "file_size_in_bytes": out["_FILE_SIZE_sum"],
+               "file_count": out["_ROW_COUNT_count"], "last_update_time": out["_CREATION_TIME_max"]}
+    return pa.table({f.name: columns[f.name].cast(f.type) for f in schema}, schema=schema)
 
 
 BUCKETS = pa.schema([
@@ -309,7 +317,7 @@ BUCKETS = pa.schema([
 
 def buckets(table, snapshot_id: int | None = None) -> pa.Table:
     """``$buckets``: records, bytes and files per partition and bucket."""
-    return from_rows(_groups(table, snapshot_id, True), BUCKETS)
+    return _groups(table, snapshot_id, True, BUCKETS)
 
 
 PARTITIONS = pa.schema([
@@ -319,7 +327,7 @@ PARTITIONS = pa.schema([
 
 def partitions(table, snapshot_id: int | None = None) -> pa.Table:
     """``$partitions``: records, bytes and files per partition."""
-    return from_rows(_groups(table, snapshot_id, False), PARTITIONS)
+    return _groups(table, snapshot_id, False, PARTITIONS)
 
 
 TAGS = pa.schema([
