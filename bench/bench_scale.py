@@ -10,7 +10,7 @@ traced memory. ``python bench/bench_scale.py [--files 2000] [--warehouse DIR] [-
 
 ``--sessions DIR[,DIR...]`` measures instead one session's memory on large samples (``python -m
 indexcore sample build DIR --scale large --files N``): per warehouse, in a fresh process, the
-plan of ``large.events``, its ``$files`` view and the census of its index heads
+columnar plan of ``large.events`` (``Table.plan_columns``), its ``$files`` view and the census of its index heads
 (``$file_indexes``); it prints the live files, the resident memory those add (RSS after minus
 RSS after the imports) per live file, the peak RSS (VmHWM) and the time, then the growth from
 one size to the next against the files ratio.
@@ -110,16 +110,16 @@ def session(root: str, table_name: str = "large.events") -> dict:
     base = _status_kib("VmRSS")
     t0 = time.perf_counter()
     table = indexcore.open_warehouse(root).table(table_name)
-    plan = table.plan()
+    plan = table.plan_columns()  # what $files and the census stand on (no object per file)
     t_plan = time.perf_counter() - t0
     files = view(table, "files").to_pandas()
     kinds, _ = index_census(table)
     seconds = time.perf_counter() - t0
     rss = _status_kib("VmRSS")
-    return {"warehouse": root, "live_files": len(plan.files), "files_rows": len(files), "kinds": sorted(kinds),
+    return {"warehouse": root, "live_files": plan.num_files, "files_rows": len(files), "kinds": sorted(kinds),
             "plan_s": round(t_plan, 2), "session_s": round(seconds, 2), "base_mib": round(base / 1024, 1),
             "rss_mib": round(rss / 1024, 1), "peak_mib": round(_status_kib("VmHWM") / 1024, 1),
-            "kib_per_file": round((rss - base) / max(1, len(plan.files)), 2)}
+            "kib_per_file": round((rss - base) / max(1, plan.num_files), 2)}
 
 
 def sessions(roots: list[str]) -> None:

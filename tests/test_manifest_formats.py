@@ -175,6 +175,8 @@ def test_manifest_format_matches_avro(conformance, tmp_path, name, fmt):
         assert expected["files"], f"snapshot {sid} of {name} has no live files"
         for key, value in expected.items():
             assert got[key] == value, f"{name} snapshot {sid}: {key} differs in {fmt}"
+        columns = conv.plan_columns(sid)  # the columnar plan reads the same manifests alike
+        assert _relative({"files": columns.live_files(conv), "dv": []}, conv_root)["files"] == got["files"]
         shown = shown or FEATURES[TABLES[name]](expected)
     assert shown, f"{name}: no snapshot shows {TABLES[name]}"
     avro_problems, conv_problems = [], []
@@ -207,6 +209,7 @@ def test_java_orc_manifests_read(conformance, root, name):
     assert problems == []
     plan = table.plan()
     assert plan.files and not plan.problems
+    assert [lf.file for lf in table.plan_columns().live_files(table)] == [lf.file for lf in plan.files]
     assert sum(lf.file.row_count for lf in plan.files) >= JAVA_ORC[(root, name)]
 
 

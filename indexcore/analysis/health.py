@@ -28,8 +28,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from indexcore.analysis.advise import index_inventory
 from indexcore.analysis.audit import hash_rows_mismatch
@@ -274,28 +276,36 @@ def _undecoded(plan) -> list:
             and not (e.index_file.global_index_meta is not None and e.index_file.index_type in LISTED_GLOBAL_TYPES)]
 
 
+def _small_files(plan, limit: int) -> tuple[int, int]:
+    """(files under ``limit`` bytes, those of them sharing their partition and bucket with another)."""
+    live = plan.files
+    small = live.filter(pc.less(live.column("_FILE_SIZE"), limit)).select(["partition_id", "_BUCKET"])
+    if not small.num_rows:
+        return 0, 0
+    first: dict = {}  # partition values -> the first partition id holding them (raw bytes may differ)
+    canon = np.array([first.setdefault(p[0], i) for i, p in enumerate(plan.partitions)], np.int64)
+    pid = canon[small.column("partition_id").to_numpy()]
+    keys = (pid << 32) | (small.column("_BUCKET").to_numpy().astype(np.int64) & 0xFFFFFFFF)
+    counts = np.unique(keys, return_counts=True)[1]
+    return int(counts.sum()), int(counts[counts > 1].sum())
+
+
 def table_health(table, snapshot_id: int | None = None) -> TableHealth:
     """The health of one table at ``snapshot_id`` (latest by default); see the module docstring."""
-    plan = table.plan(snapshot_id)
+    plan = table.plan_columns(snapshot_id)  # the file aggregates on columns, no object per file
     sid = plan.snapshot.id if plan.snapshot else None
     schema = table.read_schema(snapshot_id, plan.snapshot)
-    files = plan.files
-    data_bytes = sum(lf.file.file_size for lf in files)
-    rows = sum(lf.file.row_count for lf in files)
+    files = plan.num_files
+    data_bytes = int(pc.sum(plan.files.column("_FILE_SIZE")).as_py() or 0)
+    rows = int(pc.sum(plan.files.column("_ROW_COUNT")).as_py() or 0)
     census = view(table, "file_indexes", sid) if files else FILE_INDEXES.empty_table()
     frame = unusable_rows(census).to_pandas()  # all unusable_files and the unreadable containers need
-    by_path = {lf.path: lf for lf in files}
+    by_path = plan.by_path(table)
 
     index_bytes = index_bytes_of(census, plan, data_bytes)
     limit = schema.core_options.small_file_threshold(bool(schema.primary_keys))
     target = schema.core_options.target_file_size_for(bool(schema.primary_keys))
-    small: dict[tuple, int] = {}
-    for lf in files:
-        if lf.file.file_size < limit:
-            key = (lf.partition, lf.bucket)
-            small[key] = small.get(key, 0) + 1
-    small_files = sum(small.values())
-    mergeable = sum(n for n in small.values() if n > 1)
+    small_files, mergeable = _small_files(plan, limit)
 
     dvs = view(table, "deletion_vectors", sid).to_pandas() if files else pd.DataFrame()
     deleted = int(dvs["deleted"].sum()) if not dvs.empty else 0
@@ -310,18 +320,18 @@ def table_health(table, snapshot_id: int | None = None) -> TableHealth:
     broken = set(frame.loc[frame["error"].notna() & frame["column_name"].isna(), "file_path"]) if files else set()
     coverage = _coverage(table, sid, broken) if files else []
     blooms = census_sizing(table, census, by_path)
-    problems = len({(p.path, p.structure, p.reason) for p in plan.problems + table.problems})
+    problems = len({(p.path, p.structure, p.reason) for p in [*plan.problems, *table.problems]})
     live = live_rows(table, snapshot_id)
 
     h = TableHealth(
-        table=table.name, snapshot=sid, files=len(files), rows=rows, live_rows=live.live,
+        table=table.name, snapshot=sid, files=files, rows=rows, live_rows=live.live,
         live_rows_exact=live.exact, data_bytes=data_bytes,
         index_bytes=tuple(index_bytes), small_files=small_files, small_file_threshold=limit,
         deleted_rows=deleted, dv_density=deleted / rows if rows else 0.0, worst_bucket=worst,
         worst_bucket_density=worst_density, coverage=tuple(coverage), blooms=tuple(blooms),
         unusable=tuple(unusable.itertuples(index=False, name=None)), problems=problems)
-    items = _items(h, mergeable, small_file_points(len(files), data_bytes, limit, target) if mergeable else 0,
-                   plan.problems + table.problems)
+    items = _items(h, mergeable, small_file_points(files, data_bytes, limit, target) if mergeable else 0,
+                   [*plan.problems, *table.problems])
     score = max(0, 100 - sum(_capped(items).values()))
     return TableHealth(**{**{f: getattr(h, f) for f in h.__dataclass_fields__}, "items": tuple(items),
                           "score": score})

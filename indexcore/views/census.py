@@ -9,7 +9,9 @@ rows, and no object is made per entry. Everything that walks a snapshot's file i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import posixpath
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,10 +29,13 @@ from indexcore.views.common import (
     kept_view_if_built,
     partition_labels,
     partition_types,
+    plan_partition_labels,
     tick,
 )
-from indexcore.warehouse.file_sample import sample_files
+from indexcore.warehouse.file_sample import sample_files, sample_positions
 from indexcore.warehouse.model import LiveFile
+from indexcore.warehouse.plan_columns import PlanColumns
+from indexcore.warehouse.table_heads import HeadSource, head_source
 
 FILE_INDEXES = pa.schema([
     ("partition", pa.string()), ("bucket", pa.int32()), ("file_path", pa.string()),
@@ -102,37 +107,63 @@ def census_heads(table, files: Iterable[LiveFile], progress: Progress | None = N
     each of ``files`` (each with a file index); ``spans`` are the head's flat ``(offset, length, ...)``
     values and ``verdicts`` judge its entries. A container that cannot be read is
     ``(live file, (), None, error, NO_VERDICTS)``."""
-    files = list(files)
+    files = [lf for lf in files if lf.has_file_index]
+    walk = _census_walk(table, [lf.file.schema_id for lf in files], [lf.path for lf in files],
+                        [head_source(lf) for lf in files], progress)
+    for i, spans, size, error, verdicts in walk:
+        yield files[i], spans, size, error, verdicts
+
+
+def _census_walk(table, schema_ids: Sequence[int], paths: Sequence[str], sources: Iterable[HeadSource],
+                 progress: Progress | None) -> Iterator[tuple[int, tuple[int, ...], int | None, str | None, Verdicts]]:
+    """:func:`census_heads` over the heads ``sources`` name (made as the walk goes), of the data
+    files ``paths`` written under ``schema_ids`` (``i`` for the i-th)."""
     judged: dict[tuple, tuple] = {}  # (schema id, column, kind) -> what _judge says
     shapes: dict[tuple, Verdicts] = {}  # (schema id, (column, kind) pairs, empties) -> verdicts
     schemas: dict[int, object] = {}
-    for i, (lf, head, size, name, error) in enumerate(table.iter_head_bytes(files)):
-        tick(progress, i, len(files), lf.file.file_name)
+    total = len(paths)
+    for i, (head, size, name, error) in enumerate(table.iter_source_heads(sources)):
+        tick(progress, i, total, posixpath.basename(paths[i]))
         if error is None:
             try:
                 pairs, spans = head_spans(head, size, name)
             except IndexCoreError as exc:
                 error = str(exc)
         if error is not None:
-            yield lf, (), None, error, NO_VERDICTS
+            yield i, (), None, error, NO_VERDICTS
             continue
         offsets = spans[::2]
         empty = (tuple(offset == EMPTY_INDEX_FLAG for offset in offsets) if EMPTY_INDEX_FLAG in offsets
                  else (False,) * len(offsets))
-        key = (lf.file.schema_id, pairs, empty)
+        sid = schema_ids[i]
+        key = (sid, pairs, empty)
         verdicts = shapes.get(key)
         if verdicts is None:
-            schema = schemas.get(lf.file.schema_id)
+            schema = schemas.get(sid)
             if schema is None:
-                schema = schemas[lf.file.schema_id] = table.file_schema(lf)
+                schema = schemas[sid] = table.schema_or_latest(sid, paths[i])
             verdicts = shapes[key] = _verdicts(schema, pairs, empty, judged)
-        yield lf, spans, size, None, verdicts
-    tick(progress, len(files), len(files), "done")
+        yield i, spans, size, None, verdicts
+    tick(progress, total, total, "done")
+
+
+def indexed_rows(plan: PlanColumns, sample: int | None = None) -> np.ndarray:
+    """The rows of ``plan.files`` with a file index (embedded or a ``.index`` file), in plan order;
+    ``sample``: that many of them as :func:`~indexcore.warehouse.file_sample.sample_files` picks."""
+    live = plan.files
+    has = pc.or_(pc.is_valid(live.column("_EMBEDDED_FILE_INDEX")), pc.is_valid(live.column("index_path")))
+    if isinstance(has, pa.ChunkedArray):
+        has = has.combine_chunks()
+    rows = np.flatnonzero(has.to_numpy(zero_copy_only=False))
+    if sample is None or sample >= len(rows):
+        return rows
+    paths = live.column("path").take(pa.array(rows)).to_pylist()
+    return rows[sample_positions(paths, sample)]
 
 
 def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = False,
                  progress: Progress | None = None, sample: int | None = None,
-                 files: Iterable[LiveFile] | None = None) -> pa.Table:
+                 files: Sequence[LiveFile] | None = None) -> pa.Table:
     """``$file_indexes``: one row per (data file, column, index type) from each container's head.
 
     ``storage_type`` is EMBEDDED (in the manifest) or FILE (a ``.index`` file beside the data);
@@ -140,22 +171,66 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     just the rows of unusable indexes (an ``error``, or a kind that is not a file index), for a
     page that lists those and nothing else. ``sample``: only that many of the files with a file
     index (:func:`~indexcore.warehouse.file_sample.sample_files`). ``files``: these planned live
-    files instead of the snapshot's (a Spark task's share of a plan).
+    files instead of the snapshot's (a Spark task's share of a plan: :func:`_file_indexes_of`).
 
-    Built as arrays: a file's rows are a pattern (the verdicts of its head's shape, and which of
-    its entries are shown) laid over its spans, so the hundreds of thousands of rows of a
-    50,000-file census are indexes into a few patterns, its files and their spans.
+    Built as arrays over the columnar plan (:meth:`~indexcore.warehouse.Table.plan_columns`): a
+    file's rows are a pattern (the verdicts of its head's shape, and which of its entries are
+    shown) laid over its spans, so the hundreds of thousands of rows of a 50,000-file census are
+    indexes into a few patterns, its files and their spans; no object per file.
 
     A sample or ``errors_only`` is taken from the whole census when the table keeps it already
     (a page counts every file, then decodes a sample): no head is walked twice.
     """
-    if files is None and (sample is not None or errors_only):
+    if files is not None:
+        return _file_indexes_of(table, files, errors_only, progress, sample)
+    if sample is not None or errors_only:
         snap = table.snapshot(snapshot_id)
         whole = None if snap is None else kept_view_if_built(table, "file_indexes", snap.id)
         if whole is not None:
             part = whole if sample is None else census_of_sample(table, whole, snap.id, sample)
             return unusable_rows(part) if errors_only else part
-    planned = table.plan(snapshot_id).files if files is None else files
+    plan = table.plan_columns(snapshot_id)
+    rows = indexed_rows(plan, sample)
+    picked = plan.files.select(["path", "index_path", "_EMBEDDED_FILE_INDEX", "_SCHEMA_ID"])
+    if len(rows) < picked.num_rows:  # else every file, in order: no copy of the embedded indexes
+        picked = picked.take(pa.array(rows))
+    paths = picked.column("path").to_pylist()
+    shown: list[int] = []
+    patterns: list[tuple[Verdicts | None, tuple[int, ...], str | None]] = []  # verdicts, entries shown, error
+    pattern_of: dict[int, int] = {}  # id(verdicts) -> its pattern (verdicts live as long as the census)
+    file_pattern: list[int] = []
+    entries: list[int] = []  # head entries per shown file (0 when unreadable)
+    spans_flat = array("q")  # (offset, length) of every head entry, flat: 8 bytes a value, not an int object
+    container: list[int | None] = []
+    walk = _census_walk(table, picked.column("_SCHEMA_ID").to_pylist(), paths, _head_sources(picked), progress)
+    for i, spans, size, why, v in walk:
+        if why is not None:  # the container cannot be read: one row, no column, its own error
+            pid = len(patterns)
+            patterns.append((None, (0,), why))
+        else:
+            if errors_only and not v.any_unusable:
+                continue
+            pid = pattern_of.get(id(v))
+            if pid is None:
+                at = tuple(j for j, bad in enumerate(v.unusable) if bad or not errors_only)
+                pid = pattern_of[id(v)] = len(patterns)
+                patterns.append((v, at, None))
+            spans_flat.extend(spans)
+        shown.append(int(rows[i]))
+        file_pattern.append(pid)
+        entries.append(len(spans) // 2)
+        container.append(size)
+    census = _census_table(table, plan, np.asarray(shown, np.int64), patterns, file_pattern, entries, spans_flat,
+                           container)
+    pa.default_memory_pool().release_unused()  # the walk's scratch arrays: back to the system, not kept
+    return census
+
+
+def _file_indexes_of(table, planned: Sequence[LiveFile], errors_only: bool, progress: Progress | None,
+                     sample: int | None) -> pa.Table:
+    """:func:`file_indexes` over planned live file objects (a Spark task's share of a plan, which
+    arrives as objects, not as the snapshot's columnar plan); the same rows as the columnar walk
+    (tests/test_spark_metadata.py compares the two)."""
     files = sample_files([lf for lf in planned if lf.has_file_index], sample)
     shown: list[LiveFile] = []
     patterns: list[tuple[Verdicts | None, tuple[int, ...], str | None]] = []  # verdicts, entries shown, error
@@ -181,13 +256,12 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
         file_pattern.append(pid)
         entries.append(len(spans) // 2)
         container.append(size)
-    return _census_table(table, shown, patterns, file_pattern, entries, spans_flat, container)
+    return _census_table_of(table, shown, patterns, file_pattern, entries, spans_flat, container)
 
 
-def _census_table(table, shown: list[LiveFile], patterns: list, file_pattern: list[int], entries: list[int],
+def _census_table_of(table, shown: list[LiveFile], patterns: list, file_pattern: list[int], entries: list[int],
                   spans_flat: list[int], container: list[int | None]) -> pa.Table:
-    """The census's rows from :func:`file_indexes`'s walk: each shown file's pattern of rows, over
-    its head entries' spans (numpy indexes, Arrow takes; no Python value per row)."""
+    """:func:`_census_table` for :func:`_file_indexes_of`'s walk over live file objects."""
     if not shown:
         return FILE_INDEXES.empty_table()
     metas = [lf.file for lf in shown]
@@ -244,6 +318,84 @@ def _census_table(table, shown: list[LiveFile], patterns: list, file_pattern: li
          for f in FILE_INDEXES], schema=FILE_INDEXES)
 
 
+def _head_sources(picked: pa.Table, step: int = 4096) -> Iterator[HeadSource]:
+    """The :class:`HeadSource` of each row of ``picked`` (path, index_path, embedded index), made a
+    slice at a time (a 1,000,000-file census holds a slice of them, not all)."""
+    for lo in range(0, picked.num_rows, step):
+        part = picked.slice(lo, step)
+        yield from map(HeadSource, part.column("path").to_pylist(), part.column("index_path").to_pylist(),
+                       part.column("_EMBEDDED_FILE_INDEX").to_pylist())
+
+
+def _census_table(table, plan: PlanColumns, shown: np.ndarray, patterns: list, file_pattern: list[int],
+                  entries: list[int], spans_flat: array, container: list[int | None]) -> pa.Table:
+    """The census's rows from :func:`file_indexes`'s walk: each shown file's pattern of rows, over
+    its head entries' spans (numpy indexes, Arrow takes; no Python value per row)."""
+    if not len(shown):
+        return FILE_INDEXES.empty_table()
+    live = plan.files.select(["partition_id", "_BUCKET", "path", "_FILE_SIZE", "_ROW_COUNT", "_SCHEMA_ID",
+                              "_EMBEDDED_FILE_INDEX", "index_path", "_FILE_NAME"])
+    embedded = pc.is_valid(live.column("_EMBEDDED_FILE_INDEX")).take(pa.array(shown))
+    live = live.drop_columns(["_EMBEDDED_FILE_INDEX"]).take(pa.array(shown))  # the bytes stay in the plan
+    per_file = dict(zip(_FILE_LEVEL, (
+        plan_partition_labels(plan, live, partition_types(table), table.caches.labels), live.column("_BUCKET"),
+        live.column("path"), live.column("_FILE_SIZE"), live.column("_ROW_COUNT"), live.column("_SCHEMA_ID"),
+        pc.if_else(embedded, "EMBEDDED", "FILE"),
+        pc.if_else(embedded, pa.scalar(None, pa.string()), live.column("index_path")),
+        live.column("_FILE_NAME")), strict=True))
+    # the patterns' rows, flat: pattern p's r-th row is row pattern_start[p] + r
+    p_len = np.fromiter((len(at) for _, at, _ in patterns), np.int64, len(patterns))
+    p_start = _starts(p_len)
+    p_at, p_column, p_kind, p_empty, p_error, p_readable = [], [], [], [], [], []
+    for v, at, why in patterns:
+        p_at.extend(at)
+        if v is None:
+            for column in (p_column, p_kind, p_empty):
+                column.append(None)
+            p_error.append(why)
+            p_readable.append(False)
+            continue
+        p_column.extend(v.columns[i] for i in at)
+        p_kind.extend(v.kinds[i] for i in at)
+        p_empty.extend(v.empty[i] for i in at)
+        p_error.extend(v.errors[i] for i in at)
+        p_readable.extend([True] * len(at))
+    # each row: its file, its pattern row, its head entry
+    pattern = np.asarray(file_pattern, np.int64)
+    n_rows = p_len[pattern]
+    file_of_row = np.repeat(np.arange(len(pattern), dtype=np.int64), n_rows)
+    row_start = _starts(n_rows)
+    r = np.arange(int(n_rows.sum()), dtype=np.int64) - np.repeat(row_start, n_rows)
+    pattern_row = p_start[pattern[file_of_row]] + r
+    entry_base = _starts(np.asarray(entries, np.int64))
+    readable = np.asarray(p_readable, bool)[pattern_row]
+    entry = np.where(readable, entry_base[file_of_row] + np.asarray(p_at, np.int64)[pattern_row], 0)
+    spans = (np.frombuffer(spans_flat, np.int64) if len(spans_flat) else np.zeros(2, np.int64)).reshape(-1, 2)
+    offset, length = spans[entry, 0], spans[entry, 1]
+    size = np.where(readable & (offset != EMPTY_INDEX_FLAG), length, 0)
+    rows, at = pa.array(file_of_row), pa.array(pattern_row)
+    container_size = pa.array(container, pa.int64()).take(rows)
+    columns = {
+        "column_name": pa.array(p_column, pa.string()).take(at),
+        "index_type": pa.array(p_kind, pa.string()).take(at),
+        "index_size_in_bytes": pa.array(size, pa.int64()),
+        "index_container_size_in_bytes": container_size,
+        "is_empty": pa.array(p_empty, pa.bool_()).take(at),
+        "index_offset": pa.array(offset, pa.int64(), mask=~readable),
+        "error": pa.array(p_error, pa.string()).take(at),
+    }
+    return pa.Table.from_arrays(
+        [_column(per_file[f.name], f.type).take(rows) if f.name in per_file else columns[f.name]
+         for f in FILE_INDEXES], schema=FILE_INDEXES)
+
+
+def _column(values, kind: pa.DataType) -> pa.Array:
+    """One of a census's per-file columns as an array of ``kind``."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    return values if values.type == kind else values.cast(kind)
+
+
 def _starts(counts: np.ndarray) -> np.ndarray:
     """Where each run of ``counts`` starts when the runs are laid end to end."""
     return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
@@ -271,15 +423,15 @@ def snapshot_census(table, snapshot_id: int | None = None, progress: Progress | 
 
 def census_of_sample(table, census: pa.Table, snapshot_id: int, sample: int) -> pa.Table:
     """The rows of the whole snapshot's ``census`` that :func:`file_indexes` with ``sample`` gives:
-    the sampled files' rows, the files in the sample's (path) order, each file's rows in census
-    order."""
-    indexed = [lf for lf in table.plan(snapshot_id).files if lf.has_file_index]
-    if sample >= len(indexed):
+    the sampled files' rows, the files in the sample's order, each file's rows in census order."""
+    plan = table.plan_columns(snapshot_id)
+    rows = indexed_rows(plan, sample)
+    if len(rows) == len(indexed_rows(plan)):
         return census
-    paths = pa.array([lf.path for lf in sample_files(indexed, sample)], pa.string())
+    paths = plan.files.column("path").take(pa.array(rows))
     at = pc.fill_null(pc.index_in(census["file_path"], value_set=paths), -1).to_numpy()
-    rows = np.flatnonzero(at >= 0)
-    return census.take(rows[np.argsort(at[rows], kind="stable")])
+    picked = np.flatnonzero(at >= 0)
+    return census.take(picked[np.argsort(at[picked], kind="stable")])
 
 
 def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterable[str] | None = None,
@@ -300,7 +452,7 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
     if wanted:  # unreadable containers (no column) stay
         keep = wanted[0] if len(wanted) == 1 else pc.and_(*wanted)
         census = census.filter(pc.or_(pc.is_null(census["column_name"]), pc.fill_null(keep, False)))
-    rows = CensusBlobs(table, census, table.plan(snapshot_id).files)
+    rows = CensusBlobs(table, census, table.plan_columns(snapshot_id))
     for i in range(census.num_rows):
         yield rows.blob(i)
 
@@ -310,11 +462,23 @@ class CensusBlobs:
     read into Python once, on the first blob asked for): an inventory places 180,000 census rows
     at 50,000 files, and most are only counted."""
 
-    def __init__(self, table, census: pa.Table, files: Iterable[LiveFile]):
+    def __init__(self, table, census: pa.Table, files: Iterable[LiveFile] | PlanColumns):
         self.table, self.census = table, census
-        self._files = {lf.path: lf for lf in files}
+        self._plan = files if isinstance(files, PlanColumns) else None
+        self._files = {} if self._plan is not None else {lf.path: lf for lf in files}
+        self._rows: dict[str, int] | None = None
         self._columns: dict[str, list] | None = None
         self._judged: dict[tuple, tuple] = {}
+
+    def _file(self, path: str) -> LiveFile:
+        """The live file at ``path``; from plan columns, made on first use (the files whose blobs
+        are asked for, not the snapshot's)."""
+        lf = self._files.get(path)
+        if lf is None:
+            if self._rows is None:
+                self._rows = {p: i for i, p in enumerate(self._plan.files.column("path").to_pylist())}
+            lf = self._files[path] = self._plan.live_file(self.table, self._rows[path])
+        return lf
 
     def blob(self, i: int) -> IndexBlob:
         """The blob of census row ``i``."""
@@ -323,7 +487,7 @@ class CensusBlobs:
                 "file_path", "column_name", "index_type", "index_offset", "index_size_in_bytes", "error",
                 "index_container_size_in_bytes")}
         c = self._columns
-        lf = self._files[c["file_path"][i]]
+        lf = self._file(c["file_path"][i])
         column, kind, error = c["column_name"][i], c["index_type"][i], c["error"][i]
         embedded = lf.file.embedded_index is not None
         if column is None:  # the container cannot be read

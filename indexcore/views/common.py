@@ -16,6 +16,7 @@ from indexcore.formats.container import IndexEntry
 from indexcore.paimon.layout import format_partition
 from indexcore.types import DataType, to_json_value
 from indexcore.warehouse.model import LiveFile
+from indexcore.warehouse.plan_columns import PlanColumns
 
 Progress = Callable[[int, int, str], None]
 TS = pa.timestamp("ms")
@@ -73,6 +74,18 @@ def kept_view_if_built(table, name: str, snapshot_id: int) -> pa.Table | None:
     """The view ``name`` of snapshot ``snapshot_id`` when the table keeps it already (built by
     :func:`kept_view`), else None; nothing is built."""
     return table.caches.derived.get(("view", name, snapshot_id))
+
+
+def plan_partition_labels(plan: PlanColumns, live: pa.Table, types: list[DataType], kept: LRU) -> pa.Array:
+    """:func:`partition_text` of each row of ``live`` (rows of ``plan.files``), each of the plan's
+    distinct partitions rendered once (``kept``: the table's labels)."""
+    labels = []
+    for values, _spec, _folder in plan.partitions:
+        try:
+            labels.append(partition_text_cached(values, types, kept))
+        except TypeError:  # a value that cannot be a key
+            labels.append(partition_text(values, types))
+    return pa.array(labels, pa.string()).take(live.column("partition_id"))
 
 
 def partition_labels(files: Sequence[LiveFile], types: list[DataType], kept: LRU) -> list[str]:

@@ -12,7 +12,9 @@ import json
 import posixpath
 from collections.abc import Sequence
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
 from indexcore.paimon.layout import BRANCH_PREFIX, tag_path
@@ -24,8 +26,11 @@ from indexcore.views.common import (
     partition_labels,
     partition_text,
     partition_types,
+    plan_partition_labels,
     stats_text,
 )
+from indexcore.warehouse.manifest import file_stats, lazy_key
+from indexcore.warehouse.plan_columns import PlanColumns
 from indexcore.warehouse.table import Table
 from indexcore.warehouse.table_planning import KNOWN_INDEX_TYPES
 
@@ -110,9 +115,12 @@ def manifests(table, snapshot_id: int | None = None) -> pa.Table:
     return from_rows(rows, MANIFESTS)
 
 
-def _stats_names(table, lf) -> tuple[list[str], list[DataType | None]]:
-    schema, meta = table.file_schema(lf), lf.file
-    names = meta.value_stats_cols if meta.value_stats_cols is not None else meta.write_cols
+def _stats_names(table, schema_id: int, cols: tuple | None, write_cols: tuple | None,
+                 path: str) -> tuple[list[str], list[DataType | None]]:
+    """The names and types of a file's value stats: its ``_VALUE_STATS_COLS``, else its
+    ``_WRITE_COLS``, else every field of the schema it was written under."""
+    schema = table.schema_or_latest(schema_id, path)
+    names = cols if cols is not None else write_cols
     if names is None:
         return [f.name for f in schema.fields], [f.type for f in schema.fields]
     types = []
@@ -134,20 +142,119 @@ FILES = pa.schema([
     ("write_cols", pa.list_(pa.string())),
     ("file_name", pa.string()), ("external_path", pa.string()), ("embedded_index", pa.bool_()),
     ("index_file", pa.string()), ("deletion_vector_cardinality", pa.int64())])
+_FILE_SOURCES = pa.array(["APPEND", "COMPACT"])  # _FILE_SOURCE 0 and 1
+
+
+def _file_format(names: pa.Array) -> pa.Array:
+    """The extension of each file name, lower-cased ("" without one), as ``DataFileMeta.file_format``."""
+    ext = pc.utf8_lower(pc.replace_substring_regex(names, r"^.*\.", ""))
+    return pc.if_else(pc.match_substring(names, "."), ext, "")
+
+
+def _dv_cardinality(table, plan: PlanColumns, live: pa.Table, rows: np.ndarray) -> pa.Array:
+    """Deleted rows per file: the manifest's cardinality, else decoded from the DV file (only the
+    files whose index manifest leaves it out; each built as a LiveFile for that)."""
+    known = live.column("dv_cardinality").combine_chunks()
+    missing = pc.and_(pc.is_valid(live.column("dv_offset")), pc.is_null(known)).combine_chunks()
+    if not pc.any(missing).as_py():
+        return known
+    values = known.to_pylist()
+    for i in np.flatnonzero(missing.to_numpy(zero_copy_only=False)):
+        values[i] = dv_cardinality(table, plan.live_file(table, int(rows[i])))
+    return pa.array(values, pa.int64())
+
+
+STATS_SLICE = 4096  # files whose statistics are rendered at once
+
+
+def _stats_columns(table, live: pa.Table, keyed: bool) -> dict[str, list]:
+    """The rendered key and value statistics of each file (its BinaryRow bytes decoded here, one
+    file at a time, nothing kept)."""
+    types = table._stats_types
+    n = live.num_rows
+    schema_ids = live.column("_SCHEMA_ID").to_pylist()
+    cols_of = live.column("_VALUE_STATS_COLS").to_pylist()
+    write_of = live.column("_WRITE_COLS").to_pylist()
+    paths = live.column("path").to_pylist()
+    out: dict[str, list] = {k: [None] * n for k in ("min_key", "max_key", "null_value_counts", "min_value_stats",
+                                                    "max_value_stats")}
+    if keyed:
+        for column, raw in (("min_key", live.column("_MIN_KEY")), ("max_key", live.column("_MAX_KEY"))):
+            out[column] = [partition_text(tuple(lazy_key(r, types.key(sid))), table.key_types(sid))
+                           for r, sid in zip(raw.to_pylist(), schema_ids, strict=True)]
+    names_of: dict[tuple, tuple] = {}
+    for i, rec in enumerate(live.column("_VALUE_STATS").to_pylist()):
+        sid = schema_ids[i]
+        cols = tuple(cols_of[i]) if cols_of[i] is not None else None
+        write_cols = tuple(write_of[i]) if write_of[i] is not None else None
+        key = (sid, cols, write_cols)
+        if key not in names_of:
+            names_of[key] = _stats_names(table, sid, cols, write_cols, paths[i])
+        names, vtypes = names_of[key]
+        vs = file_stats(rec, types.value(sid, cols, write_cols))
+        out["null_value_counts"][i] = stats_text(names, [None] * len(names), vs.null_counts)
+        out["min_value_stats"][i] = stats_text(names, vtypes, vs.min_values)
+        out["max_value_stats"][i] = stats_text(names, vtypes, vs.max_values)
+    return out
 
 
 def files(table, snapshot_id: int | None = None, stats: bool = True,
           paths: Sequence[str] | None = None, live: Sequence | None = None) -> pa.Table:
     """``$files``: the snapshot's live data files with their stats, file index and deletion vector.
 
-    ``stats=False`` leaves the rendered key and value statistics (``min_key`` ... ``max_value_stats``)
-    null, sparing their decoding when only the listing is wanted (a 50,000-file table); ``paths``
-    keeps only those data files (in plan order), e.g. the page of files on screen. ``live``: these
-    planned live files instead of the snapshot's (a Spark task's share of a plan).
+    Built from the columnar plan (:meth:`~indexcore.warehouse.Table.plan_columns`), no object per
+    file. ``stats=False`` leaves the rendered key and value statistics (``min_key`` ...
+    ``max_value_stats``) null, sparing their decoding when only the listing is wanted (a
+    50,000-file table); ``paths`` keeps only those data files (in plan order), e.g. the page of
+    files on screen. ``live``: these planned live files instead of the snapshot's (a Spark task's
+    share of a plan, as objects: :func:`_files_of`).
     """
+    if live is not None:
+        return _files_of(table, live, stats, paths)
+    plan = table.plan_columns(snapshot_id)
+    live = plan.files
+    rows = np.arange(live.num_rows, dtype=np.int64)
+    if paths is not None:
+        rows = np.flatnonzero(pc.is_in(live.column("path"), pa.array(list(paths), pa.string()))
+                              .to_numpy(zero_copy_only=False))
+        live = live.take(pa.array(rows))
+    n = live.num_rows
+    names = live.column("_FILE_NAME").combine_chunks()
+    source = live.column("_FILE_SOURCE").combine_chunks()
+    known = pc.is_in(source, pa.array([0, 1], source.type))
+    none = pa.nulls(n, pa.string())
+    cols: dict[str, pa.Array | pa.ChunkedArray | list] = {
+        "partition": plan_partition_labels(plan, live, partition_types(table), table.caches.labels),
+        "bucket": live.column("_BUCKET"), "file_path": live.column("path"), "file_format": _file_format(names),
+        "schema_id": live.column("_SCHEMA_ID"), "level": live.column("_LEVEL"),
+        "record_count": live.column("_ROW_COUNT"), "file_size_in_bytes": live.column("_FILE_SIZE"),
+        "min_key": none, "max_key": none, "null_value_counts": none, "min_value_stats": none,
+        "max_value_stats": none,
+        "min_sequence_number": live.column("_MIN_SEQUENCE_NUMBER"),
+        "max_sequence_number": live.column("_MAX_SEQUENCE_NUMBER"),
+        "creation_time": live.column("_CREATION_TIME"), "deleteRowCount": live.column("_DELETE_ROW_COUNT"),
+        "file_source": _FILE_SOURCES.take(pc.if_else(known, source, None)),
+        "first_row_id": live.column("_FIRST_ROW_ID"), "write_cols": live.column("_WRITE_COLS"),
+        "file_name": names, "external_path": live.column("_EXTERNAL_PATH"),
+        "embedded_index": pc.is_valid(live.column("_EMBEDDED_FILE_INDEX")),
+        "index_file": live.column("index_path"),
+        "deletion_vector_cardinality": _dv_cardinality(table, plan, live, rows)}
+    if stats and n:  # rendered a slice at a time: a slice's Python strings are gone before the next
+        keyed = bool(table.schema().trimmed_primary_keys)
+        parts = [{k: pa.array(v, pa.string()) for k, v in _stats_columns(table, live.slice(lo, STATS_SLICE),
+                                                                          keyed).items()}
+                 for lo in range(0, n, STATS_SLICE)]
+        cols.update({k: pa.chunked_array([p[k] for p in parts], pa.string()) for k in parts[0]})
+    return pa.Table.from_arrays([cols[f.name] for f in FILES], schema=FILES)
+
+
+def _files_of(table, live: Sequence, stats: bool, paths: Sequence[str] | None) -> pa.Table:
+    """:func:`files` over planned live file objects (a Spark task's share of a plan arrives as
+    objects, not as the snapshot's columnar plan); the same rows as the columnar view
+    (tests/test_spark_metadata.py compares the two)."""
     types = partition_types(table)
     keyed = bool(table.schema().trimmed_primary_keys) and stats
-    chosen = table.plan(snapshot_id).files if live is None else live
+    chosen = live
     if paths is not None:
         wanted = set(paths)
         chosen = [lf for lf in chosen if lf.path in wanted]
@@ -179,7 +286,7 @@ def files(table, snapshot_id: int | None = None, stats: bool = True,
         for i, (lf, m) in enumerate(zip(chosen, metas, strict=True)):
             key = (m.schema_id, m.value_stats_cols, m.write_cols)
             if key not in stats_names:
-                stats_names[key] = _stats_names(table, lf)
+                stats_names[key] = _stats_names(table, m.schema_id, m.value_stats_cols, m.write_cols, lf.path)
             names, vtypes = stats_names[key]
             vs = m.value_stats
             null_counts[i] = stats_text(names, [None] * len(names), vs.null_counts)
@@ -227,23 +334,31 @@ def table_indexes(table, snapshot_id: int | None = None) -> pa.Table:
     return from_rows(rows, TABLE_INDEXES)
 
 
-def _groups(table, snapshot_id: int | None, by_bucket: bool) -> list[dict]:
+def _groups(table, snapshot_id: int | None, by_bucket: bool, schema: pa.Schema) -> pa.Table:
+    """Records, bytes, files and the latest creation time per partition (and bucket), groups in
+    the order their first file is planned; summed by Arrow over the columnar plan."""
+    plan = table.plan_columns(snapshot_id)
+    live = plan.files
+    if not live.num_rows:
+        return schema.empty_table()
+    first: dict = {}  # partition values -> the first partition id holding them (raw bytes may differ)
+    canon = np.array([first.setdefault(p[0], i) for i, p in enumerate(plan.partitions)], np.int32)
+    keys = ["pid", "_BUCKET"] if by_bucket else ["pid"]
+    grouped = pa.table({"pid": pa.array(canon[live.column("partition_id").to_numpy()]),
+                        "_BUCKET": live.column("_BUCKET"), "_ROW_COUNT": live.column("_ROW_COUNT"),
+                        "_FILE_SIZE": live.column("_FILE_SIZE"), "_CREATION_TIME": live.column("_CREATION_TIME"),
+                        "_ORDER": pa.array(np.arange(live.num_rows, dtype=np.int64))})
+    aggregates = [("_ROW_COUNT", "sum"), ("_FILE_SIZE", "sum"), ("_ROW_COUNT", "count"), ("_CREATION_TIME", "max"),
+                  ("_ORDER", "min")]
+    if not by_bucket:
+        aggregates.append(("_BUCKET", "first"))
+    out = grouped.group_by(keys, use_threads=False).aggregate(aggregates).sort_by("_ORDER_min")
     types = partition_types(table)
-    groups: dict[tuple, dict] = {}
-    for lf in table.plan(snapshot_id).files:
-        key = (lf.partition, lf.bucket) if by_bucket else (lf.partition,)
-        g = groups.get(key)
-        if g is None:
-            g = groups[key] = {"partition": partition_text(lf.partition, types), "bucket": lf.bucket,
-                               "record_count": 0, "file_size_in_bytes": 0, "file_count": 0,
-                               "last_update_time": None}
-        g["record_count"] += lf.file.row_count
-        g["file_size_in_bytes"] += lf.file.file_size
-        g["file_count"] += 1
-        created = lf.file.creation_time
-        if created is not None and (g["last_update_time"] is None or created > g["last_update_time"]):
-            g["last_update_time"] = created
-    return list(groups.values())
+    labels = pa.array([partition_text(p[0], types) for p in plan.partitions], pa.string())
+    columns = {"partition": labels.take(out["pid"]), "bucket": out["_BUCKET" if by_bucket else "_BUCKET_first"],
+               "record_count": out["_ROW_COUNT_sum"], "file_size_in_bytes": out["_FILE_SIZE_sum"],
+               "file_count": out["_ROW_COUNT_count"], "last_update_time": out["_CREATION_TIME_max"]}
+    return pa.table({f.name: columns[f.name].cast(f.type) for f in schema}, schema=schema)
 
 
 BUCKETS = pa.schema([
@@ -253,7 +368,7 @@ BUCKETS = pa.schema([
 
 def buckets(table, snapshot_id: int | None = None) -> pa.Table:
     """``$buckets``: records, bytes and files per partition and bucket."""
-    return from_rows(_groups(table, snapshot_id, True), BUCKETS)
+    return _groups(table, snapshot_id, True, BUCKETS)
 
 
 PARTITIONS = pa.schema([
@@ -263,7 +378,7 @@ PARTITIONS = pa.schema([
 
 def partitions(table, snapshot_id: int | None = None) -> pa.Table:
     """``$partitions``: records, bytes and files per partition."""
-    return from_rows(_groups(table, snapshot_id, False), PARTITIONS)
+    return _groups(table, snapshot_id, False, PARTITIONS)
 
 
 TAGS = pa.schema([

@@ -21,9 +21,9 @@ def sample_files(files: Sequence[LiveFile], n: int | None, whole_buckets: bool =
     reads merge a bucket's files together."""
     if n is None or n >= len(files):
         return list(files)
-    rng = random.Random(seed)
     if not whole_buckets:
-        return sorted(rng.sample(list(files), n), key=lambda lf: lf.path)
+        return [files[i] for i in sample_positions([lf.path for lf in files], n, seed)]
+    rng = random.Random(seed)
     groups: dict[tuple, list[LiveFile]] = {}
     for lf in files:
         groups.setdefault((lf.partition, lf.bucket), []).append(lf)
@@ -35,6 +35,14 @@ def sample_files(files: Sequence[LiveFile], n: int | None, whole_buckets: bool =
             break
         out.extend(groups[k])
     return sorted(out, key=lambda lf: lf.path)
+
+
+def sample_positions(paths: Sequence[str], n: int, seed: int = 0) -> list[int]:
+    """Where in ``paths`` the ``n`` files :func:`sample_files` picks lie, in path order: the same
+    draw over positions alone, for a caller holding the files as columns."""
+    if n >= len(paths):
+        return sorted(range(len(paths)), key=paths.__getitem__)
+    return sorted(random.Random(seed).sample(range(len(paths)), n), key=paths.__getitem__)
 
 
 def decode_sample(files: Sequence[LiveFile], n: int | None) -> list[LiveFile]:

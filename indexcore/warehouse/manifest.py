@@ -141,27 +141,36 @@ def read_records(data: bytes, fmt: str, name: str) -> list[dict]:
                 return list(reader)
             finally:
                 _zstd_local.budget = None
-        import pyarrow as pa  # heavy, needed only for Parquet/ORC manifests (Avro is the default)
+        return read_arrow_manifest(data, fmt, name).to_pylist()
+    except CorruptFileError:
+        raise
+    except Exception as exc:  # fastavro/pyarrow raise many kinds on bad bytes
+        raise CorruptFileError(f"cannot decode {fmt} manifest: {exc}", file=name,
+                               structure=f"{fmt} manifest", offset=0) from exc
 
+
+def read_arrow_manifest(data: bytes, fmt: str, name: str):
+    """A Parquet or ORC manifest-like file as an Arrow table (its footer's sizes checked first)."""
+    import pyarrow as pa  # heavy, needed only for Parquet/ORC manifests (Avro is the default)
+
+    try:
         if fmt == "parquet":
             import pyarrow.parquet as pq  # heavy: only Parquet manifests
 
             source = pq.ParquetFile(pa.BufferReader(data))
             _check_inflated(sum(source.metadata.row_group(i).total_byte_size
                                 for i in range(source.metadata.num_row_groups)), len(data), name)
-            table = source.read()
-        elif fmt == "orc":
+            return source.read()
+        if fmt == "orc":
             import pyarrow.orc as po  # heavy: only ORC manifests
 
-            table = po.ORCFile(pa.BufferReader(data)).read()
-        else:
-            raise CorruptFileError(f"unknown manifest format {fmt!r}", file=name, structure="manifest")
-        return table.to_pylist()
+            return po.ORCFile(pa.BufferReader(data)).read()
     except CorruptFileError:
         raise
-    except Exception as exc:  # fastavro/pyarrow raise many kinds on bad bytes
+    except Exception as exc:  # pyarrow raises many kinds on bad bytes
         raise CorruptFileError(f"cannot decode {fmt} manifest: {exc}", file=name,
                                structure=f"{fmt} manifest", offset=0) from exc
+    raise CorruptFileError(f"unknown manifest format {fmt!r}", file=name, structure="manifest")
 
 
 def _check_inflated(size: int, stored: int, name: str) -> None:
@@ -400,6 +409,17 @@ def _stats(rec: dict, types: Callable) -> SimpleStats:
     _setattr(stats, "__dict__", {"_raw": (lo, rec["_MAX_VALUES"], nulls), "_types": types,
                                  "_decoded": None})
     return stats
+
+
+def file_stats(rec: dict, types: Callable[[], Sequence[DataType]]) -> SimpleStats:
+    """A ``_KEY_STATS`` / ``_VALUE_STATS`` record as :class:`SimpleStats`, decoded on first use
+    (``types``: :meth:`StatsTypes.key` or :meth:`StatsTypes.value` of its file)."""
+    return _stats(rec, types)
+
+
+def lazy_key(raw: bytes, types: Callable[[], Sequence[DataType]]) -> Sequence:
+    """A ``_MIN_KEY`` / ``_MAX_KEY`` BinaryRow as the sequence of its values, decoded on first use."""
+    return _LazyKey(raw, types)
 
 
 def data_file_meta(f: dict, types: StatsTypes) -> DataFileMeta:

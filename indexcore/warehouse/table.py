@@ -3,7 +3,7 @@
 Schemas (:mod:`~indexcore.warehouse.table_schemas`), snapshots, tags and branches
 (:mod:`~indexcore.warehouse.table_snapshots`), manifests (:mod:`~indexcore.warehouse.table_manifests`),
 paths (:mod:`~indexcore.warehouse.table_paths`), planning the live files of a snapshot
-(:mod:`~indexcore.warehouse.table_planning`), file-index heads and readers
+(:mod:`~indexcore.warehouse.table_planning`; as Arrow columns :mod:`~indexcore.warehouse.plan_columns`), file-index heads and readers
 (:mod:`~indexcore.warehouse.table_heads`), deletion vectors and the hash index
 (:mod:`~indexcore.warehouse.table_index_files`); what a table keeps is one
 :class:`~indexcore.warehouse.table_caches.TableCaches`.
@@ -21,6 +21,7 @@ from indexcore.paimon.layout import branch_path
 from indexcore.warehouse.html import table_html
 from indexcore.warehouse.manifest import StatsTypes
 from indexcore.warehouse.model import Problem
+from indexcore.warehouse.plan_columns import TablePlanColumns
 from indexcore.warehouse.table_caches import TableCaches
 from indexcore.warehouse.table_heads import TableIndexHeads
 from indexcore.warehouse.table_index_files import TableIndexFiles
@@ -33,8 +34,8 @@ from indexcore.warehouse.table_snapshots import TableSnapshots
 _ABSENT = object()
 
 
-class Table(TableSchemas, TableSnapshots, TableManifests, TablePaths, TablePlanning, TableIndexHeads,
-            TableIndexFiles):
+class Table(TableSchemas, TableSnapshots, TableManifests, TablePaths, TablePlanning, TablePlanColumns,
+            TableIndexHeads, TableIndexFiles):
     """One table (or one branch of it) under a read-only :class:`Storage`; its caches are sized
     by the settings when it is made."""
 

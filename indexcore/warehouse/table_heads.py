@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 from indexcore.errors import CorruptFileError, IndexCoreError
 from indexcore.formats.container import STRUCTURE as HEAD_STRUCTURE
@@ -22,6 +23,26 @@ from indexcore.warehouse.model import LiveFile
 
 # bytes read first from an ``.index`` file: its whole head, nearly always
 HEAD_PREFETCH_BYTES = 4096
+
+
+@dataclass(frozen=True)
+class HeadSource:
+    """Where one data file's index container is: embedded in its manifest entry, or its ``.index``
+    file. What a census of container heads needs of a file (made from plan columns without a
+    :class:`LiveFile`)."""
+
+    path: str
+    index_path: str | None
+    embedded: bytes | None
+
+    @property
+    def key(self) -> tuple:
+        """The container's identity: its ``.index`` file, or the data file it is embedded in."""
+        return (self.path, self.index_path if self.embedded is None else None)
+
+
+def head_source(lf: LiveFile) -> HeadSource:
+    return HeadSource(lf.path, lf.index_path, lf.file.embedded_index)
 
 
 def _head_key(lf: LiveFile) -> tuple:
@@ -117,57 +138,64 @@ class TableIndexHeads:
 
     def iter_head_bytes(self, files: Iterable[LiveFile]) -> Iterator[tuple[LiveFile, bytes | None, int, str,
                                                                           str | None]]:
-        """(file, head bytes, container size, container name, error) for each file with a file index:
-        each head checked (magic, version, length) but not parsed, for a census that reads 50,000
-        of them column-wise (:func:`~indexcore.formats.container.head_spans`) without an object
-        per entry. Kept per file (bounded by bytes), so the views and pages that walk the same
-        snapshot read each container head once; uncached ``.index`` heads are read a batch at a
-        time (:meth:`Storage.read_prefixes`, prefetched concurrently on object stores).
-        """
+        """(file, head bytes, container size, container name, error) for each file with a file index
+        (:meth:`iter_source_heads` of each)."""
         files = [lf for lf in files if lf.has_file_index]
+        for lf, hit in zip(files, self.iter_source_heads([head_source(lf) for lf in files]), strict=True):
+            yield lf, *hit
+
+    def iter_source_heads(self, sources: Iterable[HeadSource]) -> Iterator[tuple[bytes | None, int, str,
+                                                                               str | None]]:
+        """(head bytes, container size, container name, error) for each of ``sources``: each head
+        checked (magic, version, length) but not parsed, for a census that reads 50,000 of them
+        column-wise (:func:`~indexcore.formats.container.head_spans`) without an object per entry.
+        Kept per file (bounded by bytes), so the views and pages that walk the same snapshot read
+        each container head once; uncached ``.index`` heads are read a batch at a time
+        (:meth:`Storage.read_prefixes`, prefetched concurrently on object stores).
+        """
         kept = self.caches.head_bytes
         step = max(self.storage.concurrency * 8, 256)
-        for i in range(0, len(files), step):
-            batch = files[i:i + step]
-            keys = [_head_key(lf) for lf in batch]
-            hits = [kept.get(key) for key in keys]
+        pending = iter(sources)  # taken a batch at a time: a census makes its sources as it goes
+        while batch := list(islice(pending, step)):
+            hits = [kept.get(src.key) for src in batch]
             prefixes: dict[int, tuple | IndexCoreError] = {}
-            on_disk = [lf for lf, hit in zip(batch, hits, strict=True)
-                       if hit is None and lf.file.embedded_index is None]
+            on_disk = [src for src, hit in zip(batch, hits, strict=True) if hit is None and src.embedded is None]
             if on_disk:
-                self.prefetch(on_disk, dv=False)
-                prefixes = dict(zip((id(lf) for lf in on_disk),
-                                    self.storage.read_prefixes([lf.index_path for lf in on_disk],
+                if self.storage.cache is not None:
+                    self.storage.prefetch([Fetch(src.index_path, 0, max(self.storage.readahead, 1) * 4)
+                                           for src in on_disk])
+                prefixes = dict(zip((id(src) for src in on_disk),
+                                    self.storage.read_prefixes([src.index_path for src in on_disk],
                                                                HEAD_PREFETCH_BYTES), strict=True))
-            for lf, key, hit in zip(batch, keys, hits, strict=True):
+            for src, hit in zip(batch, hits, strict=True):
                 if hit is None:
                     try:
-                        head, size, name = self._container_head_bytes(lf, prefixes.get(id(lf)))
+                        head, size, name = self._container_head_bytes(src, prefixes.get(id(src)))
                         hit = (head, size, name, None)
                         weight = len(head) + 200
                     except IndexCoreError as exc:
-                        hit = (None, 0, lf.index_path or lf.path, str(exc))
+                        hit = (None, 0, src.index_path or src.path, str(exc))
                         weight = 200
-                    kept.put(key, hit, weight)
-                yield lf, *hit
+                    kept.put(src.key, hit, weight)
+                yield hit
 
-    def _container_head_bytes(self, lf: LiveFile, prefix: tuple | IndexCoreError | None = None
+    def _container_head_bytes(self, src: HeadSource, prefix: tuple | IndexCoreError | None = None
                               ) -> tuple[bytes, int, str]:
         """A file's container head bytes, its container's size and name: from the manifest's bytes,
         or from the first bytes of its ``.index`` file (``prefix``: :meth:`Storage.read_prefixes`
         of it, read here when None); a head longer than that is read in full."""
-        embedded = lf.file.embedded_index
+        embedded = src.embedded
         if embedded is not None:
-            data, size, name = embedded, len(embedded), f"{lf.path} (embedded file index)"
+            data, size, name = embedded, len(embedded), f"{src.path} (embedded file index)"
         else:
             if prefix is None:
-                prefix = self.storage.read_prefix(lf.index_path, HEAD_PREFETCH_BYTES)
+                prefix = self.storage.read_prefix(src.index_path, HEAD_PREFETCH_BYTES)
             if isinstance(prefix, IndexCoreError):
                 raise prefix
             data, size, name = prefix
         head = head_bytes(data, size, name)
         if head is None:  # longer than the prefix read
-            source = self.file_index_source(lf, keep_descriptor=False)
+            source = self._container_source(src, keep_descriptor=False)
             head = source.read(0, head_length(data, size, name), HEAD_STRUCTURE)
         return head, size, name
 
@@ -199,11 +227,12 @@ class TableIndexHeads:
 
     def file_index_source(self, live_file: LiveFile, keep_descriptor: bool = True) -> ByteSource | None:
         """The file's file-index bytes: embedded in the manifest, or its ``.index`` file."""
-        embedded = live_file.file.embedded_index
-        if embedded is not None:
-            return BytesSource(embedded, name=f"{live_file.path} (embedded file index)",
-                               stats=self.storage.stats)
-        if live_file.index_path:
-            return self.storage.open(live_file.index_path, keep_descriptor=keep_descriptor)
+        return self._container_source(head_source(live_file), keep_descriptor)
+
+    def _container_source(self, src: HeadSource, keep_descriptor: bool = True) -> ByteSource | None:
+        if src.embedded is not None:
+            return BytesSource(src.embedded, name=f"{src.path} (embedded file index)", stats=self.storage.stats)
+        if src.index_path:
+            return self.storage.open(src.index_path, keep_descriptor=keep_descriptor)
         return None
 

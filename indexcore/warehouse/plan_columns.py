@@ -1,0 +1,335 @@
+"""The plan as Arrow columns: a snapshot's live files, one row each, with no Python object per file.
+
+:meth:`TablePlanColumns.plan_columns` is :meth:`~indexcore.warehouse.table_planning.TablePlanning.plan`
+on columns: each manifest decoded straight to columns (:mod:`.manifest_columns`, kept per manifest
+in the table's bounded manifest cache), the ADD/DELETE entries of all manifests merged as Paimon's
+``FileStoreScan`` merges them (the last entry of an identifier decides; a file keeps the place of
+its first ADD after its last DELETE), then each live file's path, ``.index`` file and deletion
+vector as columns. The result is immutable and kept in the table's plan cache, so every page and
+session asking for the snapshot shares one copy. :meth:`PlanColumns.live_file` makes the
+:class:`~indexcore.warehouse.model.LiveFile` of one row for a caller that needs one file.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from indexcore.errors import IndexCoreError
+from indexcore.io import Fetch
+from indexcore.paimon.index_types import DELETION_VECTORS
+from indexcore.warehouse.manifest import MANIFEST_ENTRY, data_file_meta
+from indexcore.warehouse.manifest_columns import check_table, read_manifest_table
+from indexcore.warehouse.model import DeletionVectorRange, IndexManifestEntry, LiveFile, Problem, Snapshot
+from indexcore.warehouse.table_planning import Plan
+
+_STATS = pa.struct([("_MIN_VALUES", pa.binary()), ("_MAX_VALUES", pa.binary()),
+                    ("_NULL_COUNTS", pa.list_(pa.int64()))])
+# one row per manifest entry: the entry's fields, then its _FILE record's, flattened
+ENTRY = pa.schema([
+    ("_KIND", pa.int32()), ("_PARTITION", pa.binary()), ("_BUCKET", pa.int32()), ("_TOTAL_BUCKETS", pa.int32()),
+    ("_FILE_NAME", pa.string()), ("_FILE_SIZE", pa.int64()), ("_ROW_COUNT", pa.int64()),
+    ("_MIN_KEY", pa.binary()), ("_MAX_KEY", pa.binary()), ("_KEY_STATS", _STATS), ("_VALUE_STATS", _STATS),
+    ("_MIN_SEQUENCE_NUMBER", pa.int64()), ("_MAX_SEQUENCE_NUMBER", pa.int64()), ("_SCHEMA_ID", pa.int64()),
+    ("_LEVEL", pa.int32()), ("_EXTRA_FILES", pa.list_(pa.string())), ("_CREATION_TIME", pa.timestamp("ms")),
+    ("_DELETE_ROW_COUNT", pa.int64()), ("_EMBEDDED_FILE_INDEX", pa.binary()), ("_FILE_SOURCE", pa.int32()),
+    ("_VALUE_STATS_COLS", pa.list_(pa.string())), ("_EXTERNAL_PATH", pa.string()), ("_FIRST_ROW_ID", pa.int64()),
+    ("_WRITE_COLS", pa.list_(pa.string()))])
+# what the plan adds per live file: where it is, its partition (index into PlanColumns.partitions),
+# its ``.index`` file, and its deletion vector's range in its DV file
+LIVE = pa.schema([*ENTRY, ("path", pa.string()), ("partition_id", pa.int32()), ("index_path", pa.string()),
+                  ("dv_offset", pa.int64()), ("dv_length", pa.int64()), ("dv_cardinality", pa.int64()),
+                  ("dv_file_path", pa.string())])
+MERGE_KEY = ["_PARTITION", "_BUCKET", "_LEVEL", "_FILE_NAME", "_EXTERNAL_PATH"]
+_MANIFEST_KEY = "columns"  # the manifest cache's key of a manifest's columns: (_MANIFEST_KEY, name)
+
+
+def _conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
+    """``arr`` as ``target``: struct fields matched by name (a field the file lacks is null),
+    narrower or wider integers and other timestamp units cast (ORC/Parquet manifests)."""
+    if arr.type == target:
+        return arr
+    if pa.types.is_struct(target) and pa.types.is_struct(arr.type):
+        names = [f.name for f in arr.type]
+        children = [_conform(arr.field(names.index(f.name)), f.type) if f.name in names
+                    else pa.nulls(len(arr), f.type) for f in target]
+        return pa.StructArray.from_arrays(children, fields=list(target), mask=arr.is_null())
+    return arr.cast(target, safe=not pa.types.is_timestamp(target))
+
+
+def entry_columns(table: pa.Table) -> pa.Table:
+    """A decoded manifest (:func:`read_manifest_table`) as rows of :data:`ENTRY`."""
+    n = table.num_rows
+    file = table.column("_FILE").combine_chunks() if n else pa.array([], ENTRY_FILE)
+    names = [f.name for f in file.type]
+    columns = []
+    for f in ENTRY:
+        if f.name in table.column_names:
+            arr = table.column(f.name).combine_chunks()
+        elif f.name in names:
+            arr = file.field(names.index(f.name))
+        else:
+            columns.append(pa.nulls(n, f.type))
+            continue
+        columns.append(_conform(arr, f.type))
+    return pa.Table.from_arrays(columns, schema=ENTRY)
+
+
+ENTRY_FILE = pa.struct([f for f in ENTRY if f.name not in ("_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS")])
+
+
+def merge_rows(entries: pa.Table) -> np.ndarray:
+    """The rows of ``entries`` (manifests in order) live after merging, in plan order.
+
+    As :meth:`TablePlanning.merge_entries`: per identifier (:data:`MERGE_KEY`) the last entry
+    decides (an ADD is live, a DELETE removes); a live file sits where its first ADD after its
+    last DELETE did."""
+    n = entries.num_rows
+    if n == 0:
+        return np.zeros(0, np.int64)
+    kinds = entries.column("_KIND").to_numpy()
+    if not (kinds == 1).any() and pc.count_distinct(entries.column("_FILE_NAME")).as_py() == n:
+        return np.arange(n, dtype=np.int64)  # every file added once (its name alone is unique), none deleted
+    keyed = entries.select(MERGE_KEY).append_column("_ORDER", pa.array(np.arange(n, dtype=np.int64)))
+    lists = keyed.group_by(MERGE_KEY, use_threads=False).aggregate([("_ORDER", "list")]).column("_ORDER_list")
+    lists = lists.combine_chunks()
+    group = pc.list_parent_indices(lists).to_numpy()
+    order = pc.list_flatten(lists).to_numpy()
+    groups = len(lists)
+    kind = kinds[order]
+    last = np.full(groups, -1, np.int64)
+    np.maximum.at(last, group, order)
+    deleted = kind == 1
+    last_delete = np.full(groups, -1, np.int64)
+    np.maximum.at(last_delete, group[deleted], order[deleted])
+    live = kinds[last] == 0
+    adds = ~deleted & (order > last_delete[group])
+    place = np.full(groups, n, np.int64)
+    np.minimum.at(place, group[adds], order[adds])
+    return last[live][np.argsort(place[live], kind="stable")]
+
+
+@dataclass(frozen=True)
+class PlanColumns:
+    """The live files of one snapshot as columns (:data:`LIVE`), with the index manifest's
+    entries and what could not be read; ``partitions[i]`` is the (values, spec, folder) of
+    ``partition_id`` i."""
+
+    snapshot: Snapshot | None
+    files: pa.Table
+    partitions: tuple[tuple, ...] = ()
+    index_entries: tuple[IndexManifestEntry, ...] = ()
+    problems: tuple[Problem, ...] = ()
+    bitmap64: bool = False
+    manifests: tuple = field(default=(), repr=False)
+
+    @property
+    def num_files(self) -> int:
+        return self.files.num_rows
+
+    def partition_values(self) -> list[tuple]:
+        """Each file's partition values (the distinct ones shared)."""
+        values = [p[0] for p in self.partitions]
+        return [values[i] for i in self.files.column("partition_id").to_numpy()]
+
+    def live_file(self, table, row: int) -> LiveFile:
+        """Row ``row`` as the :class:`LiveFile` :meth:`Table.plan` gives (built on request)."""
+        rec = self.files.slice(row, 1).to_pylist()[0]
+        meta = data_file_meta(rec, table._stats_types)
+        values, spec, _folder = self.partitions[rec["partition_id"]]
+        dv = None
+        if rec["dv_offset"] is not None:
+            dv = DeletionVectorRange(rec["_FILE_NAME"], rec["dv_offset"], rec["dv_length"], rec["dv_cardinality"])
+        return LiveFile(values, spec, rec["_BUCKET"], meta, rec["path"], rec["index_path"], dv,
+                        rec["dv_file_path"] if dv else None, self.bitmap64, rec["_TOTAL_BUCKETS"])
+
+    def by_path(self, table) -> Mapping[str, LiveFile]:
+        """Data file path -> its :class:`LiveFile`, each made when first asked for."""
+        return LiveFilesByPath(self, table)
+
+    def live_files(self, table, rows=None) -> list[LiveFile]:
+        """:meth:`live_file` of ``rows`` (every row by default)."""
+        return [self.live_file(table, i) for i in (range(self.num_files) if rows is None else rows)]
+
+
+class LiveFilesByPath(Mapping):
+    """The live files of a :class:`PlanColumns` by path, each made on first use (a caller that
+    looks up a few files of a million does not build the others)."""
+
+    def __init__(self, plan: PlanColumns, table):
+        self._plan, self._table = plan, table
+        self._rows: dict[str, int] | None = None
+        self._made: dict[str, LiveFile] = {}
+
+    def _index(self) -> dict[str, int]:
+        if self._rows is None:
+            self._rows = {p: i for i, p in enumerate(self._plan.files.column("path").to_pylist())}
+        return self._rows
+
+    def __getitem__(self, path: str) -> LiveFile:
+        lf = self._made.get(path)
+        if lf is None:
+            lf = self._made[path] = self._plan.live_file(self._table, self._index()[path])
+        return lf
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._index()
+
+    def __iter__(self):
+        return iter(self._index())
+
+    def __len__(self) -> int:
+        return self._plan.num_files
+
+
+class TablePlanColumns:
+    """Columnar planning of :class:`~indexcore.warehouse.table.Table`."""
+
+    def plan_columns(self, snapshot_id: int | None = None) -> PlanColumns:
+        """The live files of a snapshot (latest by default) as columns, kept per snapshot id."""
+        snap = self.snapshot(snapshot_id)
+        if snap is None:
+            return PlanColumns(None, LIVE.empty_table())
+        key = (_MANIFEST_KEY, snap.id)
+        cached = self.caches.plans.get(key)
+        if cached is None:
+            cached = self._plan_columns(snap)
+            self.caches.plans.put(key, cached)
+            pa.default_memory_pool().release_unused()  # the merge's scratch columns: not kept
+        return cached
+
+    def manifest_columns(self, name: str) -> pa.Table:
+        """One manifest's entries as :data:`ENTRY` rows (kept, weighed by entries); raises
+        IndexCoreError when it cannot be read."""
+        key = (_MANIFEST_KEY, name)
+        cached = self.caches.manifests.get(key)
+        if cached is None:
+            path = self.manifest_path(name)
+            table = read_manifest_table(self.storage.read_bytes(path), self.manifest_format, path)
+            check_table(table, MANIFEST_ENTRY, path)
+            cached = entry_columns(table)
+            self.caches.manifests.put(key, cached, max(cached.num_rows, 1))
+        return cached
+
+    def _plan_columns(self, snap: Snapshot) -> PlanColumns:
+        problems: list[Problem] = []
+        for key, reason in self.core_options.problems:
+            self._problem(self.path, f"option {key}", reason, problems)
+        manifests: list = []
+        self._read_lists((snap.base_manifest_list, snap.delta_manifest_list), problems, manifests,
+                         snap.index_manifest)
+        self.storage.prefetch([Fetch(self.manifest_path(mf.file_name)) for mf in manifests
+                               if (_MANIFEST_KEY, mf.file_name) not in self.caches.manifests])
+        parts = []
+        for mf in manifests:
+            try:
+                parts.append(self.manifest_columns(mf.file_name))
+            except IndexCoreError as exc:
+                self._problem(self.manifest_path(mf.file_name), "manifest", exc.message, problems)
+        entries = pa.concat_tables(parts) if parts else ENTRY.empty_table()
+        rows = merge_rows(entries)
+        if len(rows) != entries.num_rows or not np.array_equal(rows, np.arange(len(rows))):
+            live = entries.take(pa.array(rows))
+        else:  # every entry live, in order: the kept manifests' own buffers, not a copy
+            live = entries
+        index = Plan(snap)
+        index.problems = problems
+        self._index_manifest(index, snap)
+        files, partitions = self._locate(live, index.index_entries, problems)
+        return PlanColumns(snap, files, partitions, tuple(index.index_entries), tuple(problems),
+                           self.core_options.deletion_vectors_bitmap64, tuple(manifests))
+
+    def _locate(self, live: pa.Table, index_entries, problems: list) -> tuple[pa.Table, tuple]:
+        """:data:`LIVE` rows of the live entries: paths, partitions, ``.index`` files, DV ranges."""
+        n = live.num_rows
+        raw = live.column("_PARTITION").combine_chunks()
+        distinct = pc.unique(raw)
+        partitions = tuple(self.partition(p) for p in distinct.to_pylist())
+        pid = pc.index_in(raw, distinct).to_numpy(zero_copy_only=False).astype(np.int32)
+        bucket = live.column("_BUCKET").to_numpy()
+        # one folder per (partition, bucket)
+        pairs, where = np.unique((pid.astype(np.int64) << 32) | (bucket.astype(np.int64) & 0xFFFFFFFF),
+                                 return_inverse=True)
+        folders = pa.array([self.bucket_dir(partitions[int(k) >> 32][2], _signed32(int(k) & 0xFFFFFFFF)) + "/"
+                            for k in pairs], pa.string())
+        folder = folders.take(pa.array(np.asarray(where, np.int64).reshape(-1)))
+        names = live.column("_FILE_NAME").combine_chunks()
+        external = live.column("_EXTERNAL_PATH").combine_chunks()
+        if external.null_count < n:
+            folder_list, path_list = folder.to_pylist(), pc.binary_join_element_wise(folder, names, "").to_pylist()
+            for i, ext in enumerate(external.to_pylist()):
+                if ext:
+                    path_list[i] = self.resolve_external(ext, problems)
+                    folder_list[i] = posixpath.dirname(path_list[i]) + "/"
+            folder, path = pa.array(folder_list, pa.string()), pa.array(path_list, pa.string())
+        else:
+            path = pc.binary_join_element_wise(folder, names, "")
+        index_path = pc.binary_join_element_wise(folder, _index_names(live.column("_EXTRA_FILES")), "")
+        dv = self._dv_columns(pid, bucket, names, partitions, index_entries, problems)
+        columns = [*live.columns, path, pa.array(pid, pa.int32()), index_path, *dv]
+        return pa.Table.from_arrays(columns, schema=LIVE), partitions
+
+    def _dv_columns(self, pid: np.ndarray, bucket: np.ndarray, names: pa.Array, partitions: tuple,
+                    index_entries, problems: list) -> list[pa.Array]:
+        """Each file's DV range (offset, length, cardinality) and DV file, from the index manifest."""
+        n = len(pid)
+        of_values = {p[0]: i for i, p in enumerate(partitions)}
+        rows = {"pid": [], "bucket": [], "name": [], "offset": [], "length": [], "cardinality": [], "file": []}
+        for ie in index_entries:
+            meta = ie.index_file
+            if meta.index_type != DELETION_VECTORS or not meta.dv_ranges:
+                continue
+            path = self.index_file_path(ie, self.partition_dir(ie.partition), problems)
+            self.storage.note_size(path, meta.file_size)
+            p = of_values.get(ie.partition)
+            if p is None:
+                continue
+            for r in meta.dv_ranges:
+                for key, value in zip(rows, (p, ie.bucket, r.data_file, r.offset, r.length, r.cardinality, path),
+                                      strict=True):
+                    rows[key].append(value)
+        empty = [pa.nulls(n, pa.int64())] * 3 + [pa.nulls(n, pa.string())]
+        if not rows["pid"] or not n:
+            return empty
+        ranges = pa.table({"pid": pa.array(rows["pid"], pa.int32()), "bucket": pa.array(rows["bucket"], pa.int32()),
+                           "name": pa.array(rows["name"], pa.string()), "at": pa.array(range(len(rows["pid"])),
+                                                                                      pa.int64())})
+        # a later range of the same file replaces an earlier one, as the dict of the object plan
+        ranges = ranges.group_by(["pid", "bucket", "name"], use_threads=False).aggregate([("at", "max")])
+        files = pa.table({"pid": pa.array(pid, pa.int32()), "bucket": pa.array(bucket, pa.int32()), "name": names,
+                          "row": pa.array(np.arange(n, dtype=np.int64))})
+        hit = files.join(ranges, ["pid", "bucket", "name"], join_type="inner", use_threads=False)
+        row, at = hit.column("row").to_numpy(), hit.column("at_max").to_numpy()
+        out = []
+        for key, kind in (("offset", pa.int64()), ("length", pa.int64()), ("cardinality", pa.int64()),
+                          ("file", pa.string())):
+            values = np.full(n, None, object)
+            values[row] = np.asarray(rows[key], object)[at]
+            out.append(pa.array(values, kind))
+        return out
+
+
+def _signed32(u: int) -> int:
+    """A bucket number back from the low 32 bits of a (partition, bucket) key (buckets may be -1, -2)."""
+    return u - (1 << 32) if u >= 1 << 31 else u
+
+
+def _index_names(extra: pa.ChunkedArray) -> pa.Array:
+    """Each file's ``.index`` file among its extra files (the first; null when none)."""
+    extra = extra.combine_chunks()
+    n = len(extra)
+    flat = pc.list_flatten(extra)
+    if len(flat) == 0:
+        return pa.nulls(n, pa.string())
+    parent = pc.list_parent_indices(extra).to_numpy()
+    hit = pc.fill_null(pc.ends_with(flat, ".index"), False).to_numpy(zero_copy_only=False)
+    owners, first = np.unique(parent[hit], return_index=True)
+    at = np.flatnonzero(hit)[first]
+    values = np.full(n, None, object)
+    values[owners] = np.asarray(flat.take(pa.array(at)).to_pylist(), object)
+    return pa.array(values, pa.string())
