@@ -26,7 +26,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 import numpy as np
 import pyarrow as pa
 
-from indexcore.write.datafile import WrittenFile
+from indexcore.write.datafile import WrittenFile, arrow_type
 from indexcore.write.large_sample import (
     EVENT_BUCKETS,
     LARGE_FILES,
@@ -81,7 +81,9 @@ def event_task(args: tuple[TaskSpec, list[list[tuple]], int, int, int]) -> list[
     for k, s, e in zip(keys.tolist(), starts.tolist(), ends.tolist(), strict=True):
         h, b = divmod(k, EVENT_BUCKETS)
         groups.append(((hour_day(h), h % 24), b, order[s:e]))
-    return write_groups(spec, pa.Table.from_batches([batch]), t, groups)
+    rows = pa.Table.from_batches([batch])
+    return write_groups(spec, rows.cast(pa.schema([pa.field(f.name, arrow_type(f.type)) for f in spec.schema.fields])),
+                        t, groups)  # the file's types once per task (event_time to millis), not per file
 
 
 def pk_task(args: tuple[TaskSpec, pa.Table, int]) -> list[WrittenFile]:

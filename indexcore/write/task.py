@@ -25,6 +25,8 @@ from indexcore.write.datafile import (
     SEQUENCE_NUMBER,
     VALUE_KIND,
     WrittenFile,
+    data_file_schema,
+    group_value_stats,
     internal_values,
     write_data_file,
 )
@@ -109,15 +111,18 @@ def write_groups(spec: TaskSpec, rows: pa.Table, task_id: Any,
     schema = spec.schema
     namer = Namer(spec.seed, spec.table_path.rstrip("/").rsplit("/", 1)[-1], spec.commit_index, task_id)
     plan = schema.core_options.file_indexes(schema.field_names)
+    file_schema = data_file_schema(schema)
+    stats = group_value_stats(rows, [indices for _, _, indices in groups], schema) if groups else []
     out = []
-    for partition, bucket, indices in groups:
+    for (partition, bucket, indices), value_stats in zip(groups, stats, strict=True):
         group = rows.take(pa.array(indices))
         if schema.primary_keys:
             group = group.sort_by([(k, "ascending") for k in schema.trimmed_primary_keys])
         seq = spec.seq_starts.get((partition, bucket), 0)
         written = write_data_file(spec.table_path, schema, partition, bucket, group,
                                   namer.next("data", ".parquet"), seq_start=seq,
-                                  creation_millis=spec.creation_millis, index_plan=plan)
+                                  creation_millis=spec.creation_millis, index_plan=plan,
+                                  file_schema=file_schema, value_stats=value_stats)
         out.append(written)
         if spec.compact_output and written.deletes:
             kinds = group.column(VALUE_KIND) if VALUE_KIND in group.column_names else None
@@ -129,7 +134,8 @@ def write_groups(spec: TaskSpec, rows: pa.Table, task_id: Any,
                     compacted = write_data_file(spec.table_path, schema, partition, bucket, kept,
                                                 namer.next("data", ".parquet"), level=1,
                                                 file_source=COMPACT_SOURCE,
-                                                creation_millis=spec.creation_millis, index_plan=plan)
+                                                creation_millis=spec.creation_millis, index_plan=plan,
+                                                file_schema=file_schema)
                     out.append(replace(compacted, compact_of=written.file.file_name))
     return out
 
