@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -113,9 +114,12 @@ def write_groups(spec: TaskSpec, rows: pa.Table, task_id: Any,
     plan = schema.core_options.file_indexes(schema.field_names)
     file_schema = data_file_schema(schema)
     stats = group_value_stats(rows, [indices for _, _, indices in groups], schema) if groups else []
+    index_arrays = [np.asarray(indices, np.int64) for _, _, indices in groups]
+    ends = np.cumsum([len(a) for a in index_arrays]).tolist()
+    grouped = rows.take(pa.array(np.concatenate(index_arrays))) if groups else rows  # one take, sliced per file
     out = []
-    for (partition, bucket, indices), value_stats in zip(groups, stats, strict=True):
-        group = rows.take(pa.array(indices))
+    for (partition, bucket, _), value_stats, end, part in zip(groups, stats, ends, index_arrays, strict=True):
+        group = grouped.slice(end - len(part), len(part))
         if schema.primary_keys:
             group = group.sort_by([(k, "ascending") for k in schema.trimmed_primary_keys])
         seq = spec.seq_starts.get((partition, bucket), 0)
