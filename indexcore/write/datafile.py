@@ -143,7 +143,7 @@ def column_stats(column: pa.ChunkedArray | pa.Array, dtype: DataType) -> tuple[A
 
 
 def group_value_stats(rows: pa.Table, groups: Sequence[Any], schema: TableSchema) -> list[SimpleStats]:
-    """The value stats of every group of rows (each a sequence of row indices) at once: one
+    """The value stats of every group of rows (disjoint sequences of row indices) at once: one
     Arrow hash aggregation per task instead of a min/max per file and column. Equal to
     :func:`_stats` on each group (a float column holding NaN, whose min/max Arrow's two kernels
     may treat differently, and column types without min/max are done per group)."""
@@ -151,6 +151,8 @@ def group_value_stats(rows: pa.Table, groups: Sequence[Any], schema: TableSchema
     gid = np.full(rows.num_rows, -1, np.int64)
     for i, indices in enumerate(groups):
         gid[np.asarray(indices, np.int64)] = i
+    if sum(len(g) for g in groups) != int((gid >= 0).sum()):
+        raise ValueError("the groups of a task's rows must not share a row")
     out: list[list[tuple[Any, Any, int]]] = [[] for _ in groups]
     batch = []
     for name in names:
