@@ -18,15 +18,21 @@ With ``workers=1`` everything runs in this process.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
-from collections.abc import Callable
-from concurrent.futures import Executor, ProcessPoolExecutor
+import shutil
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor
 
 import numpy as np
 import pyarrow as pa
 
-from indexcore.write.datafile import WrittenFile
+from indexcore.errors import ReadOnlyError
+from indexcore.write.datafile import WrittenFile, arrow_type
 from indexcore.write.large_sample import (
     EVENT_BUCKETS,
     LARGE_FILES,
@@ -49,7 +55,7 @@ from indexcore.write.large_sample import (
     user_rows,
     users_schema,
 )
-from indexcore.write.table import TableWriter
+from indexcore.write.table import TableWriter, check_writable, created_by_indexcore
 from indexcore.write.task import (
     BUCKET,
     TaskSpec,
@@ -60,12 +66,78 @@ from indexcore.write.task import (
     write_task_rows,
 )
 
+STAGING = ".indexcore-building"  # under DIR: tables being built; not a database, so no reader lists it
+TABLES = ("orders", "users", "events")
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
 
 class _InProcess(Executor):
     """``workers=1``: the tasks run here, one after the other."""
 
     def map(self, fn, *iterables, timeout=None, chunksize=1):  # noqa: ARG002 - Executor's signature
         return map(fn, *iterables)
+
+
+class _Workers(Executor):
+    """Worker processes (spawn, not fork: the caller may hold threads, a JVM or a server, that a
+    forked child would inherit) that can be stopped at once: ``terminate`` ends them and waits.
+    A worker ignores SIGINT (a terminal's Ctrl-C reaches the whole process group; the driver
+    stops them) and, on Linux, is killed with its driver even when the driver is killed hard."""
+
+    def __init__(self, workers: int):
+        ctx = multiprocessing.get_context("spawn")
+        self._pool = ctx.Pool(workers, initializer=_worker_started, initargs=(os.getpid(),))
+
+    def map(self, fn, *iterables, timeout=None, chunksize=1):  # noqa: ARG002 - Executor's signature
+        return self._pool.map(fn, list(zip(*iterables, strict=True)) if len(iterables) > 1 else iterables[0],
+                              chunksize=1)
+
+    def shutdown(self, wait=True, *, cancel_futures=False):  # noqa: ARG002 - Executor's signature
+        self._pool.close()
+        self._pool.join()
+
+    def terminate(self) -> None:
+        self._pool.terminate()
+        self._pool.join()
+
+
+def _worker_started(driver: int) -> None:
+    """A worker's first step: ignore SIGINT, die with the driver (``PR_SET_PDEATHSIG``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes  # only here: the Linux prctl call
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != driver:  # the driver died before the call above
+        os._exit(1)
+
+
+class BuildInterrupted(SystemExit):
+    """SIGTERM or SIGINT reached the driver: the workers are stopped and the unfinished tables
+    removed; exits with ``128 + signal`` as a shell reports a signalled process."""
+
+    def __init__(self, signum: int):
+        super().__init__(128 + signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGINT raise :class:`BuildInterrupted` here (main thread only; elsewhere
+    the handlers cannot be set and the caller's stay)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupted(signum, frame):  # noqa: ARG001 - signal handler signature
+        raise BuildInterrupted(signum)
+
+    before = {sig: signal.signal(sig, interrupted) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 def event_task(args: tuple[TaskSpec, list[list[tuple]], int, int, int]) -> list[WrittenFile]:
@@ -81,7 +153,9 @@ def event_task(args: tuple[TaskSpec, list[list[tuple]], int, int, int]) -> list[
     for k, s, e in zip(keys.tolist(), starts.tolist(), ends.tolist(), strict=True):
         h, b = divmod(k, EVENT_BUCKETS)
         groups.append(((hour_day(h), h % 24), b, order[s:e]))
-    return write_groups(spec, pa.Table.from_batches([batch]), t, groups)
+    rows = pa.Table.from_batches([batch])
+    return write_groups(spec, rows.cast(pa.schema([pa.field(f.name, arrow_type(f.type)) for f in spec.schema.fields])),
+                        t, groups)  # the file's types once per task (event_time to millis), not per file
 
 
 def pk_task(args: tuple[TaskSpec, pa.Table, int]) -> list[WrittenFile]:
@@ -115,7 +189,8 @@ def with_buckets(writer: TableWriter, rows: pa.Table, deletes: pa.Table | None =
 
 def build_events(pool: Executor, root: str, seed: int, files: int, partitions: int, batches: int,
                  step: Callable[[str], None]) -> TableWriter:
-    writer = TableWriter.create(root, "large.events", events_schema(), seed=seed, overwrite=True)
+    writer = TableWriter.create(root, "large.events", events_schema(), seed=seed, overwrite=True,
+                                keep_files=False)  # a million files: counted, not kept
     first_event = 0
     for b in range(batches):
         tasks = event_slots(b, batches, partitions, event_count(b, batches, files), seed)
@@ -149,18 +224,58 @@ def build_users(pool: Executor, root: str, seed: int, buckets_per_batch: int,
 def build_large_bulk(directory: str, seed: int, files: int = LARGE_FILES, workers: int | None = None,
                      progress: Progress | None = None) -> dict:
     """Build the large sample under ``directory`` with ``files`` live data files, in ``workers``
-    processes (default: one per core); returns the same summary as the Spark pipeline."""
+    processes (default: one per core); returns the same summary as the Spark pipeline.
+
+    The tables are built under ``DIR/.indexcore-building`` and moved into ``DIR/large.db`` once
+    all three are complete, so a build stopped by SIGTERM or SIGINT (its workers are ended, its
+    unfinished tables removed) or killed leaves no partial table where readers look; the
+    tables of an earlier build stay until then.
+    """
     plan = shape(files)
     workers = max(1, workers or os.cpu_count() or 1)
-    os.makedirs(directory, exist_ok=True)
+    root = check_writable(directory)
+    for table in TABLES:
+        final = os.path.join(root, "large.db", table)
+        if os.path.exists(final) and not created_by_indexcore(final):
+            raise ReadOnlyError(f"large.{table} exists and was not written by indexcore; not touching it",
+                                file=final)
+    staging = os.path.join(root, STAGING)
+    shutil.rmtree(staging, ignore_errors=True)  # what an interrupted or killed build left
+    os.makedirs(staging)
     step = step_counter(files, progress)
-    # spawn, not fork: the caller may hold threads (a JVM, a server) a forked child would inherit
-    pool: Executor = (ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-                      if workers > 1 else _InProcess())
-    with pool:
-        writers = [build_orders(pool, directory, seed, plan["order_batches"], step),
-                   build_users(pool, directory, seed, plan["users_step"], step)]
-        others = sum(len(fs) for w in writers for fs in w.live_files().values())
-        writers.append(build_events(pool, directory, seed, files - others, plan["partitions"],
-                                    plan["event_batches"], step))
+    pool: _Workers | _InProcess = _Workers(workers) if workers > 1 else _InProcess()
+    try:
+        with _stop_on_signals():
+            writers = [build_orders(pool, staging, seed, plan["order_batches"], step),
+                       build_users(pool, staging, seed, plan["users_step"], step)]
+            others = sum(n for w in writers for n in w.live_file_counts().values())
+            writers.append(build_events(pool, staging, seed, files - others, plan["partitions"],
+                                        plan["event_batches"], step))
+    except BaseException:
+        if isinstance(pool, _Workers):
+            pool.terminate()
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    pool.shutdown()
+    signals = {signal.SIGTERM, signal.SIGINT}
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, signals)  # the renames are not cut short
+    try:
+        _publish(root, staging)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    shutil.rmtree(staging)  # the replaced tables; a signal here leaves them for the next build
     return summary(directory, seed, writers)
+
+
+def _publish(root: str, staging: str) -> None:
+    """Move the built tables into ``root/large.db`` (the old ones out first, into the staging
+    folder, removed after): renames only, so readers never see a table half there."""
+    database = os.path.join(root, "large.db")
+    os.makedirs(database, exist_ok=True)
+    old = os.path.join(staging, "replaced")
+    os.makedirs(old)
+    for table in TABLES:
+        if os.path.exists(os.path.join(database, table)):
+            os.rename(os.path.join(database, table), os.path.join(old, table))
+    for table in TABLES:
+        os.rename(os.path.join(staging, "large.db", table), os.path.join(database, table))

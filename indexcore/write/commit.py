@@ -27,7 +27,9 @@ BASE_TIME_MILLIS = 1_717_200_000_000  # 2024-06-01T00:00:00Z: snapshot times cou
 class Committer(IndexFileWriter):
     """The :class:`~indexcore.write.table.TableWriter`'s commit (a mixin over the writer's state:
     ``snapshot_id``, ``commit_index``, ``total_records``, ``_manifests``, ``_index_manifest``,
-    ``_buckets``, ``_namer``, ``schema``, ``table_path``, ``meta_path``, ``commit_user``)."""
+    ``_buckets``, ``_namer``, ``schema``, ``table_path``, ``meta_path``, ``commit_user``,
+    ``keep_files``). Each commit's entries go to its own manifest file at once; with
+    ``keep_files`` off nothing per file stays in memory after its commit."""
 
     def _time(self) -> int:
         """Fixed snapshot times (one minute apart) so rebuilds are identical."""
@@ -47,7 +49,10 @@ class Committer(IndexFileWriter):
         index_changes = self._update_hash_index(level0) if self.dynamic_bucket else {}
         for w in level0:
             b = self._buckets[(w.partition, w.bucket)]
-            b.files[w.file.file_name] = w.file
+            if self.keep_files:
+                b.files[w.file.file_name] = w.file
+            else:
+                b.counted += 1
             b.next_seq = max(b.next_seq, w.file.max_sequence_number + 1)
         ids.append(self._snapshot(entries, "APPEND", index_changes))
         if self.deletion_vectors and level0:

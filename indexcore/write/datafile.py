@@ -14,13 +14,13 @@ partition and bucket as an Arrow table and returns a small :class:`WrittenFile` 
 from __future__ import annotations
 
 import datetime as _dt
-import io
 import os
 import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -142,6 +142,58 @@ def column_stats(column: pa.ChunkedArray | pa.Array, dtype: DataType) -> tuple[A
     return low, high, nulls
 
 
+def group_value_stats(rows: pa.Table, groups: Sequence[Any], schema: TableSchema) -> list[SimpleStats]:
+    """The value stats of every group of rows (disjoint sequences of row indices) at once: one
+    Arrow hash aggregation per task instead of a min/max per file and column. Equal to
+    :func:`_stats` on each group (a float column holding NaN, whose min/max Arrow's two kernels
+    may treat differently, and column types without min/max are done per group)."""
+    names = list(schema.field_names)
+    gid = np.full(rows.num_rows, -1, np.int64)
+    for i, indices in enumerate(groups):
+        gid[np.asarray(indices, np.int64)] = i
+    if sum(len(g) for g in groups) != int((gid >= 0).sum()):
+        raise ValueError("the groups of a task's rows must not share a row")
+    out: list[list[tuple[Any, Any, int]]] = [[] for _ in groups]
+    batch = []
+    for name in names:
+        dtype, column = schema.field(name).type, rows.column(name)
+        if dtype.root in ("BINARY", "VARBINARY", "ARRAY", "VECTOR") or (
+                dtype.root in ("FLOAT", "DOUBLE") and pc.any(pc.is_nan(column)).as_py()):
+            batch.append(None)
+        else:
+            batch.append(name)
+    agg_cols = [n for n in batch if n is not None]
+    table = pa.table({**{n: rows.column(n) for n in agg_cols}, "__group": gid})
+    aggs = [(n, "min_max") for n in agg_cols] + [(n, "count", pc.CountOptions("only_null")) for n in agg_cols]
+    result = table.group_by("__group", use_threads=False).aggregate(aggs)
+    at = np.full(len(groups) + 1, -1, np.int64)
+    keys = result.column("__group").to_numpy()
+    at[keys] = np.arange(len(keys))
+    pos = at[:len(groups)]
+    if (pos < 0).any():
+        raise ValueError("every group needs at least one row")
+    for name in names:
+        dtype = schema.field(name).type
+        if name not in agg_cols:
+            for i, indices in enumerate(groups):
+                out[i].append(column_stats(rows.column(name).take(pa.array(indices)), dtype))
+            continue
+        mm = result.column(f"{name}_min_max").combine_chunks().take(pa.array(pos))
+        nulls = result.column(f"{name}_count").to_numpy()[pos].tolist()
+        lows, highs = mm.field("min"), mm.field("max")
+        if dtype.root in _CONVERTED:
+            lows, highs = internal_values(lows, dtype), internal_values(highs, dtype)
+        else:
+            lows, highs = lows.to_pylist(), highs.to_pylist()
+        text = dtype.root in ("CHAR", "VARCHAR")
+        for i, (lo, hi, n) in enumerate(zip(lows, highs, nulls, strict=True)):
+            if lo is not None and text:
+                lo, hi = _truncate_min(lo), _truncate_max(hi)
+            out[i].append((lo, hi, n))
+    return [SimpleStats(tuple(c[0] for c in cols), tuple(c[1] for c in cols), tuple(c[2] for c in cols))
+            for cols in out]
+
+
 def _stats(table: pa.Table, names: Sequence[str], schema: TableSchema) -> SimpleStats:
     mins, maxs, nulls = [], [], []
     for name in names:
@@ -191,33 +243,56 @@ def build_file_index_container(table: pa.Table, schema: TableSchema,
 
 
 def _write_parquet(path: str, table: pa.Table, fs_open: Callable[[str], Any] | None) -> int:
-    buf = io.BytesIO()
+    buf = pa.BufferOutputStream()  # Arrow's own buffer: no Python call per write, as BytesIO has
     pq.write_table(table, buf, compression="zstd", use_dictionary=True, write_statistics=True,
                    store_schema=False)
     data = buf.getvalue()
     _write_bytes(path, data, fs_open)
-    return len(data)
+    return data.size
 
 
-def _write_bytes(path: str, data: bytes, fs_open: Callable[[str], Any] | None) -> None:
+def _write_bytes(path: str, data: bytes | pa.Buffer, fs_open: Callable[[str], Any] | None) -> None:
     if fs_open is not None:
         with fs_open(path) as out:
             out.write(data)
         return
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "wb") as out:
+    try:  # the folder exists for all but a bucket's first file: no makedirs per file
+        out = open(path, "wb")  # noqa: SIM115 - closed below, after the one fallback
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        out = open(path, "wb")  # noqa: SIM115
+    with out:
         out.write(data)
+
+
+def data_file_schema(schema: TableSchema) -> pa.Schema:
+    """The Arrow schema of a data file of ``schema``: Paimon's field ids, and for a primary-key
+    table the ``_KEY_`` columns, ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` first."""
+    fields = []
+    if schema.primary_keys:
+        for k in schema.trimmed_primary_keys:
+            f = schema.field(k)
+            fields.append(_field(f"_KEY_{k}", f.type, KEY_FIELD_ID_START + f.id, nullable=False))
+        fields.append(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False,
+                               metadata={b"PARQUET:field_id": str(SEQUENCE_NUMBER_ID).encode()}))
+        fields.append(pa.field(VALUE_KIND, pa.int8(), nullable=False,
+                               metadata={b"PARQUET:field_id": str(VALUE_KIND_ID).encode()}))
+    fields += [_field(f.name, f.type, f.id) for f in schema.fields]
+    return pa.schema(fields)
 
 
 def write_data_file(table_path: str, schema: TableSchema, partition: tuple, bucket: int, rows: pa.Table,
                     file_name: str, *, seq_start: int = 0, level: int = 0,
                     file_source: int = APPEND_SOURCE, creation_millis: int = 0,
                     fs_open: Callable[[str], Any] | None = None,
-                    index_plan: Sequence[FileIndexSpec] | None = None) -> WrittenFile:
+                    index_plan: Sequence[FileIndexSpec] | None = None,
+                    file_schema: pa.Schema | None = None,
+                    value_stats: SimpleStats | None = None) -> WrittenFile:
     """Write ``rows`` (table columns, plus ``_VALUE_KIND`` for a PK table) as one data file.
 
-    Primary-key rows are sorted by key here; keys must be unique within ``rows``. ``index_plan``
-    is the schema's file indexes when the caller has them (a task writing many files).
+    Primary-key rows are sorted by key here; keys must be unique within ``rows``. ``index_plan``,
+    ``file_schema`` (:func:`data_file_schema`) and ``value_stats`` (:func:`group_value_stats`)
+    are given by a caller that has them for many files at once (a task).
     """
     pk = schema.trimmed_primary_keys if schema.primary_keys else ()
     data_cols = list(schema.field_names)
@@ -236,23 +311,11 @@ def write_data_file(table_path: str, schema: TableSchema, partition: tuple, buck
         rows = rows.take(pc.sort_indices(rows, sort_keys=[(k, "ascending") for k in pk]))
         kinds, seqs = rows.column(VALUE_KIND), rows.column(SEQUENCE_NUMBER)
     rows = rows.select(data_cols)
-    arrays, fields = [], []
-    if pk:
-        for k in pk:
-            f = schema.field(k)
-            arrays.append(rows.column(k))
-            fields.append(_field(f"_KEY_{k}", f.type, KEY_FIELD_ID_START + f.id, nullable=False))
-        arrays.append(seqs)
-        fields.append(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False,
-                               metadata={b"PARQUET:field_id": str(SEQUENCE_NUMBER_ID).encode()}))
-        arrays.append(kinds)
-        fields.append(pa.field(VALUE_KIND, pa.int8(), nullable=False,
-                               metadata={b"PARQUET:field_id": str(VALUE_KIND_ID).encode()}))
-    for f in schema.fields:
-        column, target = rows.column(f.name), arrow_type(f.type)
+    file_schema = data_file_schema(schema) if file_schema is None else file_schema
+    arrays = [rows.column(k) for k in pk] + [seqs, kinds] if pk else []
+    for target, column in zip(file_schema.types[len(arrays):], rows.columns, strict=True):
         arrays.append(column if column.type == target else column.cast(target))
-        fields.append(_field(f.name, f.type, f.id))
-    out = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+    out = pa.Table.from_arrays(arrays, schema=file_schema)
     layout = schema.path_layout(table_path)
     directory = layout.bucket_dir(layout.partition_dir(partition), bucket)
     size = _write_parquet(posixpath.join(directory, file_name), out, fs_open)
@@ -278,7 +341,7 @@ def write_data_file(table_path: str, schema: TableSchema, partition: tuple, buck
         deletes = tuple(i for i, kind in enumerate(kind_list) if kind == DELETE)
     meta = DataFileMeta(
         file_name=file_name, file_size=size, row_count=n, min_key=min_key, max_key=max_key,
-        key_stats=key_stats, value_stats=_stats(rows, data_cols, schema),
+        key_stats=key_stats, value_stats=_stats(rows, data_cols, schema) if value_stats is None else value_stats,
         min_sequence_number=pc.min(seqs).as_py() if n else seq_start,
         max_sequence_number=pc.max(seqs).as_py() if n else seq_start,
         schema_id=schema.id, level=level, extra_files=extra,

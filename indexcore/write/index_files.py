@@ -27,9 +27,12 @@ from indexcore.write.layout import field_types, write_bytes
 @dataclass
 class BucketState:
     """What the writer remembers about one partition/bucket: live files, next sequence number,
-    where each key lives, and the bucket's deletion vectors and index files."""
+    where each key lives, and the bucket's deletion vectors and index files. A writer that
+    does not keep file metadata (an append table written in bulk) only counts its files
+    (``counted``), so its memory does not grow with them."""
 
     files: dict[str, DataFileMeta] = field(default_factory=dict)
+    counted: int = 0
     next_seq: int = 0
     keys: dict[tuple, tuple[str, int]] = field(default_factory=dict)
     dvs: dict[str, BitMap] = field(default_factory=dict)

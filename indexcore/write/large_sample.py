@@ -110,10 +110,10 @@ def summary(directory: str, seed: int, writers: Sequence[TableWriter]) -> dict:
     """What a build reports: per table its snapshots, live data files, partitions, buckets, rows."""
     tables = {}
     for writer in writers:
-        live = writer.live_files()
+        live = writer.live_file_counts()
         tables[writer.table_path.rsplit(os.sep, 1)[-1]] = {
             "snapshots": writer.snapshot_id,
-            "data_files": sum(len(v) for v in live.values()),
+            "data_files": sum(live.values()),
             "partitions": len({p for p, _ in live}),
             "buckets": len(live),
             "records": writer.total_records,

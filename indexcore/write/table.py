@@ -83,7 +83,11 @@ def created_by_indexcore(table_path: str) -> bool:
 class TableWriter(Committer):
     """Writes one Paimon table from scratch: schema, data files, indexes and snapshots."""
 
-    def __init__(self, table_path: str, schema: TableSchema, seed: Any = 0):
+    def __init__(self, table_path: str, schema: TableSchema, seed: Any = 0, keep_files: bool = True):
+        if not keep_files and schema.primary_keys:
+            raise UnsupportedError("a primary-key table's writer keeps its files' metadata "
+                                   "(compaction and deletion vectors read it)")
+        self.keep_files = keep_files  # off: live files are only counted (bulk append tables)
         self.table_path = table_path
         self.meta_path = table_path  # schema/, snapshot/ and tag/ (a branch's own folder)
         self.branch_name: str | None = None
@@ -106,10 +110,12 @@ class TableWriter(Committer):
 
     @classmethod
     def create(cls, warehouse: Any, name: str, schema: TableSchema, seed: Any = 0,
-               overwrite: bool = False) -> TableWriter:
+               overwrite: bool = False, keep_files: bool = True) -> TableWriter:
         """Create ``db.table`` under a local warehouse root and write ``schema/schema-0``.
 
         An existing table is replaced only with ``overwrite`` and only if indexcore made it.
+        ``keep_files=False`` (append tables): the writer counts live files instead of keeping
+        their metadata, so a million-file build holds nothing per file.
         """
         root = check_writable(warehouse)
         db, _, table = name.partition(".")
@@ -128,7 +134,7 @@ class TableWriter(Committer):
         if schema.time_millis is None or schema.time_millis == 0:
             schema = replace(schema, time_millis=BASE_TIME_MILLIS)
         write_text(os.path.join(path, "schema", f"schema-{schema.id}"), schema_json(schema))
-        return cls(path, schema, seed)
+        return cls(path, schema, seed, keep_files)
 
     # ------------------------------------------------------------------ properties
 
@@ -311,7 +317,15 @@ class TableWriter(Committer):
 
     def live_files(self) -> dict[tuple, list[DataFileMeta]]:
         """Live data files per (partition, bucket) after the last commit."""
+        if not self.keep_files:
+            raise UnsupportedError(f"the writer of {self.table_path} counts its files without keeping "
+                                   "their metadata; use live_file_counts()")
         return {k: list(b.files.values()) for k, b in self._buckets.items() if b.files}
+
+    def live_file_counts(self) -> dict[tuple, int]:
+        """How many live data files each (partition, bucket) holds after the last commit."""
+        counts = {k: len(b.files) + b.counted for k, b in self._buckets.items()}
+        return {k: n for k, n in counts.items() if n}
 
     def deletion_vectors_of(self) -> dict[str, list[int]]:
         """Deleted positions per data file, as committed."""

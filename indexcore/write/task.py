@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -25,6 +26,8 @@ from indexcore.write.datafile import (
     SEQUENCE_NUMBER,
     VALUE_KIND,
     WrittenFile,
+    data_file_schema,
+    group_value_stats,
     internal_values,
     write_data_file,
 )
@@ -109,15 +112,21 @@ def write_groups(spec: TaskSpec, rows: pa.Table, task_id: Any,
     schema = spec.schema
     namer = Namer(spec.seed, spec.table_path.rstrip("/").rsplit("/", 1)[-1], spec.commit_index, task_id)
     plan = schema.core_options.file_indexes(schema.field_names)
+    file_schema = data_file_schema(schema)
+    stats = group_value_stats(rows, [indices for _, _, indices in groups], schema) if groups else []
+    index_arrays = [np.asarray(indices, np.int64) for _, _, indices in groups]
+    ends = np.cumsum([len(a) for a in index_arrays]).tolist()
+    grouped = rows.take(pa.array(np.concatenate(index_arrays))) if groups else rows  # one take, sliced per file
     out = []
-    for partition, bucket, indices in groups:
-        group = rows.take(pa.array(indices))
+    for (partition, bucket, _), value_stats, end, part in zip(groups, stats, ends, index_arrays, strict=True):
+        group = grouped.slice(end - len(part), len(part))
         if schema.primary_keys:
             group = group.sort_by([(k, "ascending") for k in schema.trimmed_primary_keys])
         seq = spec.seq_starts.get((partition, bucket), 0)
         written = write_data_file(spec.table_path, schema, partition, bucket, group,
                                   namer.next("data", ".parquet"), seq_start=seq,
-                                  creation_millis=spec.creation_millis, index_plan=plan)
+                                  creation_millis=spec.creation_millis, index_plan=plan,
+                                  file_schema=file_schema, value_stats=value_stats)
         out.append(written)
         if spec.compact_output and written.deletes:
             kinds = group.column(VALUE_KIND) if VALUE_KIND in group.column_names else None
@@ -129,7 +138,8 @@ def write_groups(spec: TaskSpec, rows: pa.Table, task_id: Any,
                     compacted = write_data_file(spec.table_path, schema, partition, bucket, kept,
                                                 namer.next("data", ".parquet"), level=1,
                                                 file_source=COMPACT_SOURCE,
-                                                creation_millis=spec.creation_millis, index_plan=plan)
+                                                creation_millis=spec.creation_millis, index_plan=plan,
+                                                file_schema=file_schema)
                     out.append(replace(compacted, compact_of=written.file.file_name))
     return out
 
