@@ -361,25 +361,31 @@ def census_on_spark(ctx: Context) -> None:
     with st.status(md(f"Reading the index heads of this snapshot on Spark ({master}): past "
                       f"{limits.spark_metadata_files:,} live files this server reads them there"),
                    expanded=False) as status:
-        bar = st.progress(0.0)
-        pool = concurrent.futures.ThreadPoolExecutor(1)
-        future = pool.submit(work)
         try:
-            while not future.done():
-                total = state["total"]
-                bar.progress(min(1.0, state["done"] / total) if total else 0.0,
-                             text=f"{state['done']}/{total or '?'} tasks")
-                time.sleep(0.25)
-            future.result()
+            run_beside(work, st.progress(0.0), state, cancel, lambda s: f"{s['done']}/{s['total'] or '?'} tasks")
             status.update(label=md(f"Index heads read on Spark ({master})"), state="complete")
         except Exception as exc:  # noqa: BLE001 - Spark failed: the pages read the heads themselves
             LOG.warning("census on Spark failed: %s", exc)
             status.update(label=md(f"Reading the index heads on Spark failed ({exc}); this page reads them itself"),
                           state="error")
-        finally:
-            if not future.done():  # the script was stopped (rerun, page change): stop the job too
-                cancel.set()
-            pool.shutdown(wait=False)
+
+
+def run_beside(work, bar, state: dict, cancel: threading.Event, label):
+    """``work()``'s result (or its exception), run in a thread while ``bar`` is redrawn from
+    ``state``'s done/total tasks (``label(state)`` its text); a script stopped meanwhile (a rerun,
+    a page change) sets ``cancel``, so the job it started stops too."""
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    future = pool.submit(work)
+    try:
+        while not future.done():
+            total = state["total"]
+            bar.progress(min(1.0, state["done"] / total) if total else 0.0, text=label(state))
+            time.sleep(0.25)
+        return future.result()
+    finally:
+        if not future.done():
+            cancel.set()
+        pool.shutdown(wait=False)
 
 
 def page_rows(rows: int, key: str, page_size: int | None = None) -> slice:

@@ -8,10 +8,8 @@ their own (any click while it runs, or "Cancel"), and the session keeps its last
 ``spark_history`` runs.
 """
 
-import concurrent.futures
 import datetime as dt
 import threading
-import time
 import traceback
 
 import pandas as pd
@@ -29,7 +27,7 @@ from indexcore.scan.explainer import bind_predicate
 from indexcore.spark.jobs.audit import audit
 from indexcore.spark.jobs.evaluate import evaluate
 from indexcore.spark.jobs.metadata import spark_census, spark_explain, spark_health, spark_plan
-from pages.common import MASTER_KEY, guard, open_page, show_frame, spark_sessions, spark_user
+from pages.common import MASTER_KEY, guard, open_page, run_beside, show_frame, spark_sessions, spark_user
 
 JOBS = {"evaluate": "ground truth: which rows match, and which files the indexes keep",
         "audit": "every index of every live file checked against the data",
@@ -141,15 +139,9 @@ def _run(job: str, sql: str, master: str) -> dict:
         bar = st.progress(0.0, text="starting Spark (the first run starts a JVM)")
         st.button("Cancel", key="spark_cancel", help="Stops this job (any click on the page does too)")
         args = (ctx.url, ctx.table_name, sql) if job in WHERE_JOBS else (ctx.url, ctx.table_name)
-        pool = concurrent.futures.ThreadPoolExecutor(1)
-        future = pool.submit(work)
         try:
-            while not future.done():
-                total = state["total"]
-                bar.progress(min(1.0, state["done"] / total) if total else 0.0,
-                             text=md(f"{state['what']} ({state['done']}/{total or '?'} tasks)"))
-                time.sleep(0.25)
-            record["result"] = future.result()
+            record["result"] = run_beside(work, bar, state, cancel,
+                                          lambda s: md(f"{s['what']} ({s['done']}/{s['total'] or '?'} tasks)"))
             record["ok"], record["error"] = True, None
             bar.progress(1.0, text="done")
             status.update(label=f"{job} finished", state="complete", expanded=False)
@@ -158,9 +150,6 @@ def _run(job: str, sql: str, master: str) -> dict:
             record["details"] = "".join(traceback.format_exception(exc, limit=8))
             status.update(label=f"{job} failed", state="error", expanded=True)
         finally:
-            if not future.done():  # the script was stopped (rerun, page change): stop the Spark job too
-                cancel.set()
-            pool.shutdown(wait=False)
             record["seconds"] = round((dt.datetime.now() - started).total_seconds(), 1)
     return record
 

@@ -195,33 +195,11 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     if len(rows) < picked.num_rows:  # else every file, in order: no copy of the embedded indexes
         picked = picked.take(pa.array(rows))
     paths = picked.column("path").to_pylist()
-    shown: list[int] = []
-    patterns: list[tuple[Verdicts | None, tuple[int, ...], str | None]] = []  # verdicts, entries shown, error
-    pattern_of: dict[int, int] = {}  # id(verdicts) -> its pattern (verdicts live as long as the census)
-    file_pattern: list[int] = []
-    entries: list[int] = []  # head entries per shown file (0 when unreadable)
-    spans_flat = array("q")  # (offset, length) of every head entry, flat: 8 bytes a value, not an int object
-    container: list[int | None] = []
-    walk = _census_walk(table, picked.column("_SCHEMA_ID").to_pylist(), paths, _head_sources(picked), progress)
-    for i, spans, size, why, v in walk:
-        if why is not None:  # the container cannot be read: one row, no column, its own error
-            pid = len(patterns)
-            patterns.append((None, (0,), why))
-        else:
-            if errors_only and not v.any_unusable:
-                continue
-            pid = pattern_of.get(id(v))
-            if pid is None:
-                at = tuple(j for j, bad in enumerate(v.unusable) if bad or not errors_only)
-                pid = pattern_of[id(v)] = len(patterns)
-                patterns.append((v, at, None))
-            spans_flat.extend(spans)
-        shown.append(int(rows[i]))
-        file_pattern.append(pid)
-        entries.append(len(spans) // 2)
-        container.append(size)
-    census = _census_table(table, plan, np.asarray(shown, np.int64), patterns, file_pattern, entries, spans_flat,
-                           container)
+    walked = _Walked(errors_only)
+    for i, spans, size, why, v in _census_walk(table, picked.column("_SCHEMA_ID").to_pylist(), paths,
+                                                _head_sources(picked), progress):
+        walked.add(int(rows[i]), spans, size, why, v)
+    census = walked.table(lambda shown: _plan_file_columns(table, plan, np.asarray(shown, np.int64)))
     pa.default_memory_pool().release_unused()  # the walk's scratch arrays: back to the system, not kept
     return census
 
@@ -231,91 +209,11 @@ def _file_indexes_of(table, planned: Sequence[LiveFile], errors_only: bool, prog
     """:func:`file_indexes` over planned live file objects (a Spark task's share of a plan, which
     arrives as objects, not as the snapshot's columnar plan); the same rows as the columnar walk
     (tests/test_spark_metadata.py compares the two)."""
-    files = sample_files([lf for lf in planned if lf.has_file_index], sample)
-    shown: list[LiveFile] = []
-    patterns: list[tuple[Verdicts | None, tuple[int, ...], str | None]] = []  # verdicts, entries shown, error
-    pattern_of: dict[int, int] = {}  # id(verdicts) -> its pattern (verdicts live as long as the census)
-    file_pattern: list[int] = []
-    entries: list[int] = []  # head entries per shown file (0 when unreadable)
-    spans_flat: list[int] = []
-    container: list[int | None] = []
-    for lf, spans, size, why, v in census_heads(table, files, progress):
-        if why is not None:  # the container cannot be read: one row, no column, its own error
-            pid = len(patterns)
-            patterns.append((None, (0,), why))
-        else:
-            if errors_only and not v.any_unusable:
-                continue
-            pid = pattern_of.get(id(v))
-            if pid is None:
-                at = tuple(i for i, bad in enumerate(v.unusable) if bad or not errors_only)
-                pid = pattern_of[id(v)] = len(patterns)
-                patterns.append((v, at, None))
-            spans_flat.extend(spans)
-        shown.append(lf)
-        file_pattern.append(pid)
-        entries.append(len(spans) // 2)
-        container.append(size)
-    return _census_table_of(table, shown, patterns, file_pattern, entries, spans_flat, container)
-
-
-def _census_table_of(table, shown: list[LiveFile], patterns: list, file_pattern: list[int], entries: list[int],
-                  spans_flat: list[int], container: list[int | None]) -> pa.Table:
-    """:func:`_census_table` for :func:`_file_indexes_of`'s walk over live file objects."""
-    if not shown:
-        return FILE_INDEXES.empty_table()
-    metas = [lf.file for lf in shown]
-    embedded = [m.embedded_index is not None for m in metas]
-    per_file = dict(zip(_FILE_LEVEL, (
-        partition_labels(shown, partition_types(table), table.caches.labels), [lf.bucket for lf in shown], [lf.path for lf in shown],
-        [m.file_size for m in metas], [m.row_count for m in metas], [m.schema_id for m in metas],
-        ["EMBEDDED" if e else "FILE" for e in embedded],
-        [None if e else lf.index_path for lf, e in zip(shown, embedded, strict=True)],
-        [m.file_name for m in metas]), strict=True))
-    # the patterns' rows, flat: pattern p's r-th row is row pattern_start[p] + r
-    p_len = np.fromiter((len(at) for _, at, _ in patterns), np.int64, len(patterns))
-    p_start = _starts(p_len)
-    p_at, p_column, p_kind, p_empty, p_error, p_readable = [], [], [], [], [], []
-    for v, at, why in patterns:
-        p_at.extend(at)
-        if v is None:
-            for column in (p_column, p_kind, p_empty):
-                column.append(None)
-            p_error.append(why)
-            p_readable.append(False)
-            continue
-        p_column.extend(v.columns[i] for i in at)
-        p_kind.extend(v.kinds[i] for i in at)
-        p_empty.extend(v.empty[i] for i in at)
-        p_error.extend(v.errors[i] for i in at)
-        p_readable.extend([True] * len(at))
-    # each row: its file, its pattern row, its head entry
-    pattern = np.asarray(file_pattern, np.int64)
-    n_rows = p_len[pattern]
-    file_of_row = np.repeat(np.arange(len(pattern), dtype=np.int64), n_rows)
-    row_start = _starts(n_rows)
-    r = np.arange(int(n_rows.sum()), dtype=np.int64) - np.repeat(row_start, n_rows)
-    pattern_row = p_start[pattern[file_of_row]] + r
-    entry_base = _starts(np.asarray(entries, np.int64))
-    readable = np.asarray(p_readable, bool)[pattern_row]
-    entry = np.where(readable, entry_base[file_of_row] + np.asarray(p_at, np.int64)[pattern_row], 0)
-    spans = np.asarray(spans_flat or [0, 0], np.int64).reshape(-1, 2)  # (offset, length) per head entry
-    offset, length = spans[entry, 0], spans[entry, 1]
-    size = np.where(readable & (offset != EMPTY_INDEX_FLAG), length, 0)
-    rows, at = pa.array(file_of_row), pa.array(pattern_row)
-    container_size = pa.array(container, pa.int64()).take(rows)
-    columns = {
-        "column_name": pa.array(p_column, pa.string()).take(at),
-        "index_type": pa.array(p_kind, pa.string()).take(at),
-        "index_size_in_bytes": pa.array(size, pa.int64()),
-        "index_container_size_in_bytes": container_size,
-        "is_empty": pa.array(p_empty, pa.bool_()).take(at),
-        "index_offset": pa.array(offset, pa.int64(), mask=~readable),
-        "error": pa.array(p_error, pa.string()).take(at),
-    }
-    return pa.Table.from_arrays(
-        [pa.array(per_file[f.name], f.type).take(rows) if f.name in per_file else columns[f.name]
-         for f in FILE_INDEXES], schema=FILE_INDEXES)
+    walked = _Walked(errors_only)
+    for lf, spans, size, why, v in census_heads(table, sample_files([lf for lf in planned if lf.has_file_index],
+                                                                    sample), progress):
+        walked.add(lf, spans, size, why, v)
+    return walked.table(lambda shown: _object_file_columns(table, shown))
 
 
 def _head_sources(picked: pa.Table, step: int = 4096) -> Iterator[HeadSource]:
@@ -327,70 +225,121 @@ def _head_sources(picked: pa.Table, step: int = 4096) -> Iterator[HeadSource]:
                        part.column("_EMBEDDED_FILE_INDEX").to_pylist())
 
 
-def _census_table(table, plan: PlanColumns, shown: np.ndarray, patterns: list, file_pattern: list[int],
-                  entries: list[int], spans_flat: array, container: list[int | None]) -> pa.Table:
-    """The census's rows from :func:`file_indexes`'s walk: each shown file's pattern of rows, over
-    its head entries' spans (numpy indexes, Arrow takes; no Python value per row)."""
-    if not len(shown):
-        return FILE_INDEXES.empty_table()
+def _plan_file_columns(table, plan: PlanColumns, shown: np.ndarray) -> dict:
+    """The census's per-file columns (:data:`_FILE_LEVEL`) of the plan's rows ``shown``."""
     live = plan.files.select(["partition_id", "_BUCKET", "path", "_FILE_SIZE", "_ROW_COUNT", "_SCHEMA_ID",
                               "_EMBEDDED_FILE_INDEX", "index_path", "_FILE_NAME"])
     embedded = pc.is_valid(live.column("_EMBEDDED_FILE_INDEX")).take(pa.array(shown))
     live = live.drop_columns(["_EMBEDDED_FILE_INDEX"]).take(pa.array(shown))  # the bytes stay in the plan
-    per_file = dict(zip(_FILE_LEVEL, (
+    return dict(zip(_FILE_LEVEL, (
         plan_partition_labels(plan, live, partition_types(table), table.caches.labels), live.column("_BUCKET"),
         live.column("path"), live.column("_FILE_SIZE"), live.column("_ROW_COUNT"), live.column("_SCHEMA_ID"),
         pc.if_else(embedded, "EMBEDDED", "FILE"),
         pc.if_else(embedded, pa.scalar(None, pa.string()), live.column("index_path")),
         live.column("_FILE_NAME")), strict=True))
-    # the patterns' rows, flat: pattern p's r-th row is row pattern_start[p] + r
-    p_len = np.fromiter((len(at) for _, at, _ in patterns), np.int64, len(patterns))
-    p_start = _starts(p_len)
-    p_at, p_column, p_kind, p_empty, p_error, p_readable = [], [], [], [], [], []
-    for v, at, why in patterns:
-        p_at.extend(at)
-        if v is None:
-            for column in (p_column, p_kind, p_empty):
-                column.append(None)
-            p_error.append(why)
-            p_readable.append(False)
-            continue
-        p_column.extend(v.columns[i] for i in at)
-        p_kind.extend(v.kinds[i] for i in at)
-        p_empty.extend(v.empty[i] for i in at)
-        p_error.extend(v.errors[i] for i in at)
-        p_readable.extend([True] * len(at))
-    # each row: its file, its pattern row, its head entry
-    pattern = np.asarray(file_pattern, np.int64)
-    n_rows = p_len[pattern]
-    file_of_row = np.repeat(np.arange(len(pattern), dtype=np.int64), n_rows)
-    row_start = _starts(n_rows)
-    r = np.arange(int(n_rows.sum()), dtype=np.int64) - np.repeat(row_start, n_rows)
-    pattern_row = p_start[pattern[file_of_row]] + r
-    entry_base = _starts(np.asarray(entries, np.int64))
-    readable = np.asarray(p_readable, bool)[pattern_row]
-    entry = np.where(readable, entry_base[file_of_row] + np.asarray(p_at, np.int64)[pattern_row], 0)
-    spans = (np.frombuffer(spans_flat, np.int64) if len(spans_flat) else np.zeros(2, np.int64)).reshape(-1, 2)
-    offset, length = spans[entry, 0], spans[entry, 1]
-    size = np.where(readable & (offset != EMPTY_INDEX_FLAG), length, 0)
-    rows, at = pa.array(file_of_row), pa.array(pattern_row)
-    container_size = pa.array(container, pa.int64()).take(rows)
-    columns = {
-        "column_name": pa.array(p_column, pa.string()).take(at),
-        "index_type": pa.array(p_kind, pa.string()).take(at),
-        "index_size_in_bytes": pa.array(size, pa.int64()),
-        "index_container_size_in_bytes": container_size,
-        "is_empty": pa.array(p_empty, pa.bool_()).take(at),
-        "index_offset": pa.array(offset, pa.int64(), mask=~readable),
-        "error": pa.array(p_error, pa.string()).take(at),
-    }
-    return pa.Table.from_arrays(
-        [_column(per_file[f.name], f.type).take(rows) if f.name in per_file else columns[f.name]
-         for f in FILE_INDEXES], schema=FILE_INDEXES)
+
+
+def _object_file_columns(table, shown: list[LiveFile]) -> dict:
+    """The census's per-file columns (:data:`_FILE_LEVEL`) of live file objects."""
+    metas = [lf.file for lf in shown]
+    embedded = [m.embedded_index is not None for m in metas]
+    return dict(zip(_FILE_LEVEL, (
+        partition_labels(shown, partition_types(table), table.caches.labels), [lf.bucket for lf in shown],
+        [lf.path for lf in shown], [m.file_size for m in metas], [m.row_count for m in metas],
+        [m.schema_id for m in metas], ["EMBEDDED" if e else "FILE" for e in embedded],
+        [None if e else lf.index_path for lf, e in zip(shown, embedded, strict=True)],
+        [m.file_name for m in metas]), strict=True))
+
+
+class _Walked:
+    """What a census walk found, folded as it goes: each shown file's pattern (the verdicts of its
+    head's shape and which entries are shown), its head entries' spans and its container size."""
+
+    def __init__(self, errors_only: bool):
+        self.errors_only = errors_only
+        self.shown: list = []  # what the file is to the caller: a plan row, or a live file
+        self.patterns: list[tuple[Verdicts | None, tuple[int, ...], str | None]] = []  # verdicts, shown, error
+        self.pattern_of: dict[int, int] = {}  # id(verdicts) -> its pattern (verdicts outlive the census)
+        self.file_pattern: list[int] = []
+        self.entries: list[int] = []  # head entries per shown file (0 when unreadable)
+        self.spans_flat = array("q")  # (offset, length) of every head entry, flat: 8 bytes a value
+        self.container: list[int | None] = []
+
+    def add(self, who, spans, size: int | None, why: str | None, v: Verdicts | None) -> None:
+        """One walked file: unreadable (``why``: one row, no column), or its head's ``spans``."""
+        if why is not None:
+            pid = len(self.patterns)
+            self.patterns.append((None, (0,), why))
+        else:
+            if self.errors_only and not v.any_unusable:
+                return
+            pid = self.pattern_of.get(id(v))
+            if pid is None:
+                at = tuple(j for j, bad in enumerate(v.unusable) if bad or not self.errors_only)
+                pid = self.pattern_of[id(v)] = len(self.patterns)
+                self.patterns.append((v, at, None))
+            self.spans_flat.extend(spans)
+        self.shown.append(who)
+        self.file_pattern.append(pid)
+        self.entries.append(len(spans) // 2)
+        self.container.append(size)
+
+    def table(self, file_columns) -> pa.Table:
+        """The census's rows: each shown file's pattern of rows over its head entries' spans (numpy
+        indexes, Arrow takes; no Python value per row); ``file_columns(shown)``: the per-file ones."""
+        if not self.shown:
+            return FILE_INDEXES.empty_table()
+        per_file = file_columns(self.shown)
+        patterns = self.patterns
+        # the patterns' rows, flat: pattern p's r-th row is row pattern_start[p] + r
+        p_len = np.fromiter((len(at) for _, at, _ in patterns), np.int64, len(patterns))
+        p_start = _starts(p_len)
+        p_at, p_column, p_kind, p_empty, p_error, p_readable = [], [], [], [], [], []
+        for v, at, why in patterns:
+            p_at.extend(at)
+            if v is None:
+                for column in (p_column, p_kind, p_empty):
+                    column.append(None)
+                p_error.append(why)
+                p_readable.append(False)
+                continue
+            p_column.extend(v.columns[i] for i in at)
+            p_kind.extend(v.kinds[i] for i in at)
+            p_empty.extend(v.empty[i] for i in at)
+            p_error.extend(v.errors[i] for i in at)
+            p_readable.extend([True] * len(at))
+        # each row: its file, its pattern row, its head entry
+        pattern = np.asarray(self.file_pattern, np.int64)
+        n_rows = p_len[pattern]
+        file_of_row = np.repeat(np.arange(len(pattern), dtype=np.int64), n_rows)
+        r = np.arange(int(n_rows.sum()), dtype=np.int64) - np.repeat(_starts(n_rows), n_rows)
+        pattern_row = p_start[pattern[file_of_row]] + r
+        entry_base = _starts(np.asarray(self.entries, np.int64))
+        readable = np.asarray(p_readable, bool)[pattern_row]
+        entry = np.where(readable, entry_base[file_of_row] + np.asarray(p_at, np.int64)[pattern_row], 0)
+        flat = self.spans_flat
+        spans = (np.frombuffer(flat, np.int64) if len(flat) else np.zeros(2, np.int64)).reshape(-1, 2)
+        offset, length = spans[entry, 0], spans[entry, 1]
+        size = np.where(readable & (offset != EMPTY_INDEX_FLAG), length, 0)
+        rows, at = pa.array(file_of_row), pa.array(pattern_row)
+        columns = {
+            "column_name": pa.array(p_column, pa.string()).take(at),
+            "index_type": pa.array(p_kind, pa.string()).take(at),
+            "index_size_in_bytes": pa.array(size, pa.int64()),
+            "index_container_size_in_bytes": pa.array(self.container, pa.int64()).take(rows),
+            "is_empty": pa.array(p_empty, pa.bool_()).take(at),
+            "index_offset": pa.array(offset, pa.int64(), mask=~readable),
+            "error": pa.array(p_error, pa.string()).take(at),
+        }
+        return pa.Table.from_arrays(
+            [_column(per_file[f.name], f.type).take(rows) if f.name in per_file else columns[f.name]
+             for f in FILE_INDEXES], schema=FILE_INDEXES)
 
 
 def _column(values, kind: pa.DataType) -> pa.Array:
-    """One of a census's per-file columns as an array of ``kind``."""
+    """One of a census's per-file columns (a Python list, or Arrow) as an array of ``kind``."""
+    if isinstance(values, list):
+        return pa.array(values, kind)
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     return values if values.type == kind else values.cast(kind)
