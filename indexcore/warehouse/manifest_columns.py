@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import zlib
 
 import fastavro
@@ -46,6 +47,8 @@ except ImportError:  # a pure-Python fastavro build
 MAGIC = b"Obj\x01"
 SYNC_SIZE = 16
 _ZSTD = "zstandard"
+
+_LOADED_IN = os.getpid()  # the process that may use polars (see _polars)
 
 
 def _zigzag(n: int) -> bytes:
@@ -183,10 +186,7 @@ def read_manifest_table(data: bytes, fmt: str, name: str) -> pa.Table:
     fmt = (fmt or "avro").lower()
     if fmt == "avro":
         container = null_codec_container(data, name)
-        try:
-            import polars as pl  # optional, heavy: the columnar Avro decoder
-        except ImportError:
-            pl = None
+        pl = _polars()
         if container is None:
             table = _records_table(data, name)
         elif pl is None:
@@ -201,6 +201,19 @@ def read_manifest_table(data: bytes, fmt: str, name: str) -> pa.Table:
         table = read_arrow_manifest(data, fmt, name)
     schema = pa.schema([pa.field(f.name, _plain(f.type)) for f in table.schema])
     return table if schema.equals(table.schema) else table.cast(schema)
+
+
+def _polars():
+    """The polars module, or None: not installed, or this process is a fork() child of the one
+    that loaded this module (polars' thread pool does not survive fork: its ``to_arrow`` waits
+    forever there, as a forked fuzz case showed; such a child decodes through fastavro)."""
+    if os.getpid() != _LOADED_IN:
+        return None
+    try:
+        import polars as pl  # optional, heavy: the columnar Avro decoder
+    except ImportError:
+        return None
+    return pl
 
 
 def _records_table(data: bytes, name: str) -> pa.Table:
