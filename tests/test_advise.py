@@ -22,11 +22,14 @@ import pyarrow as pa
 import pytest
 
 from indexcore.analysis.advise import advise, index_inventory
+from indexcore.analysis.advise_existing import _census
 from indexcore.analysis.workload import parse_workload, scans
 from indexcore.cli import main
 from indexcore.errors import PredicateError
 from indexcore.scan import explain
+from indexcore.views import view
 from indexcore.warehouse import Warehouse
+from indexcore.warehouse.plan_columns import _MANIFEST_KEY
 from indexcore.write import TableWriter, make_schema
 
 FILES, ROWS = 8, 200
@@ -291,3 +294,18 @@ def test_spark_measures_or_pairs_as_the_local_exact_measure_does(warehouse):
     for pair in pairs:
         (q,) = [q for q in pair.queries if q["query"] == "q1"]
         assert q["extra_files_skipped"]["value"] == FILES - 3 and pair.recommended
+
+
+def test_the_existing_census_is_walked_over_the_plan_advise_holds(warehouse):
+    """advise takes its existing-index census from the live files it planned (the columnar plan,
+    which reads every manifest again, is not built), with the rows of the columnar census; a
+    census the table keeps already (a page built it) is reused as it is."""
+    table = Warehouse(warehouse).table("db.t")
+    advise(table, WORKLOAD, sample=0)
+    sid = table.snapshot().id
+    assert table.caches.plans.get((_MANIFEST_KEY, sid)) is None
+    walked = _census(table, sid, list(table.plan().files))
+    columnar = view(Warehouse(warehouse).table("db.t"), "file_indexes", sid)
+    assert walked.num_rows > 0 and walked.equals(columnar)
+    kept = view(table, "file_indexes", sid)
+    assert _census(table, sid, list(table.plan().files)) is kept

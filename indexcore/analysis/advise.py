@@ -76,18 +76,32 @@ def _summarise(run: QueryRun, ex, index_of: dict[str, int], files, sample: int |
     """Keep what the candidates need of a query's explanation (then dropped): the files it
     reaches, today's answer on them, and the files its candidates are measured on."""
     run.predicate, run.funnel, run.index_used = ex.predicate, ex.funnel, ex.index_used
-    reached = [fd for fd in ex.files if fd.skipped_by is None or fd.skipped_by is Stage.INDEX]
-    run.stats_pruned = sum(1 for fd in ex.files if fd.skipped_by is Stage.STATS)
-    run.reached = np.fromiter((index_of[fd.path] for fd in reached), np.int64, len(reached))
-    run.index_skipped = np.fromiter((fd.skipped_by is Stage.INDEX for fd in reached), bool, len(reached))
-    run.rows_read = np.fromiter((fd.rows_after_dv if fd.skipped_by is None else 0 for fd in reached), np.int64,
-                                len(reached))
-    run.base_rows = np.fromiter((max(fd.row_count - fd.dv_cardinality, 0) for fd in reached), np.int64,
-                                len(reached))
-    run.sizes = np.fromiter((fd.file_size for fd in reached), np.int64, len(reached))
-    paths = [fd.path for fd in reached]
-    run.sample = draw(paths, [str(files[index_of[p]].partition) for p in paths],
-                      sample_size(sample, len(reached)), seed, keys)
+    # one pass over the decisions (each property read once): a third of the time of one per column
+    reached, paths, at, skipped, rows_read, base_rows, sizes = [], [], [], [], [], [], []
+    stats_pruned = 0
+    index, stats = Stage.INDEX, Stage.STATS
+    for fd in ex.files:
+        by = fd.skipped_by
+        if by is None or by is index:
+            reached.append(fd)
+            paths.append(fd.path)
+            at.append(index_of[fd.path])
+            skipped.append(by is index)
+            rows_read.append(0 if by is index else fd.rows_after_dv)
+            base_rows.append(max(fd.row_count - fd.dv_cardinality, 0))
+            sizes.append(fd.file_size)
+        elif by is stats:
+            stats_pruned += 1
+    run.stats_pruned = stats_pruned
+    run.reached = np.array(at, np.int64)
+    run.index_skipped = np.array(skipped, bool)
+    run.rows_read = np.array(rows_read, np.int64)
+    run.base_rows = np.array(base_rows, np.int64)
+    run.sizes = np.array(sizes, np.int64)
+    n = sample_size(sample, len(reached))
+    # the strata (partitions) only matter to a sample smaller than the files reached
+    strata = [] if n is None or n >= len(at) else [str(files[i].partition) for i in at]
+    run.sample = draw(paths, strata, n, seed, keys)
     run.raw_results = {pos: reached[pos].raw_index_result for pos, _ in run.sample
                        if isinstance(reached[pos].raw_index_result, BitmapResult)}
     if details:

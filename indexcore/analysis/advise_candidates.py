@@ -279,8 +279,7 @@ def _build_all(table, schema, read: list[tuple[LiveFile, Any, float]], specs: li
             if b.column not in values:
                 values[b.column] = to_internal(data.column(b.column), b.dtype)
             writer = new_writer(b.kind, b.dtype, b.options)
-            for value in values[b.column]:
-                writer.write(value)
+            writer.write_batch(values[b.column])  # the bytes of row-by-row writes (tests/test_writer_bulk.py)
             blob = None if writer.empty else writer.serialized_bytes()
             b.blobs[lf.path] = blob
             b.size += len(blob) if blob is not None else 0
@@ -297,8 +296,9 @@ def _sure(dtype, filters: set[str], have: set[str]) -> bool:
 
 def _read_sampled(table, schema, files: Sequence[LiveFile], runs: list[QueryRun], columns: list[str],
                   filters: dict[str, set[str]], have: set[tuple[str, str]],
-                  problems: list[Problem]) -> list[tuple[LiveFile, Any, float]]:
-    """The files the queries sample, read once with every filtered column: first those of the
+                  problems: list[Problem]) -> tuple[list[tuple[LiveFile, Any, float]], dict[str, dict[str, int]]]:
+    """The files the queries sample, read once with every filtered column, and the columns' profile
+    over them (each file profiled once): first those of the
     columns that get a candidate whatever their profile (``_sure``); a column whose candidates hang
     on its profile (equality beside an existing bitmap, say) is profiled on those, and its own
     sampled files are read only when a candidate follows (else they would be read for nothing)."""
@@ -319,9 +319,16 @@ def _read_sampled(table, schema, files: Sequence[LiveFile], runs: list[QueryRun]
                                                                                       profile[c])):
             more |= sampled[c] - first
     if more:
-        read += _read_columns(table, schema, [files[i] for i in sorted(more, key=lambda i: files[i].path)], columns,
+        extra = _read_columns(table, schema, [files[i] for i in sorted(more, key=lambda i: files[i].path)], columns,
                               problems)
-    return read
+        read += extra
+        profile = _merge_profiles(profile, _profile(extra, columns))
+    return read, profile
+
+
+def _merge_profiles(a: dict[str, dict[str, int]], b: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """The profile of two sets of files from theirs (each figure a maximum)."""
+    return {c: {k: max(v, b[c][k]) for k, v in figures.items()} for c, figures in a.items()}
 
 
 def _profile(read: list[tuple[LiveFile, Any, float]], columns: list[str]) -> dict[str, dict[str, int]]:
@@ -433,8 +440,7 @@ def measure_candidates(table, sid, schema, files: Sequence[LiveFile], runs: list
     mine = _runs_of(runs, set(columns))  # only the queries on a candidate column are sampled for building
     read: list = []
     if measure is None:  # every file read once: the profile, then every kind built on it
-        read = _read_sampled(table, schema, files, mine, columns, filters, have, problems)
-        profile = _profile(read, columns)
+        read, profile = _read_sampled(table, schema, files, mine, columns, filters, have, problems)
     else:
         reached = sorted({int(i) for r in mine for i in r.reached}, key=lambda i: files[i].path)
         profiled = [files[i] for i, _ in _first_by_key([files[i].path for i in reached], PROFILE_FILES)]

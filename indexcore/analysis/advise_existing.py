@@ -34,8 +34,8 @@ from indexcore.formats.base import BitmapResult, FileIndexResult
 from indexcore.formats.registry import BLOOM_FILTER, FILE_INDEX_TYPES
 from indexcore.scan.file_index import FileIndexPredicate, read_path_result
 from indexcore.scan.stats import devolved, field_map
-from indexcore.views import view
-from indexcore.views.census import Blobs, CensusBlobs
+from indexcore.views.census import Blobs, CensusBlobs, file_indexes
+from indexcore.views.common import kept_view_if_built
 from indexcore.warehouse.model import LiveFile, Problem
 
 
@@ -54,12 +54,21 @@ def _table_column(schema, file_schema, column: str, schema_id: int) -> tuple[str
     return name, None
 
 
+def _census(table, snapshot_id: int | None, files: Sequence[LiveFile]) -> pa.Table:
+    """The ``$file_indexes`` census of the snapshot whose planned live files are ``files``: the
+    table's kept one when a page built it, else walked over ``files`` (the same rows,
+    tests/test_spark_metadata.py; the columnar walk would read every manifest again for its plan:
+    27 ms against 8 ms on 1,000 files, a tenth of what advise adds to its explains at 12 queries)."""
+    kept = None if snapshot_id is None else kept_view_if_built(table, "file_indexes", snapshot_id)
+    return kept if kept is not None else file_indexes(table, snapshot_id, files=files)
+
+
 def existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[LiveFile],
                      problems: list[Problem]) -> list[ExistingIndex]:
     """One entry per table column x index type over ``files`` (see :func:`.advise.index_inventory`);
     unreadable containers and entries go to ``problems``."""
     configured = schema.core_options.configured_indexes()
-    census = view(table, "file_indexes", snapshot_id)
+    census = _census(table, snapshot_id, files)
     rows = CensusBlobs(table, census, files)
     groups: dict[tuple[str, str], ExistingIndex] = {}
 

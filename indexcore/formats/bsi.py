@@ -126,18 +126,28 @@ class BsiPart:
         if none:
             return BitMap()
         value = predicate - self.min
-        gt, lt, eq = BitMap(), BitMap(), self.ebm
-        for i in range(len(self.slices) - 1, -1, -1):
-            sl = self.slices[i]
+        ebm, slices = self.ebm, self.slices
+        gt, lt, eq = BitMap(), BitMap(), ebm
+        for i in range(len(slices) - 1, -1, -1):
+            sl = slices[i]
             if (value >> i) & 1:
-                lt = lt | (eq - sl)
+                lt |= eq - sl
                 eq = eq & sl
             else:
-                gt = gt | (eq & sl)
+                gt |= eq & sl
                 eq = eq - sl
-        eq = eq & self.ebm
-        result = {EQUAL: eq, GREATER_THAN: gt, LESS_THAN: lt, LESS_OR_EQUAL: lt | eq, GREATER_OR_EQUAL: gt | eq}
-        return result[function] & self.ebm
+        eq = eq & ebm
+        if function is EQUAL:  # only the answer asked for is combined
+            result = eq
+        elif function is GREATER_THAN:
+            result = gt
+        elif function is LESS_THAN:
+            result = lt
+        elif function is LESS_OR_EQUAL:
+            result = lt | eq
+        else:
+            result = gt | eq
+        return result & ebm
 
     def extreme(self, largest: bool) -> int | None:
         """The smallest or largest stored value, walking slices from the top bit."""
