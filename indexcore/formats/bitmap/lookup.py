@@ -159,14 +159,43 @@ class BitmapLookup:
         self.codec = codec
         keys = list(dict.fromkeys(None if v is None else codec.key(v) for v in values))  # each key read once
         self.keys = [(None, None, None) if k is None else (k, codec.encode(k), codec.sort_key(k)) for k in keys]
+        self._last: tuple[bytes, Head] | None = None  # the last V2 head parsed and its bytes after the row count
+        #: V2 string keys, per index block position: the last walk's entry count, a ``struct`` of its
+        #: key lengths at their places, the lengths and the entries' starts. A block whose lengths
+        #: read at those places are the same is walked the same way (each length places the next).
+        self._walked: dict[int, tuple[int, struct.Struct, tuple, list[int]]] = {}
+
+    def head(self, blob: bytes) -> tuple[Head, int] | None:
+        """``(head, row count)`` of one whole blob, or None as :func:`parse_head`.
+
+        The blobs of one writer's files share a V2 head but for its row count (the index blocks'
+        first keys and where the body begins), so a head whose bytes from the non-null bitmap
+        count to the index blocks equal the last one parsed is that head: only the checks that
+        read the row count or the blob's size are made again (the row count is returned apart, the
+        head's own is the first blob's)."""
+        last = self._last
+        if last is not None:
+            same, head = last
+            if blob[5:head.index_block_start] == same and blob[0] == VERSION_2:  # equal: the blob is that long
+                row_count = INT32.unpack_from(blob, 1)[0]
+                if row_count >= 0 and head.body_start <= len(blob) and INT32.unpack_from(blob, 5)[0] <= row_count \
+                        and not (head.has_null and head.null_offset < 0 and -1 - head.null_offset >= max(row_count, 1)):
+                    return head, row_count
+        head = parse_head(blob, self.codec)
+        if head is None:
+            return None
+        if head.version == VERSION_2:
+            self._last = (blob[5:head.index_block_start], head)
+        return head, head.row_count
 
     def rows(self, blob: bytes, name: str) -> tuple[int, BitMap, int] | None:
         """``(row count, rows of any of the keys, bytes read)`` of one whole blob, or None where the
         reader would fail (or might: it then answers, and says why)."""
         codec = self.codec
-        head = parse_head(blob, codec)
-        if head is None:
+        got = self.head(blob)
+        if got is None:
             return None
+        head, row_count = got
         n = len(blob)
         used = head.head_size
         out = BitMap()
@@ -200,7 +229,7 @@ class BitmapLookup:
                 offset, length = TWO_INT32.unpack_from(data, starts[j] + len(encoded))
             if offset < 0:
                 row = -1 - offset
-                if row >= head.row_count:
+                if row >= row_count:
                     return None
                 out.add(row)
                 continue
@@ -218,7 +247,7 @@ class BitmapLookup:
             else:
                 out = found  # the first key's rows as they are (one bitmap per blob, not a copy)
             used += length
-        return head.row_count, out, used
+        return row_count, out, used
 
     def _block(self, blob: bytes, head: Head, i: int) -> tuple[bytes, Any] | None:
         """A V2 index block's bytes and where its entries start, or None where the reader fails."""
@@ -229,13 +258,23 @@ class BitmapLookup:
         if count is None or count < 0 or 4 + count * (self.codec.min_size + 8) > size:
             return None
         if self.codec.kind == "string":
-            starts: list[int] = []
+            walked = self._walked.get(i)
+            if walked is not None and walked[0] == count:
+                _count, lengths_at, lengths, starts = walked
+                try:
+                    if lengths_at.unpack_from(data, 4) == lengths:
+                        return data, starts
+                except struct.error:
+                    pass  # shorter than that walk: walked below
+            starts = []
             try:
                 walk_strings(data, 4, count, 12, starts)
             except NegativeLength:
                 return None
             if len(starts) < count:
                 return None
+            lengths = tuple(INT32.unpack_from(data, s)[0] for s in starts)
+            self._walked[i] = (count, struct.Struct(">" + "".join(f"i{n}x8x" for n in lengths)), lengths, starts)
             return data, starts
         item = self.codec.struct.size + 8
         return data, range(4, 4 + count * item, item)
