@@ -178,7 +178,8 @@ class BitmapLookup:
             same, head = last
             if blob[5:head.index_block_start] == same and blob[0] == VERSION_2:  # equal: the blob is that long
                 row_count = INT32.unpack_from(blob, 1)[0]
-                if row_count >= 0 and head.body_start <= len(blob) and INT32.unpack_from(blob, 5)[0] <= row_count \
+                # the bitmap count as parsed is >= 0, so no bigger than the row count means that is >= 0 too
+                if head.body_start <= len(blob) and INT32.unpack_from(blob, 5)[0] <= row_count \
                         and not (head.has_null and head.null_offset < 0 and -1 - head.null_offset >= max(row_count, 1)):
                     return head, row_count
         head = parse_head(blob, self.codec)
