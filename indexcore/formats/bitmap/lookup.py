@@ -160,10 +160,12 @@ class BitmapLookup:
         keys = list(dict.fromkeys(None if v is None else codec.key(v) for v in values))  # each key read once
         self.keys = [(None, None, None) if k is None else (k, codec.encode(k), codec.sort_key(k)) for k in keys]
         self._last: tuple[bytes, Head] | None = None  # the last V2 head parsed and its bytes after the row count
-        #: V2 string keys, per index block position: the last walk's entry count, a ``struct`` of its
-        #: key lengths at their places, the lengths and the entries' starts. A block whose lengths
-        #: read at those places are the same is walked the same way (each length places the next).
-        self._walked: dict[int, tuple[int, struct.Struct, tuple, list[int]]] = {}
+        #: V2 string keys, per index block position: the last walk's entry count, block size, entry
+        #: starts and end, and (made once a second block of that count and size comes) a ``struct``
+        #: of its key lengths at their places and the lengths. A block whose lengths read at those
+        #: places are the same is walked the same way (each length places the next); blocks whose
+        #: layout changes file to file cost a tuple each, not a ``struct``.
+        self._walked: dict[int, tuple] = {}
 
     def head(self, blob: bytes) -> tuple[Head, int] | None:
         """``(head, row count)`` of one whole blob, or None as :func:`parse_head`.
@@ -260,8 +262,12 @@ class BitmapLookup:
             return None
         if self.codec.kind == "string":
             walked = self._walked.get(i)
-            if walked is not None and walked[0] == count:
-                _count, lengths_at, lengths, starts = walked
+            if walked is not None and walked[0] == count and walked[1] == size:
+                _count, _size, starts, end, lengths_at, lengths = walked
+                if lengths_at is None:  # a second block of that count and size: worth a struct
+                    lengths = tuple(b - a - 12 for a, b in zip(starts, [*starts[1:], end], strict=True))
+                    lengths_at = struct.Struct(">" + "".join(f"i{n}x8x" for n in lengths))
+                    self._walked[i] = (count, size, starts, end, lengths_at, lengths)
                 try:
                     if lengths_at.unpack_from(data, 4) == lengths:
                         return data, starts
@@ -269,13 +275,12 @@ class BitmapLookup:
                     pass  # shorter than that walk: walked below
             starts = []
             try:
-                walk_strings(data, 4, count, 12, starts)
+                end = walk_strings(data, 4, count, 12, starts)
             except NegativeLength:
                 return None
             if len(starts) < count:
                 return None
-            lengths = tuple(INT32.unpack_from(data, s)[0] for s in starts)
-            self._walked[i] = (count, struct.Struct(">" + "".join(f"i{n}x8x" for n in lengths)), lengths, starts)
+            self._walked[i] = (count, size, starts, end, None, None)
             return data, starts
         item = self.codec.struct.size + 8
         return data, range(4, 4 + count * item, item)
