@@ -32,6 +32,8 @@ from indexcore.formats.bitmap.meta import (
 )
 
 _FIXED_HEAD = struct.Struct(">BiiB")  # version, row count, non-null bitmap count, has null
+HEADS_KEPT = 8  # V2 head layouts a lookup remembers (the last parsed)
+WALKS_KEPT = 64  # index block layouts of string keys a lookup remembers (the first seen)
 
 
 class Head(NamedTuple):
@@ -159,13 +161,15 @@ class BitmapLookup:
         self.codec = codec
         keys = list(dict.fromkeys(None if v is None else codec.key(v) for v in values))  # each key read once
         self.keys = [(None, None, None) if k is None else (k, codec.encode(k), codec.sort_key(k)) for k in keys]
-        self._last: tuple[bytes, Head] | None = None  # the last V2 head parsed and its bytes after the row count
-        #: V2 string keys, per index block position: the last walk's entry count, block size, entry
-        #: starts and end, and (made once a second block of that count and size comes) a ``struct``
-        #: of its key lengths at their places and the lengths. A block whose lengths read at those
-        #: places are the same is walked the same way (each length places the next); blocks whose
-        #: layout changes file to file cost a tuple each, not a ``struct``.
-        self._walked: dict[int, tuple] = {}
+        #: the last V2 heads parsed (up to :data:`HEADS_KEPT`), each with its bytes after the row count
+        self._heads: list[tuple[bytes, Head]] = []
+        #: V2 string keys, by index block position, entry count and block size (up to
+        #: :data:`WALKS_KEPT`): the last walk's entry starts and end, and (made once a second block of
+        #: that count and size comes) a ``struct`` of its key lengths at their places and the
+        #: lengths. A block whose lengths read at those places are the same is walked the same way
+        #: (each length places the next); a layout that changes file to file costs a tuple per
+        #: block, not a ``struct``.
+        self._walked: dict[tuple[int, int, int], tuple] = {}
 
     def head(self, blob: bytes) -> tuple[Head, int] | None:
         """``(head, row count)`` of one whole blob, or None as :func:`parse_head`.
@@ -174,10 +178,9 @@ class BitmapLookup:
         first keys and where the body begins), so a head whose bytes from the non-null bitmap
         count to the index blocks equal the last one parsed is that head: only the checks that
         read the row count or the blob's size are made again (the row count is returned apart, the
-        head's own is the first blob's)."""
-        last = self._last
-        if last is not None:
-            same, head = last
+        head's own is the first blob's). A column's files have a few such heads (which keys the
+        first index block starts with, how many keys): the last :data:`HEADS_KEPT` are tried."""
+        for same, head in self._heads:
             if blob[5:head.index_block_start] == same and blob[0] == VERSION_2:  # equal: the blob is that long
                 row_count = INT32.unpack_from(blob, 1)[0]
                 # the bitmap count as parsed is >= 0, so no bigger than the row count means that is >= 0 too
@@ -188,7 +191,9 @@ class BitmapLookup:
         if head is None:
             return None
         if head.version == VERSION_2:
-            self._last = (blob[5:head.index_block_start], head)
+            if len(self._heads) == HEADS_KEPT:
+                del self._heads[0]
+            self._heads.append((blob[5:head.index_block_start], head))
         return head, head.row_count
 
     def rows(self, blob: bytes, name: str) -> tuple[int, BitMap, int] | None:
@@ -261,13 +266,14 @@ class BitmapLookup:
         if count is None or count < 0 or 4 + count * (self.codec.min_size + 8) > size:
             return None
         if self.codec.kind == "string":
-            walked = self._walked.get(i)
-            if walked is not None and walked[0] == count and walked[1] == size:
-                _count, _size, starts, end, lengths_at, lengths = walked
+            layout = (i, count, size)
+            walked = self._walked.get(layout)
+            if walked is not None:
+                starts, end, lengths_at, lengths = walked
                 if lengths_at is None:  # a second block of that count and size: worth a struct
                     lengths = tuple(b - a - 12 for a, b in zip(starts, [*starts[1:], end], strict=True))
                     lengths_at = struct.Struct(">" + "".join(f"i{n}x8x" for n in lengths))
-                    self._walked[i] = (count, size, starts, end, lengths_at, lengths)
+                    self._walked[layout] = (starts, end, lengths_at, lengths)
                 try:
                     if lengths_at.unpack_from(data, 4) == lengths:
                         return data, starts
@@ -280,7 +286,8 @@ class BitmapLookup:
                 return None
             if len(starts) < count:
                 return None
-            self._walked[i] = (count, size, starts, end, None, None)
+            if layout in self._walked or len(self._walked) < WALKS_KEPT:
+                self._walked[layout] = (starts, end, None, None)
             return data, starts
         item = self.codec.struct.size + 8
         return data, range(4, 4 + count * item, item)
