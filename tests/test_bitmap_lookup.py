@@ -261,17 +261,19 @@ def test_one_writers_heads_and_blocks_are_parsed_once(monkeypatch):
     dtype = parse_type("STRING")
     codec = KeyCodec(dtype)
     rng = random.Random(7)
-    keys = ["BR", "DE", "FR", "GB", "IN", "JP", "NZ", "US", "ZA"]
+    # two writers' layouts in turn (another first key, another key count), as files come in a plan
+    layouts = [["BR", "DE", "FR", "GB", "IN", "JP", "NZ", "US", "ZA"], ["AU", "BR", "NZ", "USA"]]
     shared = BitmapLookup(codec, ["NZ"])
     for n in (9, 40, 41, 300, 1000, 9):
-        values = keys + [rng.choice(keys) for _ in range(n - len(keys))]
-        rng.shuffle(values)
-        blob = _blob(dtype, values, 2)
-        row_count, rows, used = shared.rows(blob, "blob")
-        assert row_count == n
-        assert (sorted(rows), used) == _reader_answer(dtype, blob, ["NZ"])
-        assert sorted(rows) == [i for i, v in enumerate(values) if v == "NZ"]
-    assert calls == {"head": 1, "walk": 1}
+        for keys in layouts:
+            values = keys + [rng.choice(keys) for _ in range(n - len(keys))]
+            rng.shuffle(values)
+            blob = _blob(dtype, values, 2)
+            row_count, rows, used = shared.rows(blob, "blob")
+            assert row_count == n
+            assert (sorted(rows), used) == _reader_answer(dtype, blob, ["NZ"])
+            assert sorted(rows) == [i for i, v in enumerate(values) if v == "NZ"]
+    assert calls == {"head": 2, "walk": 2}
 
 
 @pytest.mark.parametrize("values", [["a", "bb", None, "a", "ccc", "bb", "a", "d"] * 5 + ["single"],
