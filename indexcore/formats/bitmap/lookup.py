@@ -3,7 +3,9 @@ found by its serialized bytes, without a reader, cursor or meta object per blob.
 
 What explain's index stage asks of 50,000 blobs of one column: :class:`BitmapLookup` holds what
 is the same for all of them (the key codec, the literals' keys, their encodings and sort keys),
-:func:`parse_head` and :meth:`BitmapLookup.rows` work on one blob held in memory. They accept
+:func:`parse_head` and :meth:`BitmapLookup.rows` work on one blob held in memory; a lookup also
+remembers the few V2 head and index block layouts its blobs share (one writer's files differ in
+row counts and bitmaps, not in those), so each is parsed once, not once per file. They accept
 exactly what :class:`~indexcore.formats.bitmap.reader.BitmapReader` accepts and answer the same
 rows; anything they do not expect (a version, bound, count or length off, string keys of a head listed
 twice, a bitmap that does not deserialize) answers None, and the caller reads that blob through ``BitmapReader``, which names
