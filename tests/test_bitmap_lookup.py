@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -236,3 +237,81 @@ def test_read_ahead_counts_and_fails_as_reading_each_file(table_dir: Path, tmp_p
     assert ahead == one_by_one
     assert len(ahead["problems"]) == 2
     assert {f["requests"] for f in ahead["files"] if f["raw_index_result"] is not None and not f["problems"]} == {1}
+
+
+def test_one_writers_heads_and_blocks_are_parsed_once(monkeypatch):
+    """Blobs of one layout (same keys, other rows and row counts, as one writer's files are): one
+    lookup parses the V2 head and walks the index block once, and answers each blob with the
+    rows and bytes of a reader made for it."""
+    from indexcore.formats.bitmap import lookup as lookup_module
+
+    calls = {"head": 0, "walk": 0}
+    parse_head, walk_strings = lookup_module.parse_head, lookup_module.walk_strings
+
+    def counted_head(*args):
+        calls["head"] += 1
+        return parse_head(*args)
+
+    def counted_walk(*args):
+        calls["walk"] += 1
+        return walk_strings(*args)
+
+    monkeypatch.setattr(lookup_module, "parse_head", counted_head)
+    monkeypatch.setattr(lookup_module, "walk_strings", counted_walk)
+    dtype = parse_type("STRING")
+    codec = KeyCodec(dtype)
+    rng = random.Random(7)
+    # two writers' layouts in turn (another first key, another key count), as files come in a plan
+    layouts = [["BR", "DE", "FR", "GB", "IN", "JP", "NZ", "US", "ZA"], ["AU", "BR", "NZ", "USA"]]
+    shared = BitmapLookup(codec, ["NZ"])
+    for n in (9, 40, 41, 300, 1000, 9):
+        for keys in layouts:
+            values = keys + [rng.choice(keys) for _ in range(n - len(keys))]
+            rng.shuffle(values)
+            blob = _blob(dtype, values, 2)
+            row_count, rows, used = shared.rows(blob, "blob")
+            assert row_count == n
+            assert (sorted(rows), used) == _reader_answer(dtype, blob, ["NZ"])
+            assert sorted(rows) == [i for i, v in enumerate(values) if v == "NZ"]
+    assert calls == {"head": 2, "walk": 2}
+
+
+@pytest.mark.parametrize("values", [["a", "bb", None, "a", "ccc", "bb", "a", "d"] * 5 + ["single"],
+                                    ["a", "bb", "a", "ccc", "bb", "a", "d"] * 5 + [None, "single"]])
+@pytest.mark.parametrize("block", ["16kb", "32b"])
+def test_a_lookup_that_remembers_a_layout_answers_damaged_blobs_as_the_reader(block: str, values: list):
+    """Each damaged blob after the intact one through one lookup (the intact blob's head and walks
+    remembered): None where a fresh lookup answers None, else exactly its and the reader's rows and
+    bytes, and the intact blob still answers
+    its own rows after each (a damaged blob never changes what is remembered into a wrong answer)."""
+    dtype = parse_type("STRING")
+    blob = _blob(dtype, values, 2, block)
+    codec = KeyCodec(dtype)
+    probes = (["a"], ["single"], [None], ["zzz"], ["bb", "d"])
+    # every row count from -1 on (fewer rows than bitmaps, than the single null row's position)
+    recounted = [blob[:1] + struct.pack(">i", n) + blob[5:] for n in range(-1, len(values) + 2)]
+    lookups = [BitmapLookup(codec, probe) for probe in probes]
+    intact = [(sorted(got[1]), got[2]) for got in (lk.rows(blob, "intact") for lk in lookups)]
+    assert intact == [_reader_answer(dtype, blob, probe) for probe in probes]
+    answered = 0
+    for at in range(len(blob)):
+        for flip in (0x01, 0x80, 0xFF):
+            damaged = bytearray(blob)
+            damaged[at] ^= flip
+            for cut in (bytes(damaged), blob[:at], *(recounted if at == 0 and flip == 1 else ())):
+                for lk, probe, want_intact in zip(lookups, probes, intact, strict=True):
+                    got = lk.rows(cut, "damaged")
+                    fresh = BitmapLookup(codec, probe).rows(cut, "damaged")  # nothing remembered
+                    assert (got is None) == (fresh is None), (at, flip, probe)
+                    if got is not None:
+                        assert (got[0], sorted(got[1]), got[2]) == (fresh[0], sorted(fresh[1]), fresh[2])
+                        try:
+                            want = _reader_answer(dtype, cut, probe)
+                        except (IndexCoreError, ValueError, OverflowError, MemoryError):
+                            want = None
+                        assert want is not None, (at, flip, probe)
+                        assert (sorted(got[1]), got[2]) == want, (at, flip, probe)
+                        answered += 1
+                    again = lk.rows(blob, "intact")
+                    assert (sorted(again[1]), again[2]) == want_intact, (at, flip, probe)
+    assert answered > 0

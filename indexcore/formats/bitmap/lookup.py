@@ -3,7 +3,9 @@ found by its serialized bytes, without a reader, cursor or meta object per blob.
 
 What explain's index stage asks of 50,000 blobs of one column: :class:`BitmapLookup` holds what
 is the same for all of them (the key codec, the literals' keys, their encodings and sort keys),
-:func:`parse_head` and :meth:`BitmapLookup.rows` work on one blob held in memory. They accept
+:func:`parse_head` and :meth:`BitmapLookup.rows` work on one blob held in memory; a lookup also
+remembers the few V2 head and index block layouts its blobs share (one writer's files differ in
+row counts and bitmaps, not in those), so each is parsed once, not once per file. They accept
 exactly what :class:`~indexcore.formats.bitmap.reader.BitmapReader` accepts and answer the same
 rows; anything they do not expect (a version, bound, count or length off, string keys of a head listed
 twice, a bitmap that does not deserialize) answers None, and the caller reads that blob through ``BitmapReader``, which names
@@ -32,6 +34,8 @@ from indexcore.formats.bitmap.meta import (
 )
 
 _FIXED_HEAD = struct.Struct(">BiiB")  # version, row count, non-null bitmap count, has null
+HEADS_KEPT = 8  # V2 head layouts a lookup remembers (the last parsed)
+WALKS_KEPT = 64  # index block layouts of string keys a lookup remembers (the first seen)
 
 
 class Head(NamedTuple):
@@ -159,14 +163,49 @@ class BitmapLookup:
         self.codec = codec
         keys = list(dict.fromkeys(None if v is None else codec.key(v) for v in values))  # each key read once
         self.keys = [(None, None, None) if k is None else (k, codec.encode(k), codec.sort_key(k)) for k in keys]
+        #: the last V2 heads parsed (up to :data:`HEADS_KEPT`), each with its bytes after the row count
+        self._heads: list[tuple[bytes, Head]] = []
+        #: V2 string keys, by index block position, entry count and block size (up to
+        #: :data:`WALKS_KEPT`): the last walk's entry starts and end, and (made once a second block of
+        #: that count and size comes) a ``struct`` of its key lengths at their places and the
+        #: lengths. A block whose lengths read at those places are the same is walked the same way
+        #: (each length places the next); a layout that changes file to file costs a tuple per
+        #: block, not a ``struct``.
+        self._walked: dict[tuple[int, int, int], tuple] = {}
+
+    def head(self, blob: bytes) -> tuple[Head, int] | None:
+        """``(head, row count)`` of one whole blob, or None as :func:`parse_head`.
+
+        The blobs of one writer's files share a V2 head but for its row count (the index blocks'
+        first keys and where the body begins), so a head whose bytes from the non-null bitmap
+        count to the index blocks equal the last one parsed is that head: only the checks that
+        read the row count or the blob's size are made again (the row count is returned apart, the
+        head's own is the first blob's). A column's files have a few such heads (which keys the
+        first index block starts with, how many keys): the last :data:`HEADS_KEPT` are tried."""
+        for same, head in self._heads:
+            if blob[5:head.index_block_start] == same and blob[0] == VERSION_2:  # equal: the blob is that long
+                row_count = INT32.unpack_from(blob, 1)[0]
+                # the bitmap count as parsed is >= 0, so no bigger than the row count means that is >= 0 too
+                if head.body_start <= len(blob) and INT32.unpack_from(blob, 5)[0] <= row_count \
+                        and not (head.has_null and head.null_offset < 0 and -1 - head.null_offset >= max(row_count, 1)):
+                    return head, row_count
+        head = parse_head(blob, self.codec)
+        if head is None:
+            return None
+        if head.version == VERSION_2:
+            if len(self._heads) == HEADS_KEPT:
+                del self._heads[0]
+            self._heads.append((blob[5:head.index_block_start], head))
+        return head, head.row_count
 
     def rows(self, blob: bytes, name: str) -> tuple[int, BitMap, int] | None:
         """``(row count, rows of any of the keys, bytes read)`` of one whole blob, or None where the
         reader would fail (or might: it then answers, and says why)."""
         codec = self.codec
-        head = parse_head(blob, codec)
-        if head is None:
+        got = self.head(blob)
+        if got is None:
             return None
+        head, row_count = got
         n = len(blob)
         used = head.head_size
         out = BitMap()
@@ -200,7 +239,7 @@ class BitmapLookup:
                 offset, length = TWO_INT32.unpack_from(data, starts[j] + len(encoded))
             if offset < 0:
                 row = -1 - offset
-                if row >= head.row_count:
+                if row >= row_count:
                     return None
                 out.add(row)
                 continue
@@ -218,7 +257,7 @@ class BitmapLookup:
             else:
                 out = found  # the first key's rows as they are (one bitmap per blob, not a copy)
             used += length
-        return head.row_count, out, used
+        return row_count, out, used
 
     def _block(self, blob: bytes, head: Head, i: int) -> tuple[bytes, Any] | None:
         """A V2 index block's bytes and where its entries start, or None where the reader fails."""
@@ -229,13 +268,28 @@ class BitmapLookup:
         if count is None or count < 0 or 4 + count * (self.codec.min_size + 8) > size:
             return None
         if self.codec.kind == "string":
-            starts: list[int] = []
+            layout = (i, count, size)
+            walked = self._walked.get(layout)
+            if walked is not None:
+                starts, end, lengths_at, lengths = walked
+                if lengths_at is None:  # a second block of that count and size: worth a struct
+                    lengths = tuple(b - a - 12 for a, b in zip(starts, [*starts[1:], end], strict=True))
+                    lengths_at = struct.Struct(">" + "".join(f"i{n}x8x" for n in lengths))
+                    self._walked[layout] = (starts, end, lengths_at, lengths)
+                try:
+                    if lengths_at.unpack_from(data, 4) == lengths:
+                        return data, starts
+                except struct.error:
+                    pass  # shorter than that walk: walked below
+            starts = []
             try:
-                walk_strings(data, 4, count, 12, starts)
+                end = walk_strings(data, 4, count, 12, starts)
             except NegativeLength:
                 return None
             if len(starts) < count:
                 return None
+            if layout in self._walked or len(self._walked) < WALKS_KEPT:
+                self._walked[layout] = (starts, end, None, None)
             return data, starts
         item = self.codec.struct.size + 8
         return data, range(4, 4 + count * item, item)
