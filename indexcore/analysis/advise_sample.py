@@ -7,7 +7,7 @@ skip stay skipped). So, per query:
 * the sample is drawn from that population only, stratified by partition (one file per
   partition at least while the sample has room, the rest proportional to the partition's
   files; past as many partitions as sampled files, one stratum). Within a stratum the files
-  with the smallest key (a hash of their path and the seed) are taken, so queries over the
+  with the smallest key (a hash of their file name and the seed) are taken, so queries over the
   same files measure the same files and a candidate is built once for all of them;
 * each figure (files, rows and data bytes skipped) is the stratified (Horvitz-Thompson)
   estimate, capped by what the query reads today, with an approximate 95% interval: Wilson's
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,8 +42,10 @@ Z95 = 1.959964
 
 
 def file_key(path: str, seed: int) -> float:
-    """A file's place in every sample of a given ``seed``: uniform in [0, 1), fixed by its path."""
-    digest = hashlib.blake2b(f"{seed}:{path}".encode(), digest_size=8).digest()
+    """A file's place in every sample of a given ``seed``: uniform in [0, 1), fixed by its file
+    name (unique in a table: Paimon names data files by UUID), not by where the warehouse lies,
+    so a copy of a table (another directory, a bucket) is sampled alike."""
+    digest = hashlib.blake2b(f"{seed}:{posixpath.basename(path)}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") / 2 ** 64
 
 
