@@ -139,7 +139,9 @@ class PlanColumns:
 
     def live_file(self, table, row: int) -> LiveFile:
         """Row ``row`` as the :class:`LiveFile` :meth:`Table.plan` gives (built on request)."""
-        rec = self.files.slice(row, 1).to_pylist()[0]
+        return self._live_file(table, self.files.slice(row, 1).to_pylist()[0])
+
+    def _live_file(self, table, rec: dict) -> LiveFile:
         meta = data_file_meta(rec, table._stats_types)
         values, spec, _folder = self.partitions[rec["partition_id"]]
         dv = None
@@ -153,8 +155,10 @@ class PlanColumns:
         return LiveFilesByPath(self, table)
 
     def live_files(self, table, rows=None) -> list[LiveFile]:
-        """:meth:`live_file` of ``rows`` (every row by default)."""
-        return [self.live_file(table, i) for i in (range(self.num_files) if rows is None else rows)]
+        """:meth:`live_file` of ``rows`` (every row by default), their columns read into Python in
+        one pass (a row at a time costs about 0.1 ms each)."""
+        chosen = self.files if rows is None else self.files.take(pa.array(rows, pa.int64()))
+        return [self._live_file(table, rec) for rec in chosen.to_pylist()]
 
 
 class LiveFilesByPath(Mapping):

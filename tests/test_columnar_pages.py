@@ -1,0 +1,63 @@
+"""Pages on the columnar plan (issue 30 item 5): the Range page's pruning table and the unreadable
+metadata every page names read ``Table.plan_columns()``, not the object plan.
+
+Truth: the object plan (fastavro, one record at a time) of the same snapshot and its
+``decode_sample``, the sampling rule the index views follow.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.compute as pc
+
+import indexcore
+from indexcore.expr import quote_name
+from indexcore.frames import pruning
+from indexcore.frames import table as table_frames
+from indexcore.warehouse.file_sample import decode_sample, decode_sample_rows
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _tables(conformance: Path):
+    for root in [*sorted((conformance / "warehouses").iterdir()), ROOT / "sample_warehouse"]:
+        warehouse = indexcore.open_warehouse(str(root))
+        for name in warehouse.tables():
+            yield root.name, warehouse.table(name)
+
+
+def test_decode_sample_rows_pick_the_object_plans_sample(conformance):
+    """Every conformance table's latest snapshot, samples of none, one, a few and all: the rows
+    picked over the columns are the files ``decode_sample`` picks over the object plan, in order."""
+    checked = sampled = 0
+    for where, table in _tables(conformance):
+        files, columns = table.plan().files, table.plan_columns()
+        paths = columns.files["path"].to_pylist()
+        indexed = pc.or_(pc.is_valid(columns.files["_EMBEDDED_FILE_INDEX"]),
+                         pc.is_valid(columns.files["index_path"])).to_pylist()
+        assert indexed == [lf.has_file_index for lf in files], f"{where} {table.name}"
+        for n in (None, 0, 1, 3, len(files)):
+            want = [lf.path for lf in decode_sample(files, n)]
+            assert [paths[i] for i in decode_sample_rows(paths, indexed, n)] == want, f"{where} {table.name} {n}"
+            sampled += n is not None and n < sum(indexed)
+        checked += 1
+    assert checked > 20 and sampled > 5  # real samples were drawn, not only "all files"
+
+
+def test_pruning_table_and_unreadable_frame_match_the_object_plan(conformance):
+    """The pruning table covers exactly ``decode_sample``'s files of the object plan; the
+    unreadable metadata are the object plan's problems."""
+    for where, table in _tables(conformance):
+        for n in (None, 1):
+            frame = pruning.prune_by_sql(table, _any_predicate(table), sample=n)
+            want = [lf.file.file_name for lf in decode_sample(table.plan().files, n)]
+            got = frame["file_name"].tolist() if not frame.empty else []
+            assert got == want, f"{where} {table.name} {n}"
+        unreadable = table_frames.unreadable_frame(table)
+        want = {(p.path, p.structure, p.reason) for p in [*table.plan().problems, *table.problems]}
+        assert set(map(tuple, unreadable[["path", "structure", "reason"]].values.tolist())) == want
+
+
+def _any_predicate(table) -> str:
+    return f"{quote_name(table.schema().fields[0].name)} IS NOT NULL"
