@@ -15,6 +15,8 @@ import indexcore
 from indexcore.expr import quote_name
 from indexcore.frames import pruning
 from indexcore.frames import table as table_frames
+from indexcore.views import indexes
+from indexcore.views.common import UNPARTITIONED, dv_cardinality, partition_text, partition_types
 from indexcore.warehouse.file_sample import decode_sample, decode_sample_rows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,3 +63,30 @@ def test_pruning_table_and_unreadable_frame_match_the_object_plan(conformance):
 
 def _any_predicate(table) -> str:
     return f"{quote_name(table.schema().fields[0].name)} IS NOT NULL"
+
+
+def test_deletion_vectors_view_matches_the_object_plan(conformance):
+    """``$deletion_vectors`` from the columnar plan: per file of the object plan of every snapshot
+    of every conformance table, the same name, partition, bucket, rows, level, deleted rows (the
+    manifest's cardinality or the decoded DV), density and DV file, in plan order."""
+    with_dvs = 0
+    for root in sorted((conformance / "warehouses").iterdir()):
+        warehouse = indexcore.open_warehouse(str(root))
+        for name in warehouse.tables():
+            table = warehouse.table(name)
+            types = partition_types(table)
+            for sid in table.snapshot_ids():
+                files = table.plan(sid).files
+                got = indexes.deletion_vectors(table, sid).to_pylist()
+                want = []
+                for lf in files:
+                    deleted = dv_cardinality(table, lf) or 0
+                    want.append({"file_name": lf.file.file_name,
+                                 "partition": partition_text(lf.partition, types) if types else UNPARTITIONED,
+                                 "bucket": lf.bucket, "row_count": lf.file.row_count, "level": lf.file.level,
+                                 "deleted": deleted, "has_dv": lf.deletion_vector is not None,
+                                 "density": deleted / lf.file.row_count if lf.file.row_count else 0.0,
+                                 "dv_file": lf.dv_file_path})
+                assert got == want, f"{root.name} {name} {sid}"
+                with_dvs += any(r["has_dv"] for r in want)
+    assert with_dvs > 3  # snapshots with deletion vectors were compared, not only empty columns

@@ -13,7 +13,7 @@ session asking for the snapshot shares one copy. :meth:`PlanColumns.live_file` m
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -180,6 +180,15 @@ class LiveFilesByPath(Mapping):
         if lf is None:
             lf = self._made[path] = self._plan.live_file(self._table, self._index()[path])
         return lf
+
+    def many(self, paths: Sequence[str]) -> list[LiveFile | None]:
+        """The live file of each of ``paths`` (None where the plan has none), those not made yet made
+        in one pass over the columns (a census's thousands of files: not a row at a time)."""
+        index = self._index()
+        need = sorted({index[p] for p in paths if p in index and p not in self._made})
+        for lf in self._plan.live_files(self._table, need):
+            self._made[lf.path] = lf
+        return [self._made.get(p) for p in paths]
 
     def __contains__(self, path: object) -> bool:
         return path in self._index()
