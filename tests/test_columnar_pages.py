@@ -90,3 +90,18 @@ def test_deletion_vectors_view_matches_the_object_plan(conformance):
                 assert got == want, f"{root.name} {name} {sid}"
                 with_dvs += any(r["has_dv"] for r in want)
     assert with_dvs > 3  # snapshots with deletion vectors were compared, not only empty columns
+
+
+def test_hash_indexes_of_the_columnar_plan_match_the_object_plan(conformance):
+    """``PlanColumns.hash_indexes`` (which ``$hash_buckets`` and the health's unusable index files
+    read) groups the same HASH entries, in the same order, as the object plan, on every snapshot."""
+    hashed = 0
+    for root in [*sorted((conformance / "warehouses").iterdir()), ROOT / "sample_warehouse"]:
+        warehouse = indexcore.open_warehouse(str(root))
+        for name in warehouse.tables():
+            table = warehouse.table(name)
+            for sid in table.snapshot_ids():
+                want = table.plan(sid).hash_indexes
+                assert list(table.plan_columns(sid).hash_indexes.items()) == list(want.items()), f"{name} {sid}"
+                hashed += bool(want)
+    assert hashed > 0  # dynamic-bucket tables (the sample warehouse's) were compared

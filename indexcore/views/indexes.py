@@ -168,7 +168,7 @@ def hash_buckets(table, snapshot_id: int | None = None) -> pa.Table:
     types = partition_types(table)
     target = target_row_num(table)
     rows = []
-    for (partition, bucket), entries in table.plan(snapshot_id).hash_indexes.items():
+    for (partition, bucket), entries in table.plan_columns(snapshot_id).hash_indexes.items():
         keys, distinct, recorded, errors = 0, 0, 0, []
         for entry in entries:
             recorded += entry.index_file.row_count

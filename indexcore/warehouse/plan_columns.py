@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
 from indexcore.io import Fetch
-from indexcore.paimon.index_types import DELETION_VECTORS
+from indexcore.paimon.index_types import DELETION_VECTORS, HASH
 from indexcore.warehouse.manifest import MANIFEST_ENTRY, data_file_meta
 from indexcore.warehouse.manifest_columns import check_table, read_manifest_table
 from indexcore.warehouse.model import DeletionVectorRange, IndexManifestEntry, LiveFile, Problem, Snapshot
@@ -131,6 +131,16 @@ class PlanColumns:
     @property
     def num_files(self) -> int:
         return self.files.num_rows
+
+    @property
+    def hash_indexes(self) -> dict[tuple, list[IndexManifestEntry]]:
+        """The HASH index entries per (partition values, bucket), in index-manifest order, as
+        :attr:`Plan.hash_indexes <indexcore.warehouse.table_planning.Plan.hash_indexes>`."""
+        out: dict[tuple, list[IndexManifestEntry]] = {}
+        for e in self.index_entries:
+            if e.index_file.index_type == HASH:
+                out.setdefault((e.partition, e.bucket), []).append(e)
+        return out
 
     def partition_values(self) -> list[tuple]:
         """Each file's partition values (the distinct ones shared)."""
