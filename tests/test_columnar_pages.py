@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow.compute as pc
 
 import indexcore
+from indexcore.analysis.advise_existing import existing_indexes
 from indexcore.expr import quote_name
 from indexcore.frames import pruning
 from indexcore.frames import table as table_frames
@@ -105,3 +106,26 @@ def test_hash_indexes_of_the_columnar_plan_match_the_object_plan(conformance):
                 assert list(table.plan_columns(sid).hash_indexes.items()) == list(want.items()), f"{name} {sid}"
                 hashed += bool(want)
     assert hashed > 0  # dynamic-bucket tables (the sample warehouse's) were compared
+
+
+def test_index_inventory_on_columns_matches_the_object_plans(conformance):
+    """``existing_indexes`` over the columnar plan (what the health's coverage reads) gives every
+    group the object plan's live files give: columns, kinds, counts, bytes, missing files, wrong
+    columns, blob paths and problems, on the latest snapshot of every table."""
+    groups = missing = 0
+    for where, table in _tables(conformance):
+        columns = table.plan_columns()
+        sid = columns.snapshot.id if columns.snapshot else None
+        schema = table.read_schema(None, columns.snapshot)
+        got_problems, want_problems = [], []
+        got = existing_indexes(table, sid, schema, columns, got_problems)
+        want = existing_indexes(table, sid, schema, list(table.plan().files), want_problems)
+
+        def key(g):
+            return (g.column, g.index_type, g.configured, g.options, g.live_files, g.bytes, g.missing,
+                    g.wrong_column, list(g.blobs))
+        assert [key(g) for g in got] == [key(g) for g in want], f"{where} {table.name}"
+        assert got_problems == want_problems
+        groups += len(want)
+        missing += sum(len(g.missing) for g in want)
+    assert groups > 20 and missing > 0  # configured indexes some files lack were compared
