@@ -68,6 +68,6 @@ with guard("Range predicate"):
     pruned = ctx.frame(pruning.prune_by_sql, sql=sql, index_types=RANGE_TYPES, sample=sample)
     band = range_frames.predicate_band(sql, column, dtype, ctx.table.schema().row_type())
     st.plotly_chart(figures.value_ranges(mine, *band, title=f"Value range of {column} per file"), width="stretch")
-    live = len(ctx.table.plan(ctx.snapshot_id).files)
+    live = ctx.table.plan_columns(ctx.snapshot_id).num_files
     st.plotly_chart(figures.prune_counts(pruned, RANGE_TYPES, population=live), width="stretch")
     show_frame(pruned, "range_pruned")

@@ -56,11 +56,11 @@ def index_inventory(table, snapshot_id: int | None = None) -> tuple[list[Existin
     """Every file index of a snapshot's live files, one entry per table column x index type
     (configured ones included even where no file carries them), with the files that carry it,
     the live files that should but do not (``missing``), and entries on the wrong column."""
-    plan = table.plan(snapshot_id)
+    plan = table.plan_columns(snapshot_id)  # objects only for the files whose blobs are read
     problems: list[Problem] = []
     schema = table.read_schema(snapshot_id, plan.snapshot)
     sid = plan.snapshot.id if plan.snapshot else None
-    return existing_indexes(table, sid, schema, list(plan.files), problems), problems
+    return existing_indexes(table, sid, schema, plan, problems), problems
 
 
 def sample_size(sample: int | None, reached: int) -> int | None:

@@ -24,7 +24,7 @@ a bloom filter on it:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import pyarrow.compute as pc
@@ -34,6 +34,7 @@ from indexcore.formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, HEADER_SIZE, ite
 from indexcore.formats.registry import BLOOM_FILTER
 from indexcore.views import view
 from indexcore.warehouse.model import LiveFile
+from indexcore.warehouse.plan_columns import LiveFilesByPath
 
 #: A column's bloom filters storing more than this many times what their rows need are oversized.
 OVERSIZE_FACTOR = 4.0
@@ -169,16 +170,17 @@ def _distinct_keys(table, lf: LiveFile, column: str, rows: int, items: int) -> i
         return min(rows, items)
 
 
-def census_sizing(table, census, by_path: dict) -> list[BloomSizing]:
+def census_sizing(table, census, by_path: Mapping) -> list[BloomSizing]:
     """:func:`column_sizing` of every bloom-indexed column of a ``$file_indexes`` census
     (``by_path``: its live files by path)."""
     blooms = census.filter(pc.and_kleene(
         pc.and_kleene(pc.equal(census["index_type"], BLOOM_FILTER.name), pc.is_null(census["error"])),
         pc.and_kleene(pc.is_valid(census["column_name"]), pc.invert(pc.fill_null(census["is_empty"], False)))))
     per_column: dict[str, list] = {}
-    for path, column, size in zip(blooms["file_path"].to_pylist(), blooms["column_name"].to_pylist(),
-                                  blooms["index_size_in_bytes"].to_pylist(), strict=True):
-        lf = by_path.get(path)
+    paths = blooms["file_path"].to_pylist()
+    files = by_path.many(paths) if isinstance(by_path, LiveFilesByPath) else [by_path.get(p) for p in paths]
+    for lf, column, size in zip(files, blooms["column_name"].to_pylist(), blooms["index_size_in_bytes"].to_pylist(),
+                                strict=True):
         if lf is not None:
             per_column.setdefault(column, []).append((lf, column, size))
     out = []

@@ -206,7 +206,7 @@ def unusable_index_files(table, snapshot_id: int | None = None,
     Unreadable index manifests are not here: they are plan problems (``problems_frame``).
     """
     kinds = set(kinds)
-    plan = table.plan(snapshot_id)
+    plan = table.plan_columns(snapshot_id)  # the index manifest's entries: no object per data file
     rows = []
 
     def broken(name: str, kind: str, column, exc: IndexCoreError, missing: str, unreadable: str) -> None:
@@ -226,7 +226,8 @@ def unusable_index_files(table, snapshot_id: int | None = None,
             mismatch = hash_rows_mismatch(count, meta)
             if mismatch:
                 rows.append((meta.file_name, HASH, None, HASH_ROWS, mismatch))
-    if GLOBAL_INDEX in kinds:
+    # global_index_files plans the snapshot's objects: only asked when the index manifest lists one
+    if GLOBAL_INDEX in kinds and any(e.index_file.global_index_meta is not None for e in plan.index_entries):
         for gif in global_index_files(table, snapshot_id):
             meta, column = gif.entry.index_file, gif.field.name if gif.field is not None else None
             try:

@@ -47,8 +47,8 @@ class LiveRows:
 
 def live_rows(table, snapshot_id: int | None = None) -> LiveRows:
     """The :class:`LiveRows` of ``table`` at ``snapshot_id`` (latest by default); see the module docstring."""
-    plan = table.plan(snapshot_id)
-    if not plan.files:
+    plan = table.plan_columns(snapshot_id)  # the sums on columns; a primary-key table's merge plans objects
+    if not plan.num_files:
         return LiveRows(0, 0, 0)
     sid = plan.snapshot.id if plan.snapshot else None
     cap = settings().live_rows_merge_files
@@ -56,14 +56,14 @@ def live_rows(table, snapshot_id: int | None = None) -> LiveRows:
 
 
 def _live_rows(table, plan, sid: int | None, cap: int) -> LiveRows:
-    files = plan.files
     schema = table.read_schema(sid, plan.snapshot)
     dvs = view(table, "deletion_vectors", sid)
     deleted_of = dict(zip(dvs["file_name"].to_pylist(), dvs["deleted"].to_pylist(), strict=True))
-    records = sum(lf.file.row_count for lf in files)
-    deleted = sum(deleted_of.get(lf.file.file_name) or 0 for lf in files)
+    records = sum(plan.files.column("_ROW_COUNT").to_pylist())
+    deleted = sum(deleted_of.get(name) or 0 for name in plan.files.column("_FILE_NAME").to_pylist())
     if not schema.primary_keys:
         return LiveRows(records, deleted, records - deleted)
+    files = table.plan(sid).files
     if schema.skips_level0:
         read = [lf for lf in files if lf.file.level > 0]
         live = sum(lf.file.row_count - (deleted_of.get(lf.file.file_name) or 0) for lf in read)

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
+import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
 from indexcore.expr import Predicate, parse_where
@@ -16,7 +17,7 @@ from indexcore.frames.progress import Progress, tick
 from indexcore.scan.file_index import FileIndexPredicate, container_index_types, pruning_index_types
 from indexcore.scan.stats import column_stats, test_predicate_on_stats
 from indexcore.views.common import file_cols, partition_types
-from indexcore.warehouse.file_sample import decode_sample
+from indexcore.warehouse.file_sample import decode_sample_rows
 from indexcore.warehouse.model import LiveFile
 
 
@@ -53,7 +54,9 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
     """
     index_types = list(index_types)
     types = partition_types(table)
-    files = decode_sample(table.plan(snapshot_id).files, sample)
+    plan = table.plan_columns(snapshot_id)  # the columnar plan: only the sampled files become objects
+    indexed = pc.or_(pc.is_valid(plan.files["_EMBEDDED_FILE_INDEX"]), pc.is_valid(plan.files["index_path"]))
+    files = plan.live_files(table, decode_sample_rows(plan.files["path"].to_pylist(), indexed.to_pylist(), sample))
     fields = tuple(sorted(predicate.fields()))  # the stats test reads these alone
     rows = []
     for i, lf in enumerate(table.iter_prefetched(files, dv=False)):

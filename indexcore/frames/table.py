@@ -65,7 +65,7 @@ def unreadable_frame(table, snapshot_id: int | None = None) -> pd.DataFrame:
     not be read (each once): the files they list are missing from every frame. No file index
     is opened, so a page that only names these pays for the plan alone."""
     rows, seen = [], set()
-    for p in table.plan(snapshot_id).problems + table.problems:
+    for p in [*table.plan_columns(snapshot_id).problems, *table.problems]:
         key = (p.path, p.structure, p.reason)
         if key not in seen:
             seen.add(key)

@@ -401,7 +401,12 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
     if wanted:  # unreadable containers (no column) stay
         keep = wanted[0] if len(wanted) == 1 else pc.and_(*wanted)
         census = census.filter(pc.or_(pc.is_null(census["column_name"]), pc.fill_null(keep, False)))
-    rows = CensusBlobs(table, census, table.plan_columns(snapshot_id))
+    plan = table.plan_columns(snapshot_id)
+    if census.num_rows:  # every blob's file is asked for: made in one pass over the plan's columns
+        at = pc.index_in(pc.unique(census["file_path"]), plan.files["path"])
+        rows = CensusBlobs(table, census, plan.live_files(table, at.drop_null().to_pylist()))
+    else:
+        rows = CensusBlobs(table, census, plan)
     for i in range(census.num_rows):
         yield rows.blob(i)
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
 from indexcore.formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, items_for_fpp
@@ -22,8 +24,8 @@ from indexcore.views.common import (
     file_cols,
     from_rows,
     partition_label,
-    partition_labels,
     partition_types,
+    plan_partition_labels,
 )
 
 BITMAP_INDEXES = pa.schema([
@@ -117,21 +119,36 @@ DELETION_VECTORS = pa.schema([
 
 
 def deletion_vectors(table, snapshot_id: int | None = None) -> pa.Table:
-    """``$deletion_vectors``: per live file, rows, deleted rows (DV cardinality) and density."""
+    """``$deletion_vectors``: per live file, rows, deleted rows (DV cardinality) and density.
+
+    From the columnar plan (:meth:`~indexcore.warehouse.Table.plan_columns`): only files whose
+    index manifest leaves the cardinality out become objects, to decode their DV."""
+    plan = table.plan_columns(snapshot_id)
+    live = plan.files
     types = partition_types(table)
-    files = table.plan(snapshot_id).files
-    table.prefetch([lf for lf in files if lf.deletion_vector and lf.deletion_vector.cardinality is None],
-                   index=False)
-    metas = [lf.file for lf in files]
-    deleted = [dv_cardinality(table, lf) or 0 for lf in files]
+    has_dv = pc.is_valid(live.column("dv_offset")).combine_chunks()
+    known = live.column("dv_cardinality").combine_chunks()
+    missing = np.flatnonzero(pc.and_(has_dv, pc.is_null(known)).to_numpy(zero_copy_only=False))
+    deleted = pc.fill_null(known, 0)
+    if len(missing):
+        files = plan.live_files(table, missing.tolist())
+        table.prefetch(files, index=False)
+        values = deleted.to_pylist()
+        for i, lf in zip(missing.tolist(), files, strict=True):
+            values[i] = dv_cardinality(table, lf) or 0
+        deleted = pa.array(values, pa.int64())
+    rows = live.column("_ROW_COUNT").combine_chunks()
+    density = pc.if_else(pc.greater(rows, 0), pc.divide(pc.cast(deleted, pa.float64()), pc.cast(rows, pa.float64())),
+                         0.0)
+    n = live.num_rows
     return pa.Table.from_pydict({
-        "file_name": [m.file_name for m in metas],
-        "partition": partition_labels(files, types, table.caches.labels) if types else [UNPARTITIONED] * len(files),
-        "bucket": [lf.bucket for lf in files], "row_count": [m.row_count for m in metas],
-        "level": [m.level for m in metas], "deleted": deleted,
-        "has_dv": [lf.deletion_vector is not None for lf in files],
-        "density": [d / m.row_count if m.row_count else 0.0 for d, m in zip(deleted, metas, strict=True)],
-        "dv_file": [lf.dv_file_path for lf in files]}, schema=DELETION_VECTORS)
+        "file_name": live.column("_FILE_NAME"),
+        "partition": plan_partition_labels(plan, live, types, table.caches.labels) if types
+        else pa.array([UNPARTITIONED] * n, pa.string()),
+        "bucket": live.column("_BUCKET"), "row_count": live.column("_ROW_COUNT"),
+        "level": live.column("_LEVEL"), "deleted": deleted, "has_dv": has_dv, "density": density,
+        "dv_file": pc.if_else(has_dv, live.column("dv_file_path").combine_chunks(), pa.scalar(None, pa.string()))},
+        schema=DELETION_VECTORS)
 
 
 HASH_BUCKETS = pa.schema([
@@ -151,7 +168,7 @@ def hash_buckets(table, snapshot_id: int | None = None) -> pa.Table:
     types = partition_types(table)
     target = target_row_num(table)
     rows = []
-    for (partition, bucket), entries in table.plan(snapshot_id).hash_indexes.items():
+    for (partition, bucket), entries in table.plan_columns(snapshot_id).hash_indexes.items():
         keys, distinct, recorded, errors = 0, 0, 0, []
         for entry in entries:
             recorded += entry.index_file.row_count

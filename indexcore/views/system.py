@@ -316,7 +316,7 @@ def table_indexes(table, snapshot_id: int | None = None) -> pa.Table:
     types = partition_types(table)
     schema = table.schema()
     rows = []
-    for e in table.plan(snapshot_id).index_entries:
+    for e in table.plan_columns(snapshot_id).index_entries:
         m = e.index_file
         g = m.global_index_meta
         field_id = _global(g, "index_field_id")

@@ -53,3 +53,13 @@ def decode_sample(files: Sequence[LiveFile], n: int | None) -> list[LiveFile]:
     if n is None or n >= len(indexed):
         return list(files)
     return sample_files(indexed, n)
+
+
+def decode_sample_rows(paths: Sequence[str], indexed: Sequence[bool], n: int | None) -> list[int]:
+    """Where in a snapshot's live files (``paths`` in plan order, ``indexed``: the file has a file
+    index) the files :func:`decode_sample` picks lie, in its order: the same choice for a caller
+    holding the plan as columns (:meth:`~indexcore.warehouse.table.Table.plan_columns`)."""
+    rows = [i for i, has in enumerate(indexed) if has]
+    if n is None or n >= len(rows):
+        return list(range(len(paths)))
+    return [rows[j] for j in sample_positions([paths[i] for i in rows], n)]

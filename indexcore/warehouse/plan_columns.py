@@ -13,7 +13,7 @@ session asking for the snapshot shares one copy. :meth:`PlanColumns.live_file` m
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
 from indexcore.io import Fetch
-from indexcore.paimon.index_types import DELETION_VECTORS
+from indexcore.paimon.index_types import DELETION_VECTORS, HASH
 from indexcore.warehouse.manifest import MANIFEST_ENTRY, data_file_meta
 from indexcore.warehouse.manifest_columns import check_table, read_manifest_table
 from indexcore.warehouse.model import DeletionVectorRange, IndexManifestEntry, LiveFile, Problem, Snapshot
@@ -132,6 +132,16 @@ class PlanColumns:
     def num_files(self) -> int:
         return self.files.num_rows
 
+    @property
+    def hash_indexes(self) -> dict[tuple, list[IndexManifestEntry]]:
+        """The HASH index entries per (partition values, bucket), in index-manifest order, as
+        :attr:`Plan.hash_indexes <indexcore.warehouse.table_planning.Plan.hash_indexes>`."""
+        out: dict[tuple, list[IndexManifestEntry]] = {}
+        for e in self.index_entries:
+            if e.index_file.index_type == HASH:
+                out.setdefault((e.partition, e.bucket), []).append(e)
+        return out
+
     def partition_values(self) -> list[tuple]:
         """Each file's partition values (the distinct ones shared)."""
         values = [p[0] for p in self.partitions]
@@ -139,7 +149,9 @@ class PlanColumns:
 
     def live_file(self, table, row: int) -> LiveFile:
         """Row ``row`` as the :class:`LiveFile` :meth:`Table.plan` gives (built on request)."""
-        rec = self.files.slice(row, 1).to_pylist()[0]
+        return self._live_file(table, self.files.slice(row, 1).to_pylist()[0])
+
+    def _live_file(self, table, rec: dict) -> LiveFile:
         meta = data_file_meta(rec, table._stats_types)
         values, spec, _folder = self.partitions[rec["partition_id"]]
         dv = None
@@ -153,8 +165,10 @@ class PlanColumns:
         return LiveFilesByPath(self, table)
 
     def live_files(self, table, rows=None) -> list[LiveFile]:
-        """:meth:`live_file` of ``rows`` (every row by default)."""
-        return [self.live_file(table, i) for i in (range(self.num_files) if rows is None else rows)]
+        """:meth:`live_file` of ``rows`` (every row by default), their columns read into Python in
+        one pass (a row at a time costs about 0.1 ms each)."""
+        chosen = self.files if rows is None else self.files.take(pa.array(rows, pa.int64()))
+        return [self._live_file(table, rec) for rec in chosen.to_pylist()]
 
 
 class LiveFilesByPath(Mapping):
@@ -176,6 +190,15 @@ class LiveFilesByPath(Mapping):
         if lf is None:
             lf = self._made[path] = self._plan.live_file(self._table, self._index()[path])
         return lf
+
+    def many(self, paths: Sequence[str]) -> list[LiveFile | None]:
+        """The live file of each of ``paths`` (None where the plan has none), those not made yet made
+        in one pass over the columns (a census's thousands of files: not a row at a time)."""
+        index = self._index()
+        need = sorted({index[p] for p in paths if p in index and p not in self._made})
+        for lf in self._plan.live_files(self._table, need):
+            self._made[lf.path] = lf
+        return [self._made.get(p) for p in paths]
 
     def __contains__(self, path: object) -> bool:
         return path in self._index()
