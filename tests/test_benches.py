@@ -18,7 +18,7 @@ BENCH = ROOT / "bench"
 SCRIPTS = sorted(p.name for p in BENCH.glob("bench_*.py"))
 # run by tests/test_differential.py::test_bench_java_quick_prints_ratios (with the Java oracle's checks)
 ELSEWHERE = {"bench_java.py"}
-SPARK = {"bench_audit.py", "bench_write.py"}
+SPARK = {"bench_audit.py", "bench_spark_metadata.py", "bench_write.py"}
 TIMEOUT_S = 900
 
 
