@@ -181,7 +181,7 @@ def test_issue14_defects_in_the_browser(server):
 
             page.goto(f"{url}/spark?table=demo.events")
             _wait_idle(page)
-            box = page.get_by_label("Predicate (SQL WHERE, for evaluate)")
+            box = page.get_by_label("Predicate (SQL WHERE, for evaluate and explain)")
             box.fill("no_such_column = 1")
             box.press("Enter")
             _wait_idle(page)
