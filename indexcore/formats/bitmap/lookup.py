@@ -28,6 +28,7 @@ from indexcore.formats.bitmap.meta import (
     VERSION_1,
     VERSION_2,
     NegativeLength,
+    locate_entry,
     v1_length,
     v1_offset,
     walk_strings,
@@ -142,17 +143,6 @@ def _distinct(blob: bytes, starts: list[int]) -> bool:
     return len({blob[s + 4:s + 4 + length(blob, s)[0]] for s in starts}) == len(starts)
 
 
-def _locate(data: bytes, encoded: bytes, starts, lo: int, last: bool) -> int:
-    """Where ``encoded`` begins an entry of ``data`` (the first or last such), or -1 (as the reader)."""
-    i = data.rfind(encoded, lo) if last else data.find(encoded, lo)
-    while i >= 0:
-        j = bisect.bisect_left(starts, i)
-        if j < len(starts) and starts[j] == i:
-            return j
-        i = data.rfind(encoded, lo, i + len(encoded) - 1) if last else data.find(encoded, i + 1)
-    return -1
-
-
 class BitmapLookup:
     """The rows of some keys (None: the null rows) in bitmap blobs of one column type: the codec and
     the keys' encodings made once for every blob of the column (boolean keys are not handled)."""
@@ -216,7 +206,7 @@ class BitmapLookup:
                     continue
                 offset, length = head.null_offset, head.null_length
             elif head.version == VERSION_1:
-                j = _locate(head.dictionary, encoded, head.starts, 0, last=True)
+                j = locate_entry(head.dictionary, encoded, head.starts, 0, last=True)
                 if j < 0:
                     continue
                 offset = v1_offset(codec, head.dictionary, head.starts[j])
@@ -233,7 +223,7 @@ class BitmapLookup:
                     blocks[i] = got
                     used += head.blocks[i][1]
                 data, starts = got
-                j = _locate(data, encoded, starts, 4, last=False)
+                j = locate_entry(data, encoded, starts, 4, last=False)
                 if j < 0:
                     continue
                 offset, length = TWO_INT32.unpack_from(data, starts[j] + len(encoded))

@@ -3,6 +3,7 @@ exact byte ranges: V1 holds the whole dictionary, V2 the index block list."""
 
 from __future__ import annotations
 
+import bisect
 import struct
 from array import array
 from collections.abc import Sequence
@@ -353,3 +354,14 @@ def v1_length(codec: KeyCodec, dictionary: bytes, starts: range | list[int], j: 
     return body_size - offset
 
 
+def locate_entry(data: bytes, encoded: bytes, starts: Sequence[int], lo: int, last: bool) -> int:
+    """Which entry of ``data`` (entries beginning at ``starts``) begins with ``encoded``: the first
+    or last such, or -1. Comparing serialized key bytes is key equality: each type has one
+    encoding per key."""
+    i = data.rfind(encoded, lo) if last else data.find(encoded, lo)
+    while i >= 0:
+        j = bisect.bisect_left(starts, i)
+        if j < len(starts) and starts[j] == i:
+            return j
+        i = data.rfind(encoded, lo, i + len(encoded) - 1) if last else data.find(encoded, i + 1)
+    return -1

@@ -20,6 +20,7 @@ from indexcore.formats.bitmap.meta import (
     BitmapFileIndexMeta,
     NegativeLength,
     known_starts,
+    locate_entry,
     read_meta,
     remember_starts,
     v1_length,
@@ -95,20 +96,6 @@ class BitmapReader(FileIndexReader):
             self._v1_entries = out
         return self._v1_entries
 
-    @staticmethod
-    def _locate(data: bytes, encoded: bytes, starts: Sequence[int], lo: int, last: bool) -> int:
-        """Where ``encoded`` begins an entry of ``data`` (the first or last such), or -1.
-
-        Comparing serialized key bytes is key equality: each type has one encoding per key.
-        """
-        i = data.rfind(encoded, lo) if last else data.find(encoded, lo)
-        while i >= 0:
-            j = bisect.bisect_left(starts, i)
-            if j < len(starts) and starts[j] == i:
-                return j
-            i = data.rfind(encoded, lo, i + len(encoded) - 1) if last else data.find(encoded, i + 1)
-        return -1
-
     def _block_bytes(self, i: int, data: bytes | None = None) -> tuple[bytes, Sequence[int]]:
         """A V2 index block's bytes (checked to hold its entries) and where each entry starts."""
         cached = self._block_data.get(i)
@@ -161,7 +148,7 @@ class BitmapReader(FileIndexReader):
                 found = [j for j, (k, _) in enumerate(self._v1_entry_list()) if k == key]
                 j = found[-1] if found else -1
             else:
-                j = self._locate(meta.dictionary, codec.encode(key), meta.entry_starts, 0, last=True)
+                j = locate_entry(meta.dictionary, codec.encode(key), meta.entry_starts, 0, last=True)
             if j < 0:
                 return None
             starts = meta.entry_starts
@@ -174,7 +161,7 @@ class BitmapReader(FileIndexReader):
         if codec.kind != "boolean":
             data, starts = self._block_bytes(i)
             encoded = codec.encode(key)
-            j = self._locate(data, encoded, starts, 4, last=False)
+            j = locate_entry(data, encoded, starts, 4, last=False)
             if j < 0:
                 return None
             return BitmapEntry(key, *TWO_INT32.unpack_from(data, starts[j] + len(encoded)))
