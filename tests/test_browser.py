@@ -166,6 +166,12 @@ def test_issue14_defects_in_the_browser(server):
             _wait_idle(page)
             first = page.get_by_label("Predicate (SQL WHERE)").input_value()
             _pick(page, "Column", "event_time")
+            # the rerun the pick starts may not have begun when _pick's idle check looks: wait for
+            # the state asserted below (the box holds the new column's range), then for the page
+            from playwright.sync_api import expect
+
+            expect(page.get_by_label("Predicate (SQL WHERE)")).not_to_have_value(first, timeout=120_000)
+            _wait_idle(page)
             predicate = page.get_by_label("Predicate (SQL WHERE)").input_value()
             page.screenshot(path=str(SHOTS / "issue14_range_event_time.png"), full_page=True)
             assert predicate != first and predicate.startswith("event_time BETWEEN TIMESTAMP '"), predicate
