@@ -6,6 +6,7 @@ missing, or when no warehouse to browse is available.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -133,7 +134,7 @@ def test_issue14_defects_in_the_browser(server):
     shows orders' deletes), demo.faulty's unusable files are listed, the Range page resets the
     predicate per column and plots timestamp ranges, the Hash index page says one thing on an
     append table, and a failed Spark run shows its error with the details open."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     url, warehouse = server
     if warehouse.name != "sample_warehouse":
@@ -147,9 +148,15 @@ def test_issue14_defects_in_the_browser(server):
             # events at snapshot 1, then orders: orders' latest snapshot (720 deleted rows), not its #1
             page.goto(f"{url}/deletion_vectors?table=demo.events")
             _wait_idle(page)
+            # each pick's rerun may not have begun when _pick's idle check looks: wait for the state
+            # asserted (the snapshot box, then orders' deletes drawn), then for the page
+            snapshot = page.get_by_role("combobox", name="Snapshot (time travel)")
             _pick(page, "Snapshot (time travel)", "#1 ")
-            assert page.get_by_role("combobox", name="Snapshot (time travel)").input_value().startswith("#1 ")
+            expect(snapshot).to_have_value(re.compile(r"^#1 "), timeout=120_000)
             _pick(page, "Table", "demo.orders")
+            expect(snapshot).to_have_value(re.compile(r"^#6 "), timeout=120_000)
+            expect(page.locator('[data-testid="stMain"]')).to_contain_text("720", timeout=120_000)
+            _wait_idle(page)
             page.screenshot(path=str(SHOTS / "issue14_dv_orders.png"), full_page=True)
             main = page.locator('[data-testid="stMain"]').inner_text()
             assert "720" in main and "No deletion vector" not in main, main[:1500]
@@ -168,8 +175,6 @@ def test_issue14_defects_in_the_browser(server):
             _pick(page, "Column", "event_time")
             # the rerun the pick starts may not have begun when _pick's idle check looks: wait for
             # the state asserted below (the box holds the new column's range), then for the page
-            from playwright.sync_api import expect
-
             expect(page.get_by_label("Predicate (SQL WHERE)")).not_to_have_value(first, timeout=120_000)
             _wait_idle(page)
             predicate = page.get_by_label("Predicate (SQL WHERE)").input_value()
