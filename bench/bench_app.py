@@ -38,13 +38,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,6 +57,8 @@ URL_PATH = {"warehouse": ""}
 GOAL_RATIO = 2.0
 GOAL_COLD_S = 5.0  # every page cold at 50,000 files
 SAMPLE = ROOT / "sample_warehouse"
+sys.path.insert(0, str(ROOT / "scripts"))
+import app_server  # noqa: E402  (scripts/: the tests' streamlit_server fixture starts the app the same way)
 
 
 def _table(warehouse: str | Path, name: str) -> str:
@@ -212,12 +212,6 @@ def _paired(warehouse: Path, page: str, repeat: int) -> dict:
 
 # ------------------------------------------------------------------ server memory
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _peak_rss_mb(pid: int) -> float:
     try:
         import psutil
@@ -245,63 +239,48 @@ def _wait_idle(page, timeout_s: float) -> None:
 
 def server_memory(warehouse: Path, pages: list[str], sessions: int) -> dict:
     """Peak RSS of ``streamlit run app.py``: after every page once, then ``sessions`` at once."""
-    port = _free_port()
-    env = {**_env(), "INDEXCORE_WAREHOUSE": str(warehouse)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(APP), "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    out: dict = {}
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    return {"error": "streamlit did not start"}
-                time.sleep(0.5)
-        out["idle_mb"] = _peak_rss_mb(proc.pid)
-        try:
-            from playwright.sync_api import sync_playwright
-        except ImportError:
-            sync_playwright = None
-        if sync_playwright is None or not CHROMIUM.exists():
-            out["how"] = "no chromium/playwright: pages not loaded in the server"
-            return out
-        args = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=args, headless=True)
-            context = browser.new_context()
-            context.set_default_timeout(1_800_000)  # a busy server answers late, not never
-            try:
-                tab = context.new_page()
-                for name in pages:
-                    tab.goto(f"{url}/{URL_PATH.get(name, name)}?table={PAGES[name]}")
-                    _wait_idle(tab, 1800)
-                tab.close()
-                out["one_session_mb"] = _peak_rss_mb(proc.pid)
-                tabs = [context.new_page() for _ in range(sessions)]
-                for i, t in enumerate(tabs):
-                    name = pages[i % len(pages)]
-                    t.goto(f"{url}/{URL_PATH.get(name, name)}?table={PAGES[name]}", wait_until="commit")
-                for t in tabs:
-                    _wait_idle(t, 1800)
-                out[f"{sessions}_sessions_mb"] = _peak_rss_mb(proc.pid)
-                out["how"] = f"real server; {sessions} headless Chromium tabs at once, pages cycled"
-            except Exception as exc:  # noqa: BLE001 - a failed measurement is reported, the timings stay
-                out["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
-            finally:
-                browser.close()
+        with app_server.served({"INDEXCORE_WAREHOUSE": str(warehouse)}, timeout=120) as (url, proc):
+            return _measure_server(url, proc, pages, sessions)
+    except app_server.ServerDidNotStart as exc:
+        return {"error": str(exc).splitlines()[0][:200]}
+
+
+def _measure_server(url: str, proc, pages: list[str], sessions: int) -> dict:
+    """The running server's peak RSS idle, after one tab visited every page, and with ``sessions`` tabs."""
+    out: dict = {"idle_mb": _peak_rss_mb(proc.pid)}
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sync_playwright = None
+    if sync_playwright is None or not CHROMIUM.exists():
+        out["how"] = "no chromium/playwright: pages not loaded in the server"
         return out
-    finally:
-        proc.terminate()
+    args = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=args, headless=True)
+        context = browser.new_context()
+        context.set_default_timeout(1_800_000)  # a busy server answers late, not never
         try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+            tab = context.new_page()
+            for name in pages:
+                tab.goto(f"{url}/{URL_PATH.get(name, name)}?table={PAGES[name]}")
+                _wait_idle(tab, 1800)
+            tab.close()
+            out["one_session_mb"] = _peak_rss_mb(proc.pid)
+            tabs = [context.new_page() for _ in range(sessions)]
+            for i, t in enumerate(tabs):
+                name = pages[i % len(pages)]
+                t.goto(f"{url}/{URL_PATH.get(name, name)}?table={PAGES[name]}", wait_until="commit")
+            for t in tabs:
+                _wait_idle(t, 1800)
+            out[f"{sessions}_sessions_mb"] = _peak_rss_mb(proc.pid)
+            out["how"] = f"real server; {sessions} headless Chromium tabs at once, pages cycled"
+        except Exception as exc:  # noqa: BLE001 - a failed measurement is reported, the timings stay
+            out["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+        finally:
+            browser.close()
+    return out
 
 
 def threaded_sessions(warehouse: Path, pages: list[str], sessions: int) -> dict:

@@ -3,13 +3,7 @@ opened on one page of the app, and ``streamlit run app.py`` served on a free por
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import sys
-import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +12,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMANCE = ROOT.parent / "shared" / "conformance"
+sys.path.insert(0, str(ROOT / "scripts"))
+import app_server  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -86,57 +82,17 @@ def open_page(monkeypatch):
     return open_
 
 
-def _free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
 def _served(env: Mapping[str, str | None] | None = None, args: Sequence[str] = (), port: int | None = None,
             timeout: float = 60.0) -> Iterator[str]:
-    """``streamlit run app.py`` of this tree, headless on 127.0.0.1 (a free port unless ``port``), its
-    URL once ``/_stcore/health`` answers; terminated and waited for on exit. The environment is the
-    test's with this tree first on PYTHONPATH and no ``INDEXCORE_ALLOWED_ROOTS``, then ``env`` (a
-    ``None`` value removes a variable); ``args`` go after Streamlit's own flags. The server's output
-    goes to a file (a pipe nobody reads would stall it) whose tail a failed start reports."""
-    port = _free_port() if port is None else port
-    merged = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    merged.pop("INDEXCORE_ALLOWED_ROOTS", None)
-    for key, value in (env or {}).items():
-        if value is None:
-            merged.pop(key, None)
-        else:
-            merged[key] = value
-    url = f"http://127.0.0.1:{port}"
-    with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none", *args],
-            cwd=ROOT, env=merged, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + timeout
-            while True:
-                try:
-                    urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
-                    break
-                except OSError:
-                    if proc.poll() is not None or time.monotonic() > deadline:
-                        log.seek(0)
-                        tail = log.read().decode(errors="replace")[-2000:]
-                        how = f"exited with {proc.returncode}" if proc.poll() is not None else f"no health in {timeout:g}s"
-                        pytest.fail(f"streamlit did not start ({how}): {tail}")
-                    time.sleep(0.3)
+    """The URL of ``scripts/app_server.served`` (``streamlit run app.py`` of this tree, its
+    environment without ``INDEXCORE_ALLOWED_ROOTS``, then ``env``); a failed start fails the test
+    with the server's output."""
+    try:
+        with app_server.served(env, args, port, timeout) as (url, _):
             yield url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)  # a server running Spark takes its time to stop
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    except app_server.ServerDidNotStart as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="session")
@@ -149,4 +105,4 @@ def streamlit_server():
 @pytest.fixture(scope="session")
 def free_port():
     """``free_port()``: a port for a test that must name it before the server starts (a redirect URI)."""
-    return _free_port
+    return app_server.free_port

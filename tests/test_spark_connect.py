@@ -52,11 +52,6 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
 START_SECONDS = 90
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def _listening(port: int) -> bool:
     try:
@@ -67,7 +62,7 @@ def _listening(port: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-def connect_url(tmp_path_factory: pytest.TempPathFactory):
+def connect_url(tmp_path_factory: pytest.TempPathFactory, free_port):
     """``sc://127.0.0.1:PORT`` of a Connect server started for this module (stopped after it)."""
     import pyspark
 
@@ -76,7 +71,7 @@ def connect_url(tmp_path_factory: pytest.TempPathFactory):
     if not os.path.isfile(script):
         pytest.skip(f"no Spark Connect launcher at {script}")
     work = tmp_path_factory.mktemp("connect-server")
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items()
            if k not in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_LOCAL_REMOTE",
                         "SPARK_CONNECT_AUTHENTICATE_TOKEN")}

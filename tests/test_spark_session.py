@@ -11,7 +11,6 @@ import json
 import os
 import pickle
 import shutil
-import socket
 import tempfile
 import threading
 from pathlib import Path
@@ -24,11 +23,6 @@ from indexcore.spark.session import check_master, get_session
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_only_allowed_masters(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -44,10 +38,10 @@ def test_only_allowed_masters(monkeypatch: pytest.MonkeyPatch) -> None:
         check_master("local[*]")
 
 
-def test_unreachable_master_fails_fast_without_starting_spark(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unreachable_master_fails_fast_without_starting_spark(monkeypatch: pytest.MonkeyPatch, free_port) -> None:
     monkeypatch.setenv("INDEXCORE_SPARK_MASTERS", "local[*],spark://127.0.0.1:*,sc://127.0.0.1:*")
     monkeypatch.setenv("INDEXCORE_SPARK_CONNECT_TIMEOUT", "2")
-    port = _free_port()
+    port = free_port()
     for url in (f"spark://127.0.0.1:{port}", f"sc://127.0.0.1:{port}"):
         with pytest.raises(SparkError, match="did not answer"):
             get_session(url)
