@@ -16,12 +16,17 @@ import io
 import json
 import os
 import zlib
+from dataclasses import dataclass
+from typing import Any
 
 import fastavro
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from indexcore.cache import LRU
 from indexcore.errors import CorruptFileError
+from indexcore.warehouse import avro_columns
 from indexcore.warehouse.avro_file import _converter, _nonnull, read_avro_table
 from indexcore.warehouse.manifest import (
     _ENTRY_FIELDS,
@@ -107,9 +112,20 @@ def _inflate(codec: str, raw: bytes, budget: _Budget) -> bytes:
     return b"".join(out)
 
 
-def null_codec_container(data: bytes, name: str) -> bytes | None:
-    """The same Avro container with every block inflated (codec ``null``); None for one polars
-    does not read (snappy, or rows that are not a bare record).
+@dataclass(frozen=True)
+class Container:
+    """An Avro container's writer schema (its JSON text and parsed) and its blocks inflated:
+    (file offset of the block, record count, inflated data)."""
+
+    schema_json: bytes
+    schema: Any
+    codec: str
+    sync: bytes
+    blocks: list
+
+
+def inflate_container(data: bytes, name: str) -> Container:
+    """The container's header and every block inflated, under the file's inflation budget.
 
     Raises CorruptFileError naming the offset of a bad header, block or sync marker, or a codec
     Paimon does not write."""
@@ -127,16 +143,12 @@ def null_codec_container(data: bytes, name: str) -> bytes | None:
         raise CorruptFileError(f"Avro codec {codec!r} is not one Paimon writes", file=name, structure="avro header")
     try:
         top = json.loads(schema_json)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise CorruptFileError(f"cannot parse the Avro schema: {exc}", file=name, structure="avro schema") from exc
-    if codec == "snappy" or not (isinstance(top, dict) and top.get("type") == "record"):
-        return None  # snappy (blocks with a CRC) and Paimon 0.9's ["null", record] rows: fastavro's
+    if codec == "snappy":  # blocks with a CRC: fastavro's
+        return Container(schema_json, top, codec, sync, [])
     budget = _Budget(len(data), name)
-    out = bytearray(MAGIC)
-    out += _zigzag(2)
-    for key, value in (("avro.schema", schema_json), ("avro.codec", b"null")):
-        out += _zigzag(len(key)) + key.encode() + _zigzag(len(value)) + value
-    out += _zigzag(0) + sync
+    blocks = []
     end = len(data)
     while fo.tell() < end:
         at = fo.tell()
@@ -145,7 +157,7 @@ def null_codec_container(data: bytes, name: str) -> bytes | None:
         except Exception as exc:  # a truncated block header
             raise CorruptFileError(f"truncated Avro block header: {exc}", file=name, structure="avro block",
                                    offset=at) from exc
-        raw = fo.read(size)
+        raw = fo.read(size) if size >= 0 else b""
         if count < 0 or size < 0 or len(raw) != size:
             raise CorruptFileError(f"Avro block of {count} records and {size} bytes overruns the file", file=name,
                                    structure="avro block", offset=at)
@@ -159,7 +171,26 @@ def null_codec_container(data: bytes, name: str) -> bytes | None:
         if fo.read(SYNC_SIZE) != sync:
             raise CorruptFileError("Avro block not followed by the file's sync marker", file=name,
                                    structure="avro block", offset=at)
-        out += _zigzag(count) + _zigzag(len(block)) + block + sync
+        blocks.append((at, count, block))
+    return Container(schema_json, top, codec, sync, blocks)
+
+
+def null_codec_container(data: bytes, name: str, container: Container | None = None) -> bytes | None:
+    """The same Avro container with every block inflated (codec ``null``); None for one polars
+    does not read (snappy, or rows that are not a bare record).
+
+    Raises CorruptFileError naming the offset of a bad header, block or sync marker, or a codec
+    Paimon does not write."""
+    c = container or inflate_container(data, name)
+    if c.codec == "snappy" or not (isinstance(c.schema, dict) and c.schema.get("type") == "record"):
+        return None  # snappy (blocks with a CRC) and Paimon 0.9's ["null", record] rows: fastavro's
+    out = bytearray(MAGIC)
+    out += _zigzag(2)
+    for key, value in (("avro.schema", c.schema_json), ("avro.codec", b"null")):
+        out += _zigzag(len(key)) + key.encode() + _zigzag(len(value)) + value
+    out += _zigzag(0) + c.sync
+    for _at, count, block in c.blocks:
+        out += _zigzag(count) + _zigzag(len(block)) + block + c.sync
     return bytes(out)
 
 
@@ -178,29 +209,70 @@ def _plain(t: pa.DataType) -> pa.DataType:
     return t
 
 
-def read_manifest_table(data: bytes, fmt: str, name: str) -> pa.Table:
+def read_manifest_table(data: bytes, fmt: str, name: str, decoder: str | None = None,
+                        fields: frozenset[str] | None = None, programs: LRU | None = None) -> pa.Table:
     """Every record of a manifest-like file (manifest list, manifest, index manifest) as one Arrow
-    table: a column per top-level ``_FIELD``, nested records as structs.
+    table: a column per top-level ``_FIELD`` (only ``fields`` when given, for Avro), nested
+    records as structs.
 
-    Raises CorruptFileError (file, structure, offset) on bytes that do not decode."""
+    ``decoder`` picks the Avro decoder: ``native`` (our C decoder, :mod:`.avro_columns`),
+    ``polars``, ``fastavro``; by default the first of them this process can use (a schema the C
+    decoder does not do goes to the next); ``programs`` keeps its compiled schemas (a table's
+    manifests share a few). Raises CorruptFileError (file, structure, offset) on
+    bytes that do not decode."""
     fmt = (fmt or "avro").lower()
     if fmt == "avro":
-        container = null_codec_container(data, name)
-        pl = _polars()
-        if container is None:
-            table = _records_table(data, name)
-        elif pl is None:
-            table = read_avro_table(container, name)
-        else:
-            try:
-                table = pl.read_avro(io.BytesIO(container)).to_arrow()
-            except Exception as exc:  # polars raises its own kinds on bad bytes
-                raise CorruptFileError(f"cannot decode avro manifest: {exc}", file=name, structure="avro manifest",
-                                       offset=0) from exc
+        table, plain = _avro_table(data, name, decoder or default_decoder(), fields, programs)
+        if plain:
+            return table
     else:
         table = read_arrow_manifest(data, fmt, name)
     schema = pa.schema([pa.field(f.name, _plain(f.type)) for f in table.schema])
     return table if schema.equals(table.schema) else table.cast(schema)
+
+
+DECODERS = ("native", "polars", "fastavro")
+_PROGRAM = "avro program"  # a cache key's head: (_PROGRAM, schema JSON, fields) -> compiled program or None
+_ABSENT = object()
+
+
+def default_decoder() -> str:
+    """The fastest Avro decoder this process has: ``native`` when the C extension is built, else
+    ``polars`` (not in a fork() child, see :func:`_polars`), else ``fastavro``."""
+    if avro_columns.AVAILABLE:
+        return "native"
+    return "polars" if _polars() is not None else "fastavro"
+
+
+def _avro_table(data: bytes, name: str, decoder: str, fields: frozenset[str] | None,
+                programs: LRU | None) -> tuple[pa.Table, bool]:
+    """The table and whether its types are :func:`_plain` already."""
+    if decoder not in DECODERS:
+        raise ValueError(f"unknown Avro decoder {decoder!r}; one of {DECODERS}")
+    if decoder == "native" and not avro_columns.AVAILABLE:
+        raise ValueError("the native Avro decoder (indexcore.warehouse._avro_columns) is not built")
+    container = inflate_container(data, name)
+    if decoder == "native":
+        key = (_PROGRAM, container.schema_json, fields)
+        program = programs.get(key, _ABSENT) if programs is not None else _ABSENT
+        if program is _ABSENT:
+            program = avro_columns.compile_program(container.schema, fields)
+            if programs is not None:
+                programs.put(key, program)
+        if program is not None:
+            return avro_columns.decode_blocks(program, container.blocks, name), True  # its types are plain
+        decoder = "polars" if _polars() is not None else "fastavro"
+    flat = null_codec_container(data, name, container)
+    if flat is None:
+        return _records_table(data, name), False
+    pl = _polars() if decoder == "polars" else None
+    if pl is None:
+        return read_avro_table(flat, name), False
+    try:
+        return pl.read_avro(io.BytesIO(flat)).to_arrow(), False
+    except Exception as exc:  # polars raises its own kinds on bad bytes
+        raise CorruptFileError(f"cannot decode avro manifest: {exc}", file=name, structure="avro manifest",
+                               offset=0) from exc
 
 
 def _polars():
@@ -249,37 +321,39 @@ def check_table(table: pa.Table | pa.StructArray, structure: str, name: str) -> 
         return CorruptFileError(f"{structure} {index}: field {field} {why}", file=name,
                                 structure=f"{structure} {field}")
 
-    def check(columns: dict, required: dict, prefix: str) -> None:
+    def check(columns, required: dict, prefix: str) -> None:
         for field, kind in required.items():
-            col = columns.get(field)
+            col = columns(field)
             if col is None:
                 raise bad(0, prefix + field, "is missing")
             if not _KINDS[kind](col.type):
                 raise bad(0, prefix + field, f"must be {kind.__name__}, not {col.type}")
             if col.null_count:
                 raise bad(int(pc.index(pc.is_null(col), True).as_py()), prefix + field, "is missing")
-            if field in _NON_NEGATIVE and len(col) and pc.min(col).as_py() < 0:
+            if field in _NON_NEGATIVE and len(col) and col.to_numpy().min() < 0:
                 at = int(pc.index(pc.less(col, 0), True).as_py())
                 raise bad(at, prefix + field, f"must not be negative: {col[at].as_py()}")
 
-    def fields(struct) -> dict:
+    def fields(struct):
+        """A struct's field by name (None when absent), each made only when asked for."""
         if isinstance(struct, pa.ChunkedArray):
             struct = struct.combine_chunks()
-        return {f.name: struct.field(i) for i, f in enumerate(struct.type)}
+        names = {f.name: i for i, f in enumerate(struct.type)}
+        return lambda n: struct.field(names[n]) if n in names else None
 
     top = {n: table.column(n) for n in table.column_names}
-    check(top, _REQUIRED[structure], "")
+    check(top.get, _REQUIRED[structure], "")
     if structure != MANIFEST_LIST:
         kinds = top["_KIND"]
-        odd = pc.invert(pc.is_in(kinds, pa.array([0, 1], kinds.type)))
-        if pc.any(odd).as_py():
-            at = int(pc.index(odd, True).as_py())
+        odd = np.flatnonzero((kinds.to_numpy() != 0) & (kinds.to_numpy() != 1))
+        if len(odd):
+            at = int(odd[0])
             raise bad(at, "_KIND", f"is {kinds[at].as_py()}, not one Paimon writes (0 ADD, 1 DELETE)")
     if structure == MANIFEST_ENTRY:
         f = fields(top["_FILE"])
         check(f, _FILE_FIELDS, "_FILE.")
         for stats in ("_KEY_STATS", "_VALUE_STATS"):
-            check(fields(f[stats]), _STATS_FIELDS, f"_FILE.{stats}.")
+            check(fields(f(stats)), _STATS_FIELDS, f"_FILE.{stats}.")
     elif structure == MANIFEST_LIST and "_PARTITION_STATS" in top:
         stats = top["_PARTITION_STATS"]
         if stats.null_count < len(stats):

@@ -46,6 +46,7 @@ LIVE = pa.schema([*ENTRY, ("path", pa.string()), ("partition_id", pa.int32()), (
                   ("dv_offset", pa.int64()), ("dv_length", pa.int64()), ("dv_cardinality", pa.int64()),
                   ("dv_file_path", pa.string())])
 MERGE_KEY = ["_PARTITION", "_BUCKET", "_LEVEL", "_FILE_NAME", "_EXTERNAL_PATH"]
+_ENTRY_TOP = frozenset(["_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_FILE"])  # what ENTRY reads
 _MANIFEST_KEY = "columns"  # the manifest cache's key of a manifest's columns: (_MANIFEST_KEY, name)
 
 
@@ -93,7 +94,7 @@ def merge_rows(entries: pa.Table) -> np.ndarray:
     if n == 0:
         return np.zeros(0, np.int64)
     kinds = entries.column("_KIND").to_numpy()
-    if not (kinds == 1).any() and pc.count_distinct(entries.column("_FILE_NAME")).as_py() == n:
+    if not (kinds == 1).any() and len(pc.unique(entries.column("_FILE_NAME"))) == n:
         return np.arange(n, dtype=np.int64)  # every file added once (its name alone is unique), none deleted
     keyed = entries.select(MERGE_KEY).append_column("_ORDER", pa.array(np.arange(n, dtype=np.int64)))
     lists = keyed.group_by(MERGE_KEY, use_threads=False).aggregate([("_ORDER", "list")]).column("_ORDER_list")
@@ -233,7 +234,8 @@ class TablePlanColumns:
         cached = self.caches.manifests.get(key)
         if cached is None:
             path = self.manifest_path(name)
-            table = read_manifest_table(self.storage.read_bytes(path), self.manifest_format, path)
+            table = read_manifest_table(self.storage.read_bytes(path), self.manifest_format, path,
+                                        fields=_ENTRY_TOP, programs=self.caches.manifests)
             check_table(table, MANIFEST_ENTRY, path)
             cached = entry_columns(table)
             self.caches.manifests.put(key, cached, max(cached.num_rows, 1))
