@@ -91,6 +91,11 @@ static inline int read_long(State *s, int64_t *out) {
 static int valid_utf8(const uint8_t *p, Py_ssize_t n) {
     Py_ssize_t i = 0;
     while (i < n) {
+        if (i + 8 <= n) {  /* eight ASCII bytes at a time */
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            if (!(w & 0x8080808080808080ULL)) { i += 8; continue; }
+        }
         uint8_t c = p[i];
         if (c < 0x80) { i++; continue; }
         int k;
@@ -273,8 +278,48 @@ static void free_cols(Col *cols, int n) {
     free(cols);
 }
 
+/* A column buffer handed to Python without a copy: it owns the malloc'd memory and exposes it
+ * read-only through the buffer protocol (pyarrow.py_buffer keeps it alive). */
+typedef struct {
+    PyObject_HEAD
+    char *p;
+    Py_ssize_t len;
+} Owned;
+
+static void owned_dealloc(Owned *self) {
+    free(self->p);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int owned_getbuffer(Owned *self, Py_buffer *view, int flags) {
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->p ? self->p : (char *)"", self->len, 1, flags);
+}
+
+static PyBufferProcs owned_as_buffer = {(getbufferproc)owned_getbuffer, NULL};
+
+static PyTypeObject OwnedType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "indexcore.warehouse._avro_columns.Buffer",
+    .tp_basicsize = sizeof(Owned),
+    .tp_dealloc = (destructor)owned_dealloc,
+    .tp_as_buffer = &owned_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A decoded column buffer (read-only, zero-copy into pyarrow).",
+};
+
+/* the buffer's memory moved into a new Owned (the Buf is left empty) */
 static PyObject *bytes_of(Buf *b) {
-    return PyBytes_FromStringAndSize(b->p ? b->p : "", b->len);
+    Owned *o = PyObject_New(Owned, &OwnedType);
+    if (!o) return NULL;
+    if (b->p && b->len < b->cap) {
+        char *p = realloc(b->p, (size_t)(b->len ? b->len : 1));
+        if (p) b->p = p;
+    }
+    o->p = b->p;
+    o->len = b->len;
+    b->p = NULL;
+    b->len = b->cap = 0;
+    return (PyObject *)o;
 }
 
 /* decode(program: bytes, ncols: int, kinds: bytes, blocks: list[tuple[bytes, int]]) ->
@@ -369,4 +414,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_avro_columns", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__avro_columns(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__avro_columns(void) {
+    if (PyType_Ready(&OwnedType) < 0) return NULL;
+    return PyModule_Create(&module);
+}

@@ -204,8 +204,9 @@ def _arrow(shape: Shape, columns: list) -> pa.Array:
     if shape.op in (BYTES, STRING):
         return pa.Array.from_buffers(shape.type, length, [vbuf, pa.py_buffer(offsets), pa.py_buffer(values)], nulls)
     if shape.op == FIXED:
-        size = len(values) // length if length else 1
-        arr = pa.Array.from_buffers(pa.binary(size), length, [vbuf, pa.py_buffer(values)], nulls)
+        data = pa.py_buffer(values)
+        size = data.size // length if length else 1
+        arr = pa.Array.from_buffers(pa.binary(size), length, [vbuf, data], nulls)
         return arr.cast(pa.binary())
     return pa.Array.from_buffers(shape.type, length, [vbuf, pa.py_buffer(values)], nulls)
 

@@ -24,7 +24,7 @@ from indexcore.errors import IndexCoreError
 from indexcore.io import Fetch
 from indexcore.paimon.index_types import DELETION_VECTORS, HASH
 from indexcore.warehouse.manifest import MANIFEST_ENTRY, data_file_meta
-from indexcore.warehouse.manifest_columns import check_table, read_manifest_table
+from indexcore.warehouse.manifest_columns import check_table, read_manifest_groups, read_manifest_table
 from indexcore.warehouse.model import DeletionVectorRange, IndexManifestEntry, LiveFile, Problem, Snapshot
 from indexcore.warehouse.table_planning import Plan
 
@@ -241,6 +241,23 @@ class TablePlanColumns:
             self.caches.manifests.put(key, cached, max(cached.num_rows, 1))
         return cached
 
+    def _decode_together(self, names: list[str]) -> None:
+        """Manifests not kept yet decoded in one pass per writer schema and kept as
+        :meth:`manifest_columns` keeps them (slices of one table); one that cannot be read or
+        decoded is left for :meth:`manifest_columns`, which reports it."""
+        files = []
+        for name in names:
+            path = self.manifest_path(name)
+            try:
+                files.append((self.storage.read_bytes(path), path))
+            except IndexCoreError:
+                files.append((b"", path))
+        groups = read_manifest_groups(files, MANIFEST_ENTRY, _ENTRY_TOP, self.caches.manifests)
+        for table, spans in groups:
+            entries = entry_columns(table)
+            for i, start, rows in spans:
+                self.caches.manifests.put((_MANIFEST_KEY, names[i]), entries.slice(start, rows), max(rows, 1))
+
     def _plan_columns(self, snap: Snapshot) -> PlanColumns:
         problems: list[Problem] = []
         for key, reason in self.core_options.problems:
@@ -248,8 +265,11 @@ class TablePlanColumns:
         manifests: list = []
         self._read_lists((snap.base_manifest_list, snap.delta_manifest_list), problems, manifests,
                          snap.index_manifest)
-        self.storage.prefetch([Fetch(self.manifest_path(mf.file_name)) for mf in manifests
-                               if (_MANIFEST_KEY, mf.file_name) not in self.caches.manifests])
+        missing = list(dict.fromkeys(mf.file_name for mf in manifests
+                                     if (_MANIFEST_KEY, mf.file_name) not in self.caches.manifests))
+        self.storage.prefetch([Fetch(self.manifest_path(name)) for name in missing])
+        if self.manifest_format == "avro":
+            self._decode_together(missing)
         parts = []
         for mf in manifests:
             try:
