@@ -74,6 +74,8 @@ def test_only_the_fields_asked_for(conformance):
     some = read_manifest_table(data, "avro", "m", decoder="native", fields=frozenset(["_KIND", "_FILE"]))
     assert some.column_names == ["_KIND", "_FILE"]
     assert some == full.select(["_KIND", "_FILE"])
+    for decoder in ("polars", "fastavro"):
+        assert read_manifest_table(data, "avro", "m", decoder=decoder, fields=frozenset(["_KIND", "_FILE"])) == some
 
 
 RICH = {"type": "record", "name": "r", "namespace": "x.y", "fields": [

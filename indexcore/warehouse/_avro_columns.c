@@ -53,8 +53,17 @@ static inline int put(State *s, Buf *b, const void *src, Py_ssize_t n) {
     return 0;
 }
 
-/* one validity bit for the next slot of a column, then the slot counted */
+/* one validity bit for the next slot of a column, then the slot counted; the bitmap is made
+ * at the first null (a column without nulls has none) */
 static inline int mark(State *s, Col *c, int valid) {
+    if (valid && !c->nulls) { c->length++; return 0; }
+    if (!c->nulls) {  /* the first null: every slot before it was valid */
+        Py_ssize_t need = (c->length >> 3) + 1;
+        if (grow(&c->validity, need)) { s->nomem = 1; return -1; }
+        memset(c->validity.p, 0xFF, (size_t)(c->length >> 3));
+        c->validity.p[c->length >> 3] = (char)((1 << (c->length & 7)) - 1);
+        c->validity.len = need;
+    }
     Py_ssize_t byte = c->length >> 3;
     if (byte >= c->validity.len) {
         if (grow(&c->validity, 1)) { s->nomem = 1; return -1; }
@@ -352,6 +361,18 @@ static PyObject *decode(PyObject *self, PyObject *args) {
         }
     }
     Py_ssize_t nblocks = PyList_GET_SIZE(blocks);
+    long long total = 0, done_rows = 0, in_bytes = 0;  /* to size the buffers after the first block */
+    for (Py_ssize_t b = 0; b < nblocks; b++) {
+        PyObject *item = PyList_GET_ITEM(blocks, b);
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 || !PyBytes_Check(PyTuple_GET_ITEM(item, 0))) {
+            PyErr_SetString(PyExc_TypeError, "blocks must be (bytes, count) tuples");
+            goto done;
+        }
+        long long n = PyLong_AsLongLong(PyTuple_GET_ITEM(item, 1));
+        if (n == -1 && PyErr_Occurred()) goto done;
+        if (n > 0) total += n;
+        in_bytes += PyBytes_GET_SIZE(PyTuple_GET_ITEM(item, 0));
+    }
     for (Py_ssize_t b = 0; b < nblocks; b++) {
         PyObject *item = PyList_GET_ITEM(blocks, b);
         Py_buffer data;
@@ -374,6 +395,22 @@ static PyObject *decode(PyObject *self, PyObject *args) {
             Py_END_ALLOW_THREADS
         }
         PyBuffer_Release(&data);
+        done_rows += r;
+        if (!bad && b == 0 && done_rows > 0 && total > done_rows) {
+            /* room for every block at the first block's bytes per record (at most 16 bytes per
+             * input byte): a few reallocations instead of one per doubling */
+            for (int i = 0; i < ncols && !bad; i++) {
+                Buf *bufs[3] = {&cols[i].values, &cols[i].offsets, &cols[i].validity};
+                for (int k = 0; k < 3; k++) {
+                    long long want = bufs[k]->len * total / done_rows + 64;
+                    if (want > 16 * in_bytes + 64) want = 16 * in_bytes + 64;
+                    if (bufs[k]->len && want > bufs[k]->len && grow(bufs[k], (Py_ssize_t)(want - bufs[k]->len))) {
+                        s.nomem = 1;
+                        bad = 1;
+                    }
+                }
+            }
+        }
         if (bad) {
             if (s.nomem) PyErr_NoMemory();
             else PyErr_SetObject(PyExc_ValueError, Py_BuildValue("(snnL)", s.err, b, s.err_pos, r));

@@ -114,14 +114,23 @@ def _inflate(codec: str, raw: bytes, budget: _Budget) -> bytes:
 
 @dataclass(frozen=True)
 class Container:
-    """An Avro container's writer schema (its JSON text and parsed) and its blocks inflated:
-    (file offset of the block, record count, inflated data)."""
+    """An Avro container's writer schema (its JSON text) and its blocks inflated: (file offset of
+    the block, record count, inflated data)."""
 
     schema_json: bytes
-    schema: Any
     codec: str
     sync: bytes
     blocks: list
+
+    def schema(self, name: str) -> Any:
+        """The writer schema parsed (only when needed: a table's manifests share one, compiled once).
+
+        Raises CorruptFileError when it is not JSON."""
+        try:
+            return json.loads(self.schema_json)
+        except (ValueError, RecursionError) as exc:
+            raise CorruptFileError(f"cannot parse the Avro schema: {exc}", file=name,
+                                   structure="avro schema") from exc
 
 
 def inflate_container(data: bytes, name: str) -> Container:
@@ -141,12 +150,8 @@ def inflate_container(data: bytes, name: str) -> Container:
                                offset=0) from exc
     if codec not in AVRO_CODECS:
         raise CorruptFileError(f"Avro codec {codec!r} is not one Paimon writes", file=name, structure="avro header")
-    try:
-        top = json.loads(schema_json)
-    except (ValueError, RecursionError) as exc:
-        raise CorruptFileError(f"cannot parse the Avro schema: {exc}", file=name, structure="avro schema") from exc
     if codec == "snappy":  # blocks with a CRC: fastavro's
-        return Container(schema_json, top, codec, sync, [])
+        return Container(schema_json, codec, sync, [])
     budget = _Budget(len(data), name)
     blocks = []
     end = len(data)
@@ -172,7 +177,7 @@ def inflate_container(data: bytes, name: str) -> Container:
             raise CorruptFileError("Avro block not followed by the file's sync marker", file=name,
                                    structure="avro block", offset=at)
         blocks.append((at, count, block))
-    return Container(schema_json, top, codec, sync, blocks)
+    return Container(schema_json, codec, sync, blocks)
 
 
 def null_codec_container(data: bytes, name: str, container: Container | None = None) -> bytes | None:
@@ -182,7 +187,8 @@ def null_codec_container(data: bytes, name: str, container: Container | None = N
     Raises CorruptFileError naming the offset of a bad header, block or sync marker, or a codec
     Paimon does not write."""
     c = container or inflate_container(data, name)
-    if c.codec == "snappy" or not (isinstance(c.schema, dict) and c.schema.get("type") == "record"):
+    top = c.schema(name)
+    if c.codec == "snappy" or not (isinstance(top, dict) and top.get("type") == "record"):
         return None  # snappy (blocks with a CRC) and Paimon 0.9's ["null", record] rows: fastavro's
     out = bytearray(MAGIC)
     out += _zigzag(2)
@@ -212,7 +218,7 @@ def _plain(t: pa.DataType) -> pa.DataType:
 def read_manifest_table(data: bytes, fmt: str, name: str, decoder: str | None = None,
                         fields: frozenset[str] | None = None, programs: LRU | None = None) -> pa.Table:
     """Every record of a manifest-like file (manifest list, manifest, index manifest) as one Arrow
-    table: a column per top-level ``_FIELD`` (only ``fields`` when given, for Avro), nested
+    table: a column per top-level ``_FIELD`` (Avro: only ``fields`` when given), nested
     records as structs.
 
     ``decoder`` picks the Avro decoder: ``native`` (our C decoder, :mod:`.avro_columns`),
@@ -225,6 +231,8 @@ def read_manifest_table(data: bytes, fmt: str, name: str, decoder: str | None = 
         table, plain = _avro_table(data, name, decoder or default_decoder(), fields, programs)
         if plain:
             return table
+        if fields is not None:  # polars and fastavro decode every field
+            table = table.select([n for n in table.column_names if n in fields])
     else:
         table = read_arrow_manifest(data, fmt, name)
     schema = pa.schema([pa.field(f.name, _plain(f.type)) for f in table.schema])
@@ -255,7 +263,10 @@ def read_manifest_groups(files: list[tuple[bytes, str]], structure: str, fields:
             groups.setdefault(c.schema_json, []).append((i, c))
     out = []
     for members in groups.values():
-        program = _program(members[0][1], fields, programs)
+        try:
+            program = _program(members[0][1], fields, programs, files[members[0][0]][1])
+        except CorruptFileError:
+            continue
         if program is None:
             continue
         blocks, spans, row = [], [], 0
@@ -280,12 +291,12 @@ def read_manifest_groups(files: list[tuple[bytes, str]], structure: str, fields:
     return out
 
 
-def _program(container: Container, fields: frozenset[str] | None, programs: LRU | None):
+def _program(container: Container, fields: frozenset[str] | None, programs: LRU | None, name: str):
     """The C decoder's program of the container's schema (None: it does not do the schema)."""
     key = (_PROGRAM, container.schema_json, fields)
     program = programs.get(key, _ABSENT) if programs is not None else _ABSENT
     if program is _ABSENT:
-        program = avro_columns.compile_program(container.schema, fields)
+        program = avro_columns.compile_program(container.schema(name), fields)
         if programs is not None:
             programs.put(key, program)
     return program
@@ -313,7 +324,7 @@ def _avro_table(data: bytes, name: str, decoder: str, fields: frozenset[str] | N
         raise ValueError("the native Avro decoder (indexcore.warehouse._avro_columns) is not built")
     container = inflate_container(data, name)
     if decoder == "native":
-        program = _program(container, fields, programs)
+        program = _program(container, fields, programs, name)
         if program is not None:
             return avro_columns.decode_blocks(program, container.blocks, name), True  # its types are plain
         decoder = "fastavro"  # maps, enums, decimals, wide unions: polars fails on them or types them apart
@@ -392,7 +403,7 @@ def check_table(table: pa.Table | pa.StructArray, structure: str, name: str) -> 
     def fields(struct):
         """A struct's field by name (None when absent), each made only when asked for."""
         if isinstance(struct, pa.ChunkedArray):
-            struct = struct.combine_chunks()
+            struct = struct.chunk(0) if struct.num_chunks == 1 else struct.combine_chunks()
         names = {f.name: i for i, f in enumerate(struct.type)}
         return lambda n: struct.field(names[n]) if n in names else None
 

@@ -66,12 +66,12 @@ def _conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
 def entry_columns(table: pa.Table) -> pa.Table:
     """A decoded manifest (:func:`read_manifest_table`) as rows of :data:`ENTRY`."""
     n = table.num_rows
-    file = table.column("_FILE").combine_chunks() if n else pa.array([], ENTRY_FILE)
+    file = _whole(table.column("_FILE")) if n else pa.array([], ENTRY_FILE)
     names = [f.name for f in file.type]
     columns = []
     for f in ENTRY:
         if f.name in table.column_names:
-            arr = table.column(f.name).combine_chunks()
+            arr = _whole(table.column(f.name))
         elif f.name in names:
             arr = file.field(names.index(f.name))
         else:
@@ -79,6 +79,11 @@ def entry_columns(table: pa.Table) -> pa.Table:
             continue
         columns.append(_conform(arr, f.type))
     return pa.Table.from_arrays(columns, schema=ENTRY)
+
+
+def _whole(column: pa.ChunkedArray) -> pa.Array:
+    """One array of a column (its only chunk as it is: combine_chunks would copy it)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 ENTRY_FILE = pa.struct([f for f in ENTRY if f.name not in ("_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS")])
