@@ -298,16 +298,15 @@ class TablePlanColumns:
         """:data:`LIVE` rows of the live entries: paths, partitions, ``.index`` files, DV ranges."""
         n = live.num_rows
         raw = live.column("_PARTITION").combine_chunks()
-        distinct = pc.unique(raw)
-        partitions = tuple(self.partition(p) for p in distinct.to_pylist())
-        pid = pc.index_in(raw, distinct).to_numpy(zero_copy_only=False).astype(np.int32)
+        encoded = raw.dictionary_encode()  # distinct partitions in first-seen order, one hash pass
+        partitions = tuple(self.partition(p) for p in encoded.dictionary.to_pylist())
+        pid = encoded.indices.to_numpy().astype(np.int32)
         bucket = live.column("_BUCKET").to_numpy()
         # one folder per (partition, bucket)
-        pairs, where = np.unique((pid.astype(np.int64) << 32) | (bucket.astype(np.int64) & 0xFFFFFFFF),
-                                 return_inverse=True)
-        folders = pa.array([self.bucket_dir(partitions[int(k) >> 32][2], _signed32(int(k) & 0xFFFFFFFF)) + "/"
-                            for k in pairs], pa.string())
-        folder = folders.take(pa.array(np.asarray(where, np.int64).reshape(-1)))
+        pairs = pa.array((pid.astype(np.int64) << 32) | (bucket.astype(np.int64) & 0xFFFFFFFF)).dictionary_encode()
+        folders = pa.array([self.bucket_dir(partitions[k >> 32][2], _signed32(k & 0xFFFFFFFF)) + "/"
+                            for k in pairs.dictionary.to_pylist()], pa.string())
+        folder = folders.take(pairs.indices)
         names = live.column("_FILE_NAME").combine_chunks()
         external = live.column("_EXTERNAL_PATH").combine_chunks()
         if external.null_count < n:
