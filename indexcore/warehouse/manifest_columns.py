@@ -89,12 +89,20 @@ def _header(fo: io.BytesIO, name: str) -> tuple[dict[str, bytes], bytes]:
     return meta, sync
 
 
-def _inflate(codec: str, raw: bytes, budget: _Budget) -> bytes:
-    """One block's bytes inflated, in pieces under the file's budget (never sized by a header)."""
+_DEFLATE_MAX_RATIO = 1032  # deflate cannot inflate one byte to more (RFC 1951 length codes)
+
+
+def _inflate(codec: str, raw: bytes, budget: _Budget, zstd=None) -> bytes:
+    """One block's bytes inflated, in pieces under the file's budget (never sized by a header);
+    ``zstd``: the file's zstandard decompressor (one per file, not per block)."""
     if codec == "null":
         budget.take(len(raw))
         return raw
     if codec == "deflate":
+        if len(raw) * _DEFLATE_MAX_RATIO < budget.left:  # cannot pass the budget: one call
+            out = zlib.decompress(raw, -15)
+            budget.take(len(out))
+            return out
         inflater, out, data = zlib.decompressobj(-15), [], raw
         while data and not inflater.eof:
             piece = inflater.decompress(data, 1 << 20)
@@ -102,9 +110,11 @@ def _inflate(codec: str, raw: bytes, budget: _Budget) -> bytes:
             out.append(piece)
             data = inflater.unconsumed_tail
         return b"".join(out)
-    import zstandard  # optional codec, loaded only for zstd-compressed manifests
+    if zstd is None:
+        import zstandard  # optional codec, loaded only for zstd-compressed manifests
 
-    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw))
+        zstd = zstandard.ZstdDecompressor()
+    reader = zstd.stream_reader(io.BytesIO(raw))
     out = []
     for piece in iter(lambda: reader.read(1 << 20), b""):
         budget.take(len(piece))
@@ -153,6 +163,11 @@ def inflate_container(data: bytes, name: str) -> Container:
     if codec == "snappy":  # blocks with a CRC: fastavro's
         return Container(schema_json, codec, sync, [])
     budget = _Budget(len(data), name)
+    zstd = None
+    if codec == "zstandard":
+        import zstandard  # optional codec, loaded only for zstd-compressed manifests
+
+        zstd = zstandard.ZstdDecompressor()
     blocks = []
     end = len(data)
     while fo.tell() < end:
@@ -167,7 +182,7 @@ def inflate_container(data: bytes, name: str) -> Container:
             raise CorruptFileError(f"Avro block of {count} records and {size} bytes overruns the file", file=name,
                                    structure="avro block", offset=at)
         try:
-            block = _inflate(codec, raw, budget)
+            block = _inflate(codec, raw, budget, zstd)
         except CorruptFileError:
             raise
         except Exception as exc:  # zlib/zstandard raise their own kinds on bad bytes
