@@ -5,4 +5,4 @@ decode through polars or fastavro (indexcore.warehouse.avro_columns.AVAILABLE is
 from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("indexcore.warehouse._avro_columns", ["indexcore/warehouse/_avro_columns.c"],
-                             extra_compile_args=["-O2"], optional=True)])
+                             optional=True)])

@@ -19,7 +19,7 @@ import pytest
 import indexcore
 from indexcore.errors import CorruptFileError
 from indexcore.views import system as system_views
-from indexcore.warehouse import manifest_columns
+from indexcore.warehouse import manifest_columns, plan_columns
 from indexcore.warehouse.manifest import MANIFEST_ENTRY, read_records
 from indexcore.warehouse.manifest_columns import check_table, null_codec_container, read_manifest_table
 from indexcore.warehouse.plan_columns import ENTRY, merge_rows
@@ -447,3 +447,19 @@ def test_buckets_and_partitions_views_sum_the_object_plan_in_first_seen_order(co
             got = view(table, name).to_pylist()
             expected = [{k: v for k, v in g.items() if k in got[0]} for g in groups.values()] if got else []
             assert got == expected, f"{table.name} ${name}"
+
+
+@pytest.mark.parametrize("batch", [1, 3000])
+def test_manifests_decoded_in_batches_give_the_object_plan(conformance, monkeypatch, batch):
+    """plan_columns decodes the manifests it lacks together, a batch of up to BATCH_BYTES stored
+    bytes at a time: one manifest per batch, or a few, give the same plan as one at a time."""
+    monkeypatch.setattr(plan_columns, "BATCH_BYTES", batch)
+    root = conformance / "warehouses" / "parquet"
+    warehouse = indexcore.open_warehouse(str(root))
+    compared = 0
+    for name in ("pk_with_bitmap_dv.pk_with_bitmap_dv", "append_with_bitmap_no_embedding.append_with_bitmap_no_embedding"):
+        objects, columns = warehouse.table(name), indexcore.open_warehouse(str(root)).table(name)
+        for sid in sorted(objects.snapshot_ids(), reverse=True):  # the latest first: every manifest missing
+            assert _objects(columns.plan_columns(sid).live_files(columns)) == _objects(objects.plan(sid).files)
+            compared += 1
+    assert compared > 2

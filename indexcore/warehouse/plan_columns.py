@@ -47,6 +47,7 @@ LIVE = pa.schema([*ENTRY, ("path", pa.string()), ("partition_id", pa.int32()), (
                   ("dv_file_path", pa.string())])
 MERGE_KEY = ["_PARTITION", "_BUCKET", "_LEVEL", "_FILE_NAME", "_EXTERNAL_PATH"]
 _ENTRY_TOP = frozenset(["_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_FILE"])  # what ENTRY reads
+BATCH_BYTES = 16 << 20  # stored manifest bytes decoded together (their inflated blocks are held at once)
 _MANIFEST_KEY = "columns"  # the manifest cache's key of a manifest's columns: (_MANIFEST_KEY, name)
 
 
@@ -248,20 +249,26 @@ class TablePlanColumns:
 
     def _decode_together(self, names: list[str]) -> None:
         """Manifests not kept yet decoded in one pass per writer schema and kept as
-        :meth:`manifest_columns` keeps them (slices of one table); one that cannot be read or
-        decoded is left for :meth:`manifest_columns`, which reports it."""
-        files = []
-        for name in names:
+        :meth:`manifest_columns` keeps them (slices of one table); a batch holds up to
+        :data:`BATCH_BYTES` of stored manifests, so memory stays bounded. One that cannot be read
+        or decoded is left for :meth:`manifest_columns`, which reports it."""
+        files: list[tuple[bytes, str]] = []
+        stored = 0
+        for at, name in enumerate(names):
             path = self.manifest_path(name)
             try:
-                files.append((self.storage.read_bytes(path), path))
+                data = self.storage.read_bytes(path)
             except IndexCoreError:
-                files.append((b"", path))
-        groups = read_manifest_groups(files, MANIFEST_ENTRY, _ENTRY_TOP, self.caches.manifests)
-        for table, spans in groups:
-            entries = entry_columns(table)
-            for i, start, rows in spans:
-                self.caches.manifests.put((_MANIFEST_KEY, names[i]), entries.slice(start, rows), max(rows, 1))
+                data = b""
+            files.append((data, path))
+            stored += len(data)
+            if stored >= BATCH_BYTES or at == len(names) - 1:
+                batch = names[at + 1 - len(files):at + 1]
+                for table, spans in read_manifest_groups(files, MANIFEST_ENTRY, _ENTRY_TOP, self.caches.manifests):
+                    entries = entry_columns(table)
+                    for i, start, rows in spans:
+                        self.caches.manifests.put((_MANIFEST_KEY, batch[i]), entries.slice(start, rows), max(rows, 1))
+                files, stored = [], 0
 
     def _plan_columns(self, snap: Snapshot) -> PlanColumns:
         problems: list[Problem] = []
