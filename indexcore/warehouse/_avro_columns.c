@@ -1,7 +1,8 @@
 /* Avro records decoded straight into column buffers (indexcore.warehouse.avro_columns).
  *
  * The caller compiles the writer schema into a program (avro_columns.compile_program): nodes of
- * four int32 (op, column, argument, index of the next sibling) in pre-order. decode() runs the
+ * four int32 (op, column, argument, index of the next sibling) in pre-order (a union's argument:
+ * its null branch, plus 2 when a null there is refused). decode() runs the
  * program over the inflated data of each container block and fills one buffer set per column:
  * bit-packed validity, values (ints, floats, bits, bytes) and int32 offsets (bytes, lists).
  * A column of -1 means "parse and drop" (fields not asked for). Bad bytes raise ValueError
@@ -244,7 +245,10 @@ static int dec(State *s, int node) {
         Py_ssize_t at = s->pos;
         if (read_long(s, &branch)) return -1;
         if (branch != 0 && branch != 1) { s->pos = at; return fail(s, "union branch index out of range"); }
-        if (branch == n[2]) return null_slot(s, node + 1);
+        if (branch == (n[2] & 1)) {
+            if (n[2] & 2) { s->pos = at; return fail(s, "a null row (a row must be a record)"); }
+            return null_slot(s, node + 1);
+        }
         return dec(s, node + 1);
     }
     case OP_ARRAY: {

@@ -1,6 +1,7 @@
 """Avro records decoded to Arrow columns by our own C decoder (``_avro_columns``), for any writer
 schema of nulls, booleans, ints, longs, floats, doubles, bytes, strings, fixed, records, arrays
-and ``["null", T]`` unions (every manifest-like schema Paimon writes).
+and ``["null", T]`` unions (every manifest-like schema Paimon writes, Paimon 0.9's
+``["null", record]`` rows included).
 
 :func:`compile_program` turns the writer schema into the decoder's program (None when the schema
 holds a type the decoder does not do: maps, enums, decimals, wider unions; the caller then uses
@@ -166,22 +167,34 @@ class _Compiler:
         raise Unsupported(f"Avro type {kind!r}")
 
 
+REFUSE_NULL = 2  # a UNION node's argument flag: a null here is an error (a row must be a record)
+
+
 def compile_program(schema: Any, fields: frozenset[str] | None = None) -> Program | None:
-    """The decoder's program for rows of the record ``schema`` (parsed JSON), decoding only the
-    top-level ``fields`` asked for (all by default); None when the decoder cannot do it."""
-    if _avro_columns is None or not isinstance(schema, dict) or schema.get("type") != "record":
+    """The decoder's program for rows of the record ``schema`` (parsed JSON; Paimon 0.9 wrote rows
+    as ``["null", record]``, whose null rows the decoder refuses), decoding only the top-level
+    ``fields`` asked for (all by default); None when the decoder cannot do it."""
+    top, null_at = schema, None
+    if isinstance(schema, list) and len(schema) == 2 and "null" in schema:
+        null_at = schema.index("null")
+        top = schema[1 - null_at]
+    if _avro_columns is None or not isinstance(top, dict) or top.get("type") != "record":
         return None
     c = _Compiler()
     try:
-        at = c.node(RECORD, -1, len(schema["fields"]))
+        row = c.node(UNION, -1, null_at | REFUSE_NULL) if null_at is not None else None
+        at = c.node(RECORD, -1, len(top["fields"]))
         tops, least = [], 0
-        for f in schema["fields"]:
+        for f in top["fields"]:
             keep = fields is None or f["name"] in fields
-            shape, size = c.compile(f["type"], keep, schema.get("namespace", ""), 1)
+            shape, size = c.compile(f["type"], keep, top.get("namespace", ""), 1)
             least += size
             if keep:
                 tops.append((f["name"], shape if shape is not None else Shape(-1, pa.null(), NULL)))
         c.close(at)
+        if row is not None:
+            c.close(row)
+            least += 1
     except (Unsupported, KeyError, TypeError, ValueError, RecursionError):
         return None
     if least < 1:  # a record of no bytes: its count alone could make rows without end

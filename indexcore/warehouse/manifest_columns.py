@@ -338,7 +338,7 @@ def _avro_table(data: bytes, name: str, decoder: str, fields: frozenset[str] | N
     if decoder == "native" and not avro_columns.AVAILABLE:
         raise ValueError("the native Avro decoder (indexcore.warehouse._avro_columns) is not built")
     container = inflate_container(data, name)
-    if decoder == "native":
+    if decoder == "native" and container.codec != "snappy":  # snappy blocks (with a CRC) stay fastavro's
         program = _program(container, fields, programs, name)
         if program is not None:
             return avro_columns.decode_blocks(program, container.blocks, name), True  # its types are plain
