@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime
 import io
-import sys
 from pathlib import Path
 
 import fastavro
@@ -20,7 +19,7 @@ import pytest
 import indexcore
 from indexcore.errors import CorruptFileError
 from indexcore.views import system as system_views
-from indexcore.warehouse import manifest_columns
+from indexcore.warehouse import manifest_columns, plan_columns
 from indexcore.warehouse.manifest import MANIFEST_ENTRY, read_records
 from indexcore.warehouse.manifest_columns import check_table, null_codec_container, read_manifest_table
 from indexcore.warehouse.plan_columns import ENTRY, merge_rows
@@ -50,13 +49,13 @@ def _naive(value):
     return value
 
 
-def _same_as_records(paths: list[Path]) -> tuple[int, set]:
+def _same_as_records(paths: list[Path], decoder: str | None = None) -> tuple[int, set]:
     compared, formats = 0, set()
     for path in paths:
         data = path.read_bytes()
         fmt = _fmt(data)
         records = read_records(data, fmt, str(path))
-        got = read_manifest_table(data, fmt, str(path)).to_pylist()
+        got = read_manifest_table(data, fmt, str(path), decoder=decoder).to_pylist()
         assert got == _naive(records), f"{path}: columns differ from fastavro's records"
         compared += 1
         formats.add(fmt)
@@ -68,10 +67,12 @@ def test_every_conformance_manifest_decodes_as_fastavro_does(conformance):
     assert compared > 500 and formats == {"avro", "orc"}
 
 
-def test_without_polars_the_records_become_the_same_columns(conformance, monkeypatch):
-    monkeypatch.setitem(sys.modules, "polars", None)  # an import of polars now raises ImportError
+@pytest.mark.parametrize("decoder", ["polars", "fastavro"])
+def test_the_fallback_decoders_give_the_same_columns(conformance, decoder):
+    """Without the C extension (no compiler) manifests decode through polars, or fastavro's
+    records (a fork() child, or no polars): the same columns."""
     files = _manifest_files(conformance)
-    compared, _ = _same_as_records(files[::7])
+    compared, _ = _same_as_records(files[::7], decoder)
     assert compared > 50
 
 
@@ -446,3 +447,19 @@ def test_buckets_and_partitions_views_sum_the_object_plan_in_first_seen_order(co
             got = view(table, name).to_pylist()
             expected = [{k: v for k, v in g.items() if k in got[0]} for g in groups.values()] if got else []
             assert got == expected, f"{table.name} ${name}"
+
+
+@pytest.mark.parametrize("batch", [1, 3000])
+def test_manifests_decoded_in_batches_give_the_object_plan(conformance, monkeypatch, batch):
+    """plan_columns decodes the manifests it lacks together, a batch of up to BATCH_BYTES stored
+    bytes at a time: one manifest per batch, or a few, give the same plan as one at a time."""
+    monkeypatch.setattr(plan_columns, "BATCH_BYTES", batch)
+    root = conformance / "warehouses" / "parquet"
+    warehouse = indexcore.open_warehouse(str(root))
+    compared = 0
+    for name in ("pk_with_bitmap_dv.pk_with_bitmap_dv", "append_with_bitmap_no_embedding.append_with_bitmap_no_embedding"):
+        objects, columns = warehouse.table(name), indexcore.open_warehouse(str(root)).table(name)
+        for sid in sorted(objects.snapshot_ids(), reverse=True):  # the latest first: every manifest missing
+            assert _objects(columns.plan_columns(sid).live_files(columns)) == _objects(objects.plan(sid).files)
+            compared += 1
+    assert compared > 2

@@ -16,12 +16,17 @@ import io
 import json
 import os
 import zlib
+from dataclasses import dataclass
+from typing import Any
 
 import fastavro
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from indexcore.cache import LRU
 from indexcore.errors import CorruptFileError
+from indexcore.warehouse import avro_columns
 from indexcore.warehouse.avro_file import _converter, _nonnull, read_avro_table
 from indexcore.warehouse.manifest import (
     _ENTRY_FIELDS,
@@ -84,12 +89,20 @@ def _header(fo: io.BytesIO, name: str) -> tuple[dict[str, bytes], bytes]:
     return meta, sync
 
 
-def _inflate(codec: str, raw: bytes, budget: _Budget) -> bytes:
-    """One block's bytes inflated, in pieces under the file's budget (never sized by a header)."""
+_DEFLATE_MAX_RATIO = 1032  # deflate cannot inflate one byte to more (RFC 1951 length codes)
+
+
+def _inflate(codec: str, raw: bytes, budget: _Budget, zstd=None) -> bytes:
+    """One block's bytes inflated, in pieces under the file's budget (never sized by a header);
+    ``zstd``: the file's zstandard decompressor (one per file, not per block)."""
     if codec == "null":
         budget.take(len(raw))
         return raw
     if codec == "deflate":
+        if len(raw) * _DEFLATE_MAX_RATIO < budget.left:  # cannot pass the budget: one call
+            out = zlib.decompress(raw, -15)
+            budget.take(len(out))
+            return out
         inflater, out, data = zlib.decompressobj(-15), [], raw
         while data and not inflater.eof:
             piece = inflater.decompress(data, 1 << 20)
@@ -97,9 +110,11 @@ def _inflate(codec: str, raw: bytes, budget: _Budget) -> bytes:
             out.append(piece)
             data = inflater.unconsumed_tail
         return b"".join(out)
-    import zstandard  # optional codec, loaded only for zstd-compressed manifests
+    if zstd is None:
+        import zstandard  # optional codec, loaded only for zstd-compressed manifests
 
-    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw))
+        zstd = zstandard.ZstdDecompressor()
+    reader = zstd.stream_reader(io.BytesIO(raw))
     out = []
     for piece in iter(lambda: reader.read(1 << 20), b""):
         budget.take(len(piece))
@@ -107,9 +122,29 @@ def _inflate(codec: str, raw: bytes, budget: _Budget) -> bytes:
     return b"".join(out)
 
 
-def null_codec_container(data: bytes, name: str) -> bytes | None:
-    """The same Avro container with every block inflated (codec ``null``); None for one polars
-    does not read (snappy, or rows that are not a bare record).
+@dataclass(frozen=True)
+class Container:
+    """An Avro container's writer schema (its JSON text) and its blocks inflated: (file offset of
+    the block, record count, inflated data)."""
+
+    schema_json: bytes
+    codec: str
+    sync: bytes
+    blocks: list
+
+    def schema(self, name: str) -> Any:
+        """The writer schema parsed (only when needed: a table's manifests share one, compiled once).
+
+        Raises CorruptFileError when it is not JSON."""
+        try:
+            return json.loads(self.schema_json)
+        except (ValueError, RecursionError) as exc:
+            raise CorruptFileError(f"cannot parse the Avro schema: {exc}", file=name,
+                                   structure="avro schema") from exc
+
+
+def inflate_container(data: bytes, name: str) -> Container:
+    """The container's header and every block inflated, under the file's inflation budget.
 
     Raises CorruptFileError naming the offset of a bad header, block or sync marker, or a codec
     Paimon does not write."""
@@ -125,18 +160,15 @@ def null_codec_container(data: bytes, name: str) -> bytes | None:
                                offset=0) from exc
     if codec not in AVRO_CODECS:
         raise CorruptFileError(f"Avro codec {codec!r} is not one Paimon writes", file=name, structure="avro header")
-    try:
-        top = json.loads(schema_json)
-    except ValueError as exc:
-        raise CorruptFileError(f"cannot parse the Avro schema: {exc}", file=name, structure="avro schema") from exc
-    if codec == "snappy" or not (isinstance(top, dict) and top.get("type") == "record"):
-        return None  # snappy (blocks with a CRC) and Paimon 0.9's ["null", record] rows: fastavro's
+    if codec == "snappy":  # blocks with a CRC: fastavro's
+        return Container(schema_json, codec, sync, [])
     budget = _Budget(len(data), name)
-    out = bytearray(MAGIC)
-    out += _zigzag(2)
-    for key, value in (("avro.schema", schema_json), ("avro.codec", b"null")):
-        out += _zigzag(len(key)) + key.encode() + _zigzag(len(value)) + value
-    out += _zigzag(0) + sync
+    zstd = None
+    if codec == "zstandard":
+        import zstandard  # optional codec, loaded only for zstd-compressed manifests
+
+        zstd = zstandard.ZstdDecompressor()
+    blocks = []
     end = len(data)
     while fo.tell() < end:
         at = fo.tell()
@@ -145,12 +177,12 @@ def null_codec_container(data: bytes, name: str) -> bytes | None:
         except Exception as exc:  # a truncated block header
             raise CorruptFileError(f"truncated Avro block header: {exc}", file=name, structure="avro block",
                                    offset=at) from exc
-        raw = fo.read(size)
+        raw = fo.read(size) if size >= 0 else b""
         if count < 0 or size < 0 or len(raw) != size:
             raise CorruptFileError(f"Avro block of {count} records and {size} bytes overruns the file", file=name,
                                    structure="avro block", offset=at)
         try:
-            block = _inflate(codec, raw, budget)
+            block = _inflate(codec, raw, budget, zstd)
         except CorruptFileError:
             raise
         except Exception as exc:  # zlib/zstandard raise their own kinds on bad bytes
@@ -159,7 +191,27 @@ def null_codec_container(data: bytes, name: str) -> bytes | None:
         if fo.read(SYNC_SIZE) != sync:
             raise CorruptFileError("Avro block not followed by the file's sync marker", file=name,
                                    structure="avro block", offset=at)
-        out += _zigzag(count) + _zigzag(len(block)) + block + sync
+        blocks.append((at, count, block))
+    return Container(schema_json, codec, sync, blocks)
+
+
+def null_codec_container(data: bytes, name: str, container: Container | None = None) -> bytes | None:
+    """The same Avro container with every block inflated (codec ``null``); None for one polars
+    does not read (snappy, or rows that are not a bare record).
+
+    Raises CorruptFileError naming the offset of a bad header, block or sync marker, or a codec
+    Paimon does not write."""
+    c = container or inflate_container(data, name)
+    top = c.schema(name)
+    if c.codec == "snappy" or not (isinstance(top, dict) and top.get("type") == "record"):
+        return None  # snappy (blocks with a CRC) and Paimon 0.9's ["null", record] rows: fastavro's
+    out = bytearray(MAGIC)
+    out += _zigzag(2)
+    for key, value in (("avro.schema", c.schema_json), ("avro.codec", b"null")):
+        out += _zigzag(len(key)) + key.encode() + _zigzag(len(value)) + value
+    out += _zigzag(0) + c.sync
+    for _at, count, block in c.blocks:
+        out += _zigzag(count) + _zigzag(len(block)) + block + c.sync
     return bytes(out)
 
 
@@ -178,29 +230,130 @@ def _plain(t: pa.DataType) -> pa.DataType:
     return t
 
 
-def read_manifest_table(data: bytes, fmt: str, name: str) -> pa.Table:
+def read_manifest_table(data: bytes, fmt: str, name: str, decoder: str | None = None,
+                        fields: frozenset[str] | None = None, programs: LRU | None = None) -> pa.Table:
     """Every record of a manifest-like file (manifest list, manifest, index manifest) as one Arrow
-    table: a column per top-level ``_FIELD``, nested records as structs.
+    table: a column per top-level ``_FIELD`` (Avro: only ``fields`` when given), nested
+    records as structs.
 
-    Raises CorruptFileError (file, structure, offset) on bytes that do not decode."""
+    ``decoder`` picks the Avro decoder: ``native`` (our C decoder, :mod:`.avro_columns`),
+    ``polars``, ``fastavro``; by default the first of them this process can use (a schema the C
+    decoder does not do goes to fastavro); ``programs`` keeps its compiled schemas (a table's
+    manifests share a few). Raises CorruptFileError (file, structure, offset) on
+    bytes that do not decode."""
     fmt = (fmt or "avro").lower()
     if fmt == "avro":
-        container = null_codec_container(data, name)
-        pl = _polars()
-        if container is None:
-            table = _records_table(data, name)
-        elif pl is None:
-            table = read_avro_table(container, name)
-        else:
-            try:
-                table = pl.read_avro(io.BytesIO(container)).to_arrow()
-            except Exception as exc:  # polars raises its own kinds on bad bytes
-                raise CorruptFileError(f"cannot decode avro manifest: {exc}", file=name, structure="avro manifest",
-                                       offset=0) from exc
+        table, plain = _avro_table(data, name, decoder or default_decoder(), fields, programs)
+        if plain:
+            return table
+        if fields is not None:  # polars and fastavro decode every field
+            table = table.select([n for n in table.column_names if n in fields])
     else:
         table = read_arrow_manifest(data, fmt, name)
     schema = pa.schema([pa.field(f.name, _plain(f.type)) for f in table.schema])
     return table if schema.equals(table.schema) else table.cast(schema)
+
+
+def read_manifest_groups(files: list[tuple[bytes, str]], structure: str, fields: frozenset[str] | None = None,
+                         programs: LRU | None = None) -> list[tuple[pa.Table, list[tuple[int, int, int]]]]:
+    """Avro manifest-like files of one writer schema decoded together by the C decoder: one table
+    per schema, checked as :func:`check_table` checks one file, with (index into ``files``, first
+    row, rows) of each file in it. The per-file cost of building and checking Arrow columns (about
+    a millisecond) is paid once per group.
+
+    A file that does not inflate, decode or check is left out (when a group fails, each of its
+    files is decoded alone): the caller reads those alone (:func:`read_manifest_table`), which
+    names the file and offset."""
+    if not avro_columns.AVAILABLE:
+        return []
+    groups: dict[bytes, list] = {}  # schema JSON -> (index, container) of its files
+    for i, (data, name) in enumerate(files):
+        if data[:4] != MAGIC:
+            continue
+        try:
+            c = inflate_container(data, name)
+        except CorruptFileError:
+            continue
+        if c.codec != "snappy":
+            groups.setdefault(c.schema_json, []).append((i, c))
+    out = []
+    for members in groups.values():
+        try:
+            program = _program(members[0][1], fields, programs, files[members[0][0]][1])
+        except CorruptFileError:
+            continue
+        if program is None:
+            continue
+        blocks, spans, row = [], [], 0
+        for i, c in members:
+            rows = sum(count for _, count, _ in c.blocks)
+            blocks.extend(c.blocks)
+            spans.append((i, row, rows))
+            row += rows
+        try:
+            table = avro_columns.decode_blocks(program, blocks, files[members[0][0]][1])
+            check_table(table, structure, files[members[0][0]][1])
+        except CorruptFileError:  # some file of the group is bad: each alone, the bad ones left out
+            for i, c in members:
+                try:
+                    table = avro_columns.decode_blocks(program, c.blocks, files[i][1])
+                    check_table(table, structure, files[i][1])
+                except CorruptFileError:
+                    continue
+                out.append((table, [(i, 0, table.num_rows)]))
+            continue
+        out.append((table, spans))
+    return out
+
+
+def _program(container: Container, fields: frozenset[str] | None, programs: LRU | None, name: str):
+    """The C decoder's program of the container's schema (None: it does not do the schema)."""
+    key = (_PROGRAM, container.schema_json, fields)
+    program = programs.get(key, _ABSENT) if programs is not None else _ABSENT
+    if program is _ABSENT:
+        program = avro_columns.compile_program(container.schema(name), fields)
+        if programs is not None:
+            programs.put(key, program)
+    return program
+
+
+DECODERS = ("native", "polars", "fastavro")
+_PROGRAM = "avro program"  # a cache key's head: (_PROGRAM, schema JSON, fields) -> compiled program or None
+_ABSENT = object()
+
+
+def default_decoder() -> str:
+    """The fastest Avro decoder this process has: ``native`` when the C extension is built, else
+    ``polars`` (not in a fork() child, see :func:`_polars`), else ``fastavro``."""
+    if avro_columns.AVAILABLE:
+        return "native"
+    return "polars" if _polars() is not None else "fastavro"
+
+
+def _avro_table(data: bytes, name: str, decoder: str, fields: frozenset[str] | None,
+                programs: LRU | None) -> tuple[pa.Table, bool]:
+    """The table and whether its types are :func:`_plain` already."""
+    if decoder not in DECODERS:
+        raise ValueError(f"unknown Avro decoder {decoder!r}; one of {DECODERS}")
+    if decoder == "native" and not avro_columns.AVAILABLE:
+        raise ValueError("the native Avro decoder (indexcore.warehouse._avro_columns) is not built")
+    container = inflate_container(data, name)
+    if decoder == "native" and container.codec != "snappy":  # snappy blocks (with a CRC) stay fastavro's
+        program = _program(container, fields, programs, name)
+        if program is not None:
+            return avro_columns.decode_blocks(program, container.blocks, name), True  # its types are plain
+        decoder = "fastavro"  # maps, enums, decimals, wide unions: polars fails on them or types them apart
+    flat = null_codec_container(data, name, container)
+    if flat is None:
+        return _records_table(data, name), False
+    pl = _polars() if decoder == "polars" else None
+    if pl is None:
+        return read_avro_table(flat, name), False
+    try:
+        return pl.read_avro(io.BytesIO(flat)).to_arrow(), False
+    except Exception as exc:  # polars raises its own kinds on bad bytes
+        raise CorruptFileError(f"cannot decode avro manifest: {exc}", file=name, structure="avro manifest",
+                               offset=0) from exc
 
 
 def _polars():
@@ -249,37 +402,39 @@ def check_table(table: pa.Table | pa.StructArray, structure: str, name: str) -> 
         return CorruptFileError(f"{structure} {index}: field {field} {why}", file=name,
                                 structure=f"{structure} {field}")
 
-    def check(columns: dict, required: dict, prefix: str) -> None:
+    def check(columns, required: dict, prefix: str) -> None:
         for field, kind in required.items():
-            col = columns.get(field)
+            col = columns(field)
             if col is None:
                 raise bad(0, prefix + field, "is missing")
             if not _KINDS[kind](col.type):
                 raise bad(0, prefix + field, f"must be {kind.__name__}, not {col.type}")
             if col.null_count:
                 raise bad(int(pc.index(pc.is_null(col), True).as_py()), prefix + field, "is missing")
-            if field in _NON_NEGATIVE and len(col) and pc.min(col).as_py() < 0:
+            if field in _NON_NEGATIVE and len(col) and col.to_numpy().min() < 0:
                 at = int(pc.index(pc.less(col, 0), True).as_py())
                 raise bad(at, prefix + field, f"must not be negative: {col[at].as_py()}")
 
-    def fields(struct) -> dict:
+    def fields(struct):
+        """A struct's field by name (None when absent), each made only when asked for."""
         if isinstance(struct, pa.ChunkedArray):
-            struct = struct.combine_chunks()
-        return {f.name: struct.field(i) for i, f in enumerate(struct.type)}
+            struct = struct.chunk(0) if struct.num_chunks == 1 else struct.combine_chunks()
+        names = {f.name: i for i, f in enumerate(struct.type)}
+        return lambda n: struct.field(names[n]) if n in names else None
 
     top = {n: table.column(n) for n in table.column_names}
-    check(top, _REQUIRED[structure], "")
+    check(top.get, _REQUIRED[structure], "")
     if structure != MANIFEST_LIST:
         kinds = top["_KIND"]
-        odd = pc.invert(pc.is_in(kinds, pa.array([0, 1], kinds.type)))
-        if pc.any(odd).as_py():
-            at = int(pc.index(odd, True).as_py())
+        odd = np.flatnonzero((kinds.to_numpy() != 0) & (kinds.to_numpy() != 1))
+        if len(odd):
+            at = int(odd[0])
             raise bad(at, "_KIND", f"is {kinds[at].as_py()}, not one Paimon writes (0 ADD, 1 DELETE)")
     if structure == MANIFEST_ENTRY:
         f = fields(top["_FILE"])
         check(f, _FILE_FIELDS, "_FILE.")
         for stats in ("_KEY_STATS", "_VALUE_STATS"):
-            check(fields(f[stats]), _STATS_FIELDS, f"_FILE.{stats}.")
+            check(fields(f(stats)), _STATS_FIELDS, f"_FILE.{stats}.")
     elif structure == MANIFEST_LIST and "_PARTITION_STATS" in top:
         stats = top["_PARTITION_STATS"]
         if stats.null_count < len(stats):

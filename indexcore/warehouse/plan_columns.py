@@ -24,7 +24,7 @@ from indexcore.errors import IndexCoreError
 from indexcore.io import Fetch
 from indexcore.paimon.index_types import DELETION_VECTORS, HASH
 from indexcore.warehouse.manifest import MANIFEST_ENTRY, data_file_meta
-from indexcore.warehouse.manifest_columns import check_table, read_manifest_table
+from indexcore.warehouse.manifest_columns import check_table, read_manifest_groups, read_manifest_table
 from indexcore.warehouse.model import DeletionVectorRange, IndexManifestEntry, LiveFile, Problem, Snapshot
 from indexcore.warehouse.table_planning import Plan
 
@@ -46,6 +46,8 @@ LIVE = pa.schema([*ENTRY, ("path", pa.string()), ("partition_id", pa.int32()), (
                   ("dv_offset", pa.int64()), ("dv_length", pa.int64()), ("dv_cardinality", pa.int64()),
                   ("dv_file_path", pa.string())])
 MERGE_KEY = ["_PARTITION", "_BUCKET", "_LEVEL", "_FILE_NAME", "_EXTERNAL_PATH"]
+_ENTRY_TOP = frozenset(["_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_FILE"])  # what ENTRY reads
+BATCH_BYTES = 16 << 20  # stored manifest bytes decoded together (their inflated blocks are held at once)
 _MANIFEST_KEY = "columns"  # the manifest cache's key of a manifest's columns: (_MANIFEST_KEY, name)
 
 
@@ -65,12 +67,12 @@ def _conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
 def entry_columns(table: pa.Table) -> pa.Table:
     """A decoded manifest (:func:`read_manifest_table`) as rows of :data:`ENTRY`."""
     n = table.num_rows
-    file = table.column("_FILE").combine_chunks() if n else pa.array([], ENTRY_FILE)
+    file = _whole(table.column("_FILE")) if n else pa.array([], ENTRY_FILE)
     names = [f.name for f in file.type]
     columns = []
     for f in ENTRY:
         if f.name in table.column_names:
-            arr = table.column(f.name).combine_chunks()
+            arr = _whole(table.column(f.name))
         elif f.name in names:
             arr = file.field(names.index(f.name))
         else:
@@ -78,6 +80,11 @@ def entry_columns(table: pa.Table) -> pa.Table:
             continue
         columns.append(_conform(arr, f.type))
     return pa.Table.from_arrays(columns, schema=ENTRY)
+
+
+def _whole(column: pa.ChunkedArray) -> pa.Array:
+    """One array of a column (its only chunk as it is: combine_chunks would copy it)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 ENTRY_FILE = pa.struct([f for f in ENTRY if f.name not in ("_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS")])
@@ -93,7 +100,7 @@ def merge_rows(entries: pa.Table) -> np.ndarray:
     if n == 0:
         return np.zeros(0, np.int64)
     kinds = entries.column("_KIND").to_numpy()
-    if not (kinds == 1).any() and pc.count_distinct(entries.column("_FILE_NAME")).as_py() == n:
+    if not (kinds == 1).any() and len(pc.unique(entries.column("_FILE_NAME"))) == n:
         return np.arange(n, dtype=np.int64)  # every file added once (its name alone is unique), none deleted
     keyed = entries.select(MERGE_KEY).append_column("_ORDER", pa.array(np.arange(n, dtype=np.int64)))
     lists = keyed.group_by(MERGE_KEY, use_threads=False).aggregate([("_ORDER", "list")]).column("_ORDER_list")
@@ -233,11 +240,35 @@ class TablePlanColumns:
         cached = self.caches.manifests.get(key)
         if cached is None:
             path = self.manifest_path(name)
-            table = read_manifest_table(self.storage.read_bytes(path), self.manifest_format, path)
+            table = read_manifest_table(self.storage.read_bytes(path), self.manifest_format, path,
+                                        fields=_ENTRY_TOP, programs=self.caches.manifests)
             check_table(table, MANIFEST_ENTRY, path)
             cached = entry_columns(table)
             self.caches.manifests.put(key, cached, max(cached.num_rows, 1))
         return cached
+
+    def _decode_together(self, names: list[str]) -> None:
+        """Manifests not kept yet decoded in one pass per writer schema and kept as
+        :meth:`manifest_columns` keeps them (slices of one table); a batch holds up to
+        :data:`BATCH_BYTES` of stored manifests, so memory stays bounded. One that cannot be read
+        or decoded is left for :meth:`manifest_columns`, which reports it."""
+        files: list[tuple[bytes, str]] = []
+        stored = 0
+        for at, name in enumerate(names):
+            path = self.manifest_path(name)
+            try:
+                data = self.storage.read_bytes(path)
+            except IndexCoreError:
+                data = b""
+            files.append((data, path))
+            stored += len(data)
+            if stored >= BATCH_BYTES or at == len(names) - 1:
+                batch = names[at + 1 - len(files):at + 1]
+                for table, spans in read_manifest_groups(files, MANIFEST_ENTRY, _ENTRY_TOP, self.caches.manifests):
+                    entries = entry_columns(table)
+                    for i, start, rows in spans:
+                        self.caches.manifests.put((_MANIFEST_KEY, batch[i]), entries.slice(start, rows), max(rows, 1))
+                files, stored = [], 0
 
     def _plan_columns(self, snap: Snapshot) -> PlanColumns:
         problems: list[Problem] = []
@@ -246,8 +277,11 @@ class TablePlanColumns:
         manifests: list = []
         self._read_lists((snap.base_manifest_list, snap.delta_manifest_list), problems, manifests,
                          snap.index_manifest)
-        self.storage.prefetch([Fetch(self.manifest_path(mf.file_name)) for mf in manifests
-                               if (_MANIFEST_KEY, mf.file_name) not in self.caches.manifests])
+        missing = list(dict.fromkeys(mf.file_name for mf in manifests
+                                     if (_MANIFEST_KEY, mf.file_name) not in self.caches.manifests))
+        self.storage.prefetch([Fetch(self.manifest_path(name)) for name in missing])
+        if self.manifest_format == "avro":
+            self._decode_together(missing)
         parts = []
         for mf in manifests:
             try:
@@ -271,16 +305,15 @@ class TablePlanColumns:
         """:data:`LIVE` rows of the live entries: paths, partitions, ``.index`` files, DV ranges."""
         n = live.num_rows
         raw = live.column("_PARTITION").combine_chunks()
-        distinct = pc.unique(raw)
-        partitions = tuple(self.partition(p) for p in distinct.to_pylist())
-        pid = pc.index_in(raw, distinct).to_numpy(zero_copy_only=False).astype(np.int32)
+        encoded = raw.dictionary_encode()  # distinct partitions in first-seen order, one hash pass
+        partitions = tuple(self.partition(p) for p in encoded.dictionary.to_pylist())
+        pid = encoded.indices.to_numpy().astype(np.int32)
         bucket = live.column("_BUCKET").to_numpy()
         # one folder per (partition, bucket)
-        pairs, where = np.unique((pid.astype(np.int64) << 32) | (bucket.astype(np.int64) & 0xFFFFFFFF),
-                                 return_inverse=True)
-        folders = pa.array([self.bucket_dir(partitions[int(k) >> 32][2], _signed32(int(k) & 0xFFFFFFFF)) + "/"
-                            for k in pairs], pa.string())
-        folder = folders.take(pa.array(np.asarray(where, np.int64).reshape(-1)))
+        pairs = pa.array((pid.astype(np.int64) << 32) | (bucket.astype(np.int64) & 0xFFFFFFFF)).dictionary_encode()
+        folders = pa.array([self.bucket_dir(partitions[k >> 32][2], _signed32(k & 0xFFFFFFFF)) + "/"
+                            for k in pairs.dictionary.to_pylist()], pa.string())
+        folder = folders.take(pairs.indices)
         names = live.column("_FILE_NAME").combine_chunks()
         external = live.column("_EXTERNAL_PATH").combine_chunks()
         if external.null_count < n:
