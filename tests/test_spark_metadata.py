@@ -20,6 +20,7 @@ from indexcore import open_warehouse
 from indexcore.analysis.advise import index_inventory
 from indexcore.analysis.health import table_health
 from indexcore.cli import main
+from indexcore.formats.base import BitmapResult
 from indexcore.scan.explainer import explain
 from indexcore.spark.jobs.metadata import (
     live_file_estimate,
@@ -202,6 +203,9 @@ def test_explain_columns_are_aggregates_without_records(spark, large) -> None:
     assert got.files.column("skipped_by").to_pylist() == [None if f.skipped_by is None else f.skipped_by.value
                                                           for f in want.files]
     assert got.files.column("bytes_read").to_pylist() == [f.bytes_read for f in want.files]
+    assert got.files.column("index_decision").to_pylist() == [
+        None if f.index_decision is None else f"{len(f.index_decision.bitmap)} rows"
+        if isinstance(f.index_decision, BitmapResult) else f.index_decision.to_json() for f in want.files]
     assert [f.to_json() for f in got.decisions()] == [f.to_json() for f in want.files]
 
 

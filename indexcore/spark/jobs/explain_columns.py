@@ -2,12 +2,13 @@
 
 A task decides its files with explain's own :func:`~indexcore.scan.explainer.decide_files` and
 sends them as one Arrow table (:func:`decision_table`): the fields the funnel sums and a page
-lists as columns, and each whole :class:`~indexcore.scan.records.FileDecision` as one encoded
-cell (a pickle, or plain JSON over Spark Connect: :mod:`.plain`). The driver sorts the tables
-of all tasks into explain's file order and sums the funnel over the columns
-(:func:`~indexcore.scan.funnel.funnel_of_columns`), without a decision object
-(:class:`ExplainColumns`); :meth:`ExplainColumns.explanation` rebuilds explain's own
-:class:`~indexcore.scan.records.Explanation` only for a caller that lists every file's record.
+lists, as columns, and beside it its whole :class:`~indexcore.scan.records.FileDecision` records
+as one encoded list (:func:`encode_records`: a pickle, or plain JSON over Spark Connect,
+:mod:`.plain`). The driver sorts the tables of all tasks into explain's file order and sums the
+funnel over the columns (:func:`~indexcore.scan.funnel.funnel_of_columns`), without a decision
+object (:class:`ExplainColumns`); :meth:`ExplainColumns.explanation` decodes the records and
+rebuilds explain's own :class:`~indexcore.scan.records.Explanation` only for a caller that lists
+every file's record.
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexcore.expr import Predicate
+from indexcore.formats.base import BitmapResult
 from indexcore.scan.funnel import funnel_of_columns
 from indexcore.scan.records import Explanation, FileDecision
 from indexcore.spark.jobs.plain import plain_dumps, plain_loads
 from indexcore.warehouse.model import LiveFile, Problem
 
 ORDER_PARTITION = "_order_partition"  # str(partition values): explain's file order sorts on it first
+RECORD = "_record"  # the file's place among all tasks' records (their lists concatenated in table order)
 # one row per decided file: explain's order, the fields the funnel sums, the decisions, the record
 EXPLAIN_FILES = pa.schema([
     (ORDER_PARTITION, pa.string()), ("path", pa.string()), ("partition_text", pa.string()),
@@ -37,9 +40,9 @@ EXPLAIN_FILES = pa.schema([
     ("global_index_rows", pa.int64()), ("partition_decision", pa.string()), ("bucket_decision", pa.string()),
     ("level_decision", pa.string()), ("stats_decision", pa.string()), ("global_index_decision", pa.string()),
     ("index_decision", pa.string()), ("skipped_by", pa.string()), ("problems", pa.string()),
-    ("record", pa.binary())])
+    (RECORD, pa.int64())])
 _FIELDS = [f.name for f in EXPLAIN_FILES if f.name not in (ORDER_PARTITION, "index_decision", "skipped_by",
-                                                           "problems", "record")]
+                                                           "problems", RECORD)]
 
 
 def _text(value: Any) -> Any:
@@ -47,17 +50,44 @@ def _text(value: Any) -> Any:
     return getattr(value, "value", value)
 
 
-def decision_table(decisions: Sequence[FileDecision], ordered: Sequence[LiveFile], plain: bool) -> pa.Table:
+def _result_text(result: Any) -> str | None:
+    """A file index result as short text: REMAIN, SKIP or ``N rows`` (a bitmap)."""
+    if result is None:
+        return None
+    if isinstance(result, BitmapResult):
+        return f"{len(result.bitmap)} rows"
+    return str(result.to_json())
+
+
+def decision_table(decisions: Sequence[FileDecision], ordered: Sequence[LiveFile]) -> pa.Table:
     """``decisions`` (explain's, in its file order: ``ordered`` are their live files) as
-    :data:`EXPLAIN_FILES` rows; ``plain``: records as plain JSON (Spark Connect), else pickles."""
+    :data:`EXPLAIN_FILES` rows (:data:`RECORD` numbers them from 0)."""
     cols: dict[str, list] = {name: [_text(getattr(f, name)) for f in decisions] for name in _FIELDS}
     cols[ORDER_PARTITION] = [str(lf.partition) for lf in ordered]
-    cols["index_decision"] = [None if f.index_decision is None else str(f.index_decision.to_json())
-                              for f in decisions]
+    cols["index_decision"] = [_result_text(f.index_decision) for f in decisions]
     cols["skipped_by"] = [_text(f.skipped_by) for f in decisions]
     cols["problems"] = [plain_dumps(list(f.problems)) if f.problems else None for f in decisions]
-    cols["record"] = [plain_dumps(f).encode() if plain else pickle.dumps(f) for f in decisions]
+    cols[RECORD] = list(range(len(decisions)))
     return pa.Table.from_pydict({f.name: cols[f.name] for f in EXPLAIN_FILES}, schema=EXPLAIN_FILES)
+
+
+def encode_records(decisions: Sequence[FileDecision], plain: bool) -> bytes:
+    """A task's decisions as one encoded list: plain JSON (Spark Connect) or a pickle."""
+    return plain_dumps(list(decisions)).encode() if plain else pickle.dumps(list(decisions))
+
+
+def decode_records(data: bytes, plain: bool) -> list[FileDecision]:
+    """The inverse of :func:`encode_records`."""
+    return plain_loads(data.decode()) if plain else pickle.loads(data)
+
+
+def numbered(tables: Sequence[pa.Table]) -> list[pa.Table]:
+    """The tasks' tables with :data:`RECORD` counted across them (the second's records after the first's)."""
+    out, base = [], 0
+    for t in tables:
+        out.append(t.set_column(t.schema.get_field_index(RECORD), RECORD, pc.add(t.column(RECORD), base)))
+        base += t.num_rows
+    return out
 
 
 def in_explain_order(tables: Sequence[pa.Table]) -> pa.Table:
@@ -101,14 +131,13 @@ class ExplainColumns:
     index_used: bool = True
     bytes_read: int = 0
     requests: int = 0
+    records: list[bytes] = field(default_factory=list, repr=False)  # each task's encode_records
     plain: bool = False  # the records are plain JSON (Spark Connect), not pickles
 
     def decisions(self) -> list[FileDecision]:
-        """Every file's :class:`FileDecision`, rebuilt from its record."""
-        records = self.files.column("record").to_pylist()
-        if self.plain:
-            return [plain_loads(r.decode()) for r in records]
-        return [pickle.loads(r) for r in records]
+        """Every file's :class:`FileDecision` in :attr:`files`' order, decoded from the tasks' records."""
+        every = [f for data in self.records for f in decode_records(data, self.plain)]
+        return [every[i] for i in self.files.column(RECORD).to_pylist()]
 
     def explanation(self) -> Explanation:
         """Explain's own :class:`Explanation` (what the CLI prints and a page lists)."""

@@ -4,25 +4,31 @@ One Spark job per call, in two stages, with no Paimon rule of its own:
 
 1. **Manifests read by tasks.** The driver reads only the snapshot, its manifest lists and its
    index manifest (:meth:`~indexcore.warehouse.table.Table.plan_head`). Each task of the first
-   stage decodes some of the manifests (:meth:`~indexcore.warehouse.table.Table.read_manifest`,
-   the in-process decoder) and sends every entry to the task of its (partition, bucket).
-2. **Merge and work per (partition, bucket) group.** A second-stage task merges the entries it
-   got in manifest order with Paimon's merge (:func:`~indexcore.warehouse.table_planning.merge_into`),
-   makes the live files as :meth:`~indexcore.warehouse.table.Table.plan` does
-   (:meth:`~indexcore.warehouse.table.Table.live_files`; deletion vectors from the driver's index
-   manifest), and runs the work on them with the in-process function: ``$files``
+   stage decodes some of the manifests to columns (:meth:`~indexcore.warehouse.table.Table.manifest_columns`,
+   the in-process decoder) and sends each (partition, bucket) group's entries to its task as one
+   zstd-compressed Arrow batch of only the columns the work reads (:data:`_SHIPPED`: the census
+   ships 11 of the 24; about 160 bytes per entry at 10,000 files, 250 with every column, where
+   pickled entry objects took about 1 KB).
+2. **Plan and work per (partition, bucket) group.** A second-stage task plans its entries on
+   columns exactly as one process plans a snapshot
+   (:meth:`~indexcore.warehouse.plan_columns.TablePlanColumns.plan_of_entries`: Paimon's merge,
+   paths, ``.index`` files, deletion vectors from the driver's index manifest) and runs the
+   in-process function on that :class:`~indexcore.warehouse.plan_columns.PlanColumns`: ``$files``
    (:func:`indexcore.views.system.files`), the ``$file_indexes`` census
-   (:func:`indexcore.views.census.file_indexes`) or explain's per-file decision
-   (:func:`indexcore.scan.explainer.decide_files`; a primary-key bucket is never split, so stats
-   are decided per bucket as in one process).
+   (:func:`indexcore.views.census.file_indexes`), or explain's per-file decision
+   (:func:`indexcore.scan.explainer.decide_files`, with explain's partition, bucket, all-files and
+   verify options; a primary-key bucket is never split, so stats are decided per bucket as in one
+   process). One columnar builder serves both places.
 
 Every live key lands in exactly one group, so the union of the groups' live files is the plan.
 Tables come back as Arrow (rows in manifest order, as the in-process plan lists them); explain
-comes back as explain's own :class:`~indexcore.scan.records.Explanation`, its funnel made by
-:func:`~indexcore.scan.explainer.explanation`. Health runs the census here and the rest of
-:func:`~indexcore.analysis.health.table_health` on the driver over it. Tasks open storage with
-the driver's storage options (:mod:`.tables`), as the other Spark jobs do. Over Spark Connect
-results travel as Arrow IPC or JSON (:mod:`.plain`), never as pickles.
+comes back as Arrow rows of its per-file records with the funnel summed over them
+(:mod:`.explain_columns`), rebuilt into explain's own
+:class:`~indexcore.scan.records.Explanation` only for a caller that lists every record. Health
+runs the census here and the rest of :func:`~indexcore.analysis.health.table_health` on the
+driver over it. Tasks open storage with the driver's storage options (:mod:`.tables`), as the
+other Spark jobs do. Over Spark Connect results travel as Arrow IPC or JSON (:mod:`.plain`),
+never as pickles.
 """
 
 from __future__ import annotations
@@ -48,8 +54,10 @@ from indexcore.scan.records import Explanation
 from indexcore.spark.jobs.explain_columns import (
     ExplainColumns,
     decision_table,
+    encode_records,
     file_problems,
     in_explain_order,
+    numbered,
     table_funnel,
 )
 from indexcore.spark.jobs.plain import plain_dumps, plain_loads
@@ -104,9 +112,13 @@ def _group(part: bytes, bucket: int, groups: int) -> int:
     return (zlib.crc32(part or b"") * 31 + int(bucket)) % groups
 
 
+_SHIP = pa.ipc.IpcWriteOptions(compression="zstd")  # a manifest's names and stats shrink 4-6x
+
+
 def _arrow_bytes(table: pa.Table) -> bytes:
+    """``table`` as the Arrow IPC stream a task ships (zstd-compressed buffers)."""
     sink = io.BytesIO()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
+    with pa.ipc.new_stream(sink, table.schema, options=_SHIP) as writer:
         writer.write_table(table)
     return sink.getvalue()
 
@@ -146,7 +158,8 @@ def _chosen(t, entries: pa.Table, partition: dict | None, bucket: int | None) ->
 def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | None, snapshot_id: int | None,
          progress: Progress | None, cancel: threading.Event | None, spark, storage_options: dict | None):
     """The two-stage job of ``work`` over the live files of a snapshot: (driver plan head, each
-    group's (Arrow table, what else it sent), tasks run, whether results are plain JSON)."""
+    group's (Arrow table, what else it sent, explain's encoded records), tasks run, whether
+    results are plain JSON)."""
     tbl = open_warehouse(warehouse_url, storage_options=storage_options).table(table)
     head = tbl.plan_head(snapshot_id)
     if head.snapshot is None:
@@ -213,14 +226,16 @@ def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | No
         places = entries.column(_PLACE).to_numpy()
         plan, rows = t.plan_of_entries(snap, entries.drop_columns([_PLACE]), index_entries, found)
         table_out, extra = _work(t, work, plan, places[rows], snap.id, args, connect)
+        records = extra.pop("records", b"")  # explain's whole records: bytes of their own, not in the JSON
         yield pd.DataFrame({"problems": [plain_dumps(list(plan.problems)).encode()],
-                            "payload": [_arrow_bytes(table_out)], "extra": [plain_dumps(extra).encode()]})
+                            "payload": [_arrow_bytes(table_out)], "extra": [plain_dumps(extra).encode()],
+                            "records": [records]})
 
     if not manifests:
         return tbl, head, [], 0, connect
     df = spark.range(0, len(manifests), numPartitions=readers)
     out = (df.mapInPandas(read, "k int, m int, blob binary, problems binary").repartition(groups, "k")
-           .mapInPandas(merge, "problems binary, payload binary, extra binary"))
+           .mapInPandas(merge, "problems binary, payload binary, extra binary, records binary"))
     with JobWatch(spark, f"indexcore {work} {table}", progress, cancel, expected_tasks=readers + groups) as watch:
         try:
             rows = out.collect()
@@ -235,14 +250,15 @@ def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | No
         for p in plain_loads(bytes(row["problems"]).decode()):
             if p not in problems:
                 problems.append(p)
-        results.append((_arrow_table(bytes(row["payload"])), plain_loads(bytes(row["extra"]).decode())))
+        results.append((_arrow_table(bytes(row["payload"])), plain_loads(bytes(row["extra"]).decode()),
+                        bytes(row["records"])))
     return tbl, head, results, readers + groups, connect
 
 
 def _work(table, work: str, plan: PlanColumns, places: np.ndarray, snapshot_id: int, args: dict,
           plain: bool) -> tuple[pa.Table, dict]:
     """One group's share of ``work`` over its columnar plan (runs in a second-stage task): its
-    Arrow table and what else the driver needs of it."""
+    Arrow table and what else the driver needs of it (explain: its encoded records under "records")."""
     if work == _EXPLAIN:
         files = plan.live_files(table)
         decided = decide_files(table, args["predicate"], files, table.schema(args["schema_id"]),
@@ -251,7 +267,8 @@ def _work(table, work: str, plan: PlanColumns, places: np.ndarray, snapshot_id: 
         extra = {"violations": decided.violations, "problems": decided.problems, "index_used": decided.index_used,
                  "io": [decided.bytes_read, decided.requests, decided.global_index_bytes,
                         decided.global_index_requests]}
-        return decision_table(decided.files, in_file_order(files), plain), extra
+        extra["records"] = encode_records(decided.files, plain)
+        return decision_table(decided.files, in_file_order(files)), extra
     if work == _PLAN:
         out = files_view(table, snapshot_id, stats=True, plan=plan)
         at = places
@@ -277,7 +294,7 @@ def spark_plan(warehouse_url: str, table: str, master: str | None = None, snapsh
     every live file, in plan order) and the plan's problems."""
     _tbl, head, results, tasks, _plain = _run(warehouse_url, table, _PLAN, {}, master, snapshot_id, progress,
                                               cancel, spark, storage_options)
-    return MetadataResult(_in_plan_order([t for t, _ in results], FILES),
+    return MetadataResult(_in_plan_order([t for t, _e, _r in results], FILES),
                           head.snapshot.id if head.snapshot else None, head.problems, tasks)
 
 
@@ -288,7 +305,7 @@ def spark_census(warehouse_url: str, table: str, master: str | None = None, snap
     order, each file's in head order, as in one process)."""
     _tbl, head, results, tasks, _plain = _run(warehouse_url, table, _CENSUS, {}, master, snapshot_id, progress,
                                               cancel, spark, storage_options)
-    return MetadataResult(_in_plan_order([t for t, _ in results], FILE_INDEXES),
+    return MetadataResult(_in_plan_order([t for t, _e, _r in results], FILE_INDEXES),
                           head.snapshot.id if head.snapshot else None, head.problems, tasks)
 
 
@@ -309,8 +326,8 @@ def spark_explain_columns(warehouse_url: str, table: str, where_sql: str, master
             "bucket": bucket, "verify": verify, "all_files": all_files}
     _tbl, head, results, _tasks, plain = _run(warehouse_url, table, _EXPLAIN, args, master,
                                               snap.id if snap else None, progress, cancel, spark, storage_options)
-    files = in_explain_order([t for t, _ in results])
-    extras = [e for _, e in results]
+    files = in_explain_order(numbered([t for t, _e, _r in results]))
+    extras = [e for _t, e, _r in results]
     rank = {p: i for i, p in enumerate(files.column("path").to_pylist())}
     violations = sorted((v for e in extras for v in e["violations"]), key=lambda v: rank.get(v["path"], len(rank)))
     seen: set[Problem] = set()
@@ -320,7 +337,7 @@ def spark_explain_columns(warehouse_url: str, table: str, where_sql: str, master
                           table_funnel(files, verify, global_io), violations,
                           [*head.problems, *part_problems, *file_problems(files)], verify,
                           all(e["index_used"] for e in extras), sum(e["io"][0] for e in extras),
-                          sum(e["io"][1] for e in extras), plain)
+                          sum(e["io"][1] for e in extras), [r for _t, _e, r in results], plain)
 
 
 def spark_explain(warehouse_url: str, table: str, where_sql: str, master: str | None = None,
