@@ -27,11 +27,12 @@ from indexcore.views.common import (
     Progress,
     kept_view,
     kept_view_if_built,
+    partition_labels,
     partition_types,
     plan_partition_labels,
     tick,
 )
-from indexcore.warehouse.file_sample import sample_positions
+from indexcore.warehouse.file_sample import sample_files, sample_positions
 from indexcore.warehouse.model import LiveFile
 from indexcore.warehouse.plan_columns import PlanColumns
 from indexcore.warehouse.table_heads import HeadSource, head_source
@@ -162,15 +163,17 @@ def indexed_rows(plan: PlanColumns, sample: int | None = None) -> np.ndarray:
 
 def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = False,
                  progress: Progress | None = None, sample: int | None = None,
-                 plan: PlanColumns | None = None) -> pa.Table:
+                 files: Sequence[LiveFile] | None = None, plan: PlanColumns | None = None) -> pa.Table:
     """``$file_indexes``: one row per (data file, column, index type) from each container's head.
 
     ``storage_type`` is EMBEDDED (in the manifest) or FILE (a ``.index`` file beside the data);
     a container that cannot be read is one row with ``error`` set and no column. ``errors_only``:
     just the rows of unusable indexes (an ``error``, or a kind that is not a file index), for a
     page that lists those and nothing else. ``sample``: only that many of the files with a file
-    index (:func:`~indexcore.warehouse.file_sample.sample_files`). ``plan``: this columnar plan
-    instead of the snapshot's (a Spark task's share of a plan: :meth:`~indexcore.warehouse.Table.plan_of_entries`).
+    index (:func:`~indexcore.warehouse.file_sample.sample_files`). ``files``: these planned live
+    files instead of the snapshot's (advise's object plan: :func:`_file_indexes_of`). ``plan``: this
+    columnar plan instead of the snapshot's (a Spark task's share of a plan, made by
+    :meth:`~indexcore.warehouse.plan_columns.TablePlanColumns.plan_of_entries`).
 
     Built as arrays over the columnar plan (:meth:`~indexcore.warehouse.Table.plan_columns`): a
     file's rows are a pattern (the verdicts of its head's shape, and which of its entries are
@@ -180,6 +183,8 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     A sample or ``errors_only`` is taken from the whole census when the table keeps it already
     (a page counts every file, then decodes a sample): no head is walked twice.
     """
+    if files is not None:
+        return _file_indexes_of(table, files, errors_only, progress, sample)
     if plan is None and (sample is not None or errors_only):
         snap = table.snapshot(snapshot_id)
         whole = None if snap is None else kept_view_if_built(table, "file_indexes", snap.id)
@@ -199,6 +204,17 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     census = walked.table(lambda shown: _plan_file_columns(table, plan, np.asarray(shown, np.int64)))
     pa.default_memory_pool().release_unused()  # the walk's scratch arrays: back to the system, not kept
     return census
+
+
+def _file_indexes_of(table, planned: Sequence[LiveFile], errors_only: bool, progress: Progress | None,
+                     sample: int | None) -> pa.Table:
+    """:func:`file_indexes` over planned live file objects (advise holds the object plan and does
+    not build the columnar one); the same rows as the columnar walk (tests/test_advise.py)."""
+    walked = _Walked(errors_only)
+    for lf, spans, size, why, v in census_heads(table, sample_files([lf for lf in planned if lf.has_file_index],
+                                                                    sample), progress):
+        walked.add(lf, spans, size, why, v)
+    return walked.table(lambda shown: _object_file_columns(table, shown))
 
 
 def _head_sources(picked: pa.Table, step: int = 4096) -> Iterator[HeadSource]:
@@ -222,6 +238,18 @@ def _plan_file_columns(table, plan: PlanColumns, shown: np.ndarray) -> dict:
         pc.if_else(embedded, "EMBEDDED", "FILE"),
         pc.if_else(embedded, pa.scalar(None, pa.string()), live.column("index_path")),
         live.column("_FILE_NAME")), strict=True))
+
+
+def _object_file_columns(table, shown: list[LiveFile]) -> dict:
+    """The census's per-file columns (:data:`_FILE_LEVEL`) of live file objects."""
+    metas = [lf.file for lf in shown]
+    embedded = [m.embedded_index is not None for m in metas]
+    return dict(zip(_FILE_LEVEL, (
+        partition_labels(shown, partition_types(table), table.caches.labels), [lf.bucket for lf in shown],
+        [lf.path for lf in shown], [m.file_size for m in metas], [m.row_count for m in metas],
+        [m.schema_id for m in metas], ["EMBEDDED" if e else "FILE" for e in embedded],
+        [None if e else lf.index_path for lf, e in zip(shown, embedded, strict=True)],
+        [m.file_name for m in metas]), strict=True))
 
 
 class _Walked:
