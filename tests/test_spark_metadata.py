@@ -20,6 +20,7 @@ from indexcore import open_warehouse
 from indexcore.analysis.advise import index_inventory
 from indexcore.analysis.health import table_health
 from indexcore.cli import main
+from indexcore.errors import PredicateError
 from indexcore.formats.base import BitmapResult
 from indexcore.scan.explainer import explain
 from indexcore.spark.jobs.metadata import (
@@ -162,6 +163,15 @@ def test_explain_options_on_sample(spark, name: str, where: str, options: dict) 
     assert out["files"], f"{name}: no file explained"
     if "bucket" in options:
         assert {f["bucket"] for f in out["files"]} == {options["bucket"]}
+
+
+def test_explain_of_no_file(spark) -> None:
+    """A bucket no file is in: no file and the empty funnel, as in one process; a partition key the
+    table lacks is the same error, before Spark starts."""
+    out = _same_options(spark, SAMPLE, "demo.events", "country = 'NZ'", bucket=99)
+    assert out["files"] == [] and out["funnel"]["all"]["files"] == 0
+    with pytest.raises(PredicateError, match="not a partition key"):
+        spark_explain(SAMPLE, "demo.events", "country = 'NZ'", spark=spark, partition="nope=1")
 
 
 @pytest.mark.parametrize(("fmt", "db", "where", "options"), [
