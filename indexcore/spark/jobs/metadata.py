@@ -107,11 +107,6 @@ def metadata_master(table, snapshot_id: int | None = None, master: str | None = 
     return None
 
 
-def _group(part: bytes, bucket: int, groups: int) -> int:
-    """The second-stage task of a (partition, bucket): the same in every Python worker."""
-    return (zlib.crc32(part or b"") * 31 + int(bucket)) % groups
-
-
 _SHIP = pa.ipc.IpcWriteOptions(compression="zstd")  # a manifest's names and stats shrink 4-6x
 
 
@@ -135,7 +130,8 @@ _PLACE = "_place"  # an entry's place in the plan's manifest order: manifest << 
 
 
 def _groups_of(entries: pa.Table, groups: int) -> np.ndarray:
-    """The second-stage task of each entry (:func:`_group` of its partition and bucket)."""
+    """The second-stage task of each entry: the CRC-32 of its partition's bytes and its bucket,
+    hashed the same in every Python worker."""
     raw = entries.column("_PARTITION").combine_chunks()
     distinct = pc.unique(raw)
     crc = np.array([zlib.crc32(p or b"") for p in distinct.to_pylist()], np.int64)
