@@ -4,7 +4,8 @@
 [--master local[2]] [--rounds 2] [--quick]``: on a large sample (``python -m indexcore sample build DIR
 --scale large --files N``; default ``/tmp/indexcore-bench/large-10000``), each round runs, on a
 freshly opened table each time, the in-process census (plan + ``$file_indexes``) and explain,
-then the same on Spark (:mod:`indexcore.spark.jobs.metadata`: manifests read by tasks), after one
+then the same on Spark (:mod:`indexcore.spark.jobs.metadata`: manifests read by tasks; explain
+also as Arrow rows and its funnel, :func:`spark_explain_columns`, with no Explanation built), after one
 warm-up job so the JVM's start is not counted. It prints wall and CPU seconds per run (CPU: this
 process, plus on Spark the JVM and its Python workers, read from ``/proc`` for every process
 below this one; a worker that exits during a job is not counted) and checks the results equal.
@@ -26,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from indexcore import open_warehouse  # noqa: E402
 from indexcore.scan.explainer import explain  # noqa: E402
-from indexcore.spark.jobs.metadata import spark_census, spark_explain  # noqa: E402
+from indexcore.spark.jobs.metadata import spark_census, spark_explain, spark_explain_columns  # noqa: E402
 from indexcore.spark.session import get_session  # noqa: E402
 from indexcore.views.census import file_indexes  # noqa: E402
 from indexcore.write.bulk_sample import build_large_bulk  # noqa: E402
@@ -95,17 +96,19 @@ def run(args: argparse.Namespace) -> None:
         remote_census, w2, c2 = _timed(lambda: spark_census(root, name, spark=spark).table)
         local_ex, w3, c3 = _timed(lambda: explain(open_warehouse(root).table(name), args.where))
         remote_ex, w4, c4 = _timed(lambda: spark_explain(root, name, args.where, spark=spark))
+        remote_cols, w5, c5 = _timed(lambda: spark_explain_columns(root, name, args.where, spark=spark))
         same_census = remote_census.equals(local_census)
         a, b = local_ex.to_json(), remote_ex.to_json()
-        same_ex = all(a[k] == b[k] for k in ("files", "funnel", "problems"))
-        rows.append((r, w1, c1, w2, c2, same_census, w3, c3, w4, c4, same_ex))
+        same_ex = all(a[k] == b[k] for k in ("files", "funnel", "problems")) and remote_cols.funnel == a["funnel"]
+        rows.append((r, w1, c1, w2, c2, same_census, w3, c3, w4, c4, same_ex, w5, c5))
         print(f"round {r}: census in-process {w1:.2f} s wall / {c1:.2f} s CPU, Spark {w2:.2f} s / {c2:.2f} s "
               f"(equal: {same_census}); explain in-process {w3:.2f} s / {c3:.2f} s, Spark {w4:.2f} s / "
-              f"{c4:.2f} s (equal: {same_ex})")
+              f"{c4:.2f} s (equal: {same_ex}); explain on Spark as Arrow rows and funnel (no Explanation) "
+              f"{w5:.2f} s / {c5:.2f} s")
         if not (same_census and same_ex):
             raise SystemExit(f"round {r}: Spark's results differ from the in-process ones "
                              f"(census equal: {same_census}, explain equal: {same_ex})")
-    for label, wi, ci, ws, cs in (("census", 1, 2, 3, 4), ("explain", 6, 7, 8, 9)):
+    for label, wi, ci, ws, cs in (("census", 1, 2, 3, 4), ("explain", 6, 7, 8, 9), ("explain columns", 6, 7, 11, 12)):
         best = [min(row[i] for row in rows) for i in (wi, ci, ws, cs)]
         print(f"{label}: least of {len(rows)} rounds: in-process {best[0]:.2f} s wall / {best[1]:.2f} s CPU; "
               f"Spark {best[2]:.2f} s wall / {best[3]:.2f} s CPU")

@@ -225,8 +225,8 @@ def test_failed_job_is_an_indexcore_error(remote) -> None:
 
 @pytest.mark.parametrize(("name", "where"), [("pk_with_bitmap_dv", "f0 = 'Alice'"), ("demo.events", "country = 'NZ'")])
 def test_metadata_jobs_equal_single_process(remote, parquet: str, name: str, where: str) -> None:
-    """Plan, census and explain with manifests read by tasks over Connect (Arrow and JSON back, no
-    pickles) equal one process."""
+    """Plan, census and explain (verified, every file index consulted) with manifests read by tasks
+    over Connect (Arrow and JSON back, no pickles) equal one process."""
     from indexcore.spark.jobs.metadata import spark_census, spark_explain, spark_plan
     from indexcore.views.census import file_indexes
     from indexcore.views.system import files
@@ -235,5 +235,7 @@ def test_metadata_jobs_equal_single_process(remote, parquet: str, name: str, whe
     table = open_warehouse(root).table(table_name)
     assert spark_plan(root, table_name, spark=remote).table.equals(files(table))
     assert spark_census(root, table_name, spark=remote).table.equals(file_indexes(table))
-    got, want = spark_explain(root, table_name, where, spark=remote).to_json(), explain(table, where).to_json()
-    assert {k: got[k] for k in ("files", "funnel", "problems")} == {k: want[k] for k in ("files", "funnel", "problems")}
+    got = spark_explain(root, table_name, where, spark=remote, verify=True, all_files=True).to_json()
+    want = explain(table, where, verify=True, all_files=True).to_json()
+    keys = ("files", "funnel", "problems", "violations")
+    assert {k: got[k] for k in keys} == {k: want[k] for k in keys}

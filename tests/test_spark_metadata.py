@@ -13,12 +13,15 @@ import shutil
 import threading
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from indexcore import open_warehouse
 from indexcore.analysis.advise import index_inventory
 from indexcore.analysis.health import table_health
 from indexcore.cli import main
+from indexcore.errors import PredicateError
+from indexcore.formats.base import BitmapResult
 from indexcore.scan.explainer import explain
 from indexcore.spark.jobs.metadata import (
     live_file_estimate,
@@ -26,6 +29,7 @@ from indexcore.spark.jobs.metadata import (
     seed_census,
     spark_census,
     spark_explain,
+    spark_explain_columns,
     spark_health,
     spark_plan,
 )
@@ -81,6 +85,17 @@ def _same_explain(got, want) -> None:
     assert (got["table"], got["snapshot"], got["where"]) == (want["table"], want["snapshot"], want["where"])
 
 
+def _same_options(spark, root: str, name: str, where: str, **options) -> dict:
+    """Explain on Spark with explain's options equals explain in this process: files, funnel,
+    problems and, verified, verify's violations and matching rows; returns the Spark JSON."""
+    got = spark_explain(root, name, where, spark=spark, **options)
+    want = explain(open_warehouse(root).table(name), where, **options)
+    _same_explain(got, want)
+    assert got.violations == want.violations
+    assert got.verified == want.verified == bool(options.get("verify"))
+    return got.to_json()
+
+
 def _check(spark, root: str, name: str, where: str | None) -> dict:
     """Plan, census, health and explain of one table on Spark against one process; returns counts."""
     table = open_warehouse(root).table(name)
@@ -88,7 +103,7 @@ def _check(spark, root: str, name: str, where: str | None) -> dict:
     want = files_view(table)
     assert plan.table.schema == want.schema
     assert plan.table.equals(want), f"{name}: Spark plan differs"
-    assert set(plan.problems) == set(table.plan().problems)
+    assert set(plan.problems) == set(table.plan_columns().problems)
     assert plan.snapshot_id == (table.plan().snapshot.id if table.plan().snapshot else None)
 
     # the census on Spark, kept on a table nothing of the one-process run is kept on; health reads it
@@ -131,6 +146,79 @@ def test_large_sample(spark, large) -> None:
     assert sum(t["data_files"] for t in tables.values()) == LARGE_FILES
 
 
+# (table, condition, explain's options): every option, alone and together, over buckets of a
+# primary-key table (stats decided per bucket), partitions, and files pruned before their index
+SAMPLE_OPTIONS = [
+    ("demo.users", "user_id = 3", {"verify": True}),
+    ("demo.users", "user_id = 3 OR user_id = 8", {"partition": "region=eu", "bucket": 1, "verify": True}),
+    ("demo.events", "country = 'NZ' OR user_id = 7", {"partition": {"dt": "2024-06-02"}, "all_files": True}),
+    ("demo.orders", "status = 'shipped'", {"bucket": 2, "all_files": True, "verify": True}),
+    ("demo.faulty", "country = 'NZ'", {"verify": True}),
+]
+
+
+@pytest.mark.parametrize(("name", "where", "options"), SAMPLE_OPTIONS)
+def test_explain_options_on_sample(spark, name: str, where: str, options: dict) -> None:
+    out = _same_options(spark, SAMPLE, name, where, **options)
+    assert out["files"], f"{name}: no file explained"
+    if "bucket" in options:
+        assert {f["bucket"] for f in out["files"]} == {options["bucket"]}
+
+
+def test_explain_of_no_file(spark) -> None:
+    """A bucket no file is in: no file and the empty funnel, as in one process; a partition key the
+    table lacks is the same error, before Spark starts."""
+    out = _same_options(spark, SAMPLE, "demo.events", "country = 'NZ'", bucket=99)
+    assert out["files"] == [] and out["funnel"]["all"]["files"] == 0
+    with pytest.raises(PredicateError, match="not a partition key"):
+        spark_explain(SAMPLE, "demo.events", "country = 'NZ'", spark=spark, partition="nope=1")
+
+
+@pytest.mark.parametrize(("fmt", "db", "where", "options"), [
+    ("parquet", "pk_table_scan_and_read_dv", "f3 = 11.1 OR f3 IS NULL", {"verify": True, "all_files": True}),
+    ("parquet", "append_with_global_index_with_partition", "f3 = 11.1", {"verify": True}),
+    ("parquet", "append_with_bsi_bitmap_bloomfilter", "f1 = 100 OR f0 = 'Alice'", {"verify": True, "bucket": 0}),
+])
+def test_explain_options_on_conformance(spark, conformance: Path, fmt: str, db: str, where: str,
+                                        options: dict) -> None:
+    root = conformance / "warehouses" / fmt
+    if not (root / f"{db}.db").is_dir():
+        pytest.skip(f"conformance table {fmt}/{db} is absent")
+    _same_options(spark, str(root), f"{db}.{db}", where, **options)
+
+
+def test_explain_options_on_large_sample(spark, large) -> None:
+    """The bulk sample: a partition's files verified, and one bucket of every partition with every
+    file index consulted; the files chosen are those the builder wrote there."""
+    root, _summary = large
+    table = open_warehouse(root).table("large.events")
+    specs = [p[1] for p in table.plan_columns().partitions]
+    out = _same_options(spark, root, "large.events", "country = 'NZ' OR event_id = '17'",
+                        partition={k: str(v) for k, v in specs[0].items()}, verify=True)
+    assert {tuple(sorted(f["partition"].items())) for f in out["files"]} == {tuple(sorted(specs[0].items()))}
+    out = _same_options(spark, root, "large.events", "country = 'NZ'", bucket=1, all_files=True)
+    assert out["files"] and {f["bucket"] for f in out["files"]} == {1}
+
+
+def test_explain_columns_are_aggregates_without_records(spark, large) -> None:
+    """spark_explain_columns brings back Arrow rows and the funnel summed over them; the funnel and
+    every row equal explain's in this process, record by record."""
+    root, _summary = large
+    where = "country = 'NZ' OR event_id = '17'"
+    got = spark_explain_columns(root, "large.events", where, spark=spark)
+    want = explain(open_warehouse(root).table("large.events"), where)
+    assert isinstance(got.files, pa.Table) and got.files.num_rows == len(want.files)
+    assert got.funnel == want.funnel
+    assert got.files.column("path").to_pylist() == [f.path for f in want.files]
+    assert got.files.column("skipped_by").to_pylist() == [None if f.skipped_by is None else f.skipped_by.value
+                                                          for f in want.files]
+    assert got.files.column("bytes_read").to_pylist() == [f.bytes_read for f in want.files]
+    assert got.files.column("index_decision").to_pylist() == [
+        None if f.index_decision is None else f"{len(f.index_decision.bitmap)} rows"
+        if isinstance(f.index_decision, BitmapResult) else f.index_decision.to_json() for f in want.files]
+    assert [f.to_json() for f in got.decisions()] == [f.to_json() for f in want.files]
+
+
 def test_unreadable_manifest_is_the_same_problem(spark, tmp_path: Path) -> None:
     """A manifest that cannot be decoded is a problem on Spark as in one process, and the files of
     the other manifests are still planned."""
@@ -140,7 +228,7 @@ def test_unreadable_manifest_is_the_same_problem(spark, tmp_path: Path) -> None:
     victim = table.plan().manifests[0].file_name
     (tmp_path / "demo.db" / "events" / "manifest" / victim).write_bytes(b"not an avro file")
     table = open_warehouse(root).table("demo.events")
-    want = table.plan()
+    want = table.plan_columns()
     assert any(p.structure == "manifest" for p in want.problems)
     got = spark_plan(root, "demo.events", spark=spark)
     assert set(got.problems) == set(want.problems)
@@ -211,5 +299,9 @@ def test_cli_master(spark, capsys) -> None:
             _cli(capsys, "show", SAMPLE, f"demo.events${view}")
     assert _cli(capsys, "health", SAMPLE, "demo.orders", "--master", "local[2]") == \
         _cli(capsys, "health", SAMPLE, "demo.orders")
-    code = main(["explain", SAMPLE, "demo.events", "--where", where, "--master", "local[2]", "--verify"])
-    assert code != 0 and "spark evaluate" in capsys.readouterr().err
+    narrowed = ("--verify", "--partition", "dt=2024-06-02", "--all-files")
+    on = _cli(capsys, "explain", SAMPLE, "demo.events", "--where", where, "--master", "local[2]", *narrowed)
+    off = _cli(capsys, "explain", SAMPLE, "demo.events", "--where", where, *narrowed)
+    keys = ("files", "funnel", "problems", "violations", "matching_rows")
+    assert {k: on[k] for k in keys} == {k: off[k] for k in keys}
+    assert on["files"] and all(f["partition"] == {"dt": "2024-06-02"} for f in on["files"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from operator import attrgetter
 
 import numpy as np
@@ -34,30 +34,50 @@ def funnel(files: Iterable[FileDecision], verified: bool,
     taken once as an array, each stage's counts as masked sums over them.
     """
     files = list(files)
+    count = len(files)
+    columns = {name: _ints(files, name) for name in ("row_count", "file_size", "rows_after_dv", "dv_bytes",
+                                                     "bytes_read", "requests")}
+    columns["skipped_by"] = np.array([None if f.skipped_by is None else f.skipped_by.value for f in files], object)
+    columns["matching_rows"] = np.fromiter((f.matching_rows or 0 for f in files), np.int64, count)
+    columns["global_index_rows"] = np.fromiter((f.row_count if f.global_index_rows is None else f.global_index_rows
+                                                for f in files), np.int64, count)
+    columns["global_index"] = np.fromiter((f.global_index_decision is not None for f in files), bool, count)
+    return funnel_of_columns(columns, verified, global_index_io)
+
+
+#: The per-file columns :func:`funnel_of_columns` sums: ``skipped_by`` (the stage's text, None when
+#: read), ``global_index`` (the global indexes decided the file); the rest integers, with
+#: ``matching_rows`` 0 and ``global_index_rows`` the row count where unknown.
+FUNNEL_COLUMNS = ("skipped_by", "row_count", "file_size", "rows_after_dv", "matching_rows", "global_index_rows",
+                  "global_index", "dv_bytes", "bytes_read", "requests")
+
+
+def funnel_of_columns(columns: Mapping[str, np.ndarray], verified: bool,
+                      global_index_io: tuple[int, int] = (0, 0)) -> dict[str, dict[str, int]]:
+    """:func:`funnel` over the decisions' fields as columns (:data:`FUNNEL_COLUMNS`): what the Spark
+    explain job sums over the Arrow columns its tasks send, with no decision object."""
     stages = STAGES + ((Stage.MATCHING,) if verified else ())
-    if any(f.global_index_decision is not None for f in files):  # a row-tracking table with global indexes
+    if columns["global_index"].any():  # a row-tracking table with global indexes
         stages = stages[:STAGES.index(Stage.INDEX)] + (Stage.GLOBAL_INDEX,) + stages[STAGES.index(Stage.INDEX):]
     out = {s.value: dict.fromkeys(FUNNEL_KEYS, 0) for s in stages}
-    n, count = len(stages), len(files)
-    position = {s: i for i, s in enumerate(stages)}
-    # the files' fields as columns, then each stage's sums over them
-    skipped = list(map(attrgetter("skipped_by"), files))
-    cut = np.fromiter((n if s is None else position[s] for s in skipped), np.int64, count)
-    row_count = _ints(files, "row_count")
-    size = _ints(files, "file_size")
+    n = len(stages)
+    skipped = columns["skipped_by"]
+    cut = np.full(len(skipped), n, np.int64)
+    for i, s in enumerate(stages):
+        cut[skipped == s.value] = i
+    row_count, size = columns["row_count"], columns["file_size"]
     read = cut == n  # Paimon's read path reads the file (before verification)
+    matching = columns["matching_rows"]
     if verified:  # read, but no row matches: kept up to the stage before matching
-        matching = np.fromiter((f.matching_rows or 0 for f in files), np.int64, count)
         cut[read & (matching == 0)] -= 1
-    global_rows = np.fromiter((row_count[i] if f.global_index_rows is None else f.global_index_rows
-                               for i, f in enumerate(files)), np.int64, count)
+    global_rows = columns["global_index_rows"]
     # rows[i]: each file's rows at stage i (FileDecision.rows_at); before[i]: at the stage before
     rows = []
     for stage in stages:
         if stage is Stage.MATCHING:
             rows.append(matching)
         elif stage is Stage.READ:
-            rows.append(_ints(files, "rows_after_dv"))
+            rows.append(columns["rows_after_dv"])
         elif _ORDER[stage] >= _ORDER[Stage.GLOBAL_INDEX]:  # the rows the global indexes dropped stay dropped
             rows.append(global_rows)
         else:
@@ -69,9 +89,9 @@ def funnel(files: Iterable[FileDecision], verified: bool,
                             files_skipped=int(gone.sum()),
                             rows_skipped=int((before[i][kept] - rows[i][kept]).sum() + before[i][gone].sum()),
                             bytes_skipped=int(size[gone].sum()))
-    dv = _ints(files, "dv_bytes")[read]
-    out[Stage.INDEX.value].update(index_bytes=int(_ints(files, "bytes_read").sum()),
-                                  index_requests=int(_ints(files, "requests").sum()))
+    dv = columns["dv_bytes"][read]
+    out[Stage.INDEX.value].update(index_bytes=int(columns["bytes_read"].sum()),
+                                  index_requests=int(columns["requests"].sum()))
     out[Stage.READ.value].update(index_bytes=int(dv.sum()), index_requests=int((dv > 0).sum()))
     if Stage.GLOBAL_INDEX.value in out:
         out[Stage.GLOBAL_INDEX.value]["index_bytes"], out[Stage.GLOBAL_INDEX.value]["index_requests"] = \

@@ -163,7 +163,7 @@ def indexed_rows(plan: PlanColumns, sample: int | None = None) -> np.ndarray:
 
 def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = False,
                  progress: Progress | None = None, sample: int | None = None,
-                 files: Sequence[LiveFile] | None = None) -> pa.Table:
+                 files: Sequence[LiveFile] | None = None, plan: PlanColumns | None = None) -> pa.Table:
     """``$file_indexes``: one row per (data file, column, index type) from each container's head.
 
     ``storage_type`` is EMBEDDED (in the manifest) or FILE (a ``.index`` file beside the data);
@@ -171,7 +171,9 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     just the rows of unusable indexes (an ``error``, or a kind that is not a file index), for a
     page that lists those and nothing else. ``sample``: only that many of the files with a file
     index (:func:`~indexcore.warehouse.file_sample.sample_files`). ``files``: these planned live
-    files instead of the snapshot's (a Spark task's share of a plan: :func:`_file_indexes_of`).
+    files instead of the snapshot's (advise's object plan: :func:`_file_indexes_of`). ``plan``: this
+    columnar plan instead of the snapshot's (a Spark task's share of a plan, made by
+    :meth:`~indexcore.warehouse.plan_columns.TablePlanColumns.plan_of_entries`).
 
     Built as arrays over the columnar plan (:meth:`~indexcore.warehouse.Table.plan_columns`): a
     file's rows are a pattern (the verdicts of its head's shape, and which of its entries are
@@ -183,13 +185,13 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     """
     if files is not None:
         return _file_indexes_of(table, files, errors_only, progress, sample)
-    if sample is not None or errors_only:
+    if plan is None and (sample is not None or errors_only):
         snap = table.snapshot(snapshot_id)
         whole = None if snap is None else kept_view_if_built(table, "file_indexes", snap.id)
         if whole is not None:
             part = whole if sample is None else census_of_sample(table, whole, snap.id, sample)
             return unusable_rows(part) if errors_only else part
-    plan = table.plan_columns(snapshot_id)
+    plan = plan if plan is not None else table.plan_columns(snapshot_id)
     rows = indexed_rows(plan, sample)
     picked = plan.files.select(["path", "index_path", "_EMBEDDED_FILE_INDEX", "_SCHEMA_ID"])
     if len(rows) < picked.num_rows:  # else every file, in order: no copy of the embedded indexes
@@ -206,9 +208,8 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
 
 def _file_indexes_of(table, planned: Sequence[LiveFile], errors_only: bool, progress: Progress | None,
                      sample: int | None) -> pa.Table:
-    """:func:`file_indexes` over planned live file objects (a Spark task's share of a plan, which
-    arrives as objects, not as the snapshot's columnar plan); the same rows as the columnar walk
-    (tests/test_spark_metadata.py compares the two)."""
+    """:func:`file_indexes` over planned live file objects (advise holds the object plan and does
+    not build the columnar one); the same rows as the columnar walk (tests/test_advise.py)."""
     walked = _Walked(errors_only)
     for lf, spans, size, why, v in census_heads(table, sample_files([lf for lf in planned if lf.has_file_index],
                                                                     sample), progress):

@@ -23,7 +23,6 @@ from indexcore.views.common import (
     TS,
     dv_cardinality,
     from_rows,
-    partition_labels,
     partition_text,
     partition_types,
     plan_partition_labels,
@@ -199,19 +198,17 @@ def _stats_columns(table, live: pa.Table, keyed: bool) -> dict[str, list]:
 
 
 def files(table, snapshot_id: int | None = None, stats: bool = True,
-          paths: Sequence[str] | None = None, live: Sequence | None = None) -> pa.Table:
+          paths: Sequence[str] | None = None, plan: PlanColumns | None = None) -> pa.Table:
     """``$files``: the snapshot's live data files with their stats, file index and deletion vector.
 
     Built from the columnar plan (:meth:`~indexcore.warehouse.Table.plan_columns`), no object per
     file. ``stats=False`` leaves the rendered key and value statistics (``min_key`` ...
     ``max_value_stats``) null, sparing their decoding when only the listing is wanted (a
     50,000-file table); ``paths`` keeps only those data files (in plan order), e.g. the page of
-    files on screen. ``live``: these planned live files instead of the snapshot's (a Spark task's
-    share of a plan, as objects: :func:`_files_of`).
+    files on screen. ``plan``: this columnar plan instead of the snapshot's (a Spark task's share
+    of a plan, :meth:`~indexcore.warehouse.Table.plan_of_entries`).
     """
-    if live is not None:
-        return _files_of(table, live, stats, paths)
-    plan = table.plan_columns(snapshot_id)
+    plan = plan if plan is not None else table.plan_columns(snapshot_id)
     live = plan.files
     rows = np.arange(live.num_rows, dtype=np.int64)
     if paths is not None:
@@ -246,53 +243,6 @@ def files(table, snapshot_id: int | None = None, stats: bool = True,
                  for lo in range(0, n, STATS_SLICE)]
         cols.update({k: pa.chunked_array([p[k] for p in parts], pa.string()) for k in parts[0]})
     return pa.Table.from_arrays([cols[f.name] for f in FILES], schema=FILES)
-
-
-def _files_of(table, live: Sequence, stats: bool, paths: Sequence[str] | None) -> pa.Table:
-    """:func:`files` over planned live file objects (a Spark task's share of a plan arrives as
-    objects, not as the snapshot's columnar plan); the same rows as the columnar view
-    (tests/test_spark_metadata.py compares the two)."""
-    types = partition_types(table)
-    keyed = bool(table.schema().trimmed_primary_keys) and stats
-    chosen = live
-    if paths is not None:
-        wanted = set(paths)
-        chosen = [lf for lf in chosen if lf.path in wanted]
-    metas = [lf.file for lf in chosen]
-    n = len(chosen)
-    sources = {0: "APPEND", 1: "COMPACT"}
-    cols: dict[str, list] = {
-        "partition": partition_labels(chosen, types, table.caches.labels), "bucket": [lf.bucket for lf in chosen],
-        "file_path": [lf.path for lf in chosen], "file_format": [m.file_format for m in metas],
-        "schema_id": [m.schema_id for m in metas], "level": [m.level for m in metas],
-        "record_count": [m.row_count for m in metas], "file_size_in_bytes": [m.file_size for m in metas],
-        "min_key": [None] * n, "max_key": [None] * n,
-        "null_value_counts": [None] * n, "min_value_stats": [None] * n, "max_value_stats": [None] * n,
-        "min_sequence_number": [m.min_sequence_number for m in metas],
-        "max_sequence_number": [m.max_sequence_number for m in metas],
-        "creation_time": [m.creation_time for m in metas], "deleteRowCount": [m.delete_row_count for m in metas],
-        "file_source": [sources.get(m.file_source) for m in metas], "first_row_id": [m.first_row_id for m in metas],
-        "write_cols": [list(m.write_cols) if m.write_cols is not None else None for m in metas],
-        "file_name": [m.file_name for m in metas], "external_path": [m.external_path for m in metas],
-        "embedded_index": [m.embedded_index is not None for m in metas],
-        "index_file": [lf.index_path for lf in chosen],
-        "deletion_vector_cardinality": [dv_cardinality(table, lf) for lf in chosen]}
-    if keyed:
-        cols["min_key"] = [partition_text(tuple(m.min_key), table.key_types(m.schema_id)) for m in metas]
-        cols["max_key"] = [partition_text(tuple(m.max_key), table.key_types(m.schema_id)) for m in metas]
-    if stats:
-        stats_names: dict[tuple, tuple] = {}
-        null_counts, min_stats, max_stats = cols["null_value_counts"], cols["min_value_stats"], cols["max_value_stats"]
-        for i, (lf, m) in enumerate(zip(chosen, metas, strict=True)):
-            key = (m.schema_id, m.value_stats_cols, m.write_cols)
-            if key not in stats_names:
-                stats_names[key] = _stats_names(table, m.schema_id, m.value_stats_cols, m.write_cols, lf.path)
-            names, vtypes = stats_names[key]
-            vs = m.value_stats
-            null_counts[i] = stats_text(names, [None] * len(names), vs.null_counts)
-            min_stats[i] = stats_text(names, vtypes, vs.min_values)
-            max_stats[i] = stats_text(names, vtypes, vs.max_values)
-    return pa.Table.from_pydict({f.name: cols[f.name] for f in FILES}, schema=FILES)
 
 
 DV_RANGE = pa.struct([("f0", pa.string()), ("f1", pa.int32()), ("f2", pa.int32()), ("_CARDINALITY", pa.int64())])

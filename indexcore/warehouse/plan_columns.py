@@ -87,6 +87,17 @@ def _whole(column: pa.ChunkedArray) -> pa.Array:
     return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
+def full_entries(entries: pa.Table) -> pa.Table:
+    """``entries`` as :data:`ENTRY` rows: the columns it has (in :data:`ENTRY`'s types), null for
+    those it lacks (what a Spark task ships of a manifest: only the columns its work reads)."""
+    if entries.schema == ENTRY:
+        return entries
+    n = entries.num_rows
+    return pa.Table.from_arrays([_conform(_whole(entries.column(f.name)), f.type)
+                                 if f.name in entries.column_names else pa.nulls(n, f.type) for f in ENTRY],
+                                schema=ENTRY)
+
+
 ENTRY_FILE = pa.struct([f for f in ENTRY if f.name not in ("_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS")])
 
 
@@ -289,17 +300,28 @@ class TablePlanColumns:
             except IndexCoreError as exc:
                 self._problem(self.manifest_path(mf.file_name), "manifest", exc.message, problems)
         entries = pa.concat_tables(parts) if parts else ENTRY.empty_table()
+        index = Plan(snap)
+        index.problems = problems
+        self._index_manifest(index, snap)
+        plan, _rows = self.plan_of_entries(snap, entries, index.index_entries, problems)
+        return PlanColumns(snap, plan.files, plan.partitions, plan.index_entries, plan.problems, plan.bitmap64,
+                           tuple(manifests))
+
+    def plan_of_entries(self, snap: Snapshot | None, entries: pa.Table, index_entries: Sequence[IndexManifestEntry],
+                        problems: list[Problem]) -> tuple[PlanColumns, np.ndarray]:
+        """The :class:`PlanColumns` of some manifest entries (:data:`ENTRY` rows, or a subset of its
+        columns whose missing ones are null; manifests in order), merged as :meth:`plan_columns`
+        merges a snapshot's, and the rows of ``entries`` it keeps, in plan order. What a Spark task
+        plans from its share of a snapshot's entries (every entry of a (partition, bucket))."""
+        entries = full_entries(entries)
         rows = merge_rows(entries)
         if len(rows) != entries.num_rows or not np.array_equal(rows, np.arange(len(rows))):
             live = entries.take(pa.array(rows))
         else:  # every entry live, in order: the kept manifests' own buffers, not a copy
             live = entries
-        index = Plan(snap)
-        index.problems = problems
-        self._index_manifest(index, snap)
-        files, partitions = self._locate(live, index.index_entries, problems)
-        return PlanColumns(snap, files, partitions, tuple(index.index_entries), tuple(problems),
-                           self.core_options.deletion_vectors_bitmap64, tuple(manifests))
+        files, partitions = self._locate(live, index_entries, problems)
+        return PlanColumns(snap, files, partitions, tuple(index_entries), tuple(problems),
+                           self.core_options.deletion_vectors_bitmap64), rows
 
     def _locate(self, live: pa.Table, index_entries, problems: list) -> tuple[pa.Table, tuple]:
         """:data:`LIVE` rows of the live entries: paths, partitions, ``.index`` files, DV ranges."""

@@ -30,7 +30,6 @@ import posixpath
 from indexcore.cli.arguments import BUCKET, SNAPSHOT_ID
 from indexcore.cli.output import ProgressBar, short_result
 from indexcore.config import variable
-from indexcore.errors import IndexCoreError
 from indexcore.scan import explain
 from indexcore.spark.jobs.metadata import metadata_master, spark_explain
 from indexcore.warehouse import Warehouse
@@ -51,21 +50,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--all-files", action="store_true",
                    help="consult the file index even for files pruned by an earlier stage")
     p.add_argument("--master", default=None, metavar="URL",
-                   help="plan and decide every live file in Spark tasks (local[2], spark://..., sc://...); by "
+                   help="plan and decide the files in Spark tasks, --verify reading their data there "
+                        "(local[2], spark://..., sc://...); by "
                         "default in this process, or on Spark past " + variable("spark_metadata_files") + " live files")
     p.set_defaults(func=run_explain, brief=brief)
 
 
 def run_explain(args: argparse.Namespace) -> dict:
     table = Warehouse(args.warehouse, storage_options=args.storage_options).table(args.table)
-    narrowed = args.verify or args.partition is not None or args.bucket is not None or args.all_files
-    if args.master and narrowed:
-        raise IndexCoreError("--master explains every live file, without --verify, --partition, --bucket or "
-                             "--all-files ('spark evaluate' verifies on Spark)")
-    master = None if narrowed else metadata_master(table, args.snapshot, args.master)
+    master = metadata_master(table, args.snapshot, args.master)
     if master:
         result = spark_explain(args.warehouse, args.table, args.where, master=master, snapshot_id=args.snapshot,
-                               progress=ProgressBar("explaining on Spark"), storage_options=args.storage_options)
+                               progress=ProgressBar("explaining on Spark"), storage_options=args.storage_options,
+                               partition=args.partition, bucket=args.bucket, verify=args.verify,
+                               all_files=args.all_files)
     else:
         result = explain(table, args.where, snapshot_id=args.snapshot, partition=args.partition,
                          bucket=args.bucket, verify=args.verify, progress=ProgressBar("explaining"),

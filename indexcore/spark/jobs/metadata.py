@@ -4,36 +4,42 @@ One Spark job per call, in two stages, with no Paimon rule of its own:
 
 1. **Manifests read by tasks.** The driver reads only the snapshot, its manifest lists and its
    index manifest (:meth:`~indexcore.warehouse.table.Table.plan_head`). Each task of the first
-   stage decodes some of the manifests (:meth:`~indexcore.warehouse.table.Table.read_manifest`,
-   the in-process decoder) and sends every entry to the task of its (partition, bucket).
-2. **Merge and work per (partition, bucket) group.** A second-stage task merges the entries it
-   got in manifest order with Paimon's merge (:func:`~indexcore.warehouse.table_planning.merge_into`),
-   makes the live files as :meth:`~indexcore.warehouse.table.Table.plan` does
-   (:meth:`~indexcore.warehouse.table.Table.live_files`; deletion vectors from the driver's index
-   manifest), and runs the work on them with the in-process function: ``$files``
+   stage decodes some of the manifests to columns (:meth:`~indexcore.warehouse.table.Table.manifest_columns`,
+   the in-process decoder) and sends each (partition, bucket) group's entries to its task as one
+   zstd-compressed Arrow batch of only the columns the work reads (:data:`_SHIPPED`: the census
+   ships 11 of the 24; about 160 bytes per entry at 10,000 files, 250 with every column, where
+   pickled entry objects took about 1 KB).
+2. **Plan and work per (partition, bucket) group.** A second-stage task plans its entries on
+   columns exactly as one process plans a snapshot
+   (:meth:`~indexcore.warehouse.plan_columns.TablePlanColumns.plan_of_entries`: Paimon's merge,
+   paths, ``.index`` files, deletion vectors from the driver's index manifest) and runs the
+   in-process function on that :class:`~indexcore.warehouse.plan_columns.PlanColumns`: ``$files``
    (:func:`indexcore.views.system.files`), the ``$file_indexes`` census
-   (:func:`indexcore.views.census.file_indexes`) or explain's per-file decision
-   (:func:`indexcore.scan.explainer.decide_files`; a primary-key bucket is never split, so stats
-   are decided per bucket as in one process).
+   (:func:`indexcore.views.census.file_indexes`), or explain's per-file decision
+   (:func:`indexcore.scan.explainer.decide_files`, with explain's partition, bucket, all-files and
+   verify options; a primary-key bucket is never split, so stats are decided per bucket as in one
+   process). One columnar builder serves both places.
 
 Every live key lands in exactly one group, so the union of the groups' live files is the plan.
 Tables come back as Arrow (rows in manifest order, as the in-process plan lists them); explain
-comes back as explain's own :class:`~indexcore.scan.records.Explanation`, its funnel made by
-:func:`~indexcore.scan.explainer.explanation`. Health runs the census here and the rest of
-:func:`~indexcore.analysis.health.table_health` on the driver over it. Tasks open storage with
-the driver's storage options (:mod:`.tables`), as the other Spark jobs do. Over Spark Connect
-results travel as Arrow IPC or JSON (:mod:`.plain`), never as pickles.
+comes back as Arrow rows of its per-file records with the funnel summed over them
+(:mod:`.explain_columns`), rebuilt into explain's own
+:class:`~indexcore.scan.records.Explanation` only for a caller that lists every record. Health
+runs the census here and the rest of :func:`~indexcore.analysis.health.table_health` on the
+driver over it. Tasks open storage with the driver's storage options (:mod:`.tables`), as the
+other Spark jobs do. Over Spark Connect results travel as Arrow IPC or JSON (:mod:`.plain`),
+never as pickles.
 """
 
 from __future__ import annotations
 
 import io
-import pickle
 import threading
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -42,8 +48,18 @@ from indexcore import open_warehouse
 from indexcore.analysis.health import TableHealth, health, table_health
 from indexcore.config import settings
 from indexcore.errors import IndexCoreError
-from indexcore.scan.explainer import bind_predicate, decide_files, explanation, file_order, in_file_order
-from indexcore.scan.records import Explanation, FileDecisions
+from indexcore.scan.explainer import bind_predicate, decide_files, in_file_order
+from indexcore.scan.partition import parse_partition
+from indexcore.scan.records import Explanation
+from indexcore.spark.jobs.explain_columns import (
+    ExplainColumns,
+    decision_table,
+    encode_records,
+    file_problems,
+    in_explain_order,
+    numbered,
+    table_funnel,
+)
 from indexcore.spark.jobs.plain import plain_dumps, plain_loads
 from indexcore.spark.jobs.run import JobCancelledError, max_tasks
 from indexcore.spark.jobs.tables import open_table
@@ -54,7 +70,7 @@ from indexcore.views.common import kept_view
 from indexcore.views.system import FILES
 from indexcore.views.system import files as files_view
 from indexcore.warehouse.model import Problem
-from indexcore.warehouse.table_planning import merge_into
+from indexcore.warehouse.plan_columns import ENTRY, MERGE_KEY, PlanColumns
 
 ORDER = "_manifest_order"  # the column that puts the groups' rows back in plan order
 FILES_PER_GROUP = 500  # at least this many live files per second-stage task (fewer tasks on small tables)
@@ -91,14 +107,13 @@ def metadata_master(table, snapshot_id: int | None = None, master: str | None = 
     return None
 
 
-def _group(part: bytes, bucket: int, groups: int) -> int:
-    """The second-stage task of a (partition, bucket): the same in every Python worker."""
-    return (zlib.crc32(part or b"") * 31 + int(bucket)) % groups
+_SHIP = pa.ipc.IpcWriteOptions(compression="zstd")  # a manifest's names and stats shrink 4-6x
 
 
 def _arrow_bytes(table: pa.Table) -> bytes:
+    """``table`` as the Arrow IPC stream a task ships (zstd-compressed buffers)."""
     sink = io.BytesIO()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
+    with pa.ipc.new_stream(sink, table.schema, options=_SHIP) as writer:
         writer.write_table(table)
     return sink.getvalue()
 
@@ -107,16 +122,46 @@ def _arrow_table(data: bytes) -> pa.Table:
     return pa.ipc.open_stream(pa.BufferReader(data)).read_all()
 
 
+# the manifest columns each work reads: stage 1 ships only these (None: every column)
+_MERGED = ("_KIND", *MERGE_KEY, "_EXTRA_FILES")  # the merge's and the plan's paths (.index files)
+_SHIPPED = {_PLAN: None, _EXPLAIN: None,
+            _CENSUS: (*_MERGED, "_FILE_SIZE", "_ROW_COUNT", "_SCHEMA_ID", "_EMBEDDED_FILE_INDEX")}
+_PLACE = "_place"  # an entry's place in the plan's manifest order: manifest << 32 | position
+
+
+def _groups_of(entries: pa.Table, groups: int) -> np.ndarray:
+    """The second-stage task of each entry: the CRC-32 of its partition's bytes and its bucket,
+    hashed the same in every Python worker."""
+    raw = entries.column("_PARTITION").combine_chunks()
+    distinct = pc.unique(raw)
+    crc = np.array([zlib.crc32(p or b"") for p in distinct.to_pylist()], np.int64)
+    at = pc.index_in(raw, distinct).to_numpy(zero_copy_only=False).astype(np.int64)
+    return (crc[at] * 31 + entries.column("_BUCKET").to_numpy().astype(np.int64)) % groups
+
+
+def _chosen(t, entries: pa.Table, partition: dict | None, bucket: int | None) -> pa.Table:
+    """The entries of the files explain is asked about (its ``partition`` and ``bucket``)."""
+    if bucket is not None:
+        entries = entries.filter(pc.equal(entries.column("_BUCKET"), int(bucket)))
+    if partition:
+        distinct = pc.unique(entries.column("_PARTITION"))
+        keep = [raw for raw in distinct.to_pylist()
+                if all(t.partition(raw)[1].get(k) == v for k, v in partition.items())]
+        entries = entries.filter(pc.is_in(entries.column("_PARTITION"), pa.array(keep, pa.binary())))
+    return entries
+
+
 def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | None, snapshot_id: int | None,
          progress: Progress | None, cancel: threading.Event | None, spark, storage_options: dict | None):
-    """The two-stage job of ``work`` over the live files of a snapshot: (driver plan head, group
-    results as Python values, tasks run)."""
+    """The two-stage job of ``work`` over the live files of a snapshot: (driver plan head, each
+    group's (Arrow table, what else it sent, explain's encoded records), tasks run, whether
+    results are plain JSON)."""
     tbl = open_warehouse(warehouse_url, storage_options=storage_options).table(table)
     head = tbl.plan_head(snapshot_id)
     if head.snapshot is None:
-        return tbl, head, [], 0
+        return tbl, head, [], 0, False
     problems = head.problems
-    dvs = tbl.deletion_vector_ranges(head.index_entries, problems)
+    snap, index_entries = head.snapshot, tuple(head.index_entries)
     spark = spark or get_session(master)
     manifests = list(head.manifests)
     live = max(0, sum(mf.num_added_files - mf.num_deleted_files for mf in manifests))
@@ -125,57 +170,68 @@ def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | No
     schema_ids = [tbl.schema().id, *sorted(s.id for s in tbl.schemas() if s.id != tbl.schema().id)]
     opened = (warehouse_url, table, schema_ids, tbl.storage.storage_options)
     connect = spark_context(spark) is None
-    sid = head.snapshot.id
+    shipped = _SHIPPED[work]
 
     def read(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        """Stage 1: decode manifests; each entry goes to the group of its (partition, bucket)."""
+        """Stage 1: decode manifests to columns; each entry goes to the group of its (partition,
+        bucket), as an Arrow batch of the columns the work reads."""
         t = open_table(*opened)
         for batch in batches:
-            out = {"k": [], "m": [], "blob": []}
+            out = {"k": [], "m": [], "blob": [], "problems": []}
             for m in batch["id"]:
-                found: list = []
-                entries = t.read_manifest(manifests[int(m)], found)
-                by_group: dict[int, tuple[list, list]] = {}  # group -> (its entries, their places in the manifest)
-                for p, e in enumerate(entries or ()):
-                    es, ps = by_group.setdefault(_group(e[2], e[3], groups), ([], []))
-                    es.append(e)
-                    ps.append(p)
-                if found:  # an unreadable manifest: its problem travels with group 0
-                    by_group.setdefault(0, ([], []))
-                for k, (es, ps) in by_group.items():
+                m = int(m)
+                found: list[Problem] = []
+                try:
+                    entries = t.manifest_columns(manifests[m].file_name)
+                except IndexCoreError as exc:  # an unreadable manifest: its problem travels with group 0
+                    found.append(Problem(t.manifest_path(manifests[m].file_name), "manifest", exc.message))
+                    entries = ENTRY.empty_table()
+                entries = entries.append_column(_PLACE, pa.array(np.arange(entries.num_rows, dtype=np.int64)
+                                                                 + (m << 32)))
+                if work == _EXPLAIN:
+                    entries = _chosen(t, entries, args["partition"], args["bucket"])
+                if shipped is not None:
+                    entries = entries.select([*shipped, _PLACE])
+                at = _groups_of(entries, groups)
+                order = np.argsort(at, kind="stable")  # each group's entries together, in manifest order
+                entries, at = entries.take(pa.array(order)), at[order]
+                ks, starts, counts = np.unique(at, return_index=True, return_counts=True)
+                shares = {int(k): (int(lo), int(c)) for k, lo, c in zip(ks, starts, counts, strict=True)}
+                if found:
+                    shares.setdefault(0, (0, 0))
+                for k, (lo, c) in sorted(shares.items()):
                     out["k"].append(k)
-                    out["m"].append(int(m))
-                    out["blob"].append(pickle.dumps((es, ps, found if k == 0 else [])))
+                    out["m"].append(m)
+                    out["blob"].append(_arrow_bytes(entries.slice(lo, c)))
+                    out["problems"].append(plain_dumps(found if k == 0 else []).encode())
             yield pd.DataFrame(out)
 
     def merge(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        """Stage 2: merge a group's entries in manifest order, make its live files, do the work."""
-        parts = [(int(m), blob) for batch in batches for m, blob in zip(batch["m"], batch["blob"], strict=True)]
+        """Stage 2: plan a group's entries on columns (manifest order), do the work on that plan."""
+        parts = [(int(m), bytes(blob), bytes(found)) for batch in batches
+                 for m, blob, found in zip(batch["m"], batch["blob"], batch["problems"], strict=True)]
         if not parts:
             return
         t = open_table(*opened)
         found: list[Problem] = []
-        order: dict[int, int] = {}  # id(entry) -> its place in the plan's manifest order
-        live_entries: dict[tuple, tuple] = {}
-        for m, blob in sorted(parts, key=lambda p: p[0]):
-            entries, places, problems_here = pickle.loads(blob)
-            found.extend(problems_here)
-            for p, e in zip(places, entries, strict=True):
-                order[id(e)] = (m << 32) | p
-            merge_into(live_entries, entries)
-        places = [order[id(e)] for e in live_entries.values()]
-        files = t.live_files(live_entries.values(), dvs, found)
-        place = {lf.path: at for lf, at in zip(files, places, strict=True)}
-        result = _work(t, work, files, place, sid, args)
-        payload = result if isinstance(result, bytes) else (
-            plain_dumps(result).encode() if connect else pickle.dumps(result))
-        yield pd.DataFrame({"problems": [plain_dumps(found).encode()], "payload": [payload]})
+        tables = []
+        for _m, blob, problems_here in sorted(parts, key=lambda p: p[0]):
+            found.extend(p for p in plain_loads(problems_here.decode()) if p not in found)
+            tables.append(_arrow_table(blob))
+        entries = pa.concat_tables(tables)
+        places = entries.column(_PLACE).to_numpy()
+        plan, rows = t.plan_of_entries(snap, entries.drop_columns([_PLACE]), index_entries, found)
+        table_out, extra = _work(t, work, plan, places[rows], snap.id, args, connect)
+        records = extra.pop("records", b"")  # explain's whole records: bytes of their own, not in the JSON
+        yield pd.DataFrame({"problems": [plain_dumps(list(plan.problems)).encode()],
+                            "payload": [_arrow_bytes(table_out)], "extra": [plain_dumps(extra).encode()],
+                            "records": [records]})
 
-    df = spark.range(0, len(manifests), numPartitions=readers) if manifests else None
-    if df is None:
-        return tbl, head, [], 0
-    out = (df.mapInPandas(read, "k int, m int, blob binary").repartition(groups, "k")
-           .mapInPandas(merge, "problems binary, payload binary"))
+    if not manifests:
+        return tbl, head, [], 0, connect
+    df = spark.range(0, len(manifests), numPartitions=readers)
+    out = (df.mapInPandas(read, "k int, m int, blob binary, problems binary").repartition(groups, "k")
+           .mapInPandas(merge, "problems binary, payload binary, extra binary, records binary"))
     with JobWatch(spark, f"indexcore {work} {table}", progress, cancel, expected_tasks=readers + groups) as watch:
         try:
             rows = out.collect()
@@ -190,26 +246,32 @@ def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | No
         for p in plain_loads(bytes(row["problems"]).decode()):
             if p not in problems:
                 problems.append(p)
-        payload = bytes(row["payload"])
-        if work in (_PLAN, _CENSUS):
-            results.append(_arrow_table(payload))
-        else:
-            results.append(plain_loads(payload.decode()) if connect else pickle.loads(payload))
-    return tbl, head, results, readers + groups
+        results.append((_arrow_table(bytes(row["payload"])), plain_loads(bytes(row["extra"]).decode()),
+                        bytes(row["records"])))
+    return tbl, head, results, readers + groups, connect
 
 
-def _work(table, work: str, files: list, place: dict[str, int], snapshot_id: int, args: dict):
-    """One group's share of ``work`` (runs in a second-stage task)."""
+def _work(table, work: str, plan: PlanColumns, places: np.ndarray, snapshot_id: int, args: dict,
+          plain: bool) -> tuple[pa.Table, dict]:
+    """One group's share of ``work`` over its columnar plan (runs in a second-stage task): its
+    Arrow table and what else the driver needs of it (explain: its encoded records under "records")."""
     if work == _EXPLAIN:
+        files = plan.live_files(table)
         decided = decide_files(table, args["predicate"], files, table.schema(args["schema_id"]),
-                               snapshot_id=snapshot_id, global_indexes=True)
-        return {"decided": decided, "order": [list(file_order(lf)) for lf in in_file_order(files)]}
+                               verify=args["verify"], all_files=args["all_files"], snapshot_id=snapshot_id,
+                               global_indexes=True)
+        extra = {"violations": decided.violations, "problems": decided.problems, "index_used": decided.index_used,
+                 "io": [decided.bytes_read, decided.requests, decided.global_index_bytes,
+                        decided.global_index_requests]}
+        extra["records"] = encode_records(decided.files, plain)
+        return decision_table(decided.files, in_file_order(files)), extra
     if work == _PLAN:
-        out = files_view(table, snapshot_id, stats=True, live=files)
+        out = files_view(table, snapshot_id, stats=True, plan=plan)
+        at = places
     else:
-        out = file_indexes(table, snapshot_id, files=files)
-    at = pa.array([place[p] for p in out["file_path"].to_pylist()], pa.int64())
-    return _arrow_bytes(out.append_column(ORDER, at))
+        out = file_indexes(table, snapshot_id, plan=plan)
+        at = places[pc.index_in(out["file_path"], plan.files.column("path")).to_numpy(zero_copy_only=False)]
+    return out.append_column(ORDER, pa.array(np.asarray(at, np.int64))), {}
 
 
 def _in_plan_order(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
@@ -226,10 +288,10 @@ def spark_plan(warehouse_url: str, table: str, master: str | None = None, snapsh
                storage_options: dict | None = None) -> MetadataResult:
     """The snapshot's plan with its manifests read by Spark tasks, as ``$files`` (every field of
     every live file, in plan order) and the plan's problems."""
-    _tbl, head, results, tasks = _run(warehouse_url, table, _PLAN, {}, master, snapshot_id, progress, cancel,
-                                      spark, storage_options)
-    return MetadataResult(_in_plan_order(results, FILES), head.snapshot.id if head.snapshot else None,
-                          head.problems, tasks)
+    _tbl, head, results, tasks, _plain = _run(warehouse_url, table, _PLAN, {}, master, snapshot_id, progress,
+                                              cancel, spark, storage_options)
+    return MetadataResult(_in_plan_order([t for t, _e, _r in results], FILES),
+                          head.snapshot.id if head.snapshot else None, head.problems, tasks)
 
 
 def spark_census(warehouse_url: str, table: str, master: str | None = None, snapshot_id: int | None = None,
@@ -237,36 +299,52 @@ def spark_census(warehouse_url: str, table: str, master: str | None = None, snap
                  storage_options: dict | None = None) -> MetadataResult:
     """The ``$file_indexes`` census of the snapshot's index heads, read by Spark tasks (rows in plan
     order, each file's in head order, as in one process)."""
-    _tbl, head, results, tasks = _run(warehouse_url, table, _CENSUS, {}, master, snapshot_id, progress, cancel,
-                                      spark, storage_options)
-    return MetadataResult(_in_plan_order(results, FILE_INDEXES), head.snapshot.id if head.snapshot else None,
-                          head.problems, tasks)
+    _tbl, head, results, tasks, _plain = _run(warehouse_url, table, _CENSUS, {}, master, snapshot_id, progress,
+                                              cancel, spark, storage_options)
+    return MetadataResult(_in_plan_order([t for t, _e, _r in results], FILE_INDEXES),
+                          head.snapshot.id if head.snapshot else None, head.problems, tasks)
 
 
-def spark_explain(warehouse_url: str, table: str, where_sql: str, master: str | None = None,
-                  snapshot_id: int | None = None, progress: Progress | None = None,
-                  cancel: threading.Event | None = None, spark=None,
-                  storage_options: dict | None = None) -> Explanation:
-    """Explain ``where_sql`` over every live file, planned and decided in Spark tasks: explain's own
-    :class:`Explanation` (files in explain's order, its funnel, the plan's problems first)."""
+def spark_explain_columns(warehouse_url: str, table: str, where_sql: str, master: str | None = None,
+                          snapshot_id: int | None = None, progress: Progress | None = None,
+                          cancel: threading.Event | None = None, spark=None, storage_options: dict | None = None,
+                          partition: dict | str | None = None, bucket: int | None = None, verify: bool = False,
+                          all_files: bool = False) -> ExplainColumns:
+    """Explain ``where_sql`` planned and decided in Spark tasks, as :func:`~indexcore.scan.explainer.explain`
+    with the same options (``partition`` / ``bucket`` restrict the files; ``verify`` reads their
+    data in the tasks; ``all_files`` consults every file index): every file's record as Arrow rows
+    in explain's order and the funnel summed over them (:class:`ExplainColumns`)."""
     tbl = open_warehouse(warehouse_url, storage_options=storage_options).table(table)
     snap = tbl.snapshot(snapshot_id)
     schema = tbl.read_schema(snapshot_id, snap)
     predicate, sql = bind_predicate(tbl, schema, where_sql)  # a bad predicate fails before Spark starts
-    _tbl, head, results, _tasks = _run(warehouse_url, table, _EXPLAIN, {"predicate": predicate, "schema_id": schema.id},
-                                       master, snap.id if snap else None, progress, cancel, spark, storage_options)
-    ranked = sorted(((tuple(key), f) for r in results for key, f in zip(r["order"], r["decided"].files, strict=True)),
-                    key=lambda kf: kf[0])
-    parts: list[FileDecisions] = [r["decided"] for r in results]
+    args = {"predicate": predicate, "schema_id": schema.id, "partition": parse_partition(schema, partition),
+            "bucket": bucket, "verify": verify, "all_files": all_files}
+    _tbl, head, results, _tasks, plain = _run(warehouse_url, table, _EXPLAIN, args, master,
+                                              snap.id if snap else None, progress, cancel, spark, storage_options)
+    files = in_explain_order(numbered([t for t, _e, _r in results]))
+    extras = [e for _t, e, _r in results]
+    rank = {p: i for i, p in enumerate(files.column("path").to_pylist())}
+    violations = sorted((v for e in extras for v in e["violations"]), key=lambda v: rank.get(v["path"], len(rank)))
     seen: set[Problem] = set()
-    part_problems = [p for part in parts for p in part.problems if not (p in seen or seen.add(p))]
-    whole = FileDecisions([f for _, f in ranked], [], all(p.index_used for p in parts), part_problems,
-                          sum(p.bytes_read for p in parts), sum(p.requests for p in parts),
-                          max((p.global_index_bytes for p in parts), default=0),
-                          max((p.global_index_requests for p in parts), default=0))
-    out = explanation(table, head.snapshot.id if head.snapshot else None, predicate, sql, [whole], verified=False)
-    out.problems[:0] = head.problems
-    return out
+    part_problems = [p for e in extras for p in e["problems"] if not (p in seen or seen.add(p))]
+    global_io = (max((e["io"][2] for e in extras), default=0), max((e["io"][3] for e in extras), default=0))
+    return ExplainColumns(table, head.snapshot.id if head.snapshot else None, predicate, sql, files,
+                          table_funnel(files, verify, global_io), violations,
+                          [*head.problems, *part_problems, *file_problems(files)], verify,
+                          all(e["index_used"] for e in extras), sum(e["io"][0] for e in extras),
+                          sum(e["io"][1] for e in extras), [r for _t, _e, r in results], plain)
+
+
+def spark_explain(warehouse_url: str, table: str, where_sql: str, master: str | None = None,
+                  snapshot_id: int | None = None, progress: Progress | None = None,
+                  cancel: threading.Event | None = None, spark=None, storage_options: dict | None = None,
+                  partition: dict | str | None = None, bucket: int | None = None, verify: bool = False,
+                  all_files: bool = False) -> Explanation:
+    """:func:`spark_explain_columns` as explain's own :class:`Explanation` (files in explain's order,
+    its funnel, the plan's problems first): for a caller that lists every file's record."""
+    return spark_explain_columns(warehouse_url, table, where_sql, master, snapshot_id, progress, cancel, spark,
+                                 storage_options, partition, bucket, verify, all_files).explanation()
 
 
 def seed_census(table, warehouse_url: str, master: str, snapshot_id: int | None = None,
