@@ -159,6 +159,11 @@ def sessions(roots: list[str], concurrent: int = 1) -> None:
             print(f"{r['live_files']:>9,} live files, {n:>2} session{'s' if n > 1 else ' '}: plan {r['plan_s']:6.2f} s,"
                   f" plan+$files+census {r['session_s']:6.2f} s, +{r['rss_mib'] - r['base_mib']:7.1f} MiB"
                   f" ({r['kib_per_file']:.2f} KiB per live file), peak RSS {r['peak_mib']:7.1f} MiB", flush=True)
+    if concurrent > 1:  # what each session adds over the shared plan, views and census: its own frames
+        for one, many in zip(results[1], results[concurrent], strict=True):
+            each = ((many["rss_mib"] - many["base_mib"]) - (one["rss_mib"] - one["base_mib"])) / (concurrent - 1)
+            print(f"{one['live_files']:>9,} live files: each further session +{each:7.1f} MiB"
+                  f" ({each * 1024 / max(1, one['live_files']):.2f} KiB per live file; its $files frame)")
     for n in counts:
         for a, b in zip(results[n], results[n][1:], strict=False):
             files = b["live_files"] / a["live_files"]

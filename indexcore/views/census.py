@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 from array import array
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -112,22 +113,24 @@ def census_heads(table, files: Iterable[LiveFile], progress: Progress | None = N
     values and ``verdicts`` judge its entries. A container that cannot be read is
     ``(live file, (), None, error, NO_VERDICTS)``."""
     files = [lf for lf in files if lf.has_file_index]
-    walk = _census_walk(table, [lf.file.schema_id for lf in files], [lf.path for lf in files],
-                        [head_source(lf) for lf in files], progress)
+    walk = _census_walk(table, [lf.file.schema_id for lf in files], [head_source(lf) for lf in files], progress)
     for i, spans, size, error, verdicts in walk:
         yield files[i], spans, size, error, verdicts
 
 
-def _census_walk(table, schema_ids: Sequence[int], paths: Sequence[str], sources: Iterable[HeadSource],
-                 progress: Progress | None) -> Iterator[tuple[int, tuple[int, ...], int | None, str | None, Verdicts]]:
-    """:func:`census_heads` over the heads ``sources`` name (made as the walk goes), of the data
-    files ``paths`` written under ``schema_ids`` (``i`` for the i-th)."""
+def _census_walk(table, schema_ids: Sequence[int], sources: Iterable[HeadSource], progress: Progress | None
+                 ) -> Iterator[tuple[int, tuple[int, ...], int | None, str | None, Verdicts]]:
+    """:func:`census_heads` over the heads ``sources`` name (made as the walk goes, and let go a
+    batch at a time: a 1,000,000-file census holds no list of every path), of the data files
+    written under ``schema_ids`` (``i`` for the i-th)."""
     judged: dict[tuple, tuple] = {}  # (schema id, column, kind) -> what _judge says
     shapes: dict[tuple, Verdicts] = {}  # (schema id, (column, kind) pairs, empties) -> verdicts
     schemas: dict[int, object] = {}
-    total = len(paths)
-    for i, (head, size, name, error) in enumerate(table.iter_source_heads(sources)):
-        tick(progress, i, total, posixpath.basename(paths[i]))
+    total = len(schema_ids)
+    taken: deque[HeadSource] = deque()  # the sources read and not yet walked (about a batch)
+    for i, (head, size, name, error) in enumerate(table.iter_source_heads(_taking(sources, taken))):
+        path = taken.popleft().path
+        tick(progress, i, total, posixpath.basename(path))
         if error is None:
             try:
                 pairs, spans = head_spans(head, size, name)
@@ -139,16 +142,23 @@ def _census_walk(table, schema_ids: Sequence[int], paths: Sequence[str], sources
         offsets = spans[::2]
         empty = (tuple(offset == EMPTY_INDEX_FLAG for offset in offsets) if EMPTY_INDEX_FLAG in offsets
                  else (False,) * len(offsets))
-        sid = schema_ids[i]
+        sid = int(schema_ids[i])
         key = (sid, pairs, empty)
         verdicts = shapes.get(key)
         if verdicts is None:
             schema = schemas.get(sid)
             if schema is None:
-                schema = schemas[sid] = table.schema_or_latest(sid, paths[i])
+                schema = schemas[sid] = table.schema_or_latest(sid, path)
             verdicts = shapes[key] = _verdicts(schema, pairs, empty, judged)
         yield i, spans, size, None, verdicts
     tick(progress, total, total, "done")
+
+
+def _taking(sources: Iterable[HeadSource], taken: deque) -> Iterator[HeadSource]:
+    """``sources``, each noted in ``taken`` as it is handed on."""
+    for src in sources:
+        taken.append(src)
+        yield src
 
 
 def indexed_rows(plan: PlanColumns, sample: int | None = None) -> np.ndarray:
@@ -198,10 +208,9 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     picked = plan.files.select(["path", "index_path", "_EMBEDDED_FILE_INDEX", "_SCHEMA_ID"])
     if len(rows) < picked.num_rows:  # else every file, in order: no copy of the embedded indexes
         picked = picked.take(pa.array(rows))
-    paths = picked.column("path").to_pylist()
-    walked = _Walked(errors_only)
-    for i, spans, size, why, v in _census_walk(table, picked.column("_SCHEMA_ID").to_pylist(), paths,
-                                                _head_sources(picked), progress):
+    walked = _Walked(errors_only, rows=True)
+    for i, spans, size, why, v in _census_walk(table, picked.column("_SCHEMA_ID").to_numpy(), _head_sources(picked),
+                                                progress):
         walked.add(int(rows[i]), spans, size, why, v)
     census = walked.table(lambda shown: _plan_file_columns(table, plan, np.asarray(shown, np.int64)))
     pa.default_memory_pool().release_unused()  # the walk's scratch arrays: back to the system, not kept
@@ -286,15 +295,16 @@ class _Walked:
     """What a census walk found, folded as it goes: each shown file's pattern (the verdicts of its
     head's shape and which entries are shown), its head entries' spans and its container size."""
 
-    def __init__(self, errors_only: bool):
+    def __init__(self, errors_only: bool, rows: bool = False):
         self.errors_only = errors_only
-        self.shown: list = []  # what the file is to the caller: a plan row, or a live file
+        # what the file is to the caller: a plan row (``rows``: 8 bytes each), or a live file
+        self.shown: list | array = array("q") if rows else []
         self.patterns: list[tuple[Verdicts | None, tuple[int, ...], str | None]] = []  # verdicts, shown, error
         self.pattern_of: dict[int, int] = {}  # id(verdicts) -> its pattern (verdicts outlive the census)
-        self.file_pattern: list[int] = []
-        self.entries: list[int] = []  # head entries per shown file (0 when unreadable)
+        self.file_pattern = array("q")  # per shown file, as the others: 8 bytes a file, no int object
+        self.entries = array("q")  # head entries per shown file (0 when unreadable)
         self.spans_flat = array("q")  # (offset, length) of every head entry, flat: 8 bytes a value
-        self.container: list[int | None] = []
+        self.container = array("q")  # container size per shown file (-1: unreadable, null)
 
     def add(self, who, spans, size: int | None, why: str | None, v: Verdicts | None) -> None:
         """One walked file: unreadable (``why``: one row, no column), or its head's ``spans``."""
@@ -313,7 +323,7 @@ class _Walked:
         self.shown.append(who)
         self.file_pattern.append(pid)
         self.entries.append(len(spans) // 2)
-        self.container.append(size)
+        self.container.append(-1 if size is None else size)
 
     def table(self, file_columns) -> pa.Table:
         """The census's rows: each shown file's pattern of rows over its head entries' spans (numpy
@@ -340,12 +350,12 @@ class _Walked:
             p_error.extend(v.errors[i] for i in at)
             p_readable.extend([True] * len(at))
         # each row: its file, its pattern row, its head entry
-        pattern = np.asarray(self.file_pattern, np.int64)
+        pattern = np.frombuffer(self.file_pattern, np.int64)
         n_rows = p_len[pattern]
         file_of_row = np.repeat(np.arange(len(pattern), dtype=np.int64), n_rows)
         r = np.arange(int(n_rows.sum()), dtype=np.int64) - np.repeat(_starts(n_rows), n_rows)
         pattern_row = p_start[pattern[file_of_row]] + r
-        entry_base = _starts(np.asarray(self.entries, np.int64))
+        entry_base = _starts(np.frombuffer(self.entries, np.int64))
         readable = np.asarray(p_readable, bool)[pattern_row]
         entry = np.where(readable, entry_base[file_of_row] + np.asarray(p_at, np.int64)[pattern_row], 0)
         flat = self.spans_flat
@@ -353,11 +363,12 @@ class _Walked:
         offset, length = spans[entry, 0], spans[entry, 1]
         size = np.where(readable & (offset != EMPTY_INDEX_FLAG), length, 0)
         rows, at = pa.array(file_of_row), pa.array(pattern_row)
+        container = np.frombuffer(self.container, np.int64)
         columns = {
             "column_name": pa.array(p_column, pa.string()).take(at),
             "index_type": pa.array(p_kind, pa.string()).take(at),
             "index_size_in_bytes": pa.array(size, pa.int64()),
-            "index_container_size_in_bytes": pa.array(self.container, pa.int64()).take(rows),
+            "index_container_size_in_bytes": pa.array(container, pa.int64(), mask=container < 0).take(rows),
             "is_empty": pa.array(p_empty, pa.bool_()).take(at),
             "index_offset": pa.array(offset, pa.int64(), mask=~readable),
             "error": pa.array(p_error, pa.string()).take(at),
