@@ -171,3 +171,18 @@ def test_embedded_heads_are_cut_again_not_kept(conformance):
         for key, ((head, _size, name, _error), weight) in table.caches.head_bytes._items.items():
             assert weight >= len(head or b"") + len(key[0]) + len(key[1] or "") + len(name)
     assert embedded > 0 and kept > 0
+
+
+def test_index_census_reads_the_census_as_the_whole_frame_did(conformance):
+    """``index_census`` (on Arrow now) gives the kinds and the unusable rows, with their places in
+    the census as the frame's index, that filtering the census's whole plain frame gives."""
+    from indexcore.frames.table import index_census
+
+    unusable = 0
+    for _root, table in _tables(conformance):
+        frame = plain(view(table, "file_indexes")).to_pandas()
+        kinds, bad = index_census(table)
+        assert kinds == set(frame["index_type"].dropna())
+        pd.testing.assert_frame_equal(bad, frame[frame["error"].notna()])
+        unusable += len(bad)
+    assert unusable > 0
