@@ -82,13 +82,16 @@ def to_frame(result: pa.Table) -> pd.DataFrame:
 
 
 def _plain_objects(column: pa.ChunkedArray) -> np.ndarray:
-    """A dictionary-encoded column's values as an object array (None for null)."""
+    """A dictionary-encoded column's values as an object array (None for null); only the texts its
+    rows use become Python strings (a census's few unusable rows: not the plan's every path)."""
     parts = []
     for chunk in column.chunks:
-        values = np.empty(len(chunk.dictionary) + 1, object)  # the last: null
-        values[:-1] = chunk.dictionary.to_numpy(zero_copy_only=False)
-        values[-1] = None
-        parts.append(values[pc.fill_null(chunk.indices, -1).to_numpy(zero_copy_only=False)])
+        at = pc.fill_null(chunk.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        used, where = np.unique(at, return_inverse=True)  # -1 (null) first when present
+        values = np.empty(len(used), object)
+        real = used >= 0
+        values[real] = chunk.dictionary.take(pa.array(used[real])).to_numpy(zero_copy_only=False)
+        parts.append(values[where.reshape(-1)])
     return np.concatenate(parts) if parts else np.empty(0, object)
 
 
