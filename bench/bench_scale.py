@@ -182,10 +182,11 @@ def main() -> None:
     parser.add_argument("--sessions", help="large samples DIR[,DIR...]: one session's memory on each")
     parser.add_argument("--concurrent", type=int, default=1,
                         help="with --sessions: also measure this many sessions at once (threads, one warehouse)")
+    parser.add_argument("--table", default="large.events", help="with --session: the table measured")
     parser.add_argument("--session", help=argparse.SUPPRESS)  # one measurement, in a fresh process
     args = parser.parse_args()
     if args.session:
-        print(json.dumps(session(args.session, concurrent=args.concurrent)))
+        print(json.dumps(session(args.session, args.table, concurrent=args.concurrent)))
         return
     if args.sessions:
         sessions(args.sessions.split(","), args.concurrent)
