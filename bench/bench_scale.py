@@ -13,7 +13,10 @@ indexcore sample build DIR --scale large --files N``): per warehouse, in a fresh
 columnar plan of ``large.events`` (``Table.plan_columns``), its ``$files`` view and the census of its index heads
 (``$file_indexes``); it prints the live files, the resident memory those add (RSS after minus
 RSS after the imports) per live file, the peak RSS (VmHWM) and the time, then the growth from
-one size to the next against the files ratio.
+one size to the next against the files ratio and the memory each added file costs.
+``--concurrent 20`` also runs 20 such sessions at once in one process (threads sharing one
+warehouse, as the app's sessions do; each holds its ``$files`` frame and census until all are
+done) and prints the same figures for them.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tracemalloc
 from pathlib import Path
@@ -42,6 +46,7 @@ from indexcore.frames import deletion_vectors as deletion_vectors_frames  # noqa
 from indexcore.frames import suggestion as suggestion_frames  # noqa: E402
 from indexcore.frames import table as table_frames  # noqa: E402
 from indexcore.frames.table import index_census  # noqa: E402
+from indexcore.frames.views import view_frame  # noqa: E402
 from indexcore.views import view  # noqa: E402
 from indexcore.write import TableWriter, make_schema  # noqa: E402
 
@@ -105,39 +110,68 @@ def _status_kib(field: str) -> int:
     return 0
 
 
-def session(root: str, table_name: str = "large.events") -> dict:
-    """One session's work on a large sample, in this (fresh) process: plan + $files + census."""
+def session(root: str, table_name: str = "large.events", concurrent: int = 1) -> dict:
+    """``concurrent`` sessions' work on a large sample, in this (fresh) process, at the same time
+    (threads, one shared warehouse, as the app's sessions share it): each plans, reads ``$files``
+    as a frame and the census (``index_census``), and holds its frame until all are done."""
     base = _status_kib("VmRSS")
     t0 = time.perf_counter()
-    table = indexcore.open_warehouse(root).table(table_name)
-    plan = table.plan_columns()  # what $files and the census stand on (no object per file)
-    t_plan = time.perf_counter() - t0
-    files = view(table, "files").to_pandas()
-    kinds, _ = index_census(table)
+    warehouse = indexcore.open_warehouse(root)
+    frames: list = [None] * concurrent
+    plan_s: list = [0.0] * concurrent
+    done = threading.Barrier(concurrent)
+
+    def one(i: int) -> None:
+        table = warehouse.table(table_name)
+        table.plan_columns()  # what $files and the census stand on (no object per file); kept once
+        plan_s[i] = time.perf_counter() - t0
+        frames[i] = (view_frame(table, "files"), index_census(table))
+        done.wait()  # every session holds its frames at once
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(concurrent)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     seconds = time.perf_counter() - t0
     rss = _status_kib("VmRSS")
-    return {"warehouse": root, "live_files": plan.num_files, "files_rows": len(files), "kinds": sorted(kinds),
-            "plan_s": round(t_plan, 2), "session_s": round(seconds, 2), "base_mib": round(base / 1024, 1),
+    plan = warehouse.table(table_name).plan_columns()
+    kinds = sorted(frames[0][1][0])
+    assert all(len(f[0]) == plan.num_files for f in frames)
+    return {"warehouse": root, "sessions": concurrent, "live_files": plan.num_files, "kinds": kinds,
+            "plan_s": round(min(plan_s), 2), "session_s": round(seconds, 2), "base_mib": round(base / 1024, 1),
             "rss_mib": round(rss / 1024, 1), "peak_mib": round(_status_kib("VmHWM") / 1024, 1),
             "kib_per_file": round((rss - base) / max(1, plan.num_files), 2)}
 
 
-def sessions(roots: list[str]) -> None:
-    """:func:`session` in a fresh process per warehouse, then the growth table."""
+def sessions(roots: list[str], concurrent: int = 1) -> None:
+    """:func:`session` in a fresh process per warehouse (and per number of sessions: 1, then
+    ``concurrent`` when more), then the growth table of each."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    results = []
+    counts = [1] if concurrent <= 1 else [1, concurrent]
+    results: dict[int, list] = {n: [] for n in counts}
     for root in roots:
-        out = subprocess.run([sys.executable, __file__, "--session", root], env=env, capture_output=True,
-                             text=True, check=True)
-        r = json.loads(out.stdout.strip().splitlines()[-1])
-        results.append(r)
-        print(f"{r['live_files']:>9,} live files: plan {r['plan_s']:6.2f} s, plan+$files+census {r['session_s']:6.2f} s,"
-              f" +{r['rss_mib'] - r['base_mib']:7.1f} MiB ({r['kib_per_file']:.2f} KiB per live file),"
-              f" peak RSS {r['peak_mib']:7.1f} MiB", flush=True)
-    for a, b in zip(results, results[1:], strict=False):
-        files = b["live_files"] / a["live_files"]
-        print(f"{a['live_files']:,} -> {b['live_files']:,} files (x{files:.1f}): time x{b['session_s'] / a['session_s']:.1f},"
-              f" memory x{(b['rss_mib'] - b['base_mib']) / (a['rss_mib'] - a['base_mib']):.1f}")
+        for n in counts:
+            out = subprocess.run([sys.executable, __file__, "--session", root, "--concurrent", str(n)], env=env,
+                                 capture_output=True, text=True, check=True)
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            results[n].append(r)
+            print(f"{r['live_files']:>9,} live files, {n:>2} session{'s' if n > 1 else ' '}: plan {r['plan_s']:6.2f} s,"
+                  f" plan+$files+census {r['session_s']:6.2f} s, +{r['rss_mib'] - r['base_mib']:7.1f} MiB"
+                  f" ({r['kib_per_file']:.2f} KiB per live file), peak RSS {r['peak_mib']:7.1f} MiB", flush=True)
+    if concurrent > 1:  # what each session adds over the shared plan, views and census: its own frames
+        for one, many in zip(results[1], results[concurrent], strict=True):
+            each = ((many["rss_mib"] - many["base_mib"]) - (one["rss_mib"] - one["base_mib"])) / (concurrent - 1)
+            print(f"{one['live_files']:>9,} live files: each further session +{each:7.1f} MiB"
+                  f" ({each * 1024 / max(1, one['live_files']):.2f} KiB per live file; its $files frame)")
+    for n in counts:
+        for a, b in zip(results[n], results[n][1:], strict=False):
+            files = b["live_files"] / a["live_files"]
+            added = (b["rss_mib"] - b["base_mib"]) - (a["rss_mib"] - a["base_mib"])
+            print(f"{n:>2} session{'s' if n > 1 else ' '}: {a['live_files']:,} -> {b['live_files']:,} files"
+                  f" (x{files:.1f}): time x{b['session_s'] / a['session_s']:.1f},"
+                  f" memory x{(b['rss_mib'] - b['base_mib']) / (a['rss_mib'] - a['base_mib']):.1f},"
+                  f" slope {added * 1024 / (b['live_files'] - a['live_files']):.2f} KiB per added file")
 
 
 def main() -> None:
@@ -146,13 +180,16 @@ def main() -> None:
     parser.add_argument("--warehouse", help="reuse tables written by an earlier run")
     parser.add_argument("--quick", action="store_true", help="a small warehouse: runs, measures nothing")
     parser.add_argument("--sessions", help="large samples DIR[,DIR...]: one session's memory on each")
+    parser.add_argument("--concurrent", type=int, default=1,
+                        help="with --sessions: also measure this many sessions at once (threads, one warehouse)")
+    parser.add_argument("--table", default="large.events", help="with --session: the table measured")
     parser.add_argument("--session", help=argparse.SUPPRESS)  # one measurement, in a fresh process
     args = parser.parse_args()
     if args.session:
-        print(json.dumps(session(args.session)))
+        print(json.dumps(session(args.session, args.table, concurrent=args.concurrent)))
         return
     if args.sessions:
-        sessions(args.sessions.split(","))
+        sessions(args.sessions.split(","), args.concurrent)
         return
     with tempfile.TemporaryDirectory() as tmp:
         root = args.warehouse or tmp

@@ -12,6 +12,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
+_ABSENT = object()
+
 
 class LRU:
     """``key -> value`` with a weight per value; the least recently used leave past ``max_weight``.
@@ -27,6 +29,7 @@ class LRU:
         self.weight = 0
         self._items: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._lock = threading.Lock()
+        self._building: dict[Hashable, threading.RLock] = {}  # key -> held while one caller builds it
 
     def __len__(self) -> int:
         return len(self._items)
@@ -54,6 +57,27 @@ class LRU:
                 self.weight -= w
                 if self._evicted is not None:
                     self._evicted(gone, value)
+
+    def get_or_build(self, key: Hashable, build: Callable[[], Any], weight: Callable[[Any], int] | None = None) -> Any:
+        """The value under ``key``, else ``build()`` kept under it (weighed by ``weight(value)``, 1
+        without). Built once however many threads ask at the same time: the others wait for the
+        first and share its value (20 sessions opening one snapshot keep one plan, not 20)."""
+        hit = self.get(key, _ABSENT)
+        if hit is not _ABSENT:
+            return hit
+        with self._lock:
+            building = self._building.setdefault(key, threading.RLock())  # re-entered: built again, as before
+        try:
+            with building:
+                hit = self.get(key, _ABSENT)  # built meanwhile by the thread this one waited for
+                if hit is _ABSENT:
+                    hit = build()
+                    self.put(key, hit, max(int(weight(hit)), 1) if weight else 1)
+        finally:
+            with self._lock:
+                if self._building.get(key) is building:  # a waiter holds its own reference
+                    del self._building[key]
+        return hit
 
     def peek(self, key: Hashable, default: Any = None) -> Any:
         """The value without making it recently used."""

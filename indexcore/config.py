@@ -132,7 +132,7 @@ class Settings:
     manifest_cache_entries: int = _setting("INDEXCORE_MANIFEST_CACHE_ENTRIES", 500_000)
     #: file-index container heads a table keeps parsed
     head_cache_files: int = _setting("INDEXCORE_HEAD_CACHE_FILES", 200_000)
-    #: bytes of container heads a table keeps unparsed
+    #: memory of ``.index`` container heads a table keeps unparsed (bytes, paths, objects)
     head_cache_bytes: int = _setting("INDEXCORE_HEAD_CACHE_BYTES", 64 << 20)
     #: bytes of index blobs whose opened readers a table keeps
     reader_cache_bytes: int = _setting("INDEXCORE_READER_CACHE_BYTES", 32 << 20)

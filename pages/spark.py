@@ -22,7 +22,7 @@ from indexcore.expr import quote_name
 from indexcore.frames import figures
 from indexcore.frames.suggestion import suggest_predicate
 from indexcore.frames.text import code, md
-from indexcore.frames.views import UNPARTITIONED
+from indexcore.frames.views import UNPARTITIONED, to_frame
 from indexcore.scan.explainer import bind_predicate
 from indexcore.spark.jobs.audit import audit
 from indexcore.spark.jobs.evaluate import evaluate
@@ -45,7 +45,7 @@ def _plan_job(url: str, table: str, **kw) -> dict:
 
 def _census_job(url: str, table: str, **kw) -> dict:
     r = spark_census(url, table, **kw)
-    return {"census": r.table.to_pandas(), "problems": [p.to_dict() for p in r.problems], "tasks": r.tasks}
+    return {"census": to_frame(r.table), "problems": [p.to_dict() for p in r.problems], "tasks": r.tasks}
 
 
 def _explain_job(url: str, table: str, sql: str, **kw) -> dict:

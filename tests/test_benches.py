@@ -41,3 +41,26 @@ def test_bench_quick_runs(script):
                          capture_output=True, text=True, timeout=TIMEOUT_S)
     assert res.returncode == 0, f"{script} --quick failed:\n{res.stdout[-2000:]}\n{res.stderr[-3000:]}"
     assert res.stdout.strip(), f"{script} --quick printed nothing"
+
+
+def test_bench_scale_measures_concurrent_sessions():
+    """``bench_scale.py --session DIR --concurrent 3`` (what ``--sessions ... --concurrent N`` runs
+    per warehouse) plans, reads ``$files`` and the census in three threads over one warehouse and
+    prints the memory figures, on the sample warehouse's events table."""
+    import json
+
+    import indexcore
+
+    sample = ROOT / "sample_warehouse"
+    if not (sample / "demo.db").is_dir():
+        pytest.skip("sample_warehouse/ is missing")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env.pop("INDEXCORE_ALLOWED_ROOTS", None)
+    res = subprocess.run([sys.executable, str(BENCH / "bench_scale.py"), "--session", str(sample), "--table",
+                          "demo.events", "--concurrent", "3"], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=TIMEOUT_S)
+    assert res.returncode == 0, res.stderr[-3000:]
+    got = json.loads(res.stdout.strip().splitlines()[-1])
+    files = len(indexcore.open_warehouse(str(sample)).table("demo.events").plan().files)
+    assert got["sessions"] == 3 and got["live_files"] == files
+    assert got["peak_mib"] >= got["rss_mib"] > got["base_mib"] > 0 and got["kib_per_file"] > 0

@@ -20,6 +20,7 @@ from test_pypaimon_interop import pypaimon_read
 
 import indexcore
 from indexcore.formats.binary_row import bucket_of, key_hash, long_key_hashes
+from indexcore.frames.views import view_frame
 from indexcore.types import parse_type
 from indexcore.views import view
 from indexcore.warehouse.data import read_table
@@ -96,7 +97,7 @@ def test_index_kinds_dvs_and_hash_index(bulk):
     root, _, _ = bulk
     wh = indexcore.open_warehouse(str(root))
     events = wh.table("large.events")
-    fi = view(events, "file_indexes").to_pandas()
+    fi = view_frame(events, "file_indexes")  # text as text, not categories
     assert fi.groupby("index_type")["storage_type"].agg(set).to_dict() == {
         k: {"EMBEDDED", "FILE"} for k in ("bitmap", "bloom-filter", "range-bitmap", "bsi")}
     assert fi.groupby("file_name")["index_type"].agg(frozenset).nunique() == 1  # all four on every file

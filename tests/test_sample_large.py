@@ -17,6 +17,7 @@ import pytest
 from test_spark_pipeline import spark  # noqa: F401 - the session-wide local[2] Spark
 
 import indexcore
+from indexcore.frames.views import view_frame
 from indexcore.views import view
 from indexcore.write.bulk_sample import build_large_bulk
 from indexcore.write.large_sample import ORDER_BUCKETS, UPDATE_SHARE, shape
@@ -143,7 +144,7 @@ def _same_tree(left: Path, right: Path) -> bool:
 def _file_shape(table) -> collections.Counter:
     """Every live file without its name: partition, bucket, level, rows, bytes, deletes, where
     its index container is, its index kinds and its deletion vector's cardinality."""
-    kinds = view(table, "file_indexes").to_pandas().groupby("file_name")["index_type"].agg(frozenset).to_dict()
+    kinds = view_frame(table, "file_indexes").groupby("file_name")["index_type"].agg(frozenset).to_dict()
     out: collections.Counter = collections.Counter()
     for lf in table.plan().files:
         f = lf.file

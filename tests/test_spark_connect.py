@@ -228,13 +228,14 @@ def test_metadata_jobs_equal_single_process(remote, parquet: str, name: str, whe
     """Plan, census and explain (verified, every file index consulted) with manifests read by tasks
     over Connect (Arrow and JSON back, no pickles) equal one process."""
     from indexcore.spark.jobs.metadata import spark_census, spark_explain, spark_plan
-    from indexcore.views.census import file_indexes
+    from indexcore.views.census import file_indexes, plain
     from indexcore.views.system import files
 
     root, table_name = _table(parquet, name)
     table = open_warehouse(root).table(table_name)
     assert spark_plan(root, table_name, spark=remote).table.equals(files(table))
-    assert spark_census(root, table_name, spark=remote).table.equals(file_indexes(table))
+    # equal values (the shared text columns' dictionaries may differ: one process's are the plan's)
+    assert plain(spark_census(root, table_name, spark=remote).table).equals(plain(file_indexes(table)))
     got = spark_explain(root, table_name, where, spark=remote, verify=True, all_files=True).to_json()
     want = explain(table, where, verify=True, all_files=True).to_json()
     keys = ("files", "funnel", "problems", "violations")

@@ -34,7 +34,7 @@ from indexcore.spark.jobs.metadata import (
     spark_plan,
 )
 from indexcore.spark.jobs.run import JobCancelledError
-from indexcore.views.census import file_indexes
+from indexcore.views.census import file_indexes, plain
 from indexcore.views.system import files as files_view
 from indexcore.write.bulk_sample import build_large_bulk
 
@@ -110,7 +110,8 @@ def _check(spark, root: str, name: str, where: str | None) -> dict:
     fresh = open_warehouse(root).table(name)
     sid = seed_census(fresh, root, "local[2]", spark=spark)
     census = fresh.caches.derived.peek(("view", "file_indexes", sid)) if sid is not None else None
-    assert sid is None or census.equals(file_indexes(table)), f"{name}: Spark census differs"
+    # equal values; the dictionaries of the shared text columns differ (one process: the plan's own)
+    assert sid is None or plain(census).equals(plain(file_indexes(table))), f"{name}: Spark census differs"
     assert table_health(fresh, sid) == table_health(table)
     assert fresh.caches.derived.peek(("view", "file_indexes", sid)) is census  # health did not redo it
 

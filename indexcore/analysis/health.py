@@ -46,7 +46,7 @@ from indexcore.io import Fetch
 from indexcore.paimon.index_types import DELETION_VECTORS, HASH
 from indexcore.views import register_view, view
 from indexcore.views.census import FILE_INDEXES, unusable_rows
-from indexcore.views.common import from_rows, partition_label, partition_types
+from indexcore.views.common import from_rows, partition_label, partition_types, to_frame
 from indexcore.warehouse.global_index import global_index_files, open_reader
 from indexcore.warehouse.table_planning import KNOWN_INDEX_TYPES, LISTED_GLOBAL_TYPES
 
@@ -300,7 +300,7 @@ def table_health(table, snapshot_id: int | None = None) -> TableHealth:
     data_bytes = int(pc.sum(plan.files.column("_FILE_SIZE")).as_py() or 0)
     rows = int(pc.sum(plan.files.column("_ROW_COUNT")).as_py() or 0)
     census = view(table, "file_indexes", sid) if files else FILE_INDEXES.empty_table()
-    frame = unusable_rows(census).to_pandas()  # all unusable_files and the unreadable containers need
+    frame = to_frame(unusable_rows(census))  # all unusable_files and the unreadable containers need
     by_path = plan.by_path(table)
 
     index_bytes = index_bytes_of(census, plan, data_bytes)

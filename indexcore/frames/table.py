@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow.compute as pc
 
 from indexcore.analysis.balance import size_skew
 from indexcore.formats.registry import FILE_INDEX_TYPES
 from indexcore.scan.stats import file_stats_frame
 from indexcore.views import view
-from indexcore.views.common import dv_cardinality
+from indexcore.views.common import dv_cardinality, to_frame
 
 
 def index_census(table, snapshot_id: int | None = None) -> tuple[set[str], pd.DataFrame]:
@@ -24,10 +26,14 @@ def index_census(table, snapshot_id: int | None = None) -> tuple[set[str], pd.Da
     kind). Read from that view, which is built from container heads once per snapshot and kept
     on the table, so every page and frame asking shares one census. A corrupt blob inside a
     readable container shows on its kind's page."""
-    frame = view(table, "file_indexes", snapshot_id).to_pandas()
-    if frame.empty:
-        return set(), frame
-    return set(frame["index_type"].dropna()), frame[frame["error"].notna()]
+    census = view(table, "file_indexes", snapshot_id)  # read on Arrow: no frame of every row
+    if census.num_rows == 0:
+        return set(), to_frame(census)
+    kinds = set(pc.unique(census["index_type"]).drop_null().to_pylist())
+    bad = pc.is_valid(census["error"])
+    unusable = to_frame(census.filter(bad))
+    unusable.index = np.flatnonzero(bad.to_numpy(zero_copy_only=False))  # the rows' places in the census
+    return kinds, unusable
 
 
 def table_overview(table, snapshot_id: int | None = None) -> dict[str, Any]:

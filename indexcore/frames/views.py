@@ -7,12 +7,13 @@ from __future__ import annotations
 import pandas as pd
 
 from indexcore.views import Identifier, view
-from indexcore.views.common import UNPARTITIONED
+from indexcore.views.common import UNPARTITIONED, to_frame
 
 
 def view_frame(table, name: str, snapshot_id: int | None = None, **kwargs) -> pd.DataFrame:
-    """``views.view(table, name, snapshot_id, **kwargs)`` as a pandas frame."""
-    return view(table, name, snapshot_id, **kwargs).to_pandas()
+    """``views.view(table, name, snapshot_id, **kwargs)`` as a pandas frame (text as text:
+    :func:`~indexcore.views.common.to_frame`)."""
+    return to_frame(view(table, name, snapshot_id, **kwargs))
 
 
 def branch_ref(table: str, branch: str) -> str:
@@ -20,4 +21,4 @@ def branch_ref(table: str, branch: str) -> str:
     return Identifier(table, branch).table_ref
 
 
-__all__ = ["UNPARTITIONED", "branch_ref", "view_frame"]
+__all__ = ["UNPARTITIONED", "branch_ref", "to_frame", "view_frame"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 from array import array
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -37,13 +38,17 @@ from indexcore.warehouse.model import LiveFile
 from indexcore.warehouse.plan_columns import PlanColumns
 from indexcore.warehouse.table_heads import HeadSource, head_source
 
+# a text column repeated on each of a file's rows: dictionary-encoded, its dictionary the plan's own
+# column (paths, ``.index`` paths, file names) or the distinct partitions, so a census row costs 4
+# bytes per such column instead of a copy of the text (at 1,000,000 files, about 1.2 GB less)
+SHARED_TEXT = pa.dictionary(pa.int32(), pa.string())
 FILE_INDEXES = pa.schema([
-    ("partition", pa.string()), ("bucket", pa.int32()), ("file_path", pa.string()),
+    ("partition", SHARED_TEXT), ("bucket", pa.int32()), ("file_path", SHARED_TEXT),
     ("file_size_in_bytes", pa.int64()), ("record_count", pa.int64()), ("schema_id", pa.int64()),
     ("column_name", pa.string()), ("index_type", pa.string()), ("storage_type", pa.string()),
-    ("index_file_path", pa.string()), ("index_size_in_bytes", pa.int64()),
+    ("index_file_path", SHARED_TEXT), ("index_size_in_bytes", pa.int64()),
     ("index_container_size_in_bytes", pa.int64()), ("is_empty", pa.bool_()),
-    ("file_name", pa.string()), ("index_offset", pa.int64()), ("error", pa.string())])
+    ("file_name", SHARED_TEXT), ("index_offset", pa.int64()), ("error", pa.string())])
 # the columns of ``$file_indexes`` that belong to the data file (the same on each of its rows)
 _FILE_LEVEL = ("partition", "bucket", "file_path", "file_size_in_bytes", "record_count", "schema_id",
                "storage_type", "index_file_path", "file_name")
@@ -108,22 +113,24 @@ def census_heads(table, files: Iterable[LiveFile], progress: Progress | None = N
     values and ``verdicts`` judge its entries. A container that cannot be read is
     ``(live file, (), None, error, NO_VERDICTS)``."""
     files = [lf for lf in files if lf.has_file_index]
-    walk = _census_walk(table, [lf.file.schema_id for lf in files], [lf.path for lf in files],
-                        [head_source(lf) for lf in files], progress)
+    walk = _census_walk(table, [lf.file.schema_id for lf in files], [head_source(lf) for lf in files], progress)
     for i, spans, size, error, verdicts in walk:
         yield files[i], spans, size, error, verdicts
 
 
-def _census_walk(table, schema_ids: Sequence[int], paths: Sequence[str], sources: Iterable[HeadSource],
-                 progress: Progress | None) -> Iterator[tuple[int, tuple[int, ...], int | None, str | None, Verdicts]]:
-    """:func:`census_heads` over the heads ``sources`` name (made as the walk goes), of the data
-    files ``paths`` written under ``schema_ids`` (``i`` for the i-th)."""
+def _census_walk(table, schema_ids: Sequence[int], sources: Iterable[HeadSource], progress: Progress | None
+                 ) -> Iterator[tuple[int, tuple[int, ...], int | None, str | None, Verdicts]]:
+    """:func:`census_heads` over the heads ``sources`` name (made as the walk goes, and let go a
+    batch at a time: a 1,000,000-file census holds no list of every path), of the data files
+    written under ``schema_ids`` (``i`` for the i-th)."""
     judged: dict[tuple, tuple] = {}  # (schema id, column, kind) -> what _judge says
     shapes: dict[tuple, Verdicts] = {}  # (schema id, (column, kind) pairs, empties) -> verdicts
     schemas: dict[int, object] = {}
-    total = len(paths)
-    for i, (head, size, name, error) in enumerate(table.iter_source_heads(sources)):
-        tick(progress, i, total, posixpath.basename(paths[i]))
+    total = len(schema_ids)
+    taken: deque[HeadSource] = deque()  # the sources read and not yet walked (about a batch)
+    for i, (head, size, name, error) in enumerate(table.iter_source_heads(_taking(sources, taken))):
+        path = taken.popleft().path
+        tick(progress, i, total, posixpath.basename(path))
         if error is None:
             try:
                 pairs, spans = head_spans(head, size, name)
@@ -135,16 +142,23 @@ def _census_walk(table, schema_ids: Sequence[int], paths: Sequence[str], sources
         offsets = spans[::2]
         empty = (tuple(offset == EMPTY_INDEX_FLAG for offset in offsets) if EMPTY_INDEX_FLAG in offsets
                  else (False,) * len(offsets))
-        sid = schema_ids[i]
+        sid = int(schema_ids[i])
         key = (sid, pairs, empty)
         verdicts = shapes.get(key)
         if verdicts is None:
             schema = schemas.get(sid)
             if schema is None:
-                schema = schemas[sid] = table.schema_or_latest(sid, paths[i])
+                schema = schemas[sid] = table.schema_or_latest(sid, path)
             verdicts = shapes[key] = _verdicts(schema, pairs, empty, judged)
         yield i, spans, size, None, verdicts
     tick(progress, total, total, "done")
+
+
+def _taking(sources: Iterable[HeadSource], taken: deque) -> Iterator[HeadSource]:
+    """``sources``, each noted in ``taken`` as it is handed on."""
+    for src in sources:
+        taken.append(src)
+        yield src
 
 
 def indexed_rows(plan: PlanColumns, sample: int | None = None) -> np.ndarray:
@@ -196,10 +210,9 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     picked = plan.files.select(["path", "index_path", "_EMBEDDED_FILE_INDEX", "_SCHEMA_ID"])
     if len(rows) < picked.num_rows:  # else every file, in order: no copy of the embedded indexes
         picked = picked.take(pa.array(rows))
-    paths = picked.column("path").to_pylist()
-    walked = _Walked(errors_only)
-    for i, spans, size, why, v in _census_walk(table, picked.column("_SCHEMA_ID").to_pylist(), paths,
-                                                _head_sources(picked), progress):
+    walked = _Walked(errors_only, rows=True)
+    for i, spans, size, why, v in _census_walk(table, picked.column("_SCHEMA_ID").to_numpy(), _head_sources(picked),
+                                                progress):
         walked.add(int(rows[i]), spans, size, why, v)
     census = walked.table(lambda shown: _plan_file_columns(table, plan, np.asarray(shown, np.int64)))
     pa.default_memory_pool().release_unused()  # the walk's scratch arrays: back to the system, not kept
@@ -227,17 +240,44 @@ def _head_sources(picked: pa.Table, step: int = 4096) -> Iterator[HeadSource]:
 
 
 def _plan_file_columns(table, plan: PlanColumns, shown: np.ndarray) -> dict:
-    """The census's per-file columns (:data:`_FILE_LEVEL`) of the plan's rows ``shown``."""
-    live = plan.files.select(["partition_id", "_BUCKET", "path", "_FILE_SIZE", "_ROW_COUNT", "_SCHEMA_ID",
-                              "_EMBEDDED_FILE_INDEX", "index_path", "_FILE_NAME"])
-    embedded = pc.is_valid(live.column("_EMBEDDED_FILE_INDEX")).take(pa.array(shown))
-    live = live.drop_columns(["_EMBEDDED_FILE_INDEX"]).take(pa.array(shown))  # the bytes stay in the plan
+    """The census's per-file columns (:data:`_FILE_LEVEL`) of the plan's rows ``shown``; its text
+    columns index into the plan's own columns (no copy of a path: :data:`SHARED_TEXT`)."""
+    live = plan.files.select(["partition_id", "_BUCKET", "_FILE_SIZE", "_ROW_COUNT", "_SCHEMA_ID",
+                              "_EMBEDDED_FILE_INDEX"])
+    at = pa.array(shown)
+    embedded = pc.is_valid(live.column("_EMBEDDED_FILE_INDEX")).take(at)
+    live = live.drop_columns(["_EMBEDDED_FILE_INDEX"]).take(at)  # the bytes stay in the plan
+    labels = plan_partition_labels(plan, None, partition_types(table), table.caches.labels)
+    on_disk = np.where(embedded.to_numpy(zero_copy_only=False), -1, shown)
     return dict(zip(_FILE_LEVEL, (
-        plan_partition_labels(plan, live, partition_types(table), table.caches.labels), live.column("_BUCKET"),
-        live.column("path"), live.column("_FILE_SIZE"), live.column("_ROW_COUNT"), live.column("_SCHEMA_ID"),
-        pc.if_else(embedded, "EMBEDDED", "FILE"),
-        pc.if_else(embedded, pa.scalar(None, pa.string()), live.column("index_path")),
-        live.column("_FILE_NAME")), strict=True))
+        _shared(_chunk(live.column("partition_id")).to_numpy(zero_copy_only=False).astype(np.int64), labels),
+        live.column("_BUCKET"), _shared(shown, plan.files.column("path")), live.column("_FILE_SIZE"),
+        live.column("_ROW_COUNT"), live.column("_SCHEMA_ID"), pc.if_else(embedded, "EMBEDDED", "FILE"),
+        _shared(on_disk, plan.files.column("index_path")), _shared(shown, plan.files.column("_FILE_NAME"))),
+        strict=True))
+
+
+def _chunk(values) -> pa.Array:
+    """One array of ``values``: a column's one chunk itself (combining copies even one chunk), or
+    its chunks combined."""
+    if not isinstance(values, pa.ChunkedArray):
+        return values
+    return values.chunk(0) if values.num_chunks == 1 else values.combine_chunks()
+
+
+def _shared(rows: np.ndarray, values) -> pa.DictionaryArray:
+    """``values[rows]`` (null where a row is -1) as a :data:`SHARED_TEXT` array whose dictionary is
+    ``values`` itself, its buffers shared, when that is a valid pandas category list (no null,
+    no text twice); else the distinct texts of the rows taken (still one copy per text)."""
+    values = _chunk(values)
+    if values.null_count == 0 and pc.count_distinct(values).as_py() == len(values):
+        return pa.DictionaryArray.from_arrays(pa.array(rows, pa.int32(), mask=rows < 0), values)
+    used, at = np.unique(rows[rows >= 0], return_inverse=True)
+    encoded = values.take(pa.array(used, pa.int64())).dictionary_encode()  # nulls: null indices
+    codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+    out = np.full(len(rows), -1, np.int64)
+    out[rows >= 0] = codes[at]
+    return pa.DictionaryArray.from_arrays(pa.array(out, pa.int32(), mask=out < 0), encoded.dictionary)
 
 
 def _object_file_columns(table, shown: list[LiveFile]) -> dict:
@@ -256,15 +296,16 @@ class _Walked:
     """What a census walk found, folded as it goes: each shown file's pattern (the verdicts of its
     head's shape and which entries are shown), its head entries' spans and its container size."""
 
-    def __init__(self, errors_only: bool):
+    def __init__(self, errors_only: bool, rows: bool = False):
         self.errors_only = errors_only
-        self.shown: list = []  # what the file is to the caller: a plan row, or a live file
+        # what the file is to the caller: a plan row (``rows``: 8 bytes each), or a live file
+        self.shown: list | array = array("q") if rows else []
         self.patterns: list[tuple[Verdicts | None, tuple[int, ...], str | None]] = []  # verdicts, shown, error
         self.pattern_of: dict[int, int] = {}  # id(verdicts) -> its pattern (verdicts outlive the census)
-        self.file_pattern: list[int] = []
-        self.entries: list[int] = []  # head entries per shown file (0 when unreadable)
+        self.file_pattern = array("q")  # per shown file, as the others: 8 bytes a file, no int object
+        self.entries = array("q")  # head entries per shown file (0 when unreadable)
         self.spans_flat = array("q")  # (offset, length) of every head entry, flat: 8 bytes a value
-        self.container: list[int | None] = []
+        self.container = array("q")  # container size per shown file (-1: unreadable, null)
 
     def add(self, who, spans, size: int | None, why: str | None, v: Verdicts | None) -> None:
         """One walked file: unreadable (``why``: one row, no column), or its head's ``spans``."""
@@ -283,7 +324,7 @@ class _Walked:
         self.shown.append(who)
         self.file_pattern.append(pid)
         self.entries.append(len(spans) // 2)
-        self.container.append(size)
+        self.container.append(-1 if size is None else size)
 
     def table(self, file_columns) -> pa.Table:
         """The census's rows: each shown file's pattern of rows over its head entries' spans (numpy
@@ -310,12 +351,12 @@ class _Walked:
             p_error.extend(v.errors[i] for i in at)
             p_readable.extend([True] * len(at))
         # each row: its file, its pattern row, its head entry
-        pattern = np.asarray(self.file_pattern, np.int64)
+        pattern = np.frombuffer(self.file_pattern, np.int64)
         n_rows = p_len[pattern]
         file_of_row = np.repeat(np.arange(len(pattern), dtype=np.int64), n_rows)
         r = np.arange(int(n_rows.sum()), dtype=np.int64) - np.repeat(_starts(n_rows), n_rows)
         pattern_row = p_start[pattern[file_of_row]] + r
-        entry_base = _starts(np.asarray(self.entries, np.int64))
+        entry_base = _starts(np.frombuffer(self.entries, np.int64))
         readable = np.asarray(p_readable, bool)[pattern_row]
         entry = np.where(readable, entry_base[file_of_row] + np.asarray(p_at, np.int64)[pattern_row], 0)
         flat = self.spans_flat
@@ -323,11 +364,12 @@ class _Walked:
         offset, length = spans[entry, 0], spans[entry, 1]
         size = np.where(readable & (offset != EMPTY_INDEX_FLAG), length, 0)
         rows, at = pa.array(file_of_row), pa.array(pattern_row)
+        container = np.frombuffer(self.container, np.int64)
         columns = {
             "column_name": pa.array(p_column, pa.string()).take(at),
             "index_type": pa.array(p_kind, pa.string()).take(at),
             "index_size_in_bytes": pa.array(size, pa.int64()),
-            "index_container_size_in_bytes": pa.array(self.container, pa.int64()).take(rows),
+            "index_container_size_in_bytes": pa.array(container, pa.int64(), mask=container < 0).take(rows),
             "is_empty": pa.array(p_empty, pa.bool_()).take(at),
             "index_offset": pa.array(offset, pa.int64(), mask=~readable),
             "error": pa.array(p_error, pa.string()).take(at),
@@ -340,10 +382,19 @@ class _Walked:
 def _column(values, kind: pa.DataType) -> pa.Array:
     """One of a census's per-file columns (a Python list, or Arrow) as an array of ``kind``."""
     if isinstance(values, list):
+        if kind == SHARED_TEXT:  # each distinct text once
+            return pa.array(values, pa.string()).dictionary_encode()
         return pa.array(values, kind)
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     return values if values.type == kind else values.cast(kind)
+
+
+def plain(census: pa.Table) -> pa.Table:
+    """A census with its :data:`SHARED_TEXT` columns decoded to plain text: to compare two
+    censuses whose dictionaries differ (one process's is the plan's columns, Spark's its tasks')."""
+    return census.cast(pa.schema([pa.field(f.name, pa.string()) if f.type == SHARED_TEXT else f
+                                  for f in census.schema]))
 
 
 def _starts(counts: np.ndarray) -> np.ndarray:

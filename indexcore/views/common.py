@@ -7,7 +7,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from indexcore.cache import LRU
 from indexcore.errors import IndexCoreError
@@ -64,6 +67,34 @@ def partition_text_cached(values: tuple, types: list[DataType], labels: LRU) -> 
     return hit
 
 
+def to_frame(result: pa.Table) -> pd.DataFrame:
+    """A view as a pandas frame, as ``result.to_pandas()`` gives it, but its dictionary-encoded text
+    columns (the census's :data:`~indexcore.views.census.SHARED_TEXT`) as plain text (object, None
+    for null) and not pandas categories, whose group-bys would list every value of the plan's
+    dictionary. Each distinct text is one Python string, as to_pandas makes them."""
+    shared = [f.name for f in result.schema if pa.types.is_dictionary(f.type)]
+    if not shared:
+        return result.to_pandas()
+    frame = result.drop_columns(shared).to_pandas()
+    for name in shared:
+        frame.insert(result.schema.get_field_index(name), name, _plain_objects(result.column(name)))
+    return frame
+
+
+def _plain_objects(column: pa.ChunkedArray) -> np.ndarray:
+    """A dictionary-encoded column's values as an object array (None for null); only the texts its
+    rows use become Python strings (a census's few unusable rows: not the plan's every path)."""
+    parts = []
+    for chunk in column.chunks:
+        at = pc.fill_null(chunk.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        used, where = np.unique(at, return_inverse=True)  # -1 (null) first when present
+        values = np.empty(len(used), object)
+        real = used >= 0
+        values[real] = chunk.dictionary.take(pa.array(used[real])).to_numpy(zero_copy_only=False)
+        parts.append(values[where.reshape(-1)])
+    return np.concatenate(parts) if parts else np.empty(0, object)
+
+
 def kept_view(table, name: str, snapshot_id: int, build: Callable[[], pa.Table]) -> pa.Table:
     """``build()`` of the view ``name`` of snapshot ``snapshot_id``, kept on the table (weighed by
     its rows) under the one key every caller of that view shares."""
@@ -76,16 +107,18 @@ def kept_view_if_built(table, name: str, snapshot_id: int) -> pa.Table | None:
     return table.caches.derived.get(("view", name, snapshot_id))
 
 
-def plan_partition_labels(plan: PlanColumns, live: pa.Table, types: list[DataType], kept: LRU) -> pa.Array:
+def plan_partition_labels(plan: PlanColumns, live: pa.Table | None, types: list[DataType], kept: LRU) -> pa.Array:
     """:func:`partition_text` of each row of ``live`` (rows of ``plan.files``), each of the plan's
-    distinct partitions rendered once (``kept``: the table's labels)."""
+    distinct partitions rendered once (``kept``: the table's labels); ``live`` None: the plan's
+    distinct partitions' labels, ``partition_id`` i's at i."""
     labels = []
     for values, _spec, _folder in plan.partitions:
         try:
             labels.append(partition_text_cached(values, types, kept))
         except TypeError:  # a value that cannot be a key
             labels.append(partition_text(values, types))
-    return pa.array(labels, pa.string()).take(live.column("partition_id"))
+    labels = pa.array(labels, pa.string())
+    return labels if live is None else labels.take(live.column("partition_id"))
 
 
 def partition_labels(files: Sequence[LiveFile], types: list[DataType], kept: LRU) -> list[str]:

@@ -232,17 +232,17 @@ class TablePlanColumns:
     """Columnar planning of :class:`~indexcore.warehouse.table.Table`."""
 
     def plan_columns(self, snapshot_id: int | None = None) -> PlanColumns:
-        """The live files of a snapshot (latest by default) as columns, kept per snapshot id."""
+        """The live files of a snapshot (latest by default) as columns, kept per snapshot id (built
+        once when sessions ask at the same time)."""
         snap = self.snapshot(snapshot_id)
         if snap is None:
             return PlanColumns(None, LIVE.empty_table())
-        key = (_MANIFEST_KEY, snap.id)
-        cached = self.caches.plans.get(key)
-        if cached is None:
-            cached = self._plan_columns(snap)
-            self.caches.plans.put(key, cached)
-            pa.default_memory_pool().release_unused()  # the merge's scratch columns: not kept
-        return cached
+        return self.caches.plans.get_or_build((_MANIFEST_KEY, snap.id), lambda: self._build_plan_columns(snap))
+
+    def _build_plan_columns(self, snap: Snapshot) -> PlanColumns:
+        plan = self._plan_columns(snap)
+        pa.default_memory_pool().release_unused()  # the merge's scratch columns: not kept
+        return plan
 
     def manifest_columns(self, name: str) -> pa.Table:
         """One manifest's entries as :data:`ENTRY` rows (kept, weighed by entries); raises

@@ -31,8 +31,6 @@ from indexcore.warehouse.table_planning import TablePlanning
 from indexcore.warehouse.table_schemas import TableSchemas
 from indexcore.warehouse.table_snapshots import TableSnapshots
 
-_ABSENT = object()
-
 
 class Table(TableSchemas, TableSnapshots, TableManifests, TablePaths, TablePlanning, TablePlanColumns,
             TableIndexHeads, TableIndexFiles):
@@ -88,10 +86,6 @@ class Table(TableSchemas, TableSnapshots, TableManifests, TablePaths, TablePlann
                 weight: Callable[[object], int] | None = None) -> object:
         """``build()``, kept under ``key`` (which names the snapshot it comes from): a snapshot
         never changes, so a view of it built once serves every page, session and health check
-        after it. Bounded by ``weight`` (rows) in all, least recently used out."""
-        hit = self.caches.derived.get(key, _ABSENT)
-        if hit is not _ABSENT:
-            return hit
-        value = build()
-        self.caches.derived.put(key, value, max(int(weight(value)) if weight else 1, 1))
-        return value
+        after it. Bounded by ``weight`` (rows) in all, least recently used out; sessions asking at
+        the same time wait for one build (:meth:`LRU.get_or_build`)."""
+        return self.caches.derived.get_or_build(key, build, weight)

@@ -45,6 +45,14 @@ def head_source(lf: LiveFile) -> HeadSource:
     return HeadSource(lf.path, lf.index_path, lf.file.embedded_index)
 
 
+def _head_weight(src: HeadSource, hit: tuple) -> int:
+    """What a kept head costs in memory: its bytes, its key's and name's text and about 400 bytes
+    of Python objects (two tuples, an int, the map's node), so the bound is the memory held."""
+    head, _size, name, error = hit
+    return (len(head or b"") + len(src.path) + len(src.index_path or "") + len(name) + len(error or "")
+            + 400)
+
+
 def _head_key(lf: LiveFile) -> tuple:
     """A file index container's identity: its ``.index`` file, or the data file it is embedded in."""
     return (lf.path, lf.index_path if lf.file.embedded_index is None else None)
@@ -157,7 +165,8 @@ class TableIndexHeads:
         step = max(self.storage.concurrency * 8, 256)
         pending = iter(sources)  # taken a batch at a time: a census makes its sources as it goes
         while batch := list(islice(pending, step)):
-            hits = [kept.get(src.key) for src in batch]
+            # an embedded head is a slice of manifest bytes the plan holds: cut again, not kept
+            hits = [kept.get(src.key) if src.embedded is None else None for src in batch]
             prefixes: dict[int, tuple | IndexCoreError] = {}
             on_disk = [src for src, hit in zip(batch, hits, strict=True) if hit is None and src.embedded is None]
             if on_disk:
@@ -172,11 +181,10 @@ class TableIndexHeads:
                     try:
                         head, size, name = self._container_head_bytes(src, prefixes.get(id(src)))
                         hit = (head, size, name, None)
-                        weight = len(head) + 200
                     except IndexCoreError as exc:
                         hit = (None, 0, src.index_path or src.path, str(exc))
-                        weight = 200
-                    kept.put(src.key, hit, weight)
+                    if src.embedded is None:
+                        kept.put(src.key, hit, _head_weight(src, hit))
                 yield hit
 
     def _container_head_bytes(self, src: HeadSource, prefix: tuple | IndexCoreError | None = None

@@ -1,0 +1,188 @@
+"""Memory of a snapshot's metadata (issue 29, item 2): the census's repeated text columns share the
+plan's buffers, sessions asking at once build one plan and one census, and embedded heads (bytes
+the plan already holds) are not kept a second time."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import indexcore
+from indexcore.cache import LRU
+from indexcore.views import view
+from indexcore.views.census import FILE_INDEXES, SHARED_TEXT, plain
+from indexcore.views.common import to_frame
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
+WAIT = 60  # seconds a test waits for threads to arrive before it fails
+
+
+def _tables(conformance: Path):
+    roots = sorted((conformance / "warehouses").iterdir())
+    if (SAMPLE / "demo.db").is_dir():
+        roots.append(SAMPLE)
+    for root in roots:
+        warehouse = indexcore.open_warehouse(str(root))
+        for name in warehouse.tables():
+            yield root, warehouse.table(name)
+
+
+def _arrived(counter: list, lock: threading.Lock, n: int) -> threading.Event:
+    """Set once ``n`` threads have counted themselves in ``counter``."""
+    done = threading.Event()
+
+    def count() -> None:
+        with lock:
+            counter[0] += 1
+            if counter[0] >= n:
+                done.set()
+    return done, count
+
+
+def test_concurrent_callers_of_one_key_build_it_once():
+    """Eight threads ask for one missing key while its build is still running (it waits until
+    all eight have asked): one build, one value for all; without single-flight each would build."""
+    lru = LRU(10)
+    counter, lock = [0], threading.Lock()
+    everyone, arrive = _arrived(counter, lock, 8)
+    builds, got = [], [None] * 8
+
+    def build():
+        assert everyone.wait(WAIT), "the other callers never arrived"
+        builds.append(object())
+        return builds[-1]
+
+    def caller(i: int) -> None:
+        arrive()
+        got[i] = lru.get_or_build("snapshot", build)
+
+    threads = [threading.Thread(target=caller, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT)
+    assert len(builds) == 1 and all(g is builds[0] for g in got)
+    assert lru.get("snapshot") is builds[0] and not lru._building  # nothing left behind
+
+
+def test_a_failed_build_is_built_again_by_the_next_caller():
+    lru = LRU(10)
+
+    def fail():
+        raise ValueError("unreadable")
+
+    with pytest.raises(ValueError):
+        lru.get_or_build("k", fail)
+    assert "k" not in lru and not lru._building
+    assert lru.get_or_build("k", lambda: 7, weight=lambda v: 3) == 7 and lru.weight == 3
+
+
+def test_sessions_opening_one_snapshot_at_once_share_one_plan_and_one_census(monkeypatch):
+    """Six sessions (threads over one shared table, as the app's) ask for the census while the
+    plan is still being built: one plan built, and every session holds the same census object."""
+    if not (SAMPLE / "demo.db").is_dir():
+        pytest.skip("sample_warehouse/ is missing")
+    from indexcore.warehouse.table import Table
+
+    table = indexcore.open_warehouse(str(SAMPLE)).table("demo.events")
+    counter, lock = [0], threading.Lock()
+    everyone, arrive = _arrived(counter, lock, 6)
+    plans = []
+    real = Table._plan_columns
+
+    def slow_plan(self, snap):
+        assert everyone.wait(WAIT), "the other sessions never arrived"
+        plans.append(snap.id)
+        return real(self, snap)
+
+    monkeypatch.setattr(Table, "_plan_columns", slow_plan)
+    got = [None] * 6
+
+    def session(i: int) -> None:
+        arrive()
+        got[i] = view(table, "file_indexes")
+
+    threads = [threading.Thread(target=session, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT)
+    assert len(plans) == 1
+    assert got[0] is not None and all(g is got[0] for g in got)
+
+
+def test_the_census_shares_the_plans_text_and_reads_as_plain_text(conformance):
+    """On every conformance and sample table: the census's path and file-name columns are
+    dictionaries over the plan's own columns (the same buffers, not a copy), each row's value is
+    its file's (the plan's row it indexes), its own buffers are a fraction of the plain columns',
+    and its frames (``to_pandas`` and :func:`to_frame`) read as the plain census's do."""
+    checked = shared_bytes = plain_bytes = 0
+    for root, table in _tables(conformance):
+        census = view(table, "file_indexes")
+        assert census.schema == FILE_INDEXES, (str(root), table.name)
+        if census.num_rows == 0:
+            continue
+        plan = table.plan_columns()
+        flat = plain(census)
+        paths = {lf.path: lf for lf in table.plan().files}
+        for r in flat.select(["file_path", "file_name", "index_file_path", "storage_type"]).to_pylist():
+            lf = paths[r["file_path"]]  # a row names a live file of the object plan
+            assert r["file_name"] == lf.file.file_name
+            assert r["index_file_path"] == (lf.index_path if r["storage_type"] == "FILE" else None)
+        column = census["file_path"].chunks[0]
+        if column.dictionary.buffers()[2].address == plan.files["path"].chunks[0].buffers()[2].address:
+            checked += 1  # the plan's own path text
+        for name in ("file_path", "file_name", "index_file_path", "partition"):
+            assert census.schema.field(name).type == SHARED_TEXT
+            shared_bytes += sum(c.indices.nbytes for c in census[name].chunks)
+            plain_bytes += flat[name].nbytes
+        pd.testing.assert_frame_equal(to_frame(census), flat.to_pandas())
+        assert list(census.to_pandas()["file_path"].astype(object)) == flat["file_path"].to_pylist()
+    assert checked > 10
+    assert shared_bytes * 4 < plain_bytes, (shared_bytes, plain_bytes)
+
+
+def test_to_frame_of_an_empty_census_and_of_a_view_without_dictionaries():
+    empty = FILE_INDEXES.empty_table()
+    pd.testing.assert_frame_equal(to_frame(empty), plain(empty).to_pandas())
+    t = pa.table({"a": [1, None], "b": ["x", None]})
+    pd.testing.assert_frame_equal(to_frame(t), t.to_pandas())
+
+
+def test_embedded_heads_are_cut_again_not_kept(conformance):
+    """A census keeps the heads of ``.index`` files (read from storage), weighed by the memory
+    they hold, and not the heads embedded in manifests (slices of bytes the plan holds)."""
+    embedded = kept = 0
+    for _root, table in _tables(conformance):
+        table.caches.head_bytes.clear()
+        census = plain(view(table, "file_indexes"))
+        for path, storage, index_path in zip(census["file_path"].to_pylist(), census["storage_type"].to_pylist(),
+                                             census["index_file_path"].to_pylist(), strict=True):
+            hit = table.caches.head_bytes.peek((path, index_path if storage == "FILE" else None))
+            if storage == "EMBEDDED":
+                embedded += 1
+                assert hit is None
+            elif hit is not None and hit[0] is not None:
+                kept += 1
+        for key, ((head, _size, name, _error), weight) in table.caches.head_bytes._items.items():
+            assert weight >= len(head or b"") + len(key[0]) + len(key[1] or "") + len(name)
+    assert embedded > 0 and kept > 0
+
+
+def test_index_census_reads_the_census_as_the_whole_frame_did(conformance):
+    """``index_census`` (on Arrow now) gives the kinds and the unusable rows, with their places in
+    the census as the frame's index, that filtering the census's whole plain frame gives."""
+    from indexcore.frames.table import index_census
+
+    unusable = 0
+    for _root, table in _tables(conformance):
+        frame = plain(view(table, "file_indexes")).to_pandas()
+        kinds, bad = index_census(table)
+        assert kinds == set(frame["index_type"].dropna())
+        pd.testing.assert_frame_equal(bad, frame[frame["error"].notna()])
+        unusable += len(bad)
+    assert unusable > 0
