@@ -29,7 +29,7 @@ from indexcore.frames import health, unusable
 from indexcore.frames import table as table_frames
 from indexcore.frames.registry import FRAMES, WAREHOUSE, spec_of
 from indexcore.frames.text import md
-from indexcore.frames.views import view_frame
+from indexcore.frames.views import shared_frame, view_frame
 from indexcore.io.options import app_storage_options
 from indexcore.spark.jobs.metadata import metadata_master, seed_census
 from indexcore.spark.session import SparkSessions
@@ -105,11 +105,15 @@ def storage_options(url: str) -> tuple:
     return tuple(sorted(app_storage_options(url, st.session_state.get(OPTIONS_KEY) or "", settings()).items()))
 
 
-@st.cache_data(show_spinner="Reading…", max_entries=CACHE_ENTRIES, ttl=CACHE_TTL)
+@st.cache_resource(show_spinner="Reading…", max_entries=CACHE_ENTRIES, ttl=CACHE_TTL)
 def cached_view(name: str, url: str, roots: tuple[str, ...], table: str, snapshot_id: int | None,
                 kwargs: tuple = (), options: tuple = ()) -> pd.DataFrame:
-    """``views.view(table, name, snapshot_id, **kwargs).to_pandas()``, cached."""
-    return view_frame(open_warehouse(url, roots, options).table(table), name, snapshot_id, **dict(kwargs))
+    """``views.view(table, name, snapshot_id, **kwargs)`` as a frame, one for every session of the
+    server (a cache_data hit unpickled a copy per run: twenty sessions held twenty ``$files``
+    frames). Read-only (:func:`~indexcore.frames.views.shared_frame`); :meth:`Context.view` hands out
+    shallow copies."""
+    return shared_frame(view_frame(open_warehouse(url, roots, options).table(table), name, snapshot_id,
+                                   **dict(kwargs)))
 
 
 @st.cache_data(show_spinner="Reading…", max_entries=CACHE_ENTRIES, ttl=CACHE_TTL)
@@ -175,7 +179,7 @@ class Context:
         self.table_name = selection.table_ref if warehouse is not None else None
         self.snapshot_id = selection.snapshot_id
         self.options = selection.options
-        # what this run already took from the Streamlit caches: a cache hit unpickles a copy,
+        # what this run already took from the Streamlit caches: a cached_frame hit unpickles a copy,
         # and a page asks for the 180,000-row census up to four times
         self._run: dict[tuple, Any] = {}
 
@@ -186,9 +190,10 @@ class Context:
     def view(self, name: str, snapshot: bool = True, **kwargs) -> pd.DataFrame:
         """A cached :mod:`indexcore.views` view of the picked table as a frame (``snapshot=False``:
         the latest snapshot, for table-wide views such as ``$snapshots``). The same frame for the
-        whole run: read it, or copy it before changing it."""
+        whole run, a shallow copy of the one every session shares: columns may be added to it, its
+        data is read-only (copy it before changing values)."""
         args = self._view_args(name, snapshot, kwargs)
-        return self._once(("view", *args), lambda: cached_view(*args))
+        return self._once(("view", *args), lambda: cached_view(*args).copy(deep=False))
 
     def has_view(self, name: str, snapshot: bool = True, **kwargs) -> bool:
         """This run already holds the view (:meth:`view` returns it without any work)."""

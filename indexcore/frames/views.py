@@ -4,6 +4,7 @@ table's one partition."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from indexcore.views import Identifier, view
@@ -16,9 +17,19 @@ def view_frame(table, name: str, snapshot_id: int | None = None, **kwargs) -> pd
     return to_frame(view(table, name, snapshot_id, **kwargs))
 
 
+def shared_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` made fit to share between a server's sessions: its numpy columns read-only, so code
+    that changes one in place fails loudly instead of changing every session's frame. Readers take
+    ``frame.copy(deep=False)``: columns they add stay theirs, the data is not copied."""
+    for block in frame._mgr.blocks:  # pandas < 3 (pinned): a frame's columns live in its blocks
+        if isinstance(block.values, np.ndarray):
+            block.values.flags.writeable = False
+    return frame
+
+
 def branch_ref(table: str, branch: str) -> str:
     """The name :meth:`Warehouse.table` opens for ``table`` on ``branch``: ``db.t$branch_NAME``."""
     return Identifier(table, branch).table_ref
 
 
-__all__ = ["UNPARTITIONED", "branch_ref", "to_frame", "view_frame"]
+__all__ = ["UNPARTITIONED", "branch_ref", "shared_frame", "to_frame", "view_frame"]
