@@ -162,6 +162,12 @@ class FileIndexWriter:
     def serialized_bytes(self) -> bytes:
         raise NotImplementedError
 
+    def reader(self) -> FileIndexReader | None:
+        """A reader over what was written that answers as one over :meth:`serialized_bytes`
+        does, built from the writer's parts without parsing bytes (what-if measures); None where
+        a format offers none (then read the bytes)."""
+        return None
+
     @property
     def empty(self) -> bool:
         """Paimon's ``FileIndexWriter.empty()``: true when nothing was written."""

@@ -202,6 +202,15 @@ class BsiReader(FileIndexReader):
             raise CorruptFileError(f"{len(data) - pos} unexpected bytes after the index", file=name,
                                    structure="bsi index", offset=pos)
 
+    @classmethod
+    def of_parts(cls, dtype: DataType, row_count: int, positive: BsiPart, negative: BsiPart) -> BsiReader:
+        """A reader over a writer's parts, not its bytes (no source)."""
+        check_type(dtype)
+        self = cls.__new__(cls)
+        self.dtype, self.source, self.version, self.row_count = dtype, None, VERSION, row_count
+        self.positive, self.negative = positive, negative
+        return self
+
     def _read_part(self, data: bytes, pos: int, structure: str) -> tuple[BsiPart, int]:
         name = self.source.name
         start = pos
@@ -352,8 +361,10 @@ class BsiWriter(FileIndexWriter):
         self._keys: list[np.ndarray] = []
         self._valid: list[np.ndarray] = []
         self._count = 0
+        self._built: list[tuple[int, BitMap, list[BitMap]] | None] | None = None
 
     def write(self, value: Any) -> None:
+        self._built = None
         key = None if value is None else to_long(self.dtype, value)
         if key is not None and key == LONG_MIN:
             raise UnsupportedError("the bsi index cannot store Long.MIN_VALUE")
@@ -361,6 +372,7 @@ class BsiWriter(FileIndexWriter):
         self._count += 1
 
     def write_batch(self, values: Sequence[Any]) -> None:
+        self._built = None
         dtype = self.dtype
         self._pending.extend(None if v is None else to_long(dtype, v) for v in values)
         self._count += len(values)
@@ -370,6 +382,7 @@ class BsiWriter(FileIndexWriter):
         return bulk.long_key_type(self.dtype, arrow_type)
 
     def write_arrow(self, array: Any) -> None:
+        self._built = None
         if not self.accepts_arrow(array.type):
             super().write_arrow(array)
         array = bulk.as_array(array)
@@ -399,29 +412,43 @@ class BsiWriter(FileIndexWriter):
     def empty(self) -> bool:
         return self._count == 0
 
+    def _parts(self) -> list[tuple[int, BitMap, list[BitMap]] | None]:
+        """The positive then the negative part as (max, ebm, slices), None when it holds no row:
+        what both the blob and :meth:`reader` are made of, computed once."""
+        if self._built is None:
+            self._flush()
+            keys = np.concatenate(self._keys) if self._keys else np.zeros(0, dtype=np.int64)
+            valid = np.concatenate(self._valid) if self._valid else np.zeros(0, dtype=bool)
+            self._built = [_part(np.flatnonzero(part), keys) for part in (valid & (keys >= 0), valid & (keys < 0))]
+        return self._built
+
     def serialized_bytes(self) -> bytes:
-        self._flush()
-        keys = np.concatenate(self._keys) if self._keys else np.zeros(0, dtype=np.int64)
-        valid = np.concatenate(self._valid) if self._valid else np.zeros(0, dtype=bool)
         out = [struct.pack(">bi", VERSION, self._count)]
-        for part in (valid & (keys >= 0), valid & (keys < 0)):
-            rows = np.flatnonzero(part)
-            out.append(struct.pack(">?", bool(len(rows))))
-            if len(rows):
-                out.append(_serialize_part(rows, np.abs(keys[rows])))
+        for part in self._parts():
+            out.append(struct.pack(">?", part is not None))
+            if part is not None:
+                high, ebm, slices = part
+                # run-optimized in place: the same rows, as the bitmaps a reader of the blob holds
+                out += [struct.pack(">bqq", VERSION, 0, high), roaring.serialize_optimized(ebm, copy=False),
+                        struct.pack(">i", len(slices))]
+                out += [roaring.serialize_optimized(s, copy=False) for s in slices]
         return b"".join(out)
 
+    def reader(self) -> BsiReader:
+        """A reader over what was written, answering every predicate as one over
+        :meth:`serialized_bytes` does (tests/test_writer_readers.py), without parsing them."""
+        positive, negative = (BsiPart() if p is None else BsiPart(0, p[0], p[1], p[2]) for p in self._parts())
+        return BsiReader.of_parts(self.dtype, self._count, positive, negative)
 
-def _serialize_part(rows: np.ndarray, values: np.ndarray) -> bytes:
-    """One part with min 0 (Paimon's collector starts min at 0) and max the largest value."""
+
+def _part(rows: np.ndarray, keys: np.ndarray) -> tuple[int, BitMap, list[BitMap]] | None:
+    """One part with min 0 (Paimon's collector starts min at 0): its max (the largest absolute
+    value), its rows and its slices; None without rows."""
+    if not len(rows):
+        return None
+    values = np.abs(keys[rows])
     high = int(values.max())
-    n_slices = high.bit_length()
-    parts = [struct.pack(">bqq", VERSION, 0, high),
-             roaring.serialize_optimized(bulk.bitmap_of(rows), copy=False),
-             struct.pack(">i", n_slices)]
-    parts += [roaring.serialize_optimized(bulk.bitmap_of(rows[(values >> i) & 1 == 1]), copy=False)
-              for i in range(n_slices)]
-    return b"".join(parts)
+    return high, bulk.bitmap_of(rows), bulk.bit_slices(rows, values, high.bit_length())
 
 
 # ---------------------------------------------------------------------------------------

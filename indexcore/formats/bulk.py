@@ -30,6 +30,21 @@ def bitmap_of(rows: np.ndarray) -> BitMap:
     return BitMap(_array.array("I", np.ascontiguousarray(rows, dtype=np.uint32).tobytes()))
 
 
+#: :func:`bit_slices` takes every slice's bits in one array operation up to this many (rows x slices).
+_SLICES_AT_ONCE = 1 << 16
+
+
+def bit_slices(rows: np.ndarray, values: np.ndarray, count: int) -> list[BitMap]:
+    """Slice ``i`` (``i < count``): the ``rows`` whose non-negative int64 ``values`` have bit ``i``
+    set. A small file's slices are cut in one array operation (half the time of one per slice,
+    whose fixed cost dominates there); a large one's slice by slice (bounded memory)."""
+    if len(rows) * count > _SLICES_AT_ONCE:
+        return [bitmap_of(rows[(values >> i) & 1 == 1]) for i in range(count)]
+    bits = ((values[None, :] >> np.arange(count, dtype=np.int64)[:, None]) & 1).astype(bool)
+    ids = np.ascontiguousarray(rows, dtype=np.uint32)
+    return [BitMap(_array.array("I", ids[bits[i]].tobytes())) for i in range(count)]
+
+
 def as_array(column: pa.Array | pa.ChunkedArray) -> pa.Array:
     """One contiguous Arrow array for a column."""
     if isinstance(column, pa.ChunkedArray):

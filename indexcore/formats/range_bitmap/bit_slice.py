@@ -56,6 +56,17 @@ class BitSliceIndexBitmap:
         self._ebm: BitMap | None = None
         self._slices: list[BitMap | None] = [None] * count
 
+    @classmethod
+    def of_bitmaps(cls, ebm: BitMap, slices: list[BitMap]) -> BitSliceIndexBitmap:
+        """The index over bitmaps already in memory (a writer's): no source to read them from."""
+        self = cls.__new__(cls)
+        self.source, self.body = None, 0
+        self.slice_area = self.end = self.ebm_length = 0
+        self.index = [(0, 0)] * len(slices)
+        self._span = (0, 0)
+        self._ebm, self._slices = ebm, list(slices)
+        return self
+
     @property
     def slice_count(self) -> int:
         return len(self.index)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from pyroaring import BitMap
 
 from indexcore.errors import UnsupportedError
 from indexcore.formats import bulk
@@ -15,6 +16,7 @@ from indexcore.formats.base import FileIndexWriter, parse_memory_size
 from indexcore.formats.range_bitmap.bit_slice import serialize_bsi
 from indexcore.formats.range_bitmap.dictionary import serialize_dictionary, serialize_fixed_dictionary
 from indexcore.formats.range_bitmap.keys import NAN32, NAN64, VERSION, key_codec
+from indexcore.formats.range_bitmap.reader import RangeBitmapReader
 from indexcore.types import DataType
 
 CHUNK_SIZE = "chunk-size"
@@ -41,8 +43,10 @@ class RangeBitmapWriter(FileIndexWriter):
         self._raws: list[np.ndarray] = []
         self._valid: list[np.ndarray] = []
         self._rid = 0
+        self._built: tuple[Any, BitMap, list[BitMap]] | None = None
 
     def write(self, value: Any) -> None:
+        self._built = None
         if self.codec.fmt is not None:
             self._pending.append(None if value is None else self.codec.to_raw(value))
         elif value is not None:
@@ -55,6 +59,7 @@ class RangeBitmapWriter(FileIndexWriter):
         self._rid += 1
 
     def write_batch(self, values: Sequence[Any]) -> None:
+        self._built = None
         if self.codec.fmt is None:
             super().write_batch(values)
             return
@@ -71,6 +76,7 @@ class RangeBitmapWriter(FileIndexWriter):
         return bulk.long_key_type(self.dtype, arrow_type) or bulk.is_float_type(self.dtype, arrow_type)
 
     def write_arrow(self, array: Any) -> None:
+        self._built = None
         if not self.accepts_arrow(array.type):
             super().write_arrow(array)
         array = bulk.as_array(array)
@@ -133,18 +139,28 @@ class RangeBitmapWriter(FileIndexWriter):
         return ([raw for raw, _ in entries], np.array(rows, dtype=np.int64)[order],
                 np.array(codes, dtype=np.int64)[order])
 
+    def _parts(self) -> tuple[Any, BitMap, list[BitMap]]:
+        """(distinct raw keys in Paimon's order, the non-null rows, the code slices): what both the
+        blob and :meth:`reader` are made of, computed once (a writer written to no more)."""
+        if self._built is None:
+            if self.codec.fmt is None:
+                distinct, rows, codes = self._string_entries()
+            else:
+                distinct, rows, codes = self._fixed_entries()
+            cardinality = len(distinct)
+            n_slices = max((cardinality - 1).bit_length(), 1) if cardinality else 64
+            self._built = (distinct, bulk.bitmap_of(rows), bulk.bit_slices(rows, codes, n_slices))
+        return self._built
+
     def serialized_bytes(self) -> bytes:
         codec = self.codec
+        distinct, ebm, slices = self._parts()
         if codec.fmt is None:
-            distinct, rows, codes = self._string_entries()
             dictionary = serialize_dictionary(codec, distinct, self.chunk_size)
         else:
-            distinct, rows, codes = self._fixed_entries()
             dictionary = serialize_fixed_dictionary(codec, distinct, self.chunk_size)
         cardinality = len(distinct)
-        n_slices = max((cardinality - 1).bit_length(), 1) if cardinality else 64
-        slices = [bulk.bitmap_of(rows[(codes >> i) & 1 == 1]) for i in range(n_slices)]
-        bsi = serialize_bsi(bulk.bitmap_of(rows), slices)
+        bsi = serialize_bsi(ebm, slices)
         head = [struct.pack(">bii", VERSION, self._rid, cardinality)]
         if cardinality:
             head += [codec.encode(distinct[0]), codec.encode(distinct[-1])]
@@ -152,4 +168,9 @@ class RangeBitmapWriter(FileIndexWriter):
         header = b"".join(head)
         return struct.pack(">i", len(header)) + header + dictionary + bsi
 
-
+    def reader(self) -> RangeBitmapReader:
+        """A reader over what was written, answering every predicate as one over
+        :meth:`serialized_bytes` does (tests/test_writer_readers.py), without parsing them."""
+        distinct, ebm, slices = self._parts()
+        keys = distinct.tolist() if isinstance(distinct, np.ndarray) else list(distinct)
+        return RangeBitmapReader.of_parts(self.dtype, self._rid, keys, ebm, slices)
