@@ -244,10 +244,12 @@ def _read_columns(table, schema, lfs: Sequence[LiveFile], columns: list[str],
     """(file, its ``columns`` as an Arrow table, seconds to read it) for each readable file of ``lfs``:
     read once for the profile and for every kind built on it."""
     out = []
+    memo: dict = {}  # files of one schema share their Parquet projection
     for lf in table.iter_prefetched(lfs, index=False, dv=False, data=True):
         start = time.perf_counter()
         try:
-            data = read_data_file(table.storage, lf, table.file_schema(lf, problems), schema, columns=columns)
+            data = read_data_file(table.storage, lf, table.file_schema(lf, problems), schema, columns=columns,
+                                  memo=memo)
         except IndexCoreError as exc:
             problems.append(Problem(lf.path, exc.structure or "data file", exc.message))
             continue
