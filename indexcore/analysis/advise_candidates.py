@@ -50,6 +50,7 @@ from indexcore.formats.registry import (
     RANGE_BITMAP,
     check_writer_options,
     new_writer,
+    new_writers,
     open_reader,
     supported_index_types,
 )
@@ -273,23 +274,35 @@ def _build_all(table, schema, read: list[tuple[LiveFile, Any, float]], specs: li
         out[(column, kind)] = _Built(column, kind, options, dtype)
     if not out:
         return out
-    for lf, data, seconds in read:
-        mine = [b for b in out.values() if lf.path in wanted.get(b.column, ())]
-        values: dict[str, list] = {}
-        for b in mine:
-            share = seconds / len(mine)
-            start = time.perf_counter()
-            writer = new_writer(b.kind, b.dtype, b.options)
-            column = data.column(b.column)
-            # a fixed-width Arrow column straight in where the writer takes it (strings of a small
-            # file go quicker as values: 3x here); both give the bytes of row-by-row writes
-            # (tests/test_writer_bulk.py)
-            if writer.accepts_arrow(column.type) and not is_string_type(column.type):
-                writer.write_arrow(column)
-            else:
-                if b.column not in values:
-                    values[b.column] = to_internal(column, b.dtype)
-                writer.write_batch(values[b.column])
+    share: dict[tuple[str, str], float] = dict.fromkeys(out, 0.0)
+    for lf, _, seconds in read:  # each file's read shared by the kinds built on it
+        mine = [key for key, b in out.items() if lf.path in wanted.get(b.column, ())]
+        for key in mine:
+            share[key] += seconds / len(mine)
+    values: dict[tuple[str, str], list] = {}  # (path, column) -> internal values, converted once
+    for key, b in out.items():
+        start = time.perf_counter()
+        files = [(lf, data) for lf, data, _ in read if lf.path in wanted.get(b.column, ())]
+        columns = [data.column(b.column) for _, data in files]
+        # the kinds that can build every file at once do (range-bitmap, BSI on fixed-width keys:
+        # the bytes of one writer per file, tests/test_writer_many.py); else one writer per file
+        writers = new_writers(b.kind, b.dtype, b.options, columns) if columns else []
+        if writers is None:
+            writers = []
+            for (lf, _), column in zip(files, columns, strict=True):
+                writer = new_writer(b.kind, b.dtype, b.options)
+                # a fixed-width Arrow column straight in where the writer takes it (strings of a
+                # small file go quicker as values: 3x here); both give the bytes of row-by-row
+                # writes (tests/test_writer_bulk.py)
+                if writer.accepts_arrow(column.type) and not is_string_type(column.type):
+                    writer.write_arrow(column)
+                else:
+                    at = (lf.path, b.column)
+                    if at not in values:
+                        values[at] = to_internal(column, b.dtype)
+                    writer.write_batch(values[at])
+                writers.append(writer)
+        for (lf, data), writer in zip(files, writers, strict=True):
             blob = None if writer.empty else writer.serialized_bytes()
             b.blobs[lf.path] = blob
             if blob is not None:  # the writer's own reader where it has one: no bytes parsed again
@@ -298,7 +311,7 @@ def _build_all(table, schema, read: list[tuple[LiveFile, Any, float]], specs: li
                     b.readers[lf.path] = here
             b.size += len(blob) if blob is not None else 0
             b.rows += data.num_rows
-            b.seconds += time.perf_counter() - start + share
+        b.seconds += time.perf_counter() - start + share[key]
     return out
 
 

@@ -19,11 +19,13 @@ deserializes a part's bitmaps only when a predicate first needs them.
 
 from __future__ import annotations
 
+import array
 import struct
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from pyroaring import BitMap
 
 from indexcore.errors import CorruptFileError, UnsupportedError
@@ -434,11 +436,53 @@ class BsiWriter(FileIndexWriter):
                 out += [roaring.serialize_optimized(s, copy=False) for s in slices]
         return b"".join(out)
 
+    @classmethod
+    def many(cls, dtype: DataType, options: dict[str, str] | None, arrays: Sequence[Any]) -> list[BsiWriter] | None:
+        """One writer per Arrow column of ``arrays``, their parts computed together (:func:`_many`)."""
+        return _many(dtype, options, arrays)
+
     def reader(self) -> BsiReader:
         """A reader over what was written, answering every predicate as one over
         :meth:`serialized_bytes` does (tests/test_writer_readers.py), without parsing them."""
         positive, negative = (BsiPart() if p is None else BsiPart(0, p[0], p[1], p[2]) for p in self._parts())
         return BsiReader.of_parts(self.dtype, self._count, positive, negative)
+
+
+def _many(dtype: DataType, options: dict[str, str] | None, arrays: Sequence[Any]) -> list[BsiWriter] | None:
+    """:meth:`BsiWriter.many`: one writer per Arrow column of ``arrays`` (e.g. one column of many small
+    files), each as if it alone were written with ``write_arrow``, their parts computed together
+    (the same bytes, tests/test_writer_many.py). None where they cannot be (a type the writer does
+    not take as Arrow, mixed types, Long.MIN_VALUE): write them one by one."""
+    writers = [BsiWriter(dtype, options) for _ in arrays]
+    arrays = [bulk.as_array(a) for a in arrays]
+    if not arrays or len({a.type for a in arrays}) != 1 or not writers[0].accepts_arrow(arrays[0].type):
+        return None
+    probe = BsiWriter(dtype, options)
+    try:
+        probe.write_arrow(pa.concat_arrays(arrays))  # each row's key, as each file's writer takes it
+    except UnsupportedError:
+        return None
+    keys, valid = probe._keys[0], probe._valid[0]
+    lengths = np.array([len(a) for a in arrays], dtype=np.int64)
+    file_of = np.repeat(np.arange(len(arrays), dtype=np.int64), lengths)
+    starts = np.cumsum(lengths) - lengths
+    parts: list[list] = [[] for _ in arrays]
+    for mask in (valid & (keys >= 0), valid & (keys < 0)):
+        rows = np.flatnonzero(mask)
+        files = file_of[rows]
+        values = np.abs(keys[rows])
+        local = rows - starts[files]
+        bounds = bulk.file_bounds(files, len(arrays))
+        highs = [int(values[bounds[f]:bounds[f + 1]].max()) if bounds[f + 1] > bounds[f] else -1
+                 for f in range(len(arrays))]
+        slices = bulk.bit_slices_by_file(local, files, values, [max(h, 0).bit_length() for h in highs])
+        ids = np.ascontiguousarray(local, dtype=np.uint32)
+        for f, high in enumerate(highs):
+            parts[f].append(None if high < 0 else
+                            (high, BitMap(array.array("I", ids[bounds[f]:bounds[f + 1]].tobytes())), slices[f]))
+    for w, n, built in zip(writers, lengths.tolist(), parts, strict=True):
+        w._count, w._built = n, built
+    return writers
 
 
 def _part(rows: np.ndarray, keys: np.ndarray) -> tuple[int, BitMap, list[BitMap]] | None:

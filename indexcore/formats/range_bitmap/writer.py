@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import array
 import struct
 from collections.abc import Sequence
 from typing import Any
@@ -120,16 +121,65 @@ class RangeBitmapWriter(FileIndexWriter):
         valid = np.concatenate(self._valid) if self._valid else np.zeros(0, dtype=bool)
         rows = np.flatnonzero(valid)
         raws = raws[rows]
+        _, first, codes = np.unique(self._order(raws), return_index=True, return_inverse=True)
+        return raws[first], rows, codes.reshape(-1).astype(np.int64)
+
+    def _order(self, raws: np.ndarray) -> np.ndarray:
+        """The order keys (Paimon's comparator) of non-null raw keys, refused when out of range."""
         width = self.codec.width * 8
         bulk.check_long_range(raws, -(1 << (width - 1)), (1 << (width - 1)) - 1,
                               f"range-bitmap {self.dtype.sql()}")
-        order = raws
-        if self.dtype.root in ("FLOAT", "DOUBLE"):
-            mag = np.int64((1 << (width - 1)) - 1)
-            inf, nan = (0x7F800000, NAN32) if width == 32 else (0x7FF0000000000000, NAN64)
-            order = np.where((raws & mag) > inf, np.int64(nan), np.where(raws >= 0, raws, raws ^ mag))
-        _, first, codes = np.unique(order, return_index=True, return_inverse=True)
-        return raws[first], rows, codes.reshape(-1).astype(np.int64)
+        if self.dtype.root not in ("FLOAT", "DOUBLE"):
+            return raws
+        mag = np.int64((1 << (width - 1)) - 1)
+        inf, nan = (0x7F800000, NAN32) if width == 32 else (0x7FF0000000000000, NAN64)
+        return np.where((raws & mag) > inf, np.int64(nan), np.where(raws >= 0, raws, raws ^ mag))
+
+    @classmethod
+    def many(cls, dtype: DataType, options: dict[str, str] | None, arrays: Sequence[Any]) -> list[RangeBitmapWriter] | None:
+        """One writer per Arrow column of ``arrays`` (e.g. one column of many small files), each
+        as if it alone were written with :meth:`write_arrow`, their parts computed together:
+        one array operation over every file instead of a dozen per file (the same bytes,
+        tests/test_writer_many.py). None where they cannot be (string keys, a type the writer
+        does not take as Arrow, mixed types, a key out of range): write them one by one."""
+        writers = [cls(dtype, options) for _ in arrays]
+        probe = cls(dtype, options)
+        arrays = [bulk.as_array(a) for a in arrays]
+        if (not arrays or probe.codec.fmt is None or len({a.type for a in arrays}) != 1
+                or not probe.accepts_arrow(arrays[0].type)):
+            return None
+        probe.write_arrow(pa.concat_arrays(arrays))  # each row's raw key, as each file's writer takes it
+        raws, valid = probe._raws[0], probe._valid[0]
+        lengths = np.array([len(a) for a in arrays], dtype=np.int64)
+        rows = np.flatnonzero(valid)
+        file_of = np.repeat(np.arange(len(arrays), dtype=np.int64), lengths)[rows]
+        local = rows - (np.cumsum(lengths) - lengths)[file_of]
+        raws = raws[rows]
+        try:
+            order = probe._order(raws)
+        except UnsupportedError:
+            return None
+        # a stable sort by (file, order key): the first row of each (file, key) run is the one
+        # np.unique keeps per file (its first occurrence); runs are numbered within their file
+        perm = np.lexsort((order, file_of))
+        f_sorted, o_sorted = file_of[perm], order[perm]
+        new = np.ones(len(perm), dtype=bool)
+        new[1:] = (f_sorted[1:] != f_sorted[:-1]) | (o_sorted[1:] != o_sorted[:-1])
+        run = np.cumsum(new) - 1
+        distinct = raws[perm[new]]
+        run_bounds = bulk.file_bounds(f_sorted[new], len(arrays))
+        codes = np.empty(len(perm), dtype=np.int64)
+        codes[perm] = run - run_bounds[:-1][f_sorted]
+        cards = np.diff(run_bounds).tolist()
+        counts = [max((c - 1).bit_length(), 1) if c else 64 for c in cards]
+        slices = bulk.bit_slices_by_file(local, file_of, codes, counts)
+        bounds = bulk.file_bounds(file_of, len(arrays))
+        ids = np.ascontiguousarray(local, dtype=np.uint32)
+        for f, w in enumerate(writers):
+            ebm = BitMap(array.array("I", ids[bounds[f]:bounds[f + 1]].tobytes()))
+            w._rid = int(lengths[f])
+            w._built = (distinct[run_bounds[f]:run_bounds[f + 1]], ebm, slices[f])
+        return writers
 
     def _string_entries(self) -> tuple[list, np.ndarray, np.ndarray]:
         entries = [self._keys[o] for o in sorted(self._keys)]
