@@ -81,6 +81,13 @@ _SHORTCUTS: dict[Comparison, Callable[[int, int, int], tuple[bool, bool]]] = {
 }
 
 
+# a comparison on stored values, as ``compare`` answers it from the slices
+_COMPARE: dict[Comparison, Callable[[np.ndarray, int], np.ndarray]] = {
+    EQUAL: np.equal, GREATER_OR_EQUAL: np.greater_equal, GREATER_THAN: np.greater,
+    LESS_OR_EQUAL: np.less_equal, LESS_THAN: np.less,
+}
+
+
 class BsiPart:
     """One ``BitSliceIndexRoaringBitmap``: values ``min + sum(bit_i << i)`` for the rows in ebm.
 
@@ -90,11 +97,15 @@ class BsiPart:
 
     def __init__(self, min: int = 0, max: int = 0, ebm: BitMap | None = None,  # noqa: A002 - Paimon's names
                  slices: list[BitMap] | None = None, size_bytes: int = 0, data: bytes = b"",
-                 spans: tuple[tuple[int, int], ...] = (), name: str = "", structure: str = ""):
+                 spans: tuple[tuple[int, int], ...] = (), name: str = "", structure: str = "",
+                 values: tuple[np.ndarray, np.ndarray] | None = None):
         self.min, self.max, self.size_bytes = min, max, size_bytes
         self._ebm = ebm if ebm is not None or spans else BitMap()
         self._slices = slices if slices is not None or spans else []
         self._data, self._spans, self._name, self._structure = data, spans, name, structure
+        # a writer's part: its rows (uint32, ascending) and their stored values (int64, value - min),
+        # the very numbers the slices hold bit by bit, so a comparison reads them directly
+        self._values = values
 
     def _bitmap(self, i: int, what: str) -> BitMap:
         at, n = self._spans[i]
@@ -128,6 +139,10 @@ class BsiPart:
         if none:
             return BitMap()
         value = predicate - self.min
+        if self._values is not None:  # the slices' numbers at hand: one array comparison (exact)
+            rows, stored = self._values
+            op = _COMPARE[function]
+            return BitMap(array.array("I", rows[op(stored, value)].tobytes()))
         ebm, slices = self.ebm, self.slices
         gt, lt, eq = BitMap(), BitMap(), ebm
         for i in range(len(slices) - 1, -1, -1):
@@ -363,7 +378,7 @@ class BsiWriter(FileIndexWriter):
         self._keys: list[np.ndarray] = []
         self._valid: list[np.ndarray] = []
         self._count = 0
-        self._built: list[tuple[int, BitMap, list[BitMap]] | None] | None = None
+        self._built: list[tuple | None] | None = None
 
     def write(self, value: Any) -> None:
         self._built = None
@@ -414,8 +429,8 @@ class BsiWriter(FileIndexWriter):
     def empty(self) -> bool:
         return self._count == 0
 
-    def _parts(self) -> list[tuple[int, BitMap, list[BitMap]] | None]:
-        """The positive then the negative part as (max, ebm, slices), None when it holds no row:
+    def _parts(self) -> list[tuple | None]:
+        """The positive then the negative part as (max, ebm, slices, (rows, values)), None when it holds no row:
         what both the blob and :meth:`reader` are made of, computed once."""
         if self._built is None:
             self._flush()
@@ -429,7 +444,7 @@ class BsiWriter(FileIndexWriter):
         for part in self._parts():
             out.append(struct.pack(">?", part is not None))
             if part is not None:
-                high, ebm, slices = part
+                high, ebm, slices, _ = part
                 # run-optimized in place: the same rows, as the bitmaps a reader of the blob holds
                 out += [struct.pack(">bqq", VERSION, 0, high), roaring.serialize_optimized(ebm, copy=False),
                         struct.pack(">i", len(slices))]
@@ -444,7 +459,8 @@ class BsiWriter(FileIndexWriter):
     def reader(self) -> BsiReader:
         """A reader over what was written, answering every predicate as one over
         :meth:`serialized_bytes` does (tests/test_writer_readers.py), without parsing them."""
-        positive, negative = (BsiPart() if p is None else BsiPart(0, p[0], p[1], p[2]) for p in self._parts())
+        positive, negative = (BsiPart() if p is None else BsiPart(0, p[0], p[1], p[2], values=p[3])
+                              for p in self._parts())
         return BsiReader.of_parts(self.dtype, self._count, positive, negative)
 
 
@@ -478,21 +494,23 @@ def _many(dtype: DataType, options: dict[str, str] | None, arrays: Sequence[Any]
         slices = bulk.bit_slices_by_file(local, files, values, [max(h, 0).bit_length() for h in highs])
         ids = np.ascontiguousarray(local, dtype=np.uint32)
         for f, high in enumerate(highs):
+            lo, hi = bounds[f], bounds[f + 1]
             parts[f].append(None if high < 0 else
-                            (high, BitMap(array.array("I", ids[bounds[f]:bounds[f + 1]].tobytes())), slices[f]))
+                            (high, BitMap(array.array("I", ids[lo:hi].tobytes())), slices[f], (ids[lo:hi], values[lo:hi])))
     for w, n, built in zip(writers, lengths.tolist(), parts, strict=True):
         w._count, w._built = n, built
     return writers
 
 
-def _part(rows: np.ndarray, keys: np.ndarray) -> tuple[int, BitMap, list[BitMap]] | None:
+def _part(rows: np.ndarray, keys: np.ndarray) -> tuple | None:
     """One part with min 0 (Paimon's collector starts min at 0): its max (the largest absolute
-    value), its rows and its slices; None without rows."""
+    value), its rows, its slices, and its rows and values as arrays; None without rows."""
     if not len(rows):
         return None
     values = np.abs(keys[rows])
     high = int(values.max())
-    return high, bulk.bitmap_of(rows), bulk.bit_slices(rows, values, high.bit_length())
+    return (high, bulk.bitmap_of(rows), bulk.bit_slices(rows, values, high.bit_length()),
+            (np.ascontiguousarray(rows, dtype=np.uint32), values))
 
 
 # ---------------------------------------------------------------------------------------

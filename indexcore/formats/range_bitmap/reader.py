@@ -49,11 +49,12 @@ class RangeBitmapReader(FileIndexReader):
         self._bsi: BitSliceIndexBitmap | None = None
 
     @classmethod
-    def of_parts(cls, dtype: DataType, row_count: int, keys: list, ebm: BitMap,
-                 slices: list[BitMap]) -> RangeBitmapReader:
+    def of_parts(cls, dtype: DataType, row_count: int, keys: list, ebm: BitMap, slices: list[BitMap],
+                 rows: Any = None, codes: Any = None) -> RangeBitmapReader:
         """A reader over a writer's parts, not its bytes (no source): ``keys`` the distinct raw
         keys in Paimon's order (a row's code is its key's place), ``ebm`` the non-null rows,
-        ``slices`` the codes' bits. It answers as a reader of the serialized parts does."""
+        ``slices`` the codes' bits (``rows`` and ``codes``: the same as arrays, compared
+        directly). It answers as a reader of the serialized parts does."""
         self = cls.__new__(cls)
         self.dtype, self.source = dtype, None
         self.codec = codec = key_codec(dtype)
@@ -64,7 +65,7 @@ class RangeBitmapReader(FileIndexReader):
             self._min, self._max = codec.order(self.min_raw), codec.order(self.max_raw)
         self.dictionary_offset = self.dictionary_length = self.bsi_offset = 0
         self._dictionary = SortedKeys([codec.order(k) for k in keys])
-        self._bsi = BitSliceIndexBitmap.of_bitmaps(ebm, slices)
+        self._bsi = BitSliceIndexBitmap.of_bitmaps(ebm, slices, rows, codes)
         return self
 
     # -- lazily opened parts

@@ -44,7 +44,7 @@ class RangeBitmapWriter(FileIndexWriter):
         self._raws: list[np.ndarray] = []
         self._valid: list[np.ndarray] = []
         self._rid = 0
-        self._built: tuple[Any, BitMap, list[BitMap]] | None = None
+        self._built: tuple | None = None
 
     def write(self, value: Any) -> None:
         self._built = None
@@ -176,9 +176,10 @@ class RangeBitmapWriter(FileIndexWriter):
         bounds = bulk.file_bounds(file_of, len(arrays))
         ids = np.ascontiguousarray(local, dtype=np.uint32)
         for f, w in enumerate(writers):
-            ebm = BitMap(array.array("I", ids[bounds[f]:bounds[f + 1]].tobytes()))
+            lo, hi = bounds[f], bounds[f + 1]
             w._rid = int(lengths[f])
-            w._built = (distinct[run_bounds[f]:run_bounds[f + 1]], ebm, slices[f])
+            w._built = (distinct[run_bounds[f]:run_bounds[f + 1]], BitMap(array.array("I", ids[lo:hi].tobytes())),
+                        slices[f], ids[lo:hi], codes[lo:hi])
         return writers
 
     def _string_entries(self) -> tuple[list, np.ndarray, np.ndarray]:
@@ -189,9 +190,10 @@ class RangeBitmapWriter(FileIndexWriter):
         return ([raw for raw, _ in entries], np.array(rows, dtype=np.int64)[order],
                 np.array(codes, dtype=np.int64)[order])
 
-    def _parts(self) -> tuple[Any, BitMap, list[BitMap]]:
-        """(distinct raw keys in Paimon's order, the non-null rows, the code slices): what both the
-        blob and :meth:`reader` are made of, computed once (a writer written to no more)."""
+    def _parts(self) -> tuple:
+        """(distinct raw keys in Paimon's order, the non-null rows, the code slices, those rows and
+        their codes as arrays): what both the blob and :meth:`reader` are made of, computed once
+        (a writer written to no more)."""
         if self._built is None:
             if self.codec.fmt is None:
                 distinct, rows, codes = self._string_entries()
@@ -199,12 +201,13 @@ class RangeBitmapWriter(FileIndexWriter):
                 distinct, rows, codes = self._fixed_entries()
             cardinality = len(distinct)
             n_slices = max((cardinality - 1).bit_length(), 1) if cardinality else 64
-            self._built = (distinct, bulk.bitmap_of(rows), bulk.bit_slices(rows, codes, n_slices))
+            self._built = (distinct, bulk.bitmap_of(rows), bulk.bit_slices(rows, codes, n_slices),
+                           np.ascontiguousarray(rows, dtype=np.uint32), np.asarray(codes, dtype=np.int64))
         return self._built
 
     def serialized_bytes(self) -> bytes:
         codec = self.codec
-        distinct, ebm, slices = self._parts()
+        distinct, ebm, slices, _, _ = self._parts()
         if codec.fmt is None:
             dictionary = serialize_dictionary(codec, distinct, self.chunk_size)
         else:
@@ -221,6 +224,6 @@ class RangeBitmapWriter(FileIndexWriter):
     def reader(self) -> RangeBitmapReader:
         """A reader over what was written, answering every predicate as one over
         :meth:`serialized_bytes` does (tests/test_writer_readers.py), without parsing them."""
-        distinct, ebm, slices = self._parts()
+        distinct, ebm, slices, rows, codes = self._parts()
         keys = distinct.tolist() if isinstance(distinct, np.ndarray) else list(distinct)
-        return RangeBitmapReader.of_parts(self.dtype, self._rid, keys, ebm, slices)
+        return RangeBitmapReader.of_parts(self.dtype, self._rid, keys, ebm, slices, rows, codes)
