@@ -15,6 +15,7 @@ from indexcore.formats import bulk
 from indexcore.formats.base import FileIndexWriter, parse_memory_size
 from indexcore.formats.bitmap.keys import INT32, KeyCodec
 from indexcore.formats.bitmap.meta import VERSION_1, VERSION_2, BitmapEntry
+from indexcore.formats.bitmap.reader import BitmapReader
 from indexcore.types import DataType
 
 DEFAULT_INDEX_BLOCK_SIZE = "16kb"
@@ -130,6 +131,11 @@ class BitmapWriter(FileIndexWriter):
     @property
     def empty(self) -> bool:
         return self._row_count == 0
+
+    def reader(self) -> BitmapReader:
+        """A reader over the rows written so far (write no more while it is used), answering
+        every predicate as one over :meth:`serialized_bytes` does (tests/test_writer_readers.py)."""
+        return BitmapReader.of_rows(self.dtype, self._row_count, self._rows, self._nulls, self.options)
 
     def serialized_bytes(self) -> bytes:
         codec = self.codec
