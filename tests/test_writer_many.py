@@ -1,7 +1,8 @@
 """Writers built together (``FileIndexWriter.many``: one per column of many small files, their
 parts computed in one pass) hold exactly what one writer per file holds: the same bytes (so
 Paimon's, tests/test_writer_bulk.py) and a reader answering alike, for every fixed-width type
-of range-bitmap and BSI, with nulls, all-null and empty files, negative keys and NaN."""
+of range-bitmap and BSI and string bitmaps, with nulls, all-null and empty files, negative keys
+and NaN."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from indexcore.write.datafile import internal_values
 
 @st.composite
 def _files(draw, index_type: str):
-    type_text = draw(st.sampled_from([t for t in _TYPES[index_type] if t not in ("STRING",)]))
+    # range-bitmap and BSI build fixed-width keys together, bitmap string keys
+    types = ["STRING"] if index_type == "bitmap" else [t for t in _TYPES[index_type] if t != "STRING"]
+    type_text = draw(st.sampled_from(types))
     dtype = parse_type(type_text)
     values = _value_strategy(type_text, draw(st.booleans()))
     files = draw(st.lists(st.lists(st.one_of(st.none(), values) if draw(st.booleans()) else values, max_size=40),
@@ -59,6 +62,24 @@ def test_bsi_many(case) -> None:
     _check("bsi", case)
 
 
+@_SETTINGS
+@given(_files("bitmap"))
+def test_bitmap_many(case) -> None:
+    """String keys (empty, multi-byte, long), nulls, both versions, small index blocks."""
+    _check("bitmap", case)
+
+
+def test_bitmap_many_hashmap_resize() -> None:
+    """13 keys in a file: whether a non-null row follows the last new key decides Java's last
+    resize (so the bytes), for every file of the batch (tests/test_writer_bulk.py's keys)."""
+    keys = [f"k{i}" for i in range(13)]
+    many = [f"key-{i}" for i in range(40)]  # keys sharing Java buckets: their order in a file shows
+    files = [keys, keys + [None], keys + ["k0"], keys + ["k0", "new"], [None, None], [], ["a", "a"],
+             many, many[::-1], many[20:] + many[:20]]
+    for version in ({}, {"version": "1"}):
+        _check("bitmap", (parse_type("STRING"), version, files))
+
+
 def test_many_keys_many_files() -> None:
     """Files of hundreds of keys (slices past a byte, codes numbered within each file)."""
     import numpy as np
@@ -74,7 +95,7 @@ def test_many_keys_many_files() -> None:
     ("range-bitmap", "STRING", [pa.array(["a", None]), pa.array(["b"])]),  # string keys: one by one
     ("bsi", "BIGINT", [pa.array([1], pa.int64()), pa.array([-(1 << 63)], pa.int64())]),  # Long.MIN_VALUE
     ("bsi", "BIGINT", [pa.array([1], pa.int64()), pa.array([2], pa.int32())]),  # mixed Arrow types
-    ("bitmap", "INT", [pa.array([1], pa.int32())]),  # kinds that build one by one
+    ("bitmap", "INT", [pa.array([1], pa.int32())]),  # bitmap keys but strings: one by one
     ("bloom-filter", "INT", [pa.array([1], pa.int32())]),
 ])
 def test_many_declines(kind, dtype, columns) -> None:
