@@ -264,3 +264,20 @@ def test_bitmap_resize_flag_changes_order() -> None:
     from indexcore.formats.bitmap.writer import java_hashmap_order
 
     assert java_hashmap_order(RESIZE_KEYS, True) != java_hashmap_order(RESIZE_KEYS, False)
+
+
+@pytest.mark.parametrize("rows,count", [(0, 3), (60, 6), (997, 14), (5000, 20), (70_000, 2), (3, 63)])
+def test_bit_slices_both_ways(rows, count):
+    """Slice i holds the rows whose value has bit i set, from one array operation on a small file
+    and slice by slice on a large one (truth: each value's bits tested one by one)."""
+    import numpy as np
+
+    from indexcore.formats.bulk import bit_slices
+
+    rng = np.random.default_rng(rows + count)
+    ids = np.sort(rng.choice(3 * rows + 1, size=rows, replace=False)).astype(np.int64)
+    values = rng.integers(0, 1 << min(count, 62), size=rows, dtype=np.int64)
+    got = bit_slices(ids, values, count)
+    assert len(got) == count
+    for i in range(count):
+        assert list(got[i]) == [int(r) for r, v in zip(ids, values, strict=True) if (int(v) >> i) & 1]

@@ -72,9 +72,11 @@ def sample_size(sample: int | None, reached: int) -> int | None:
 
 
 def _summarise(run: QueryRun, ex, index_of: dict[str, int], files, sample: int | None, seed: int,
-               details: bool, keys: dict[str, float]) -> None:
+               details: bool, keys: dict[str, float], drawn: dict[tuple, list] | None = None) -> None:
     """Keep what the candidates need of a query's explanation (then dropped): the files it
-    reaches, today's answer on them, and the files its candidates are measured on."""
+    reaches, today's answer on them, and the files its candidates are measured on.
+    ``drawn``: the samples already drawn, by size and files reached (queries reaching the same
+    files sample the same ones: :func:`.advise_sample.draw` depends on nothing else)."""
     run.predicate, run.funnel, run.index_used = ex.predicate, ex.funnel, ex.index_used
     # one pass over the decisions (each property read once): a third of the time of one per column
     reached, paths, at, skipped, rows_read, base_rows, sizes = [], [], [], [], [], [], []
@@ -99,9 +101,15 @@ def _summarise(run: QueryRun, ex, index_of: dict[str, int], files, sample: int |
     run.base_rows = np.array(base_rows, np.int64)
     run.sizes = np.array(sizes, np.int64)
     n = sample_size(sample, len(reached))
-    # the strata (partitions) only matter to a sample smaller than the files reached
-    strata = [] if n is None or n >= len(at) else [str(files[i].partition) for i in at]
-    run.sample = draw(paths, strata, n, seed, keys)
+    memo = (n, tuple(at))
+    found = drawn.get(memo) if drawn is not None else None
+    if found is None:
+        # the strata (partitions) only matter to a sample smaller than the files reached
+        strata = [] if n is None or n >= len(at) else [str(files[i].partition) for i in at]
+        found = draw(paths, strata, n, seed, keys)
+        if drawn is not None:
+            drawn[memo] = found
+    run.sample = found  # read only: queries over the same files share it
     run.raw_results = {pos: reached[pos].raw_index_result for pos, _ in run.sample
                        if isinstance(reached[pos].raw_index_result, BitmapResult)}
     if details:
@@ -163,6 +171,7 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
         g.table_bytes = table_bytes
     deleted = DeletedPositions(table, problems)
     keys: dict[str, float] = {}  # each file's place in every query's sample, hashed once
+    drawn: dict[tuple, list] = {}  # each sample drawn once per files reached
     steps = len(runs) + 1
     done = 0
 
@@ -182,7 +191,7 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
             tick(run.name)
             continue
         measure_existing(table, schema, run, ex, existing, by_path, deleted, problems, details)
-        _summarise(run, ex, index_of, files, sample, seed, details, keys)
+        _summarise(run, ex, index_of, files, sample, seed, details, keys, drawn)
         del ex
         tick(run.name)
     good = [r for r in runs if r.ok]

@@ -41,6 +41,7 @@ from indexcore.analysis.workload import EQUALITY, PATTERN, PREFIX, RANGE
 from indexcore.errors import IndexCoreError
 from indexcore.expr import OR, Compound
 from indexcore.formats.base import REMAIN, BitmapResult
+from indexcore.formats.bulk import is_string_type
 from indexcore.formats.container import EmptyFileIndexReader
 from indexcore.formats.registry import (
     BITMAP,
@@ -49,6 +50,7 @@ from indexcore.formats.registry import (
     RANGE_BITMAP,
     check_writer_options,
     new_writer,
+    new_writers,
     open_reader,
     supported_index_types,
 )
@@ -141,19 +143,21 @@ class _Evaluator:
             self.readers[fi] = existing_readers(self.table, self.files[fi], self.schema)
         return self.readers[fi]
 
-    def decide(self, run: QueryRun, pos: int, hyps: dict[str, Any]) -> tuple[Any, Any]:
+    def decide(self, run: QueryRun, pos: int, hyps: dict[str, Any], or_query: bool | None = None) -> tuple[Any, Any]:
         """(alone, combined) read-path answers for the ``pos``-th reached file of ``run`` with the
-        hypothetical readers ``hyps`` (column -> reader); None where no reader answers."""
-        fi = int(run.reached[pos])
-        lf = self.files[fi]
+        hypothetical readers ``hyps`` (column -> reader); None where no reader answers.
+        ``or_query``: whether the predicate holds an OR (:func:`has_or`, once per query)."""
         if not hyps:
             return None, None
+        fi = int(run.reached[pos])
+        lf = self.files[fi]
         deleted = self.deleted(lf)
-        raw = FileIndexPredicate.for_readers({c: [r] for c, r in hyps.items()}, self.row_type).evaluate(run.predicate)
-        alone = read_path_result(raw, lf.file.row_count, deleted, lf.bitmap64)
+        raw = FileIndexPredicate.for_readers({c: (r,) for c, r in hyps.items()}, self.row_type).evaluate(run.predicate)
+        rows = lf.file.row_count
+        alone = read_path_result(raw, rows, deleted, lf.bitmap64)
         if run.index_skipped[pos]:
             return alone, None  # skipped today already
-        if has_or(run.predicate):
+        if has_or(run.predicate) if or_query is None else or_query:
             readers = {c: list(v) for c, v in self.existing(fi).items()}
             for c, r in hyps.items():
                 readers.setdefault(c, []).append(r)
@@ -161,7 +165,7 @@ class _Evaluator:
         else:  # a conjunction: the indexes' answers intersect (FileIndexPredicate ANDs its leaves)
             today = run.raw_results.get(pos, REMAIN)
             both = raw.and_(today) if isinstance(today, BitmapResult) else raw
-        return alone, read_path_result(both, lf.file.row_count, deleted, lf.bitmap64)
+        return alone, read_path_result(both, rows, deleted, lf.bitmap64)
 
 
 def _claims(run: QueryRun, files: Sequence[LiveFile], decided: dict[int, tuple[Any, Any]],
@@ -243,10 +247,12 @@ def _read_columns(table, schema, lfs: Sequence[LiveFile], columns: list[str],
     """(file, its ``columns`` as an Arrow table, seconds to read it) for each readable file of ``lfs``:
     read once for the profile and for every kind built on it."""
     out = []
+    memo: dict = {}  # files of one schema share their Parquet projection
     for lf in table.iter_prefetched(lfs, index=False, dv=False, data=True):
         start = time.perf_counter()
         try:
-            data = read_data_file(table.storage, lf, table.file_schema(lf, problems), schema, columns=columns)
+            data = read_data_file(table.storage, lf, table.file_schema(lf, problems), schema, columns=columns,
+                                  memo=memo)
         except IndexCoreError as exc:
             problems.append(Problem(lf.path, exc.structure or "data file", exc.message))
             continue
@@ -270,21 +276,44 @@ def _build_all(table, schema, read: list[tuple[LiveFile, Any, float]], specs: li
         out[(column, kind)] = _Built(column, kind, options, dtype)
     if not out:
         return out
-    for lf, data, seconds in read:
-        mine = [b for b in out.values() if lf.path in wanted.get(b.column, ())]
-        values: dict[str, list] = {}
-        for b in mine:
-            share = seconds / len(mine)
-            start = time.perf_counter()
-            if b.column not in values:
-                values[b.column] = to_internal(data.column(b.column), b.dtype)
-            writer = new_writer(b.kind, b.dtype, b.options)
-            writer.write_batch(values[b.column])  # the bytes of row-by-row writes (tests/test_writer_bulk.py)
+    share: dict[tuple[str, str], float] = dict.fromkeys(out, 0.0)
+    for lf, _, seconds in read:  # each file's read shared by the kinds built on it
+        mine = [key for key, b in out.items() if lf.path in wanted.get(b.column, ())]
+        for key in mine:
+            share[key] += seconds / len(mine)
+    values: dict[tuple[str, str], list] = {}  # (path, column) -> internal values, converted once
+    for key, b in out.items():
+        start = time.perf_counter()
+        files = [(lf, data) for lf, data, _ in read if lf.path in wanted.get(b.column, ())]
+        columns = [data.column(b.column) for _, data in files]
+        # the kinds that can build every file at once do (range-bitmap, BSI on fixed-width keys:
+        # the bytes of one writer per file, tests/test_writer_many.py); else one writer per file
+        writers = new_writers(b.kind, b.dtype, b.options, columns) if columns else []
+        if writers is None:
+            writers = []
+            for (lf, _), column in zip(files, columns, strict=True):
+                writer = new_writer(b.kind, b.dtype, b.options)
+                # a fixed-width Arrow column straight in where the writer takes it (strings of a
+                # small file go quicker as values: 3x here); both give the bytes of row-by-row
+                # writes (tests/test_writer_bulk.py)
+                if writer.accepts_arrow(column.type) and not is_string_type(column.type):
+                    writer.write_arrow(column)
+                else:
+                    at = (lf.path, b.column)
+                    if at not in values:
+                        values[at] = to_internal(column, b.dtype)
+                    writer.write_batch(values[at])
+                writers.append(writer)
+        for (lf, data), writer in zip(files, writers, strict=True):
             blob = None if writer.empty else writer.serialized_bytes()
             b.blobs[lf.path] = blob
+            if blob is not None:  # the writer's own reader where it has one: no bytes parsed again
+                here = writer.reader()
+                if here is not None:
+                    b.readers[lf.path] = here
             b.size += len(blob) if blob is not None else 0
             b.rows += data.num_rows
-            b.seconds += time.perf_counter() - start + share
+        b.seconds += time.perf_counter() - start + share[key]
     return out
 
 
@@ -332,7 +361,8 @@ def _merge_profiles(a: dict[str, dict[str, int]], b: dict[str, dict[str, int]]) 
 
 
 def _profile(read: list[tuple[LiveFile, Any, float]], columns: list[str]) -> dict[str, dict[str, int]]:
-    """Per column: the largest distinct count and row count of a read file."""
+    """Per column: the largest distinct count and row count of a read file (counted file by file:
+    one group-by or dictionary encoding over all files was measured no quicker on small files)."""
     out = {c: {"max_distinct": 0, "max_rows": 0} for c in columns}
     for _, data, _ in read:
         for c in columns:
@@ -353,11 +383,14 @@ def _measure_local(cand: Candidate, runs: list[QueryRun], files: Sequence[LiveFi
     cand.built_files = len(set().union(*(b.blobs for b in parts)))
     for run in runs:
         fields = run.predicate.fields()
+        mine = [b for b in parts if b.column in fields]
+        or_query = has_or(run.predicate)
+        reached = run.reached
         decided, weights = {}, {}
         for pos, w in run.sample:
-            path = files[int(run.reached[pos])].path
-            readers = {b.column: b.reader(path) for b in parts if b.column in fields}
-            decided[pos] = evaluator.decide(run, pos, {c: r for c, r in readers.items() if r is not None})
+            path = files[int(reached[pos])].path
+            readers = {b.column: b.reader(path) for b in mine}
+            decided[pos] = evaluator.decide(run, pos, {c: r for c, r in readers.items() if r is not None}, or_query)
             weights[pos] = w
         _add(cand, run, files, decided, weights)
 

@@ -162,6 +162,18 @@ class FileIndexWriter:
     def serialized_bytes(self) -> bytes:
         raise NotImplementedError
 
+    @classmethod
+    def many(cls, dtype: DataType, options: dict[str, str] | None, arrays: Sequence[Any]) -> list[FileIndexWriter] | None:
+        """One writer per Arrow column of ``arrays``, each holding what :meth:`write_arrow` of that
+        column alone would, built together; None where a format does not (write them one by one)."""
+        return None
+
+    def reader(self) -> FileIndexReader | None:
+        """A reader over what was written that answers as one over :meth:`serialized_bytes`
+        does, built from the writer's parts without parsing bytes (what-if measures); None where
+        a format offers none (then read the bytes)."""
+        return None
+
     @property
     def empty(self) -> bool:
         """Paimon's ``FileIndexWriter.empty()``: true when nothing was written."""

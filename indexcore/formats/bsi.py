@@ -19,11 +19,13 @@ deserializes a part's bitmaps only when a predicate first needs them.
 
 from __future__ import annotations
 
+import array
 import struct
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from pyroaring import BitMap
 
 from indexcore.errors import CorruptFileError, UnsupportedError
@@ -79,6 +81,13 @@ _SHORTCUTS: dict[Comparison, Callable[[int, int, int], tuple[bool, bool]]] = {
 }
 
 
+# a comparison on stored values, as ``compare`` answers it from the slices
+_COMPARE: dict[Comparison, Callable[[np.ndarray, int], np.ndarray]] = {
+    EQUAL: np.equal, GREATER_OR_EQUAL: np.greater_equal, GREATER_THAN: np.greater,
+    LESS_OR_EQUAL: np.less_equal, LESS_THAN: np.less,
+}
+
+
 class BsiPart:
     """One ``BitSliceIndexRoaringBitmap``: values ``min + sum(bit_i << i)`` for the rows in ebm.
 
@@ -88,11 +97,15 @@ class BsiPart:
 
     def __init__(self, min: int = 0, max: int = 0, ebm: BitMap | None = None,  # noqa: A002 - Paimon's names
                  slices: list[BitMap] | None = None, size_bytes: int = 0, data: bytes = b"",
-                 spans: tuple[tuple[int, int], ...] = (), name: str = "", structure: str = ""):
+                 spans: tuple[tuple[int, int], ...] = (), name: str = "", structure: str = "",
+                 values: tuple[np.ndarray, np.ndarray] | None = None):
         self.min, self.max, self.size_bytes = min, max, size_bytes
         self._ebm = ebm if ebm is not None or spans else BitMap()
         self._slices = slices if slices is not None or spans else []
         self._data, self._spans, self._name, self._structure = data, spans, name, structure
+        # a writer's part: its rows (uint32, ascending) and their stored values (int64, value - min),
+        # the very numbers the slices hold bit by bit, so a comparison reads them directly
+        self._values = values
 
     def _bitmap(self, i: int, what: str) -> BitMap:
         at, n = self._spans[i]
@@ -126,6 +139,10 @@ class BsiPart:
         if none:
             return BitMap()
         value = predicate - self.min
+        if self._values is not None:  # the slices' numbers at hand: one array comparison (exact)
+            rows, stored = self._values
+            op = _COMPARE[function]
+            return BitMap(array.array("I", rows[op(stored, value)].tobytes()))
         ebm, slices = self.ebm, self.slices
         gt, lt, eq = BitMap(), BitMap(), ebm
         for i in range(len(slices) - 1, -1, -1):
@@ -201,6 +218,15 @@ class BsiReader(FileIndexReader):
         if pos != len(data):
             raise CorruptFileError(f"{len(data) - pos} unexpected bytes after the index", file=name,
                                    structure="bsi index", offset=pos)
+
+    @classmethod
+    def of_parts(cls, dtype: DataType, row_count: int, positive: BsiPart, negative: BsiPart) -> BsiReader:
+        """A reader over a writer's parts, not its bytes (no source)."""
+        check_type(dtype)
+        self = cls.__new__(cls)
+        self.dtype, self.source, self.version, self.row_count = dtype, None, VERSION, row_count
+        self.positive, self.negative = positive, negative
+        return self
 
     def _read_part(self, data: bytes, pos: int, structure: str) -> tuple[BsiPart, int]:
         name = self.source.name
@@ -352,8 +378,10 @@ class BsiWriter(FileIndexWriter):
         self._keys: list[np.ndarray] = []
         self._valid: list[np.ndarray] = []
         self._count = 0
+        self._built: list[tuple | None] | None = None
 
     def write(self, value: Any) -> None:
+        self._built = None
         key = None if value is None else to_long(self.dtype, value)
         if key is not None and key == LONG_MIN:
             raise UnsupportedError("the bsi index cannot store Long.MIN_VALUE")
@@ -361,6 +389,7 @@ class BsiWriter(FileIndexWriter):
         self._count += 1
 
     def write_batch(self, values: Sequence[Any]) -> None:
+        self._built = None
         dtype = self.dtype
         self._pending.extend(None if v is None else to_long(dtype, v) for v in values)
         self._count += len(values)
@@ -370,6 +399,7 @@ class BsiWriter(FileIndexWriter):
         return bulk.long_key_type(self.dtype, arrow_type)
 
     def write_arrow(self, array: Any) -> None:
+        self._built = None
         if not self.accepts_arrow(array.type):
             super().write_arrow(array)
         array = bulk.as_array(array)
@@ -399,29 +429,88 @@ class BsiWriter(FileIndexWriter):
     def empty(self) -> bool:
         return self._count == 0
 
+    def _parts(self) -> list[tuple | None]:
+        """The positive then the negative part as (max, ebm, slices, (rows, values)), None when it holds no row:
+        what both the blob and :meth:`reader` are made of, computed once."""
+        if self._built is None:
+            self._flush()
+            keys = np.concatenate(self._keys) if self._keys else np.zeros(0, dtype=np.int64)
+            valid = np.concatenate(self._valid) if self._valid else np.zeros(0, dtype=bool)
+            self._built = [_part(np.flatnonzero(part), keys) for part in (valid & (keys >= 0), valid & (keys < 0))]
+        return self._built
+
     def serialized_bytes(self) -> bytes:
-        self._flush()
-        keys = np.concatenate(self._keys) if self._keys else np.zeros(0, dtype=np.int64)
-        valid = np.concatenate(self._valid) if self._valid else np.zeros(0, dtype=bool)
         out = [struct.pack(">bi", VERSION, self._count)]
-        for part in (valid & (keys >= 0), valid & (keys < 0)):
-            rows = np.flatnonzero(part)
-            out.append(struct.pack(">?", bool(len(rows))))
-            if len(rows):
-                out.append(_serialize_part(rows, np.abs(keys[rows])))
+        for part in self._parts():
+            out.append(struct.pack(">?", part is not None))
+            if part is not None:
+                high, ebm, slices, _ = part
+                # run-optimized in place: the same rows, as the bitmaps a reader of the blob holds
+                out += [struct.pack(">bqq", VERSION, 0, high), roaring.serialize_optimized(ebm, copy=False),
+                        struct.pack(">i", len(slices))]
+                out += [roaring.serialize_optimized(s, copy=False) for s in slices]
         return b"".join(out)
 
+    @classmethod
+    def many(cls, dtype: DataType, options: dict[str, str] | None, arrays: Sequence[Any]) -> list[BsiWriter] | None:
+        """One writer per Arrow column of ``arrays``, their parts computed together (:func:`_many`)."""
+        return _many(dtype, options, arrays)
 
-def _serialize_part(rows: np.ndarray, values: np.ndarray) -> bytes:
-    """One part with min 0 (Paimon's collector starts min at 0) and max the largest value."""
+    def reader(self) -> BsiReader:
+        """A reader over what was written, answering every predicate as one over
+        :meth:`serialized_bytes` does (tests/test_writer_readers.py), without parsing them."""
+        positive, negative = (BsiPart() if p is None else BsiPart(0, p[0], p[1], p[2], values=p[3])
+                              for p in self._parts())
+        return BsiReader.of_parts(self.dtype, self._count, positive, negative)
+
+
+def _many(dtype: DataType, options: dict[str, str] | None, arrays: Sequence[Any]) -> list[BsiWriter] | None:
+    """:meth:`BsiWriter.many`: one writer per Arrow column of ``arrays`` (e.g. one column of many small
+    files), each as if it alone were written with ``write_arrow``, their parts computed together
+    (the same bytes, tests/test_writer_many.py). None where they cannot be (a type the writer does
+    not take as Arrow, mixed types, Long.MIN_VALUE): write them one by one."""
+    writers = [BsiWriter(dtype, options) for _ in arrays]
+    arrays = [bulk.as_array(a) for a in arrays]
+    if not arrays or len({a.type for a in arrays}) != 1 or not writers[0].accepts_arrow(arrays[0].type):
+        return None
+    probe = BsiWriter(dtype, options)
+    try:
+        probe.write_arrow(pa.concat_arrays(arrays))  # each row's key, as each file's writer takes it
+    except UnsupportedError:
+        return None
+    keys, valid = probe._keys[0], probe._valid[0]
+    lengths = np.array([len(a) for a in arrays], dtype=np.int64)
+    file_of = np.repeat(np.arange(len(arrays), dtype=np.int64), lengths)
+    starts = np.cumsum(lengths) - lengths
+    parts: list[list] = [[] for _ in arrays]
+    for mask in (valid & (keys >= 0), valid & (keys < 0)):
+        rows = np.flatnonzero(mask)
+        files = file_of[rows]
+        values = np.abs(keys[rows])
+        local = rows - starts[files]
+        bounds = bulk.file_bounds(files, len(arrays))
+        highs = [int(values[bounds[f]:bounds[f + 1]].max()) if bounds[f + 1] > bounds[f] else -1
+                 for f in range(len(arrays))]
+        slices = bulk.bit_slices_by_file(local, files, values, [max(h, 0).bit_length() for h in highs])
+        ids = np.ascontiguousarray(local, dtype=np.uint32)
+        for f, high in enumerate(highs):
+            lo, hi = bounds[f], bounds[f + 1]
+            parts[f].append(None if high < 0 else
+                            (high, BitMap(array.array("I", ids[lo:hi].tobytes())), slices[f], (ids[lo:hi], values[lo:hi])))
+    for w, n, built in zip(writers, lengths.tolist(), parts, strict=True):
+        w._count, w._built = n, built
+    return writers
+
+
+def _part(rows: np.ndarray, keys: np.ndarray) -> tuple | None:
+    """One part with min 0 (Paimon's collector starts min at 0): its max (the largest absolute
+    value), its rows, its slices, and its rows and values as arrays; None without rows."""
+    if not len(rows):
+        return None
+    values = np.abs(keys[rows])
     high = int(values.max())
-    n_slices = high.bit_length()
-    parts = [struct.pack(">bqq", VERSION, 0, high),
-             roaring.serialize_optimized(bulk.bitmap_of(rows), copy=False),
-             struct.pack(">i", n_slices)]
-    parts += [roaring.serialize_optimized(bulk.bitmap_of(rows[(values >> i) & 1 == 1]), copy=False)
-              for i in range(n_slices)]
-    return b"".join(parts)
+    return (high, bulk.bitmap_of(rows), bulk.bit_slices(rows, values, high.bit_length()),
+            (np.ascontiguousarray(rows, dtype=np.uint32), values))
 
 
 # ---------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ micros) and Java's float bits, exactly as the row-by-row ``write`` computes them
 from __future__ import annotations
 
 import array as _array
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -28,6 +29,44 @@ _TO_MICROS = {"us": 1, "ns": 1_000}
 def bitmap_of(rows: np.ndarray) -> BitMap:
     """A BitMap of row ids (non-negative, below 2^32) given as a numpy array."""
     return BitMap(_array.array("I", np.ascontiguousarray(rows, dtype=np.uint32).tobytes()))
+
+
+#: :func:`bit_slices` takes every slice's bits in one array operation up to this many (rows x slices).
+_SLICES_AT_ONCE = 1 << 16
+
+
+def bit_slices(rows: np.ndarray, values: np.ndarray, count: int) -> list[BitMap]:
+    """Slice ``i`` (``i < count``): the ``rows`` whose non-negative int64 ``values`` have bit ``i``
+    set. A small file's slices are cut in one array operation (half the time of one per slice,
+    whose fixed cost dominates there); a large one's slice by slice (bounded memory)."""
+    if len(rows) * count > _SLICES_AT_ONCE:
+        return [bitmap_of(rows[(values >> i) & 1 == 1]) for i in range(count)]
+    bits = ((values[None, :] >> np.arange(count, dtype=np.int64)[:, None]) & 1).astype(bool)
+    ids = np.ascontiguousarray(rows, dtype=np.uint32)
+    return [BitMap(_array.array("I", ids[bits[i]].tobytes())) for i in range(count)]
+
+
+def file_bounds(file_of: np.ndarray, files: int) -> np.ndarray:
+    """Where each file's run starts in ``file_of`` (file numbers, ascending), and its end: ``files + 1`` bounds."""
+    return np.searchsorted(file_of, np.arange(files + 1, dtype=np.int64))
+
+
+def bit_slices_by_file(rows: np.ndarray, file_of: np.ndarray, values: np.ndarray,
+                       counts: Sequence[int]) -> list[list[BitMap]]:
+    """:func:`bit_slices` of many files at once: per file ``f``, its ``counts[f]`` slices of the
+    rows (numbered within the file) that are ``f``'s in ``file_of`` (ascending). One array
+    operation per slice for all files, instead of a dozen per file."""
+    files = len(counts)
+    ids = np.ascontiguousarray(rows, dtype=np.uint32)
+    out: list[list[BitMap]] = [[] for _ in range(files)]
+    for i in range(max(counts, default=0)):
+        at = np.flatnonzero((values >> i) & 1)
+        picked = ids[at]
+        bounds = file_bounds(file_of[at], files)
+        for f in range(files):
+            if counts[f] > i:
+                out[f].append(BitMap(_array.array("I", picked[bounds[f]:bounds[f + 1]].tobytes())))
+    return out
 
 
 def as_array(column: pa.Array | pa.ChunkedArray) -> pa.Array:

@@ -6,7 +6,7 @@ kind is its format module plus one entry here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from indexcore.errors import IndexCoreError, UnsupportedError
@@ -126,6 +126,18 @@ def open_reader(index_type: str, dtype: DataType, source: ByteSource,
 def new_writer(index_type: str, dtype: DataType, options: dict[str, str] | None = None) -> FileIndexWriter:
     """A writer of kind ``index_type``, producing the same bytes Paimon's writer would."""
     return index_kind(index_type).new_writer(dtype, options)
+
+
+def new_writers(index_type: str, dtype: DataType, options: dict[str, str] | None,
+                arrays: Sequence) -> list[FileIndexWriter] | None:
+    """One writer of kind ``index_type`` per Arrow column of ``arrays``, each holding what
+    ``write_arrow`` of that column alone would, built together where the kind can
+    (:meth:`FileIndexWriter.many`); None where it cannot (then write them one by one)."""
+    kind = index_kind(index_type)
+    try:
+        return kind.writer.many(dtype, options or {}, arrays)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise UnsupportedError(f"{kind.name} options {options}: {exc}") from exc
 
 
 def check_writer_options(index_type: str, options: dict[str, str], dtype: DataType | None = None) -> None:

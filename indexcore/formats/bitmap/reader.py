@@ -54,6 +54,17 @@ class BitmapReader(FileIndexReader):
         self._block_entries: dict[int, list[tuple[Any, int, int]]] = {}
         self._bitmaps: dict[Any, BitMap] = {}
         self._dictionary: list[tuple[Any, int]] | None = None
+        self._written: tuple[int, dict[Any, list[int]], list[int]] | None = None
+
+    @classmethod
+    def of_rows(cls, dtype: DataType, row_count: int, rows: dict[Any, list[int]], nulls: list[int],
+                options: dict[str, str] | None = None) -> BitmapReader:
+        """A reader over a writer's rows per key (no bytes, no source) answering the predicates as
+        a reader of the serialized index does: ``rows`` maps each key (``KeyCodec.key``) to its
+        rows, ``nulls`` the null rows. Only the predicates (``visit_*``) are answered."""
+        self = cls(dtype, None, options)  # type: ignore[arg-type] - no source: nothing is read
+        self._written = (row_count, rows, nulls)
+        return self
 
     # -- metadata
 
@@ -69,7 +80,7 @@ class BitmapReader(FileIndexReader):
 
     @property
     def row_count(self) -> int:
-        return self.meta.row_count
+        return self._written[0] if self._written is not None else self.meta.row_count
 
     def _corrupt(self, message: str, structure: str, offset: int) -> CorruptFileError:
         return CorruptFileError(message, file=self.source.name, structure=structure, offset=offset)
@@ -196,7 +207,12 @@ class BitmapReader(FileIndexReader):
 
     def _bitmap_for_key(self, key: Any) -> BitMap:
         if key not in self._bitmaps:
-            self._bitmaps[key] = self._bitmap_of_entry(self.find_entry(key))
+            if self._written is not None:
+                _, rows, nulls = self._written
+                found = nulls if key is None else rows.get(key)
+                self._bitmaps[key] = BitMap(found) if found else BitMap()
+            else:
+                self._bitmaps[key] = self._bitmap_of_entry(self.find_entry(key))
         return self._bitmaps[key]
 
     def bitmap_for(self, value: Any) -> BitMap:
@@ -226,7 +242,7 @@ class BitmapReader(FileIndexReader):
     def visit_not_in(self, literals: list[Any]) -> FileIndexResult:
         # flipped over all rows, so null rows are included (as Paimon does)
         bitmap = self._in(literals)
-        bitmap.flip_inplace(0, self.meta.row_count)
+        bitmap.flip_inplace(0, self.row_count)
         return BitmapResult(bitmap)
 
     def visit_is_null(self) -> FileIndexResult:

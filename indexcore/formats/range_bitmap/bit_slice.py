@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import array
 import struct
 
+import numpy as np
 from pyroaring import BitMap
 
 from indexcore.errors import CorruptFileError, UnsupportedError
@@ -53,8 +55,24 @@ class BitSliceIndexBitmap:
             raise CorruptFileError("bsi body is larger than the file", file=source.name,
                                    structure="bsi header", offset=offset)
         self.end = end
+        self._codes: tuple[np.ndarray, np.ndarray] | None = None  # only a writer's (of_bitmaps)
         self._ebm: BitMap | None = None
         self._slices: list[BitMap | None] = [None] * count
+
+    @classmethod
+    def of_bitmaps(cls, ebm: BitMap, slices: list[BitMap], rows: np.ndarray | None = None,
+                   codes: np.ndarray | None = None) -> BitSliceIndexBitmap:
+        """The index over bitmaps already in memory (a writer's): no source to read them from.
+        With ``rows`` (uint32, the ebm's) and their ``codes`` (the numbers the slices hold bit by
+        bit), ``eq`` and ``gt`` compare the codes directly (the same rows, one array operation)."""
+        self = cls.__new__(cls)
+        self.source, self.body = None, 0
+        self.slice_area = self.end = self.ebm_length = 0
+        self.index = [(0, 0)] * len(slices)
+        self._span = (0, 0)
+        self._ebm, self._slices = ebm, list(slices)
+        self._codes = None if rows is None or codes is None else (rows, codes)
+        return self
 
     @property
     def slice_count(self) -> int:
@@ -90,6 +108,9 @@ class BitSliceIndexBitmap:
         ebm = self.ebm()
         if not ebm:
             return BitMap()
+        if self._codes is not None:
+            rows, codes = self._codes
+            return BitMap(array.array("I", rows[codes == code].tobytes()))
         state = BitMap(ebm)
         for i, sl in enumerate(self.load_all()):
             if (code >> i) & 1:
@@ -105,6 +126,9 @@ class BitSliceIndexBitmap:
         found = self.ebm()
         if not found:
             return BitMap()
+        if self._codes is not None:
+            rows, codes = self._codes
+            return BitMap(array.array("I", rows[codes > code].tobytes()))
         start = _trailing_ones(code)
         slices = self.load_all()
         if start >= len(slices):

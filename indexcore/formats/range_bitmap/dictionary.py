@@ -3,6 +3,7 @@ time and binary-searched; and how the writer appends keys to it."""
 
 from __future__ import annotations
 
+import bisect
 import operator
 import struct
 from collections.abc import Callable
@@ -184,6 +185,19 @@ class ChunkedDictionary:
 
     def chunk_key_counts(self) -> list[int]:
         return [self._chunk(i).size + 1 for i in range(self.size)]
+
+
+class SortedKeys:
+    """A dictionary held as its order keys (a writer's, never serialized): ``find`` answers as
+    :meth:`ChunkedDictionary.find` does over the same keys chunked."""
+
+    def __init__(self, orders: list):
+        self.orders = orders
+
+    def find(self, key: Any) -> int:
+        """The code of ``key`` (an order value), or ``-(insertion code) - 1`` when absent."""
+        at = bisect.bisect_left(self.orders, key)
+        return at if at < len(self.orders) and self.orders[at] == key else -at - 1
 
 
 def serialize_dictionary(codec: KeyCodec, raws: list, limit: int) -> bytes:

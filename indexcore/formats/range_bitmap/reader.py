@@ -10,7 +10,7 @@ from pyroaring import BitMap
 from indexcore.errors import CorruptFileError, UnsupportedError
 from indexcore.formats.base import REMAIN, BitmapResult, FileIndexReader, FileIndexResult
 from indexcore.formats.range_bitmap.bit_slice import BitSliceIndexBitmap
-from indexcore.formats.range_bitmap.dictionary import ChunkedDictionary
+from indexcore.formats.range_bitmap.dictionary import ChunkedDictionary, SortedKeys
 from indexcore.formats.range_bitmap.keys import VERSION, key_codec, read_header
 from indexcore.io import ByteSource
 from indexcore.types import DataType, to_json_value
@@ -47,6 +47,26 @@ class RangeBitmapReader(FileIndexReader):
                                    file=source.name, structure="range-bitmap header", offset=4 + cur.pos - 4)
         self._dictionary: ChunkedDictionary | None = None
         self._bsi: BitSliceIndexBitmap | None = None
+
+    @classmethod
+    def of_parts(cls, dtype: DataType, row_count: int, keys: list, ebm: BitMap, slices: list[BitMap],
+                 rows: Any = None, codes: Any = None) -> RangeBitmapReader:
+        """A reader over a writer's parts, not its bytes (no source): ``keys`` the distinct raw
+        keys in Paimon's order (a row's code is its key's place), ``ebm`` the non-null rows,
+        ``slices`` the codes' bits (``rows`` and ``codes``: the same as arrays, compared
+        directly). It answers as a reader of the serialized parts does."""
+        self = cls.__new__(cls)
+        self.dtype, self.source = dtype, None
+        self.codec = codec = key_codec(dtype)
+        self.version, self.row_count, self.cardinality = VERSION, row_count, len(keys)
+        self.min_raw = self.max_raw = None
+        if keys:
+            self.min_raw, self.max_raw = keys[0], keys[-1]
+            self._min, self._max = codec.order(self.min_raw), codec.order(self.max_raw)
+        self.dictionary_offset = self.dictionary_length = self.bsi_offset = 0
+        self._dictionary = SortedKeys([codec.order(k) for k in keys])
+        self._bsi = BitSliceIndexBitmap.of_bitmaps(ebm, slices, rows, codes)
+        return self
 
     # -- lazily opened parts
 
