@@ -446,3 +446,22 @@ def test_buckets_and_partitions_views_sum_the_object_plan_in_first_seen_order(co
             got = view(table, name).to_pylist()
             expected = [{k: v for k, v in g.items() if k in got[0]} for g in groups.values()] if got else []
             assert got == expected, f"{table.name} ${name}"
+
+
+def test_views_of_one_sample_share_their_live_files_and_an_early_stop_makes_few(monkeypatch):
+    """iter_file_indexes makes the blobs' live files on the table's kept by-path map: a second view
+    of the same files gets the same objects (none made again), and a caller that stops after the
+    first blob has made only the first slice's files, not the snapshot's."""
+    from indexcore.views import census
+
+    sample = Path(__file__).resolve().parent.parent / "sample_warehouse"
+    table = indexcore.open_warehouse(str(sample)).table("demo.events")
+    first = [b.file for b in census.iter_file_indexes(table)]
+    again = [b.file for b in census.iter_file_indexes(table, index_types=["bitmap"])]
+    assert again and all(any(lf is f for f in first) for lf in again)
+    monkeypatch.setattr(census, "_BLOB_SLICE", 2)
+    fresh = indexcore.open_warehouse(str(sample)).table("demo.events")
+    files = fresh.plan_columns().num_files
+    assert files > 2
+    next(census.iter_file_indexes(fresh))
+    assert len(fresh.live_files_by_path()._made) <= 2 < files

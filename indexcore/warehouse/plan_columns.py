@@ -47,6 +47,7 @@ LIVE = pa.schema([*ENTRY, ("path", pa.string()), ("partition_id", pa.int32()), (
                   ("dv_file_path", pa.string())])
 MERGE_KEY = ["_PARTITION", "_BUCKET", "_LEVEL", "_FILE_NAME", "_EXTERNAL_PATH"]
 _MANIFEST_KEY = "columns"  # the manifest cache's key of a manifest's columns: (_MANIFEST_KEY, name)
+_LIVE_FILES_KEY = "live files by path"  # the derived cache's key of a snapshot's kept live files
 
 
 def _conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
@@ -225,6 +226,16 @@ class TablePlanColumns:
             self.caches.plans.put(key, cached)
             pa.default_memory_pool().release_unused()  # the merge's scratch columns: not kept
         return cached
+
+    def live_files_by_path(self, snapshot_id: int | None = None) -> LiveFilesByPath:
+        """:meth:`PlanColumns.by_path` of the snapshot's columnar plan, kept per snapshot id: the
+        live files one view makes (a decode sample's 2,000) serve the next view of the same
+        files, not made again per view. Weighed by the plan's files (the most it can hold)."""
+        plan = self.plan_columns(snapshot_id)
+        if plan.snapshot is None:
+            return plan.by_path(self)
+        return self.derived((_LIVE_FILES_KEY, plan.snapshot.id), lambda: plan.by_path(self),
+                            weight=lambda by_path: len(by_path))
 
     def manifest_columns(self, name: str) -> pa.Table:
         """One manifest's entries as :data:`ENTRY` rows (kept, weighed by entries); raises
