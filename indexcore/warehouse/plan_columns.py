@@ -169,7 +169,9 @@ class PlanColumns:
         """:meth:`live_file` of ``rows`` (every row by default), their columns read into Python in
         one pass (a row at a time costs about 0.1 ms each)."""
         chosen = self.files if rows is None else self.files.take(pa.array(rows, pa.int64()))
-        return [self._live_file(table, rec) for rec in chosen.to_pylist()]
+        names = chosen.column_names  # read a column at a time: half the time of Table.to_pylist's rows
+        values = [chosen.column(n).to_pylist() for n in names]
+        return [self._live_file(table, dict(zip(names, rec, strict=True))) for rec in zip(*values, strict=True)]
 
 
 class LiveFilesByPath(Mapping):
