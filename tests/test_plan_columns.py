@@ -465,3 +465,25 @@ def test_views_of_one_sample_share_their_live_files_and_an_early_stop_makes_few(
     assert files > 2
     next(census.iter_file_indexes(fresh))
     assert len(fresh.live_files_by_path()._made) <= 2 < files
+
+
+@pytest.mark.parametrize("name", ["demo.events", "demo.orders"])
+def test_file_stats_frame_on_the_plan_columns_is_the_object_plans(name):
+    """The Table page's column statistics read the files made from the columnar plan (no object
+    plan is built): the same frame as column_stats over the object plan's files, every file, the
+    first two and one picked path."""
+    from indexcore.scan.stats import column_stats, file_stats_frame, stats_json
+
+    sample = Path(__file__).resolve().parent.parent / "sample_warehouse"
+    table = indexcore.open_warehouse(str(sample)).table(name)
+    files = indexcore.open_warehouse(str(sample)).table(name).plan().files
+    schema = table.schema()
+    column = schema.field_names[1]
+    for kwargs, want in (({}, files), ({"limit": 2}, files[:2]), ({"paths": (files[-1].path,)}, files[-1:])):
+        frame = file_stats_frame(table, columns=(column,), **kwargs)
+        assert frame["file_name"].tolist() == [lf.path.rsplit("/", 1)[-1] for lf in want]
+        expected = [stats_json(schema, column_stats(lf, schema, table.file_schema(lf), key_stats=bool(
+            schema.primary_keys), only=[column]), [column])[column] for lf in want]
+        assert [{k: r[k] for k in ("min", "max")} for r in frame.to_dict("records")] == \
+               [{k: e[k] for k in ("min", "max")} for e in expected]
+    assert table.caches.plans.get(table.snapshot().id) is None

@@ -26,6 +26,7 @@ from indexcore.paimon.index_types import DELETION_VECTORS, HASH
 from indexcore.warehouse.manifest import MANIFEST_ENTRY, data_file_meta
 from indexcore.warehouse.manifest_columns import check_table, read_manifest_table
 from indexcore.warehouse.model import DeletionVectorRange, IndexManifestEntry, LiveFile, Problem, Snapshot
+from indexcore.warehouse.table_manifests import gc_paused
 from indexcore.warehouse.table_planning import Plan
 
 _STATS = pa.struct([("_MIN_VALUES", pa.binary()), ("_MAX_VALUES", pa.binary()),
@@ -167,11 +168,13 @@ class PlanColumns:
 
     def live_files(self, table, rows=None) -> list[LiveFile]:
         """:meth:`live_file` of ``rows`` (every row by default), their columns read into Python in
-        one pass (a row at a time costs about 0.1 ms each)."""
+        one pass (a row at a time costs about 0.1 ms each; in one pass about 10 us at 50,000 files,
+        half the object plan's cost per file)."""
         chosen = self.files if rows is None else self.files.take(pa.array(rows, pa.int64()))
         names = chosen.column_names  # read a column at a time: half the time of Table.to_pylist's rows
         values = [chosen.column(n).to_pylist() for n in names]
-        return [self._live_file(table, dict(zip(names, rec, strict=True))) for rec in zip(*values, strict=True)]
+        with gc_paused():  # long-lived acyclic objects, as planning makes: half the time without GC passes
+            return [self._live_file(table, dict(zip(names, rec, strict=True))) for rec in zip(*values, strict=True)]
 
 
 class LiveFilesByPath(Mapping):
@@ -199,7 +202,8 @@ class LiveFilesByPath(Mapping):
         in one pass over the columns (a census's thousands of files: not a row at a time)."""
         index = self._index()
         need = sorted({index[p] for p in paths if p in index and p not in self._made})
-        for lf in self._plan.live_files(self._table, need):
+        every = len(need) == self._plan.num_files  # no take of every column's values: the plan's own
+        for lf in self._plan.live_files(self._table, None if every else need):
             self._made[lf.path] = lf
         return [self._made.get(p) for p in paths]
 
