@@ -487,3 +487,23 @@ def test_file_stats_frame_on_the_plan_columns_is_the_object_plans(name):
         assert [{k: r[k] for k in ("min", "max")} for r in frame.to_dict("records")] == \
                [{k: e[k] for k in ("min", "max")} for e in expected]
     assert table.caches.plans.get(table.snapshot().id) is None
+
+
+@pytest.mark.parametrize("name, sql", [("demo.events", "country = 'FR'"), ("demo.faulty", "country = 'IN'"),
+                                       ("demo.orders", "status = 'PAID'")])
+def test_explain_on_a_table_keeping_the_columnar_plan_plans_no_objects(name, sql):
+    """A page that planned the snapshot as columns (its census) explains on objects made from those
+    columns, not on a second, object plan: the same files, decisions, funnel and problems as an
+    explain that plans objects (a table keeping no plan)."""
+    from indexcore.scan.explainer import explain
+
+    sample = Path(__file__).resolve().parent.parent / "sample_warehouse"
+    table = indexcore.open_warehouse(str(sample)).table(name)
+    table.plan_columns()
+    got = explain(table, sql)
+    assert table.caches.plans.get(table.snapshot().id) is None
+    fresh = indexcore.open_warehouse(str(sample)).table(name)
+    want = explain(fresh, sql)
+    assert fresh.caches.plans.get(fresh.snapshot().id) is not None
+    assert got.to_frame().equals(want.to_frame()) and got.funnel == want.funnel
+    assert sorted(map(repr, got.problems)) == sorted(map(repr, want.problems))

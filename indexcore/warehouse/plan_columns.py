@@ -243,6 +243,20 @@ class TablePlanColumns:
         return self.derived((_LIVE_FILES_KEY, plan.snapshot.id), lambda: plan.by_path(self),
                             weight=lambda by_path: len(by_path))
 
+    def planned_objects(self, snapshot_id: int | None = None) -> tuple[list[LiveFile], Snapshot | None,
+                                                                        tuple[Problem, ...]]:
+        """The snapshot's live files as objects (in plan order), its snapshot and its plan's
+        problems, from the plan the table keeps: made from the columnar plan's columns when the
+        table keeps that one and not the object plan (a page's census planned it: about half the
+        object plan's cost, and one plan, not two), else the object plan (:meth:`plan`)."""
+        snap = self.snapshot(snapshot_id)
+        if snap is not None and (_MANIFEST_KEY, snap.id) in self.caches.plans and snap.id not in self.caches.plans:
+            columns = self.plan_columns(snap.id)
+            files = self.live_files_by_path(snap.id).many(columns.files.column("path").to_pylist())
+            return files, columns.snapshot, columns.problems
+        plan = self.plan(snapshot_id)
+        return list(plan.files), plan.snapshot, tuple(plan.problems)
+
     def manifest_columns(self, name: str) -> pa.Table:
         """One manifest's entries as :data:`ENTRY` rows (kept, weighed by entries); raises
         IndexCoreError when it cannot be read."""
