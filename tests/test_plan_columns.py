@@ -507,3 +507,18 @@ def test_explain_on_a_table_keeping_the_columnar_plan_plans_no_objects(name, sql
     assert fresh.caches.plans.get(fresh.snapshot().id) is not None
     assert got.to_frame().equals(want.to_frame()) and got.funnel == want.funnel
     assert sorted(map(repr, got.problems)) == sorted(map(repr, want.problems))
+
+
+def test_hypothetical_bloom_check_takes_the_largest_file_from_the_columns():
+    """The What-if page checks a hypothetical bloom filter's items against the largest live file's
+    rows on every run: read from the columnar plan, not from an object plan built for one number."""
+    from indexcore.analysis.whatif import ITEMS_OVER_ROWS, check_hypothetical
+    from indexcore.errors import IndexCoreError
+
+    sample = Path(__file__).resolve().parent.parent / "sample_warehouse"
+    largest = max(lf.file.row_count for lf in indexcore.open_warehouse(str(sample)).table("demo.events").plan().files)
+    table = indexcore.open_warehouse(str(sample)).table("demo.events")
+    assert check_hypothetical(table, "bloom-filter", {"items": str(ITEMS_OVER_ROWS * largest)}) > 0
+    with pytest.raises(IndexCoreError, match=f"far above the {largest:,} rows"):
+        check_hypothetical(table, "bloom-filter", {"items": str(ITEMS_OVER_ROWS * largest + 1)})
+    assert table.caches.plans.get(table.snapshot().id) is None
