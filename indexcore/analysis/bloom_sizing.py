@@ -123,7 +123,7 @@ def _sizing(table, column: str, schema_ids: Sequence[int], row_counts: Sequence[
     items_seen, fpp_seen, rows, ndv, over_rows = set(), set(), [], [], []
     options: dict[tuple[int, str], dict] = {}  # per (file schema, column name): the same for its files
     needs: dict[tuple[int, float], int] = {}  # per (rows, fpp): files of a table share a few row counts
-    read: list[tuple[int, str, int, int]] = []  # (position in ndv, path, rows, items) of filters to read
+    read: list[tuple[int, str, str, int, int]] = []  # (position in ndv, path, column, rows, items) to read
     for sid, path, name, n, size in zip(schema_ids, paths, names, row_counts, sizes, strict=True):
         key = (sid, name)
         opts = options.get(key)
