@@ -115,5 +115,12 @@ def test_range_frame_of_one_column_decodes_that_column_only():
         fresh = open_warehouse(str(SAMPLE)).table("demo.events")
         one = range_frames.range_frame(fresh, column=column)
         assert len(fresh.caches.readers) == one["min"].notna().sum() < len(table.caches.readers)
-        pd.testing.assert_frame_equal(one.reset_index(drop=True),
-                                      whole[whole["column"] == column].reset_index(drop=True), check_dtype=False)
+        mine = whole[whole["column"] == column].reset_index(drop=True)
+        assert _cells(one.reset_index(drop=True)) == _cells(mine)
+
+
+def _cells(frame: pd.DataFrame) -> list[dict]:
+    """The frame's rows with every missing value as None (a column of one index kind has no NaN
+    where the frame of both kinds has one)."""
+    return [{k: None if v is None or (isinstance(v, float) and v != v) else v for k, v in row.items()}
+            for row in frame.to_dict("records")]
