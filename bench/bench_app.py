@@ -12,7 +12,10 @@ For each size (1,000, 10,000 and 50,000 live data files by default) the large sa
   modules are imported before the clock starts, and so is Streamlit's scan of the installed
   packages for custom components (a server does it once at start; AppTest does it in the first
   run of each AppTest, about 0.2 s here), and plotly express draws one figure (its lazy imports,
-  about 0.9 s once per process, which a server has paid by its first chart);
+  about 0.9 s once per process, which a server has paid by its first chart), and polars is
+  imported (the columnar plan's decoder imports it on first use, about 0.15 s once per process;
+  the plan, which does not use it, is timed without it), and Streamlit's once-per-process check
+  whether it runs in a REPL (``inspect.stack()``, about 0.05 s, at its first element) is made;
 * memory: ``streamlit run app.py`` on that warehouse, every page loaded in headless Chromium
   one after the other, then 20 tabs at once (20 real sessions); the server's peak RSS
   (VmHWM) after each. Without Chromium/playwright, 20 AppTests in threads in one process
@@ -126,13 +129,15 @@ def _child(kind: str, warehouse: str, page: str) -> dict:
 
 def _import_app_modules() -> None:
     """Import what the app imports before a page is timed, as a server has by its first page:
-    pandas, plotly, the pages' shared module and every indexcore module but Spark's (compiling
+    pandas, plotly, polars, Streamlit's REPL check, the pages' shared module and every indexcore module but Spark's (compiling
     them from source, where bytecode is not cached, is not what a page run is timed for)."""
     import importlib
     import pkgutil
 
     import pandas
     import plotly.express as px
+    import polars  # noqa: F401 - the columnar plan's decoder, imported on its first use (about 0.15 s once per process)
+    from streamlit import delta_generator
 
     import indexcore
 
@@ -144,6 +149,10 @@ def _import_app_modules() -> None:
     # plotly express's first figure imports its trace validators and dataframe layer lazily (about
     # 0.9 s here, once per process): a server has paid it by its first chart, on any page
     px.bar(pandas.DataFrame({"x": [0], "y": [0]}), x="x", y="y").to_json()
+    # Streamlit's first element of a process checks once whether it runs in a REPL (inspect.stack()
+    # over the loaded modules, about 0.05 s here): a server has paid it by its first page
+    if hasattr(delta_generator, "_maybe_print_use_warning"):
+        delta_generator._maybe_print_use_warning()
 
 
 _COMPONENTS: list = []  # the process's one component registry, as a server's runtime holds one

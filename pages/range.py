@@ -27,17 +27,20 @@ column = mine = dtype = sample = None
 with guard("Range indexes"):
     columns = index_columns(ctx, RANGE_TYPES)
     sample = decode_sample(ctx, RANGE_TYPES, "range")
-    ranges = ctx.frame(range_frames.range_frame, sample=sample)
     bad = unusable_files(ctx, RANGE_TYPES)
-    own = ranges[ranges["error"].notna() & ~ranges["file_name"].isin(bad["file_name"])]
-    bad = pd.concat([bad, own.rename(columns={"column": "column_name"}).assign(why="unreadable index")[bad.columns]],
-                    ignore_index=True)
-    show_unusable(bad, "range_unusable")
     if not columns:
+        show_unusable(bad, "range_unusable")
         st.info("No range-bitmap or BSI index in this snapshot (`file-index.range-bitmap.columns`, "
                 "`file-index.bsi.columns`).")
         st.stop()
+    unusable_slot = st.container()  # above the column picker; filled once the picked column is decoded
     column = st.selectbox("Column", columns, key="range_column")
+    ranges = ctx.frame(range_frames.range_frame, sample=sample, column=column)  # the picked column's indexes only
+    own = ranges[ranges["error"].notna() & ~ranges["file_name"].isin(bad["file_name"])]
+    bad = pd.concat([bad, own.rename(columns={"column": "column_name"}).assign(why="unreadable index")[bad.columns]],
+                    ignore_index=True)
+    with unusable_slot:
+        show_unusable(bad, "range_unusable")
     dtype = ctx.table.schema().field(column).type
     mine = ranges[ranges["column"] == column].copy()
     mine["min"], mine["max"] = mine["min"].map(lambda v: range_frames.cell_value(dtype, v)), \

@@ -25,10 +25,11 @@ import pyarrow as pa
 import pytest
 
 from indexcore.analysis.advise import advise
-from indexcore.analysis.bloom_sizing import SKEW, table_sizing
+from indexcore.analysis.bloom_sizing import SKEW, census_sizing, column_sizing, table_sizing
 from indexcore.analysis.workload import parse_workload
 from indexcore.cli import main
 from indexcore.errors import PredicateError
+from indexcore.views import view
 from indexcore.warehouse import Warehouse
 from indexcore.write import TableWriter, make_schema
 from indexcore.write.layout import schema_json
@@ -312,6 +313,35 @@ def test_undersized_items_recommends_what_keeps_95_percent_under_fpp(tmp_path):
     (b,) = table_sizing(Warehouse(root).table("db.t"))
     assert b.verdict == "over fpp" and b.cause == "items" and b.over_fpp_files == 40
     assert b.recommended_items == 100  # every file holds 100 distinct uuids
+
+
+def test_census_sizing_reads_only_the_filters_over_items_and_agrees_with_the_objects(tmp_path):
+    """The sizing is judged on the census's columns: a live file is made only for the 2 files with
+    more rows (1,000) than items (200), whose filter's bits are read; the verdict is the one
+    column_sizing gives over every planned live file object."""
+    root = _sized_table(str(tmp_path / "wh"), items=200, big_files=2)
+    table = Warehouse(root).table("db.t")
+    plan = table.plan_columns()
+    by_path = plan.by_path(table)
+    asked: list[str] = []
+
+    class Recording(type(by_path)):
+        def many(self, paths):
+            asked.extend(paths)
+            return super().many(paths)
+
+    census = view(table, "file_indexes", plan.snapshot.id)
+    (b,) = census_sizing(table, census, Recording(plan, table))
+    assert len(asked) == 2 and {by_path[p].file.row_count for p in asked} == {1000}
+    files = Warehouse(root).table("db.t").plan().files
+    assert b == column_sizing(table, "uuid", ((lf, "uuid", int(size)) for lf, size in zip(
+        sorted(files, key=lambda lf: lf.path), _bloom_sizes(census, sorted(lf.path for lf in files)), strict=True)))
+    assert b.over_fpp_files == 2 and b.files == 40
+
+
+def _bloom_sizes(census, paths: list[str]) -> list[int]:
+    sizes = dict(zip(census["file_path"].to_pylist(), census["index_size_in_bytes"].to_pylist(), strict=True))
+    return [sizes[p] for p in paths]
 
 
 # --- 4. inputs with one rule --------------------------------------------------------------------

@@ -38,6 +38,23 @@ def test_sample_is_fixed_sorted_and_whole_buckets_when_asked(events):
                {f.path for f in buckets}
 
 
+@pytest.mark.parametrize("name", ["demo.events", "demo.orders", "demo.users"])
+def test_suggestion_sample_on_columns_is_the_draw_over_the_plans_objects(name, monkeypatch):
+    """The predicate suggestion draws its files on the columnar plan (objects made for those only):
+    the same live files sample_files draws over the object plan's, whole buckets on primary-key
+    tables, at a size that takes a sample and at one that takes every file."""
+    from indexcore.frames import suggestion
+
+    table = indexcore.open_warehouse(str(SAMPLE)).table(name)
+    files = indexcore.open_warehouse(str(SAMPLE)).table(name).plan().files
+    pk = bool(table.schema().primary_keys)
+    for n in (2, len(files) - 1, len(files)):
+        monkeypatch.setattr(suggestion, "SUGGEST_MAX_FILES", n)
+        picked, total = suggestion.suggestion_sample(table)
+        assert total == len(files) and picked == sample_files(files, n, pk, seed=0)
+    assert table.caches.plans.get(table.snapshot().id) is None  # no object plan was built for it
+
+
 def test_views_and_metrics_decode_only_the_sampled_files(events):
     picked = {lf.file.file_name for lf in sample_files([lf for lf in events.plan().files if lf.has_file_index], 3)}
     assert len(picked) == 3

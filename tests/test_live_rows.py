@@ -54,6 +54,16 @@ def test_overlapping_primary_key_files_are_merge_read_for_the_exact_count(wareho
     assert (got.records, got.live, got.exact, got.merged_buckets, got.text) == (16, LIVE, True, 0, "8")
 
 
+@pytest.mark.parametrize("name", ["db.dv", "db.merged", "db.append"])
+def test_live_rows_are_counted_on_the_plan_columns_without_the_object_plan(warehouse, name):
+    """Counted on the columnar plan: no object plan of the snapshot is built, the merge-read
+    bucket's files are made from the columns (the same 8 live rows as above)."""
+    table = indexcore.open_warehouse(str(warehouse)).table(name)
+    got = live_rows(table)
+    assert got.live == (LIVE if name != "db.append" else 12) and got.exact
+    assert table.caches.plans.get(table.snapshot().id) is None
+
+
 def test_past_the_merge_cap_overlapping_files_give_an_upper_bound_said_as_such(warehouse, monkeypatch):
     """With a cap of one data file the bucket of two is not merge-read: records minus the two
     retracts (16 - 2) bounds the 8 from above, and the figure says so."""

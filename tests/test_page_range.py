@@ -99,3 +99,28 @@ def test_an_index_on_another_column_keeps_no_file():
     either = pruning_frames.prune_by_sql(table, "event_time >= TIMESTAMP '2024-06-02 12:00:00' OR user_id = 4",
                                   ["range-bitmap", "bsi"])
     assert set(either["range-bitmap"]) == {"no index"}  # the OR branch on user_id has no index
+
+
+def test_range_frame_of_one_column_decodes_that_column_only():
+    """The page decodes the picked column's indexes only: the same rows as the whole frame's rows of
+    that column (demo.events: range-bitmap on ``event_time``, BSI on ``amount``), and no reader of
+    the other column is opened (the table keeps one reader per decoded blob)."""
+    from indexcore.frames import range as range_frames
+
+    table = open_warehouse(str(SAMPLE)).table("demo.events")
+    whole = range_frames.range_frame(table)
+    assert {"event_time", "amount"} <= set(whole["column"])
+    assert len(table.caches.readers) == whole["min"].notna().sum()
+    for column in ("event_time", "amount"):
+        fresh = open_warehouse(str(SAMPLE)).table("demo.events")
+        one = range_frames.range_frame(fresh, column=column)
+        assert len(fresh.caches.readers) == one["min"].notna().sum() < len(table.caches.readers)
+        mine = whole[whole["column"] == column].reset_index(drop=True)
+        assert _cells(one.reset_index(drop=True)) == _cells(mine)
+
+
+def _cells(frame: pd.DataFrame) -> list[dict]:
+    """The frame's rows with every missing value as None (a column of one index kind has no NaN
+    where the frame of both kinds has one)."""
+    return [{k: None if v is None or (isinstance(v, float) and v != v) else v for k, v in row.items()}
+            for row in frame.to_dict("records")]

@@ -463,3 +463,96 @@ def test_manifests_decoded_in_batches_give_the_object_plan(conformance, monkeypa
             assert _objects(columns.plan_columns(sid).live_files(columns)) == _objects(objects.plan(sid).files)
             compared += 1
     assert compared > 2
+
+
+def test_views_of_one_sample_share_their_live_files_and_an_early_stop_makes_few(monkeypatch):
+    """iter_file_indexes makes the blobs' live files on the table's kept by-path map: a second view
+    of the same files gets the same objects (none made again), and a caller that stops after the
+    first blob has made only the first slice's files, not the snapshot's."""
+    from indexcore.views import census
+
+    sample = Path(__file__).resolve().parent.parent / "sample_warehouse"
+    table = indexcore.open_warehouse(str(sample)).table("demo.events")
+    first = [b.file for b in census.iter_file_indexes(table)]
+    again = [b.file for b in census.iter_file_indexes(table, index_types=["bitmap"])]
+    assert again and all(any(lf is f for f in first) for lf in again)
+    monkeypatch.setattr(census, "_BLOB_SLICE", 2)
+    fresh = indexcore.open_warehouse(str(sample)).table("demo.events")
+    files = fresh.plan_columns().num_files
+    assert files > 2
+    next(census.iter_file_indexes(fresh))
+    assert len(fresh.live_files_by_path()._made) <= 2 < files
+
+
+@pytest.mark.parametrize("name", ["demo.events", "demo.orders"])
+def test_file_stats_frame_on_the_plan_columns_is_the_object_plans(name):
+    """The Table page's column statistics read the files made from the columnar plan (no object
+    plan is built): the same frame as column_stats over the object plan's files, every file, the
+    first two and one picked path."""
+    from indexcore.scan.stats import column_stats, file_stats_frame, stats_json
+
+    sample = Path(__file__).resolve().parent.parent / "sample_warehouse"
+    table = indexcore.open_warehouse(str(sample)).table(name)
+    files = indexcore.open_warehouse(str(sample)).table(name).plan().files
+    schema = table.schema()
+    column = schema.field_names[1]
+    for kwargs, want in (({}, files), ({"limit": 2}, files[:2]), ({"paths": (files[-1].path,)}, files[-1:])):
+        frame = file_stats_frame(table, columns=(column,), **kwargs)
+        assert frame["file_name"].tolist() == [lf.path.rsplit("/", 1)[-1] for lf in want]
+        expected = [stats_json(schema, column_stats(lf, schema, table.file_schema(lf), key_stats=bool(
+            schema.primary_keys), only=[column]), [column])[column] for lf in want]
+        assert [{k: r[k] for k in ("min", "max")} for r in frame.to_dict("records")] == \
+               [{k: e[k] for k in ("min", "max")} for e in expected]
+    assert table.caches.plans.get(table.snapshot().id) is None
+
+
+@pytest.mark.parametrize("name, sql", [("demo.events", "country = 'FR'"), ("demo.faulty", "country = 'IN'"),
+                                       ("demo.orders", "status = 'PAID'")])
+def test_explain_on_a_table_keeping_the_columnar_plan_plans_no_objects(name, sql):
+    """A page that planned the snapshot as columns (its census) explains on objects made from those
+    columns, not on a second, object plan: the same files, decisions, funnel and problems as an
+    explain that plans objects (a table keeping no plan)."""
+    from indexcore.scan.explainer import explain
+
+    sample = Path(__file__).resolve().parent.parent / "sample_warehouse"
+    table = indexcore.open_warehouse(str(sample)).table(name)
+    table.plan_columns()
+    got = explain(table, sql)
+    assert table.caches.plans.get(table.snapshot().id) is None
+    fresh = indexcore.open_warehouse(str(sample)).table(name)
+    want = explain(fresh, sql)
+    assert fresh.caches.plans.get(fresh.snapshot().id) is not None
+    assert got.to_frame().equals(want.to_frame()) and got.funnel == want.funnel
+    assert sorted(map(repr, got.problems)) == sorted(map(repr, want.problems))
+
+
+def test_hypothetical_bloom_check_takes_the_largest_file_from_the_columns():
+    """The What-if page checks a hypothetical bloom filter's items against the largest live file's
+    rows on every run: read from the columnar plan, not from an object plan built for one number."""
+    from indexcore.analysis.whatif import ITEMS_OVER_ROWS, check_hypothetical
+    from indexcore.errors import IndexCoreError
+
+    sample = Path(__file__).resolve().parent.parent / "sample_warehouse"
+    largest = max(lf.file.row_count for lf in indexcore.open_warehouse(str(sample)).table("demo.events").plan().files)
+    table = indexcore.open_warehouse(str(sample)).table("demo.events")
+    assert check_hypothetical(table, "bloom-filter", {"items": str(ITEMS_OVER_ROWS * largest)}) > 0
+    with pytest.raises(IndexCoreError, match=f"far above the {largest:,} rows"):
+        check_hypothetical(table, "bloom-filter", {"items": str(ITEMS_OVER_ROWS * largest + 1)})
+    assert table.caches.plans.get(table.snapshot().id) is None
+
+
+def test_range_pruning_reuses_the_files_the_range_view_made_for_its_sample():
+    """The Range page decodes a sample's indexes (range_frame), then prunes the same sample: the
+    pruning table makes no live file of its own (the table's kept map has them), and its files
+    are the sample's."""
+    from indexcore.frames import pruning
+    from indexcore.frames import range as range_frames
+
+    sample = Path(__file__).resolve().parent.parent / "sample_warehouse"
+    table = indexcore.open_warehouse(str(sample)).table("demo.events")
+    frame = range_frames.range_frame(table, sample=3)
+    made = dict(table.live_files_by_path()._made)
+    assert len(made) == 3
+    pruned = pruning.prune_by_sql(table, "user_id > 10", sample=3)
+    assert table.live_files_by_path()._made == made
+    assert set(pruned["file_name"]) == set(frame["file_name"])

@@ -24,9 +24,10 @@ a bloom filter on it:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
@@ -103,37 +104,56 @@ def column_sizing(table, column: str, blooms: Iterable[tuple[LiveFile, str, int]
     """The sizing verdict of ``column``'s bloom filters: ``blooms`` holds (live file, the column's
     name in that file's schema, the filter's stored bytes) per readable, non-empty filter.
     None when no file's options could be read."""
+    blooms = list(blooms)
+    by_path = {lf.path: lf for lf, _, _ in blooms}
+    return _sizing(table, column, [lf.file.schema_id for lf, _, _ in blooms],
+                   [lf.file.row_count for lf, _, _ in blooms], [name for _, name, _ in blooms],
+                   [size for _, _, size in blooms], [lf.path for lf, _, _ in blooms],
+                   lambda paths: [by_path[p] for p in paths])
+
+
+def _sizing(table, column: str, schema_ids: Sequence[int], row_counts: Sequence[int], names: Sequence[str],
+            sizes: Sequence[int], paths: Sequence[str],
+            files_of: Callable[[list[str]], list[LiveFile | None]]) -> BloomSizing | None:
+    """:func:`column_sizing` over columns, one value per filter: its file's schema id, row count and
+    path, the column's name in that schema and the filter's bytes. ``files_of(paths)`` gives the
+    live files of the files with more rows than ``items`` (whose filter's bits are read), made for
+    those only: at 50,000 files most filters are judged by their row count alone."""
     stored = needed = over = 0
     items_seen, fpp_seen, rows, ndv, over_rows = set(), set(), [], [], []
     options: dict[tuple[int, str], dict] = {}  # per (file schema, column name): the same for its files
     needs: dict[tuple[int, float], int] = {}  # per (rows, fpp): files of a table share a few row counts
-    for lf, name, size in blooms:
-        key = (lf.file.schema_id, name)
+    read: list[tuple[int, str, str, int, int]] = []  # (position in ndv, path, column, rows, items) to read
+    for sid, path, name, n, size in zip(schema_ids, paths, names, row_counts, sizes, strict=True):
+        key = (sid, name)
         opts = options.get(key)
         if opts is None:
-            opts = options[key] = table.file_schema(lf).file_index_options(name, BLOOM_FILTER.name)
+            opts = options[key] = table.schema_or_latest(sid, path).file_index_options(name, BLOOM_FILTER.name)
         try:
             items = int(opts.get("items", DEFAULT_ITEMS))
             fpp = float(opts.get("fpp", DEFAULT_FPP))
-            need = needs.get((lf.file.row_count, fpp))
+            need = needs.get((n, fpp))
             if need is None:
-                need = needs[(lf.file.row_count, fpp)] = optimal_bits(max(1, int(lf.file.row_count)), fpp) // 8 \
-                    + HEADER_SIZE
+                need = needs[(n, fpp)] = optimal_bits(max(1, int(n)), fpp) // 8 + HEADER_SIZE
         except ValueError:
             continue
         items_seen.add(items)
         fpp_seen.add(fpp)
-        n_rows = int(lf.file.row_count)
+        n_rows = int(n)
         rows.append(n_rows)
         stored += int(size)
         needed += need
-        keys = n_rows
         if n_rows > items:
-            keys = _distinct_keys(table, lf, name, n_rows, items)
+            read.append((len(ndv), path, name, n_rows, items))
+        ndv.append(n_rows)
+    if read:
+        files = files_of([path for _, path, _, _, _ in read])
+        for (at, _path, name, n_rows, items), lf in zip(read, files, strict=True):
+            keys = min(n_rows, items) if lf is None else _distinct_keys(table, lf, name, n_rows, items)
+            ndv[at] = keys
             if keys > items:
                 over += 1
                 over_rows.append(n_rows)
-        ndv.append(keys)
     if not items_seen:
         return None
     items, fpp = max(items_seen), min(fpp_seen)
@@ -172,27 +192,30 @@ def _distinct_keys(table, lf: LiveFile, column: str, rows: int, items: int) -> i
 
 def census_sizing(table, census, by_path: Mapping) -> list[BloomSizing]:
     """:func:`column_sizing` of every bloom-indexed column of a ``$file_indexes`` census
-    (``by_path``: its live files by path)."""
+    (``by_path``: its live files by path): judged on the census's columns (schema id, rows,
+    bytes); a live file is made only for a file whose filter's bits are read."""
     blooms = census.filter(pc.and_kleene(
         pc.and_kleene(pc.equal(census["index_type"], BLOOM_FILTER.name), pc.is_null(census["error"])),
         pc.and_kleene(pc.is_valid(census["column_name"]), pc.invert(pc.fill_null(census["is_empty"], False)))))
-    per_column: dict[str, list] = {}
-    paths = blooms["file_path"].to_pylist()
-    files = by_path.many(paths) if isinstance(by_path, LiveFilesByPath) else [by_path.get(p) for p in paths]
-    for lf, column, size in zip(files, blooms["column_name"].to_pylist(), blooms["index_size_in_bytes"].to_pylist(),
-                                strict=True):
-        if lf is not None:
-            per_column.setdefault(column, []).append((lf, column, size))
+    blooms = blooms.filter(pc.is_in(blooms["file_path"], pa.array(list(by_path), pa.string())))  # planned files only
+
+    def files_of(paths: list[str]) -> list[LiveFile | None]:
+        return by_path.many(paths) if isinstance(by_path, LiveFilesByPath) else [by_path.get(p) for p in paths]
+
     out = []
-    for column in sorted(per_column):
-        sizing = column_sizing(table, column, per_column[column])
+    for column in sorted(set(blooms["column_name"].to_pylist())):
+        mine = blooms.filter(pc.equal(blooms["column_name"], column))
+        names = mine["column_name"].to_pylist()
+        sizing = _sizing(table, column, mine["schema_id"].to_pylist(), mine["record_count"].to_pylist(), names,
+                         mine["index_size_in_bytes"].to_pylist(), mine["file_path"].to_pylist(), files_of)
         if sizing is not None:
             out.append(sizing)
     return out
 
 
 def table_sizing(table, snapshot_id: int | None = None) -> list[BloomSizing]:
-    """:func:`column_sizing` of every bloom-indexed column of a snapshot (latest by default)."""
-    plan = table.plan(snapshot_id)
+    """:func:`column_sizing` of every bloom-indexed column of a snapshot (latest by default), on
+    the columnar plan (no live file object but for the filters whose bits are read)."""
+    plan = table.plan_columns(snapshot_id)
     sid = plan.snapshot.id if plan.snapshot else None
-    return census_sizing(table, view(table, "file_indexes", sid), {lf.path: lf for lf in plan.files})
+    return census_sizing(table, view(table, "file_indexes", sid), plan.by_path(table))

@@ -47,7 +47,7 @@ class LiveRows:
 
 def live_rows(table, snapshot_id: int | None = None) -> LiveRows:
     """The :class:`LiveRows` of ``table`` at ``snapshot_id`` (latest by default); see the module docstring."""
-    plan = table.plan_columns(snapshot_id)  # the sums on columns; a primary-key table's merge plans objects
+    plan = table.plan_columns(snapshot_id)  # on columns; objects only for the buckets merge-read
     if not plan.num_files:
         return LiveRows(0, 0, 0)
     sid = plan.snapshot.id if plan.snapshot else None
@@ -63,32 +63,37 @@ def _live_rows(table, plan, sid: int | None, cap: int) -> LiveRows:
     deleted = sum(deleted_of.get(name) or 0 for name in plan.files.column("_FILE_NAME").to_pylist())
     if not schema.primary_keys:
         return LiveRows(records, deleted, records - deleted)
-    files = table.plan(sid).files
+    # on the plan's columns; objects only for the files of the buckets merge-read below
+    levels, counts = plan.files.column("_LEVEL").to_pylist(), plan.files.column("_ROW_COUNT").to_pylist()
+    names = plan.files.column("_FILE_NAME").to_pylist()
     if schema.skips_level0:
-        read = [lf for lf in files if lf.file.level > 0]
-        live = sum(lf.file.row_count - (deleted_of.get(lf.file.file_name) or 0) for lf in read)
-        return LiveRows(records, deleted, live, unread_level0=records - sum(lf.file.row_count for lf in read))
-    buckets: dict[tuple, list] = {}
-    for lf in files:
-        buckets.setdefault((lf.partition, lf.bucket), []).append(lf)
+        read = [i for i, level in enumerate(levels) if level > 0]
+        live = sum(counts[i] - (deleted_of.get(names[i]) or 0) for i in read)
+        return LiveRows(records, deleted, live, unread_level0=records - sum(counts[i] for i in read))
+    retracts = plan.files.column("_DELETE_ROW_COUNT").to_pylist()
+    buckets: dict[tuple, list[int]] = {}
+    for i, key in enumerate(zip(plan.partition_values(), plan.files.column("_BUCKET").to_pylist(), strict=True)):
+        buckets.setdefault(key, []).append(i)
     live = 0
     overlapping = []
     for group in buckets.values():
-        retracts = [lf.file.delete_row_count for lf in group]
-        levels = {lf.file.level for lf in group}
-        disjoint = len(group) == 1 or (len(levels) == 1 and 0 not in levels)
-        dropped = any(deleted_of.get(lf.file.file_name) for lf in group)  # DVs read on merge: merge to know
-        if not disjoint or None in retracts or dropped:
+        disjoint = len(group) == 1 or (len({levels[i] for i in group}) == 1 and levels[group[0]] != 0)
+        dropped = any(deleted_of.get(names[i]) for i in group)  # DVs read on merge: merge to know
+        if not disjoint or any(retracts[i] is None for i in group) or dropped:
             overlapping.append(group)
         else:
-            live += sum(lf.file.row_count - (r or 0) for lf, r in zip(group, retracts, strict=True))
+            live += sum(counts[i] - (retracts[i] or 0) for i in group)
     unmerged, budget, problems = 0, cap, []
+    paths = plan.files.column("path").to_pylist() if overlapping else []
+    by_path = table.live_files_by_path(sid) if overlapping else None
     for group in sorted(overlapping, key=len):  # fewest files first: the most buckets made exact
-        rows = merged_bucket_rows(table, schema, group, problems) if len(group) <= budget else None
+        rows = None
+        if len(group) <= budget:
+            rows = merged_bucket_rows(table, schema, by_path.many([paths[i] for i in group]), problems)
         if rows is not None:
             budget -= len(group)
         else:
             unmerged += 1
-            rows = sum(lf.file.row_count - (lf.file.delete_row_count or 0) for lf in group)
+            rows = sum(counts[i] - (retracts[i] or 0) for i in group)
         live += rows
     return LiveRows(records, deleted, live, exact=unmerged == 0, merged_buckets=unmerged)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
+import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from indexcore.errors import IndexCoreError, PredicateError
@@ -160,7 +161,7 @@ def check_hypothetical(table, index_type: str, options: Mapping[str, str], snaps
         return None
     items = int(options.get("items", DEFAULT_ITEMS))
     fpp = float(options.get("fpp", DEFAULT_FPP))
-    largest = max((lf.file.row_count for lf in table.plan(snapshot_id).files), default=0)
+    largest = pc.max(table.plan_columns(snapshot_id).files.column("_ROW_COUNT")).as_py() or 0  # on columns
     cap = max(1, ITEMS_OVER_ROWS * largest)
     if "items" in options and items > cap:  # Paimon's default items stands: the budget samples it
         raise IndexCoreError(f"bloom-filter items={items:,} is far above the {largest:,} rows of the largest data "

@@ -56,7 +56,10 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
     types = partition_types(table)
     plan = table.plan_columns(snapshot_id)  # the columnar plan: only the sampled files become objects
     indexed = pc.or_(pc.is_valid(plan.files["_EMBEDDED_FILE_INDEX"]), pc.is_valid(plan.files["index_path"]))
-    files = plan.live_files(table, decode_sample_rows(plan.files["path"].to_pylist(), indexed.to_pylist(), sample))
+    paths = plan.files["path"].to_pylist()
+    # on the table's kept map: the files the page's index views made for the same sample are reused
+    files = table.live_files_by_path(snapshot_id).many(
+        [paths[i] for i in decode_sample_rows(paths, indexed.to_pylist(), sample)])
     fields = tuple(sorted(predicate.fields()))  # the stats test reads these alone
     rows = []
     for i, lf in enumerate(table.iter_prefetched(files, dv=False)):

@@ -19,12 +19,12 @@ RANGE_TYPES = page_kinds("range")  # the kinds the Range page explains
 
 
 def range_frame(table, snapshot_id: int | None = None, progress: Progress | None = None,
-                sample: int | None = None) -> pd.DataFrame:
-    """Per range-bitmap / BSI index (``sample``: of that many files): value range, nulls,
-    dictionary size, slices and bytes."""
+                sample: int | None = None, column: str | None = None) -> pd.DataFrame:
+    """Per range-bitmap / BSI index (``sample``: of that many files; ``column``: of that column
+    only, the one a page shows): value range, nulls, dictionary size, slices and bytes."""
     types = partition_types(table)
     rows = []
-    for blob, s in summaries(table, snapshot_id, ["range-bitmap", "bsi"], progress, sample=sample):
+    for blob, s in summaries(table, snapshot_id, ["range-bitmap", "bsi"], progress, column=column, sample=sample):
         row = {**file_cols(blob.file, types, table.caches.labels), "column": blob.column, "index_type": blob.index_type,
                "size": blob.size, "error": s.get("error")}
         if "min" in s:

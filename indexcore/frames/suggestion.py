@@ -11,7 +11,7 @@ from indexcore.formats.registry import FILE_INDEX_TYPES
 from indexcore.frames.pruning import file_stats
 from indexcore.scan.explainer import explain_files
 from indexcore.views.common import partition_types
-from indexcore.warehouse.file_sample import sample_files
+from indexcore.warehouse.file_sample import sample_rows
 from indexcore.warehouse.model import LiveFile
 
 SUGGEST_MAX_FILES = 500  # files the suggestion reads stats and indexes of, and explains candidates on
@@ -20,10 +20,16 @@ SUGGEST_TRIES = 6
 
 def suggestion_sample(table, snapshot_id: int | None = None) -> tuple[list[LiveFile], int]:
     """The live files the predicate suggestion works on and how many there are in all: every file
-    up to ``SUGGEST_MAX_FILES``, else a fixed random sample of whole buckets (primary-key tables)."""
-    files = list(table.plan(snapshot_id).files)
-    pk = bool(table.schema().primary_keys)
-    return sample_files(files, SUGGEST_MAX_FILES, pk, seed=0), len(files)
+    up to ``SUGGEST_MAX_FILES``, else a fixed random sample of whole buckets (primary-key tables).
+    Drawn on the columnar plan (:func:`~indexcore.warehouse.file_sample.sample_rows`, the draw of
+    ``sample_files``): objects are made for the sampled files only, kept on the table."""
+    plan = table.plan_columns(snapshot_id)
+    paths = plan.files.column("path").to_pylist()
+    groups = None
+    if table.schema().primary_keys:
+        groups = list(zip(plan.partition_values(), plan.files.column("_BUCKET").to_pylist(), strict=True))
+    rows = sample_rows(paths, SUGGEST_MAX_FILES, groups, seed=0)
+    return table.live_files_by_path(snapshot_id).many([paths[i] for i in rows]), len(paths)
 
 
 def _rarest(seen: dict[tuple[str, Any], tuple[set[str], int]], total: int) -> list[tuple[str, Any, int]]:
@@ -154,7 +160,7 @@ def suggest_predicate(table, snapshot_id: int | None = None) -> dict[str, Any]:
     nothing the table holds prunes).
     """
     files, total = suggestion_sample(table, snapshot_id)
-    plan = table.plan(snapshot_id)
+    plan = table.plan_columns(snapshot_id)
     schema = table.read_schema(snapshot_id, plan.snapshot)
     sid = plan.snapshot.id if plan.snapshot else None
     best: dict[str, Any] | None = None

@@ -167,11 +167,10 @@ def explain(table, predicate_or_sql: Predicate | str, snapshot_id: int | None = 
     in ``bytes_read`` but the funnel stays Paimon's). ``paths`` restricts to these data files.
     Unreadable parts become problems; nothing here raises for a bad file.
     """
-    plan = table.plan(snapshot_id)
-    schema = table.read_schema(snapshot_id, plan.snapshot)
+    files, snapshot, problems = table.planned_objects(snapshot_id)  # the plan the table keeps
+    schema = table.read_schema(snapshot_id, snapshot)
     predicate, sql = bind_predicate(table, schema, predicate_or_sql)
     wanted = parse_partition(schema, partition)
-    files = list(plan.files)
     if wanted:
         files = [lf for lf in files if all(lf.partition_spec.get(k) == v for k, v in wanted.items())]
     if bucket is not None:
@@ -180,9 +179,9 @@ def explain(table, predicate_or_sql: Predicate | str, snapshot_id: int | None = 
         chosen = set(paths)
         files = [lf for lf in files if lf.path in chosen]
     out = explain_files(table, predicate, files, schema=schema, verify=verify, progress=progress,
-                        all_files=all_files, snapshot_id=plan.snapshot.id if plan.snapshot else None)
+                        all_files=all_files, snapshot_id=snapshot.id if snapshot else None)
     out.sql = sql
-    out.problems[:0] = plan.problems
+    out.problems[:0] = problems
     return out
 
 

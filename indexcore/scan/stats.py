@@ -271,16 +271,17 @@ def file_stats_frame(table, snapshot_id: int | None = None, columns: Sequence[st
     """
     import pandas as pd  # pandas loads only when a frame is asked for
 
-    plan = table.plan(snapshot_id)
+    plan = table.plan_columns(snapshot_id)  # objects for the files asked for only, kept on the table
     schema = table.read_schema(snapshot_id, plan.snapshot)
     wanted = [c for c in schema.field_names if columns is None or c in columns]
-    chosen = None if paths is None else set(paths)
     pk = bool(schema.primary_keys)
     ptypes = [f.type for f in schema.partition_fields]
+    planned = plan.files.column("path").to_pylist()[:limit]
+    if paths is not None:
+        chosen = set(paths)
+        planned = [p for p in planned if p in chosen]
     rows = []
-    for lf in plan.files if limit is None else plan.files[:limit]:
-        if chosen is not None and lf.path not in chosen:
-            continue
+    for lf in table.live_files_by_path(snapshot_id).many(planned) if planned else ():
         file_schema = table.file_schema(lf)
         shown = stats_json(schema, column_stats(lf, schema, file_schema, key_stats=pk, only=wanted), wanted)
         base = {"file_name": lf.path.rsplit("/", 1)[-1],

@@ -35,7 +35,7 @@ from indexcore.views.common import (
 )
 from indexcore.warehouse.file_sample import sample_files, sample_positions
 from indexcore.warehouse.model import LiveFile
-from indexcore.warehouse.plan_columns import PlanColumns
+from indexcore.warehouse.plan_columns import LiveFilesByPath, PlanColumns
 from indexcore.warehouse.table_heads import HeadSource, head_source
 
 # a text column repeated on each of a file's rows: dictionary-encoded, its dictionary the plan's own
@@ -453,14 +453,19 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
     if wanted:  # unreadable containers (no column) stay
         keep = wanted[0] if len(wanted) == 1 else pc.and_(*wanted)
         census = census.filter(pc.or_(pc.is_null(census["column_name"]), pc.fill_null(keep, False)))
-    plan = table.plan_columns(snapshot_id)
-    if census.num_rows:  # every blob's file is asked for: made in one pass over the plan's columns
-        at = pc.index_in(pc.unique(census["file_path"]), plan.files["path"])
-        rows = CensusBlobs(table, census, plan.live_files(table, at.drop_null().to_pylist()))
-    else:
-        rows = CensusBlobs(table, census, plan)
-    for i in range(census.num_rows):
-        yield rows.blob(i)
+    # the blobs' files are made a slice of rows at a time, in one pass over the plan's columns each,
+    # and kept on the table: the next view of the same sample makes none, and a caller that stops
+    # early (the first 100 files of a layout comparison) does not make the snapshot's
+    by_path = table.live_files_by_path(snapshot_id)
+    rows = CensusBlobs(table, census, by_path)
+    paths = census["file_path"]
+    for lo in range(0, census.num_rows, _BLOB_SLICE):
+        by_path.many(pc.unique(paths.slice(lo, _BLOB_SLICE)).to_pylist())
+        for i in range(lo, min(lo + _BLOB_SLICE, census.num_rows)):
+            yield rows.blob(i)
+
+
+_BLOB_SLICE = 512  # census rows whose live files iter_file_indexes makes in one pass
 
 
 class CensusBlobs:
@@ -468,10 +473,11 @@ class CensusBlobs:
     read into Python once, on the first blob asked for): an inventory places 180,000 census rows
     at 50,000 files, and most are only counted."""
 
-    def __init__(self, table, census: pa.Table, files: Iterable[LiveFile] | PlanColumns):
+    def __init__(self, table, census: pa.Table, files: Iterable[LiveFile] | PlanColumns | LiveFilesByPath):
         self.table, self.census = table, census
         self._plan = files if isinstance(files, PlanColumns) else None
-        self._files = {} if self._plan is not None else {lf.path: lf for lf in files}
+        self._files = {} if self._plan is not None else files if isinstance(files, LiveFilesByPath) else {
+            lf.path: lf for lf in files}
         self._rows: dict[str, int] | None = None
         self._columns: dict[str, list] | None = None
         self._judged: dict[tuple, tuple] = {}

@@ -9,7 +9,7 @@ say how large it is; a user asks for all files explicitly. One rule for every sa
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 from indexcore.warehouse.model import LiveFile
 
@@ -19,22 +19,31 @@ def sample_files(files: Sequence[LiveFile], n: int | None, whole_buckets: bool =
     """``n`` of ``files`` chosen at random with ``seed``, in path order; all when ``n`` is None
     or not smaller. ``whole_buckets`` takes whole (partition, bucket) groups, as primary-key
     reads merge a bucket's files together."""
-    if n is None or n >= len(files):
-        return list(files)
-    if not whole_buckets:
-        return [files[i] for i in sample_positions([lf.path for lf in files], n, seed)]
+    groups = [(lf.partition, lf.bucket) for lf in files] if whole_buckets else None
+    return [files[i] for i in sample_rows([lf.path for lf in files], n, groups, seed)]
+
+
+def sample_rows(paths: Sequence[str], n: int | None, groups: Sequence[Hashable] | None = None,
+                seed: int = 0) -> list[int]:
+    """Where in ``paths`` the files :func:`sample_files` picks lie, in its order: the same draw
+    for a caller holding the files as columns (``groups``: each file's (partition values, bucket)
+    when whole buckets are taken)."""
+    if n is None or n >= len(paths):
+        return list(range(len(paths)))
+    if groups is None:
+        return sample_positions(paths, n, seed)
     rng = random.Random(seed)
-    groups: dict[tuple, list[LiveFile]] = {}
-    for lf in files:
-        groups.setdefault((lf.partition, lf.bucket), []).append(lf)
-    keys = sorted(groups, key=str)
+    members: dict[Hashable, list[int]] = {}
+    for i, key in enumerate(groups):
+        members.setdefault(key, []).append(i)
+    keys = sorted(members, key=str)
     rng.shuffle(keys)
-    out: list[LiveFile] = []
+    out: list[int] = []
     for k in keys:
         if len(out) >= n:
             break
-        out.extend(groups[k])
-    return sorted(out, key=lambda lf: lf.path)
+        out.extend(members[k])
+    return sorted(out, key=paths.__getitem__)
 
 
 def sample_positions(paths: Sequence[str], n: int, seed: int = 0) -> list[int]:
