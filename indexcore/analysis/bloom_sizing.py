@@ -103,6 +103,12 @@ def column_sizing(table, column: str, blooms: Iterable[tuple[LiveFile, str, int]
     """The sizing verdict of ``column``'s bloom filters: ``blooms`` holds (live file, the column's
     name in that file's schema, the filter's stored bytes) per readable, non-empty filter.
     None when no file's options could be read."""
+    return sizing_of(column, bloom_tally(table, blooms))
+
+
+def bloom_tally(table, blooms: Iterable[tuple[LiveFile, str, int]]) -> dict:
+    """What :func:`sizing_of` needs of some of a column's filters, in sums, sets and per-file lists
+    that add up across disjoint sets of files (Spark tasks each tally their own: :func:`merge_tallies`)."""
     stored = needed = over = 0
     items_seen, fpp_seen, rows, ndv, over_rows = set(), set(), [], [], []
     options: dict[tuple[int, str], dict] = {}  # per (file schema, column name): the same for its files
@@ -134,9 +140,30 @@ def column_sizing(table, column: str, blooms: Iterable[tuple[LiveFile, str, int]
                 over += 1
                 over_rows.append(n_rows)
         ndv.append(keys)
-    if not items_seen:
+    return {"stored": stored, "needed": needed, "over": over, "items": items_seen, "fpp": fpp_seen,
+            "rows": rows, "ndv": ndv, "over_rows": over_rows}
+
+
+def merge_tallies(tallies: Iterable[dict]) -> dict:
+    """The tally of the union of the (disjoint) files of ``tallies``."""
+    out = {"stored": 0, "needed": 0, "over": 0, "items": set(), "fpp": set(), "rows": [], "ndv": [], "over_rows": []}
+    for t in tallies:
+        for k in ("stored", "needed", "over"):
+            out[k] += t[k]
+        for k in ("items", "fpp"):
+            out[k] |= set(t[k])
+        for k in ("rows", "ndv", "over_rows"):
+            out[k].extend(t[k])
+    return out
+
+
+def sizing_of(column: str, tally: dict) -> BloomSizing | None:
+    """The verdict of a column's :func:`bloom_tally` (None when no file's options could be read)."""
+    if not tally["items"]:
         return None
-    items, fpp = max(items_seen), min(fpp_seen)
+    stored, needed, over, rows, ndv, over_rows = (tally[k] for k in ("stored", "needed", "over", "rows", "ndv",
+                                                                      "over_rows"))
+    items, fpp = max(tally["items"]), min(tally["fpp"])
     p95 = _quantile(rows, BLOOM_SHARE)
     share_ndv = covering(ndv, BLOOM_SHARE)
     verdict = OVERSIZED if stored > OVERSIZE_FACTOR * needed else OVER_FPP if over else OK
@@ -170,9 +197,9 @@ def _distinct_keys(table, lf: LiveFile, column: str, rows: int, items: int) -> i
         return min(rows, items)
 
 
-def census_sizing(table, census, by_path: Mapping) -> list[BloomSizing]:
-    """:func:`column_sizing` of every bloom-indexed column of a ``$file_indexes`` census
-    (``by_path``: its live files by path)."""
+def census_blooms(census, by_path: Mapping) -> dict[str, list]:
+    """The readable, non-empty bloom filters of a ``$file_indexes`` census per column, as
+    :func:`column_sizing` takes them (``by_path``: its live files by path)."""
     blooms = census.filter(pc.and_kleene(
         pc.and_kleene(pc.equal(census["index_type"], BLOOM_FILTER.name), pc.is_null(census["error"])),
         pc.and_kleene(pc.is_valid(census["column_name"]), pc.invert(pc.fill_null(census["is_empty"], False)))))
@@ -183,6 +210,13 @@ def census_sizing(table, census, by_path: Mapping) -> list[BloomSizing]:
                                 strict=True):
         if lf is not None:
             per_column.setdefault(column, []).append((lf, column, size))
+    return per_column
+
+
+def census_sizing(table, census, by_path: Mapping) -> list[BloomSizing]:
+    """:func:`column_sizing` of every bloom-indexed column of a ``$file_indexes`` census
+    (``by_path``: its live files by path)."""
+    per_column = census_blooms(census, by_path)
     out = []
     for column in sorted(per_column):
         sizing = column_sizing(table, column, per_column[column])
