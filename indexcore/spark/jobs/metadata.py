@@ -25,8 +25,10 @@ Tables come back as Arrow (rows in manifest order, as the in-process plan lists 
 comes back as Arrow rows of its per-file records with the funnel summed over them
 (:mod:`.explain_columns`), rebuilt into explain's own
 :class:`~indexcore.scan.records.Explanation` only for a caller that lists every record. Health
-runs the census here and the rest of :func:`~indexcore.analysis.health.table_health` on the
-driver over it. Tasks open storage with the driver's storage options (:mod:`.tables`), as the
+(:func:`spark_health`) reduces each group's plan and census to a
+:class:`~indexcore.analysis.health_parts.HealthPart` in its task (sums, per-bucket sums, the few
+rows a page lists) and merges the parts on the driver from the plan head: neither the census
+nor a per-file column comes back, and the driver plans no data file. Tasks open storage with the driver's storage options (:mod:`.tables`), as the
 other Spark jobs do. Over Spark Connect results travel as Arrow IPC or JSON (:mod:`.plain`),
 never as pickles.
 """
