@@ -110,3 +110,23 @@ def test_parts_see_what_they_merge(conformance) -> None:
     assert any(h.unusable for h in seen) and any(h.blooms for h in seen) and any(h.coverage for h in seen)
     assert any(c.stale for h in seen for c in h.coverage)
     assert any(h.live_rows != h.rows - h.deleted_rows for h in seen)
+
+
+def test_live_rows_cap_applies_over_every_part(tmp_path, monkeypatch) -> None:
+    """Four buckets of two overlapping level-0 files each (32 live rows by construction): with a
+    merge-read cap of 4 files two buckets are merged and two bounded, whichever part holds them;
+    each part alone would merge its own bucket, so only the cap over all parts gives table_health."""
+    schema = make_schema([("id", "BIGINT"), ("v", "STRING")], primary_keys=("id",), options={"bucket": "4"})
+    w = TableWriter.create(str(tmp_path), "db.four", schema, seed=1)
+    w.write(pa.table({"id": pa.array(range(40), pa.int64()), "v": ["a"] * 40}))
+    gone = [k for k in range(40) if k % 5 == 0]
+    w.write(pa.table({"id": pa.array([k for k in range(20) if k % 5], pa.int64()), "v": ["b"] * 16}),
+            deletes=pa.table({"id": pa.array(gone, pa.int64()), "v": ["x"] * len(gone)}))
+    exact = table_health(open_warehouse(str(tmp_path)).table("db.four"))
+    assert (exact.live_rows, exact.live_rows_exact) == (32, True)
+    assert _merged(open_warehouse(str(tmp_path)).table("db.four"), "bucket") == exact
+    monkeypatch.setenv("INDEXCORE_LIVE_ROWS_MERGE_FILES", "4")
+    capped = table_health(open_warehouse(str(tmp_path)).table("db.four"))
+    assert not capped.live_rows_exact and capped.live_rows > 32
+    for how in ("bucket", "file", "reversed"):
+        assert _merged(open_warehouse(str(tmp_path)).table("db.four"), how) == capped, how

@@ -32,6 +32,7 @@ head the driver reads anyway; a global index listed there is still checked on th
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -75,7 +76,7 @@ class HealthPart:
     census_unusable: list = field(default_factory=list)  # [place, file_name, index_type, column_name, error]
     lost_dvs: list = field(default_factory=list)  # [place, file_name, dv_file]
     coverage: dict = field(default_factory=dict)  # (column, kind) -> [configured, lacking, carrying, wrong, why, place]
-    blooms: dict = field(default_factory=dict)  # column -> bloom_tally
+    blooms: dict = field(default_factory=dict)  # column -> bloom_tally, its per-file lists as value counts
     live: dict = field(default_factory=dict)  # see _live_part
 
 
@@ -114,8 +115,21 @@ def health_part(table, plan, census: pa.Table, schema, places: np.ndarray, small
         lost_dvs=[[int(places[i]), n, f] for i, n, f in zip(lost.index.tolist(), lost["file_name"].tolist(),
                                                             lost["dv_file"].tolist(), strict=True)],
         coverage=_coverage_part(table, sid, schema, plan, census, broken, places, row_of),
-        blooms={c: bloom_tally(table, b) for c, b in census_blooms(census, plan.by_path(table)).items()},
+        blooms={c: _counted(bloom_tally(table, b)) for c, b in census_blooms(census, plan.by_path(table)).items()},
         live=_live_part(table, plan, schema, dvs, places, live_cap))
+
+
+_PER_FILE = ("rows", "ndv", "over_rows")  # a tally's per-file lists: files share a few values
+
+
+def _counted(tally: dict) -> dict:
+    """``tally`` with its per-file lists as [value, files] pairs (a few per column, not one per file)."""
+    return {**tally, **{k: [[v, n] for v, n in sorted(Counter(tally[k]).items())] for k in _PER_FILE}}
+
+
+def _listed(tally: dict) -> dict:
+    """A :func:`_counted` tally with its per-file lists back (the verdict sorts them; order is free)."""
+    return {**tally, **{k: [v for v, n in tally[k] for _ in range(n)] for k in _PER_FILE}}
 
 
 def _coverage_part(table, sid, schema, plan, census, broken: set, places, row_of) -> dict:
@@ -227,7 +241,7 @@ def merged_health(table, head, schema, parts: list[HealthPart], problems: list, 
                          ignore_index=True)
     blooms = []
     for column in sorted({c for p in parts for c in p.blooms}):
-        sizing = sizing_of(column, merge_tallies(p.blooms[column] for p in parts if column in p.blooms))
+        sizing = sizing_of(column, merge_tallies(_listed(p.blooms[column]) for p in parts if column in p.blooms))
         if sizing is not None:
             blooms.append(sizing)
     found = [*problems, *table.problems]
