@@ -18,7 +18,7 @@ import pytest
 
 from indexcore import open_warehouse
 from indexcore.analysis.advise import index_inventory
-from indexcore.analysis.health import table_health
+from indexcore.analysis.health import health, table_health
 from indexcore.cli import main
 from indexcore.errors import PredicateError
 from indexcore.formats.base import BitmapResult
@@ -31,6 +31,7 @@ from indexcore.spark.jobs.metadata import (
     spark_explain,
     spark_explain_columns,
     spark_health,
+    spark_health_view,
     spark_plan,
 )
 from indexcore.spark.jobs.run import JobCancelledError
@@ -114,6 +115,13 @@ def _check(spark, root: str, name: str, where: str | None) -> dict:
     assert sid is None or plain(census).equals(plain(file_indexes(table))), f"{name}: Spark census differs"
     assert table_health(fresh, sid) == table_health(table)
     assert fresh.caches.derived.peek(("view", "file_indexes", sid)) is census  # health did not redo it
+
+    # health measured in tasks, only its parts back: equal, and the driver planned no data file
+    # (a listed global index is still checked on the driver, which plans for it)
+    driver = open_warehouse(root).table(name)
+    assert spark_health(driver, root, "local[2]", spark=spark) == table_health(table), f"{name}: Spark health differs"
+    if sid is not None and not any(e.index_file.global_index_meta is not None for e in driver.plan_head().index_entries):
+        assert ("columns", sid) not in driver.caches.plans and sid not in driver.caches.plans
 
     if where is not None:
         _same_explain(spark_explain(root, name, where, spark=spark), explain(table, where))
@@ -237,10 +245,13 @@ def test_unreadable_manifest_is_the_same_problem(spark, tmp_path: Path) -> None:
 
 
 def test_health_on_spark(spark) -> None:
-    """spark_health is table_health with the census read on Spark."""
-    table = open_warehouse(SAMPLE).table("demo.orders")
-    assert spark_health(open_warehouse(SAMPLE).table("demo.orders"), SAMPLE, "local[2]", spark=spark) == \
-        table_health(table)
+    """spark_health is table_health measured in tasks; ``$health`` from it is the one-process view."""
+    table = open_warehouse(SAMPLE).table("demo.faulty")
+    want = table_health(table)
+    assert want.unusable and want.items  # unusable files and items to carry back
+    assert spark_health(open_warehouse(SAMPLE).table("demo.faulty"), SAMPLE, "local[2]", spark=spark) == want
+    assert spark_health_view(open_warehouse(SAMPLE).table("demo.faulty"), SAMPLE, "local[2]", spark=spark).equals(
+        health(table))
 
 
 def test_advise_inventory_from_the_spark_census(spark) -> None:

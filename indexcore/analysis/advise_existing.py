@@ -71,12 +71,13 @@ def _census(table, snapshot_id: int | None, files: Sequence[LiveFile] | PlanColu
 
 
 def existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[LiveFile] | PlanColumns,
-                     problems: list[Problem]) -> list[ExistingIndex]:
+                     problems: list[Problem], census: pa.Table | None = None) -> list[ExistingIndex]:
     """One entry per table column x index type over ``files`` (see :func:`.advise.index_inventory`;
-    a :class:`PlanColumns`: the snapshot's, objects made only for the files whose blobs are read);
+    a :class:`PlanColumns`: the snapshot's, objects made only for the files whose blobs are read;
+    ``census``: the ``$file_indexes`` rows of exactly ``files``, as a Spark task has them);
     unreadable containers and entries go to ``problems``."""
     configured = schema.core_options.configured_indexes()
-    census = _census(table, snapshot_id, files)
+    census = _census(table, snapshot_id, files) if census is None else census
     rows = CensusBlobs(table, census, files)
     if isinstance(files, PlanColumns):
         count, by_path = files.num_files, files.by_path(table)
@@ -144,10 +145,15 @@ def existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[Liv
                 has = has_field[key] = table.schema_or_latest(schema_id, path).field_by_id(ids[column]) is not None
             if has:
                 g.missing.append(path)
+    order = inventory_order(schema)
+    return sorted(groups.values(), key=lambda g: order(g.column, g.index_type))
+
+
+def inventory_order(schema):
+    """The sort key of an inventory entry by (column, index type): table field order, then kind."""
     order = {n: i for i, n in enumerate(schema.field_names)}
-    return sorted(groups.values(), key=lambda g: (order.get(g.column, len(order)), g.column,
-                                                  FILE_INDEX_TYPES.index(g.index_type)
-                                                  if g.index_type in FILE_INDEX_TYPES else 99))
+    return lambda column, index_type: (order.get(column, len(order)), column, FILE_INDEX_TYPES.index(index_type)
+                                       if index_type in FILE_INDEX_TYPES else 99)
 
 
 def _index_alone(table, schema, lf: LiveFile, blob, predicate, deleted) -> FileIndexResult | None:

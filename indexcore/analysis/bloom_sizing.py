@@ -104,18 +104,23 @@ def column_sizing(table, column: str, blooms: Iterable[tuple[LiveFile, str, int]
     """The sizing verdict of ``column``'s bloom filters: ``blooms`` holds (live file, the column's
     name in that file's schema, the filter's stored bytes) per readable, non-empty filter.
     None when no file's options could be read."""
+    return sizing_of(column, bloom_tally(table, blooms))
+
+
+def bloom_tally(table, blooms: Iterable[tuple[LiveFile, str, int]]) -> dict:
+    """What :func:`sizing_of` needs of some of a column's filters (live file, its column name, its
+    bytes), in sums, sets and per-file lists that add up across disjoint sets of files (Spark tasks
+    each tally their own: :func:`merge_tallies`)."""
     blooms = list(blooms)
     by_path = {lf.path: lf for lf, _, _ in blooms}
-    return _sizing(table, column, [lf.file.schema_id for lf, _, _ in blooms],
-                   [lf.file.row_count for lf, _, _ in blooms], [name for _, name, _ in blooms],
-                   [size for _, _, size in blooms], [lf.path for lf, _, _ in blooms],
-                   lambda paths: [by_path[p] for p in paths])
+    return _tally(table, [lf.file.schema_id for lf, _, _ in blooms], [lf.file.row_count for lf, _, _ in blooms],
+                  [name for _, name, _ in blooms], [size for _, _, size in blooms], [lf.path for lf, _, _ in blooms],
+                  lambda paths: [by_path[p] for p in paths])
 
 
-def _sizing(table, column: str, schema_ids: Sequence[int], row_counts: Sequence[int], names: Sequence[str],
-            sizes: Sequence[int], paths: Sequence[str],
-            files_of: Callable[[list[str]], list[LiveFile | None]]) -> BloomSizing | None:
-    """:func:`column_sizing` over columns, one value per filter: its file's schema id, row count and
+def _tally(table, schema_ids: Sequence[int], row_counts: Sequence[int], names: Sequence[str],
+           sizes: Sequence[int], paths: Sequence[str], files_of: Callable[[list[str]], list[LiveFile | None]]) -> dict:
+    """:func:`bloom_tally` over columns, one value per filter: its file's schema id, row count and
     path, the column's name in that schema and the filter's bytes. ``files_of(paths)`` gives the
     live files of the files with more rows than ``items`` (whose filter's bits are read), made for
     those only: at 50,000 files most filters are judged by their row count alone."""
@@ -154,9 +159,30 @@ def _sizing(table, column: str, schema_ids: Sequence[int], row_counts: Sequence[
             if keys > items:
                 over += 1
                 over_rows.append(n_rows)
-    if not items_seen:
+    return {"stored": stored, "needed": needed, "over": over, "items": items_seen, "fpp": fpp_seen,
+            "rows": rows, "ndv": ndv, "over_rows": over_rows}
+
+
+def merge_tallies(tallies: Iterable[dict]) -> dict:
+    """The tally of the union of the (disjoint) files of ``tallies``."""
+    out = {"stored": 0, "needed": 0, "over": 0, "items": set(), "fpp": set(), "rows": [], "ndv": [], "over_rows": []}
+    for t in tallies:
+        for k in ("stored", "needed", "over"):
+            out[k] += t[k]
+        for k in ("items", "fpp"):
+            out[k] |= set(t[k])
+        for k in ("rows", "ndv", "over_rows"):
+            out[k].extend(t[k])
+    return out
+
+
+def sizing_of(column: str, tally: dict) -> BloomSizing | None:
+    """The verdict of a column's :func:`bloom_tally` (None when no file's options could be read)."""
+    if not tally["items"]:
         return None
-    items, fpp = max(items_seen), min(fpp_seen)
+    stored, needed, over, rows, ndv, over_rows = (tally[k] for k in ("stored", "needed", "over", "rows", "ndv",
+                                                                      "over_rows"))
+    items, fpp = max(tally["items"]), min(tally["fpp"])
     p95 = _quantile(rows, BLOOM_SHARE)
     share_ndv = covering(ndv, BLOOM_SHARE)
     verdict = OVERSIZED if stored > OVERSIZE_FACTOR * needed else OVER_FPP if over else OK
@@ -190,10 +216,10 @@ def _distinct_keys(table, lf: LiveFile, column: str, rows: int, items: int) -> i
         return min(rows, items)
 
 
-def census_sizing(table, census, by_path: Mapping) -> list[BloomSizing]:
-    """:func:`column_sizing` of every bloom-indexed column of a ``$file_indexes`` census
-    (``by_path``: its live files by path): judged on the census's columns (schema id, rows,
-    bytes); a live file is made only for a file whose filter's bits are read."""
+def census_tallies(table, census, by_path: Mapping) -> dict[str, dict]:
+    """:func:`bloom_tally` of every bloom-indexed column of a ``$file_indexes`` census (``by_path``:
+    its live files by path; filters of other files are left out): judged on the census's columns
+    (schema id, rows, bytes); a live file is made only for a file whose filter's bits are read."""
     blooms = census.filter(pc.and_kleene(
         pc.and_kleene(pc.equal(census["index_type"], BLOOM_FILTER.name), pc.is_null(census["error"])),
         pc.and_kleene(pc.is_valid(census["column_name"]), pc.invert(pc.fill_null(census["is_empty"], False)))))
@@ -202,15 +228,20 @@ def census_sizing(table, census, by_path: Mapping) -> list[BloomSizing]:
     def files_of(paths: list[str]) -> list[LiveFile | None]:
         return by_path.many(paths) if isinstance(by_path, LiveFilesByPath) else [by_path.get(p) for p in paths]
 
-    out = []
+    out = {}
     for column in sorted(set(blooms["column_name"].to_pylist())):
         mine = blooms.filter(pc.equal(blooms["column_name"], column))
-        names = mine["column_name"].to_pylist()
-        sizing = _sizing(table, column, mine["schema_id"].to_pylist(), mine["record_count"].to_pylist(), names,
-                         mine["index_size_in_bytes"].to_pylist(), mine["file_path"].to_pylist(), files_of)
-        if sizing is not None:
-            out.append(sizing)
+        out[column] = _tally(table, mine["schema_id"].to_pylist(), mine["record_count"].to_pylist(),
+                             mine["column_name"].to_pylist(), mine["index_size_in_bytes"].to_pylist(),
+                             mine["file_path"].to_pylist(), files_of)
     return out
+
+
+def census_sizing(table, census, by_path: Mapping) -> list[BloomSizing]:
+    """:func:`column_sizing` of every bloom-indexed column of a ``$file_indexes`` census
+    (``by_path``: its live files by path), as :func:`census_tallies` judges them."""
+    verdicts = (sizing_of(column, tally) for column, tally in census_tallies(table, census, by_path).items())
+    return [v for v in verdicts if v is not None]
 
 
 def table_sizing(table, snapshot_id: int | None = None) -> list[BloomSizing]:

@@ -193,7 +193,7 @@ def unusable_files(file_indexes: pd.DataFrame, index_types: Iterable[str] | None
 
 
 def unusable_index_files(table, snapshot_id: int | None = None,
-                         kinds: Iterable[str] = (HASH, GLOBAL_INDEX, UNKNOWN_KIND)) -> pd.DataFrame:
+                         kinds: Iterable[str] = (HASH, GLOBAL_INDEX, UNKNOWN_KIND), plan=None) -> pd.DataFrame:
     """The index-manifest files of a snapshot that could not be used, and why (rows of
     :data:`UNUSABLE_COLUMNS`), for the ``kinds`` asked:
 
@@ -203,10 +203,12 @@ def unusable_index_files(table, snapshot_id: int | None = None,
       cannot be decoded (vector and full-text files are only checked to exist);
     - :data:`UNKNOWN_KIND`: an index kind indexcore neither decodes nor lists.
 
-    Unreadable index manifests are not here: they are plan problems (``problems_frame``).
+    Unreadable index manifests are not here: they are plan problems (``problems_frame``). ``plan``:
+    anything with the snapshot's ``index_entries`` and ``hash_indexes`` (a plan head: no data file planned).
     """
     kinds = set(kinds)
-    plan = table.plan_columns(snapshot_id)  # the index manifest's entries: no object per data file
+    if plan is None:
+        plan = table.plan_columns(snapshot_id)  # the index manifest's entries: no object per data file
     rows = []
 
     def broken(name: str, kind: str, column, exc: IndexCoreError, missing: str, unreadable: str) -> None:
@@ -258,6 +260,11 @@ def lost_deletion_vectors(table, deletion_vectors: pd.DataFrame) -> pd.DataFrame
 # One table
 
 
+def worst_bucket(buckets: pd.DataFrame) -> tuple[str, float]:
+    """The densest partition x bucket of a :func:`.balance.dv_by_bucket` frame (ties: the first in
+    its (partition, bucket) order) and its density."""
+    top = buckets.sort_values("density", ascending=False, kind="stable").iloc[0]
+    return f"{top['partition']} bucket {int(top['bucket'])}", float(top["density"])
 
 
 def _coverage(table, snapshot_id, unreadable: set[str]) -> list[Coverage]:
@@ -312,10 +319,7 @@ def table_health(table, snapshot_id: int | None = None) -> TableHealth:
     deleted = int(dvs["deleted"].sum()) if not dvs.empty else 0
     worst, worst_density = None, 0.0
     if deleted:
-
-        buckets = dv_by_bucket(dvs)
-        top = buckets.sort_values("density", ascending=False).iloc[0]
-        worst, worst_density = f"{top['partition']} bucket {int(top['bucket'])}", float(top["density"])
+        worst, worst_density = worst_bucket(dv_by_bucket(dvs))
     lost = lost_deletion_vectors(table, dvs) if not dvs.empty else None
     unusable = pd.concat([unusable_files(frame, None, lost), unusable_index_files(table, sid)], ignore_index=True)
     broken = set(frame.loc[frame["error"].notna() & frame["column_name"].isna(), "file_path"]) if files else set()
@@ -331,8 +335,14 @@ def table_health(table, snapshot_id: int | None = None) -> TableHealth:
         deleted_rows=deleted, dv_density=deleted / rows if rows else 0.0, worst_bucket=worst,
         worst_bucket_density=worst_density, coverage=tuple(coverage), blooms=tuple(blooms),
         unusable=tuple(unusable.itertuples(index=False, name=None)), problems=problems)
-    items = _items(h, mergeable, small_file_points(files, data_bytes, limit, target) if mergeable else 0,
-                   [*plan.problems, *table.problems])
+    return scored(h, mergeable, target, [*plan.problems, *table.problems])
+
+
+def scored(h: TableHealth, mergeable: int, target: int, problems) -> TableHealth:
+    """``h`` with its items and score (``mergeable``: small files sharing a bucket; ``target``: the
+    target file size; ``problems``: the plan's and the table's)."""
+    points = small_file_points(h.files, h.data_bytes, h.small_file_threshold, target) if mergeable else 0
+    items = _items(h, mergeable, points, problems)
     score = max(0, 100 - sum(_capped(items).values()))
     return TableHealth(**{**{f: getattr(h, f) for f in h.__dataclass_fields__}, "items": tuple(items),
                           "score": score})
@@ -437,16 +447,17 @@ def _items(h: TableHealth, mergeable: int, small_points: int, problems) -> list[
 # The warehouse
 
 
-def warehouse_health(warehouse, tables: Iterable[str] | None = None,
-                     progress: Progress | None = None) -> WarehouseHealth:
-    """:func:`table_health` of every table (or of ``tables``); one that cannot be opened scores 0."""
+def warehouse_health(warehouse, tables: Iterable[str] | None = None, progress: Progress | None = None,
+                     measure: Callable[..., TableHealth] | None = None) -> WarehouseHealth:
+    """:func:`table_health` (or ``measure(table)``, e.g. on Spark) of every table (or of ``tables``);
+    one that cannot be opened scores 0."""
     names = list(tables) if tables is not None else warehouse.tables()
     out = []
     for i, name in enumerate(names):
         if progress is not None:
             progress(i, len(names), name)
         try:
-            out.append(table_health(warehouse.table(name)))
+            out.append((measure or table_health)(warehouse.table(name)))
         except IndexCoreError as exc:
             out.append(TableHealth(name, score=0, error=str(exc), items=(HealthItem(
                 name, "unreadable-metadata", ERROR, f"cannot be opened: {exc}", PAGE_TABLE,
@@ -541,7 +552,11 @@ HEALTH = pa.schema([
 
 def health(table, snapshot_id: int | None = None) -> pa.Table:
     """``$health``: severity, kind, message, the app page explaining it, points off the score."""
-    h = table_health(table, snapshot_id)
+    return health_rows(table_health(table, snapshot_id))
+
+
+def health_rows(h: TableHealth) -> pa.Table:
+    """The ``$health`` rows of a :class:`TableHealth` (however it was measured)."""
     rows = [{"severity": i.severity, "kind": i.kind, "message": i.message, "page": i.page,
              "deduction": i.deduction, "column": i.column, "index_type": i.index_type, "files": i.files,
              "recommendation": i.recommendation} for i in h.items]

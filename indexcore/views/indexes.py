@@ -118,12 +118,13 @@ DELETION_VECTORS = pa.schema([
     ("density", pa.float64()), ("dv_file", pa.string())])
 
 
-def deletion_vectors(table, snapshot_id: int | None = None) -> pa.Table:
+def deletion_vectors(table, snapshot_id: int | None = None, plan=None) -> pa.Table:
     """``$deletion_vectors``: per live file, rows, deleted rows (DV cardinality) and density.
 
-    From the columnar plan (:meth:`~indexcore.warehouse.Table.plan_columns`): only files whose
-    index manifest leaves the cardinality out become objects, to decode their DV."""
-    plan = table.plan_columns(snapshot_id)
+    From the columnar plan (:meth:`~indexcore.warehouse.Table.plan_columns`, or ``plan``: some of
+    its files, as a Spark task plans them): only files whose index manifest leaves the
+    cardinality out become objects, to decode their DV."""
+    plan = table.plan_columns(snapshot_id) if plan is None else plan
     live = plan.files
     types = partition_types(table)
     has_dv = pc.is_valid(live.column("dv_offset")).combine_chunks()

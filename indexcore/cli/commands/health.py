@@ -13,8 +13,7 @@ import json
 from indexcore.analysis.health import health_frames, table_health, warehouse_health
 from indexcore.cli.output import ProgressBar
 from indexcore.config import variable
-from indexcore.errors import IndexCoreError
-from indexcore.spark.jobs.metadata import metadata_master, seed_census
+from indexcore.spark.jobs.metadata import metadata_master, spark_health
 from indexcore.warehouse import Warehouse
 
 
@@ -25,28 +24,27 @@ def _records(frame) -> list[dict]:
 
 def cmd_health(args) -> dict:
     wh = Warehouse(args.warehouse, storage_options=args.storage_options)
-    for name in [args.table] if args.table else wh.tables():
-        _census_on_spark(wh, args.warehouse, name, args.master)
+
+    def measure(table):
+        return _health(table, args.warehouse, args.master)
+
     if args.table:
-        h = table_health(wh.table(args.table))
+        h = measure(wh.table(args.table))
         frames = health_frames(h)
         return {"table": h.table, "snapshot": h.snapshot, "score": h.score,
                 **{name: _records(f.drop(columns=["table"])) for name, f in frames.items()}}
-    h = warehouse_health(wh, progress=ProgressBar("health"))
+    h = warehouse_health(wh, progress=ProgressBar("health"), measure=measure)
     return {"warehouse": wh.url, "score": h.score, **{name: _records(f) for name, f in health_frames(h).items()}}
 
 
-def _census_on_spark(wh, url: str, name: str, master: str | None) -> None:
-    """The census of index heads of table ``name`` on Spark when asked (``--master``) or past the
-    operator's ``spark_metadata_files`` setting, kept on the table for its health; a table that
-    cannot be opened is left to health, which scores it."""
-    try:
-        table = wh.table(name)
-        chosen = metadata_master(table, None, master)
-    except IndexCoreError:
-        return
+def _health(table, url: str, master: str | None):
+    """The table's health, measured in Spark tasks when asked (``--master``) or past the operator's
+    ``spark_metadata_files`` setting (only sums and a few rows come back: the driver plans no data
+    file), else in this process."""
+    chosen = metadata_master(table, None, master)
     if chosen:
-        seed_census(table, url, chosen, progress=ProgressBar(f"census of {name} on Spark"))
+        return spark_health(table, url, chosen, progress=ProgressBar(f"health of {table.name} on Spark"))
+    return table_health(table)
 
 
 def register(subparsers) -> None:
@@ -55,6 +53,6 @@ def register(subparsers) -> None:
     p.add_argument("warehouse", help="warehouse root: a local path or an fsspec URL")
     p.add_argument("table", nargs="?", default=None, help="database.table (default: every table)")
     p.add_argument("--master", default=None, metavar="URL",
-                   help="read the index heads (the census) in Spark tasks (local[2], spark://..., sc://...); by "
-                        "default in this process, or on Spark past " + variable("spark_metadata_files") + " live files")
+                   help="measure health in Spark tasks (local[2], spark://..., sc://...): manifests, index heads and "
+                        "per-file sums there, only aggregates back; by default in this process, or on Spark past " + variable("spark_metadata_files") + " live files")
     p.set_defaults(func=cmd_health)

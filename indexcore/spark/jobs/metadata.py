@@ -25,8 +25,10 @@ Tables come back as Arrow (rows in manifest order, as the in-process plan lists 
 comes back as Arrow rows of its per-file records with the funnel summed over them
 (:mod:`.explain_columns`), rebuilt into explain's own
 :class:`~indexcore.scan.records.Explanation` only for a caller that lists every record. Health
-runs the census here and the rest of :func:`~indexcore.analysis.health.table_health` on the
-driver over it. Tasks open storage with the driver's storage options (:mod:`.tables`), as the
+(:func:`spark_health`) reduces each group's plan and census to a
+:class:`~indexcore.analysis.health_parts.HealthPart` in its task (sums, per-bucket sums, the few
+rows a page lists) and merges the parts on the driver from the plan head: neither the census
+nor a per-file column comes back, and the driver plans no data file. Tasks open storage with the driver's storage options (:mod:`.tables`), as the
 other Spark jobs do. Over Spark Connect results travel as Arrow IPC or JSON (:mod:`.plain`),
 never as pickles.
 """
@@ -45,7 +47,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexcore import open_warehouse
-from indexcore.analysis.health import TableHealth, health, table_health
+from indexcore.analysis.health import TableHealth, health_rows, table_health
+from indexcore.analysis.health_parts import health_part, merged_health
 from indexcore.config import settings
 from indexcore.errors import IndexCoreError
 from indexcore.scan.explainer import bind_predicate, decide_files, in_file_order
@@ -74,7 +77,7 @@ from indexcore.warehouse.plan_columns import ENTRY, MERGE_KEY, PlanColumns
 
 ORDER = "_manifest_order"  # the column that puts the groups' rows back in plan order
 FILES_PER_GROUP = 500  # at least this many live files per second-stage task (fewer tasks on small tables)
-_PLAN, _CENSUS, _EXPLAIN = "plan", "census", "explain"
+_PLAN, _CENSUS, _EXPLAIN, _HEALTH = "plan", "census", "explain", "health"
 
 
 @dataclass
@@ -124,7 +127,7 @@ def _arrow_table(data: bytes) -> pa.Table:
 
 # the manifest columns each work reads: stage 1 ships only these (None: every column)
 _MERGED = ("_KIND", *MERGE_KEY, "_EXTRA_FILES")  # the merge's and the plan's paths (.index files)
-_SHIPPED = {_PLAN: None, _EXPLAIN: None,
+_SHIPPED = {_PLAN: None, _EXPLAIN: None, _HEALTH: None,
             _CENSUS: (*_MERGED, "_FILE_SIZE", "_ROW_COUNT", "_SCHEMA_ID", "_EMBEDDED_FILE_INDEX")}
 _PLACE = "_place"  # an entry's place in the plan's manifest order: manifest << 32 | position
 
@@ -265,6 +268,11 @@ def _work(table, work: str, plan: PlanColumns, places: np.ndarray, snapshot_id: 
                         decided.global_index_requests]}
         extra["records"] = encode_records(decided.files, plain)
         return decision_table(decided.files, in_file_order(files)), extra
+    if work == _HEALTH:  # only the part's sums and few rows travel back, not the census
+        census = file_indexes(table, snapshot_id, plan=plan)
+        part = health_part(table, plan, census, table.schema(args["schema_id"]), places, args["small_limit"],
+                           args["live_cap"])
+        return pa.table({ORDER: pa.array([], pa.int64())}), {"health": part}
     if work == _PLAN:
         out = files_view(table, snapshot_id, stats=True, plan=plan)
         at = places
@@ -364,13 +372,22 @@ def seed_census(table, warehouse_url: str, master: str, snapshot_id: int | None 
 
 def spark_health(table, warehouse_url: str, master: str, snapshot_id: int | None = None,
                  progress: Progress | None = None, cancel: threading.Event | None = None, spark=None) -> TableHealth:
-    """:func:`~indexcore.analysis.health.table_health` with its census of index heads run on Spark
-    (:func:`seed_census`); the aggregates over it are health's own, on the driver."""
-    sid = seed_census(table, warehouse_url, master, snapshot_id, progress, cancel, spark)
-    return table_health(table, sid)
+    """:func:`~indexcore.analysis.health.table_health` measured in Spark tasks: each second-stage task
+    reduces its groups' plan and census to a :class:`~indexcore.analysis.health_parts.HealthPart`
+    and the driver adds them up (:func:`~indexcore.analysis.health_parts.merged_health`) from the
+    plan head, planning no data file (except where that module says)."""
+    snap = table.snapshot(snapshot_id)
+    if snap is None:
+        return table_health(table, snapshot_id)
+    schema = table.read_schema(snapshot_id, snap)
+    cap = settings().live_rows_merge_files
+    args = {"schema_id": schema.id, "small_limit": schema.core_options.small_file_threshold(bool(schema.primary_keys)),
+            "live_cap": cap}
+    _tbl, head, results, _tasks, _plain = _run(warehouse_url, table.name, _HEALTH, args, master, snap.id, progress,
+                                               cancel, spark, table.storage.storage_options)
+    return merged_health(table, head, schema, [e["health"] for _t, e, _r in results], head.problems, cap)
 
 
 def spark_health_view(table, warehouse_url: str, master: str, snapshot_id: int | None = None, spark=None) -> pa.Table:
-    """``$health`` (Arrow) with the census on Spark (:func:`seed_census`)."""
-    sid = seed_census(table, warehouse_url, master, snapshot_id, spark=spark)
-    return health(table, sid)
+    """``$health`` (Arrow) measured on Spark (:func:`spark_health`)."""
+    return health_rows(spark_health(table, warehouse_url, master, snapshot_id, spark=spark))
