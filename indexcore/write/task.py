@@ -140,6 +140,7 @@ def write_groups(spec: TaskSpec, rows: pa.Table, task_id: Any,
     index_arrays = [np.asarray(indices, np.int64) for _, _, indices in groups]
     ends = np.cumsum([len(a) for a in index_arrays]).tolist()
     grouped = rows.take(pa.array(np.concatenate(index_arrays))) if groups else rows  # one take, sliced per file
+    layout = schema.path_layout(spec.table_path)
     out = []
     for (partition, bucket, _), value_stats, end, part in zip(groups, stats, ends, index_arrays, strict=True):
         group = grouped.slice(end - len(part), len(part))
@@ -149,7 +150,8 @@ def write_groups(spec: TaskSpec, rows: pa.Table, task_id: Any,
         written = write_data_file(spec.table_path, schema, partition, bucket, group,
                                   namer.next("data", ".parquet"), seq_start=seq,
                                   creation_millis=spec.creation_millis, index_plan=plan,
-                                  file_schema=file_schema, value_stats=value_stats)
+                                  file_schema=file_schema, value_stats=value_stats,
+                                  directory=layout.bucket_dir(layout.partition_dir(partition), bucket))
         out.append(written)
         if spec.compact_output and written.deletes:
             kinds = group.column(VALUE_KIND) if VALUE_KIND in group.column_names else None
