@@ -193,7 +193,7 @@ def test_dynamic_buckets_as_paimon_assigns_them(tmp_path):
     schema = make_schema([("p", "STRING"), ("k", "BIGINT")], partition_keys=["p"], primary_keys=["p", "k"],
                          options={"bucket": "-1", "dynamic-bucket.target-row-num": "7"})
     writer = TableWriter.create(str(tmp_path), "db.t", schema)
-    writer._dynamic_counts[("b",)].update({0: 7, 2: 3})  # bucket 1 free, bucket 2 part-full
+    writer._dynamic.counts[("b",)] = {0: 7, 2: 3}  # bucket 1 free, bucket 2 part-full
     index: dict = {("a",): {}, ("b",): {}}
     counts: dict = {("a",): {}, ("b",): {0: 7, 2: 3}}
     rng = np.random.default_rng(5)

@@ -59,9 +59,6 @@ from indexcore.write.table import TableWriter, check_writable, created_by_indexc
 from indexcore.write.task import (
     BUCKET,
     TaskSpec,
-    dynamic_assignment,
-    key_hashes,
-    partition_of,
     write_groups,
     write_task_rows,
 )
@@ -178,13 +175,8 @@ def with_buckets(writer: TableWriter, rows: pa.Table, deletes: pa.Table | None =
     in sorted order."""
     if not writer.dynamic_bucket:
         return writer.prepare_batch(rows, deletes)
-    schema = writer.schema
     rows = writer.with_kinds(rows, deletes)
-    parts = partition_of(schema, rows)
-    hashes = key_hashes(schema, rows, schema.trimmed_primary_keys)
-    assignment = dynamic_assignment(writer.assign_dynamic, parts, hashes)
-    buckets = [assignment[ph] for ph in zip(parts, hashes, strict=True)]
-    return rows.append_column(BUCKET, pa.array(buckets, pa.int32()))
+    return rows.append_column(BUCKET, pa.array(writer.dynamic_buckets(rows, ascending=True), pa.int32()))
 
 
 def build_events(pool: Executor, root: str, seed: int, files: int, partitions: int, batches: int,

@@ -256,13 +256,18 @@ def _write_bytes(path: str, data: bytes | pa.Buffer, fs_open: Callable[[str], An
         with fs_open(path) as out:
             out.write(data)
         return
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
     try:  # the folder exists for all but a bucket's first file: no makedirs per file
-        out = open(path, "wb")  # noqa: SIM115 - closed below, after the one fallback
+        fd = os.open(path, flags, 0o666)  # a raw descriptor: no buffered file object per file
     except FileNotFoundError:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        out = open(path, "wb")  # noqa: SIM115
-    with out:
-        out.write(data)
+        fd = os.open(path, flags, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 def data_file_schema(schema: TableSchema) -> pa.Schema:
@@ -287,20 +292,23 @@ def write_data_file(table_path: str, schema: TableSchema, partition: tuple, buck
                     fs_open: Callable[[str], Any] | None = None,
                     index_plan: Sequence[FileIndexSpec] | None = None,
                     file_schema: pa.Schema | None = None,
-                    value_stats: SimpleStats | None = None) -> WrittenFile:
+                    value_stats: SimpleStats | None = None, directory: str | None = None) -> WrittenFile:
     """Write ``rows`` (table columns, plus ``_VALUE_KIND`` for a PK table) as one data file.
 
     Primary-key rows are sorted by key here; keys must be unique within ``rows``. ``index_plan``,
     ``file_schema`` (:func:`data_file_schema`) and ``value_stats`` (:func:`group_value_stats`)
-    are given by a caller that has them for many files at once (a task).
+    are given by a caller that has them for many files at once (a task), and so may the
+    bucket's ``directory``.
     """
     pk = schema.trimmed_primary_keys if schema.primary_keys else ()
     data_cols = list(schema.field_names)
     n = rows.num_rows
     if SEQUENCE_NUMBER in rows.column_names:
         seqs = rows.column(SEQUENCE_NUMBER).cast(pa.int64())
-    else:
-        seqs = pa.chunked_array([pa.array(range(seq_start, seq_start + n), pa.int64())])
+    elif pk:
+        seqs = pa.chunked_array([pa.array(np.arange(seq_start, seq_start + n, dtype=np.int64))])
+    else:  # an append file stores no sequence numbers: only their range goes to the manifest
+        seqs = None
     kinds = None
     if pk:
         if VALUE_KIND in rows.column_names:
@@ -316,8 +324,9 @@ def write_data_file(table_path: str, schema: TableSchema, partition: tuple, buck
     for target, column in zip(file_schema.types[len(arrays):], rows.columns, strict=True):
         arrays.append(column if column.type == target else column.cast(target))
     out = pa.Table.from_arrays(arrays, schema=file_schema)
-    layout = schema.path_layout(table_path)
-    directory = layout.bucket_dir(layout.partition_dir(partition), bucket)
+    if directory is None:
+        layout = schema.path_layout(table_path)
+        directory = layout.bucket_dir(layout.partition_dir(partition), bucket)
     size = _write_parquet(posixpath.join(directory, file_name), out, fs_open)
 
     container = build_file_index_container(rows, schema, index_plan)
@@ -342,8 +351,8 @@ def write_data_file(table_path: str, schema: TableSchema, partition: tuple, buck
     meta = DataFileMeta(
         file_name=file_name, file_size=size, row_count=n, min_key=min_key, max_key=max_key,
         key_stats=key_stats, value_stats=_stats(rows, data_cols, schema) if value_stats is None else value_stats,
-        min_sequence_number=pc.min(seqs).as_py() if n else seq_start,
-        max_sequence_number=pc.max(seqs).as_py() if n else seq_start,
+        min_sequence_number=seq_start if seqs is None or not n else pc.min(seqs).as_py(),
+        max_sequence_number=seq_start + max(n - 1, 0) if seqs is None or not n else pc.max(seqs).as_py(),
         schema_id=schema.id, level=level, extra_files=extra,
         creation_time=_dt.datetime.fromtimestamp(creation_millis / 1000, tz=_dt.UTC),
         delete_row_count=len(deletes), embedded_index=embedded, file_source=file_source)

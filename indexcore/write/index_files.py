@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import numpy as np
 from pyroaring import BitMap
 
 from indexcore.formats.binary_row import row_key_hashes, serialize_binary_row
@@ -37,7 +38,7 @@ class BucketState:
     keys: dict[tuple, tuple[str, int]] = field(default_factory=dict)
     dvs: dict[str, BitMap] = field(default_factory=dict)
     dv_index: IndexFileMeta | None = None
-    hashes: list[int] = field(default_factory=list)
+    hashes: np.ndarray = field(default_factory=lambda: np.empty(0, np.int32))  # the HASH index, in file order
     hash_index: IndexFileMeta | None = None
 
 
@@ -70,14 +71,15 @@ class IndexFileWriter:
 
     def _update_hash_index(self, level0: list[WrittenFile]) -> dict:
         changes = {}
+        types = field_types(self.schema, self.schema.trimmed_primary_keys)
         for w in level0:
             b = self._buckets[(w.partition, w.bucket)]
-            known = set(b.hashes)
-            types = field_types(self.schema, self.schema.trimmed_primary_keys)
-            new = [h for h in row_key_hashes(w.keys or (), types) if h not in known]
-            if not new and b.hash_index is not None:
+            hashes = np.asarray(row_key_hashes(w.keys or (), types), np.int64)
+            first = np.sort(np.unique(hashes, return_index=True)[1])  # distinct, in file order
+            new = hashes[first][~np.isin(hashes[first], b.hashes)]
+            if not len(new) and b.hash_index is not None:
                 continue
-            b.hashes.extend(dict.fromkeys(new))
+            b.hashes = np.concatenate([b.hashes, new.astype(np.int32)])
             data = write_hash_index(b.hashes)
             name = self._namer.next("index")
             write_bytes(self._index_path(name, (w.partition, w.bucket)), data)

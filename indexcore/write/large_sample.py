@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from indexcore.formats.binary_row import long_key_hashes
 from indexcore.warehouse.model import TableSchema
@@ -314,27 +315,32 @@ def order_rows(keys: list[int], seed: int, version: int) -> pa.Table:
 
 # ---------------------------------------------------------------------------------- users
 
-def user_batches(seed: int, buckets_per_batch: int) -> Iterator[tuple[int, list[int]]]:
+def user_batches(seed: int, buckets_per_batch: int) -> Iterator[tuple[int, np.ndarray]]:
     """Three batches of ``(version, user ids)``; each fills ``buckets_per_batch`` new buckets per
-    region and updates a tenth of the older users (touching every older bucket)."""
+    region and updates a tenth of the older users (touching every older bucket). The older
+    users are ``0..n-1``, so they are counted, not listed (``random.sample`` picks the same
+    positions from a range as from the list)."""
     rnd = random.Random(f"{seed}:users")
     per_batch = len(REGIONS) * buckets_per_batch * USERS_TARGET_ROWS
-    old: list[int] = []
+    old = 0
     for version in range(1, 4):
-        new = list(range(len(old), len(old) + per_batch - (USERS_TARGET_ROWS // 3 if version == 3 else 0)))
-        updates = sorted(rnd.sample(old, len(old) // 10))
-        yield version, new + updates
-        old += new
+        new = np.arange(old, old + per_batch - (USERS_TARGET_ROWS // 3 if version == 3 else 0), dtype=np.int64)
+        updates = np.sort(np.array(rnd.sample(range(old), old // 10), np.int64))
+        yield version, np.concatenate([new, updates])
+        old += len(new)
 
 
-def user_rows(keys: list[int], seed: int, version: int) -> pa.Table:
+def user_rows(keys: Sequence[int] | np.ndarray, seed: int, version: int) -> pa.Table:
     """The ``large.users`` rows of ``keys`` in batch ``version`` (region from the key)."""
     rng = np.random.default_rng([seed, 20, version])
-    k = np.array(keys, np.int64)
+    k = np.asarray(keys, np.int64)
+    if len(k) and k.min() < 0:
+        raise ValueError("user ids are not negative")
+    digits = pc.utf8_lpad(pa.array(k).cast(pa.string()), 6, "0")  # f"{u:06d}" without a str per row
     return pa.table({
         "region": pa.array(np.array(REGIONS)[k % len(REGIONS)]),
         "user_id": pa.array(k),
-        "name": pa.array([f"user{u:06d}" for u in keys]),
-        "tier": pa.array(np.array(TIERS)[rng.integers(0, len(TIERS), len(keys))]),
-        "version": pa.array(np.full(len(keys), version, np.int32)),
+        "name": pc.binary_join_element_wise("user", digits, ""),
+        "tier": pa.array(np.array(TIERS)[rng.integers(0, len(TIERS), len(k))]),
+        "version": pa.array(np.full(len(k), version, np.int32)),
     })

@@ -18,7 +18,6 @@ HASH index file per bucket. Tags and branches are written as Paimon's ``TagManag
 from __future__ import annotations
 
 import copy
-import heapq
 import json
 import os
 import posixpath
@@ -28,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from indexcore.errors import ReadOnlyError, UnsupportedError
@@ -35,9 +35,17 @@ from indexcore.paimon.layout import BRANCH_PREFIX, branch_path, schema_path, sna
 from indexcore.warehouse.model import DataFileMeta, TableSchema
 from indexcore.write.commit import BASE_TIME_MILLIS, Committer
 from indexcore.write.datafile import DELETE, VALUE_KIND, arrow_type
+from indexcore.write.dynamic_bucket import DynamicBuckets
 from indexcore.write.index_files import BucketState
 from indexcore.write.layout import COMMIT_USER_PREFIX, Namer, ensure_dir, schema_json, write_text
-from indexcore.write.task import BUCKET, TaskSpec, fixed_buckets, key_hashes, partition_of, write_task_rows
+from indexcore.write.task import (
+    BUCKET,
+    TaskSpec,
+    fixed_buckets,
+    key_hash_array,
+    partition_codes,
+    write_task_rows,
+)
 
 READ_ONLY_MARKER = ".indexcore-read-only"
 
@@ -103,8 +111,8 @@ class TableWriter(Committer):
         self.next_row_id = 0  # row tracking: the first row id of the next data file
         self._global_indexes: list[dict] = []  # index-manifest records of global index files
         self._buckets: dict[tuple, BucketState] = defaultdict(BucketState)
-        self._dynamic: dict[tuple, dict[int, int]] = defaultdict(dict)
-        self._dynamic_counts: dict[tuple, dict[int, int]] = defaultdict(dict)
+        self._dynamic = DynamicBuckets(schema.core_options.dynamic_bucket_target_row_num) \
+            if schema.primary_keys and schema.bucket == -1 else None
 
     # ------------------------------------------------------------------ creation
 
@@ -173,44 +181,28 @@ class TableWriter(Committer):
     # ------------------------------------------------------------------ buckets
 
     def assign_buckets(self, rows: pa.Table) -> pa.Table:
-        """Add the ``_BUCKET`` column: fixed hash buckets, bucket 0, or dynamic assignment."""
-        if self.dynamic_bucket:
-            hashes = key_hashes(self.schema, rows, self.schema.trimmed_primary_keys)
-            buckets = self.assign_dynamic(list(zip(partition_of(self.schema, rows), hashes, strict=True)))
-        else:
-            buckets = fixed_buckets(self.schema, rows)
+        """Rows with ``_BUCKET``: fixed buckets from the key hash, dynamic ones assigned to new
+        keys in row order."""
+        buckets = self.dynamic_buckets(rows) if self.dynamic_bucket else fixed_buckets(self.schema, rows)
         return rows.append_column(BUCKET, pa.array(buckets, pa.int32()))
 
+    def dynamic_buckets(self, rows: pa.Table, *, ascending: bool = False) -> np.ndarray:
+        """The dynamic bucket of every row (:class:`~indexcore.write.dynamic_bucket.DynamicBuckets`):
+        new keys in row order, or with ``ascending`` in ascending key-hash order per partition."""
+        partitions, codes = partition_codes(self.schema, rows)
+        hashes = key_hash_array(self.schema, rows, self.schema.trimmed_primary_keys)
+        return self._dynamic.assign(partitions, codes, hashes, ascending=ascending)
+
     def assign_dynamic(self, partition_hashes: Iterable[tuple[tuple, int]]) -> list[int]:
-        """Paimon's hash bucket assigner: a known key keeps its bucket; a new one fills the
-        lowest bucket below ``dynamic-bucket.target-row-num`` (default 2,000,000), or opens the
-        lowest bucket number not yet used. The buckets below the target are kept in a heap per
-        partition during the call, so a key costs log(buckets), not a sort of every bucket."""
-        target = self.schema.core_options.dynamic_bucket_target_row_num
-        open_buckets: dict[tuple, list[int]] = {}  # per partition: buckets below the target
-        unused: dict[tuple, int] = {}  # per partition: no bucket number below this one is free
-        out = []
-        for partition, h in partition_hashes:
-            index = self._dynamic[partition]
-            if h not in index:
-                counts = self._dynamic_counts[partition]
-                heap = open_buckets.get(partition)
-                if heap is None:
-                    heap = open_buckets[partition] = [b for b, n in counts.items() if n < target]
-                    heapq.heapify(heap)
-                if not heap:
-                    bucket = unused.get(partition, 0)
-                    while bucket in counts:
-                        bucket += 1
-                    unused[partition] = bucket + 1
-                    heapq.heappush(heap, bucket)
-                bucket = heap[0]
-                index[h] = bucket
-                counts[bucket] = counts.get(bucket, 0) + 1
-                if counts[bucket] >= target:
-                    heapq.heappop(heap)
-            out.append(index[h])
-        return out
+        """Paimon's hash bucket assigner over ``(partition, key hash)`` pairs, new keys in the
+        given order: a known key keeps its bucket; a new one fills the lowest bucket below
+        ``dynamic-bucket.target-row-num`` (default 2,000,000), or opens the lowest bucket
+        number not yet used."""
+        pairs = list(partition_hashes)
+        index: dict[tuple, int] = {}
+        codes = np.fromiter((index.setdefault(p, len(index)) for p, _ in pairs), np.int64, len(pairs))
+        hashes = np.fromiter((h for _, h in pairs), np.int64, len(pairs))
+        return self._dynamic.assign(list(index), codes, hashes).tolist()
 
     # ------------------------------------------------------------------ in-process write
 

@@ -66,6 +66,29 @@ def key_hashes(schema: TableSchema, rows: pa.Table, names: Sequence[str]) -> lis
     return [key_hash(values, types) for values in zip(*cols, strict=True)]
 
 
+def key_hash_array(schema: TableSchema, rows: pa.Table, names: Sequence[str]) -> np.ndarray:
+    """:func:`key_hashes` as an ``int64`` array (one BIGINT key without nulls: no Python int per row)."""
+    types = field_types(schema, names)
+    if len(names) == 1 and types[0].root == "BIGINT" and rows.column(names[0]).null_count == 0:
+        return long_key_hashes(rows.column(names[0]).to_numpy()).astype(np.int64)
+    return np.asarray(key_hashes(schema, rows, names), np.int64)
+
+
+def partition_codes(schema: TableSchema, rows: pa.Table) -> tuple[list[tuple], np.ndarray]:
+    """The distinct partitions of ``rows`` (tuples of internal values) and each row's index into
+    them, by dictionary-encoding the partition columns: no tuple per row."""
+    if not schema.partition_keys:
+        return [()], np.zeros(rows.num_rows, np.int64)
+    indices, dictionaries = [], []
+    for k in schema.partition_keys:
+        encoded = rows.column(k).combine_chunks().dictionary_encode(null_encoding="encode")
+        indices.append(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64))
+        dictionaries.append(internal_values(encoded.dictionary, schema.field(k).type))
+    distinct, codes = np.unique(np.stack(indices, axis=1), axis=0, return_inverse=True)
+    partitions = [tuple(values[i] for values, i in zip(dictionaries, row, strict=True)) for row in distinct.tolist()]
+    return partitions, codes.reshape(-1)
+
+
 def fixed_buckets(schema: TableSchema, rows: pa.Table) -> list[int]:
     """Bucket of every row of a fixed-bucket table (bucket-unaware tables: all 0)."""
     n = schema.bucket
@@ -117,6 +140,7 @@ def write_groups(spec: TaskSpec, rows: pa.Table, task_id: Any,
     index_arrays = [np.asarray(indices, np.int64) for _, _, indices in groups]
     ends = np.cumsum([len(a) for a in index_arrays]).tolist()
     grouped = rows.take(pa.array(np.concatenate(index_arrays))) if groups else rows  # one take, sliced per file
+    layout = schema.path_layout(spec.table_path)
     out = []
     for (partition, bucket, _), value_stats, end, part in zip(groups, stats, ends, index_arrays, strict=True):
         group = grouped.slice(end - len(part), len(part))
@@ -126,7 +150,8 @@ def write_groups(spec: TaskSpec, rows: pa.Table, task_id: Any,
         written = write_data_file(spec.table_path, schema, partition, bucket, group,
                                   namer.next("data", ".parquet"), seq_start=seq,
                                   creation_millis=spec.creation_millis, index_plan=plan,
-                                  file_schema=file_schema, value_stats=value_stats)
+                                  file_schema=file_schema, value_stats=value_stats,
+                                  directory=layout.bucket_dir(layout.partition_dir(partition), bucket))
         out.append(written)
         if spec.compact_output and written.deletes:
             kinds = group.column(VALUE_KIND) if VALUE_KIND in group.column_names else None
