@@ -22,7 +22,12 @@ import pytest
 from indexcore.errors import CorruptFileError
 from indexcore.warehouse import avro_columns
 from indexcore.warehouse.manifest import MANIFEST_ENTRY, read_records
-from indexcore.warehouse.manifest_columns import default_decoder, read_manifest_groups, read_manifest_table
+from indexcore.warehouse.manifest_columns import (
+    _zigzag,
+    default_decoder,
+    read_manifest_groups,
+    read_manifest_table,
+)
 
 pytestmark = pytest.mark.skipif(not avro_columns.AVAILABLE, reason="the C extension is not built (no compiler)")
 
@@ -160,30 +165,20 @@ SMALL = {"type": "record", "name": "r", "fields": [
     {"name": "a", "type": {"type": "array", "items": "long"}}]}
 
 
-def _zz(n: int) -> bytes:
-    n = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while n & ~0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _container(schema: dict, count: int, block: bytes) -> tuple[bytes, int]:
     """A null-codec Avro container of one block; and the file offset of that block."""
     sync = bytes(range(16))
-    head = b"Obj\x01" + _zz(1) + _zz(len(b"avro.schema")) + b"avro.schema"
+    head = b"Obj\x01" + _zigzag(1) + _zigzag(len(b"avro.schema")) + b"avro.schema"
     text = json.dumps(schema).encode()
-    head += _zz(len(text)) + text + _zz(0) + sync
-    return head + _zz(count) + _zz(len(block)) + block + sync, len(head)
+    head += _zigzag(len(text)) + text + _zigzag(0) + sync
+    return head + _zigzag(count) + _zigzag(len(block)) + block + sync, len(head)
 
 
 def _record(n: int, s: str | None, a: list[int]) -> bytes:
-    out = _zz(n) + (_zz(0) if s is None else _zz(1) + _zz(len(s.encode())) + s.encode())
+    out = _zigzag(n) + (_zigzag(0) if s is None else _zigzag(1) + _zigzag(len(s.encode())) + s.encode())
     if a:
-        out += _zz(len(a)) + b"".join(_zz(x) for x in a)
-    return out + _zz(0)
+        out += _zigzag(len(a)) + b"".join(_zigzag(x) for x in a)
+    return out + _zigzag(0)
 
 
 def test_the_hand_written_container_decodes():
@@ -195,15 +190,15 @@ def test_the_hand_written_container_decodes():
 
 
 @pytest.mark.parametrize("block,count,why,byte", [
-    (_zz(5) + b"\x80", 1, "truncated varint", 1),  # cut inside the union's index
+    (_zigzag(5) + b"\x80", 1, "truncated varint", 1),  # cut inside the union's index
     (_record(5, "hello", [])[:5], 1, "length runs past the end of the block", 2),
     (_record(5, "hi", [1, 2])[:-3], 1, "array count runs past the end", 5),
     (b"\xff" * 11, 1, "varint longer than 64 bits", 0),
-    (_zz(5) + _zz(2) + _zz(0), 1, "union branch index out of range", 1),
-    (_zz(5) + _zz(1) + _zz(50) + b"abc", 1, "length runs past the end of the block", 2),
-    (_zz(5) + _zz(1) + _zz(-3) + b"abc", 1, "negative length", 2),
-    (_zz(5) + _zz(1) + _zz(2) + b"\xff\xfe" + _zz(0), 1, "not valid UTF-8", 2),
-    (_zz(5) + _zz(0) + _zz(1000) + _zz(1) + _zz(0), 1, "array count runs past the end", 2),
+    (_zigzag(5) + _zigzag(2) + _zigzag(0), 1, "union branch index out of range", 1),
+    (_zigzag(5) + _zigzag(1) + _zigzag(50) + b"abc", 1, "length runs past the end of the block", 2),
+    (_zigzag(5) + _zigzag(1) + _zigzag(-3) + b"abc", 1, "negative length", 2),
+    (_zigzag(5) + _zigzag(1) + _zigzag(2) + b"\xff\xfe" + _zigzag(0), 1, "not valid UTF-8", 2),
+    (_zigzag(5) + _zigzag(0) + _zigzag(1000) + _zigzag(1) + _zigzag(0), 1, "array count runs past the end", 2),
     (_record(5, None, []) + b"\x00\x00", 1, "bytes left over", 3),
     (_record(5, None, []), 2, "truncated varint", 3),
     (_record(5, None, []), 9, "record count larger than the block", 0),
@@ -295,13 +290,13 @@ def test_a_null_row_of_a_paimon_09_union_is_refused():
 
 def test_a_snappy_container_is_never_zero_rows():
     """Snappy blocks carry a CRC and stay fastavro's (which needs cramjam): the rows, or our error."""
-    rows = _zz(5) + _zz(7)
+    rows = _zigzag(5) + _zigzag(7)
     snappy = bytes([len(rows), (len(rows) - 1) << 2]) + rows  # one literal: uncompressed snappy
     block = snappy + zlib.crc32(rows).to_bytes(4, "big")
     schema = json.dumps({"type": "record", "name": "r", "fields": [{"name": "x", "type": "long"}]}).encode()
     sync = bytes(range(16))
-    data = (b"Obj\x01" + _zz(2) + _zz(11) + b"avro.schema" + _zz(len(schema)) + schema + _zz(10) + b"avro.codec"
-            + _zz(6) + b"snappy" + _zz(0) + sync + _zz(2) + _zz(len(block)) + block + sync)
+    data = (b"Obj\x01" + _zigzag(2) + _zigzag(11) + b"avro.schema" + _zigzag(len(schema)) + schema + _zigzag(10) + b"avro.codec"
+            + _zigzag(6) + b"snappy" + _zigzag(0) + sync + _zigzag(2) + _zigzag(len(block)) + block + sync)
     try:
         got = read_manifest_table(data, "avro", "s", decoder="native").to_pylist()
     except CorruptFileError:  # fastavro without a snappy library
