@@ -549,7 +549,7 @@ def _failing_first_section():
 def test_failed_section_leaves_independent_ones_and_names_what_dependents_miss():
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_function(_failing_first_section)
+    at = AppTest.from_function(_failing_first_section, default_timeout=90)
     at.run()
     assert not at.exception
     # the class, never the text (which may carry a storage backend's answer)

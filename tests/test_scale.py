@@ -222,7 +222,7 @@ def test_show_frame_pages_rows_and_says_how_many():
     import sys
 
     sys.path.insert(0, str(ROOT))
-    at = AppTest.from_function(page).run()
+    at = AppTest.from_function(page, default_timeout=90).run()  # importing pages.common cold under load
     assert not at.exception
     box = at.number_input(key="big_page")
     assert box.label == "Page (of 3, 450 rows)"
