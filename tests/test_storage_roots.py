@@ -167,6 +167,25 @@ def test_a_resolved_directory_still_refuses_a_symlinked_file_and_dot_dot(tree):
     assert storage.resolve(str(folder / "schema-0")) == first
 
 
+def test_a_symlinked_directory_under_a_resolved_one_is_still_resolved(tree):
+    """Directories resolve through their kept parent (one lstat per new directory): a symlinked
+    directory below a resolved one, or one level deeper, still leads outside and is refused,
+    while its real siblings stay readable."""
+    root, outside = tree
+    table = root / "demo.db" / "orders"
+    storage = Storage(str(root), allowed_roots=[str(root)])
+    assert storage.resolve(str(table / "schema" / "schema-0")) == str(table / "schema" / "schema-0")
+    (table / "bucket-9").symlink_to(outside / "demo.db" / "users")
+    (table / "dt=1").mkdir()
+    (table / "dt=1" / "bucket-0").symlink_to(outside / "demo.db" / "users" / "schema")
+    for escape in (table / "bucket-9" / "schema" / "schema-0", table / "dt=1" / "bucket-0" / "schema-0"):
+        with pytest.raises(StorageError, match=REFUSED):
+            storage.resolve(str(escape))
+    (table / "dt=1" / "bucket-1").mkdir()
+    (table / "dt=1" / "bucket-1" / "f").write_bytes(b"x")
+    assert storage.resolve(str(table / "dt=1" / "bucket-1" / "f")) == str(table / "dt=1" / "bucket-1" / "f")
+
+
 def test_read_prefix_opens_no_symlinked_file_out_of_the_roots(tree):
     """``read_prefix`` (one open per head in a census) opens files of a resolved directory without
     following a symlink: a symlinked file out of the roots is refused, one within them is read,

@@ -104,11 +104,22 @@ def _realpath(path: str, real_dirs: LRU | None) -> str:
     parent, base = os.path.split(path)
     if real_dirs is None or not base or base in (".", "..") or os.path.islink(path):
         return os.path.realpath(path)
-    real = real_dirs.get(parent)
+    return os.path.join(_real_dir(parent, real_dirs), base)
+
+
+def _real_dir(directory: str, real_dirs: LRU) -> str:
+    """``os.path.realpath`` of an absolute directory through ``real_dirs``: its parent's resolution
+    (kept) joined with its name unless the directory is itself a symlink, so a new bucket directory
+    of a known table costs one ``lstat``, not one per component of its path."""
+    real = real_dirs.get(directory)
     if real is None:
-        real = os.path.realpath(parent)
-        real_dirs.put(parent, real)
-    return os.path.join(real, base)
+        up, name = os.path.split(directory)
+        if not name or up == directory or os.path.islink(directory):
+            real = os.path.realpath(directory)
+        else:
+            real = os.path.join(_real_dir(up, real_dirs), name)
+        real_dirs.put(directory, real)
+    return real
 
 
 def normalize_path(protocol: str, path: str, real_dirs: LRU | None = None) -> str:
