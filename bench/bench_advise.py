@@ -22,6 +22,7 @@ import argparse
 import json
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -130,9 +131,12 @@ def measure(root: str, text: str, repeat: int) -> dict:
         advice = box["a"]
     floor_wall, floor_cpu = min(f[0] for f in floors), min(f[1] for f in floors)
     ours_wall, ours_cpu = min(o[0] for o in ours), min(o[1] for o in ours)
+    paired = sorted(o[1] / f[1] for f, o in zip(floors, ours, strict=True) if f[1])
     return {"queries": len(found), "distinct": len(distinct), "bytes": len(text), "floor": floor_wall,
             "advise": ours_wall, "floor_cpu": floor_cpu, "advise_cpu": ours_cpu,
-            "ratio": ours_cpu / floor_cpu if floor_cpu else float("inf"), "candidates": len(advice.candidates),
+            "ratio": ours_cpu / floor_cpu if floor_cpu else float("inf"),
+            "paired": (statistics.median(paired), paired[0], paired[-1]) if paired else None,
+            "candidates": len(advice.candidates),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -173,6 +177,10 @@ def main() -> None:
                   f"{out['floor_cpu']:.2f}s CPU ({out['floor']:.2f}s wall), advise {out['advise_cpu']:.2f}s CPU "
                   f"({out['advise']:.2f}s wall), ratio {out['ratio']:.2f}x (goal <= {goal}x), "
                   f"peak RSS {out['peak_rss_mb']:.0f} MB", flush=True)
+            if out.get("paired") and args.repeat > 1:
+                med, lo, hi = out["paired"]
+                print(f"{'':>14}  paired: median {med:.2f}x of {args.repeat} back-to-back (floor, advise) "
+                      f"runs ({lo:.2f}..{hi:.2f})", flush=True)
 
 
 if __name__ == "__main__":
