@@ -26,6 +26,9 @@ def _answer(result):
     return ("rows", list(result.bitmap))
 
 
+_INT_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "DATE": 32, "TIME": 32, "BIGINT": 64}
+
+
 def _literals(values: list, dtype) -> list:
     """Stored values, their neighbours and values beyond them (None too)."""
     present = [v for v in values if v is not None]
@@ -34,8 +37,9 @@ def _literals(values: list, dtype) -> list:
     for v in present[:4]:
         if isinstance(v, bool):
             out.append(not v)
-        elif isinstance(v, int):
-            out += [v - 1, v + 1]
+        elif isinstance(v, int):  # within the type: a literal out of its range is refused before any index
+            bits = _INT_BITS.get(r, 64)
+            out += [n for n in (v - 1, v + 1) if -(1 << (bits - 1)) <= n < 1 << (bits - 1)]
         elif isinstance(v, float):
             out += [v / 2 if math.isfinite(v) else 0.0, -v]
         elif isinstance(v, Timestamp):
@@ -122,6 +126,16 @@ def test_range_bitmap_many_keys_many_chunks(values, options) -> None:
 def test_bitmap_writer_reader(case) -> None:
     """Both versions, blocks split small, strings, floats (NaN, -0.0), booleans, timestamps."""
     _check("bitmap", case)
+
+
+def test_bitmap_at_the_edge_of_its_type() -> None:
+    """The largest and smallest BIGINT and INT stored: their neighbours beyond the type are not
+    literals (SQL refuses them), the ones inside are asked (hypothesis found a max+1 literal)."""
+    from indexcore.types import parse_type
+
+    for name, bits in (("BIGINT", 64), ("INT", 32)):
+        top, bottom = (1 << (bits - 1)) - 1, -(1 << (bits - 1))
+        _check("bitmap", (parse_type(name), {}, [top, bottom, None, 0], (0, 0)))
 
 
 def test_bloom_writer_has_no_own_reader() -> None:
