@@ -18,6 +18,7 @@ import zlib
 
 import fastavro
 import pytest
+from test_plan_columns import _naive
 
 from indexcore.errors import CorruptFileError
 from indexcore.warehouse import avro_columns
@@ -30,17 +31,6 @@ from indexcore.warehouse.manifest_columns import (
 )
 
 pytestmark = pytest.mark.skipif(not avro_columns.AVAILABLE, reason="the C extension is not built (no compiler)")
-
-
-def _naive(value):
-    """fastavro's values as columns give them: timestamps without their UTC zone."""
-    if isinstance(value, dict):
-        return {k: _naive(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_naive(v) for v in value]
-    if isinstance(value, datetime.datetime) and value.tzinfo is not None:
-        return value.replace(tzinfo=None)
-    return value
 
 
 def _avro_manifests(conformance):
