@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from test_live_rows import four_buckets
 
 from indexcore import open_warehouse
 from indexcore.analysis.health import table_health
@@ -116,12 +117,7 @@ def test_live_rows_cap_applies_over_every_part(tmp_path, monkeypatch) -> None:
     """Four buckets of two overlapping level-0 files each (32 live rows by construction): with a
     merge-read cap of 4 files two buckets are merged and two bounded, whichever part holds them;
     each part alone would merge its own bucket, so only the cap over all parts gives table_health."""
-    schema = make_schema([("id", "BIGINT"), ("v", "STRING")], primary_keys=("id",), options={"bucket": "4"})
-    w = TableWriter.create(str(tmp_path), "db.four", schema, seed=1)
-    w.write(pa.table({"id": pa.array(range(40), pa.int64()), "v": ["a"] * 40}))
-    gone = [k for k in range(40) if k % 5 == 0]
-    w.write(pa.table({"id": pa.array([k for k in range(20) if k % 5], pa.int64()), "v": ["b"] * 16}),
-            deletes=pa.table({"id": pa.array(gone, pa.int64()), "v": ["x"] * len(gone)}))
+    four_buckets(tmp_path)
     exact = table_health(open_warehouse(str(tmp_path)).table("db.four"))
     assert (exact.live_rows, exact.live_rows_exact) == (32, True)
     assert _merged(open_warehouse(str(tmp_path)).table("db.four"), "bucket") == exact

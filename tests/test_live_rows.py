@@ -73,16 +73,23 @@ def test_past_the_merge_cap_overlapping_files_give_an_upper_bound_said_as_such(w
     assert got.live >= LIVE and got.text == "≤ 14"
 
 
-def test_merge_read_counts_every_bucket_within_the_cap(tmp_path, monkeypatch):
-    """Four buckets of overlapping level-0 files (keys 0..39 written, 0..19 rewritten, every key
-    divisible by 5 deleted: 32 live by construction); a cap of 4 files merges two buckets and
-    bounds the other two; no cap short of 8 files gives the exact 32."""
+def four_buckets(tmp_path) -> list[int]:
+    """``db.four``: four buckets of two overlapping level-0 files each (keys 0..39 written, 0..19
+    rewritten, every key divisible by 5 deleted: 32 live by construction); the deleted keys."""
     schema = make_schema([("id", "BIGINT"), ("v", "STRING")], primary_keys=("id",), options={"bucket": "4"})
     w = TableWriter.create(str(tmp_path), "db.four", schema, seed=1)
     w.write(pa.table({"id": pa.array(range(40), pa.int64()), "v": ["a"] * 40}))
     gone = [k for k in range(40) if k % 5 == 0]
     w.write(pa.table({"id": pa.array([k for k in range(20) if k % 5], pa.int64()), "v": ["b"] * 16}),
             deletes=pa.table({"id": pa.array(gone, pa.int64()), "v": ["x"] * len(gone)}))
+    return gone
+
+
+def test_merge_read_counts_every_bucket_within_the_cap(tmp_path, monkeypatch):
+    """Four buckets of overlapping level-0 files (keys 0..39 written, 0..19 rewritten, every key
+    divisible by 5 deleted: 32 live by construction); a cap of 4 files merges two buckets and
+    bounds the other two; no cap short of 8 files gives the exact 32."""
+    gone = four_buckets(tmp_path)
     table = indexcore.open_warehouse(str(tmp_path)).table("db.four")
     groups: dict = {}
     for lf in table.plan().files:
