@@ -7,12 +7,28 @@ server browsing many snapshots of a 50,000-file table must not keep them all: pa
 
 from __future__ import annotations
 
+import ctypes
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
+import pyarrow as pa
+
 _ABSENT = object()
+
+
+def release_unused() -> None:
+    """Give the memory a large build freed back to the OS: Arrow's pool, then (glibc) the C heap.
+
+    A plan's manifest decode and a census walk free most of what they allocate, but glibc keeps
+    freed heap pages: after a 100,000-file plan the process held about 0.7 KiB per live file more
+    than the plan's buffers, and after the census about 0.4 KiB more, until ``malloc_trim``.
+    Called once per kept build (a plan, a kept view), not per file; a no-op without glibc."""
+    pa.default_memory_pool().release_unused()
+    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+    if trim is not None:
+        trim(0)
 
 
 class LRU:

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from indexcore.cache import release_unused
 from indexcore.errors import IndexCoreError
 from indexcore.formats.container import EMPTY_INDEX_FLAG, IndexEntry, head_spans
 from indexcore.formats.registry import FILE_INDEX_TYPES, RANGE_BITMAP, index_kind
@@ -215,7 +216,7 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
                                                 progress):
         walked.add(int(rows[i]), spans, size, why, v)
     census = walked.table(lambda shown: _plan_file_columns(table, plan, np.asarray(shown, np.int64)))
-    pa.default_memory_pool().release_unused()  # the walk's scratch arrays: back to the system, not kept
+    release_unused()  # the walk's scratch arrays and freed heads: back to the system, not kept
     return census
 
 

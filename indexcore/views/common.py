@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from indexcore.cache import LRU
+from indexcore.cache import LRU, release_unused
 from indexcore.errors import IndexCoreError
 from indexcore.formats.base import FileIndexReader
 from indexcore.formats.container import IndexEntry
@@ -97,8 +97,14 @@ def _plain_objects(column: pa.ChunkedArray) -> np.ndarray:
 
 def kept_view(table, name: str, snapshot_id: int, build: Callable[[], pa.Table]) -> pa.Table:
     """``build()`` of the view ``name`` of snapshot ``snapshot_id``, kept on the table (weighed by
-    its rows) under the one key every caller of that view shares."""
-    return table.derived(("view", name, snapshot_id), build, weight=lambda result: result.num_rows)
+    its rows) under the one key every caller of that view shares; what the build freed goes back
+    to the OS (:func:`~indexcore.cache.release_unused`), as it stays otherwise."""
+    def built() -> pa.Table:
+        result = build()
+        release_unused()
+        return result
+
+    return table.derived(("view", name, snapshot_id), built, weight=lambda result: result.num_rows)
 
 
 def kept_view_if_built(table, name: str, snapshot_id: int) -> pa.Table | None:

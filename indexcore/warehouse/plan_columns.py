@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from indexcore.cache import release_unused
 from indexcore.errors import IndexCoreError
 from indexcore.io import Fetch
 from indexcore.paimon.index_types import DELETION_VECTORS, HASH
@@ -248,7 +249,7 @@ class TablePlanColumns:
 
     def _build_plan_columns(self, snap: Snapshot) -> PlanColumns:
         plan = self._plan_columns(snap)
-        pa.default_memory_pool().release_unused()  # the merge's scratch columns: not kept
+        release_unused()  # the decode's inflated blocks and the merge's scratch columns: not kept
         return plan
 
     def live_files_by_path(self, snapshot_id: int | None = None) -> LiveFilesByPath:
