@@ -39,15 +39,20 @@ import pyarrow as pa
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import bench_app  # noqa: E402  (its server, pages and Chromium; it puts scripts/ on the path)
+from bench_app import app_server  # noqa: E402
 
 import indexcore  # noqa: E402
+from indexcore.cache import LRU  # noqa: E402
 from indexcore.cli import main as cli  # noqa: E402
 from indexcore.frames import deletion_vectors as deletion_vectors_frames  # noqa: E402
 from indexcore.frames import suggestion as suggestion_frames  # noqa: E402
 from indexcore.frames import table as table_frames  # noqa: E402
-from indexcore.frames.table import index_census  # noqa: E402
-from indexcore.frames.views import view_frame  # noqa: E402
+from indexcore.frames.views import shared_frame  # noqa: E402
 from indexcore.views import view  # noqa: E402
+from indexcore.views.common import to_frame  # noqa: E402
 from indexcore.write import TableWriter, make_schema  # noqa: E402
 
 PARTITIONS = 120
@@ -101,31 +106,57 @@ def measure(what: str, fn) -> tuple[float, int]:
     return seconds, peak
 
 
-def _status_kib(field: str) -> int:
-    """A ``/proc/self/status`` figure (VmRSS, VmHWM) in KiB."""
-    with open("/proc/self/status", encoding="ascii") as fh:
+def _status_kib(field: str, pid: int | str = "self") -> int:
+    """A ``/proc/PID/status`` figure (VmRSS, VmHWM) in KiB."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as fh:
         for line in fh:
             if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
 
 
+# what one session of the app holds, in the order measured: the table's kept plan and census
+# (Arrow, one per server), then the frames the app's cache_resource shares between sessions
+# (pages.common.cached_view: the Table page's $files listing without statistics, the census)
+COMPONENTS = ("plan", "census", "files_frame", "census_frame")
+LABELS = {"plan": "plan (Arrow)", "census": "census (Arrow, heads capped)",
+          "files_frame": "$files frame (shared)", "census_frame": "census frame (shared)"}
+
+
 def session(root: str, table_name: str = "large.events", concurrent: int = 1) -> dict:
     """``concurrent`` sessions' work on a large sample, in this (fresh) process, at the same time
-    (threads, one shared warehouse, as the app's sessions share it): each plans, reads ``$files``
-    as a frame and the census (``index_census``), and holds its frame until all are done."""
+    (threads, one shared warehouse, as the app's sessions share it).
+
+    What the app holds: the table keeps one plan and one census (``$file_indexes``) per snapshot;
+    the frames a page reads (the ``$files`` listing without statistics, as the Table page asks,
+    and the census) are built once and shared read-only (``shared_frame``, as ``cached_view``'s
+    cache_resource shares them); each session takes shallow copies (``Context.view``) and holds
+    them until all are done. With one session the resident memory each of those adds is measured
+    in turn (:data:`COMPONENTS`); the head cache, capped by ``INDEXCORE_HEAD_CACHE_BYTES``, is in
+    the census's and said apart."""
     base = _status_kib("VmRSS")
     t0 = time.perf_counter()
     warehouse = indexcore.open_warehouse(root)
-    frames: list = [None] * concurrent
+    shared = LRU(16)  # the app's cache_resource: one value per key, built once for every session
+    held: list = [None] * concurrent
     plan_s: list = [0.0] * concurrent
     done = threading.Barrier(concurrent)
+    added: dict[str, int] = {}
+
+    def step(name: str, value):
+        if concurrent == 1:  # alone: what this component added to the process's resident memory
+            added[name] = _status_kib("VmRSS") - base - sum(added.values())
+        return value
 
     def one(i: int) -> None:
         table = warehouse.table(table_name)
-        table.plan_columns()  # what $files and the census stand on (no object per file); kept once
+        plan = step("plan", table.plan_columns())
         plan_s[i] = time.perf_counter() - t0
-        frames[i] = (view_frame(table, "files"), index_census(table))
+        census = step("census", view(table, "file_indexes"))
+        files = step("files_frame", shared.get_or_build(  # its Arrow view is not kept: it has arguments
+            "files", lambda: shared_frame(to_frame(view(table, "files", stats=False)))))
+        indexes = step("census_frame", shared.get_or_build("census", lambda: shared_frame(to_frame(census))))
+        held[i] = (plan, files.copy(deep=False), indexes.copy(deep=False))  # a session's own: shallow copies
         done.wait()  # every session holds its frames at once
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(concurrent)]
@@ -135,13 +166,45 @@ def session(root: str, table_name: str = "large.events", concurrent: int = 1) ->
         t.join()
     seconds = time.perf_counter() - t0
     rss = _status_kib("VmRSS")
-    plan = warehouse.table(table_name).plan_columns()
-    kinds = sorted(frames[0][1][0])
-    assert all(len(f[0]) == plan.num_files for f in frames)
-    return {"warehouse": root, "sessions": concurrent, "live_files": plan.num_files, "kinds": kinds,
+    table = warehouse.table(table_name)
+    plan = table.plan_columns()
+    assert all(len(h[1]) == plan.num_files for h in held)
+    return {"warehouse": root, "sessions": concurrent, "live_files": plan.num_files,
             "plan_s": round(min(plan_s), 2), "session_s": round(seconds, 2), "base_mib": round(base / 1024, 1),
             "rss_mib": round(rss / 1024, 1), "peak_mib": round(_status_kib("VmHWM") / 1024, 1),
-            "kib_per_file": round((rss - base) / max(1, plan.num_files), 2)}
+            "kib_per_file": round((rss - base) / max(1, plan.num_files), 2),
+            "components_kib": {k: v for k, v in added.items()},
+            "head_cache_kib": round(table.caches.head_bytes.weight / 1024)}
+
+
+def _growth(results: list[dict], million: int = 1_000_000) -> None:
+    """Per component: KiB per live file at each size, the slope between the two largest (KiB per
+    added file), and 1,000,000 files extrapolated on that slope (said so)."""
+    if len(results) < 2:
+        return
+    a, b = results[-2], results[-1]
+    span = b["live_files"] - a["live_files"]
+    head = f"{'component':30s}" + "".join(f"{r['live_files']:>10,} f" for r in results)
+    print(f"\nper live file (KiB), one session; slope {a['live_files']:,} -> {b['live_files']:,};"
+          f" {million:,} EXTRAPOLATED on that slope")
+    print(head + f"{'slope':>10s}{'1M (extr.)':>14s}")
+    total_1m = 0.0
+    for name in COMPONENTS:
+        ka, kb = a["components_kib"][name], b["components_kib"][name]
+        slope = (kb - ka) / span
+        at_1m = kb + slope * (million - b["live_files"])
+        if name == "census":  # the head cache is capped: past the cap it adds nothing per file
+            heads = b["head_cache_kib"]
+            slope = (kb - heads - (ka - min(heads, a["head_cache_kib"]))) / span
+            at_1m = kb + slope * (million - b["live_files"])
+        total_1m += at_1m
+        print(f"{LABELS[name]:30s}" + "".join(f"{r['components_kib'][name] / r['live_files']:12.2f}" for r in results)
+              + f"{slope:10.2f}{at_1m / 2**20:10.2f} GiB")
+    total = [sum(r["components_kib"].values()) for r in results]
+    print(f"{'total':30s}" + "".join(f"{t / r['live_files']:12.2f}" for t, r in zip(total, results, strict=True))
+          + f"{(total[-1] - total[-2]) / span:10.2f}{total_1m / 2**20:10.2f} GiB"
+          f"  (+{b['base_mib'] / 1024:.2f} GiB interpreter and imports)")
+    print(f"head cache: {b['head_cache_kib'] / 1024:.0f} MiB held at {b['live_files']:,} files (capped; in the census)")
 
 
 def sessions(roots: list[str], concurrent: int = 1) -> None:
@@ -157,13 +220,14 @@ def sessions(roots: list[str], concurrent: int = 1) -> None:
             r = json.loads(out.stdout.strip().splitlines()[-1])
             results[n].append(r)
             print(f"{r['live_files']:>9,} live files, {n:>2} session{'s' if n > 1 else ' '}: plan {r['plan_s']:6.2f} s,"
-                  f" plan+$files+census {r['session_s']:6.2f} s, +{r['rss_mib'] - r['base_mib']:7.1f} MiB"
+                  f" all {r['session_s']:6.2f} s, +{r['rss_mib'] - r['base_mib']:7.1f} MiB"
                   f" ({r['kib_per_file']:.2f} KiB per live file), peak RSS {r['peak_mib']:7.1f} MiB", flush=True)
-    if concurrent > 1:  # what each session adds over the shared plan, views and census: its own frames
+    if concurrent > 1:  # what each session adds over the shared plan, census and frames: its own state
         for one, many in zip(results[1], results[concurrent], strict=True):
             each = ((many["rss_mib"] - many["base_mib"]) - (one["rss_mib"] - one["base_mib"])) / (concurrent - 1)
-            print(f"{one['live_files']:>9,} live files: each further session +{each:7.1f} MiB"
-                  f" ({each * 1024 / max(1, one['live_files']):.2f} KiB per live file; its $files frame)")
+            print(f"{one['live_files']:>9,} live files: {concurrent} sessions +{many['rss_mib'] - many['base_mib']:.1f} MiB,"
+                  f" each further session +{each:6.1f} MiB ({each * 1024 / max(1, one['live_files']):.3f} KiB per"
+                  " live file; its shallow copies and threads)")
     for n in counts:
         for a, b in zip(results[n], results[n][1:], strict=False):
             files = b["live_files"] / a["live_files"]
@@ -172,6 +236,56 @@ def sessions(roots: list[str], concurrent: int = 1) -> None:
                   f" (x{files:.1f}): time x{b['session_s'] / a['session_s']:.1f},"
                   f" memory x{(b['rss_mib'] - b['base_mib']) / (a['rss_mib'] - a['base_mib']):.1f},"
                   f" slope {added * 1024 / (b['live_files'] - a['live_files']):.2f} KiB per added file")
+    _growth(results[1])
+
+
+HEAVY_PAGES = ("table", "bitmap", "bloom", "range")  # the pages that hold the plan, census and $files
+
+
+def server(root: str, sessions_n: int, pages: tuple[str, ...] = HEAVY_PAGES, timeout_s: float = 1800) -> dict:
+    """The app's server (``scripts/app_server.py``) on ``root``: its resident memory (VmRSS) and peak
+    (VmHWM) idle, after one headless Chromium tab opened each of ``pages`` in turn, then with
+    ``sessions_n`` tabs open at once (real sessions, pages cycled), and the exceptions shown."""
+    from playwright.sync_api import sync_playwright  # optional: only this mode drives a browser
+
+    def rss(proc) -> dict:
+        return {"rss_mib": round(_status_kib("VmRSS", proc.pid) / 1024), "peak_mib": round(_status_kib("VmHWM", proc.pid) / 1024)}
+
+    def opened(tab, name: str) -> None:
+        tab.goto(f"{url}/{bench_app.URL_PATH.get(name, name)}?table={bench_app.PAGES[name]}", wait_until="commit")
+
+    def errors(tab) -> int:
+        return tab.locator('[data-testid="stException"]').count()
+
+    out: dict = {"warehouse": root, "pages": list(pages)}
+    env = {"INDEXCORE_WAREHOUSE": root}
+    with app_server.served(env, timeout=120) as (url, proc), sync_playwright() as pw:
+        out["idle"] = rss(proc)
+        browser = pw.chromium.launch(executable_path=str(bench_app.CHROMIUM), headless=True,
+                                     args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+        try:
+            context = browser.new_context()
+            context.set_default_timeout(timeout_s * 1000)
+            tab = context.new_page()
+            t0 = time.perf_counter()
+            shown = 0
+            for name in pages:
+                opened(tab, name)
+                bench_app._wait_idle(tab, timeout_s)
+                shown += errors(tab)
+            out["one_session"] = {**rss(proc), "s": round(time.perf_counter() - t0, 1), "exceptions": shown}
+            tab.close()
+            tabs = [context.new_page() for _ in range(sessions_n)]
+            t0 = time.perf_counter()
+            for i, t in enumerate(tabs):
+                opened(t, pages[i % len(pages)])
+            for t in tabs:
+                bench_app._wait_idle(t, timeout_s)
+            out[f"{sessions_n}_sessions"] = {**rss(proc), "s": round(time.perf_counter() - t0, 1),
+                                              "exceptions": sum(errors(t) for t in tabs)}
+        finally:
+            browser.close()
+    return out
 
 
 def main() -> None:
@@ -184,7 +298,16 @@ def main() -> None:
                         help="with --sessions: also measure this many sessions at once (threads, one warehouse)")
     parser.add_argument("--table", default="large.events", help="with --session: the table measured")
     parser.add_argument("--session", help=argparse.SUPPRESS)  # one measurement, in a fresh process
+    parser.add_argument("--server", help="a large sample DIR: the app server's RSS with 1 and --concurrent sessions")
     args = parser.parse_args()
+    if args.server:
+        r = server(args.server, max(args.concurrent, 1))
+        print(json.dumps(r))
+        for phase in ("idle", "one_session", f"{max(args.concurrent, 1)}_sessions"):
+            if phase in r:
+                print(f"server {phase:12s}: RSS {r[phase]['rss_mib']:6,} MiB, peak {r[phase]['peak_mib']:6,} MiB"
+                      + (f", {r[phase]['s']} s, {r[phase]['exceptions']} exceptions shown" if "s" in r[phase] else ""))
+        return
     if args.session:
         print(json.dumps(session(args.session, args.table, concurrent=args.concurrent)))
         return
