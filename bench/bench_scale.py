@@ -50,9 +50,8 @@ from indexcore.cli import main as cli  # noqa: E402
 from indexcore.frames import deletion_vectors as deletion_vectors_frames  # noqa: E402
 from indexcore.frames import suggestion as suggestion_frames  # noqa: E402
 from indexcore.frames import table as table_frames  # noqa: E402
-from indexcore.frames.views import shared_frame  # noqa: E402
+from indexcore.frames.views import shared_frame, view_frame  # noqa: E402
 from indexcore.views import view  # noqa: E402
-from indexcore.views.common import to_frame  # noqa: E402
 from indexcore.write import TableWriter, make_schema  # noqa: E402
 
 PARTITIONS = 120
@@ -152,10 +151,12 @@ def session(root: str, table_name: str = "large.events", concurrent: int = 1) ->
         table = warehouse.table(table_name)
         plan = step("plan", table.plan_columns())
         plan_s[i] = time.perf_counter() - t0
-        census = step("census", view(table, "file_indexes"))
-        files = step("files_frame", shared.get_or_build(  # its Arrow view is not kept: it has arguments
-            "files", lambda: shared_frame(to_frame(view(table, "files", stats=False)))))
-        indexes = step("census_frame", shared.get_or_build("census", lambda: shared_frame(to_frame(census))))
+        step("census", view(table, "file_indexes"))  # kept on the table: the census frame reads it
+        # the frames as pages.common.cached_view makes them (the listing's Arrow view is not kept)
+        files = step("files_frame", shared.get_or_build(
+            "files", lambda: shared_frame(view_frame(table, "files", stats=False))))
+        indexes = step("census_frame", shared.get_or_build(
+            "census", lambda: shared_frame(view_frame(table, "file_indexes"))))
         held[i] = (plan, files.copy(deep=False), indexes.copy(deep=False))  # a session's own: shallow copies
         done.wait()  # every session holds its frames at once
 

@@ -237,3 +237,28 @@ def test_a_plan_and_a_kept_view_give_back_what_their_build_freed(monkeypatch):
     view(table, "files")
     table.plan_columns()
     assert calls == ["plan", "view"]  # kept: nothing built, nothing released
+
+
+def test_a_large_frame_gives_back_what_its_conversion_freed(monkeypatch):
+    """to_frame and view_frame of a view of RELEASE_ROWS rows or more end with release_unused (the
+    conversion's scratch, and an unkept view's own buffers); a small one makes no syscall."""
+    from indexcore.frames import views as frame_views
+    from indexcore.views import common
+
+    calls = []
+    monkeypatch.setattr(common, "release_unused", lambda: calls.append("to_frame"))
+    monkeypatch.setattr(frame_views, "release_unused", lambda: calls.append("view_frame"))
+    big = pa.table({"path": pa.array([f"p/{i}" for i in range(common.RELEASE_ROWS)]),
+                    "name": pa.array(["a", "b"] * (common.RELEASE_ROWS // 2)).dictionary_encode()})
+    frame = to_frame(big)
+    assert calls == ["to_frame"] and frame["name"].tolist()[:2] == ["a", "b"]
+    to_frame(big.slice(0, common.RELEASE_ROWS - 1))
+    assert calls == ["to_frame"]
+    if not (SAMPLE / "demo.db").is_dir():
+        pytest.skip("sample_warehouse/ is missing")
+    table = indexcore.open_warehouse(str(SAMPLE)).table("demo.events")
+    monkeypatch.setattr(common, "RELEASE_ROWS", 1)
+    monkeypatch.setattr(frame_views, "RELEASE_ROWS", 1)
+    calls.clear()
+    frame_views.view_frame(table, "files", stats=False)
+    assert calls == ["to_frame", "view_frame"]

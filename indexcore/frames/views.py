@@ -7,14 +7,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from indexcore.cache import release_unused
 from indexcore.views import Identifier, view
-from indexcore.views.common import UNPARTITIONED, to_frame
+from indexcore.views.common import RELEASE_ROWS, UNPARTITIONED, to_frame
 
 
 def view_frame(table, name: str, snapshot_id: int | None = None, **kwargs) -> pd.DataFrame:
     """``views.view(table, name, snapshot_id, **kwargs)`` as a pandas frame (text as text:
-    :func:`~indexcore.views.common.to_frame`)."""
-    return to_frame(view(table, name, snapshot_id, **kwargs))
+    :func:`~indexcore.views.common.to_frame`). A large view that is not kept (one with arguments,
+    as the Table page's listing) is freed here: its buffers go back to the OS too."""
+    frame = to_frame(view(table, name, snapshot_id, **kwargs))
+    if len(frame) >= RELEASE_ROWS:
+        release_unused()
+    return frame
 
 
 def shared_frame(frame: pd.DataFrame) -> pd.DataFrame:
