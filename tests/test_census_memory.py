@@ -262,3 +262,33 @@ def test_a_large_frame_gives_back_what_its_conversion_freed(monkeypatch):
     calls.clear()
     frame_views.view_frame(table, "files", stats=False)
     assert calls == ["to_frame", "view_frame"]
+
+
+def test_sessions_opening_one_table_at_once_share_one_table(monkeypatch):
+    """Eight sessions (threads over one warehouse) open a table while its schema check is still
+    answering (it waits until all eight have asked): one Table for all, so one plan and one census;
+    before, each thread that found it missing made its own, with its own caches."""
+    if not (SAMPLE / "demo.db").is_dir():
+        pytest.skip("sample_warehouse/ is missing")
+    warehouse = indexcore.open_warehouse(str(SAMPLE))
+    counter, lock = [0], threading.Lock()
+    everyone, arrive = _arrived(counter, lock, 8)
+    real = type(warehouse.storage).exists
+
+    def slow_exists(self, path):
+        assert everyone.wait(WAIT), "the other sessions never arrived"
+        return real(self, path)
+
+    monkeypatch.setattr(type(warehouse.storage), "exists", slow_exists)
+    got = [None] * 8
+
+    def session(i: int) -> None:
+        arrive()
+        got[i] = warehouse.table("demo.events")
+
+    threads = [threading.Thread(target=session, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT)
+    assert got[0] is not None and all(g is got[0] for g in got)
