@@ -506,6 +506,32 @@ def test_file_stats_frame_on_the_plan_columns_is_the_object_plans(name):
     assert table.caches.plans.get(table.snapshot().id) is None
 
 
+def test_file_stats_frame_of_every_file_keeps_no_live_files(monkeypatch):
+    """The statistics of every file are read from live files made a slice at a time (here 2) and
+    not kept on the table (they held 3.4 KiB per live file at 100,000 files): the same frame as
+    the object plan's files; a picked path still comes from (and stays in) the kept map."""
+    from indexcore.scan import stats
+    from indexcore.scan.stats import column_stats, file_stats_frame, stats_json
+
+    monkeypatch.setattr(stats, "STATS_FILES_SLICE", 2)
+    sample = Path(__file__).resolve().parent.parent / "sample_warehouse"
+    table = indexcore.open_warehouse(str(sample)).table("demo.events")
+    want = indexcore.open_warehouse(str(sample)).table("demo.events").plan().files
+    assert len(want) > 2
+    schema = table.schema()
+    column = schema.field_names[1]
+    for kwargs, files in (({}, want), ({"limit": 3}, want[:3])):
+        frame = file_stats_frame(table, columns=(column,), **kwargs)
+        assert frame["file_name"].tolist() == [lf.path.rsplit("/", 1)[-1] for lf in files]
+        expected = [stats_json(schema, column_stats(lf, schema, table.file_schema(lf), key_stats=False,
+                                                    only=[column]), [column])[column] for lf in files]
+        assert [{k: r[k] for k in ("min", "max", "null_count")} for r in frame.to_dict("records")] == \
+               [{k: e[k] for k in ("min", "max", "null_count")} for e in expected]
+        assert len(table.live_files_by_path()._made) == 0
+    file_stats_frame(table, columns=(column,), paths=(want[-1].path,))
+    assert list(table.live_files_by_path()._made) == [want[-1].path]
+
+
 @pytest.mark.parametrize("name, sql", [("demo.events", "country = 'FR'"), ("demo.faulty", "country = 'IN'"),
                                        ("demo.orders", "status = 'PAID'")])
 def test_explain_on_a_table_keeping_the_columnar_plan_plans_no_objects(name, sql):
