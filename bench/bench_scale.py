@@ -26,6 +26,7 @@ import contextlib
 import io
 import json
 import os
+import pickle
 import random
 import subprocess
 import sys
@@ -45,9 +46,10 @@ import bench_app  # noqa: E402  (its server, pages and Chromium; it puts scripts
 from bench_app import app_server  # noqa: E402
 
 import indexcore  # noqa: E402
-from indexcore.cache import LRU  # noqa: E402
+from indexcore.cache import LRU, release_unused  # noqa: E402
 from indexcore.cli import main as cli  # noqa: E402
 from indexcore.frames import deletion_vectors as deletion_vectors_frames  # noqa: E402
+from indexcore.frames import health as health_frames  # noqa: E402
 from indexcore.frames import suggestion as suggestion_frames  # noqa: E402
 from indexcore.frames import table as table_frames  # noqa: E402
 from indexcore.frames.views import shared_frame, view_frame  # noqa: E402
@@ -117,9 +119,21 @@ def _status_kib(field: str, pid: int | str = "self") -> int:
 # what one session of the app holds, in the order measured: the table's kept plan and census
 # (Arrow, one per server), then the frames the app's cache_resource shares between sessions
 # (pages.common.cached_view: the Table page's $files listing without statistics, the census)
-COMPONENTS = ("plan", "census", "files_frame", "census_frame")
+# and the Table page's other per-file results: its deletion-vector frame (cached_view), health and
+# one column's statistics of every file (cache_data: kept pickled, as Streamlit keeps them)
+COMPONENTS = ("plan", "census", "files_frame", "census_frame", "dv_frame", "health", "stats")
 LABELS = {"plan": "plan (Arrow)", "census": "census (Arrow, heads capped)",
-          "files_frame": "$files frame (shared)", "census_frame": "census frame (shared)"}
+          "files_frame": "$files frame (shared)", "census_frame": "census frame (shared)",
+          "dv_frame": "DV frame (shared)", "health": "health (cache_data)",
+          "stats": "stats, 1 column (cache_data)"}
+
+
+def cache_data(fn, table, **kwargs) -> bytes:
+    """``fn(table, **kwargs)`` as the app's ``cached_frame`` keeps it: computed, the freed memory
+    given back (``release_unused``), pickled (Streamlit's cache_data keeps the bytes)."""
+    frame = fn(table, **kwargs)
+    release_unused()
+    return pickle.dumps(frame)
 
 
 def session(root: str, table_name: str = "large.events", concurrent: int = 1) -> dict:
@@ -157,7 +171,13 @@ def session(root: str, table_name: str = "large.events", concurrent: int = 1) ->
             "files", lambda: shared_frame(view_frame(table, "files", stats=False))))
         indexes = step("census_frame", shared.get_or_build(
             "census", lambda: shared_frame(view_frame(table, "file_indexes"))))
-        held[i] = (plan, files.copy(deep=False), indexes.copy(deep=False))  # a session's own: shallow copies
+        dvs = step("dv_frame", shared.get_or_build(
+            "dvs", lambda: shared_frame(view_frame(table, "deletion_vectors"))))
+        step("health", shared.get_or_build("health", lambda: cache_data(health_frames.table_health, table)))
+        column = table.schema().field_names[1]
+        step("stats", shared.get_or_build("stats", lambda: cache_data(table_frames.file_stats_frame, table,
+                                                                      columns=(column,))))
+        held[i] = (plan, files.copy(deep=False), indexes.copy(deep=False), dvs.copy(deep=False))  # shallow
         done.wait()  # every session holds its frames at once
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(concurrent)]

@@ -23,6 +23,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import indexcore
+from indexcore.cache import release_unused
 from indexcore.config import Settings, settings, variable
 from indexcore.errors import IndexCoreError, SettingsError
 from indexcore.frames import health, unusable
@@ -127,10 +128,13 @@ def cached_frame(key: str, url: str, roots: tuple[str, ...], table: str | None, 
     spec = FRAMES[key]
     wh = open_warehouse(url, roots, options)
     if spec.on == WAREHOUSE:
-        return spec.fn(wh, **dict(kwargs))
-    if spec.snapshot:
-        kwargs = (*kwargs, ("snapshot_id", snapshot_id))
-    return spec.fn(wh.table(table), **dict(kwargs))
+        frame = spec.fn(wh, **dict(kwargs))
+    else:
+        if spec.snapshot:
+            kwargs = (*kwargs, ("snapshot_id", snapshot_id))
+        frame = spec.fn(wh.table(table), **dict(kwargs))
+    release_unused()  # health's or the statistics' scratch, about 1 KiB per live file: not kept in RSS
+    return frame
 
 
 # what a browser user reads of an error that is not ours (a backend's, a bug): never its text, which

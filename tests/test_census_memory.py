@@ -292,3 +292,20 @@ def test_sessions_opening_one_table_at_once_share_one_table(monkeypatch):
     for t in threads:
         t.join(WAIT)
     assert got[0] is not None and all(g is got[0] for g in got)
+
+
+def test_a_cached_frame_gives_back_what_its_computation_freed(monkeypatch):
+    """The app's cached_frame (health, a column's statistics, ...) ends with release_unused: at
+    100,000 files health's scratch otherwise stayed resident, about 0.9 KiB per live file."""
+    if not (SAMPLE / "demo.db").is_dir():
+        pytest.skip("sample_warehouse/ is missing")
+    common = pytest.importorskip("pages.common")
+    from indexcore.frames.registry import spec_of
+    from indexcore.frames.table import size_skew
+
+    calls = []
+    monkeypatch.setattr(common, "release_unused", lambda: calls.append(1))
+    common.cached_frame.clear()
+    groups, _skew = common.cached_frame(spec_of(size_skew).key, str(SAMPLE), (), "demo.events", None,
+                                        (("by", "bucket"),))
+    assert calls == [1] and len(groups)
