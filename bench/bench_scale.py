@@ -9,14 +9,21 @@ traced memory. ``python bench/bench_scale.py [--files 2000] [--warehouse DIR] [-
 (``--quick``: 120 files and 5 order commits; it runs, it measures nothing).
 
 ``--sessions DIR[,DIR...]`` measures instead one session's memory on large samples (``python -m
-indexcore sample build DIR --scale large --files N``): per warehouse, in a fresh process, the
-columnar plan of ``large.events`` (``Table.plan_columns``), its ``$files`` view and the census of its index heads
-(``$file_indexes``); it prints the live files, the resident memory those add (RSS after minus
-RSS after the imports) per live file, the peak RSS (VmHWM) and the time, then the growth from
-one size to the next against the files ratio and the memory each added file costs.
+indexcore sample build DIR --scale large --files N``), per warehouse in a fresh process: what the
+app holds for the Table page of ``large.events`` (:func:`session`: the kept columnar plan and
+census, the frames ``cached_view`` shares between sessions, the DV frame, health and one column's
+statistics as ``cache_data`` keeps them); it prints the live files, the resident memory those add
+(RSS after minus RSS after the imports) per live file, the peak RSS (VmHWM) and the time, the
+growth from one size to the next, and a table of each component's KiB per live file with its
+slope between the two largest sizes and 1,000,000 files extrapolated on that slope (said so).
 ``--concurrent 20`` also runs 20 such sessions at once in one process (threads sharing one
-warehouse, as the app's sessions do; each holds its ``$files`` frame and census until all are
-done) and prints the same figures for them.
+warehouse and the shared frames, as the app's sessions do; each holds shallow copies until all
+are done) and prints what each further session adds.
+
+``--server DIR [--concurrent 20]`` starts the app itself (``scripts/app_server.py``) on a large
+sample and prints the server's RSS and peak idle, after one headless Chromium tab
+(/usr/bin/chromium, playwright) opened the heavy pages (table, bitmap, bloom, range) in turn, then
+with 20 tabs open at once (real sessions, pages cycled), with the exceptions the pages showed.
 """
 
 from __future__ import annotations

@@ -64,3 +64,29 @@ def test_bench_scale_measures_concurrent_sessions():
     files = len(indexcore.open_warehouse(str(sample)).table("demo.events").plan().files)
     assert got["sessions"] == 3 and got["live_files"] == files
     assert got["peak_mib"] >= got["rss_mib"] > got["base_mib"] > 0 and got["kib_per_file"] > 0
+
+
+def test_bench_scale_growth_table_extrapolates_each_component(capsys):
+    """The growth table's slope and 1,000,000-file figure, from two made-up sizes whose components
+    grow by a known amount per file (plan 1 KiB, frames 0.5 KiB; the census 2 KiB per file over a
+    head cache that stays at its cap, so 2 KiB per added file is the census's, not the cache's)."""
+    sys.path.insert(0, str(BENCH))
+    import bench_scale
+
+    def result(files: int, heads: int) -> dict:
+        per_file = {"plan": 1.0, "census": 2.0, "files_frame": 0.5, "census_frame": 0.5, "dv_frame": 0.0,
+                    "health": 0.0, "stats": 0.0}
+        components = {k: v * files for k, v in per_file.items()}
+        components["census"] += heads
+        return {"live_files": files, "components_kib": components, "head_cache_kib": heads, "base_mib": 100.0}
+
+    bench_scale._growth([result(10_000, 64 * 1024), result(100_000, 64 * 1024)])
+    out = capsys.readouterr().out
+    rows = {line[:30].strip(): line[30:].split() for line in out.splitlines() if line[:30].strip() in
+            bench_scale.LABELS.values() or line.startswith("total")}
+    assert "EXTRAPOLATED" in out
+    assert rows["plan (Arrow)"][2] == "1.00" and float(rows["plan (Arrow)"][3]) == pytest.approx(0.95, abs=0.01)
+    census = rows["census (Arrow, heads capped)"]
+    assert census[2] == "2.00"  # the capped head cache adds nothing per file
+    assert float(census[3]) == pytest.approx((2.0 * 1_000_000 + 64 * 1024) / 2**20, abs=0.01)
+    assert rows["total"][2] == "4.00"
