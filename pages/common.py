@@ -219,8 +219,10 @@ class Context:
 
     def end_run(self) -> None:
         """Let go of what this run took from the caches: the Context stays in the session's state
-        between runs, and a 50,000-file table's frames are tens of MB per session."""
+        between runs, and a 50,000-file table's frames are tens of MB per session. What they held
+        goes back to the OS (the unpickled copies of cached frames are each session's own)."""
         self._run.clear()
+        release_unused()
 
     def _once(self, key: tuple, fetch: Callable[[], Any]) -> Any:
         try:

@@ -309,3 +309,15 @@ def test_a_cached_frame_gives_back_what_its_computation_freed(monkeypatch):
     groups, _skew = common.cached_frame(spec_of(size_skew).key, str(SAMPLE), (), "demo.events", None,
                                         (("by", "bucket"),))
     assert calls == [1] and len(groups)
+
+
+def test_the_end_of_a_page_run_gives_back_what_the_run_held(monkeypatch):
+    """A run's unpickled frames (each session's own copies of cached frames) are let go of at the
+    end of the run and their memory given back: 20 sessions at 100,000 files held about 34 MiB
+    each beyond one session's."""
+    common = pytest.importorskip("pages.common")
+    calls = []
+    monkeypatch.setattr(common, "release_unused", lambda: calls.append(1))
+    run = type("Run", (), {"_run": {("frame", "x"): pd.DataFrame({"a": [1]})}})()
+    common.Context.end_run(run)
+    assert run._run == {} and calls == [1]
