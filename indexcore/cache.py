@@ -24,9 +24,13 @@ def release_unused() -> None:
     A plan's manifest decode and a census walk free most of what they allocate, but glibc keeps
     freed heap pages: after a 100,000-file plan the process held about 0.7 KiB per live file more
     than the plan's buffers, and after the census about 0.4 KiB more, until ``malloc_trim``.
-    Called once per kept build (a plan, a kept view), not per file; a no-op without glibc."""
+    Called once per large build (a plan, a kept view, a page's frame), not per file; a no-op for
+    the C heap without glibc. Thread-safe (glibc locks each arena it trims)."""
     pa.default_memory_pool().release_unused()
-    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+    try:
+        trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+    except (OSError, TypeError):  # no process handle to look symbols up in (Windows)
+        return
     if trim is not None:
         trim(0)
 
