@@ -33,7 +33,7 @@ from indexcore.expr.tree import Predicate
 from indexcore.formats.blob_file import read_blob_file
 from indexcore.formats.mosaic_file import read_mosaic
 from indexcore.io import Storage
-from indexcore.types.values import arrow_type, cast_column, from_internal, to_internal
+from indexcore.types.values import arrow_type, cast_column, caster, from_internal, to_internal
 from indexcore.warehouse.avro_file import read_avro_table
 from indexcore.warehouse.merge import FILE_ORDER, LEVEL, POSITION, SEQUENCE_NUMBER, VALUE_KIND, merge_records
 from indexcore.warehouse.model import LiveFile, Problem, TableSchema
@@ -239,6 +239,60 @@ def evolve_columns(raw: pa.Table, file_schema: TableSchema, table_schema: TableS
         pa.table({"_dummy": pa.nulls(raw.num_rows)}).drop(["_dummy"])
 
 
+def _evolve_direct(raw: pa.Table, file_schema: TableSchema, table_schema: TableSchema,
+                   columns: list[str] | None, write_cols: tuple[str, ...] | None, memo: dict) -> pa.Table | None:
+    """:func:`evolve_columns` of a file whose every asked column is stored as the table types it
+    (no cast, no null or partition fill), worked out once per raw schema and kept in ``memo``
+    (a caller's dict over the files of one read): then only the columns are picked (a tenth of
+    the cost of reading a 60-row file's four columns). None: not such a file (the caller evolves)."""
+    names = tuple(columns) if columns is not None else tuple(table_schema.field_names)
+    schema = raw.schema
+    plans = memo.setdefault("evolve_plans", [])
+    plan = next((found for known, fs, ts, cols, held, found in plans
+                 if fs is file_schema and ts is table_schema and cols == names and held == write_cols
+                 and schema.equals(known, check_metadata=True)), False)
+    if plan is False:
+        plan = _direct_plan(schema, file_schema, table_schema, names, write_cols)
+        plans.append((schema, file_schema, table_schema, names, write_cols, plan))
+    if plan is None:
+        return None
+    at, out = plan
+    arrays = []
+    for i in at:
+        col = raw.column(i)
+        arrays.append(col.chunk(0) if col.num_chunks == 1 else col.combine_chunks())
+    return pa.Table.from_arrays(arrays, schema=out)
+
+
+def _direct_plan(schema: pa.Schema, file_schema: TableSchema, table_schema: TableSchema, names: tuple[str, ...],
+                 write_cols: tuple[str, ...] | None) -> tuple[list[int], pa.Schema] | None:
+    """(stored column of each of ``names``, the evolved table's schema) when each is a stored column
+    of the file in the table's type (what :func:`evolve_columns` then passes through unchanged)."""
+    if not names:
+        return None
+    ids = _schema_ids(schema)
+    held = None
+    if write_cols is not None:
+        held = {file_schema.field(n).id for n in write_cols if n in file_schema.field_names}
+    at, fields = [], []
+    for name in names:
+        tf = table_schema.field(name)
+        ff = file_schema.field_by_id(tf.id)
+        if ff is None or (held is not None and tf.id not in held):
+            return None
+        idx = ids.get(tf.id) if ids else schema.names.index(ff.name) if ff.name in schema.names else None
+        target = arrow_type(tf.type)
+        try:
+            cast = caster(ff.type, tf.type)
+        except IndexCoreError:  # a cast Paimon refuses: evolve_columns says so, with the file
+            return None
+        if idx is None or cast is not None or schema.field(idx).type != target:
+            return None
+        at.append(idx)
+        fields.append(pa.field(name, target))
+    return at, pa.schema(fields)
+
+
 def _deleted_positions(deletion_vector: Any) -> BitMap | None:
     if deletion_vector is None:
         return None
@@ -277,8 +331,11 @@ def read_data_file(storage: Storage, live_file: LiveFile, file_schema: TableSche
     """
     ids = None if columns is None or system_columns else {table_schema.field(c).id for c in columns}
     raw = read_raw(storage, live_file.path, live_file.file.file_format, _blob_field(live_file), ids, memo)
-    table = evolve_columns(raw, file_schema, table_schema, columns, live_file.partition_spec,
-                           live_file.file.write_cols, live_file.path)
+    table = None if memo is None else _evolve_direct(raw, file_schema, table_schema, columns,
+                                                     live_file.file.write_cols, memo)
+    if table is None:
+        table = evolve_columns(raw, file_schema, table_schema, columns, live_file.partition_spec,
+                               live_file.file.write_cols, live_file.path)
     if system_columns:
         n = raw.num_rows
         for name, dtype in ((SEQUENCE_NUMBER, pa.int64()), (VALUE_KIND, pa.int8())):
