@@ -339,6 +339,21 @@ def test_census_sizing_reads_only_the_filters_over_items_and_agrees_with_the_obj
     assert b.over_fpp_files == 2 and b.files == 40
 
 
+def test_advise_sizes_blooms_on_the_census_columns_as_table_sizing_does(tmp_path):
+    """advise judges a bloom filter's sizing on the census's columns (a blob made only for the
+    files whose bits are read): the finding is table_sizing's, whose truth is by construction
+    (40 files of 100 distinct uuids under items=50: every one over fpp, 100 keeps them under;
+    two files of 1,000 under items=200: file-size skew)."""
+    for items, big, files, cause, suggested in ((50, 0, 40, "items", {"items": "100"}), (200, 2, 2, SKEW, {})):
+        root = _sized_table(str(tmp_path / f"wh{items}"), items=items, big_files=big)
+        (b,) = table_sizing(Warehouse(root).table("db.t"))
+        advice = advise(Warehouse(root).table("db.t"), f"uuid = '{uuid(3, 1)}'", sample=0)
+        g = _by(advice.existing, "uuid", "bloom-filter")
+        (finding,) = [f for f in g.findings if f["verdict"] == "over fpp"]
+        assert finding == {"verdict": "over fpp", "message": b.message(), "files": files, "cause": cause}
+        assert b.over_fpp_files == files and g.suggested_options == suggested
+
+
 def _bloom_sizes(census, paths: list[str]) -> list[int]:
     sizes = dict(zip(census["file_path"].to_pylist(), census["index_size_in_bytes"].to_pylist(), strict=True))
     return [sizes[p] for p in paths]

@@ -27,7 +27,7 @@ from indexcore.analysis.advise_model import (
     ExistingIndex,
     QueryRun,
 )
-from indexcore.analysis.bloom_sizing import OK, OVERSIZED, SKEW, column_sizing
+from indexcore.analysis.bloom_sizing import OK, OVERSIZED, SKEW, column_sizing, rows_tally, sizing_of
 from indexcore.errors import IndexCoreError
 from indexcore.expr import and_all, conjuncts
 from indexcore.formats.base import BitmapResult, FileIndexResult
@@ -315,8 +315,15 @@ def _built_with(table, g: ExistingIndex) -> dict[str, str]:
 def _bloom_sizing(table, g: ExistingIndex) -> None:
     """The column's sizing verdict (:func:`.bloom_sizing.column_sizing`) as a finding: resize
     (``suggested_options``), or compact when file-size skew is the cause."""
-    sizing = column_sizing(table, g.column, ((b.file, b.column, b.size) for b in g.blobs.values()
-                                             if b.error is None and not b.empty))
+    if isinstance(g.blobs, Blobs):  # judged on the census's columns: a blob made only where bits are read
+        census, at = g.blobs.census_rows()
+        rows = census.select(["file_path", "schema_id", "record_count", "column_name", "index_size_in_bytes",
+                              "error", "is_empty"]).take(pa.array(at, pa.int64()))
+        rows = rows.filter(pc.and_kleene(pc.is_null(rows["error"]), pc.invert(pc.fill_null(rows["is_empty"], False))))
+        sizing = sizing_of(g.column, rows_tally(table, rows, lambda paths: [g.blobs[p].file for p in paths]))
+    else:
+        sizing = column_sizing(table, g.column, ((b.file, b.column, b.size) for b in g.blobs.values()
+                                                 if b.error is None and not b.empty))
     if sizing is None or sizing.verdict == OK:
         return
     if sizing.cause != SKEW:

@@ -530,6 +530,11 @@ class Blobs(Mapping[str, IndexBlob]):
         """Census rows ``rows`` (of data files ``paths``), in census order."""
         self._at.update(zip(paths, rows, strict=True))
 
+    def census_rows(self) -> tuple[pa.Table, list[int]]:
+        """The census and each file's row in it, in census order, without making a blob (a caller
+        summing census columns over every file makes no object per file)."""
+        return self._rows.census, list(self._at.values())
+
     def __getitem__(self, path: str) -> IndexBlob:
         blob = self._made.get(path)
         if blob is None:
