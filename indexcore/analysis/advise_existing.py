@@ -194,9 +194,11 @@ def _only_answer(fd, column: str, index_type: str, fields: set[str]) -> bool:
 
 
 def measure_existing(table, schema, run: QueryRun, ex, existing: list[ExistingIndex], by_path: dict,
-                     deleted: DeletedPositions, problems: list[Problem], details: bool = False) -> None:
+                     deleted: DeletedPositions, problems: list[Problem], details: bool = False,
+                     reached: list | None = None) -> None:
     """What each index on the query's columns skips on its own, added to its tally (``ex``: the
-    query's explanation, read here and then dropped by the caller)."""
+    query's explanation, read here and then dropped by the caller; ``reached``: its decisions of
+    the files that reach the index stage, in its order, when the caller has them already)."""
     fields = ex.predicate.fields()
     weight = run.weight
     in_file: dict[int, set[str]] = {}  # file schema id -> the predicate's columns as it names them
@@ -214,7 +216,7 @@ def measure_existing(table, schema, run: QueryRun, ex, existing: list[ExistingIn
         files = rows = nbytes = 0
         paths = []
         if ex.index_used:
-            for fd in ex.files:
+            for fd in ex.files if reached is None else reached:
                 if fd.skipped_by not in REACHED_INDEX:  # the cheap test first: most files never reach the index
                     continue
                 blob = g.blobs.get(fd.path)
