@@ -108,7 +108,7 @@ def existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[Liv
         "row", pa.array(np.arange(census.num_rows, dtype=np.int64)))
     numbered = numbered.filter(pc.is_valid(numbered["column_name"]))
     placed: dict[tuple[str, str], list] = {}  # group -> [row arrays, wrong reasons] of its keys
-    paths = census["file_path"]
+    paths = census["file_path"].cast(pa.string())  # plain text: a dictionary's to_pylist is 25x slower
     for k in numbered.group_by(["schema_id", "column_name", "index_type"], use_threads=False).aggregate(
             [("row", "list"), ("index_size_in_bytes", "sum")]).to_pylist():
         schema_id, column = k["schema_id"], k["column_name"]

@@ -239,7 +239,7 @@ def rows_tally(table, rows: pa.Table, files_of: Callable[[list[str]], list[LiveF
     (``files_of(paths)``: the live files of those whose filter's bits are read)."""
     return _tally(table, rows["schema_id"].to_pylist(), rows["record_count"].to_pylist(),
                   rows["column_name"].to_pylist(), rows["index_size_in_bytes"].to_pylist(),
-                  rows["file_path"].to_pylist(), files_of)
+                  rows["file_path"].cast(pa.string()).to_pylist(), files_of)  # plain: 25x quicker than a dictionary's
 
 
 def census_sizing(table, census, by_path: Mapping) -> list[BloomSizing]:
