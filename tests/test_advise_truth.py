@@ -240,6 +240,31 @@ def test_or_queries_are_measured_with_pairs(small_advice):
     assert pair.recommended
 
 
+def test_a_column_is_read_only_as_far_as_its_candidates_depend_on_it(tmp_path, monkeypatch):
+    """Beside the bloom filter it has, an equality column gets a candidate (a bitmap) only when it
+    is of low cardinality: ``uuid`` (all distinct) is settled by the first file read, ``country``
+    (3 values per file) by all of them; ``device`` carries both kinds and is not read at all. The
+    candidates are those the generator's values ask for (24 files of 60 rows)."""
+    import indexcore.analysis.advise_candidates as advise_candidates
+
+    root = build(str(tmp_path / "wh"), {"file-index.bloom-filter.columns": "uuid,country,device",
+                                        "file-index.bitmap.columns": "device"}, 6, 4, 60)
+    reads: dict[str, int] = {}
+    real = advise_candidates.read_data_file
+
+    def counted(storage, lf, file_schema, schema, columns=None, **kw):
+        for c in columns or ():
+            reads[c] = reads.get(c, 0) + 1
+        return real(storage, lf, file_schema, schema, columns=columns, **kw)
+
+    monkeypatch.setattr(advise_candidates, "read_data_file", counted)
+    advice = advise(Warehouse(root).table("db.t"), f"uuid = '{uuid(3, 1)}';\ncountry = 'C3';\ndevice = 'ios';")
+    assert all(r.ok for r in advice.runs) and [len(r.reached) for r in advice.runs] == [24, 24, 24]
+    assert reads == {"uuid": 1, "country": 24}
+    assert [(c.column, c.index_type) for c in advice.candidates] == [("country", "bitmap")]
+    assert "at most 3 distinct values in a file of up to 60 rows" in advice.candidates[0].reason
+
+
 def test_stale_index_that_still_skips_is_added_back(tmp_path):
     root = build(str(tmp_path / "wh"), {"file-index.bitmap.columns": "country"}, 2, 5, 100)
     schema = make_schema(COLUMNS, partition_keys=["p"], options=BASE, schema_id=1)

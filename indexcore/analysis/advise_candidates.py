@@ -91,10 +91,7 @@ def column_profile(table, schema, files: Sequence[LiveFile], columns: list[str],
         except IndexCoreError as exc:
             problems.append(Problem(lf.path, exc.structure or "data file", exc.message))
             continue
-        for c in columns:
-            distinct = pc.count_distinct(data.column(c), mode="only_valid").as_py()
-            out[c]["max_distinct"] = max(out[c]["max_distinct"], distinct)
-            out[c]["max_rows"] = max(out[c]["max_rows"], data.num_rows)
+        _count(out, data, columns, columns)
     return out
 
 
@@ -242,22 +239,34 @@ class _Built:
         return self.readers[path]
 
 
-def _read_columns(table, schema, lfs: Sequence[LiveFile], columns: list[str],
-                  problems: list[Problem]) -> list[tuple[LiveFile, Any, float]]:
-    """(file, its ``columns`` as an Arrow table, seconds to read it) for each readable file of ``lfs``:
-    read once for the profile and for every kind built on it."""
+def _read_columns(table, schema, lfs: Sequence[LiveFile], columns: list[str], problems: list[Problem],
+                  enough: dict[str, int] | None = None) -> tuple[list[tuple[LiveFile, Any, float]],
+                                                                dict[str, dict[str, int]]]:
+    """(file, its columns as an Arrow table, seconds to read it) for each readable file of ``lfs``,
+    read once for the profile and for every kind built on it, and the columns' profile over them
+    (:func:`_profile`). ``enough``: column -> a distinct count past which its profile no longer
+    matters (:func:`_read_sampled`); once a file holds more, the next files are read without it
+    (its profile then stops at that file's count; -1: not read at all), and when no column is left,
+    no further file."""
     out = []
-    memo: dict = {}  # files of one schema share their Parquet projection
+    memo: dict = {}  # files of one schema share their Parquet projection and column picks
+    profile = {c: {"max_distinct": 0, "max_rows": 0} for c in columns}
+    wanted = [c for c in columns if not enough or enough.get(c, 0) >= 0]
     for lf in table.iter_prefetched(lfs, index=False, dv=False, data=True):
+        if not wanted:
+            break
         start = time.perf_counter()
         try:
-            data = read_data_file(table.storage, lf, table.file_schema(lf, problems), schema, columns=columns,
+            data = read_data_file(table.storage, lf, table.file_schema(lf, problems), schema, columns=wanted,
                                   memo=memo)
         except IndexCoreError as exc:
             problems.append(Problem(lf.path, exc.structure or "data file", exc.message))
             continue
         out.append((lf, data, time.perf_counter() - start))
-    return out
+        _count(profile, data, wanted, columns)
+        if enough and any(profile[c]["max_distinct"] > enough[c] for c in wanted if c in enough):
+            wanted = [c for c in wanted if c not in enough or profile[c]["max_distinct"] <= enough[c]]
+    return out, profile
 
 
 def _build_all(table, schema, read: list[tuple[LiveFile, Any, float]], specs: list[tuple[str, str, dict[str, str]]],
@@ -317,10 +326,18 @@ def _build_all(table, schema, read: list[tuple[LiveFile, Any, float]], specs: li
     return out
 
 
+#: Profiles of a column of low and of high cardinality (every profile asks for the kinds of one of them).
+_LOW, _HIGH = {"max_distinct": 1, "max_rows": 1 << 30}, {"max_distinct": 1 << 30, "max_rows": 1 << 30}
+
+
+def _missing(dtype, filters: set[str], have: set[str], profile: dict[str, int]) -> list[str]:
+    """The kinds a column of ``profile`` would get as candidates (those it has are not)."""
+    return [kind for kind, _, _ in candidate_kinds(dtype, filters, profile) if kind not in have]
+
+
 def _sure(dtype, filters: set[str], have: set[str]) -> bool:
     """Whether a column gets a candidate whatever its profile says (of low or high cardinality)."""
-    return all(any(kind not in have for kind, _, _ in candidate_kinds(dtype, filters, profile))
-               for profile in ({"max_distinct": 1, "max_rows": 1 << 30}, {"max_distinct": 1 << 30, "max_rows": 1 << 30}))
+    return all(_missing(dtype, filters, have, profile) for profile in (_LOW, _HIGH))
 
 
 def _read_sampled(table, schema, files: Sequence[LiveFile], runs: list[QueryRun], columns: list[str],
@@ -339,19 +356,28 @@ def _read_sampled(table, schema, files: Sequence[LiveFile], runs: list[QueryRun]
     kinds_had = {c: {k for col, k in have if col == c} for c in columns}
     sure = [c for c in columns if _sure(schema.field(c).type, filters[c], kinds_had[c])]
     first = set().union(*(sampled[c] for c in sure)) if sure else set().union(*sampled.values())
-    read = _read_columns(table, schema, [files[i] for i in sorted(first, key=lambda i: files[i].path)], columns,
-                         problems)
-    profile = _profile(read, columns)
+    lfs = [files[i] for i in sorted(first, key=lambda i: files[i].path)]
+    # a column that gets no candidate once it is not of low cardinality (an equality beside the
+    # bloom filter it has): one file with more distinct values than a low-cardinality column holds
+    # settles it, so it is read no further (the bound takes the largest row count the manifests
+    # give; a file holding more rows than its manifest says has every file read again in full)
+    # (and one that gets none either way is not read at all)
+    rows_bound = max((lf.file.row_count for lf in lfs), default=0)
+    enough = {c: -1 if not _missing(schema.field(c).type, filters[c], kinds_had[c], _LOW) else
+              min(LOW_CARDINALITY_MAX, max(1, LOW_CARDINALITY_RATIO * rows_bound)) for c in columns
+              if c not in sure and not _missing(schema.field(c).type, filters[c], kinds_had[c], _HIGH)}
+    read, profile = _read_columns(table, schema, lfs, columns, problems, enough)
+    if enough and max((data.num_rows for _, data, _ in read), default=0) > rows_bound:
+        read, profile = _read_columns(table, schema, lfs, columns, problems)
     more = set()
     for c in columns:
-        if c not in sure and any(k not in kinds_had[c] for k, _, _ in candidate_kinds(schema.field(c).type, filters[c],
-                                                                                      profile[c])):
+        if c not in sure and _missing(schema.field(c).type, filters[c], kinds_had[c], profile[c]):
             more |= sampled[c] - first
     if more:
-        extra = _read_columns(table, schema, [files[i] for i in sorted(more, key=lambda i: files[i].path)], columns,
-                              problems)
+        extra, found = _read_columns(table, schema, [files[i] for i in sorted(more, key=lambda i: files[i].path)],
+                                     columns, problems)
         read += extra
-        profile = _merge_profiles(profile, _profile(extra, columns))
+        profile = _merge_profiles(profile, found)
     return read, profile
 
 
@@ -360,16 +386,14 @@ def _merge_profiles(a: dict[str, dict[str, int]], b: dict[str, dict[str, int]]) 
     return {c: {k: max(v, b[c][k]) for k, v in figures.items()} for c, figures in a.items()}
 
 
-def _profile(read: list[tuple[LiveFile, Any, float]], columns: list[str]) -> dict[str, dict[str, int]]:
-    """Per column: the largest distinct count and row count of a read file (counted file by file:
-    one group-by or dictionary encoding over all files was measured no quicker on small files)."""
-    out = {c: {"max_distinct": 0, "max_rows": 0} for c in columns}
-    for _, data, _ in read:
-        for c in columns:
-            out[c]["max_distinct"] = max(out[c]["max_distinct"],
+def _count(profile: dict[str, dict[str, int]], data, counted: list[str], columns: list[str]) -> None:
+    """One read file added to ``profile``: the distinct values of its ``counted`` columns, its rows
+    to every column's."""
+    for c in counted:
+        profile[c]["max_distinct"] = max(profile[c]["max_distinct"],
                                          pc.count_distinct(data.column(c), mode="only_valid").as_py())
-            out[c]["max_rows"] = max(out[c]["max_rows"], data.num_rows)
-    return out
+    for c in columns:
+        profile[c]["max_rows"] = max(profile[c]["max_rows"], data.num_rows)
 
 
 def _measure_local(cand: Candidate, runs: list[QueryRun], files: Sequence[LiveFile], evaluator,
