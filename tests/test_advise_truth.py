@@ -24,6 +24,7 @@ import time
 import pyarrow as pa
 import pytest
 
+import indexcore.analysis.advise_profile as advise_profile
 from indexcore.analysis.advise import advise
 from indexcore.analysis.bloom_sizing import SKEW, census_sizing, column_sizing, table_sizing
 from indexcore.analysis.workload import parse_workload
@@ -245,19 +246,17 @@ def test_a_column_is_read_only_as_far_as_its_candidates_depend_on_it(tmp_path, m
     is of low cardinality: ``uuid`` (all distinct) is settled by the first file read, ``country``
     (3 values per file) by all of them; ``device`` carries both kinds and is not read at all. The
     candidates are those the generator's values ask for (24 files of 60 rows)."""
-    import indexcore.analysis.advise_candidates as advise_candidates
-
     root = build(str(tmp_path / "wh"), {"file-index.bloom-filter.columns": "uuid,country,device",
                                         "file-index.bitmap.columns": "device"}, 6, 4, 60)
     reads: dict[str, int] = {}
-    real = advise_candidates.read_data_file
+    real = advise_profile.read_data_file
 
     def counted(storage, lf, file_schema, schema, columns=None, **kw):
         for c in columns or ():
             reads[c] = reads.get(c, 0) + 1
         return real(storage, lf, file_schema, schema, columns=columns, **kw)
 
-    monkeypatch.setattr(advise_candidates, "read_data_file", counted)
+    monkeypatch.setattr(advise_profile, "read_data_file", counted)
     advice = advise(Warehouse(root).table("db.t"), f"uuid = '{uuid(3, 1)}';\ncountry = 'C3';\ndevice = 'ios';")
     assert all(r.ok for r in advice.runs) and [len(r.reached) for r in advice.runs] == [24, 24, 24]
     assert reads == {"uuid": 1, "country": 24}
