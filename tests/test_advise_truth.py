@@ -24,6 +24,7 @@ import time
 import pyarrow as pa
 import pytest
 
+import indexcore.analysis.advise_profile as advise_profile
 from indexcore.analysis.advise import advise
 from indexcore.analysis.bloom_sizing import SKEW, census_sizing, column_sizing, table_sizing
 from indexcore.analysis.workload import parse_workload
@@ -240,6 +241,29 @@ def test_or_queries_are_measured_with_pairs(small_advice):
     assert pair.recommended
 
 
+def test_a_column_is_read_only_as_far_as_its_candidates_depend_on_it(tmp_path, monkeypatch):
+    """Beside the bloom filter it has, an equality column gets a candidate (a bitmap) only when it
+    is of low cardinality: ``uuid`` (all distinct) is settled by the first file read, ``country``
+    (3 values per file) by all of them; ``device`` carries both kinds and is not read at all. The
+    candidates are those the generator's values ask for (24 files of 60 rows)."""
+    root = build(str(tmp_path / "wh"), {"file-index.bloom-filter.columns": "uuid,country,device",
+                                        "file-index.bitmap.columns": "device"}, 6, 4, 60)
+    reads: dict[str, int] = {}
+    real = advise_profile.read_data_file
+
+    def counted(storage, lf, file_schema, schema, columns=None, **kw):
+        for c in columns or ():
+            reads[c] = reads.get(c, 0) + 1
+        return real(storage, lf, file_schema, schema, columns=columns, **kw)
+
+    monkeypatch.setattr(advise_profile, "read_data_file", counted)
+    advice = advise(Warehouse(root).table("db.t"), f"uuid = '{uuid(3, 1)}';\ncountry = 'C3';\ndevice = 'ios';")
+    assert all(r.ok for r in advice.runs) and [len(r.reached) for r in advice.runs] == [24, 24, 24]
+    assert reads == {"uuid": 1, "country": 24}
+    assert [(c.column, c.index_type) for c in advice.candidates] == [("country", "bitmap")]
+    assert "at most 3 distinct values in a file of up to 60 rows" in advice.candidates[0].reason
+
+
 def test_stale_index_that_still_skips_is_added_back(tmp_path):
     root = build(str(tmp_path / "wh"), {"file-index.bitmap.columns": "country"}, 2, 5, 100)
     schema = make_schema(COLUMNS, partition_keys=["p"], options=BASE, schema_id=1)
@@ -337,6 +361,21 @@ def test_census_sizing_reads_only_the_filters_over_items_and_agrees_with_the_obj
     assert b == column_sizing(table, "uuid", ((lf, "uuid", int(size)) for lf, size in zip(
         sorted(files, key=lambda lf: lf.path), _bloom_sizes(census, sorted(lf.path for lf in files)), strict=True)))
     assert b.over_fpp_files == 2 and b.files == 40
+
+
+def test_advise_sizes_blooms_on_the_census_columns_as_table_sizing_does(tmp_path):
+    """advise judges a bloom filter's sizing on the census's columns (a blob made only for the
+    files whose bits are read): the finding is table_sizing's, whose truth is by construction
+    (40 files of 100 distinct uuids under items=50: every one over fpp, 100 keeps them under;
+    two files of 1,000 under items=200: file-size skew)."""
+    for items, big, files, cause, suggested in ((50, 0, 40, "items", {"items": "100"}), (200, 2, 2, SKEW, {})):
+        root = _sized_table(str(tmp_path / f"wh{items}"), items=items, big_files=big)
+        (b,) = table_sizing(Warehouse(root).table("db.t"))
+        advice = advise(Warehouse(root).table("db.t"), f"uuid = '{uuid(3, 1)}'", sample=0)
+        g = _by(advice.existing, "uuid", "bloom-filter")
+        (finding,) = [f for f in g.findings if f["verdict"] == "over fpp"]
+        assert finding == {"verdict": "over fpp", "message": b.message(), "files": files, "cause": cause}
+        assert b.over_fpp_files == files and g.suggested_options == suggested
 
 
 def _bloom_sizes(census, paths: list[str]) -> list[int]:

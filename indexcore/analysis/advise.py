@@ -72,34 +72,28 @@ def sample_size(sample: int | None, reached: int) -> int | None:
 
 
 def _summarise(run: QueryRun, ex, index_of: dict[str, int], files, sample: int | None, seed: int,
-               details: bool, keys: dict[str, float], drawn: dict[tuple, list] | None = None) -> None:
+               details: bool, keys: dict[str, float], drawn: dict[tuple, list] | None = None) -> list:
     """Keep what the candidates need of a query's explanation (then dropped): the files it
-    reaches, today's answer on them, and the files its candidates are measured on.
+    reaches, today's answer on them, and the files its candidates are measured on; returns the
+    decisions of the files it reaches (for :func:`.advise_existing.measure_existing`).
     ``drawn``: the samples already drawn, by size and files reached (queries reaching the same
     files sample the same ones: :func:`.advise_sample.draw` depends on nothing else)."""
     run.predicate, run.funnel, run.index_used = ex.predicate, ex.funnel, ex.index_used
-    # one pass over the decisions (each property read once): a third of the time of one per column
-    reached, paths, at, skipped, rows_read, base_rows, sizes = [], [], [], [], [], [], []
-    stats_pruned = 0
-    index, stats = Stage.INDEX, Stage.STATS
-    for fd in ex.files:
-        by = fd.skipped_by
-        if by is None or by is index:
-            reached.append(fd)
-            paths.append(fd.path)
-            at.append(index_of[fd.path])
-            skipped.append(by is index)
-            rows_read.append(0 if by is index else fd.rows_after_dv)
-            base_rows.append(max(fd.row_count - fd.dv_cardinality, 0))
-            sizes.append(fd.file_size)
-        elif by is stats:
-            stats_pruned += 1
-    run.stats_pruned = stats_pruned
+    # each decision's stage read once, then each field of the reached ones in its own pass (list
+    # comprehensions: a third of the time of one loop appending to seven lists)
+    decisions = ex.files
+    stages = [fd.skipped_by for fd in decisions]
+    index = Stage.INDEX
+    reached = [fd for fd, by in zip(decisions, stages, strict=True) if by is None or by is index]
+    run.stats_pruned = stages.count(Stage.STATS)
+    paths = [fd.path for fd in reached]
+    at = [index_of[p] for p in paths]
     run.reached = np.array(at, np.int64)
-    run.index_skipped = np.array(skipped, bool)
-    run.rows_read = np.array(rows_read, np.int64)
-    run.base_rows = np.array(base_rows, np.int64)
-    run.sizes = np.array(sizes, np.int64)
+    run.index_skipped = np.array([fd.skipped_by is index for fd in reached], bool)
+    run.rows_read = np.array([fd.rows_after_dv for fd in reached], np.int64)
+    run.rows_read[run.index_skipped] = 0
+    run.base_rows = np.maximum(np.array([fd.row_count - fd.dv_cardinality for fd in reached], np.int64), 0)
+    run.sizes = np.array([fd.file_size for fd in reached], np.int64)
     n = sample_size(sample, len(reached))
     memo = (n, tuple(at))
     found = drawn.get(memo) if drawn is not None else None
@@ -114,6 +108,7 @@ def _summarise(run: QueryRun, ex, index_of: dict[str, int], files, sample: int |
                        if isinstance(reached[pos].raw_index_result, BitmapResult)}
     if details:
         run.explain_json = ex.to_json()
+    return reached
 
 
 def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = None,
@@ -190,8 +185,8 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
             run.error = exc.message
             tick(run.name)
             continue
-        measure_existing(table, schema, run, ex, existing, by_path, deleted, problems, details)
-        _summarise(run, ex, index_of, files, sample, seed, details, keys, drawn)
+        reached = _summarise(run, ex, index_of, files, sample, seed, details, keys, drawn)
+        measure_existing(table, schema, run, ex, existing, by_path, deleted, problems, details, reached)
         del ex
         tick(run.name)
     good = [r for r in runs if r.ok]

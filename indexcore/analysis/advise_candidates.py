@@ -1,10 +1,10 @@
 """The advisor's candidates: which index kinds to try on which columns, built and measured.
 
 Every column the workload filters on x the kinds that answer how it is filtered
-(:func:`candidate_kinds`): ``bitmap`` for equality on a low-cardinality column (at most
-:data:`LOW_CARDINALITY_MAX` distinct values and :data:`LOW_CARDINALITY_RATIO` of the rows per
+(:func:`.advise_profile.candidate_kinds`): ``bitmap`` for equality on a low-cardinality column (at most
+:data:`.advise_profile.LOW_CARDINALITY_MAX` distinct values and :data:`.advise_profile.LOW_CARDINALITY_RATIO` of the rows per
 file), ``bloom-filter`` for equality otherwise (``items`` = the largest distinct count per file,
-``fpp`` :data:`BLOOM_FPP`), ``range-bitmap`` and ``bsi`` for ranges; kinds a column already
+``fpp`` :data:`.advise_profile.BLOOM_FPP`), ``range-bitmap`` and ``bsi`` for ranges; kinds a column already
 carries are not candidates (other kinds are, to weigh an existing index against them). For
 ``OR`` queries over two columns, pairs of candidates are measured together too (one alone
 cannot skip a file the other side of the ``OR`` may match).
@@ -24,8 +24,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import pyarrow.compute as pc
-
 from indexcore.analysis.advise_model import (
     MIN_SCORE,
     REPLACE,
@@ -35,36 +33,27 @@ from indexcore.analysis.advise_model import (
     ExistingIndex,
     QueryRun,
 )
+from indexcore.analysis.advise_profile import candidate_kinds, column_profile, read_sampled
 from indexcore.analysis.advise_sample import draw, estimate
 from indexcore.analysis.whatif import existing_readers
-from indexcore.analysis.workload import EQUALITY, PATTERN, PREFIX, RANGE
 from indexcore.errors import IndexCoreError
 from indexcore.expr import OR, Compound
 from indexcore.formats.base import REMAIN, BitmapResult
 from indexcore.formats.bulk import is_string_type
 from indexcore.formats.container import EmptyFileIndexReader
 from indexcore.formats.registry import (
-    BITMAP,
-    BLOOM_FILTER,
-    BSI,
-    RANGE_BITMAP,
     check_writer_options,
     new_writer,
     new_writers,
     open_reader,
-    supported_index_types,
 )
 from indexcore.io import BytesSource
 from indexcore.scan.file_index import FileIndexPredicate, read_path_result
 from indexcore.types.values import to_internal
-from indexcore.warehouse.data import read_data_file
 from indexcore.warehouse.model import LiveFile, Problem
 
 Progress = Callable[[int, int, str], None]
 
-LOW_CARDINALITY_MAX = 1000
-LOW_CARDINALITY_RATIO = 0.125
-BLOOM_FPP = 0.01
 #: Files read to profile the filtered columns (distinct values per file) before the Spark job
 #: builds the kinds chosen (locally, every file the queries sample is profiled).
 PROFILE_FILES = 32
@@ -79,48 +68,6 @@ MAX_PAIRS = 12
 # the Spark what-if job returns (``total_size``, ``file_results``, ``task_errors``); the caller
 # supplies it, so the advisor never imports the Spark layer above it
 Measure = Callable[..., dict]
-
-
-def column_profile(table, schema, files: Sequence[LiveFile], columns: list[str],
-                   problems: list[Problem]) -> dict[str, dict[str, int]]:
-    """Per column: the largest distinct count and row count of a profiled file."""
-    out = {c: {"max_distinct": 0, "max_rows": 0} for c in columns}
-    for lf in files:
-        try:
-            data = read_data_file(table.storage, lf, table.file_schema(lf), schema, columns=columns)
-        except IndexCoreError as exc:
-            problems.append(Problem(lf.path, exc.structure or "data file", exc.message))
-            continue
-        for c in columns:
-            distinct = pc.count_distinct(data.column(c), mode="only_valid").as_py()
-            out[c]["max_distinct"] = max(out[c]["max_distinct"], distinct)
-            out[c]["max_rows"] = max(out[c]["max_rows"], data.num_rows)
-    return out
-
-
-def candidate_kinds(dtype, filters: set[str], profile: dict[str, int]) -> list[tuple[str, dict[str, str], str]]:
-    """(index type, options, why) worth trying for a column filtered as ``filters``. A prefix or a
-    pattern (``LIKE``, startsWith / endsWith / contains) asks for no kind: every file index of
-    Paimon answers REMAIN to them (:data:`.advise_patterns.NO_PATTERN_INDEX`)."""
-    filters = set(filters) - {PREFIX, PATTERN}
-    if not filters:
-        return []
-    supported = set(supported_index_types(dtype))
-    distinct, rows = profile["max_distinct"], profile["max_rows"]
-    low = distinct <= LOW_CARDINALITY_MAX and distinct <= max(1, LOW_CARDINALITY_RATIO * rows)
-    out = []
-    if filters & {EQUALITY, "null", "other"} or not filters & {RANGE}:
-        if low and BITMAP.name in supported:
-            out.append((BITMAP.name, {}, f"equality on a low-cardinality column (at most {distinct} distinct "
-                                      f"values in a file of up to {rows} rows)"))
-        elif EQUALITY in filters and BLOOM_FILTER.name in supported:
-            out.append((BLOOM_FILTER.name, {"items": str(max(distinct, 1)), "fpp": str(BLOOM_FPP)},
-                        f"equality on a high-cardinality column (up to {distinct} distinct values per file)"))
-    if RANGE in filters:
-        for kind in (RANGE_BITMAP.name, BSI.name):
-            if kind in supported:
-                out.append((kind, {}, "range conditions"))
-    return out
 
 
 def has_or(predicate) -> bool:
@@ -242,24 +189,6 @@ class _Built:
         return self.readers[path]
 
 
-def _read_columns(table, schema, lfs: Sequence[LiveFile], columns: list[str],
-                  problems: list[Problem]) -> list[tuple[LiveFile, Any, float]]:
-    """(file, its ``columns`` as an Arrow table, seconds to read it) for each readable file of ``lfs``:
-    read once for the profile and for every kind built on it."""
-    out = []
-    memo: dict = {}  # files of one schema share their Parquet projection
-    for lf in table.iter_prefetched(lfs, index=False, dv=False, data=True):
-        start = time.perf_counter()
-        try:
-            data = read_data_file(table.storage, lf, table.file_schema(lf, problems), schema, columns=columns,
-                                  memo=memo)
-        except IndexCoreError as exc:
-            problems.append(Problem(lf.path, exc.structure or "data file", exc.message))
-            continue
-        out.append((lf, data, time.perf_counter() - start))
-    return out
-
-
 def _build_all(table, schema, read: list[tuple[LiveFile, Any, float]], specs: list[tuple[str, str, dict[str, str]]],
                wanted: dict[str, set[str]], problems: list[Problem]) -> dict[tuple[str, str], _Built]:
     """Every candidate kind built on the files of ``read`` that the queries on its column sample
@@ -314,61 +243,6 @@ def _build_all(table, schema, read: list[tuple[LiveFile, Any, float]], specs: li
             b.size += len(blob) if blob is not None else 0
             b.rows += data.num_rows
         b.seconds += time.perf_counter() - start + share[key]
-    return out
-
-
-def _sure(dtype, filters: set[str], have: set[str]) -> bool:
-    """Whether a column gets a candidate whatever its profile says (of low or high cardinality)."""
-    return all(any(kind not in have for kind, _, _ in candidate_kinds(dtype, filters, profile))
-               for profile in ({"max_distinct": 1, "max_rows": 1 << 30}, {"max_distinct": 1 << 30, "max_rows": 1 << 30}))
-
-
-def _read_sampled(table, schema, files: Sequence[LiveFile], runs: list[QueryRun], columns: list[str],
-                  filters: dict[str, set[str]], have: set[tuple[str, str]],
-                  problems: list[Problem]) -> tuple[list[tuple[LiveFile, Any, float]], dict[str, dict[str, int]]]:
-    """The files the queries sample, read once with every filtered column, and the columns' profile
-    over them (each file profiled once): first those of the
-    columns that get a candidate whatever their profile (``_sure``); a column whose candidates hang
-    on its profile (equality beside an existing bitmap, say) is profiled on those, and its own
-    sampled files are read only when a candidate follows (else they would be read for nothing)."""
-    sampled: dict[str, set[int]] = {c: set() for c in columns}
-    for r in runs:
-        at = {int(r.reached[p]) for p, _ in r.sample}
-        for c in r.predicate.fields() & sampled.keys():
-            sampled[c] |= at
-    kinds_had = {c: {k for col, k in have if col == c} for c in columns}
-    sure = [c for c in columns if _sure(schema.field(c).type, filters[c], kinds_had[c])]
-    first = set().union(*(sampled[c] for c in sure)) if sure else set().union(*sampled.values())
-    read = _read_columns(table, schema, [files[i] for i in sorted(first, key=lambda i: files[i].path)], columns,
-                         problems)
-    profile = _profile(read, columns)
-    more = set()
-    for c in columns:
-        if c not in sure and any(k not in kinds_had[c] for k, _, _ in candidate_kinds(schema.field(c).type, filters[c],
-                                                                                      profile[c])):
-            more |= sampled[c] - first
-    if more:
-        extra = _read_columns(table, schema, [files[i] for i in sorted(more, key=lambda i: files[i].path)], columns,
-                              problems)
-        read += extra
-        profile = _merge_profiles(profile, _profile(extra, columns))
-    return read, profile
-
-
-def _merge_profiles(a: dict[str, dict[str, int]], b: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
-    """The profile of two sets of files from theirs (each figure a maximum)."""
-    return {c: {k: max(v, b[c][k]) for k, v in figures.items()} for c, figures in a.items()}
-
-
-def _profile(read: list[tuple[LiveFile, Any, float]], columns: list[str]) -> dict[str, dict[str, int]]:
-    """Per column: the largest distinct count and row count of a read file (counted file by file:
-    one group-by or dictionary encoding over all files was measured no quicker on small files)."""
-    out = {c: {"max_distinct": 0, "max_rows": 0} for c in columns}
-    for _, data, _ in read:
-        for c in columns:
-            out[c]["max_distinct"] = max(out[c]["max_distinct"],
-                                         pc.count_distinct(data.column(c), mode="only_valid").as_py())
-            out[c]["max_rows"] = max(out[c]["max_rows"], data.num_rows)
     return out
 
 
@@ -473,7 +347,7 @@ def measure_candidates(table, sid, schema, files: Sequence[LiveFile], runs: list
     mine = _runs_of(runs, set(columns))  # only the queries on a candidate column are sampled for building
     read: list = []
     if measure is None:  # every file read once: the profile, then every kind built on it
-        read, profile = _read_sampled(table, schema, files, mine, columns, filters, have, problems)
+        read, profile = read_sampled(table, schema, files, mine, columns, filters, have, problems)
     else:
         reached = sorted({int(i) for r in mine for i in r.reached}, key=lambda i: files[i].path)
         profiled = [files[i] for i, _ in _first_by_key([files[i].path for i in reached], PROFILE_FILES)]

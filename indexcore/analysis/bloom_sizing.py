@@ -230,11 +230,16 @@ def census_tallies(table, census, by_path: Mapping) -> dict[str, dict]:
 
     out = {}
     for column in sorted(set(blooms["column_name"].to_pylist())):
-        mine = blooms.filter(pc.equal(blooms["column_name"], column))
-        out[column] = _tally(table, mine["schema_id"].to_pylist(), mine["record_count"].to_pylist(),
-                             mine["column_name"].to_pylist(), mine["index_size_in_bytes"].to_pylist(),
-                             mine["file_path"].to_pylist(), files_of)
+        out[column] = rows_tally(table, blooms.filter(pc.equal(blooms["column_name"], column)), files_of)
     return out
+
+
+def rows_tally(table, rows: pa.Table, files_of: Callable[[list[str]], list[LiveFile | None]]) -> dict:
+    """:func:`bloom_tally` of ``$file_indexes`` census rows, one per readable, non-empty filter
+    (``files_of(paths)``: the live files of those whose filter's bits are read)."""
+    return _tally(table, rows["schema_id"].to_pylist(), rows["record_count"].to_pylist(),
+                  rows["column_name"].to_pylist(), rows["index_size_in_bytes"].to_pylist(),
+                  rows["file_path"].cast(pa.string()).to_pylist(), files_of)  # plain: 25x quicker than a dictionary's
 
 
 def census_sizing(table, census, by_path: Mapping) -> list[BloomSizing]:

@@ -35,13 +35,13 @@ from indexcore.formats.mosaic_file import read_mosaic
 from indexcore.io import Storage
 from indexcore.types.values import arrow_type, cast_column, from_internal, to_internal
 from indexcore.warehouse.avro_file import read_avro_table
+from indexcore.warehouse.file_columns import evolve_columns, evolve_direct, parquet_projection
 from indexcore.warehouse.merge import FILE_ORDER, LEVEL, POSITION, SEQUENCE_NUMBER, VALUE_KIND, merge_records
 from indexcore.warehouse.model import LiveFile, Problem, TableSchema
 
 KEY_PREFIX = "_KEY_"
 ROW_ID = "_ROW_ID"
 SYSTEM_COLUMNS = (SEQUENCE_NUMBER, VALUE_KIND, ROW_ID)
-_ID_KEYS = (b"PARQUET:field_id", b"paimon.id", b"field_id")
 
 
 # ---------------------------------------------------------------------------------------
@@ -57,7 +57,7 @@ def read_raw(storage: Storage, path: str, file_format: str | None = None,
     """All columns of one Parquet, ORC, Avro, Mosaic or ``.blob`` file, as stored (of a Parquet file,
     only the columns of ``field_ids`` when given and found by their stored ids).
 
-    ``memo``: a caller's dict kept over the files of one read (see :func:`_parquet_projection`).
+    ``memo``: a caller's dict kept over the files of one read (see :func:`.file_columns.parquet_projection`).
 
     A ``.blob`` file holds one column (named ``blob_field``); Mosaic files are decoded by the
     optional paimon-mosaic through ranged reads of our storage. Unreadable files raise
@@ -69,6 +69,7 @@ def read_raw(storage: Storage, path: str, file_format: str | None = None,
     if fmt not in ("parquet", "orc", "avro", "blob", "mosaic"):
         raise UnsupportedError(f"data file format {fmt!r} is not read by indexcore", file=path)
     local = storage.protocol in ("file", "local")
+    size = None  # the file's bytes when the read learnt them from its own descriptor
     try:
         if fmt == "blob":
             table = pa.table({blob_field or "blob": pa.array(read_blob_file(storage.open(path)), pa.binary())})
@@ -76,21 +77,16 @@ def read_raw(storage: Storage, path: str, file_format: str | None = None,
             table = read_avro_table(storage.read_bytes(path), path)
         elif fmt == "mosaic":
             table = read_mosaic(storage.open(path))
+        elif fmt == "parquet" and local:
+            # opened here, not by path: no filesystem lookup per file, and its size is the open
+            # descriptor's (no second stat): a quarter of the per-file cost beside Arrow's decoding
+            with pa.OSFile(full) as handle:
+                size = handle.size()
+                table = _read_parquet(handle, field_ids, memo)
         else:
             # an object store: one request for the whole file (cached; data files never change)
             source = full if local else pa.BufferReader(storage.read_bytes(full))
-            # Paimon writes page CRCs into Parquet: verify them, so a damaged page is an error
-            # ParquetFile, not read_table: one file needs no dataset (2.6x less overhead per file)
-            if fmt == "parquet":
-                pf = pq.ParquetFile(source, page_checksum_verification=True)
-                # one small row group is read on this thread: handing it to Arrow's pool costs more
-                # than it saves (130 files of 60 rows: 0.04 s CPU and wall alone, 0.06 s CPU, 0.2 s wall pooled)
-                meta = pf.metadata
-                small = meta.num_row_groups <= 1 and meta.serialized_size + sum(
-                    meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)) <= SMALL_PARQUET_BYTES
-                table = pf.read(columns=_parquet_projection(pf, field_ids, memo), use_threads=not small)
-            else:
-                table = _read_orc(source, path)
+            table = _read_parquet(source, field_ids, memo) if fmt == "parquet" else _read_orc(source, path)
         table.validate(full=True)  # damage a format cannot detect still breaks Arrow's invariants (UTF-8)
     except FileNotFoundError as exc:
         raise StorageError("data file not found", file=path) from exc
@@ -99,8 +95,21 @@ def read_raw(storage: Storage, path: str, file_format: str | None = None,
             raise StorageError("data file not found", file=path) from exc
         raise CorruptFileError(f"cannot read {fmt} data file: {exc}", file=path, structure=fmt) from exc
     if table.num_rows and local and fmt not in ("blob", "mosaic"):
-        storage.stats.add(storage.fs.size(full))
+        storage.stats.add(storage.fs.size(full) if size is None else size)
     return table
+
+
+def _read_parquet(source: Any, field_ids: Collection[int] | None, memo: dict | None) -> pa.Table:
+    """A Parquet file's columns (:func:`read_raw`)."""
+    # Paimon writes page CRCs into Parquet: verify them, so a damaged page is an error
+    # ParquetFile, not read_table: one file needs no dataset (2.6x less overhead per file)
+    pf = pq.ParquetFile(source, page_checksum_verification=True)
+    # one small row group is read on this thread: handing it to Arrow's pool costs more
+    # than it saves (130 files of 60 rows: 0.04 s CPU and wall alone, 0.06 s CPU, 0.2 s wall pooled)
+    meta = pf.metadata
+    small = meta.num_row_groups <= 1 and meta.serialized_size + sum(
+        meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)) <= SMALL_PARQUET_BYTES
+    return pf.read(columns=parquet_projection(pf, field_ids, memo), use_threads=not small)
 
 
 _ORC_CHILD = """
@@ -142,103 +151,6 @@ def _has_map(t: pa.DataType) -> bool:
     return any(_has_map(t.field(i).type) for i in range(t.num_fields)) if t.num_fields else False
 
 
-def _parquet_projection(pf: pq.ParquetFile, field_ids: Collection[int] | None, memo: dict | None) -> list[str] | None:
-    """:func:`_projection` of a Parquet file. With ``memo``, a file whose Parquet schema equals one
-    already seen (names, types and field ids: files written with one table schema) takes its
-    columns from there without converting its schema to Arrow (a third of the cost of reading a
-    60-row file's columns); only where the ids come from the Parquet schema itself (no Arrow
-    schema stored beside it, every field's ``PARQUET:field_id``)."""
-    if not field_ids or memo is None:
-        return _projection(pf.schema_arrow, field_ids)
-    wanted = frozenset(field_ids)
-    schema = pf.schema
-    stored = pf.metadata.metadata
-    own = not stored or b"ARROW:schema" not in stored
-    seen = memo.setdefault("parquet_projections", [])
-    if own:
-        for known, ids, names in seen:
-            if ids == wanted and schema.equals(known):
-                return names
-    arrow = pf.schema_arrow
-    names = _projection(arrow, wanted)
-    if own and all(f.metadata and _ID_KEYS[0] in f.metadata for f in arrow):
-        seen.append((schema, wanted, names))
-    return names
-
-
-def _projection(schema: pa.Schema, field_ids: Collection[int] | None) -> list[str] | None:
-    """The stored columns holding ``field_ids`` (None: every column, also when none is found)."""
-    if not field_ids:
-        return None
-    wanted = set(field_ids)
-    names = [schema.field(i).name for field_id, i in _schema_ids(schema).items() if field_id in wanted]
-    return sorted(names, key=schema.get_field_index) or None
-
-
-def _column_ids(raw: pa.Table) -> dict[int, int]:
-    return _schema_ids(raw.schema)
-
-
-def _schema_ids(schema: pa.Schema) -> dict[int, int]:
-    """Field id -> column index, from the ids the writer stored in the file's schema."""
-    out = {}
-    for i, f in enumerate(schema):
-        meta = f.metadata or {}
-        for key in _ID_KEYS:
-            if key in meta:
-                value = meta[key].decode("ascii", "replace").strip()
-                if value.lstrip("-").isdigit():
-                    out[int(value)] = i
-                break
-    return out
-
-
-def _locate(raw: pa.Table, ids: dict[int, int], field_id: int, file_name: str | None) -> int | None:
-    if ids:
-        return ids.get(field_id)
-    if file_name is not None and file_name in raw.column_names:
-        return raw.column_names.index(file_name)
-    return None
-
-
-def evolve_columns(raw: pa.Table, file_schema: TableSchema, table_schema: TableSchema,
-                   columns: list[str] | None = None, partition_spec: dict[str, Any] | None = None,
-                   write_cols: tuple[str, ...] | None = None, path: str | None = None) -> pa.Table:
-    """The file's rows as ``table_schema`` columns: matched by field id, cast, null-filled.
-
-    Partition columns absent from the file are filled from ``partition_spec``; ``write_cols``
-    (data-evolution files) limits which fields the file really holds.
-    """
-    ids = _column_ids(raw)
-    names = columns if columns is not None else list(table_schema.field_names)
-    held = None
-    if write_cols is not None:
-        held = {file_schema.field(n).id for n in write_cols if n in file_schema.field_names}
-    arrays, fields = [], []
-    for name in names:
-        tf = table_schema.field(name)
-        ff = file_schema.field_by_id(tf.id)
-        idx = None
-        if ff is not None and (held is None or tf.id in held):
-            idx = _locate(raw, ids, tf.id, ff.name)
-        if idx is not None:
-            try:
-                col = cast_column(raw.column(idx), ff.type, tf.type)
-            except (pa.ArrowException, ValueError, OverflowError, ArithmeticError) as exc:
-                raise CorruptFileError(f"field {name!r}: {ff.type} values do not fit {tf.type}: {exc}",
-                                       file=path, structure=f"data file field {name}") from exc
-        elif partition_spec and name in partition_spec and name in table_schema.partition_keys:
-            col = from_internal([partition_spec[name]] * raw.num_rows, tf.type)
-        else:
-            col = pa.nulls(raw.num_rows, arrow_type(tf.type))
-        if isinstance(col, pa.ChunkedArray):
-            col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
-        arrays.append(col)
-        fields.append(pa.field(name, arrow_type(tf.type)))
-    return pa.Table.from_arrays(arrays, schema=pa.schema(fields)) if fields else \
-        pa.table({"_dummy": pa.nulls(raw.num_rows)}).drop(["_dummy"])
-
-
 def _deleted_positions(deletion_vector: Any) -> BitMap | None:
     if deletion_vector is None:
         return None
@@ -277,8 +189,11 @@ def read_data_file(storage: Storage, live_file: LiveFile, file_schema: TableSche
     """
     ids = None if columns is None or system_columns else {table_schema.field(c).id for c in columns}
     raw = read_raw(storage, live_file.path, live_file.file.file_format, _blob_field(live_file), ids, memo)
-    table = evolve_columns(raw, file_schema, table_schema, columns, live_file.partition_spec,
-                           live_file.file.write_cols, live_file.path)
+    table = None if memo is None else evolve_direct(raw, file_schema, table_schema, columns,
+                                                     live_file.file.write_cols, memo)
+    if table is None:
+        table = evolve_columns(raw, file_schema, table_schema, columns, live_file.partition_spec,
+                               live_file.file.write_cols, live_file.path)
     if system_columns:
         n = raw.num_rows
         for name, dtype in ((SEQUENCE_NUMBER, pa.int64()), (VALUE_KIND, pa.int8())):
