@@ -128,3 +128,62 @@ def test_census_on_spark_past_the_operators_file_count(monkeypatch):
     labels = [s.label for s in at.status]
     assert any("on Spark" in label and "failed" not in label for label in labels), labels
     assert not at.error, [e.value for e in at.error]
+
+
+def test_a_bad_partition_is_refused_before_spark():
+    """Explain's partition input is checked like the predicate: a key that is not a partition key is
+    an error on the page, and no Spark run starts."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.session_state["table"] = "demo.events"
+    at.session_state["spark_master"] = "local[1]"
+    at.switch_page("pages/spark.py").run()
+    at.radio(key="spark_job").set_value("explain").run()
+    at.text_input(key="spark_partition").set_value("nope=1")
+    at.button(key="spark_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("not a partition key" in e.value for e in at.error), [e.value for e in at.error]
+    assert not at.status, [s.label for s in at.status]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_explain_job_takes_partition_bucket_and_verify():
+    """The explain job's partition, bucket, verify and all-files inputs reach the tasks: what the
+    page shows equals explain in one process with the same options."""
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java")
+    from streamlit.testing.v1 import AppTest
+
+    from indexcore import open_warehouse
+    from indexcore.scan.explainer import explain
+
+    table = open_warehouse(str(ROOT / "sample_warehouse")).table("demo.events")
+    sql, partition = "country = 'NZ' OR user_id = 7", "dt=2024-06-02"
+    bucket = explain(table, sql, partition=partition).files[0].bucket
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.session_state["table"] = "demo.events"
+    at.session_state["spark_master"] = "local[1]"
+    at.switch_page("pages/spark.py").run()
+    at.radio(key="spark_job").set_value("explain").run()
+    at.text_input(key="spark_sql").set_value(sql)
+    at.text_input(key="spark_partition").set_value(partition)
+    at.number_input(key="spark_bucket").set_value(bucket)
+    at.checkbox(key="spark_verify").check()
+    at.checkbox(key="spark_all_files").check()
+    at.button(key="spark_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run = at.session_state["spark_runs"][-1]
+    assert run["ok"], run
+    assert run["partition"] == partition and run["bucket"] == bucket and run["verify"] and run["all_files"]
+    want = explain(table, sql, partition=partition, bucket=bucket, verify=True, all_files=True).to_json()
+    got = run["result"]
+    assert {k: got[k] for k in ("files", "funnel", "violations")} == {k: want[k] for k in ("files", "funnel",
+                                                                                         "violations")}
+    assert got["files"] and all(f["partition"] == {"dt": "2024-06-02"} and f["bucket"] == bucket
+                                for f in got["files"])
+    assert all("matching_rows" in f for f in got["files"])  # verified in the tasks
+    assert any("Verified against the data" in s.value for s in [*at.success, *at.error]), \
+        [s.value for s in [*at.success, *at.error]]
