@@ -187,3 +187,46 @@ def test_explain_job_takes_partition_bucket_and_verify():
     assert all("matching_rows" in f for f in got["files"])  # verified in the tasks
     assert any("Verified against the data" in s.value for s in [*at.success, *at.error]), \
         [s.value for s in [*at.success, *at.error]]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_health_and_explain_on_spark_past_the_operators_file_count(monkeypatch):
+    """Past ``INDEXCORE_SPARK_METADATA_FILES`` the Table page's health and the What-if page's explain
+    run in Spark tasks (a status and a caption say so) and show what one process finds."""
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java")
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from indexcore import open_warehouse
+    from indexcore.analysis.health import table_health
+    from indexcore.scan.explainer import explain
+
+    table = open_warehouse(str(ROOT / "sample_warehouse")).table("demo.events")
+    monkeypatch.setenv("INDEXCORE_SPARK_METADATA_FILES", "1")
+    monkeypatch.setenv("INDEXCORE_SPARK_MASTER", "local[1]")
+    st.cache_resource.clear()  # tables opened afresh: nothing kept by an earlier test of this process
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.session_state["table"] = "demo.events"
+    at.switch_page("pages/table.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    labels = [s.label for s in at.status]
+    assert any("health" in label and "ran on Spark" in label for label in labels), labels
+    assert any("Health measured in Spark tasks" in c.value for c in at.caption), [c.value for c in at.caption]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Health"] == f"{table_health(table).score}/100"
+
+    sql = "country = 'NZ'"
+    at.switch_page("pages/what_if.py").run()
+    at.text_input(key="whatif_sql").set_value(sql).run()
+    assert not at.exception, [e.value for e in at.exception]
+    labels = [s.label for s in at.status]
+    assert any("Explaining" in label and "ran on Spark" in label for label in labels), labels
+    assert any("Explained in Spark tasks" in c.value for c in at.caption), [c.value for c in at.caption]
+    want = explain(table, sql).funnel["read"]
+    metrics = {m.label: m.value for m in at.metric}
+    assert int(metrics["Files read"]) == want["files"]
+    assert metrics["Rows read (after index and DV)"] == f"{want['rows']:,}"
+    assert not at.error, [e.value for e in at.error]
