@@ -45,7 +45,7 @@ from indexcore.config import settings  # noqa: E402
 from indexcore.scan.explainer import explain  # noqa: E402
 from indexcore.spark.jobs.metadata import spark_census, spark_explain, spark_explain_columns  # noqa: E402
 from indexcore.spark.session import get_session  # noqa: E402
-from indexcore.views.census import file_indexes  # noqa: E402
+from indexcore.views.census import file_indexes, plain  # noqa: E402
 from indexcore.write.bulk_sample import build_large_bulk  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -129,7 +129,8 @@ class SlowS3:
 
 def _without_paths(census: pa.Table) -> pa.Table:
     """The census with its path columns dropped (the store's URL differs from the local root's)."""
-    return census.drop_columns([c for c in ("file_path", "index_file_path") if c in census.column_names]).combine_chunks()
+    return plain(census).drop_columns([c for c in ("file_path", "index_file_path")
+                                       if c in census.column_names]).combine_chunks()
 
 
 def run_s3(args: argparse.Namespace) -> None:
