@@ -1,6 +1,7 @@
 """Past the operator's ``spark_metadata_files`` live files, the metadata work a page shows runs on
 Spark: the census of index heads (every page, :func:`pages.common.census_on_spark`), the table's
-health (Table page, :func:`health_on_spark`) and explain (What-if page, :func:`explain_on_spark`).
+health (Table page, :func:`health_on_spark`), explain (What-if page, :func:`explain_on_spark`) and
+the explains of the advisor's queries (Advisor page, :func:`advise_explainer`).
 
 Each runs on the default master under a lease of the shared Spark context, in a status box, and
 the page says that Spark ran it. Below the setting (and by default) nothing runs here and the
@@ -9,6 +10,7 @@ pages work in this process; when Spark fails the page says so and works in this 
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 from collections.abc import Callable
@@ -16,11 +18,12 @@ from typing import Any
 
 import streamlit as st
 
+from indexcore.analysis.advise import explained_here
 from indexcore.config import settings
 from indexcore.errors import IndexCoreError
 from indexcore.frames.text import code, md
 from indexcore.scan.explainer import bind_predicate
-from indexcore.spark.jobs.metadata import metadata_master, spark_explain, spark_health
+from indexcore.spark.jobs.metadata import metadata_master, spark_explain, spark_explain_workload, spark_health
 from pages.common import Context, run_beside, spark_sessions, spark_user
 
 LOG = logging.getLogger("indexcore.app")
@@ -93,3 +96,29 @@ def explain_on_spark(ctx: Context, master: str, sql: str, verify: bool = False):
     return on_spark(master, "Explaining", lambda m, progress, cancel: spark_explain(
         ctx.url, ctx.table_name, sql, m, ctx.snapshot_id, progress, cancel,
         storage_options=dict(ctx.options) or None, verify=verify))
+
+
+def advise_explainer(ctx: Context):
+    """advise's ``explain_all`` past the threshold: the workload's conditions explained in one Spark
+    job (:func:`~indexcore.spark.jobs.metadata.spark_explain_workload`) under a lease, in a status
+    box, each explanation decoded as advise asks for it; in this process when Spark fails. None
+    below the threshold (advise explains in this process)."""
+    master = spark_route(ctx)
+    if master is None:
+        return None
+
+    def explain_all(conditions: list, snapshot_id: int | None):
+        def work(m: str, progress, cancel):
+            explained = spark_explain_workload(ctx.url, ctx.table_name, conditions, m, snapshot_id, progress, cancel,
+                                               storage_options=dict(ctx.options) or None)
+            return next(explained, None), explained  # the job runs (and ends) for the first one, under the lease
+
+        got = on_spark(master, "Explaining the workload's queries", work)
+        if got is None:
+            return explained_here(ctx.table, conditions, snapshot_id)
+        st.caption(f"The workload's queries were explained in Spark tasks on {code(master)}: this snapshot is "
+                   f"past the server's {settings().spark_metadata_files:,} live files.")
+        first, rest = got
+        return itertools.chain([first], rest) if first is not None else rest
+
+    return explain_all

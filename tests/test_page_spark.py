@@ -230,3 +230,37 @@ def test_health_and_explain_on_spark_past_the_operators_file_count(monkeypatch):
     assert int(metrics["Files read"]) == want["files"]
     assert metrics["Rows read (after index and DV)"] == f"{want['rows']:,}"
     assert not at.error, [e.value for e in at.error]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_advisor_explains_on_spark_past_the_operators_file_count(monkeypatch):
+    """Past ``INDEXCORE_SPARK_METADATA_FILES`` the Advisor page explains the workload's queries in one
+    Spark job (a status and a caption say so) and its advice equals the one-process advice."""
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java")
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from indexcore import open_warehouse
+    from indexcore.analysis.advise import advise
+
+    workload = "country = 'NZ';\ncountry = 'NZ' OR user_id = 7;\n"
+    monkeypatch.setenv("INDEXCORE_SPARK_METADATA_FILES", "1")
+    monkeypatch.setenv("INDEXCORE_SPARK_MASTER", "local[1]")
+    st.cache_resource.clear()  # tables opened afresh: nothing kept by an earlier test of this process
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.session_state["table"] = "demo.events"
+    at.switch_page("pages/advisor.py").run()
+    at.text_area(key="advisor_workload").set_value(workload)
+    at.button(key="advisor_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    labels = [s.label for s in at.status]
+    assert any("workload's queries" in label and "ran on Spark" in label for label in labels), labels
+    assert any("explained in Spark tasks" in c.value for c in at.caption), [c.value for c in at.caption]
+    got = at.session_state["advisor_result"]
+    want = advise(open_warehouse(str(ROOT / "sample_warehouse")).table("demo.events"), workload)
+    assert [r.funnel for r in got.runs] == [r.funnel for r in want.runs]
+    assert got.statements == want.statements

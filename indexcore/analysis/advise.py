@@ -50,7 +50,7 @@ from indexcore.scan.explainer import explain
 from indexcore.scan.records import Explanation, Stage
 from indexcore.warehouse.model import Problem
 
-__all__ = ["DEFAULT_SAMPLE", "EXACT_FILES", "MIN_SCORE", "advise", "index_inventory"]
+__all__ = ["DEFAULT_SAMPLE", "EXACT_FILES", "MIN_SCORE", "advise", "explained_here", "index_inventory"]
 
 
 def index_inventory(table, snapshot_id: int | None = None) -> tuple[list[ExistingIndex], list[Problem]]:
@@ -123,7 +123,7 @@ def _summarise(run: QueryRun, ex, index_of: dict[str, int], files, sample: int |
 ExplainAll = Callable[[list, int | None], Iterator[Explanation | IndexCoreError]]
 
 
-def _explained_here(table, conditions: list, snapshot_id: int | None) -> Iterator[Explanation | IndexCoreError]:
+def explained_here(table, conditions: list, snapshot_id: int | None) -> Iterator[Explanation | IndexCoreError]:
     """Each condition explained in this process as it is asked for (one explanation held at a time)."""
     for condition in conditions:
         try:
@@ -201,7 +201,7 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
 
     # each condition as the workload reader parsed it (the same parser), else its text
     conditions = [run.scan.predicate if run.scan.predicate is not None else run.scan.where for run in runs]
-    explained = (explain_all or partial(_explained_here, table))(conditions, sid)
+    explained = (explain_all or partial(explained_here, table))(conditions, sid)
     for run, ex in zip(runs, explained, strict=True):
         if isinstance(ex, IndexCoreError):
             run.error = ex.message
