@@ -43,7 +43,12 @@ sys.path.insert(0, str(ROOT))
 from indexcore import open_warehouse  # noqa: E402
 from indexcore.config import settings  # noqa: E402
 from indexcore.scan.explainer import explain  # noqa: E402
-from indexcore.spark.jobs.metadata import spark_census, spark_explain, spark_explain_columns  # noqa: E402
+from indexcore.spark.jobs.metadata import (  # noqa: E402
+    live_file_estimate,
+    spark_census,
+    spark_explain,
+    spark_explain_columns,
+)
 from indexcore.spark.session import get_session  # noqa: E402
 from indexcore.views.census import file_indexes, plain  # noqa: E402
 from indexcore.write.bulk_sample import build_large_bulk  # noqa: E402
@@ -148,7 +153,11 @@ def run_s3(args: argparse.Namespace) -> None:
         spark = get_session(args.master)
         tasks = spark.sparkContext.defaultParallelism
         concurrency = settings().concurrency
-        spark_census(url, name, spark=spark, storage_options=opts)  # warm-up: JVM, Python workers, no delay
+        # warm-up (JVM, Python workers, no delay) on the warehouse's smallest table: a census of the
+        # measured one would cost as much as a run
+        local = open_warehouse(root)
+        small = min(local.tables(), key=lambda t: live_file_estimate(local.table(t)))
+        spark_census(url, small, spark=spark, storage_options=opts)
         print(f"{name}: {files:,} live files; {store.info['objects']:,} objects ({store.info['bytes'] / 2**20:.0f} MiB) "
               f"put in moto in {loaded:.1f} s; Spark {args.master} ({tasks} tasks at once), storage concurrency "
               f"{concurrency} per task, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
