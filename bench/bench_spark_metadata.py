@@ -11,25 +11,47 @@ process, plus on Spark the JVM and its Python workers, read from ``/proc`` for e
 below this one; a worker that exits during a job is not counted) and checks the results equal.
 ``--quick``: a 300-file sample built in a temporary directory, one round on ``local[1]``: it
 runs and checks equality, it measures nothing.
+
+``--s3 [--delay 0.02]``: the census on Spark from an object store that adds ``--delay`` to every
+request: the warehouse's files, data files left out (a census never reads them), are put in a
+moto S3 server on 127.0.0.1 (``bench/slow_s3.py``) and the census runs on the ``s3://`` URL with
+the storage layer's per-task concurrency (``INDEXCORE_CONCURRENCY``). It prints the measured wall
+time against (files x delay) / (tasks x concurrency) (issue 29's bound: within 2x), the same with
+the requests the census made instead of files, the same census at no delay on the same server (this
+machine's CPU floor: the client's and moto's work per request), moto's CPU per request, and with
+``--in-process`` the one-process census on the same store. The result is checked equal to the
+local one-process census (paths aside). ``--quick`` runs both modes on the 300-file sample (the S3
+one at 2 ms; ``--quick --s3`` only that one).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
+
+import pyarrow as pa
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from indexcore import open_warehouse  # noqa: E402
+from indexcore.config import settings  # noqa: E402
 from indexcore.scan.explainer import explain  # noqa: E402
-from indexcore.spark.jobs.metadata import spark_census, spark_explain, spark_explain_columns  # noqa: E402
+from indexcore.spark.jobs.metadata import (  # noqa: E402
+    live_file_estimate,
+    spark_census,
+    spark_explain,
+    spark_explain_columns,
+)
 from indexcore.spark.session import get_session  # noqa: E402
-from indexcore.views.census import file_indexes  # noqa: E402
+from indexcore.views.census import file_indexes, plain  # noqa: E402
 from indexcore.write.bulk_sample import build_large_bulk  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -74,14 +96,109 @@ def main() -> None:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="a 300-file sample, one round: runs, measures nothing")
+    ap.add_argument("--s3", action="store_true", help="the census on Spark from a moto S3 server with --delay")
+    ap.add_argument("--delay", type=float, default=0.02, help="seconds added to every S3 request (default 0.02)")
+    ap.add_argument("--in-process", action="store_true", help="with --s3: also the one-process census on the store")
     args = ap.parse_args()
-    if args.quick:
+    if args.quick:  # both modes on one small sample (the suite runs this)
         with tempfile.TemporaryDirectory() as tmp:
             build_large_bulk(tmp, seed=1, files=300, workers=1)
-            args.warehouse, args.master, args.rounds = tmp, "local[1]", 1
-            run(args)
+            args.warehouse, args.master, args.rounds, args.delay = tmp, "local[1]", 1, 0.002
+            if not args.s3:
+                run(args)
+            run_s3(args)
         return
-    run(args)
+    (run_s3 if args.s3 else run)(args)
+
+
+class SlowS3:
+    """``bench/slow_s3.py`` serving ``root`` (data files left out) in a child process."""
+
+    def __init__(self, root: str, delay: float):
+        self.proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "slow_s3.py"), root, "--delay", str(delay),
+                                      "--skip-suffix", ".parquet", "--skip-suffix", ".orc"],
+                                     stdout=subprocess.PIPE, text=True)
+        self.info = json.loads(self.proc.stdout.readline())
+        self.endpoint = f"http://127.0.0.1:{self.info['port']}"
+        self.options = {"endpoint_url": self.endpoint, "key": "testing", "secret": "testing"}
+
+    def stats(self, delay: float | None = None) -> dict:
+        path = "/__bench_stats" if delay is None else f"/__bench_delay/{delay}"
+        with urllib.request.urlopen(self.endpoint + path) as r:
+            return json.loads(r.read())
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+def _without_paths(census: pa.Table) -> pa.Table:
+    """The census with its path columns dropped (the store's URL differs from the local root's)."""
+    return plain(census).drop_columns([c for c in ("file_path", "index_file_path")
+                                       if c in census.column_names]).combine_chunks()
+
+
+def run_s3(args: argparse.Namespace) -> None:
+    root, name = args.warehouse, args.table
+    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                 "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        os.environ.setdefault(k, v)
+    files = len(open_warehouse(root).table(name).plan().files)
+    want = _without_paths(file_indexes(open_warehouse(root).table(name)))
+    started = time.perf_counter()
+    store = SlowS3(root, 0.0)
+    loaded = time.perf_counter() - started
+    try:
+        url, opts = "s3://lake", store.options
+        spark = get_session(args.master)
+        tasks = spark.sparkContext.defaultParallelism
+        concurrency = settings().concurrency
+        # warm-up (JVM, Python workers, no delay) on the warehouse's smallest table: a census of the
+        # measured one would cost as much as a run
+        local = open_warehouse(root)
+        small = min(local.tables(), key=lambda t: live_file_estimate(local.table(t)))
+        spark_census(url, small, spark=spark, storage_options=opts)
+        print(f"{name}: {files:,} live files; {store.info['objects']:,} objects ({store.info['bytes'] / 2**20:.0f} MiB) "
+              f"put in moto in {loaded:.1f} s; Spark {args.master} ({tasks} tasks at once), storage concurrency "
+              f"{concurrency} per task, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+
+        runs = iter(range(1, 1000))
+
+        def census(delay: float):
+            # a distinct (harmless) option per run: the tasks' Python workers keep the tables they
+            # opened, heads cached, by URL and options; each run must start cold
+            cold = {**opts, "default_block_size": 5 * 2**20 + next(runs)}
+            before = store.stats(delay)
+            out, wall, cpu = _timed(lambda: spark_census(url, name, spark=spark, storage_options=cold))
+            after = store.stats()
+            return out, wall, cpu, after["requests"] - before["requests"], after["cpu_seconds"] - before["cpu_seconds"]
+
+        slow, wall, cpu, requests, moto_cpu = census(args.delay)
+        floor, wall0, cpu0, requests0, moto_cpu0 = census(0.0)
+        same = _without_paths(slow.table).equals(want) and _without_paths(floor.table).equals(want)
+        bound = files * args.delay / (tasks * concurrency)
+        by_requests = requests * args.delay / (tasks * concurrency)
+        print(f"census on Spark at {args.delay * 1000:g} ms per request: {wall:.1f} s wall ({cpu:.1f} s CPU here and "
+              f"in the workers), {requests:,} requests, {slow.tasks} tasks; equal to the local census: {same}")
+        print(f"  (files x delay) / (tasks x concurrency) = {files:,} x {args.delay * 1000:g} ms / ({tasks} x "
+              f"{concurrency}) = {bound:.2f} s: measured {wall / bound:.2f}x (goal <= 2x)")
+        print(f"  (requests x delay) / (tasks x concurrency) = {by_requests:.2f} s: measured {wall / by_requests:.2f}x")
+        print(f"  the same census at 0 ms on the same server (this machine's CPU floor): {wall0:.1f} s wall, "
+              f"{cpu0:.1f} s CPU, {requests0:,} requests; moto's own CPU {moto_cpu0:.1f} s "
+              f"({moto_cpu0 / max(requests0, 1) * 1000:.2f} ms per request; {moto_cpu:.1f} s at the delay)")
+        print(f"  floor with the delay overlapped: max(bound, CPU floor) = {max(bound, wall0):.1f} s: measured "
+              f"{wall / max(bound, wall0):.2f}x of it")
+        if args.in_process:
+            store.stats(args.delay)
+            before = store.stats()
+            local, wall1, cpu1 = _timed(lambda: file_indexes(open_warehouse(url, storage_options=opts).table(name)))
+            n = store.stats()["requests"] - before["requests"]
+            print(f"census in one process on the same store at {args.delay * 1000:g} ms: {wall1:.1f} s wall, "
+                  f"{cpu1:.1f} s CPU, {n:,} requests; equal: {_without_paths(local).equals(want)}")
+        if not same:
+            raise SystemExit("the census on Spark from the store differs from the local one")
+    finally:
+        store.close()
 
 
 def run(args: argparse.Namespace) -> None:

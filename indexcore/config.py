@@ -195,8 +195,8 @@ class Settings:
     spark_queue_seconds: float = _setting("INDEXCORE_SPARK_QUEUE_SECONDS", 300.0)
     #: Spark runs (with their results) the app keeps per session, newest first
     spark_history: int = _setting("INDEXCORE_SPARK_HISTORY", 10)
-    #: live files (as a snapshot's manifest lists count them) from which plan, census, explain and health
-    #: run on Spark (the default master) without being asked; 0 (the default) never
+    #: live files (as a snapshot's manifest lists count them) from which plan, census, explain, health and
+    #: advise's explains run on Spark (the default master) without being asked; 0 (the default) never
     spark_metadata_files: int = _setting("INDEXCORE_SPARK_METADATA_FILES", 0)
 
 

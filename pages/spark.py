@@ -24,6 +24,7 @@ from indexcore.frames.suggestion import suggest_predicate
 from indexcore.frames.text import code, md
 from indexcore.frames.views import UNPARTITIONED, to_frame
 from indexcore.scan.explainer import bind_predicate
+from indexcore.scan.partition import parse_partition
 from indexcore.spark.jobs.audit import audit
 from indexcore.spark.jobs.evaluate import evaluate
 from indexcore.spark.jobs.metadata import spark_census, spark_explain, spark_health, spark_plan
@@ -94,33 +95,57 @@ def _flat(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _refusal(sql: str) -> str | None:
-    """Why the predicate cannot be evaluated (its columns resolved against the schema the read uses),
-    or None: checked before any Spark job starts, so a typo costs no JVM start."""
+def _refusal(sql: str, partition: str | None = None) -> str | None:
+    """Why the predicate (or explain's partition) cannot be used (columns and partition keys resolved
+    against the schema the read uses), or None: checked before any Spark job starts, so a typo costs
+    no JVM start."""
     try:
         snap = ctx.table.snapshot(ctx.snapshot_id) if ctx.snapshot_id is not None else None
-        bind_predicate(ctx.table, ctx.table.read_schema(ctx.snapshot_id, snap), sql)
+        schema = ctx.table.read_schema(ctx.snapshot_id, snap)
+        bind_predicate(ctx.table, schema, sql)
+        parse_partition(schema, partition)
     except IndexCoreError as exc:
         return str(exc)
     return None
 
 
-def _run(job: str, sql: str, master: str) -> dict:
+def _explain_options() -> dict:
+    """Explain's restrictions and checks, as explain and ``explain --master`` take them: a partition
+    (``k=v,k2=v2``), a bucket, ``verify`` (the tasks read the data) and ``all_files``."""
+    c = st.columns(4)
+    partition = c[0].text_input("Partition (k=v,...)", key="spark_partition", placeholder="every partition",
+                                help="Explain only this partition's files, e.g. dt=2024-06-02")
+    bucket = c[1].number_input("Bucket", value=None, step=1, format="%d", key="spark_bucket",
+                               placeholder="every bucket", help="Explain only this bucket's files")
+    verify = c[2].checkbox("Verify against the data", key="spark_verify",
+                           help="The tasks read every kept or pruned file's rows and report files or rows "
+                                "pruned although they match")
+    all_files = c[3].checkbox("Consult every file index", key="spark_all_files",
+                              help="Also ask the file indexes of files an earlier stage pruned")
+    return {"partition": partition.strip() or None, "bucket": None if bucket is None else int(bucket),
+            "verify": verify, "all_files": all_files}
+
+
+def _run(job: str, sql: str, master: str, options: dict | None = None) -> dict:
     """Run one job in a worker thread under a lease of the shared Spark context; the script thread
     draws its progress until it ends. The record joins the history at once (capped at
-    ``spark_history``), so a job stopped by a rerun stays listed as cancelled."""
+    ``spark_history``), so a job stopped by a rerun stays listed as cancelled. ``options``: the
+    job's own keywords (explain's partition, bucket, verify, all_files)."""
+    options = options or {}
     started = dt.datetime.now()
     st.session_state[RUN_NO_KEY] = st.session_state.get(RUN_NO_KEY, 0) + 1
     record = {"run": st.session_state[RUN_NO_KEY], "job": job, "table": ctx.table_name, "snapshot": ctx.snapshot_id,
               "where": sql if job in WHERE_JOBS else None, "master": master,
+              **{k: v for k, v in options.items() if v is not None and v is not False},
               "started": started.strftime("%H:%M:%S"), "seconds": None, "ok": False,
               "error": "cancelled: the page was rerun or left while it ran", "details": None, "result": None}
     history.append(record)
     del history[:-max(1, limits.spark_history)]
-    refused = _refusal(sql) if job in WHERE_JOBS else None
+    refused = _refusal(sql, options.get("partition")) if job in WHERE_JOBS else None
     if refused is not None:
-        record.update(error=refused, details=f"the predicate {sql!r} was refused before Spark started:\n{refused}",
-                      seconds=0.0)
+        what = f"the predicate {sql!r}" + (f" or the partition {options['partition']!r}" if options.get("partition")
+                                           else "")
+        record.update(error=refused, details=f"{what} was refused before Spark started:\n{refused}", seconds=0.0)
         return record
     state = {"done": 0, "total": 0, "what": "starting Spark"}
     cancel = threading.Event()
@@ -133,7 +158,7 @@ def _run(job: str, sql: str, master: str) -> dict:
         with sessions.lease(master, user, cancel, queued=lambda message: state.update(what=message)) as reserved:
             state["what"] = "starting Spark (the first run starts a JVM)"
             return RUN[job](*args, master=reserved, snapshot_id=ctx.snapshot_id, progress=progress, cancel=cancel,
-                            storage_options=dict(ctx.options) or None)
+                            storage_options=dict(ctx.options) or None, **options)
 
     with st.status(f"Running {job} on {code(master)}…", expanded=True) as status:
         bar = st.progress(0.0, text="starting Spark (the first run starts a JVM)")
@@ -234,6 +259,15 @@ def _show_explain(result: dict, key: str) -> None:
     c[2].metric("Rows read (after DV)", f"{int((funnel.get('read') or {}).get('rows') or 0):,}")
     st.plotly_chart(figures.funnel([(k, v.get("files", 0)) for k, v in funnel.items()],
                                    f"Files per stage for {result.get('where')}"), width="stretch", key=f"{key}_fun")
+    if files.empty or "matching_rows" not in files:
+        pass
+    elif result.get("violations"):
+        st.error(f"Verified against the data in the tasks: {len(result['violations'])} file(s) or rows pruned "
+                 "although they match the predicate:")
+        show_frame(_flat(_records(result["violations"])), f"{key}_violations")
+    else:
+        st.success(f"Verified against the data in the tasks: no file or row that matches was pruned "
+                   f"({int(files['matching_rows'].fillna(0).sum()):,} matching rows).")
     st.markdown("**Per file** (planned and decided in Spark tasks, as explain decides them)")
     if not files.empty:
         shown = files.drop(columns=[c for c in ("path", "problems", "notes") if c in files])
@@ -286,8 +320,9 @@ if st.session_state.get("spark_sql_for") != picked or "spark_sql" not in st.sess
     st.session_state["spark_sql"] = suggestion["sql"] if suggestion else f"{quote_name(names[0])} IS NOT NULL"
     st.session_state["spark_sql_for"] = picked
 sql = st.text_input("Predicate (SQL WHERE, for evaluate and explain)", key="spark_sql", disabled=job not in WHERE_JOBS)
+job_options = _explain_options() if job == "explain" else {}
 if st.button(f"Run {job}", key="spark_run", type="primary"):
-    _run(job, sql, master)
+    _run(job, sql, master, job_options)
     if history[-1]["ok"]:
         st.session_state["spark_pick"] = history[-1]["run"]  # show the run that just ended
 if history and not history[-1]["ok"]:

@@ -26,6 +26,7 @@ from pages.common import (
     time_travel_to,
     unusable_files,
 )
+from pages.spark_route import health_on_spark
 
 ctx = open_page("table")
 table = ctx.table
@@ -51,7 +52,7 @@ with guard("Overview"):
                   "table_unusable")
 
 with guard("Health"):  # one summary: score, key metrics, items linked to the page explaining each
-    th = ctx.frame(health.table_health)
+    th = health_on_spark(ctx) or ctx.frame(health.table_health)  # on Spark past the operator's file count
     configured = [cv for cv in th.coverage if cv.configured and cv.files]
     c = st.columns(5)
     c[0].metric("Health", f"{th.score}/100", help="Amoro-style: 100 minus points per issue kind, weighted by the "

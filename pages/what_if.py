@@ -20,6 +20,7 @@ from pages.common import (
     unusable_files,
 )
 from pages.selection import remember_predicate
+from pages.spark_route import explain_on_spark, spark_route
 
 
 @st.cache_resource
@@ -81,6 +82,12 @@ with guard("Explain"):
     asked = (ctx.url, ctx.selection.options, ctx.table_name, ctx.snapshot_id, sql, verify)
     kept = explained_results(settings().whatif_explained_bytes)
     result = kept.get(asked)
+    master = spark_route(ctx)  # past the operator's file count: planned and decided in Spark tasks
+    if result is None and master is not None:
+        ex = explain_on_spark(ctx, master, sql, verify)
+        if ex is not None:
+            result = {**what_if.explanation_frames(ctx.table, ex), "spark": master}
+            kept.put(asked, result, frames_bytes(result))
     if result is None:
         update, bar = progress_callback("Explaining")
         try:
@@ -89,6 +96,9 @@ with guard("Explain"):
         finally:
             bar.empty()
         kept.put(asked, result, frames_bytes(result))
+    if result.get("spark"):
+        st.caption(f"Explained in Spark tasks on {code(result['spark'])}: this snapshot is past the server's "
+                   f"{limits.spark_metadata_files:,} live files.")
     files, funnel = result["files"], result["funnel"]
     if not result["index_used"]:
         st.info("This table merges rows on read (primary key without deletion vectors), so Paimon does not use "

@@ -128,3 +128,139 @@ def test_census_on_spark_past_the_operators_file_count(monkeypatch):
     labels = [s.label for s in at.status]
     assert any("on Spark" in label and "failed" not in label for label in labels), labels
     assert not at.error, [e.value for e in at.error]
+
+
+def test_a_bad_partition_is_refused_before_spark():
+    """Explain's partition input is checked like the predicate: a key that is not a partition key is
+    an error on the page, and no Spark run starts."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.session_state["table"] = "demo.events"
+    at.session_state["spark_master"] = "local[1]"
+    at.switch_page("pages/spark.py").run()
+    at.radio(key="spark_job").set_value("explain").run()
+    at.text_input(key="spark_partition").set_value("nope=1")
+    at.button(key="spark_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("not a partition key" in e.value for e in at.error), [e.value for e in at.error]
+    assert not at.status, [s.label for s in at.status]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_explain_job_takes_partition_bucket_and_verify():
+    """The explain job's partition, bucket, verify and all-files inputs reach the tasks: what the
+    page shows equals explain in one process with the same options."""
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java")
+    from streamlit.testing.v1 import AppTest
+
+    from indexcore import open_warehouse
+    from indexcore.scan.explainer import explain
+
+    table = open_warehouse(str(ROOT / "sample_warehouse")).table("demo.events")
+    sql, partition = "country = 'NZ' OR user_id = 7", "dt=2024-06-02"
+    bucket = explain(table, sql, partition=partition).files[0].bucket
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.session_state["table"] = "demo.events"
+    at.session_state["spark_master"] = "local[1]"
+    at.switch_page("pages/spark.py").run()
+    at.radio(key="spark_job").set_value("explain").run()
+    at.text_input(key="spark_sql").set_value(sql)
+    at.text_input(key="spark_partition").set_value(partition)
+    at.number_input(key="spark_bucket").set_value(bucket)
+    at.checkbox(key="spark_verify").check()
+    at.checkbox(key="spark_all_files").check()
+    at.button(key="spark_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    run = at.session_state["spark_runs"][-1]
+    assert run["ok"], run
+    assert run["partition"] == partition and run["bucket"] == bucket and run["verify"] and run["all_files"]
+    want = explain(table, sql, partition=partition, bucket=bucket, verify=True, all_files=True).to_json()
+    got = run["result"]
+    assert {k: got[k] for k in ("files", "funnel", "violations")} == {k: want[k] for k in ("files", "funnel",
+                                                                                         "violations")}
+    assert got["files"] and all(f["partition"] == {"dt": "2024-06-02"} and f["bucket"] == bucket
+                                for f in got["files"])
+    assert all("matching_rows" in f for f in got["files"])  # verified in the tasks
+    assert any("Verified against the data" in s.value for s in [*at.success, *at.error]), \
+        [s.value for s in [*at.success, *at.error]]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_health_and_explain_on_spark_past_the_operators_file_count(monkeypatch):
+    """Past ``INDEXCORE_SPARK_METADATA_FILES`` the Table page's health and the What-if page's explain
+    run in Spark tasks (a status and a caption say so) and show what one process finds."""
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java")
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from indexcore import open_warehouse
+    from indexcore.analysis.health import table_health
+    from indexcore.scan.explainer import explain
+
+    table = open_warehouse(str(ROOT / "sample_warehouse")).table("demo.events")
+    monkeypatch.setenv("INDEXCORE_SPARK_METADATA_FILES", "1")
+    monkeypatch.setenv("INDEXCORE_SPARK_MASTER", "local[1]")
+    st.cache_resource.clear()  # tables opened afresh: nothing kept by an earlier test of this process
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.session_state["table"] = "demo.events"
+    at.switch_page("pages/table.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    labels = [s.label for s in at.status]
+    assert any("health" in label and "ran on Spark" in label for label in labels), labels
+    assert any("Health measured in Spark tasks" in c.value for c in at.caption), [c.value for c in at.caption]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Health"] == f"{table_health(table).score}/100"
+
+    sql = "country = 'NZ'"
+    at.switch_page("pages/what_if.py").run()
+    at.text_input(key="whatif_sql").set_value(sql).run()
+    assert not at.exception, [e.value for e in at.exception]
+    labels = [s.label for s in at.status]
+    assert any("Explaining" in label and "ran on Spark" in label for label in labels), labels
+    assert any("Explained in Spark tasks" in c.value for c in at.caption), [c.value for c in at.caption]
+    want = explain(table, sql).funnel["read"]
+    metrics = {m.label: m.value for m in at.metric}
+    assert int(metrics["Files read"]) == want["files"]
+    assert metrics["Rows read (after index and DV)"] == f"{want['rows']:,}"
+    assert not at.error, [e.value for e in at.error]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_advisor_explains_on_spark_past_the_operators_file_count(monkeypatch):
+    """Past ``INDEXCORE_SPARK_METADATA_FILES`` the Advisor page explains the workload's queries in one
+    Spark job (a status and a caption say so) and its advice equals the one-process advice."""
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java")
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from indexcore import open_warehouse
+    from indexcore.analysis.advise import advise
+
+    workload = "country = 'NZ';\ncountry = 'NZ' OR user_id = 7;\n"
+    monkeypatch.setenv("INDEXCORE_SPARK_METADATA_FILES", "1")
+    monkeypatch.setenv("INDEXCORE_SPARK_MASTER", "local[1]")
+    st.cache_resource.clear()  # tables opened afresh: nothing kept by an earlier test of this process
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.session_state["table"] = "demo.events"
+    at.switch_page("pages/advisor.py").run()
+    at.text_area(key="advisor_workload").set_value(workload)
+    at.button(key="advisor_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    labels = [s.label for s in at.status]
+    assert any("workload's queries" in label and "ran on Spark" in label for label in labels), labels
+    assert any("explained in Spark tasks" in c.value for c in at.caption), [c.value for c in at.caption]
+    got = at.session_state["advisor_result"]
+    want = advise(open_warehouse(str(ROOT / "sample_warehouse")).table("demo.events"), workload)
+    assert [r.funnel for r in got.runs] == [r.funnel for r in want.runs]
+    assert got.statements == want.statements

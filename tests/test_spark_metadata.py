@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 
 from indexcore import open_warehouse
-from indexcore.analysis.advise import index_inventory
+from indexcore.analysis.advise import advise, index_inventory
 from indexcore.analysis.health import health, table_health
 from indexcore.cli import main
 from indexcore.errors import PredicateError
@@ -30,6 +30,7 @@ from indexcore.spark.jobs.metadata import (
     spark_census,
     spark_explain,
     spark_explain_columns,
+    spark_explain_workload,
     spark_health,
     spark_health_view,
     spark_plan,
@@ -116,11 +117,11 @@ def _check(spark, root: str, name: str, where: str | None) -> dict:
     assert table_health(fresh, sid) == table_health(table)
     assert fresh.caches.derived.peek(("view", "file_indexes", sid)) is census  # health did not redo it
 
-    # health measured in tasks, only its parts back: equal, and the driver planned no data file
-    # (a listed global index is still checked on the driver, which plans for it)
+    # health measured in tasks, only its parts back: equal, and the driver planned no data file (a
+    # listed global index is checked from the index manifest alone)
     driver = open_warehouse(root).table(name)
     assert spark_health(driver, root, "local[2]", spark=spark) == table_health(table), f"{name}: Spark health differs"
-    if sid is not None and not any(e.index_file.global_index_meta is not None for e in driver.plan_head().index_entries):
+    if sid is not None:
         assert ("columns", sid) not in driver.caches.plans and sid not in driver.caches.plans
 
     if where is not None:
@@ -268,6 +269,44 @@ def test_advise_inventory_from_the_spark_census(spark) -> None:
     assert inventory(fresh) == inventory(open_warehouse(SAMPLE).table("demo.events"))
 
 
+def _without_seconds(value):
+    """advise's JSON without its ``*seconds`` fields (timings differ run to run)."""
+    if isinstance(value, dict):
+        return {k: _without_seconds(v) for k, v in value.items() if not k.endswith("seconds")}
+    if isinstance(value, list):
+        return [_without_seconds(v) for v in value]
+    return value
+
+
+ADVISE_WORKLOADS = [  # (warehouse under ../shared/conformance or None: the sample, table, workload)
+    (None, "demo.events", "-- weight: 3\nSELECT * FROM demo.events WHERE country = 'NZ';\n"
+                          "country = 'NZ' OR user_id = 7;\nuser_id IN (3, 4) AND country <> 'US';\n"
+                          "SELECT * FROM demo.events;\nno_such_column = 1;\ncountry = 'NZ'\n"),
+    ("parquet", "append_with_bsi_bitmap_bloomfilter.append_with_bsi_bitmap_bloomfilter",
+     "f1 = 100 OR f0 = 'Alice';\nf0 = 'Bob';\nf1 > 50\n"),
+]
+
+
+@pytest.mark.parametrize("where,name,workload", ADVISE_WORKLOADS, ids=[w[1] for w in ADVISE_WORKLOADS])
+def test_advise_explains_its_queries_on_spark(spark, request, where, name, workload) -> None:
+    """advise with its queries explained in one Spark job (``spark_explain_workload``: manifests
+    read and every query decided in tasks) gives the in-process advice, whole JSON with details
+    (timings aside); the job explained each distinct condition, the bad one an error as in-process."""
+    root = SAMPLE if where is None else str(request.getfixturevalue("conformance") / "warehouses" / where)
+    want = advise(open_warehouse(root).table(name), workload, sample=0, details=True)
+    explained: list = []
+
+    def explain_all(conditions, snapshot_id):
+        for ex in spark_explain_workload(root, name, conditions, snapshot_id=snapshot_id, spark=spark):
+            explained.append(ex)
+            yield ex
+
+    got = advise(open_warehouse(root).table(name), workload, sample=0, details=True, explain_all=explain_all)
+    assert _without_seconds(got.to_json(details=True)) == _without_seconds(want.to_json(details=True))
+    assert len(explained) == len(want.runs) and any(r.explain_json for r in want.runs)
+    assert [isinstance(ex, PredicateError) for ex in explained] == [r.error is not None for r in want.runs]
+
+
 def test_progress_and_cancel(spark) -> None:
     seen: list[tuple[int, int]] = []
     spark_census(SAMPLE, "demo.events", spark=spark, progress=lambda d, t, m: seen.append((d, t)))
@@ -317,3 +356,14 @@ def test_cli_master(spark, capsys) -> None:
     keys = ("files", "funnel", "problems", "violations", "matching_rows")
     assert {k: on[k] for k in keys} == {k: off[k] for k in keys}
     assert on["files"] and all(f["partition"] == {"dt": "2024-06-02"} for f in on["files"])
+
+
+def test_cli_advise_master(spark, capsys, tmp_path) -> None:
+    """``advise --master`` (census, every query's explain and the candidates on Spark) prints what
+    ``advise`` prints in one process, timings aside."""
+    wl = tmp_path / "workload.sql"
+    wl.write_text(ADVISE_WORKLOADS[0][2])
+    args = ("advise", SAMPLE, "demo.events", "--workload", str(wl), "--details", "--sample", "0")
+    on = _cli(capsys, *args, "--master", "local[2]")
+    off = _cli(capsys, *args)
+    assert _without_seconds(on) == _without_seconds(off)

@@ -32,7 +32,8 @@ The records live in :mod:`.advise_model`; this module holds the two entry points
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 
 import numpy as np
 
@@ -46,10 +47,10 @@ from indexcore.analysis.workload import Query, parse_workload, scans
 from indexcore.errors import IndexCoreError, PredicateError
 from indexcore.formats.base import BitmapResult
 from indexcore.scan.explainer import explain
-from indexcore.scan.records import Stage
+from indexcore.scan.records import Explanation, Stage
 from indexcore.warehouse.model import Problem
 
-__all__ = ["DEFAULT_SAMPLE", "EXACT_FILES", "MIN_SCORE", "advise", "index_inventory"]
+__all__ = ["DEFAULT_SAMPLE", "EXACT_FILES", "MIN_SCORE", "advise", "explained_here", "index_inventory"]
 
 
 def index_inventory(table, snapshot_id: int | None = None) -> tuple[list[ExistingIndex], list[Problem]]:
@@ -111,10 +112,25 @@ def _summarise(run: QueryRun, ex, index_of: dict[str, int], files, sample: int |
     return reached
 
 
+# explains every condition of a workload (predicates or SQL) of a snapshot, in order: explain's
+# Explanation of each, or the IndexCoreError of one that cannot be explained (on Spark:
+# indexcore.spark.jobs.metadata.spark_explain_workload, one job for all of them)
+ExplainAll = Callable[[list, int | None], Iterator[Explanation | IndexCoreError]]
+
+
+def explained_here(table, conditions: list, snapshot_id: int | None) -> Iterator[Explanation | IndexCoreError]:
+    """Each condition explained in this process as it is asked for (one explanation held at a time)."""
+    for condition in conditions:
+        try:
+            yield explain(table, condition, snapshot_id=snapshot_id)
+        except IndexCoreError as exc:
+            yield exc
+
+
 def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = None,
            sample: int | None = None, measure: Measure | None = None, seed: int = 0, dialect: str = "spark",
            progress: Progress | None = None, min_score: float = MIN_SCORE, drop_unused: bool = False,
-           details: bool = False) -> Advice:
+           details: bool = False, explain_all: ExplainAll | None = None) -> Advice:
     """Advise on ``table``'s file indexes for ``workload`` (file text or parsed queries).
 
     ``sample``: files per query candidates are measured on (None: every file the query reaches
@@ -123,7 +139,9 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
     ``min_score``: the score below which no candidate is recommended. ``drop_unused``: drop
     configured indexes no query of the workload filters on (kept by default). ``details``: keep
     every query's explain and the files behind each figure. ``progress(done, total, what)`` is
-    called while it runs. A workload with no query that can be replayed is a :class:`PredicateError`.
+    called while it runs. ``explain_all``: what explains the workload's conditions (default: each
+    in this process; on Spark all in one job). A workload with no query that can be replayed is a
+    :class:`PredicateError`.
     """
     if sample is not None and (not isinstance(sample, int) or sample < 0):
         raise PredicateError(f"sample must be a number of files >= 0 (0: every file), got {sample}")
@@ -176,13 +194,12 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
         if progress is not None:
             progress(min(done, steps), steps, what)
 
-    for run in runs:
-        try:
-            # the condition as the workload reader parsed it (the same parser), else its text
-            ex = explain(table, run.scan.predicate if run.scan.predicate is not None else run.scan.where,
-                         snapshot_id=sid)
-        except IndexCoreError as exc:
-            run.error = exc.message
+    # each condition as the workload reader parsed it (the same parser), else its text
+    conditions = [run.scan.predicate if run.scan.predicate is not None else run.scan.where for run in runs]
+    explained = (explain_all or partial(explained_here, table))(conditions, sid)
+    for run, ex in zip(runs, explained, strict=True):
+        if isinstance(ex, IndexCoreError):
+            run.error = ex.message
             tick(run.name)
             continue
         reached = _summarise(run, ex, index_of, files, sample, seed, details, keys, drawn)

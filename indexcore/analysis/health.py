@@ -228,7 +228,7 @@ def unusable_index_files(table, snapshot_id: int | None = None,
             mismatch = hash_rows_mismatch(count, meta)
             if mismatch:
                 rows.append((meta.file_name, HASH, None, HASH_ROWS, mismatch))
-    # global_index_files plans the snapshot's objects: only asked when the index manifest lists one
+    # only asked when the index manifest lists one (global_index_files reads that manifest again)
     if GLOBAL_INDEX in kinds and any(e.index_file.global_index_meta is not None for e in plan.index_entries):
         for gif in global_index_files(table, snapshot_id):
             meta, column = gif.entry.index_file, gif.field.name if gif.field is not None else None

@@ -36,7 +36,12 @@ def funnel_frame(funnel: dict[str, dict[str, int]]) -> pd.DataFrame:
 def explain_frames(table, sql: str, snapshot_id: int | None = None, verify: bool = False,
                    progress: Progress | None = None) -> dict[str, Any]:
     """:func:`.explain.explain` as frames: ``files``, ``funnel``, ``problems``, ``violations``."""
-    ex = explain(table, sql, snapshot_id=snapshot_id, verify=verify, progress=progress)
+    return explanation_frames(table, explain(table, sql, snapshot_id=snapshot_id, verify=verify, progress=progress))
+
+
+def explanation_frames(table, ex) -> dict[str, Any]:
+    """An :class:`~indexcore.scan.records.Explanation` as :func:`explain_frames`'s frames, wherever it was
+    decided (in this process, or in Spark tasks: :func:`indexcore.spark.jobs.metadata.spark_explain`)."""
     files = cells_as_text(ex.to_frame())
     if not partition_types(table):
         files["partition"] = files["partition"].replace("{}", UNPARTITIONED)

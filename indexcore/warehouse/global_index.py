@@ -105,8 +105,15 @@ class GlobalIndexFile:
 
 
 def global_index_files(table, snapshot_id: int | None = None) -> list[GlobalIndexFile]:
-    """Every global index file live in the snapshot (latest by default)."""
-    plan = table.plan(snapshot_id)
+    """Every global index file live in the snapshot (latest by default), from its index manifest:
+    the kept plan's entries when the snapshot was planned, else its plan head's (no data file is
+    planned: health on Spark checks them on a driver that holds no plan)."""
+    snap = table.snapshot(snapshot_id)
+    if snap is None:
+        return []
+    plan = table.caches.plans.peek(snap.id)
+    if plan is None:
+        plan = table.plan_head(snap.id)
     schema = table.schema(plan.snapshot.schema_id) if plan.snapshot is not None else None
     out = []
     for e in plan.index_entries:

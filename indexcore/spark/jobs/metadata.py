@@ -53,10 +53,13 @@ from indexcore.config import settings
 from indexcore.errors import IndexCoreError
 from indexcore.scan.explainer import bind_predicate, decide_files, in_file_order
 from indexcore.scan.partition import parse_partition
-from indexcore.scan.records import Explanation
+from indexcore.scan.records import Explanation, FileDecision
 from indexcore.spark.jobs.explain_columns import (
+    EXPLAIN_FILES,
+    RECORD,
     ExplainColumns,
     decision_table,
+    decode_records,
     encode_records,
     file_problems,
     in_explain_order,
@@ -78,6 +81,8 @@ from indexcore.warehouse.plan_columns import ENTRY, MERGE_KEY, PlanColumns
 ORDER = "_manifest_order"  # the column that puts the groups' rows back in plan order
 FILES_PER_GROUP = 500  # at least this many live files per second-stage task (fewer tasks on small tables)
 _PLAN, _CENSUS, _EXPLAIN, _HEALTH = "plan", "census", "explain", "health"
+_WORKLOAD = "explain workload"  # many conditions explained in one job (the advisor's queries)
+QUERY = "_query"  # the condition a row of the workload explain decides
 
 
 @dataclass
@@ -127,7 +132,7 @@ def _arrow_table(data: bytes) -> pa.Table:
 
 # the manifest columns each work reads: stage 1 ships only these (None: every column)
 _MERGED = ("_KIND", *MERGE_KEY, "_EXTRA_FILES")  # the merge's and the plan's paths (.index files)
-_SHIPPED = {_PLAN: None, _EXPLAIN: None, _HEALTH: None,
+_SHIPPED = {_PLAN: None, _EXPLAIN: None, _HEALTH: None, _WORKLOAD: None,
             _CENSUS: (*_MERGED, "_FILE_SIZE", "_ROW_COUNT", "_SCHEMA_ID", "_EMBEDDED_FILE_INDEX")}
 _PLACE = "_place"  # an entry's place in the plan's manifest order: manifest << 32 | position
 
@@ -268,6 +273,21 @@ def _work(table, work: str, plan: PlanColumns, places: np.ndarray, snapshot_id: 
                         decided.global_index_requests]}
         extra["records"] = encode_records(decided.files, plain)
         return decision_table(decided.files, in_file_order(files)), extra
+    if work == _WORKLOAD:  # each condition decided over the group's files, as explain decides it alone
+        files = plan.live_files(table)
+        ordered, schema = in_file_order(files), table.schema(args["schema_id"])
+        tables, decisions, extras = [], [], []
+        for q, predicate in enumerate(args["predicates"]):
+            decided = decide_files(table, predicate, files, schema, snapshot_id=snapshot_id, global_indexes=True)
+            extras.append({"problems": decided.problems, "index_used": decided.index_used,
+                           "io": [decided.bytes_read, decided.requests, decided.global_index_bytes,
+                                  decided.global_index_requests]})
+            t = decision_table(decided.files, ordered)
+            t = t.set_column(t.schema.get_field_index(RECORD), RECORD, pc.add(t.column(RECORD), len(decisions)))
+            tables.append(t.append_column(QUERY, pa.array(np.full(t.num_rows, q, np.int32))))
+            decisions.extend(decided.files)
+        out = pa.concat_tables(tables) if tables else EXPLAIN_FILES.append(pa.field(QUERY, pa.int32())).empty_table()
+        return out, {"queries": extras, "records": encode_records(decisions, plain)}
     if work == _HEALTH:  # only the part's sums and few rows travel back, not the census
         census = file_indexes(table, snapshot_id, plan=plan)
         part = health_part(table, plan, census, table.schema(args["schema_id"]), places, args["small_limit"],
@@ -353,6 +373,58 @@ def spark_explain(warehouse_url: str, table: str, where_sql: str, master: str | 
     its funnel, the plan's problems first): for a caller that lists every file's record."""
     return spark_explain_columns(warehouse_url, table, where_sql, master, snapshot_id, progress, cancel, spark,
                                  storage_options, partition, bucket, verify, all_files).explanation()
+
+
+def spark_explain_workload(warehouse_url: str, table: str, conditions: list, master: str | None = None,
+                           snapshot_id: int | None = None, progress: Progress | None = None,
+                           cancel: threading.Event | None = None, spark=None,
+                           storage_options: dict | None = None) -> Iterator[Explanation | IndexCoreError]:
+    """Each of ``conditions`` (predicates or SQL) explained as :func:`~indexcore.scan.explainer.explain`
+    explains it alone, all in one Spark job: its manifests read once by the tasks, each group's files
+    decided for every condition in its task. Yields, in ``conditions``' order, explain's own
+    :class:`Explanation` (decoded from the tasks' records as it is asked for, so a caller that
+    summarises each and drops it holds one at a time) or the :class:`IndexCoreError` of a condition
+    that does not bind to the table (checked before Spark starts)."""
+    tbl = open_warehouse(warehouse_url, storage_options=storage_options).table(table)
+    snap = tbl.snapshot(snapshot_id)
+    schema = tbl.read_schema(snapshot_id, snap)
+    bound: list[tuple | IndexCoreError] = []
+    for c in conditions:
+        try:
+            bound.append(bind_predicate(tbl, schema, c))
+        except IndexCoreError as exc:
+            bound.append(exc)
+    asked = [b for b in bound if not isinstance(b, IndexCoreError)]
+    results, plain, head = [], False, None
+    if asked:
+        args = {"predicates": [p for p, _sql in asked], "schema_id": schema.id}
+        _tbl, head, results, _tasks, plain = _run(warehouse_url, table, _WORKLOAD, args, master,
+                                                  snap.id if snap else None, progress, cancel, spark, storage_options)
+    tables = numbered([t for t, _e, _r in results])
+    records = [r for _t, _e, r in results]
+    decoded: list[FileDecision] | None = None
+    q = -1
+    for b in bound:
+        if isinstance(b, IndexCoreError):
+            yield b
+            continue
+        q += 1
+        predicate, sql = b
+        mine = [t.filter(pc.equal(t.column(QUERY), q)).drop_columns([QUERY]) for t in tables]
+        files = in_explain_order(mine)
+        extras = [e["queries"][q] for _t, e, _r in results]
+        seen: set[Problem] = set()
+        part_problems = [p for e in extras for p in e["problems"] if not (p in seen or seen.add(p))]
+        global_io = (max((e["io"][2] for e in extras), default=0), max((e["io"][3] for e in extras), default=0))
+        if decoded is None:  # every task's records, decoded once for all conditions
+            decoded = [f for data in records for f in decode_records(data, plain)]
+        yield Explanation(table=table, snapshot_id=head.snapshot.id if head and head.snapshot else None,
+                          predicate=predicate, sql=sql,
+                          files=[decoded[i] for i in files.column(RECORD).to_pylist()],
+                          funnel=table_funnel(files, False, global_io),
+                          problems=[*(head.problems if head else []), *part_problems, *file_problems(files)],
+                          index_used=all(e["index_used"] for e in extras),
+                          bytes_read=sum(e["io"][0] for e in extras), requests=sum(e["io"][1] for e in extras))
 
 
 def seed_census(table, warehouse_url: str, master: str, snapshot_id: int | None = None,
