@@ -5,6 +5,7 @@ every per-file view starts with ``file_name, partition, bucket, row_count``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -12,10 +13,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
+from indexcore.formats.bitmap.keys import KeyCodec
+from indexcore.formats.bitmap.summary import blob_counts, summary_of_counts
 from indexcore.formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, items_for_fpp
 from indexcore.formats.registry import BITMAP, BLOOM_FILTER
 from indexcore.types import to_json_value
-from indexcore.views.census import iter_file_indexes, summaries
+from indexcore.views.blob_bytes import blob_of_row, census_blob_bytes, file_columns
+from indexcore.views.census import blob_summary, census_rows_of, snapshot_census, summaries
 from indexcore.views.common import (
     FILE_COLS,
     UNPARTITIONED,
@@ -42,14 +46,7 @@ def bitmap_indexes(table, snapshot_id: int | None = None, progress: Progress | N
     """``$bitmap_indexes``: per bitmap index, version, dictionary size, nulls, layout bytes and the
     bytes a point lookup of the most frequent value reads (V1 the whole head, V2 one block).
     ``sample``: decode only that many files (:mod:`indexcore.warehouse.file_sample`)."""
-    types = partition_types(table)
-    rows = []
-    for blob, s in summaries(table, snapshot_id, [BITMAP.name], progress, sample=sample):
-        row = {**file_cols(blob.file, types, table.caches.labels), "column": blob.column, "size": blob.size, "error": s.get("error")}
-        if "version" in s:
-            row.update({k: s.get(k) for k in _BITMAP_KEYS})
-        rows.append(row)
-    return from_rows(rows, BITMAP_INDEXES)
+    return _bitmap_pass(table, snapshot_id, progress, sample)[0]
 
 
 BITMAP_VALUES = pa.schema([*FILE_COLS, ("column", pa.string()), ("value", pa.string()),
@@ -60,22 +57,71 @@ def bitmap_values(table, snapshot_id: int | None = None, column: str | None = No
                   progress: Progress | None = None, sample: int | None = None) -> pa.Table:
     """``$bitmap_values``: value cardinalities of the bitmap indexes, one row per (file, column,
     value); ``NULL`` counts the null rows. ``sample``: decode only that many files."""
-    types = partition_types(table)
-    rows = []
-    for blob in iter_file_indexes(table, snapshot_id, [BITMAP.name], column, progress, sample):
-        if blob.reader is None or blob.empty:
-            continue
-        try:
-            dictionary = list(blob.reader.dictionary())
-            nulls = len(blob.reader.null_bitmap())
-        except IndexCoreError:
-            continue
-        base = {**file_cols(blob.file, types, table.caches.labels), "column": blob.column}
-        for value, card in dictionary:
-            rows.append({**base, "value": str(to_json_value(blob.dtype, value)), "cardinality": card})
+    values = _bitmap_pass(table, snapshot_id, progress, sample)[1]
+    return values if column is None else values.filter(pc.equal(values["column"], column))
+
+
+def _bitmap_pass(table, snapshot_id: int | None, progress: Progress | None,
+                 sample: int | None) -> tuple[pa.Table, pa.Table]:
+    """``($bitmap_indexes, $bitmap_values)`` of every bitmap column, from one decoding of each blob
+    (kept on the table: a page shows both). Counted on each blob's bytes
+    (:func:`~indexcore.formats.bitmap.summary.blob_counts`); a blob that parser leaves is read by
+    its reader, which names what is wrong with it."""
+    snap = table.snapshot(snapshot_id)
+    if snap is None:
+        return BITMAP_INDEXES.empty_table(), BITMAP_VALUES.empty_table()
+    return table.derived(("bitmap_pass", snap.id, sample), lambda: _bitmap_decode(table, snap.id, progress, sample),
+                         weight=lambda got: got[0].num_rows + got[1].num_rows)
+
+
+def _bitmap_decode(table, snapshot_id: int, progress: Progress | None, sample: int | None) -> tuple[pa.Table, pa.Table]:
+    census = census_rows_of(snapshot_census(table, snapshot_id, progress, sample), [BITMAP.name])
+    n = census.num_rows
+    cells: dict[str, list] = {k: [None] * n for k in ("error", *_BITMAP_KEYS)}
+    at, values, cards = [], [], []
+    blobs, types = census_blob_bytes(table, census, snapshot_id)
+    codecs: dict = {}
+    by_reader = None
+    for i, (data, dtype) in enumerate(zip(blobs, types, strict=True)):
+        counts = None
+        if data is not None:
+            codec = codecs.get(dtype)
+            if codec is None:
+                try:
+                    codec = codecs[dtype] = KeyCodec(dtype)
+                except IndexCoreError:
+                    codec = codecs[dtype] = False
+            counts = blob_counts(data, codec) if codec else None
+        if counts is not None:
+            s = summary_of_counts(counts, dtype, detail=False)
+            dictionary, nulls = counts.dictionary, counts.null_count
+        else:  # read by the blob's reader, as before the bytes were parsed
+            by_reader = by_reader or blob_of_row(table, census, snapshot_id)
+            blob = by_reader.blob(i)
+            s, dictionary, nulls, dtype = blob_summary(blob), (), 0, blob.dtype
+            if blob.reader is not None and not blob.empty:
+                with contextlib.suppress(IndexCoreError):
+                    dictionary, nulls = list(blob.reader.dictionary()), len(blob.reader.null_bitmap())
+        cells["error"][i] = s.get("error")
+        if "version" in s:
+            for k in _BITMAP_KEYS:
+                cells[k][i] = s.get(k)
+        at.extend([i] * (len(dictionary) + (nulls > 0)))
+        values.extend(str(to_json_value(dtype, value)) for value, _ in dictionary)
+        cards.extend(card for _, card in dictionary)
         if nulls:
-            rows.append({**base, "value": "NULL", "cardinality": nulls})
-    return from_rows(rows, BITMAP_VALUES)
+            values.append("NULL")
+            cards.append(nulls)
+    column = pc.cast(census["column_name"], pa.string())
+    sizes = pc.if_else(pc.is_null(census["column_name"]), 0, census["index_size_in_bytes"])
+    indexes = pa.Table.from_arrays(
+        [*file_columns(table, census, np.arange(n)), column, sizes,
+         *(pa.array(cells[f.name], f.type) for f in BITMAP_INDEXES if f.name in cells)], schema=BITMAP_INDEXES)
+    rows = np.asarray(at, np.int64)
+    value_rows = pa.Table.from_arrays(
+        [*file_columns(table, census, rows), column.take(pa.array(rows)), pa.array(values, pa.string()),
+         pa.array(cards, pa.int64())], schema=BITMAP_VALUES)
+    return indexes, value_rows
 
 
 BLOOM_FILTERS = pa.schema([

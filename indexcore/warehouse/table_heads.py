@@ -23,6 +23,10 @@ from indexcore.warehouse.model import LiveFile
 
 # bytes read first from an ``.index`` file: its whole head, nearly always
 HEAD_PREFETCH_BYTES = 4096
+# a ``.index`` file up to this size is read whole in one request (they are 2-18 KB) where its blobs
+# are wanted (explain's index stage, the per-file views); past it, the head and what the readers
+# need are read ranged
+WHOLE_INDEX_BYTES = 64 << 10
 
 
 @dataclass(frozen=True)

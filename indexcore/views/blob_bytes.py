@@ -1,0 +1,104 @@
+"""Index blobs of census rows as bytes: each container read whole once, without a live file, a
+container or a reader object per blob.
+
+The per-file views of one column (bitmap cardinalities, values, lookups) decode a blob per file of
+a sample of thousands; a reader per blob parses its head through a cursor and reads it in several
+requests. Here each ``.index`` file of at most
+:data:`~indexcore.warehouse.table_heads.WHOLE_INDEX_BYTES` is read in one request (embedded ones
+are cut from the plan's manifest bytes) and its blobs are sliced out, for parsers that work on
+bytes. A row whose blob is not had so (an error, an empty index, a larger container, one that cannot
+be read, a schema without the column) is None: the caller reads it through its
+:class:`~indexcore.views.common.IndexBlob`'s reader (:func:`blob_of_row`), which says what is wrong.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from indexcore.errors import IndexCoreError
+from indexcore.io import Fetch
+from indexcore.types import DataType
+from indexcore.views.census import CensusBlobs
+from indexcore.views.common import UNPARTITIONED, partition_types
+from indexcore.warehouse.table_heads import WHOLE_INDEX_BYTES
+
+_BATCH = 256  # ``.index`` files read in one call
+
+
+def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None
+                      ) -> tuple[list[bytes | None], list[DataType | None]]:
+    """Per row of ``census`` (rows of ``$file_indexes``): its blob's bytes and its column's type in
+    the file's schema, or None and None where the blob is to be read through its reader."""
+    n = census.num_rows
+    out: list[bytes | None] = [None] * n
+    types: list[DataType | None] = [None] * n
+    if not n:
+        return out, types
+    c = {name: census[name].to_pylist() for name in (
+        "file_path", "index_file_path", "storage_type", "column_name", "index_offset", "index_size_in_bytes",
+        "is_empty", "error", "schema_id")}
+    wanted = [i for i in range(n) if c["error"][i] is None and c["column_name"][i] is not None
+              and not c["is_empty"][i]]
+    schemas: dict[tuple, DataType | None] = {}
+    for i in wanted:
+        key = (c["schema_id"][i], c["column_name"][i])
+        if key not in schemas:
+            try:  # a missing schema or column: the reader path reports it as it does
+                schemas[key] = table.schema(key[0]).field(key[1]).type
+            except (IndexCoreError, KeyError):
+                schemas[key] = None
+        types[i] = schemas[key]
+    wanted = [i for i in wanted if types[i] is not None]
+    containers = _containers(table, snapshot_id, [c["storage_type"][i] == "EMBEDDED" for i in wanted],
+                             [c["file_path"][i] for i in wanted], [c["index_file_path"][i] for i in wanted])
+    for i, data in zip(wanted, containers, strict=True):
+        offset, size = c["index_offset"][i], c["index_size_in_bytes"][i]
+        if data is not None and offset >= 0 and offset + size <= len(data):
+            out[i] = data[offset:offset + size]
+    return out, [t if b is not None else None for t, b in zip(types, out, strict=True)]
+
+
+def _containers(table, snapshot_id: int | None, embedded: list[bool], paths: list[str],
+                index_paths: list[str | None]) -> list[bytes | None]:
+    """Each blob's whole container (a file's blobs share one read), or None where it is not read whole."""
+    got: dict[str, bytes | None] = {}
+    on_disk = list(dict.fromkeys(p for p, e in zip(index_paths, embedded, strict=True) if not e and p))
+    storage = table.storage
+    folders: dict[str, str | None] = {}
+    for lo in range(0, len(on_disk), _BATCH):
+        batch = on_disk[lo:lo + _BATCH]
+        if storage.cache is not None:
+            storage.prefetch([Fetch(p, 0, WHOLE_INDEX_BYTES) for p in batch])
+        for path, read in zip(batch, storage.read_prefixes(batch, WHOLE_INDEX_BYTES, served=False, folders=folders),
+                              strict=True):
+            got[path] = read[0] if not isinstance(read, IndexCoreError) and len(read[0]) == read[1] else None
+    inline: dict[str, bytes | None] = {}
+    if any(embedded):
+        plan = table.plan_columns(snapshot_id)
+        row = {p: i for i, p in enumerate(plan.files.column("path").to_pylist())}
+        column = plan.files.column("_EMBEDDED_FILE_INDEX")
+        for path in {p for p, e in zip(paths, embedded, strict=True) if e}:
+            value = column[row[path]].as_py() if path in row else None
+            inline[path] = bytes(value) if value is not None else None
+    return [inline.get(p) if e else got.get(q) if q else None
+            for p, q, e in zip(paths, index_paths, embedded, strict=True)]
+
+
+def blob_of_row(table, census: pa.Table, snapshot_id: int | None) -> CensusBlobs:
+    """The :class:`~indexcore.views.census.CensusBlobs` of ``census`` (``.blob(i)``: row ``i``'s
+    :class:`~indexcore.views.common.IndexBlob`, its live file made alone), for the rows :func:`census_blob_bytes` leaves."""
+    return CensusBlobs(table, census, table.live_files_by_path(snapshot_id))
+
+
+def file_columns(table, census: pa.Table, rows: np.ndarray | list[int]) -> list[pa.Array]:
+    """``file_name, partition, bucket, row_count`` (:data:`~indexcore.views.common.FILE_COLS`) of the
+    census rows ``rows``, as the per-file views give them from live files (``file_cols``)."""
+    at = pa.array(np.asarray(rows, np.int64), pa.int64())
+    picked = census.select(["file_name", "partition", "bucket", "record_count"]).take(at)
+    partition = (pc.cast(picked["partition"], pa.string()) if partition_types(table)
+                 else pa.array([UNPARTITIONED] * len(at), pa.string()))
+    return [pc.cast(picked["file_name"], pa.string()), partition, pc.cast(picked["bucket"], pa.int32()),
+            pc.cast(picked["record_count"], pa.int64())]
+
