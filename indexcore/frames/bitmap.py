@@ -40,7 +40,7 @@ def bitmap_lookup(table, column: str, value_text: str, snapshot_id: int | None =
     (:class:`~indexcore.formats.bitmap.lookup.BitmapLookup`, one per file schema); a blob that
     leaves is read by its reader, which answers the same or names what is wrong."""
     census = census_rows_of(snapshot_census(table, snapshot_id, None, sample), ["bitmap"], column)
-    blobs, types = census_blob_bytes(table, census, snapshot_id)
+    blobs, types, _names = census_blob_bytes(table, census, snapshot_id)
     c = {name: census[name].to_pylist() for name in ("column_name", "is_empty", "error", "schema_id",
                                                      "index_size_in_bytes")}
     null = value_text.strip().upper() == "NULL"

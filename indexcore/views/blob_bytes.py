@@ -18,24 +18,26 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
+from indexcore.formats.registry import RANGE_BITMAP
 from indexcore.io import Fetch
 from indexcore.types import DataType
-from indexcore.views.census import CensusBlobs
-from indexcore.views.common import UNPARTITIONED, partition_types
+from indexcore.views.census import CensusBlobs, census_rows_of, snapshot_census
+from indexcore.views.common import UNPARTITIONED, IndexBlob, partition_types
 from indexcore.warehouse.table_heads import WHOLE_INDEX_BYTES
 
 _BATCH = 256  # ``.index`` files read in one call
 
 
 def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None
-                      ) -> tuple[list[bytes | None], list[DataType | None]]:
-    """Per row of ``census`` (rows of ``$file_indexes``): its blob's bytes and its column's type in
-    the file's schema, or None and None where the blob is to be read through its reader."""
+                      ) -> tuple[list[bytes | None], list[DataType | None], list[str | None]]:
+    """Per row of ``census`` (rows of ``$file_indexes``): its blob's bytes, its column's type in the
+    file's schema and its container's name, or Nones where the blob is to be read through its reader."""
     n = census.num_rows
     out: list[bytes | None] = [None] * n
     types: list[DataType | None] = [None] * n
+    names: list[str | None] = [None] * n
     if not n:
-        return out, types
+        return out, types, names
     c = {name: census[name].to_pylist() for name in (
         "file_path", "index_file_path", "storage_type", "column_name", "index_offset", "index_size_in_bytes",
         "is_empty", "error", "schema_id")}
@@ -53,17 +55,18 @@ def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None
     wanted = [i for i in wanted if types[i] is not None]
     containers = _containers(table, snapshot_id, [c["storage_type"][i] == "EMBEDDED" for i in wanted],
                              [c["file_path"][i] for i in wanted], [c["index_file_path"][i] for i in wanted])
-    for i, data in zip(wanted, containers, strict=True):
+    for i, (data, name) in zip(wanted, containers, strict=True):
         offset, size = c["index_offset"][i], c["index_size_in_bytes"][i]
         if data is not None and offset >= 0 and offset + size <= len(data):
-            out[i] = data[offset:offset + size]
-    return out, [t if b is not None else None for t, b in zip(types, out, strict=True)]
+            out[i], names[i] = data[offset:offset + size], name
+    return out, [t if b is not None else None for t, b in zip(types, out, strict=True)], names
 
 
 def _containers(table, snapshot_id: int | None, embedded: list[bool], paths: list[str],
-                index_paths: list[str | None]) -> list[bytes | None]:
-    """Each blob's whole container (a file's blobs share one read), or None where it is not read whole."""
-    got: dict[str, bytes | None] = {}
+                index_paths: list[str | None]) -> list[tuple[bytes | None, str]]:
+    """Each blob's whole container (a file's blobs share one read) and its name, or None where it is
+    not read whole."""
+    got: dict[str, tuple[bytes | None, str]] = {}
     on_disk = list(dict.fromkeys(p for p, e in zip(index_paths, embedded, strict=True) if not e and p))
     storage = table.storage
     folders: dict[str, str | None] = {}
@@ -73,17 +76,54 @@ def _containers(table, snapshot_id: int | None, embedded: list[bool], paths: lis
             storage.prefetch([Fetch(p, 0, WHOLE_INDEX_BYTES) for p in batch])
         for path, read in zip(batch, storage.read_prefixes(batch, WHOLE_INDEX_BYTES, served=False, folders=folders),
                               strict=True):
-            got[path] = read[0] if not isinstance(read, IndexCoreError) and len(read[0]) == read[1] else None
-    inline: dict[str, bytes | None] = {}
+            whole = not isinstance(read, IndexCoreError) and len(read[0]) == read[1]
+            got[path] = (read[0], read[2]) if whole else (None, path)
+    inline: dict[str, tuple[bytes | None, str]] = {}
     if any(embedded):
         plan = table.plan_columns(snapshot_id)
         row = {p: i for i, p in enumerate(plan.files.column("path").to_pylist())}
         column = plan.files.column("_EMBEDDED_FILE_INDEX")
         for path in {p for p, e in zip(paths, embedded, strict=True) if e}:
             value = column[row[path]].as_py() if path in row else None
-            inline[path] = bytes(value) if value is not None else None
-    return [inline.get(p) if e else got.get(q) if q else None
-            for p, q, e in zip(paths, index_paths, embedded, strict=True)]
+            inline[path] = (bytes(value) if value is not None else None, f"{path} (embedded file index)")
+    return [inline[p] if e else got[q] if q else (None, p) for p, q, e in zip(paths, index_paths, embedded, strict=True)]
+
+
+def summaries(table, snapshot_id, index_types, progress=None, column=None,
+              sample: int | None = None) -> list[tuple[IndexBlob, dict]]:
+    """Each index blob of the snapshot's census rows of ``index_types`` (and ``column``) with its
+    reader's ``summary()`` (:func:`blob_summary`). The readers are opened on the blobs' bytes, each
+    container read whole once (:func:`census_blob_bytes`), a slice of rows at a time, and kept on the
+    table where :meth:`~indexcore.warehouse.table_heads.TableIndexHeads.index_reader` finds them."""
+    census = census_rows_of(snapshot_census(table, snapshot_id, progress, sample), index_types, column)
+    by_path = table.live_files_by_path(snapshot_id)
+    rows = CensusBlobs(table, census, by_path)
+    out = []
+    for lo in range(0, census.num_rows, _SLICE):
+        part = census.slice(lo, _SLICE)
+        by_path.many(pc.unique(part["file_path"]).to_pylist())  # in one pass over the plan's columns
+        data, _types, names = census_blob_bytes(table, part, snapshot_id)
+        for j, (blob_bytes, name) in enumerate(zip(data, names, strict=True)):
+            blob = rows.blob(lo + j)
+            if blob_bytes is not None and blob.entry is not None:
+                table.keep_index_reader(blob.file, blob.entry, blob.dtype, blob.options, blob_bytes, name)
+            out.append((blob, blob_summary(blob)))
+    return out
+
+
+_SLICE = 512  # census rows whose containers :func:`summaries` reads before it summarises them
+
+
+def blob_summary(blob: IndexBlob) -> dict:
+    """The blob's reader's ``summary()``, or ``{"error": ...}`` or ``{"empty": True}``."""
+    if blob.error is not None or blob.empty:
+        return {"error": blob.error} if blob.error else {"empty": True}
+    if blob.reader is None:
+        return {"error": blob.reader_error}
+    try:  # the per-file views show no range-bitmap top values: not decoded for them
+        return blob.reader.summary(**({"top_values": False} if blob.index_type == RANGE_BITMAP.name else {}))
+    except IndexCoreError as exc:
+        return {"error": str(exc)}
 
 
 def blob_of_row(table, census: pa.Table, snapshot_id: int | None) -> CensusBlobs:

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
 from indexcore.formats.container import EMPTY_INDEX_FLAG, IndexEntry, head_spans
-from indexcore.formats.registry import FILE_INDEX_TYPES, RANGE_BITMAP, index_kind
+from indexcore.formats.registry import FILE_INDEX_TYPES, index_kind
 from indexcore.types import DataType
 from indexcore.views.common import (
     IndexBlob,
@@ -550,22 +550,3 @@ class Blobs(Mapping[str, IndexBlob]):
 
     def __len__(self) -> int:
         return len(self._at)
-
-
-def summaries(table, snapshot_id, index_types, progress=None, column=None,
-              sample: int | None = None) -> list[tuple[IndexBlob, dict]]:
-    """Each index blob with its reader's ``summary()`` (``{"error": ...}`` or ``{"empty": True}``)."""
-    return [(blob, blob_summary(blob)) for blob in iter_file_indexes(table, snapshot_id, index_types, column,
-                                                                    progress, sample)]
-
-
-def blob_summary(blob: IndexBlob) -> dict:
-    """The blob's reader's ``summary()``, or ``{"error": ...}`` or ``{"empty": True}``."""
-    if blob.error is not None or blob.empty:
-        return {"error": blob.error} if blob.error else {"empty": True}
-    if blob.reader is None:
-        return {"error": blob.reader_error}
-    try:  # the per-file views show no range-bitmap top values: not decoded for them
-        return blob.reader.summary(**({"top_values": False} if blob.index_type == RANGE_BITMAP.name else {}))
-    except IndexCoreError as exc:
-        return {"error": str(exc)}

@@ -18,8 +18,8 @@ from indexcore.formats.bitmap.summary import blob_counts, summary_of_counts
 from indexcore.formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, items_for_fpp
 from indexcore.formats.registry import BITMAP, BLOOM_FILTER
 from indexcore.types import to_json_value
-from indexcore.views.blob_bytes import blob_of_row, census_blob_bytes, file_columns
-from indexcore.views.census import blob_summary, census_rows_of, snapshot_census, summaries
+from indexcore.views.blob_bytes import blob_of_row, blob_summary, census_blob_bytes, file_columns, summaries
+from indexcore.views.census import census_rows_of, snapshot_census
 from indexcore.views.common import (
     FILE_COLS,
     UNPARTITIONED,
@@ -79,7 +79,7 @@ def _bitmap_decode(table, snapshot_id: int, progress: Progress | None, sample: i
     n = census.num_rows
     cells: dict[str, list] = {k: [None] * n for k in ("error", *_BITMAP_KEYS)}
     at, values, cards = [], [], []
-    blobs, types = census_blob_bytes(table, census, snapshot_id)
+    blobs, types, _names = census_blob_bytes(table, census, snapshot_id)
     codecs: dict = {}
     by_reader = None
     for i, (data, dtype) in enumerate(zip(blobs, types, strict=True)):
