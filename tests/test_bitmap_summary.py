@@ -244,3 +244,71 @@ def test_a_damaged_blob_says_what_the_reader_says(table_dir: Path, tmp_path: Pat
     bad = fast[fast["error"].notna()]
     assert list(bad["file_name"]) == [row["file_name"]] and list(bad["column"]) == ["country"]
     assert "bitmap" in bad["error"].iloc[0]
+
+
+# ------------------------------------------------------------------ summaries of readers opened on the bytes
+
+
+@pytest.fixture(scope="module")
+def bloom_dir(tmp_path_factory) -> Path:
+    """Bloom filters (two fpp settings by column) and BSI in ``.index`` files and embedded."""
+    root = tmp_path_factory.mktemp("bloom_bytes")
+    rng = np.random.default_rng(9)
+    for name, threshold in (("db.files", "1b"), ("db.inline", "64kb")):
+        schema = make_schema([("id", "BIGINT"), ("name", "STRING"), ("amount", "INT")],
+                             options={"bucket": "2", "bucket-key": "id", "file.format": "parquet",
+                                      "file-index.bloom-filter.columns": "id,name",
+                                      "file-index.bloom-filter.id.items": "50",
+                                      "file-index.bloom-filter.name.fpp": "0.2",
+                                      "file-index.bsi.columns": "amount",
+                                      "file-index.in-manifest-threshold": threshold})
+        writer = TableWriter.create(str(root), name, schema)
+        for commit in range(3):
+            n = 200
+            writer.write(pa.table({"id": pa.array(np.arange(commit * n, (commit + 1) * n, dtype=np.int64)),
+                                   "name": pa.array([f"n{v}" for v in rng.integers(0, 90, n)], pa.string()),
+                                   "amount": pa.array(rng.integers(-50, 50, n).astype(np.int32))}))
+    return root
+
+
+@pytest.mark.parametrize("name", ["db.files", "db.inline"])
+@pytest.mark.parametrize("sample", [None, 2])
+def test_bloom_filters_on_the_bytes_are_the_readers(bloom_dir: Path, name: str, sample, monkeypatch):
+    """``$bloom_filters`` from readers opened on each container's bytes equals the view through each
+    blob's own reader (every row left to it), for the configured and a target fpp."""
+    from indexcore.views import blob_bytes
+
+    fast_table = open_warehouse(str(bloom_dir)).table(name)
+    fast = [view_frame(fast_table, "bloom_filters", sample=sample, target_fpp=f) for f in (None, 0.01)]
+    every = blob_bytes.census_blob_bytes
+    with monkeypatch.context() as m:
+        m.setattr(blob_bytes, "census_blob_bytes",
+                  lambda *args: tuple([None] * len(got) for got in every(*args)))
+        slow_table = open_warehouse(str(bloom_dir)).table(name)
+        slow = [view_frame(slow_table, "bloom_filters", sample=sample, target_fpp=f) for f in (None, 0.01)]
+    for a, b in zip(fast, slow, strict=True):
+        pd.testing.assert_frame_equal(a, b)
+    assert fast[0]["error"].isna().all() and set(fast[0]["configured_fpp"]) == {0.2, 0.1}
+    assert set(fast[0]["configured_items"]) == {50, 1_000_000}
+
+
+@pytest.mark.parametrize("name", ["db.files", "db.inline"])
+def test_range_frame_on_the_bytes_is_the_readers(bloom_dir: Path, name: str, monkeypatch):
+    """The Range page's BSI frame and pruning table, with readers opened on the containers' bytes
+    and kept for the pruning, equal those through each blob's own reader."""
+    from indexcore.frames import pruning
+    from indexcore.frames import range as range_frames
+    from indexcore.views import blob_bytes
+
+    def frames(table):
+        return (range_frames.range_frame(table, column="amount"),
+                pruning.prune_by_sql(table, "amount BETWEEN -10 AND 20", ["bsi", "range-bitmap"]))
+
+    fast = frames(open_warehouse(str(bloom_dir)).table(name))
+    every = blob_bytes.census_blob_bytes
+    with monkeypatch.context() as m:
+        m.setattr(blob_bytes, "census_blob_bytes", lambda *args: tuple([None] * len(got) for got in every(*args)))
+        slow = frames(open_warehouse(str(bloom_dir)).table(name))
+    for a, b in zip(fast, slow, strict=True):
+        pd.testing.assert_frame_equal(a, b)
+    assert fast[0]["error"].isna().all() and fast[0]["min"].min() < 0 < fast[0]["max"].max()

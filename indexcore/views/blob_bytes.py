@@ -18,8 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
-from indexcore.formats.registry import RANGE_BITMAP
-from indexcore.io import Fetch
+from indexcore.formats.registry import RANGE_BITMAP, open_reader
+from indexcore.io import BytesSource, Fetch
 from indexcore.types import DataType
 from indexcore.views.census import CensusBlobs, census_rows_of, snapshot_census
 from indexcore.views.common import UNPARTITIONED, IndexBlob, partition_types
@@ -52,6 +52,7 @@ def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None
             except (IndexCoreError, KeyError):
                 schemas[key] = None
         types[i] = schemas[key]
+    c["index_type"] = census["index_type"].to_pylist()
     wanted = [i for i in wanted if types[i] is not None]
     containers = _containers(table, snapshot_id, [c["storage_type"][i] == "EMBEDDED" for i in wanted],
                              [c["file_path"][i] for i in wanted], [c["index_file_path"][i] for i in wanted])
@@ -124,6 +125,33 @@ def blob_summary(blob: IndexBlob) -> dict:
         return blob.reader.summary(**({"top_values": False} if blob.index_type == RANGE_BITMAP.name else {}))
     except IndexCoreError as exc:
         return {"error": str(exc)}
+
+
+def summaries_of_rows(table, census: pa.Table, snapshot_id: int | None) -> list[dict]:
+    """:func:`blob_summary` of each row of ``census``, from a reader opened on the blob's bytes (its
+    container read whole once, no live file; the reader is not kept), else through the row's
+    :class:`~indexcore.views.common.IndexBlob`. For a view that only summarises."""
+    data, types, names = census_blob_bytes(table, census, snapshot_id)
+    c = {name: census[name].to_pylist() for name in ("column_name", "index_type", "schema_id")}
+    options: dict[tuple, dict] = {}
+    by_reader = None
+    out = []
+    for i, (blob, dtype, name) in enumerate(zip(data, types, names, strict=True)):
+        if blob is None:
+            by_reader = by_reader or blob_of_row(table, census, snapshot_id)
+            out.append(blob_summary(by_reader.blob(i)))
+            continue
+        column, kind = c["column_name"][i], c["index_type"][i]
+        key = (c["schema_id"][i], column, kind)
+        if key not in options:  # as the census judges it: the file schema's options of the index
+            options[key] = table.schema(key[0]).file_index_options(column, kind)
+        try:
+            reader = open_reader(kind, dtype, BytesSource(blob, f"{name}#{column}.{kind}", table.storage.stats),
+                                 options[key])
+            out.append(reader.summary(**({"top_values": False} if kind == RANGE_BITMAP.name else {})))
+        except IndexCoreError as exc:
+            out.append({"error": str(exc)})
+    return out
 
 
 def blob_of_row(table, census: pa.Table, snapshot_id: int | None) -> CensusBlobs:

@@ -18,14 +18,19 @@ from indexcore.formats.bitmap.summary import blob_counts, summary_of_counts
 from indexcore.formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, items_for_fpp
 from indexcore.formats.registry import BITMAP, BLOOM_FILTER
 from indexcore.types import to_json_value
-from indexcore.views.blob_bytes import blob_of_row, blob_summary, census_blob_bytes, file_columns, summaries
+from indexcore.views.blob_bytes import (
+    blob_of_row,
+    blob_summary,
+    census_blob_bytes,
+    file_columns,
+    summaries_of_rows,
+)
 from indexcore.views.census import census_rows_of, snapshot_census
 from indexcore.views.common import (
     FILE_COLS,
     UNPARTITIONED,
     Progress,
     dv_cardinality,
-    file_cols,
     from_rows,
     partition_label,
     partition_types,
@@ -139,16 +144,17 @@ def bloom_filters(table, snapshot_id: int | None = None, target_fpp: float | Non
     the configured fpp) for this filter alone. The per-column verdict and the one ``items`` to
     configure are :func:`indexcore.analysis.bloom_sizing.column_sizing`'s. ``sample``: decode only
     that many files."""
-    types = partition_types(table)
+    census = census_rows_of(snapshot_census(table, snapshot_id, progress, sample), [BLOOM_FILTER.name])
+    row_counts = census["record_count"].to_pylist()
     rows = []
-    for blob, s in summaries(table, snapshot_id, [BLOOM_FILTER.name], progress, sample=sample):
-        row = {**file_cols(blob.file, types, table.caches.labels), "column": blob.column, "size": blob.size, "error": s.get("error")}
+    for i, s in enumerate(summaries_of_rows(table, census, snapshot_id)):
+        row = {"error": s.get("error")}
         if "num_bits" in s:  # the reader was opened with the file's options; Paimon's defaults otherwise
             items = s.get("configured_items", DEFAULT_ITEMS)
             fpp = s.get("configured_fpp", DEFAULT_FPP)
             est = s["estimated_items"]
             want = target_fpp if target_fpp is not None else fpp
-            need = items_for_fpp(est if math.isfinite(est) else blob.file.file.row_count, want)
+            need = items_for_fpp(est if math.isfinite(est) else row_counts[i], want)
             row.update({
                 "num_bits": s["num_bits"], "bits_set": s["bits_set"], "fill_ratio": s["fill_ratio"],
                 "num_hash_functions": s["num_hash_functions"],
@@ -156,7 +162,15 @@ def bloom_filters(table, snapshot_id: int | None = None, target_fpp: float | Non
                 "configured_items": items, "estimated_fpp": s["estimated_fpp"], "configured_fpp": fpp,
                 "recommended_items": need["items"], "recommended_bytes": need["bytes"], "target_fpp": want})
         rows.append(row)
-    return from_rows(rows, BLOOM_FILTERS)
+    own = pa.schema([f for f in BLOOM_FILTERS if f.name not in ("file_name", "partition", "bucket", "row_count",
+                                                                   "column", "size")])
+    cells = from_rows(rows, own)
+    sizes = pc.if_else(pc.is_null(census["column_name"]), 0, census["index_size_in_bytes"])
+    columns = {"column": pc.cast(census["column_name"], pa.string()), "size": sizes,
+               **dict(zip(("file_name", "partition", "bucket", "row_count"),
+                          file_columns(table, census, np.arange(census.num_rows)), strict=True))}
+    return pa.Table.from_arrays([columns[f.name] if f.name in columns else cells[f.name] for f in BLOOM_FILTERS],
+                                schema=BLOOM_FILTERS)
 
 
 DELETION_VECTORS = pa.schema([
