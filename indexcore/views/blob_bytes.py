@@ -80,12 +80,12 @@ def _containers(table, snapshot_id: int | None, embedded: list[bool], paths: lis
             whole = not isinstance(read, IndexCoreError) and len(read[0]) == read[1]
             got[path] = (read[0], read[2]) if whole else (None, path)
     inline: dict[str, tuple[bytes | None, str]] = {}
-    if any(embedded):
+    if any(embedded):  # cut from the plan's manifest bytes, the files found column-wise
         plan = table.plan_columns(snapshot_id)
-        row = {p: i for i, p in enumerate(plan.files.column("path").to_pylist())}
-        column = plan.files.column("_EMBEDDED_FILE_INDEX")
-        for path in {p for p, e in zip(paths, embedded, strict=True) if e}:
-            value = column[row[path]].as_py() if path in row else None
+        wanted = list(dict.fromkeys(p for p, e in zip(paths, embedded, strict=True) if e))
+        at = pc.index_in(pa.array(wanted, pa.string()), value_set=plan.files.column("path"))
+        values = plan.files.column("_EMBEDDED_FILE_INDEX").take(at).to_pylist()  # null where not planned
+        for path, value in zip(wanted, values, strict=True):
             inline[path] = (bytes(value) if value is not None else None, f"{path} (embedded file index)")
     return [inline[p] if e else got[q] if q else (None, p) for p, q, e in zip(paths, index_paths, embedded, strict=True)]
 
