@@ -98,11 +98,11 @@ def summaries(table, snapshot_id, index_types, progress=None, column=None,
     table where :meth:`~indexcore.warehouse.table_heads.TableIndexHeads.index_reader` finds them."""
     census = census_rows_of(snapshot_census(table, snapshot_id, progress, sample), index_types, column)
     by_path = table.live_files_by_path(snapshot_id)
+    by_path.many(pc.unique(census["file_path"]).to_pylist())  # every one is summarised: one pass over the plan
     rows = CensusBlobs(table, census, by_path)
     out = []
     for lo in range(0, census.num_rows, _SLICE):
         part = census.slice(lo, _SLICE)
-        by_path.many(pc.unique(part["file_path"]).to_pylist())  # in one pass over the plan's columns
         data, _types, names = census_blob_bytes(table, part, snapshot_id)
         for j, (blob_bytes, name) in enumerate(zip(data, names, strict=True)):
             blob = rows.blob(lo + j)
