@@ -208,6 +208,32 @@ def test_bitmap_column_and_lookup(wh_path, overview):
         break
 
 
+def test_bitmap_layouts_are_rebuilt_only_when_asked(wh_path, overview, monkeypatch):
+    """The V1 vs V2 rebuild (a pass over every row of 100 files) runs only once its toggle is on,
+    then shows the same rebuilt sizes as the frame function."""
+    name = _table_with(overview, "bitmap")
+    table = indexcore.open_warehouse(str(wh_path)).table(name)
+    rebuilt = []
+    writer = bitmap_frames.BitmapWriter
+
+    class Counted(writer):
+        def __init__(self, *args, **kwargs):
+            rebuilt.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(bitmap_frames, "BitmapWriter", Counted)
+    at = _app(name, "bitmap")
+    _no_failure(at)
+    assert not rebuilt and not [d for d in at.dataframe if "layout" in d.value.columns]
+    at.toggle(key="bitmap_layouts_on").set_value(True).run()
+    _no_failure(at)
+    column = at.selectbox(key="bitmap_column").value
+    shown = _frame_with(at, "layout", "lookup_bytes")
+    assert rebuilt, "rebuilt once asked"
+    want = bitmap_frames.bitmap_layout_compare(table, column, index_block_size="16kb")
+    assert sorted(shown["size"].tolist()) == sorted(want["size"].tolist()) and len(shown) == len(want)
+
+
 def test_a_sampled_bitmap_lookup_is_an_estimate_with_its_interval(wh_path, overview, monkeypatch):
     """With a decode sample of one file, the lookup's count is labelled an estimate over every
     file carrying the bitmap, with its interval and sample, never shown as the table's total."""

@@ -563,3 +563,27 @@ def test_global_index_views_list_every_index_file_and_cover_the_table(external):
     int_cover = [r for r in coverage if r["field"] == "col_int"]
     assert int_cover and {r["status"] for r in int_cover} == {"indexed"}
     assert sum(r["rows"] for r in int_cover) == 40
+
+
+def test_global_index_files_and_row_ranges_from_the_columnar_plan(external):
+    """Without an object plan kept, the global index files and the table's row ranges come from the
+    columnar plan (no object per data file) and equal those from the object plan."""
+    from indexcore.analysis.coverage import table_row_ranges
+
+    with_ranges = listed = 0
+    for root in _tables_with_index(external):
+        storage = Storage(str(root))
+        table = Table(storage, storage.root, root.name)
+        for sid in [None, *([2] if root.name == "pk_btree" else [])]:
+            snap = table.snapshot(sid)
+            if snap is None:
+                continue
+            columnar = [(g.path, g.entry, g.field) for g in global_index_files(table, sid)]
+            ranges = table_row_ranges(table, sid)
+            assert table.caches.plans.get(snap.id) is None  # no object plan was made
+            table.plan(sid)
+            assert [(g.path, g.entry, g.field) for g in global_index_files(table, sid)] == columnar
+            assert table_row_ranges(table, sid) == ranges
+            with_ranges += bool(ranges)  # row-tracking tables (a primary-key table has no row ids)
+            listed += len(columnar)
+    assert with_ranges and listed

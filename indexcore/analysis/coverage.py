@@ -13,13 +13,18 @@ from indexcore.scan.global_index import merge_ranges, ranges_bitmap
 from indexcore.types import to_json_value
 from indexcore.views import register_view
 from indexcore.views.common import from_rows, partition_label, partition_types
-from indexcore.warehouse.global_index import global_index_files
+from indexcore.warehouse.global_index import global_index_files, kept_plan
+from indexcore.warehouse.plan_columns import PlanColumns
 
 
 def table_row_ranges(table, snapshot_id: int | None = None) -> list[tuple[int, int]]:
     """The row ids the snapshot's data files hold (inclusive ranges, merged)."""
+    plan = kept_plan(table, snapshot_id)
+    if isinstance(plan, PlanColumns):  # the columns, without an object per file
+        firsts, counts = (plan.files.column(c).to_pylist() for c in ("_FIRST_ROW_ID", "_ROW_COUNT"))
+        return merge_ranges([(f, f + n - 1) for f, n in zip(firsts, counts, strict=True) if f is not None and n])
     return merge_ranges([(lf.file.first_row_id, lf.file.first_row_id + lf.file.row_count - 1)
-                   for lf in table.plan(snapshot_id).files if lf.file.first_row_id is not None and lf.file.row_count])
+                         for lf in plan.files if lf.file.first_row_id is not None and lf.file.row_count])
 
 
 def global_index_rows(table, snapshot_id: int | None = None) -> list[dict]:

@@ -170,14 +170,17 @@ class BsiPart:
         """The smallest or largest stored value, walking slices from the top bit."""
         if not self.ebm:
             return None
-        e, value = self.ebm, 0
-        for i in range(len(self.slices) - 1, -1, -1):
-            pick = e & self.slices[i] if largest else e - self.slices[i]
-            if pick:
-                e = pick
-                value |= (1 << i) if largest else 0
+        e, value, slices = self.ebm, 0, self.slices
+        for i in range(len(slices) - 1, -1, -1):  # a bitmap made only where the rows narrow
+            sl = slices[i]
+            if largest:
+                if e.intersect(sl):
+                    e = e & sl
+                    value |= 1 << i
+            elif e <= sl:  # every row left has the bit
+                value |= 1 << i
             else:
-                value |= 0 if largest else (1 << i)
+                e = e - sl
         return self.min + value
 
 

@@ -89,30 +89,33 @@ def portable_size(buf: bytes | memoryview, start: int, end: int, file: str, stru
         pos += 4 * count
     if count == 0:
         return pos - start
-
-    def container_size(i: int, at: int) -> int:
-        cardinality = _U16.unpack_from(buf, keys_at + 4 * i + 2)[0] + 1
-        if flags_at >= 0 and (buf[flags_at + i // 8] >> (i % 8)) & 1:
-            if at + 2 > end:
-                raise _truncated("run container", 2, at, end, file, structure, base)
-            return 2 + 4 * _U16.unpack_from(buf, at)[0]
-        return 2 * cardinality if cardinality <= ARRAY_MAX else BITMAP_CONTAINER_BYTES
-
     if has_offsets:
         first = _U32.unpack_from(buf, offsets_at)[0]
         if first != pos - start:
             raise CorruptFileError(f"first container offset {first} does not follow the header ({pos - start})",
                                    file=file, structure=structure, offset=base + offsets_at)
         last = _U32.unpack_from(buf, offsets_at + 4 * (count - 1))[0]
-        size = last + container_size(count - 1, start + last)
+        size = last + _container_size(buf, keys_at, flags_at, count - 1, start + last, end, file, structure, base)
     else:
         at = pos
         for i in range(count):
-            at += container_size(i, at)
+            at += _container_size(buf, keys_at, flags_at, i, at, end, file, structure, base)
         size = at - start
     if start + size > end:
         raise _truncated("containers", size, start, end, file, structure, base)
     return size
+
+
+def _container_size(buf, keys_at: int, flags_at: int, i: int, at: int, end: int, file: str, structure: str,
+                    base: int) -> int:
+    """Bytes of container ``i`` (at ``at``) of the portable bitmap whose keys start at ``keys_at``
+    (``flags_at`` < 0: no run-container flags)."""
+    if flags_at >= 0 and (buf[flags_at + i // 8] >> (i % 8)) & 1:
+        if at + 2 > end:
+            raise _truncated("run container", 2, at, end, file, structure, base)
+        return 2 + 4 * _U16.unpack_from(buf, at)[0]
+    cardinality = _U16.unpack_from(buf, keys_at + 4 * i + 2)[0] + 1
+    return 2 * cardinality if cardinality <= ARRAY_MAX else BITMAP_CONTAINER_BYTES
 
 
 def deserialize(data: bytes | memoryview, file: str, structure: str = STRUCTURE, offset: int = 0,

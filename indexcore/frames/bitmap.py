@@ -8,13 +8,18 @@ from typing import Any
 import pandas as pd
 
 from indexcore.analysis.advise_sample import Estimate, ratio_total
+from indexcore.errors import IndexCoreError
 from indexcore.expr import parse_where
+from indexcore.formats.bitmap.keys import KeyCodec
+from indexcore.formats.bitmap.lookup import BitmapLookup
 from indexcore.formats.bitmap.reader import BitmapReader
 from indexcore.formats.bitmap.writer import BitmapWriter
 from indexcore.formats.registry import page_kinds
 from indexcore.io import BytesSource
-from indexcore.views.census import iter_file_indexes
+from indexcore.views.blob_bytes import blob_of_row, census_blob_bytes, file_columns
+from indexcore.views.census import census_rows_of, iter_file_indexes, snapshot_census
 from indexcore.views.common import file_cols, partition_types
+from indexcore.warehouse.model import LiveFile
 
 BITMAP_TYPES = page_kinds("bitmap")  # the kinds the Bitmap page explains
 
@@ -31,27 +36,61 @@ def top_values(values: pd.DataFrame, n: int = 20) -> pd.DataFrame:
 def bitmap_lookup(table, column: str, value_text: str, snapshot_id: int | None = None,
                   sample: int | None = None) -> pd.DataFrame:
     """Per file (``sample``: that many files): the rows a point lookup ``column = value`` finds
-    and the bytes it reads."""
-    types = partition_types(table)
-    rows = []
+    and the bytes it reads. Looked up on each blob's bytes
+    (:class:`~indexcore.formats.bitmap.lookup.BitmapLookup`, one per file schema); a blob that
+    leaves is read by its reader, which answers the same or names what is wrong."""
+    census = census_rows_of(snapshot_census(table, snapshot_id, None, sample), ["bitmap"], column)
+    blobs, types, _names = census_blob_bytes(table, census, snapshot_id)
+    c = {name: census[name].to_pylist() for name in ("column_name", "is_empty", "error", "schema_id",
+                                                     "index_size_in_bytes")}
+    null = value_text.strip().upper() == "NULL"
     literals: dict[int, Any] = {}  # per file schema: the value as that schema's column type
-    for blob in iter_file_indexes(table, snapshot_id, ["bitmap"], column, sample=sample):
-        if blob.reader is None or blob.empty:
-            continue
-        if value_text.strip().upper() == "NULL":
-            literal = None
+    lookups: dict[int, BitmapLookup | None] = {}  # per file schema, when its type is looked up on the bytes
+    by_reader = None
+    at, cells = [], []
+    for i, data in enumerate(blobs):
+        if c["error"][i] is not None or c["column_name"][i] is None or c["is_empty"][i]:
+            continue  # no reader (or an empty one): no row, as before
+        schema_id = c["schema_id"][i]
+        got = None
+        if data is not None:
+            if schema_id not in lookups:
+                literal = None if null else _literal(table, literals, schema_id, column, value_text)
+                try:
+                    lookups[schema_id] = BitmapLookup(KeyCodec(types[i]), [literal])
+                except (IndexCoreError, ValueError, TypeError, OverflowError):
+                    lookups[schema_id] = None  # the reader raises it, or looks it up (boolean keys)
+            lookup = lookups[schema_id]
+            got = lookup.rows(data, "") if lookup is not None else None
+        if got is not None:
+            _row_count, found, used = got
+            version, matching = data[0], len(found)
         else:
-            schema_id = blob.file.file.schema_id
-            if schema_id not in literals:
-                row_type = table.file_schema(blob.file).row_type()
-                literals[schema_id] = parse_where(f"{_quote(column)} = {value_text}", row_type).literals[0]
-            literal = literals[schema_id]
-        found = blob.reader.null_bitmap() if literal is None else blob.reader.bitmap_for(literal)
-        rows.append({**file_cols(blob.file, types, table.caches.labels), "version": blob.reader.version,
-                     "matching_rows": len(found), "lookup_bytes": blob.reader.lookup_bytes(literal),
-                     "index_size": blob.size})
-    return pd.DataFrame(rows, columns=["file_name", "partition", "bucket", "row_count", "version",
-                                       "matching_rows", "lookup_bytes", "index_size"])
+            by_reader = by_reader or blob_of_row(table, census, snapshot_id)
+            blob = by_reader.blob(i)
+            if blob.reader is None:
+                continue
+            literal = None if null else _literal(table, literals, blob.file.file.schema_id, column, value_text,
+                                                 blob.file)
+            found = blob.reader.null_bitmap() if literal is None else blob.reader.bitmap_for(literal)
+            version, matching, used = blob.reader.version, len(found), blob.reader.lookup_bytes(literal)
+        at.append(i)
+        cells.append((version, matching, used, c["index_size_in_bytes"][i]))
+    files = [a.to_pylist() for a in file_columns(table, census, at)]
+    return pd.DataFrame([(*f, *v) for *f, v in zip(*files, cells, strict=True)],
+                        columns=["file_name", "partition", "bucket", "row_count", "version", "matching_rows",
+                                 "lookup_bytes", "index_size"])
+
+
+def _literal(table, literals: dict[int, Any], schema_id: int, column: str, value_text: str,
+             lf: LiveFile | None = None) -> Any:
+    """``value_text`` as the column's value in schema ``schema_id`` (that of ``lf`` when given,
+    which names the file if the schema is missing); parsed once per schema."""
+    if schema_id not in literals:
+        schema = table.file_schema(lf) if lf is not None else table.schema_or_latest(schema_id)
+        row_type = schema.row_type()
+        literals[schema_id] = parse_where(f"{_quote(column)} = {value_text}", row_type).literals[0]
+    return literals[schema_id]
 
 
 def matching_rows_estimate(lookup: pd.DataFrame, census: pd.DataFrame, column: str, sampled: bool) -> Estimate:

@@ -324,12 +324,11 @@ def value_ranges(ranges: pd.DataFrame, low=None, high=None, title: str = "Value 
     frame, note = capped(frame.sort_values(["min", "max"], kind="stable"), MAX_BARS, what="indexes")
     title += note
     frame = frame.assign(label=frame["file"] + " · " + frame["index_type"].astype(str))
-    fig = go.Figure()
-    for _, r in frame.iterrows():
-        fig.add_trace(go.Scatter(
-            x=[r["min"], r["max"]], y=[r["label"], r["label"]], mode="lines+markers", line={"width": 8},
-            name=r["label"], showlegend=False, customdata=[["min"], ["max"]],
-            hovertemplate=f"{r['file_name']} ({r['index_type']})<br>%{{customdata[0]}} %{{x}}<extra></extra>"))
+    fig = go.Figure(data=[  # the traces in one call: adding them one by one re-validates the figure each time
+        go.Scatter(x=[r["min"], r["max"]], y=[r["label"], r["label"]], mode="lines+markers", line={"width": 8},
+                   name=r["label"], showlegend=False, customdata=[["min"], ["max"]],
+                   hovertemplate=f"{r['file_name']} ({r['index_type']})<br>%{{customdata[0]}} %{{x}}<extra></extra>")
+        for _, r in frame.iterrows()])
     low, high = _on_axis(low), _on_axis(high)
     if low is not None or high is not None:
         fig.add_vrect(x0=frame["min"].min() if low is None else low, x1=frame["max"].max() if high is None else high,

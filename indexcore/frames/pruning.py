@@ -15,7 +15,7 @@ from indexcore.formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
 from indexcore.formats.registry import FILE_INDEX_TYPES
 from indexcore.frames.progress import Progress, tick
 from indexcore.scan.file_index import FileIndexPredicate, container_index_types, pruning_index_types
-from indexcore.scan.stats import column_stats, test_predicate_on_stats
+from indexcore.scan.stats import column_stats, field_map, test_predicate_on_stats
 from indexcore.views.common import file_cols, partition_types
 from indexcore.warehouse.file_sample import decode_sample_rows
 from indexcore.warehouse.model import LiveFile
@@ -61,13 +61,20 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
     files = table.live_files_by_path(snapshot_id).many(
         [paths[i] for i in decode_sample_rows(paths, indexed.to_pylist(), sample)])
     fields = tuple(sorted(predicate.fields()))  # the stats test reads these alone
+    latest = table.schema()
+    # per file schema (files share a few): its field map to the latest schema, row type, index options
+    fmaps: dict[int, tuple] = {}
+    options: dict[tuple, Any] = {}
     rows = []
     for i, lf in enumerate(table.iter_prefetched(files, dv=False)):
         tick(progress, i, len(files), lf.file.file_name)
         row = {**file_cols(lf, types, table.caches.labels)}
-        row["stats"] = "may match" if test_predicate_on_stats(predicate, lf.file.row_count,
-                                                              file_stats(table, lf, fields)) else "SKIP"
         schema = table.file_schema(lf)
+        kept = fmaps.get(id(schema))
+        if kept is None or kept[0] is not schema:
+            kept = fmaps[id(schema)] = (schema, field_map(latest, schema), schema.row_type())
+        stats = column_stats(lf, latest, schema, kept[1], only=fields)  # as file_stats, the map made once
+        row["stats"] = "may match" if test_predicate_on_stats(predicate, lf.file.row_count, stats) else "SKIP"
         container = None
         if lf.has_file_index:
             try:  # the table's kept head and readers: a page's summaries opened them already
@@ -81,8 +88,8 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
                 continue
             only = _OnlyType(container, itype)
             try:
-                evaluator = FileIndexPredicate(only, schema.row_type(),
-                                               lambda c, t, s=schema: s.file_index_options(c, t))
+                evaluator = FileIndexPredicate(only, kept[2],
+                                               lambda c, t, s=schema: _options(options, s, c, t))
                 result = evaluator.evaluate(predicate)
                 row[itype] = result_label(result)
                 if isinstance(result, BitmapResult):
@@ -101,6 +108,15 @@ def prune_by_sql(table, sql: str, index_types: Iterable[str] = FILE_INDEX_TYPES,
     """:func:`prune_by_index` for a SQL ``WHERE`` condition over the latest schema."""
     return prune_by_index(table, parse_where(sql, table.schema().row_type()), index_types, snapshot_id,
                           sample=sample)
+
+
+def _options(kept: dict, schema, column: str, index_type: str) -> Any:
+    """``schema.file_index_options(column, index_type)``, worked out once per schema (``kept``)."""
+    key = (id(schema), column, index_type)
+    hit = kept.get(key)
+    if hit is None or hit[0] is not schema:
+        hit = kept[key] = (schema, schema.file_index_options(column, index_type))
+    return hit[1]
 
 
 class _OnlyType:

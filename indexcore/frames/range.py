@@ -12,7 +12,7 @@ from indexcore.expr import Leaf, conjuncts, literal_to_sql, parse_where, quote_n
 from indexcore.formats.registry import page_kinds
 from indexcore.frames.progress import Progress
 from indexcore.types import INTEGER_ROOTS, DataType, from_text_or_python, to_python
-from indexcore.views.census import summaries
+from indexcore.views.blob_bytes import summaries
 from indexcore.views.common import file_cols, partition_types
 
 RANGE_TYPES = page_kinds("range")  # the kinds the Range page explains

@@ -33,12 +33,10 @@ from indexcore.scan.index_bytes import BytesPlans
 from indexcore.scan.records import Batch, Decision
 from indexcore.types import DataType
 from indexcore.warehouse.model import LiveFile, Problem, TableSchema
+from indexcore.warehouse.table_heads import WHOLE_INDEX_BYTES
 
 OptionsFor = Callable[[str, str], Mapping[str, str] | None]
 MAX_ROWS_32 = 2_147_483_647
-# a ``.index`` file up to this size is read whole in one request (they are 2-18 KB); past it, the
-# head and what the readers need are read ranged
-WHOLE_INDEX_BYTES = 64 << 10
 # local ``.index`` files read ahead side by side: threads (each keeps a malloc arena of the bytes it
 # read: 16 cost 16 MiB more peak memory at 50,000 files than none, 4 cost 6 MiB; cold, 3,300 files
 # took 2.95 s one by one, 0.77 s with 4 threads, 0.63 s with 16), and files each thread reads per task

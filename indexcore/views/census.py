@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from indexcore.cache import release_unused
 from indexcore.errors import IndexCoreError
 from indexcore.formats.container import EMPTY_INDEX_FLAG, IndexEntry, head_spans
-from indexcore.formats.registry import FILE_INDEX_TYPES, RANGE_BITMAP, index_kind
+from indexcore.formats.registry import FILE_INDEX_TYPES, index_kind
 from indexcore.types import DataType
 from indexcore.views.common import (
     IndexBlob,
@@ -436,6 +436,20 @@ def census_of_sample(table, census: pa.Table, snapshot_id: int, sample: int) -> 
     return census.take(picked[np.argsort(at[picked], kind="stable")])
 
 
+def census_rows_of(census: pa.Table, index_types: Iterable[str] | None = None,
+                   column: str | None = None) -> pa.Table:
+    """The rows of ``census`` of these kinds and this column, and its unreadable containers (no column)."""
+    wanted = []
+    if index_types is not None:
+        wanted.append(pc.is_in(census["index_type"], pa.array(list(index_types), pa.string())))
+    if column is not None:
+        wanted.append(pc.equal(census["column_name"], column))
+    if not wanted:
+        return census
+    keep = wanted[0] if len(wanted) == 1 else pc.and_(*wanted)
+    return census.filter(pc.or_(pc.is_null(census["column_name"]), pc.fill_null(keep, False)))
+
+
 def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterable[str] | None = None,
                       column: str | None = None, progress: Progress | None = None,
                       sample: int | None = None) -> Iterator[IndexBlob]:
@@ -445,15 +459,7 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
 
     A container that cannot be read yields one blob with ``column`` None and the ``error``.
     """
-    census = snapshot_census(table, snapshot_id, progress, sample)
-    wanted = []
-    if index_types is not None:
-        wanted.append(pc.is_in(census["index_type"], pa.array(list(index_types), pa.string())))
-    if column is not None:
-        wanted.append(pc.equal(census["column_name"], column))
-    if wanted:  # unreadable containers (no column) stay
-        keep = wanted[0] if len(wanted) == 1 else pc.and_(*wanted)
-        census = census.filter(pc.or_(pc.is_null(census["column_name"]), pc.fill_null(keep, False)))
+    census = census_rows_of(snapshot_census(table, snapshot_id, progress, sample), index_types, column)
     # the blobs' files are made a slice of rows at a time, in one pass over the plan's columns each,
     # and kept on the table: the next view of the same sample makes none, and a caller that stops
     # early (the first 100 files of a layout comparison) does not make the snapshot's
@@ -552,22 +558,3 @@ class Blobs(Mapping[str, IndexBlob]):
 
     def __len__(self) -> int:
         return len(self._at)
-
-
-def summaries(table, snapshot_id, index_types, progress=None, column=None,
-              sample: int | None = None) -> list[tuple[IndexBlob, dict]]:
-    """Each index blob with its reader's ``summary()`` (``{"error": ...}`` or ``{"empty": True}``)."""
-    out = []
-    for blob in iter_file_indexes(table, snapshot_id, index_types, column, progress, sample):
-        if blob.error is None and not blob.empty:
-            if blob.reader is None:
-                out.append((blob, {"error": blob.reader_error}))
-                continue
-            try:  # the per-file views show no range-bitmap top values: not decoded for them
-                lite = {"top_values": False} if blob.index_type == RANGE_BITMAP.name else {}
-                out.append((blob, blob.reader.summary(**lite)))
-            except IndexCoreError as exc:
-                out.append((blob, {"error": str(exc)}))
-        else:
-            out.append((blob, {"error": blob.error} if blob.error else {"empty": True}))
-    return out

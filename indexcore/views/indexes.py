@@ -5,6 +5,7 @@ every per-file view starts with ``file_name, partition, bucket, row_count``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -12,16 +13,24 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
+from indexcore.formats.bitmap.keys import KeyCodec
+from indexcore.formats.bitmap.summary import blob_counts, summary_of_counts
 from indexcore.formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, items_for_fpp
 from indexcore.formats.registry import BITMAP, BLOOM_FILTER
 from indexcore.types import to_json_value
-from indexcore.views.census import iter_file_indexes, summaries
+from indexcore.views.blob_bytes import (
+    blob_of_row,
+    blob_summary,
+    census_blob_bytes,
+    file_columns,
+    summaries_of_rows,
+)
+from indexcore.views.census import census_rows_of, snapshot_census
 from indexcore.views.common import (
     FILE_COLS,
     UNPARTITIONED,
     Progress,
     dv_cardinality,
-    file_cols,
     from_rows,
     partition_label,
     partition_types,
@@ -42,14 +51,7 @@ def bitmap_indexes(table, snapshot_id: int | None = None, progress: Progress | N
     """``$bitmap_indexes``: per bitmap index, version, dictionary size, nulls, layout bytes and the
     bytes a point lookup of the most frequent value reads (V1 the whole head, V2 one block).
     ``sample``: decode only that many files (:mod:`indexcore.warehouse.file_sample`)."""
-    types = partition_types(table)
-    rows = []
-    for blob, s in summaries(table, snapshot_id, [BITMAP.name], progress, sample=sample):
-        row = {**file_cols(blob.file, types, table.caches.labels), "column": blob.column, "size": blob.size, "error": s.get("error")}
-        if "version" in s:
-            row.update({k: s.get(k) for k in _BITMAP_KEYS})
-        rows.append(row)
-    return from_rows(rows, BITMAP_INDEXES)
+    return _bitmap_pass(table, snapshot_id, progress, sample)[0]
 
 
 BITMAP_VALUES = pa.schema([*FILE_COLS, ("column", pa.string()), ("value", pa.string()),
@@ -60,22 +62,71 @@ def bitmap_values(table, snapshot_id: int | None = None, column: str | None = No
                   progress: Progress | None = None, sample: int | None = None) -> pa.Table:
     """``$bitmap_values``: value cardinalities of the bitmap indexes, one row per (file, column,
     value); ``NULL`` counts the null rows. ``sample``: decode only that many files."""
-    types = partition_types(table)
-    rows = []
-    for blob in iter_file_indexes(table, snapshot_id, [BITMAP.name], column, progress, sample):
-        if blob.reader is None or blob.empty:
-            continue
-        try:
-            dictionary = list(blob.reader.dictionary())
-            nulls = len(blob.reader.null_bitmap())
-        except IndexCoreError:
-            continue
-        base = {**file_cols(blob.file, types, table.caches.labels), "column": blob.column}
-        for value, card in dictionary:
-            rows.append({**base, "value": str(to_json_value(blob.dtype, value)), "cardinality": card})
+    values = _bitmap_pass(table, snapshot_id, progress, sample)[1]
+    return values if column is None else values.filter(pc.equal(values["column"], column))
+
+
+def _bitmap_pass(table, snapshot_id: int | None, progress: Progress | None,
+                 sample: int | None) -> tuple[pa.Table, pa.Table]:
+    """``($bitmap_indexes, $bitmap_values)`` of every bitmap column, from one decoding of each blob
+    (kept on the table: a page shows both). Counted on each blob's bytes
+    (:func:`~indexcore.formats.bitmap.summary.blob_counts`); a blob that parser leaves is read by
+    its reader, which names what is wrong with it."""
+    snap = table.snapshot(snapshot_id)
+    if snap is None:
+        return BITMAP_INDEXES.empty_table(), BITMAP_VALUES.empty_table()
+    return table.derived(("bitmap_pass", snap.id, sample), lambda: _bitmap_decode(table, snap.id, progress, sample),
+                         weight=lambda got: got[0].num_rows + got[1].num_rows)
+
+
+def _bitmap_decode(table, snapshot_id: int, progress: Progress | None, sample: int | None) -> tuple[pa.Table, pa.Table]:
+    census = census_rows_of(snapshot_census(table, snapshot_id, progress, sample), [BITMAP.name])
+    n = census.num_rows
+    cells: dict[str, list] = {k: [None] * n for k in ("error", *_BITMAP_KEYS)}
+    at, values, cards = [], [], []
+    blobs, types, _names = census_blob_bytes(table, census, snapshot_id)
+    codecs: dict = {}
+    by_reader = None
+    for i, (data, dtype) in enumerate(zip(blobs, types, strict=True)):
+        counts = None
+        if data is not None:
+            codec = codecs.get(dtype)
+            if codec is None:
+                try:
+                    codec = codecs[dtype] = KeyCodec(dtype)
+                except IndexCoreError:
+                    codec = codecs[dtype] = False
+            counts = blob_counts(data, codec) if codec else None
+        if counts is not None:
+            s = summary_of_counts(counts, dtype, detail=False)
+            dictionary, nulls = counts.dictionary, counts.null_count
+        else:  # read by the blob's reader, as before the bytes were parsed
+            by_reader = by_reader or blob_of_row(table, census, snapshot_id)
+            blob = by_reader.blob(i)
+            s, dictionary, nulls, dtype = blob_summary(blob), (), 0, blob.dtype
+            if blob.reader is not None and not blob.empty:
+                with contextlib.suppress(IndexCoreError):
+                    dictionary, nulls = list(blob.reader.dictionary()), len(blob.reader.null_bitmap())
+        cells["error"][i] = s.get("error")
+        if "version" in s:
+            for k in _BITMAP_KEYS:
+                cells[k][i] = s.get(k)
+        at.extend([i] * (len(dictionary) + (nulls > 0)))
+        values.extend(str(to_json_value(dtype, value)) for value, _ in dictionary)
+        cards.extend(card for _, card in dictionary)
         if nulls:
-            rows.append({**base, "value": "NULL", "cardinality": nulls})
-    return from_rows(rows, BITMAP_VALUES)
+            values.append("NULL")
+            cards.append(nulls)
+    column = pc.cast(census["column_name"], pa.string())
+    sizes = pc.if_else(pc.is_null(census["column_name"]), 0, census["index_size_in_bytes"])
+    indexes = pa.Table.from_arrays(
+        [*file_columns(table, census, np.arange(n)), column, sizes,
+         *(pa.array(cells[f.name], f.type) for f in BITMAP_INDEXES if f.name in cells)], schema=BITMAP_INDEXES)
+    rows = np.asarray(at, np.int64)
+    value_rows = pa.Table.from_arrays(
+        [*file_columns(table, census, rows), column.take(pa.array(rows)), pa.array(values, pa.string()),
+         pa.array(cards, pa.int64())], schema=BITMAP_VALUES)
+    return indexes, value_rows
 
 
 BLOOM_FILTERS = pa.schema([
@@ -93,16 +144,17 @@ def bloom_filters(table, snapshot_id: int | None = None, target_fpp: float | Non
     the configured fpp) for this filter alone. The per-column verdict and the one ``items`` to
     configure are :func:`indexcore.analysis.bloom_sizing.column_sizing`'s. ``sample``: decode only
     that many files."""
-    types = partition_types(table)
+    census = census_rows_of(snapshot_census(table, snapshot_id, progress, sample), [BLOOM_FILTER.name])
+    row_counts = census["record_count"].to_pylist()
     rows = []
-    for blob, s in summaries(table, snapshot_id, [BLOOM_FILTER.name], progress, sample=sample):
-        row = {**file_cols(blob.file, types, table.caches.labels), "column": blob.column, "size": blob.size, "error": s.get("error")}
+    for i, s in enumerate(summaries_of_rows(table, census, snapshot_id)):
+        row = {"error": s.get("error")}
         if "num_bits" in s:  # the reader was opened with the file's options; Paimon's defaults otherwise
             items = s.get("configured_items", DEFAULT_ITEMS)
             fpp = s.get("configured_fpp", DEFAULT_FPP)
             est = s["estimated_items"]
             want = target_fpp if target_fpp is not None else fpp
-            need = items_for_fpp(est if math.isfinite(est) else blob.file.file.row_count, want)
+            need = items_for_fpp(est if math.isfinite(est) else row_counts[i], want)
             row.update({
                 "num_bits": s["num_bits"], "bits_set": s["bits_set"], "fill_ratio": s["fill_ratio"],
                 "num_hash_functions": s["num_hash_functions"],
@@ -110,7 +162,15 @@ def bloom_filters(table, snapshot_id: int | None = None, target_fpp: float | Non
                 "configured_items": items, "estimated_fpp": s["estimated_fpp"], "configured_fpp": fpp,
                 "recommended_items": need["items"], "recommended_bytes": need["bytes"], "target_fpp": want})
         rows.append(row)
-    return from_rows(rows, BLOOM_FILTERS)
+    own = pa.schema([f for f in BLOOM_FILTERS if f.name not in ("file_name", "partition", "bucket", "row_count",
+                                                                   "column", "size")])
+    cells = from_rows(rows, own)
+    sizes = pc.if_else(pc.is_null(census["column_name"]), 0, census["index_size_in_bytes"])
+    columns = {"column": pc.cast(census["column_name"], pa.string()), "size": sizes,
+               **dict(zip(("file_name", "partition", "bucket", "row_count"),
+                          file_columns(table, census, np.arange(census.num_rows)), strict=True))}
+    return pa.Table.from_arrays([columns[f.name] if f.name in columns else cells[f.name] for f in BLOOM_FILTERS],
+                                schema=BLOOM_FILTERS)
 
 
 DELETION_VECTORS = pa.schema([

@@ -104,6 +104,14 @@ class GlobalIndexFile:
         return out
 
 
+def kept_plan(table, snapshot_id: int | None = None):
+    """The snapshot's object plan when the table keeps it (explain made it), else its columnar plan:
+    both list the index manifest's entries, and the columnar one makes no object per data file."""
+    snap = table.snapshot(snapshot_id)
+    kept = table.caches.plans.get(snap.id) if snap is not None else None
+    return kept if kept is not None else table.plan_columns(snapshot_id)
+
+
 def global_index_files(table, snapshot_id: int | None = None) -> list[GlobalIndexFile]:
     """Every global index file live in the snapshot (latest by default), from its index manifest:
     the kept plan's entries when the snapshot was planned, else its plan head's (no data file is
@@ -115,13 +123,14 @@ def global_index_files(table, snapshot_id: int | None = None) -> list[GlobalInde
     if plan is None:
         plan = table.plan_head(snap.id)
     schema = table.schema(plan.snapshot.schema_id) if plan.snapshot is not None else None
+    problems = plan.problems if isinstance(plan.problems, list) else []  # a columnar plan's are kept as made
     out = []
     for e in plan.index_entries:
         gm = e.index_file.global_index_meta
         if gm is None:
             continue
         field = schema.field_by_id(gm.index_field_id) if schema is not None else None
-        path = table.index_file_path(e, table.partition_dir(e.partition), plan.problems)
+        path = table.index_file_path(e, table.partition_dir(e.partition), problems)
         out.append(GlobalIndexFile(e, path, field))
     return out
 

@@ -17,12 +17,17 @@ from indexcore.formats.container import (
     head_length,
     parse_head,
 )
+from indexcore.formats.registry import open_reader
 from indexcore.io import ByteSource, BytesSource, Fetch
 from indexcore.types import DataType
 from indexcore.warehouse.model import LiveFile
 
 # bytes read first from an ``.index`` file: its whole head, nearly always
 HEAD_PREFETCH_BYTES = 4096
+# a ``.index`` file up to this size is read whole in one request (they are 2-18 KB) where its blobs
+# are wanted (explain's index stage, the per-file views); past it, the head and what the readers
+# need are read ranged
+WHOLE_INDEX_BYTES = 64 << 10
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,11 @@ def _head_weight(src: HeadSource, hit: tuple) -> int:
     head, _size, name, error = hit
     return (len(head or b"") + len(src.path) + len(src.index_path or "") + len(name) + len(error or "")
             + 400)
+
+
+def _reader_key(lf: LiveFile, entry: IndexEntry, dtype: DataType, options: dict | None) -> tuple:
+    """Where :meth:`TableIndexHeads.index_reader` keeps a blob's reader."""
+    return _head_key(lf), entry, dtype, tuple(sorted((options or {}).items()))
 
 
 def _head_key(lf: LiveFile) -> tuple:
@@ -225,13 +235,27 @@ class TableIndexHeads:
         lookups) then open and decode each blob once. A kept reader holds no file descriptor
         between reads. An error opening it is raised, not kept."""
 
-        key = (_head_key(lf), entry, dtype, tuple(sorted((options or {}).items())))
+        key = _reader_key(lf, entry, dtype, options)
         reader = self.caches.readers.get(key)
         if reader is None:
             source = self.file_index_source(lf, keep_descriptor=False)
             reader = FileIndexContainer(source, None).reader(entry, dtype, options)
             self.caches.readers.put(key, reader, max(entry.length, 1))
         return reader
+
+    def keep_index_reader(self, lf: LiveFile, entry: IndexEntry, dtype: DataType, options: dict | None,
+                          blob: bytes, name: str) -> None:
+        """Open the reader :meth:`index_reader` would, on the blob's bytes the caller read with its
+        whole container (``name``: the container's), and keep it there; an error opening it is left
+        for :meth:`index_reader` to raise."""
+        key = _reader_key(lf, entry, dtype, options)
+        if self.caches.readers.get(key) is None:
+            source = BytesSource(blob, f"{name}#{entry.column}.{entry.index_type}", self.storage.stats)
+            try:
+                reader = open_reader(entry.index_type, dtype, source, options or {})
+            except IndexCoreError:
+                return
+            self.caches.readers.put(key, reader, max(entry.length, 1))
 
     def file_index_source(self, live_file: LiveFile, keep_descriptor: bool = True) -> ByteSource | None:
         """The file's file-index bytes: embedded in the manifest, or its ``.index`` file."""

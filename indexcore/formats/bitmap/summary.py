@@ -1,0 +1,209 @@
+"""A bitmap index's dictionary and summary straight on its bytes, without a reader per blob.
+
+What the Bitmap page's per-file views ask of thousands of blobs: each value's row count, the null
+rows, the layout's byte counts and the bytes a lookup of the most frequent value reads. The head is
+parsed once with :func:`~indexcore.formats.bitmap.lookup.parse_head`, every entry is unpacked with
+``struct`` from the V1 dictionary or the V2 index blocks, and each bitmap is deserialized once to
+count it (pyroaring's own check of the bytes, as the reader's). :func:`blob_counts` accepts exactly
+what :class:`~indexcore.formats.bitmap.reader.BitmapReader` accepts and gives the same numbers;
+anything it does not expect (boolean keys, a count, bound or length off, a bitmap that does not
+deserialize) answers None, and the caller reads that blob through the reader, which names the fault.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from typing import Any, NamedTuple
+
+from indexcore.errors import IndexCoreError
+from indexcore.formats import roaring
+from indexcore.formats.bitmap.keys import INT32, TWO_INT32, KeyCodec
+from indexcore.formats.bitmap.lookup import Head, parse_head
+from indexcore.formats.bitmap.meta import (
+    VERSION_1,
+    NegativeLength,
+    locate_entry,
+    v1_length,
+    v1_offset,
+    walk_strings,
+)
+from indexcore.types import DataType, to_json_value
+
+
+class BlobCounts(NamedTuple):
+    """A bitmap blob's dictionary with counts, as the reader's ``dictionary()`` and ``summary()`` see it."""
+
+    head: Head
+    size: int  # the blob's bytes
+    dictionary_size: int  # the head's non-null bitmap count
+    dictionary: list  # (value, rows) for every non-null value, in key order
+    null_count: int
+    blocks: tuple  # V2: per index block (offset, size, entries in file order, bytes, entry starts)
+    first_keys: tuple  # V2: each index block's first key as the head lists it
+    lookup_bytes_most_frequent: int | None  # None without a non-null value
+
+
+def blob_counts(blob: bytes, codec: KeyCodec) -> BlobCounts | None:
+    """The dictionary and counts of the whole bitmap blob ``blob``, or None where the reader would
+    fail (or might: it then answers, or says why)."""
+    if codec.kind == "boolean":
+        return None
+    head = parse_head(blob, codec)
+    if head is None:
+        return None
+    n = len(blob)
+    body_size = n - head.body_start
+    try:
+        if head.version == VERSION_1:
+            entries: list[tuple] = []
+            codec.scan(head.dictionary, 0, len(head.starts), 1, entries)
+            if len(entries) != len(head.starts):
+                return None
+            ends = [o for _, o in entries if o >= 0] + [body_size]
+            listed, nxt = [], 0
+            for k, o in entries:
+                if o >= 0:
+                    nxt += 1
+                    listed.append((k, o, ends[nxt] - o))
+                else:
+                    listed.append((k, o, -1))
+            blocks: tuple = ()
+        else:
+            listed, kept = [], []
+            for i, (off, size) in enumerate(head.blocks):
+                got = _block(blob, head, i, codec)
+                if got is None:
+                    return None
+                data, starts = got
+                block: list[tuple] = []
+                codec.scan(data, 4, len(starts), 2, block)
+                if len(block) != len(starts):
+                    return None
+                listed.extend(block)
+                kept.append((off, size, block, data, starts))
+            blocks = tuple(kept)
+    except ValueError:
+        return None
+    row_count = head.row_count
+    sort_key = codec.sort_key
+    listed.sort(key=lambda e: sort_key(e[0]))
+    dictionary = []
+    for key, offset, length in listed:
+        if offset < 0:
+            count = 1
+        else:
+            count = _count(blob, head.body_start + offset, length)
+            if count is None:
+                return None
+        dictionary.append((codec.value(key), count))
+    null_count = 0
+    if head.has_null:
+        if head.null_offset < 0:
+            if -1 - head.null_offset >= row_count:
+                return None
+            null_count = 1
+        else:
+            null_count = _count(blob, head.body_start + head.null_offset, head.null_length)
+            if null_count is None:
+                return None
+    most = None
+    if dictionary:
+        top = max(range(len(dictionary)), key=lambda i: (dictionary[i][1], -i))
+        most = _lookup_bytes(blob, head, codec, blocks, codec.key(dictionary[top][0]))
+        if most is None:
+            return None
+    number = INT32.unpack_from(blob, 5)[0]
+    firsts: list[tuple] = []
+    if head.version != VERSION_1:  # the head's first keys: parse_head keeps their sort keys
+        codec.scan(blob, 14 + (8 if head.has_null else 0), len(head.blocks), 1, firsts)
+    return BlobCounts(head, n, number, dictionary, null_count, blocks, tuple(k for k, _ in firsts), most)
+
+
+def _count(blob: bytes, at: int, length: int) -> int | None:
+    """Rows of the bitmap at ``at`` (``length`` < 0: to the end), or None where the reader fails."""
+    if length < 0:
+        length = len(blob) - at
+    if length < 0 or at + length > len(blob):
+        return None
+    try:
+        return len(roaring.deserialize(memoryview(blob)[at:at + length], "", "bitmap", at))
+    except IndexCoreError:
+        return None
+
+
+def _block(blob: bytes, head: Head, i: int, codec: KeyCodec) -> tuple[bytes, Any] | None:
+    """A V2 index block's bytes and where its entries start, or None where the reader fails."""
+    off, size = head.blocks[i]
+    at = head.index_block_start + off
+    data = blob[at:at + size]
+    count = INT32.unpack_from(data)[0] if size >= 4 else None
+    if count is None or count < 0 or 4 + count * (codec.min_size + 8) > size:
+        return None
+    if codec.kind == "string":
+        starts: list[int] = []
+        try:
+            walk_strings(data, 4, count, 12, starts)
+        except NegativeLength:
+            return None
+        return (data, starts) if len(starts) == count else None
+    item = codec.struct.size + 8
+    return data, range(4, 4 + count * item, item)
+
+
+def _lookup_bytes(blob: bytes, head: Head, codec: KeyCodec, blocks: tuple, key: Any) -> int | None:
+    """The reader's ``lookup_bytes`` of ``key``: the head, V2's one index block, and one bitmap."""
+    total = head.head_size
+    encoded = codec.encode(key)
+    if head.version == VERSION_1:
+        j = locate_entry(head.dictionary, encoded, head.starts, 0, last=True)
+        if j < 0:
+            return total
+        offset = v1_offset(codec, head.dictionary, head.starts[j])
+        length = v1_length(codec, head.dictionary, head.starts, j + 1, offset, len(blob) - head.body_start)
+    else:
+        i = bisect.bisect_right(head.firsts, codec.sort_key(key)) - 1
+        if i < 0:
+            return total
+        _off, size, _entries, data, starts = blocks[i]
+        total += size
+        j = locate_entry(data, encoded, starts, 4, last=False)
+        if j < 0:
+            return total
+        offset, length = TWO_INT32.unpack_from(data, starts[j] + len(encoded))
+    if offset >= 0:
+        total += length if length >= 0 else len(blob) - (head.body_start + offset)
+    return total
+
+
+def summary_of_counts(counts: BlobCounts, dtype: DataType, detail: bool = True) -> dict:
+    """``BitmapReader.summary()`` of the blob ``counts`` was made from (``detail=False``: without its
+    ``top_values`` and ``blocks``, which the per-file views do not show)."""
+    head, dictionary = counts.head, counts.dictionary
+    out: dict[str, Any] = {
+        "index_type": "bitmap",
+        "version": head.version,
+        "row_count": head.row_count,
+        "null_count": counts.null_count,
+        "dictionary_size": counts.dictionary_size,
+        "single_row_values": sum(1 for _, c in dictionary if c == 1),
+        "file_size": counts.size,
+        "head_bytes": head.head_size,
+        "index_block_bytes": head.body_start - head.index_block_start,
+        "bitmap_bytes": counts.size - head.body_start,
+    }
+    if detail:
+        top = heapq.nsmallest(20, range(len(dictionary)), key=lambda i: (-dictionary[i][1], i))
+        out["top_values"] = [(to_json_value(dtype, dictionary[i][0]), dictionary[i][1]) for i in top]
+    if head.version != VERSION_1:
+        out["block_count"] = len(head.blocks)
+        if detail:
+            codec = KeyCodec(dtype)
+            out["blocks"] = [{
+                "offset": off, "size": size, "entries": len(entries),
+                "first_key": to_json_value(dtype, codec.value(first)),
+                "last_key": to_json_value(dtype, codec.value(entries[-1][0])) if entries else None,
+            } for first, (off, size, entries, _data, _starts) in zip(counts.first_keys, counts.blocks, strict=True)]
+    if counts.lookup_bytes_most_frequent is not None:
+        out["lookup_bytes_most_frequent"] = counts.lookup_bytes_most_frequent
+    return out

@@ -1,0 +1,172 @@
+"""Index blobs of census rows as bytes: each container read whole once, without a live file, a
+container or a reader object per blob.
+
+The per-file views of one column (bitmap cardinalities, values, lookups) decode a blob per file of
+a sample of thousands; a reader per blob parses its head through a cursor and reads it in several
+requests. Here each ``.index`` file of at most
+:data:`~indexcore.warehouse.table_heads.WHOLE_INDEX_BYTES` is read in one request (embedded ones
+are cut from the plan's manifest bytes) and its blobs are sliced out, for parsers that work on
+bytes. A row whose blob is not had so (an error, an empty index, a larger container, one that cannot
+be read, a schema without the column) is None: the caller reads it through its
+:class:`~indexcore.views.common.IndexBlob`'s reader (:func:`blob_of_row`), which says what is wrong.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from indexcore.errors import IndexCoreError
+from indexcore.formats.registry import RANGE_BITMAP, open_reader
+from indexcore.io import BytesSource, Fetch
+from indexcore.types import DataType
+from indexcore.views.census import CensusBlobs, census_rows_of, snapshot_census
+from indexcore.views.common import UNPARTITIONED, IndexBlob, partition_types
+from indexcore.warehouse.table_heads import WHOLE_INDEX_BYTES
+
+_BATCH = 256  # ``.index`` files read in one call
+
+
+def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None
+                      ) -> tuple[list[bytes | None], list[DataType | None], list[str | None]]:
+    """Per row of ``census`` (rows of ``$file_indexes``): its blob's bytes, its column's type in the
+    file's schema and its container's name, or Nones where the blob is to be read through its reader."""
+    n = census.num_rows
+    out: list[bytes | None] = [None] * n
+    types: list[DataType | None] = [None] * n
+    names: list[str | None] = [None] * n
+    if not n:
+        return out, types, names
+    c = {name: census[name].to_pylist() for name in (
+        "file_path", "index_file_path", "storage_type", "column_name", "index_offset", "index_size_in_bytes",
+        "is_empty", "error", "schema_id")}
+    wanted = [i for i in range(n) if c["error"][i] is None and c["column_name"][i] is not None
+              and not c["is_empty"][i]]
+    schemas: dict[tuple, DataType | None] = {}
+    for i in wanted:
+        key = (c["schema_id"][i], c["column_name"][i])
+        if key not in schemas:
+            try:  # a missing schema or column: the reader path reports it as it does
+                schemas[key] = table.schema(key[0]).field(key[1]).type
+            except (IndexCoreError, KeyError):
+                schemas[key] = None
+        types[i] = schemas[key]
+    c["index_type"] = census["index_type"].to_pylist()
+    wanted = [i for i in wanted if types[i] is not None]
+    containers = _containers(table, snapshot_id, [c["storage_type"][i] == "EMBEDDED" for i in wanted],
+                             [c["file_path"][i] for i in wanted], [c["index_file_path"][i] for i in wanted])
+    for i, (data, name) in zip(wanted, containers, strict=True):
+        offset, size = c["index_offset"][i], c["index_size_in_bytes"][i]
+        if data is not None and offset >= 0 and offset + size <= len(data):
+            out[i], names[i] = data[offset:offset + size], name
+    return out, [t if b is not None else None for t, b in zip(types, out, strict=True)], names
+
+
+def _containers(table, snapshot_id: int | None, embedded: list[bool], paths: list[str],
+                index_paths: list[str | None]) -> list[tuple[bytes | None, str]]:
+    """Each blob's whole container (a file's blobs share one read) and its name, or None where it is
+    not read whole."""
+    got: dict[str, tuple[bytes | None, str]] = {}
+    on_disk = list(dict.fromkeys(p for p, e in zip(index_paths, embedded, strict=True) if not e and p))
+    storage = table.storage
+    folders: dict[str, str | None] = {}
+    for lo in range(0, len(on_disk), _BATCH):
+        batch = on_disk[lo:lo + _BATCH]
+        if storage.cache is not None:
+            storage.prefetch([Fetch(p, 0, WHOLE_INDEX_BYTES) for p in batch])
+        for path, read in zip(batch, storage.read_prefixes(batch, WHOLE_INDEX_BYTES, served=False, folders=folders),
+                              strict=True):
+            whole = not isinstance(read, IndexCoreError) and len(read[0]) == read[1]
+            got[path] = (read[0], read[2]) if whole else (None, path)
+    inline: dict[str, tuple[bytes | None, str]] = {}
+    if any(embedded):  # cut from the plan's manifest bytes, the files found column-wise
+        plan = table.plan_columns(snapshot_id)
+        wanted = list(dict.fromkeys(p for p, e in zip(paths, embedded, strict=True) if e))
+        at = pc.index_in(pa.array(wanted, pa.string()), value_set=plan.files.column("path"))
+        values = plan.files.column("_EMBEDDED_FILE_INDEX").take(at).to_pylist()  # null where not planned
+        for path, value in zip(wanted, values, strict=True):
+            inline[path] = (bytes(value) if value is not None else None, f"{path} (embedded file index)")
+    return [inline[p] if e else got[q] if q else (None, p) for p, q, e in zip(paths, index_paths, embedded, strict=True)]
+
+
+def summaries(table, snapshot_id, index_types, progress=None, column=None,
+              sample: int | None = None) -> list[tuple[IndexBlob, dict]]:
+    """Each index blob of the snapshot's census rows of ``index_types`` (and ``column``) with its
+    reader's ``summary()`` (:func:`blob_summary`). The readers are opened on the blobs' bytes, each
+    container read whole once (:func:`census_blob_bytes`), a slice of rows at a time, and kept on the
+    table where :meth:`~indexcore.warehouse.table_heads.TableIndexHeads.index_reader` finds them."""
+    census = census_rows_of(snapshot_census(table, snapshot_id, progress, sample), index_types, column)
+    by_path = table.live_files_by_path(snapshot_id)
+    by_path.many(pc.unique(census["file_path"]).to_pylist())  # every one is summarised: one pass over the plan
+    rows = CensusBlobs(table, census, by_path)
+    out = []
+    for lo in range(0, census.num_rows, _SLICE):
+        part = census.slice(lo, _SLICE)
+        data, _types, names = census_blob_bytes(table, part, snapshot_id)
+        for j, (blob_bytes, name) in enumerate(zip(data, names, strict=True)):
+            blob = rows.blob(lo + j)
+            if blob_bytes is not None and blob.entry is not None:
+                table.keep_index_reader(blob.file, blob.entry, blob.dtype, blob.options, blob_bytes, name)
+            out.append((blob, blob_summary(blob)))
+    return out
+
+
+_SLICE = 512  # census rows whose containers :func:`summaries` reads before it summarises them
+
+
+def blob_summary(blob: IndexBlob) -> dict:
+    """The blob's reader's ``summary()``, or ``{"error": ...}`` or ``{"empty": True}``."""
+    if blob.error is not None or blob.empty:
+        return {"error": blob.error} if blob.error else {"empty": True}
+    if blob.reader is None:
+        return {"error": blob.reader_error}
+    try:  # the per-file views show no range-bitmap top values: not decoded for them
+        return blob.reader.summary(**({"top_values": False} if blob.index_type == RANGE_BITMAP.name else {}))
+    except IndexCoreError as exc:
+        return {"error": str(exc)}
+
+
+def summaries_of_rows(table, census: pa.Table, snapshot_id: int | None) -> list[dict]:
+    """:func:`blob_summary` of each row of ``census``, from a reader opened on the blob's bytes (its
+    container read whole once, no live file; the reader is not kept), else through the row's
+    :class:`~indexcore.views.common.IndexBlob`. For a view that only summarises."""
+    data, types, names = census_blob_bytes(table, census, snapshot_id)
+    c = {name: census[name].to_pylist() for name in ("column_name", "index_type", "schema_id")}
+    options: dict[tuple, dict] = {}
+    by_reader = None
+    out = []
+    for i, (blob, dtype, name) in enumerate(zip(data, types, names, strict=True)):
+        if blob is None:
+            by_reader = by_reader or blob_of_row(table, census, snapshot_id)
+            out.append(blob_summary(by_reader.blob(i)))
+            continue
+        column, kind = c["column_name"][i], c["index_type"][i]
+        key = (c["schema_id"][i], column, kind)
+        if key not in options:  # as the census judges it: the file schema's options of the index
+            options[key] = table.schema(key[0]).file_index_options(column, kind)
+        try:
+            reader = open_reader(kind, dtype, BytesSource(blob, f"{name}#{column}.{kind}", table.storage.stats),
+                                 options[key])
+            out.append(reader.summary(**({"top_values": False} if kind == RANGE_BITMAP.name else {})))
+        except IndexCoreError as exc:
+            out.append({"error": str(exc)})
+    return out
+
+
+def blob_of_row(table, census: pa.Table, snapshot_id: int | None) -> CensusBlobs:
+    """The :class:`~indexcore.views.census.CensusBlobs` of ``census`` (``.blob(i)``: row ``i``'s
+    :class:`~indexcore.views.common.IndexBlob`, its live file made alone), for the rows :func:`census_blob_bytes` leaves."""
+    return CensusBlobs(table, census, table.live_files_by_path(snapshot_id))
+
+
+def file_columns(table, census: pa.Table, rows: np.ndarray | list[int]) -> list[pa.Array]:
+    """``file_name, partition, bucket, row_count`` (:data:`~indexcore.views.common.FILE_COLS`) of the
+    census rows ``rows``, as the per-file views give them from live files (``file_cols``)."""
+    at = pa.array(np.asarray(rows, np.int64), pa.int64())
+    picked = census.select(["file_name", "partition", "bucket", "record_count"]).take(at)
+    partition = (pc.cast(picked["partition"], pa.string()) if partition_types(table)
+                 else pa.array([UNPARTITIONED] * len(at), pa.string()))
+    return [pc.cast(picked["file_name"], pa.string()), partition, pc.cast(picked["bucket"], pa.int32()),
+            pc.cast(picked["record_count"], pa.int64())]
+
