@@ -31,10 +31,9 @@ ctx = open_page("table")
 table = ctx.table
 st.caption(f"{code(ctx.table_name)} at snapshot {ctx.snapshot_id}")
 
-files = indexes = None
+files = None
 with guard("Overview"):
     files = ctx.view("files", stats=False)  # the listing; the page of files on screen gets its statistics
-    indexes = ctx.view("file_indexes")
     c = st.columns(5)
     c[0].metric("Live files", f"{len(files):,}")
     live = live_rows(ctx.table, ctx.snapshot_id)  # what a read returns, not the files' records
@@ -70,121 +69,130 @@ with guard("Health"):  # one summary: score, key metrics, items linked to the pa
                     + (f" — {md(item.recommendation)}" if item.recommendation else ""),
                     item.page if item.page != "table" else None)
 
-tab_schema, tab_snap, tab_files, tab_stats, tab_skew = st.tabs(["Schema", "Snapshots", "Files", "Column statistics",
-                                                                "Skew"])
+# lazy tabs: only the open one runs (a hidden one's work is not shown: Column statistics alone decodes every
+# file's statistics); the open one is kept in the session under TAB_KEY (set it to open another)
+TAB_KEY = "table_tab"
+TABS = ("Schema", "Snapshots", "Files", "Column statistics", "Skew")
+tab_schema, tab_snap, tab_files, tab_stats, tab_skew = st.tabs(TABS, key=TAB_KEY, on_change="rerun")
 
 with tab_schema, guard("Schema"):
-    history = ctx.frame(table_frames.schema_history)
-    ids = sorted(history["schema_id"].unique().tolist())
-    pick = st.selectbox("Schema version", ids, index=len(ids) - 1, key="schema_version") if ids else None
-    show_frame(history[history["schema_id"] == pick], "schema")
-    changes = history[history["change"] != ""]
-    if len(ids) > 1:
-        st.markdown(f"**Evolution** over {len(ids)} schema versions (by field id)")
-        show_frame(changes, "schema_changes")
-    st.markdown("**Options** (`$options`)")
-    show_frame(ctx.view("options"), "options")
+    if tab_schema.open:
+        history = ctx.frame(table_frames.schema_history)
+        ids = sorted(history["schema_id"].unique().tolist())
+        pick = st.selectbox("Schema version", ids, index=len(ids) - 1, key="schema_version") if ids else None
+        show_frame(history[history["schema_id"] == pick], "schema")
+        changes = history[history["change"] != ""]
+        if len(ids) > 1:
+            st.markdown(f"**Evolution** over {len(ids)} schema versions (by field id)")
+            show_frame(changes, "schema_changes")
+        st.markdown("**Options** (`$options`)")
+        show_frame(ctx.view("options"), "options")
 
 with tab_snap, guard("Snapshots"):
-    snaps = ctx.view("snapshots", snapshot=False)
-    st.plotly_chart(figures.snapshot_timeline(snaps, ctx.snapshot_id), width="stretch")
-    st.markdown("**Time travel by time** (UTC): the snapshot live at that moment becomes the picked one.")
-    default = snaps["commit_time"].max() if not snaps.empty else dt.datetime.now(dt.UTC)
-    c1, c2, c3 = st.columns([2, 2, 1])
-    day = c1.date_input("Date", value=default.date(), key="tt_date")
-    moment = c2.time_input("Time", value=default.time().replace(microsecond=0), key="tt_time", step=60)
+    if tab_snap.open:
+        snaps = ctx.view("snapshots", snapshot=False)
+        st.plotly_chart(figures.snapshot_timeline(snaps, ctx.snapshot_id), width="stretch")
+        st.markdown("**Time travel by time** (UTC): the snapshot live at that moment becomes the picked one.")
+        default = snaps["commit_time"].max() if not snaps.empty else dt.datetime.now(dt.UTC)
+        c1, c2, c3 = st.columns([2, 2, 1])
+        day = c1.date_input("Date", value=default.date(), key="tt_date")
+        moment = c2.time_input("Time", value=default.time().replace(microsecond=0), key="tt_time", step=60)
 
-    def _travel():
-        # the time input has minute steps: take the snapshot live at the end of that minute
-        when = dt.datetime.combine(st.session_state["tt_date"], st.session_state["tt_time"].replace(second=0))
-        sid = time_travel_to(table, when + dt.timedelta(seconds=59, milliseconds=999))
-        if sid is None:
-            st.session_state["tt_message"] = f"No snapshot was committed at or before {when}."
-        else:
-            st.session_state[SNAPSHOT_KEY] = sid  # the sidebar drops a tag that pins another snapshot
-            st.session_state["tt_message"] = f"Travelled to snapshot {sid} (live at {when})."
+        def _travel():
+            # the time input has minute steps: take the snapshot live at the end of that minute
+            when = dt.datetime.combine(st.session_state["tt_date"], st.session_state["tt_time"].replace(second=0))
+            sid = time_travel_to(table, when + dt.timedelta(seconds=59, milliseconds=999))
+            if sid is None:
+                st.session_state["tt_message"] = f"No snapshot was committed at or before {when}."
+            else:
+                st.session_state[SNAPSHOT_KEY] = sid  # the sidebar drops a tag that pins another snapshot
+                st.session_state["tt_message"] = f"Travelled to snapshot {sid} (live at {when})."
 
-    c3.button("Travel", on_click=_travel, key="tt_go")
-    if st.session_state.get("tt_message"):
-        st.info(st.session_state.pop("tt_message"))
-    show_frame(snaps, "snapshots")
-    left, right = st.columns(2)
-    left.markdown("**Tags** (`$tags`)")
-    left.dataframe(ctx.view("tags", snapshot=False), hide_index=True, width="stretch")
-    right.markdown("**Branches** (`$branches`)")
-    right.dataframe(ctx.view("branches", snapshot=False), hide_index=True, width="stretch")
+        c3.button("Travel", on_click=_travel, key="tt_go")
+        if st.session_state.get("tt_message"):
+            st.info(st.session_state.pop("tt_message"))
+        show_frame(snaps, "snapshots")
+        left, right = st.columns(2)
+        left.markdown("**Tags** (`$tags`)")
+        left.dataframe(ctx.view("tags", snapshot=False), hide_index=True, width="stretch")
+        right.markdown("**Branches** (`$branches`)")
+        right.dataframe(ctx.view("branches", snapshot=False), hide_index=True, width="stretch")
 
 with tab_files, guard("Files"):
-    needs("Overview", files, indexes)
-    parts = sorted(files["partition"].unique().tolist())
-    buckets = sorted(files["bucket"].unique().tolist())
-    c1, c2, c3 = st.columns(3)
-    part_pick = c1.multiselect("Partitions", parts, key="files_partitions")
-    bucket_pick = c2.multiselect("Buckets", buckets, key="files_buckets")
-    text = c3.text_input("File name contains", key="files_text")
-    shown = files
-    if part_pick:
-        shown = shown[shown["partition"].isin(part_pick)]
-    if bucket_pick:
-        shown = shown[shown["bucket"].isin(bucket_pick)]
-    if text:
-        shown = shown[shown["file_name"].str.contains(text, regex=False)]
-    st.caption(f"{len(shown):,} of {len(files):,} live files (`$files`)")
-    ordered = sort_and_filter(shown.drop(columns=["file_path"]), "files")  # every file, before paging
-    on_screen = shown["file_path"].loc[ordered.index].iloc[page_rows(len(ordered), "files")]
-    detailed = ctx.view("files", paths=tuple(on_screen)) if len(on_screen) else shown
-    if len(on_screen):  # the page's statistics, in the order sorted above
-        detailed = detailed.set_index("file_path").loc[list(on_screen)].reset_index()
-    st.dataframe(detailed.drop(columns=["file_path"]), hide_index=True, width="stretch")
-    mine = indexes[indexes["file_path"].isin(shown["file_path"])]
-    for _, row in mine[mine["error"].notna()].iterrows():
-        st.warning(md(f"File index of {row['file_name']} is unreadable: {row['error']}"))
-    st.markdown("**File indexes** (`$file_indexes`: one row per file, column and index type)")
-    if mine.empty:
-        st.info("No file index in the files shown.")
-    else:
-        show_frame(mine.drop(columns=["file_path"]), "file_indexes")
-    kinds = ctx.view("table_indexes")["index_type"].value_counts()
-    if not kinds.empty:
-        st.markdown("**Table-level index files** (`$table_indexes`): "
-                    + md(", ".join(f"{k}: {v}" for k, v in kinds.items())))
+    if tab_files.open:
+        needs("Overview", files)
+        indexes = ctx.view("file_indexes")
+        parts = sorted(files["partition"].unique().tolist())
+        buckets = sorted(files["bucket"].unique().tolist())
+        c1, c2, c3 = st.columns(3)
+        part_pick = c1.multiselect("Partitions", parts, key="files_partitions")
+        bucket_pick = c2.multiselect("Buckets", buckets, key="files_buckets")
+        text = c3.text_input("File name contains", key="files_text")
+        shown = files
+        if part_pick:
+            shown = shown[shown["partition"].isin(part_pick)]
+        if bucket_pick:
+            shown = shown[shown["bucket"].isin(bucket_pick)]
+        if text:
+            shown = shown[shown["file_name"].str.contains(text, regex=False)]
+        st.caption(f"{len(shown):,} of {len(files):,} live files (`$files`)")
+        ordered = sort_and_filter(shown.drop(columns=["file_path"]), "files")  # every file, before paging
+        on_screen = shown["file_path"].loc[ordered.index].iloc[page_rows(len(ordered), "files")]
+        detailed = ctx.view("files", paths=tuple(on_screen)) if len(on_screen) else shown
+        if len(on_screen):  # the page's statistics, in the order sorted above
+            detailed = detailed.set_index("file_path").loc[list(on_screen)].reset_index()
+        st.dataframe(detailed.drop(columns=["file_path"]), hide_index=True, width="stretch")
+        mine = indexes[indexes["file_path"].isin(shown["file_path"])]
+        for _, row in mine[mine["error"].notna()].iterrows():
+            st.warning(md(f"File index of {row['file_name']} is unreadable: {row['error']}"))
+        st.markdown("**File indexes** (`$file_indexes`: one row per file, column and index type)")
+        if mine.empty:
+            st.info("No file index in the files shown.")
+        else:
+            show_frame(mine.drop(columns=["file_path"]), "file_indexes")
+        kinds = ctx.view("table_indexes")["index_type"].value_counts()
+        if not kinds.empty:
+            st.markdown("**Table-level index files** (`$table_indexes`): "
+                        + md(", ".join(f"{k}: {v}" for k, v in kinds.items())))
 
 with tab_stats, guard("Column statistics"):
-    needs("Overview", files)
-    st.caption("Min, max and null count per data file as the manifest records them (`value_stats`, mapped by "
-               "field id across schema changes; key stats for primary keys). These are what the stats stage of "
-               "a read tests; an empty null count is unknown, and a column added after the file was written "
-               "reads as all null.")
-    snap = ctx.table.snapshot(ctx.snapshot_id) if ctx.snapshot_id is not None else None
-    names = list(ctx.table.read_schema(ctx.snapshot_id, snap).field_names)  # what the stats are read through
-    c1, c2 = st.columns(2)
-    stat_col = c1.selectbox("Column", ["(every column)", *names], index=1 if names else 0, key="stats_column")
-    by_name = dict(zip(files["file_name"], files["file_path"], strict=False))
-    with c2:
-        stat_file = pick_name("File", list(by_name), "stats_file", first="(every file)",
-                              help="One file shows every column; every file shows the picked column")
-    if stat_col == "(every column)" and stat_file == "(every file)":
-        st.info("Pick a column or a file.")
-    else:
-        # every file: one column's statistics of every live file (up to a cap), sorted and filtered before paging
-        one = stat_file != "(every file)"
-        cap = settings().column_stats_files
-        capped = not one and len(files) > cap
-        frame = ctx.frame(table_frames.file_stats_frame, columns=None if stat_col == "(every column)" else (stat_col,),
-                          paths=(by_name[stat_file],) if one else None, limit=cap if capped else None)
-        if capped:
-            st.warning(f"Statistics of the first {cap:,} of {len(files):,} live files (`{variable('column_stats_files')}`):"
-                       " the sort and the filter below cover those files only.")
-        st.caption(f"{frame['file_name'].nunique():,} file(s) of {len(files):,}, {len(frame):,} row(s)")
-        show_frame(frame, "file_stats")
+    if tab_stats.open:
+        needs("Overview", files)
+        st.caption("Min, max and null count per data file as the manifest records them (`value_stats`, mapped by "
+                   "field id across schema changes; key stats for primary keys). These are what the stats stage of "
+                   "a read tests; an empty null count is unknown, and a column added after the file was written "
+                   "reads as all null.")
+        snap = ctx.table.snapshot(ctx.snapshot_id) if ctx.snapshot_id is not None else None
+        names = list(ctx.table.read_schema(ctx.snapshot_id, snap).field_names)  # what the stats are read through
+        c1, c2 = st.columns(2)
+        stat_col = c1.selectbox("Column", ["(every column)", *names], index=1 if names else 0, key="stats_column")
+        by_name = dict(zip(files["file_name"], files["file_path"], strict=False))
+        with c2:
+            stat_file = pick_name("File", list(by_name), "stats_file", first="(every file)",
+                                  help="One file shows every column; every file shows the picked column")
+        if stat_col == "(every column)" and stat_file == "(every file)":
+            st.info("Pick a column or a file.")
+        else:
+            # every file: one column's statistics of every live file (up to a cap), sorted and filtered before paging
+            one = stat_file != "(every file)"
+            cap = settings().column_stats_files
+            capped = not one and len(files) > cap
+            frame = ctx.frame(table_frames.file_stats_frame, columns=None if stat_col == "(every column)" else (stat_col,),
+                              paths=(by_name[stat_file],) if one else None, limit=cap if capped else None)
+            if capped:
+                st.warning(f"Statistics of the first {cap:,} of {len(files):,} live files (`{variable('column_stats_files')}`):"
+                           " the sort and the filter below cover those files only.")
+            st.caption(f"{frame['file_name'].nunique():,} file(s) of {len(files):,}, {len(frame):,} row(s)")
+            show_frame(frame, "file_stats")
 
 with tab_skew, guard("Skew"):
-    by = st.radio("Group by", ["bucket", "partition"], horizontal=True, key="skew_by",
-                  format_func=lambda b: "partition x bucket" if b == "bucket" else "partition")
-    groups, skew = ctx.frame(table_frames.size_skew, by=by)
-    c = st.columns(3)
-    c[0].metric("Groups", skew["groups"])
-    c[1].metric("Largest / mean", f"{skew['max_over_mean']:.2f}")
-    c[2].metric("Coefficient of variation", f"{skew['cv']:.2f}")
-    st.plotly_chart(figures.size_skew(groups, by), width="stretch")
-    show_frame(groups, "skew")
+    if tab_skew.open:
+        by = st.radio("Group by", ["bucket", "partition"], horizontal=True, key="skew_by",
+                      format_func=lambda b: "partition x bucket" if b == "bucket" else "partition")
+        groups, skew = ctx.frame(table_frames.size_skew, by=by)
+        c = st.columns(3)
+        c[0].metric("Groups", skew["groups"])
+        c[1].metric("Largest / mean", f"{skew['max_over_mean']:.2f}")
+        c[2].metric("Coefficient of variation", f"{skew['cv']:.2f}")
+        st.plotly_chart(figures.size_skew(groups, by), width="stretch")
+        show_frame(groups, "skew")
