@@ -519,16 +519,38 @@ class CensusBlobs:
 class Blobs(Mapping[str, IndexBlob]):
     """Data file path -> :class:`IndexBlob` of one column and kind, each blob made on first use from
     its census row (:class:`CensusBlobs`); a file listing the pair twice is its last entry, as in
-    Paimon's head map."""
+    Paimon's head map. The census rows are added as columns and mapped by path only when a blob or
+    a path is asked for: health counts the files of each index (:meth:`paths`, ``len``) and makes
+    no map of 50,000 paths."""
 
     def __init__(self, rows: CensusBlobs):
         self._rows = rows
-        self._at: dict[str, int] = {}
+        self._parts: list[tuple[pa.Array | Sequence[str], np.ndarray | Sequence[int]]] = []
+        self._mapped: dict[str, int] | None = {}
         self._made: dict[str, IndexBlob] = {}
 
-    def add(self, paths: Iterable[str], rows: Iterable[int]) -> None:
-        """Census rows ``rows`` (of data files ``paths``), in census order."""
-        self._at.update(zip(paths, rows, strict=True))
+    def add(self, paths: pa.Array | Iterable[str], rows: np.ndarray | Iterable[int]) -> None:
+        """Census rows ``rows`` (of data files ``paths``: an Arrow string array or texts), in census order."""
+        self._parts.append((paths if isinstance(paths, pa.Array | pa.ChunkedArray) else list(paths),
+                            rows if isinstance(rows, np.ndarray) else list(rows)))
+        self._mapped = None
+
+    @property
+    def _at(self) -> dict[str, int]:
+        if self._mapped is None:
+            self._mapped = {}
+            for paths, rows in self._parts:
+                texts = paths.to_pylist() if isinstance(paths, pa.Array | pa.ChunkedArray) else paths
+                self._mapped.update(zip(texts, rows.tolist() if isinstance(rows, np.ndarray) else rows, strict=True))
+        return self._mapped
+
+    def paths(self) -> pa.Array:
+        """The data files' paths (a file listing the pair twice appears twice), as one Arrow array."""
+        arrays = [p if isinstance(p, pa.Array | pa.ChunkedArray) else pa.array(p, pa.string()) for p, _ in self._parts]
+        if not arrays:
+            return pa.array([], pa.string())
+        joined = pa.chunked_array([a.cast(pa.string()) for a in arrays], pa.string())
+        return joined.combine_chunks()
 
     def __getitem__(self, path: str) -> IndexBlob:
         blob = self._made.get(path)
@@ -543,7 +565,9 @@ class Blobs(Mapping[str, IndexBlob]):
         return iter(self._at)
 
     def __len__(self) -> int:
-        return len(self._at)
+        if self._mapped is not None:
+            return len(self._mapped)
+        return pc.count_distinct(self.paths()).as_py()
 
 
 def summaries(table, snapshot_id, index_types, progress=None, column=None,
