@@ -31,9 +31,10 @@ ctx = open_page("table")
 table = ctx.table
 st.caption(f"{code(ctx.table_name)} at snapshot {ctx.snapshot_id}")
 
-files = None
+files = indexes = None
 with guard("Overview"):
     files = ctx.view("files", stats=False)  # the listing; the page of files on screen gets its statistics
+    indexes = ctx.view("file_indexes")  # the census Health reads too: the unusable files below take it, no walk of their own
     c = st.columns(5)
     c[0].metric("Live files", f"{len(files):,}")
     live = live_rows(ctx.table, ctx.snapshot_id)  # what a read returns, not the files' records
@@ -120,8 +121,7 @@ with tab_snap, guard("Snapshots"):
 
 with tab_files, guard("Files"):
     if tab_files.open:
-        needs("Overview", files)
-        indexes = ctx.view("file_indexes")
+        needs("Overview", files, indexes)
         parts = sorted(files["partition"].unique().tolist())
         buckets = sorted(files["bucket"].unique().tolist())
         c1, c2, c3 = st.columns(3)

@@ -545,12 +545,18 @@ class Blobs(Mapping[str, IndexBlob]):
         return self._mapped
 
     def paths(self) -> pa.Array:
-        """The data files' paths (a file listing the pair twice appears twice), as one Arrow array."""
-        arrays = [p if isinstance(p, pa.Array | pa.ChunkedArray) else pa.array(p, pa.string()) for p, _ in self._parts]
-        if not arrays:
-            return pa.array([], pa.string())
-        joined = pa.chunked_array([a.cast(pa.string()) for a in arrays], pa.string())
-        return joined.combine_chunks()
+        """The data files' paths as one Arrow string array (a file listing the pair twice may appear
+        twice); of a census's dictionary column, the texts of the indices used, not one per row."""
+        arrays = []
+        for paths, _rows in self._parts:
+            if not isinstance(paths, pa.Array | pa.ChunkedArray):
+                paths = pa.array(paths, pa.string())
+            if isinstance(paths, pa.ChunkedArray):
+                paths = paths.combine_chunks()
+            if pa.types.is_dictionary(paths.type):
+                paths = paths.dictionary.take(pc.unique(paths.indices))
+            arrays.append(paths.cast(pa.string()))
+        return pa.concat_arrays(arrays) if arrays else pa.array([], pa.string())
 
     def __getitem__(self, path: str) -> IndexBlob:
         blob = self._made.get(path)
