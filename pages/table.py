@@ -3,6 +3,8 @@
 import datetime as dt
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import streamlit as st
 
 from indexcore.analysis.live_rows import live_rows
@@ -10,6 +12,8 @@ from indexcore.config import settings, variable
 from indexcore.frames import figures, health
 from indexcore.frames import table as table_frames
 from indexcore.frames.text import code, md
+from indexcore.views import view
+from indexcore.views.common import to_frame
 from pages.common import (
     SNAPSHOT_KEY,
     fmt_bytes,
@@ -22,10 +26,10 @@ from pages.common import (
     pick_name,
     show_frame,
     show_unusable,
-    sort_and_filter,
     time_travel_to,
     unusable_files,
 )
+from pages.rows import sort_and_filter_table
 
 ctx = open_page("table")
 table = ctx.table
@@ -33,10 +37,13 @@ st.caption(f"{code(ctx.table_name)} at snapshot {ctx.snapshot_id}")
 
 files = indexes = None
 with guard("Overview"):
-    files = ctx.view("files", stats=False)  # the listing; the page of files on screen gets its statistics
-    indexes = ctx.view("file_indexes")  # the census Health reads too: the unusable files below take it, no walk of their own
+    # the listing in Arrow, the table's own (no pandas copy of 50,000 rows; the page of files on screen
+    # becomes pandas, with its statistics), and the census Health reads too (the unusable files below
+    # take their rows from it, no walk of their own)
+    files = view(table, "files", ctx.snapshot_id, stats=False)
+    indexes = view(table, "file_indexes", ctx.snapshot_id)
     c = st.columns(5)
-    c[0].metric("Live files", f"{len(files):,}")
+    c[0].metric("Live files", f"{files.num_rows:,}")
     live = live_rows(ctx.table, ctx.snapshot_id)  # what a read returns, not the files' records
     c[1].metric("Rows", live.text, help=f"Live rows: {live.records:,} records in the live files, minus "
                 f"{live.deleted:,} deleted by deletion vectors and the retracts and level-0 files a read drops"
@@ -44,9 +51,10 @@ with guard("Overview"):
                    f"the merge read's cap of {settings().live_rows_merge_files:,} data files "
                    f"(`{variable('live_rows_merge_files')}`) or could not be read; only a merge read knows their "
                    "exact count"))
-    c[2].metric("Data size", fmt_bytes(files["file_size_in_bytes"].sum()))
-    c[3].metric("Files with a file index", f"{int((files['embedded_index'] | files['index_file'].notna()).sum()):,}")
-    c[4].metric("Deleted rows (DV)", f"{int(files['deletion_vector_cardinality'].fillna(0).sum()):,}")
+    c[2].metric("Data size", fmt_bytes(pc.sum(files["file_size_in_bytes"]).as_py() or 0))
+    indexed = pc.or_(pc.fill_null(files["embedded_index"], False), pc.is_valid(files["index_file"]))
+    c[3].metric("Files with a file index", f"{pc.sum(pc.cast(indexed, pa.int64())).as_py() or 0:,}")
+    c[4].metric("Deleted rows (DV)", f"{pc.sum(files['deletion_vector_cardinality']).as_py() or 0:,}")
     show_unusable(pd.concat([unusable_files(ctx, tuple(table_frames.FILE_INDEX_TYPES)), missing_dv_files(ctx)], ignore_index=True),
                   "table_unusable")
 
@@ -122,27 +130,31 @@ with tab_snap, guard("Snapshots"):
 with tab_files, guard("Files"):
     if tab_files.open:
         needs("Overview", files, indexes)
-        parts = sorted(files["partition"].unique().tolist())
-        buckets = sorted(files["bucket"].unique().tolist())
+        parts = sorted(pc.unique(files["partition"]).to_pylist())
+        buckets = sorted(pc.unique(files["bucket"]).to_pylist())
         c1, c2, c3 = st.columns(3)
         part_pick = c1.multiselect("Partitions", parts, key="files_partitions")
         bucket_pick = c2.multiselect("Buckets", buckets, key="files_buckets")
         text = c3.text_input("File name contains", key="files_text")
-        shown = files
+        shown = files  # filtered, sorted and paged in Arrow: only the page on screen becomes pandas
         if part_pick:
-            shown = shown[shown["partition"].isin(part_pick)]
+            shown = shown.filter(pc.is_in(shown["partition"], pa.array(part_pick, pa.string())))
         if bucket_pick:
-            shown = shown[shown["bucket"].isin(bucket_pick)]
+            shown = shown.filter(pc.is_in(shown["bucket"], pa.array(bucket_pick, shown.schema.field("bucket").type)))
         if text:
-            shown = shown[shown["file_name"].str.contains(text, regex=False)]
-        st.caption(f"{len(shown):,} of {len(files):,} live files (`$files`)")
-        ordered = sort_and_filter(shown.drop(columns=["file_path"]), "files")  # every file, before paging
-        on_screen = shown["file_path"].loc[ordered.index].iloc[page_rows(len(ordered), "files")]
-        detailed = ctx.view("files", paths=tuple(on_screen)) if len(on_screen) else shown
-        if len(on_screen):  # the page's statistics, in the order sorted above
-            detailed = detailed.set_index("file_path").loc[list(on_screen)].reset_index()
+            shown = shown.filter(pc.fill_null(pc.match_substring(shown["file_name"], text), False))
+        st.caption(f"{shown.num_rows:,} of {files.num_rows:,} live files (`$files`)")
+        ordered = sort_and_filter_table(shown, "files", hidden=("file_path",))  # every file, before paging
+        rows = page_rows(ordered.num_rows, "files")
+        on_screen = ordered["file_path"].slice(rows.start, rows.stop - rows.start).to_pylist()
+        if on_screen:  # the page's statistics, in the order sorted above
+            detailed = ctx.view("files", paths=tuple(on_screen)).set_index("file_path").loc[on_screen].reset_index()
+        else:
+            detailed = to_frame(ordered.slice(0, 0))
         st.dataframe(detailed.drop(columns=["file_path"]), hide_index=True, width="stretch")
-        mine = indexes[indexes["file_path"].isin(shown["file_path"])]
+        indexes = ctx.view("file_indexes")  # as a frame: only with this tab open
+        mine = indexes if shown.num_rows == files.num_rows else \
+            indexes[indexes["file_path"].isin(shown["file_path"].to_pylist())]
         for _, row in mine[mine["error"].notna()].iterrows():
             st.warning(md(f"File index of {row['file_name']} is unreadable: {row['error']}"))
         st.markdown("**File indexes** (`$file_indexes`: one row per file, column and index type)")
@@ -166,7 +178,7 @@ with tab_stats, guard("Column statistics"):
         names = list(ctx.table.read_schema(ctx.snapshot_id, snap).field_names)  # what the stats are read through
         c1, c2 = st.columns(2)
         stat_col = c1.selectbox("Column", ["(every column)", *names], index=1 if names else 0, key="stats_column")
-        by_name = dict(zip(files["file_name"], files["file_path"], strict=False))
+        by_name = dict(zip(files["file_name"].to_pylist(), files["file_path"].to_pylist(), strict=False))
         with c2:
             stat_file = pick_name("File", list(by_name), "stats_file", first="(every file)",
                                   help="One file shows every column; every file shows the picked column")
@@ -176,13 +188,13 @@ with tab_stats, guard("Column statistics"):
             # every file: one column's statistics of every live file (up to a cap), sorted and filtered before paging
             one = stat_file != "(every file)"
             cap = settings().column_stats_files
-            capped = not one and len(files) > cap
+            capped = not one and files.num_rows > cap
             frame = ctx.frame(table_frames.file_stats_frame, columns=None if stat_col == "(every column)" else (stat_col,),
                               paths=(by_name[stat_file],) if one else None, limit=cap if capped else None)
             if capped:
-                st.warning(f"Statistics of the first {cap:,} of {len(files):,} live files (`{variable('column_stats_files')}`):"
+                st.warning(f"Statistics of the first {cap:,} of {files.num_rows:,} live files (`{variable('column_stats_files')}`):"
                            " the sort and the filter below cover those files only.")
-            st.caption(f"{frame['file_name'].nunique():,} file(s) of {len(files):,}, {len(frame):,} row(s)")
+            st.caption(f"{frame['file_name'].nunique():,} file(s) of {files.num_rows:,}, {len(frame):,} row(s)")
             show_frame(frame, "file_stats")
 
 with tab_skew, guard("Skew"):

@@ -35,3 +35,70 @@ def test_the_first_tab_is_open_by_default_and_no_statistics_are_decoded(open_pag
     assert not any({"column", "min", "max", "null_count"} <= set(d.value.columns) for d in at.dataframe)
     at = open_page("table", "demo.events", tab="Column statistics")
     assert any({"column", "min", "max", "null_count"} <= set(d.value.columns) for d in at.dataframe)
+
+
+# ---------------------------------------------------------------------------------------
+# The Files tab sorts and filters every file in Arrow (pages/rows.py), as sort_and_filter does a frame
+
+
+def _listing():
+    import datetime as dt
+
+    import pyarrow as pa
+
+    return pa.table({
+        "name": ["b", "a", "c", "d", "e"],
+        "size": [3, None, 3, 1, 7],
+        "when": pa.array([dt.datetime(2024, 6, 1, 9), None, dt.datetime(2024, 1, 2), dt.datetime(2025, 3, 4),
+                          dt.datetime(2024, 6, 1, 10)], pa.timestamp("ms")),
+        "cols": pa.array([["x", "yz"], None, [], ["Q"], ["y"]], pa.list_(pa.string())),
+        "flag": [True, False, None, True, False]})
+
+
+def test_sorted_by_is_stable_with_nulls_last_both_ways():
+    from pages.rows import sorted_by
+
+    t = _listing()
+    assert sorted_by(t, "size", True)["name"].to_pylist() == ["e", "b", "c", "d", "a"]  # ties keep their order
+    assert sorted_by(t, "size", False)["name"].to_pylist() == ["d", "b", "c", "e", "a"]
+    assert sorted_by(t, "when", False)["name"].to_pylist() == ["c", "b", "e", "d", "a"]
+    # a list column (Arrow cannot order it) by its text: "" < "Q" < "x, yz" < "y", null last
+    assert sorted_by(t, "cols", False)["name"].to_pylist() == ["c", "d", "b", "e", "a"]
+
+
+def test_containing_searches_each_cell_as_text_case_insensitively():
+    from pages.rows import containing
+
+    t = _listing()
+    names = lambda text, cols=("name", "size", "when", "cols", "flag"): containing(t, text, list(cols))["name"].to_pylist()  # noqa: E731
+    assert names("Y") == ["b", "e"]  # in a list's items
+    assert names("x, y") == ["b"]  # the items joined as shown
+    assert names("2024-06-01") == ["b", "e"]
+    assert names("7") == ["e"]
+    assert names("true") == ["b", "d"]
+    assert names("A", ("name",)) == ["a"]
+    assert names("b", ("size",)) == []  # only the columns asked for
+    assert names("none") == []  # a null cell holds no text
+
+
+def test_files_tab_filters_and_sorts_every_file_before_paging(open_page, monkeypatch):
+    """The Files tab on demo.events with pages of 4: the largest file first after a sort over every
+    file, a text filter over every file, each page's rows with their statistics."""
+    from pathlib import Path
+
+    import pages.common
+    from indexcore import open_warehouse
+
+    monkeypatch.setattr(pages.common, "PAGE_SIZE", 4)
+    sample = Path(__file__).resolve().parent.parent / "sample_warehouse"
+    files = open_warehouse(str(sample)).table("demo.events").plan().files
+    by_size = sorted(files, key=lambda lf: (-lf.file.file_size, files.index(lf)))
+    at = open_page("table", "demo.events", tab="Files")
+    at.selectbox(key="files_sort").select("file_size_in_bytes").run()
+    shown = next(d.value for d in at.dataframe if "min_value_stats" in d.value.columns)
+    assert shown["file_name"].tolist() == [lf.file.file_name for lf in by_size[:4]]
+    last = by_size[-1].file.file_name
+    at.text_input(key="files_grep").input(last[5:].upper()).run()
+    shown = next(d.value for d in at.dataframe if "min_value_stats" in d.value.columns)
+    assert shown["file_name"].tolist() == [last]
+    assert any("1 row(s) contain" in c.value for c in at.caption)
