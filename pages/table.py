@@ -40,8 +40,9 @@ with guard("Overview"):
     # the listing in Arrow, the table's own (no pandas copy of 50,000 rows; the page of files on screen
     # becomes pandas, with its statistics), and the census Health reads too (the unusable files below
     # take their rows from it, no walk of their own)
-    files = view(table, "files", ctx.snapshot_id, stats=False)
-    indexes = view(table, "file_indexes", ctx.snapshot_id)
+    with st.spinner("Reading…"):
+        files = view(table, "files", ctx.snapshot_id, stats=False)
+        indexes = view(table, "file_indexes", ctx.snapshot_id)
     c = st.columns(5)
     c[0].metric("Live files", f"{files.num_rows:,}")
     live = live_rows(ctx.table, ctx.snapshot_id)  # what a read returns, not the files' records
