@@ -83,6 +83,14 @@ with guard("Health"):  # one summary: score, key metrics, items linked to the pa
 # file's statistics); the open one is kept in the session under TAB_KEY (set it to open another)
 TAB_KEY = "table_tab"
 TABS = ("Schema", "Snapshots", "Files", "Column statistics", "Skew")
+# a closed tab's widgets are not drawn, and Streamlit forgets the picks of widgets not drawn: these
+# (filters, sort columns, picked file, grouping; none given a default, so set again without a warning)
+# are kept for when their tab opens again
+KEPT_PICKS = ("files_partitions", "files_buckets", "files_text", "files_sort", "files_grep", "stats_file",
+              "stats_file_filter", "file_stats_sort", "file_stats_grep", "skew_by")
+for kept in KEPT_PICKS:
+    if kept in st.session_state:
+        st.session_state[kept] = st.session_state[kept]
 tab_schema, tab_snap, tab_files, tab_stats, tab_skew = st.tabs(TABS, key=TAB_KEY, on_change="rerun")
 
 with tab_schema, guard("Schema"):

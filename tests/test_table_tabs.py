@@ -102,3 +102,43 @@ def test_files_tab_filters_and_sorts_every_file_before_paging(open_page, monkeyp
     shown = next(d.value for d in at.dataframe if "min_value_stats" in d.value.columns)
     assert shown["file_name"].tolist() == [last]
     assert any("1 row(s) contain" in c.value for c in at.caption)
+
+
+def test_a_tabs_filters_are_kept_while_another_tab_is_open(open_page):
+    """Streamlit forgets the state of widgets a run does not draw: the Files tab's filter and sort
+    and the Skew tab's grouping are kept while another tab is open, and apply again on return."""
+    at = open_page("table", "demo.events", tab="Files")
+    name = at.text_input(key="files_text")
+    part = at.multiselect(key="files_partitions")
+    part.select(part.options[0]).run()
+    at.text_input(key="files_text").input("data-").run()
+    at.session_state["table_tab"] = "Skew"
+    at.run()
+    at.radio(key="skew_by").set_value("partition").run()
+    for label in ("Schema", "Files"):
+        at.session_state["table_tab"] = label
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+    assert at.text_input(key="files_text").value == "data-" and name is not None
+    assert at.multiselect(key="files_partitions").value == [part.options[0]]
+    at.session_state["table_tab"] = "Skew"
+    at.run()
+    assert at.radio(key="skew_by").value == "partition"
+
+
+def test_kept_picks_of_another_table_do_not_fail_the_page(open_page):
+    """A file picked and a partition kept on one table, then another table picked: its page runs
+    (the kept picks are not among its options)."""
+    at = open_page("table", "demo.events", tab="Column statistics")
+    at.selectbox(key="stats_file").select(at.selectbox(key="stats_file").options[1]).run()
+    at.session_state["table_tab"] = "Files"
+    at.run()
+    part = at.multiselect(key="files_partitions")
+    if part.options:
+        part.select(part.options[0]).run()
+    at.session_state["table"] = "demo.orders"
+    for label in ("Files", "Column statistics"):
+        at.session_state["table_tab"] = label
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert not at.error, [e.value for e in at.error]
