@@ -3,6 +3,8 @@
 import datetime as dt
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import streamlit as st
 
 from indexcore.analysis.live_rows import live_rows
@@ -10,6 +12,8 @@ from indexcore.config import settings, variable
 from indexcore.frames import figures, health
 from indexcore.frames import table as table_frames
 from indexcore.frames.text import code, md
+from indexcore.views import view
+from indexcore.views.common import to_frame
 from pages.common import (
     SNAPSHOT_KEY,
     fmt_bytes,
@@ -22,10 +26,10 @@ from pages.common import (
     pick_name,
     show_frame,
     show_unusable,
-    sort_and_filter,
     time_travel_to,
     unusable_files,
 )
+from pages.rows import sort_and_filter_table
 from pages.spark_route import health_on_spark
 
 ctx = open_page("table")
@@ -34,10 +38,14 @@ st.caption(f"{code(ctx.table_name)} at snapshot {ctx.snapshot_id}")
 
 files = indexes = None
 with guard("Overview"):
-    files = ctx.view("files", stats=False)  # the listing; the page of files on screen gets its statistics
-    indexes = ctx.view("file_indexes")
+    # the listing in Arrow, the table's own (no pandas copy of 50,000 rows; the page of files on screen
+    # becomes pandas, with its statistics), and the census Health reads too (the unusable files below
+    # take their rows from it, no walk of their own)
+    with st.spinner("Reading…"):
+        files = view(table, "files", ctx.snapshot_id, stats=False)
+        indexes = view(table, "file_indexes", ctx.snapshot_id)
     c = st.columns(5)
-    c[0].metric("Live files", f"{len(files):,}")
+    c[0].metric("Live files", f"{files.num_rows:,}")
     live = live_rows(ctx.table, ctx.snapshot_id)  # what a read returns, not the files' records
     c[1].metric("Rows", live.text, help=f"Live rows: {live.records:,} records in the live files, minus "
                 f"{live.deleted:,} deleted by deletion vectors and the retracts and level-0 files a read drops"
@@ -45,9 +53,10 @@ with guard("Overview"):
                    f"the merge read's cap of {settings().live_rows_merge_files:,} data files "
                    f"(`{variable('live_rows_merge_files')}`) or could not be read; only a merge read knows their "
                    "exact count"))
-    c[2].metric("Data size", fmt_bytes(files["file_size_in_bytes"].sum()))
-    c[3].metric("Files with a file index", f"{int((files['embedded_index'] | files['index_file'].notna()).sum()):,}")
-    c[4].metric("Deleted rows (DV)", f"{int(files['deletion_vector_cardinality'].fillna(0).sum()):,}")
+    c[2].metric("Data size", fmt_bytes(pc.sum(files["file_size_in_bytes"]).as_py() or 0))
+    indexed = pc.or_(pc.fill_null(files["embedded_index"], False), pc.is_valid(files["index_file"]))
+    c[3].metric("Files with a file index", f"{pc.sum(pc.cast(indexed, pa.int64())).as_py() or 0:,}")
+    c[4].metric("Deleted rows (DV)", f"{pc.sum(files['deletion_vector_cardinality']).as_py() or 0:,}")
     show_unusable(pd.concat([unusable_files(ctx, tuple(table_frames.FILE_INDEX_TYPES)), missing_dv_files(ctx)], ignore_index=True),
                   "table_unusable")
 
@@ -71,121 +80,141 @@ with guard("Health"):  # one summary: score, key metrics, items linked to the pa
                     + (f" — {md(item.recommendation)}" if item.recommendation else ""),
                     item.page if item.page != "table" else None)
 
-tab_schema, tab_snap, tab_files, tab_stats, tab_skew = st.tabs(["Schema", "Snapshots", "Files", "Column statistics",
-                                                                "Skew"])
+# lazy tabs: only the open one runs (a hidden one's work is not shown: Column statistics alone decodes every
+# file's statistics); the open one is kept in the session under TAB_KEY (set it to open another)
+TAB_KEY = "table_tab"
+TABS = ("Schema", "Snapshots", "Files", "Column statistics", "Skew")
+# a closed tab's widgets are not drawn, and Streamlit forgets the picks of widgets not drawn: these
+# (filters, sort columns, picked file, grouping; none given a default, so set again without a warning)
+# are kept for when their tab opens again
+KEPT_PICKS = ("files_partitions", "files_buckets", "files_text", "files_sort", "files_grep", "stats_file",
+              "stats_file_filter", "file_stats_sort", "file_stats_grep", "skew_by")
+for kept in KEPT_PICKS:
+    if kept in st.session_state:
+        st.session_state[kept] = st.session_state[kept]
+tab_schema, tab_snap, tab_files, tab_stats, tab_skew = st.tabs(TABS, key=TAB_KEY, on_change="rerun")
 
 with tab_schema, guard("Schema"):
-    history = ctx.frame(table_frames.schema_history)
-    ids = sorted(history["schema_id"].unique().tolist())
-    pick = st.selectbox("Schema version", ids, index=len(ids) - 1, key="schema_version") if ids else None
-    show_frame(history[history["schema_id"] == pick], "schema")
-    changes = history[history["change"] != ""]
-    if len(ids) > 1:
-        st.markdown(f"**Evolution** over {len(ids)} schema versions (by field id)")
-        show_frame(changes, "schema_changes")
-    st.markdown("**Options** (`$options`)")
-    show_frame(ctx.view("options"), "options")
+    if tab_schema.open:
+        history = ctx.frame(table_frames.schema_history)
+        ids = sorted(history["schema_id"].unique().tolist())
+        pick = st.selectbox("Schema version", ids, index=len(ids) - 1, key="schema_version") if ids else None
+        show_frame(history[history["schema_id"] == pick], "schema")
+        changes = history[history["change"] != ""]
+        if len(ids) > 1:
+            st.markdown(f"**Evolution** over {len(ids)} schema versions (by field id)")
+            show_frame(changes, "schema_changes")
+        st.markdown("**Options** (`$options`)")
+        show_frame(ctx.view("options"), "options")
 
 with tab_snap, guard("Snapshots"):
-    snaps = ctx.view("snapshots", snapshot=False)
-    st.plotly_chart(figures.snapshot_timeline(snaps, ctx.snapshot_id), width="stretch")
-    st.markdown("**Time travel by time** (UTC): the snapshot live at that moment becomes the picked one.")
-    default = snaps["commit_time"].max() if not snaps.empty else dt.datetime.now(dt.UTC)
-    c1, c2, c3 = st.columns([2, 2, 1])
-    day = c1.date_input("Date", value=default.date(), key="tt_date")
-    moment = c2.time_input("Time", value=default.time().replace(microsecond=0), key="tt_time", step=60)
+    if tab_snap.open:
+        snaps = ctx.view("snapshots", snapshot=False)
+        st.plotly_chart(figures.snapshot_timeline(snaps, ctx.snapshot_id), width="stretch")
+        st.markdown("**Time travel by time** (UTC): the snapshot live at that moment becomes the picked one.")
+        default = snaps["commit_time"].max() if not snaps.empty else dt.datetime.now(dt.UTC)
+        c1, c2, c3 = st.columns([2, 2, 1])
+        day = c1.date_input("Date", value=default.date(), key="tt_date")
+        moment = c2.time_input("Time", value=default.time().replace(microsecond=0), key="tt_time", step=60)
 
-    def _travel():
-        # the time input has minute steps: take the snapshot live at the end of that minute
-        when = dt.datetime.combine(st.session_state["tt_date"], st.session_state["tt_time"].replace(second=0))
-        sid = time_travel_to(table, when + dt.timedelta(seconds=59, milliseconds=999))
-        if sid is None:
-            st.session_state["tt_message"] = f"No snapshot was committed at or before {when}."
-        else:
-            st.session_state[SNAPSHOT_KEY] = sid  # the sidebar drops a tag that pins another snapshot
-            st.session_state["tt_message"] = f"Travelled to snapshot {sid} (live at {when})."
+        def _travel():
+            # the time input has minute steps: take the snapshot live at the end of that minute
+            when = dt.datetime.combine(st.session_state["tt_date"], st.session_state["tt_time"].replace(second=0))
+            sid = time_travel_to(table, when + dt.timedelta(seconds=59, milliseconds=999))
+            if sid is None:
+                st.session_state["tt_message"] = f"No snapshot was committed at or before {when}."
+            else:
+                st.session_state[SNAPSHOT_KEY] = sid  # the sidebar drops a tag that pins another snapshot
+                st.session_state["tt_message"] = f"Travelled to snapshot {sid} (live at {when})."
 
-    c3.button("Travel", on_click=_travel, key="tt_go")
-    if st.session_state.get("tt_message"):
-        st.info(st.session_state.pop("tt_message"))
-    show_frame(snaps, "snapshots")
-    left, right = st.columns(2)
-    left.markdown("**Tags** (`$tags`)")
-    left.dataframe(ctx.view("tags", snapshot=False), hide_index=True, width="stretch")
-    right.markdown("**Branches** (`$branches`)")
-    right.dataframe(ctx.view("branches", snapshot=False), hide_index=True, width="stretch")
+        c3.button("Travel", on_click=_travel, key="tt_go")
+        if st.session_state.get("tt_message"):
+            st.info(st.session_state.pop("tt_message"))
+        show_frame(snaps, "snapshots")
+        left, right = st.columns(2)
+        left.markdown("**Tags** (`$tags`)")
+        left.dataframe(ctx.view("tags", snapshot=False), hide_index=True, width="stretch")
+        right.markdown("**Branches** (`$branches`)")
+        right.dataframe(ctx.view("branches", snapshot=False), hide_index=True, width="stretch")
 
 with tab_files, guard("Files"):
-    needs("Overview", files, indexes)
-    parts = sorted(files["partition"].unique().tolist())
-    buckets = sorted(files["bucket"].unique().tolist())
-    c1, c2, c3 = st.columns(3)
-    part_pick = c1.multiselect("Partitions", parts, key="files_partitions")
-    bucket_pick = c2.multiselect("Buckets", buckets, key="files_buckets")
-    text = c3.text_input("File name contains", key="files_text")
-    shown = files
-    if part_pick:
-        shown = shown[shown["partition"].isin(part_pick)]
-    if bucket_pick:
-        shown = shown[shown["bucket"].isin(bucket_pick)]
-    if text:
-        shown = shown[shown["file_name"].str.contains(text, regex=False)]
-    st.caption(f"{len(shown):,} of {len(files):,} live files (`$files`)")
-    ordered = sort_and_filter(shown.drop(columns=["file_path"]), "files")  # every file, before paging
-    on_screen = shown["file_path"].loc[ordered.index].iloc[page_rows(len(ordered), "files")]
-    detailed = ctx.view("files", paths=tuple(on_screen)) if len(on_screen) else shown
-    if len(on_screen):  # the page's statistics, in the order sorted above
-        detailed = detailed.set_index("file_path").loc[list(on_screen)].reset_index()
-    st.dataframe(detailed.drop(columns=["file_path"]), hide_index=True, width="stretch")
-    mine = indexes[indexes["file_path"].isin(shown["file_path"])]
-    for _, row in mine[mine["error"].notna()].iterrows():
-        st.warning(md(f"File index of {row['file_name']} is unreadable: {row['error']}"))
-    st.markdown("**File indexes** (`$file_indexes`: one row per file, column and index type)")
-    if mine.empty:
-        st.info("No file index in the files shown.")
-    else:
-        show_frame(mine.drop(columns=["file_path"]), "file_indexes")
-    kinds = ctx.view("table_indexes")["index_type"].value_counts()
-    if not kinds.empty:
-        st.markdown("**Table-level index files** (`$table_indexes`): "
-                    + md(", ".join(f"{k}: {v}" for k, v in kinds.items())))
+    if tab_files.open:
+        needs("Overview", files, indexes)
+        parts = sorted(pc.unique(files["partition"]).to_pylist())
+        buckets = sorted(pc.unique(files["bucket"]).to_pylist())
+        c1, c2, c3 = st.columns(3)
+        part_pick = c1.multiselect("Partitions", parts, key="files_partitions")
+        bucket_pick = c2.multiselect("Buckets", buckets, key="files_buckets")
+        text = c3.text_input("File name contains", key="files_text")
+        shown = files  # filtered, sorted and paged in Arrow: only the page on screen becomes pandas
+        if part_pick:
+            shown = shown.filter(pc.is_in(shown["partition"], pa.array(part_pick, pa.string())))
+        if bucket_pick:
+            shown = shown.filter(pc.is_in(shown["bucket"], pa.array(bucket_pick, shown.schema.field("bucket").type)))
+        if text:
+            shown = shown.filter(pc.fill_null(pc.match_substring(shown["file_name"], text), False))
+        st.caption(f"{shown.num_rows:,} of {files.num_rows:,} live files (`$files`)")
+        ordered = sort_and_filter_table(shown, "files", hidden=("file_path",))  # every file, before paging
+        rows = page_rows(ordered.num_rows, "files")
+        on_screen = ordered["file_path"].slice(rows.start, rows.stop - rows.start).to_pylist()
+        if on_screen:  # the page's statistics, in the order sorted above
+            detailed = ctx.view("files", paths=tuple(on_screen)).set_index("file_path").loc[on_screen].reset_index()
+        else:
+            detailed = to_frame(ordered.slice(0, 0))
+        st.dataframe(detailed.drop(columns=["file_path"]), hide_index=True, width="stretch")
+        indexes = ctx.view("file_indexes")  # as a frame: only with this tab open
+        mine = indexes if shown.num_rows == files.num_rows else \
+            indexes[indexes["file_path"].isin(shown["file_path"].to_pylist())]
+        for _, row in mine[mine["error"].notna()].iterrows():
+            st.warning(md(f"File index of {row['file_name']} is unreadable: {row['error']}"))
+        st.markdown("**File indexes** (`$file_indexes`: one row per file, column and index type)")
+        if mine.empty:
+            st.info("No file index in the files shown.")
+        else:
+            show_frame(mine.drop(columns=["file_path"]), "file_indexes")
+        kinds = ctx.view("table_indexes")["index_type"].value_counts()
+        if not kinds.empty:
+            st.markdown("**Table-level index files** (`$table_indexes`): "
+                        + md(", ".join(f"{k}: {v}" for k, v in kinds.items())))
 
 with tab_stats, guard("Column statistics"):
-    needs("Overview", files)
-    st.caption("Min, max and null count per data file as the manifest records them (`value_stats`, mapped by "
-               "field id across schema changes; key stats for primary keys). These are what the stats stage of "
-               "a read tests; an empty null count is unknown, and a column added after the file was written "
-               "reads as all null.")
-    snap = ctx.table.snapshot(ctx.snapshot_id) if ctx.snapshot_id is not None else None
-    names = list(ctx.table.read_schema(ctx.snapshot_id, snap).field_names)  # what the stats are read through
-    c1, c2 = st.columns(2)
-    stat_col = c1.selectbox("Column", ["(every column)", *names], index=1 if names else 0, key="stats_column")
-    by_name = dict(zip(files["file_name"], files["file_path"], strict=False))
-    with c2:
-        stat_file = pick_name("File", list(by_name), "stats_file", first="(every file)",
-                              help="One file shows every column; every file shows the picked column")
-    if stat_col == "(every column)" and stat_file == "(every file)":
-        st.info("Pick a column or a file.")
-    else:
-        # every file: one column's statistics of every live file (up to a cap), sorted and filtered before paging
-        one = stat_file != "(every file)"
-        cap = settings().column_stats_files
-        capped = not one and len(files) > cap
-        frame = ctx.frame(table_frames.file_stats_frame, columns=None if stat_col == "(every column)" else (stat_col,),
-                          paths=(by_name[stat_file],) if one else None, limit=cap if capped else None)
-        if capped:
-            st.warning(f"Statistics of the first {cap:,} of {len(files):,} live files (`{variable('column_stats_files')}`):"
-                       " the sort and the filter below cover those files only.")
-        st.caption(f"{frame['file_name'].nunique():,} file(s) of {len(files):,}, {len(frame):,} row(s)")
-        show_frame(frame, "file_stats")
+    if tab_stats.open:
+        needs("Overview", files)
+        st.caption("Min, max and null count per data file as the manifest records them (`value_stats`, mapped by "
+                   "field id across schema changes; key stats for primary keys). These are what the stats stage of "
+                   "a read tests; an empty null count is unknown, and a column added after the file was written "
+                   "reads as all null.")
+        snap = ctx.table.snapshot(ctx.snapshot_id) if ctx.snapshot_id is not None else None
+        names = list(ctx.table.read_schema(ctx.snapshot_id, snap).field_names)  # what the stats are read through
+        c1, c2 = st.columns(2)
+        stat_col = c1.selectbox("Column", ["(every column)", *names], index=1 if names else 0, key="stats_column")
+        by_name = dict(zip(files["file_name"].to_pylist(), files["file_path"].to_pylist(), strict=False))
+        with c2:
+            stat_file = pick_name("File", list(by_name), "stats_file", first="(every file)",
+                                  help="One file shows every column; every file shows the picked column")
+        if stat_col == "(every column)" and stat_file == "(every file)":
+            st.info("Pick a column or a file.")
+        else:
+            # every file: one column's statistics of every live file (up to a cap), sorted and filtered before paging
+            one = stat_file != "(every file)"
+            cap = settings().column_stats_files
+            capped = not one and files.num_rows > cap
+            frame = ctx.frame(table_frames.file_stats_frame, columns=None if stat_col == "(every column)" else (stat_col,),
+                              paths=(by_name[stat_file],) if one else None, limit=cap if capped else None)
+            if capped:
+                st.warning(f"Statistics of the first {cap:,} of {files.num_rows:,} live files (`{variable('column_stats_files')}`):"
+                           " the sort and the filter below cover those files only.")
+            st.caption(f"{frame['file_name'].nunique():,} file(s) of {files.num_rows:,}, {len(frame):,} row(s)")
+            show_frame(frame, "file_stats")
 
 with tab_skew, guard("Skew"):
-    by = st.radio("Group by", ["bucket", "partition"], horizontal=True, key="skew_by",
-                  format_func=lambda b: "partition x bucket" if b == "bucket" else "partition")
-    groups, skew = ctx.frame(table_frames.size_skew, by=by)
-    c = st.columns(3)
-    c[0].metric("Groups", skew["groups"])
-    c[1].metric("Largest / mean", f"{skew['max_over_mean']:.2f}")
-    c[2].metric("Coefficient of variation", f"{skew['cv']:.2f}")
-    st.plotly_chart(figures.size_skew(groups, by), width="stretch")
-    show_frame(groups, "skew")
+    if tab_skew.open:
+        by = st.radio("Group by", ["bucket", "partition"], horizontal=True, key="skew_by",
+                      format_func=lambda b: "partition x bucket" if b == "bucket" else "partition")
+        groups, skew = ctx.frame(table_frames.size_skew, by=by)
+        c = st.columns(3)
+        c[0].metric("Groups", skew["groups"])
+        c[1].metric("Largest / mean", f"{skew['max_over_mean']:.2f}")
+        c[2].metric("Coefficient of variation", f"{skew['cv']:.2f}")
+        st.plotly_chart(figures.size_skew(groups, by), width="stretch")
+        show_frame(groups, "skew")

@@ -60,21 +60,24 @@ def external(conformance: Path) -> Path:
 
 @pytest.fixture
 def open_page(monkeypatch):
-    """``open_page(page, table=None, warehouse=None, timeout=120)``: an AppTest of ``app.py`` with the
-    sidebar's ``warehouse`` and ``table`` picked, switched to ``pages/<page>.py`` and run through
-    app.py's navigation as a live server does; fails the test on any exception."""
+    """``open_page(page, table=None, warehouse=None, timeout=120, tab=None)``: an AppTest of ``app.py``
+    with the sidebar's ``warehouse`` and ``table`` picked, switched to ``pages/<page>.py`` and run
+    through app.py's navigation as a live server does; fails the test on any exception. ``tab``:
+    the Table page's tab to open (its tabs are lazy: only the open one runs)."""
     from streamlit.testing.v1 import AppTest
     from test_app import APP, _served_through_app
 
     _served_through_app(monkeypatch)
 
     def open_(page: str, table: str | None = None, warehouse: str | Path | None = None,
-              timeout: int = 120) -> AppTest:
+              timeout: int = 120, tab: str | None = None) -> AppTest:
         at = AppTest.from_file(APP, default_timeout=timeout)
         if warehouse is not None:
             at.session_state["warehouse_url"] = str(warehouse)
         if table is not None:
             at.session_state["table"] = table
+        if tab is not None:
+            at.session_state["table_tab"] = tab
         at.switch_page(f"pages/{page}.py").run()
         assert not at.exception, [e.value for e in at.exception]
         return at

@@ -866,6 +866,8 @@ def test_table_page_shows_per_file_statistics(wh_path, overview):
     column = table.schema().field_names[1]
     at = _app(name, "table")
     _no_failure(at)
+    at.session_state["table_tab"] = "Column statistics"  # the Table page's tabs are lazy
+    at.run()
     at.selectbox(key="stats_column").select(column).run()
     _no_failure(at)
     files = table.plan().files

@@ -69,6 +69,7 @@ def test_table_page_sorts_all_files_before_paging(monkeypatch):
     assert len(files) > 4
     at = AppTest.from_file(APP, default_timeout=90)
     at.session_state["table"] = "demo.events"
+    at.session_state["table_tab"] = "Files"  # the Table page's tabs are lazy: open the one tested
     at.switch_page("pages/table.py").run()
     assert not at.exception, [e.value for e in at.exception]
     at.selectbox(key="files_sort").select("file_size_in_bytes").run()
@@ -120,7 +121,7 @@ def test_column_statistics_sort_and_filter_every_file_not_one_page(open_page, mo
     """The Column statistics tab decodes one column's statistics of all 460 files and sorts them
     before paging: the largest max and the smallest min (one file, not on page 1) come first."""
     monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", many_files)
-    at = open_page("table", "db.t", warehouse=many_files)
+    at = open_page("table", "db.t", warehouse=many_files, tab="Column statistics")
     at.selectbox(key="stats_column").select("v").run()
     assert not at.exception, [e.value for e in at.exception]
     first = _stats_frame(at)
@@ -142,7 +143,7 @@ def test_column_statistics_sort_and_filter_every_file_not_one_page(open_page, mo
 def test_column_statistics_past_the_cap_say_so(open_page, monkeypatch, many_files):
     monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", many_files)
     monkeypatch.setenv("INDEXCORE_COLUMN_STATS_FILES", "300")
-    at = open_page("table", "db.t", warehouse=many_files)
+    at = open_page("table", "db.t", warehouse=many_files, tab="Column statistics")
     at.selectbox(key="stats_column").select("v").run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("first 300 of 460 live files" in w.value and "INDEXCORE_COLUMN_STATS_FILES" in w.value

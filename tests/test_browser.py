@@ -100,7 +100,8 @@ def test_every_page_renders(server):
             # a rerun from a page widget keeps the shared sidebar pickers
             page.goto(f"{url}/table")
             _wait_idle(page)
-            page.get_by_role("tab", name="Skew").click()
+            page.get_by_role("tab", name="Skew").click()  # a lazy tab: its content comes with the rerun
+            _wait_idle(page)
             page.get_by_text("partition", exact=True).first.click()
             _wait_idle(page)
             sidebar = page.locator('[data-testid="stSidebar"]')

@@ -102,7 +102,7 @@ def test_table_statistics_page_through_files_and_the_file_picker_filters(open_pa
     monkeypatch.setattr(common, "MAX_CHOICES", 3)
     files = [lf.file.file_name for lf in events.plan().files]
     column = events.schema().field_names[1]
-    at = open_page("table", table="demo.events")
+    at = open_page("table", table="demo.events", tab="Column statistics")
     at.selectbox(key="stats_column").select(column).run()
     shown = next(d.value for d in at.dataframe if {"column", "min", "max", "null_count"} <= set(d.value.columns))
     assert list(shown["file_name"]) == files[:4]

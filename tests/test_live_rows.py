@@ -102,6 +102,24 @@ def test_merge_read_counts_every_bucket_within_the_cap(tmp_path, monkeypatch):
     assert not capped.exact and capped.merged_buckets == 2 and capped.live >= 32 and capped.text.startswith("≤ ")
 
 
+def test_merge_read_orders_by_the_sequence_field(tmp_path):
+    """Keys 0..3 written with ts 10, then deletes of keys 0 and 1 at ts 5 and of key 2 at ts 20:
+    deduplicate orders records by ``sequence.field`` first, so only key 2's delete is the newest
+    (3 live). The count reads the keys, the sequence field and the row kinds: leaving the sequence
+    field out would let every delete win (1 live)."""
+    schema = make_schema([("id", "BIGINT"), ("ts", "BIGINT"), ("v", "STRING")], primary_keys=("id",),
+                         options={"bucket": "1", "sequence.field": "ts"})
+    w = TableWriter.create(str(tmp_path), "db.seq", schema, seed=1)
+    w.write(pa.table({"id": pa.array(range(4), pa.int64()), "ts": pa.array([10] * 4, pa.int64()), "v": ["a"] * 4}))
+    w.write(pa.table({"id": pa.array([], pa.int64()), "ts": pa.array([], pa.int64()), "v": pa.array([], pa.string())}),
+            deletes=pa.table({"id": pa.array([0, 1, 2], pa.int64()), "ts": pa.array([5, 5, 20], pa.int64()),
+                              "v": ["x"] * 3}))
+    table = indexcore.open_warehouse(str(tmp_path)).table("db.seq")
+    assert len(table.plan().files) == 2
+    got = live_rows(table)
+    assert (got.live, got.exact) == (3, True)
+
+
 def test_diff_reports_live_rows_not_records(warehouse):
     table = indexcore.open_warehouse(str(warehouse)).table("db.dv")
     first, last = table.snapshot_ids()[0], table.snapshot_ids()[-1]

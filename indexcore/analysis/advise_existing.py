@@ -81,10 +81,11 @@ def existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[Liv
     rows = CensusBlobs(table, census, files)
     if isinstance(files, PlanColumns):
         count, by_path = files.num_files, files.by_path(table)
-        path_ids = zip(files.files["path"].to_pylist(), files.files["_SCHEMA_ID"].to_pylist(), strict=True)
+        file_paths, file_schemas = files.files["path"], files.files["_SCHEMA_ID"].to_numpy()
     else:
         count, by_path = len(files), {lf.path: lf for lf in files}
-        path_ids = ((lf.path, lf.file.schema_id) for lf in files)
+        file_paths = pa.array([lf.path for lf in files], pa.string())
+        file_schemas = np.array([lf.file.schema_id for lf in files], np.int64)
     groups: dict[tuple[str, str], ExistingIndex] = {}
 
     def group(column: str, index_type: str) -> ExistingIndex:
@@ -108,16 +109,20 @@ def existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[Liv
         "row", pa.array(np.arange(census.num_rows, dtype=np.int64)))
     numbered = numbered.filter(pc.is_valid(numbered["column_name"]))
     placed: dict[tuple[str, str], list] = {}  # group -> [row arrays, wrong reasons] of its keys
-    paths = census["file_path"].cast(pa.string())  # plain text: a dictionary's to_pylist is 25x slower
-    for k in numbered.group_by(["schema_id", "column_name", "index_type"], use_threads=False).aggregate(
-            [("row", "list"), ("index_size_in_bytes", "sum")]).to_pylist():
+    paths = census["file_path"]
+    keyed = numbered.group_by(["schema_id", "column_name", "index_type"], use_threads=False).aggregate(
+        [("row", "list"), ("index_size_in_bytes", "sum")])
+    lists = keyed["row_list"].combine_chunks()  # each key's rows as a slice of one array, not Python lists
+    flat, bounds = lists.flatten().to_numpy(), lists.offsets.to_numpy()
+    for i, k in enumerate(keyed.drop_columns(["row_list"]).to_pylist()):
         schema_id, column = k["schema_id"], k["column_name"]
-        first = by_path[paths[k["row_list"][0]].as_py()]  # its files' schema, as the census read it
+        mine = flat[bounds[i]:bounds[i + 1]]
+        first = by_path[paths[int(mine[0])].as_py()]  # its files' schema, as the census read it
         name, wrong = _table_column(schema, table.file_schema(first), column, schema_id)
         g = group(name, k["index_type"])
         g.bytes += k["index_size_in_bytes_sum"] or 0
         at = placed.setdefault((g.column, g.index_type), [[], []])
-        at[0].append(np.asarray(k["row_list"], dtype=np.int64))
+        at[0].append(mine.astype(np.int64))
         at[1].append(wrong)
     for key, (arrays, reasons) in placed.items():
         g = groups[key]
@@ -125,28 +130,33 @@ def existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[Liv
         why = np.repeat(np.arange(len(reasons)), [len(a) for a in arrays])
         sort = np.argsort(order, kind="stable")
         order, why = order[sort], why[sort]
-        in_order = paths.take(pa.array(order)).to_pylist()
-        g.blobs.add(in_order, order.tolist())
+        in_order = paths.take(pa.array(order))
+        g.blobs.add(in_order, order)
         if any(reasons):
-            g.wrong_column.extend({"path": p, "reason": reasons[w]} for p, w in zip(in_order, why.tolist(), strict=True)
-                                  if reasons[w])
+            g.wrong_column.extend({"path": p, "reason": reasons[w]}
+                                  for p, w in zip(in_order.to_pylist(), why.tolist(), strict=True) if reasons[w])
+    # a configured index is missing from the files without it whose schema has its field: on the
+    # file columns (a mask per schema id, not a test per file of a 50,000-file plan)
     ids = {f.name: f.id for f in schema.fields}
-    has_field: dict[tuple[int, int], bool] = {}  # (file schema id, field id) -> the file has the field
-    path_ids = list(path_ids)
     for (column, _), g in groups.items():
-        if not g.configured or column not in ids:
+        if not g.configured or column not in ids or not count:
             continue
-        for path, schema_id in path_ids:
-            if path in g.blobs:
-                continue
-            key = (schema_id, ids[column])
-            has = has_field.get(key)
-            if has is None:  # the file's schema (Table.file_schema of its schema id)
-                has = has_field[key] = table.schema_or_latest(schema_id, path).field_by_id(ids[column]) is not None
-            if has:
-                g.missing.append(path)
+        lacking = pc.invert(pc.is_in(file_paths, value_set=g.blobs.paths()))
+        lacking = np.asarray(lacking.to_numpy(zero_copy_only=False), bool)
+        if not lacking.any():
+            continue
+        with_field = [sid for sid in np.unique(file_schemas[lacking]).tolist()  # the files' schemas
+                      if table.schema_or_latest(sid, _first(file_paths, file_schemas, sid, lacking)).field_by_id(
+                          ids[column]) is not None]
+        g.missing.extend(pc.filter(file_paths, pa.array(lacking & np.isin(file_schemas, with_field))).to_pylist())
     order = inventory_order(schema)
     return sorted(groups.values(), key=lambda g: order(g.column, g.index_type))
+
+
+def _first(paths, schema_ids: np.ndarray, schema_id: int, among: np.ndarray) -> str:
+    """The path of the first of the files ``among`` (a mask) written under ``schema_id`` (what a
+    missing schema is reported on)."""
+    return paths[int(np.flatnonzero(among & (schema_ids == schema_id))[0])].as_py()
 
 
 def inventory_order(schema):

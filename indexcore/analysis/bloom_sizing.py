@@ -27,6 +27,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -223,14 +224,16 @@ def census_tallies(table, census, by_path: Mapping) -> dict[str, dict]:
     blooms = census.filter(pc.and_kleene(
         pc.and_kleene(pc.equal(census["index_type"], BLOOM_FILTER.name), pc.is_null(census["error"])),
         pc.and_kleene(pc.is_valid(census["column_name"]), pc.invert(pc.fill_null(census["is_empty"], False)))))
-    blooms = blooms.filter(pc.is_in(blooms["file_path"], pa.array(list(by_path), pa.string())))  # planned files only
+    planned = by_path.paths() if isinstance(by_path, LiveFilesByPath) else pa.array(list(by_path), pa.string())
+    blooms = blooms.filter(pc.is_in(blooms["file_path"], planned))  # planned files only
 
     def files_of(paths: list[str]) -> list[LiveFile | None]:
         return by_path.many(paths) if isinstance(by_path, LiveFilesByPath) else [by_path.get(p) for p in paths]
 
     out = {}
-    for column in sorted(set(blooms["column_name"].to_pylist())):
-        out[column] = rows_tally(table, blooms.filter(pc.equal(blooms["column_name"], column)), files_of)
+    for column in sorted(set(pc.unique(blooms["column_name"]).to_pylist())):
+        mine = blooms.filter(pc.equal(blooms["column_name"], column))
+        out[column] = _tally_columns(table, column, mine, files_of)
     return out
 
 
@@ -240,6 +243,61 @@ def rows_tally(table, rows: pa.Table, files_of: Callable[[list[str]], list[LiveF
     return _tally(table, rows["schema_id"].to_pylist(), rows["record_count"].to_pylist(),
                   rows["column_name"].to_pylist(), rows["index_size_in_bytes"].to_pylist(),
                   rows["file_path"].cast(pa.string()).to_pylist(), files_of)  # plain: 25x quicker than a dictionary's
+
+
+def _tally_columns(table, column: str, blooms: pa.Table, files_of: Callable[[list[str]], list[LiveFile | None]]
+                   ) -> dict:
+    """:func:`_tally` of one column's census rows ``blooms`` on their columns: options judged per
+    file schema, the bytes a file's rows need per distinct (rows, fpp), sums in numpy; only the
+    files with more rows than ``items`` (whose filter's bits are read) leave the columns."""
+    sids = blooms["schema_id"].to_numpy()
+    counts = blooms["record_count"].to_numpy()
+    sizes = blooms["index_size_in_bytes"].to_numpy()
+    paths = blooms["file_path"]
+    items = np.zeros(len(sids), np.int64)
+    fpps = np.zeros(len(sids), np.float64)
+    valid = np.zeros(len(sids), bool)
+    for sid in np.unique(sids).tolist():  # the options of each file schema (the same for its files)
+        at = sids == sid
+        opts = table.schema_or_latest(sid, paths[int(np.argmax(at))].as_py()).file_index_options(
+            column, BLOOM_FILTER.name)
+        try:
+            items[at], fpps[at] = int(opts.get("items", DEFAULT_ITEMS)), float(opts.get("fpp", DEFAULT_FPP))
+        except ValueError:
+            continue
+        valid[at] = True
+    counts = counts.astype(np.int64)
+    need = np.zeros(len(sids), np.int64)
+    for fpp in np.unique(fpps[valid]).tolist():  # files of a table share a few row counts
+        of_fpp = valid & (fpps == fpp)
+        distinct, where = np.unique(counts[of_fpp], return_inverse=True)
+        bytes_of = np.zeros(len(distinct), np.int64)
+        ok = np.ones(len(distinct), bool)
+        for i, n in enumerate(distinct.tolist()):
+            try:
+                bytes_of[i] = optimal_bits(max(1, n), fpp) // 8 + HEADER_SIZE
+            except ValueError:  # an fpp the filter cannot have: the file is left out, as its options are
+                ok[i] = False
+        need[of_fpp] = bytes_of[where]
+        valid[np.flatnonzero(of_fpp)[~ok[where]]] = False
+    keep = np.flatnonzero(valid)
+    items, fpps, counts, sizes = items[keep], fpps[keep], counts[keep], sizes[keep]
+    needed = int(need[keep].sum())
+    rows = counts.tolist()
+    ndv = list(rows)
+    over, over_rows = 0, []
+    read = np.flatnonzero(counts > items)
+    if len(read):
+        files = files_of(paths.take(pa.array(keep[read])).to_pylist())
+        for at, lf in zip(read.tolist(), files, strict=True):
+            n_rows, limit = rows[at], int(items[at])
+            keys = min(n_rows, limit) if lf is None else _distinct_keys(table, lf, column, n_rows, limit)
+            ndv[at] = keys
+            if keys > limit:
+                over += 1
+                over_rows.append(n_rows)
+    return {"stored": int(sizes.sum()), "needed": int(needed), "over": over, "items": set(items.tolist()),
+            "fpp": set(fpps.tolist()), "rows": rows, "ndv": ndv, "over_rows": over_rows}
 
 
 def census_sizing(table, census, by_path: Mapping) -> list[BloomSizing]:

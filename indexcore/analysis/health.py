@@ -286,7 +286,7 @@ def _undecoded(plan) -> list:
 
 def _small_files(plan, limit: int) -> tuple[int, int]:
     """(files under ``limit`` bytes, those of them sharing their partition and bucket with another)."""
-    live = plan.files
+    live = plan.files.select(["_FILE_SIZE", "partition_id", "_BUCKET"])  # not a copy of every column's small rows
     small = live.filter(pc.less(live.column("_FILE_SIZE"), limit)).select(["partition_id", "_BUCKET"])
     if not small.num_rows:
         return 0, 0

@@ -23,6 +23,11 @@ from indexcore.paimon.options import CoreOptions
 from indexcore.types import DataField, DataType, Timestamp
 
 POSTPONE_BUCKET = -2
+# SpecialFields: the field ids of a primary-key data file's system columns (``_KEY_<field>`` is
+# KEY_FIELD_ID_START + the field's id)
+KEY_FIELD_ID_START = 1_073_741_823  # Integer.MAX_VALUE / 2
+SEQUENCE_NUMBER_ID = 2_147_483_646
+VALUE_KIND_ID = 2_147_483_645
 INDEX_DIR = "index"
 SCHEMA_PREFIX = "schema-"
 SNAPSHOT_PREFIX = "snapshot-"

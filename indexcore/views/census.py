@@ -528,16 +528,44 @@ class CensusBlobs:
 class Blobs(Mapping[str, IndexBlob]):
     """Data file path -> :class:`IndexBlob` of one column and kind, each blob made on first use from
     its census row (:class:`CensusBlobs`); a file listing the pair twice is its last entry, as in
-    Paimon's head map."""
+    Paimon's head map. The census rows are added as columns and mapped by path only when a blob or
+    a path is asked for: health counts the files of each index (:meth:`paths`, ``len``) and makes
+    no map of 50,000 paths."""
 
     def __init__(self, rows: CensusBlobs):
         self._rows = rows
-        self._at: dict[str, int] = {}
+        self._parts: list[tuple[pa.Array | Sequence[str], np.ndarray | Sequence[int]]] = []
+        self._mapped: dict[str, int] | None = {}
         self._made: dict[str, IndexBlob] = {}
 
-    def add(self, paths: Iterable[str], rows: Iterable[int]) -> None:
-        """Census rows ``rows`` (of data files ``paths``), in census order."""
-        self._at.update(zip(paths, rows, strict=True))
+    def add(self, paths: pa.Array | Iterable[str], rows: np.ndarray | Iterable[int]) -> None:
+        """Census rows ``rows`` (of data files ``paths``: an Arrow string array or texts), in census order."""
+        self._parts.append((paths if isinstance(paths, pa.Array | pa.ChunkedArray) else list(paths),
+                            rows if isinstance(rows, np.ndarray) else list(rows)))
+        self._mapped = None
+
+    @property
+    def _at(self) -> dict[str, int]:
+        if self._mapped is None:
+            self._mapped = {}
+            for paths, rows in self._parts:
+                texts = paths.to_pylist() if isinstance(paths, pa.Array | pa.ChunkedArray) else paths
+                self._mapped.update(zip(texts, rows.tolist() if isinstance(rows, np.ndarray) else rows, strict=True))
+        return self._mapped
+
+    def paths(self) -> pa.Array:
+        """The data files' paths as one Arrow string array (a file listing the pair twice may appear
+        twice); of a census's dictionary column, the texts of the indices used, not one per row."""
+        arrays = []
+        for paths, _rows in self._parts:
+            if not isinstance(paths, pa.Array | pa.ChunkedArray):
+                paths = pa.array(paths, pa.string())
+            if isinstance(paths, pa.ChunkedArray):
+                paths = paths.combine_chunks()
+            if pa.types.is_dictionary(paths.type):
+                paths = paths.dictionary.take(pc.unique(paths.indices))
+            arrays.append(paths.cast(pa.string()))
+        return pa.concat_arrays(arrays) if arrays else pa.array([], pa.string())
 
     def census_rows(self) -> tuple[pa.Table, list[int]]:
         """The census and each file's row in it, in census order, without making a blob (a caller
@@ -557,4 +585,6 @@ class Blobs(Mapping[str, IndexBlob]):
         return iter(self._at)
 
     def __len__(self) -> int:
-        return len(self._at)
+        if self._mapped is not None:
+            return len(self._mapped)
+        return pc.count_distinct(self.paths()).as_py()

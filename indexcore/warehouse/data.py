@@ -33,6 +33,7 @@ from indexcore.expr.tree import Predicate
 from indexcore.formats.blob_file import read_blob_file
 from indexcore.formats.mosaic_file import read_mosaic
 from indexcore.io import Storage
+from indexcore.paimon.layout import SEQUENCE_NUMBER_ID, VALUE_KIND_ID
 from indexcore.types.values import arrow_type, cast_column, from_internal, to_internal
 from indexcore.warehouse.avro_file import read_avro_table
 from indexcore.warehouse.file_columns import evolve_columns, evolve_direct, parquet_projection
@@ -187,8 +188,13 @@ def read_data_file(storage: Storage, live_file: LiveFile, file_schema: TableSche
     ``_POSITION`` (row position within the file). ``memo``: a dict the caller keeps over the
     files of one read (:func:`read_raw`).
     """
-    ids = None if columns is None or system_columns else {table_schema.field(c).id for c in columns}
+    ids = None if columns is None else {table_schema.field(c).id for c in columns}
+    if ids is not None and system_columns:
+        ids |= {SEQUENCE_NUMBER_ID, VALUE_KIND_ID}
     raw = read_raw(storage, live_file.path, live_file.file.file_format, _blob_field(live_file), ids, memo)
+    if system_columns and ids is not None and not {SEQUENCE_NUMBER, VALUE_KIND} <= set(raw.column_names):
+        # system columns not found by their ids: read every column, as without a projection
+        raw = read_raw(storage, live_file.path, live_file.file.file_format, _blob_field(live_file), None, memo)
     table = None if memo is None else evolve_direct(raw, file_schema, table_schema, columns,
                                                      live_file.file.write_cols, memo)
     if table is None:
@@ -247,11 +253,13 @@ def _problem(problems: list, path: str, structure: str, exc: Exception) -> None:
 class _Reader:
     """Reads the live files of one plan through one table schema, collecting problems."""
 
-    def __init__(self, table, schema: TableSchema, problems: list, progress=None):
+    def __init__(self, table, schema: TableSchema, problems: list, progress=None,
+                 columns: list[str] | None = None):
         self.table = table
         self.schema = schema
         self.problems = problems
         self.progress = progress
+        self.columns = columns  # only these table columns (None: all)
         self.done = 0
         self.total = 0
 
@@ -265,7 +273,7 @@ class _Reader:
             _problem(self.problems, lf.dv_file_path or lf.path, "deletion vector", exc)
             dv = None
         try:
-            out = read_data_file(self.table.storage, lf, self.file_schema(lf), self.schema,
+            out = read_data_file(self.table.storage, lf, self.file_schema(lf), self.schema, self.columns,
                                  deletion_vector=dv, system_columns=system)
         except IndexCoreError as exc:
             _problem(self.problems, lf.path, "data file", exc)
@@ -367,8 +375,8 @@ def _merge_bucket(reader: _Reader, group: list[LiveFile], strict: bool = False) 
     if not parts:
         return _empty(schema)
     try:
-        return merge_records(pa.concat_tables(parts), list(schema.primary_keys), list(schema.field_names),
-                             schema.core_options)
+        return merge_records(pa.concat_tables(parts), list(schema.primary_keys),
+                             list(reader.columns or schema.field_names), schema.core_options)
     except IndexCoreError as exc:
         _problem(reader.problems, group[0].path, "merge", exc)
         return None
@@ -378,8 +386,19 @@ def merged_bucket_rows(table, schema: TableSchema, files: list[LiveFile], proble
     """Rows a batch read returns from one primary-key bucket's ``files`` (level 0 included: the
     caller passes what the read reads), by the same merge as :func:`read_table`; None when a
     file or the merge failed (``problems`` says why)."""
-    merged = _merge_bucket(_Reader(table, schema, problems), list(files), strict=True)
+    options = schema.core_options
+    columns = None
+    if options.merge_engine in ROWS_FROM_KEYS:  # which rows survive depends on keys and order alone
+        columns = list(dict.fromkeys([*schema.primary_keys, *(s for s in options.sequence_fields
+                                                              if s in schema.field_names)]))
+    merged = _merge_bucket(_Reader(table, schema, problems, columns=columns), list(files), strict=True)
     return None if merged is None else merged.num_rows
+
+
+# merge engines whose merged rows are decided by the keys, sequence fields, row kinds and file order
+# only (no value is read to count them); partial-update and aggregation read every column, as a
+# value they cannot fold fails the read
+ROWS_FROM_KEYS = ("deduplicate", "first-row")
 
 
 def _read_plan(table, plan, schema: TableSchema, problems: list, progress=None,

@@ -229,6 +229,11 @@ class LiveFilesByPath(Mapping):
     def __contains__(self, path: object) -> bool:
         return path in self._index()
 
+    def paths(self) -> pa.Array:
+        """The plan's paths as its Arrow column (no Python text per file)."""
+        paths = self._plan.files.column("path")
+        return paths.chunk(0) if paths.num_chunks == 1 else paths.combine_chunks()
+
     def __iter__(self):
         return iter(self._index())
 

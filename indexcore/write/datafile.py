@@ -28,10 +28,10 @@ import pyarrow.parquet as pq
 from indexcore.errors import UnsupportedError
 from indexcore.formats.container import write_container
 from indexcore.formats.registry import new_writer
+from indexcore.paimon.layout import KEY_FIELD_ID_START, SEQUENCE_NUMBER_ID, VALUE_KIND_ID
 from indexcore.paimon.options import FileIndexSpec
 from indexcore.types import DataType, Timestamp
 from indexcore.warehouse.model import DataFileMeta, SimpleStats, TableSchema
-from indexcore.write.layout import KEY_FIELD_ID_START, SEQUENCE_NUMBER_ID, VALUE_KIND_ID
 
 VALUE_KIND = "_VALUE_KIND"
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"

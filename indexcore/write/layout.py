@@ -18,9 +18,6 @@ from typing import Any
 from indexcore.types import DataField, DataType, parse_type
 from indexcore.warehouse.model import TableSchema
 
-KEY_FIELD_ID_START = 1_073_741_823  # SpecialFields: Integer.MAX_VALUE / 2
-SEQUENCE_NUMBER_ID = 2_147_483_646
-VALUE_KIND_ID = 2_147_483_645
 MAX_LEVEL = 5  # default num-levels 6 -> levels 0..5
 COMMIT_USER_PREFIX = "indexcore-"
 
