@@ -340,9 +340,10 @@ if history:
         if done:
             if st.session_state.get("spark_pick") not in done:
                 st.session_state["spark_pick"] = max(done)
+            labels = {n: f"#{n} {r['job']} · {r['table']} · snapshot {r['snapshot']}" for n, r in done.items()}
+            # a bound method, not a lambda: a widget's format_func kept by Streamlit holds a page lambda's globals
             pick = st.selectbox("Show run", sorted(done, reverse=True), key="spark_pick",
-                                format_func=lambda n: f"#{n} {done[n]['job']} · {done[n]['table']} · "
-                                                      f"snapshot {done[n]['snapshot']}")
+                                format_func=labels.__getitem__)
             run = done[pick]
             st.subheader(md(f"Run #{pick}: {run['job']} of {run['table']}"))
             if run["result"].get("task_errors"):

@@ -1,6 +1,7 @@
 """Table: schema evolution, options, snapshot timeline with time travel, files, indexes, skew."""
 
 import datetime as dt
+import functools
 
 import pandas as pd
 import pyarrow as pa
@@ -15,7 +16,6 @@ from indexcore.frames.text import code, md
 from indexcore.views import view
 from indexcore.views.common import to_frame
 from pages.common import (
-    SNAPSHOT_KEY,
     fmt_bytes,
     guard,
     health_item,
@@ -26,7 +26,7 @@ from pages.common import (
     pick_name,
     show_frame,
     show_unusable,
-    time_travel_to,
+    travel_by_time,
     unusable_files,
 )
 from pages.rows import sort_and_filter_table
@@ -117,17 +117,7 @@ with tab_snap, guard("Snapshots"):
         day = c1.date_input("Date", value=default.date(), key="tt_date")
         moment = c2.time_input("Time", value=default.time().replace(microsecond=0), key="tt_time", step=60)
 
-        def _travel():
-            # the time input has minute steps: take the snapshot live at the end of that minute
-            when = dt.datetime.combine(st.session_state["tt_date"], st.session_state["tt_time"].replace(second=0))
-            sid = time_travel_to(table, when + dt.timedelta(seconds=59, milliseconds=999))
-            if sid is None:
-                st.session_state["tt_message"] = f"No snapshot was committed at or before {when}."
-            else:
-                st.session_state[SNAPSHOT_KEY] = sid  # the sidebar drops a tag that pins another snapshot
-                st.session_state["tt_message"] = f"Travelled to snapshot {sid} (live at {when})."
-
-        c3.button("Travel", on_click=_travel, key="tt_go")
+        c3.button("Travel", on_click=functools.partial(travel_by_time, table), key="tt_go")
         if st.session_state.get("tt_message"):
             st.info(st.session_state.pop("tt_message"))
         show_frame(snaps, "snapshots")
@@ -210,7 +200,7 @@ with tab_stats, guard("Column statistics"):
 with tab_skew, guard("Skew"):
     if tab_skew.open:
         by = st.radio("Group by", ["bucket", "partition"], horizontal=True, key="skew_by",
-                      format_func=lambda b: "partition x bucket" if b == "bucket" else "partition")
+                      format_func={"bucket": "partition x bucket", "partition": "partition"}.__getitem__)
         groups, skew = ctx.frame(table_frames.size_skew, by=by)
         c = st.columns(3)
         c[0].metric("Groups", skew["groups"])

@@ -142,3 +142,32 @@ def test_kept_picks_of_another_table_do_not_fail_the_page(open_page):
         at.run()
         assert not at.exception, [e.value for e in at.exception]
         assert not at.error, [e.value for e in at.error]
+
+
+def test_travel_by_time_picks_the_snapshot_live_at_the_end_of_that_minute(open_page):
+    """Truth from the snapshot files themselves: the newest snapshot committed at or before the end
+    of the picked minute (UTC); a minute before the first commit says so and keeps the pick."""
+    import datetime as dt
+    import json
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "sample_warehouse" / "demo.db" / "events" / "snapshot"
+    commits = {json.loads(p.read_text())["id"]: json.loads(p.read_text())["timeMillis"]
+               for p in folder.glob("snapshot-*")}
+    at = open_page("table", "demo.events", tab="Snapshots")
+    for sid, millis in sorted(commits.items()):
+        when = dt.datetime.fromtimestamp(millis / 1000, dt.UTC)
+        end = (millis // 60_000) * 60_000 + 59_999
+        expected = max(s for s, m in commits.items() if m <= end)
+        at.date_input(key="tt_date").set_value(when.date())
+        at.time_input(key="tt_time").set_value(when.time().replace(second=0, microsecond=0))
+        at.button(key="tt_go").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.session_state["snapshot_id"] == expected, (sid, expected)
+        assert any(f"Travelled to snapshot {expected}" in i.value for i in at.info)
+    first = dt.datetime.fromtimestamp(min(commits.values()) / 1000 - 3600, dt.UTC)
+    at.date_input(key="tt_date").set_value(first.date())
+    at.time_input(key="tt_time").set_value(first.time().replace(second=0, microsecond=0))
+    at.button(key="tt_go").click().run()
+    assert any("No snapshot was committed" in i.value for i in at.info)
+    assert at.session_state["snapshot_id"] == expected  # kept
