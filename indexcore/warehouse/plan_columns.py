@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 from indexcore.errors import IndexCoreError
 from indexcore.io import Fetch
 from indexcore.paimon.index_types import DELETION_VECTORS, HASH
+from indexcore.warehouse.avro_columns import all_distinct
 from indexcore.warehouse.manifest import MANIFEST_ENTRY, data_file_meta
 from indexcore.warehouse.manifest_columns import check_table, read_manifest_groups, read_manifest_table
 from indexcore.warehouse.model import DeletionVectorRange, IndexManifestEntry, LiveFile, Problem, Snapshot
@@ -113,7 +114,7 @@ def merge_rows(entries: pa.Table) -> np.ndarray:
     if n == 0:
         return np.zeros(0, np.int64)
     kinds = entries.column("_KIND").to_numpy()
-    if not (kinds == 1).any() and len(pc.unique(entries.column("_FILE_NAME"))) == n:
+    if not (kinds == 1).any() and _names_distinct(entries.column("_FILE_NAME")):
         return np.arange(n, dtype=np.int64)  # every file added once (its name alone is unique), none deleted
     keyed = entries.select(MERGE_KEY).append_column("_ORDER", pa.array(np.arange(n, dtype=np.int64)))
     lists = keyed.group_by(MERGE_KEY, use_threads=False).aggregate([("_ORDER", "list")]).column("_ORDER_list")
@@ -132,6 +133,12 @@ def merge_rows(entries: pa.Table) -> np.ndarray:
     place = np.full(groups, n, np.int64)
     np.minimum.at(place, group[adds], order[adds])
     return last[live][np.argsort(place[live], kind="stable")]
+
+
+def _names_distinct(names: pa.ChunkedArray) -> bool:
+    """No two file names equal: the C extension's exact hash pass where built, else ``pc.unique``."""
+    distinct = all_distinct(names)
+    return len(pc.unique(names)) == len(names) if distinct is None else distinct
 
 
 @dataclass(frozen=True)
@@ -378,7 +385,9 @@ class TablePlanColumns:
             folder, path = pa.array(folder_list, pa.string()), pa.array(path_list, pa.string())
         else:
             path = pc.binary_join_element_wise(folder, names, "")
-        index_path = pc.binary_join_element_wise(folder, _index_names(live.column("_EXTRA_FILES")), "")
+        index_names = _index_names(live.column("_EXTRA_FILES"))
+        index_path = (pa.nulls(n, pa.string()) if index_names.null_count == n  # no file has an index file
+                      else pc.binary_join_element_wise(folder, index_names, ""))
         dv = self._dv_columns(pid, bucket, names, partitions, index_entries, problems)
         columns = [*live.columns, path, pa.array(pid, pa.int32()), index_path, *dv]
         return pa.Table.from_arrays(columns, schema=LIVE), partitions
