@@ -3,7 +3,7 @@ file until a caller lists them.
 
 :class:`DecisionColumns` takes each decided batch's records (the dicts the stages fill) and keeps
 them a field at a time: integers as ``int64`` arrays, the four early decisions as small codes,
-the statistics the stats stage read as one list per column, equal ``index_types`` shared, the rest
+the statistics the stats stage read as one list of cells per column, equal ``index_types`` shared, the rest
 (paths, partitions, index results, problems, notes) as references. The funnel is summed over
 these columns (:meth:`DecisionColumns.funnel_columns`); a caller that iterates or indexes the
 files gets :class:`FileDecision` objects equal to those explain made before, made once and kept.
@@ -57,7 +57,7 @@ class DecisionColumns(Sequence):
         self._index_types: list[dict] = []  # equal ones shared
         self._shared_types: dict[tuple, dict] = {}
         self._stat_types: list = []  # each file's StatsCells.types (one mapping shared by the files)
-        self._stats: dict[str, tuple[list, list, list]] = {}  # column -> mins, maxs, null counts (_ABSENT: none)
+        self._stats: dict[str, list] = {}  # column -> each file's (min, max, null count) (_ABSENT: none)
         self._made: list[FileDecision] | None = None
 
     # ---------------------------------------------------------------- building
@@ -91,15 +91,13 @@ class DecisionColumns(Sequence):
             cells = r.get("stats", _EMPTY_STATS)
             self._stat_types.append(None if cells is None else cells.types)  # None: no StatsCells
             for column, cell in (cells.values.items() if cells is not None else ()):
-                lists = self._stats.get(column)
-                if lists is None:
-                    lists = self._stats[column] = tuple([_ABSENT] * (start + i) for _ in range(3))
-                for values, value in zip(lists, cell, strict=True):
-                    values.append(value)
-            for lists in self._stats.values():
-                if len(lists[0]) < start + i + 1:
-                    for values in lists:
-                        values.append(_ABSENT)
+                cells_of = self._stats.get(column)
+                if cells_of is None:
+                    cells_of = self._stats[column] = [_ABSENT] * (start + i)
+                cells_of.append(cell)  # the stats' own tuple (the file's stats keep it too)
+            for cells_of in self._stats.values():
+                if len(cells_of) < start + i + 1:
+                    cells_of.append(_ABSENT)
         self._n += n
 
     # ---------------------------------------------------------------- columns
@@ -181,9 +179,9 @@ class DecisionColumns(Sequence):
         cells = []
         for i in idx.tolist():
             values = {}
-            for column, (mins, maxs, nulls) in stats.items():
-                if mins[i] is not _ABSENT:
-                    values[column] = (mins[i], maxs[i], nulls[i])
+            for column, cells_of in stats.items():
+                if cells_of[i] is not _ABSENT:
+                    values[column] = cells_of[i]
             cells.append(None if stat_types[i] is None else StatsCells(stat_types[i], values))
         fields["stats"] = cells
         names = list(fields)
