@@ -296,13 +296,18 @@ class TablePlanColumns:
             self.caches.manifests.put(key, cached, max(cached.num_rows, 1))
         return cached
 
-    def _decode_together(self, names: list[str]) -> None:
+    def _decode_together(self, names: list[str]) -> list[pa.Table] | None:
         """Manifests not kept yet decoded in one pass per writer schema and kept as
         :meth:`manifest_columns` keeps them (slices of one table); a batch holds up to
         :data:`BATCH_BYTES` of stored manifests, so memory stays bounded. One that cannot be read
-        or decoded is left for :meth:`manifest_columns`, which reports it."""
+        or decoded is left for :meth:`manifest_columns`, which reports it.
+
+        Returns each batch's entries when every batch decoded whole, in ``names``' order (one
+        schema, no file left out), else None: the manifests' entries as whole columns, which a
+        plan takes without joining (and copying) a slice per manifest."""
         files: list[tuple[bytes, str]] = []
         stored = 0
+        whole: list[pa.Table] | None = []
         for at, name in enumerate(names):
             path = self.manifest_path(name)
             try:
@@ -313,11 +318,19 @@ class TablePlanColumns:
             stored += len(data)
             if stored >= BATCH_BYTES or at == len(names) - 1:
                 batch = names[at + 1 - len(files):at + 1]
-                for table, spans in read_manifest_groups(files, MANIFEST_ENTRY, _ENTRY_TOP, self.caches.manifests):
+                groups = read_manifest_groups(files, MANIFEST_ENTRY, _ENTRY_TOP, self.caches.manifests)
+                for table, spans in groups:
                     entries = entry_columns(table)
                     for i, start, rows in spans:
                         self.caches.manifests.put((_MANIFEST_KEY, batch[i]), entries.slice(start, rows), max(rows, 1))
+                    if whole is not None and len(groups) == 1 and [i for i, _, _ in spans] == list(range(len(batch))):
+                        whole.append(entries)
+                    else:
+                        whole = None
+                if not groups:
+                    whole = None
                 files, stored = [], 0
+        return whole
 
     def _plan_columns(self, snap: Snapshot) -> PlanColumns:
         problems: list[Problem] = []
@@ -329,15 +342,17 @@ class TablePlanColumns:
         missing = list(dict.fromkeys(mf.file_name for mf in manifests
                                      if (_MANIFEST_KEY, mf.file_name) not in self.caches.manifests))
         self.storage.prefetch([Fetch(self.manifest_path(name)) for name in missing])
-        if self.manifest_format == "avro":
-            self._decode_together(missing)
-        parts = []
-        for mf in manifests:
-            try:
-                parts.append(self.manifest_columns(mf.file_name))
-            except IndexCoreError as exc:
-                self._problem(self.manifest_path(mf.file_name), "manifest", exc.message, problems)
-        entries = pa.concat_tables(parts) if parts else ENTRY.empty_table()
+        whole = self._decode_together(missing) if self.manifest_format == "avro" and missing else None
+        if whole and len(missing) == len(manifests):  # every manifest decoded now, once each, in order
+            entries = pa.concat_tables(whole)  # a chunk per batch (usually one), not one per manifest
+        else:
+            parts = []
+            for mf in manifests:
+                try:
+                    parts.append(self.manifest_columns(mf.file_name))
+                except IndexCoreError as exc:
+                    self._problem(self.manifest_path(mf.file_name), "manifest", exc.message, problems)
+            entries = pa.concat_tables(parts) if parts else ENTRY.empty_table()
         index = Plan(snap)
         index.problems = problems
         self._index_manifest(index, snap)
@@ -364,7 +379,7 @@ class TablePlanColumns:
     def _locate(self, live: pa.Table, index_entries, problems: list) -> tuple[pa.Table, tuple]:
         """:data:`LIVE` rows of the live entries: paths, partitions, ``.index`` files, DV ranges."""
         n = live.num_rows
-        raw = live.column("_PARTITION").combine_chunks()
+        raw = _whole(live.column("_PARTITION"))
         encoded = raw.dictionary_encode()  # distinct partitions in first-seen order, one hash pass
         partitions = tuple(self.partition(p) for p in encoded.dictionary.to_pylist())
         pid = encoded.indices.to_numpy().astype(np.int32)
@@ -373,11 +388,13 @@ class TablePlanColumns:
         pairs = pa.array((pid.astype(np.int64) << 32) | (bucket.astype(np.int64) & 0xFFFFFFFF)).dictionary_encode()
         folders = pa.array([self.bucket_dir(partitions[k >> 32][2], _signed32(k & 0xFFFFFFFF)) + "/"
                             for k in pairs.dictionary.to_pylist()], pa.string())
-        folder = folders.take(pairs.indices)
-        names = live.column("_FILE_NAME").combine_chunks()
-        external = live.column("_EXTERNAL_PATH").combine_chunks()
+        # one folder (an unpartitioned table's bucket): joined as a scalar, not taken per file
+        folder = folders[0] if len(folders) == 1 else folders.take(pairs.indices)
+        names = _whole(live.column("_FILE_NAME"))
+        external = _whole(live.column("_EXTERNAL_PATH"))
         if external.null_count < n:
-            folder_list, path_list = folder.to_pylist(), pc.binary_join_element_wise(folder, names, "").to_pylist()
+            folder_list = folders.take(pairs.indices).to_pylist()
+            path_list = pc.binary_join_element_wise(folder, names, "").to_pylist()
             for i, ext in enumerate(external.to_pylist()):
                 if ext:
                     path_list[i] = self.resolve_external(ext, problems)
@@ -439,7 +456,7 @@ def _signed32(u: int) -> int:
 
 def _index_names(extra: pa.ChunkedArray) -> pa.Array:
     """Each file's ``.index`` file among its extra files (the first; null when none)."""
-    extra = extra.combine_chunks()
+    extra = _whole(extra)
     n = len(extra)
     flat = pc.list_flatten(extra)
     if len(flat) == 0:
