@@ -226,8 +226,9 @@ class LazyStats(SimpleStats):
         ``BinaryRow`` reads one field) unless the whole row is decoded already."""
         if self.__dict__["_decoded"] is not None:
             return super().value_at(i)
-        fields = self.__dict__.setdefault("_fields", {})
-        hit = fields.get(i)
+        d = self.__dict__
+        memo = d.get("_fields")  # (i, value) for the one field asked so far, a dict past it
+        hit = None if memo is None else memo.get(i) if type(memo) is dict else memo[1] if memo[0] == i else None
         if hit is None:
             raw_min, raw_max, nulls, types = self._layout()
             null_count = nulls[i] if i < len(nulls) else None
@@ -236,7 +237,12 @@ class LazyStats(SimpleStats):
             else:
                 hit = (decode_binary_field(raw_min, i, types[i], "stats min values"),
                        decode_binary_field(raw_max, i, types[i], "stats max values"), null_count)
-            fields[i] = hit
+            if memo is None:  # a pair: a one-column predicate's files keep no dict each (224 bytes)
+                d["_fields"] = (i, hit)
+            elif type(memo) is dict:
+                memo[i] = hit
+            else:
+                d["_fields"] = {memo[0]: memo[1], i: hit}
         return hit
 
     @property
