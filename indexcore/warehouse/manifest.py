@@ -199,25 +199,26 @@ class LazyStats(SimpleStats):
 
     def _layout(self) -> tuple:
         """(min bytes, max bytes, null counts, the field types the stats cover): types past both
-        the row's arity and the null counts are not the stats'. Worked out once per file."""
-        layout = self.__dict__.get("_shape")
-        if layout is None:
-            raw_min, raw_max, nulls = self.__dict__["_raw"]
+        the row's arity and the null counts are not the stats'. The types are worked out once per
+        file and kept alone (the bytes and counts are the file's own: no copy of them is kept)."""
+        raw_min, raw_max, nulls = self.__dict__["_raw"]
+        nulls = nulls or ()
+        types = self.__dict__.get("_shape")
+        if types is None:
             types = self.__dict__["_types"]
             types = types() if callable(types) else types
-            nulls = tuple(nulls or ())
             n = max(binary_row_arity(raw_min), len(nulls))
             # the shared tuple of types as it is when the stats cover all of them (the common case)
-            layout = (raw_min, raw_max, nulls, types if type(types) is tuple and n >= len(types) else tuple(types)[:n])
-            self.__dict__["_shape"] = layout
-        return layout
+            types = types if type(types) is tuple and n >= len(types) else tuple(types)[:n]
+            self.__dict__["_shape"] = types
+        return raw_min, raw_max, nulls, types
 
     def _decode(self) -> tuple:
         decoded = self.__dict__["_decoded"]
         if decoded is None:
             raw_min, raw_max, nulls, types = self._layout()
             decoded = (decode_binary_row(raw_min, types, "stats min values"),
-                       decode_binary_row(raw_max, types, "stats max values"), nulls)
+                       decode_binary_row(raw_max, types, "stats max values"), tuple(nulls))
             self.__dict__["_decoded"] = decoded
         return decoded
 
