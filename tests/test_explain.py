@@ -827,6 +827,7 @@ def test_explain_keeps_its_records_as_columns_until_they_are_listed(warehouse, n
     import pickle
 
     from indexcore.scan.decision_columns import DecisionColumns
+    from indexcore.spark.jobs.plain import plain_dumps, plain_loads
 
     quick = FileDecision.from_record
     extend = DecisionColumns.extend
@@ -852,6 +853,10 @@ def test_explain_keeps_its_records_as_columns_until_they_are_listed(warehouse, n
             [(f.stats.types, f.stats.values, f.index_types, f.partition, f.skipped_by) for f in want]
         back = pickle.loads(pickle.dumps(ex))
         assert back.files == want and back.to_json() == ex.to_json()
+        listed_before = list(want)  # decide_files below adds its own records to ``want``
+        plain = plain_loads(plain_dumps(decide_files(table, ex.predicate, table.plan().files, table.read_schema(None, None),
+                                                     verify=verify)))  # a Spark Connect task's result
+        assert plain.files == listed_before
         assert back.to_frame().equals(ex.to_frame())
 
 
