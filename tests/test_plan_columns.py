@@ -579,3 +579,21 @@ def test_a_cold_plan_takes_the_decoded_batch_whole_and_equals_a_plan_of_kept_sli
         assert [dataclasses.astuple(p) for p in again.problems] == [dataclasses.astuple(p) for p in cold.problems]
         assert _objects(cold.live_files(table)) == _objects(table.plan().files), name
     assert taken > 5
+
+
+def test_planned_files_are_slotted_and_survive_pickle_and_replace(conformance):
+    """A planned LiveFile holds no ``__dict__`` (one per file of the object plan); it pickles (a
+    Spark task's input) and ``replace``s as the dataclass it is, from both plans."""
+    import dataclasses
+    import pickle
+
+    table = indexcore.open_warehouse(str(conformance / "warehouses" / "parquet")).table(
+        "pk_with_bitmap_dv.pk_with_bitmap_dv")
+    for files in (table.plan().files, table.plan_columns().live_files(table)):
+        assert files and not any(hasattr(lf, "__dict__") for lf in files)
+        back = pickle.loads(pickle.dumps(files))
+        assert _objects(back) == _objects(files)
+        moved = dataclasses.replace(files[0], bucket=files[0].bucket + 1)
+        assert moved.bucket == files[0].bucket + 1 and moved.path == files[0].path
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            files[0].bucket = 3
