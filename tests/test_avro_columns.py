@@ -292,3 +292,30 @@ def test_a_snappy_container_is_never_zero_rows():
     except CorruptFileError:  # fastavro without a snappy library
         got = None
     assert got in (None, [{"x": 5}, {"x": 7}])
+
+
+def test_all_distinct_agrees_with_a_python_set():
+    """The C distinctness check of file names (the plan's fast path when nothing is deleted) against
+    Python's set, on chunked and sliced arrays, empty and long strings, and random draws."""
+    import pyarrow as pa
+
+    rng = random.Random(5)
+    cases = [[], [""], ["", ""], ["a", "b", "a"], ["x" * 100, "x" * 99 + "y", "x" * 100],
+             [f"data-{i}-0.parquet" for i in range(5000)],
+             [f"data-{i}-0.parquet" for i in range(5000)] + ["data-4999-0.parquet"]]
+    for _ in range(300):
+        alphabet = "ab" if rng.random() < 0.5 else "abcdefgh"
+        cases.append(["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+                      for _ in range(rng.randint(0, 40))])
+    for values in cases:
+        want = len(set(values)) == len(values)
+        arr = pa.array(values, pa.string())
+        assert avro_columns.all_distinct(arr) is want, values
+        cut = rng.randint(0, len(values))
+        chunked = pa.chunked_array([arr.slice(0, cut), arr.slice(cut)], pa.string())
+        assert avro_columns.all_distinct(chunked) is want, values
+        if len(values) > 2:  # a sliced array: its offset into the buffers
+            part = values[1:-1]
+            assert avro_columns.all_distinct(arr.slice(1, len(values) - 2)) is (len(set(part)) == len(part))
+    assert avro_columns.all_distinct(pa.array(["a", None])) is None  # nulls: the caller's general check
+    assert avro_columns.all_distinct(pa.array([b"a"], pa.binary())) is None

@@ -72,5 +72,14 @@ def test_one_stats_field_decodes_alone_and_agrees_with_the_whole_row(orders):
         assert alone == [(whole.min_values[i] if i < len(whole.min_values) else None,
                           whole.max_values[i] if i < len(whole.max_values) else None,
                           whole.null_counts[i] if i < len(whole.null_counts) else None) for i in range(n)]
+        assert [stats.value_at(i) for i in reversed(range(n))] == alone[::-1]  # the memo's answers
         checked += sum(1 for a in alone if a[0] is not None)
     assert checked
+    # one field asked (a one-column predicate: its memo a pair, not a dict), again, then others
+    once = indexcore.open_warehouse(str(SAMPLE)).table("demo.orders")
+    for lf, again in zip(once.plan().files, orders.plan().files, strict=True):
+        stats, whole = lf.file.value_stats, again.file.value_stats
+        want = [whole.value_at(i) for i in range(len(whole.null_counts))]
+        last = len(want) - 1
+        assert stats.value_at(last) == stats.value_at(last) == want[last]
+        assert [stats.value_at(i) for i in range(len(want))] == want

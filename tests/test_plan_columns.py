@@ -582,3 +582,44 @@ def test_range_pruning_reuses_the_files_the_range_view_made_for_its_sample():
     pruned = pruning.prune_by_sql(table, "user_id > 10", sample=3)
     assert table.live_files_by_path()._made == made
     assert set(pruned["file_name"]) == set(frame["file_name"])
+
+
+def test_a_cold_plan_takes_the_decoded_batch_whole_and_equals_a_plan_of_kept_slices(conformance):
+    """A plan that decodes every manifest now takes the batch's entries as whole columns (one
+    chunk, not one per manifest); the same snapshot planned again from the kept per-manifest
+    slices (the plan dropped, the manifests kept), and the object plan, give the same rows."""
+    import dataclasses
+
+    root = conformance / "warehouses" / "parquet"
+    taken = 0
+    for name in indexcore.open_warehouse(str(root)).tables():
+        table = indexcore.open_warehouse(str(root)).table(name)
+        snap = table.snapshot()
+        if snap is None or table.manifest_format != "avro" or len(table.plan_head().manifests) < 2:
+            continue
+        cold = table.plan_columns()
+        taken += cold.files.column("_FILE_NAME").num_chunks == 1
+        table.caches.plans.clear()
+        again = table.plan_columns()
+        assert again is not cold and again.files.equals(cold.files), name
+        assert [dataclasses.astuple(p) for p in again.problems] == [dataclasses.astuple(p) for p in cold.problems]
+        assert _objects(cold.live_files(table)) == _objects(table.plan().files), name
+    assert taken > 5
+
+
+def test_planned_files_are_slotted_and_survive_pickle_and_replace(conformance):
+    """A planned LiveFile holds no ``__dict__`` (one per file of the object plan); it pickles (a
+    Spark task's input) and ``replace``s as the dataclass it is, from both plans."""
+    import dataclasses
+    import pickle
+
+    table = indexcore.open_warehouse(str(conformance / "warehouses" / "parquet")).table(
+        "pk_with_bitmap_dv.pk_with_bitmap_dv")
+    for files in (table.plan().files, table.plan_columns().live_files(table)):
+        assert files and not any(hasattr(lf, "__dict__") for lf in files)
+        back = pickle.loads(pickle.dumps(files))
+        assert _objects(back) == _objects(files)
+        moved = dataclasses.replace(files[0], bucket=files[0].bucket + 1)
+        assert moved.bucket == files[0].bucket + 1 and moved.path == files[0].path
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            files[0].bucket = 3

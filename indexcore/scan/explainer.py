@@ -24,13 +24,14 @@ from typing import Any
 from indexcore.errors import PredicateError
 from indexcore.expr import Predicate, conjuncts, parse_where, predicate_to_sql
 from indexcore.scan.bucket import BucketStage
+from indexcore.scan.decision_columns import DecisionColumns
 from indexcore.scan.dv import DeletionVectorStage
 from indexcore.scan.file_index import FileIndexStage
-from indexcore.scan.funnel import funnel
+from indexcore.scan.funnel import funnel, funnel_of_columns
 from indexcore.scan.global_index import GlobalIndexStage
 from indexcore.scan.level import LevelStage
 from indexcore.scan.partition import PartitionStage, parse_partition
-from indexcore.scan.records import Batch, Explanation, FileDecision, FileDecisions
+from indexcore.scan.records import Batch, Explanation, FileDecisions
 from indexcore.scan.stats import Pushdowns, StatsStage
 from indexcore.scan.verify import Verifier
 from indexcore.types import to_json_value
@@ -213,7 +214,7 @@ def _decide_files(table, predicate: Predicate, files: list[LiveFile], schema: Ta
     verifier = Verifier(table, schema, predicate, ex.bucket.selector,
                         ex.global_index.scan.used if ex.global_index.scan is not None else ())
     violations: list[dict[str, Any]] = []
-    decisions: list[FileDecision] = []
+    decisions = DecisionColumns()
     ptypes = {f.name: f.type for f in schema.partition_fields}
     partitions: dict[tuple, dict] = {}  # partition values -> their JSON form (a few hundred over 50,000 files)
     # the batches Table.iter_prefetched fetches ahead, so each is decided from bytes already fetched
@@ -231,12 +232,13 @@ def _decide_files(table, predicate: Predicate, files: list[LiveFile], schema: Ta
 
 def _collect(ex: Explainer, verifier: Verifier, verify: bool, progress: Progress | None, total: int,
              batches: Iterable[list[LiveFile]], ptypes: dict, partitions: dict[tuple, dict],
-             violations: list[dict[str, Any]], decisions: list[FileDecision]) -> None:
-    """Decide each batch and append its files' decisions (and verify's violations) in order."""
+             violations: list[dict[str, Any]], decisions: DecisionColumns) -> None:
+    """Decide each batch and add its files' decisions (and verify's violations) in order, as columns."""
     for batch in map(ex.decide, batches):
         if verify:
             verifier.verify(batch, violations)
-        for lf, record in zip(batch.files, batch.records, strict=True):
+        done = len(decisions)
+        for record in batch.records:
             spec = record["partition"]
             try:
                 key = tuple(spec.items())
@@ -251,9 +253,10 @@ def _collect(ex: Explainer, verifier: Verifier, verify: bool, progress: Progress
             record["partition"] = as_json  # read only: the files of a partition share it
             record["problems"] = tuple(record["problems"])
             record["notes"] = tuple(record["notes"])
-            decisions.append(FileDecision.from_record(record))
-            if progress is not None:
-                progress(len(decisions), total, posixpath.basename(lf.path))
+        decisions.extend(batch.records)
+        if progress is not None:
+            for i, lf in enumerate(batch.files, done + 1):
+                progress(i, total, posixpath.basename(lf.path))
 
 
 def explanation(table_name: str, snapshot_id: int | None, predicate: Predicate, sql: str,
@@ -263,15 +266,22 @@ def explanation(table_name: str, snapshot_id: int | None, predicate: Predicate, 
     :func:`funnel`, the files' problems; files and violations in :func:`file_order` of
     ``planned`` when parts come from several tasks."""
     parts = list(parts)
-    files = [f for part in parts for f in part.files]
     violations = [v for part in parts for v in part.violations]
+    global_io = (sum(p.global_index_bytes for p in parts), sum(p.global_index_requests for p in parts))
+    if len(parts) == 1 and isinstance(parts[0].files, DecisionColumns):  # in process: no object per file
+        files = parts[0].files
+        return Explanation(table=table_name, snapshot_id=snapshot_id, predicate=predicate, sql=sql, files=files,
+                           funnel=funnel_of_columns(files.funnel_columns(), verified, global_io),
+                           violations=violations, problems=[*parts[0].problems, *files.problems()],
+                           verified=verified, index_used=parts[0].index_used, bytes_read=parts[0].bytes_read,
+                           requests=parts[0].requests)
+    files = [f for part in parts for f in part.files]
     if planned:
         rank = {lf.path: i for i, lf in enumerate(in_file_order(planned))}
         files.sort(key=lambda f: rank.get(f.path, len(rank)))
         violations.sort(key=lambda v: rank.get(v["path"], len(rank)))
     return Explanation(table=table_name, snapshot_id=snapshot_id, predicate=predicate, sql=sql, files=files,
-                       funnel=funnel(files, verified, (sum(p.global_index_bytes for p in parts),
-                                                       sum(p.global_index_requests for p in parts))),
+                       funnel=funnel(files, verified, global_io),
                        violations=violations,
                        problems=[p for part in parts for p in part.problems] + [p for f in files for p in f.problems],
                        verified=verified,

@@ -7,6 +7,7 @@ from operator import attrgetter
 
 import numpy as np
 
+from indexcore.scan.decision_columns import DecisionColumns
 from indexcore.scan.records import STAGES, FileDecision, Stage
 
 _ORDER = {s: i for i, s in enumerate(Stage)}  # Paimon's order of the stages
@@ -33,6 +34,8 @@ def funnel(files: Iterable[FileDecision], verified: bool,
     evaluate job to the decisions its tasks return. Summed column-wise: each field of the files
     taken once as an array, each stage's counts as masked sums over them.
     """
+    if isinstance(files, DecisionColumns):  # explain's own columns: no object per file
+        return funnel_of_columns(files.funnel_columns(), verified, global_index_io)
     files = list(files)
     count = len(files)
     columns = {name: _ints(files, name) for name in ("row_count", "file_size", "rows_after_dv", "dv_bytes",

@@ -275,7 +275,7 @@ class Explanation:
     snapshot_id: int | None
     predicate: Predicate
     sql: str
-    files: list[FileDecision]
+    files: Sequence[FileDecision]  # in process a DecisionColumns: each FileDecision made when listed
     funnel: dict[str, dict[str, int]]
     violations: list[dict[str, Any]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
@@ -373,7 +373,7 @@ class FileDecisions:
     """The decisions over some planned files and the violations verify found among them:
     what one Spark task of the evaluate job returns (picklable)."""
 
-    files: list[FileDecision]
+    files: Sequence[FileDecision]  # explain's own: a DecisionColumns (objects made when listed)
     violations: list[dict[str, Any]]
     index_used: bool
     problems: list[Problem] = field(default_factory=list)  # not tied to one file (global indexes)

@@ -199,25 +199,26 @@ class LazyStats(SimpleStats):
 
     def _layout(self) -> tuple:
         """(min bytes, max bytes, null counts, the field types the stats cover): types past both
-        the row's arity and the null counts are not the stats'. Worked out once per file."""
-        layout = self.__dict__.get("_shape")
-        if layout is None:
-            raw_min, raw_max, nulls = self.__dict__["_raw"]
+        the row's arity and the null counts are not the stats'. The types are worked out once per
+        file and kept alone (the bytes and counts are the file's own: no copy of them is kept)."""
+        raw_min, raw_max, nulls = self.__dict__["_raw"]
+        nulls = nulls or ()
+        types = self.__dict__.get("_shape")
+        if types is None:
             types = self.__dict__["_types"]
             types = types() if callable(types) else types
-            nulls = tuple(nulls or ())
             n = max(binary_row_arity(raw_min), len(nulls))
             # the shared tuple of types as it is when the stats cover all of them (the common case)
-            layout = (raw_min, raw_max, nulls, types if type(types) is tuple and n >= len(types) else tuple(types)[:n])
-            self.__dict__["_shape"] = layout
-        return layout
+            types = types if type(types) is tuple and n >= len(types) else tuple(types)[:n]
+            self.__dict__["_shape"] = types
+        return raw_min, raw_max, nulls, types
 
     def _decode(self) -> tuple:
         decoded = self.__dict__["_decoded"]
         if decoded is None:
             raw_min, raw_max, nulls, types = self._layout()
             decoded = (decode_binary_row(raw_min, types, "stats min values"),
-                       decode_binary_row(raw_max, types, "stats max values"), nulls)
+                       decode_binary_row(raw_max, types, "stats max values"), tuple(nulls))
             self.__dict__["_decoded"] = decoded
         return decoded
 
@@ -226,8 +227,9 @@ class LazyStats(SimpleStats):
         ``BinaryRow`` reads one field) unless the whole row is decoded already."""
         if self.__dict__["_decoded"] is not None:
             return super().value_at(i)
-        fields = self.__dict__.setdefault("_fields", {})
-        hit = fields.get(i)
+        d = self.__dict__
+        memo = d.get("_fields")  # (i, value) for the one field asked so far, a dict past it
+        hit = None if memo is None else memo.get(i) if type(memo) is dict else memo[1] if memo[0] == i else None
         if hit is None:
             raw_min, raw_max, nulls, types = self._layout()
             null_count = nulls[i] if i < len(nulls) else None
@@ -236,7 +238,12 @@ class LazyStats(SimpleStats):
             else:
                 hit = (decode_binary_field(raw_min, i, types[i], "stats min values"),
                        decode_binary_field(raw_max, i, types[i], "stats max values"), null_count)
-            fields[i] = hit
+            if memo is None:  # a pair: a one-column predicate's files keep no dict each (224 bytes)
+                d["_fields"] = (i, hit)
+            elif type(memo) is dict:
+                memo[i] = hit
+            else:
+                d["_fields"] = {memo[0]: memo[1], i: hit}
         return hit
 
     @property

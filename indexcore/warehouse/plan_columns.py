@@ -24,6 +24,7 @@ from indexcore.cache import release_unused
 from indexcore.errors import IndexCoreError
 from indexcore.io import Fetch
 from indexcore.paimon.index_types import DELETION_VECTORS, HASH
+from indexcore.warehouse.avro_columns import all_distinct
 from indexcore.warehouse.manifest import MANIFEST_ENTRY, data_file_meta
 from indexcore.warehouse.manifest_columns import check_table, read_manifest_groups, read_manifest_table
 from indexcore.warehouse.model import DeletionVectorRange, IndexManifestEntry, LiveFile, Problem, Snapshot
@@ -114,7 +115,7 @@ def merge_rows(entries: pa.Table) -> np.ndarray:
     if n == 0:
         return np.zeros(0, np.int64)
     kinds = entries.column("_KIND").to_numpy()
-    if not (kinds == 1).any() and len(pc.unique(entries.column("_FILE_NAME"))) == n:
+    if not (kinds == 1).any() and _names_distinct(entries.column("_FILE_NAME")):
         return np.arange(n, dtype=np.int64)  # every file added once (its name alone is unique), none deleted
     keyed = entries.select(MERGE_KEY).append_column("_ORDER", pa.array(np.arange(n, dtype=np.int64)))
     lists = keyed.group_by(MERGE_KEY, use_threads=False).aggregate([("_ORDER", "list")]).column("_ORDER_list")
@@ -133,6 +134,12 @@ def merge_rows(entries: pa.Table) -> np.ndarray:
     place = np.full(groups, n, np.int64)
     np.minimum.at(place, group[adds], order[adds])
     return last[live][np.argsort(place[live], kind="stable")]
+
+
+def _names_distinct(names: pa.ChunkedArray) -> bool:
+    """No two file names equal: the C extension's exact hash pass where built, else ``pc.unique``."""
+    distinct = all_distinct(names)
+    return len(pc.unique(names)) == len(names) if distinct is None else distinct
 
 
 @dataclass(frozen=True)
@@ -295,13 +302,18 @@ class TablePlanColumns:
             self.caches.manifests.put(key, cached, max(cached.num_rows, 1))
         return cached
 
-    def _decode_together(self, names: list[str]) -> None:
+    def _decode_together(self, names: list[str]) -> list[pa.Table] | None:
         """Manifests not kept yet decoded in one pass per writer schema and kept as
         :meth:`manifest_columns` keeps them (slices of one table); a batch holds up to
         :data:`BATCH_BYTES` of stored manifests, so memory stays bounded. One that cannot be read
-        or decoded is left for :meth:`manifest_columns`, which reports it."""
+        or decoded is left for :meth:`manifest_columns`, which reports it.
+
+        Returns each batch's entries when every batch decoded whole, in ``names``' order (one
+        schema, no file left out), else None: the manifests' entries as whole columns, which a
+        plan takes without joining (and copying) a slice per manifest."""
         files: list[tuple[bytes, str]] = []
         stored = 0
+        whole: list[pa.Table] | None = []
         for at, name in enumerate(names):
             path = self.manifest_path(name)
             try:
@@ -312,11 +324,19 @@ class TablePlanColumns:
             stored += len(data)
             if stored >= BATCH_BYTES or at == len(names) - 1:
                 batch = names[at + 1 - len(files):at + 1]
-                for table, spans in read_manifest_groups(files, MANIFEST_ENTRY, _ENTRY_TOP, self.caches.manifests):
+                groups = read_manifest_groups(files, MANIFEST_ENTRY, _ENTRY_TOP, self.caches.manifests)
+                for table, spans in groups:
                     entries = entry_columns(table)
                     for i, start, rows in spans:
                         self.caches.manifests.put((_MANIFEST_KEY, batch[i]), entries.slice(start, rows), max(rows, 1))
+                    if whole is not None and len(groups) == 1 and [i for i, _, _ in spans] == list(range(len(batch))):
+                        whole.append(entries)
+                    else:
+                        whole = None
+                if not groups:
+                    whole = None
                 files, stored = [], 0
+        return whole
 
     def _plan_columns(self, snap: Snapshot) -> PlanColumns:
         problems: list[Problem] = []
@@ -328,15 +348,17 @@ class TablePlanColumns:
         missing = list(dict.fromkeys(mf.file_name for mf in manifests
                                      if (_MANIFEST_KEY, mf.file_name) not in self.caches.manifests))
         self.storage.prefetch([Fetch(self.manifest_path(name)) for name in missing])
-        if self.manifest_format == "avro":
-            self._decode_together(missing)
-        parts = []
-        for mf in manifests:
-            try:
-                parts.append(self.manifest_columns(mf.file_name))
-            except IndexCoreError as exc:
-                self._problem(self.manifest_path(mf.file_name), "manifest", exc.message, problems)
-        entries = pa.concat_tables(parts) if parts else ENTRY.empty_table()
+        whole = self._decode_together(missing) if self.manifest_format == "avro" and missing else None
+        if whole and len(missing) == len(manifests):  # every manifest decoded now, once each, in order
+            entries = pa.concat_tables(whole)  # a chunk per batch (usually one), not one per manifest
+        else:
+            parts = []
+            for mf in manifests:
+                try:
+                    parts.append(self.manifest_columns(mf.file_name))
+                except IndexCoreError as exc:
+                    self._problem(self.manifest_path(mf.file_name), "manifest", exc.message, problems)
+            entries = pa.concat_tables(parts) if parts else ENTRY.empty_table()
         index = Plan(snap)
         index.problems = problems
         self._index_manifest(index, snap)
@@ -363,7 +385,7 @@ class TablePlanColumns:
     def _locate(self, live: pa.Table, index_entries, problems: list) -> tuple[pa.Table, tuple]:
         """:data:`LIVE` rows of the live entries: paths, partitions, ``.index`` files, DV ranges."""
         n = live.num_rows
-        raw = live.column("_PARTITION").combine_chunks()
+        raw = _whole(live.column("_PARTITION"))
         encoded = raw.dictionary_encode()  # distinct partitions in first-seen order, one hash pass
         partitions = tuple(self.partition(p) for p in encoded.dictionary.to_pylist())
         pid = encoded.indices.to_numpy().astype(np.int32)
@@ -372,11 +394,13 @@ class TablePlanColumns:
         pairs = pa.array((pid.astype(np.int64) << 32) | (bucket.astype(np.int64) & 0xFFFFFFFF)).dictionary_encode()
         folders = pa.array([self.bucket_dir(partitions[k >> 32][2], _signed32(k & 0xFFFFFFFF)) + "/"
                             for k in pairs.dictionary.to_pylist()], pa.string())
-        folder = folders.take(pairs.indices)
-        names = live.column("_FILE_NAME").combine_chunks()
-        external = live.column("_EXTERNAL_PATH").combine_chunks()
+        # one folder (an unpartitioned table's bucket): joined as a scalar, not taken per file
+        folder = folders[0] if len(folders) == 1 else folders.take(pairs.indices)
+        names = _whole(live.column("_FILE_NAME"))
+        external = _whole(live.column("_EXTERNAL_PATH"))
         if external.null_count < n:
-            folder_list, path_list = folder.to_pylist(), pc.binary_join_element_wise(folder, names, "").to_pylist()
+            folder_list = folders.take(pairs.indices).to_pylist()
+            path_list = pc.binary_join_element_wise(folder, names, "").to_pylist()
             for i, ext in enumerate(external.to_pylist()):
                 if ext:
                     path_list[i] = self.resolve_external(ext, problems)
@@ -384,7 +408,9 @@ class TablePlanColumns:
             folder, path = pa.array(folder_list, pa.string()), pa.array(path_list, pa.string())
         else:
             path = pc.binary_join_element_wise(folder, names, "")
-        index_path = pc.binary_join_element_wise(folder, _index_names(live.column("_EXTRA_FILES")), "")
+        index_names = _index_names(live.column("_EXTRA_FILES"))
+        index_path = (pa.nulls(n, pa.string()) if index_names.null_count == n  # no file has an index file
+                      else pc.binary_join_element_wise(folder, index_names, ""))
         dv = self._dv_columns(pid, bucket, names, partitions, index_entries, problems)
         columns = [*live.columns, path, pa.array(pid, pa.int32()), index_path, *dv]
         return pa.Table.from_arrays(columns, schema=LIVE), partitions
@@ -436,7 +462,7 @@ def _signed32(u: int) -> int:
 
 def _index_names(extra: pa.ChunkedArray) -> pa.Array:
     """Each file's ``.index`` file among its extra files (the first; null when none)."""
-    extra = extra.combine_chunks()
+    extra = _whole(extra)
     n = len(extra)
     flat = pc.list_flatten(extra)
     if len(flat) == 0:

@@ -39,7 +39,10 @@ KNOWN_INDEX_TYPES = (DELETION_VECTORS, HASH, *DECODED_GLOBAL_TYPES)
 # vector and full-text global indexes: listed with their metadata (warehouse.global_index), not searched
 LISTED_GLOBAL_TYPES = VECTOR_INDEX_TYPES + FULL_TEXT_INDEX_TYPES
 _new = object.__new__
-_setattr = object.__setattr__
+# LiveFile's slot setters in field order (its frozen __setattr__ refuses; its __init__ costs 3x)
+_LIVE_SLOTS = tuple(getattr(LiveFile, f).__set__ for f in ("partition", "partition_spec", "bucket", "file", "path",
+                                                          "index_path", "deletion_vector", "dv_file_path",
+                                                          "bitmap64", "total_buckets"))
 
 
 @dataclass
@@ -131,12 +134,11 @@ class TablePlanning:
                 path = folder + name
             index_name = meta.index_file_name if d["extra_files"] else None
             dv = dvs.get((values, bucket, name)) if dvs else None
-            live_file = _new(LiveFile)  # frozen: set its __dict__ directly (10,000s per plan)
-            _setattr(live_file, "__dict__", {
-                "partition": values, "partition_spec": spec, "bucket": bucket, "file": meta,
-                "path": path, "index_path": folder + index_name if index_name else None,
-                "deletion_vector": dv[0] if dv else None, "dv_file_path": dv[1] if dv else None,
-                "bitmap64": bitmap64, "total_buckets": total})
+            live_file = _new(LiveFile)  # frozen and slotted: each slot set through its descriptor
+            for put, value in zip(_LIVE_SLOTS, (values, spec, bucket, meta, path,
+                                                folder + index_name if index_name else None,
+                                                dv[0] if dv else None, dv[1] if dv else None, bitmap64, total), strict=True):
+                put(live_file, value)
             append(live_file)
         return files
 

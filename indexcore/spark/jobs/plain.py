@@ -21,6 +21,7 @@ from pyroaring import BitMap
 
 from indexcore.errors import IndexCoreError
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult
+from indexcore.scan.decision_columns import DecisionColumns
 
 _PLAIN_TAG = "__indexcore__"
 
@@ -35,6 +36,8 @@ def plain_dumps(value: Any) -> str:
             return {_PLAIN_TAG: "result", "name": v.name}
         if isinstance(v, BitmapResult):
             return {_PLAIN_TAG: "bitmap", "b64": base64.b64encode(v.bitmap.serialize()).decode()}
+        if isinstance(v, DecisionColumns):  # explain's records as columns travel as their decisions
+            return [tag(x) for x in v]
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
             return {_PLAIN_TAG: "dataclass", "type": _type_name(v),
                     "fields": {f.name: tag(getattr(v, f.name)) for f in dataclasses.fields(v)}}

@@ -1,0 +1,220 @@
+"""Explain's per-file records as columns: no :class:`~indexcore.scan.records.FileDecision` per
+file until a caller lists them.
+
+:class:`DecisionColumns` takes each decided batch's records (the dicts the stages fill) and keeps
+them a field at a time: integers as ``int64`` arrays, the stage decisions as small codes, the
+statistics the stats stage read as one list of cells per column, equal ``index_types`` shared,
+the rest (paths, partitions, index results, problems, notes) as references. The funnel is summed over
+these columns (:meth:`DecisionColumns.funnel_columns`); a caller that iterates or indexes the
+files gets :class:`FileDecision` objects equal to those explain made before, made once and kept.
+Kept so, a batch's records take about a quarter of the memory of their objects (0.23x on 20,000
+records, ``tests/test_explain.py``; issue 30 item 1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from indexcore.scan.records import Decision, FileDecision, Stage, StatsCells
+
+# integer fields (never None in a decided record); a batch whose values are not all ints keeps objects
+_INTS = ("bucket", "level", "row_count", "dv_cardinality", "rows_after_dv", "bytes_read", "requests", "file_size",
+         "dv_bytes")
+# the stage decisions kept as codes (0 None, 1 REMAIN, 2 SKIP); the index's is a result object
+_CODED = ("partition_decision", "bucket_decision", "level_decision", "stats_decision", "global_index_decision")
+_CODES = {None: 0, Decision.REMAIN: 1, Decision.SKIP: 2}
+_DECISIONS = (None, Decision.REMAIN, Decision.SKIP)
+_SKIPS = dict(zip(_CODED[:4], (Stage.PARTITION, Stage.BUCKET, Stage.LEVEL, Stage.STATS), strict=True))
+_OBJECTS = ("path", "partition", "partition_text", "raw_index_result", "index_decision", "index_location",
+            "matching_rows", "problems", "notes", "global_index_rows", "pruning_index_types")
+# each field's value when a record lacks it (FileDecision's defaults; required ones are always set)
+_DEFAULTS = {f.name: None if f.default is dataclasses.MISSING else f.default for f in dataclasses.fields(FileDecision)}
+_EMPTY_STATS = StatsCells()
+
+
+class _Absent:
+    """No statistics of a column for a file (its StatsCells lacks the column); pickles as itself."""
+
+    def __reduce__(self) -> str:
+        return "_ABSENT"
+
+
+_ABSENT = _Absent()
+
+
+class DecisionColumns(Sequence):
+    """The decisions of explain's files in its file order, kept a field at a time (see the module)."""
+
+    def __init__(self) -> None:
+        self._n = 0
+        self._ints: dict[str, list] = {name: [] for name in _INTS}  # per batch: an int64 array or a list
+        self._codes: dict[str, list[np.ndarray]] = {name: [] for name in _CODED}
+        self._index_skip: list[np.ndarray] = []  # the file index pruned the file
+        self._objects: dict[str, list] = {name: [] for name in _OBJECTS}
+        self._index_types: list[dict] = []  # equal ones shared
+        self._shared_types: dict[tuple, dict] = {}
+        self._stat_types: list = []  # each file's StatsCells.types (one mapping shared by the files)
+        self._stats: dict[str, list] = {}  # column -> each file's (min, max, null count) (_ABSENT: none)
+        self._made: list[FileDecision] | None = None
+
+    # ---------------------------------------------------------------- building
+
+    def extend(self, records: Sequence[dict[str, Any]]) -> None:
+        """Take one batch's decided records (in file order) as columns."""
+        n = len(records)
+        if not n:
+            return
+        self._made = None
+        for name, chunks in self._ints.items():
+            values = [r.get(name, _DEFAULTS[name]) for r in records]
+            chunks.append(np.array(values, np.int64) if all(type(v) is int for v in values) else values)
+        for name, chunks in self._codes.items():
+            chunks.append(np.fromiter((_CODES[r.get(name, _DEFAULTS[name])] for r in records), np.int8, n))
+        self._index_skip.append(np.fromiter((r.get("index_decision") is not None and not r["index_decision"].remain()
+                                             for r in records), bool, n))
+        for name, column in self._objects.items():
+            default = _DEFAULTS[name]
+            column.extend(r.get(name, default) for r in records)
+        shared = self._shared_types
+        for r in records:
+            types = r.get("index_types", _DEFAULTS["index_types"])
+            try:
+                key = tuple((k, tuple(v)) for k, v in types.items())
+                self._index_types.append(shared.setdefault(key, types))
+            except TypeError:  # a value that cannot be a key: kept as it is
+                self._index_types.append(types)
+        start = self._n
+        for i, r in enumerate(records):
+            cells = r.get("stats", _EMPTY_STATS)
+            self._stat_types.append(None if cells is None else cells.types)  # None: no StatsCells
+            for column, cell in (cells.values.items() if cells is not None else ()):
+                cells_of = self._stats.get(column)
+                if cells_of is None:
+                    cells_of = self._stats[column] = [_ABSENT] * (start + i)
+                cells_of.append(cell)  # the stats' own tuple (the file's stats keep it too)
+            for cells_of in self._stats.values():
+                if len(cells_of) < start + i + 1:
+                    cells_of.append(_ABSENT)
+        self._n += n
+
+    # ---------------------------------------------------------------- columns
+
+    @staticmethod
+    def _joined(store: dict, name: str, empty: np.ndarray):
+        """A field's batches joined once (an array; a list where a batch kept its values as objects)."""
+        chunks = store[name]
+        if len(chunks) > 1:
+            if all(isinstance(c, np.ndarray) for c in chunks):
+                store[name] = [np.concatenate(chunks)]
+            else:
+                store[name] = [[v for c in chunks for v in (c.tolist() if isinstance(c, np.ndarray) else c)]]
+        return store[name][0] if store[name] else empty
+
+    def ints(self, name: str) -> np.ndarray:
+        """An integer field of every file (``int64``)."""
+        return np.asarray(self._joined(self._ints, name, np.zeros(0, np.int64)), np.int64)
+
+    def _code(self, name: str) -> np.ndarray:
+        return self._joined(self._codes, name, np.zeros(0, np.int8))
+
+    def skipped_by(self) -> np.ndarray:
+        """Each file's :attr:`FileDecision.skipped_by` as its text (None: read), an object array."""
+        out = np.full(self._n, None, object)
+        free = np.ones(self._n, bool)
+        for name, stage in _SKIPS.items():
+            hit = free & (self._code(name) == 2)
+            out[hit] = stage.value
+            free &= ~hit
+        hit = free & (self._code("global_index_decision") == 2)
+        out[hit] = Stage.GLOBAL_INDEX.value
+        free &= ~hit
+        if len(self._index_skip) > 1:
+            self._index_skip = [np.concatenate(self._index_skip)]
+        index_skip = self._index_skip[0] if self._index_skip else np.zeros(0, bool)
+        out[free & index_skip] = Stage.INDEX.value
+        return out
+
+    def funnel_columns(self) -> dict[str, np.ndarray]:
+        """What :func:`~indexcore.scan.funnel.funnel_of_columns` sums, from the columns (no object)."""
+        n = self._n
+        columns = {name: self.ints(name) for name in ("row_count", "file_size", "rows_after_dv", "dv_bytes",
+                                                       "bytes_read", "requests")}
+        columns["skipped_by"] = self.skipped_by()
+        columns["matching_rows"] = np.fromiter((v or 0 for v in self._objects["matching_rows"]), np.int64, n)
+        columns["global_index_rows"] = np.fromiter(
+            (rows if g is None else g for rows, g in zip(columns["row_count"].tolist(),
+                                                         self._objects["global_index_rows"], strict=True)),
+            np.int64, n)
+        columns["global_index"] = self._code("global_index_decision") != 0
+        return columns
+
+    def problems(self) -> list:
+        """Every file's problems, in file order."""
+        return [p for problems in self._objects["problems"] for p in problems]
+
+    # ---------------------------------------------------------------- objects on request
+
+    def decisions(self) -> list[FileDecision]:
+        """Every file's :class:`FileDecision`, made once (a field of all files read at a time)."""
+        if self._made is None:
+            self._made = self._rows(range(self._n))
+        return self._made
+
+    def _rows(self, rows: Sequence[int]) -> list[FileDecision]:
+        idx = np.asarray(rows, np.int64)
+        fields: dict[str, list] = {}
+        for name in _INTS:
+            values = self._joined(self._ints, name, np.zeros(0, np.int64))
+            fields[name] = values[idx].tolist() if isinstance(values, np.ndarray) else [values[i] for i in idx.tolist()]
+        for name in _CODED:
+            fields[name] = [_DECISIONS[c] for c in self._code(name)[idx].tolist()]
+        for name, column in self._objects.items():
+            fields[name] = [column[i] for i in idx.tolist()]
+        fields["index_types"] = [self._index_types[i] for i in idx.tolist()]
+        stat_types = self._stat_types
+        stats = self._stats
+        cells = []
+        for i in idx.tolist():
+            values = {}
+            for column, cells_of in stats.items():
+                if cells_of[i] is not _ABSENT:
+                    values[column] = cells_of[i]
+            cells.append(None if stat_types[i] is None else StatsCells(stat_types[i], values))
+        fields["stats"] = cells
+        names = list(fields)
+        make = FileDecision.from_record
+        return [make(dict(zip(names, values, strict=True))) for values in zip(*fields.values(), strict=True)]
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, at):
+        if self._made is not None:
+            return self._made[at]
+        if isinstance(at, slice):
+            return self._rows(range(self._n)[at])
+        if not -self._n <= at < self._n:
+            raise IndexError("decision index out of range")
+        return self._rows([at % self._n])[0]
+
+    def __iter__(self) -> Iterator[FileDecision]:
+        return iter(self.decisions())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DecisionColumns | list | tuple):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # mutable while explain adds batches, as the list it stands for
+
+    def __repr__(self) -> str:
+        return f"DecisionColumns({self._n} files)"
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_made"] = None  # the objects are made again on request
+        return state
