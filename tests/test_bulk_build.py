@@ -24,7 +24,12 @@ from indexcore.errors import UnsupportedError
 from indexcore.types import parse_type
 from indexcore.write import TableWriter, make_schema
 from indexcore.write.bulk_sample import STAGING
-from indexcore.write.datafile import group_value_stats, internal_values
+from indexcore.write.datafile import (
+    build_file_index_container,
+    build_file_index_containers,
+    group_value_stats,
+    internal_values,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -86,6 +91,38 @@ def test_group_value_stats_equal_each_group_alone():
                     cut = want[1][:16]
                     want = (want[0][:16], want[1] if len(want[1]) <= 16 else cut[:-1] + chr(ord(cut[-1]) + 1))
             assert (stats.min_values[j], stats.max_values[j], stats.null_counts[j]) == (*want, nulls), name
+
+
+# ------------------------------------------------------------------ index containers per task
+
+
+def test_a_tasks_index_containers_equal_each_file_alone():
+    """Every kind the sample builds (bloom on strings, bitmap on strings and on a BIGINT, range-
+    bitmap on a timestamp, BSI on an INT) and a bloom on a DATE, two indexes on one column, with
+    nulls, one-row files and a file whose container goes over the manifest threshold: each file's
+    container built with the task's others is the one its own writers (one per file) build."""
+    schema = make_schema(
+        [("e", "STRING"), ("u", "BIGINT"), ("c", "STRING"), ("t", "TIMESTAMP(3)"), ("a", "INT"), ("d", "DATE")],
+        options={"file-index.bloom-filter.columns": "e,d", "file-index.bloom-filter.e.items": "50",
+                 "file-index.bloom-filter.d.items": "20",
+                 "file-index.bitmap.columns": "c,u", "file-index.range-bitmap.columns": "t",
+                 "file-index.bsi.columns": "a,u"})
+    rng = np.random.default_rng(7)
+    tables = []
+    for n in (1, 5, 40, 1, 300, 12):
+        null = rng.random(n) < 0.15
+        tables.append(pa.table({
+            "e": pa.array([None if z else f"e{k}" for z, k in zip(null, rng.integers(0, 10**6, n), strict=True)]),
+            "u": pa.array(rng.integers(-50, 50, n), mask=null),
+            "c": pa.array([None if z else ["US", "DE", "NZ", "\u00e9"][k]
+                           for z, k in zip(rng.random(n) < 0.1, rng.integers(0, 4, n), strict=True)]),
+            "t": pa.array(rng.integers(1_717_200_000_000, 1_717_300_000_000, n), pa.timestamp("ms"), mask=null),
+            "a": pa.array(rng.integers(-500, 5000, n).astype(np.int32)),
+            "d": pa.array(rng.integers(0, 30000, n).astype(np.int32), pa.date32())}))
+    together = build_file_index_containers(tables, schema)
+    alone = [build_file_index_container(t, schema) for t in tables]
+    assert together == alone
+    assert max(len(c) for c in alone) > 2048 and min(len(c) for c in alone) < 2048
 
 
 # ------------------------------------------------------------------ nothing kept per file
