@@ -24,7 +24,13 @@ from indexcore.errors import UnsupportedError
 from indexcore.types import parse_type
 from indexcore.write import TableWriter, make_schema
 from indexcore.write.bulk_sample import STAGING
-from indexcore.write.datafile import group_value_stats, internal_values
+from indexcore.write.datafile import (
+    build_file_index_container,
+    build_file_index_containers,
+    group_value_stats,
+    internal_values,
+)
+from indexcore.write.task import write_task_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -86,6 +92,82 @@ def test_group_value_stats_equal_each_group_alone():
                     cut = want[1][:16]
                     want = (want[0][:16], want[1] if len(want[1]) <= 16 else cut[:-1] + chr(ord(cut[-1]) + 1))
             assert (stats.min_values[j], stats.max_values[j], stats.null_counts[j]) == (*want, nulls), name
+
+
+# ------------------------------------------------------------------ index containers per task
+
+
+def test_a_tasks_index_containers_equal_each_file_alone():
+    """Every kind the sample builds (bloom on strings, bitmap on strings and on a BIGINT, range-
+    bitmap on a timestamp, BSI on an INT) and a bloom on a DATE, two indexes on one column, with
+    nulls, one-row files and a file whose container goes over the manifest threshold: each file's
+    container built with the task's others is the one its own writers (one per file) build."""
+    schema = make_schema(
+        [("e", "STRING"), ("u", "BIGINT"), ("c", "STRING"), ("t", "TIMESTAMP(3)"), ("a", "INT"), ("d", "DATE")],
+        options={"file-index.bloom-filter.columns": "e,d", "file-index.bloom-filter.e.items": "50",
+                 "file-index.bloom-filter.d.items": "20",
+                 "file-index.bitmap.columns": "c,u", "file-index.range-bitmap.columns": "t",
+                 "file-index.bsi.columns": "a,u"})
+    rng = np.random.default_rng(7)
+    tables = []
+    for n in (1, 5, 40, 1, 300, 12):
+        null = rng.random(n) < 0.15
+        tables.append(pa.table({
+            "e": pa.array([None if z else f"e{k}" for z, k in zip(null, rng.integers(0, 10**6, n), strict=True)]),
+            "u": pa.array(rng.integers(-50, 50, n), mask=null),
+            "c": pa.array([None if z else ["US", "DE", "NZ", "\u00e9"][k]
+                           for z, k in zip(rng.random(n) < 0.1, rng.integers(0, 4, n), strict=True)]),
+            "t": pa.array(rng.integers(1_717_200_000_000, 1_717_300_000_000, n), pa.timestamp("ms"), mask=null),
+            "a": pa.array(rng.integers(-500, 5000, n).astype(np.int32)),
+            "d": pa.array(rng.integers(0, 30000, n).astype(np.int32), pa.date32())}))
+    together = build_file_index_containers(tables, schema)
+    alone = [build_file_index_container(t, schema) for t in tables]
+    assert together == alone
+    assert max(len(c) for c in alone) > 2048 and min(len(c) for c in alone) < 2048
+
+
+# ------------------------------------------------------------------ a commit beside the next batch
+
+
+@pytest.mark.parametrize("options", [{}, {"row-tracking.enabled": "true"}], ids=["plain", "row-tracking"])
+def test_a_snapshot_written_while_the_next_batch_is_written_has_the_same_bytes(tmp_path, options):
+    """commit_later (bookkeeping now, the snapshot after the next batch's files are written, as
+    the bulk build overlaps them) against commit after each batch: the same tree, byte for byte."""
+    schema = make_schema([("p", "INT"), ("k", "BIGINT"), ("v", "STRING")], partition_keys=["p"],
+                         options={"bucket": "2", "bucket-key": "k", "file-index.bloom-filter.columns": "v",
+                                  **options})
+    rng = np.random.default_rng(5)
+    batches = [pa.table({"p": pa.array(rng.integers(0, 3, 40).astype(np.int32)), "k": pa.array(rng.integers(0, 10**6, 40)),
+                         "v": pa.array([f"v{x}" for x in rng.integers(0, 99, 40)])}) for _ in range(4)]
+    at_once = TableWriter.create(str(tmp_path / "at-once"), "db.t", schema, seed=3, keep_files=False)
+    for rows in batches:
+        at_once.write(rows)
+    later = TableWriter.create(str(tmp_path / "later"), "db.t", schema, seed=3, keep_files=False)
+    write_snapshot = None
+    for rows in batches:
+        spec = later.next_task_spec()
+        files = write_task_rows(spec, later.prepare_batch(rows), 0)
+        if write_snapshot is not None:
+            write_snapshot()
+        write_snapshot = later.commit_later(files)
+        with pytest.raises(RuntimeError, match="not written yet"):
+            later.commit_later(files)
+    assert write_snapshot() == [4]
+    with pytest.raises(RuntimeError, match="written already"):
+        write_snapshot()
+    assert _tree_digest(tmp_path / "at-once") == _tree_digest(tmp_path / "later")
+    assert (later.snapshot_id, later.total_records) == (at_once.snapshot_id, at_once.total_records) == (4, 160)
+
+
+def test_a_table_with_deletion_vectors_commits_at_once(tmp_path):
+    """Its COMPACT snapshot reads the state the APPEND one leaves: commit_later writes both now."""
+    schema = make_schema([("k", "BIGINT"), ("v", "STRING")], primary_keys=["k"],
+                         options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    writer = TableWriter.create(str(tmp_path), "db.t", schema, seed=3)
+    spec = writer.next_task_spec()
+    files = write_task_rows(spec, writer.prepare_batch(pa.table({"k": [1, 2], "v": ["a", "b"]})), 0)
+    write_snapshot = writer.commit_later(files)
+    assert writer.snapshot_id == 2 and write_snapshot() == [1, 2]
 
 
 # ------------------------------------------------------------------ nothing kept per file

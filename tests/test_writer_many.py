@@ -1,7 +1,7 @@
 """Writers built together (``FileIndexWriter.many``: one per column of many small files, their
 parts computed in one pass) hold exactly what one writer per file holds: the same bytes (so
 Paimon's, tests/test_writer_bulk.py) and a reader answering alike, for every fixed-width type
-of range-bitmap and BSI and string bitmaps, with nulls, all-null and empty files, negative keys
+of range-bitmap and BSI, string bitmaps and every bloom-filter type, with nulls, all-null and empty files, negative keys
 and NaN."""
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from indexcore.write.datafile import internal_values
 @st.composite
 def _files(draw, index_type: str):
     # range-bitmap and BSI build fixed-width keys together, bitmap string keys
-    types = ["STRING"] if index_type == "bitmap" else [t for t in _TYPES[index_type] if t != "STRING"]
+    types = (["STRING"] if index_type == "bitmap" else _TYPES[index_type] if index_type == "bloom-filter"
+             else [t for t in _TYPES[index_type] if t != "STRING"])
     type_text = draw(st.sampled_from(types))
     dtype = parse_type(type_text)
     values = _value_strategy(type_text, draw(st.booleans()))
@@ -46,6 +47,8 @@ def _check(index_type: str, case) -> None:
             continue
         reader = writer.reader()  # before the bytes: the same bytes after it
         assert writer.serialized_bytes() == alone.serialized_bytes()
+        if reader is None:  # a bloom filter's reader reads the bytes
+            continue
         literals = _literals(internal_values(column, dtype), dtype)
         assert _visits(reader, literals) == _visits(alone.reader(), literals)
 
@@ -60,6 +63,21 @@ def test_range_bitmap_many(case) -> None:
 @given(_files("bsi"))
 def test_bsi_many(case) -> None:
     _check("bsi", case)
+
+
+@_SETTINGS
+@given(_files("bloom-filter"))
+def test_bloom_filter_many(case) -> None:
+    """Every type the bloom filter takes as Arrow (strings by their UTF-8 bytes, numbers by their
+    keys), nulls, all-null and empty files, NaN, three filter sizes."""
+    _check("bloom-filter", case)
+
+
+def test_bloom_filter_many_refuses_a_mask_past_the_limit() -> None:
+    """Large filters (the default 1M items) of many files are written one by one."""
+    columns = [pa.array(["a", "b"])] * 40
+    assert new_writers("bloom-filter", parse_type("STRING"), {}, columns) is None
+    assert new_writers("bloom-filter", parse_type("STRING"), {"items": "400"}, columns) is not None
 
 
 @_SETTINGS
@@ -96,7 +114,7 @@ def test_many_keys_many_files() -> None:
     ("bsi", "BIGINT", [pa.array([1], pa.int64()), pa.array([-(1 << 63)], pa.int64())]),  # Long.MIN_VALUE
     ("bsi", "BIGINT", [pa.array([1], pa.int64()), pa.array([2], pa.int32())]),  # mixed Arrow types
     ("bitmap", "INT", [pa.array([1], pa.int32())]),  # bitmap keys but strings: one by one
-    ("bloom-filter", "INT", [pa.array([1], pa.int32())]),
+    ("bloom-filter", "BIGINT", [pa.array([1], pa.int64()), pa.array([2], pa.int32())]),  # mixed Arrow types
 ])
 def test_many_declines(kind, dtype, columns) -> None:
     assert new_writers(kind, parse_type(dtype), {"items": "10"} if kind == "bloom-filter" else {}, columns) is None

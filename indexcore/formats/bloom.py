@@ -421,6 +421,41 @@ class BloomFilterWriter(FileIndexWriter):
             else:
                 np.bitwise_or.at(bits, pos >> 3, (1 << (pos & 7)).astype(np.uint8))
 
+    @classmethod
+    def many(cls, dtype: DataType, options: dict[str, str] | None, arrays: Sequence[Any]) -> list[BloomFilterWriter] | None:
+        """One writer per Arrow column of ``arrays`` (one column of many small files), each holding
+        the bits :meth:`write_arrow` of that column alone sets: every row hashed in one pass, the
+        probe bits of all files set in one (files x bits) mask (the same bytes,
+        tests/test_writer_many.py). None for mixed or non-Arrow types, or when that mask would
+        pass :data:`_MASK_LIMIT` bits (large filters: write them one by one)."""
+        writers = [cls(dtype, options) for _ in arrays]
+        arrays = [bulk.as_array(a) for a in arrays]
+        if (not arrays or len({a.type for a in arrays}) != 1 or not writers[0].accepts_arrow(arrays[0].type)
+                or len(arrays) * writers[0].num_bits > _MASK_LIMIT):
+            return None
+        big = pa.concat_arrays(arrays)
+        lengths = np.array([len(a) for a in arrays], dtype=np.int64)
+        file_of = np.repeat(np.arange(len(arrays), dtype=np.int64), lengths)
+        if big.null_count:
+            file_of = file_of[bulk.valid_mask(big)]
+        if dtype.root in STRING_ROOTS:
+            hashes = xxh64_array(bulk.utf8_values(big.drop_null()))
+        else:
+            keys = (bulk.float_bit_keys(big, 32 if dtype.root == "FLOAT" else 64)
+                    if dtype.root in ("FLOAT", "DOUBLE") else bulk.long_keys(dtype, big))
+            hashes = long_hash_array(keys[bulk.valid_mask(big)] if big.null_count else keys)
+        first = writers[0]
+        k, num_bits = first.num_hash_functions, first.num_bits
+        mask = np.zeros((len(arrays), num_bits), dtype=bool)
+        step = max(1, _PROBES_PER_STEP // k)
+        for start in range(0, len(hashes), step):
+            pos = probe_positions_array(hashes[start:start + step], k, num_bits)
+            mask[np.broadcast_to(file_of[start:start + step], pos.shape), pos] = True
+        packed = np.packbits(mask, axis=1, bitorder="little")
+        for w, bits, n in zip(writers, packed, lengths.tolist(), strict=True):
+            w._bits, w._written = bytearray(bits.tobytes()), n
+        return writers
+
     def serialized_bytes(self) -> bytes:
         return self.num_hash_functions.to_bytes(4, "big", signed=True) + bytes(self._bits)
 

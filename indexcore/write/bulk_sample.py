@@ -74,6 +74,10 @@ class _InProcess(Executor):
     def map(self, fn, *iterables, timeout=None, chunksize=1):  # noqa: ARG002 - Executor's signature
         return map(fn, *iterables)
 
+    def start(self, fn: Callable, items: list) -> Callable[[], list]:
+        """``fn`` over ``items``, run when the returned call asks for the results."""
+        return lambda: [fn(item) for item in items]
+
 
 class _Workers(Executor):
     """Worker processes (spawn, not fork: the caller may hold threads, a JVM or a server, that a
@@ -88,6 +92,11 @@ class _Workers(Executor):
     def map(self, fn, *iterables, timeout=None, chunksize=1):  # noqa: ARG002 - Executor's signature
         return self._pool.map(fn, list(zip(*iterables, strict=True)) if len(iterables) > 1 else iterables[0],
                               chunksize=1)
+
+    def start(self, fn: Callable, items: list) -> Callable[[], list]:
+        """``fn`` over ``items`` in the workers from now on; the returned call waits for the results
+        (in order), so the caller can work meanwhile."""
+        return self._pool.map_async(fn, items, chunksize=1).get
 
     def shutdown(self, wait=True, *, cancel_futures=False):  # noqa: ARG002 - Executor's signature
         self._pool.close()
@@ -183,13 +192,21 @@ def build_events(pool: Executor, root: str, seed: int, files: int, partitions: i
                  step: Callable[[str], None]) -> TableWriter:
     writer = TableWriter.create(root, "large.events", events_schema(), seed=seed, overwrite=True,
                                 keep_files=False)  # a million files: counted, not kept
+    """The events batches; the driver writes batch k's snapshot while the workers write batch
+    k + 1 (:meth:`~indexcore.write.TableWriter.commit_later`: the same bytes as one after the other)."""
     first_event = 0
+    write_snapshot: Callable[[], list[int]] | None = None
     for b in range(batches):
         tasks = event_slots(b, batches, partitions, event_count(b, batches, files), seed)
         spec = writer.next_task_spec()
-        args = [(spec, tasks, t, first_event, seed) for t in range(len(tasks))]
-        writer.commit([w for out in pool.map(event_task, args) for w in out])
+        results = pool.start(event_task, [(spec, tasks, t, first_event, seed) for t in range(len(tasks))])
+        if write_snapshot is not None:
+            write_snapshot()
+            step("large.events")
+        write_snapshot = writer.commit_later([w for out in results() for w in out])
         first_event += sum(task_rows(tasks, t) for t in range(len(tasks)))
+    if write_snapshot is not None:
+        write_snapshot()
         step("large.events")
     return writer
 

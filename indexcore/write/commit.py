@@ -10,7 +10,7 @@ touched keys are marked in deletion vectors (:mod:`.index_files`).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -26,17 +26,29 @@ BASE_TIME_MILLIS = 1_717_200_000_000  # 2024-06-01T00:00:00Z: snapshot times cou
 
 class Committer(IndexFileWriter):
     """The :class:`~indexcore.write.table.TableWriter`'s commit (a mixin over the writer's state:
-    ``snapshot_id``, ``commit_index``, ``total_records``, ``_manifests``, ``_index_manifest``,
+    ``snapshot_id``, ``_pending_snapshots``, ``commit_index``, ``total_records``, ``_manifests``, ``_index_manifest``,
     ``_buckets``, ``_namer``, ``schema``, ``table_path``, ``meta_path``, ``commit_user``,
     ``keep_files``). Each commit's entries go to its own manifest file at once; with
     ``keep_files`` off nothing per file stays in memory after its commit."""
 
     def _time(self) -> int:
-        """Fixed snapshot times (one minute apart) so rebuilds are identical."""
-        return BASE_TIME_MILLIS + 60_000 * (self.snapshot_id + 1)
+        """Fixed snapshot times (one minute apart) so rebuilds are identical; a snapshot reserved
+        by :meth:`commit_later` and not yet written counts as written."""
+        return BASE_TIME_MILLIS + 60_000 * (self.snapshot_id + self._pending_snapshots + 1)
 
     def commit(self, written: Sequence[WrittenFile]) -> list[int]:
         """Commit the files of one batch; returns the snapshot ids created."""
+        return self.commit_later(written)()
+
+    def commit_later(self, written: Sequence[WrittenFile]) -> Callable[[], list[int]]:
+        """:meth:`commit` in two steps, so a driver can hand the next batch to its workers in
+        between: now what the next :meth:`next_task_spec` reads (row ids, each bucket's files and
+        next sequence number, the snapshot's number and time reserved); the returned call writes
+        the manifest, manifest lists and snapshot, the same bytes as :meth:`commit`. It must be
+        called before the next commit. A table with deletion vectors or dynamic buckets commits
+        here at once (its compaction and index files read the state each snapshot leaves)."""
+        if self._pending_snapshots:
+            raise RuntimeError("the previous commit_later's snapshot is not written yet")
         written = sorted(written, key=lambda w: w.file.file_name)
         if self.row_tracking:  # Paimon assigns row ids at commit, file after file
             for i, w in enumerate(written):
@@ -44,7 +56,6 @@ class Committer(IndexFileWriter):
                 self.next_row_id += w.file.row_count
         level0 = [w for w in written if w.compact_of is None]
         outputs = {w.compact_of: w for w in written if w.compact_of is not None}
-        ids = []
         entries = [(0, w.partition, w.bucket, w.file) for w in level0]
         index_changes = self._update_hash_index(level0) if self.dynamic_bucket else {}
         for w in level0:
@@ -54,10 +65,20 @@ class Committer(IndexFileWriter):
             else:
                 b.counted += 1
             b.next_seq = max(b.next_seq, w.file.max_sequence_number + 1)
-        ids.append(self._snapshot(entries, "APPEND", index_changes))
-        if self.deletion_vectors and level0:
-            ids.append(self._compact(level0, outputs))
-        return ids
+        if self.deletion_vectors or self.dynamic_bucket:
+            ids = [self._snapshot(entries, "APPEND", index_changes)]
+            if self.deletion_vectors and level0:
+                ids.append(self._compact(level0, outputs))
+            return lambda: ids
+        commit_index, self._pending_snapshots = self.commit_index, 1
+
+        def write_snapshot() -> list[int]:
+            if not self._pending_snapshots:
+                raise RuntimeError("this commit's snapshot is written already")
+            self._pending_snapshots = 0
+            return [self._snapshot(entries, "APPEND", {}, commit_index)]
+
+        return write_snapshot
 
     def _compact(self, level0: list[WrittenFile], outputs: dict[str, WrittenFile]) -> int:
         entries = []
@@ -98,7 +119,9 @@ class Committer(IndexFileWriter):
     def _partition_types(self):
         return [f.type for f in self.schema.partition_fields]
 
-    def _snapshot(self, entries: list[tuple], kind: str, index_changes: dict) -> int:
+    def _snapshot(self, entries: list[tuple], kind: str, index_changes: dict, commit_index: int | None = None) -> int:
+        """Write one snapshot of ``entries`` (its commit identifier: ``commit_index``, default the
+        writer's current one)."""
         self.snapshot_id += 1
         base = list(self._manifests)
         delta = []
@@ -121,7 +144,8 @@ class Committer(IndexFileWriter):
         if self._index_manifest:
             doc["indexManifest"] = self._index_manifest
         doc.update({
-            "commitUser": self.commit_user, "commitIdentifier": self.commit_index, "commitKind": kind,
+            "commitUser": self.commit_user,
+            "commitIdentifier": self.commit_index if commit_index is None else commit_index, "commitKind": kind,
             "timeMillis": self._time() - 60_000,
             "logOffsets": {}, "totalRecordCount": self.total_records,
             "deltaRecordCount": delta_count, "changelogRecordCount": 0,

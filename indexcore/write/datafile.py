@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 
 from indexcore.errors import UnsupportedError
 from indexcore.formats.container import write_container
-from indexcore.formats.registry import new_writer
+from indexcore.formats.registry import new_writer, new_writers
 from indexcore.paimon.layout import KEY_FIELD_ID_START, SEQUENCE_NUMBER_ID, VALUE_KIND_ID
 from indexcore.paimon.options import FileIndexSpec
 from indexcore.types import DataType, Timestamp
@@ -38,6 +38,7 @@ SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
 INSERT, DELETE = 0, 3  # RowKind bytes: +I, -D
 APPEND_SOURCE, COMPACT_SOURCE = 0, 1
 STATS_TRUNCATE = 16
+BUILD = object()  # write_data_file's index_container when the caller has none: build it from the rows
 
 
 @dataclass(frozen=True)
@@ -214,32 +215,45 @@ def build_file_index(column_values: Sequence[Any], dtype: DataType, index_type: 
 
 def build_file_index_container(table: pa.Table, schema: TableSchema,
                                plan: Sequence[FileIndexSpec] | None = None) -> bytes | None:
-    """The FileIndexFormat container of every index the table options ask for (None if none).
+    """The FileIndexFormat container of every index the table options ask for (None if none)."""
+    return build_file_index_containers([table], schema, plan)[0]
+
+
+def build_file_index_containers(tables: Sequence[pa.Table], schema: TableSchema,
+                                plan: Sequence[FileIndexSpec] | None = None) -> list[bytes | None]:
+    """:func:`build_file_index_container` of each of many files' tables (a task's files), each
+    index kind built for all files in one pass where it can (:func:`~indexcore.formats.registry.new_writers`:
+    the same bytes as one writer per file, tests/test_writer_many.py), else one writer per file.
 
     A writer that takes the column's Arrow type reads the column directly; the others get the
-    column's internal values (converted once per column).
+    column's internal values (converted once per column and file).
     """
     plan = schema.core_options.file_indexes(schema.field_names) if plan is None else plan
     if not plan:
-        return None
-    columns: list[tuple[str, list[tuple[str, bytes | None]]]] = []
-    values_cache: dict[str, list[Any]] = {}
+        return [None] * len(tables)
+    per_file: list[list[tuple[str, list[tuple[str, bytes | None]]]]] = [[] for _ in tables]
+    values_cache: dict[str, list[list[Any]]] = {}
     for ci in plan:
         dtype = schema.field(ci.column).type
-        column = table.column(ci.column)
-        writer = new_writer(ci.index_type, dtype, dict(ci.options))
-        if writer.accepts_arrow(column.type):
-            writer.write_arrow(column)
-        else:
-            if ci.column not in values_cache:
-                values_cache[ci.column] = internal_values(column, dtype)
-            writer.write_batch(values_cache[ci.column])
-        blob = writer.serialized_bytes()
-        if columns and columns[-1][0] == ci.column:
-            columns[-1][1].append((ci.index_type, blob))
-        else:
-            columns.append((ci.column, [(ci.index_type, blob)]))
-    return write_container(columns)
+        columns = [t.column(ci.column) for t in tables]
+        writers = new_writers(ci.index_type, dtype, dict(ci.options), columns) if len(columns) > 1 else None
+        if writers is None:
+            writers = [new_writer(ci.index_type, dtype, dict(ci.options)) for _ in columns]
+            for f, (writer, column) in enumerate(zip(writers, columns, strict=True)):
+                if writer.accepts_arrow(column.type):
+                    writer.write_arrow(column)
+                else:
+                    values = values_cache.setdefault(ci.column, [None] * len(columns))
+                    if values[f] is None:
+                        values[f] = internal_values(column, dtype)
+                    writer.write_batch(values[f])
+        for columns_of_file, writer in zip(per_file, writers, strict=True):
+            blob = writer.serialized_bytes()
+            if columns_of_file and columns_of_file[-1][0] == ci.column:
+                columns_of_file[-1][1].append((ci.index_type, blob))
+            else:
+                columns_of_file.append((ci.column, [(ci.index_type, blob)]))
+    return [write_container(columns) for columns in per_file]
 
 
 def _write_parquet(path: str, table: pa.Table, fs_open: Callable[[str], Any] | None) -> int:
@@ -292,13 +306,15 @@ def write_data_file(table_path: str, schema: TableSchema, partition: tuple, buck
                     fs_open: Callable[[str], Any] | None = None,
                     index_plan: Sequence[FileIndexSpec] | None = None,
                     file_schema: pa.Schema | None = None,
-                    value_stats: SimpleStats | None = None, directory: str | None = None) -> WrittenFile:
+                    value_stats: SimpleStats | None = None, directory: str | None = None,
+                    index_container: bytes | None | object = BUILD) -> WrittenFile:
     """Write ``rows`` (table columns, plus ``_VALUE_KIND`` for a PK table) as one data file.
 
     Primary-key rows are sorted by key here; keys must be unique within ``rows``. ``index_plan``,
     ``file_schema`` (:func:`data_file_schema`) and ``value_stats`` (:func:`group_value_stats`)
     are given by a caller that has them for many files at once (a task), and so may the
-    bucket's ``directory``.
+    bucket's ``directory`` and the file's ``index_container`` (:func:`build_file_index_containers`
+    of the rows as sorted here; default :data:`BUILD`: built here).
     """
     pk = schema.trimmed_primary_keys if schema.primary_keys else ()
     data_cols = list(schema.field_names)
@@ -329,7 +345,7 @@ def write_data_file(table_path: str, schema: TableSchema, partition: tuple, buck
         directory = layout.bucket_dir(layout.partition_dir(partition), bucket)
     size = _write_parquet(posixpath.join(directory, file_name), out, fs_open)
 
-    container = build_file_index_container(rows, schema, index_plan)
+    container = build_file_index_container(rows, schema, index_plan) if index_container is BUILD else index_container
     embedded, extra = None, ()
     if container is not None:
         if len(container) <= schema.core_options.file_index_in_manifest_threshold:

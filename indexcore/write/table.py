@@ -104,6 +104,7 @@ class TableWriter(Committer):
         self._namer = Namer(seed, "commit", posixpath.basename(table_path.rstrip("/")))
         self.commit_user = COMMIT_USER_PREFIX + self._namer.uuid()
         self.snapshot_id = 0
+        self._pending_snapshots = 0  # reserved by commit_later, not yet written (0 or 1)
         self.commit_index = 0
         self.total_records = 0
         self._manifests: list[dict] = []

@@ -26,6 +26,7 @@ from indexcore.write.datafile import (
     SEQUENCE_NUMBER,
     VALUE_KIND,
     WrittenFile,
+    build_file_index_containers,
     data_file_schema,
     group_value_stats,
     internal_values,
@@ -141,17 +142,22 @@ def write_groups(spec: TaskSpec, rows: pa.Table, task_id: Any,
     ends = np.cumsum([len(a) for a in index_arrays]).tolist()
     grouped = rows.take(pa.array(np.concatenate(index_arrays))) if groups else rows  # one take, sliced per file
     layout = schema.path_layout(spec.table_path)
-    out = []
-    for (partition, bucket, _), value_stats, end, part in zip(groups, stats, ends, index_arrays, strict=True):
+    tables = []
+    for end, part in zip(ends, index_arrays, strict=True):
         group = grouped.slice(end - len(part), len(part))
-        if schema.primary_keys:
+        if schema.primary_keys:  # as write_data_file sorts them (keys are unique in a file)
             group = group.sort_by([(k, "ascending") for k in schema.trimmed_primary_keys])
+        tables.append(group)
+    containers = build_file_index_containers(tables, schema, plan)  # every file's indexes in one pass
+    out = []
+    for (partition, bucket, _), value_stats, group, container in zip(groups, stats, tables, containers, strict=True):
         seq = spec.seq_starts.get((partition, bucket), 0)
         written = write_data_file(spec.table_path, schema, partition, bucket, group,
                                   namer.next("data", ".parquet"), seq_start=seq,
                                   creation_millis=spec.creation_millis, index_plan=plan,
                                   file_schema=file_schema, value_stats=value_stats,
-                                  directory=layout.bucket_dir(layout.partition_dir(partition), bucket))
+                                  directory=layout.bucket_dir(layout.partition_dir(partition), bucket),
+                                  index_container=container)
         out.append(written)
         if spec.compact_output and written.deletes:
             kinds = group.column(VALUE_KIND) if VALUE_KIND in group.column_names else None
