@@ -88,9 +88,7 @@ def evolve_columns(raw: pa.Table, file_schema: TableSchema, table_schema: TableS
     """
     ids = _column_ids(raw)
     names = columns if columns is not None else list(table_schema.field_names)
-    held = None
-    if write_cols is not None:
-        held = {file_schema.field(n).id for n in write_cols if n in file_schema.field_names}
+    held = _held_ids(file_schema, write_cols)
     arrays, fields = [], []
     for name in names:
         tf = table_schema.field(name)
@@ -148,9 +146,7 @@ def _direct_plan(schema: pa.Schema, file_schema: TableSchema, table_schema: Tabl
     if not names:
         return None
     ids = _schema_ids(schema)
-    held = None
-    if write_cols is not None:
-        held = {file_schema.field(n).id for n in write_cols if n in file_schema.field_names}
+    held = _held_ids(file_schema, write_cols)
     at, fields = [], []
     for name in names:
         tf = table_schema.field(name)
@@ -168,3 +164,10 @@ def _direct_plan(schema: pa.Schema, file_schema: TableSchema, table_schema: Tabl
         at.append(idx)
         fields.append(pa.field(name, target))
     return at, pa.schema(fields)
+
+
+def _held_ids(file_schema: TableSchema, write_cols: tuple[str, ...] | None) -> set[int] | None:
+    """The field ids a data-evolution file really holds (``write_cols``); None: every field of its schema."""
+    if write_cols is None:
+        return None
+    return {file_schema.field(n).id for n in write_cols if n in file_schema.field_names}
