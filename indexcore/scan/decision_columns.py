@@ -152,6 +152,16 @@ class DecisionColumns(Sequence):
         columns["global_index"] = self._code("global_index_decision") != 0
         return columns
 
+    def objects(self, name: str) -> list:
+        """An object field of every file (``path``, ``raw_index_result``, ...), in file order; read only."""
+        return self._objects[name]
+
+    def rows_of(self, rows: Sequence[int]) -> list[FileDecision]:
+        """The :class:`FileDecision` of the files at ``rows`` only (equal to those of :meth:`decisions`)."""
+        if self._made is not None:
+            return [self._made[i] for i in rows]
+        return self._rows(rows)
+
     def problems(self) -> list:
         """Every file's problems, in file order."""
         return [p for problems in self._objects["problems"] for p in problems]
