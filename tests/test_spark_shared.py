@@ -156,7 +156,11 @@ def test_cancel_stops_ones_own_job_in_chromium(workers_import_this_tree, streaml
                 if not any("already have 1 Spark job" in a for a in alerts):
                     break
                 time.sleep(1)
-            page.get_by_text("evaluate finished").first.wait_for(timeout=10_000)
+            try:
+                page.get_by_text("evaluate finished").first.wait_for(timeout=10_000)
+            except Exception as exc:  # it failed: the test says how (the page's alerts)
+                alerts = page.locator('[data-testid="stAlert"]').all_inner_texts()
+                raise AssertionError(f"the second evaluate did not finish: {alerts}") from exc
             assert page.get_by_role("heading", name="Run #").count() or page.get_by_text("Run #").count()
         finally:
             browser.close()
