@@ -96,6 +96,15 @@ def test_paimon_written_blobs(conformance: Path, version: int):
     assert sorted(BitmapLookup(codec, ["not a value in it"]).rows(blob, "paimon")[1]) == []
 
 
+def flipped(blob: bytes):
+    """(offset, xor mask, damaged bytes): every byte of ``blob`` with each of three bit flips."""
+    for at in range(len(blob)):
+        for flip in (0x01, 0x80, 0xFF):
+            damaged = bytearray(blob)
+            damaged[at] ^= flip
+            yield at, flip, bytes(damaged)
+
+
 @pytest.mark.parametrize("version", [1, 2])
 def test_damaged_blobs_are_left_to_the_reader_or_answered_as_it_does(version: int):
     """Every byte of a small blob flipped in turn: the lookup answers None (the reader then says
@@ -105,22 +114,18 @@ def test_damaged_blobs_are_left_to_the_reader_or_answered_as_it_does(version: in
     blob = _blob(dtype, values, version, "32b")
     codec = KeyCodec(dtype)
     answered = 0
-    for at in range(len(blob)):
-        for flip in (0x01, 0x80, 0xFF):
-            damaged = bytearray(blob)
-            damaged[at] ^= flip
-            damaged = bytes(damaged)
-            for probe in (["a"], ["single"], [None], ["zzz"], ["bb", "d"]):
-                got = BitmapLookup(codec, probe).rows(damaged, "damaged")
-                try:
-                    want = _reader_answer(dtype, damaged, probe)
-                except (IndexCoreError, ValueError, OverflowError, MemoryError):
-                    want = None
-                if got is None:
-                    continue
-                assert want is not None, (at, flip, probe)
-                assert (sorted(got[1]), got[2]) == want, (at, flip, probe)
-                answered += 1
+    for at, flip, damaged in flipped(blob):
+        for probe in (["a"], ["single"], [None], ["zzz"], ["bb", "d"]):
+            got = BitmapLookup(codec, probe).rows(damaged, "damaged")
+            try:
+                want = _reader_answer(dtype, damaged, probe)
+            except (IndexCoreError, ValueError, OverflowError, MemoryError):
+                want = None
+            if got is None:
+                continue
+            assert want is not None, (at, flip, probe)
+            assert (sorted(got[1]), got[2]) == want, (at, flip, probe)
+            answered += 1
     assert answered > 0
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from test_bitmap_lookup import flipped
 
 from indexcore import open_warehouse
 from indexcore.errors import IndexCoreError
@@ -105,22 +106,18 @@ def test_damaged_blobs_are_left_to_the_reader_or_counted_as_it_does(version: int
     blob = _blob(dtype, values, version, "32b")
     codec = KeyCodec(dtype)
     counted = 0
-    for at in range(len(blob)):
-        for flip in (0x01, 0x80, 0xFF):
-            damaged = bytearray(blob)
-            damaged[at] ^= flip
-            damaged = bytes(damaged)
-            got = blob_counts(damaged, codec)
-            try:
-                reader = _reader(dtype, damaged)
-                want = (reader.summary(), list(reader.dictionary()), len(reader.null_bitmap()))
-            except (IndexCoreError, ValueError, OverflowError, MemoryError):
-                want = None
-            if got is None:
-                continue
-            assert want is not None, (at, flip)
-            assert (summary_of_counts(got, dtype), got.dictionary, got.null_count) == want, (at, flip)
-            counted += 1
+    for at, flip, damaged in flipped(blob):
+        got = blob_counts(damaged, codec)
+        try:
+            reader = _reader(dtype, damaged)
+            want = (reader.summary(), list(reader.dictionary()), len(reader.null_bitmap()))
+        except (IndexCoreError, ValueError, OverflowError, MemoryError):
+            want = None
+        if got is None:
+            continue
+        assert want is not None, (at, flip)
+        assert (summary_of_counts(got, dtype), got.dictionary, got.null_count) == want, (at, flip)
+        counted += 1
     assert counted > 0
 
 
@@ -177,24 +174,21 @@ def test_views_on_the_bytes_are_the_readers_views(table_dir: Path, name: str, sa
         return out
 
     monkeypatch.setattr(index_views, "blob_counts", counted)
-    fast_table = open_warehouse(str(table_dir)).table(name)
-    fast = [view_frame(fast_table, "bitmap_indexes", sample=sample),
-            view_frame(fast_table, "bitmap_values", sample=sample, column="country"),
-            view_frame(fast_table, "bitmap_values", sample=sample)]
-    fast += [bitmap_frames.bitmap_lookup(fast_table, column, value, sample=sample)
+    def frames(table) -> list:
+        return [view_frame(table, "bitmap_indexes", sample=sample),
+                view_frame(table, "bitmap_values", sample=sample, column="country"),
+                view_frame(table, "bitmap_values", sample=sample)] + \
+            [bitmap_frames.bitmap_lookup(table, column, value, sample=sample)
              for column, value in (("country", "'NZ'"), ("country", "NULL"), ("amount", "7"), ("flag", "true"),
                                    ("country", "'none such'"))]
+
+    fast_table = open_warehouse(str(table_dir)).table(name)
+    fast = frames(fast_table)
     # text and int blobs are counted on the bytes; boolean ones are left to the reader
     assert set(calls) == {("string", True), ("int", True), ("boolean", False)}
     with monkeypatch.context() as m:
         _by_readers(m)
-        slow_table = open_warehouse(str(table_dir)).table(name)
-        slow = [view_frame(slow_table, "bitmap_indexes", sample=sample),
-                view_frame(slow_table, "bitmap_values", sample=sample, column="country"),
-                view_frame(slow_table, "bitmap_values", sample=sample)]
-        slow += [bitmap_frames.bitmap_lookup(slow_table, column, value, sample=sample)
-                 for column, value in (("country", "'NZ'"), ("country", "NULL"), ("amount", "7"), ("flag", "true"),
-                                       ("country", "'none such'"))]
+        slow = frames(open_warehouse(str(table_dir)).table(name))
     for a, b in zip(fast, slow, strict=True):
         pd.testing.assert_frame_equal(a, b)
     assert not fast[0].empty and fast[0]["error"].isna().all()

@@ -107,6 +107,22 @@ def test_metadata_jobs_show_what_one_process_finds():
             assert int(metrics["Health score"]) == table_health(table).score
 
 
+def _routed_to_spark(monkeypatch, page: str):
+    """An AppTest of ``pages/<page>.py`` on demo.events with every table past the operator's file
+    count (its metadata work routed to Spark ``local[1]``), run once; tables opened afresh (nothing
+    kept by an earlier test of this process)."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("INDEXCORE_SPARK_METADATA_FILES", "1")
+    monkeypatch.setenv("INDEXCORE_SPARK_MASTER", "local[1]")
+    st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.session_state["table"] = "demo.events"
+    at.switch_page(f"pages/{page}.py").run()
+    return at
+
+
 @pytest.mark.spark
 @pytest.mark.slow
 def test_census_on_spark_past_the_operators_file_count(monkeypatch):
@@ -115,15 +131,8 @@ def test_census_on_spark_past_the_operators_file_count(monkeypatch):
     pytest.importorskip("pyspark")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("Spark needs Java")
-    import streamlit as st
-    from streamlit.testing.v1 import AppTest
 
-    monkeypatch.setenv("INDEXCORE_SPARK_METADATA_FILES", "1")
-    monkeypatch.setenv("INDEXCORE_SPARK_MASTER", "local[1]")
-    st.cache_resource.clear()  # tables opened afresh: no census kept by an earlier test of this process
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.session_state["table"] = "demo.events"
-    at.switch_page("pages/bitmap.py").run()
+    at = _routed_to_spark(monkeypatch, "bitmap")
     assert not at.exception, [e.value for e in at.exception]
     labels = [s.label for s in at.status]
     assert any("on Spark" in label and "failed" not in label for label in labels), labels
@@ -197,20 +206,13 @@ def test_health_and_explain_on_spark_past_the_operators_file_count(monkeypatch):
     pytest.importorskip("pyspark")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("Spark needs Java")
-    import streamlit as st
-    from streamlit.testing.v1 import AppTest
 
     from indexcore import open_warehouse
     from indexcore.analysis.health import table_health
     from indexcore.scan.explainer import explain
 
     table = open_warehouse(str(ROOT / "sample_warehouse")).table("demo.events")
-    monkeypatch.setenv("INDEXCORE_SPARK_METADATA_FILES", "1")
-    monkeypatch.setenv("INDEXCORE_SPARK_MASTER", "local[1]")
-    st.cache_resource.clear()  # tables opened afresh: nothing kept by an earlier test of this process
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.session_state["table"] = "demo.events"
-    at.switch_page("pages/table.py").run()
+    at = _routed_to_spark(monkeypatch, "table")
     assert not at.exception, [e.value for e in at.exception]
     labels = [s.label for s in at.status]
     assert any("health" in label and "ran on Spark" in label for label in labels), labels
@@ -240,19 +242,12 @@ def test_advisor_explains_on_spark_past_the_operators_file_count(monkeypatch):
     pytest.importorskip("pyspark")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("Spark needs Java")
-    import streamlit as st
-    from streamlit.testing.v1 import AppTest
 
     from indexcore import open_warehouse
     from indexcore.analysis.advise import advise
 
     workload = "country = 'NZ';\ncountry = 'NZ' OR user_id = 7;\n"
-    monkeypatch.setenv("INDEXCORE_SPARK_METADATA_FILES", "1")
-    monkeypatch.setenv("INDEXCORE_SPARK_MASTER", "local[1]")
-    st.cache_resource.clear()  # tables opened afresh: nothing kept by an earlier test of this process
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.session_state["table"] = "demo.events"
-    at.switch_page("pages/advisor.py").run()
+    at = _routed_to_spark(monkeypatch, "advisor")
     at.text_area(key="advisor_workload").set_value(workload)
     at.button(key="advisor_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
