@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from test_bitmap_lookup import flipped
+from test_bitmap_lookup import COLUMNS as LOOKUP_COLUMNS
+from test_bitmap_lookup import _blob, flipped
 
 from indexcore import open_warehouse
 from indexcore.errors import IndexCoreError
@@ -24,7 +25,6 @@ from indexcore.formats.bitmap.keys import KeyCodec
 from indexcore.formats.bitmap.lookup import BitmapLookup
 from indexcore.formats.bitmap.reader import BitmapReader
 from indexcore.formats.bitmap.summary import blob_counts, summary_of_counts
-from indexcore.formats.bitmap.writer import BitmapWriter
 from indexcore.frames import bitmap as bitmap_frames
 from indexcore.frames.views import view_frame
 from indexcore.io import BytesSource
@@ -32,22 +32,7 @@ from indexcore.types import parse_type
 from indexcore.views import indexes as index_views
 from indexcore.write import TableWriter, make_schema
 
-COLUMNS = {
-    "STRING": ["nz", "au", "", "a much longer value " * 3, "zz", "b"],
-    "INT": [0, -7, 2**31 - 1, -(2**31), 42, 9],
-    "BIGINT": [0, -1, 2**62, -(2**62), 5, 77],
-    "DOUBLE": [0.0, -0.0, 1.5, -2.25, float("inf"), 1e300],
-    "FLOAT": [0.0, 1.5, -2.25, 3.0, 0.125, -8.0],
-    "DATE": [0, 19000, -1, 20000, 7, 8],
-    "TINYINT": [0, -128, 127, 5, 9, 1],
-}
-
-
-def _blob(dtype, values, version: int, block: str = "16kb") -> bytes:
-    writer = BitmapWriter(dtype, {"version": str(version), "index-block-size": block})
-    for v in values:
-        writer.write(v)
-    return writer.serialized_bytes()
+COLUMNS = {**LOOKUP_COLUMNS, "TINYINT": [0, -128, 127, 5, 9, 1]}  # the lookup tests' values, and one more type
 
 
 def _reader(dtype, blob: bytes) -> BitmapReader:
