@@ -20,6 +20,7 @@ from indexcore.expr import predicate_to_sql
 from indexcore.formats.base import BitmapResult
 from indexcore.formats.registry import FILE_INDEX_TYPES, check_writer_options, supported_index_types
 from indexcore.frames.progress import Progress
+from indexcore.scan.decision_columns import DecisionColumns
 from indexcore.scan.explainer import explain
 from indexcore.scan.file_index import pruning_index_types
 from indexcore.scan.funnel import FUNNEL_KEYS
@@ -65,16 +66,41 @@ WHY_COLUMNS = ["outcome", "reason", "files", "rows"]
 
 
 def _read_reason(f, ex) -> str:
-    if f.matching_rows is not None:
-        return VERIFIED if f.matching_rows else FALSE_POSITIVE
+    return _reason_read(ex, f.matching_rows, f.index_decision, f.raw_index_result, f.pruning_index_types,
+                        f.index_types)
+
+
+def _reason_read(ex, matching_rows, index_decision, raw_index_result, pruning, index_types) -> str:
+    """Why a file that was read was read, from its decision's fields."""
+    if matching_rows is not None:
+        return VERIFIED if matching_rows else FALSE_POSITIVE
     if not ex.index_used:
         return MERGED
-    result = f.index_decision if f.index_decision is not None else f.raw_index_result
+    result = index_decision if index_decision is not None else raw_index_result
     if isinstance(result, BitmapResult):
         return FOUND
     # REMAIN from an index that could have answered (a bloom filter's "maybe"), or from none at all
-    answering = f.pruning_index_types or pruning_index_types(ex.predicate, f.index_types or {})
+    answering = pruning or pruning_index_types(ex.predicate, index_types or {})
     return MAYBE if result is not None and answering else NO_INDEX
+
+
+def _outcomes(ex) -> list[tuple[tuple[str, str], int]]:
+    """Each file's (outcome, reason) and rows, in file order: read from explain's columns where it
+    keeps them (no decision object per file), else from the decisions."""
+    files = ex.files
+    if not isinstance(files, DecisionColumns):
+        return [(("read", _read_reason(f, ex)) if f.skipped_by is None else
+                 ("skipped", SKIPPED_BECAUSE.get(f.skipped_by, f"pruned at {f.skipped_by}")), f.row_count)
+                for f in files]
+    skipped = files.skipped_by().tolist()
+    rows = files.ints("row_count").tolist()
+    matching, decided, raw = files.objects("matching_rows"), files.objects("index_decision"), \
+        files.objects("raw_index_result")
+    pruning, index_types = files.objects("pruning_index_types"), files.index_types()
+    because = {s.value: text for s, text in SKIPPED_BECAUSE.items()}
+    return [(("read", _reason_read(ex, matching[i], decided[i], raw[i], pruning[i], index_types[i]))
+             if stage is None else ("skipped", because.get(stage) or f"pruned at {stage}"), rows[i])
+            for i, stage in enumerate(skipped)]
 
 
 def why_read(ex) -> dict[str, Any]:
@@ -83,13 +109,12 @@ def why_read(ex) -> dict[str, Any]:
     sentence (``summary``), e.g. "Rows with country = 'DE' are in 44,899 of 45,504 files: the data
     is not clustered by country"."""
     counts: dict[tuple[str, str], list[int]] = {}
-    for f in ex.files:
-        stage = f.skipped_by
-        key = ("read", _read_reason(f, ex)) if stage is None else \
-            ("skipped", SKIPPED_BECAUSE.get(stage, f"pruned at {stage}"))
-        acc = counts.setdefault(key, [0, 0])
+    for key, rows in _outcomes(ex):
+        acc = counts.get(key)
+        if acc is None:
+            acc = counts[key] = [0, 0]
         acc[0] += 1
-        acc[1] += f.row_count
+        acc[1] += rows
     reasons = pd.DataFrame([(o, r, n, rows) for (o, r), (n, rows) in counts.items()], columns=WHY_COLUMNS)
     reasons = reasons.sort_values(["outcome", "files"], ascending=[True, False], kind="stable", ignore_index=True)
     return {"reasons": reasons, "summary": _summary(ex, reasons)}

@@ -19,7 +19,15 @@ from typing import Any
 
 import numpy as np
 
-from indexcore.scan.records import Decision, FileDecision, Stage, StatsCells
+from indexcore.scan.records import (
+    Decision,
+    FileDecision,
+    Stage,
+    StatsCells,
+    frame_text,
+    index_types_text,
+    stat_texts,
+)
 
 # integer fields (never None in a decided record); a batch whose values are not all ints keeps objects
 _INTS = ("bucket", "level", "row_count", "dv_cardinality", "rows_after_dv", "bytes_read", "requests", "file_size",
@@ -34,6 +42,8 @@ _OBJECTS = ("path", "partition", "partition_text", "raw_index_result", "index_de
 # each field's value when a record lacks it (FileDecision's defaults; required ones are always set)
 _DEFAULTS = {f.name: None if f.default is dataclasses.MISSING else f.default for f in dataclasses.fields(FileDecision)}
 _EMPTY_STATS = StatsCells()
+_DECISION_TEXTS = np.array([None, Decision.REMAIN.value, Decision.SKIP.value], object)  # by code
+_UNKNOWN = (None, None, None)  # a file without statistics of a column
 
 
 class _Absent:
@@ -156,6 +166,10 @@ class DecisionColumns(Sequence):
         """An object field of every file (``path``, ``raw_index_result``, ...), in file order; read only."""
         return self._objects[name]
 
+    def index_types(self) -> list[dict]:
+        """Each file's ``index_types`` (column -> index kinds), in file order; read only."""
+        return self._index_types
+
     def rows_of(self, rows: Sequence[int]) -> list[FileDecision]:
         """The :class:`FileDecision` of the files at ``rows`` only (equal to those of :meth:`decisions`)."""
         if self._made is not None:
@@ -165,6 +179,58 @@ class DecisionColumns(Sequence):
     def problems(self) -> list:
         """Every file's problems, in file order."""
         return [p for problems in self._objects["problems"] for p in problems]
+
+    def stat_columns(self) -> list[str]:
+        """The columns whose statistics the files carry, in first-seen order (as
+        :func:`~indexcore.scan.records.stats_columns` over the objects)."""
+        out: dict[str, None] = {}
+        for types in {id(t): t for t in self._stat_types if t is not None}.values():
+            out.update(dict.fromkeys(types))
+        return list(out)
+
+    def frame_columns(self) -> tuple[dict[str, Any], list[str]]:
+        """:meth:`Explanation.to_frame <indexcore.scan.records.Explanation.to_frame>`'s columns read
+        from the columns (no :class:`FileDecision` made), and the predicate's columns whose
+        ``min`` / ``max`` / ``nulls`` they hold (nulls as a list)."""
+        n = self._n
+        objects = self._objects
+
+        def texts(values) -> np.ndarray:
+            out = np.empty(n, object)
+            out[:] = values if isinstance(values, list) else list(values)
+            return out
+
+        def decision_texts(name: str) -> np.ndarray:
+            return _DECISION_TEXTS[self._code(name)] if n else np.empty(0, object)
+
+        paths = objects["path"]
+        cols: dict[str, Any] = {
+            "path": texts(paths), "file": texts([p.rsplit("/", 1)[-1] for p in paths]),
+            "partition": texts(objects["partition_text"]),
+            **{name: self.ints(name) for name in ("bucket", "level", "row_count", "file_size")},
+            **{name: decision_texts(name)
+               for name in ("partition_decision", "bucket_decision", "level_decision", "stats_decision")}}
+        stat_cols = self.stat_columns()
+        stat_types = self._stat_types
+        for col in stat_cols:
+            dtype = next((t[col] for t in stat_types if t is not None and col in t), None)
+            cells = self._stats.get(col)
+            raw = [_UNKNOWN if t is None or col not in t or cells is None or cells[i] is _ABSENT else cells[i]
+                   for i, t in enumerate(stat_types)]
+            for at, key in enumerate(("min", "max")):
+                cols[f"{col} {key}"] = texts(stat_texts(dtype, [r[at] for r in raw]))
+            cols[f"{col} nulls"] = [r[2] for r in raw]
+        cols.update({
+            "global_index_decision": decision_texts("global_index_decision"),
+            "global_index_rows": list(objects["global_index_rows"]),
+            "raw_index_result": texts(map(frame_text, objects["raw_index_result"])),
+            "index_decision": texts(map(frame_text, objects["index_decision"])),
+            "index_types": texts(map(index_types_text, self._index_types)),
+            **{name: self.ints(name) for name in ("dv_cardinality", "rows_after_dv", "bytes_read", "dv_bytes")},
+            "matching_rows": list(objects["matching_rows"]),
+            "skipped_by": self.skipped_by(),
+            "problems": np.fromiter(map(len, objects["problems"]), np.int64, n)})
+        return cols, stat_cols
 
     # ---------------------------------------------------------------- objects on request
 

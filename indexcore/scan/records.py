@@ -306,58 +306,81 @@ class Explanation:
         the predicate adds ``<column> min`` / ``max`` / ``nulls`` beside ``stats_decision``."""
         import pandas as pd  # pandas loads only when a frame is asked for
 
-        def text(result: FileIndexResult | None) -> str | None:
-            if result is None:
-                return None
-            if isinstance(result, BitmapResult):
-                return f"{len(result.bitmap)} rows"
-            return result.to_json()
-
-        stat_cols = stats_columns(self.files)
-        files = self.files
-        n = len(files)
-
-        def ints(name: str) -> np.ndarray:  # typed up front: pandas infers a list slowly
-            return np.fromiter(map(attrgetter(name), files), np.int64, n)
-
-        def texts(values: Iterable[str | None]) -> np.ndarray:  # an object array, no shape discovery
-            return np.fromiter(values, dtype=object, count=n)
-
-        def decision_texts(name: str) -> np.ndarray:
-            return texts(map(_TEXT.get, map(attrgetter(name), files)))
-
-        paths = list(map(attrgetter("path"), files))
-        cols: dict[str, Any] = {
-            "path": texts(paths), "file": texts(map(posixpath.basename, paths)),
-            "partition": texts(f.partition_text for f in files), "bucket": ints("bucket"),
-            "level": ints("level"), "row_count": ints("row_count"), "file_size": ints("file_size"),
-            **{name: decision_texts(name)
-               for name in ("partition_decision", "bucket_decision", "level_decision", "stats_decision")}}
-        for col in stat_cols:  # as recorded (no float for ints); text where files disagree (NaN as "NaN")
-            got = stats_column(files, col)
-            for key in ("min", "max"):
-                values = got[key]
-                mixed = len({type(v) for v in values if v is not None}) > 1
-                cols[f"{col} {key}"] = texts(str(v) if mixed and v is not None else v for v in values)
-            cols[f"{col} nulls"] = pd.array(got["null_count"], dtype="Int64")
-        cols.update({
-            "global_index_decision": decision_texts("global_index_decision"),
-            "global_index_rows": list(map(attrgetter("global_index_rows"), files)),
-            "raw_index_result": texts(map(text, map(attrgetter("raw_index_result"), files))),
-            "index_decision": texts(map(text, map(attrgetter("index_decision"), files))),
-            "index_types": texts("; ".join(f"{c}: {', '.join(t)}" for c, t in f.index_types.items())
-                                 if f.index_types else "" for f in files),
-            "dv_cardinality": ints("dv_cardinality"), "rows_after_dv": ints("rows_after_dv"),
-            "bytes_read": ints("bytes_read"), "dv_bytes": ints("dv_bytes"),
-            "matching_rows": list(map(attrgetter("matching_rows"), files)),
-            "skipped_by": decision_texts("skipped_by"),
-            "problems": np.fromiter(map(len, map(attrgetter("problems"), files)), np.int64, n)})
+        columnar = getattr(self.files, "frame_columns", None)  # explain's DecisionColumns: no object per file
+        cols, stat_cols = columnar() if columnar is not None else _frame_columns(self.files)
+        for col in stat_cols:
+            cols[f"{col} nulls"] = pd.array(cols[f"{col} nulls"], dtype="Int64")
         return pd.DataFrame(cols)
 
 
 # enum members as their text: ``member.value`` is a Python-level descriptor, and a frame of 50,000
 # files reads a quarter of a million of them
 _TEXT: dict[Any, str | None] = {None: None, **{m: m.value for m in (*Decision, *Stage)}}
+
+
+def frame_text(result: FileIndexResult | None) -> str | None:
+    """An index result as :meth:`Explanation.to_frame` shows it: a bitmap as ``"N rows"``."""
+    if result is None:
+        return None
+    if isinstance(result, BitmapResult):
+        return f"{len(result.bitmap)} rows"
+    return result.to_json()
+
+
+def index_types_text(index_types: Mapping[str, Sequence[str]] | None) -> str:
+    """A file's index kinds per column as one text (``"c: bitmap, bloom-filter; d: bsi"``)."""
+    return "; ".join(f"{c}: {', '.join(t)}" for c, t in index_types.items()) if index_types else ""
+
+
+def stat_texts(dtype: DataType | None, raw: Sequence[Any]) -> list:
+    """Internal min or max values of one column over files as a frame shows them: JSON values as
+    recorded (no float for ints), text where files disagree in type (NaN as "NaN")."""
+    values = raw if dtype is None else to_json_values(dtype, list(raw))
+    if len({type(v) for v in values if v is not None}) > 1:
+        return [str(v) if v is not None else v for v in values]
+    return list(values)
+
+
+def _frame_columns(files: Sequence[FileDecision]) -> tuple[dict[str, Any], list[str]]:
+    """:meth:`Explanation.to_frame`'s columns from decision objects (a list: Spark's parts), and
+    the predicate's columns whose ``min`` / ``max`` / ``nulls`` they hold (nulls as a list)."""
+    stat_cols = stats_columns(files)
+    n = len(files)
+
+    def ints(name: str) -> np.ndarray:  # typed up front: pandas infers a list slowly
+        return np.fromiter(map(attrgetter(name), files), np.int64, n)
+
+    def texts(values: Iterable[str | None]) -> np.ndarray:  # an object array, no shape discovery
+        return np.fromiter(values, dtype=object, count=n)
+
+    def decision_texts(name: str) -> np.ndarray:
+        return texts(map(_TEXT.get, map(attrgetter(name), files)))
+
+    paths = list(map(attrgetter("path"), files))
+    cols: dict[str, Any] = {
+        "path": texts(paths), "file": texts(map(posixpath.basename, paths)),
+        "partition": texts(f.partition_text for f in files), "bucket": ints("bucket"),
+        "level": ints("level"), "row_count": ints("row_count"), "file_size": ints("file_size"),
+        **{name: decision_texts(name)
+           for name in ("partition_decision", "bucket_decision", "level_decision", "stats_decision")}}
+    for col in stat_cols:
+        dtype = next((f.stats.types[col] for f in files if col in f.stats), None)
+        raw = [f.stats.raw(col) if col in f.stats else (None, None, None) for f in files]
+        for i, key in enumerate(("min", "max")):
+            cols[f"{col} {key}"] = texts(stat_texts(dtype, [r[i] for r in raw]))
+        cols[f"{col} nulls"] = [r[2] for r in raw]
+    cols.update({
+        "global_index_decision": decision_texts("global_index_decision"),
+        "global_index_rows": list(map(attrgetter("global_index_rows"), files)),
+        "raw_index_result": texts(map(frame_text, map(attrgetter("raw_index_result"), files))),
+        "index_decision": texts(map(frame_text, map(attrgetter("index_decision"), files))),
+        "index_types": texts(map(index_types_text, map(attrgetter("index_types"), files))),
+        "dv_cardinality": ints("dv_cardinality"), "rows_after_dv": ints("rows_after_dv"),
+        "bytes_read": ints("bytes_read"), "dv_bytes": ints("dv_bytes"),
+        "matching_rows": list(map(attrgetter("matching_rows"), files)),
+        "skipped_by": decision_texts("skipped_by"),
+        "problems": np.fromiter(map(len, map(attrgetter("problems"), files)), np.int64, n)})
+    return cols, stat_cols
 
 
 def stats_columns(files: Iterable[FileDecision]) -> list[str]:
