@@ -93,21 +93,28 @@ class BucketStage:
         self._selected: dict[int, frozenset[int]] = {}  # total buckets -> the buckets kept
 
     def bucket_ok(self, lf: LiveFile) -> bool:
+        return self.keeps(lf.bucket, lf.total_buckets)
+
+    def keeps(self, bucket: int, total_buckets: int | None) -> bool:
+        """Is ``bucket`` (of a file written with ``total_buckets``) among those selected?"""
         if self.selector is None:
             return True
-        total = lf.total_buckets if lf.total_buckets and lf.total_buckets > 0 else self.schema.bucket
+        total = total_buckets if total_buckets and total_buckets > 0 else self.schema.bucket
         if total not in self._selected:
             self._selected[total] = self.selector.buckets(total)
-        return lf.bucket in self._selected[total]
+        return bucket in self._selected[total]
+
+    def note(self, bucket: int, total_buckets: int | None) -> str:
+        """Why a file of ``bucket`` was pruned."""
+        keys = ", ".join(self.selector.bucket_keys)
+        return f"bucket {bucket} of {total_buckets or self.schema.bucket} holds none of the selected bucket keys ({keys})"
 
     def decide(self, batch: Batch) -> None:
         for lf, record in zip(batch.files, batch.records, strict=True):
             ok = self.bucket_ok(lf)
             record["bucket_decision"] = Decision.of(ok)
             if not ok:
-                keys = ", ".join(self.selector.bucket_keys)
-                record["notes"].append(f"bucket {lf.bucket} of {lf.total_buckets or self.schema.bucket} holds "
-                                       f"none of the selected bucket keys ({keys})")
+                record["notes"].append(self.note(lf.bucket, lf.total_buckets))
 
 
 def whole_bucket_filter(files: Sequence[LiveFile], file_ok: Callable[[LiveFile], bool],

@@ -31,12 +31,14 @@ from indexcore.scan.funnel import funnel, funnel_of_columns
 from indexcore.scan.global_index import GlobalIndexStage
 from indexcore.scan.level import LevelStage
 from indexcore.scan.partition import PartitionStage, parse_partition
+from indexcore.scan.plan_stages import decide_on_plan, file_order_rows, plan_applies, selected_rows
 from indexcore.scan.records import Batch, Explanation, FileDecisions
 from indexcore.scan.stats import Pushdowns, StatsStage
 from indexcore.scan.verify import Verifier
 from indexcore.types import to_json_value
 from indexcore.views.common import partition_text_cached
 from indexcore.warehouse.model import LiveFile, Problem, TableSchema
+from indexcore.warehouse.plan_columns import PlanColumns
 from indexcore.warehouse.table_manifests import gc_paused
 
 Progress = Callable[[int, int, str], None]
@@ -55,6 +57,7 @@ class Explainer:
                  verify: bool = False, all_files: bool = False, kept: bool = False,
                  global_indexes: bool = False, snapshot_id: int | None = None):
         self.table = table
+        self.record_template = _RECORD
         self.partition_types = [f.type for f in table_schema.partition_fields]
         parts = conjuncts(predicate)
         self.pushdowns = Pushdowns(table_schema, parts)
@@ -168,6 +171,19 @@ def explain(table, predicate_or_sql: Predicate | str, snapshot_id: int | None = 
     in ``bytes_read`` but the funnel stays Paimon's). ``paths`` restricts to these data files.
     Unreadable parts become problems; nothing here raises for a bad file.
     """
+    plan = table.kept_plan_columns(snapshot_id)  # the columnar plan, when the table keeps it alone
+    if plan is not None and not verify and not all_files:
+        schema = table.read_schema(snapshot_id, plan.snapshot)
+        schemas = plan_applies(table, schema, plan)
+        if schemas is not None:  # the early stages on the columns: a live file only for what they keep
+            predicate, sql = bind_predicate(table, schema, predicate_or_sql)
+            rows = selected_rows(plan, parse_partition(schema, partition), bucket, paths)
+            sid = plan.snapshot.id if plan.snapshot else None
+            with gc_paused():  # as decide_files
+                part = _decide_on_plan(table, predicate, plan, rows, schema, schemas, progress, sid)
+            out = explanation(table.name, sid, predicate, sql, [part], False)
+            out.problems[:0] = plan.problems
+            return out
     files, snapshot, problems = table.planned_objects(snapshot_id)  # the plan the table keeps
     schema = table.read_schema(snapshot_id, snapshot)
     predicate, sql = bind_predicate(table, schema, predicate_or_sql)
@@ -238,25 +254,51 @@ def _collect(ex: Explainer, verifier: Verifier, verify: bool, progress: Progress
         if verify:
             verifier.verify(batch, violations)
         done = len(decisions)
-        for record in batch.records:
-            spec = record["partition"]
-            try:
-                key = tuple(spec.items())
-                as_json = partitions.get(key)
-            except TypeError:  # a value that cannot be a key
-                key = as_json = None
-            if as_json is None:
-                as_json = {k: (None if v is None or k not in ptypes else to_json_value(ptypes[k], v))
-                           for k, v in spec.items()}
-                if key is not None:
-                    partitions[key] = as_json
-            record["partition"] = as_json  # read only: the files of a partition share it
-            record["problems"] = tuple(record["problems"])
-            record["notes"] = tuple(record["notes"])
-        decisions.extend(batch.records)
+        _add_records(batch.records, ptypes, partitions, decisions)
         if progress is not None:
             for i, lf in enumerate(batch.files, done + 1):
                 progress(i, total, posixpath.basename(lf.path))
+
+
+def _add_records(records: list[dict[str, Any]], ptypes: dict, partitions: dict[tuple, dict],
+                 decisions: DecisionColumns) -> None:
+    """Decided records as a decision takes them (partition in JSON form, problems and notes as
+    tuples), added to ``decisions`` in order."""
+    for record in records:
+        spec = record["partition"]
+        try:
+            key = tuple(spec.items())
+            as_json = partitions.get(key)
+        except TypeError:  # a value that cannot be a key
+            key = as_json = None
+        if as_json is None:
+            as_json = {k: (None if v is None or k not in ptypes else to_json_value(ptypes[k], v))
+                       for k, v in spec.items()}
+            if key is not None:
+                partitions[key] = as_json
+        record["partition"] = as_json  # read only: the files of a partition share it
+        record["problems"] = tuple(record["problems"])
+        record["notes"] = tuple(record["notes"])
+    decisions.extend(records)
+
+
+def _decide_on_plan(table, predicate: Predicate, plan: PlanColumns, rows, schema: TableSchema,
+                    schemas: dict, progress: Progress | None, snapshot_id: int | None) -> FileDecisions:
+    """:func:`decide_files` of plan ``rows``, the stages before the file index decided on the
+    columns (:func:`~indexcore.scan.plan_stages.decide_on_plan`)."""
+    io_before = table.storage.stats.snapshot()
+    ex = Explainer(table, predicate, schema, [], global_indexes=True, snapshot_id=snapshot_id)
+    decisions = DecisionColumns()
+    ptypes = {f.name: f.type for f in schema.partition_fields}
+    partitions: dict[tuple, dict] = {}
+    try:
+        decide_on_plan(table, ex, plan, file_order_rows(plan, rows), schemas,
+                       lambda records: _add_records(records, ptypes, partitions, decisions), progress)
+    finally:
+        ex.close()
+    return FileDecisions(decisions, [], ex.index.at_read, ex.global_index.problems,
+                         table.storage.stats.bytes_read - io_before[0], table.storage.stats.requests - io_before[1],
+                         *ex.global_index.io)
 
 
 def explanation(table_name: str, snapshot_id: int | None, predicate: Predicate, sql: str,

@@ -274,16 +274,23 @@ class TablePlanColumns:
         return self.derived((_LIVE_FILES_KEY, plan.snapshot.id), lambda: plan.by_path(self),
                             weight=lambda by_path: len(by_path))
 
+    def kept_plan_columns(self, snapshot_id: int | None = None) -> PlanColumns | None:
+        """The snapshot's columnar plan when the table keeps it and not its object plan (what
+        :meth:`planned_objects` makes its files from), else None."""
+        snap = self.snapshot(snapshot_id)
+        if snap is not None and (_MANIFEST_KEY, snap.id) in self.caches.plans and snap.id not in self.caches.plans:
+            return self.plan_columns(snap.id)
+        return None
+
     def planned_objects(self, snapshot_id: int | None = None) -> tuple[list[LiveFile], Snapshot | None,
                                                                         tuple[Problem, ...]]:
         """The snapshot's live files as objects (in plan order), its snapshot and its plan's
         problems, from the plan the table keeps: made from the columnar plan's columns when the
         table keeps that one and not the object plan (a page's census planned it: about half the
         object plan's cost, and one plan, not two), else the object plan (:meth:`plan`)."""
-        snap = self.snapshot(snapshot_id)
-        if snap is not None and (_MANIFEST_KEY, snap.id) in self.caches.plans and snap.id not in self.caches.plans:
-            columns = self.plan_columns(snap.id)
-            files = self.live_files_by_path(snap.id).many(columns.files.column("path").to_pylist())
+        columns = self.kept_plan_columns(snapshot_id)
+        if columns is not None:
+            files = self.live_files_by_path(columns.snapshot.id).many(columns.files.column("path").to_pylist())
             return files, columns.snapshot, columns.problems
         plan = self.plan(snapshot_id)
         return list(plan.files), plan.snapshot, tuple(plan.problems)
