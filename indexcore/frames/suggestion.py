@@ -32,9 +32,11 @@ def suggestion_sample(table, snapshot_id: int | None = None) -> tuple[list[LiveF
     return table.live_files_by_path(snapshot_id).many([paths[i] for i in rows]), len(paths)
 
 
-def _rarest(seen: dict[tuple[str, Any], tuple[set[str], int]], total: int) -> list[tuple[str, Any, int]]:
-    """(column, value, files) held by the fewest files (then rows), rarest first."""
-    out = [(col, value, len(files), rows) for (col, value), (files, rows) in seen.items() if 0 < len(files) <= total]
+def _rarest(seen: dict[tuple[str, Any], tuple[set[str] | int, int]], total: int) -> list[tuple[str, Any, int]]:
+    """(column, value, files) held by the fewest files (then rows), rarest first; ``seen`` gives
+    each its files (a set of paths, or their count) and rows."""
+    out = [(col, value, n, rows) for (col, value), (files, rows) in seen.items()
+           if 0 < (n := files if isinstance(files, int) else len(files)) <= total]
     out.sort(key=lambda c: (c[2], c[3], c[0], str(c[1])))
     return [c[:3] for c in out]
 
@@ -133,13 +135,13 @@ def predicate_candidates(table, snapshot_id: int | None = None) -> list[tuple[st
                 key = schema.partition_keys[0]
                 add(key, smallest[0], f"partition key `{key}`: one of {len(parts)} partitions")
 
-    spans: dict[tuple[str, Any], tuple[set[str], int]] = {}
+    spans: dict[tuple[str, Any], tuple[int, int]] = {}  # (column, value) -> (files whose range covers it, 0)
     for column in schema.field_names:
-        ranges = [(s[column][0], s[column][1], p) for p, s in stats.items()
+        ranges = [(s[column][0], s[column][1]) for s in stats.values()
                   if column in s and _exact_stat(s[column][0]) and s[column][1] is not None]
-        for low, _high, _p in ranges[:50]:
-            try:
-                spans[(column, low)] = ({p for lo, hi, p in ranges if lo <= low <= hi}, 0)
+        for low, _high in ranges[:50]:
+            try:  # a count: each range is one file's (the stats are per path)
+                spans[(column, low)] = (sum(1 for lo, hi in ranges if lo <= low <= hi), 0)
             except TypeError:
                 break
     for column, value, n in _rarest(spans, len(stats) - 1)[:2]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator, Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -42,8 +43,19 @@ _OBJECTS = ("path", "partition", "partition_text", "raw_index_result", "index_de
 # each field's value when a record lacks it (FileDecision's defaults; required ones are always set)
 _DEFAULTS = {f.name: None if f.default is dataclasses.MISSING else f.default for f in dataclasses.fields(FileDecision)}
 _EMPTY_STATS = StatsCells()
+_NO_VALUES: dict = {}
+_INT = {int}
 _DECISION_TEXTS = np.array([None, Decision.REMAIN.value, Decision.SKIP.value], object)  # by code
 _UNKNOWN = (None, None, None)  # a file without statistics of a column
+
+
+def _field(records: Sequence[dict[str, Any]], name: str) -> list:
+    """One field of every record (its default where a record lacks it)."""
+    try:
+        return list(map(itemgetter(name), records))
+    except KeyError:
+        default = _DEFAULTS[name]
+        return [r.get(name, default) for r in records]
 
 
 class _Absent:
@@ -80,35 +92,32 @@ class DecisionColumns(Sequence):
             return
         self._made = None
         for name, chunks in self._ints.items():
-            values = [r.get(name, _DEFAULTS[name]) for r in records]
-            chunks.append(np.array(values, np.int64) if all(type(v) is int for v in values) else values)
+            values = _field(records, name)
+            chunks.append(np.array(values, np.int64) if set(map(type, values)) <= _INT else values)
         for name, chunks in self._codes.items():
-            chunks.append(np.fromiter((_CODES[r.get(name, _DEFAULTS[name])] for r in records), np.int8, n))
-        self._index_skip.append(np.fromiter((r.get("index_decision") is not None and not r["index_decision"].remain()
-                                             for r in records), bool, n))
+            chunks.append(np.fromiter(map(_CODES.__getitem__, _field(records, name)), np.int8, n))
+        self._index_skip.append(np.fromiter((d is not None and not d.remain() for d in _field(records, "index_decision")),
+                                            bool, n))
         for name, column in self._objects.items():
-            default = _DEFAULTS[name]
-            column.extend(r.get(name, default) for r in records)
+            column.extend(_field(records, name))
         shared = self._shared_types
-        for r in records:
-            types = r.get("index_types", _DEFAULTS["index_types"])
+        for types in _field(records, "index_types"):
             try:
-                key = tuple((k, tuple(v)) for k, v in types.items())
+                key = tuple((k, tuple(v)) for k, v in types.items()) if types else ()
                 self._index_types.append(shared.setdefault(key, types))
             except TypeError:  # a value that cannot be a key: kept as it is
                 self._index_types.append(types)
         start = self._n
-        for i, r in enumerate(records):
-            cells = r.get("stats", _EMPTY_STATS)
-            self._stat_types.append(None if cells is None else cells.types)  # None: no StatsCells
-            for column, cell in (cells.values.items() if cells is not None else ()):
-                cells_of = self._stats.get(column)
-                if cells_of is None:
-                    cells_of = self._stats[column] = [_ABSENT] * (start + i)
-                cells_of.append(cell)  # the stats' own tuple (the file's stats keep it too)
-            for cells_of in self._stats.values():
-                if len(cells_of) < start + i + 1:
-                    cells_of.append(_ABSENT)
+        cells = [r.get("stats", _EMPTY_STATS) for r in records]
+        self._stat_types.extend(None if c is None else c.types for c in cells)  # None: no StatsCells
+        values = [c.values if c is not None else _NO_VALUES for c in cells]
+        stats = self._stats
+        for got in values:
+            for column in got:
+                if column not in stats:  # first seen: no statistics of it in the files before
+                    stats[column] = [_ABSENT] * start
+        for column, cells_of in stats.items():  # the stats' own tuples (the file's stats keep them too)
+            cells_of.extend([got.get(column, _ABSENT) for got in values])
         self._n += n
 
     # ---------------------------------------------------------------- columns
