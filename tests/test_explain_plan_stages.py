@@ -99,3 +99,59 @@ def test_row_ids_and_primary_keys_explain_live_files(root, name):
 
     table = Warehouse(str(root)).table(f"{name}.{name}")
     assert plan_applies(table, table.schema(), table.plan_columns()) is None
+
+
+TYPES = ["BOOLEAN", "TINYINT", "SMALLINT", "INT", "DATE", "TIME", "BIGINT", "FLOAT", "DOUBLE", "TIMESTAMP(3)",
+         "TIMESTAMP(6)", "TIMESTAMP(3) WITH LOCAL TIME ZONE", "DECIMAL(10, 2)", "DECIMAL(30, 2)", "STRING", "BYTES"]
+
+
+def _value(rng, root: str, dtype):
+    """A random internal value of ``dtype`` (None a fifth of the time)."""
+    from decimal import Decimal
+
+    from indexcore.types import Timestamp
+
+    if rng.random() < 0.2:
+        return None
+    pick = {"BOOLEAN": lambda: rng.random() < 0.5, "TINYINT": lambda: rng.randint(-128, 127),
+            "SMALLINT": lambda: rng.randint(-2 ** 15, 2 ** 15 - 1), "INT": lambda: rng.randint(-2 ** 31, 2 ** 31 - 1),
+            "DATE": lambda: rng.randint(-100000, 100000), "TIME": lambda: rng.randint(0, 86399999),
+            "BIGINT": lambda: rng.randint(-2 ** 63, 2 ** 63 - 1), "FLOAT": lambda: float(rng.choice([1.5, -0.25, 3e38])),
+            "DOUBLE": lambda: rng.uniform(-1e300, 1e300),
+            "TIMESTAMP": lambda: Timestamp(rng.randint(-2 ** 50, 2 ** 50),
+                                           rng.randint(0, 999999) if (dtype.precision or 6) > 3 else 0),
+            "TIMESTAMP_LTZ": lambda: Timestamp(rng.randint(-2 ** 50, 2 ** 50), 0),
+            "DECIMAL": lambda: Decimal(rng.randint(-10 ** 12, 10 ** 12)).scaleb(-2),
+            "VARCHAR": lambda: "x" * rng.randint(0, 20), "VARBINARY": lambda: b"y" * rng.randint(0, 20)}
+    return pick[root]()
+
+
+def test_a_stats_field_read_a_column_at_a_time_is_the_rows_own():
+    """``_field_column`` over rows written by the BinaryRow writer (every stats type, nulls,
+    shorter rows, no row, empty and cut bytes) gives what decoding each row's field alone gives,
+    and marks the rows that do not fit their bytes (which that decoding refuses)."""
+    import random
+
+    from indexcore.errors import IndexCoreError
+    from indexcore.formats.binary_row import decode_binary_field, serialize_binary_row
+    from indexcore.scan.plan_stages import _IRREGULAR, _field_column
+    from indexcore.types import parse_type
+
+    rng = random.Random(7)
+    types = [parse_type(t) for t in TYPES]
+    raws: list = [None, b"", b"\x00\x00"]
+    for _ in range(300):
+        arity = rng.choice([len(types), len(types), rng.randint(0, len(types))])
+        raw = serialize_binary_row([_value(rng, t.root, t) for t in types[:arity]], types[:arity])
+        raws.append(raw[:rng.randint(4, len(raw) - 1)] if rng.random() < 0.1 and len(raw) > 4 else raw)
+    for at, dtype in enumerate(types):
+        want = []
+        for raw in raws:
+            try:
+                want.append(decode_binary_field(raw, at, dtype))
+            except IndexCoreError:
+                want.append(_IRREGULAR)
+        got = _field_column(raws, at, dtype)
+        assert got == want, dtype
+        assert [type(v) for v in got] == [type(v) for v in want], dtype
+        assert _IRREGULAR in got and any(v is not None and v is not _IRREGULAR for v in got), dtype

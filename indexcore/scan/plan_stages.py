@@ -27,8 +27,15 @@ import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
 from indexcore.expr.rows import rows_matching
+from indexcore.formats.binary_row import (
+    binary_row_arity,
+    decode_binary_field,
+    is_compact_decimal,
+    is_compact_timestamp,
+)
 from indexcore.scan.records import Decision, StatsCells
-from indexcore.scan.stats import stats_map, test_predicate_on_stats
+from indexcore.scan.stats import LACKS, stats_map, stats_slots, test_predicate_on_stats
+from indexcore.types import DataType, Timestamp, decimal_from_unscaled
 from indexcore.views.common import partition_text_cached
 from indexcore.warehouse.manifest import file_stats
 from indexcore.warehouse.model import TableSchema
@@ -36,6 +43,7 @@ from indexcore.warehouse.plan_columns import PlanColumns
 
 Progress = Callable[[int, int, str], None]
 _REMAIN, _SKIP = Decision.REMAIN, Decision.SKIP
+_EMPTY_ROW_LEN = 12  # a stats row of arity 0 (4-byte arity, 8-byte null bits): the planner's empty stats
 
 
 def plan_applies(table, schema: TableSchema, plan: PlanColumns) -> dict[Any, TableSchema] | None:
@@ -113,30 +121,17 @@ def decide_on_plan(table, ex, plan: PlanColumns, rows: np.ndarray, schemas: dict
     keep &= np.fromiter((bucket_ok[pair] for pair in zip(buckets, totals, strict=True)), bool, n)
     if level.skip_level0:
         keep &= files.column("_LEVEL").to_numpy() != 0
-    # value statistics: each file's stats bytes, the predicate's columns decoded
-    row_counts, sids = _column(files, "_ROW_COUNT"), _column(files, "_SCHEMA_ID")
-    cols, write_cols = _column(files, "_VALUE_STATS_COLS"), _column(files, "_WRITE_COLS")
-    value_stats = files.column("_VALUE_STATS").combine_chunks() if n else None
-    lows = value_stats.field("_MIN_VALUES").to_pylist() if n else []
-    highs = value_stats.field("_MAX_VALUES").to_pylist() if n else []
-    nulls = value_stats.field("_NULL_COUNTS").to_pylist() if n else []
-    types = table._stats_types
-    pushdowns = ex.pushdowns
-    stat_fields, stat_types = stats.stat_fields, stats.stat_types
+    # value statistics: each file's stats bytes, the predicate's columns decoded a column at a time
+    row_counts = _column(files, "_ROW_COUNT")
+    shown = _value_stats(table, files, schemas, ex.pushdowns, schema, stats.stat_fields, row_counts)
+    stat_types = stats.stat_types
     stats_ok = np.ones(n, bool)
-    shown: list[dict] = [{}] * n
+    sids = _column(files, "_SCHEMA_ID")
+    pushdowns = ex.pushdowns
     for i in range(n):
-        sid = sids[i]
-        fs = schemas[sid]
-        push = pushdowns(fs)
-        c = tuple(cols[i]) if cols[i] is not None else None
-        w = tuple(write_cols[i]) if write_cols[i] is not None else None
-        got = file_stats({"_MIN_VALUES": lows[i], "_MAX_VALUES": highs[i], "_NULL_COUNTS": nulls[i]},
-                         types.value(sid, c, w))
-        shown[i] = cells = stats_map(got, c if c is not None else w, schema, fs, push.field_map, row_counts[i],
-                                     only=stat_fields)
+        push = pushdowns(schemas[sids[i]])
         if push.value_filter is not None:
-            stats_ok[i] = test_predicate_on_stats(push.value_filter, row_counts[i], cells)
+            stats_ok[i] = test_predicate_on_stats(push.value_filter, row_counts[i], shown[i])
     # what the object stages decide: files every early stage keeps, and those whose deletion
     # vector's count must be read
     dv_offsets, dv_cards = _column(files, "dv_offset"), _column(files, "dv_cardinality")
@@ -217,3 +212,143 @@ def _flush(ex, pending: list[tuple[int, Any]], finish: Callable[[list[dict]], No
             progress(done, total, paths[i].rsplit("/", 1)[-1])
     return done
 
+
+
+def _value_stats(table, files: pa.Table, schemas: dict[Any, TableSchema], pushdowns, schema: TableSchema,
+                 stat_fields: list[str], row_counts: list[int]) -> list[dict]:
+    """Each file's (min, max, null count) of ``stat_fields``, as :func:`~indexcore.scan.stats.column_stats`
+    gives them (value stats mapped by field id): the files of one schema and stats layout
+    decoded a field at a time over all their rows (:func:`_field_column`); a file whose stats
+    are irregular (empty, a row that does not fit, a field read through a reader that fails) goes
+    through :func:`~indexcore.scan.stats.stats_map` on its own, which handles them."""
+    n = files.num_rows
+    if not n:
+        return []
+    sids, cols, write_cols = _column(files, "_SCHEMA_ID"), _column(files, "_VALUE_STATS_COLS"), \
+        _column(files, "_WRITE_COLS")
+    value_stats = files.column("_VALUE_STATS").combine_chunks()
+    lows, highs = value_stats.field("_MIN_VALUES").to_pylist(), value_stats.field("_MAX_VALUES").to_pylist()
+    nulls = value_stats.field("_NULL_COUNTS").to_pylist()
+    types_of = table._stats_types  # the types the planner decodes stats with, per schema and layout
+    groups: dict[tuple, list[int]] = {}
+    for i, key in enumerate(zip(sids, map(_as_tuple, cols), map(_as_tuple, write_cols), strict=True)):
+        groups.setdefault(key, []).append(i)
+    out: list[dict | None] = [None] * n
+    for (sid, c, w), at_rows in groups.items():
+        fs = schemas[sid]
+        fmap = pushdowns(fs).field_map
+        names = c if c is not None else w
+        types = types_of.value(sid, c, w)
+        try:
+            whole = types()
+            slots = stats_slots(names, schema, fs, fmap, stat_fields)
+        except IndexCoreError:
+            whole = slots = None
+        if slots is not None:
+            _decode_group(at_rows, slots, whole, lows, highs, nulls, row_counts, out)
+        for i in at_rows:
+            if out[i] is None:  # irregular: the planner's own stats object and stats_map
+                got = file_stats({"_MIN_VALUES": lows[i], "_MAX_VALUES": highs[i], "_NULL_COUNTS": nulls[i]}, types)
+                out[i] = stats_map(got, names, schema, fs, fmap, row_counts[i], only=stat_fields)
+    return out
+
+
+def _as_tuple(value: list | None) -> tuple | None:
+    return tuple(value) if value is not None else None
+
+
+_IRREGULAR = object()  # a field :func:`_field_column` leaves to the per-file path
+
+
+def _decode_group(at_rows: list[int], slots: tuple, types: tuple, lows: list, highs: list, nulls: list,
+                  row_counts: list[int], out: list) -> None:
+    """Fill ``out`` for the rows of one schema and layout whose stats decode regularly."""
+    regular = [i for i in at_rows if nulls[i] or (lows[i] is not None and len(lows[i]) > _EMPTY_ROW_LEN)]
+    if not regular:
+        return
+    mins, maxs = [lows[i] for i in regular], [highs[i] for i in regular]
+    counts = [nulls[i] or () for i in regular]
+    # LazyStats' layout: the types past both the min row's arity and the null counts are not the stats'
+    width = [min(len(types), max(binary_row_arity(lo), len(nc))) for lo, nc in zip(mins, counts, strict=True)]
+    fields = {}
+    for _col, at in slots:
+        if at is not None and at != LACKS and at not in fields and at < len(types):
+            fields[at] = (_field_column(mins, at, types[at]), _field_column(maxs, at, types[at]))
+    for k, i in enumerate(regular):
+        cells = {}
+        for col, at in slots:
+            if at is None:
+                cells[col] = (None, None, None)
+            elif at == LACKS:
+                cells[col] = (None, None, row_counts[i])
+            else:
+                nc = counts[k]
+                null_count = nc[at] if at < len(nc) else None
+                if at >= width[k]:
+                    cells[col] = (None, None, null_count)
+                    continue
+                low, high = fields[at][0][k], fields[at][1][k]
+                if low is _IRREGULAR or high is _IRREGULAR:
+                    break
+                cells[col] = (low, high, null_count)
+        else:
+            out[i] = cells
+
+
+# fixed-width fields read straight from the rows' bytes, as numpy types (little-endian)
+_FIXED = {"BOOLEAN": "u1", "TINYINT": "i1", "SMALLINT": "<i2", "INT": "<i4", "DATE": "<i4", "TIME": "<i4",
+          "BIGINT": "<i8", "FLOAT": "<f4", "DOUBLE": "<f8"}
+
+
+def _field_column(raws: list, at: int, dtype: DataType) -> list:
+    """Field ``at`` of each serialized BinaryRow of ``raws`` as :func:`decode_binary_field` gives it
+    (None: null, past the row, or no row), fixed-width fields read for all rows at once;
+    :data:`_IRREGULAR` where the row does not fit its bytes (the per-file path reports that)."""
+    root = dtype.root
+    fixed = _FIXED.get(root)
+    compact = (root in ("TIMESTAMP", "TIMESTAMP_LTZ") and is_compact_timestamp(dtype)) or \
+        (root == "DECIMAL" and is_compact_decimal(dtype))
+    if fixed is None and compact:  # epoch millis or the unscaled value in the slot
+        fixed = "<i8"
+    if fixed is None:  # variable-length fields: each row's own decoding
+        out = []
+        for raw in raws:
+            try:
+                out.append(decode_binary_field(raw, at, dtype, "stats values"))
+            except IndexCoreError:
+                out.append(_IRREGULAR)
+        return out
+    n = len(raws)
+    lens = np.fromiter((len(r) if r is not None else 0 for r in raws), np.int64, n)
+    buf = np.frombuffer(b"".join(r for r in raws if r is not None), np.uint8)
+    starts = np.zeros(n, np.int64)
+    np.cumsum(lens[:-1], out=starts[1:])
+    has_row = lens >= 4
+    s = np.where(has_row, starts, 0)
+    if not has_row.any():
+        return [None] * n
+    arity = np.zeros(n, np.int64)
+    arity[has_row] = (buf[s[has_row]].astype(np.int64) << 24) | (buf[s[has_row] + 1].astype(np.int64) << 16) | \
+        (buf[s[has_row] + 2].astype(np.int64) << 8) | buf[s[has_row] + 3].astype(np.int64)
+    null_width = ((arity + 63 + 8) // 64) * 8
+    fits = 4 + null_width + 8 * arity <= lens
+    bit = at + 8
+    read = has_row & fits & (at < arity)
+    rows = np.flatnonzero(read)
+    is_null = (buf[s[rows] + 4 + (bit >> 3)] & (1 << (bit & 7))) != 0
+    rows = rows[~is_null]
+    slot = s[rows] + 4 + null_width[rows] + 8 * at
+    width = np.dtype(fixed).itemsize
+    values = buf[slot[:, None] + np.arange(width)].copy().view(fixed).ravel().tolist()
+    if root == "BOOLEAN":
+        values = [v != 0 for v in values]
+    elif root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        values = [Timestamp(v, 0) for v in values]
+    elif root == "DECIMAL":
+        values = [decimal_from_unscaled(dtype, v) for v in values]
+    out: list = [None] * n
+    for i in np.flatnonzero(has_row & ~fits).tolist():
+        out[i] = _IRREGULAR
+    for i, v in zip(rows.tolist(), values, strict=True):
+        out[i] = v
+    return out

@@ -78,6 +78,7 @@ def devolved(preds: Sequence[Predicate], fmap: Mapping[str, str | None]) -> list
 
 
 _LACKS = -1  # a stats slot: the file lacks the field, so it is all null
+LACKS = _LACKS
 
 
 def stats_slots(names: Sequence[str] | None, table_schema: TableSchema, file_schema: TableSchema,
