@@ -28,7 +28,6 @@ import pyarrow.compute as pc
 from indexcore.errors import IndexCoreError
 from indexcore.expr.rows import rows_matching
 from indexcore.formats.binary_row import (
-    binary_row_arity,
     decode_binary_field,
     is_compact_decimal,
     is_compact_timestamp,
@@ -43,6 +42,9 @@ from indexcore.warehouse.plan_columns import PlanColumns
 
 Progress = Callable[[int, int, str], None]
 _REMAIN, _SKIP = Decision.REMAIN, Decision.SKIP
+# the plan's columns the early stages and the pruned files' records read
+_READ = ["path", "partition_id", "_BUCKET", "_TOTAL_BUCKETS", "_LEVEL", "_ROW_COUNT", "_SCHEMA_ID", "_FILE_SIZE",
+         "_VALUE_STATS", "_VALUE_STATS_COLS", "_WRITE_COLS", "dv_offset", "dv_length", "dv_cardinality"]
 _EMPTY_ROW_LEN = 12  # a stats row of arity 0 (4-byte arity, 8-byte null bits): the planner's empty stats
 
 
@@ -107,7 +109,7 @@ def decide_on_plan(table, ex, plan: PlanColumns, rows: np.ndarray, schemas: dict
     columns; ``finish`` takes each batch's decided records in file order."""
     partition, bucket_stage, level, stats = ex.stages[0], ex.bucket, ex.stages[2], ex.stages[3]
     schema = stats.schema
-    files = plan.files.take(pa.array(rows, pa.int64()))
+    files = plan.files.select(_READ).take(pa.array(rows, pa.int64()))  # only what the early stages read
     n = files.num_rows
     paths = _column(files, "path")
     pids = files.column("partition_id").to_numpy()
@@ -142,6 +144,8 @@ def decide_on_plan(table, ex, plan: PlanColumns, rows: np.ndarray, schemas: dict
     live = iter(table.live_files_by_path(plan.snapshot.id if plan.snapshot else None).many(chosen) if chosen else ())
     # pruned files' records, as the stages make them
     ptypes, labels = ex.partition_types, table.caches.labels
+    pid_list = pids.tolist()
+    part_texts = {pid: partition_text_cached(plan.partitions[pid][0], ptypes, labels) for pid in np.unique(pids).tolist()}
     sizes, dv_lengths = _column(files, "_FILE_SIZE"), _column(files, "dv_length")
     fresh = ex.record_template.copy
     size = table.prefetch_batch()
@@ -149,32 +153,32 @@ def decide_on_plan(table, ex, plan: PlanColumns, rows: np.ndarray, schemas: dict
     pending: list[tuple[int, Any]] = []  # (position, record or live file) of the current batch
     n_live = 0
     objects_list = objects.tolist()
-    keep_list, stats_list = keep.tolist(), stats_ok.tolist()
+    keep_list, stats_list, part_ok_list = keep.tolist(), stats_ok.tolist(), part_ok.tolist()
     for i in range(n):
         if objects_list[i]:
             pending.append((i, next(live)))
             n_live += 1
         else:
-            pending.append((i, _pruned(fresh(), plan, i, pids, paths, buckets, totals, levels, row_counts, sizes,
-                                       dv_offsets, dv_lengths, dv_cards, part_ok, bucket_ok, keep_list, stats_list,
-                                       shown, stat_types, ptypes, labels, bucket_stage, level.skip_level0)))
+            pending.append((i, _pruned(fresh(), plan, i, pid_list, paths, buckets, totals, levels, row_counts, sizes,
+                                       dv_offsets, dv_lengths, dv_cards, part_ok_list, bucket_ok, keep_list, stats_list,
+                                       shown, stat_types, part_texts, bucket_stage, level.skip_level0)))
         if n_live >= size or i == n - 1:
             done = _flush(ex, pending, finish, progress, done, n, paths)
             pending, n_live = [], 0
 
 
 def _pruned(record: dict, plan: PlanColumns, i: int, pids, paths, buckets, totals, levels, row_counts, sizes,
-            dv_offsets, dv_lengths, dv_cards, part_ok, bucket_ok, keep, stats_ok, shown, stat_types, ptypes, labels,
+            dv_offsets, dv_lengths, dv_cards, part_ok, bucket_ok, keep, stats_ok, shown, stat_types, part_texts,
             bucket_stage, skip_level0: bool) -> dict:
     """The record of a file an early stage pruned: what :meth:`Explainer.batch` and each stage set."""
-    values, spec, _folder = plan.partitions[pids[i]]
+    spec = plan.partitions[pids[i]][1]
     rows = row_counts[i]
     notes: list[str] = []
     record["path"] = paths[i]
     record["partition"] = spec
     record["bucket"] = buckets[i]
     record["level"] = levels[i]
-    record["partition_text"] = partition_text_cached(values, ptypes, labels)
+    record["partition_text"] = part_texts[pids[i]]
     record["problems"] = []
     record["notes"] = notes
     record["file_size"] = sizes[i]
@@ -269,7 +273,8 @@ def _decode_group(at_rows: list[int], slots: tuple, types: tuple, lows: list, hi
     mins, maxs = [lows[i] for i in regular], [highs[i] for i in regular]
     counts = [nulls[i] or () for i in regular]
     # LazyStats' layout: the types past both the min row's arity and the null counts are not the stats'
-    width = [min(len(types), max(binary_row_arity(lo), len(nc))) for lo, nc in zip(mins, counts, strict=True)]
+    width = np.minimum(len(types), np.maximum(_rows_of(mins)[3], np.fromiter(map(len, counts), np.int64,
+                                                                              len(counts)))).tolist()
     fields = {}
     for _col, at in slots:
         if at is not None and at != LACKS and at not in fields and at < len(types):
@@ -300,6 +305,24 @@ _FIXED = {"BOOLEAN": "u1", "TINYINT": "i1", "SMALLINT": "<i2", "INT": "<i4", "DA
           "BIGINT": "<i8", "FLOAT": "<f4", "DOUBLE": "<f8"}
 
 
+def _rows_of(raws: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Serialized BinaryRows (None: none) as one byte array: its bytes, each row's length, start
+    (0 for a row shorter than its 4-byte arity) and arity (0 where it has none, as
+    :func:`~indexcore.formats.binary_row.binary_row_arity`)."""
+    n = len(raws)
+    lens = np.fromiter((len(r) if r is not None else 0 for r in raws), np.int64, n)
+    buf = np.frombuffer(b"".join(r for r in raws if r is not None), np.uint8)
+    starts = np.zeros(n, np.int64)
+    np.cumsum(lens[:-1], out=starts[1:])
+    has_row = lens >= 4
+    s = np.where(has_row, starts, 0)
+    arity = np.zeros(n, np.int64)
+    at = s[has_row]
+    arity[has_row] = (buf[at].astype(np.int64) << 24) | (buf[at + 1].astype(np.int64) << 16) | \
+        (buf[at + 2].astype(np.int64) << 8) | buf[at + 3].astype(np.int64)
+    return buf, lens, s, arity
+
+
 def _field_column(raws: list, at: int, dtype: DataType) -> list:
     """Field ``at`` of each serialized BinaryRow of ``raws`` as :func:`decode_binary_field` gives it
     (None: null, past the row, or no row), fixed-width fields read for all rows at once;
@@ -319,17 +342,10 @@ def _field_column(raws: list, at: int, dtype: DataType) -> list:
                 out.append(_IRREGULAR)
         return out
     n = len(raws)
-    lens = np.fromiter((len(r) if r is not None else 0 for r in raws), np.int64, n)
-    buf = np.frombuffer(b"".join(r for r in raws if r is not None), np.uint8)
-    starts = np.zeros(n, np.int64)
-    np.cumsum(lens[:-1], out=starts[1:])
+    buf, lens, s, arity = _rows_of(raws)
     has_row = lens >= 4
-    s = np.where(has_row, starts, 0)
     if not has_row.any():
         return [None] * n
-    arity = np.zeros(n, np.int64)
-    arity[has_row] = (buf[s[has_row]].astype(np.int64) << 24) | (buf[s[has_row] + 1].astype(np.int64) << 16) | \
-        (buf[s[has_row] + 2].astype(np.int64) << 8) | buf[s[has_row] + 3].astype(np.int64)
     null_width = ((arity + 63 + 8) // 64) * 8
     fits = 4 + null_width + 8 * arity <= lens
     bit = at + 8
