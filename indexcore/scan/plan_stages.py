@@ -153,14 +153,14 @@ def decide_on_plan(table, ex, plan: PlanColumns, rows: np.ndarray, schemas: dict
     pending: list[tuple[int, Any]] = []  # (position, record or live file) of the current batch
     n_live = 0
     objects_list = objects.tolist()
-    keep_list, stats_list, part_ok_list = keep.tolist(), stats_ok.tolist(), part_ok.tolist()
+    stats_list, part_ok_list = stats_ok.tolist(), part_ok.tolist()
     for i in range(n):
         if objects_list[i]:
             pending.append((i, next(live)))
             n_live += 1
         else:
             pending.append((i, _pruned(fresh(), plan, i, pid_list, paths, buckets, totals, levels, row_counts, sizes,
-                                       dv_offsets, dv_lengths, dv_cards, part_ok_list, bucket_ok, keep_list, stats_list,
+                                       dv_offsets, dv_lengths, dv_cards, part_ok_list, bucket_ok, stats_list,
                                        shown, stat_types, part_texts, bucket_stage, level.skip_level0)))
         if n_live >= size or i == n - 1:
             done = _flush(ex, pending, finish, progress, done, n, paths)
@@ -168,7 +168,7 @@ def decide_on_plan(table, ex, plan: PlanColumns, rows: np.ndarray, schemas: dict
 
 
 def _pruned(record: dict, plan: PlanColumns, i: int, pids, paths, buckets, totals, levels, row_counts, sizes,
-            dv_offsets, dv_lengths, dv_cards, part_ok, bucket_ok, keep, stats_ok, shown, stat_types, part_texts,
+            dv_offsets, dv_lengths, dv_cards, part_ok, bucket_ok, stats_ok, shown, stat_types, part_texts,
             bucket_stage, skip_level0: bool) -> dict:
     """The record of a file an early stage pruned: what :meth:`Explainer.batch` and each stage set."""
     spec = plan.partitions[pids[i]][1]
