@@ -36,6 +36,7 @@ from indexcore.views.common import (
 from indexcore.warehouse.file_sample import sample_files, sample_positions
 from indexcore.warehouse.model import LiveFile
 from indexcore.warehouse.plan_columns import LiveFilesByPath, PlanColumns
+from indexcore.warehouse.table_manifests import gc_paused
 
 # a text column repeated on each of a file's rows: dictionary-encoded, its dictionary the plan's own
 # column (paths, ``.index`` paths, file names) or the distinct partitions, so a census row costs 4
@@ -229,8 +230,9 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
         return (part.column("path").to_pylist(), part.column("index_path").to_pylist(),
                 part.column("_EMBEDDED_FILE_INDEX").to_pylist())
 
-    for i, spans, size, why, v in _census_walk(table, picked.column("_SCHEMA_ID").to_numpy(), columns, progress):
-        walked.add(plan_rows[i], spans, size, why, v)
+    with gc_paused():  # the kept heads and the walk's tuples are acyclic: no collector passes over them
+        for i, spans, size, why, v in _census_walk(table, picked.column("_SCHEMA_ID").to_numpy(), columns, progress):
+            walked.add(plan_rows[i], spans, size, why, v)
     census = walked.table(lambda shown: _plan_file_columns(table, plan, np.asarray(shown, np.int64)))
     release_unused()  # the walk's scratch arrays and freed heads: back to the system, not kept
     return census

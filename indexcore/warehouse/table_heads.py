@@ -63,6 +63,13 @@ def _reader_key(lf: LiveFile, entry: IndexEntry, dtype: DataType, options: dict 
     return _head_key(lf), entry, dtype, tuple(sorted((options or {}).items()))
 
 
+def reader_key(path: str, index_path: str | None, embedded: bool, entry: IndexEntry, dtype: DataType,
+               options: dict | None) -> tuple:
+    """:func:`_reader_key` of a blob given by its census columns (data file, ``.index`` file, whether
+    the index is embedded), for a view that opens readers without a live file."""
+    return (path, None if embedded else index_path), entry, dtype, tuple(sorted((options or {}).items()))
+
+
 def _head_key(lf: LiveFile) -> tuple:
     """A file index container's identity: its ``.index`` file, or the data file it is embedded in."""
     return (lf.path, lf.index_path if lf.file.embedded_index is None else None)
@@ -284,6 +291,12 @@ class TableIndexHeads:
             except IndexCoreError:
                 return
             self.caches.readers.put(key, reader, max(entry.length, 1))
+
+    def keep_reader(self, key: tuple, reader, length: int) -> None:
+        """Keep a reader opened on a blob of ``length`` bytes where :meth:`index_reader` finds it
+        (``key``: :func:`reader_key`)."""
+        if self.caches.readers.get(key) is None:
+            self.caches.readers.put(key, reader, max(length, 1))
 
     def file_index_source(self, live_file: LiveFile, keep_descriptor: bool = True) -> ByteSource | None:
         """The file's file-index bytes: embedded in the manifest, or its ``.index`` file."""
