@@ -40,3 +40,28 @@ def test_prune_counts_and_bloom_fill_say_when_they_count_a_sample() -> None:
     blooms = pd.DataFrame({"fill_ratio": [0.1, 0.5], "column": ["a", "a"]})
     assert "sample" not in figures.bloom_fill(blooms, population=2).layout.title.text
     assert "random sample of 2 of 90 filters" in figures.bloom_fill(blooms, population=90).layout.title.text
+
+
+def test_prune_counts_draws_what_plotly_express_draws() -> None:
+    """The prune-count bars are made directly (no px frame machinery): the same traces, counts,
+    colours, hovers and layout as ``px.bar`` of the same counts, a foreign drawing of the truth."""
+    import plotly.express as px
+
+    pruned = pd.DataFrame({"stats": ["may match", "SKIP", "may match", "may match"],
+                           "bsi": ["SKIP", "no index", "3 rows", "SKIP (0 rows)"], "range-bitmap": ["no index"] * 4})
+    for kinds, population in ((["range-bitmap", "bsi"], None), (["bsi"], 10), (["other"], 4)):
+        got = figures.prune_counts(pruned, kinds, population=population)
+        sampled = population is not None and population > len(pruned)
+        rows = [("sampled files (4 of 10)" if sampled else "all files", "kept", 4), ("stats", "kept", 3)]
+        for t in kinds:
+            if t in pruned:
+                kept = {"range-bitmap": 0, "bsi": 1}[t]
+                rows += [(t, "kept", kept), (t, "no index", {"range-bitmap": 4, "bsi": 1}[t])]
+        want = px.bar(pd.DataFrame(rows, columns=["decided by", "outcome", "files"]), x="decided by", y="files",
+                      color="outcome", barmode="stack", color_discrete_map={"kept": "#1f77b4", "no index": "#bbbbbb"},
+                      title=got.layout.title.text)
+        assert [(t.name, list(t.x), list(t.y), t.marker.color, t.hovertemplate) for t in got.data] == \
+            [(t.name, list(t.x), list(t.y), t.marker.color, t.hovertemplate) for t in want.data]
+        assert got.layout.barmode == "stack" and got.layout.legend.title.text == "outcome"
+        assert got.layout.xaxis.title.text == "decided by"
+        assert got.layout.yaxis.title.text == ("sampled files" if sampled else "files")
