@@ -160,3 +160,31 @@ def test_bloom_figures_draw_what_plotly_express_draws() -> None:
                figures.bloom_fpp(blooms)]
         for mine, theirs in zip(got, _px_bloom_figures(blooms, population), strict=True):
             assert _plain(mine) == _plain(theirs)
+
+
+def test_values_per_file_draws_what_plotly_express_draws() -> None:
+    """The Bitmap page's stacked value bars, made directly: px's drawing of the same frame."""
+    import plotly.express as px
+
+    from indexcore.frames.figures import MAX_BARS, _count_axis, _escaped, _with_labels, _words, capped
+
+    rows = [(f"data-{f:08x}-aaaa-bbbb-cccc-dddddddddddd-0.parquet" if f % 5 else f"<i>{f}</i>", "{dt=1}", f % 3,
+             value, (f * 7 + len(value)) % 50 + 1)
+            for f in range(90) for value in ("US", "DE", "<b>x</b>", "NULL") if (f + len(value)) % 3]
+    values = pd.DataFrame(rows, columns=["file_name", "partition", "bucket", "value", "cardinality"])
+    for top in (["US", "DE", "<b>x</b>"], ["NULL"], ["none of them"]):
+        got = figures.values_per_file(values, top, "Rows per <file>")
+        frame = _escaped(values)
+        frame = frame[frame["value"].isin(_escaped(top))]
+        per_file = frame.groupby("file_name", as_index=False)["cardinality"].sum()
+        kept, note = capped(per_file, MAX_BARS, "cardinality")
+        frame = _with_labels(frame[frame["file_name"].isin(kept["file_name"])])
+        want = px.bar(frame, x="file", y="cardinality", color="value", title=_escaped("Rows per <file>") + note,
+                      hover_data=["file_name", "partition", "bucket"],
+                      labels=_words("file", "cardinality", "file_name", "partition", "bucket", "value"))
+        want.update_layout(height=360, barmode="stack")
+        _count_axis(want, float(frame.groupby("file")["cardinality"].sum().max()) if not frame.empty else 0.0)
+        if frame.empty:
+            assert not got.data and not want.data
+            continue
+        assert _plain(got) == _plain(want)

@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
-import plotly.io as pio
 
 from indexcore.frames.text import html
+from indexcore.frames.traces import colour_groups, hover
 
 _HEIGHT = 360
 #: At most this many bars, lines or heatmap rows in a chart of files, filters or groups, and
@@ -206,10 +206,17 @@ def values_per_file(values: pd.DataFrame, top: Sequence[str], title: str = "Valu
     per_file = frame.groupby("file_name", as_index=False)["cardinality"].sum()
     kept, note = capped(per_file, MAX_BARS, "cardinality")
     frame = _with_labels(frame[frame["file_name"].isin(kept["file_name"])])
-    fig = px.bar(frame, x="file", y="cardinality", color="value", title=title + note,
-                 hover_data=["file_name", "partition", "bucket"],
-                 labels=_words("file", "cardinality", "file_name", "partition", "bucket", "value"))
-    fig.update_layout(height=_HEIGHT, barmode="stack")
+    extra = ["file_name", "partition", "bucket"]
+    words = _words("file", "cardinality", "value", *extra)
+    fig = go.Figure([go.Bar(  # px.bar(color="value")'s traces, made directly (frames/traces.py)
+        x=part["file"].to_numpy(), y=part["cardinality"].to_numpy(), name=value, legendgroup=value, orientation="v",
+        showlegend=True, textposition="auto", marker={"color": colour, "pattern": {"shape": ""}},
+        customdata=part[extra].to_numpy(),
+        hovertemplate=hover([(words["value"], value), (words["file"], "%{x}"), (words["cardinality"], "%{y}"),
+                             *((words[h], f"%{{customdata[{i}]}}") for i, h in enumerate(extra))]))
+        for value, part, colour in colour_groups(frame, "value")])
+    fig.update_layout(xaxis_title=words["file"], yaxis_title=words["cardinality"], legend_title=words["value"],
+                      legend_tracegroupgap=0, title=title + note, height=_HEIGHT, barmode="stack")
     return _count_axis(fig, float(frame.groupby("file")["cardinality"].sum().max()) if not frame.empty else 0.0)
 
 
@@ -235,19 +242,6 @@ def bitmap_lookup_bytes(layouts: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def _colour_groups(frame: pd.DataFrame, column: str) -> list[tuple[object, pd.DataFrame, str]]:
-    """``frame`` split as px splits it for ``color=column`` (first appearance, template colours): the bloom
-    figures make px's traces directly (test_sampled_figures compares; px took ~0.03 s a figure)."""
-    colours = pio.templates[pio.templates.default].layout.colorway or px.colors.qualitative.Plotly
-    return [(value, part, colours[i % len(colours)])
-            for i, (value, part) in enumerate(frame.groupby(column, sort=False, dropna=False))]
-
-
-def _hover(parts: list[tuple[str, str]]) -> str:
-    """A px-style hover template: ``label=value`` lines."""
-    return "<br>".join(f"{label}={value}" for label, value in parts) + "<extra></extra>"
-
-
 @_as_text
 def bloom_fill(blooms: pd.DataFrame, population: int | None = None) -> go.Figure:
     """Histogram of bloom filter fill ratios (near 1: saturated); a sample of ``population`` says so."""
@@ -258,8 +252,8 @@ def bloom_fill(blooms: pd.DataFrame, population: int | None = None) -> go.Figure
     fig = go.Figure([go.Histogram(
         x=part["fill_ratio"].to_numpy(), name=value, legendgroup=value, bingroup="x", nbinsx=20, orientation="v",
         showlegend=True, marker={"color": colour, "pattern": {"shape": ""}},
-        hovertemplate=_hover([(words["column"], value), (words["fill_ratio"], "%{x}"), ("count", "%{y}")]))
-        for value, part, colour in _colour_groups(frame, "column")])
+        hovertemplate=hover([(words["column"], value), (words["fill_ratio"], "%{x}"), ("count", "%{y}")]))
+        for value, part, colour in colour_groups(frame, "column")])
     fig.update_layout(xaxis_title=words["fill_ratio"], legend_title=words["column"], legend_tracegroupgap=0,
                       barmode="relative", title="Fill ratio per bloom filter (near 1: saturated)"
                             + (f": a random sample of {len(frame):,} of {population:,} filters" if sampled else ""),
@@ -277,15 +271,15 @@ def bloom_items(blooms: pd.DataFrame) -> go.Figure:
     frame, note = capped(frame.sort_values(["estimated_items", "configured_items"], kind="stable"), MAX_POINTS,
                          what="filters")
     frame = _with_labels(frame)
-    hover = ["file_name", "fill_ratio", "recommended_items"]
-    words = _words("configured_items", "estimated_items", "column", *hover)
+    extra = ["file_name", "fill_ratio", "recommended_items"]
+    words = _words("configured_items", "estimated_items", "column", *extra)
     fig = go.Figure([go.Scatter(
         x=part["configured_items"].to_numpy(), y=part["estimated_items"].to_numpy(), mode="markers", name=value,
         legendgroup=value, orientation="v", showlegend=True, marker={"color": colour, "symbol": "circle", "size": 11},
-        customdata=part[hover].to_numpy(),
-        hovertemplate=_hover([(words["column"], value), (words["configured_items"], "%{x}"), (words["estimated_items"],
-                              "%{y}"), *((words[h], f"%{{customdata[{i}]}}") for i, h in enumerate(hover))]))
-        for value, part, colour in _colour_groups(frame, "column")])
+        customdata=part[extra].to_numpy(),
+        hovertemplate=hover([(words["column"], value), (words["configured_items"], "%{x}"), (words["estimated_items"],
+                             "%{y}"), *((words[h], f"%{{customdata[{i}]}}") for i, h in enumerate(extra))]))
+        for value, part, colour in colour_groups(frame, "column")])
     fig.update_layout(xaxis={"title": words["configured_items"], "type": "log", "dtick": 1},
                       legend={"title": words["column"], "tracegroupgap": 0},
                       yaxis={"title": words["estimated_items"], "type": "log", "dtick": 1}, height=_HEIGHT,
@@ -308,16 +302,16 @@ def bloom_fpp(blooms: pd.DataFrame) -> go.Figure:
     frame["label"] = frame["file"] + " · " + frame["column"].astype(str)
     floor = 1e-12
     frame["estimated_fpp_shown"] = frame["estimated_fpp"].clip(lower=floor)
-    hover = ["file_name", "estimated_fpp", "configured_fpp"]
-    words = {**_words("column", *hover), "label": "filter (data file · column)"}
+    extra = ["file_name", "estimated_fpp", "configured_fpp"]
+    words = {**_words("column", *extra), "label": "filter (data file · column)"}
     fig = go.Figure([go.Bar(
         x=part["label"].to_numpy(), y=part["estimated_fpp_shown"].to_numpy(), name=value, legendgroup=value,
         orientation="v", showlegend=True, textposition="auto", marker={"color": colour, "pattern": {"shape": ""}},
-        customdata=part[hover].to_numpy(),
-        hovertemplate=_hover([(words["column"], value), (words["label"], "%{x}"),
+        customdata=part[extra].to_numpy(),
+        hovertemplate=hover([(words["column"], value), (words["label"], "%{x}"),
                               (words["estimated_fpp"], "%{customdata[1]}"), (words["file_name"], "%{customdata[0]}"),
                               (words["configured_fpp"], "%{customdata[2]}")]))
-        for value, part, colour in _colour_groups(frame, "column")])
+        for value, part, colour in colour_groups(frame, "column")])
     fig.update_layout(xaxis_title=words["label"], legend_title=words["column"], legend_tracegroupgap=0,
                       barmode="relative", title="Estimated FPP per filter (dashed: configured)" + note, height=_HEIGHT,
                       yaxis={"type": "log", "exponentformat": "power", "dtick": 2,
@@ -384,7 +378,7 @@ def prune_counts(pruned: pd.DataFrame, index_types: Sequence[str], population: i
     # px.bar(color="outcome")'s traces made directly (its machinery was a tenth of a Range page's run)
     fig = go.Figure([go.Bar(x=[x for x, o, _ in rows if o == outcome], y=[n for _, o, n in rows if o == outcome],
                             name=outcome, legendgroup=outcome, marker={"color": color}, orientation="v", showlegend=True,
-                            textposition="auto", hovertemplate=_hover([("outcome", outcome), ("decided by", "%{x}"),
+                            textposition="auto", hovertemplate=hover([("outcome", outcome), ("decided by", "%{x}"),
                                                                        ("files", "%{y}")]))
                      for outcome, color in (("kept", "#1f77b4"), ("no index", "#bbbbbb"))
                      if any(o == outcome for _, o, _ in rows)])
