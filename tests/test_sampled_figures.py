@@ -93,7 +93,15 @@ def _px_bloom_figures(blooms: pd.DataFrame, population: int | None) -> list:
     import plotly.express as px
     import plotly.graph_objects as go
 
-    from indexcore.frames.figures import MAX_BARS, MAX_POINTS, _count_axis, _escaped, _with_labels, _words, capped
+    from indexcore.frames.figures import (
+        MAX_BARS,
+        MAX_POINTS,
+        _count_axis,
+        _escaped,
+        _with_labels,
+        _words,
+        capped,
+    )
 
     blooms = _escaped(blooms)
     frame = blooms.dropna(subset=["fill_ratio"])
