@@ -1,8 +1,11 @@
-"""The optional C extension (the Avro column decoder of manifests); everything else is in
-pyproject.toml. ``optional=True``: without a C compiler the package still installs and manifests
-decode through polars or fastavro (indexcore.warehouse.avro_columns.AVAILABLE is False)."""
+"""The optional C extensions (the Avro column decoder of manifests; roaring bitmaps and BSI parts
+decoded to row arrays); everything else is in pyproject.toml. ``optional=True``: without a C
+compiler the package still installs, manifests decode through polars or fastavro
+(indexcore.warehouse.avro_columns.AVAILABLE is False) and BSI blobs through pyroaring
+(indexcore.formats.bsi.NATIVE is False)."""
 
 from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("indexcore.warehouse._avro_columns", ["indexcore/warehouse/_avro_columns.c"],
-                             optional=True)])
+                             optional=True),
+                   Extension("indexcore.formats._roaring_rows", ["indexcore/formats/_roaring_rows.c"], optional=True)])

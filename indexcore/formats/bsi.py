@@ -62,7 +62,13 @@ from indexcore.types import (
     to_long,
 )
 
+try:  # the optional C decoder of a part's bitmaps (setup.py): without it, pyroaring reads them
+    from indexcore.formats import _roaring_rows
+except ImportError:
+    _roaring_rows = None
+
 VERSION = 1
+NATIVE = _roaring_rows is not None  # BSI parts decoded to their rows' values in C
 
 
 def check_type(dtype: DataType) -> None:
@@ -167,7 +173,13 @@ class BsiPart:
         return result & ebm
 
     def extreme(self, largest: bool) -> int | None:
-        """The smallest or largest stored value, walking slices from the top bit."""
+        """The smallest or largest stored value, walking slices from the top bit (or, with the
+        slices' numbers at hand, the least or greatest of them)."""
+        if self._values is not None:
+            stored = self._values[1]
+            if not len(stored):
+                return None
+            return self.min + int(stored.max() if largest else stored.min())
         if not self.ebm:
             return None
         e, value, slices = self.ebm, 0, self.slices
@@ -243,6 +255,14 @@ class BsiReader(FileIndexReader):
         if lo < 0 or lo > hi:
             raise CorruptFileError(f"invalid min {lo} / max {hi}", file=name, structure=structure, offset=pos + 1)
         pos += 17
+        if _roaring_rows is not None:
+            try:  # rows and values in one pass; anything not well formed is read below, which names it
+                rows, values, end, spans = _roaring_rows.bsi_part(data, pos, len(data))
+            except ValueError:
+                pass
+            else:
+                return BsiPart(lo, hi, size_bytes=end - start, data=data, spans=spans, name=name, structure=structure,
+                               values=(np.frombuffer(rows, np.uint32), np.frombuffer(values, np.int64))), end
         n = roaring.portable_size(data, pos, len(data), name, f"{structure} existence bitmap")
         spans = [(pos, n)]
         pos += n

@@ -20,6 +20,7 @@ from indexcore.views.blob_bytes import blob_of_row, census_blob_bytes, file_colu
 from indexcore.views.census import census_rows_of, iter_file_indexes, snapshot_census
 from indexcore.views.common import file_cols, partition_types
 from indexcore.warehouse.model import LiveFile
+from indexcore.warehouse.table_manifests import gc_paused
 
 BITMAP_TYPES = page_kinds("bitmap")  # the kinds the Bitmap page explains
 
@@ -40,6 +41,12 @@ def bitmap_lookup(table, column: str, value_text: str, snapshot_id: int | None =
     (:class:`~indexcore.formats.bitmap.lookup.BitmapLookup`, one per file schema); a blob that
     leaves is read by its reader, which answers the same or names what is wrong."""
     census = census_rows_of(snapshot_census(table, snapshot_id, None, sample), ["bitmap"], column)
+    with gc_paused():  # thousands of acyclic lookups and cells: no collector passes over them
+        return _lookup(table, census, column, value_text, snapshot_id)
+
+
+def _lookup(table, census, column: str, value_text: str, snapshot_id: int | None) -> pd.DataFrame:
+    """:func:`bitmap_lookup` of the census rows ``census``."""
     blobs, types, _names = census_blob_bytes(table, census, snapshot_id)
     c = {name: census[name].to_pylist() for name in ("column_name", "is_empty", "error", "schema_id",
                                                      "index_size_in_bytes")}

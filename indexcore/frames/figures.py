@@ -19,6 +19,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from indexcore.frames.text import html
+from indexcore.frames.traces import colour_groups, hover
 
 _HEIGHT = 360
 #: At most this many bars, lines or heatmap rows in a chart of files, filters or groups, and
@@ -205,10 +206,17 @@ def values_per_file(values: pd.DataFrame, top: Sequence[str], title: str = "Valu
     per_file = frame.groupby("file_name", as_index=False)["cardinality"].sum()
     kept, note = capped(per_file, MAX_BARS, "cardinality")
     frame = _with_labels(frame[frame["file_name"].isin(kept["file_name"])])
-    fig = px.bar(frame, x="file", y="cardinality", color="value", title=title + note,
-                 hover_data=["file_name", "partition", "bucket"],
-                 labels=_words("file", "cardinality", "file_name", "partition", "bucket", "value"))
-    fig.update_layout(height=_HEIGHT, barmode="stack")
+    extra = ["file_name", "partition", "bucket"]
+    words = _words("file", "cardinality", "value", *extra)
+    fig = go.Figure([go.Bar(  # px.bar(color="value")'s traces, made directly (frames/traces.py)
+        x=part["file"].to_numpy(), y=part["cardinality"].to_numpy(), name=value, legendgroup=value, orientation="v",
+        showlegend=True, textposition="auto", marker={"color": colour, "pattern": {"shape": ""}},
+        customdata=part[extra].to_numpy(),
+        hovertemplate=hover([(words["value"], value), (words["file"], "%{x}"), (words["cardinality"], "%{y}"),
+                             *((words[h], f"%{{customdata[{i}]}}") for i, h in enumerate(extra))]))
+        for value, part, colour in colour_groups(frame, "value")])
+    fig.update_layout(xaxis_title=words["file"], yaxis_title=words["cardinality"], legend_title=words["value"],
+                      legend_tracegroupgap=0, title=title + note, height=_HEIGHT, barmode="stack")
     return _count_axis(fig, float(frame.groupby("file")["cardinality"].sum().max()) if not frame.empty else 0.0)
 
 
@@ -236,18 +244,21 @@ def bitmap_lookup_bytes(layouts: pd.DataFrame) -> go.Figure:
 
 @_as_text
 def bloom_fill(blooms: pd.DataFrame, population: int | None = None) -> go.Figure:
-    """Histogram of bloom filter fill ratios (bits set / bits); near 1 means saturated. When
-    ``blooms`` decodes a sample of the ``population`` filters, the title and axis say so."""
+    """Histogram of bloom filter fill ratios (near 1: saturated); a sample of ``population`` says so."""
     frame = blooms.dropna(subset=["fill_ratio"])
     if frame.empty:
         return _empty("Bloom filter fill")
-    sampled = population is not None and population > len(frame)
-    fig = px.histogram(frame, x="fill_ratio", color="column", nbins=20, range_x=[0, 1],
-                       labels=_words("fill_ratio", "column"),
-                       title="Fill ratio per bloom filter (near 1: saturated)"
-                             + (f": a random sample of {len(frame):,} of {population:,} filters" if sampled else ""))
-    fig.update_layout(height=_HEIGHT, bargap=0.05, yaxis_title="sampled bloom filters" if sampled else "bloom filters",
-                      xaxis_tickformat=".0%")
+    sampled, words = population is not None and population > len(frame), _words("fill_ratio", "column")
+    fig = go.Figure([go.Histogram(
+        x=part["fill_ratio"].to_numpy(), name=value, legendgroup=value, bingroup="x", nbinsx=20, orientation="v",
+        showlegend=True, marker={"color": colour, "pattern": {"shape": ""}},
+        hovertemplate=hover([(words["column"], value), (words["fill_ratio"], "%{x}"), ("count", "%{y}")]))
+        for value, part, colour in colour_groups(frame, "column")])
+    fig.update_layout(xaxis_title=words["fill_ratio"], legend_title=words["column"], legend_tracegroupgap=0,
+                      barmode="relative", title="Fill ratio per bloom filter (near 1: saturated)"
+                            + (f": a random sample of {len(frame):,} of {population:,} filters" if sampled else ""),
+                      xaxis_range=[0, 1], height=_HEIGHT, bargap=0.05, xaxis_tickformat=".0%",
+                      yaxis_title="sampled bloom filters" if sampled else "bloom filters")
     return _count_axis(fig, float(len(frame)))
 
 
@@ -260,19 +271,23 @@ def bloom_items(blooms: pd.DataFrame) -> go.Figure:
     frame, note = capped(frame.sort_values(["estimated_items", "configured_items"], kind="stable"), MAX_POINTS,
                          what="filters")
     frame = _with_labels(frame)
-    fig = px.scatter(frame, x="configured_items", y="estimated_items", color="column",
-                     hover_data=["file_name", "fill_ratio", "recommended_items"], log_x=True, log_y=True,
-                     labels=_words("configured_items", "estimated_items", "column", "file_name", "fill_ratio",
-                                   "recommended_items"),
-                     title="Estimated distinct items vs configured items (dashed: equal)" + note)
-    fig.update_xaxes(dtick=1)
-    fig.update_yaxes(dtick=1)
+    extra = ["file_name", "fill_ratio", "recommended_items"]
+    words = _words("configured_items", "estimated_items", "column", *extra)
+    fig = go.Figure([go.Scatter(
+        x=part["configured_items"].to_numpy(), y=part["estimated_items"].to_numpy(), mode="markers", name=value,
+        legendgroup=value, orientation="v", showlegend=True, marker={"color": colour, "symbol": "circle", "size": 11},
+        customdata=part[extra].to_numpy(),
+        hovertemplate=hover([(words["column"], value), (words["configured_items"], "%{x}"), (words["estimated_items"],
+                             "%{y}"), *((words[h], f"%{{customdata[{i}]}}") for i, h in enumerate(extra))]))
+        for value, part, colour in colour_groups(frame, "column")])
+    fig.update_layout(xaxis={"title": words["configured_items"], "type": "log", "dtick": 1},
+                      legend={"title": words["column"], "tracegroupgap": 0},
+                      yaxis={"title": words["estimated_items"], "type": "log", "dtick": 1}, height=_HEIGHT,
+                      title="Estimated distinct items vs configured items (dashed: equal)" + note)
     lo = max(1.0, min(frame["configured_items"].min(), frame["estimated_items"].min()))
     hi = max(frame["configured_items"].max(), frame["estimated_items"].max())
     fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line={"dash": "dash", "color": "gray"},
                              name="items = configured"))
-    fig.update_traces(marker={"size": 11}, selector={"mode": "markers"})
-    fig.update_layout(height=_HEIGHT)
     return fig
 
 
@@ -287,15 +302,22 @@ def bloom_fpp(blooms: pd.DataFrame) -> go.Figure:
     frame["label"] = frame["file"] + " · " + frame["column"].astype(str)
     floor = 1e-12
     frame["estimated_fpp_shown"] = frame["estimated_fpp"].clip(lower=floor)
-    fig = px.bar(frame, x="label", y="estimated_fpp_shown", color="column", log_y=True,
-                 hover_data=["file_name", "estimated_fpp", "configured_fpp"],
-                 labels={**_words("column", "file_name", "estimated_fpp", "configured_fpp"),
-                         "label": "filter (data file · column)", "estimated_fpp_shown": "estimated fpp"},
-                 title="Estimated FPP per filter (dashed: configured)" + note)
+    extra = ["file_name", "estimated_fpp", "configured_fpp"]
+    words = {**_words("column", *extra), "label": "filter (data file · column)"}
+    fig = go.Figure([go.Bar(
+        x=part["label"].to_numpy(), y=part["estimated_fpp_shown"].to_numpy(), name=value, legendgroup=value,
+        orientation="v", showlegend=True, textposition="auto", marker={"color": colour, "pattern": {"shape": ""}},
+        customdata=part[extra].to_numpy(),
+        hovertemplate=hover([(words["column"], value), (words["label"], "%{x}"),
+                              (words["estimated_fpp"], "%{customdata[1]}"), (words["file_name"], "%{customdata[0]}"),
+                              (words["configured_fpp"], "%{customdata[2]}")]))
+        for value, part, colour in colour_groups(frame, "column")])
+    fig.update_layout(xaxis_title=words["label"], legend_title=words["column"], legend_tracegroupgap=0,
+                      barmode="relative", title="Estimated FPP per filter (dashed: configured)" + note, height=_HEIGHT,
+                      yaxis={"type": "log", "exponentformat": "power", "dtick": 2,
+                             "title": f"estimated fpp (shown down to {floor:g})"})
     for fpp in sorted(set(frame["configured_fpp"].dropna())):
         fig.add_hline(y=fpp, line_dash="dash", annotation_text=f"fpp {fpp:g}")
-    fig.update_layout(height=_HEIGHT, yaxis={"exponentformat": "power", "dtick": 2,
-                                             "title": f"estimated fpp (shown down to {floor:g})"})
     return fig
 
 
@@ -353,13 +375,18 @@ def prune_counts(pruned: pd.DataFrame, index_types: Sequence[str], population: i
             col = pruned[t].astype(str)
             none = col == "no index"
             rows += [(t, "kept", int((~col.str.startswith("SKIP") & ~none).sum())), (t, "no index", int(none.sum()))]
-    bars = pd.DataFrame(rows, columns=["decided by", "outcome", "files"])
-    fig = px.bar(bars, x="decided by", y="files", color="outcome", barmode="stack",
-                 color_discrete_map={"kept": "#1f77b4", "no index": "#bbbbbb"},
-                 title="Files that may match, by what decides"
-                       + (f" (counts over a random sample of {len(pruned):,} of {population:,} live files)"
-                          if sampled else ""))
-    fig.update_layout(height=300, yaxis_title="sampled files" if sampled else "files")
+    # px.bar(color="outcome")'s traces made directly (its machinery was a tenth of a Range page's run)
+    fig = go.Figure([go.Bar(x=[x for x, o, _ in rows if o == outcome], y=[n for _, o, n in rows if o == outcome],
+                            name=outcome, legendgroup=outcome, marker={"color": color}, orientation="v", showlegend=True,
+                            textposition="auto", hovertemplate=hover([("outcome", outcome), ("decided by", "%{x}"),
+                                                                       ("files", "%{y}")]))
+                     for outcome, color in (("kept", "#1f77b4"), ("no index", "#bbbbbb"))
+                     if any(o == outcome for _, o, _ in rows)])
+    fig.update_layout(barmode="stack", height=300, legend={"title": {"text": "outcome"}, "tracegroupgap": 0},
+                      xaxis_title="decided by", yaxis_title="sampled files" if sampled else "files",
+                      title="Files that may match, by what decides"
+                            + (f" (counts over a random sample of {len(pruned):,} of {population:,} live files)"
+                               if sampled else ""))
     return _count_axis(fig, float(len(pruned)))
 
 

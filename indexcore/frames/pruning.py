@@ -7,18 +7,23 @@ from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
 from indexcore.expr import Predicate, parse_where
 from indexcore.formats.base import REMAIN, SKIP, BitmapResult, FileIndexResult
+from indexcore.formats.container import IndexEntry
 from indexcore.formats.registry import FILE_INDEX_TYPES
 from indexcore.frames.progress import Progress, tick
 from indexcore.scan.file_index import FileIndexPredicate, container_index_types, pruning_index_types
 from indexcore.scan.stats import column_stats, field_map, test_predicate_on_stats
+from indexcore.views.census import snapshot_census
 from indexcore.views.common import file_cols, partition_types
 from indexcore.warehouse.file_sample import decode_sample_rows
 from indexcore.warehouse.model import LiveFile
+from indexcore.warehouse.table_heads import KeptContainer
+from indexcore.warehouse.table_manifests import gc_paused
 
 
 def file_stats(table, live_file: LiveFile, only: Iterable[str] | None = None
@@ -53,13 +58,21 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
     column, or an OR branch on an unindexed one); ``rows_left`` the rows the index keeps.
     """
     index_types = list(index_types)
-    types = partition_types(table)
     plan = table.plan_columns(snapshot_id)  # the columnar plan: only the sampled files become objects
     indexed = pc.or_(pc.is_valid(plan.files["_EMBEDDED_FILE_INDEX"]), pc.is_valid(plan.files["index_path"]))
     paths = plan.files["path"].to_pylist()
     # on the table's kept map: the files the page's index views made for the same sample are reused
     files = table.live_files_by_path(snapshot_id).many(
         [paths[i] for i in decode_sample_rows(paths, indexed.to_pylist(), sample)])
+    with gc_paused():  # thousands of acyclic rows, entries and readers: no collector passes over them
+        return _prune(table, predicate, index_types, snapshot_id, progress, files)
+
+
+def _prune(table, predicate: Predicate, index_types: list[str], snapshot_id: int | None, progress: Progress | None,
+           files: list[LiveFile]) -> pd.DataFrame:
+    """:func:`prune_by_index` of the live ``files``."""
+    types = partition_types(table)
+    heads = _census_heads(table, snapshot_id, [lf.path for lf in files if lf.has_file_index])
     fields = tuple(sorted(predicate.fields()))  # the stats test reads these alone
     latest = table.schema()
     # per file schema (files share a few): its field map to the latest schema, row type, index options
@@ -77,8 +90,10 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
         row["stats"] = "may match" if test_predicate_on_stats(predicate, lf.file.row_count, stats) else "SKIP"
         container = None
         if lf.has_file_index:
-            try:  # the table's kept head and readers: a page's summaries opened them already
-                container = table.index_container(lf)
+            head = heads.get(lf.path)
+            try:  # the table's kept readers (a page's summaries opened them already); the head from
+                # the census, else (an unreadable container) the table's, which says what is wrong
+                container = table.index_container(lf) if head is None else KeptContainer(table, lf, head)
             except IndexCoreError as exc:
                 row["error"] = str(exc)
         usable = () if container is None else pruning_index_types(predicate, container_index_types(container))
@@ -101,6 +116,34 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
         rows.append(row)
     tick(progress, len(files), len(files), "done")
     return pd.DataFrame(rows)
+
+
+def _census_heads(table, snapshot_id: int | None, paths: list[str]) -> dict[str, _CensusHead]:
+    """Data file path -> its container's entries as the (kept) census lists them, for the files
+    ``paths`` whose container could be read: no head parsed again per file."""
+    census = snapshot_census(table, snapshot_id)
+    rows = census.filter(pc.is_in(census["file_path"].cast(pa.string()), value_set=pa.array(paths, pa.string())))
+    c = {name: rows[name].to_pylist() for name in ("column_name", "index_type", "index_offset", "index_size_in_bytes")}
+    entries: dict[str, list[IndexEntry] | None] = {}
+    for i, path in enumerate(rows["file_path"].cast(pa.string()).to_pylist()):
+        column = c["column_name"][i]
+        got = entries.setdefault(path, [])
+        if column is None or got is None:  # an unreadable container
+            entries[path] = None
+            continue
+        got.append(IndexEntry(column, c["index_type"][i], c["index_offset"][i], c["index_size_in_bytes"][i]))
+    return {path: _CensusHead(tuple(got)) for path, got in entries.items() if got is not None}
+
+
+class _CensusHead:
+    """A container head's entries (what :class:`~indexcore.scan.file_index.FileIndexPredicate` and
+    :func:`~indexcore.scan.file_index.container_index_types` read of a head), from census rows."""
+
+    def __init__(self, entries: tuple[IndexEntry, ...]):
+        self.entries = entries
+
+    def entries_for(self, column: str) -> list[IndexEntry]:
+        return [e for e in self.entries if e.column == column]
 
 
 def prune_by_sql(table, sql: str, index_types: Iterable[str] = FILE_INDEX_TYPES,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
 import pandas as pd
 
 from indexcore.errors import IndexCoreError
@@ -12,8 +13,8 @@ from indexcore.expr import Leaf, conjuncts, literal_to_sql, parse_where, quote_n
 from indexcore.formats.registry import page_kinds
 from indexcore.frames.progress import Progress
 from indexcore.types import INTEGER_ROOTS, DataType, from_text_or_python, to_python
-from indexcore.views.blob_bytes import summaries
-from indexcore.views.common import file_cols, partition_types
+from indexcore.views.blob_bytes import file_columns, summaries_of_rows
+from indexcore.views.census import census_rows_of, snapshot_census
 
 RANGE_TYPES = page_kinds("range")  # the kinds the Range page explains
 
@@ -21,23 +22,34 @@ RANGE_TYPES = page_kinds("range")  # the kinds the Range page explains
 def range_frame(table, snapshot_id: int | None = None, progress: Progress | None = None,
                 sample: int | None = None, column: str | None = None) -> pd.DataFrame:
     """Per range-bitmap / BSI index (``sample``: of that many files; ``column``: of that column
-    only, the one a page shows): value range, nulls, dictionary size, slices and bytes."""
-    types = partition_types(table)
-    rows = []
-    for blob, s in summaries(table, snapshot_id, ["range-bitmap", "bsi"], progress, column=column, sample=sample):
-        row = {**file_cols(blob.file, types, table.caches.labels), "column": blob.column, "index_type": blob.index_type,
-               "size": blob.size, "error": s.get("error")}
-        if "min" in s:
-            row.update({"min": s.get("min"), "max": s.get("max"), "null_count": s.get("null_count"),
-                        "dictionary_size": s.get("dictionary_size"), "slice_count": s.get("slice_count"),
-                        "chunk_count": s.get("chunk_count")})
-        rows.append(row)
-    frame = pd.DataFrame(rows, columns=[
-        "file_name", "partition", "bucket", "row_count", "column", "index_type", "size", "min", "max",
-        "null_count", "dictionary_size", "slice_count", "chunk_count", "error"])
+    only, the one a page shows): value range, nulls, dictionary size, slices and bytes.
+
+    Built on the census's columns: each blob's reader opened on its container's bytes (read whole
+    once) and kept for the pruning table, no live file per file (:func:`summaries_of_rows`)."""
+    census = census_rows_of(snapshot_census(table, snapshot_id, progress, sample), RANGE_TYPES, column)
+    summaries = summaries_of_rows(table, census, snapshot_id, keep=True)
+    names, partitions, buckets, row_counts = file_columns(table, census, np.arange(census.num_rows))
+    columns = {"file_name": names.to_pylist(), "partition": partitions.to_pylist(), "bucket": buckets.to_pylist(),
+               "row_count": row_counts.to_pylist(), "column": census["column_name"].to_pylist(),
+               "index_type": census["index_type"].to_pylist(), "size": census["index_size_in_bytes"].to_pylist()}
+    for name in ("min", "max", "null_count", "dictionary_size", "slice_count", "chunk_count"):
+        columns[name] = [s.get(name) if "min" in s else _MISSING for s in summaries]
+    columns["error"] = [s.get("error") for s in summaries]
+    frame = pd.DataFrame(_records(columns), columns=_COLUMNS)
     for col in ("min", "max"):
         frame[col] = frame[col].map(lambda v: v if v is None or isinstance(v, int | float) else str(v))
     return frame
+
+
+_MISSING = float("nan")  # a figure an error or an empty index does not have (as a missing key was)
+_COLUMNS = ["file_name", "partition", "bucket", "row_count", "column", "index_type", "size", "min", "max",
+            "null_count", "dictionary_size", "slice_count", "chunk_count", "error"]
+
+
+def _records(columns: dict[str, list]) -> list[tuple]:
+    """Rows of ``columns`` in :data:`_COLUMNS` order: pandas infers each column's type from rows as
+    it did when this frame was built from one dict per index (same dtypes, same missing values)."""
+    return list(zip(*(columns[name] for name in _COLUMNS), strict=True))
 
 
 def cell_value(dtype: DataType, text):

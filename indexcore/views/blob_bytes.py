@@ -18,12 +18,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
+from indexcore.formats.container import IndexEntry
 from indexcore.formats.registry import RANGE_BITMAP, open_reader
 from indexcore.io import BytesSource, Fetch
 from indexcore.types import DataType
 from indexcore.views.census import CensusBlobs, census_rows_of, snapshot_census
 from indexcore.views.common import UNPARTITIONED, IndexBlob, partition_types
-from indexcore.warehouse.table_heads import WHOLE_INDEX_BYTES
+from indexcore.warehouse.table_heads import WHOLE_INDEX_BYTES, reader_key
+from indexcore.warehouse.table_manifests import gc_paused
 
 _BATCH = 256  # ``.index`` files read in one call
 
@@ -127,12 +129,25 @@ def blob_summary(blob: IndexBlob) -> dict:
         return {"error": str(exc)}
 
 
-def summaries_of_rows(table, census: pa.Table, snapshot_id: int | None) -> list[dict]:
+def summaries_of_rows(table, census: pa.Table, snapshot_id: int | None, keep: bool = False) -> list[dict]:
     """:func:`blob_summary` of each row of ``census``, from a reader opened on the blob's bytes (its
-    container read whole once, no live file; the reader is not kept), else through the row's
-    :class:`~indexcore.views.common.IndexBlob`. For a view that only summarises."""
+    container read whole once, no live file), else through the row's
+    :class:`~indexcore.views.common.IndexBlob`. ``keep``: each reader opened is kept on the table
+    where :meth:`~indexcore.warehouse.table_heads.TableIndexHeads.index_reader` finds it (a page
+    that then tests the same blobs: the Range page's pruning table), else not kept (a view that only
+    summarises)."""
+    with gc_paused():  # thousands of acyclic readers and summaries: no collector passes over them
+        return _summaries_of_rows(table, census, snapshot_id, keep)
+
+
+def _summaries_of_rows(table, census: pa.Table, snapshot_id: int | None, keep: bool) -> list[dict]:
     data, types, names = census_blob_bytes(table, census, snapshot_id)
     c = {name: census[name].to_pylist() for name in ("column_name", "index_type", "schema_id")}
+    if keep:
+        c.update({name: census[name].to_pylist() for name in ("index_offset", "index_size_in_bytes")})
+        c["file_path"] = census["file_path"].cast(pa.string()).to_pylist()
+        c["index_file_path"] = census["index_file_path"].cast(pa.string()).to_pylist()
+        c["storage_type"] = census["storage_type"].to_pylist()
     options: dict[tuple, dict] = {}
     by_reader = None
     out = []
@@ -148,6 +163,11 @@ def summaries_of_rows(table, census: pa.Table, snapshot_id: int | None) -> list[
         try:
             reader = open_reader(kind, dtype, BytesSource(blob, f"{name}#{column}.{kind}", table.storage.stats),
                                  options[key])
+            if keep:
+                entry = IndexEntry(column, kind, c["index_offset"][i], c["index_size_in_bytes"][i])
+                table.keep_reader(reader_key(c["file_path"][i], c["index_file_path"][i],
+                                             c["storage_type"][i] == "EMBEDDED", entry, dtype, options[key]),
+                                  reader, entry.length)
             out.append(reader.summary(**({"top_values": False} if kind == RANGE_BITMAP.name else {})))
         except IndexCoreError as exc:
             out.append({"error": str(exc)})

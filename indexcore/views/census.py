@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import posixpath
 from array import array
-from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,7 +36,7 @@ from indexcore.views.common import (
 from indexcore.warehouse.file_sample import sample_files, sample_positions
 from indexcore.warehouse.model import LiveFile
 from indexcore.warehouse.plan_columns import LiveFilesByPath, PlanColumns
-from indexcore.warehouse.table_heads import HeadSource, head_source
+from indexcore.warehouse.table_manifests import gc_paused
 
 # a text column repeated on each of a file's rows: dictionary-encoded, its dictionary the plan's own
 # column (paths, ``.index`` paths, file names) or the distinct partitions, so a census row costs 4
@@ -114,52 +113,64 @@ def census_heads(table, files: Iterable[LiveFile], progress: Progress | None = N
     values and ``verdicts`` judge its entries. A container that cannot be read is
     ``(live file, (), None, error, NO_VERDICTS)``."""
     files = [lf for lf in files if lf.has_file_index]
-    walk = _census_walk(table, [lf.file.schema_id for lf in files], [head_source(lf) for lf in files], progress)
-    for i, spans, size, error, verdicts in walk:
+
+    def columns(lo: int, hi: int) -> tuple[list, list, list]:
+        part = files[lo:hi]
+        return [lf.path for lf in part], [lf.index_path for lf in part], [lf.file.embedded_index for lf in part]
+
+    for i, spans, size, error, verdicts in _census_walk(table, [lf.file.schema_id for lf in files], columns,
+                                                        progress):
         yield files[i], spans, size, error, verdicts
 
 
-def _census_walk(table, schema_ids: Sequence[int], sources: Iterable[HeadSource], progress: Progress | None
+def _census_walk(table, schema_ids: Sequence[int], columns: Callable[[int, int], tuple[list, list, list]],
+                 progress: Progress | None
                  ) -> Iterator[tuple[int, tuple[int, ...], int | None, str | None, Verdicts]]:
-    """:func:`census_heads` over the heads ``sources`` name (made as the walk goes, and let go a
-    batch at a time: a 1,000,000-file census holds no list of every path), of the data files
-    written under ``schema_ids`` (``i`` for the i-th)."""
+    """:func:`census_heads` of the data files written under ``schema_ids`` (``i`` for the i-th), whose
+    containers ``columns(lo, hi)`` gives for files ``lo`` to ``hi`` (their paths, ``.index`` paths
+    and embedded index bytes): made a batch at a time as the walk goes (a 1,000,000-file census
+    holds no list of every path), each batch's heads read at once (:meth:`head_batch`)."""
     judged: dict[tuple, tuple] = {}  # (schema id, column, kind) -> what _judge says
     shapes: dict[tuple, Verdicts] = {}  # (schema id, (column, kind) pairs, empties) -> verdicts
+    # (schema id, id of pairs, empties) -> (pairs, verdicts): heads of one layout share their pairs,
+    # so most files find their verdicts without hashing the pairs (pairs kept, so an id is not reused)
+    by_id: dict[tuple, tuple] = {}
     schemas: dict[int, object] = {}
     total = len(schema_ids)
-    taken: deque[HeadSource] = deque()  # the sources read and not yet walked (about a batch)
-    for i, (head, size, name, error) in enumerate(table.iter_source_heads(_taking(sources, taken))):
-        path = taken.popleft().path
-        tick(progress, i, total, posixpath.basename(path))
-        if error is None:
-            try:
-                pairs, spans = head_spans(head, size, name)
-            except IndexCoreError as exc:
-                error = str(exc)
-        if error is not None:
-            yield i, (), None, error, NO_VERDICTS
-            continue
-        offsets = spans[::2]
-        empty = (tuple(offset == EMPTY_INDEX_FLAG for offset in offsets) if EMPTY_INDEX_FLAG in offsets
-                 else (False,) * len(offsets))
-        sid = int(schema_ids[i])
-        key = (sid, pairs, empty)
-        verdicts = shapes.get(key)
-        if verdicts is None:
-            schema = schemas.get(sid)
-            if schema is None:
-                schema = schemas[sid] = table.schema_or_latest(sid, path)
-            verdicts = shapes[key] = _verdicts(schema, pairs, empty, judged)
-        yield i, spans, size, None, verdicts
+    step = table.head_batch_size()
+    for lo in range(0, total, step):
+        hi = min(lo + step, total)
+        paths, index_paths, embedded = columns(lo, hi)
+        tick(progress, lo, total, posixpath.basename(paths[0]))
+        sids = [int(sid) for sid in schema_ids[lo:hi]]
+        for j, (head, size, name, error) in enumerate(table.head_batch(paths, index_paths, embedded)):
+            if error is None:
+                try:
+                    pairs, spans = head_spans(head, size, name)
+                except IndexCoreError as exc:
+                    error = str(exc)
+            if error is not None:
+                yield lo + j, (), None, error, NO_VERDICTS
+                continue
+            offsets = spans[::2]
+            empty = (tuple(offset == EMPTY_INDEX_FLAG for offset in offsets) if EMPTY_INDEX_FLAG in offsets
+                     else (False,) * len(offsets))
+            sid = sids[j]
+            known = by_id.get((sid, id(pairs), empty))
+            if known is not None and known[0] is pairs:
+                verdicts = known[1]
+            else:
+                verdicts = shapes.get((sid, pairs, empty))
+                if verdicts is None:
+                    schema = schemas.get(sid)
+                    if schema is None:
+                        schema = schemas[sid] = table.schema_or_latest(sid, paths[j])
+                    verdicts = shapes[sid, pairs, empty] = _verdicts(schema, pairs, empty, judged)
+                if len(by_id) > 4096:  # heads that share no layout: each has its own pairs
+                    by_id.clear()
+                by_id[sid, id(pairs), empty] = (pairs, verdicts)
+            yield lo + j, spans, size, None, verdicts
     tick(progress, total, total, "done")
-
-
-def _taking(sources: Iterable[HeadSource], taken: deque) -> Iterator[HeadSource]:
-    """``sources``, each noted in ``taken`` as it is handed on."""
-    for src in sources:
-        taken.append(src)
-        yield src
 
 
 def indexed_rows(plan: PlanColumns, sample: int | None = None) -> np.ndarray:
@@ -212,9 +223,16 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     if len(rows) < picked.num_rows:  # else every file, in order: no copy of the embedded indexes
         picked = picked.take(pa.array(rows))
     walked = _Walked(errors_only, rows=True)
-    for i, spans, size, why, v in _census_walk(table, picked.column("_SCHEMA_ID").to_numpy(), _head_sources(picked),
-                                                progress):
-        walked.add(int(rows[i]), spans, size, why, v)
+    plan_rows = rows.tolist()
+
+    def columns(lo: int, hi: int) -> tuple[list, list, list]:
+        part = picked.slice(lo, hi - lo)
+        return (part.column("path").to_pylist(), part.column("index_path").to_pylist(),
+                part.column("_EMBEDDED_FILE_INDEX").to_pylist())
+
+    with gc_paused():  # the kept heads and the walk's tuples are acyclic: no collector passes over them
+        for i, spans, size, why, v in _census_walk(table, picked.column("_SCHEMA_ID").to_numpy(), columns, progress):
+            walked.add(plan_rows[i], spans, size, why, v)
     census = walked.table(lambda shown: _plan_file_columns(table, plan, np.asarray(shown, np.int64)))
     release_unused()  # the walk's scratch arrays and freed heads: back to the system, not kept
     return census
@@ -229,15 +247,6 @@ def _file_indexes_of(table, planned: Sequence[LiveFile], errors_only: bool, prog
                                                                     sample), progress):
         walked.add(lf, spans, size, why, v)
     return walked.table(lambda shown: _object_file_columns(table, shown))
-
-
-def _head_sources(picked: pa.Table, step: int = 4096) -> Iterator[HeadSource]:
-    """The :class:`HeadSource` of each row of ``picked`` (path, index_path, embedded index), made a
-    slice at a time (a 1,000,000-file census holds a slice of them, not all)."""
-    for lo in range(0, picked.num_rows, step):
-        part = picked.slice(lo, step)
-        yield from map(HeadSource, part.column("path").to_pylist(), part.column("index_path").to_pylist(),
-                       part.column("_EMBEDDED_FILE_INDEX").to_pylist())
 
 
 def _plan_file_columns(table, plan: PlanColumns, shown: np.ndarray) -> dict:

@@ -36,6 +36,7 @@ from indexcore.views.common import (
     partition_types,
     plan_partition_labels,
 )
+from indexcore.warehouse.table_manifests import gc_paused
 
 BITMAP_INDEXES = pa.schema([
     *FILE_COLS, ("column", pa.string()), ("size", pa.int64()), ("version", pa.int32()),
@@ -75,8 +76,13 @@ def _bitmap_pass(table, snapshot_id: int | None, progress: Progress | None,
     snap = table.snapshot(snapshot_id)
     if snap is None:
         return BITMAP_INDEXES.empty_table(), BITMAP_VALUES.empty_table()
-    return table.derived(("bitmap_pass", snap.id, sample), lambda: _bitmap_decode(table, snap.id, progress, sample),
+    return table.derived(("bitmap_pass", snap.id, sample), lambda: _bitmap_decoded(table, snap.id, progress, sample),
                          weight=lambda got: got[0].num_rows + got[1].num_rows)
+
+
+def _bitmap_decoded(table, snapshot_id: int, progress: Progress | None, sample: int | None) -> tuple[pa.Table, pa.Table]:
+    with gc_paused():  # thousands of acyclic counts and values: no collector passes over them
+        return _bitmap_decode(table, snapshot_id, progress, sample)
 
 
 def _bitmap_decode(table, snapshot_id: int, progress: Progress | None, sample: int | None) -> tuple[pa.Table, pa.Table]:

@@ -3,7 +3,7 @@ their blobs (kept within a byte budget), and concurrent prefetch of index and DV
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 
@@ -16,6 +16,7 @@ from indexcore.formats.container import (
     head_bytes,
     head_length,
     parse_head,
+    well_formed_head,
 )
 from indexcore.formats.registry import open_reader
 from indexcore.io import ByteSource, BytesSource, Fetch
@@ -50,17 +51,23 @@ def head_source(lf: LiveFile) -> HeadSource:
     return HeadSource(lf.path, lf.index_path, lf.file.embedded_index)
 
 
-def _head_weight(src: HeadSource, hit: tuple) -> int:
+def _weight(path: str, index_path: str | None, hit: tuple) -> int:
     """What a kept head costs in memory: its bytes, its key's and name's text and about 400 bytes
     of Python objects (two tuples, an int, the map's node), so the bound is the memory held."""
     head, _size, name, error = hit
-    return (len(head or b"") + len(src.path) + len(src.index_path or "") + len(name) + len(error or "")
-            + 400)
+    return len(head or b"") + len(path) + len(index_path or "") + len(name) + len(error or "") + 400
 
 
 def _reader_key(lf: LiveFile, entry: IndexEntry, dtype: DataType, options: dict | None) -> tuple:
     """Where :meth:`TableIndexHeads.index_reader` keeps a blob's reader."""
     return _head_key(lf), entry, dtype, tuple(sorted((options or {}).items()))
+
+
+def reader_key(path: str, index_path: str | None, embedded: bool, entry: IndexEntry, dtype: DataType,
+               options: dict | None) -> tuple:
+    """:func:`_reader_key` of a blob given by its census columns (data file, ``.index`` file, whether
+    the index is embedded), for a view that opens readers without a live file."""
+    return (path, None if embedded else index_path), entry, dtype, tuple(sorted((options or {}).items()))
 
 
 def _head_key(lf: LiveFile) -> tuple:
@@ -171,31 +178,59 @@ class TableIndexHeads:
         each container head once; uncached ``.index`` heads are read a batch at a time
         (:meth:`Storage.read_prefixes`, prefetched concurrently on object stores).
         """
-        kept = self.caches.head_bytes
-        step = max(self.storage.concurrency * 8, 256)
+        step = self.head_batch_size()
         pending = iter(sources)  # taken a batch at a time: a census makes its sources as it goes
         while batch := list(islice(pending, step)):
-            # an embedded head is a slice of manifest bytes the plan holds: cut again, not kept
-            hits = [kept.get(src.key) if src.embedded is None else None for src in batch]
-            prefixes: dict[int, tuple | IndexCoreError] = {}
-            on_disk = [src for src, hit in zip(batch, hits, strict=True) if hit is None and src.embedded is None]
-            if on_disk:
-                if self.storage.cache is not None:
-                    self.storage.prefetch([Fetch(src.index_path, 0, max(self.storage.readahead, 1) * 4)
-                                           for src in on_disk])
-                prefixes = dict(zip((id(src) for src in on_disk),
-                                    self.storage.read_prefixes([src.index_path for src in on_disk],
-                                                               HEAD_PREFETCH_BYTES), strict=True))
-            for src, hit in zip(batch, hits, strict=True):
+            yield from self.head_batch([s.path for s in batch], [s.index_path for s in batch],
+                                       [s.embedded for s in batch])
+
+    def head_batch_size(self) -> int:
+        """Containers :meth:`head_batch` is best given at once (their reads made side by side)."""
+        return max(self.storage.concurrency * 8, 256)
+
+    def head_batch(self, paths: Sequence[str], index_paths: Sequence[str | None],
+                   embedded: Sequence[bytes | None]) -> list[tuple[bytes | None, int, str, str | None]]:
+        """:meth:`iter_source_heads` of one batch given as columns (data file path, ``.index`` path,
+        embedded index bytes per file): no :class:`HeadSource` per file, for a census of 50,000. The
+        ``.index`` heads not kept are read in one :meth:`Storage.read_prefixes` call."""
+        kept = self.caches.head_bytes
+        out: list = [None] * len(paths)
+        missed = []  # the on-disk containers whose head is not kept
+        for i, inline in enumerate(embedded):
+            if inline is None:
+                hit = kept.get((paths[i], index_paths[i]))
                 if hit is None:
-                    try:
-                        head, size, name = self._container_head_bytes(src, prefixes.get(id(src)))
-                        hit = (head, size, name, None)
-                    except IndexCoreError as exc:
-                        hit = (None, 0, src.index_path or src.path, str(exc))
-                    if src.embedded is None:
-                        kept.put(src.key, hit, _head_weight(src, hit))
-                yield hit
+                    missed.append(i)
+                else:
+                    out[i] = hit
+        if missed:
+            storage = self.storage
+            wanted = [index_paths[i] for i in missed]
+            if storage.cache is not None:
+                storage.prefetch([Fetch(p, 0, max(storage.readahead, 1) * 4) for p in wanted])
+            for i, read in zip(missed, storage.read_prefixes(wanted, HEAD_PREFETCH_BYTES), strict=True):
+                hit = self._head_hit(paths[i], index_paths[i], None, read)
+                kept.put((paths[i], index_paths[i]), hit, _weight(paths[i], index_paths[i], hit))
+                out[i] = hit
+        for i, inline in enumerate(embedded):
+            if inline is not None:  # a slice of manifest bytes the plan holds: cut again, not kept
+                out[i] = self._head_hit(paths[i], index_paths[i], inline, None)
+        return out
+
+    def _head_hit(self, path: str, index_path: str | None, inline: bytes | None,
+                  read: tuple | IndexCoreError | None) -> tuple[bytes | None, int, str, str | None]:
+        """(head bytes, container size, name, error) of one container, from its embedded bytes
+        ``inline`` or the prefix ``read`` of its ``.index`` file."""
+        if inline is None and read is not None and not isinstance(read, IndexCoreError):
+            data, size, name = read
+            head = well_formed_head(data, size)
+            if head is not None:
+                return head, size, name, None
+        try:
+            head, size, name = self._container_head_bytes(HeadSource(path, index_path, inline), read)
+            return head, size, name, None
+        except IndexCoreError as exc:
+            return None, 0, index_path or path, str(exc)
 
     def _container_head_bytes(self, src: HeadSource, prefix: tuple | IndexCoreError | None = None
                               ) -> tuple[bytes, int, str]:
@@ -256,6 +291,12 @@ class TableIndexHeads:
             except IndexCoreError:
                 return
             self.caches.readers.put(key, reader, max(entry.length, 1))
+
+    def keep_reader(self, key: tuple, reader, length: int) -> None:
+        """Keep a reader opened on a blob of ``length`` bytes where :meth:`index_reader` finds it
+        (``key``: :func:`reader_key`)."""
+        if self.caches.readers.get(key) is None:
+            self.caches.readers.put(key, reader, max(length, 1))
 
     def file_index_source(self, live_file: LiveFile, keep_descriptor: bool = True) -> ByteSource | None:
         """The file's file-index bytes: embedded in the manifest, or its ``.index`` file."""
