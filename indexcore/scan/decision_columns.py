@@ -156,6 +156,10 @@ class DecisionColumns(Sequence):
         """An object field of every file (``path``, ``raw_index_result``, ...), in file order; read only."""
         return self._objects[name]
 
+    def index_types(self) -> list[dict]:
+        """Each file's ``index_types`` (column -> the index kinds it carries there), in file order; read only."""
+        return self._index_types
+
     def rows_of(self, rows: Sequence[int]) -> list[FileDecision]:
         """The :class:`FileDecision` of the files at ``rows`` only (equal to those of :meth:`decisions`)."""
         if self._made is not None:
