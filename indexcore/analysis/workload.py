@@ -42,6 +42,9 @@ PREFIX, PATTERN = "prefix", "pattern"
 _DIRECTIVE = re.compile(r"^\s*(weight|count|name)\s*[:=]\s*(\S+)\s*$", re.IGNORECASE)
 _TAB_WEIGHT = re.compile(r"^\s*(\d+(?:\.\d+)?)\t(.*)$", re.DOTALL)
 _DIALECTS = ("spark", None, "hive")
+# the dialects as sqlglot objects, made once (a name is looked up and a Dialect made per call)
+_READERS = tuple(Dialect.get_or_raise(d) for d in _DIALECTS)
+_SPARK = _READERS[0]
 
 
 @dataclass(frozen=True)
@@ -207,16 +210,19 @@ def _parse(text: str, into: type[exp.Expression] | None = None) -> exp.Expressio
     (length, nesting), as WHERE conditions are, so a query nested 300 deep is a PredicateError,
     not a RecursionError."""
     last: Exception | None = None
-    for dialect in _DIALECTS:
+    for dialect in _READERS:
         try:
-            check_sql_bounds(text, "workload query", dialect=Dialect.get_or_raise(dialect))
+            toks = check_sql_bounds(text, "workload query", dialect=dialect)
         except PredicateError as exc:
             if not isinstance(exc.__cause__, sqlglot.errors.TokenError):
                 raise  # too long or too deep: the same in every dialect
             last = exc.__cause__
             continue
-        try:
-            tree = sqlglot.parse_one(text, read=dialect, into=into) if into else sqlglot.parse_one(text, read=dialect)
+        try:  # the bounds' tokens parsed (sqlglot.parse_one would tokenize the text again)
+            found = dialect.parser().parse_into(into, toks, text) if into else dialect.parser().parse(toks, text)
+            if not found or found[0] is None:
+                raise sqlglot.errors.ParseError(f"No expression was parsed from '{text}'")
+            tree = exp.Block(expressions=found) if len(found) > 1 else found[0]
         except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError) as exc:
             last = exc
             continue
@@ -343,34 +349,35 @@ def _scans_of_select(query: Query, tree: exp.Expression, database: str, name: st
         for conj in _split_and(where.this) if where is not None else []:
             cols = list(conj.find_all(exp.Column))
             if not cols or conj.find(exp.Select) is not None:
-                notes.append(f"not pushed down: {conj.sql(dialect='spark')}")
+                notes.append(f"not pushed down: {conj.sql(dialect=_SPARK)}")
                 continue
             mine = all((c.table.lower() in aliases) if c.table else
                        (alone or columns.resolve(c.name) is not None) for c in cols)
             if mine and all(columns.resolve(c.name) is not None for c in cols):
                 conj = _strip_qualifiers(conj, columns)
+                sql = conj.sql(dialect=_SPARK)
                 try:
-                    preds.append(columns.check(conj.sql(dialect="spark")))
+                    preds.append(columns.check(sql))
                 except PredicateError as exc:  # Paimon is not handed what it cannot push down either
-                    notes.append(f"not pushed down: {conj.sql(dialect='spark')} ({exc.message})")
+                    notes.append(f"not pushed down: {sql} ({exc.message})")
                     continue
-                kept.append(conj)
+                kept.append((conj, sql))
             elif mine:
-                notes.append(f"unknown column in {conj.sql(dialect='spark')}")
+                notes.append(f"unknown column in {conj.sql(dialect=_SPARK)}")
         predicate = and_all(preds) if preds and all(p is not None for p in preds) else None
         for _ in ours:
             out.append(_scan(query, kept, notes, columns, predicate))
     return out
 
 
-def _scan(query: Query, conjuncts: Sequence[exp.Expression], notes: Iterable[str], columns: _Columns,
+def _scan(query: Query, conjuncts: Sequence[tuple[exp.Expression, str]], notes: Iterable[str], columns: _Columns,
           predicate: Predicate | None = None) -> Scan:
+    """The read of ``conjuncts`` (each with its Spark SQL text)."""
     if not conjuncts:
         return Scan(query, None, {}, tuple(notes))
-    text = " AND ".join(f"({c.sql(dialect='spark')})" if len(conjuncts) > 1 else c.sql(dialect="spark")
-                        for c in conjuncts)
+    text = " AND ".join(f"({sql})" if len(conjuncts) > 1 else sql for _, sql in conjuncts)
     filters: dict[str, set[str]] = {}
-    for c in conjuncts:
+    for c, _ in conjuncts:
         for col, kinds in filters_of(c, columns).items():
             filters.setdefault(col, set()).update(kinds)
     return Scan(query, text, {k: frozenset(v) for k, v in filters.items()}, tuple(notes), predicate)
