@@ -129,7 +129,7 @@ def _reached_columns(run: QueryRun, files: DecisionColumns) -> tuple[Sequence, l
     """:func:`_reached_objects` on explain's columns: no decision object unless asked for."""
     stages = files.skipped_by()  # each file's stage text, None: read
     index = Stage.INDEX.value
-    read = np.fromiter((by is None for by in stages), bool, len(stages))
+    read = np.equal(stages, None)  # elementwise on the object array
     rows = np.flatnonzero(read | (stages == index))
     run.stats_pruned = int(np.count_nonzero(stages == Stage.STATS.value))
     run.index_skipped = np.asarray(stages[rows] == index, bool)
