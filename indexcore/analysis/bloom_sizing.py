@@ -212,9 +212,10 @@ def rows_tally(table, rows: pa.Table, files_of: Callable[[list[str]], list[LiveF
 
 def _tally_columns(table, column: str, blooms: pa.Table, files_of: Callable[[list[str]], list[LiveFile | None]]
                    ) -> dict:
-    """:func:`_tally` of one column's census rows ``blooms`` on their columns: options judged per
-    file schema, the bytes a file's rows need per distinct (rows, fpp), sums in numpy; only the
-    files with more rows than ``items`` (whose filter's bits are read) leave the columns."""
+    """The tally (the one rule: :func:`bloom_tally`) of census rows ``blooms`` whose files' schemas
+    all name the column ``column``, on their columns: options judged per file schema, the bytes a
+    file's rows need per distinct (rows, fpp), sums in numpy; only the files with more rows than
+    ``items`` (whose filter's bits are read) leave the columns."""
     sids = blooms["schema_id"].to_numpy()
     counts = blooms["record_count"].to_numpy()
     sizes = blooms["index_size_in_bytes"].to_numpy()
