@@ -160,8 +160,10 @@ def _compare(label: str, root: str, workload: Path, other: str, rounds: int, rep
     for name in ("other", "this"):
         ratios = [r["ratio"] for r in runs[name]]
         paired = [r["paired"][0] for r in runs[name] if r.get("paired")]
+        cpu = ", ".join(f"{r['floor_cpu']:.2f}/{r['advise_cpu']:.2f}" for r in runs[name])
         print(f"{label:>14} {name:>5} ({scripts[name].parent.parent}): best of {repeat} per round "
-              f"{', '.join(f'{x:.2f}x' for x in ratios)} (median {statistics.median(ratios):.2f}x)"
+              f"{', '.join(f'{x:.2f}x' for x in ratios)} (median {statistics.median(ratios):.2f}x; floor/advise "
+              f"CPU s {cpu}; peak RSS {max(r['peak_rss_mb'] for r in runs[name]):.0f} MB)"
               + (f"; paired medians {', '.join(f'{x:.2f}x' for x in paired)} (median "
                  f"{statistics.median(paired):.2f}x)" if paired and repeat > 1 else ""), flush=True)
 
