@@ -40,7 +40,7 @@ EQUALITY, RANGE, NULL_TEST, OTHER = "equality", "range", "null", "other"
 #: ``endswith`` / ``contains`` (a pattern no statistic bounds)
 PREFIX, PATTERN = "prefix", "pattern"
 _DIRECTIVE = re.compile(r"^\s*(weight|count|name)\s*[:=]\s*(\S+)\s*$", re.IGNORECASE)
-_TAB_WEIGHT = re.compile(r"^\s*(\d+(?:\.\d+)?)\t(.*)$", re.DOTALL)
+_COUNT = re.compile(r"\d+(?:\.\d+)?")  # a ``5<TAB>query`` statement's count: all that precedes its first tab
 _DIALECTS = ("spark", None, "hive")
 # the dialects as sqlglot objects, made once (a name is looked up and a Dialect made per call)
 _READERS = tuple(Dialect.get_or_raise(d) for d in _DIALECTS)
@@ -80,6 +80,11 @@ class Scan:
 _SPECIAL = re.compile(r"['\"`]|--|/\*|;|\n")  # what the splitter acts on; the text between is copied as is
 _QUOTED = {q: re.compile(pattern, re.DOTALL) for q, pattern in (
     ("'", r"'(?:[^'\\]+|\\.|'')*'?"), ('"', r'"(?:[^"\\]+|\\.|"")*"?'), ("`", r"`(?:[^`]+|``)*`?"))}
+# a run of text the splitter copies as is: plain text (no newline, ``;`` or comment start) and
+# quoted strings closed in it (each as _QUOTED takes it: its repetition possessive, so a quote is
+# never cut shorter than _QUOTED cuts it); one match where the loop would take several tokens
+_RUN = re.compile(r"(?:[^'\"`\n;/-]+|-(?!-)|/(?!\*)|'(?:[^'\\]+|\\.|'')*+'|\"(?:[^\"\\]+|\\.|\"\")*+\""
+                  r"|`(?:[^`]+|``)*+`)+", re.DOTALL)
 
 
 def _segments(text: str, on_newline: bool) -> tuple[list[tuple[str, dict, int]], bool]:
@@ -93,8 +98,18 @@ def _segments(text: str, on_newline: bool) -> tuple[list[tuple[str, dict, int]],
     saw_semicolon = False
     started = False  # the buffer holds more than white space
     i, n = 0, len(text)
-    search, quoted, directive = _SPECIAL.search, _QUOTED, _DIRECTIVE.match
+    search, quoted, directive, run = _SPECIAL.search, _QUOTED, _DIRECTIVE.match, _RUN.match
     while i < n:
+        r = run(text, i)
+        if r is not None:  # plain text and closed quotes (newlines only inside the quotes)
+            chunk = r.group()
+            if not started and not chunk.isspace():
+                started, start_line = True, line
+            buf.append(chunk)
+            line += chunk.count("\n")
+            i = r.end()
+            if i >= n:
+                break
         m = search(text, i)
         j = m.start() if m else n
         if j > i:
@@ -174,12 +189,16 @@ def parse_workload(text: str) -> list[Query]:
         segments, _ = _segments(text, on_newline=True)
     out: list[Query] = []
     names: set[str] = set()
+    counts: dict[str, float] = {}  # a log's counts repeat: each text read as a number once
     for stmt, directives, line in segments:
         weight = 1.0
-        m = _TAB_WEIGHT.match(stmt) if "\t" in stmt else None
-        if m:
-            weight = _number(m.group(1), "count", line)
-            stmt = m.group(2).strip()
+        if "\t" in stmt:  # ``5<TAB>query`` (the statement is stripped: its count is all before the tab)
+            head, _, rest = stmt.partition("\t")
+            if _COUNT.fullmatch(head):
+                weight = counts.get(head)
+                if weight is None:
+                    weight = counts[head] = _number(head, "count", line)
+                stmt = rest.strip()
         for key in ("weight", "count"):
             if key in directives:
                 weight = _number(directives[key], key, line)
