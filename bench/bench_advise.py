@@ -13,13 +13,16 @@ Times are CPU seconds of the process (all threads), best of two (``--repeat``; o
 machine is shared and wall time swings with the others' load; wall time is printed beside.
 Goals (issue 27): at most 1.5x the floor for 12, 100 and 1,000 queries; the 10 MB log (about
 170,000 lines drawn from 200 distinct conditions, as a log repeats its queries) within 2x its
-floor and under 1 GB. ``--quick``: 12 and 100 queries only, on a 300-file table.
+floor and under 1 GB. ``--quick``: 12 and 100 queries only, on a 300-file table. ``--compare CHECKOUT``:
+this checkout's advise and another's (e.g. ``main``) on the same table, their runs alternating
+(``--rounds``), as on a shared machine only back-to-back runs compare.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import statistics
@@ -140,6 +143,31 @@ def measure(root: str, text: str, repeat: int) -> dict:
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
+def _child(script: Path, root: str, workload: Path, repeat: int) -> dict:
+    """:func:`measure` in a child process running ``script`` (this file, or another checkout's)."""
+    env = {**os.environ, "PYTHONPATH": str(script.parent.parent)}  # that checkout's own code
+    return json.loads(subprocess.run([sys.executable, str(script), "--child", root, str(workload), "--repeat",
+                                      str(repeat)], check=True, capture_output=True, text=True, env=env).stdout)
+
+
+def _compare(label: str, root: str, workload: Path, other: str, rounds: int, repeat: int) -> None:
+    """This checkout's advise against ``other``'s on one workload, their children alternating."""
+    runs: dict[str, list[dict]] = {"this": [], "other": []}
+    scripts = {"other": Path(other).resolve() / "bench" / "bench_advise.py", "this": Path(__file__).resolve()}
+    for _ in range(rounds):
+        for name in ("other", "this"):
+            runs[name].append(_child(scripts[name], root, workload, repeat))
+    for name in ("other", "this"):
+        ratios = [r["ratio"] for r in runs[name]]
+        paired = [r["paired"][0] for r in runs[name] if r.get("paired")]
+        cpu = ", ".join(f"{r['floor_cpu']:.2f}/{r['advise_cpu']:.2f}" for r in runs[name])
+        print(f"{label:>14} {name:>5} ({scripts[name].parent.parent}): best of {repeat} per round "
+              f"{', '.join(f'{x:.2f}x' for x in ratios)} (median {statistics.median(ratios):.2f}x; floor/advise "
+              f"CPU s {cpu}; peak RSS {max(r['peak_rss_mb'] for r in runs[name]):.0f} MB)"
+              + (f"; paired medians {', '.join(f'{x:.2f}x' for x in paired)} (median "
+                 f"{statistics.median(paired):.2f}x)" if paired and repeat > 1 else ""), flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="12 and 100 queries on a 300-file table")
@@ -148,10 +176,16 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2,
                     help="runs of the floor and of advise per workload, alternating; the best of each "
                          "is kept (default 2; one for the 10 MB log)")
+    ap.add_argument("--compare", metavar="CHECKOUT",
+                    help="another checkout of indexcore (e.g. /work/main): its advise runs on the same table back "
+                         "to back with this one's, alternating (--rounds times), so both see the same load")
+    ap.add_argument("--rounds", type=int, default=3, help="alternations with --compare (default 3)")
     ap.add_argument("--child", nargs=2, metavar=("ROOT", "WORKLOAD"), help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.repeat < 1:
-        ap.error("--repeat must be at least 1")
+    if args.repeat < 1 or args.rounds < 1:
+        ap.error("--repeat and --rounds must be at least 1")
+    if args.compare and not (Path(args.compare) / "bench" / "bench_advise.py").is_file():
+        ap.error(f"--compare: no bench/bench_advise.py in {args.compare}")
     if args.child:
         text = Path(args.child[1]).read_text()
         print(json.dumps(measure(args.child[0], text, 1 if len(text) > 1_000_000 else args.repeat)))
@@ -169,9 +203,10 @@ def main() -> None:
             text = workload(n, partitions, commits) if n else query_log(LOG_BYTES, partitions, commits)
             path = Path(tmp) / "workload.sql"
             path.write_text(text)
-            out = json.loads(subprocess.run([sys.executable, __file__, "--child", tmp, str(path),
-                                             "--repeat", str(args.repeat)], check=True,
-                                            capture_output=True, text=True).stdout)
+            if args.compare:
+                _compare(label, tmp, path, args.compare, args.rounds, args.repeat)
+                continue
+            out = _child(Path(__file__), tmp, path, args.repeat)
             goal = 2.0 if n is None else 1.5
             print(f"{label:>14}: {out['queries']:,} queries, {out['distinct']:,} distinct; floor "
                   f"{out['floor_cpu']:.2f}s CPU ({out['floor']:.2f}s wall), advise {out['advise_cpu']:.2f}s CPU "

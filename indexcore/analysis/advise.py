@@ -38,7 +38,13 @@ from functools import partial
 import numpy as np
 
 from indexcore.analysis.advise_candidates import Measure, Progress, measure_candidates
-from indexcore.analysis.advise_existing import DeletedPositions, existing_indexes, measure_existing, verdicts
+from indexcore.analysis.advise_existing import (
+    DeletedPositions,
+    ReachedDecisions,
+    existing_indexes,
+    measure_existing,
+    verdicts,
+)
 from indexcore.analysis.advise_model import MIN_SCORE, Advice, ExistingIndex, QueryRun
 from indexcore.analysis.advise_patterns import pattern_notes
 from indexcore.analysis.advise_sample import DEFAULT_SAMPLE, EXACT_FILES, draw
@@ -119,33 +125,11 @@ def _reached_objects(run: QueryRun, decisions: Sequence) -> tuple[list, list[str
     return reached, [fd.path for fd in reached], [fd.raw_index_result for fd in reached]
 
 
-class _ReachedRows(Sequence):
-    """The decisions of the reached files, made only when :func:`.measure_existing` walks them (a
-    query whose columns carry no index never makes one)."""
-
-    def __init__(self, files: DecisionColumns, rows: np.ndarray):
-        self._files, self._rows, self._made = files, rows, None
-
-    def _all(self) -> list:
-        if self._made is None:
-            self._made = self._files.rows_of(self._rows.tolist())
-        return self._made
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __getitem__(self, at):
-        return self._all()[at]
-
-    def __iter__(self):
-        return iter(self._all())
-
-
 def _reached_columns(run: QueryRun, files: DecisionColumns) -> tuple[Sequence, list[str], list]:
     """:func:`_reached_objects` on explain's columns: no decision object unless asked for."""
     stages = files.skipped_by()  # each file's stage text, None: read
     index = Stage.INDEX.value
-    read = np.fromiter((by is None for by in stages), bool, len(stages))
+    read = np.equal(stages, None)  # elementwise on the object array
     rows = np.flatnonzero(read | (stages == index))
     run.stats_pruned = int(np.count_nonzero(stages == Stage.STATS.value))
     run.index_skipped = np.asarray(stages[rows] == index, bool)
@@ -155,7 +139,7 @@ def _reached_columns(run: QueryRun, files: DecisionColumns) -> tuple[Sequence, l
     run.sizes = files.ints("file_size")[rows]
     at = rows.tolist()
     paths, raw = files.objects("path"), files.objects("raw_index_result")
-    return _ReachedRows(files, rows), [paths[i] for i in at], [raw[i] for i in at]
+    return ReachedDecisions(files, rows), [paths[i] for i in at], [raw[i] for i in at]
 
 
 # explains every condition of a workload (predicates or SQL) of a snapshot, in order: explain's

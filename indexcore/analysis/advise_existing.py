@@ -32,6 +32,7 @@ from indexcore.errors import IndexCoreError
 from indexcore.expr import and_all, conjuncts
 from indexcore.formats.base import BitmapResult, FileIndexResult
 from indexcore.formats.registry import BLOOM_FILTER, FILE_INDEX_TYPES
+from indexcore.scan.decision_columns import DecisionColumns
 from indexcore.scan.file_index import FileIndexPredicate, read_path_result
 from indexcore.scan.stats import devolved, field_map
 from indexcore.views import view
@@ -110,6 +111,8 @@ def existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[Liv
     numbered = numbered.filter(pc.is_valid(numbered["column_name"]))
     placed: dict[tuple[str, str], list] = {}  # group -> [row arrays, wrong reasons] of its keys
     paths = census["file_path"]
+    if pa.types.is_dictionary(paths.type):  # plain texts: a dictionary column lists 25x slower (Blobs maps them)
+        paths = paths.cast(pa.string())
     keyed = numbered.group_by(["schema_id", "column_name", "index_type"], use_threads=False).aggregate(
         [("row", "list"), ("index_size_in_bytes", "sum")])
     lists = keyed["row_list"].combine_chunks()  # each key's rows as a slice of one array, not Python lists
@@ -197,18 +200,58 @@ class DeletedPositions:
         return self.cache[lf.path]
 
 
-def _only_answer(fd, column: str, index_type: str, fields: set[str]) -> bool:
-    """The file's only index on the predicate's columns is this one: explain's answer is its own."""
-    kinds = [(c, t) for c, ts in (fd.index_types or {}).items() for t in ts if c in fields]
+def _only_answer(index_types: dict, column: str, index_type: str, fields: set[str]) -> bool:
+    """The file's only index on the predicate's columns (``index_types``: its column -> kinds) is
+    this one: explain's answer is its own."""
+    kinds = [(c, t) for c, ts in (index_types or {}).items() for t in ts if c in fields]
     return len(kinds) == 1 and kinds[0][1] == index_type
+
+
+class ReachedDecisions(Sequence):
+    """The decisions of the files of explain's columns at ``rows`` (those reaching the index
+    stage): :func:`measure_existing` reads their fields off the columns; a decision object is made
+    only when a caller indexes or iterates them."""
+
+    def __init__(self, files: DecisionColumns, rows: np.ndarray):
+        self.files, self.rows, self._made = files, rows, None
+
+    def facts(self) -> tuple[list[str], list[int], list, list]:
+        """(path, rows after deletes, index types, index decision) of each file, in order."""
+        at = self.rows.tolist()
+        paths, kinds, decided = self.files.objects("path"), self.files.index_types(), \
+            self.files.objects("index_decision")
+        base = np.maximum(self.files.ints("row_count")[self.rows] - self.files.ints("dv_cardinality")[self.rows], 0)
+        return [paths[i] for i in at], base.tolist(), [kinds[i] for i in at], [decided[i] for i in at]
+
+    def _all(self) -> list:
+        if self._made is None:
+            self._made = self.files.rows_of(self.rows.tolist())
+        return self._made
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, at):
+        return self._all()[at]
+
+    def __iter__(self):
+        return iter(self._all())
+
+
+def _facts(decisions) -> tuple[list[str], list[int], list, list]:
+    """:meth:`ReachedDecisions.facts` of decision objects (those that reach the index stage)."""
+    reached = [fd for fd in decisions if fd.skipped_by in REACHED_INDEX]
+    return ([fd.path for fd in reached], [max(fd.row_count - fd.dv_cardinality, 0) for fd in reached],
+            [fd.index_types for fd in reached], [fd.index_decision for fd in reached])
 
 
 def measure_existing(table, schema, run: QueryRun, ex, existing: list[ExistingIndex], by_path: dict,
                      deleted: DeletedPositions, problems: list[Problem], details: bool = False,
-                     reached: list | None = None) -> None:
+                     reached: Sequence | None = None) -> None:
     """What each index on the query's columns skips on its own, added to its tally (``ex``: the
     query's explanation, read here and then dropped by the caller; ``reached``: its decisions of
-    the files that reach the index stage, in its order, when the caller has them already)."""
+    the files that reach the index stage, in its order, when the caller has them already: a
+    :class:`ReachedDecisions` is read on its columns, no decision object made)."""
     fields = ex.predicate.fields()
     weight = run.weight
     in_file: dict[int, set[str]] = {}  # file schema id -> the predicate's columns as it names them
@@ -219,6 +262,7 @@ def measure_existing(table, schema, run: QueryRun, ex, existing: list[ExistingIn
             in_file[sid] = set(devolved_fields(schema, table, lf, fields))
         return in_file[sid]
 
+    facts = None
     for g in existing:
         if g.column not in fields:
             continue
@@ -226,17 +270,16 @@ def measure_existing(table, schema, run: QueryRun, ex, existing: list[ExistingIn
         files = rows = nbytes = 0
         paths = []
         if ex.index_used:
-            for fd in ex.files if reached is None else reached:
-                if fd.skipped_by not in REACHED_INDEX:  # the cheap test first: most files never reach the index
-                    continue
-                blob = g.blobs.get(fd.path)
+            if facts is None:
+                facts = reached.facts() if isinstance(reached, ReachedDecisions) else \
+                    _facts(ex.files if reached is None else reached)
+            for path, base, kinds, known in zip(*facts, strict=True):
+                blob = g.blobs.get(path)
                 if blob is None:
                     continue
-                lf = by_path[fd.path]
-                base = max(fd.row_count - fd.dv_cardinality, 0)
-                if fd.index_types and blob.column in fd.index_types and \
-                        _only_answer(fd, blob.column, g.index_type, file_fields(lf)):
-                    decision = fd.index_decision  # explain already asked this index alone
+                lf = by_path[path]
+                if kinds and blob.column in kinds and _only_answer(kinds, blob.column, g.index_type, file_fields(lf)):
+                    decision = known  # explain already asked this index alone
                 else:
                     try:
                         decision = _index_alone(table, schema, lf, blob, ex.predicate, deleted(lf))
@@ -248,7 +291,7 @@ def measure_existing(table, schema, run: QueryRun, ex, existing: list[ExistingIn
                 if not decision.remain():
                     files, rows, nbytes = files + 1, rows + base, nbytes + lf.file.file_size
                     if details:
-                        paths.append(fd.path)
+                        paths.append(path)
                 elif isinstance(decision, BitmapResult):
                     rows += max(base - len(decision.bitmap), 0)
         g.skipped.add(files, rows, nbytes, weight)

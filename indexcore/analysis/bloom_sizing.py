@@ -24,7 +24,7 @@ a bloom filter on it:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -111,57 +111,15 @@ def column_sizing(table, column: str, blooms: Iterable[tuple[LiveFile, str, int]
 def bloom_tally(table, blooms: Iterable[tuple[LiveFile, str, int]]) -> dict:
     """What :func:`sizing_of` needs of some of a column's filters (live file, its column name, its
     bytes), in sums, sets and per-file lists that add up across disjoint sets of files (Spark tasks
-    each tally their own: :func:`merge_tallies`)."""
+    each tally their own: :func:`merge_tallies`): :func:`rows_tally` of them as census rows."""
     blooms = list(blooms)
     by_path = {lf.path: lf for lf, _, _ in blooms}
-    return _tally(table, [lf.file.schema_id for lf, _, _ in blooms], [lf.file.row_count for lf, _, _ in blooms],
-                  [name for _, name, _ in blooms], [size for _, _, size in blooms], [lf.path for lf, _, _ in blooms],
-                  lambda paths: [by_path[p] for p in paths])
-
-
-def _tally(table, schema_ids: Sequence[int], row_counts: Sequence[int], names: Sequence[str],
-           sizes: Sequence[int], paths: Sequence[str], files_of: Callable[[list[str]], list[LiveFile | None]]) -> dict:
-    """:func:`bloom_tally` over columns, one value per filter: its file's schema id, row count and
-    path, the column's name in that schema and the filter's bytes. ``files_of(paths)`` gives the
-    live files of the files with more rows than ``items`` (whose filter's bits are read), made for
-    those only: at 50,000 files most filters are judged by their row count alone."""
-    stored = needed = over = 0
-    items_seen, fpp_seen, rows, ndv, over_rows = set(), set(), [], [], []
-    options: dict[tuple[int, str], dict] = {}  # per (file schema, column name): the same for its files
-    needs: dict[tuple[int, float], int] = {}  # per (rows, fpp): files of a table share a few row counts
-    read: list[tuple[int, str, str, int, int]] = []  # (position in ndv, path, column, rows, items) to read
-    for sid, path, name, n, size in zip(schema_ids, paths, names, row_counts, sizes, strict=True):
-        key = (sid, name)
-        opts = options.get(key)
-        if opts is None:
-            opts = options[key] = table.schema_or_latest(sid, path).file_index_options(name, BLOOM_FILTER.name)
-        try:
-            items = int(opts.get("items", DEFAULT_ITEMS))
-            fpp = float(opts.get("fpp", DEFAULT_FPP))
-            need = needs.get((n, fpp))
-            if need is None:
-                need = needs[(n, fpp)] = optimal_bits(max(1, int(n)), fpp) // 8 + HEADER_SIZE
-        except ValueError:
-            continue
-        items_seen.add(items)
-        fpp_seen.add(fpp)
-        n_rows = int(n)
-        rows.append(n_rows)
-        stored += int(size)
-        needed += need
-        if n_rows > items:
-            read.append((len(ndv), path, name, n_rows, items))
-        ndv.append(n_rows)
-    if read:
-        files = files_of([path for _, path, _, _, _ in read])
-        for (at, _path, name, n_rows, items), lf in zip(read, files, strict=True):
-            keys = min(n_rows, items) if lf is None else _distinct_keys(table, lf, name, n_rows, items)
-            ndv[at] = keys
-            if keys > items:
-                over += 1
-                over_rows.append(n_rows)
-    return {"stored": stored, "needed": needed, "over": over, "items": items_seen, "fpp": fpp_seen,
-            "rows": rows, "ndv": ndv, "over_rows": over_rows}
+    rows = pa.table({"schema_id": pa.array([lf.file.schema_id for lf, _, _ in blooms], pa.int64()),
+                     "record_count": pa.array([lf.file.row_count for lf, _, _ in blooms], pa.int64()),
+                     "column_name": pa.array([name for _, name, _ in blooms], pa.string()),
+                     "index_size_in_bytes": pa.array([size for _, _, size in blooms], pa.int64()),
+                     "file_path": pa.array([lf.path for lf, _, _ in blooms], pa.string())})
+    return rows_tally(table, rows, lambda paths: [by_path[p] for p in paths])
 
 
 def merge_tallies(tallies: Iterable[dict]) -> dict:
@@ -239,17 +197,25 @@ def census_tallies(table, census, by_path: Mapping) -> dict[str, dict]:
 
 def rows_tally(table, rows: pa.Table, files_of: Callable[[list[str]], list[LiveFile | None]]) -> dict:
     """:func:`bloom_tally` of ``$file_indexes`` census rows, one per readable, non-empty filter
-    (``files_of(paths)``: the live files of those whose filter's bits are read)."""
-    return _tally(table, rows["schema_id"].to_pylist(), rows["record_count"].to_pylist(),
-                  rows["column_name"].to_pylist(), rows["index_size_in_bytes"].to_pylist(),
-                  rows["file_path"].cast(pa.string()).to_pylist(), files_of)  # plain: 25x quicker than a dictionary's
+    (``files_of(paths)``: the live files of those whose filter's bits are read): :func:`_tally_columns`
+    of each name the column has in its files' schemas (a renamed column has several), merged."""
+    if rows.num_rows and pa.types.is_dictionary(rows["file_path"].type):  # plain: 25x quicker to list
+        rows = rows.set_column(rows.schema.get_field_index("file_path"), "file_path",
+                               rows["file_path"].cast(pa.string()))
+    names = rows["column_name"]
+    found = pc.unique(names).to_pylist()
+    if len(found) == 1:
+        return _tally_columns(table, found[0], rows, files_of)
+    return merge_tallies(_tally_columns(table, name, rows.filter(pc.equal(names, name)), files_of)
+                         for name in found)
 
 
 def _tally_columns(table, column: str, blooms: pa.Table, files_of: Callable[[list[str]], list[LiveFile | None]]
                    ) -> dict:
-    """:func:`_tally` of one column's census rows ``blooms`` on their columns: options judged per
-    file schema, the bytes a file's rows need per distinct (rows, fpp), sums in numpy; only the
-    files with more rows than ``items`` (whose filter's bits are read) leave the columns."""
+    """The tally (the one rule: :func:`bloom_tally`) of census rows ``blooms`` whose files' schemas
+    all name the column ``column``, on their columns: options judged per file schema, the bytes a
+    file's rows need per distinct (rows, fpp), sums in numpy; only the files with more rows than
+    ``items`` (whose filter's bits are read) leave the columns."""
     sids = blooms["schema_id"].to_numpy()
     counts = blooms["record_count"].to_numpy()
     sizes = blooms["index_size_in_bytes"].to_numpy()

@@ -40,8 +40,11 @@ EQUALITY, RANGE, NULL_TEST, OTHER = "equality", "range", "null", "other"
 #: ``endswith`` / ``contains`` (a pattern no statistic bounds)
 PREFIX, PATTERN = "prefix", "pattern"
 _DIRECTIVE = re.compile(r"^\s*(weight|count|name)\s*[:=]\s*(\S+)\s*$", re.IGNORECASE)
-_TAB_WEIGHT = re.compile(r"^\s*(\d+(?:\.\d+)?)\t(.*)$", re.DOTALL)
+_COUNT = re.compile(r"\d+(?:\.\d+)?")  # a ``5<TAB>query`` statement's count: all that precedes its first tab
 _DIALECTS = ("spark", None, "hive")
+# the dialects as sqlglot objects, made once (a name is looked up and a Dialect made per call)
+_READERS = tuple(Dialect.get_or_raise(d) for d in _DIALECTS)
+_SPARK = _READERS[0]
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,11 @@ class Scan:
 _SPECIAL = re.compile(r"['\"`]|--|/\*|;|\n")  # what the splitter acts on; the text between is copied as is
 _QUOTED = {q: re.compile(pattern, re.DOTALL) for q, pattern in (
     ("'", r"'(?:[^'\\]+|\\.|'')*'?"), ('"', r'"(?:[^"\\]+|\\.|"")*"?'), ("`", r"`(?:[^`]+|``)*`?"))}
+# a run of text the splitter copies as is: plain text (no newline, ``;`` or comment start) and
+# quoted strings closed in it (each as _QUOTED takes it: its repetition possessive, so a quote is
+# never cut shorter than _QUOTED cuts it); one match where the loop would take several tokens
+_RUN = re.compile(r"(?:[^'\"`\n;/-]+|-(?!-)|/(?!\*)|'(?:[^'\\]+|\\.|'')*+'|\"(?:[^\"\\]+|\\.|\"\")*+\""
+                  r"|`(?:[^`]+|``)*+`)+", re.DOTALL)
 
 
 def _segments(text: str, on_newline: bool) -> tuple[list[tuple[str, dict, int]], bool]:
@@ -90,8 +98,18 @@ def _segments(text: str, on_newline: bool) -> tuple[list[tuple[str, dict, int]],
     saw_semicolon = False
     started = False  # the buffer holds more than white space
     i, n = 0, len(text)
-    search, quoted, directive = _SPECIAL.search, _QUOTED, _DIRECTIVE.match
+    search, quoted, directive, run = _SPECIAL.search, _QUOTED, _DIRECTIVE.match, _RUN.match
     while i < n:
+        r = run(text, i)
+        if r is not None:  # plain text and closed quotes (newlines only inside the quotes)
+            chunk = r.group()
+            if not started and not chunk.isspace():
+                started, start_line = True, line
+            buf.append(chunk)
+            line += chunk.count("\n")
+            i = r.end()
+            if i >= n:
+                break
         m = search(text, i)
         j = m.start() if m else n
         if j > i:
@@ -171,12 +189,16 @@ def parse_workload(text: str) -> list[Query]:
         segments, _ = _segments(text, on_newline=True)
     out: list[Query] = []
     names: set[str] = set()
+    counts: dict[str, float] = {}  # a log's counts repeat: each text read as a number once
     for stmt, directives, line in segments:
         weight = 1.0
-        m = _TAB_WEIGHT.match(stmt) if "\t" in stmt else None
-        if m:
-            weight = _number(m.group(1), "count", line)
-            stmt = m.group(2).strip()
+        if "\t" in stmt:  # ``5<TAB>query`` (the statement is stripped: its count is all before the tab)
+            head, _, rest = stmt.partition("\t")
+            if _COUNT.fullmatch(head):
+                weight = counts.get(head)
+                if weight is None:
+                    weight = counts[head] = _number(head, "count", line)
+                stmt = rest.strip()
         for key in ("weight", "count"):
             if key in directives:
                 weight = _number(directives[key], key, line)
@@ -207,16 +229,19 @@ def _parse(text: str, into: type[exp.Expression] | None = None) -> exp.Expressio
     (length, nesting), as WHERE conditions are, so a query nested 300 deep is a PredicateError,
     not a RecursionError."""
     last: Exception | None = None
-    for dialect in _DIALECTS:
+    for dialect in _READERS:
         try:
-            check_sql_bounds(text, "workload query", dialect=Dialect.get_or_raise(dialect))
+            toks = check_sql_bounds(text, "workload query", dialect=dialect)
         except PredicateError as exc:
             if not isinstance(exc.__cause__, sqlglot.errors.TokenError):
                 raise  # too long or too deep: the same in every dialect
             last = exc.__cause__
             continue
-        try:
-            tree = sqlglot.parse_one(text, read=dialect, into=into) if into else sqlglot.parse_one(text, read=dialect)
+        try:  # the bounds' tokens parsed (sqlglot.parse_one would tokenize the text again)
+            found = dialect.parser().parse_into(into, toks, text) if into else dialect.parser().parse(toks, text)
+            if not found or found[0] is None:
+                raise sqlglot.errors.ParseError(f"No expression was parsed from '{text}'")
+            tree = exp.Block(expressions=found) if len(found) > 1 else found[0]
         except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError) as exc:
             last = exc
             continue
@@ -343,34 +368,35 @@ def _scans_of_select(query: Query, tree: exp.Expression, database: str, name: st
         for conj in _split_and(where.this) if where is not None else []:
             cols = list(conj.find_all(exp.Column))
             if not cols or conj.find(exp.Select) is not None:
-                notes.append(f"not pushed down: {conj.sql(dialect='spark')}")
+                notes.append(f"not pushed down: {conj.sql(dialect=_SPARK)}")
                 continue
             mine = all((c.table.lower() in aliases) if c.table else
                        (alone or columns.resolve(c.name) is not None) for c in cols)
             if mine and all(columns.resolve(c.name) is not None for c in cols):
                 conj = _strip_qualifiers(conj, columns)
+                sql = conj.sql(dialect=_SPARK)
                 try:
-                    preds.append(columns.check(conj.sql(dialect="spark")))
+                    preds.append(columns.check(sql))
                 except PredicateError as exc:  # Paimon is not handed what it cannot push down either
-                    notes.append(f"not pushed down: {conj.sql(dialect='spark')} ({exc.message})")
+                    notes.append(f"not pushed down: {sql} ({exc.message})")
                     continue
-                kept.append(conj)
+                kept.append((conj, sql))
             elif mine:
-                notes.append(f"unknown column in {conj.sql(dialect='spark')}")
+                notes.append(f"unknown column in {conj.sql(dialect=_SPARK)}")
         predicate = and_all(preds) if preds and all(p is not None for p in preds) else None
         for _ in ours:
             out.append(_scan(query, kept, notes, columns, predicate))
     return out
 
 
-def _scan(query: Query, conjuncts: Sequence[exp.Expression], notes: Iterable[str], columns: _Columns,
+def _scan(query: Query, conjuncts: Sequence[tuple[exp.Expression, str]], notes: Iterable[str], columns: _Columns,
           predicate: Predicate | None = None) -> Scan:
+    """The read of ``conjuncts`` (each with its Spark SQL text)."""
     if not conjuncts:
         return Scan(query, None, {}, tuple(notes))
-    text = " AND ".join(f"({c.sql(dialect='spark')})" if len(conjuncts) > 1 else c.sql(dialect="spark")
-                        for c in conjuncts)
+    text = " AND ".join(f"({sql})" if len(conjuncts) > 1 else sql for _, sql in conjuncts)
     filters: dict[str, set[str]] = {}
-    for c in conjuncts:
+    for c, _ in conjuncts:
         for col, kinds in filters_of(c, columns).items():
             filters.setdefault(col, set()).update(kinds)
     return Scan(query, text, {k: frozenset(v) for k, v in filters.items()}, tuple(notes), predicate)

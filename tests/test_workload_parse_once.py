@@ -1,0 +1,50 @@
+"""The workload reader tokenizes each statement once: the tokens its bounds check makes are the
+ones sqlglot parses (before, ``sqlglot.parse_one`` tokenized the text again). The trees are
+sqlglot's own for the text (truth: ``sqlglot.parse_one`` in the same dialect), and every read's
+predicate is what explain parses of its condition (``parse_where``)."""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot.dialects.dialect import Dialect
+
+from indexcore.analysis import workload
+from indexcore.analysis.workload import Query, parse_workload, scans
+from indexcore.expr import parse_where
+from indexcore.types import parse_type
+
+ROW_TYPE = {"id": parse_type("STRING"), "n": parse_type("INT"), "s": parse_type("STRING")}
+TEXTS = ["SELECT * FROM db.t WHERE id = 'a' AND n > 3",
+         "SELECT id FROM db.t t JOIN db.u u ON t.id = u.id WHERE t.n BETWEEN 1 AND 9 AND u.x = 2",
+         "WITH q AS (SELECT * FROM db.t WHERE s IN ('x', 'y') OR n IS NULL) SELECT * FROM q",
+         "SELECT * FROM db.t WHERE NOT (n <> 4) AND s LIKE 'ab%'",
+         "n >= 10 AND s IS NOT NULL",
+         "SELECT count(*) FROM db.t WHERE id = \"dq\""]
+
+
+def test_each_statement_is_tokenized_once_and_parsed_as_sqlglot_parses_it(monkeypatch):
+    seen: list[str] = []
+    tokenize = Dialect.tokenize
+
+    def recording(self, sql, *args, **kwargs):
+        seen.append(sql)
+        return tokenize(self, sql, *args, **kwargs)
+
+    monkeypatch.setattr(Dialect, "tokenize", recording)
+    found, skipped = scans([Query(f"q{i}", t) for i, t in enumerate(TEXTS)], "db.t", ROW_TYPE)
+    assert not skipped and len(found) == len(TEXTS)
+    for text in TEXTS:  # a bare condition is parsed as explain parses it, then by Spark's dialect for its filters
+        assert seen.count(text) == (2 if text == TEXTS[4] else 1), text
+    monkeypatch.setattr(Dialect, "tokenize", tokenize)
+    for text in TEXTS[:4] + TEXTS[5:]:
+        assert workload._parse(text) == sqlglot.parse_one(text, read="spark")
+    for scan in found:
+        assert scan.predicate == parse_where(scan.where, ROW_TYPE), scan.where
+
+
+def test_statements_one_dialect_refuses_are_parsed_in_the_next():
+    """A statement Spark's dialect cannot parse goes to the next (as before); one none parses is a skip."""
+    found, skipped = scans(parse_workload("SELECT * FROM db.t WHERE n = 1 LIMIT 5 OFFSET\n"
+                                          "SELECT * FROM db.t WHERE (n = 1\n"), "db.t", ROW_TYPE)
+    assert sorted([s.query.name for s in found] + [s["query"] for s in skipped]) == ["q1", "q2"]
+    assert any("cannot parse" in s["reason"] for s in skipped)
