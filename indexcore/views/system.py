@@ -216,7 +216,8 @@ def files(table, snapshot_id: int | None = None, stats: bool = True,
                               .to_numpy(zero_copy_only=False))
         live = live.take(pa.array(rows))
     n = live.num_rows
-    names = live.column("_FILE_NAME").combine_chunks()
+    names = live.column("_FILE_NAME")
+    names = names.chunk(0) if names.num_chunks == 1 else names.combine_chunks()  # the plan's own: no copy
     source = live.column("_FILE_SOURCE").combine_chunks()
     known = pc.is_in(source, pa.array([0, 1], source.type))
     none = pa.nulls(n, pa.string())
