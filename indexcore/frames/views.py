@@ -20,7 +20,7 @@ def view_frame(table, name: str, snapshot_id: int | None = None, **kwargs) -> pd
     :func:`~indexcore.views.common.to_frame`). A large view that is not kept (one with arguments,
     as the Table page's listing) is freed here: its buffers go back to the OS too."""
     result = view(table, name, snapshot_id, **kwargs)
-    frame = to_frame(result, plan_texts(table, snapshot_id) if result.num_rows >= RELEASE_ROWS else None)
+    frame = to_frame(result, plan_texts(table, snapshot_id))
     if len(frame) >= RELEASE_ROWS:
         release_unused()
     return frame

@@ -32,6 +32,7 @@ from indexcore.views.common import (
     partition_labels,
     partition_types,
     plan_partition_labels,
+    text_key,
     tick,
 )
 from indexcore.warehouse.file_sample import sample_files, sample_positions
@@ -587,4 +588,9 @@ class Blobs(Mapping[str, IndexBlob]):
     def __len__(self) -> int:
         if self._mapped is not None:
             return len(self._mapped)
+        chunks = [c for paths, _rows in self._parts
+                  for c in (paths.chunks if isinstance(paths, pa.ChunkedArray) else [paths])]
+        if chunks and all(isinstance(c, pa.DictionaryArray) for c in chunks) and len(
+                {text_key(c.dictionary) for c in chunks}) == 1:  # one census's: its files counted by index
+            return pc.count_distinct(pa.chunked_array([c.indices for c in chunks])).as_py()
         return pc.count_distinct(self.paths()).as_py()

@@ -111,6 +111,8 @@ def _kept_texts(column: pa.ChunkedArray, texts: Callable[[pa.Array], np.ndarray 
         return None
     chunk = column.chunk(0)
     if pa.types.is_dictionary(chunk.type):
+        if 2 * len(chunk) < len(chunk.dictionary):  # a few rows of a large dictionary: their own strings
+            return None
         objects = texts(chunk.dictionary)
         if objects is None:
             return None
