@@ -263,6 +263,9 @@ def rows_tally(table, rows: pa.Table, files_of: Callable[[list[str]], list[LiveF
                   rows["file_path"].cast(pa.string()).to_pylist(), files_of)  # plain: 25x quicker than a dictionary's
 
 
+READ_SLICE = 4096  # bloom filters whose bits are read for one batch of live files
+
+
 def _tally_columns(table, column: str, blooms: pa.Table, files_of: Callable[[pa.Array], list[LiveFile | None]]
                    ) -> dict:
     """:func:`_tally` of one column's census rows ``blooms`` on their columns: options judged per
@@ -306,9 +309,10 @@ def _tally_columns(table, column: str, blooms: pa.Table, files_of: Callable[[pa.
     ndv = list(rows)
     over, over_rows = 0, []
     read = np.flatnonzero(counts > items)
-    if len(read):
-        files = files_of(paths.take(pa.array(keep[read])))
-        for at, lf in zip(read.tolist(), files, strict=True):
+    for lo in range(0, len(read), READ_SLICE):  # a slice's live files at a time, gone before the next
+        part = read[lo:lo + READ_SLICE]
+        files = files_of(paths.take(pa.array(keep[part])))
+        for at, lf in zip(part.tolist(), files, strict=True):
             n_rows, limit = rows[at], int(items[at])
             keys = min(n_rows, limit) if lf is None else _distinct_keys(table, lf, column, n_rows, limit)
             ndv[at] = keys
