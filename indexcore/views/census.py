@@ -37,7 +37,7 @@ from indexcore.views.common import (
 )
 from indexcore.warehouse.file_sample import sample_files, sample_positions
 from indexcore.warehouse.model import LiveFile
-from indexcore.warehouse.plan_columns import LiveFilesByPath, PlanColumns
+from indexcore.warehouse.plan_columns import LiveFilesByPath, PlanColumns, take_rows
 from indexcore.warehouse.table_heads import HeadSource, head_source
 
 # a text column repeated on each of a file's rows: dictionary-encoded, its dictionary the plan's own
@@ -211,7 +211,7 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     rows = indexed_rows(plan, sample)
     picked = plan.files.select(["path", "index_path", "_EMBEDDED_FILE_INDEX", "_SCHEMA_ID"])
     if len(rows) < picked.num_rows:  # else every file, in order: no copy of the embedded indexes
-        picked = picked.take(pa.array(rows))
+        picked = take_rows(picked, rows)
     walked = _Walked(errors_only, rows=True)
     for i, spans, size, why, v in _census_walk(table, picked.column("_SCHEMA_ID").to_numpy(), _head_sources(picked),
                                                 progress):
