@@ -22,7 +22,8 @@ from indexcore.config import Settings
 from indexcore.frames.views import view_frame
 from indexcore.views import view
 from indexcore.views.census import FILE_INDEXES, SHARED_TEXT, plain
-from indexcore.views.common import text_key, to_frame
+from indexcore.views.common import to_frame
+from indexcore.warehouse.plan_columns import text_key
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
 WAIT = 60  # seconds a test waits for threads to arrive before it fails
@@ -328,10 +329,10 @@ def test_the_end_of_a_page_run_gives_back_what_the_run_held(monkeypatch):
 
 def test_files_and_census_frames_share_the_plans_strings(conformance):
     """On every conformance and sample table: the ``$files`` frame and the census frame hold the
-    same Python string object for a file's path and name (the plan's, made once: not one copy per
+    same Python string object for a file's path, name and ``.index`` path (the plan's, made once: not one copy per
     frame), and both read as the plain views' ``to_pandas`` do. It fails if either frame makes its
     own strings."""
-    checked = 0
+    checked = indexes = 0
     for root, table in _tables(conformance):
         census = view(table, "file_indexes")
         if census.num_rows == 0:
@@ -341,12 +342,15 @@ def test_files_and_census_frames_share_the_plans_strings(conformance):
         pd.testing.assert_frame_equal(files, view(table, "files", stats=False).to_pandas())
         pd.testing.assert_frame_equal(frame, plain(census).to_pandas())
         row_of = {p: i for i, p in enumerate(files["file_path"])}
-        for path, name in zip(frame["file_path"], frame["file_name"], strict=True):
+        for path, name, index in zip(frame["file_path"], frame["file_name"], frame["index_file_path"], strict=True):
             i = row_of[path]
             assert files["file_path"].iat[i] is path, (str(root), table.name, path)
             assert files["file_name"].iat[i] is name, (str(root), table.name, name)
+            if index is not None:  # with embedded indexes too: the census's dictionary of those used
+                assert files["index_file"].iat[i] is index, (str(root), table.name, index)
+                indexes += 1
             checked += 1
-    assert checked > 100
+    assert checked > 100 and indexes > 100
 
 
 def test_a_few_rows_of_a_large_dictionary_make_only_their_own_strings():

@@ -36,9 +36,9 @@ from indexcore.scan.file_index import FileIndexPredicate, read_path_result
 from indexcore.scan.stats import devolved, field_map
 from indexcore.views import view
 from indexcore.views.census import Blobs, CensusBlobs, file_indexes
-from indexcore.views.common import kept_view_if_built, text_key
+from indexcore.views.common import kept_view_if_built
 from indexcore.warehouse.model import LiveFile, Problem
-from indexcore.warehouse.plan_columns import PlanColumns
+from indexcore.warehouse.plan_columns import PlanColumns, text_key
 
 
 def _table_column(schema, file_schema, column: str, schema_id: int) -> tuple[str, str | None]:

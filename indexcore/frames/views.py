@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from indexcore.cache import release_unused
 from indexcore.views import Identifier, view
-from indexcore.views.common import RELEASE_ROWS, UNPARTITIONED, text_key, to_frame
+from indexcore.views.common import RELEASE_ROWS, UNPARTITIONED, to_frame
 
 
 def view_frame(table, name: str, snapshot_id: int | None = None, **kwargs) -> pd.DataFrame:
@@ -33,15 +33,7 @@ def plan_texts(table, snapshot_id: int | None = None) -> Callable[[pa.Array], np
     <indexcore.warehouse.plan_columns.PlanColumns.text_objects>`), so the ``$files`` frame and
     the census frame share them instead of each holding its own."""
     plan = table.kept_plan_columns(snapshot_id)
-    if plan is None:
-        return None
-    columns = {text_key(arr): name for name, arr in plan.text_arrays().items()}
-
-    def objects(values: pa.Array) -> np.ndarray | None:
-        name = columns.get(text_key(values))
-        return None if name is None else plan.text_objects(name)
-
-    return objects
+    return None if plan is None else plan.objects_of
 
 
 def shared_frame(frame: pd.DataFrame) -> pd.DataFrame:

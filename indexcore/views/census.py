@@ -32,13 +32,12 @@ from indexcore.views.common import (
     partition_labels,
     partition_types,
     plan_partition_labels,
-    text_key,
     tick,
 )
 from indexcore.warehouse.avro_columns import all_distinct
 from indexcore.warehouse.file_sample import sample_files, sample_positions
 from indexcore.warehouse.model import LiveFile
-from indexcore.warehouse.plan_columns import LiveFilesByPath, PlanColumns, take_rows
+from indexcore.warehouse.plan_columns import LiveFilesByPath, PlanColumns, take_rows, text_key
 from indexcore.warehouse.table_heads import HeadSource, head_source
 
 # a text column repeated on each of a file's rows: dictionary-encoded, its dictionary the plan's own
@@ -256,7 +255,8 @@ def _plan_file_columns(table, plan: PlanColumns, shown: np.ndarray) -> dict:
         _shared(_chunk(live.column("partition_id")).to_numpy(zero_copy_only=False).astype(np.int64), labels),
         live.column("_BUCKET"), _shared(shown, plan.files.column("path")), live.column("_FILE_SIZE"),
         live.column("_ROW_COUNT"), live.column("_SCHEMA_ID"), pc.if_else(embedded, "EMBEDDED", "FILE"),
-        _shared(on_disk, plan.files.column("index_path")), _shared(shown, plan.files.column("_FILE_NAME"))),
+        _shared(on_disk, plan.files.column("index_path"), plan, "index_path"),
+        _shared(shown, plan.files.column("_FILE_NAME"))),
         strict=True))
 
 
@@ -268,10 +268,12 @@ def _chunk(values) -> pa.Array:
     return values.chunk(0) if values.num_chunks == 1 else values.combine_chunks()
 
 
-def _shared(rows: np.ndarray, values) -> pa.DictionaryArray:
+def _shared(rows: np.ndarray, values, plan: PlanColumns | None = None, column: str = "") -> pa.DictionaryArray:
     """``values[rows]`` (null where a row is -1) as a :data:`SHARED_TEXT` array whose dictionary is
     ``values`` itself, its buffers shared, when that is a valid pandas category list (no null,
-    no text twice); else the distinct texts of the rows taken (still one copy per text)."""
+    no text twice); else the distinct texts of the rows taken (still one copy per text), noted on
+    ``plan`` as its ``column`` at those rows when each is used once (its frame shares the plan's
+    strings: :meth:`PlanColumns.note_taken`)."""
     values = _chunk(values)
     if values.null_count == 0 and _distinct(values):
         return pa.DictionaryArray.from_arrays(pa.array(rows, pa.int32(), mask=rows < 0), values)
@@ -279,6 +281,8 @@ def _shared(rows: np.ndarray, values) -> pa.DictionaryArray:
     taken = values.take(pa.array(used, pa.int64()))
     if taken.null_count == 0 and _distinct(taken):  # the texts used, each once already: no hash of them
         codes, dictionary = np.arange(len(taken), dtype=np.int64), taken
+        if plan is not None:
+            plan.note_taken(column, used, taken)
     else:
         encoded = taken.dictionary_encode()  # nulls: null indices
         codes, dictionary = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False), encoded.dictionary

@@ -117,6 +117,8 @@ def _kept_texts(column: pa.ChunkedArray, texts: Callable[[pa.Array], np.ndarray 
         if objects is None:
             return None
         at = pc.fill_null(chunk.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        if not len(objects):  # every row null
+            return np.full(len(at), None, object)
         out = objects.take(at)  # -1 takes the last: made None below
         out[at < 0] = None
         return out
@@ -136,13 +138,6 @@ def _plain_objects(column: pa.ChunkedArray) -> np.ndarray:
         values[real] = chunk.dictionary.take(pa.array(used[real])).to_numpy(zero_copy_only=False)
         parts.append(values[where.reshape(-1)])
     return np.concatenate(parts) if parts else np.empty(0, object)
-
-
-def text_key(values: pa.Array) -> tuple:
-    """What names a text array's values: its buffers' addresses, offset and length (equal for the
-    same array and its views, not for a copy). Valid while the array is alive (a freed buffer's
-    address may be reused)."""
-    return (*(None if b is None else b.address for b in values.buffers()[1:]), values.offset, len(values))
 
 
 def kept_view(table, name: str, snapshot_id: int, build: Callable[[], pa.Table]) -> pa.Table:

@@ -55,6 +55,7 @@ _MANIFEST_KEY = "columns"  # the manifest cache's key of a manifest's columns: (
 _LIVE_FILES_KEY = "live files by path"  # the derived cache's key of a snapshot's kept live files
 # the plan's text columns whose Python strings its frames share (PlanColumns.text_objects): one array each
 TEXT_COLUMNS = ("path", "_FILE_NAME", "index_path")
+_TEXTS_KEPT = 2 * len(TEXT_COLUMNS)  # their strings, and as many arrays taken from them
 
 
 def _conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
@@ -86,6 +87,13 @@ def entry_columns(table: pa.Table) -> pa.Table:
             continue
         columns.append(_conform(arr, f.type))
     return pa.Table.from_arrays(columns, schema=ENTRY)
+
+
+def text_key(values: pa.Array) -> tuple:
+    """What names a text array's values: its buffers' addresses, offset and length (equal for the
+    same array and its views, not for a copy). Valid while the array is alive (a freed buffer's
+    address may be reused)."""
+    return (*(None if b is None else b.address for b in values.buffers()[1:]), values.offset, len(values))
 
 
 def take_rows(table: pa.Table, rows) -> pa.Table:
@@ -189,14 +197,15 @@ class PlanColumns:
     problems: tuple[Problem, ...] = ()
     bitmap64: bool = False
     manifests: tuple = field(default=(), repr=False)
-    # the Python strings of TEXT_COLUMNS, made when a frame first asks (text_objects), gone with the plan
-    texts: LRU = field(default_factory=lambda: LRU(len(TEXT_COLUMNS)), repr=False, compare=False)
+    # the Python strings of TEXT_COLUMNS, made when a frame first asks (text_objects), and the arrays
+    # taken from them (note_taken), gone with the plan
+    texts: LRU = field(default_factory=lambda: LRU(_TEXTS_KEPT), repr=False, compare=False)
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k != "texts"}  # its lock does not pickle
 
     def __setstate__(self, state: dict) -> None:
-        for k, v in {**state, "texts": LRU(len(TEXT_COLUMNS))}.items():
+        for k, v in {**state, "texts": LRU(_TEXTS_KEPT)}.items():
             object.__setattr__(self, k, v)
 
     @property
@@ -217,15 +226,25 @@ class PlanColumns:
             raise KeyError(f"{column!r} is not one of the plan's shared text columns {TEXT_COLUMNS}")
         return self.texts.get_or_build(column, made)
 
-    def text_arrays(self) -> dict[str, pa.Array]:
-        """The one-chunk Arrow array of each of :data:`TEXT_COLUMNS` (what a view's text column is
-        when it is the plan's own, buffers and all)."""
-        out = {}
+    def note_taken(self, column: str, rows: np.ndarray, taken: pa.Array) -> None:
+        """Note that ``taken`` is column ``column`` of :data:`TEXT_COLUMNS` at plan rows ``rows`` (a
+        census's dictionary of the ``.index`` paths it uses, when some files embed theirs): a frame
+        of it takes its strings from :meth:`text_objects` (:meth:`objects_of`)."""
+        self.texts.put(("taken", text_key(taken)), (column, np.asarray(rows, np.int64), taken))
+
+    def objects_of(self, values: pa.Array) -> np.ndarray | None:
+        """The plan's Python strings of a text array that is one of its :data:`TEXT_COLUMNS` (its
+        buffers, not a copy) or an array :meth:`note_taken` noted; None for any other array."""
+        key = text_key(values)
         for name in TEXT_COLUMNS:
             column = self.files.column(name)
-            if column.num_chunks == 1:
-                out[name] = column.chunk(0)
-        return out
+            if column.num_chunks == 1 and text_key(column.chunk(0)) == key:
+                return self.text_objects(name)
+        noted = self.texts.get(("taken", key))
+        if noted is None:
+            return None
+        column, rows, _taken = noted  # the taken array kept with its note: its buffers' addresses stay its
+        return self.text_objects(column)[rows]
 
     @property
     def hash_indexes(self) -> dict[tuple, list[IndexManifestEntry]]:
