@@ -34,10 +34,9 @@ from indexcore.views.common import (
     plan_partition_labels,
     tick,
 )
-from indexcore.warehouse.avro_columns import all_distinct
 from indexcore.warehouse.file_sample import sample_files, sample_positions
 from indexcore.warehouse.model import LiveFile
-from indexcore.warehouse.plan_columns import LiveFilesByPath, PlanColumns, take_rows, text_key
+from indexcore.warehouse.plan_columns import LiveFilesByPath, PlanColumns, distinct_texts, take_rows, text_key
 from indexcore.warehouse.table_heads import HeadSource, head_source
 
 # a text column repeated on each of a file's rows: dictionary-encoded, its dictionary the plan's own
@@ -270,16 +269,14 @@ def _chunk(values) -> pa.Array:
 
 def _shared(rows: np.ndarray, values, plan: PlanColumns | None = None, column: str = "") -> pa.DictionaryArray:
     """``values[rows]`` (null where a row is -1) as a :data:`SHARED_TEXT` array whose dictionary is
-    ``values`` itself, its buffers shared, when that is a valid pandas category list (no null,
-    no text twice); else the distinct texts of the rows taken (still one copy per text), noted on
-    ``plan`` as its ``column`` at those rows when each is used once (its frame shares the plan's
-    strings: :meth:`PlanColumns.note_taken`)."""
+    ``values`` itself when that is a valid pandas category list (no null, no text twice); else the
+    texts the rows use, one copy each (noted on ``plan`` as its ``column``'s: :meth:`PlanColumns.note_taken`)."""
     values = _chunk(values)
-    if values.null_count == 0 and _distinct(values):
+    if values.null_count == 0 and distinct_texts(values):
         return pa.DictionaryArray.from_arrays(pa.array(rows, pa.int32(), mask=rows < 0), values)
     used, at = np.unique(rows[rows >= 0], return_inverse=True)
     taken = values.take(pa.array(used, pa.int64()))
-    if taken.null_count == 0 and _distinct(taken):  # the texts used, each once already: no hash of them
+    if taken.null_count == 0 and distinct_texts(taken):  # the texts used, each once already: no hash of them
         codes, dictionary = np.arange(len(taken), dtype=np.int64), taken
         if plan is not None:
             plan.note_taken(column, used, taken)
@@ -289,14 +286,6 @@ def _shared(rows: np.ndarray, values, plan: PlanColumns | None = None, column: s
     out = np.full(len(rows), -1, np.int64)
     out[rows >= 0] = codes[at]
     return pa.DictionaryArray.from_arrays(pa.array(out, pa.int32(), mask=out < 0), dictionary)
-
-
-def _distinct(values: pa.Array) -> bool:
-    """No text twice in ``values`` (no nulls): the C extension's exact hash pass where built (a
-    table of pointers), else ``pc.count_distinct``, whose memo copies every text (at 1,000,000
-    paths about 0.5 GB at once)."""
-    distinct = all_distinct(values)
-    return pc.count_distinct(values).as_py() == len(values) if distinct is None else distinct
 
 
 def _object_file_columns(table, shown: list[LiveFile]) -> dict:
@@ -605,9 +594,7 @@ class Blobs(Mapping[str, IndexBlob]):
     def __len__(self) -> int:
         if self._mapped is not None:
             return len(self._mapped)
-        chunks = [c for paths, _rows in self._parts
-                  for c in (paths.chunks if isinstance(paths, pa.ChunkedArray) else [paths])]
-        if chunks and all(isinstance(c, pa.DictionaryArray) for c in chunks) and len(
-                {text_key(c.dictionary) for c in chunks}) == 1:  # one census's: its files counted by index
-            return pc.count_distinct(pa.chunked_array([c.indices for c in chunks])).as_py()
-        return pc.count_distinct(self.paths()).as_py()
+        chunks = [c for paths, _rows in self._parts for c in getattr(paths, "chunks", [paths])]
+        one = chunks and all(isinstance(c, pa.DictionaryArray) for c in chunks)  # one census's: count indices
+        one = one and len({text_key(c.dictionary) for c in chunks}) == 1
+        return pc.count_distinct(pa.chunked_array([c.indices for c in chunks]) if one else self.paths()).as_py()
