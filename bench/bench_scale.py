@@ -277,6 +277,8 @@ def sessions(roots: list[str], concurrent: int = 1) -> None:
                 print("   peak RSS while each was built (MiB): "
                       + ", ".join(f"{k} {v:,}" for k, v in r["peaks_mib"].items())
                       + f"; census kept to the end: {'yes' if r['census_kept'] else 'NO (built again)'}", flush=True)
+                print("   held per live file (KiB): " + ", ".join(
+                    f"{k} {v / r['live_files']:.2f}" for k, v in r["components_kib"].items()), flush=True)
     if concurrent > 1:  # what each session adds over the shared plan, census and frames: its own state
         for one, many in zip(results[1], results[concurrent], strict=True):
             each = ((many["rss_mib"] - many["base_mib"]) - (one["rss_mib"] - one["base_mib"])) / (concurrent - 1)
