@@ -55,6 +55,7 @@ from bench_app import app_server  # noqa: E402
 import indexcore  # noqa: E402
 from indexcore.cache import LRU, release_unused  # noqa: E402
 from indexcore.cli import main as cli  # noqa: E402
+from indexcore.config import settings  # noqa: E402
 from indexcore.frames import deletion_vectors as deletion_vectors_frames  # noqa: E402
 from indexcore.frames import health as health_frames  # noqa: E402
 from indexcore.frames import suggestion as suggestion_frames  # noqa: E402
@@ -114,6 +115,17 @@ def measure(what: str, fn) -> tuple[float, int]:
     return seconds, peak
 
 
+def _reset_peak() -> bool:
+    """Start VmHWM again from the current RSS (Linux ``clear_refs`` 5), so a step's own peak can be
+    read; False where the kernel does not allow it (the peaks are then the process's so far)."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
 def _status_kib(field: str, pid: int | str = "self") -> int:
     """A ``/proc/PID/status`` figure (VmRSS, VmHWM) in KiB."""
     with open(f"/proc/{pid}/status", encoding="ascii") as fh:
@@ -155,6 +167,8 @@ def session(root: str, table_name: str = "large.events", concurrent: int = 1) ->
     in turn (:data:`COMPONENTS`); the head cache, capped by ``INDEXCORE_HEAD_CACHE_BYTES``, is in
     the census's and said apart."""
     base = _status_kib("VmRSS")
+    peaks: dict[str, int] = {}  # alone: each component's peak RSS while it was built (VmHWM reset before it)
+    top = _status_kib("VmHWM")
     t0 = time.perf_counter()
     warehouse = indexcore.open_warehouse(root)
     shared = LRU(16)  # the app's cache_resource: one value per key, built once for every session
@@ -164,12 +178,18 @@ def session(root: str, table_name: str = "large.events", concurrent: int = 1) ->
     added: dict[str, int] = {}
 
     def step(name: str, value):
-        if concurrent == 1:  # alone: what this component added to the process's resident memory
+        nonlocal top
+        if concurrent == 1:  # alone: what this component added to the process's resident memory, and its peak
             added[name] = _status_kib("VmRSS") - base - sum(added.values())
+            peaks[name] = _status_kib("VmHWM")
+            top = max(top, peaks[name])
+            _reset_peak()
         return value
 
     def one(i: int) -> None:
         table = warehouse.table(table_name)
+        if concurrent == 1:
+            _reset_peak()
         plan = step("plan", table.plan_columns())
         plan_s[i] = time.perf_counter() - t0
         step("census", view(table, "file_indexes"))  # kept on the table: the census frame reads it
@@ -182,8 +202,9 @@ def session(root: str, table_name: str = "large.events", concurrent: int = 1) ->
             "dvs", lambda: shared_frame(view_frame(table, "deletion_vectors"))))
         step("health", shared.get_or_build("health", lambda: cache_data(health_frames.table_health, table)))
         column = table.schema().field_names[1]
-        step("stats", shared.get_or_build("stats", lambda: cache_data(table_frames.file_stats_frame, table,
-                                                                      columns=(column,))))
+        cap = settings().column_stats_files  # the Table page's statistics tab decodes the first `cap` files
+        step("stats", shared.get_or_build("stats", lambda: cache_data(
+            table_frames.file_stats_frame, table, columns=(column,), limit=cap if plan.num_files > cap else None)))
         held[i] = (plan, files.copy(deep=False), indexes.copy(deep=False), dvs.copy(deep=False))  # shallow
         done.wait()  # every session holds its frames at once
 
@@ -197,9 +218,11 @@ def session(root: str, table_name: str = "large.events", concurrent: int = 1) ->
     table = warehouse.table(table_name)
     plan = table.plan_columns()
     assert all(len(h[1]) == plan.num_files for h in held)
+    census_kept = ("view", "file_indexes", plan.snapshot.id) in table.caches.derived  # else a step built it again
     return {"warehouse": root, "sessions": concurrent, "live_files": plan.num_files,
             "plan_s": round(min(plan_s), 2), "session_s": round(seconds, 2), "base_mib": round(base / 1024, 1),
-            "rss_mib": round(rss / 1024, 1), "peak_mib": round(_status_kib("VmHWM") / 1024, 1),
+            "rss_mib": round(rss / 1024, 1), "peak_mib": round(max(top, _status_kib("VmHWM")) / 1024, 1),
+            "peaks_mib": {k: round(v / 1024) for k, v in peaks.items()}, "census_kept": census_kept,
             "kib_per_file": round((rss - base) / max(1, plan.num_files), 2),
             "components_kib": {k: v for k, v in added.items()},
             "head_cache_kib": round(table.caches.head_bytes.weight / 1024)}
@@ -250,6 +273,12 @@ def sessions(roots: list[str], concurrent: int = 1) -> None:
             print(f"{r['live_files']:>9,} live files, {n:>2} session{'s' if n > 1 else ' '}: plan {r['plan_s']:6.2f} s,"
                   f" all {r['session_s']:6.2f} s, +{r['rss_mib'] - r['base_mib']:7.1f} MiB"
                   f" ({r['kib_per_file']:.2f} KiB per live file), peak RSS {r['peak_mib']:7.1f} MiB", flush=True)
+            if r["peaks_mib"]:
+                print("   peak RSS while each was built (MiB): "
+                      + ", ".join(f"{k} {v:,}" for k, v in r["peaks_mib"].items())
+                      + f"; census kept to the end: {'yes' if r['census_kept'] else 'NO (built again)'}", flush=True)
+                print("   held per live file (KiB): " + ", ".join(
+                    f"{k} {v / r['live_files']:.2f}" for k, v in r["components_kib"].items()), flush=True)
     if concurrent > 1:  # what each session adds over the shared plan, census and frames: its own state
         for one, many in zip(results[1], results[concurrent], strict=True):
             each = ((many["rss_mib"] - many["base_mib"]) - (one["rss_mib"] - one["base_mib"])) / (concurrent - 1)

@@ -5,6 +5,7 @@ the plan already holds) are not kept a second time."""
 from __future__ import annotations
 
 import os
+import pickle
 import platform
 import subprocess
 import sys
@@ -17,9 +18,12 @@ import pytest
 
 import indexcore
 from indexcore.cache import LRU
+from indexcore.config import Settings
+from indexcore.frames.views import view_frame
 from indexcore.views import view
 from indexcore.views.census import FILE_INDEXES, SHARED_TEXT, plain
 from indexcore.views.common import to_frame
+from indexcore.warehouse.plan_columns import text_key
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
 WAIT = 60  # seconds a test waits for threads to arrive before it fails
@@ -321,3 +325,69 @@ def test_the_end_of_a_page_run_gives_back_what_the_run_held(monkeypatch):
     run = type("Run", (), {"_run": {("frame", "x"): pd.DataFrame({"a": [1]})}})()
     common.Context.end_run(run)
     assert run._run == {} and calls == [1]
+
+
+def test_files_and_census_frames_share_the_plans_strings(conformance):
+    """On every conformance and sample table: the ``$files`` frame and the census frame hold the
+    same Python string object for a file's path, name and ``.index`` path (the plan's, made once: not one copy per
+    frame), and both read as the plain views' ``to_pandas`` do. It fails if either frame makes its
+    own strings."""
+    checked = indexes = 0
+    for root, table in _tables(conformance):
+        census = view(table, "file_indexes")
+        if census.num_rows == 0:
+            continue
+        files = view_frame(table, "files", stats=False)
+        frame = view_frame(table, "file_indexes")
+        pd.testing.assert_frame_equal(files, view(table, "files", stats=False).to_pandas())
+        pd.testing.assert_frame_equal(frame, plain(census).to_pandas())
+        row_of = {p: i for i, p in enumerate(files["file_path"])}
+        for path, name, index in zip(frame["file_path"], frame["file_name"], frame["index_file_path"], strict=True):
+            i = row_of[path]
+            assert files["file_path"].iat[i] is path, (str(root), table.name, path)
+            assert files["file_name"].iat[i] is name, (str(root), table.name, name)
+            if index is not None:  # with embedded indexes too: the census's dictionary of those used
+                assert files["index_file"].iat[i] is index, (str(root), table.name, index)
+                indexes += 1
+            checked += 1
+    assert checked > 100 and indexes > 100
+
+
+def test_a_few_rows_of_a_large_dictionary_make_only_their_own_strings():
+    """A frame of a few census rows (a sample, the unusable rows) does not make the strings of
+    every path of the plan its dictionary is: ``texts`` is not asked."""
+    values = pa.array([f"/w/t/bucket-0/f{i}.parquet" for i in range(1000)])
+    few = pa.table({"file_path": pa.DictionaryArray.from_arrays(pa.array([3, None, 7], pa.int32()), values)})
+    asked = []
+    frame = to_frame(few, lambda arr: asked.append(arr) or arr.to_numpy(zero_copy_only=False))
+    assert asked == [] and list(frame["file_path"]) == ["/w/t/bucket-0/f3.parquet", None, "/w/t/bucket-0/f7.parquet"]
+    many = pa.table({"file_path": pa.DictionaryArray.from_arrays(pa.array(list(range(999, -1, -1)) + [None],
+                                                                          pa.int32()), values)})
+    kept = values.to_numpy(zero_copy_only=False)
+    frame = to_frame(many, lambda arr: kept if arr is values or text_key(arr) == text_key(values) else None)
+    assert frame["file_path"].iat[0] is kept[999] and frame["file_path"].iat[1000] is None
+
+
+def test_a_plan_with_its_strings_made_pickles_without_them():
+    if not (SAMPLE / "demo.db").is_dir():
+        pytest.skip("sample_warehouse/ is missing")
+    plan = indexcore.open_warehouse(str(SAMPLE)).table("demo.events").plan_columns()
+    objects = plan.text_objects("path")
+    assert plan.text_objects("path") is objects and not objects.flags.writeable
+    again = pickle.loads(pickle.dumps(plan))
+    assert again.files.equals(plan.files) and len(again.texts) == 0
+    assert list(again.text_objects("path")) == list(objects)
+    with pytest.raises(KeyError):
+        plan.text_objects("_PARTITION")
+
+
+def test_the_default_budget_keeps_a_million_file_census_beside_its_other_views():
+    """A 1,000,000-file census of four indexed columns (4,000,000 rows) stays kept while the DV
+    view, the ``$files`` view and the by-path map of the same files (1,000,000 each) are kept
+    after it: with the old 2,000,000-row budget the DV view pushed it out and health walked every
+    head again (130 s at 966,800 files)."""
+    kept = LRU(Settings().derived_rows)
+    kept.put(("view", "file_indexes", 1), "census", 4 * 1_000_000)
+    for key in (("view", "deletion_vectors", 1), ("view", "files", 1), ("live files by path", 1)):
+        kept.put(key, key, 1_000_000)
+    assert ("view", "file_indexes", 1) in kept

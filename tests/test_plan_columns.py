@@ -12,6 +12,7 @@ import io
 from pathlib import Path
 
 import fastavro
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -469,7 +470,7 @@ def test_views_of_one_sample_share_their_live_files_and_an_early_stop_makes_few(
     """iter_file_indexes makes the blobs' live files on the table's kept by-path map: a second view
     of the same files gets the same objects (none made again), and a caller that stops after the
     first blob has made only the first slice's files, not the snapshot's."""
-    from indexcore.views import census
+    from indexcore.views import census_blobs as census
 
     sample = Path(__file__).resolve().parent.parent / "sample_warehouse"
     table = indexcore.open_warehouse(str(sample)).table("demo.events")
@@ -622,3 +623,39 @@ def test_planned_files_are_slotted_and_survive_pickle_and_replace(conformance):
         assert moved.bucket == files[0].bucket + 1 and moved.path == files[0].path
         with pytest.raises(dataclasses.FrozenInstanceError):
             files[0].bucket = 3
+
+
+_POOLS: list = []  # the proxy pools the peaks were measured in: alive as long as what they allocated
+
+
+def _peak_of(fn) -> tuple[int, int]:
+    """The most Arrow memory ``fn()`` had allocated at once (in a proxy pool of its own) and the
+    bytes of what it returned (dropped before the default pool is back)."""
+    default = pa.default_memory_pool()
+    proxy = pa.proxy_memory_pool(default)
+    _POOLS.append(proxy)
+    pa.set_memory_pool(proxy)
+    try:
+        result = fn()
+        size = result.nbytes
+        del result
+        return proxy.max_memory(), size
+    finally:
+        pa.set_memory_pool(default)
+
+
+def test_take_rows_takes_from_the_chunks_without_joining_them():
+    """A plan's columns are a chunk per decoded batch; Arrow's take of such a column joins every
+    chunk first (a copy of the whole column per call). ``take_rows`` gives the same rows, in the
+    order asked (runs, jumps, repeats, sorted back), and allocates about what it returns."""
+    chunk = pa.array([f"/w/db/t/dt=2024-01-01/bucket-0/data-{i:08d}.parquet" for i in range(100_000)])
+    table = pa.table({"path": pa.chunked_array([chunk] * 8), "n": pa.chunked_array([pa.array(range(100_000))] * 8)})
+    rng = np.random.default_rng(7)
+    for rows in ([5], [], list(range(99_990, 100_010)), [799_999, 0, 400_000, 400_000, 3],
+                 rng.integers(0, 800_000, 5_000), np.sort(rng.integers(0, 800_000, 4_096))):
+        assert plan_columns.take_rows(table, rows).equals(table.take(pa.array(np.asarray(rows, np.int64))))
+    rows = np.sort(rng.integers(0, 800_000, 4_096))
+    joined, _ = _peak_of(lambda: table.take(pa.array(rows)))
+    ours, taken = _peak_of(lambda: plan_columns.take_rows(table, rows))
+    assert joined > table.nbytes // 2  # the premise: Arrow's own take joined the chunks
+    assert ours < 4 * taken + (1 << 20), (ours, taken)

@@ -274,7 +274,7 @@ def test_cli_files_equals_the_view_based_listing(conformance, capsys):
 def test_table_overview_counts_heads_as_the_blobs_did(conformance):
     """The overview's index kinds and problem counts, from container heads only, equal the
     counts over every decoded blob."""
-    from indexcore.views.census import iter_file_indexes
+    from indexcore.views.census_blobs import iter_file_indexes
 
     roots = [SAMPLE] if SAMPLE.is_dir() else []
     roots += sorted(p for p in (conformance / "warehouses").iterdir() if p.is_dir())
@@ -295,7 +295,7 @@ def test_table_overview_counts_heads_as_the_blobs_did(conformance):
 def test_problems_frame_from_heads_equals_the_blob_listing(conformance):
     """``problems_frame`` judges file indexes from container heads; on the sample (corrupt and
     missing ``.index`` files) and every Paimon-written table it lists what opening every blob did."""
-    from indexcore.views.census import iter_file_indexes
+    from indexcore.views.census_blobs import iter_file_indexes
 
     roots = [SAMPLE] if SAMPLE.is_dir() else []
     roots += sorted(p for p in (conformance / "warehouses").iterdir() if p.is_dir())
@@ -413,7 +413,7 @@ def test_blob_readers_open_lazily_and_say_why_they_cannot(tmp_path):
     import shutil
 
     from indexcore.formats.container import read_head
-    from indexcore.views.census import iter_file_indexes
+    from indexcore.views.census_blobs import iter_file_indexes
 
     if not SAMPLE.is_dir():
         pytest.skip("sample warehouse not built")

@@ -36,10 +36,11 @@ from indexcore.scan.decision_columns import DecisionColumns
 from indexcore.scan.file_index import FileIndexPredicate, read_path_result
 from indexcore.scan.stats import devolved, field_map
 from indexcore.views import view
-from indexcore.views.census import Blobs, CensusBlobs, file_indexes
+from indexcore.views.census import file_indexes
+from indexcore.views.census_blobs import Blobs, CensusBlobs
 from indexcore.views.common import kept_view_if_built
 from indexcore.warehouse.model import LiveFile, Problem
-from indexcore.warehouse.plan_columns import PlanColumns
+from indexcore.warehouse.plan_columns import PlanColumns, text_key
 
 
 def _table_column(schema, file_schema, column: str, schema_id: int) -> tuple[str, str | None]:
@@ -80,8 +81,8 @@ def existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[Liv
     configured = schema.core_options.configured_indexes()
     census = _census(table, snapshot_id, files) if census is None else census
     rows = CensusBlobs(table, census, files)
-    if isinstance(files, PlanColumns):
-        count, by_path = files.num_files, files.by_path(table)
+    if isinstance(files, PlanColumns):  # a file looked up by its row: no map of every path
+        count, by_path = files.num_files, None
         file_paths, file_schemas = files.files["path"], files.files["_SCHEMA_ID"].to_numpy()
     else:
         count, by_path = len(files), {lf.path: lf for lf in files}
@@ -120,16 +121,19 @@ def existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[Liv
     for i, k in enumerate(keyed.drop_columns(["row_list"]).to_pylist()):
         schema_id, column = k["schema_id"], k["column_name"]
         mine = flat[bounds[i]:bounds[i + 1]]
-        first = by_path[paths[int(mine[0])].as_py()]  # its files' schema, as the census read it
+        first_path = paths[int(mine[0])].as_py()  # its files' schema, as the census read it
+        first = (files.live_file(table, pc.index(file_paths, first_path).as_py()) if by_path is None
+                 else by_path[first_path])
         name, wrong = _table_column(schema, table.file_schema(first), column, schema_id)
         g = group(name, k["index_type"])
         g.bytes += k["index_size_in_bytes_sum"] or 0
         at = placed.setdefault((g.column, g.index_type), [[], []])
         at[0].append(mine.astype(np.int64))
         at[1].append(wrong)
+    rows_of: dict[tuple[str, str], np.ndarray] = {}  # each group's census rows, in census order
     for key, (arrays, reasons) in placed.items():
         g = groups[key]
-        order = np.concatenate(arrays)
+        order = rows_of[key] = np.concatenate(arrays)
         why = np.repeat(np.arange(len(reasons)), [len(a) for a in arrays])
         sort = np.argsort(order, kind="stable")
         order, why = order[sort], why[sort]
@@ -141,11 +145,15 @@ def existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[Liv
     # a configured index is missing from the files without it whose schema has its field: on the
     # file columns (a mask per schema id, not a test per file of a 50,000-file plan)
     ids = {f.name: f.id for f in schema.fields}
-    for (column, _), g in groups.items():
+    file_of_row = None  # each census row's file (its row in file_paths), worked out once
+    for (column, kind), g in groups.items():
         if not g.configured or column not in ids or not count:
             continue
-        lacking = pc.invert(pc.is_in(file_paths, value_set=g.blobs.paths()))
-        lacking = np.asarray(lacking.to_numpy(zero_copy_only=False), bool)
+        if file_of_row is None:
+            file_of_row = _file_rows(census["file_path"], file_paths)
+        lacking = np.ones(count, bool)
+        carried = file_of_row[rows_of.get((column, kind), np.zeros(0, np.int64))]
+        lacking[carried[carried >= 0]] = False
         if not lacking.any():
             continue
         with_field = [sid for sid in np.unique(file_schemas[lacking]).tolist()  # the files' schemas
@@ -154,6 +162,25 @@ def existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[Liv
         g.missing.extend(pc.filter(file_paths, pa.array(lacking & np.isin(file_schemas, with_field))).to_pylist())
     order = inventory_order(schema)
     return sorted(groups.values(), key=lambda g: order(g.column, g.index_type))
+
+
+def _file_rows(census_paths: pa.ChunkedArray, file_paths) -> np.ndarray:
+    """Each census row's file as its row in ``file_paths`` (-1: not there). A census of the plan
+    names its files by plan row already (its ``file_path`` dictionary is the plan's path column:
+    :data:`~indexcore.views.census.SHARED_TEXT`); another is matched by text in Arrow, once (not a
+    hash set of every path per configured index, nor a copy of the paths per index)."""
+    if isinstance(file_paths, pa.ChunkedArray):
+        file_paths = file_paths.chunk(0) if file_paths.num_chunks == 1 else file_paths.combine_chunks()
+    census_paths = (census_paths.chunk(0) if census_paths.num_chunks == 1 else census_paths.combine_chunks()
+                    if census_paths.num_chunks else pa.array([], census_paths.type))
+    if pa.types.is_dictionary(census_paths.type):
+        if text_key(census_paths.dictionary) == text_key(file_paths):  # indices are the plan's rows
+            at = census_paths.indices
+        else:
+            at = pc.index_in(census_paths.dictionary, value_set=file_paths).take(census_paths.indices)
+    else:
+        at = pc.index_in(census_paths, value_set=file_paths)
+    return pc.fill_null(at, -1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def _first(paths, schema_ids: np.ndarray, schema_id: int, among: np.ndarray) -> str:

@@ -36,7 +36,7 @@ from indexcore.formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, HEADER_SIZE, ite
 from indexcore.formats.registry import BLOOM_FILTER
 from indexcore.views import view
 from indexcore.warehouse.model import LiveFile
-from indexcore.warehouse.plan_columns import LiveFilesByPath
+from indexcore.warehouse.plan_columns import LiveFilesByPath, text_key
 
 #: A column's bloom filters storing more than this many times what their rows need are oversized.
 OVERSIZE_FACTOR = 4.0
@@ -183,16 +183,33 @@ def census_tallies(table, census, by_path: Mapping) -> dict[str, dict]:
         pc.and_kleene(pc.equal(census["index_type"], BLOOM_FILTER.name), pc.is_null(census["error"])),
         pc.and_kleene(pc.is_valid(census["column_name"]), pc.invert(pc.fill_null(census["is_empty"], False)))))
     planned = by_path.paths() if isinstance(by_path, LiveFilesByPath) else pa.array(list(by_path), pa.string())
-    blooms = blooms.filter(pc.is_in(blooms["file_path"], planned))  # planned files only
+    plan_rows = isinstance(by_path, LiveFilesByPath) and _plan_rows(blooms["file_path"], planned)
+    if not plan_rows:
+        blooms = blooms.filter(pc.is_in(blooms["file_path"], planned))  # planned files only
 
-    def files_of(paths: list[str]) -> list[LiveFile | None]:
-        return by_path.many(paths) if isinstance(by_path, LiveFilesByPath) else [by_path.get(p) for p in paths]
+    def files_of(paths: pa.Array) -> list[LiveFile | None]:
+        if plan_rows:  # the census names plan rows: those files made, no map of every path
+            return by_path.at_rows(_chunk(paths).indices.to_numpy(zero_copy_only=False))
+        texts = paths.cast(pa.string()).to_pylist()
+        return by_path.many(texts) if isinstance(by_path, LiveFilesByPath) else [by_path.get(p) for p in texts]
 
     out = {}
     for column in sorted(set(pc.unique(blooms["column_name"]).to_pylist())):
         mine = blooms.filter(pc.equal(blooms["column_name"], column))
         out[column] = _tally_columns(table, column, mine, files_of)
     return out
+
+
+def _chunk(values) -> pa.Array:
+    return values if not isinstance(values, pa.ChunkedArray) else (
+        values.chunk(0) if values.num_chunks == 1 else values.combine_chunks())
+
+
+def _plan_rows(census_paths: pa.ChunkedArray, planned: pa.Array) -> bool:
+    """Whether a census's ``file_path`` is a dictionary over the plan's own path column (its
+    indices are plan rows: every row a planned file)."""
+    return (census_paths.num_chunks == 1 and pa.types.is_dictionary(census_paths.type)
+            and text_key(census_paths.chunk(0).dictionary) == text_key(planned))
 
 
 def rows_tally(table, rows: pa.Table, files_of: Callable[[list[str]], list[LiveFile | None]]) -> dict:
@@ -204,18 +221,26 @@ def rows_tally(table, rows: pa.Table, files_of: Callable[[list[str]], list[LiveF
                                rows["file_path"].cast(pa.string()))
     names = rows["column_name"]
     found = pc.unique(names).to_pylist()
+
+    def listed(paths: pa.Array) -> list[LiveFile | None]:
+        return files_of(paths.to_pylist())
+
     if len(found) == 1:
-        return _tally_columns(table, found[0], rows, files_of)
-    return merge_tallies(_tally_columns(table, name, rows.filter(pc.equal(names, name)), files_of)
+        return _tally_columns(table, found[0], rows, listed)
+    return merge_tallies(_tally_columns(table, name, rows.filter(pc.equal(names, name)), listed)
                          for name in found)
 
 
-def _tally_columns(table, column: str, blooms: pa.Table, files_of: Callable[[list[str]], list[LiveFile | None]]
+READ_SLICE = 4096  # bloom filters whose bits are read for one batch of live files
+
+
+def _tally_columns(table, column: str, blooms: pa.Table, files_of: Callable[[pa.Array], list[LiveFile | None]]
                    ) -> dict:
     """The tally (the one rule: :func:`bloom_tally`) of census rows ``blooms`` whose files' schemas
     all name the column ``column``, on their columns: options judged per file schema, the bytes a
     file's rows need per distinct (rows, fpp), sums in numpy; only the files with more rows than
-    ``items`` (whose filter's bits are read) leave the columns."""
+    ``items`` (whose filter's bits are read) leave the columns (``files_of(paths)``: their live
+    files, of their ``file_path`` cells)."""
     sids = blooms["schema_id"].to_numpy()
     counts = blooms["record_count"].to_numpy()
     sizes = blooms["index_size_in_bytes"].to_numpy()
@@ -253,9 +278,10 @@ def _tally_columns(table, column: str, blooms: pa.Table, files_of: Callable[[lis
     ndv = list(rows)
     over, over_rows = 0, []
     read = np.flatnonzero(counts > items)
-    if len(read):
-        files = files_of(paths.take(pa.array(keep[read])).to_pylist())
-        for at, lf in zip(read.tolist(), files, strict=True):
+    for lo in range(0, len(read), READ_SLICE):  # a slice's live files at a time, gone before the next
+        part = read[lo:lo + READ_SLICE]
+        files = files_of(paths.take(pa.array(keep[part])))
+        for at, lf in zip(part.tolist(), files, strict=True):
             n_rows, limit = rows[at], int(items[at])
             keys = min(n_rows, limit) if lf is None else _distinct_keys(table, lf, column, n_rows, limit)
             ndv[at] = keys

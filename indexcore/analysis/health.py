@@ -315,8 +315,12 @@ def table_health(table, snapshot_id: int | None = None) -> TableHealth:
     target = schema.core_options.target_file_size_for(bool(schema.primary_keys))
     small_files, mergeable = _small_files(plan, limit)
 
-    dvs = view(table, "deletion_vectors", sid).to_pandas() if files else pd.DataFrame()
-    deleted = int(dvs["deleted"].sum()) if not dvs.empty else 0
+    dv_view = view(table, "deletion_vectors", sid) if files else None
+    deleted = int(pc.sum(dv_view["deleted"]).as_py() or 0) if dv_view is not None else 0
+    # a frame of every file only when rows are deleted (the worst bucket's density needs them all); else
+    # of the files with a DV (lost ones): at 1,000,000 files the whole frame was 0.25 GB while health ran
+    dvs = (pd.DataFrame() if dv_view is None else dv_view.to_pandas() if deleted
+           else dv_view.filter(dv_view["has_dv"]).to_pandas())
     worst, worst_density = None, 0.0
     if deleted:
         worst, worst_density = worst_bucket(dv_by_bucket(dvs))

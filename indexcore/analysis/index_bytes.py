@@ -34,9 +34,15 @@ def census_index_bytes(census: pa.Table) -> dict[tuple[str, str], list[int]]:
     rows: dict[tuple[str, str], list[int]] = {}
     ok = census.select(["file_path", "column_name", "index_type", "storage_type", "index_size_in_bytes",
                         "index_container_size_in_bytes"])
-    ok = ok.filter(pc.is_valid(ok["column_name"]))
-    # a number per data file: grouping by it is cheaper than hashing 180,000 paths twice more
-    ok = ok.append_column("file", pc.dictionary_encode(ok["file_path"]).combine_chunks().indices)
+    if ok["column_name"].null_count:  # else no copy of every row
+        ok = ok.filter(pc.is_valid(ok["column_name"]))
+    # a number per data file: grouping by it is cheaper than hashing 180,000 paths twice more (a
+    # census's file_path is a dictionary already: its indices, one per file, not a second encoding)
+    paths = ok["file_path"]
+    if pa.types.is_dictionary(paths.type) and paths.num_chunks == 1:
+        ok = ok.append_column("file", paths.chunk(0).indices)
+    else:
+        ok = ok.append_column("file", pc.dictionary_encode(paths).combine_chunks().indices)
     for g in ok.group_by(["index_type", "storage_type"], use_threads=False).aggregate(
             [("file", "count_distinct"), ("index_size_in_bytes", "sum")]).to_pylist():
         _add(rows, g["index_type"], g["storage_type"], g["file_count_distinct"], g["index_size_in_bytes_sum"] or 0)

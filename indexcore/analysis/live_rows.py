@@ -21,6 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from indexcore.config import settings
 from indexcore.views import view
 from indexcore.warehouse.data import merged_bucket_rows
@@ -58,17 +62,16 @@ def live_rows(table, snapshot_id: int | None = None) -> LiveRows:
 def _live_rows(table, plan, sid: int | None, cap: int) -> LiveRows:
     schema = table.read_schema(sid, plan.snapshot)
     dvs = view(table, "deletion_vectors", sid)
-    deleted_of = dict(zip(dvs["file_name"].to_pylist(), dvs["deleted"].to_pylist(), strict=True))
+    deleted_at = _deleted_per_file(plan.files.column("_FILE_NAME"), dvs)
     records = sum(plan.files.column("_ROW_COUNT").to_pylist())
-    deleted = sum(deleted_of.get(name) or 0 for name in plan.files.column("_FILE_NAME").to_pylist())
+    deleted = sum(d or 0 for d in deleted_at)
     if not schema.primary_keys:
         return LiveRows(records, deleted, records - deleted)
     # on the plan's columns; objects only for the files of the buckets merge-read below
     levels, counts = plan.files.column("_LEVEL").to_pylist(), plan.files.column("_ROW_COUNT").to_pylist()
-    names = plan.files.column("_FILE_NAME").to_pylist()
     if schema.skips_level0:
         read = [i for i, level in enumerate(levels) if level > 0]
-        live = sum(counts[i] - (deleted_of.get(names[i]) or 0) for i in read)
+        live = sum(counts[i] - (deleted_at[i] or 0) for i in read)
         return LiveRows(records, deleted, live, unread_level0=records - sum(counts[i] for i in read))
     retracts = plan.files.column("_DELETE_ROW_COUNT").to_pylist()
     buckets: dict[tuple, list[int]] = {}
@@ -78,7 +81,7 @@ def _live_rows(table, plan, sid: int | None, cap: int) -> LiveRows:
     overlapping = []
     for group in buckets.values():
         disjoint = len(group) == 1 or (len({levels[i] for i in group}) == 1 and levels[group[0]] != 0)
-        dropped = any(deleted_of.get(names[i]) for i in group)  # DVs read on merge: merge to know
+        dropped = any(deleted_at[i] for i in group)  # DVs read on merge: merge to know
         if not disjoint or any(retracts[i] is None for i in group) or dropped:
             overlapping.append(group)
         else:
@@ -97,3 +100,15 @@ def _live_rows(table, plan, sid: int | None, cap: int) -> LiveRows:
             rows = sum(counts[i] - (retracts[i] or 0) for i in group)
         live += rows
     return LiveRows(records, deleted, live, exact=unmerged == 0, merged_buckets=unmerged)
+
+
+def _deleted_per_file(names: pa.ChunkedArray, dvs: pa.Table) -> list[int | None]:
+    """The DV view's ``deleted`` of each of the files ``names`` (its last row of that file name;
+    None without one), matched in Arrow: at 1,000,000 files a map of every name held about 0.3 GB
+    of Python strings while health ran."""
+    n = dvs.num_rows
+    if not n:
+        return [None] * len(names)
+    last_first = pa.array(np.arange(n - 1, -1, -1, dtype=np.int64))  # index_in finds the first: reversed
+    at = pc.index_in(names, value_set=dvs["file_name"].combine_chunks().take(last_first))
+    return dvs["deleted"].take(last_first).take(at).to_pylist()

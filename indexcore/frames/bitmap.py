@@ -17,7 +17,8 @@ from indexcore.formats.bitmap.writer import BitmapWriter
 from indexcore.formats.registry import page_kinds
 from indexcore.io import BytesSource
 from indexcore.views.blob_bytes import blob_of_row, census_blob_bytes, file_columns
-from indexcore.views.census import census_rows_of, iter_file_indexes, snapshot_census
+from indexcore.views.census import census_rows_of, snapshot_census
+from indexcore.views.census_blobs import iter_file_indexes
 from indexcore.views.common import file_cols, partition_types
 from indexcore.warehouse.model import LiveFile
 from indexcore.warehouse.table_manifests import gc_paused

@@ -4,8 +4,11 @@ table's one partition."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from indexcore.cache import release_unused
 from indexcore.views import Identifier, view
@@ -16,10 +19,21 @@ def view_frame(table, name: str, snapshot_id: int | None = None, **kwargs) -> pd
     """``views.view(table, name, snapshot_id, **kwargs)`` as a pandas frame (text as text:
     :func:`~indexcore.views.common.to_frame`). A large view that is not kept (one with arguments,
     as the Table page's listing) is freed here: its buffers go back to the OS too."""
-    frame = to_frame(view(table, name, snapshot_id, **kwargs))
+    result = view(table, name, snapshot_id, **kwargs)
+    frame = to_frame(result, plan_texts(table, snapshot_id))
     if len(frame) >= RELEASE_ROWS:
         release_unused()
     return frame
+
+
+def plan_texts(table, snapshot_id: int | None = None) -> Callable[[pa.Array], np.ndarray | None] | None:
+    """What :func:`~indexcore.views.common.to_frame` asks for a view of the snapshot's columnar
+    plan (kept on the table; None when it keeps none): the plan's own Python strings of a text
+    array that is one of its paths, names or ``.index`` paths (:meth:`PlanColumns.text_objects
+    <indexcore.warehouse.plan_columns.PlanColumns.text_objects>`), so the ``$files`` frame and
+    the census frame share them instead of each holding its own."""
+    plan = table.kept_plan_columns(snapshot_id)
+    return None if plan is None else plan.objects_of
 
 
 def shared_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -37,4 +51,4 @@ def branch_ref(table: str, branch: str) -> str:
     return Identifier(table, branch).table_ref
 
 
-__all__ = ["UNPARTITIONED", "branch_ref", "shared_frame", "to_frame", "view_frame"]
+__all__ = ["UNPARTITIONED", "branch_ref", "plan_texts", "shared_frame", "to_frame", "view_frame"]

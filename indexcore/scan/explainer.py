@@ -171,7 +171,7 @@ def explain(table, predicate_or_sql: Predicate | str, snapshot_id: int | None = 
     in ``bytes_read`` but the funnel stays Paimon's). ``paths`` restricts to these data files.
     Unreadable parts become problems; nothing here raises for a bad file.
     """
-    plan = table.kept_plan_columns(snapshot_id)  # the columnar plan, when the table keeps it alone
+    plan = table.plan_columns_alone(snapshot_id)  # the columnar plan, when the table keeps it alone
     if plan is not None and not verify and not all_files:
         schema = table.read_schema(snapshot_id, plan.snapshot)
         schemas = plan_applies(table, schema, plan)

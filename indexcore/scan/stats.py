@@ -296,20 +296,26 @@ def file_stats_frame(table, snapshot_id: int | None = None, columns: Sequence[st
     wanted = [c for c in schema.field_names if columns is None or c in columns]
     pk = bool(schema.primary_keys)
     ptypes = [f.type for f in schema.partition_fields]
-    rows = []
+    # one list per column, no dict per row: at 1,000,000 files a dict per row was about 1 GB at once
+    cols: dict[str, list] = {k: [] for k in STATS_FRAME_COLUMNS}
     for lf in _stats_files(table, plan, snapshot_id, paths, limit):
         file_schema = table.file_schema(lf)
         shown = stats_json(schema, column_stats(lf, schema, file_schema, key_stats=pk, only=wanted), wanted)
-        base = {"file_name": lf.path.rsplit("/", 1)[-1],
-                "partition": partition_text_cached(lf.partition, ptypes, table.caches.labels),
-                "bucket": lf.bucket, "level": lf.file.level, "row_count": lf.file.row_count,
-                "schema_id": lf.file.schema_id}
-        rows.extend({**base, "column": col, **got} for col, got in shown.items())
-    frame = pd.DataFrame(rows, columns=["file_name", "partition", "bucket", "level", "row_count", "schema_id",
-                                        "column", "min", "max", "null_count"])
+        base = (lf.path.rsplit("/", 1)[-1], partition_text_cached(lf.partition, ptypes, table.caches.labels),
+                lf.bucket, lf.file.level, lf.file.row_count, lf.file.schema_id)
+        for col, got in shown.items():
+            for name, value in zip(STATS_FRAME_COLUMNS, (*base, col, got["min"], got["max"], got["null_count"]),
+                                   strict=True):
+                cols[name].append(value)
     for name in ("min", "max"):  # as recorded (no float for ints); text when columns or files mix types
-        values = [r[name] for r in rows]
-        mixed = len({type(v) for v in values if v is not None}) > 1
-        frame[name] = pd.Series([str(v) if mixed and v is not None else v for v in values], dtype=object)
+        values = cols[name]
+        if len({type(v) for v in values if v is not None}) > 1:
+            cols[name] = [str(v) if v is not None else v for v in values]
+    frame = pd.DataFrame({k: pd.Series(v, dtype=object) if k in ("min", "max") else v for k, v in cols.items()},
+                         columns=list(STATS_FRAME_COLUMNS))
     frame["null_count"] = frame["null_count"].astype("Int64")
     return frame
+
+
+STATS_FRAME_COLUMNS = ("file_name", "partition", "bucket", "level", "row_count", "schema_id", "column", "min", "max",
+                       "null_count")

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from indexcore.errors import IndexCoreError
 from indexcore.views import census, indexes, system
-from indexcore.views.census import iter_file_indexes
+from indexcore.views.census_blobs import iter_file_indexes
 from indexcore.views.common import (
     UNPARTITIONED,
     IndexBlob,

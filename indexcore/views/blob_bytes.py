@@ -22,7 +22,8 @@ from indexcore.formats.container import IndexEntry
 from indexcore.formats.registry import RANGE_BITMAP, open_reader
 from indexcore.io import BytesSource, Fetch
 from indexcore.types import DataType
-from indexcore.views.census import CensusBlobs, census_rows_of, snapshot_census
+from indexcore.views.census import census_rows_of, snapshot_census
+from indexcore.views.census_blobs import CensusBlobs
 from indexcore.views.common import UNPARTITIONED, IndexBlob, partition_types
 from indexcore.warehouse.table_heads import WHOLE_INDEX_BYTES, reader_key
 from indexcore.warehouse.table_manifests import gc_paused
@@ -175,7 +176,7 @@ def _summaries_of_rows(table, census: pa.Table, snapshot_id: int | None, keep: b
 
 
 def blob_of_row(table, census: pa.Table, snapshot_id: int | None) -> CensusBlobs:
-    """The :class:`~indexcore.views.census.CensusBlobs` of ``census`` (``.blob(i)``: row ``i``'s
+    """The :class:`~indexcore.views.census_blobs.CensusBlobs` of ``census`` (``.blob(i)``: row ``i``'s
     :class:`~indexcore.views.common.IndexBlob`, its live file made alone), for the rows :func:`census_blob_bytes` leaves."""
     return CensusBlobs(table, census, table.live_files_by_path(snapshot_id))
 

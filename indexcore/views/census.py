@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,11 +20,10 @@ import pyarrow.compute as pc
 
 from indexcore.cache import release_unused
 from indexcore.errors import IndexCoreError
-from indexcore.formats.container import EMPTY_INDEX_FLAG, IndexEntry, head_spans
+from indexcore.formats.container import EMPTY_INDEX_FLAG, head_spans
 from indexcore.formats.registry import FILE_INDEX_TYPES, index_kind
 from indexcore.types import DataType
 from indexcore.views.common import (
-    IndexBlob,
     Progress,
     kept_view,
     kept_view_if_built,
@@ -35,7 +34,7 @@ from indexcore.views.common import (
 )
 from indexcore.warehouse.file_sample import sample_files, sample_positions
 from indexcore.warehouse.model import LiveFile
-from indexcore.warehouse.plan_columns import LiveFilesByPath, PlanColumns
+from indexcore.warehouse.plan_columns import PlanColumns, distinct_texts, take_rows
 from indexcore.warehouse.table_manifests import gc_paused
 
 # a text column repeated on each of a file's rows: dictionary-encoded, its dictionary the plan's own
@@ -54,7 +53,7 @@ _FILE_LEVEL = ("partition", "bucket", "file_path", "file_size_in_bytes", "record
                "storage_type", "index_file_path", "file_name")
 
 
-def _judge(schema, column: str, index_type: str) -> tuple:
+def judge_entry(schema, column: str, index_type: str) -> tuple:
     """(column type, why the column cannot be used, why the kind cannot be read, options) for one
     schema's column and index kind: the same for every file of that schema, so judged once."""
     try:
@@ -92,7 +91,7 @@ def _verdicts(schema, pairs: tuple[tuple[str, str], ...], empty: tuple[bool, ...
         key = (schema.id, column, kind)
         known = judged.get(key)
         if known is None:
-            known = judged[key] = _judge(schema, column, kind)
+            known = judged[key] = judge_entry(schema, column, kind)
         dtype, column_error, kind_error, opts = known
         types.append(dtype)
         errors.append(column_error or (None if is_empty else kind_error))
@@ -130,7 +129,7 @@ def _census_walk(table, schema_ids: Sequence[int], columns: Callable[[int, int],
     containers ``columns(lo, hi)`` gives for files ``lo`` to ``hi`` (their paths, ``.index`` paths
     and embedded index bytes): made a batch at a time as the walk goes (a 1,000,000-file census
     holds no list of every path), each batch's heads read at once (:meth:`head_batch`)."""
-    judged: dict[tuple, tuple] = {}  # (schema id, column, kind) -> what _judge says
+    judged: dict[tuple, tuple] = {}  # (schema id, column, kind) -> what judge_entry says
     shapes: dict[tuple, Verdicts] = {}  # (schema id, (column, kind) pairs, empties) -> verdicts
     # (schema id, id of pairs, empties) -> (pairs, verdicts): heads of one layout share their pairs,
     # so most files find their verdicts without hashing the pairs (pairs kept, so an id is not reused)
@@ -221,7 +220,7 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     rows = indexed_rows(plan, sample)
     picked = plan.files.select(["path", "index_path", "_EMBEDDED_FILE_INDEX", "_SCHEMA_ID"])
     if len(rows) < picked.num_rows:  # else every file, in order: no copy of the embedded indexes
-        picked = picked.take(pa.array(rows))
+        picked = take_rows(picked, rows)
     walked = _Walked(errors_only, rows=True)
     plan_rows = rows.tolist()
 
@@ -263,7 +262,8 @@ def _plan_file_columns(table, plan: PlanColumns, shown: np.ndarray) -> dict:
         _shared(_chunk(live.column("partition_id")).to_numpy(zero_copy_only=False).astype(np.int64), labels),
         live.column("_BUCKET"), _shared(shown, plan.files.column("path")), live.column("_FILE_SIZE"),
         live.column("_ROW_COUNT"), live.column("_SCHEMA_ID"), pc.if_else(embedded, "EMBEDDED", "FILE"),
-        _shared(on_disk, plan.files.column("index_path")), _shared(shown, plan.files.column("_FILE_NAME"))),
+        _shared(on_disk, plan.files.column("index_path"), plan, "index_path"),
+        _shared(shown, plan.files.column("_FILE_NAME"))),
         strict=True))
 
 
@@ -275,19 +275,25 @@ def _chunk(values) -> pa.Array:
     return values.chunk(0) if values.num_chunks == 1 else values.combine_chunks()
 
 
-def _shared(rows: np.ndarray, values) -> pa.DictionaryArray:
+def _shared(rows: np.ndarray, values, plan: PlanColumns | None = None, column: str = "") -> pa.DictionaryArray:
     """``values[rows]`` (null where a row is -1) as a :data:`SHARED_TEXT` array whose dictionary is
-    ``values`` itself, its buffers shared, when that is a valid pandas category list (no null,
-    no text twice); else the distinct texts of the rows taken (still one copy per text)."""
+    ``values`` itself when that is a valid pandas category list (no null, no text twice); else the
+    texts the rows use, one copy each (noted on ``plan`` as its ``column``'s: :meth:`PlanColumns.note_taken`)."""
     values = _chunk(values)
-    if values.null_count == 0 and pc.count_distinct(values).as_py() == len(values):
+    if values.null_count == 0 and distinct_texts(values):
         return pa.DictionaryArray.from_arrays(pa.array(rows, pa.int32(), mask=rows < 0), values)
     used, at = np.unique(rows[rows >= 0], return_inverse=True)
-    encoded = values.take(pa.array(used, pa.int64())).dictionary_encode()  # nulls: null indices
-    codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+    taken = values.take(pa.array(used, pa.int64()))
+    if taken.null_count == 0 and distinct_texts(taken):  # the texts used, each once already: no hash of them
+        codes, dictionary = np.arange(len(taken), dtype=np.int64), taken
+        if plan is not None:
+            plan.note_taken(column, used, taken)
+    else:
+        encoded = taken.dictionary_encode()  # nulls: null indices
+        codes, dictionary = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False), encoded.dictionary
     out = np.full(len(rows), -1, np.int64)
     out[rows >= 0] = codes[at]
-    return pa.DictionaryArray.from_arrays(pa.array(out, pa.int32(), mask=out < 0), encoded.dictionary)
+    return pa.DictionaryArray.from_arrays(pa.array(out, pa.int32(), mask=out < 0), dictionary)
 
 
 def _object_file_columns(table, shown: list[LiveFile]) -> dict:
@@ -457,143 +463,3 @@ def census_rows_of(census: pa.Table, index_types: Iterable[str] | None = None,
         return census
     keep = wanted[0] if len(wanted) == 1 else pc.and_(*wanted)
     return census.filter(pc.or_(pc.is_null(census["column_name"]), pc.fill_null(keep, False)))
-
-
-def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterable[str] | None = None,
-                      column: str | None = None, progress: Progress | None = None,
-                      sample: int | None = None) -> Iterator[IndexBlob]:
-    """Every file index of the snapshot's live files, filtered by type and column, from the
-    (kept) census; readers open lazily. ``sample``: only that many of the files with a file
-    index (:func:`~indexcore.warehouse.file_sample.sample_files`).
-
-    A container that cannot be read yields one blob with ``column`` None and the ``error``.
-    """
-    census = census_rows_of(snapshot_census(table, snapshot_id, progress, sample), index_types, column)
-    # the blobs' files are made a slice of rows at a time, in one pass over the plan's columns each,
-    # and kept on the table: the next view of the same sample makes none, and a caller that stops
-    # early (the first 100 files of a layout comparison) does not make the snapshot's
-    by_path = table.live_files_by_path(snapshot_id)
-    rows = CensusBlobs(table, census, by_path)
-    paths = census["file_path"]
-    for lo in range(0, census.num_rows, _BLOB_SLICE):
-        by_path.many(pc.unique(paths.slice(lo, _BLOB_SLICE)).to_pylist())
-        for i in range(lo, min(lo + _BLOB_SLICE, census.num_rows)):
-            yield rows.blob(i)
-
-
-_BLOB_SLICE = 512  # census rows whose live files iter_file_indexes makes in one pass
-
-
-class CensusBlobs:
-    """:class:`IndexBlob` s made from the rows of one ``$file_indexes`` census (its column values
-    read into Python once, on the first blob asked for): an inventory places 180,000 census rows
-    at 50,000 files, and most are only counted."""
-
-    def __init__(self, table, census: pa.Table, files: Iterable[LiveFile] | PlanColumns | LiveFilesByPath):
-        self.table, self.census = table, census
-        self._plan = files if isinstance(files, PlanColumns) else None
-        self._files = {} if self._plan is not None else files if isinstance(files, LiveFilesByPath) else {
-            lf.path: lf for lf in files}
-        self._rows: dict[str, int] | None = None
-        self._columns: dict[str, list] | None = None
-        self._judged: dict[tuple, tuple] = {}
-
-    def _file(self, path: str) -> LiveFile:
-        """The live file at ``path``; from plan columns, made on first use (the files whose blobs
-        are asked for, not the snapshot's)."""
-        lf = self._files.get(path)
-        if lf is None:
-            if self._rows is None:
-                self._rows = {p: i for i, p in enumerate(self._plan.files.column("path").to_pylist())}
-            lf = self._files[path] = self._plan.live_file(self.table, self._rows[path])
-        return lf
-
-    def blob(self, i: int) -> IndexBlob:
-        """The blob of census row ``i``."""
-        if self._columns is None:
-            # file_path as plain text first: a dictionary column's to_pylist is 25x slower
-            self._columns = {name: self.census[name].cast(pa.string()).to_pylist() if name == "file_path" else
-                             self.census[name].to_pylist() for name in (
-                "file_path", "column_name", "index_type", "index_offset", "index_size_in_bytes", "error",
-                "index_container_size_in_bytes")}
-        c = self._columns
-        lf = self._file(c["file_path"][i])
-        column, kind, error = c["column_name"][i], c["index_type"][i], c["error"][i]
-        embedded = lf.file.embedded_index is not None
-        if column is None:  # the container cannot be read
-            return IndexBlob(lf, None, None, 0, False, embedded, None, error)
-        key = (lf.file.schema_id, column, kind)
-        known = self._judged.get(key)
-        if known is None:
-            known = self._judged[key] = _judge(self.table.file_schema(lf), column, kind)
-        dtype, _column_error, _kind_error, opts = known
-        size, offset = c["index_size_in_bytes"][i], c["index_offset"][i]
-        empty = offset == EMPTY_INDEX_FLAG
-        return IndexBlob(lf, column, kind, size, empty, embedded, dtype, error, offset,
-                         c["index_container_size_in_bytes"][i], IndexEntry(column, kind, offset, size), opts,
-                         self.table)
-
-
-class Blobs(Mapping[str, IndexBlob]):
-    """Data file path -> :class:`IndexBlob` of one column and kind, each blob made on first use from
-    its census row (:class:`CensusBlobs`); a file listing the pair twice is its last entry, as in
-    Paimon's head map. The census rows are added as columns and mapped by path only when a blob or
-    a path is asked for: health counts the files of each index (:meth:`paths`, ``len``) and makes
-    no map of 50,000 paths."""
-
-    def __init__(self, rows: CensusBlobs):
-        self._rows = rows
-        self._parts: list[tuple[pa.Array | Sequence[str], np.ndarray | Sequence[int]]] = []
-        self._mapped: dict[str, int] | None = {}
-        self._made: dict[str, IndexBlob] = {}
-
-    def add(self, paths: pa.Array | Iterable[str], rows: np.ndarray | Iterable[int]) -> None:
-        """Census rows ``rows`` (of data files ``paths``: an Arrow string array or texts), in census order."""
-        self._parts.append((paths if isinstance(paths, pa.Array | pa.ChunkedArray) else list(paths),
-                            rows if isinstance(rows, np.ndarray) else list(rows)))
-        self._mapped = None
-
-    @property
-    def _at(self) -> dict[str, int]:
-        if self._mapped is None:
-            self._mapped = {}
-            for paths, rows in self._parts:
-                texts = paths.to_pylist() if isinstance(paths, pa.Array | pa.ChunkedArray) else paths
-                self._mapped.update(zip(texts, rows.tolist() if isinstance(rows, np.ndarray) else rows, strict=True))
-        return self._mapped
-
-    def paths(self) -> pa.Array:
-        """The data files' paths as one Arrow string array (a file listing the pair twice may appear
-        twice); of a census's dictionary column, the texts of the indices used, not one per row."""
-        arrays = []
-        for paths, _rows in self._parts:
-            if not isinstance(paths, pa.Array | pa.ChunkedArray):
-                paths = pa.array(paths, pa.string())
-            if isinstance(paths, pa.ChunkedArray):
-                paths = paths.combine_chunks()
-            if pa.types.is_dictionary(paths.type):
-                paths = paths.dictionary.take(pc.unique(paths.indices))
-            arrays.append(paths.cast(pa.string()))
-        return pa.concat_arrays(arrays) if arrays else pa.array([], pa.string())
-
-    def census_rows(self) -> tuple[pa.Table, list[int]]:
-        """The census and each file's row in it, in census order, without making a blob (a caller
-        summing census columns over every file makes no object per file)."""
-        return self._rows.census, list(self._at.values())
-
-    def __getitem__(self, path: str) -> IndexBlob:
-        blob = self._made.get(path)
-        if blob is None:
-            blob = self._made[path] = self._rows.blob(self._at[path])
-        return blob
-
-    def __contains__(self, path: object) -> bool:
-        return path in self._at
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._at)
-
-    def __len__(self) -> int:
-        if self._mapped is not None:
-            return len(self._mapped)
-        return pc.count_distinct(self.paths()).as_py()

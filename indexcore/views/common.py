@@ -67,27 +67,63 @@ def partition_text_cached(values: tuple, types: list[DataType], labels: LRU) -> 
     return hit
 
 
-def to_frame(result: pa.Table) -> pd.DataFrame:
+def to_frame(result: pa.Table, texts: Callable[[pa.Array], np.ndarray | None] | None = None) -> pd.DataFrame:
     """A view as a pandas frame, as ``result.to_pandas()`` gives it, but its dictionary-encoded text
     columns (the census's :data:`~indexcore.views.census.SHARED_TEXT`) as plain text (object, None
     for null) and not pandas categories, whose group-bys would list every value of the plan's
     dictionary. Each distinct text is one Python string, as to_pandas makes them. What the
     conversion freed goes back to the OS when the view is large (:data:`RELEASE_ROWS`): at 100,000
     files the ``$files`` listing's frame held 1,113 B per file in RSS before, 750 after, the
-    census's 1,327 and 929."""
-    shared = [f.name for f in result.schema if pa.types.is_dictionary(f.type)]
-    if not shared:
+    census's 1,327 and 929.
+
+    ``texts(array)``: the Python strings of a text array when it is one a caller keeps them for
+    (the plan's paths and names: :meth:`PlanColumns.text_objects
+    <indexcore.warehouse.plan_columns.PlanColumns.text_objects>`), else None; a text column that is
+    such an array, or a dictionary column whose dictionary is, takes its strings from there, so
+    two frames of one plan share one string per path instead of holding one each."""
+    objects = {}
+    for f in result.schema:
+        kept = None
+        if texts is not None and (pa.types.is_string(f.type) or pa.types.is_dictionary(f.type)):
+            kept = _kept_texts(result.column(f.name), texts)
+        if kept is not None:
+            objects[f.name] = kept
+        elif pa.types.is_dictionary(f.type):
+            objects[f.name] = _plain_objects(result.column(f.name))
+    if not objects:
         frame = result.to_pandas()
     else:
-        frame = result.drop_columns(shared).to_pandas()
-        for name in shared:
-            frame.insert(result.schema.get_field_index(name), name, _plain_objects(result.column(name)))
+        frame = result.drop_columns(list(objects)).to_pandas()
+        for name, values in objects.items():  # in schema order: each goes back to its place
+            frame.insert(result.schema.get_field_index(name), name, values)
     if result.num_rows >= RELEASE_ROWS:
         release_unused()
     return frame
 
 
 RELEASE_ROWS = 4096  # a view's rows from which to_frame gives back what it freed (a syscall or two)
+
+
+def _kept_texts(column: pa.ChunkedArray, texts: Callable[[pa.Array], np.ndarray | None]) -> np.ndarray | None:
+    """``column`` (one chunk: a text array, or a dictionary of one) as an object array of the
+    strings ``texts`` keeps for its array (a new array of pointers to them), else None."""
+    if column.num_chunks != 1:
+        return None
+    chunk = column.chunk(0)
+    if pa.types.is_dictionary(chunk.type):
+        if 2 * len(chunk) < len(chunk.dictionary):  # a few rows of a large dictionary: their own strings
+            return None
+        objects = texts(chunk.dictionary)
+        if objects is None:
+            return None
+        at = pc.fill_null(chunk.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        if not len(objects):  # every row null
+            return np.full(len(at), None, object)
+        out = objects.take(at)  # -1 takes the last: made None below
+        out[at < 0] = None
+        return out
+    objects = texts(chunk)
+    return None if objects is None else objects.copy()
 
 
 def _plain_objects(column: pa.ChunkedArray) -> np.ndarray:

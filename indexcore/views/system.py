@@ -29,7 +29,7 @@ from indexcore.views.common import (
     stats_text,
 )
 from indexcore.warehouse.manifest import file_stats, lazy_key
-from indexcore.warehouse.plan_columns import PlanColumns
+from indexcore.warehouse.plan_columns import PlanColumns, take_rows
 from indexcore.warehouse.table import Table
 from indexcore.warehouse.table_planning import KNOWN_INDEX_TYPES
 
@@ -214,9 +214,10 @@ def files(table, snapshot_id: int | None = None, stats: bool = True,
     if paths is not None:
         rows = np.flatnonzero(pc.is_in(live.column("path"), pa.array(list(paths), pa.string()))
                               .to_numpy(zero_copy_only=False))
-        live = live.take(pa.array(rows))
+        live = take_rows(live, rows)  # not a join of every chunk of every column
     n = live.num_rows
-    names = live.column("_FILE_NAME").combine_chunks()
+    names = live.column("_FILE_NAME")
+    names = names.chunk(0) if names.num_chunks == 1 else names.combine_chunks()  # the plan's own: no copy
     source = live.column("_FILE_SOURCE").combine_chunks()
     known = pc.is_in(source, pa.array([0, 1], source.type))
     none = pa.nulls(n, pa.string())

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from indexcore.cache import release_unused
+from indexcore.cache import LRU, release_unused
 from indexcore.errors import IndexCoreError
 from indexcore.io import Fetch
 from indexcore.paimon.index_types import DELETION_VECTORS, HASH
@@ -53,6 +53,9 @@ _ENTRY_TOP = frozenset(["_KIND", "_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_FI
 BATCH_BYTES = 16 << 20  # stored manifest bytes decoded together (their inflated blocks are held at once)
 _MANIFEST_KEY = "columns"  # the manifest cache's key of a manifest's columns: (_MANIFEST_KEY, name)
 _LIVE_FILES_KEY = "live files by path"  # the derived cache's key of a snapshot's kept live files
+# the plan's text columns whose Python strings its frames share (PlanColumns.text_objects): one array each
+TEXT_COLUMNS = ("path", "_FILE_NAME", "index_path")
+_TEXTS_KEPT = 2 * len(TEXT_COLUMNS)  # their strings, and as many arrays taken from them
 
 
 def _conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
@@ -84,6 +87,45 @@ def entry_columns(table: pa.Table) -> pa.Table:
             continue
         columns.append(_conform(arr, f.type))
     return pa.Table.from_arrays(columns, schema=ENTRY)
+
+
+def text_key(values: pa.Array) -> tuple:
+    """What names a text array's values: its buffers' addresses, offset and length (equal for the
+    same array and its views, not for a copy). Valid while the array is alive (a freed buffer's
+    address may be reused)."""
+    return (*(None if b is None else b.address for b in values.buffers()[1:]), values.offset, len(values))
+
+
+def take_rows(table: pa.Table, rows) -> pa.Table:
+    """``table.take(rows)`` without joining its chunks: Arrow's take of a column of several chunks
+    first concatenates them, a copy of the whole column per call (a plan's columns are a chunk per
+    decoded batch: at 1,000,000 files, about 1.3 GB for a take of 4,096 rows). Taken from the
+    table's batches (zero-copy slices of its chunks): a run of rows in one batch at a time, in the
+    order asked (a plan's merge asks in about stored order), or sorted and put back in order when
+    the rows jump between batches more often than :data:`TAKE_RUNS`."""
+    rows = np.asarray(rows, np.int64)
+    if not len(rows):
+        return table.slice(0, 0)
+    if rows[-1] - rows[0] + 1 == len(rows) and (len(rows) == 1 or bool((np.diff(rows) == 1).all())):
+        return table.slice(int(rows[0]), len(rows))
+    batches = table.to_batches()
+    if all(c.num_chunks <= 1 for c in table.columns) or not batches:
+        return table.take(pa.array(rows, pa.int64()))
+    starts = np.cumsum([0] + [b.num_rows for b in batches])
+    which = np.searchsorted(starts, rows, side="right") - 1
+    cuts = np.flatnonzero(np.diff(which)) + 1
+    if len(cuts) < TAKE_RUNS:  # few runs: each taken from its batch, in the order asked
+        parts = [batches[int(which[lo])].take(pa.array(rows[lo:hi] - starts[which[lo]], pa.int64()))
+                 for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), len(rows)], strict=True)]
+        return pa.Table.from_batches(parts, schema=table.schema)
+    order = np.argsort(rows, kind="stable")
+    taken = take_rows(table, rows[order]).combine_chunks()  # sorted: a run per batch; the rows only
+    back = np.empty(len(order), np.int64)
+    back[order] = np.arange(len(order))
+    return taken.take(pa.array(back))
+
+
+TAKE_RUNS = 256  # runs of rows in one batch past which take_rows sorts the rows first
 
 
 def _whole(column: pa.ChunkedArray) -> pa.Array:
@@ -142,6 +184,14 @@ def _names_distinct(names: pa.ChunkedArray) -> bool:
     return len(pc.unique(names)) == len(names) if distinct is None else distinct
 
 
+def distinct_texts(values: pa.Array) -> bool:
+    """No text twice in ``values`` (no nulls): the C extension's exact hash pass where built (a
+    table of pointers), else ``pc.count_distinct``, whose memo copies every text (at 1,000,000
+    paths about 0.5 GB at once)."""
+    distinct = all_distinct(values)
+    return pc.count_distinct(values).as_py() == len(values) if distinct is None else distinct
+
+
 @dataclass(frozen=True)
 class PlanColumns:
     """The live files of one snapshot as columns (:data:`LIVE`), with the index manifest's
@@ -155,10 +205,54 @@ class PlanColumns:
     problems: tuple[Problem, ...] = ()
     bitmap64: bool = False
     manifests: tuple = field(default=(), repr=False)
+    # the Python strings of TEXT_COLUMNS, made when a frame first asks (text_objects), and the arrays
+    # taken from them (note_taken), gone with the plan
+    texts: LRU = field(default_factory=lambda: LRU(_TEXTS_KEPT), repr=False, compare=False)
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "texts"}  # its lock does not pickle
+
+    def __setstate__(self, state: dict) -> None:
+        for k, v in {**state, "texts": LRU(_TEXTS_KEPT)}.items():
+            object.__setattr__(self, k, v)
 
     @property
     def num_files(self) -> int:
         return self.files.num_rows
+
+    def text_objects(self, column: str) -> np.ndarray:
+        """Column ``column`` of :data:`TEXT_COLUMNS` as Python strings (None for null), made once per
+        plan and kept with it: the ``$files`` frame and the census frame take theirs from here (one
+        string per path, name and ``.index`` path, not one per frame: about 0.45 KiB per live file
+        at 1,000,000 files). Read-only: the frames take copies of the pointers, not of the texts."""
+        def made() -> np.ndarray:
+            objects = _whole(self.files.column(column)).to_numpy(zero_copy_only=False)
+            objects.flags.writeable = False
+            return objects
+
+        if column not in TEXT_COLUMNS:
+            raise KeyError(f"{column!r} is not one of the plan's shared text columns {TEXT_COLUMNS}")
+        return self.texts.get_or_build(column, made)
+
+    def note_taken(self, column: str, rows: np.ndarray, taken: pa.Array) -> None:
+        """Note that ``taken`` is column ``column`` of :data:`TEXT_COLUMNS` at plan rows ``rows`` (a
+        census's dictionary of the ``.index`` paths it uses, when some files embed theirs): a frame
+        of it takes its strings from :meth:`text_objects` (:meth:`objects_of`)."""
+        self.texts.put(("taken", text_key(taken)), (column, np.asarray(rows, np.int64), taken))
+
+    def objects_of(self, values: pa.Array) -> np.ndarray | None:
+        """The plan's Python strings of a text array that is one of its :data:`TEXT_COLUMNS` (its
+        buffers, not a copy) or an array :meth:`note_taken` noted; None for any other array."""
+        key = text_key(values)
+        for name in TEXT_COLUMNS:
+            column = self.files.column(name)
+            if column.num_chunks == 1 and text_key(column.chunk(0)) == key:
+                return self.text_objects(name)
+        noted = self.texts.get(("taken", key))
+        if noted is None:
+            return None
+        column, rows, _taken = noted  # the taken array kept with its note: its buffers' addresses stay its
+        return self.text_objects(column)[rows]
 
     @property
     def hash_indexes(self) -> dict[tuple, list[IndexManifestEntry]]:
@@ -196,7 +290,7 @@ class PlanColumns:
         """:meth:`live_file` of ``rows`` (every row by default), their columns read into Python in
         one pass (a row at a time costs about 0.1 ms each; in one pass about 10 us at 50,000 files,
         half the object plan's cost per file)."""
-        chosen = self.files if rows is None else self.files.take(pa.array(rows, pa.int64()))
+        chosen = self.files if rows is None else take_rows(self.files, rows)
         names = chosen.column_names  # read a column at a time: half the time of Table.to_pylist's rows
         values = [chosen.column(n).to_pylist() for n in names]
         with gc_paused():  # long-lived acyclic objects, as planning makes: half the time without GC passes
@@ -233,6 +327,17 @@ class LiveFilesByPath(Mapping):
             self._made[lf.path] = lf
         return [self._made.get(p) for p in paths]
 
+    def at_rows(self, rows: np.ndarray) -> list[LiveFile]:
+        """The live files of plan rows ``rows``, those made already taken, the others made in one
+        pass and not kept (a caller going through many files a slice at a time holds a slice),
+        without the map of every path :meth:`many` needs (at 1,000,000 files, 0.3 GB of strings)."""
+        if not len(rows):
+            return []
+        paths = self._plan.files.column("path").take(pa.array(rows, pa.int64())).to_pylist()
+        need = [int(r) for r, p in zip(rows, paths, strict=True) if p not in self._made]
+        made = {lf.path: lf for lf in self._plan.live_files(self._table, need)} if need else {}
+        return [self._made.get(p) or made[p] for p in paths]
+
     def __contains__(self, path: object) -> bool:
         return path in self._index()
 
@@ -264,6 +369,11 @@ class TablePlanColumns:
         release_unused()  # the decode's inflated blocks and the merge's scratch columns: not kept
         return plan
 
+    def kept_plan_columns(self, snapshot_id: int | None = None) -> PlanColumns | None:
+        """The snapshot's columnar plan when the table keeps it already, else None (nothing planned)."""
+        snap = self.snapshot(snapshot_id)
+        return None if snap is None else self.caches.plans.peek((_MANIFEST_KEY, snap.id))
+
     def live_files_by_path(self, snapshot_id: int | None = None) -> LiveFilesByPath:
         """:meth:`PlanColumns.by_path` of the snapshot's columnar plan, kept per snapshot id: the
         live files one view makes (a decode sample's 2,000) serve the next view of the same
@@ -274,13 +384,11 @@ class TablePlanColumns:
         return self.derived((_LIVE_FILES_KEY, plan.snapshot.id), lambda: plan.by_path(self),
                             weight=lambda by_path: len(by_path))
 
-    def kept_plan_columns(self, snapshot_id: int | None = None) -> PlanColumns | None:
-        """The snapshot's columnar plan when the table keeps it and not its object plan (what
+    def plan_columns_alone(self, snapshot_id: int | None = None) -> PlanColumns | None:
+        """:meth:`kept_plan_columns` when the table keeps no object plan of the snapshot (what
         :meth:`planned_objects` makes its files from), else None."""
         snap = self.snapshot(snapshot_id)
-        if snap is not None and (_MANIFEST_KEY, snap.id) in self.caches.plans and snap.id not in self.caches.plans:
-            return self.plan_columns(snap.id)
-        return None
+        return None if snap is None or snap.id in self.caches.plans else self.kept_plan_columns(snap.id)
 
     def planned_objects(self, snapshot_id: int | None = None) -> tuple[list[LiveFile], Snapshot | None,
                                                                         tuple[Problem, ...]]:
@@ -288,7 +396,7 @@ class TablePlanColumns:
         problems, from the plan the table keeps: made from the columnar plan's columns when the
         table keeps that one and not the object plan (a page's census planned it: about half the
         object plan's cost, and one plan, not two), else the object plan (:meth:`plan`)."""
-        columns = self.kept_plan_columns(snapshot_id)
+        columns = self.plan_columns_alone(snapshot_id)
         if columns is not None:
             files = self.live_files_by_path(columns.snapshot.id).many(columns.files.column("path").to_pylist())
             return files, columns.snapshot, columns.problems
@@ -382,7 +490,7 @@ class TablePlanColumns:
         entries = full_entries(entries)
         rows = merge_rows(entries)
         if len(rows) != entries.num_rows or not np.array_equal(rows, np.arange(len(rows))):
-            live = entries.take(pa.array(rows))
+            live = take_rows(entries, rows)
         else:  # every entry live, in order: the kept manifests' own buffers, not a copy
             live = entries
         files, partitions = self._locate(live, index_entries, problems)
@@ -419,7 +527,10 @@ class TablePlanColumns:
         index_path = (pa.nulls(n, pa.string()) if index_names.null_count == n  # no file has an index file
                       else pc.binary_join_element_wise(folder, index_names, ""))
         dv = self._dv_columns(pid, bucket, names, partitions, index_entries, problems)
-        columns = [*live.columns, path, pa.array(pid, pa.int32()), index_path, *dv]
+        columns = list(live.columns)
+        # the names as one array (the census and $files take it as theirs, not a joined copy each)
+        columns[ENTRY.get_field_index("_FILE_NAME")] = names
+        columns += [path, pa.array(pid, pa.int32()), index_path, *dv]
         return pa.Table.from_arrays(columns, schema=LIVE), partitions
 
     def _dv_columns(self, pid: np.ndarray, bucket: np.ndarray, names: pa.Array, partitions: tuple,
@@ -477,7 +588,7 @@ def _index_names(extra: pa.ChunkedArray) -> pa.Array:
     parent = pc.list_parent_indices(extra).to_numpy()
     hit = pc.fill_null(pc.ends_with(flat, ".index"), False).to_numpy(zero_copy_only=False)
     owners, first = np.unique(parent[hit], return_index=True)
-    at = np.flatnonzero(hit)[first]
-    values = np.full(n, None, object)
-    values[owners] = np.asarray(flat.take(pa.array(at)).to_pylist(), object)
-    return pa.array(values, pa.string())
+    at = np.full(n, -1, np.int64)
+    at[owners] = np.flatnonzero(hit)[first]
+    # taken in Arrow (a null index: no .index file): no Python string per file, no object array
+    return flat.take(pa.array(at, pa.int64(), mask=at < 0))

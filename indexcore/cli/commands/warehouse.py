@@ -14,7 +14,7 @@ import datetime as dt
 from indexcore.cli.arguments import SNAPSHOT_ID
 from indexcore.errors import IndexCoreError, StorageError
 from indexcore.views import partition_text
-from indexcore.views.census import iter_file_indexes
+from indexcore.views.census_blobs import iter_file_indexes
 from indexcore.views.common import dv_cardinality, partition_types
 from indexcore.warehouse import Warehouse
 
