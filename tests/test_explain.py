@@ -173,7 +173,7 @@ def test_kept_indexes_decide_as_fresh_ones(warehouse, name, monkeypatch):
     from indexcore.warehouse.table import Table
 
     opened = []
-    for owner, name_ in ((container, "open_reader"), (Table, "_container_head_bytes")):
+    for owner, name_ in ((container, "open_reader"), (Table, "_head_hit")):
         real = getattr(owner, name_)
         monkeypatch.setattr(owner, name_, lambda *a, real=real, **k: opened.append(a) or real(*a, **k))
     table = _table(warehouse, name)

@@ -332,8 +332,8 @@ def test_unreadable_frame_opens_no_file_index(conformance, monkeypatch, tmp_path
     Path(damaged.plan().files[0].index_path).write_bytes(b"not a file index" * 8)
 
     heads = []
-    real = Table._container_head_bytes
-    monkeypatch.setattr(Table, "_container_head_bytes", lambda self, lf, *prefix: heads.append(lf.path) or real(self, lf, *prefix))
+    real = Table._head_hit  # every container head the census gets, read or cut from the manifest
+    monkeypatch.setattr(Table, "_head_hit", lambda self, path, *rest: heads.append(path) or real(self, path, *rest))
     kinds = collections.Counter()
     for root in [tmp_path, *_roots(conformance)]:
         wh = indexcore.open_warehouse(str(root))
@@ -455,13 +455,13 @@ def test_each_container_head_is_read_once_for_a_pages_worth_of_views(conformance
     from indexcore.warehouse.table import Table
 
     reads = collections.Counter()
-    real = Table._container_head_bytes
+    real = Table._head_hit  # every container head the census gets, read or cut from the manifest
 
-    def counted(self, lf, *prefix):
-        reads[lf.path] += 1
-        return real(self, lf, *prefix)
+    def counted(self, path, *rest):
+        reads[path] += 1
+        return real(self, path, *rest)
 
-    monkeypatch.setattr(Table, "_container_head_bytes", counted)
+    monkeypatch.setattr(Table, "_head_hit", counted)
     checked = 0
     for root in _roots(conformance):
         wh = indexcore.open_warehouse(str(root))
