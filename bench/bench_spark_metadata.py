@@ -101,6 +101,8 @@ def main() -> None:
     ap.add_argument("--s3", action="store_true", help="the census on Spark from a moto S3 server with --delay")
     ap.add_argument("--delay", type=float, default=0.02, help="seconds added to every S3 request (default 0.02)")
     ap.add_argument("--in-process", action="store_true", help="with --s3: also the one-process census on the store")
+    ap.add_argument("--driver-memory", default=None, metavar="SIZE",
+                    help="spark.driver.memory of the local session (local masters run tasks in the driver's JVM)")
     ap.add_argument("--aggregates", action="store_true",
                     help="one round, pieces run one at a time, explain compared on funnel, problems and each "
                          "file's path and stage (for 1,000,000 files)")
@@ -245,7 +247,7 @@ def _release() -> None:
 def run_aggregates(args: argparse.Namespace) -> None:
     """The census and explain on Spark against one process, each run once and dropped in turn."""
     root, name = args.warehouse, args.table
-    spark = get_session(args.master)
+    spark = get_session(args.master, conf={"spark.driver.memory": args.driver_memory} if args.driver_memory else None)
     local = open_warehouse(root)
     small = min(local.tables(), key=lambda t: live_file_estimate(local.table(t)))
     spark_census(root, small, spark=spark)  # warm-up (JVM, Python workers) on the smallest table
