@@ -34,7 +34,10 @@ from indexcore.spark.jobs.metadata import (
     spark_health,
     spark_health_view,
     spark_plan,
+    spark_plan_columns,
 )
+from indexcore.spark.jobs.planned import advise_on_spark
+from indexcore.spark.jobs.what_if import what_if_measure
 from indexcore.spark.jobs.run import JobCancelledError
 from indexcore.views.census import file_indexes, plain
 from indexcore.views.system import files as files_view
@@ -305,6 +308,42 @@ def test_advise_explains_its_queries_on_spark(spark, request, where, name, workl
     assert _without_seconds(got.to_json(details=True)) == _without_seconds(want.to_json(details=True))
     assert len(explained) == len(want.runs) and any(r.explain_json for r in want.runs)
     assert [isinstance(ex, PredicateError) for ex in explained] == [r.error is not None for r in want.runs]
+
+
+def _planned_nothing(table) -> bool:
+    """``table`` keeps no plan of any snapshot, objects or columns (nothing planned in this process)."""
+    return len(table.caches.plans) == 0
+
+
+@pytest.mark.parametrize("where,name,workload", ADVISE_WORKLOADS, ids=[w[1] for w in ADVISE_WORKLOADS])
+def test_advise_on_spark_plans_nothing_here(spark, request, where, name, workload) -> None:
+    """advise with a master (``advise_on_spark``: the census, the plan's columns and every query's
+    explain from Spark jobs) gives the in-process advice, whole JSON with details (timings aside),
+    and this process kept no plan; the plan's columns from Spark equal the in-process ones."""
+    root = SAMPLE if where is None else str(request.getfixturevalue("conformance") / "warehouses" / where)
+    here = open_warehouse(root).table(name)
+    want = advise(here, workload, sample=0, details=True)
+    assert spark_plan_columns(root, name, spark=spark).files.equals(here.plan_columns().files)
+    driver = open_warehouse(root).table(name)
+    got = advise(driver, workload, sample=0, details=True, **advise_on_spark(driver, root, "local[2]", spark=spark))
+    assert _without_seconds(got.to_json(details=True)) == _without_seconds(want.to_json(details=True))
+    assert _planned_nothing(driver)
+    assert not _planned_nothing(here)  # the check can fail: in process advise keeps its plan
+
+
+def test_advise_on_spark_samples_as_in_process(spark) -> None:
+    """With a sample (strata by partition, files made from the Spark plan's rows as they are drawn)
+    and candidates measured on every file by Spark what-if jobs on the same planned files, advise
+    on Spark equals advise in process measured the same way."""
+    workload = ADVISE_WORKLOADS[0][2]
+    here = open_warehouse(SAMPLE).table("demo.events")
+    want = advise(here, workload, sample=2, details=True,
+                  measure=what_if_measure(SAMPLE, "demo.events", "local[2]"))
+    driver = open_warehouse(SAMPLE).table("demo.events")
+    got = advise(driver, workload, sample=2, details=True,
+                 **advise_on_spark(driver, SAMPLE, "local[2]", measure=True, spark=spark))
+    assert _without_seconds(got.to_json(details=True)) == _without_seconds(want.to_json(details=True))
+    assert _planned_nothing(driver)
 
 
 def test_progress_and_cancel(spark) -> None:

@@ -76,11 +76,12 @@ from indexcore.views.common import kept_view
 from indexcore.views.system import FILES
 from indexcore.views.system import files as files_view
 from indexcore.warehouse.model import Problem
-from indexcore.warehouse.plan_columns import ENTRY, MERGE_KEY, PlanColumns
+from indexcore.warehouse.plan_columns import ENTRY, LIVE, MERGE_KEY, PlanColumns
 
 ORDER = "_manifest_order"  # the column that puts the groups' rows back in plan order
 FILES_PER_GROUP = 500  # at least this many live files per second-stage task (fewer tasks on small tables)
 _PLAN, _CENSUS, _EXPLAIN, _HEALTH = "plan", "census", "explain", "health"
+_LIVE = "plan columns"  # the plan's own columns (LIVE rows), what advise reads of a snapshot's files
 _WORKLOAD = "explain workload"  # many conditions explained in one job (the advisor's queries)
 QUERY = "_query"  # the condition a row of the workload explain decides
 
@@ -132,7 +133,7 @@ def _arrow_table(data: bytes) -> pa.Table:
 
 # the manifest columns each work reads: stage 1 ships only these (None: every column)
 _MERGED = ("_KIND", *MERGE_KEY, "_EXTRA_FILES")  # the merge's and the plan's paths (.index files)
-_SHIPPED = {_PLAN: None, _EXPLAIN: None, _HEALTH: None, _WORKLOAD: None,
+_SHIPPED = {_PLAN: None, _EXPLAIN: None, _HEALTH: None, _WORKLOAD: None, _LIVE: None,
             _CENSUS: (*_MERGED, "_FILE_SIZE", "_ROW_COUNT", "_SCHEMA_ID", "_EMBEDDED_FILE_INDEX")}
 _PLACE = "_place"  # an entry's place in the plan's manifest order: manifest << 32 | position
 
@@ -296,6 +297,8 @@ def _work(table, work: str, plan: PlanColumns, places: np.ndarray, snapshot_id: 
     if work == _PLAN:
         out = files_view(table, snapshot_id, stats=True, plan=plan)
         at = places
+    elif work == _LIVE:  # partition ids are the group's own: the driver numbers them again
+        out, at = plan.files, places
     else:
         out = file_indexes(table, snapshot_id, plan=plan)
         at = places[pc.index_in(out["file_path"], plan.files.column("path")).to_numpy(zero_copy_only=False)]
@@ -320,6 +323,26 @@ def spark_plan(warehouse_url: str, table: str, master: str | None = None, snapsh
                                               cancel, spark, storage_options)
     return MetadataResult(_in_plan_order([t for t, _e, _r in results], FILES),
                           head.snapshot.id if head.snapshot else None, head.problems, tasks)
+
+
+def spark_plan_columns(warehouse_url: str, table: str, master: str | None = None, snapshot_id: int | None = None,
+                       progress: Progress | None = None, cancel: threading.Event | None = None, spark=None,
+                       storage_options: dict | None = None) -> PlanColumns:
+    """The snapshot's :class:`PlanColumns` (what :meth:`~indexcore.warehouse.table.Table.plan_columns`
+    plans in one process) with its manifests read and merged by Spark tasks: each group's live rows
+    come back as Arrow, put in plan order here and their partitions numbered in first-seen order, as
+    one process numbers them; the driver reads only the plan head."""
+    tbl, head, results, _tasks, _plain = _run(warehouse_url, table, _LIVE, {}, master, snapshot_id, progress, cancel,
+                                              spark, storage_options)
+    if head.snapshot is None:
+        return PlanColumns(None, LIVE.empty_table())
+    files = _in_plan_order([t for t, _e, _r in results], LIVE)
+    encoded = files.column("_PARTITION").combine_chunks().dictionary_encode()
+    partitions = tuple(tbl.partition(p) for p in encoded.dictionary.to_pylist())
+    files = files.set_column(files.schema.get_field_index("partition_id"), "partition_id",
+                             pa.array(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32), pa.int32()))
+    return PlanColumns(head.snapshot, files, partitions, tuple(head.index_entries), tuple(head.problems),
+                       tbl.core_options.deletion_vectors_bitmap64, tuple(head.manifests))
 
 
 def spark_census(warehouse_url: str, table: str, master: str | None = None, snapshot_id: int | None = None,

@@ -1,0 +1,133 @@
+"""advise's facts of a snapshot from Spark: its plan's columns planned in Spark tasks, no plan here.
+
+:func:`spark_planned_files` is advise's ``planned`` (:class:`~indexcore.analysis.advise.PlannedFiles`)
+with a master: the snapshot's :class:`~indexcore.warehouse.plan_columns.PlanColumns` come back from
+Spark tasks as Arrow (:func:`~indexcore.spark.jobs.metadata.spark_plan_columns`: manifests read and
+merged by the tasks, the driver reads only the plan head). The inventory of existing indexes reads
+those columns (paths, schema ids; the census itself is the Spark one :func:`.metadata.seed_census`
+keeps), the table's data bytes are their sum, and a file's :class:`~indexcore.warehouse.model.LiveFile`
+is made from its row only when advise asks for it (the files a query reaches with an index on its
+column, the files it samples).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
+
+import pyarrow.compute as pc
+
+from indexcore.analysis.advise import PlannedFiles
+from indexcore.spark.jobs.metadata import seed_census, spark_explain_workload, spark_plan_columns
+from indexcore.spark.jobs.what_if import what_if_measure
+from indexcore.spark.progress import Progress
+from indexcore.warehouse.model import LiveFile
+from indexcore.warehouse.plan_columns import PlanColumns
+
+_BATCH = 4096  # rows made into objects at a time by a pass over every file (none kept)
+
+
+class LiveFileRows(Sequence):
+    """A columnar plan's live files as a sequence in plan order: ``rows[i]`` made on first use and
+    kept; iterating makes them a batch at a time without keeping them (a total over every file
+    holds no object per file)."""
+
+    def __init__(self, plan: PlanColumns, table):
+        self._plan, self._table = plan, table
+        self._made: dict[int, LiveFile] = {}
+
+    def __len__(self) -> int:
+        return self._plan.num_files
+
+    def __getitem__(self, at):
+        if isinstance(at, slice):
+            return [self[i] for i in range(*at.indices(len(self)))]
+        at = int(at)
+        if at < 0:
+            at += len(self)
+        if not 0 <= at < len(self):
+            raise IndexError(at)
+        lf = self._made.get(at)
+        if lf is None:
+            lf = self._made[at] = self._plan.live_file(self._table, at)
+        return lf
+
+    def __iter__(self) -> Iterator[LiveFile]:
+        n = len(self)
+        for lo in range(0, n, _BATCH):
+            rows = range(lo, min(n, lo + _BATCH))
+            missing = [i for i in rows if i not in self._made]
+            fresh = dict(zip(missing, self._plan.live_files(self._table, missing), strict=True)) if missing else {}
+            for i in rows:
+                yield self._made.get(i) or fresh[i]
+
+
+class _ByPath(Mapping):
+    """The files of a :class:`LiveFileRows` by path (their places by path, one dict)."""
+
+    def __init__(self, rows: LiveFileRows, index_of: Mapping[str, int]):
+        self._rows, self._index_of = rows, index_of
+
+    def __getitem__(self, path: str) -> LiveFile:
+        return self._rows[self._index_of[path]]
+
+    def __len__(self) -> int:
+        return len(self._index_of)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index_of)
+
+
+def planned_of_columns(table, plan: PlanColumns) -> PlannedFiles:
+    """advise's :class:`PlannedFiles` of a columnar plan (objects made as they are asked for)."""
+    rows = LiveFileRows(plan, table)
+    index_of = {p: i for i, p in enumerate(plan.files.column("path").to_pylist())}
+    return PlannedFiles(plan.snapshot, rows, _ByPath(rows, index_of), index_of, tuple(plan.problems), plan,
+                        int(pc.sum(plan.files.column("_FILE_SIZE")).as_py() or 0))
+
+
+def spark_planned_files(table, warehouse_url: str, master: str, progress: Progress | None = None,
+                        cancel: threading.Event | None = None, spark=None):
+    """advise's ``planned`` on Spark: ``planned(snapshot_id)`` is the :class:`PlannedFiles` of the
+    snapshot's plan columns from Spark tasks (:func:`~indexcore.spark.jobs.metadata.spark_plan_columns`)
+    for ``table`` (opened from ``warehouse_url``; its storage options go to the tasks)."""
+
+    def planned(snapshot_id: int | None) -> PlannedFiles:
+        return planned_of_columns(table, spark_plan_columns(warehouse_url, table.name, master, snapshot_id, progress,
+                                                            cancel, spark, table.storage.storage_options))
+
+    return planned
+
+
+def advise_on_spark(table, warehouse_url: str, master: str, snapshot_id: int | None = None, measure: bool = False,
+                    progress_of: Callable[[str], Progress] | None = None, spark=None) -> dict:
+    """advise's inputs with a Spark master, for ``advise(table, ..., **advise_on_spark(...))``: the
+    census of index heads run on Spark and kept on ``table`` (:func:`.metadata.seed_census`), the
+    snapshot's plan columns from Spark tasks (``planned``), every query explained in one Spark job
+    (``explain_all``) and, with ``measure``, each candidate built and measured on every file by a
+    Spark what-if job on those planned files (``measure``). This process plans no data file.
+    ``progress_of(what)``: a progress callback for each job."""
+    storage_options = table.storage.storage_options
+
+    def progress(what: str) -> Progress | None:
+        return progress_of(what) if progress_of is not None else None
+
+    seed_census(table, warehouse_url, master, snapshot_id, progress=progress("census on Spark"), spark=spark)
+    facts = planned_of_columns(table, spark_plan_columns(warehouse_url, table.name, master, snapshot_id,
+                                                         progress("planning on Spark"), None, spark, storage_options))
+
+    def explain_all(conditions: list, sid: int | None):
+        return spark_explain_workload(warehouse_url, table.name, conditions, master, sid,
+                                      progress("explaining on Spark"), None, spark, storage_options)
+
+    out = {"planned": partial(_facts, facts), "explain_all": explain_all}
+    if measure:
+        out["measure"] = what_if_measure(warehouse_url, table.name, master, snapshot_id,
+                                         storage_options=storage_options, plan=facts)
+    return out
+
+
+def _facts(facts: PlannedFiles, _snapshot_id: int | None) -> PlannedFiles:
+    """advise's ``planned``: the facts planned on Spark for the asked snapshot."""
+    return facts
