@@ -37,8 +37,8 @@ from indexcore.spark.jobs.metadata import (
     spark_plan_columns,
 )
 from indexcore.spark.jobs.planned import advise_on_spark
-from indexcore.spark.jobs.what_if import what_if_measure
 from indexcore.spark.jobs.run import JobCancelledError
+from indexcore.spark.jobs.what_if import what_if_measure
 from indexcore.views.census import file_indexes, plain
 from indexcore.views.system import files as files_view
 from indexcore.write.bulk_sample import build_large_bulk
