@@ -20,6 +20,8 @@ from indexcore import open_warehouse
 from indexcore.analysis.advise import advise, index_inventory
 from indexcore.analysis.health import health, table_health
 from indexcore.cli import main
+from indexcore.cli.commands.advise import run_advise
+from indexcore.cli.main import build_parser
 from indexcore.errors import PredicateError
 from indexcore.formats.base import BitmapResult
 from indexcore.scan.explainer import explain
@@ -398,11 +400,18 @@ def test_cli_master(spark, capsys) -> None:
 
 
 def test_cli_advise_master(spark, capsys, tmp_path) -> None:
-    """``advise --master`` (census, every query's explain and the candidates on Spark) prints what
-    ``advise`` prints in one process, timings aside."""
+    """``advise --master`` (census, the plan's columns, every query's explain and the candidates on
+    Spark) prints what ``advise`` prints in one process, timings aside, and its process kept no plan
+    of the table (the same command in one process keeps one)."""
     wl = tmp_path / "workload.sql"
     wl.write_text(ADVISE_WORKLOADS[0][2])
     args = ("advise", SAMPLE, "demo.events", "--workload", str(wl), "--details", "--sample", "0")
     on = _cli(capsys, *args, "--master", "local[2]")
     off = _cli(capsys, *args)
     assert _without_seconds(on) == _without_seconds(off)
+    for master, planned in ((["--master", "local[2]"], False), ([], True)):
+        parsed = build_parser().parse_args([*args, *master])
+        parsed.storage_options = None
+        table = open_warehouse(SAMPLE).table("demo.events")
+        assert _without_seconds(run_advise(parsed, table)) == _without_seconds(off)
+        assert _planned_nothing(table) is not planned

@@ -82,7 +82,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_check)
 
 
-def run_advise(args: argparse.Namespace) -> dict:
+def run_advise(args: argparse.Namespace, table=None) -> dict:
+    """``advise``'s JSON; ``table``: ``args.table`` opened already (a caller that looks at what it
+    kept afterwards), else opened here."""
     if args.sample is not None and args.sample < 0:
         raise PredicateError(f"--sample must be 0 (every file) or a number of files, got {args.sample}")
     if not math.isfinite(args.min_score) or args.min_score < 0:
@@ -90,7 +92,8 @@ def run_advise(args: argparse.Namespace) -> dict:
     queries = read_workload(args.workload)
     if not queries:
         raise PredicateError(f"workload {args.workload} holds no query (it is empty or holds only comments)")
-    table = Warehouse(args.warehouse, storage_options=args.storage_options).table(args.table)
+    if table is None:
+        table = Warehouse(args.warehouse, storage_options=args.storage_options).table(args.table)
     census_master = metadata_master(table, args.snapshot, args.master)
     # on Spark (asked, or past the operator's file count): the census, the plan's columns and every
     # query's explain come from Spark jobs (this process plans nothing); asked, the candidates too
