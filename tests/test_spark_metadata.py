@@ -36,6 +36,7 @@ from indexcore.spark.jobs.metadata import (
     spark_health,
     spark_health_view,
     spark_plan,
+    spark_plan_and_census,
     spark_plan_columns,
 )
 from indexcore.spark.jobs.planned import advise_on_spark
@@ -325,7 +326,10 @@ def test_advise_on_spark_plans_nothing_here(spark, request, where, name, workloa
     root = SAMPLE if where is None else str(request.getfixturevalue("conformance") / "warehouses" / where)
     here = open_warehouse(root).table(name)
     want = advise(here, workload, sample=0, details=True)
-    assert spark_plan_columns(root, name, spark=spark).files.equals(here.plan_columns().files)
+    columns, census = spark_plan_and_census(root, name, spark=spark)
+    assert columns.files.equals(here.plan_columns().files) and columns.partitions == here.plan_columns().partitions
+    assert plain(census).equals(plain(file_indexes(here)))
+    assert spark_plan_columns(root, name, spark=spark).files.equals(columns.files)
     driver = open_warehouse(root).table(name)
     got = advise(driver, workload, sample=0, details=True, **advise_on_spark(driver, root, "local[2]", spark=spark))
     assert _without_seconds(got.to_json(details=True)) == _without_seconds(want.to_json(details=True))

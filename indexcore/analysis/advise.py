@@ -182,7 +182,7 @@ class PlannedFiles:
     as they are asked for where the source is columns), each one's place and object by path, the
     plan's problems, what the inventory of existing indexes reads (``inventory``: the objects, or
     the plan's columns) and the data bytes of the table. In this process :func:`planned_here`; with
-    a Spark master :func:`indexcore.spark.jobs.metadata.spark_planned_files` (the plan's columns
+    a Spark master from :func:`indexcore.spark.jobs.planned.advise_on_spark` (the plan's columns
     from Spark tasks, no plan in this process)."""
 
     snapshot: Snapshot | None

@@ -299,6 +299,11 @@ def _work(table, work: str, plan: PlanColumns, places: np.ndarray, snapshot_id: 
         at = places
     elif work == _LIVE:  # partition ids are the group's own: the driver numbers them again
         out, at = plan.files, places
+        if args.get("census"):  # the group's census beside it, in plan order too (bytes of their own)
+            census = file_indexes(table, snapshot_id, plan=plan)
+            rows = places[pc.index_in(census["file_path"], plan.files.column("path")).to_numpy(zero_copy_only=False)]
+            return (out.append_column(ORDER, pa.array(np.asarray(at, np.int64))),
+                    {"records": _arrow_bytes(census.append_column(ORDER, pa.array(np.asarray(rows, np.int64))))})
     else:
         out = file_indexes(table, snapshot_id, plan=plan)
         at = places[pc.index_in(out["file_path"], plan.files.column("path")).to_numpy(zero_copy_only=False)]
@@ -332,17 +337,29 @@ def spark_plan_columns(warehouse_url: str, table: str, master: str | None = None
     plans in one process) with its manifests read and merged by Spark tasks: each group's live rows
     come back as Arrow, put in plan order here and their partitions numbered in first-seen order, as
     one process numbers them; the driver reads only the plan head."""
-    tbl, head, results, _tasks, _plain = _run(warehouse_url, table, _LIVE, {}, master, snapshot_id, progress, cancel,
-                                              spark, storage_options)
+    return spark_plan_and_census(warehouse_url, table, master, snapshot_id, progress, cancel, spark, storage_options,
+                                 census=False)[0]
+
+
+def spark_plan_and_census(warehouse_url: str, table: str, master: str | None = None, snapshot_id: int | None = None,
+                          progress: Progress | None = None, cancel: threading.Event | None = None, spark=None,
+                          storage_options: dict | None = None,
+                          census: bool = True) -> tuple[PlanColumns, pa.Table | None]:
+    """:func:`spark_plan_columns` and, in the same job (the manifests read once), the snapshot's
+    ``$file_indexes`` census as :func:`spark_census` gives it (None for a snapshot-less table or
+    with ``census`` off)."""
+    tbl, head, results, _tasks, _plain = _run(warehouse_url, table, _LIVE, {"census": census}, master, snapshot_id,
+                                              progress, cancel, spark, storage_options)
     if head.snapshot is None:
-        return PlanColumns(None, LIVE.empty_table())
+        return PlanColumns(None, LIVE.empty_table()), None
+    rows = _in_plan_order([_arrow_table(r) for _t, _e, r in results], FILE_INDEXES) if census else None
     files = _in_plan_order([t for t, _e, _r in results], LIVE)
     encoded = files.column("_PARTITION").combine_chunks().dictionary_encode()
     partitions = tuple(tbl.partition(p) for p in encoded.dictionary.to_pylist())
     files = files.set_column(files.schema.get_field_index("partition_id"), "partition_id",
                              pa.array(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32), pa.int32()))
     return PlanColumns(head.snapshot, files, partitions, tuple(head.index_entries), tuple(head.problems),
-                       tbl.core_options.deletion_vectors_bitmap64, tuple(head.manifests))
+                       tbl.core_options.deletion_vectors_bitmap64, tuple(head.manifests)), rows
 
 
 def spark_census(warehouse_url: str, table: str, master: str | None = None, snapshot_id: int | None = None,

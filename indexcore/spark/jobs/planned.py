@@ -1,27 +1,27 @@
 """advise's facts of a snapshot from Spark: its plan's columns planned in Spark tasks, no plan here.
 
-:func:`spark_planned_files` is advise's ``planned`` (:class:`~indexcore.analysis.advise.PlannedFiles`)
+:func:`advise_on_spark` gives advise's ``planned`` (:class:`~indexcore.analysis.advise.PlannedFiles`)
 with a master: the snapshot's :class:`~indexcore.warehouse.plan_columns.PlanColumns` come back from
-Spark tasks as Arrow (:func:`~indexcore.spark.jobs.metadata.spark_plan_columns`: manifests read and
-merged by the tasks, the driver reads only the plan head). The inventory of existing indexes reads
-those columns (paths, schema ids; the census itself is the Spark one :func:`.metadata.seed_census`
-keeps), the table's data bytes are their sum, and a file's :class:`~indexcore.warehouse.model.LiveFile`
+Spark tasks as Arrow with the census of index heads, in one job
+(:func:`~indexcore.spark.jobs.metadata.spark_plan_and_census`: manifests read and merged by the
+tasks, the driver reads only the plan head). The inventory of existing indexes reads those columns
+(paths, schema ids) and that census, the table's data bytes are their sum, and a file's :class:`~indexcore.warehouse.model.LiveFile`
 is made from its row only when advise asks for it (the files a query reaches with an index on its
 column, the files it samples).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 
 import pyarrow.compute as pc
 
 from indexcore.analysis.advise import PlannedFiles
-from indexcore.spark.jobs.metadata import seed_census, spark_explain_workload, spark_plan_columns
+from indexcore.spark.jobs.metadata import spark_explain_workload, spark_plan_and_census
 from indexcore.spark.jobs.what_if import what_if_measure
 from indexcore.spark.progress import Progress
+from indexcore.views.common import kept_view
 from indexcore.warehouse.model import LiveFile
 from indexcore.warehouse.plan_columns import PlanColumns
 
@@ -87,25 +87,13 @@ def planned_of_columns(table, plan: PlanColumns) -> PlannedFiles:
                         int(pc.sum(plan.files.column("_FILE_SIZE")).as_py() or 0))
 
 
-def spark_planned_files(table, warehouse_url: str, master: str, progress: Progress | None = None,
-                        cancel: threading.Event | None = None, spark=None):
-    """advise's ``planned`` on Spark: ``planned(snapshot_id)`` is the :class:`PlannedFiles` of the
-    snapshot's plan columns from Spark tasks (:func:`~indexcore.spark.jobs.metadata.spark_plan_columns`)
-    for ``table`` (opened from ``warehouse_url``; its storage options go to the tasks)."""
-
-    def planned(snapshot_id: int | None) -> PlannedFiles:
-        return planned_of_columns(table, spark_plan_columns(warehouse_url, table.name, master, snapshot_id, progress,
-                                                            cancel, spark, table.storage.storage_options))
-
-    return planned
-
-
 def advise_on_spark(table, warehouse_url: str, master: str, snapshot_id: int | None = None, measure: bool = False,
                     progress_of: Callable[[str], Progress] | None = None, spark=None) -> dict:
     """advise's inputs with a Spark master, for ``advise(table, ..., **advise_on_spark(...))``: the
-    census of index heads run on Spark and kept on ``table`` (:func:`.metadata.seed_census`), the
-    snapshot's plan columns from Spark tasks (``planned``), every query explained in one Spark job
-    (``explain_all``) and, with ``measure``, each candidate built and measured on every file by a
+    snapshot's plan columns and its census of index heads from one Spark job
+    (:func:`.metadata.spark_plan_and_census`; the census kept on ``table`` as its ``$file_indexes``,
+    as :func:`.metadata.seed_census` keeps it; the plan columns are ``planned``), every query
+    explained in one Spark job (``explain_all``) and, with ``measure``, each candidate built and measured on every file by a
     Spark what-if job on those planned files (``measure``). This process plans no data file.
     ``progress_of(what)``: a progress callback for each job."""
     storage_options = table.storage.storage_options
@@ -113,9 +101,11 @@ def advise_on_spark(table, warehouse_url: str, master: str, snapshot_id: int | N
     def progress(what: str) -> Progress | None:
         return progress_of(what) if progress_of is not None else None
 
-    seed_census(table, warehouse_url, master, snapshot_id, progress=progress("census on Spark"), spark=spark)
-    facts = planned_of_columns(table, spark_plan_columns(warehouse_url, table.name, master, snapshot_id,
-                                                         progress("planning on Spark"), None, spark, storage_options))
+    columns, census = spark_plan_and_census(warehouse_url, table.name, master, snapshot_id,
+                                            progress("planning and census on Spark"), None, spark, storage_options)
+    if census is not None:  # kept as the table's $file_indexes: the inventory and bloom sizing read it
+        kept_view(table, "file_indexes", columns.snapshot.id, lambda: census)
+    facts = planned_of_columns(table, columns)
 
     def explain_all(conditions: list, sid: int | None):
         return spark_explain_workload(warehouse_url, table.name, conditions, master, sid,
