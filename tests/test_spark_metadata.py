@@ -352,6 +352,34 @@ def test_advise_on_spark_samples_as_in_process(spark) -> None:
     assert _planned_nothing(driver)
 
 
+def test_live_file_rows_are_the_plans_files(monkeypatch, large) -> None:
+    """advise's files from plan columns (blocks of rows made as asked for, few kept) are the
+    snapshot's live files in plan order: each index, negative index, slice, iteration and lookup by
+    path gives the file the object plan gives at that place, after blocks were dropped too."""
+    import indexcore.spark.jobs.planned as planned
+
+    monkeypatch.setattr(planned, "_BLOCK", 64)
+    monkeypatch.setattr(planned, "_KEEP_FILES", 128)
+    table = open_warehouse(large[0]).table("large.events")
+    want = table.plan().files
+    facts = planned.planned_of_columns(table, table.plan_columns())
+    rows = facts.files
+    assert len(rows) == len(want) > 64 * 4
+    key = [(lf.path, lf.partition, lf.bucket, lf.file.row_count, lf.file.file_size, lf.index_path) for lf in want]
+
+    def keys(files) -> list:
+        return [(lf.path, lf.partition, lf.bucket, lf.file.row_count, lf.file.file_size, lf.index_path) for lf in files]
+
+    assert keys(rows) == key
+    picks = [5, 700, 3, len(want) - 1, 130, 5, 64, 63]
+    assert keys(rows[i] for i in picks) == [key[i] for i in picks]
+    assert keys([rows[-1]]) == [key[-1]] and keys(rows[60:70]) == key[60:70]
+    assert keys(facts.by_path[key[i][0]] for i in picks) == [key[i] for i in picks]
+    assert facts.index_of[key[700][0]] == 700 and facts.table_bytes == sum(k[4] for k in key)
+    with pytest.raises(IndexError):
+        rows[len(want)]
+
+
 def test_progress_and_cancel(spark) -> None:
     seen: list[tuple[int, int]] = []
     spark_census(SAMPLE, "demo.events", spark=spark, progress=lambda d, t, m: seen.append((d, t)))
