@@ -95,8 +95,8 @@ def advise_on_spark(table, warehouse_url: str, master: str, snapshot_id: int | N
     """advise's inputs with a Spark master, for ``advise(table, ..., **advise_on_spark(...))``: the
     snapshot's plan columns and its census of index heads from one Spark job
     (:func:`.metadata.spark_plan_and_census`; the census kept on ``table`` as its ``$file_indexes``,
-    as :func:`.metadata.seed_census` keeps it; the plan columns are ``planned``, for ``snapshot_id``
-    whatever snapshot advise then asks for), every query explained in one Spark job
+    as :func:`.metadata.seed_census` keeps it; the plan columns of ``snapshot_id`` are ``planned``:
+    give advise the same snapshot), every query explained in one Spark job
     (``explain_all``) and, with ``measure``, each candidate built and measured on every file by a
     Spark what-if job on those planned files (``measure``). This process plans no data file.
     ``progress_of(what)``: a progress callback for each job."""
