@@ -53,7 +53,7 @@ from indexcore.config import settings
 from indexcore.errors import IndexCoreError
 from indexcore.scan.explainer import bind_predicate, decide_files, in_file_order
 from indexcore.scan.partition import parse_partition
-from indexcore.scan.records import Explanation, FileDecision
+from indexcore.scan.records import Explanation
 from indexcore.spark.jobs.explain_columns import (
     EXPLAIN_FILES,
     RECORD,
@@ -277,18 +277,17 @@ def _work(table, work: str, plan: PlanColumns, places: np.ndarray, snapshot_id: 
     if work == _WORKLOAD:  # each condition decided over the group's files, as explain decides it alone
         files = plan.live_files(table)
         ordered, schema = in_file_order(files), table.schema(args["schema_id"])
-        tables, decisions, extras = [], [], []
+        tables, records, extras = [], [], []
         for q, predicate in enumerate(args["predicates"]):
             decided = decide_files(table, predicate, files, schema, snapshot_id=snapshot_id, global_indexes=True)
             extras.append({"problems": decided.problems, "index_used": decided.index_used,
                            "io": [decided.bytes_read, decided.requests, decided.global_index_bytes,
                                   decided.global_index_requests]})
-            t = decision_table(decided.files, ordered)
-            t = t.set_column(t.schema.get_field_index(RECORD), RECORD, pc.add(t.column(RECORD), len(decisions)))
+            t = decision_table(decided.files, ordered)  # RECORD: the place among this query's records
             tables.append(t.append_column(QUERY, pa.array(np.full(t.num_rows, q, np.int32))))
-            decisions.extend(decided.files)
+            records.append(encode_records(decided.files, plain))
         out = pa.concat_tables(tables) if tables else EXPLAIN_FILES.append(pa.field(QUERY, pa.int32())).empty_table()
-        return out, {"queries": extras, "records": encode_records(decisions, plain)}
+        return out, {"queries": extras, "records": _framed(records)}
     if work == _HEALTH:  # only the part's sums and few rows travel back, not the census
         census = file_indexes(table, snapshot_id, plan=plan)
         part = health_part(table, plan, census, table.schema(args["schema_id"]), places, args["small_limit"],
@@ -440,9 +439,7 @@ def spark_explain_workload(warehouse_url: str, table: str, conditions: list, mas
         args = {"predicates": [p for p, _sql in asked], "schema_id": schema.id}
         _tbl, head, results, _tasks, plain = _run(warehouse_url, table, _WORKLOAD, args, master,
                                                   snap.id if snap else None, progress, cancel, spark, storage_options)
-    tables = numbered([t for t, _e, _r in results])
-    records = [r for _t, _e, r in results]
-    decoded: list[FileDecision] | None = None
+    records = [_unframed(r) for _t, _e, r in results]  # per task, each condition's encoded records
     q = -1
     for b in bound:
         if isinstance(b, IndexCoreError):
@@ -450,14 +447,13 @@ def spark_explain_workload(warehouse_url: str, table: str, conditions: list, mas
             continue
         q += 1
         predicate, sql = b
-        mine = [t.filter(pc.equal(t.column(QUERY), q)).drop_columns([QUERY]) for t in tables]
+        mine = numbered([t.filter(pc.equal(t.column(QUERY), q)).drop_columns([QUERY]) for t, _e, _r in results])
         files = in_explain_order(mine)
         extras = [e["queries"][q] for _t, e, _r in results]
         seen: set[Problem] = set()
         part_problems = [p for e in extras for p in e["problems"] if not (p in seen or seen.add(p))]
         global_io = (max((e["io"][2] for e in extras), default=0), max((e["io"][3] for e in extras), default=0))
-        if decoded is None:  # every task's records, decoded once for all conditions
-            decoded = [f for data in records for f in decode_records(data, plain)]
+        decoded = [f for task in records for f in decode_records(task[q], plain)]  # this condition's only
         yield Explanation(table=table, snapshot_id=head.snapshot.id if head and head.snapshot else None,
                           predicate=predicate, sql=sql,
                           files=[decoded[i] for i in files.column(RECORD).to_pylist()],
@@ -465,6 +461,21 @@ def spark_explain_workload(warehouse_url: str, table: str, conditions: list, mas
                           problems=[*(head.problems if head else []), *part_problems, *file_problems(files)],
                           index_used=all(e["index_used"] for e in extras),
                           bytes_read=sum(e["io"][0] for e in extras), requests=sum(e["io"][1] for e in extras))
+
+
+def _framed(parts: list[bytes]) -> bytes:
+    """``parts`` as one byte string, each after its length (what :func:`_unframed` splits)."""
+    return b"".join(len(p).to_bytes(8, "little") + p for p in parts)
+
+
+def _unframed(data: bytes) -> list[bytes]:
+    """The parts :func:`_framed` joined."""
+    parts, at = [], 0
+    while at < len(data):
+        n = int.from_bytes(data[at:at + 8], "little")
+        parts.append(data[at + 8:at + 8 + n])
+        at += 8 + n
+    return parts
 
 
 def seed_census(table, warehouse_url: str, master: str, snapshot_id: int | None = None,
