@@ -355,7 +355,8 @@ def test_advise_on_spark_samples_as_in_process(spark) -> None:
 def test_live_file_rows_are_the_plans_files(monkeypatch, large) -> None:
     """advise's files from plan columns (blocks of rows made as asked for, few kept) are the
     snapshot's live files in plan order: each index, negative index, slice, iteration and lookup by
-    path gives the file the object plan gives at that place, after blocks were dropped too."""
+    path gives the file the object plan gives at that place, kept blocks and files made alone
+    past the blocks kept alike."""
     import indexcore.spark.jobs.planned as planned
 
     monkeypatch.setattr(planned, "_BLOCK", 64)

@@ -27,14 +27,15 @@ from indexcore.warehouse.model import LiveFile
 from indexcore.warehouse.plan_columns import PlanColumns
 
 _BLOCK = 4096  # rows made into objects together (in one pass over the columns: ~10 us a file, not ~100)
-_KEEP_FILES = 1 << 16  # objects kept at most (the latest blocks asked for): about 200 MiB
+_KEEP_FILES = 1 << 18  # objects kept at most (the first blocks asked for)
 
 
 class LiveFileRows(Sequence):
     """A columnar plan's live files as a sequence in plan order: ``rows[i]`` is made with its block
-    of :data:`_BLOCK` rows when first asked for (advise walks files mostly in plan order), and the
-    last :data:`_KEEP_FILES` objects asked for are kept, not every file's (a block made again
-    gives equal objects); iterating makes every block without keeping it."""
+    of :data:`_BLOCK` rows when first asked for and kept, up to :data:`_KEEP_FILES` objects; past
+    that a file asked for is made alone and not kept (advise asks in explain's order, not the
+    plan's: dropping blocks to make others would make each again and again). Iterating makes every
+    block without keeping it."""
 
     def __init__(self, plan: PlanColumns, table):
         self._plan, self._table = plan, table
@@ -59,7 +60,11 @@ class LiveFileRows(Sequence):
             at += len(self)
         if not 0 <= at < len(self):
             raise IndexError(at)
-        return self._block(at // _BLOCK)[at % _BLOCK]
+        b = at // _BLOCK
+        made = self._blocks.get(b)
+        if made is None and self._blocks.weight + _BLOCK > _KEEP_FILES:  # full: this file alone
+            return self._plan.live_file(self._table, at)
+        return (made or self._block(b))[at % _BLOCK]
 
     def __iter__(self) -> Iterator[LiveFile]:
         for b in range(-(-len(self) // _BLOCK)):
