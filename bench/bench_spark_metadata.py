@@ -27,6 +27,7 @@ one at 2 ms; ``--quick --s3`` only that one).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import subprocess
@@ -42,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from indexcore import open_warehouse  # noqa: E402
+from indexcore.cache import release_unused  # noqa: E402
 from indexcore.config import settings  # noqa: E402
 from indexcore.scan.explainer import explain  # noqa: E402
 from indexcore.spark.jobs.metadata import (  # noqa: E402
@@ -99,6 +101,11 @@ def main() -> None:
     ap.add_argument("--s3", action="store_true", help="the census on Spark from a moto S3 server with --delay")
     ap.add_argument("--delay", type=float, default=0.02, help="seconds added to every S3 request (default 0.02)")
     ap.add_argument("--in-process", action="store_true", help="with --s3: also the one-process census on the store")
+    ap.add_argument("--driver-memory", default=None, metavar="SIZE",
+                    help="spark.driver.memory of the local session (local masters run tasks in the driver's JVM)")
+    ap.add_argument("--aggregates", action="store_true",
+                    help="one round, pieces run one at a time, explain compared on funnel, problems and each "
+                         "file's path and stage (for 1,000,000 files)")
     args = ap.parse_args()
     if args.quick:  # both modes on one small sample (the suite runs this)
         with tempfile.TemporaryDirectory() as tmp:
@@ -108,7 +115,7 @@ def main() -> None:
                 run(args)
             run_s3(args)
         return
-    (run_s3 if args.s3 else run)(args)
+    (run_s3 if args.s3 else run_aggregates if args.aggregates else run)(args)
 
 
 class SlowS3:
@@ -229,6 +236,74 @@ def run(args: argparse.Namespace) -> None:
         best = [min(row[i] for row in rows) for i in (wi, ci, ws, cs)]
         print(f"{label}: least of {len(rows)} rounds: in-process {best[0]:.2f} s wall / {best[1]:.2f} s CPU; "
               f"Spark {best[2]:.2f} s wall / {best[3]:.2f} s CPU")
+
+
+def _release() -> None:
+    """Drop what the last run left (its table's caches went with it) and hand memory back."""
+    gc.collect()
+    release_unused()
+
+
+def run_aggregates(args: argparse.Namespace) -> None:
+    """The census and explain on Spark against one process, each run once and dropped in turn."""
+    root, name = args.warehouse, args.table
+    spark = get_session(args.master, conf={"spark.driver.memory": args.driver_memory} if args.driver_memory else None)
+    local = open_warehouse(root)
+    small = min(local.tables(), key=lambda t: live_file_estimate(local.table(t)))
+    spark_census(root, small, spark=spark)  # warm-up (JVM, Python workers) on the smallest table
+    files = live_file_estimate(open_warehouse(root).table(name))
+    print(f"{name} at {root}: {files:,} live files (manifest lists); Spark {args.master}, "
+          f"{spark.sparkContext.defaultParallelism} tasks at once, {os.cpu_count()} cores", flush=True)
+    load = {}
+
+    def timed(label: str, fn):
+        load[label] = os.getloadavg()[0]
+        if "one process" in label:  # this process only: an idle Spark worker that exits meanwhile takes its CPU along
+            wall, cpu = time.perf_counter(), time.process_time()
+            out = fn()
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        else:
+            out, wall, cpu = _timed(fn)
+        print(f"  {label}: {wall:.2f} s wall, {cpu:.2f} s CPU (load {load[label]:.1f} before)", flush=True)
+        return out, wall, cpu
+
+    remote, *spark_census_t = timed("census on Spark", lambda: spark_census(root, name, spark=spark))
+    remote_rows, remote_tasks = remote.table, remote.tasks
+    del remote
+    _release()
+    local_census, *local_census_t = timed("census in one process (plan + $file_indexes)",
+                                          lambda: file_indexes(open_warehouse(root).table(name)))
+    _release()
+    # equal values (the dictionaries of the shared text columns differ: one process's are the plan's own)
+    same_census = plain(remote_rows).equals(plain(local_census))
+    census_rows = local_census.num_rows
+    del remote_rows, local_census
+    _release()
+    cols, *spark_explain_t = timed(f"explain {args.where!r} on Spark (Arrow rows and funnel)",
+                                   lambda: spark_explain_columns(root, name, args.where, spark=spark))
+    remote_ex = (cols.funnel, [str(p) for p in cols.problems], cols.files.column("path").to_pylist(),
+                 cols.files.column("skipped_by").to_pylist())
+    del cols
+    _release()
+    ex, *local_explain_t = timed(f"explain {args.where!r} in one process",
+                                 lambda: explain(open_warehouse(root).table(name), args.where))
+    decided = ex.files
+    if hasattr(decided, "skipped_by"):  # explain's columns: no decision object
+        paths, stages = list(decided.objects("path")), decided.skipped_by().tolist()
+    else:
+        paths, stages = [f.path for f in decided], [getattr(f.skipped_by, "value", None) for f in decided]
+    local_ex = (ex.funnel, [str(p) for p in ex.problems], paths, stages)
+    del ex, decided
+    _release()
+    same_ex = [a == b for a, b in zip(remote_ex, local_ex, strict=True)]
+    print(f"census: {census_rows:,} rows, {remote_tasks} tasks; Spark equal to one process: {same_census}")
+    print(f"explain: {len(paths):,} files, funnel read {local_ex[0].get('read')}; Spark equal to one process: "
+          f"funnel {same_ex[0]}, problems {same_ex[1]}, paths in order {same_ex[2]}, stages {same_ex[3]}")
+    for label, sp, lo in (("census", spark_census_t, local_census_t), ("explain", spark_explain_t, local_explain_t)):
+        print(f"{label}: Spark {sp[0]:.2f} s wall / {sp[1]:.2f} s CPU; one process {lo[0]:.2f} s wall / "
+              f"{lo[1]:.2f} s CPU; Spark / one process wall {sp[0] / lo[0]:.2f}x")
+    if not (same_census and all(same_ex)):
+        raise SystemExit("Spark's results differ from the in-process ones")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from indexcore.expr import quote_table
 from indexcore.frames import advisor, figures, suggestion
 from indexcore.frames.text import code, md
 from pages.common import fmt_bytes, guard, open_page, progress_callback, show_frame
-from pages.spark_route import advise_explainer
+from pages.spark_route import advise_explainer, advise_planner
 
 ctx = open_page("advisor")
 st.caption("Replays explain for every query of a workload; candidate indexes are built in memory on a sample "
@@ -40,7 +40,8 @@ if st.button("Advise", key="advisor_run", type="primary"):
         update, bar = progress_callback("Advising")
         advice = advisor.advise(ctx.table, queries, snapshot_id=ctx.snapshot_id,
                                 sample=None if sample is None else int(sample), progress=update,
-                                explain_all=advise_explainer(ctx))  # on Spark past the operator's file count
+                                explain_all=advise_explainer(ctx),  # on Spark past the operator's file count
+                                planned=advise_planner(ctx))
         bar.empty()
         st.session_state["advisor_result"] = advice
 

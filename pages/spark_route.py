@@ -1,7 +1,9 @@
 """Past the operator's ``spark_metadata_files`` live files, the metadata work a page shows runs on
 Spark: the census of index heads (every page, :func:`pages.common.census_on_spark`), the table's
-health (Table page, :func:`health_on_spark`), explain (What-if page, :func:`explain_on_spark`) and
-the explains of the advisor's queries (Advisor page, :func:`advise_explainer`).
+health (Table page, :func:`health_on_spark`), the health of every such table of the warehouse
+(Warehouse page, :func:`warehouse_health_on_spark`), explain (What-if page, :func:`explain_on_spark`)
+and the advisor's plan and the explains of its queries (Advisor page, :func:`advise_planner`,
+:func:`advise_explainer`).
 
 Each runs on the default master under a lease of the shared Spark context, in a status box, and
 the page says that Spark ran it. Below the setting (and by default) nothing runs here and the
@@ -14,16 +16,25 @@ import itertools
 import logging
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import streamlit as st
 
-from indexcore.analysis.advise import explained_here
+from indexcore.analysis.advise import PlannedFiles, explained_here, planned_here
+from indexcore.analysis.health import TableHealth, health_frames, table_health, warehouse_health
 from indexcore.config import settings
 from indexcore.errors import IndexCoreError
 from indexcore.frames.text import code, md
 from indexcore.scan.explainer import bind_predicate
-from indexcore.spark.jobs.metadata import metadata_master, spark_explain, spark_explain_workload, spark_health
+from indexcore.spark.jobs.metadata import (
+    metadata_master,
+    spark_explain,
+    spark_explain_workload,
+    spark_health,
+    spark_plan_columns,
+)
+from indexcore.spark.jobs.planned import planned_of_columns
 from pages.common import Context, run_beside, spark_sessions, spark_user
 
 LOG = logging.getLogger("indexcore.app")
@@ -74,7 +85,7 @@ def health_on_spark(ctx: Context):
     snap = table.snapshot(ctx.snapshot_id)
     if snap is None:
         return None
-    key = ("spark", "health", snap.id)
+    key = _health_key(snap.id)
     kept = table.caches.derived.get(key)
     if kept is None:
         kept = on_spark(master, "Measuring this table's health",
@@ -87,6 +98,57 @@ def health_on_spark(ctx: Context):
     return kept
 
 
+def _health_key(snapshot_id: int) -> tuple:
+    """Where a table keeps its health measured on Spark (Table and Warehouse pages share it)."""
+    return ("spark", "health", snapshot_id)
+
+
+def warehouse_health_on_spark(ctx: Context) -> tuple[int, dict] | None:
+    """The Warehouse page's (score, frames) with every table past the threshold measured in Spark
+    tasks (:func:`~indexcore.spark.jobs.metadata.spark_health`, in one status box, each kept on
+    its table as the Table page keeps it) and the others in this process. None when no table is
+    past it (the page's own cached frames) or when Spark failed for all of them."""
+    limit = settings().spark_metadata_files
+    if not limit or ctx.warehouse is None:  # off (the default)
+        return None
+    routed: dict[str, tuple] = {}  # table -> (table, master, snapshot id)
+    for name in ctx.warehouse.tables():
+        try:
+            table = ctx.warehouse.table(name)
+            master = metadata_master(table)
+            snap = table.snapshot() if master else None
+        except IndexCoreError:  # the overview reports an unreadable table its own way
+            continue
+        if snap is not None:
+            routed[name] = (table, master, snap.id)
+    if not routed:
+        return None
+    kept = {name: table.caches.derived.get(_health_key(sid)) for name, (table, _m, sid) in routed.items()}
+    todo = [name for name, h in kept.items() if h is None]
+    master = next(iter(routed.values()))[1]  # the default master: the same for every routed table
+    if todo:
+        def work(m: str, progress, cancel) -> dict[str, TableHealth]:
+            return {name: spark_health(routed[name][0], ctx.url, m, routed[name][2], progress, cancel)
+                    for name in todo}
+
+        got = on_spark(master, f"Measuring the health of {len(todo)} table(s)", work) or {}
+        for name, h in got.items():
+            routed[name][0].caches.derived.put(_health_key(routed[name][2]), h)
+            kept[name] = h
+    measured = {name: h for name, h in kept.items() if h is not None}
+    if not measured:
+        return None
+    h = warehouse_health(ctx.warehouse, measure=partial(_measured, measured))
+    st.caption(f"Health of {len(measured)} table(s) measured in Spark tasks on {code(master)}: past the server's "
+               f"{limit:,} live files; the other {len(h.tables) - len(measured)} in this process.")
+    return h.score, health_frames(h)
+
+
+def _measured(measured: dict[str, TableHealth], table) -> TableHealth:
+    """A table's health measured on Spark, else measured here."""
+    return measured.get(table.name) or table_health(table)
+
+
 def explain_on_spark(ctx: Context, master: str, sql: str, verify: bool = False):
     """Explain ``sql`` on the picked snapshot planned and decided in Spark tasks (explain's own
     :class:`~indexcore.scan.records.Explanation`); None when Spark failed. A predicate that does
@@ -96,6 +158,26 @@ def explain_on_spark(ctx: Context, master: str, sql: str, verify: bool = False):
     return on_spark(master, "Explaining", lambda m, progress, cancel: spark_explain(
         ctx.url, ctx.table_name, sql, m, ctx.snapshot_id, progress, cancel,
         storage_options=dict(ctx.options) or None, verify=verify))
+
+
+def advise_planner(ctx: Context):
+    """advise's ``planned`` past the threshold: the snapshot's plan columns from Spark tasks
+    (:func:`~indexcore.spark.jobs.metadata.spark_plan_columns`) under a lease, in a status box, so
+    this process plans nothing for advise; planned here when Spark fails. None below the threshold."""
+    master = spark_route(ctx)
+    if master is None:
+        return None
+
+    def planned(snapshot_id: int | None) -> PlannedFiles:
+        columns = on_spark(master, "Planning the table", lambda m, progress, cancel: spark_plan_columns(
+            ctx.url, ctx.table_name, m, snapshot_id, progress, cancel, storage_options=dict(ctx.options) or None))
+        if columns is None:
+            return planned_here(ctx.table, snapshot_id)
+        st.caption(f"The table was planned in Spark tasks on {code(master)}: this snapshot is past the server's "
+                   f"{settings().spark_metadata_files:,} live files.")
+        return planned_of_columns(ctx.table, columns)
+
+    return planned
 
 
 def advise_explainer(ctx: Context):

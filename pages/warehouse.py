@@ -13,6 +13,7 @@ from pages.common import (
     needs,
     show_frame,
 )
+from pages.spark_route import warehouse_health_on_spark
 
 KIND_LABELS = {"unreadable-metadata": "Unreadable metadata", "unusable-files": "Files that cannot be used",
                "dv-density": "Deleted rows (deletion vectors)", "index-coverage": "Files lacking a configured index",
@@ -30,7 +31,8 @@ st.caption(f"{code(ctx.url)} — opened read-only")
 
 score = frames = None
 with guard("Warehouse overview"):
-    score, frames = ctx.frame(health.warehouse_health_frames)
+    # past the operator's file count, those tables' health is measured on Spark (pages/spark_route.py)
+    score, frames = warehouse_health_on_spark(ctx) or ctx.frame(health.warehouse_health_frames)
     tables = frames["tables"]
     ok = tables[tables["error"].isna()]
     c = st.columns(4) + st.columns(4)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from test_app import APP, _served_through_app
 from test_page_range import sample  # noqa: F401 - the sample warehouse
+from test_spark_metadata import _without_seconds
 
 from indexcore.frames.text import md
 
@@ -255,7 +256,48 @@ def test_advisor_explains_on_spark_past_the_operators_file_count(monkeypatch):
     labels = [s.label for s in at.status]
     assert any("workload's queries" in label and "ran on Spark" in label for label in labels), labels
     assert any("explained in Spark tasks" in c.value for c in at.caption), [c.value for c in at.caption]
+    assert any("planned in Spark tasks" in c.value for c in at.caption), [c.value for c in at.caption]
     got = at.session_state["advisor_result"]
     want = advise(open_warehouse(str(ROOT / "sample_warehouse")).table("demo.events"), workload)
     assert [r.funnel for r in got.runs] == [r.funnel for r in want.runs]
     assert got.statements == want.statements
+    assert _without_seconds(got.to_json(details=True)) == _without_seconds(want.to_json(details=True))
+
+
+def _shown(at) -> tuple:
+    """What a page run showed: its metrics, its tables, its warnings and its health items."""
+    return ({m.label: m.value for m in at.metric}, [d.value.reset_index(drop=True) for d in at.dataframe],
+            [w.value for w in at.warning], [s.value for s in at.subheader])
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_warehouse_health_on_spark_past_the_operators_file_count(monkeypatch):
+    """Past ``INDEXCORE_SPARK_METADATA_FILES`` the Warehouse page measures every table's health in
+    Spark tasks (a status and a caption say so) and shows what the page shows in one process:
+    the same metrics, tables, warnings and headings."""
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java")
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    at = _routed_to_spark(monkeypatch, "warehouse")
+    assert not at.exception, [e.value for e in at.exception]
+    labels = [s.label for s in at.status]
+    assert any("health of" in label and "ran on Spark" in label for label in labels), labels
+    assert any("measured in Spark tasks" in c.value for c in at.caption), [c.value for c in at.caption]
+    routed = _shown(at)
+
+    monkeypatch.setenv("INDEXCORE_SPARK_METADATA_FILES", "0")  # in this process (the default)
+    st.cache_resource.clear()
+    here = AppTest.from_file(APP, default_timeout=300)
+    here.session_state["table"] = "demo.events"
+    here.switch_page("pages/warehouse.py").run()
+    assert not here.exception, [e.value for e in here.exception]
+    assert not here.status and not any("Spark" in c.value for c in here.caption)
+    want = _shown(here)
+    assert routed[0] == want[0] and routed[2:] == want[2:]
+    assert len(routed[1]) == len(want[1]) and want[1]
+    for got, expected in zip(routed[1], want[1], strict=True):
+        assert got.equals(expected), (got, expected)

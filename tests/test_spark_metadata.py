@@ -20,6 +20,8 @@ from indexcore import open_warehouse
 from indexcore.analysis.advise import advise, index_inventory
 from indexcore.analysis.health import health, table_health
 from indexcore.cli import main
+from indexcore.cli.commands.advise import run_advise
+from indexcore.cli.main import build_parser
 from indexcore.errors import PredicateError
 from indexcore.formats.base import BitmapResult
 from indexcore.scan.explainer import explain
@@ -34,8 +36,12 @@ from indexcore.spark.jobs.metadata import (
     spark_health,
     spark_health_view,
     spark_plan,
+    spark_plan_and_census,
+    spark_plan_columns,
 )
+from indexcore.spark.jobs.planned import advise_on_spark
 from indexcore.spark.jobs.run import JobCancelledError
+from indexcore.spark.jobs.what_if import what_if_measure
 from indexcore.views.census import file_indexes, plain
 from indexcore.views.system import files as files_view
 from indexcore.write.bulk_sample import build_large_bulk
@@ -307,6 +313,74 @@ def test_advise_explains_its_queries_on_spark(spark, request, where, name, workl
     assert [isinstance(ex, PredicateError) for ex in explained] == [r.error is not None for r in want.runs]
 
 
+def _planned_nothing(table) -> bool:
+    """``table`` keeps no plan of any snapshot, objects or columns (nothing planned in this process)."""
+    return len(table.caches.plans) == 0
+
+
+@pytest.mark.parametrize("where,name,workload", ADVISE_WORKLOADS, ids=[w[1] for w in ADVISE_WORKLOADS])
+def test_advise_on_spark_plans_nothing_here(spark, request, where, name, workload) -> None:
+    """advise with a master (``advise_on_spark``: the census, the plan's columns and every query's
+    explain from Spark jobs) gives the in-process advice, whole JSON with details (timings aside),
+    and this process kept no plan; the plan's columns from Spark equal the in-process ones."""
+    root = SAMPLE if where is None else str(request.getfixturevalue("conformance") / "warehouses" / where)
+    here = open_warehouse(root).table(name)
+    want = advise(here, workload, sample=0, details=True)
+    columns, census = spark_plan_and_census(root, name, spark=spark)
+    assert columns.files.equals(here.plan_columns().files) and columns.partitions == here.plan_columns().partitions
+    assert plain(census).equals(plain(file_indexes(here)))
+    assert spark_plan_columns(root, name, spark=spark).files.equals(columns.files)
+    driver = open_warehouse(root).table(name)
+    got = advise(driver, workload, sample=0, details=True, **advise_on_spark(driver, root, "local[2]", spark=spark))
+    assert _without_seconds(got.to_json(details=True)) == _without_seconds(want.to_json(details=True))
+    assert _planned_nothing(driver)
+    assert not _planned_nothing(here)  # the check can fail: in process advise keeps its plan
+
+
+def test_advise_on_spark_samples_as_in_process(spark) -> None:
+    """With a sample (strata by partition, files made from the Spark plan's rows as they are drawn)
+    and candidates measured on every file by Spark what-if jobs on the same planned files, advise
+    on Spark equals advise in process measured the same way."""
+    workload = ADVISE_WORKLOADS[0][2]
+    here = open_warehouse(SAMPLE).table("demo.events")
+    want = advise(here, workload, sample=2, details=True,
+                  measure=what_if_measure(SAMPLE, "demo.events", "local[2]"))
+    driver = open_warehouse(SAMPLE).table("demo.events")
+    got = advise(driver, workload, sample=2, details=True,
+                 **advise_on_spark(driver, SAMPLE, "local[2]", measure=True, spark=spark))
+    assert _without_seconds(got.to_json(details=True)) == _without_seconds(want.to_json(details=True))
+    assert _planned_nothing(driver)
+
+
+def test_live_file_rows_are_the_plans_files(monkeypatch, large) -> None:
+    """advise's files from plan columns (blocks of rows made as asked for, few kept) are the
+    snapshot's live files in plan order: each index, negative index, slice, iteration and lookup by
+    path gives the file the object plan gives at that place, kept blocks and files made alone
+    past the blocks kept alike."""
+    import indexcore.spark.jobs.planned as planned
+
+    monkeypatch.setattr(planned, "_BLOCK", 64)
+    monkeypatch.setattr(planned, "_KEEP_FILES", 128)
+    table = open_warehouse(large[0]).table("large.events")
+    want = table.plan().files
+    facts = planned.planned_of_columns(table, table.plan_columns())
+    rows = facts.files
+    assert len(rows) == len(want) > 64 * 4
+    key = [(lf.path, lf.partition, lf.bucket, lf.file.row_count, lf.file.file_size, lf.index_path) for lf in want]
+
+    def keys(files) -> list:
+        return [(lf.path, lf.partition, lf.bucket, lf.file.row_count, lf.file.file_size, lf.index_path) for lf in files]
+
+    assert keys(rows) == key
+    picks = [5, 700, 3, len(want) - 1, 130, 5, 64, 63]
+    assert keys(rows[i] for i in picks) == [key[i] for i in picks]
+    assert keys([rows[-1]]) == [key[-1]] and keys(rows[60:70]) == key[60:70]
+    assert keys(facts.by_path[key[i][0]] for i in picks) == [key[i] for i in picks]
+    assert facts.index_of[key[700][0]] == 700 and facts.table_bytes == sum(k[4] for k in key)
+    with pytest.raises(IndexError):
+        rows[len(want)]
+
+
 def test_progress_and_cancel(spark) -> None:
     seen: list[tuple[int, int]] = []
     spark_census(SAMPLE, "demo.events", spark=spark, progress=lambda d, t, m: seen.append((d, t)))
@@ -359,11 +433,18 @@ def test_cli_master(spark, capsys) -> None:
 
 
 def test_cli_advise_master(spark, capsys, tmp_path) -> None:
-    """``advise --master`` (census, every query's explain and the candidates on Spark) prints what
-    ``advise`` prints in one process, timings aside."""
+    """``advise --master`` (census, the plan's columns, every query's explain and the candidates on
+    Spark) prints what ``advise`` prints in one process, timings aside, and its process kept no plan
+    of the table (the same command in one process keeps one)."""
     wl = tmp_path / "workload.sql"
     wl.write_text(ADVISE_WORKLOADS[0][2])
     args = ("advise", SAMPLE, "demo.events", "--workload", str(wl), "--details", "--sample", "0")
     on = _cli(capsys, *args, "--master", "local[2]")
     off = _cli(capsys, *args)
     assert _without_seconds(on) == _without_seconds(off)
+    for master, planned in ((["--master", "local[2]"], False), ([], True)):
+        parsed = build_parser().parse_args([*args, *master])
+        parsed.storage_options = None
+        table = open_warehouse(SAMPLE).table("demo.events")
+        assert _without_seconds(run_advise(parsed, table)) == _without_seconds(off)
+        assert _planned_nothing(table) is not planned

@@ -32,7 +32,8 @@ The records live in :mod:`.advise_model`; this module holds the two entry points
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -55,9 +56,11 @@ from indexcore.formats.base import BitmapResult
 from indexcore.scan.decision_columns import DecisionColumns
 from indexcore.scan.explainer import explain
 from indexcore.scan.records import Explanation, Stage
-from indexcore.warehouse.model import Problem
+from indexcore.warehouse.model import LiveFile, Problem, Snapshot
+from indexcore.warehouse.plan_columns import PlanColumns
 
-__all__ = ["DEFAULT_SAMPLE", "EXACT_FILES", "MIN_SCORE", "advise", "explained_here", "index_inventory"]
+__all__ = ["DEFAULT_SAMPLE", "EXACT_FILES", "MIN_SCORE", "PlannedFiles", "advise", "explained_here",
+           "index_inventory", "planned_here"]
 
 
 def index_inventory(table, snapshot_id: int | None = None) -> tuple[list[ExistingIndex], list[Problem]]:
@@ -157,10 +160,37 @@ def explained_here(table, conditions: list, snapshot_id: int | None) -> Iterator
             yield exc
 
 
+@dataclass(frozen=True)
+class PlannedFiles:
+    """What advise reads of a snapshot's plan: its live files in plan order (``files``: objects, made
+    as they are asked for where the source is columns), each one's place and object by path, the
+    plan's problems, what the inventory of existing indexes reads (``inventory``: the objects, or
+    the plan's columns) and the data bytes of the table. In this process :func:`planned_here`; with
+    a Spark master from :func:`indexcore.spark.jobs.planned.advise_on_spark` (the plan's columns
+    from Spark tasks, no plan in this process)."""
+
+    snapshot: Snapshot | None
+    files: Sequence[LiveFile]
+    by_path: Mapping[str, LiveFile]
+    index_of: Mapping[str, int]
+    problems: tuple[Problem, ...]
+    inventory: Sequence[LiveFile] | PlanColumns
+    table_bytes: int
+
+
+def planned_here(table, snapshot_id: int | None) -> PlannedFiles:
+    """:class:`PlannedFiles` of the snapshot's plan in this process (:meth:`Table.plan`)."""
+    plan = table.plan(snapshot_id)
+    files = list(plan.files)
+    return PlannedFiles(plan.snapshot, files, {lf.path: lf for lf in files}, {lf.path: i for i, lf in enumerate(files)},
+                        tuple(plan.problems), files, sum(lf.file.file_size for lf in files))
+
+
 def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = None,
            sample: int | None = None, measure: Measure | None = None, seed: int = 0, dialect: str = "spark",
            progress: Progress | None = None, min_score: float = MIN_SCORE, drop_unused: bool = False,
-           details: bool = False, explain_all: ExplainAll | None = None) -> Advice:
+           details: bool = False, explain_all: ExplainAll | None = None,
+           planned: Callable[[int | None], PlannedFiles] | None = None) -> Advice:
     """Advise on ``table``'s file indexes for ``workload`` (file text or parsed queries).
 
     ``sample``: files per query candidates are measured on (None: every file the query reaches
@@ -170,8 +200,9 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
     configured indexes no query of the workload filters on (kept by default). ``details``: keep
     every query's explain and the files behind each figure. ``progress(done, total, what)`` is
     called while it runs. ``explain_all``: what explains the workload's conditions (default: each
-    in this process; on Spark all in one job). A workload with no query that can be replayed is a
-    :class:`PredicateError`.
+    in this process; on Spark all in one job). ``planned``: what gives the snapshot's live files
+    (:class:`PlannedFiles`; default :func:`planned_here`). A workload with no query that can be
+    replayed is a :class:`PredicateError`.
     """
     if sample is not None and (not isinstance(sample, int) or sample < 0):
         raise PredicateError(f"sample must be a number of files >= 0 (0: every file), got {sample}")
@@ -180,12 +211,10 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
     queries = parse_workload(workload) if isinstance(workload, str) else list(workload)
     if not queries:
         raise PredicateError("the workload holds no query (it is empty or holds only comments)")
-    plan = table.plan(snapshot_id)
+    plan = (planned or partial(planned_here, table))(snapshot_id)
     sid = plan.snapshot.id if plan.snapshot else None
     schema = table.read_schema(snapshot_id, plan.snapshot)
-    files = list(plan.files)
-    by_path = {lf.path: lf for lf in files}
-    index_of = {lf.path: i for i, lf in enumerate(files)}
+    files, by_path, index_of = plan.files, plan.by_path, plan.index_of
     problems: list[Problem] = list(plan.problems)
     same_text: dict[str, list[Query]] = {}  # a log repeats its statements: each text is read once
     for q in queries:
@@ -208,10 +237,9 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
         run.names.extend(q.name for q in group)
         run.weight += sum(q.weight for q in group)
     runs = list(merged.values())
-    existing = existing_indexes(table, sid, schema, files, problems)
-    table_bytes = sum(lf.file.file_size for lf in files)
+    existing = existing_indexes(table, sid, schema, plan.inventory, problems)
     for g in existing:
-        g.table_bytes = table_bytes
+        g.table_bytes = plan.table_bytes
     deleted = DeletedPositions(table, problems)
     keys: dict[str, float] = {}  # each file's place in every query's sample, hashed once
     drawn: dict[tuple, list] = {}  # each sample drawn once per files reached

@@ -22,8 +22,8 @@ from indexcore.analysis.workload import read_workload
 from indexcore.cli.arguments import COUNT, SNAPSHOT_ID
 from indexcore.cli.output import ProgressBar
 from indexcore.errors import PredicateError
-from indexcore.spark.jobs.metadata import metadata_master, seed_census, spark_explain_workload
-from indexcore.spark.jobs.what_if import what_if_measure
+from indexcore.spark.jobs.metadata import metadata_master
+from indexcore.spark.jobs.planned import advise_on_spark
 from indexcore.warehouse import Warehouse
 
 
@@ -82,7 +82,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_check)
 
 
-def run_advise(args: argparse.Namespace) -> dict:
+def run_advise(args: argparse.Namespace, table=None) -> dict:
+    """``advise``'s JSON; ``table``: ``args.table`` opened already (a caller that looks at what it
+    kept afterwards), else opened here."""
     if args.sample is not None and args.sample < 0:
         raise PredicateError(f"--sample must be 0 (every file) or a number of files, got {args.sample}")
     if not math.isfinite(args.min_score) or args.min_score < 0:
@@ -90,29 +92,18 @@ def run_advise(args: argparse.Namespace) -> dict:
     queries = read_workload(args.workload)
     if not queries:
         raise PredicateError(f"workload {args.workload} holds no query (it is empty or holds only comments)")
-    table = Warehouse(args.warehouse, storage_options=args.storage_options).table(args.table)
+    if table is None:
+        table = Warehouse(args.warehouse, storage_options=args.storage_options).table(args.table)
     census_master = metadata_master(table, args.snapshot, args.master)
-    if census_master:  # the inventory of existing indexes reads this census, not every head here
-        seed_census(table, args.warehouse, census_master, args.snapshot, progress=ProgressBar("census on Spark"))
-    explain_all = None
-    if census_master:  # every query explained in one Spark job (manifests read by its tasks)
-        explain_all = partial(_explain_on_spark, args.warehouse, args.table, census_master, args.storage_options)
-    measure = None
-    if args.master:
-        measure = what_if_measure(args.warehouse, args.table, args.master, args.snapshot,
-                                  storage_options=args.storage_options)
-    advice = advise(table, queries, snapshot_id=args.snapshot, sample=args.sample, measure=measure,
-                    dialect=args.dialect, progress=ProgressBar("advising"), min_score=args.min_score,
-                    drop_unused=args.drop_unused, details=args.details, explain_all=explain_all)
+    # on Spark (asked, or past the operator's file count): the census, the plan's columns and every
+    # query's explain come from Spark jobs (this process plans nothing); asked, the candidates too
+    on_spark = {} if not census_master else advise_on_spark(
+        table, args.warehouse, census_master, args.snapshot, measure=bool(args.master), progress_of=ProgressBar)
+    advice = advise(table, queries, snapshot_id=args.snapshot, sample=args.sample, dialect=args.dialect,
+                    progress=ProgressBar("advising"), min_score=args.min_score, drop_unused=args.drop_unused,
+                    details=args.details, **on_spark)
     args.brief = partial(brief_advise, summary=advice_summary(advice))
     return advice.to_json(details=args.details)
-
-
-def _explain_on_spark(warehouse: str, table: str, master: str, storage_options: dict | None, conditions: list,
-                      snapshot_id: int | None):
-    """advise's ``explain_all`` on Spark (:func:`spark_explain_workload`), with a progress bar."""
-    return spark_explain_workload(warehouse, table, conditions, master, snapshot_id,
-                                  progress=ProgressBar("explaining on Spark"), storage_options=storage_options)
 
 
 def brief_advise(out: dict, summary: dict) -> dict:

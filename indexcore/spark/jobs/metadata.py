@@ -53,7 +53,7 @@ from indexcore.config import settings
 from indexcore.errors import IndexCoreError
 from indexcore.scan.explainer import bind_predicate, decide_files, in_file_order
 from indexcore.scan.partition import parse_partition
-from indexcore.scan.records import Explanation, FileDecision
+from indexcore.scan.records import Explanation
 from indexcore.spark.jobs.explain_columns import (
     EXPLAIN_FILES,
     RECORD,
@@ -76,11 +76,12 @@ from indexcore.views.common import kept_view
 from indexcore.views.system import FILES
 from indexcore.views.system import files as files_view
 from indexcore.warehouse.model import Problem
-from indexcore.warehouse.plan_columns import ENTRY, MERGE_KEY, PlanColumns
+from indexcore.warehouse.plan_columns import ENTRY, LIVE, MERGE_KEY, PlanColumns
 
 ORDER = "_manifest_order"  # the column that puts the groups' rows back in plan order
 FILES_PER_GROUP = 500  # at least this many live files per second-stage task (fewer tasks on small tables)
 _PLAN, _CENSUS, _EXPLAIN, _HEALTH = "plan", "census", "explain", "health"
+_LIVE = "plan columns"  # the plan's own columns (LIVE rows), what advise reads of a snapshot's files
 _WORKLOAD = "explain workload"  # many conditions explained in one job (the advisor's queries)
 QUERY = "_query"  # the condition a row of the workload explain decides
 
@@ -132,7 +133,7 @@ def _arrow_table(data: bytes) -> pa.Table:
 
 # the manifest columns each work reads: stage 1 ships only these (None: every column)
 _MERGED = ("_KIND", *MERGE_KEY, "_EXTRA_FILES")  # the merge's and the plan's paths (.index files)
-_SHIPPED = {_PLAN: None, _EXPLAIN: None, _HEALTH: None, _WORKLOAD: None,
+_SHIPPED = {_PLAN: None, _EXPLAIN: None, _HEALTH: None, _WORKLOAD: None, _LIVE: None,
             _CENSUS: (*_MERGED, "_FILE_SIZE", "_ROW_COUNT", "_SCHEMA_ID", "_EMBEDDED_FILE_INDEX")}
 _PLACE = "_place"  # an entry's place in the plan's manifest order: manifest << 32 | position
 
@@ -276,18 +277,17 @@ def _work(table, work: str, plan: PlanColumns, places: np.ndarray, snapshot_id: 
     if work == _WORKLOAD:  # each condition decided over the group's files, as explain decides it alone
         files = plan.live_files(table)
         ordered, schema = in_file_order(files), table.schema(args["schema_id"])
-        tables, decisions, extras = [], [], []
+        tables, records, extras = [], [], []
         for q, predicate in enumerate(args["predicates"]):
             decided = decide_files(table, predicate, files, schema, snapshot_id=snapshot_id, global_indexes=True)
             extras.append({"problems": decided.problems, "index_used": decided.index_used,
                            "io": [decided.bytes_read, decided.requests, decided.global_index_bytes,
                                   decided.global_index_requests]})
-            t = decision_table(decided.files, ordered)
-            t = t.set_column(t.schema.get_field_index(RECORD), RECORD, pc.add(t.column(RECORD), len(decisions)))
+            t = decision_table(decided.files, ordered)  # RECORD: the place among this query's records
             tables.append(t.append_column(QUERY, pa.array(np.full(t.num_rows, q, np.int32))))
-            decisions.extend(decided.files)
+            records.append(encode_records(decided.files, plain))
         out = pa.concat_tables(tables) if tables else EXPLAIN_FILES.append(pa.field(QUERY, pa.int32())).empty_table()
-        return out, {"queries": extras, "records": encode_records(decisions, plain)}
+        return out, {"queries": extras, "records": _framed(records)}
     if work == _HEALTH:  # only the part's sums and few rows travel back, not the census
         census = file_indexes(table, snapshot_id, plan=plan)
         part = health_part(table, plan, census, table.schema(args["schema_id"]), places, args["small_limit"],
@@ -296,6 +296,13 @@ def _work(table, work: str, plan: PlanColumns, places: np.ndarray, snapshot_id: 
     if work == _PLAN:
         out = files_view(table, snapshot_id, stats=True, plan=plan)
         at = places
+    elif work == _LIVE:  # partition ids are the group's own: the driver numbers them again
+        out, at = plan.files, places
+        if args.get("census"):  # the group's census beside it, in plan order too (bytes of their own)
+            census = file_indexes(table, snapshot_id, plan=plan)
+            rows = places[pc.index_in(census["file_path"], plan.files.column("path")).to_numpy(zero_copy_only=False)]
+            return (out.append_column(ORDER, pa.array(np.asarray(at, np.int64))),
+                    {"records": _arrow_bytes(census.append_column(ORDER, pa.array(np.asarray(rows, np.int64))))})
     else:
         out = file_indexes(table, snapshot_id, plan=plan)
         at = places[pc.index_in(out["file_path"], plan.files.column("path")).to_numpy(zero_copy_only=False)]
@@ -320,6 +327,38 @@ def spark_plan(warehouse_url: str, table: str, master: str | None = None, snapsh
                                               cancel, spark, storage_options)
     return MetadataResult(_in_plan_order([t for t, _e, _r in results], FILES),
                           head.snapshot.id if head.snapshot else None, head.problems, tasks)
+
+
+def spark_plan_columns(warehouse_url: str, table: str, master: str | None = None, snapshot_id: int | None = None,
+                       progress: Progress | None = None, cancel: threading.Event | None = None, spark=None,
+                       storage_options: dict | None = None) -> PlanColumns:
+    """The snapshot's :class:`PlanColumns` (what :meth:`~indexcore.warehouse.table.Table.plan_columns`
+    plans in one process) with its manifests read and merged by Spark tasks: each group's live rows
+    come back as Arrow, put in plan order here and their partitions numbered in first-seen order, as
+    one process numbers them; the driver reads only the plan head."""
+    return spark_plan_and_census(warehouse_url, table, master, snapshot_id, progress, cancel, spark, storage_options,
+                                 census=False)[0]
+
+
+def spark_plan_and_census(warehouse_url: str, table: str, master: str | None = None, snapshot_id: int | None = None,
+                          progress: Progress | None = None, cancel: threading.Event | None = None, spark=None,
+                          storage_options: dict | None = None,
+                          census: bool = True) -> tuple[PlanColumns, pa.Table | None]:
+    """:func:`spark_plan_columns` and, in the same job (the manifests read once), the snapshot's
+    ``$file_indexes`` census as :func:`spark_census` gives it (None for a snapshot-less table or
+    with ``census`` off)."""
+    tbl, head, results, _tasks, _plain = _run(warehouse_url, table, _LIVE, {"census": census}, master, snapshot_id,
+                                              progress, cancel, spark, storage_options)
+    if head.snapshot is None:
+        return PlanColumns(None, LIVE.empty_table()), None
+    rows = _in_plan_order([_arrow_table(r) for _t, _e, r in results], FILE_INDEXES) if census else None
+    files = _in_plan_order([t for t, _e, _r in results], LIVE)
+    encoded = files.column("_PARTITION").combine_chunks().dictionary_encode()
+    partitions = tuple(tbl.partition(p) for p in encoded.dictionary.to_pylist())
+    files = files.set_column(files.schema.get_field_index("partition_id"), "partition_id",
+                             pa.array(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32), pa.int32()))
+    return PlanColumns(head.snapshot, files, partitions, tuple(head.index_entries), tuple(head.problems),
+                       tbl.core_options.deletion_vectors_bitmap64, tuple(head.manifests)), rows
 
 
 def spark_census(warehouse_url: str, table: str, master: str | None = None, snapshot_id: int | None = None,
@@ -400,9 +439,7 @@ def spark_explain_workload(warehouse_url: str, table: str, conditions: list, mas
         args = {"predicates": [p for p, _sql in asked], "schema_id": schema.id}
         _tbl, head, results, _tasks, plain = _run(warehouse_url, table, _WORKLOAD, args, master,
                                                   snap.id if snap else None, progress, cancel, spark, storage_options)
-    tables = numbered([t for t, _e, _r in results])
-    records = [r for _t, _e, r in results]
-    decoded: list[FileDecision] | None = None
+    records = [_unframed(r) for _t, _e, r in results]  # per task, each condition's encoded records
     q = -1
     for b in bound:
         if isinstance(b, IndexCoreError):
@@ -410,14 +447,13 @@ def spark_explain_workload(warehouse_url: str, table: str, conditions: list, mas
             continue
         q += 1
         predicate, sql = b
-        mine = [t.filter(pc.equal(t.column(QUERY), q)).drop_columns([QUERY]) for t in tables]
+        mine = numbered([t.filter(pc.equal(t.column(QUERY), q)).drop_columns([QUERY]) for t, _e, _r in results])
         files = in_explain_order(mine)
         extras = [e["queries"][q] for _t, e, _r in results]
         seen: set[Problem] = set()
         part_problems = [p for e in extras for p in e["problems"] if not (p in seen or seen.add(p))]
         global_io = (max((e["io"][2] for e in extras), default=0), max((e["io"][3] for e in extras), default=0))
-        if decoded is None:  # every task's records, decoded once for all conditions
-            decoded = [f for data in records for f in decode_records(data, plain)]
+        decoded = [f for task in records for f in decode_records(task[q], plain)]  # this condition's only
         yield Explanation(table=table, snapshot_id=head.snapshot.id if head and head.snapshot else None,
                           predicate=predicate, sql=sql,
                           files=[decoded[i] for i in files.column(RECORD).to_pylist()],
@@ -425,6 +461,21 @@ def spark_explain_workload(warehouse_url: str, table: str, conditions: list, mas
                           problems=[*(head.problems if head else []), *part_problems, *file_problems(files)],
                           index_used=all(e["index_used"] for e in extras),
                           bytes_read=sum(e["io"][0] for e in extras), requests=sum(e["io"][1] for e in extras))
+
+
+def _framed(parts: list[bytes]) -> bytes:
+    """``parts`` as one byte string, each after its length (what :func:`_unframed` splits)."""
+    return b"".join(len(p).to_bytes(8, "little") + p for p in parts)
+
+
+def _unframed(data: bytes) -> list[bytes]:
+    """The parts :func:`_framed` joined."""
+    parts, at = [], 0
+    while at < len(data):
+        n = int.from_bytes(data[at:at + 8], "little")
+        parts.append(data[at + 8:at + 8 + n])
+        at += 8 + n
+    return parts
 
 
 def seed_census(table, warehouse_url: str, master: str, snapshot_id: int | None = None,

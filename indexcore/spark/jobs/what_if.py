@@ -17,6 +17,7 @@ import tempfile
 import threading
 from collections.abc import Sequence
 
+from indexcore import open_warehouse
 from indexcore.analysis.whatif import build_hypothetical_index, evaluate_hypothetical
 from indexcore.errors import IndexCoreError, PredicateError
 from indexcore.expr import parse_where
@@ -94,13 +95,14 @@ def _what_if_row(sql: str, wf) -> dict:
 
 
 def what_if_measure(warehouse_url: str, table: str, master: str | None = None,
-                    snapshot_id: int | None = None, storage_options: dict | None = None):
+                    snapshot_id: int | None = None, storage_options: dict | None = None, plan=None):
     """The advisor's ``measure`` callback (:data:`indexcore.analysis.advise_candidates.Measure`): each
-    candidate built and measured by :func:`what_if` on every live file of ``table``."""
+    candidate built and measured by :func:`what_if` on every live file of ``table`` (``plan``: the
+    snapshot's files already planned, as :func:`what_if` takes them)."""
 
     def measure(column: str, index_type: str, options: dict, wheres: list[str], also=()) -> dict:
         return what_if(warehouse_url, table, column, index_type, options, wheres, master=master,
-                       snapshot_id=snapshot_id, storage_options=storage_options, also=also)
+                       snapshot_id=snapshot_id, storage_options=storage_options, also=also, plan=plan)
 
     return measure
 
@@ -109,18 +111,23 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
             where_sqls: Sequence[str], master: str | None = None, scratch_dir: str | None = None,
             snapshot_id: int | None = None, progress: Progress | None = None,
             cancel: threading.Event | None = None, spark=None, storage_options: dict | None = None,
-            also: Sequence[tuple[str, str, dict]] = ()) -> dict:
+            also: Sequence[tuple[str, str, dict]] = (), plan=None) -> dict:
     """Build a hypothetical ``index_type`` index on ``column`` for every live file (into
     ``scratch_dir``, a new temporary directory by default; never the warehouse) and report its
     total size and, per predicate, the files and rows it would prune against the current indexes.
 
     ``also``: more ``(column, index_type, options)`` built beside it, answering together with it
     (the advisor's pairs for OR queries); sizes are then theirs summed. Per file and predicate,
-    ``combined_rows`` is what the new indexes and today's ones keep together.
+    ``combined_rows`` is what the new indexes and today's ones keep together. ``plan``: the
+    snapshot's files planned already (its ``snapshot`` and ``files``: advise's
+    :class:`~indexcore.analysis.advise.PlannedFiles` from Spark tasks), else the driver plans them.
     """
     if index_type not in FILE_INDEX_TYPES:
         raise IndexCoreError(f"unknown file index type {index_type!r} (one of {', '.join(FILE_INDEX_TYPES)})")
-    tbl, plan = resolve(warehouse_url, table, snapshot_id, storage_options)
+    if plan is None:
+        tbl, plan = resolve(warehouse_url, table, snapshot_id, storage_options)
+    else:
+        tbl = open_warehouse(warehouse_url, storage_options=storage_options).table(table)
     # tasks plan the driver's snapshot (not whatever is latest when they run), read as whatif does
     sid = plan.snapshot.id if plan.snapshot else None
     schema = tbl.read_schema(sid, plan.snapshot)
@@ -139,7 +146,7 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     if scratch_dir is None:  # our own scratch directory: gone when the job ends or fails
         with tempfile.TemporaryDirectory(prefix="indexcore-whatif-") as scratch:
             out = what_if(warehouse_url, table, column, index_type, options, where_sqls, master, scratch,
-                          snapshot_id, progress, cancel, spark, storage_options, also)
+                          snapshot_id, progress, cancel, spark, storage_options, also, plan)
         return {**out, "scratch_dir": None, "file_results": [{**f, "scratch_file": None}
                                                              for f in out["file_results"]]}
     scratch = scratch_dir

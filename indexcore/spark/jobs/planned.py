@@ -1,0 +1,132 @@
+"""advise's facts of a snapshot from Spark: its plan's columns planned in Spark tasks, no plan here.
+
+:func:`advise_on_spark` gives advise's ``planned`` (:class:`~indexcore.analysis.advise.PlannedFiles`)
+with a master: the snapshot's :class:`~indexcore.warehouse.plan_columns.PlanColumns` come back from
+Spark tasks as Arrow with the census of index heads, in one job
+(:func:`~indexcore.spark.jobs.metadata.spark_plan_and_census`: manifests read and merged by the
+tasks, the driver reads only the plan head). The inventory of existing indexes reads those columns
+(paths, schema ids) and that census, the table's data bytes are their sum, and a file's :class:`~indexcore.warehouse.model.LiveFile`
+is made from its row only when advise asks for it (the files a query reaches with an index on its
+column, the files it samples).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
+
+import pyarrow.compute as pc
+
+from indexcore.analysis.advise import PlannedFiles
+from indexcore.cache import LRU
+from indexcore.spark.jobs.metadata import spark_explain_workload, spark_plan_and_census
+from indexcore.spark.jobs.what_if import what_if_measure
+from indexcore.spark.progress import Progress
+from indexcore.views.common import kept_view
+from indexcore.warehouse.model import LiveFile
+from indexcore.warehouse.plan_columns import PlanColumns
+
+_BLOCK = 4096  # rows made into objects together (in one pass over the columns: ~10 us a file, not ~100)
+_KEEP_FILES = 1 << 18  # objects kept at most (the first blocks asked for)
+
+
+class LiveFileRows(Sequence):
+    """A columnar plan's live files as a sequence in plan order: ``rows[i]`` is made with its block
+    of :data:`_BLOCK` rows when first asked for and kept, up to :data:`_KEEP_FILES` objects; past
+    that a file asked for is made alone and not kept (advise asks in explain's order, not the
+    plan's: dropping blocks to make others would make each again and again). Iterating makes every
+    block without keeping it."""
+
+    def __init__(self, plan: PlanColumns, table):
+        self._plan, self._table = plan, table
+        self._blocks = LRU(_KEEP_FILES)
+
+    def __len__(self) -> int:
+        return self._plan.num_files
+
+    def _block(self, b: int, keep: bool = True) -> list[LiveFile]:
+        made = self._blocks.get(b)
+        if made is None:
+            made = self._plan.live_files(self._table, range(b * _BLOCK, min(len(self), (b + 1) * _BLOCK)))
+            if keep:
+                self._blocks.put(b, made, len(made))
+        return made
+
+    def __getitem__(self, at):
+        if isinstance(at, slice):
+            return [self[i] for i in range(*at.indices(len(self)))]
+        at = int(at)
+        if at < 0:
+            at += len(self)
+        if not 0 <= at < len(self):
+            raise IndexError(at)
+        b = at // _BLOCK
+        made = self._blocks.get(b)
+        if made is None and self._blocks.weight + _BLOCK > _KEEP_FILES:  # full: this file alone
+            return self._plan.live_file(self._table, at)
+        return (made or self._block(b))[at % _BLOCK]
+
+    def __iter__(self) -> Iterator[LiveFile]:
+        for b in range(-(-len(self) // _BLOCK)):
+            yield from self._block(b, keep=False)
+
+
+class _ByPath(Mapping):
+    """The files of a :class:`LiveFileRows` by path (their places by path, one dict)."""
+
+    def __init__(self, rows: LiveFileRows, index_of: Mapping[str, int]):
+        self._rows, self._index_of = rows, index_of
+
+    def __getitem__(self, path: str) -> LiveFile:
+        return self._rows[self._index_of[path]]
+
+    def __len__(self) -> int:
+        return len(self._index_of)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index_of)
+
+
+def planned_of_columns(table, plan: PlanColumns) -> PlannedFiles:
+    """advise's :class:`PlannedFiles` of a columnar plan (objects made as they are asked for)."""
+    rows = LiveFileRows(plan, table)
+    index_of = {p: i for i, p in enumerate(plan.files.column("path").to_pylist())}
+    return PlannedFiles(plan.snapshot, rows, _ByPath(rows, index_of), index_of, tuple(plan.problems), plan,
+                        int(pc.sum(plan.files.column("_FILE_SIZE")).as_py() or 0))
+
+
+def advise_on_spark(table, warehouse_url: str, master: str, snapshot_id: int | None = None, measure: bool = False,
+                    progress_of: Callable[[str], Progress] | None = None, spark=None) -> dict:
+    """advise's inputs with a Spark master, for ``advise(table, ..., **advise_on_spark(...))``: the
+    snapshot's plan columns and its census of index heads from one Spark job
+    (:func:`.metadata.spark_plan_and_census`; the census kept on ``table`` as its ``$file_indexes``,
+    as :func:`.metadata.seed_census` keeps it; the plan columns of ``snapshot_id`` are ``planned``:
+    give advise the same snapshot), every query explained in one Spark job
+    (``explain_all``) and, with ``measure``, each candidate built and measured on every file by a
+    Spark what-if job on those planned files (``measure``). This process plans no data file.
+    ``progress_of(what)``: a progress callback for each job."""
+    storage_options = table.storage.storage_options
+
+    def progress(what: str) -> Progress | None:
+        return progress_of(what) if progress_of is not None else None
+
+    columns, census = spark_plan_and_census(warehouse_url, table.name, master, snapshot_id,
+                                            progress("planning and census on Spark"), None, spark, storage_options)
+    if census is not None:  # kept as the table's $file_indexes: the inventory and bloom sizing read it
+        kept_view(table, "file_indexes", columns.snapshot.id, lambda: census)
+    facts = planned_of_columns(table, columns)
+
+    def explain_all(conditions: list, sid: int | None):
+        return spark_explain_workload(warehouse_url, table.name, conditions, master, sid,
+                                      progress("explaining on Spark"), None, spark, storage_options)
+
+    out = {"planned": partial(_facts, facts), "explain_all": explain_all}
+    if measure:
+        out["measure"] = what_if_measure(warehouse_url, table.name, master, snapshot_id,
+                                         storage_options=storage_options, plan=facts)
+    return out
+
+
+def _facts(facts: PlannedFiles, _snapshot_id: int | None) -> PlannedFiles:
+    """advise's ``planned``: the facts planned on Spark for the asked snapshot."""
+    return facts
