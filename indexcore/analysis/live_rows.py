@@ -86,10 +86,11 @@ def _live_rows(table, plan, sid: int | None, cap: int) -> LiveRows:
     unmerged, budget, problems = 0, cap, []
     paths = plan.files.column("path").to_pylist() if overlapping else []
     by_path = table.live_files_by_path(sid) if overlapping else None
+    memo: dict = {}  # one over every bucket read: their files share the table's few file schemas
     for group in sorted(overlapping, key=len):  # fewest files first: the most buckets made exact
         rows = None
         if len(group) <= budget:
-            rows = merged_bucket_rows(table, schema, by_path.many([paths[i] for i in group]), problems)
+            rows = merged_bucket_rows(table, schema, by_path.many([paths[i] for i in group]), problems, memo)
         if rows is not None:
             budget -= len(group)
         else:

@@ -254,8 +254,9 @@ class _Reader:
     """Reads the live files of one plan through one table schema, collecting problems."""
 
     def __init__(self, table, schema: TableSchema, problems: list, progress=None,
-                 columns: list[str] | None = None):
+                 columns: list[str] | None = None, memo: dict | None = None):
         self.table = table
+        self.memo = memo  # kept over the files read (read_raw); None: each file on its own
         self.schema = schema
         self.problems = problems
         self.progress = progress
@@ -274,7 +275,7 @@ class _Reader:
             dv = None
         try:
             out = read_data_file(self.table.storage, lf, self.file_schema(lf), self.schema, self.columns,
-                                 deletion_vector=dv, system_columns=system)
+                                 deletion_vector=dv, system_columns=system, memo=self.memo)
         except IndexCoreError as exc:
             _problem(self.problems, lf.path, "data file", exc)
             out = None
@@ -382,16 +383,18 @@ def _merge_bucket(reader: _Reader, group: list[LiveFile], strict: bool = False) 
         return None
 
 
-def merged_bucket_rows(table, schema: TableSchema, files: list[LiveFile], problems: list) -> int | None:
+def merged_bucket_rows(table, schema: TableSchema, files: list[LiveFile], problems: list,
+                       memo: dict | None = None) -> int | None:
     """Rows a batch read returns from one primary-key bucket's ``files`` (level 0 included: the
     caller passes what the read reads), by the same merge as :func:`read_table`; None when a
-    file or the merge failed (``problems`` says why)."""
+    file or the merge failed (``problems`` says why). ``memo``: one dict over the buckets a caller
+    counts (files of one table schema resolve their columns once, :func:`read_raw`)."""
     options = schema.core_options
     columns = None
     if options.merge_engine in ROWS_FROM_KEYS:  # which rows survive depends on keys and order alone
         columns = list(dict.fromkeys([*schema.primary_keys, *(s for s in options.sequence_fields
                                                               if s in schema.field_names)]))
-    merged = _merge_bucket(_Reader(table, schema, problems, columns=columns), list(files), strict=True)
+    merged = _merge_bucket(_Reader(table, schema, problems, columns=columns, memo=memo), list(files), strict=True)
     return None if merged is None else merged.num_rows
 
 
