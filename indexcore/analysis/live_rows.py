@@ -21,6 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from indexcore.config import settings
 from indexcore.views import view
 from indexcore.warehouse.data import merged_bucket_rows
@@ -55,46 +59,71 @@ def live_rows(table, snapshot_id: int | None = None) -> LiveRows:
     return table.derived(("live_rows", sid, cap), lambda: _live_rows(table, plan, sid, cap))
 
 
+def _deleted_per_file(plan, dvs) -> np.ndarray:
+    """Rows each of the plan's files loses to its deletion vector (``$deletion_vectors``' ``deleted``
+    matched by file name; 0 without one)."""
+    at = pc.index_in(plan.files.column("_FILE_NAME"), value_set=dvs["file_name"])
+    deleted = pc.fill_null(pc.take(dvs["deleted"], at), 0) if dvs.num_rows else None
+    if deleted is None:
+        return np.zeros(plan.num_files, np.int64)
+    return deleted.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _bucket_groups(plan) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The plan's files grouped by (partition values, bucket): the file rows in group order (each
+    group's in plan order), each group's start in it (ascending, for ``np.*.reduceat``) and size,
+    and the groups in the order of their first file (as a dict filled file by file keeps them)."""
+    first: dict = {}  # partition values -> the first partition id holding them (raw bytes may differ)
+    canon = np.array([first.setdefault(p[0], i) for i, p in enumerate(plan.partitions)], np.int64)
+    pid = canon[plan.files.column("partition_id").to_numpy()] if len(canon) else np.zeros(plan.num_files, np.int64)
+    keys = (pid << 32) | (plan.files.column("_BUCKET").to_numpy().astype(np.int64) & 0xFFFFFFFF)
+    _, inverse, sizes = np.unique(keys, return_inverse=True, return_counts=True)
+    rows = np.argsort(inverse.reshape(-1), kind="stable")
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    return rows, starts, sizes, np.argsort(rows[starts], kind="stable")
+
+
 def _live_rows(table, plan, sid: int | None, cap: int) -> LiveRows:
     schema = table.read_schema(sid, plan.snapshot)
-    dvs = view(table, "deletion_vectors", sid)
-    deleted_of = dict(zip(dvs["file_name"].to_pylist(), dvs["deleted"].to_pylist(), strict=True))
-    records = sum(plan.files.column("_ROW_COUNT").to_pylist())
-    deleted = sum(deleted_of.get(name) or 0 for name in plan.files.column("_FILE_NAME").to_pylist())
+    files = plan.files
+    counts = files.column("_ROW_COUNT").to_numpy(zero_copy_only=False).astype(np.int64)
+    dropped = _deleted_per_file(plan, view(table, "deletion_vectors", sid))
+    records, deleted = int(counts.sum()), int(dropped.sum())
     if not schema.primary_keys:
         return LiveRows(records, deleted, records - deleted)
     # on the plan's columns; objects only for the files of the buckets merge-read below
-    levels, counts = plan.files.column("_LEVEL").to_pylist(), plan.files.column("_ROW_COUNT").to_pylist()
-    names = plan.files.column("_FILE_NAME").to_pylist()
+    levels = files.column("_LEVEL").to_numpy(zero_copy_only=False).astype(np.int64)
     if schema.skips_level0:
-        read = [i for i, level in enumerate(levels) if level > 0]
-        live = sum(counts[i] - (deleted_of.get(names[i]) or 0) for i in read)
-        return LiveRows(records, deleted, live, unread_level0=records - sum(counts[i] for i in read))
-    retracts = plan.files.column("_DELETE_ROW_COUNT").to_pylist()
-    buckets: dict[tuple, list[int]] = {}
-    for i, key in enumerate(zip(plan.partition_values(), plan.files.column("_BUCKET").to_pylist(), strict=True)):
-        buckets.setdefault(key, []).append(i)
-    live = 0
-    overlapping = []
-    for group in buckets.values():
-        disjoint = len(group) == 1 or (len({levels[i] for i in group}) == 1 and levels[group[0]] != 0)
-        dropped = any(deleted_of.get(names[i]) for i in group)  # DVs read on merge: merge to know
-        if not disjoint or any(retracts[i] is None for i in group) or dropped:
-            overlapping.append(group)
-        else:
-            live += sum(counts[i] - (retracts[i] or 0) for i in group)
+        read = levels > 0
+        live = int((counts[read] - dropped[read]).sum())
+        return LiveRows(records, deleted, live, unread_level0=records - int(counts[read].sum()))
+    retract_col = files.column("_DELETE_ROW_COUNT")
+    unknown = retract_col.is_null().to_numpy(zero_copy_only=False)
+    retracts = pc.fill_null(retract_col, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    rows, starts, sizes, in_order = _bucket_groups(plan)
+    at = lambda values: values[rows]  # noqa: E731 - the files' values in group order
+    low, high = np.minimum.reduceat(at(levels), starts), np.maximum.reduceat(at(levels), starts)
+    disjoint = (sizes == 1) | ((low == high) & (low != 0))
+    # DVs are read on merge (merge to know); a file without a retract count cannot be counted
+    overlapping = ~disjoint | (np.add.reduceat(at(unknown).astype(np.int64), starts) > 0) \
+        | (np.add.reduceat((at(dropped) != 0).astype(np.int64), starts) > 0)
+    live = int(np.add.reduceat(at(counts - retracts), starts)[~overlapping].sum())
     unmerged, budget, problems = 0, cap, []
-    paths = plan.files.column("path").to_pylist() if overlapping else []
-    by_path = table.live_files_by_path(sid) if overlapping else None
+    chosen = in_order[overlapping[in_order]]  # in the order of their first file, then
+    chosen = chosen[np.argsort(sizes[chosen], kind="stable")]  # fewest files first: the most buckets made exact
+    paths = files.column("path")
+    by_path = table.live_files_by_path(sid) if len(chosen) else None
     memo: dict = {}  # one over every bucket read: their files share the table's few file schemas
-    for group in sorted(overlapping, key=len):  # fewest files first: the most buckets made exact
-        rows = None
+    for g in chosen.tolist():
+        group = rows[starts[g]:starts[g] + sizes[g]]
+        merged = None
         if len(group) <= budget:
-            rows = merged_bucket_rows(table, schema, by_path.many([paths[i] for i in group]), problems, memo)
-        if rows is not None:
+            merged = merged_bucket_rows(table, schema, by_path.many(paths.take(pa.array(group)).to_pylist()),
+                                        problems, memo)
+        if merged is not None:
             budget -= len(group)
         else:
             unmerged += 1
-            rows = sum(counts[i] - (retracts[i] or 0) for i in group)
-        live += rows
+            merged = int((counts[group] - retracts[group]).sum())
+        live += merged
     return LiveRows(records, deleted, live, exact=unmerged == 0, merged_buckets=unmerged)
