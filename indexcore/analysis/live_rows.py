@@ -10,7 +10,7 @@ A data file's ``row_count`` counts records. What a read returns is fewer:
   cannot overlap (one file, or every file of the bucket on one level above 0: one sorted run) and
   each file records its retract count (``delete_row_count``, DELETE and UPDATE_BEFORE records),
   live = records minus retracts, exactly (Paimon's ``rawConvertible`` splits). Elsewhere the
-  buckets are merge-read (:func:`~indexcore.warehouse.data.merged_bucket_rows`, the merge of
+  buckets are merge-read (:class:`~indexcore.warehouse.data.BucketCounter`, the merge of
   :func:`~indexcore.warehouse.data.read_table`), fewest files first, up to
   the ``live_rows_merge_files`` setting's data files in all; a bucket past that cap (or one that
   cannot be read) counts records minus retracts, an upper bound (every live key has at least one
@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from indexcore.config import settings
 from indexcore.views import view
-from indexcore.warehouse.data import merged_bucket_rows
+from indexcore.warehouse.data import BucketCounter
 
 
 @dataclass(frozen=True)
@@ -113,17 +113,13 @@ def _live_rows(table, plan, sid: int | None, cap: int) -> LiveRows:
     chosen = chosen[np.argsort(sizes[chosen], kind="stable")]  # fewest files first: the most buckets made exact
     paths = files.column("path")
     by_path = table.live_files_by_path(sid) if len(chosen) else None
-    memo: dict = {}  # one over every bucket read: their files share the table's few file schemas
+    counter = BucketCounter(table, schema, problems)
     for g in chosen.tolist():
         group = rows[starts[g]:starts[g] + sizes[g]]
-        merged = None
-        if len(group) <= budget:
-            merged = merged_bucket_rows(table, schema, by_path.many(paths.take(pa.array(group)).to_pylist()),
-                                        problems, memo)
-        if merged is not None:
+        if len(group) <= budget and counter.add(by_path.many(paths.take(pa.array(group)).to_pylist())):
             budget -= len(group)
         else:
             unmerged += 1
-            merged = int((counts[group] - retracts[group]).sum())
-        live += merged
+            live += int((counts[group] - retracts[group]).sum())
+    live += counter.rows()
     return LiveRows(records, deleted, live, exact=unmerged == 0, merged_buckets=unmerged)
