@@ -136,7 +136,10 @@ class Settings:
     head_cache_bytes: int = _setting("INDEXCORE_HEAD_CACHE_BYTES", 64 << 20)
     #: bytes of index blobs whose opened readers a table keeps
     reader_cache_bytes: int = _setting("INDEXCORE_READER_CACHE_BYTES", 32 << 20)
-    #: rows of derived results (system views of a snapshot) a table keeps (a 1,000,000-file census of four indexed columns is 4 million rows)
+    #: rows of derived results (system views of a snapshot) a table keeps: at least what one page
+    #: of the largest snapshot shares (a 1,000,000-file snapshot with four file-index entries per
+    #: file: census 3.9M rows, ``$files``, ``$deletion_vectors``, live files 1M each); below it each
+    #: view pushes the last out and the census was walked four times for one Table page
     derived_rows: int = _setting("INDEXCORE_DERIVED_ROWS", 8_000_000)
     #: partition texts (``{v1, v2}``) a table keeps rendered
     partition_labels: int = _setting("INDEXCORE_PARTITION_LABELS", 100_000)

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 import indexcore
+from indexcore.analysis.health import table_health
+from indexcore.config import settings
 from indexcore.views import SNAPSHOT_VIEWS, view
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
@@ -83,3 +85,22 @@ def test_one_stats_field_decodes_alone_and_agrees_with_the_whole_row(orders):
         last = len(want) - 1
         assert stats.value_at(last) == stats.value_at(last) == want[last]
         assert [stats.value_at(i) for i in range(len(want))] == want
+
+
+def test_the_default_budget_keeps_what_a_page_shares_of_a_million_file_snapshot(orders):
+    """The Table page and its health share the census, ``$files``, ``$deletion_vectors`` and the
+    live files of one snapshot; a budget below their rows made each push the last out, and at
+    1,000,000 files (four file-index entries each, the bench's table) one Table page walked the
+    census four times. Rows per file measured here on a real table, the census's scaled to four
+    entries per file."""
+    fresh = indexcore.open_warehouse(str(SAMPLE)).table("demo.orders")
+    census = view(fresh, "file_indexes")
+    table_health(fresh)
+    view(fresh, "files", stats=False)
+    fresh.live_files_by_path()
+    files = fresh.plan_columns().num_files
+    derived = fresh.caches.derived
+    assert derived.peek(("view", "file_indexes", fresh.snapshot().id)) is census  # kept through them all
+    other = derived.weight - census.num_rows  # every kept result but the census
+    per_file = 4 + other / files
+    assert per_file >= 6 and settings().derived_rows >= 1_000_000 * per_file

@@ -11,7 +11,9 @@ from __future__ import annotations
 import decimal
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from indexcore.errors import UnsupportedError
 from indexcore.paimon.options import CoreOptions
@@ -55,12 +57,65 @@ def _sorted_groups(records: pa.Table, key_names: list[str], seq_fields: list[str
     return out
 
 
+def survivors(records: pa.Table, key_names: list[str], seq_fields: list[str], first: bool,
+              ignore_delete: bool) -> pa.Array | None:
+    """The rows (ascending indices) a deduplicate (``first`` False) or first-row merge keeps, on
+    columns: the records sorted by key, then in merge order as :func:`_sorted_groups` orders
+    them; per key the last record unless it retracts (deduplicate), or the first (first-row) or
+    last (deduplicate ignoring deletes) record that does not retract. None where Arrow's order
+    may differ from Python's (floating-point keys or sequence fields: NaN) or Arrow cannot sort
+    a column (nested types): the caller merges in Python."""
+    n = records.num_rows
+    if any(pa.types.is_floating(records.schema.field(c).type) for c in [*key_names, *seq_fields]):
+        return None
+    order = [(c, "ascending") for c in [*key_names, *seq_fields, SEQUENCE_NUMBER]]
+    order += [(LEVEL, "descending"), (FILE_ORDER, "ascending"), (POSITION, "ascending")]
+    try:
+        try:
+            idx = pc.sort_indices(records, sort_keys=[(c, o, "at_start") for c, o in order])
+        except (TypeError, ValueError):  # pyarrow before 25: one null placement for every key
+            idx = pc.sort_indices(records, sort_keys=order, null_placement="at_start")
+        start = np.zeros(n, dtype=bool)
+        start[:1] = True
+        for k in key_names:  # a new key where any key column differs from the row before (null equals null)
+            col = records.column(k).take(idx)
+            col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+            a, b = col.slice(1), col.slice(0, max(0, n - 1))
+            differs = pc.not_equal(a, b)
+            if col.null_count:
+                differs = pc.if_else(pc.is_null(differs), pc.xor(pc.is_null(a), pc.is_null(b)), differs)
+            start[1:] |= differs.to_numpy(zero_copy_only=False)
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return None
+    kinds = records.column(VALUE_KIND).take(idx).to_numpy(zero_copy_only=False)
+    keep = ~np.isin(kinds, RETRACT_KINDS)
+    group = np.cumsum(start)
+    if not first and not ignore_delete:  # the last record of each key, unless it retracts
+        last = np.append(start[1:], True)
+        picked = last & keep
+    else:  # the first (or last) record of each key that does not retract
+        at = np.flatnonzero(keep)
+        g = group[at]
+        edge = np.ones(len(at), dtype=bool)
+        if first:
+            edge[1:] = g[1:] != g[:-1]
+        else:
+            edge[:-1] = g[1:] != g[:-1]
+        picked = np.zeros(n, dtype=bool)
+        picked[at[edge]] = True
+    return pa.array(np.sort(idx.to_numpy()[picked]), pa.int64())
+
+
 def merge_records(records: pa.Table, key_names: list[str], value_names: list[str],
                   options: CoreOptions) -> pa.Table:
     """The merged rows (``value_names`` columns) of one bucket, per the table's merge engine."""
     engine = options.merge_engine
     ignore_delete = options.ignore_delete
     seq_fields = [s for s in options.sequence_fields if s in records.column_names]
+    if engine in ("deduplicate", "first-row"):
+        taken = survivors(records, key_names, seq_fields, engine == "first-row", ignore_delete)
+        if taken is not None:
+            return records.select(value_names).take(taken)
     kinds = records.column(VALUE_KIND).to_pylist()
     groups = _sorted_groups(records, key_names, seq_fields)
     values = records.select(value_names)
