@@ -24,6 +24,13 @@ def workers_import_this_tree(monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
 
 
+def _needs_spark() -> None:
+    """Skip (saying why) where PySpark or Java is missing."""
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java")
+
+
 def _spark_page(sql: str):
     from streamlit.testing.v1 import AppTest
 
@@ -52,9 +59,7 @@ def test_a_failed_run_shows_its_error_expanded():
 @pytest.mark.slow
 def test_false_positives_not_blamed_on_bitmap():
     """``country = 'NZ' OR user_id = 42``: user_id has no index, so the rows read are no bitmap's fault."""
-    pytest.importorskip("pyspark")
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("Spark needs Java")
+    _needs_spark()
     from indexcore.spark.jobs.evaluate import NO_USABLE_INDEX
 
     at = _spark_page("country = 'NZ' OR user_id = 42")
@@ -72,9 +77,7 @@ def test_false_positives_not_blamed_on_bitmap():
 def test_metadata_jobs_show_what_one_process_finds():
     """Explain, plan, census and health run on Spark from the page; what the page shows equals the
     same work in one process."""
-    pytest.importorskip("pyspark")
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("Spark needs Java")
+    _needs_spark()
     from streamlit.testing.v1 import AppTest
 
     from indexcore import open_warehouse
@@ -129,9 +132,7 @@ def _routed_to_spark(monkeypatch, page: str):
 def test_census_on_spark_past_the_operators_file_count(monkeypatch):
     """With ``INDEXCORE_SPARK_METADATA_FILES`` at or below the table's live files, a page reads the
     snapshot's index heads on Spark (a status says so) and renders on that census."""
-    pytest.importorskip("pyspark")
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("Spark needs Java")
+    _needs_spark()
 
     at = _routed_to_spark(monkeypatch, "bitmap")
     assert not at.exception, [e.value for e in at.exception]
@@ -162,9 +163,7 @@ def test_a_bad_partition_is_refused_before_spark():
 def test_explain_job_takes_partition_bucket_and_verify():
     """The explain job's partition, bucket, verify and all-files inputs reach the tasks: what the
     page shows equals explain in one process with the same options."""
-    pytest.importorskip("pyspark")
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("Spark needs Java")
+    _needs_spark()
     from streamlit.testing.v1 import AppTest
 
     from indexcore import open_warehouse
@@ -204,9 +203,7 @@ def test_explain_job_takes_partition_bucket_and_verify():
 def test_health_and_explain_on_spark_past_the_operators_file_count(monkeypatch):
     """Past ``INDEXCORE_SPARK_METADATA_FILES`` the Table page's health and the What-if page's explain
     run in Spark tasks (a status and a caption say so) and show what one process finds."""
-    pytest.importorskip("pyspark")
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("Spark needs Java")
+    _needs_spark()
 
     from indexcore import open_warehouse
     from indexcore.analysis.health import table_health
@@ -240,9 +237,7 @@ def test_health_and_explain_on_spark_past_the_operators_file_count(monkeypatch):
 def test_advisor_explains_on_spark_past_the_operators_file_count(monkeypatch):
     """Past ``INDEXCORE_SPARK_METADATA_FILES`` the Advisor page explains the workload's queries in one
     Spark job (a status and a caption say so) and its advice equals the one-process advice."""
-    pytest.importorskip("pyspark")
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("Spark needs Java")
+    _needs_spark()
 
     from indexcore import open_warehouse
     from indexcore.analysis.advise import advise
@@ -276,9 +271,7 @@ def test_warehouse_health_on_spark_past_the_operators_file_count(monkeypatch):
     """Past ``INDEXCORE_SPARK_METADATA_FILES`` the Warehouse page measures every table's health in
     Spark tasks (a status and a caption say so) and shows what the page shows in one process:
     the same metrics, tables, warnings and headings."""
-    pytest.importorskip("pyspark")
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("Spark needs Java")
+    _needs_spark()
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
