@@ -117,6 +117,8 @@ class Blobs(Mapping[str, IndexBlob]):
         if self._mapped is None:
             self._mapped = {}
             for paths, rows in self._parts:
+                if isinstance(paths, pa.Array | pa.ChunkedArray) and pa.types.is_dictionary(paths.type):
+                    paths = paths.cast(pa.string())  # a dictionary's to_pylist is 25x slower; only the mapped rows'
                 texts = paths.to_pylist() if isinstance(paths, pa.Array | pa.ChunkedArray) else paths
                 self._mapped.update(zip(texts, rows.tolist() if isinstance(rows, np.ndarray) else rows, strict=True))
         return self._mapped
