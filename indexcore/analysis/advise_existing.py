@@ -40,7 +40,7 @@ from indexcore.views.census import file_indexes
 from indexcore.views.census_blobs import Blobs, CensusBlobs
 from indexcore.views.common import kept_view_if_built
 from indexcore.warehouse.model import LiveFile, Problem
-from indexcore.warehouse.plan_columns import PlanColumns, text_key
+from indexcore.warehouse.plan_columns import PlanColumns, text_key, whole
 
 
 def _table_column(schema, file_schema, column: str, schema_id: int) -> tuple[str, str | None]:
@@ -167,10 +167,7 @@ def _file_rows(census_paths: pa.ChunkedArray, file_paths) -> np.ndarray:
     names its files by plan row already (its ``file_path`` dictionary is the plan's path column:
     :data:`~indexcore.views.census.SHARED_TEXT`); another is matched by text in Arrow, once (not a
     hash set of every path per configured index, nor a copy of the paths per index)."""
-    if isinstance(file_paths, pa.ChunkedArray):
-        file_paths = file_paths.chunk(0) if file_paths.num_chunks == 1 else file_paths.combine_chunks()
-    census_paths = (census_paths.chunk(0) if census_paths.num_chunks == 1 else census_paths.combine_chunks()
-                    if census_paths.num_chunks else pa.array([], census_paths.type))
+    file_paths, census_paths = whole(file_paths), whole(census_paths)
     if pa.types.is_dictionary(census_paths.type):
         if text_key(census_paths.dictionary) == text_key(file_paths):  # indices are the plan's rows
             at = census_paths.indices

@@ -36,7 +36,7 @@ from indexcore.formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, HEADER_SIZE, ite
 from indexcore.formats.registry import BLOOM_FILTER
 from indexcore.views import view
 from indexcore.warehouse.model import LiveFile
-from indexcore.warehouse.plan_columns import LiveFilesByPath, text_key
+from indexcore.warehouse.plan_columns import LiveFilesByPath, text_key, whole
 
 #: A column's bloom filters storing more than this many times what their rows need are oversized.
 OVERSIZE_FACTOR = 4.0
@@ -189,7 +189,7 @@ def census_tallies(table, census, by_path: Mapping) -> dict[str, dict]:
 
     def files_of(paths: pa.Array) -> list[LiveFile | None]:
         if plan_rows:  # the census names plan rows: those files made, no map of every path
-            return by_path.at_rows(_chunk(paths).indices.to_numpy(zero_copy_only=False))
+            return by_path.at_rows(whole(paths).indices.to_numpy(zero_copy_only=False))
         texts = paths.cast(pa.string()).to_pylist()
         return by_path.many(texts) if isinstance(by_path, LiveFilesByPath) else [by_path.get(p) for p in texts]
 
@@ -198,11 +198,6 @@ def census_tallies(table, census, by_path: Mapping) -> dict[str, dict]:
         mine = blooms.filter(pc.equal(blooms["column_name"], column))
         out[column] = _tally_columns(table, column, mine, files_of)
     return out
-
-
-def _chunk(values) -> pa.Array:
-    return values if not isinstance(values, pa.ChunkedArray) else (
-        values.chunk(0) if values.num_chunks == 1 else values.combine_chunks())
 
 
 def _plan_rows(census_paths: pa.ChunkedArray, planned: pa.Array) -> bool:

@@ -34,7 +34,7 @@ from indexcore.views.common import (
 )
 from indexcore.warehouse.file_sample import sample_files, sample_positions
 from indexcore.warehouse.model import LiveFile
-from indexcore.warehouse.plan_columns import PlanColumns, distinct_texts, take_rows
+from indexcore.warehouse.plan_columns import PlanColumns, distinct_texts, take_rows, whole
 from indexcore.warehouse.table_manifests import gc_paused
 
 # a text column repeated on each of a file's rows: dictionary-encoded, its dictionary the plan's own
@@ -259,7 +259,7 @@ def _plan_file_columns(table, plan: PlanColumns, shown: np.ndarray) -> dict:
     labels = plan_partition_labels(plan, None, partition_types(table), table.caches.labels)
     on_disk = np.where(embedded.to_numpy(zero_copy_only=False), -1, shown)
     return dict(zip(_FILE_LEVEL, (
-        _shared(_chunk(live.column("partition_id")).to_numpy(zero_copy_only=False).astype(np.int64), labels),
+        _shared(whole(live.column("partition_id")).to_numpy(zero_copy_only=False).astype(np.int64), labels),
         live.column("_BUCKET"), _shared(shown, plan.files.column("path")), live.column("_FILE_SIZE"),
         live.column("_ROW_COUNT"), live.column("_SCHEMA_ID"), pc.if_else(embedded, "EMBEDDED", "FILE"),
         _shared(on_disk, plan.files.column("index_path"), plan, "index_path"),
@@ -267,19 +267,11 @@ def _plan_file_columns(table, plan: PlanColumns, shown: np.ndarray) -> dict:
         strict=True))
 
 
-def _chunk(values) -> pa.Array:
-    """One array of ``values``: a column's one chunk itself (combining copies even one chunk), or
-    its chunks combined."""
-    if not isinstance(values, pa.ChunkedArray):
-        return values
-    return values.chunk(0) if values.num_chunks == 1 else values.combine_chunks()
-
-
 def _shared(rows: np.ndarray, values, plan: PlanColumns | None = None, column: str = "") -> pa.DictionaryArray:
     """``values[rows]`` (null where a row is -1) as a :data:`SHARED_TEXT` array whose dictionary is
     ``values`` itself when that is a valid pandas category list (no null, no text twice); else the
     texts the rows use, one copy each (noted on ``plan`` as its ``column``'s: :meth:`PlanColumns.note_taken`)."""
-    values = _chunk(values)
+    values = whole(values)
     if values.null_count == 0 and distinct_texts(values):
         return pa.DictionaryArray.from_arrays(pa.array(rows, pa.int32(), mask=rows < 0), values)
     used, at = np.unique(rows[rows >= 0], return_inverse=True)

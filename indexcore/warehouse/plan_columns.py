@@ -74,12 +74,12 @@ def _conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
 def entry_columns(table: pa.Table) -> pa.Table:
     """A decoded manifest (:func:`read_manifest_table`) as rows of :data:`ENTRY`."""
     n = table.num_rows
-    file = _whole(table.column("_FILE")) if n else pa.array([], ENTRY_FILE)
+    file = whole(table.column("_FILE")) if n else pa.array([], ENTRY_FILE)
     names = [f.name for f in file.type]
     columns = []
     for f in ENTRY:
         if f.name in table.column_names:
-            arr = _whole(table.column(f.name))
+            arr = whole(table.column(f.name))
         elif f.name in names:
             arr = file.field(names.index(f.name))
         else:
@@ -128,8 +128,10 @@ def take_rows(table: pa.Table, rows) -> pa.Table:
 TAKE_RUNS = 256  # runs of rows in one batch past which take_rows sorts the rows first
 
 
-def _whole(column: pa.ChunkedArray) -> pa.Array:
-    """One array of a column (its only chunk as it is: combine_chunks would copy it)."""
+def whole(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """One array of a column (its only chunk as it is: combine_chunks would copy it; an array as it is)."""
+    if not isinstance(column, pa.ChunkedArray):
+        return column
     return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
@@ -139,7 +141,7 @@ def full_entries(entries: pa.Table) -> pa.Table:
     if entries.schema == ENTRY:
         return entries
     n = entries.num_rows
-    return pa.Table.from_arrays([_conform(_whole(entries.column(f.name)), f.type)
+    return pa.Table.from_arrays([_conform(whole(entries.column(f.name)), f.type)
                                  if f.name in entries.column_names else pa.nulls(n, f.type) for f in ENTRY],
                                 schema=ENTRY)
 
@@ -226,7 +228,7 @@ class PlanColumns:
         string per path, name and ``.index`` path, not one per frame: about 0.45 KiB per live file
         at 1,000,000 files). Read-only: the frames take copies of the pointers, not of the texts."""
         def made() -> np.ndarray:
-            objects = _whole(self.files.column(column)).to_numpy(zero_copy_only=False)
+            objects = whole(self.files.column(column)).to_numpy(zero_copy_only=False)
             objects.flags.writeable = False
             return objects
 
@@ -500,7 +502,7 @@ class TablePlanColumns:
     def _locate(self, live: pa.Table, index_entries, problems: list) -> tuple[pa.Table, tuple]:
         """:data:`LIVE` rows of the live entries: paths, partitions, ``.index`` files, DV ranges."""
         n = live.num_rows
-        raw = _whole(live.column("_PARTITION"))
+        raw = whole(live.column("_PARTITION"))
         encoded = raw.dictionary_encode()  # distinct partitions in first-seen order, one hash pass
         partitions = tuple(self.partition(p) for p in encoded.dictionary.to_pylist())
         pid = encoded.indices.to_numpy().astype(np.int32)
@@ -511,8 +513,8 @@ class TablePlanColumns:
                             for k in pairs.dictionary.to_pylist()], pa.string())
         # one folder (an unpartitioned table's bucket): joined as a scalar, not taken per file
         folder = folders[0] if len(folders) == 1 else folders.take(pairs.indices)
-        names = _whole(live.column("_FILE_NAME"))
-        external = _whole(live.column("_EXTERNAL_PATH"))
+        names = whole(live.column("_FILE_NAME"))
+        external = whole(live.column("_EXTERNAL_PATH"))
         if external.null_count < n:
             folder_list = folders.take(pairs.indices).to_pylist()
             path_list = pc.binary_join_element_wise(folder, names, "").to_pylist()
@@ -580,7 +582,7 @@ def _signed32(u: int) -> int:
 
 def _index_names(extra: pa.ChunkedArray) -> pa.Array:
     """Each file's ``.index`` file among its extra files (the first; null when none)."""
-    extra = _whole(extra)
+    extra = whole(extra)
     n = len(extra)
     flat = pc.list_flatten(extra)
     if len(flat) == 0:
