@@ -32,9 +32,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
-from indexcore.formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, HEADER_SIZE, items_for_fpp, optimal_bits
+from indexcore.formats.bloom import (
+    DEFAULT_FPP,
+    DEFAULT_ITEMS,
+    HEADER_SIZE,
+    MAX_HASH_FUNCTIONS,
+    estimate_items,
+    items_for_fpp,
+    optimal_bits,
+)
 from indexcore.formats.registry import BLOOM_FILTER
 from indexcore.views import view
+from indexcore.views.blob_bytes import census_blob_bytes
 from indexcore.warehouse.model import LiveFile
 from indexcore.warehouse.plan_columns import LiveFilesByPath, text_key, whole
 
@@ -193,11 +202,22 @@ def census_tallies(table, census, by_path: Mapping) -> dict[str, dict]:
         texts = paths.cast(pa.string()).to_pylist()
         return by_path.many(texts) if isinstance(by_path, LiveFilesByPath) else [by_path.get(p) for p in texts]
 
+    plan = by_path.plan if isinstance(by_path, LiveFilesByPath) else None
+
+    def blobs_of(rows: pa.Table) -> list[bytes | None]:  # the filters' bytes, each container read once
+        return census_blob_bytes(table, rows, plan.snapshot.id if plan.snapshot else None, plan)[0]
+
+    batched = plan is not None and set(_BLOB_COLUMNS) <= set(blooms.column_names)
     out = {}
     for column in sorted(set(pc.unique(blooms["column_name"]).to_pylist())):
         mine = blooms.filter(pc.equal(blooms["column_name"], column))
-        out[column] = _tally_columns(table, column, mine, files_of)
+        out[column] = _tally_columns(table, column, mine, files_of, blobs_of if batched else None)
     return out
+
+
+# the census columns :func:`census_blob_bytes` reads a row's blob by
+_BLOB_COLUMNS = ("file_path", "index_file_path", "storage_type", "column_name", "index_type", "index_offset",
+                 "index_size_in_bytes", "is_empty", "error", "schema_id")
 
 
 def _plan_rows(census_paths: pa.ChunkedArray, planned: pa.Array) -> bool:
@@ -229,13 +249,15 @@ def rows_tally(table, rows: pa.Table, files_of: Callable[[list[str]], list[LiveF
 READ_SLICE = 4096  # bloom filters whose bits are read for one batch of live files
 
 
-def _tally_columns(table, column: str, blooms: pa.Table, files_of: Callable[[pa.Array], list[LiveFile | None]]
-                   ) -> dict:
+def _tally_columns(table, column: str, blooms: pa.Table, files_of: Callable[[pa.Array], list[LiveFile | None]],
+                   blobs_of: Callable[[pa.Table], list[bytes | None]] | None = None) -> dict:
     """The tally (the one rule: :func:`bloom_tally`) of census rows ``blooms`` whose files' schemas
     all name the column ``column``, on their columns: options judged per file schema, the bytes a
     file's rows need per distinct (rows, fpp), sums in numpy; only the files with more rows than
-    ``items`` (whose filter's bits are read) leave the columns (``files_of(paths)``: their live
-    files, of their ``file_path`` cells)."""
+    ``items`` have their filter's bits read: a slice at a time as bytes (``blobs_of(rows)``: each
+    row's blob, None where it is not had so), their bits counted together (:func:`_blob_keys`); the
+    others leave the columns (``files_of(paths)``: their live files, of their ``file_path`` cells)
+    for :func:`_distinct_keys`."""
     sids = blooms["schema_id"].to_numpy()
     counts = blooms["record_count"].to_numpy()
     sizes = blooms["index_size_in_bytes"].to_numpy()
@@ -275,16 +297,55 @@ def _tally_columns(table, column: str, blooms: pa.Table, files_of: Callable[[pa.
     read = np.flatnonzero(counts > items)
     for lo in range(0, len(read), READ_SLICE):  # a slice's live files at a time, gone before the next
         part = read[lo:lo + READ_SLICE]
-        files = files_of(paths.take(pa.array(keep[part])))
-        for at, lf in zip(part.tolist(), files, strict=True):
+        keys = np.full(len(part), -1, np.int64)
+        if blobs_of is not None:
+            keys = _blob_keys(blobs_of(blooms.take(pa.array(keep[part]))), counts[part], items[part])
+        alone = part[keys < 0]  # not had as bytes: through the file's reader
+        files = files_of(paths.take(pa.array(keep[alone]))) if len(alone) else []
+        for at, lf in zip(alone.tolist(), files, strict=True):
             n_rows, limit = rows[at], int(items[at])
-            keys = min(n_rows, limit) if lf is None else _distinct_keys(table, lf, column, n_rows, limit)
-            ndv[at] = keys
-            if keys > limit:
+            ndv[at] = min(n_rows, limit) if lf is None else _distinct_keys(table, lf, column, n_rows, limit)
+        for at, k in zip(part.tolist(), keys.tolist(), strict=True):
+            if k >= 0:
+                ndv[at] = k
+            if ndv[at] > items[at]:
                 over += 1
-                over_rows.append(n_rows)
+                over_rows.append(rows[at])
     return {"stored": int(sizes.sum()), "needed": int(needed), "over": over, "items": set(items.tolist()),
             "fpp": set(fpps.tolist()), "rows": rows, "ndv": ndv, "over_rows": over_rows}
+
+
+_POPCOUNT = np.array([bin(b).count("1") for b in range(256)], np.int64)  # set bits of each byte value
+
+
+def _blob_keys(blobs: list[bytes | None], rows: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """:func:`_distinct_keys` of bloom-filter blobs given as bytes (-1 where None), their bits
+    counted in one numpy pass over all of them: the reader's summary estimate (the header's hash
+    count, the bit set's popcount) bounded by rows; rows when saturated; ``min(rows, items)``
+    for a blob its reader refuses (no bit set, an impossible hash count)."""
+    out = np.full(len(blobs), -1, np.int64)
+    got = [i for i, b in enumerate(blobs) if b is not None]
+    if not got:
+        return out
+    sizes = np.array([len(blobs[i]) for i in got], np.int64)
+    data = np.frombuffer(b"".join(blobs[i] for i in got), np.uint8)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    ones = np.concatenate([[0], np.cumsum(_POPCOUNT[data])])  # set bits before each byte
+    bits_from = np.minimum(starts + HEADER_SIZE, starts + sizes)
+    set_bits = ones[starts + sizes] - ones[bits_from]
+    head = np.zeros(len(got), np.int64)
+    whole = sizes > HEADER_SIZE
+    for j in range(HEADER_SIZE):  # the hash count: a big-endian int at the blob's start
+        head = (head << 8) | np.where(whole, data[np.minimum(starts + j, len(data) - 1)], 0)
+    head = np.where(head >= 1 << 31, head - (1 << 32), head)
+    for i, size, k, x in zip(got, sizes.tolist(), head.tolist(), set_bits.tolist(), strict=True):
+        n_rows, limit = int(rows[i]), int(items[i])
+        if size <= HEADER_SIZE or not 1 <= k <= MAX_HASH_FUNCTIONS:
+            out[i] = min(n_rows, limit)
+            continue
+        estimated = estimate_items((size - HEADER_SIZE) * 8, x, k)
+        out[i] = n_rows if not math.isfinite(estimated) else min(n_rows, math.ceil(estimated))
+    return out
 
 
 def census_sizing(table, census, by_path: Mapping) -> list[BloomSizing]:

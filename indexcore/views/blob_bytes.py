@@ -31,10 +31,12 @@ from indexcore.warehouse.table_manifests import gc_paused
 _BATCH = 256  # ``.index`` files read in one call
 
 
-def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None
+def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None, plan=None
                       ) -> tuple[list[bytes | None], list[DataType | None], list[str | None]]:
     """Per row of ``census`` (rows of ``$file_indexes``): its blob's bytes, its column's type in the
-    file's schema and its container's name, or Nones where the blob is to be read through its reader."""
+    file's schema and its container's name, or Nones where the blob is to be read through its reader.
+    ``plan``: the :class:`~indexcore.warehouse.plan_columns.PlanColumns` holding the rows' files
+    (embedded indexes are cut from its manifest bytes; by default the snapshot's, planned here)."""
     n = census.num_rows
     out: list[bytes | None] = [None] * n
     types: list[DataType | None] = [None] * n
@@ -58,7 +60,7 @@ def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None
     c["index_type"] = census["index_type"].to_pylist()
     wanted = [i for i in wanted if types[i] is not None]
     containers = _containers(table, snapshot_id, [c["storage_type"][i] == "EMBEDDED" for i in wanted],
-                             [c["file_path"][i] for i in wanted], [c["index_file_path"][i] for i in wanted])
+                             [c["file_path"][i] for i in wanted], [c["index_file_path"][i] for i in wanted], plan)
     for i, (data, name) in zip(wanted, containers, strict=True):
         offset, size = c["index_offset"][i], c["index_size_in_bytes"][i]
         if data is not None and offset >= 0 and offset + size <= len(data):
@@ -67,7 +69,7 @@ def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None
 
 
 def _containers(table, snapshot_id: int | None, embedded: list[bool], paths: list[str],
-                index_paths: list[str | None]) -> list[tuple[bytes | None, str]]:
+                index_paths: list[str | None], plan=None) -> list[tuple[bytes | None, str]]:
     """Each blob's whole container (a file's blobs share one read) and its name, or None where it is
     not read whole."""
     got: dict[str, tuple[bytes | None, str]] = {}
@@ -84,7 +86,7 @@ def _containers(table, snapshot_id: int | None, embedded: list[bool], paths: lis
             got[path] = (read[0], read[2]) if whole else (None, path)
     inline: dict[str, tuple[bytes | None, str]] = {}
     if any(embedded):  # cut from the plan's manifest bytes, the files found column-wise
-        plan = table.plan_columns(snapshot_id)
+        plan = table.plan_columns(snapshot_id) if plan is None else plan
         wanted = list(dict.fromkeys(p for p, e in zip(paths, embedded, strict=True) if e))
         at = pc.index_in(pa.array(wanted, pa.string()), value_set=plan.files.column("path"))
         values = plan.files.column("_EMBEDDED_FILE_INDEX").take(at).to_pylist()  # null where not planned

@@ -343,6 +343,11 @@ class LiveFilesByPath(Mapping):
     def __contains__(self, path: object) -> bool:
         return path in self._index()
 
+    @property
+    def plan(self) -> PlanColumns:
+        """The plan whose files these are."""
+        return self._plan
+
     def paths(self) -> pa.Array:
         """The plan's paths as its Arrow column (no Python text per file)."""
         paths = self._plan.files.column("path")
