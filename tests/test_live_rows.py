@@ -169,3 +169,43 @@ def test_live_rows_equal_the_rows_a_read_returns_on_every_sample_table():
                 assert got.live == read_table(table, sid).num_rows, (name, sid)
                 checked += 1
     assert checked >= 5
+
+
+@pytest.mark.parametrize("engine", ["deduplicate", "partial-update"])
+def test_bucket_counter_counts_each_bucket_as_its_files_say(tmp_path, engine):
+    """:class:`BucketCounter` (buckets merged together for deduplicate, one by one for partial-update)
+    gives each bucket's rows: per bucket, the keys whose newest record (highest sequence number,
+    read from the data files by pyarrow) is not a retract; and the same as
+    :func:`merged_bucket_rows` of the bucket alone."""
+    import pyarrow.parquet as pq
+
+    from indexcore.warehouse.data import BucketCounter, merged_bucket_rows
+
+    schema = make_schema([("id", "BIGINT"), ("v", "STRING")], primary_keys=("id",),
+                         options={"bucket": "4", "merge-engine": engine})
+    w = TableWriter.create(str(tmp_path), "db.four", schema, seed=1)
+    w.write(pa.table({"id": pa.array(range(40), pa.int64()), "v": ["a"] * 40}))
+    gone = [k for k in range(40) if k % 5 == 0] if engine == "deduplicate" else []
+    w.write(pa.table({"id": pa.array(range(30, 47), pa.int64()), "v": ["b"] * 17}),
+            deletes=pa.table({"id": pa.array(gone, pa.int64()), "v": ["x"] * len(gone)}) if gone else None)
+    table = indexcore.open_warehouse(str(tmp_path)).table("db.four")
+    groups: dict = {}
+    for lf in table.plan().files:
+        groups.setdefault(lf.bucket, []).append(lf)
+    assert len(groups) == 4 and any(len(g) > 1 for g in groups.values())
+    truth = []
+    for _bucket, files in sorted(groups.items()):
+        newest: dict = {}
+        for lf in files:
+            t = pq.read_table(lf.path, columns=["_KEY_id", "_SEQUENCE_NUMBER", "_VALUE_KIND"]).to_pylist()
+            for r in t:
+                if r["_KEY_id"] not in newest or r["_SEQUENCE_NUMBER"] > newest[r["_KEY_id"]][0]:
+                    newest[r["_KEY_id"]] = (r["_SEQUENCE_NUMBER"], r["_VALUE_KIND"])
+        truth.append(sum(kind in (0, 2) for _seq, kind in newest.values()))
+    assert sum(truth) == 47 - len(gone)
+    counter = BucketCounter(table, table.schema(), [])
+    assert counter.together == (engine == "deduplicate")
+    for _bucket, files in sorted(groups.items()):
+        assert counter.add(files)
+    assert counter.bucket_rows() == truth and counter.rows() == sum(truth)
+    assert [merged_bucket_rows(table, table.schema(), files, []) for _b, files in sorted(groups.items())] == truth

@@ -22,8 +22,10 @@ and :func:`merged_health` adds the parts up on the driver into the same
 - live rows (:mod:`.live_rows`): sums, and for merge-read primary-key buckets each task reads
   its buckets fewest files first within the cap; the driver applies the cap over all buckets in
   the same order (a bucket the whole-table rule reads is one its task read: the task's own
-  budget before it is never smaller). A bucket found in two tasks (its partition values written
-  with two encodings) falls back to :func:`.live_rows.live_rows` on the driver, which plans.
+  budget before it is never smaller; a task reads its buckets with one
+  :class:`~indexcore.warehouse.data.BucketCounter`, merged together and counted per bucket). A
+  bucket found in two tasks (its partition values written with two encodings) falls back to
+  :func:`.live_rows.live_rows` on the driver, which plans.
 
 The index manifest's files (index bytes, :func:`.health.unusable_index_files`) come from the plan
 head the driver reads anyway; a global index listed there is still checked on the driver
@@ -57,7 +59,7 @@ from indexcore.analysis.live_rows import live_rows
 from indexcore.formats.registry import FILE_INDEX_TYPES
 from indexcore.views.census import unusable_rows
 from indexcore.views.indexes import deletion_vectors
-from indexcore.warehouse.data import merged_bucket_rows
+from indexcore.warehouse.data import BucketCounter
 
 _UNREAD = -1  # an overlapping bucket its task did not merge-read (past its own budget)
 
@@ -180,15 +182,20 @@ def _live_part(table, plan, schema, dvs: pd.DataFrame, places, cap: int) -> dict
             live += sum(lf.file.row_count - (r or 0) for (_i, lf), r in zip(group, retracts, strict=True))
     out["live"] = live
     budget = cap
+    counter = BucketCounter(table, schema, [])  # the buckets read merged together, counted per bucket
+    read: list[list] = []  # the rows of out["buckets"] whose bucket the counter read, in its order
     for group in sorted(overlapping, key=len):  # as live_rows reads them: fewest files first
         lfs = [lf for _i, lf in group]
-        rows = _UNREAD
+        row = [int(places[group[0][0]]), len(lfs), _UNREAD,
+               sum(lf.file.row_count - (lf.file.delete_row_count or 0) for lf in lfs)]
         if len(lfs) <= budget:
-            rows = merged_bucket_rows(table, schema, lfs, [])
-            if rows is not None:
+            row[2] = None  # unreadable, unless the counter reads it
+            if counter.add(lfs):
                 budget -= len(lfs)
-        out["buckets"].append([int(places[group[0][0]]), len(lfs), rows,
-                               sum(lf.file.row_count - (lf.file.delete_row_count or 0) for lf in lfs)])
+                read.append(row)
+        out["buckets"].append(row)
+    for row, rows in zip(read, counter.bucket_rows(), strict=True):
+        row[2] = rows
     return out
 
 

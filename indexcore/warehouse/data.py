@@ -425,31 +425,40 @@ class BucketCounter:
         self.together = schema.core_options.merge_engine in ROWS_FROM_KEYS
         self.reader = _Reader(table, schema, problems, columns=_count_columns(schema), memo={})
         self.parts: list[pa.Table] = []  # every file's records, its bucket's number beside them
-        self.buckets = self.counted = 0
+        self.counted: list[int] = []  # each bucket's rows, merged alone (not ``together``)
+        self.buckets = 0
 
     def add(self, files: list[LiveFile]) -> bool:
         """Read (and, unless merged together later, merge) one bucket's ``files``; False when a file
         or the merge failed (``problems`` says why; nothing of it counted)."""
         if not self.together:
             merged = _merge_bucket(self.reader, list(files), strict=True)
-            self.counted += 0 if merged is None else merged.num_rows
+            if merged is not None:
+                self.counted.append(merged.num_rows)
             return merged is not None
         parts = _bucket_records(self.reader, list(files), strict=True)
         if parts is None:
             return False
-        self.buckets += 1
         self.parts += [p.append_column(self.BUCKET, pa.array(np.full(p.num_rows, self.buckets, np.int32)))
                        for p in parts]
+        self.buckets += 1
         return True
 
     def rows(self) -> int:
         """The rows of every bucket added."""
-        if not self.together or not self.parts:
-            return self.counted
+        return sum(self.bucket_rows())
+
+    def bucket_rows(self) -> list[int]:
+        """The rows of each bucket added (those :meth:`add` read, in the order added)."""
+        if not self.together:
+            return list(self.counted)
+        if not self.parts:
+            return [0] * self.buckets
         records = pa.concat_tables(self.parts, promote_options="default")
         merged = merge_records(records, [self.BUCKET, *self.schema.primary_keys], [self.BUCKET],
                                self.schema.core_options)
-        return self.counted + merged.num_rows
+        numbers = merged.column(self.BUCKET).to_numpy()
+        return np.bincount(numbers, minlength=self.buckets).tolist()
 
 
 # merge engines whose merged rows are decided by the keys, sequence fields, row kinds and file order
