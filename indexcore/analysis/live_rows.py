@@ -114,12 +114,22 @@ def _live_rows(table, plan, sid: int | None, cap: int) -> LiveRows:
     unmerged, budget, problems = 0, cap, []
     chosen = in_order[overlapping[in_order]]  # in the order of their first file, then
     chosen = chosen[np.argsort(sizes[chosen], kind="stable")]  # fewest files first: the most buckets made exact
-    paths = files.column("path")
-    by_path = table.live_files_by_path(sid) if len(chosen) else None
+    # the files of the buckets read if every read succeeds (the fewest-files-first prefix within the
+    # cap) made in one pass over the columns; a bucket past it is read only after a failed one
+    first = chosen[np.cumsum(sizes[chosen]) <= cap]
+    made = plan.live_files(table, np.concatenate([rows[starts[g]:starts[g] + sizes[g]] for g in first])) \
+        if len(first) else []
+    at_made = dict(zip(first.tolist(), np.cumsum(np.concatenate([[0], sizes[first]]))[:-1].tolist(), strict=True))
     counter = BucketCounter(table, schema, problems)
     for g in chosen.tolist():
         group = rows[starts[g]:starts[g] + sizes[g]]
-        if len(group) <= budget and counter.add(by_path.many(paths.take(pa.array(group)).to_pylist())):
+        if len(group) > budget:
+            unmerged += 1
+            live += int((counts[group] - retracts[group]).sum())
+            continue
+        lo = at_made.get(g)
+        lfs = made[lo:lo + len(group)] if lo is not None else plan.live_files(table, group)
+        if counter.add(lfs):
             budget -= len(group)
         else:
             unmerged += 1

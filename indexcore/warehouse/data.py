@@ -206,11 +206,11 @@ def read_data_file(storage: Storage, live_file: LiveFile, file_schema: TableSche
             if name in raw.column_names:
                 col = raw.column(name).cast(dtype)
             elif name == SEQUENCE_NUMBER:
-                col = pa.array([live_file.file.max_sequence_number] * n, pa.int64())
+                col = pa.array(np.full(n, live_file.file.max_sequence_number, np.int64))
             else:
-                col = pa.array([0] * n, pa.int8())
+                col = pa.array(np.zeros(n, np.int8))
             table = table.append_column(name, col)
-        table = table.append_column(POSITION, pa.array(range(n), pa.int64()))
+        table = table.append_column(POSITION, pa.array(np.arange(n, dtype=np.int64)))
     return _drop_positions(table, _deleted_positions(deletion_vector))
 
 
