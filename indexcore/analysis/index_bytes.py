@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from indexcore.warehouse.plan_columns import whole
 
 CONTAINER_HEAD = "file-index head"  # the kind of a file-index container's head bytes
 
@@ -38,24 +41,52 @@ def census_index_bytes(census: pa.Table) -> dict[tuple[str, str], list[int]]:
         ok = ok.filter(pc.is_valid(ok["column_name"]))
     # a number per data file: grouping by it is cheaper than hashing 180,000 paths twice more (a
     # census's file_path is a dictionary already: its indices, one per file, not a second encoding)
-    paths = ok["file_path"]
-    if pa.types.is_dictionary(paths.type) and paths.num_chunks == 1:
-        ok = ok.append_column("file", paths.chunk(0).indices)
-    else:
-        ok = ok.append_column("file", pc.dictionary_encode(paths).combine_chunks().indices)
-    for g in ok.group_by(["index_type", "storage_type"], use_threads=False).aggregate(
-            [("file", "count_distinct"), ("index_size_in_bytes", "sum")]).to_pylist():
-        _add(rows, g["index_type"], g["storage_type"], g["file_count_distinct"], g["index_size_in_bytes_sum"] or 0)
-    per_file = ok.group_by(["file", "storage_type"], use_threads=False).aggregate(
-        [("index_container_size_in_bytes", "first"), ("index_size_in_bytes", "sum")])
-    per_file = per_file.filter(pc.is_valid(per_file["index_container_size_in_bytes_first"]))
-    heads = pc.max_element_wise(pc.subtract(per_file["index_container_size_in_bytes_first"],
-                                            per_file["index_size_in_bytes_sum"]), 0)
-    by_storage = pa.table({"storage_type": per_file["storage_type"], "head": heads})
-    for g in by_storage.group_by("storage_type", use_threads=False).aggregate([("head", "count"),
-                                                                               ("head", "sum")]).to_pylist():
-        _add(rows, CONTAINER_HEAD, g["storage_type"], g["head_count"], g["head_sum"] or 0)
+    paths = ok["file_path"]  # a dictionary of one chunk (a census's): its indices number the files
+    if not (pa.types.is_dictionary(paths.type) and paths.num_chunks == 1):
+        paths = pc.dictionary_encode(paths.cast(pa.string())).combine_chunks()
+    file = whole(paths).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    if not len(file):
+        return rows
+    # grouped in numpy on a number per group (Arrow's hash group-by of 3.9M rows by file and by
+    # kind took 2.3 s at 1M files): each few (kind, storage) pairs a mask, each file a bincount
+    kinds, kind_at = _codes(ok["index_type"])
+    storages, storage_at = _codes(ok["storage_type"])
+    sizes = pc.fill_null(ok["index_size_in_bytes"], 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    files = int(file.max()) + 1
+    pair = kind_at * len(storages) + storage_at
+    for p in np.unique(pair).tolist():
+        mine = pair == p
+        _add(rows, kinds[p // len(storages)], storages[p % len(storages)],
+             int(np.count_nonzero(np.bincount(file[mine], minlength=files))), int(sizes[mine].sum()))
+    # per (data file, storage): its container's size (the first given) less its blobs' bytes (none
+    # given: no head counted), on a slot per pair
+    key = file * len(storages) + storage_at
+    slots = files * len(storages)
+    valid = ok["index_size_in_bytes"].is_valid().to_numpy(zero_copy_only=False)
+    summed = np.bincount(key[valid], minlength=slots) > 0
+    blob_sum = np.rint(np.bincount(key, weights=sizes, minlength=slots)).astype(np.int64)
+    container = ok["index_container_size_in_bytes"]
+    given = container.is_valid().to_numpy(zero_copy_only=False)
+    sized, size_of = key[given], pc.fill_null(container, 0).to_numpy(zero_copy_only=False).astype(np.int64)[given]
+    first = np.full(slots, -1, np.int64)
+    first[sized] = size_of  # one of the slot's values: its container's size, the same on each of its rows
+    mixed = np.flatnonzero(np.bincount(sized, weights=size_of, minlength=slots)
+                           != np.bincount(sized, minlength=slots) * np.maximum(first, 0))
+    for slot in mixed.tolist():  # not the same on every row: the first given, as Arrow's "first"
+        first[slot] = size_of[int(np.argmax(sized == slot))]
+    has = np.flatnonzero(first >= 0)
+    heads = np.where(summed[has], np.maximum(first[has] - blob_sum[has], 0), 0)
+    head_storage = has % len(storages)
+    for s_at in np.unique(head_storage).tolist():
+        mine = head_storage == s_at
+        _add(rows, CONTAINER_HEAD, storages[s_at], int(np.count_nonzero(mine)), int(heads[mine].sum()))
     return rows
+
+
+def _codes(column: pa.ChunkedArray) -> tuple[list, np.ndarray]:
+    """A text column's distinct values (None for null) and each row's number among them."""
+    encoded = whole(column).dictionary_encode(null_encoding="encode")
+    return encoded.dictionary.to_pylist(), encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def _add(rows: dict, kind: str, storage: str, files: int, size: int) -> None:
