@@ -54,7 +54,7 @@ def census_index_bytes(census: pa.Table) -> dict[tuple[str, str], list[int]]:
     sizes = pc.fill_null(ok["index_size_in_bytes"], 0).to_numpy(zero_copy_only=False).astype(np.int64)
     files = int(file.max()) + 1
     pair = kind_at * len(storages) + storage_at
-    for p in np.unique(pair).tolist():
+    for p in np.flatnonzero(np.bincount(pair)).tolist():  # the pairs present (no sort of every row)
         mine = pair == p
         _add(rows, kinds[p // len(storages)], storages[p % len(storages)],
              int(np.count_nonzero(np.bincount(file[mine], minlength=files))), int(sizes[mine].sum()))
@@ -77,7 +77,7 @@ def census_index_bytes(census: pa.Table) -> dict[tuple[str, str], list[int]]:
     has = np.flatnonzero(first >= 0)
     heads = np.where(summed[has], np.maximum(first[has] - blob_sum[has], 0), 0)
     head_storage = has % len(storages)
-    for s_at in np.unique(head_storage).tolist():
+    for s_at in np.flatnonzero(np.bincount(head_storage, minlength=len(storages))).tolist():
         mine = head_storage == s_at
         _add(rows, CONTAINER_HEAD, storages[s_at], int(np.count_nonzero(mine)), int(heads[mine].sum()))
     return rows

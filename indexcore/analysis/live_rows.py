@@ -64,7 +64,8 @@ def _deleted_per_file(plan, dvs) -> np.ndarray:
     of its last row of that file name, as a map filled row by row keeps it; 0 without one), matched
     in Arrow: at 1,000,000 files a map of every name held about 0.3 GB of Python strings."""
     n = dvs.num_rows
-    if not n:
+    spread = pc.min_max(dvs["deleted"]).as_py() if n else {}
+    if not any(spread.values()):  # every row 0 (or null): each file's is 0, no name matched
         return np.zeros(plan.num_files, np.int64)
     last_first = pa.array(np.arange(n - 1, -1, -1, dtype=np.int64))  # index_in finds the first: reversed
     at = pc.index_in(plan.files.column("_FILE_NAME"), value_set=dvs["file_name"].combine_chunks().take(last_first))
