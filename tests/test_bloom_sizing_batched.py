@@ -126,7 +126,7 @@ def test_blob_keys_on_bytes_made_by_hand():
 
 
 def test_bench_table_same_tally_as_the_reader_path():
-    """The 10,000-file bench table (when built): 128 of its 9,104 filters over fpp, the same both ways."""
+    """The 10,000-file bench table (when built; 128 of its 9,104 filters over fpp there): the same both ways."""
     root = Path("/tmp/indexcore-bench/large-10000")
     if not (root / "large.db").is_dir():
         pytest.skip("the 10,000-file bench warehouse is not built")

@@ -10,7 +10,9 @@ a bloom filter on it:
   ``oversized`` whatever its distinct count;
 - the distinct keys (NDV) of each filter: estimated from its bit set (:meth:`BloomFilterReader.summary`,
   the same estimate as the ``$bloom_filters`` view; a saturated filter's estimate is unbounded,
-  so its rows stand in) for files with more rows than ``items``, bounded by rows for the others
+  so its rows stand in; census rows have their filters read as bytes, each container once, and
+  their bits counted together: :func:`_blob_keys`) for files with more rows than ``items``,
+  bounded by rows for the others
   (which then hold at most ``items``). A filter holding more keys than its ``items`` answers
   with more false positives than ``fpp`` promises (``over fpp``);
 - one recommended ``items``: the smallest value that keeps :data:`BLOOM_SHARE` of the files'
