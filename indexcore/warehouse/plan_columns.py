@@ -344,8 +344,7 @@ class LiveFilesByPath(Mapping):
         return path in self._index()
 
     @property
-    def plan(self) -> PlanColumns:
-        """The plan whose files these are."""
+    def plan(self) -> PlanColumns:  # the plan whose files these are
         return self._plan
 
     def paths(self) -> pa.Array:
