@@ -272,10 +272,16 @@ def _coverage(table, snapshot_id, unreadable: set[str]) -> list[Coverage]:
     them, carrying them, carrying them on the wrong column; a file whose index container is
     ``unreadable`` is listed as unusable, not as lacking."""
     groups, _problems = index_inventory(table, snapshot_id)
-    return [Coverage(g.column, g.index_type, g.live_files, len(set(g.missing) - unreadable) if g.configured else 0,
+    return [Coverage(g.column, g.index_type, g.live_files, lacking_files(g.missing, unreadable) if g.configured else 0,
                      g.configured, len(g.blobs), len(g.wrong_column),
                      g.wrong_column[0]["reason"] if g.wrong_column else None)
             for g in groups if g.index_type in FILE_INDEX_TYPES and (g.configured or g.blobs)]
+
+
+def lacking_files(missing: list[str], unreadable: set[str]) -> int:
+    """The files of ``missing`` (paths, one per file) whose container is not ``unreadable``: no set
+    of the missing paths when no container is (a newly configured index lacks on every file)."""
+    return len(missing) if not unreadable else len(set(missing) - unreadable)
 
 
 def _undecoded(plan) -> list:

@@ -48,6 +48,7 @@ from indexcore.analysis.bloom_sizing import census_tallies, merge_tallies, sizin
 from indexcore.analysis.health import (
     Coverage,
     TableHealth,
+    lacking_files,
     lost_deletion_vectors,
     scored,
     unusable_files,
@@ -143,7 +144,7 @@ def _coverage_part(table, sid, schema, plan, census, broken: set, places, row_of
             continue
         first = g.wrong_column[0] if g.wrong_column else None
         out[(g.column, g.index_type)] = [
-            g.configured, len(set(g.missing) - broken) if g.configured else 0, len(g.blobs), len(g.wrong_column),
+            g.configured, lacking_files(g.missing, broken) if g.configured else 0, len(g.blobs), len(g.wrong_column),
             first["reason"] if first else None, int(places[row_of[first["path"]]]) if first else None]
     return out
 
