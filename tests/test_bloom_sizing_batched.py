@@ -133,3 +133,16 @@ def test_bench_table_same_tally_as_the_reader_path():
     table = Warehouse(str(root)).table("large.events")
     batched, alone = _both(table)
     assert batched == alone and pc.sum(pa.array([t["over"] for t in batched.values()])).as_py() > 0
+
+
+@pytest.mark.parametrize("threshold", ["1B", "64kb"], ids=["index-files", "embedded"])
+def test_health_in_parts_reads_the_same_bits(tmp_path, threshold):
+    """Health measured in parts (a Spark task's share of the plan: its embedded filters cut from its
+    own plan) gives the one-process verdict, with filters over fpp among them."""
+    from test_health_parts import _merged
+
+    _write(tmp_path, "db.t", threshold)
+    want = H.table_health(Warehouse(str(tmp_path)).table("db.t"))
+    assert want.blooms[0].over_fpp_files == sum(keys > ITEMS for _rows, keys in FILES)
+    for how in ("bucket", "file"):
+        assert _merged(Warehouse(str(tmp_path)).table("db.t"), how) == want
