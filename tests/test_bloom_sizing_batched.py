@@ -146,3 +146,30 @@ def test_health_in_parts_reads_the_same_bits(tmp_path, threshold):
     assert want.blooms[0].over_fpp_files == sum(keys > ITEMS for _rows, keys in FILES)
     for how in ("bucket", "file"):
         assert _merged(Warehouse(str(tmp_path)).table("db.t"), how) == want
+
+
+def test_quantile_and_covering_by_partial_sort_match_their_definition_on_sorted_lists():
+    """The 95% rows and NDV figures (a partial sort in numpy) against their definitions on a sorted
+    Python list, over random lists with ties, zeros and sizes around the quantile's cut."""
+    import math
+    import random
+
+    from indexcore.analysis.bloom_sizing import _quantile, covering
+
+    def quantile(values, q):
+        s = sorted(values)
+        pos = (len(s) - 1) * q
+        lo = math.floor(pos)
+        hi = min(lo + 1, len(s) - 1)
+        return max(1, math.ceil(s[lo] + (s[hi] - s[lo]) * (pos - lo)))
+
+    def cover(values, share):
+        s = sorted(values)
+        return max(1, s[max(math.ceil(share * len(s)) - 1, 0)]) if s else 1
+
+    rng = random.Random(3)
+    for _ in range(2000):
+        values = [rng.choice([0, 1, rng.randrange(10**6)]) for _ in range(rng.choice([1, 2, 3, 19, 20, 21, 101]))]
+        for q in (0.0, 0.5, 0.95, 0.999, 1.0):
+            assert _quantile(values, q) == quantile(values, q) and covering(values, q) == cover(values, q)
+    assert covering([], 0.95) == 1

@@ -98,18 +98,22 @@ class BloomSizing:
 
 
 def _quantile(values: list[int], q: float) -> int:
-    """The ``q`` quantile with linear interpolation (pandas' default), rounded up; at least 1."""
-    s = sorted(values)
-    pos = (len(s) - 1) * q
+    """The ``q`` quantile with linear interpolation (pandas' default), rounded up; at least 1.
+    The two order statistics by a partial sort in numpy (a million files' rows: no Python sort)."""
+    pos = (len(values) - 1) * q
     lo = math.floor(pos)
-    hi = min(lo + 1, len(s) - 1)
-    return max(1, math.ceil(s[lo] + (s[hi] - s[lo]) * (pos - lo)))
+    hi = min(lo + 1, len(values) - 1)
+    part = np.partition(np.asarray(values, np.int64), [lo, hi])
+    low, high = int(part[lo]), int(part[hi])
+    return max(1, math.ceil(low + (high - low) * (pos - lo)))
 
 
 def covering(values: list[int], share: float) -> int:
     """The smallest value at or above which no more than ``1 - share`` of ``values`` lie (at least 1)."""
-    s = sorted(values)
-    return max(1, s[max(math.ceil(share * len(s)) - 1, 0)]) if s else 1
+    if not len(values):
+        return 1
+    k = max(math.ceil(share * len(values)) - 1, 0)
+    return max(1, int(np.partition(np.asarray(values, np.int64), k)[k]))
 
 
 def column_sizing(table, column: str, blooms: Iterable[tuple[LiveFile, str, int]]) -> BloomSizing | None:
