@@ -78,32 +78,47 @@ static int64_t prefix_length(const uint8_t *d, Py_ssize_t got, int64_t size) {
     return length >= MIN_HEAD && length <= size ? length : -1;
 }
 
-/* Read one file's size and head (no GIL held). */
+/* pread until ``want`` bytes at ``at`` or the end of the file; the bytes read, or -1 (errno set). */
+static ssize_t pread_fully(int fd, uint8_t *buf, Py_ssize_t want, Py_ssize_t at) {
+    Py_ssize_t got = 0;
+    while (got < want) {
+        ssize_t n = pread(fd, buf + got, (size_t)(want - got), (off_t)(at + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return -1;
+        if (n == 0) break;
+        got += n;
+    }
+    return got;
+}
+
+/* Read one file's size and head (no GIL held): the first ``prefix`` bytes (a file shorter than that
+ * is read whole, its size what was read: no fstat, as Storage.read_prefixes), then the rest of a
+ * head longer than the prefix. */
 static void read_one(File *f, Py_ssize_t prefix, long *reads) {
     int fd = open(f->full, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) { f->fault = F_OPEN; f->detail = errno; return; }
-    struct stat st;
-    if (fstat(fd, &st) != 0) { f->fault = F_READ; f->detail = errno; close(fd); return; }
-    f->size = (int64_t)st.st_size;
-    Py_ssize_t want = f->size < prefix ? (Py_ssize_t)f->size : prefix;
-    f->data = malloc((size_t)(want > 0 ? want : 1));
+    f->data = malloc((size_t)prefix);
     if (!f->data) { f->fault = F_READ; f->detail = ENOMEM; close(fd); return; }
-    for (int pass = 0; pass < 2; pass++) {
-        while (f->got < want) {
-            ssize_t n = pread(fd, f->data + f->got, (size_t)(want - f->got), (off_t)f->got);
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0) { f->fault = F_READ; f->detail = errno; close(fd); return; }
-            if (n == 0) break;
-            f->got += n;
-        }
-        if (f->got < want) { f->fault = F_READ; f->detail = 0; close(fd); return; }  /* shorter than its size */
-        (*reads)++;  /* one read a file, and one more for a head longer than the prefix */
+    ssize_t got = pread_fully(fd, f->data, prefix, 0);
+    if (got < 0) { f->fault = F_READ; f->detail = errno; close(fd); return; }
+    f->got = got;
+    (*reads)++;  /* one read a file, and one more for a head longer than the prefix */
+    if (got < prefix) {
+        f->size = got;
+    } else {
+        struct stat st;
+        if (fstat(fd, &st) != 0) { f->fault = F_READ; f->detail = errno; close(fd); return; }
+        f->size = (int64_t)st.st_size;
         int64_t length = prefix_length(f->data, f->got, f->size);
-        if (pass || length <= f->got) break;
-        uint8_t *more = realloc(f->data, (size_t)length);  /* a head longer than the prefix */
-        if (!more) { f->fault = F_READ; f->detail = ENOMEM; close(fd); return; }
-        f->data = more;
-        want = (Py_ssize_t)length;
+        if (length > f->got) {
+            uint8_t *more = realloc(f->data, (size_t)length);
+            if (!more) { f->fault = F_READ; f->detail = ENOMEM; close(fd); return; }
+            f->data = more;
+            got = pread_fully(fd, f->data + f->got, (Py_ssize_t)length - f->got, f->got);
+            if (got < 0) { f->fault = F_READ; f->detail = errno; close(fd); return; }
+            f->got += got;
+            (*reads)++;
+        }
     }
     close(fd);
 }
