@@ -360,7 +360,55 @@ fail:
     return result;
 }
 
+/* folders(index_paths, embedded, known) -> the distinct folders (the text before the last '/') of the
+ * on-disk containers that ``known`` does not hold, in first-seen order: what the caller resolves
+ * before heads() reads the batch. */
+static PyObject *py_folders(PyObject *self, PyObject *args) {
+    PyObject *paths, *embedded, *known;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &paths, &PyList_Type, &embedded, &PyDict_Type, &known))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(paths);
+    if (PyList_GET_SIZE(embedded) != n) {
+        PyErr_SetString(PyExc_ValueError, "index_paths and embedded differ in length");
+        return NULL;
+    }
+    PyObject *out = PyList_New(0), *seen = PySet_New(NULL);
+    if (!out || !seen) goto fail;
+    const char *last = NULL;
+    Py_ssize_t last_len = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *path = PyList_GET_ITEM(paths, i);
+        if (PyList_GET_ITEM(embedded, i) != Py_None || !PyUnicode_Check(path)) continue;
+        Py_ssize_t len;
+        const char *p = PyUnicode_AsUTF8AndSize(path, &len);
+        if (!p) { PyErr_Clear(); continue; }
+        Py_ssize_t parent_len = -1;
+        for (Py_ssize_t j = len; j > 0; j--)
+            if (p[j - 1] == '/') { parent_len = j - 1; break; }
+        if (parent_len < 0 || (parent_len == last_len && memcmp(p, last, (size_t)parent_len) == 0)) continue;
+        last = p;
+        last_len = parent_len;
+        PyObject *parent = PyUnicode_DecodeUTF8(p, parent_len, NULL);
+        if (!parent) { PyErr_Clear(); continue; }
+        int have = PyDict_Contains(known, parent);
+        int dup = have ? 0 : PySet_Contains(seen, parent);
+        if (have < 0 || dup < 0 || (!have && !dup && (PySet_Add(seen, parent) || PyList_Append(out, parent)))) {
+            Py_DECREF(parent);
+            goto fail;
+        }
+        Py_DECREF(parent);
+    }
+    Py_DECREF(seen);
+    return out;
+fail:
+    Py_XDECREF(out);
+    Py_XDECREF(seen);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
+    {"folders", py_folders, METH_VARARGS,
+     "folders(index_paths, embedded, known) -> the folders of the on-disk containers not in known"},
     {"heads", py_heads, METH_VARARGS,
      "heads(index_paths, embedded, folders, prefix, layouts, shapes) -> (faults, layout ids, sizes, "
      "entry counts, spans, bytes read, reads) of a batch of file-index containers"},

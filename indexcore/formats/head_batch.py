@@ -66,10 +66,8 @@ def read_heads(storage: Storage, index_paths: list, embedded: list, layouts: Lay
     the first ``prefix`` bytes of each file read, and the rest of a longer head. The bytes read are
     counted on the storage's stats as :meth:`~indexcore.io.storage.Storage.read_prefixes` counts them."""
     folders = layouts.folders
-    for parent in {p.rpartition("/")[0] for p, inline in zip(index_paths, embedded, strict=True)
-                   if inline is None and isinstance(p, str)}:
-        if parent not in folders:
-            folders[parent] = storage.local_folder(parent)
+    for parent in _container_heads.folders(index_paths, embedded, folders):
+        folders[parent] = storage.local_folder(parent)
     faults, layout, size, entries, spans, nbytes, reads = _container_heads.heads(
         index_paths, embedded, folders, prefix, layouts.ids, layouts.shapes)
     storage.stats.add(nbytes, reads)

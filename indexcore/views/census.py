@@ -207,22 +207,27 @@ def _census_walk(table, schema_ids: Sequence[int], columns: Callable[[int, int],
     tick(progress, total, total, "done")
 
 
-def _native_walk(table, schema_ids: np.ndarray, columns: Callable[[int, int], tuple[list, list, list]],
-                 who: np.ndarray, walked: _Walked, progress: Progress | None) -> None:
+def _native_walk(table, picked: pa.Table, who: np.ndarray, walked: _Walked, progress: Progress | None) -> None:
     """:func:`_census_walk` of local containers folded into ``walked`` a batch at a time, each batch's
     heads read and parsed in one C call (:func:`~indexcore.formats.head_batch.read_heads`) and laid
     into ``walked`` as arrays (no Python per file); the files it faults on take the Python path
-    (:meth:`head_batch`), which names what is wrong. ``who``: what each file is to the caller."""
+    (:meth:`head_batch`), which names what is wrong. ``picked``: the files' plan columns (path,
+    ``.index`` path, embedded index, schema id); ``who``: what each file is to the caller."""
     judge, layouts = _Judge(table), Layouts()
     pattern_of: dict[tuple[int, int], int] = {}  # (schema id, layout id) -> walked pattern (-2: not shown)
+    schema_ids = picked.column("_SCHEMA_ID").to_numpy()
     total = len(schema_ids)
     for lo in range(0, total, NATIVE_BATCH):
-        hi = min(lo + NATIVE_BATCH, total)
-        paths, index_paths, embedded = columns(lo, hi)
-        tick(progress, lo, total, posixpath.basename(paths[0]))
+        part = picked.slice(lo, NATIVE_BATCH)
+        n = part.num_rows
+        path = part.column("path")  # texts made only where needed: the tick, a new layout, a fault
+        tick(progress, lo, total, posixpath.basename(path[0].as_py()))
+        inline = part.column("_EMBEDDED_FILE_INDEX")
+        embedded = [None] * n if inline.null_count == n else inline.to_pylist()
+        index_paths = part.column("index_path").to_pylist()
         got = read_heads(table.storage, index_paths, embedded, layouts, HEAD_PREFETCH_BYTES)
-        sids = np.asarray(schema_ids[lo:hi], np.int64)
-        pattern = np.full(hi - lo, -1, np.int64)
+        sids = np.asarray(schema_ids[lo:lo + n], np.int64)
+        pattern = np.full(n, -1, np.int64)
         ok = got.layout >= 0
         if ok.any():
             combos, first, inverse = np.unique(np.stack([sids[ok], got.layout[ok]]), axis=1, return_index=True,
@@ -234,16 +239,17 @@ def _native_walk(table, schema_ids: np.ndarray, columns: Callable[[int, int], tu
                 if p is None:
                     pairs, empty = layouts.shapes[lid]
                     p = pattern_of[sid, lid] = walked.pattern(judge.verdicts(sid, pairs, empty,
-                                                                             paths[at[first[c]]]))
+                                                                             path[int(at[first[c]])].as_py()))
                 mapped[c] = p
             pattern[ok] = mapped[inverse.ravel()]
         faults = {}
         if got.faults:
             at = [i for i, _kind, _detail in got.faults]
-            heads = table.head_batch([paths[i] for i in at], [index_paths[i] for i in at], [embedded[i] for i in at])
-            for i, hit in zip(at, heads, strict=True):
-                faults[i] = judge.head(int(sids[i]), paths[i], *hit)
-        walked.add_many(who[lo:hi], pattern, got.entries, got.spans, got.size, faults)
+            paths = [path[i].as_py() for i in at]
+            heads = table.head_batch(paths, [index_paths[i] for i in at], [embedded[i] for i in at])
+            for i, file_path, hit in zip(at, paths, heads, strict=True):
+                faults[i] = judge.head(int(sids[i]), file_path, *hit)
+        walked.add_many(who[lo:lo + n], pattern, got.entries, got.spans, got.size, faults)
     tick(progress, total, total, "done")
 
 
@@ -305,7 +311,7 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
 
     with gc_paused():  # the kept heads and the walk's tuples are acyclic: no collector passes over them
         if native_storage(table.storage):
-            _native_walk(table, picked.column("_SCHEMA_ID").to_numpy(), columns, rows, walked, progress)
+            _native_walk(table, picked, rows, walked, progress)
         else:
             plan_rows = rows.tolist()
             for i, spans, size, why, v in _census_walk(table, picked.column("_SCHEMA_ID").to_numpy(), columns,
