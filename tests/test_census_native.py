@@ -210,3 +210,22 @@ def test_files_of_folders_outside_the_roots_take_the_checked_path(tmp_path: Path
     for path in (paths[0], paths[2]):
         with pytest.raises(IndexCoreError, match="outside"):
             storage.read_prefix(path, 16)
+
+
+def test_odd_entries_are_faults_left_to_the_python_path(tmp_path: Path) -> None:
+    """What the C reader does not take (no text path, a path without a folder, a NUL, a ``::``
+    chain, embedded bytes that are not ``bytes``) is a FOLDER fault, never a crash; embedded
+    containers are parsed from their bytes as on-disk ones are."""
+    data = write_container([("c", [("bitmap", b"\1\2\3"), ("bsi", None)])])
+    (tmp_path / "x.index").write_bytes(data)
+    storage = Storage(str(tmp_path))
+    good = str(tmp_path / "x.index")
+    paths = [None, b"/x.index", "x.index", str(tmp_path) + "/a\0b.index", "memory::" + good, good, good, None]
+    embedded = [None, None, None, None, None, bytearray(data), None, data]
+    layouts = head_batch.Layouts()
+    got = head_batch.read_heads(storage, paths, embedded, layouts, HEAD_PREFETCH_BYTES)
+    assert [(i, kind) for i, kind, _ in got.faults] == [(i, head_batch.FOLDER) for i in range(6)]
+    assert got.size.tolist() == [-1] * 6 + [len(data)] * 2
+    assert layouts.shapes == [((("c", "bitmap"), ("c", "bsi")), (False, True))]
+    body = struct.unpack_from(">i", data, 12)[0]  # the first blob starts where the head ends
+    assert got.layout.tolist()[6:] == [0, 0] and got.spans.tolist() == [body, 3, -1, 0] * 2

@@ -34,6 +34,7 @@
 enum { F_NONE = 0, F_FOLDER = 1, F_OPEN = 2, F_READ = 3, F_HEAD = 4, F_NAME = 5 };
 
 typedef struct {
+    PyObject *inline_bytes; /* an embedded container's bytes (a reference held for the call), else NULL */
     char *full;          /* the path opened (malloc'd), NULL for an embedded container */
     uint8_t *data;       /* the bytes read (malloc'd), or the embedded bytes */
     Py_ssize_t got;      /* bytes in data */
@@ -245,6 +246,8 @@ static PyObject *py_heads(PyObject *self, PyObject *args) {
         PyObject *inline_bytes = PyList_GET_ITEM(embedded, i);
         if (inline_bytes != Py_None) {
             if (!PyBytes_Check(inline_bytes)) { f->fault = F_FOLDER; continue; }
+            Py_INCREF(inline_bytes);  /* its bytes are parsed after the GIL was released and taken again */
+            f->inline_bytes = inline_bytes;
             f->data = (uint8_t *)PyBytes_AS_STRING(inline_bytes);
             f->got = PyBytes_GET_SIZE(inline_bytes);
             f->size = f->got;
@@ -347,7 +350,8 @@ static PyObject *py_heads(PyObject *self, PyObject *args) {
 fail:
     for (Py_ssize_t i = 0; i < n; i++) {
         free(files[i].full);
-        if (files[i].full) free(files[i].data);  /* embedded bytes belong to the caller */
+        if (files[i].full) free(files[i].data);  /* embedded bytes belong to their object */
+        Py_XDECREF(files[i].inline_bytes);
     }
     free(files);
     free(key.p);
