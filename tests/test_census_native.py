@@ -35,7 +35,10 @@ def _census(root: Path, name: str, native: bool, monkeypatch, **kwargs):
     with monkeypatch.context() as m:
         if not native:
             m.setattr(census_module, "native_storage", lambda storage: False)
-        return plain(file_indexes(indexcore.open_warehouse(str(root)).table(name), **kwargs))
+        table = indexcore.open_warehouse(str(root)).table(name)
+        if kwargs.pop("objects", False):  # the walk over live file objects (advise's)
+            kwargs["files"] = table.plan().files
+        return plain(file_indexes(table, **kwargs))
 
 
 def _roots(conformance: Path) -> list[Path]:
@@ -50,7 +53,8 @@ def test_c_and_python_census_are_identical_on_conformance_and_sample(conformance
             native = _census(root, name, True, monkeypatch)
             python = _census(root, name, False, monkeypatch)
             assert native.equals(python), (root, name)
-            for kwargs in ({"errors_only": True}, {"sample": 3}):
+            for kwargs in ({"errors_only": True}, {"sample": 3}, {"objects": True},
+                           {"objects": True, "errors_only": True, "sample": 2}):
                 assert _census(root, name, True, monkeypatch, **kwargs).equals(
                     _census(root, name, False, monkeypatch, **kwargs)), (root, name, kwargs)
             kinds = native["storage_type"].to_pylist()
@@ -112,6 +116,8 @@ def test_c_and_python_census_are_identical_on_damaged_files(tmp_path: Path, monk
         native = _census(root, "demo.events", True, monkeypatch)
         assert native.equals(_census(root, "demo.events", False, monkeypatch))
         assert native.equals(_census(root, "demo.events", True, monkeypatch))  # folders resolved again: the same
+        assert _census(root, "demo.events", True, monkeypatch, objects=True).equals(
+            _census(root, "demo.events", False, monkeypatch, objects=True))
         for path, column, error in zip(native["file_path"].to_pylist(), native["column_name"].to_pylist(),
                                        native["error"].to_pylist(), strict=True):
             if column is None:  # an unreadable container (not an entry's column or kind)

@@ -326,9 +326,17 @@ def _file_indexes_of(table, planned: Sequence[LiveFile], errors_only: bool, prog
                      sample: int | None) -> pa.Table:
     """:func:`file_indexes` over planned live file objects (advise holds the object plan and does
     not build the columnar one); the same rows as the columnar walk (tests/test_advise.py)."""
+    files = sample_files([lf for lf in planned if lf.has_file_index], sample)
+    if native_storage(table.storage):  # the C walk over the files' columns; ``shown`` are their positions
+        walked = _Walked(errors_only, rows=True)
+        picked = pa.table({"path": [lf.path for lf in files], "index_path": [lf.index_path for lf in files],
+                           "_EMBEDDED_FILE_INDEX": pa.array([lf.file.embedded_index for lf in files], pa.binary()),
+                           "_SCHEMA_ID": pa.array([lf.file.schema_id for lf in files], pa.int64())})
+        with gc_paused():
+            _native_walk(table, picked, np.arange(len(files), dtype=np.int64), walked, progress)
+        return walked.table(lambda shown: _object_file_columns(table, [files[i] for i in shown]))
     walked = _Walked(errors_only)
-    for lf, spans, size, why, v in census_heads(table, sample_files([lf for lf in planned if lf.has_file_index],
-                                                                    sample), progress):
+    for lf, spans, size, why, v in census_heads(table, files, progress):
         walked.add(lf, spans, size, why, v)
     return walked.table(lambda shown: _object_file_columns(table, shown))
 
