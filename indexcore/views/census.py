@@ -3,8 +3,10 @@
 ``$file_indexes`` is built here, column by column from the kept head bytes
 (:meth:`~indexcore.warehouse.table.Table.iter_head_bytes`, read column-wise by
 :func:`~indexcore.formats.container.head_spans`): at 50,000 files it has hundreds of thousands of
-rows, and no object is made per entry. Everything that walks a snapshot's file indexes
-(:func:`iter_file_indexes`, the index views, the inventory, health) reads that one census.
+rows, and no object is made per entry. On local storage the heads are read and parsed a batch
+at a time in C (:mod:`~indexcore.formats.head_batch`, :func:`_native_walk`): the same census, no
+head kept. Everything that walks a snapshot's file indexes (:func:`iter_file_indexes`, the index
+views, the inventory, health) reads that one census.
 """
 
 from __future__ import annotations
@@ -50,10 +52,10 @@ FILE_INDEXES = pa.schema([
     ("index_file_path", SHARED_TEXT), ("index_size_in_bytes", pa.int64()),
     ("index_container_size_in_bytes", pa.int64()), ("is_empty", pa.bool_()),
     ("file_name", SHARED_TEXT), ("index_offset", pa.int64()), ("error", pa.string())])
-# the columns of ``$file_indexes`` that belong to the data file (the same on each of its rows)
 # files whose heads one C call reads (:func:`_native_walk`): a few per-batch costs (the batch's
 # columns as lists, its layouts) over many files, the batch's lists still small
 NATIVE_BATCH = 2048
+# the columns of ``$file_indexes`` that belong to the data file (the same on each of its rows)
 _FILE_LEVEL = ("partition", "bucket", "file_path", "file_size_in_bytes", "record_count", "schema_id",
                "storage_type", "index_file_path", "file_name")
 
