@@ -13,6 +13,7 @@ from indexcore.scan.explainer import explain_files
 from indexcore.views.common import partition_types
 from indexcore.warehouse.file_sample import sample_rows
 from indexcore.warehouse.model import LiveFile
+from indexcore.warehouse.table_heads import WHOLE_INDEX_BYTES
 
 SUGGEST_MAX_FILES = 500  # files the suggestion reads stats and indexes of, and explains candidates on
 SUGGEST_TRIES = 6
@@ -46,6 +47,21 @@ def _exact_stat(value: Any) -> bool:
     return value is not None and not (isinstance(value, str | bytes) and len(value) >= 16)
 
 
+def _whole_containers(table, files: list[LiveFile]) -> dict[str, tuple[bytes, str]]:
+    """The ``.index`` files of ``files`` of at most :data:`WHOLE_INDEX_BYTES`, each read whole in one
+    request, by data file path (bytes, name); their heads kept on the table where
+    :meth:`~indexcore.warehouse.table_heads.TableIndexHeads.iter_index_heads` finds them, so a
+    file is read once for its head and its bitmap blobs (not once for the head, then per blob)."""
+    on_disk = [lf for lf in files if lf.has_file_index and lf.file.embedded_index is None and lf.index_path]
+    if not on_disk or table.storage.cache is not None:  # an object store: its reads go through the prefetch
+        return {}
+    index_paths = [lf.index_path for lf in on_disk]
+    reads = table.storage.read_prefixes(index_paths, WHOLE_INDEX_BYTES, served=False, folders={})
+    table.keep_read_heads([lf.path for lf in on_disk], index_paths, reads)
+    return {lf.path: (read[0], read[2]) for lf, read in zip(on_disk, reads, strict=True)
+            if not isinstance(read, IndexCoreError) and len(read[0]) == read[1]}
+
+
 def _bitmap_dictionaries(table, files: list[LiveFile], latest: dict) -> tuple[dict, dict[str, str], int]:
     """From the file-index heads of ``files``: (column, value) -> (files, rows) of each bitmap's
     dictionary (only bitmap blobs are opened, and kept on the table for the candidates' explains),
@@ -53,6 +69,8 @@ def _bitmap_dictionaries(table, files: list[LiveFile], latest: dict) -> tuple[di
     seen: dict[tuple[str, Any], tuple[set[str], int]] = {}
     other: dict[str, str] = {}
     indexed = 0
+    whole = _whole_containers(table, files)
+    options_of: dict[tuple, dict] = {}
     for lf, head, _error in table.iter_index_heads(files):
         indexed += 1
         if head is None:
@@ -73,7 +91,15 @@ def _bitmap_dictionaries(table, files: list[LiveFile], latest: dict) -> tuple[di
             try:
                 if entry.empty:
                     raise IndexCoreError("empty bitmap")
-                reader = table.index_reader(lf, entry, dtype, schema.file_index_options(entry.column, "bitmap"))
+                known = options_of.get((schema.id, entry.column))  # the same for every file of a schema
+                options = known if known is not None else options_of.setdefault(
+                    (schema.id, entry.column), schema.file_index_options(entry.column, "bitmap"))
+                got = whole.get(lf.path)
+                if got is not None and entry.offset >= 0 and entry.offset + entry.length <= len(got[0]):
+                    # opened on the bytes read with its container (an error: index_reader reads and raises it)
+                    table.keep_index_reader(lf, entry, dtype, options,
+                                            got[0][entry.offset:entry.offset + entry.length], got[1])
+                reader = table.index_reader(lf, entry, dtype, options)
             except IndexCoreError:  # no dictionary to read: its manifest stats still give a value
                 other.setdefault(entry.column, "bitmap")
                 continue

@@ -89,7 +89,8 @@ def file_order_rows(plan: PlanColumns, rows: np.ndarray) -> np.ndarray:
     texts = [str(values) for values, _spec, _folder in plan.partitions]
     rank_of = {t: i for i, t in enumerate(sorted(set(texts)))}
     ranks = np.array([rank_of[t] for t in texts], np.int64)
-    chosen = plan.files.take(pa.array(rows, pa.int64()))
+    # only the sort's columns taken (the plan's stats and embedded indexes are not copied)
+    chosen = plan.files.select(["partition_id", "_BUCKET", "_LEVEL", "path"]).take(pa.array(rows, pa.int64()))
     keys = pa.table({"p": ranks[chosen.column("partition_id").to_numpy()],
                      "b": chosen.column("_BUCKET"), "l": pc.negate(chosen.column("_LEVEL").cast(pa.int64())),
                      "path": chosen.column("path")})
