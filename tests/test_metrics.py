@@ -255,17 +255,33 @@ def test_suggested_predicate_prunes_and_matches(conformance):
     assert pruning >= 20
 
 
-def test_suggestion_is_the_best_candidate_and_stops_at_one_row_of_one_file(conformance, monkeypatch):
+# the default; a probe the small tables exceed; and each candidate's expected files turned upside down
+# (the likely largest explained first: the winner must not depend on the order)
+@pytest.mark.parametrize(("probe_files", "mislead"), [(None, False), (2, False), (2, True)])
+def test_suggestion_is_the_best_candidate_and_stops_at_one_row_of_one_file(conformance, monkeypatch, probe_files,
+                                                                             mislead):
     """Every candidate explained alone, the fewest files then rows that still select a row wins,
     as the suggestion says; and its search ends at a candidate reading one row of one file
-    (nothing after it can do better), explaining no candidate past it."""
+    (nothing after it can do better), explaining no candidate past it in the list; one before it
+    (explained after it: the likely smallest go first) only on the probe's files when those read
+    more than one file already."""
 
     calls = []
     real = suggestion_frames.explain_files
 
     def counted(*args, **kwargs):
         calls.append(args[1])
+        files_of[args[1]] = max(files_of.get(args[1], 0), len(args[2]))
         return real(*args, **kwargs)
+
+    files_of: dict[str, int] = {}
+    probed = 0
+    if probe_files is not None:
+        monkeypatch.setattr(suggestion_frames, "PROBE_FILES", probe_files)
+    if mislead:
+        ranked = suggestion_frames._candidates
+        monkeypatch.setattr(suggestion_frames, "_candidates",
+                            lambda *a: [(sql, why, 10_000 - n) for sql, why, n in ranked(*a)])
 
     stopped = 0
     for table in _all_tables(conformance):
@@ -281,14 +297,27 @@ def test_suggestion_is_the_best_candidate_and_stops_at_one_row_of_one_file(confo
                     (best is None or (len(read), selected) < best[1:]):
                 best = (sql, len(read), selected)
         calls.clear()
+        files_of.clear()
         monkeypatch.setattr(suggestion_frames, "explain_files", counted)
         s = suggestion_frames.suggest_predicate(table)
         monkeypatch.setattr(suggestion_frames, "explain_files", real)
         assert (s["sql"], s["files_read"], s["rows_selected"]) == best if best else not s["prunes"], table.name
         if best and best[1:] == (1, 1):
-            assert calls[-1] == best[0], (table.name, calls)
-            stopped += calls[-1] != tried[-1][0]
+            order = [sql for sql, _why in tried]
+            at = order.index(best[0])
+            assert best[0] in calls and all(order.index(sql) <= at for sql in calls), (table.name, calls)
+            stopped += at < len(order) - 1
+            # a candidate explained after the winner, before it in the list: in an append table of
+            # more files than the probe, in full only when its probe reads no more than one file
+            probe = files[:suggestion_frames.PROBE_FILES]
+            for sql in calls[calls.index(best[0]) + 1:]:
+                if len(files) <= len(probe) or table.schema().primary_keys:
+                    continue
+                reads = sum(1 for f in real(table, sql, probe).files if f.skipped_by is None)
+                assert files_of[sql] == (len(probe) if reads > 1 else len(files)), (table.name, sql, reads)
+                probed += reads > 1
     assert stopped >= 1  # some table's search ended before its last candidate
+    assert probed >= 1 or probe_files is None or mislead  # and some candidate was explained on its probe only
 
 
 def test_unpartitioned_tables_say_so(warehouse):
