@@ -257,6 +257,44 @@ def test_suggested_predicate_prunes_and_matches(conformance):
 
 # the default; a probe the small tables exceed; and each candidate's expected files turned upside down
 # (the likely largest explained first: the winner must not depend on the order)
+def _recording(fn, note):
+    """``fn`` noting its first argument (a path, or paths) with ``note`` before each call."""
+    def called(first, *args, **kwargs):
+        note(first)
+        return fn(first, *args, **kwargs)
+    return called
+
+
+def test_suggestion_reads_each_index_file_once(conformance, monkeypatch):
+    """The suggestion's bitmap dictionaries: each sampled ``.index`` file (at most 64 KiB) read in
+    one request for its head and its bitmap blobs (no ``open`` per blob), and its head kept for the
+    census that follows (which reads none of those files again)."""
+    checked = 0  # tables with such files
+    for table in _all_tables(conformance):
+        files, _total = suggestion_frames.suggestion_sample(table)
+        on_disk = {lf.index_path for lf in files if lf.has_file_index and lf.file.embedded_index is None
+                   and lf.index_path and Path(lf.index_path).is_file()
+                   and Path(lf.index_path).stat().st_size <= 64 << 10}
+        if not on_disk:
+            continue
+        storage = table.storage
+        opened, prefixes = [], []
+        monkeypatch.setattr(storage, "open", _recording(storage.open, opened.append))
+        monkeypatch.setattr(storage, "read_prefixes", _recording(storage.read_prefixes, prefixes.extend))
+        latest = {f.name: f for f in table.schema().fields}
+        seen, _other, _indexed = suggestion_frames._bitmap_dictionaries(table, files, latest)
+        assert not on_disk & set(opened), table.name
+        assert collections.Counter(p for p in prefixes if p in on_disk) == collections.Counter(on_disk), table.name
+        prefixes.clear()
+        view(table, "file_indexes")
+        assert not on_disk & set(prefixes), table.name  # the census found the heads kept
+        monkeypatch.undo()
+        assert seen or not any(e.index_type == "bitmap" for _lf, h, _e in table.iter_index_heads(files) if h
+                               for e in h.entries), table.name
+        checked += 1
+    assert checked >= 1
+
+
 @pytest.mark.parametrize(("probe_files", "mislead"), [(None, False), (2, False), (2, True)])
 def test_suggestion_is_the_best_candidate_and_stops_at_one_row_of_one_file(conformance, monkeypatch, probe_files,
                                                                              mislead):
