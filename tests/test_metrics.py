@@ -257,6 +257,26 @@ def test_suggested_predicate_prunes_and_matches(conformance):
 
 # the default; a probe the small tables exceed; and each candidate's expected files turned upside down
 # (the likely largest explained first: the winner must not depend on the order)
+def test_suggestion_counts_covering_ranges_as_one_by_one():
+    """The stats-range candidates' counts by bisection equal counting range by range (random
+    ranges of ints, floats with duplicates), and it declines (None) where the order does not hold:
+    a range with lo > hi, a NaN, values that do not compare."""
+    import random
+
+    rng = random.Random(7)
+    for _ in range(200):
+        ranges = []
+        for _ in range(rng.randint(1, 40)):
+            lo = rng.choice([rng.randint(-5, 5), rng.randint(-5, 5) / 2])
+            ranges.append((lo, lo + rng.choice([0, 0.5, 1, 3])))
+        values = [lo for lo, _ in ranges] + [rng.randint(-7, 7)]
+        assert suggestion_frames._covering(ranges, values) == [
+            sum(1 for lo, hi in ranges if lo <= v <= hi) for v in values]
+    assert suggestion_frames._covering([(1, 3), (4, 2)], [1]) is None
+    assert suggestion_frames._covering([(1.0, float("nan"))], [1.0]) is None
+    assert suggestion_frames._covering([(1, 2), ("a", "b")], [1]) is None
+
+
 def _recording(fn, note):
     """``fn`` noting its first argument (a path, or paths) with ``note`` before each call."""
     def called(first, *args, **kwargs):

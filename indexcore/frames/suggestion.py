@@ -3,6 +3,7 @@ sample of files, the one that prunes most first (What-if, Advisor and Spark page
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from typing import Any
 
 from indexcore.errors import IndexCoreError
@@ -43,6 +44,20 @@ def _rarest(seen: dict[tuple[str, Any], tuple[set[str] | int, int]], total: int)
            if 0 < (n := files if isinstance(files, int) else len(files)) <= total]
     out.sort(key=lambda c: (c[2], c[3], c[0], str(c[1])))
     return [c[:3] for c in out]
+
+
+def _covering(ranges: list[tuple[Any, Any]], values: list[Any]) -> list[int] | None:
+    """For each of ``values``, how many ``(lo, hi)`` ranges hold it (``lo <= value <= hi``), by
+    bisection over the sorted ends: where every range has ``lo <= hi`` that is the number of ``lo``
+    up to it less the ``hi`` below it. None where that does not hold or the values do not order
+    (a NaN, types that do not compare): the caller counts range by range."""
+    try:
+        if any(not lo <= hi or lo != lo or hi != hi for lo, hi in ranges):  # noqa: PLR0124 - NaN test
+            return None
+        starts, ends = sorted(lo for lo, _ in ranges), sorted(hi for _, hi in ranges)
+        return [bisect_right(starts, v) - bisect_left(ends, v) for v in values]
+    except TypeError:
+        return None
 
 
 def _exact_stat(value: Any) -> bool:
@@ -178,6 +193,10 @@ def _candidates(table, snapshot_id: int | None, files: list[LiveFile] | None) ->
     for column in schema.field_names:
         ranges = [(s[column][0], s[column][1]) for s in stats.values()
                   if column in s and _exact_stat(s[column][0]) and s[column][1] is not None]
+        counts = _covering(ranges, [low for low, _high in ranges[:50]])
+        if counts is not None:
+            spans.update({(column, low): (n, 0) for (low, _high), n in zip(ranges, counts, strict=False)})
+            continue
         for low, _high in ranges[:50]:
             try:  # a count: each range is one file's (the stats are per path)
                 spans[(column, low)] = (sum(1 for lo, hi in ranges if lo <= low <= hi), 0)
