@@ -21,6 +21,7 @@ SUGGEST_TRIES = 6
 # files a candidate is first explained on when it is unlikely to beat the best found (its whole
 # explain is skipped when these already read more files than the best does)
 PROBE_FILES = 16
+WHOLE_BATCH = 64  # sampled files whose whole .index files (up to 64 KiB each) are held at once
 
 
 def suggestion_sample(table, snapshot_id: int | None = None) -> tuple[list[LiveFile], int]:
@@ -65,16 +66,17 @@ def _exact_stat(value: Any) -> bool:
     return value is not None and not (isinstance(value, str | bytes) and len(value) >= 16)
 
 
-def _whole_containers(table, files: list[LiveFile]) -> dict[str, tuple[bytes, str]]:
+def _whole_containers(table, files: list[LiveFile], folders: dict) -> dict[str, tuple[bytes, str]]:
     """The ``.index`` files of ``files`` of at most :data:`WHOLE_INDEX_BYTES`, each read whole in one
     request, by data file path (bytes, name); their heads kept on the table where
     :meth:`~indexcore.warehouse.table_heads.TableIndexHeads.iter_index_heads` finds them, so a
-    file is read once for its head and its bitmap blobs (not once for the head, then per blob)."""
+    file is read once for its head and its bitmap blobs (not once for the head, then per blob).
+    ``folders``: the directories looked up so far (:meth:`Storage.read_prefixes`)."""
     on_disk = [lf for lf in files if lf.has_file_index and lf.file.embedded_index is None and lf.index_path]
     if not on_disk or table.storage.cache is not None:  # an object store: its reads go through the prefetch
         return {}
     index_paths = [lf.index_path for lf in on_disk]
-    reads = table.storage.read_prefixes(index_paths, WHOLE_INDEX_BYTES, served=False, folders={})
+    reads = table.storage.read_prefixes(index_paths, WHOLE_INDEX_BYTES, served=False, folders=folders)
     table.keep_read_heads([lf.path for lf in on_disk], index_paths, reads)
     return {lf.path: (read[0], read[2]) for lf, read in zip(on_disk, reads, strict=True)
             if not isinstance(read, IndexCoreError) and len(read[0]) == read[1]}
@@ -87,47 +89,50 @@ def _bitmap_dictionaries(table, files: list[LiveFile], latest: dict) -> tuple[di
     seen: dict[tuple[str, Any], tuple[set[str], int]] = {}
     other: dict[str, str] = {}
     indexed = 0
-    whole = _whole_containers(table, files)
     options_of: dict[tuple, dict] = {}
-    for lf, head, _error in table.iter_index_heads(files):
-        indexed += 1
-        if head is None:
-            continue
-        schema = table.file_schema(lf)
-        for entry in head.entries:
-            field = latest.get(entry.column)
-            try:
-                dtype = schema.field(entry.column).type
-            except KeyError:
+    folders: dict[str, str | None] = {}
+    for lo in range(0, len(files), WHOLE_BATCH):  # a batch's whole containers held at a time
+        part = files[lo:lo + WHOLE_BATCH]
+        whole = _whole_containers(table, part, folders)
+        for lf, head, _error in table.iter_index_heads(part):
+            indexed += 1
+            if head is None:
                 continue
-            if field is None or dtype != field.type:
-                continue
-            if entry.index_type != "bitmap":
-                if entry.index_type in FILE_INDEX_TYPES:
-                    other.setdefault(entry.column, entry.index_type)
-                continue
-            try:
-                if entry.empty:
-                    raise IndexCoreError("empty bitmap")
-                known = options_of.get((schema.id, entry.column))  # the same for every file of a schema
-                options = known if known is not None else options_of.setdefault(
-                    (schema.id, entry.column), schema.file_index_options(entry.column, "bitmap"))
-                got = whole.get(lf.path)
-                if got is not None and entry.offset >= 0 and entry.offset + entry.length <= len(got[0]):
-                    # opened on the bytes read with its container (an error: index_reader reads and raises it)
-                    table.keep_index_reader(lf, entry, dtype, options,
-                                            got[0][entry.offset:entry.offset + entry.length], got[1])
-                reader = table.index_reader(lf, entry, dtype, options)
-            except IndexCoreError:  # no dictionary to read: its manifest stats still give a value
-                other.setdefault(entry.column, "bitmap")
-                continue
-            try:
-                for value, card in reader.dictionary():
-                    paths, rows = seen.get((entry.column, value), (set(), 0))
-                    paths.add(lf.path)
-                    seen[(entry.column, value)] = (paths, rows + card)
-            except IndexCoreError:
-                continue
+            schema = table.file_schema(lf)
+            for entry in head.entries:
+                field = latest.get(entry.column)
+                try:
+                    dtype = schema.field(entry.column).type
+                except KeyError:
+                    continue
+                if field is None or dtype != field.type:
+                    continue
+                if entry.index_type != "bitmap":
+                    if entry.index_type in FILE_INDEX_TYPES:
+                        other.setdefault(entry.column, entry.index_type)
+                    continue
+                try:
+                    if entry.empty:
+                        raise IndexCoreError("empty bitmap")
+                    known = options_of.get((schema.id, entry.column))  # the same for every file of a schema
+                    options = known if known is not None else options_of.setdefault(
+                        (schema.id, entry.column), schema.file_index_options(entry.column, "bitmap"))
+                    got = whole.get(lf.path)
+                    if got is not None and entry.offset >= 0 and entry.offset + entry.length <= len(got[0]):
+                        # opened on the bytes read with its container (an error: index_reader reads and raises it)
+                        table.keep_index_reader(lf, entry, dtype, options,
+                                                got[0][entry.offset:entry.offset + entry.length], got[1])
+                    reader = table.index_reader(lf, entry, dtype, options)
+                except IndexCoreError:  # no dictionary to read: its manifest stats still give a value
+                    other.setdefault(entry.column, "bitmap")
+                    continue
+                try:
+                    for value, card in reader.dictionary():
+                        paths, rows = seen.get((entry.column, value), (set(), 0))
+                        paths.add(lf.path)
+                        seen[(entry.column, value)] = (paths, rows + card)
+                except IndexCoreError:
+                    continue
     return seen, other, indexed
 
 
