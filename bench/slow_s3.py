@@ -6,7 +6,7 @@ file below ``DIR`` into the bucket (straight into moto's in-memory backend, no u
 serves it; it prints one JSON line ``{"port": N, "objects": M, "bytes": B}`` once it listens.
 Every request sleeps ``--delay`` seconds in its own server thread before moto answers it (delays
 of concurrent requests overlap, as a store's do). ``GET /__bench_stats`` answers
-``{"requests": N, "cpu_seconds": S}`` (requests served, this process's CPU time: moto's own cost,
+``{"requests": N, "methods": {"GET": n, "HEAD": m}, "cpu_seconds": S}`` (requests served, by method; this process's CPU time: moto's own cost,
 which a real store does not add to the client's machine) and is not counted or delayed;
 ``GET /__bench_delay/S`` sets the delay to S seconds from then on (a floor measured on the same
 server at 0).
@@ -69,19 +69,21 @@ def main() -> None:
             objects, size = objects + 1, size + len(data)
     # the s3 app itself: moto's dispatcher looks the service up per request (about 2 ms of stat calls)
     app = create_backend_app("s3")
-    lock, served, delay = threading.Lock(), [0], [args.delay]
+    lock, served, delay, methods = threading.Lock(), [0], [args.delay], {}
 
     def delayed(environ, start_response):
         path = environ.get("PATH_INFO", "")
         if path == STATS or path.startswith(DELAY):
             if path.startswith(DELAY):
                 delay[0] = float(path[len(DELAY):])
-            body = json.dumps({"requests": served[0], "cpu_seconds": time.process_time(),
+            body = json.dumps({"requests": served[0], "methods": methods, "cpu_seconds": time.process_time(),
                                "delay": delay[0]}).encode()
             start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
             return [body]
         with lock:
             served[0] += 1
+            method = environ.get("REQUEST_METHOD", "")
+            methods[method] = methods.get(method, 0) + 1
         time.sleep(delay[0])
         return app(environ, start_response)
 
