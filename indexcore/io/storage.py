@@ -70,8 +70,9 @@ class Storage:
         self.storage_options = dict(storage_options or {})
         self.guard = Roots(list(allowed_roots)) if allowed_roots else Roots([url], validate=False)
         self.host = self.guard.check(url)[-1].host  # the fs below reads from this host only
+        self.concurrency = max(int(concurrency or config.concurrency), 1)
         try:
-            self.fs, root = url_to_fs(url, **self.storage_options)
+            self.fs, root = url_to_fs(url, **pooled(url, self.storage_options, self.concurrency))
         except ImportError as exc:  # fsspec's own text: which package the protocol needs
             raise StorageError(f"cannot open: {exc}", file=url) from exc
         except (ValueError, OSError) as exc:
@@ -81,7 +82,6 @@ class Storage:
         self._local = isinstance(self.fs, LocalFileSystem)
         self.root = self._norm(root)
         self.stats = ReadStats()
-        self.concurrency = max(int(concurrency or config.concurrency), 1)
         self.readahead = (0 if self._local else config.readahead) if readahead is None else readahead
         size = config.cache_bytes if cache_bytes is None else cache_bytes
         self.cache = RangeCache(size) if size > 0 and not self._local else None
@@ -403,6 +403,18 @@ class Storage:
             if f.end is None or (f.start == 0 and len(data) < f.end - f.start):
                 self.cache.set_size(f.path, f.start + len(data))
         return ok
+
+
+def pooled(url: str, options: dict, concurrency: int) -> dict:
+    """``options`` for opening ``url``, with an S3 client's connection pool as large as the
+    requests made at once (botocore keeps 10, so 32 fetches in flight waited for 10 connections);
+    a ``max_pool_connections`` the options set is kept."""
+    if canonical_protocol(split_protocol(url)[0]) != "s3":
+        return options
+    config = options.get("config_kwargs") or {}
+    if not isinstance(config, dict) or "max_pool_connections" in config:
+        return options
+    return {**options, "config_kwargs": {**config, "max_pool_connections": max(concurrency, 10)}}
 
 
 def open_file(path_or_url: str, storage_options: dict | None = None,
