@@ -18,7 +18,8 @@ moto S3 server on 127.0.0.1 (``bench/slow_s3.py``) and the census runs on the ``
 the storage layer's per-task concurrency (``INDEXCORE_CONCURRENCY``). It prints the measured wall
 time against (files x delay) / (tasks x concurrency) (issue 29's bound: within 2x), the same with
 the requests the census made instead of files, the same census at no delay on the same server (this
-machine's CPU floor: the client's and moto's work per request), moto's CPU per request, and with
+machine's CPU floor: the client's and moto's work per request), moto's CPU per request, the requests
+by method (GET, HEAD; the server keeps connections alive, as S3 does), and with
 ``--in-process`` the one-process census on the same store. The result is checked equal to the
 local one-process census (paths aside). ``--quick`` runs both modes on the 300-file sample (the S3
 one at 2 ms; ``--quick --s3`` only that one).
@@ -178,20 +179,24 @@ def run_s3(args: argparse.Namespace) -> None:
             before = store.stats(delay)
             out, wall, cpu = _timed(lambda: spark_census(url, name, spark=spark, storage_options=cold))
             after = store.stats()
-            return out, wall, cpu, after["requests"] - before["requests"], after["cpu_seconds"] - before["cpu_seconds"]
+            methods = {k: v - before["methods"].get(k, 0) for k, v in sorted(after["methods"].items())}
+            return (out, wall, cpu, after["requests"] - before["requests"], after["cpu_seconds"] - before["cpu_seconds"],
+                    methods)
 
-        slow, wall, cpu, requests, moto_cpu = census(args.delay)
-        floor, wall0, cpu0, requests0, moto_cpu0 = census(0.0)
+        slow, wall, cpu, requests, moto_cpu, methods = census(args.delay)
+        floor, wall0, cpu0, requests0, moto_cpu0, _ = census(0.0)
         same = _without_paths(slow.table).equals(want) and _without_paths(floor.table).equals(want)
         bound = files * args.delay / (tasks * concurrency)
         by_requests = requests * args.delay / (tasks * concurrency)
         print(f"census on Spark at {args.delay * 1000:g} ms per request: {wall:.1f} s wall ({cpu:.1f} s CPU here and "
-              f"in the workers), {requests:,} requests, {slow.tasks} tasks; equal to the local census: {same}")
+              f"in the workers), {requests:,} requests ({', '.join(f'{n:,} {m}' for m, n in methods.items())}), "
+              f"{slow.tasks} tasks; equal to the local census: {same}")
         print(f"  (files x delay) / (tasks x concurrency) = {files:,} x {args.delay * 1000:g} ms / ({tasks} x "
               f"{concurrency}) = {bound:.2f} s: measured {wall / bound:.2f}x (goal <= 2x)")
         print(f"  (requests x delay) / (tasks x concurrency) = {by_requests:.2f} s: measured {wall / by_requests:.2f}x")
         print(f"  the same census at 0 ms on the same server (this machine's CPU floor): {wall0:.1f} s wall, "
-              f"{cpu0:.1f} s CPU, {requests0:,} requests; moto's own CPU {moto_cpu0:.1f} s "
+              f"{cpu0:.1f} s CPU ({cpu0 / max(requests0, 1) * 1000:.2f} ms per request: the client's, with Spark's "
+              f"own), {requests0:,} requests; moto's own CPU {moto_cpu0:.1f} s "
               f"({moto_cpu0 / max(requests0, 1) * 1000:.2f} ms per request; {moto_cpu:.1f} s at the delay)")
         print(f"  floor with the delay overlapped: max(bound, CPU floor) = {max(bound, wall0):.1f} s: measured "
               f"{wall / max(bound, wall0):.2f}x of it")
