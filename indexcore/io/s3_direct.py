@@ -24,7 +24,9 @@ import asyncio
 import datetime as _dt
 import hashlib
 import hmac
+import re
 import threading
+import time
 import urllib.parse
 from dataclasses import dataclass
 
@@ -32,6 +34,8 @@ from dataclasses import dataclass
 _WRONG_FOR_BUCKET = frozenset({301, 302, 307, 308, 400, 403})
 _PROBE_KEY = "indexcore-probe"
 _EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+# a file name that percent-encoding leaves as it is (Paimon's: uuid, counters, suffixes)
+_UNQUOTED = re.compile(r"[A-Za-z0-9_.~-]*")
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,7 @@ class SigV4:
         self.access_key, self.token, self.region = access_key, token, region
         self._secret = secret_key
         self._day_key: tuple[str, bytes] | None = None
+        self._stamp: tuple[int, str] = (-1, "")  # the second and its ISO 8601 basic form
 
     def _key(self, day: str) -> bytes:
         kept = self._day_key
@@ -75,7 +80,13 @@ class SigV4:
 
     def headers(self, host: str, path: str, byte_range: str | None, when: _dt.datetime | None = None) -> dict:
         """The signed headers of ``GET path`` on ``host`` (``path`` as sent, percent-encoded)."""
-        stamp = (when or _dt.datetime.now(_dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
+        if when is not None:
+            stamp = when.strftime("%Y%m%dT%H%M%SZ")
+        else:  # formatted once a second
+            second = int(time.time())
+            if self._stamp[0] != second:
+                self._stamp = (second, time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(second)))
+            stamp = self._stamp[1]
         day = stamp[:8]
         signed = {"host": host}
         if byte_range is not None:
@@ -124,6 +135,14 @@ class DirectGets:
 
     async def _fetch_all(self, paths, starts, ends, concurrency: int) -> list[Got | None]:
         split = [self.fs.split_path(p)[:2] for p in paths]
+        folders: dict[str, str] = {}  # each folder percent-encoded once, as botocore encodes keys
+        quoted = []
+        for _, key in split:
+            folder, slash, name = key.rpartition("/")
+            encoded = folders.get(folder)
+            if encoded is None:
+                encoded = folders[folder] = urllib.parse.quote(folder, safe="/~")
+            quoted.append(encoded + slash + (name if _UNQUOTED.fullmatch(name) else urllib.parse.quote(name, safe="~")))
         targets = {b: await self._bucket(b) for b in {b for b, _ in split}}
         signers = {}
         for b, t in targets.items():
@@ -139,12 +158,12 @@ class DirectGets:
         gate = asyncio.Semaphore(concurrency)
 
         async def one(i: int) -> Got | None:
-            bucket, key = split[i]
+            bucket = split[i][0]
             target = targets[bucket]
             if target is None or self._buckets.get(bucket) is None:
                 return None
             async with gate:
-                return await self._get(bucket, target, signers[bucket], key, starts[i], ends[i])
+                return await self._get(bucket, target, signers[bucket], quoted[i], starts[i], ends[i])
 
         return list(await asyncio.gather(*(one(i) for i in range(len(paths)))))
 
@@ -173,7 +192,7 @@ class DirectGets:
             self._buckets.setdefault(bucket, target)
         return self._buckets[bucket]
 
-    async def _get(self, bucket: str, target: _Bucket, signer: SigV4, key: str, start: int | None,
+    async def _get(self, bucket: str, target: _Bucket, signer: SigV4, quoted_key: str, start: int | None,
                    end: int | None) -> Got | None:
         from botocore.awsrequest import AWSPreparedRequest  # what the client's HTTP session sends
 
@@ -182,7 +201,7 @@ class DirectGets:
             start = start or 0
             if end <= start:
                 return None  # an empty range: s3fs's answer, whatever it is
-        path = target.path + urllib.parse.quote(key, safe="/~")
+        path = target.path + quoted_key
         try:
             headers = signer.headers(target.host, path, f"bytes={start}-{end - 1}" if ranged else None)
             request = AWSPreparedRequest("GET", target.origin + path, headers, None, False)
