@@ -362,7 +362,8 @@ class Storage:
             for i, got in enumerate(self._direct.fetch(fulls, starts, ends, self.concurrency)):
                 if got is not None:
                     out[i] = got.data
-                    if got.size is not None and self.cache is not None:
+                    if (got.size is not None and self.cache is not None
+                            and posixpath.basename(fulls[i]) not in MUTABLE_NAMES):
                         self.cache.set_size(fulls[i], got.size)  # no HEAD when the file is opened
         rest = [i for i, data in enumerate(out) if data is None]
         if not rest:
