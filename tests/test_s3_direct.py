@@ -147,7 +147,8 @@ class _RecorderHandler(BaseHTTPRequestHandler):
 @pytest.fixture
 def recorder():
     objects = {"/lake/wh/a.index": bytes(range(256)) * 4, "/lake/wh/b.index": b"b" * 5000,
-               "/lake/wh/big.index": b"x" * 300_000, "/lake/wh/sub dir/c€.index": b"c" * 10}
+               "/lake/wh/big.index": b"x" * 300_000, "/lake/wh/sub dir/c€.index": b"c" * 10,
+               "/lake/wh/snapshot/LATEST": b"12"}
     server = _Recorder(objects, denied={"/lake/wh/secret.index"})
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -196,7 +197,10 @@ def test_direct_gets_carry_the_users_credentials_one_request_each(aws_env, recor
     n = len(recorder.seen)
     assert storage.read_prefix("big.index", 1000)[1] == 300_000
     assert [(m, h.get("range")) for m, _, h in recorder.seen[n:]] == [("GET", "bytes=0-999")]
-    # a whole file: one GET without a range (s3fs asks its size first), then from the cache
+    # a hint rewritten in place: read, its size never kept
+    assert storage.fetch_many([Fetch("snapshot/LATEST", 0, 1)]) == [b"1"]
+    assert storage.cache.size("lake/wh/snapshot/LATEST") is None
+    # a whole file: one GET without a range (s3fs's path sends a HEAD for its size first), then cached
     n = len(recorder.seen)
     assert storage.read_bytes("b.index") == storage.read_bytes("b.index") == b"b" * 5000
     assert [(m, p, h.get("range")) for m, p, h in recorder.seen[n:]] == [("GET", "/lake/wh/b.index", None)]
