@@ -1,18 +1,19 @@
-"""Plain S3 GETs signed once and sent over the S3 client's own connections, without botocore's
+"""Plain S3 GETs signed and sent over the S3 client's own connections, without botocore's
 per-call machinery.
 
 A census reads one ``.index`` head per file: 10^5 to 10^6 small GETs. Through s3fs each
-``get_object`` runs botocore's whole call path (parameter building, about thirty event hooks,
-endpoint rules, user agent, response parsing): about 1.1 ms of client CPU per request on this
-machine, four times what the request itself costs. :class:`DirectGets` keeps what makes the
-request the backend's own and drops the rest: the URL comes from the client's own presigned
-``get_object`` (endpoint, addressing style), the signature is SigV4 (:class:`SigV4`, checked
-against botocore's in the tests) for the client's region (the bucket's, when s3fs keeps a client
-per bucket region) with the client's own credentials (the storage options' keys, profile or chain; refreshed as botocore
-refreshes them), and the request goes out through the client's own HTTP session (proxies, TLS
-settings, timeouts, pool). Anything but a 2xx answer is handed back for the s3fs path to make
-again, which reports errors, retries and redirects as before; an answer that says the signing
-or the address is wrong (3xx, 400, 403) turns the direct path off for that bucket.
+``get_object`` runs botocore's whole call path (event hooks, parameter building and validation,
+endpoint rules, signing, response parsing): about 1.3 ms of client CPU per request on this
+machine, against about 0.4 ms here (most of it aiohttp's and asyncio's own). :class:`DirectGets`
+keeps what makes the request the backend's own and drops the rest: the URL comes from the
+client's own presigned ``get_object`` (endpoint, addressing style), the signature is SigV4
+(:class:`SigV4`, checked against botocore's in the tests) for the client's region (the bucket's,
+when s3fs keeps a client per bucket region) with the client's own credentials (the storage
+options' keys, profile or chain, never another's; refreshed as botocore refreshes them), and the
+request goes out through the client's own HTTP session (proxies, TLS settings, timeouts, pool).
+Anything but a 2xx answer is handed back for the s3fs path to make again, which reports errors,
+retries and redirects as before; an answer that says the signing or the address is wrong (3xx,
+400, 403) turns the direct path off for that bucket.
 
 Only filesystems whose options ask for nothing more than a plain GET take it: not anonymous,
 not version-aware, no requester-pays, no extra request arguments (SSE-C keys...), SigV4.
