@@ -58,6 +58,7 @@ from indexcore.scan.explainer import explain
 from indexcore.scan.records import Explanation, Stage
 from indexcore.warehouse.model import LiveFile, Problem, Snapshot
 from indexcore.warehouse.plan_columns import PlanColumns
+from indexcore.warehouse.table_manifests import gc_paused
 
 __all__ = ["DEFAULT_SAMPLE", "EXACT_FILES", "MIN_SCORE", "PlannedFiles", "advise", "explained_here",
            "index_inventory", "planned_here"]
@@ -216,66 +217,79 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
     schema = table.read_schema(snapshot_id, plan.snapshot)
     files, by_path, index_of = plan.files, plan.by_path, plan.index_of
     problems: list[Problem] = list(plan.problems)
+    runs, skipped_queries = _merged_runs(table, schema, queries)
+    # the explains summarised, the samples read, the candidates built and measured: 10,000s of records,
+    # none cyclic (the workload's parsed trees, which are, are made above)
+    with gc_paused():
+        existing = existing_indexes(table, sid, schema, plan.inventory, problems)
+        for g in existing:
+            g.table_bytes = plan.table_bytes
+        deleted = DeletedPositions(table, problems)
+        keys: dict[str, float] = {}  # each file's place in every query's sample, hashed once
+        drawn: dict[tuple, list] = {}  # each sample drawn once per files reached
+        steps = len(runs) + 1
+        done = 0
+
+        def tick(what: str) -> None:
+            nonlocal done
+            done += 1
+            if progress is not None:
+                progress(min(done, steps), steps, what)
+
+        # each condition as the workload reader parsed it (the same parser), else its text
+        conditions = [run.scan.predicate if run.scan.predicate is not None else run.scan.where for run in runs]
+        explained = (explain_all or partial(explained_here, table))(conditions, sid)
+        for run, ex in zip(runs, explained, strict=True):
+            if isinstance(ex, IndexCoreError):
+                run.error = ex.message
+                tick(run.name)
+                continue
+            reached = _summarise(run, ex, index_of, files, sample, seed, details, keys, drawn)
+            measure_existing(table, schema, run, ex, existing, by_path, deleted, problems, details, reached)
+            del ex
+            tick(run.name)
+        good = [r for r in runs if r.ok]
+        if not good:
+            reasons = [f"{s['query']}: {s['reason']}" for s in skipped_queries] + \
+                [f"{n}: {r.error}" for r in runs for n in r.names if r.error]
+            more = f" (and {len(reasons) - 10} more)" if len(reasons) > 10 else ""
+            raise PredicateError(f"no query of the workload can be replayed on {table.name}: "
+                                 + "; ".join(reasons[:10]) + more)
+        verdicts(table, sid, existing, good, problems)
+        candidates = measure_candidates(table, sid, schema, files, good, existing, measure, deleted, problems,
+                                        progress, min_score)
+        steps = done + 1
+        tick("statements")
+        statements = statements_for(table.name, dict(schema.options), existing, candidates, dialect, drop_unused)
+        return Advice(table.name, sid, runs, skipped_queries, existing, candidates, statements, problems,
+                      pattern_notes(table.name, good))
+
+
+def _merged_runs(table, schema, queries: Sequence[Query]) -> tuple[list[QueryRun], list[dict]]:
+    """The workload's reads of ``table``, one :class:`QueryRun` per distinct condition (identical
+    conditions are explained once, their queries' names listed and weights summed), and the
+    queries that read nothing of it (with why)."""
     same_text: dict[str, list[Query]] = {}  # a log repeats its statements: each text is read once
-    for q in queries:
-        same_text.setdefault(q.text, []).append(q)
+    with gc_paused():  # a log's 100,000s of queries grouped: lists, none of them cyclic
+        for q in queries:
+            same_text.setdefault(q.text, []).append(q)
+    # (parsed trees are cyclic: not under a paused collector)
     found, skipped = scans([group[0] for group in same_text.values()], table.name, schema.row_type())
     by_name = {group[0].name: group for group in same_text.values()}
-    skipped_queries = [{**s, "query": q.name} for s in skipped for q in by_name[s["query"]]]
-    merged: dict[str, QueryRun] = {}  # identical conditions are explained once, their weights summed
-    for scan in found:
-        group = by_name[scan.name]
-        if scan.where is None:
-            why = "reads the table without a filter"
-            if scan.notes:
-                why += f" ({'; '.join(scan.notes)})"
-            skipped_queries.extend({"query": q.name, "reason": why} for q in group)
-            continue
-        run = merged.get(scan.where)
-        if run is None:
-            run = merged[scan.where] = QueryRun(scan)
-        run.names.extend(q.name for q in group)
-        run.weight += sum(q.weight for q in group)
-    runs = list(merged.values())
-    existing = existing_indexes(table, sid, schema, plan.inventory, problems)
-    for g in existing:
-        g.table_bytes = plan.table_bytes
-    deleted = DeletedPositions(table, problems)
-    keys: dict[str, float] = {}  # each file's place in every query's sample, hashed once
-    drawn: dict[tuple, list] = {}  # each sample drawn once per files reached
-    steps = len(runs) + 1
-    done = 0
-
-    def tick(what: str) -> None:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(min(done, steps), steps, what)
-
-    # each condition as the workload reader parsed it (the same parser), else its text
-    conditions = [run.scan.predicate if run.scan.predicate is not None else run.scan.where for run in runs]
-    explained = (explain_all or partial(explained_here, table))(conditions, sid)
-    for run, ex in zip(runs, explained, strict=True):
-        if isinstance(ex, IndexCoreError):
-            run.error = ex.message
-            tick(run.name)
-            continue
-        reached = _summarise(run, ex, index_of, files, sample, seed, details, keys, drawn)
-        measure_existing(table, schema, run, ex, existing, by_path, deleted, problems, details, reached)
-        del ex
-        tick(run.name)
-    good = [r for r in runs if r.ok]
-    if not good:
-        reasons = [f"{s['query']}: {s['reason']}" for s in skipped_queries] + \
-            [f"{n}: {r.error}" for r in runs for n in r.names if r.error]
-        more = f" (and {len(reasons) - 10} more)" if len(reasons) > 10 else ""
-        raise PredicateError(f"no query of the workload can be replayed on {table.name}: "
-                             + "; ".join(reasons[:10]) + more)
-    verdicts(table, sid, existing, good, problems)
-    candidates = measure_candidates(table, sid, schema, files, good, existing, measure, deleted, problems,
-                                    progress, min_score)
-    steps = done + 1
-    tick("statements")
-    statements = statements_for(table.name, dict(schema.options), existing, candidates, dialect, drop_unused)
-    return Advice(table.name, sid, runs, skipped_queries, existing, candidates, statements, problems,
-                  pattern_notes(table.name, good))
+    with gc_paused():  # and their names and weights merged by condition
+        skipped_queries = [{**s, "query": q.name} for s in skipped for q in by_name[s["query"]]]
+        merged: dict[str, QueryRun] = {}
+        for scan in found:
+            group = by_name[scan.name]
+            if scan.where is None:
+                why = "reads the table without a filter"
+                if scan.notes:
+                    why += f" ({'; '.join(scan.notes)})"
+                skipped_queries.extend({"query": q.name, "reason": why} for q in group)
+                continue
+            run = merged.get(scan.where)
+            if run is None:
+                run = merged[scan.where] = QueryRun(scan)
+            run.names.extend([q.name for q in group])
+            run.weight += sum([q.weight for q in group])
+    return list(merged.values()), skipped_queries
