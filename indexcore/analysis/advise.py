@@ -83,7 +83,7 @@ def sample_size(sample: int | None, reached: int) -> int | None:
     return None if sample == 0 else sample
 
 
-def _summarise(run: QueryRun, ex, index_of: dict[str, int], files, sample: int | None, seed: int,
+def _summarise(run: QueryRun, ex, index_of: Mapping[str, int], plan: PlannedFiles, sample: int | None, seed: int,
                details: bool, keys: dict[str, float], drawn: dict[tuple, list] | None = None) -> list:
     """Keep what the candidates need of a query's explanation (then dropped): the files it
     reaches, today's answer on them, and the files its candidates are measured on; returns the
@@ -102,7 +102,7 @@ def _summarise(run: QueryRun, ex, index_of: dict[str, int], files, sample: int |
     found = drawn.get(memo) if drawn is not None else None
     if found is None:
         # the strata (partitions) only matter to a sample smaller than the files reached
-        strata = [] if n is None or n >= len(at) else [str(files[i].partition) for i in at]
+        strata = [] if n is None or n >= len(at) else plan.strata(at)
         found = draw(paths, strata, n, seed, keys)
         if drawn is not None:
             drawn[memo] = found
@@ -177,14 +177,41 @@ class PlannedFiles:
     problems: tuple[Problem, ...]
     inventory: Sequence[LiveFile] | PlanColumns
     table_bytes: int
+    #: the data rows of the table (None: summed over ``files`` when asked for)
+    table_rows: int | None = None
+    #: each file's partition as a number (``partition_ids[i]``: of ``files[i]``) and each number's
+    #: text (``str`` of its values: the sample's strata); None: read off each file's object
+    partition_ids: np.ndarray | None = None
+    partition_texts: Sequence[str] = ()
+
+    def strata(self, at: Sequence[int]) -> list[str]:
+        """The stratum (partition text) of each of the files at ``at``."""
+        if self.partition_ids is not None:
+            texts = self.partition_texts
+            return [texts[i] for i in self.partition_ids[np.asarray(at, np.int64)].tolist()]
+        return [str(self.files[i].partition) for i in at]
 
 
 def planned_here(table, snapshot_id: int | None) -> PlannedFiles:
     """:class:`PlannedFiles` of the snapshot's plan in this process (:meth:`Table.plan`)."""
     plan = table.plan(snapshot_id)
     files = list(plan.files)
+    ids: dict = {}  # partition values -> their number (one text per partition, not per file)
+    texts: list[str] = []
+    at = np.empty(len(files), np.int64)
+    for i, lf in enumerate(files):
+        try:
+            n = ids.get(lf.partition)
+            if n is None:
+                n = ids[lf.partition] = len(texts)
+                texts.append(str(lf.partition))
+        except TypeError:  # values that cannot be a key: a number of their own
+            n = len(texts)
+            texts.append(str(lf.partition))
+        at[i] = n
     return PlannedFiles(plan.snapshot, files, {lf.path: lf for lf in files}, {lf.path: i for i, lf in enumerate(files)},
-                        tuple(plan.problems), files, sum(lf.file.file_size for lf in files))
+                        tuple(plan.problems), files, sum(lf.file.file_size for lf in files),
+                        sum(lf.file.row_count for lf in files), at, texts)
 
 
 def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = None,
@@ -244,7 +271,7 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
                 run.error = ex.message
                 tick(run.name)
                 continue
-            reached = _summarise(run, ex, index_of, files, sample, seed, details, keys, drawn)
+            reached = _summarise(run, ex, index_of, plan, sample, seed, details, keys, drawn)
             measure_existing(table, schema, run, ex, existing, by_path, deleted, problems, details, reached)
             del ex
             tick(run.name)
@@ -257,7 +284,7 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
                                  + "; ".join(reasons[:10]) + more)
         verdicts(table, sid, existing, good, problems)
         candidates = measure_candidates(table, sid, schema, files, good, existing, measure, deleted, problems,
-                                        progress, min_score)
+                                        progress, min_score, totals=(plan.table_rows, plan.table_bytes))
         steps = done + 1
         tick("statements")
         statements = statements_for(table.name, dict(schema.options), existing, candidates, dialect, drop_unused)
