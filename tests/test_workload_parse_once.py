@@ -48,3 +48,29 @@ def test_statements_one_dialect_refuses_are_parsed_in_the_next():
                                           "SELECT * FROM db.t WHERE (n = 1\n"), "db.t", ROW_TYPE)
     assert sorted([s.query.name for s in found] + [s["query"] for s in skipped]) == ["q1", "q2"]
     assert any("cannot parse" in s["reason"] for s in skipped)
+
+
+def test_each_conjunct_is_parsed_as_explain_parses_it_once(monkeypatch):
+    """A log repeats its conditions in other shapes (``SELECT *``, ``count(*)``, an alias): each
+    conjunct's text is parsed once and shared; one that cannot be parsed is noted the same way in
+    every query (truth: ``parse_where`` of each read's condition, and its message)."""
+    calls: list[str] = []
+    real = workload.parse_where
+
+    def counting(text, row_type):
+        calls.append(text)
+        return real(text, row_type)
+
+    monkeypatch.setattr(workload, "parse_where", counting)
+    shapes = ("SELECT * FROM db.t WHERE {}", "SELECT count(*) FROM db.t WHERE {}", "SELECT id FROM db.t t WHERE {}")
+    conditions = ("n > 3 AND s = 'x'", "id = 'a'", "n = 'not a number' AND id = 'b'")
+    queries = [Query(f"q{i}", shape.format(c)) for i, (shape, c) in
+               enumerate((s, c) for c in conditions for s in shapes)]
+    found, skipped = scans(queries, "db.t", ROW_TYPE)
+    assert not skipped and len(found) == 9
+    assert sorted(calls) == sorted(["n > 3", "s = 'x'", "id = 'a'", "n = 'not a number'", "id = 'b'"])
+    monkeypatch.setattr(workload, "parse_where", real)
+    for scan in found:
+        assert scan.predicate == parse_where(scan.where, ROW_TYPE), scan.where
+    bad = [s for s in found if "id = 'b'" in s.where]
+    assert len(bad) == 3 and len({s.notes for s in bad}) == 1 and "not pushed down: n = 'not a number'" in bad[0].notes[0]

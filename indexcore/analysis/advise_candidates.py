@@ -111,7 +111,9 @@ class _Evaluator:
             both = FileIndexPredicate.for_readers(readers, self.row_type).evaluate(run.predicate)
         else:  # a conjunction: the indexes' answers intersect (FileIndexPredicate ANDs its leaves)
             today = run.raw_results.get(pos, REMAIN)
-            both = raw.and_(today) if isinstance(today, BitmapResult) else raw
+            if not isinstance(today, BitmapResult):  # no rows from today's indexes: the read path's
+                return alone, alone  # answer with both is the candidate's alone (the same call)
+            both = raw.and_(today)
         return alone, read_path_result(both, rows, deleted, lf.bitmap64)
 
 

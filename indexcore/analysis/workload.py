@@ -346,6 +346,9 @@ class _Columns:
         self.lower: dict[str, list[str]] = {}
         for c in self.names:
             self.lower.setdefault(c.lower(), []).append(c)
+        # each conjunct's text parsed once (a log's queries repeat their conditions in other
+        # shapes): its predicate (frozen: shared), or the message of why it cannot be
+        self.checked: dict[str, Predicate | str] = {}
 
     def resolve(self, name: str) -> str | None:
         if name in self.names:
@@ -355,7 +358,18 @@ class _Columns:
 
     def check(self, text: str) -> Predicate | None:
         """``text`` parsed as explain parses it (None without a row type); PredicateError when it cannot be."""
-        return parse_where(text, self.row_type) if self.row_type is not None else None
+        if self.row_type is None:
+            return None
+        got = self.checked.get(text)
+        if got is None:
+            try:
+                got = parse_where(text, self.row_type)
+            except PredicateError as exc:
+                got = exc.message
+            self.checked[text] = got
+        if isinstance(got, str):
+            raise PredicateError(got)
+        return got
 
 
 def filters_of(condition: exp.Expression, columns: _Columns | None = None) -> dict[str, frozenset[str]]:
