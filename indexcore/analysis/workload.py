@@ -385,6 +385,11 @@ def filters_of(condition: exp.Expression, columns: _Columns | None = None) -> di
 
 
 def _strip_qualifiers(node: exp.Expression, columns: _Columns) -> exp.Expression:
+    """The conjunct with its columns unqualified and spelled as the table spells them (a copy;
+    the conjunct itself when that changes nothing: a copy of a tree is a deep copy)."""
+    if all(not any(col.args.get(part) for part in ("table", "db", "catalog"))
+           and columns.resolve(col.name) in (None, col.name) for col in node.find_all(exp.Column)):
+        return node
     node = node.copy()
     for col in node.find_all(exp.Column):
         for part in ("table", "db", "catalog"):
