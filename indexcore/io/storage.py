@@ -140,6 +140,28 @@ class Storage:
             return None
         return allowed_dir + base if allowed_dir.endswith("/") else f"{allowed_dir}/{base}"  # posixpath.join
 
+    @property
+    def local(self) -> bool:
+        """Whether this storage reads the local filesystem (no object store, no storage cache)."""
+        return self._local
+
+    def local_folder(self, parent: str) -> str | None:
+        """The resolved, allowed form of the local directory ``parent`` (as a path in metadata
+        names it), whose files a batch reader opens directly without following a symlink, as
+        :meth:`read_prefixes` does (None: not local, or not allowed: its files take :meth:`resolve`).
+        Resolved once per directory and remembered as :meth:`resolve` remembers it."""
+        if not self._local or not NO_FOLLOW or not parent or "::" in parent:
+            return None
+        hit = self._dirs.get(parent)
+        if hit is not None:
+            return hit
+        try:
+            full = self._resolve(check_text(parent))  # refused outside the allowed roots
+        except IndexCoreError:
+            return None
+        self._dirs.put(parent, full)
+        return full
+
     def _resolve(self, path: str) -> str:
         protocol, _ = split_protocol(path)
         if protocol is not None and (canonical_protocol(protocol) != self.protocol
