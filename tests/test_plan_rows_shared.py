@@ -1,4 +1,4 @@
-"""``plan_columns.names_plan_rows``: the one test of whether a census's ``file_path`` names plan rows
+"""``census_blobs.names_plan_rows``: the one test of whether a census's ``file_path`` names plan rows
 (a dictionary over the plan's own path column), which bloom sizing and the index inventory share.
 Truth by construction: dictionaries made over the very path array, over an equal copy of it, plain
 text, and columns of one and of two chunks."""
@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from indexcore.analysis.advise_existing import _file_rows
-from indexcore.warehouse.plan_columns import names_plan_rows
+from indexcore.views.census_blobs import names_plan_rows
 
 PATHS = pa.array([f"p/data-{i}.parquet" for i in range(6)], pa.string())
 INDICES = pa.array([4, 0, 4, 2], pa.int32())

@@ -37,10 +37,10 @@ from indexcore.scan.file_index import FileIndexPredicate, read_path_result
 from indexcore.scan.stats import devolved, field_map
 from indexcore.views import view
 from indexcore.views.census import file_indexes
-from indexcore.views.census_blobs import Blobs, CensusBlobs
+from indexcore.views.census_blobs import Blobs, CensusBlobs, names_plan_rows
 from indexcore.views.common import kept_view_if_built
 from indexcore.warehouse.model import LiveFile, Problem
-from indexcore.warehouse.plan_columns import PlanColumns, names_plan_rows, whole
+from indexcore.warehouse.plan_columns import PlanColumns, whole
 
 
 def _table_column(schema, file_schema, column: str, schema_id: int) -> tuple[str, str | None]:

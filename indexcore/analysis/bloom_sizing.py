@@ -35,8 +35,9 @@ from indexcore.errors import IndexCoreError
 from indexcore.formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, HEADER_SIZE, items_for_fpp, optimal_bits
 from indexcore.formats.registry import BLOOM_FILTER
 from indexcore.views import view
+from indexcore.views.census_blobs import names_plan_rows
 from indexcore.warehouse.model import LiveFile
-from indexcore.warehouse.plan_columns import LiveFilesByPath, names_plan_rows, whole
+from indexcore.warehouse.plan_columns import LiveFilesByPath, whole
 
 #: A column's bloom filters storing more than this many times what their rows need are oversized.
 OVERSIZE_FACTOR = 4.0

@@ -96,17 +96,6 @@ def text_key(values: pa.Array) -> tuple:
     return (*(None if b is None else b.address for b in values.buffers()[1:]), values.offset, len(values))
 
 
-def names_plan_rows(census_paths: pa.ChunkedArray | pa.Array, plan_paths: pa.ChunkedArray | pa.Array) -> bool:
-    """Whether a census's ``file_path`` (an array, or a column of one chunk) is a dictionary over
-    the plan's own path column (the same buffers: :func:`text_key`), so its indices are plan rows."""
-    if isinstance(census_paths, pa.ChunkedArray):
-        if census_paths.num_chunks != 1:
-            return False
-        census_paths = census_paths.chunk(0)
-    return pa.types.is_dictionary(census_paths.type) and \
-        text_key(census_paths.dictionary) == text_key(whole(plan_paths))
-
-
 def take_rows(table: pa.Table, rows) -> pa.Table:
     """``table.take(rows)`` without joining its chunks: Arrow's take of a column of several chunks
     first concatenates them, a copy of the whole column per call (a plan's columns are a chunk per
