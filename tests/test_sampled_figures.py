@@ -196,3 +196,22 @@ def test_values_per_file_draws_what_plotly_express_draws() -> None:
             assert not got.data and not want.data
             continue
         assert _plain(got) == _plain(want)
+
+
+def test_top_values_draws_what_plotly_express_draws() -> None:
+    """The Bitmap page's top-values bars, made directly: px's drawing of the same frame (with and
+    without the files column, markup in values escaped)."""
+    import plotly.express as px
+
+    from indexcore.frames.figures import _count_axis, _escaped, _words
+
+    top = pd.DataFrame({"value": ["US", "<b>x</b>", "a&b", "NULL"], "cardinality": [40, 12, 7, 1],
+                        "files": [9, 3, 2, 1]})
+    for frame in (top, top.drop(columns=["files"])):
+        got = figures.top_values(frame, "Top of <col>")
+        shown = _escaped(frame)
+        want = px.bar(shown, x="value", y="cardinality", hover_data=[c for c in ("files",) if c in shown],
+                      title=_escaped("Top of <col>"), labels={**_words("cardinality"), "files": "files holding it"})
+        want.update_layout(height=360, xaxis_type="category")
+        _count_axis(want, float(frame["cardinality"].max()))
+        assert _plain(got) == _plain(want)

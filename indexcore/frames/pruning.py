@@ -101,6 +101,7 @@ def _prune_rows(table, predicate: Predicate, index_types: list[str], snapshot_id
     latest, stats_types, by_path = table.schema(), table._stats_types, table.live_files_by_path(snapshot_id)
     schemas: dict[int, tuple] = {}  # schema id -> (its schema, field map to the latest, row type)
     options: dict[tuple, Any] = {}
+    shapes: dict[tuple, tuple[str, ...]] = {}
     out = []
     for i in range(n):
         path, sid, row_count = c["path"][i], c["_SCHEMA_ID"][i], c["_ROW_COUNT"][i]
@@ -131,7 +132,14 @@ def _prune_rows(table, predicate: Predicate, index_types: list[str], snapshot_id
                              _RowContainer(table, path, c["index_path"][i], embedded[i], head, by_path))
             except IndexCoreError as exc:
                 row["error"] = str(exc)
-        _answer(row, predicate, index_types, container, kept[2],
+        if container is None:
+            usable = ()
+        else:  # files of one container shape (their entries' columns and kinds) share the answer
+            shape = tuple((e.column, e.index_type) for e in container.head.entries)
+            usable = shapes.get(shape)
+            if usable is None:
+                usable = shapes[shape] = pruning_index_types(predicate, container_index_types(container))
+        _answer(row, predicate, index_types, container, usable, kept[2],
                 lambda col, t, s=schema: _options(options, s, col, t), row_count)
         out.append(row)
     tick(progress, n, n, "done")
@@ -155,11 +163,11 @@ class _RowContainer:
                                                                           options)
 
 
-def _answer(row: dict, predicate: Predicate, index_types: list[str], container, row_type, options_for,
-            row_count: int) -> None:
+def _answer(row: dict, predicate: Predicate, index_types: list[str], container, usable: tuple[str, ...], row_type,
+            options_for, row_count: int) -> None:
     """Each index type's answer alone to ``predicate`` over one file's ``container`` (None: none or
-    unreadable), and the rows it leaves, into ``row``."""
-    usable = () if container is None else pruning_index_types(predicate, container_index_types(container))
+    unreadable), and the rows it leaves, into ``row`` (``usable``: the container's kinds that can
+    answer the predicate, :func:`~indexcore.scan.file_index.pruning_index_types`)."""
     for itype in index_types:
         if itype not in usable:  # none of this kind, or none that can answer the predicate
             row[itype] = "no index"
@@ -203,7 +211,8 @@ def _prune(table, predicate: Predicate, index_types: list[str], snapshot_id: int
                 container = table.index_container(lf) if head is None else KeptContainer(table, lf, head)
             except IndexCoreError as exc:
                 row["error"] = str(exc)
-        _answer(row, predicate, index_types, container, kept[2],
+        usable = () if container is None else pruning_index_types(predicate, container_index_types(container))
+        _answer(row, predicate, index_types, container, usable, kept[2],
                 lambda c, t, s=schema: _options(options, s, c, t), lf.file.row_count)
         rows.append(row)
     tick(progress, len(files), len(files), "done")
