@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import plotly.graph_objects as go
 import pytest
 
 from indexcore import open_warehouse
@@ -88,6 +89,20 @@ def test_value_ranges_draws_one_segment_per_file_in_one_trace():
     assert "%{customdata[1]} (%{customdata[2]})" in trace.hovertemplate
     band = fig.layout.shapes[0]
     assert (band.x0, band.x1) == (10, 20) and fig.layout.yaxis.type == "category"
+    # the band and its note as plotly's add_vrect draws them (a foreign drawing), open sides and times too
+    times = ranges.assign(min=pd.to_datetime(ranges["min"], unit="D"), max=pd.to_datetime(ranges["max"], unit="D"))
+    for frame, low, high in ((ranges, 10, 20), (ranges, None, 20), (ranges, 10, None), (times, dt.date(1970, 1, 9), None)):
+        fig = range_figures.value_ranges(frame, low, high)
+        x0 = pd.Timestamp(low) if isinstance(low, dt.date) else low
+        shown = frame.sort_values(["min", "max"], kind="stable")
+        shown, _ = figures.capped(shown, figures.MAX_BARS, what="indexes")
+        want = go.Figure()
+        want.add_vrect(x0=shown["min"].min() if low is None else x0, x1=shown["max"].max() if high is None else high,
+                       fillcolor="green", opacity=0.15, line_width=0, annotation_text="predicate")
+        assert [s.to_plotly_json() for s in fig.layout.shapes] == [s.to_plotly_json() for s in want.layout.shapes]
+        assert [a.to_plotly_json() for a in fig.layout.annotations] == \
+            [a.to_plotly_json() for a in want.layout.annotations]
+    assert not range_figures.value_ranges(ranges).layout.shapes  # no predicate, no band
 
 
 def test_value_ranges_takes_times_and_decimals():

@@ -28,12 +28,23 @@ def _on_axis(value) -> float | pd.Timestamp | None:
     return None
 
 
-@_as_text
 def value_ranges(ranges: pd.DataFrame, low=None, high=None, title: str = "Value range per file") -> go.Figure:
     """One horizontal bar per file from min to max (numbers, decimals, dates or timestamps); the
-    predicate range ``low``..``high`` as a shaded band (either side may be None: open)."""
+    predicate range ``low``..``high`` as a shaded band (either side may be None: open). Only the
+    columns drawn are escaped (a page's frame of thousands of files has a dozen)."""
+    return _value_ranges(ranges[[c for c in _DRAWN if c in ranges.columns]], low, high, title)
+
+
+_DRAWN = ("file_name", "index_type", "min", "max")
+
+
+@_as_text
+def _value_ranges(ranges: pd.DataFrame, low, high, title: str) -> go.Figure:
     frame = _with_labels(ranges.dropna(subset=["min", "max"]))
-    frame["min"], frame["max"] = frame["min"].map(_on_axis), frame["max"].map(_on_axis)
+    for end in ("min", "max"):  # numbers of a numeric column are on the axis as they are
+        cells = frame[end]
+        if not pd.api.types.is_numeric_dtype(cells) or pd.api.types.is_bool_dtype(cells):
+            frame[end] = cells.map(_on_axis)
     frame = frame.dropna(subset=["min", "max"])
     if frame.empty:
         return _empty(title, "no numeric or time ranges")
@@ -43,8 +54,14 @@ def value_ranges(ranges: pd.DataFrame, low=None, high=None, title: str = "Value 
     fig = go.Figure(data=[_segments(frame)])
     low, high = _on_axis(low), _on_axis(high)
     if low is not None or high is not None:
-        fig.add_vrect(x0=frame["min"].min() if low is None else low, x1=frame["max"].max() if high is None else high,
-                      fillcolor="green", opacity=0.15, line_width=0, annotation_text="predicate")
+        x0 = frame["min"].min() if low is None else low
+        x1 = frame["max"].max() if high is None else high
+        # what add_vrect(fillcolor="green", opacity=0.15, line_width=0, annotation_text="predicate") adds,
+        # without its machinery (a fifth of this figure's time)
+        fig.update_layout(shapes=[{"type": "rect", "x0": x0, "x1": x1, "xref": "x", "y0": 0, "y1": 1,
+                                   "yref": "y domain", "fillcolor": "green", "opacity": 0.15, "line": {"width": 0}}],
+                          annotations=[{"text": "predicate", "showarrow": False, "x": max([x0, x1]), "xref": "x",
+                                        "xanchor": "right", "y": 1, "yref": "y domain", "yanchor": "top"}])
     fig.update_layout(title=title, height=max(_HEIGHT, 40 * len(frame)), yaxis_type="category",
                       xaxis_title="indexed value (min to max)", yaxis_title="data file · index type")
     return fig
