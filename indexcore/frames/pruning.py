@@ -97,7 +97,7 @@ def _prune_rows(table, predicate: Predicate, index_types: list[str], snapshot_id
     fields = tuple(sorted(predicate.fields()))  # the stats test reads these alone
     value_stats = picked.column("_VALUE_STATS").to_pylist() if fields else [None] * n
     heads = _census_heads(table, snapshot_id, [p for p, q, e in zip(c["path"], c["index_path"], embedded, strict=True)
-                                               if q is not None or e])
+                                               if q is not None or e], fields)
     latest, stats_types, by_path = table.schema(), table._stats_types, table.live_files_by_path(snapshot_id)
     schemas: dict[int, tuple] = {}  # schema id -> (its schema, field map to the latest, row type)
     options: dict[tuple, Any] = {}
@@ -158,7 +158,7 @@ class _RowContainer:
 
     def reader(self, entry: IndexEntry, dtype, options: dict | None = None):
         key = reader_key(self._path, self._index_path, self._embedded, entry, dtype, options)
-        reader = self._table.caches.readers.get(key)
+        reader = self._table.caches.readers.peek(key)  # looked up, not made recent: one lookup per file
         return reader if reader is not None else self._table.index_reader(self._by_path[self._path], entry, dtype,
                                                                           options)
 
@@ -219,9 +219,12 @@ def _prune(table, predicate: Predicate, index_types: list[str], snapshot_id: int
     return pd.DataFrame(rows)
 
 
-def _census_heads(table, snapshot_id: int | None, paths: list[str]) -> dict[str, _CensusHead]:
+def _census_heads(table, snapshot_id: int | None, paths: list[str],
+                  columns: Iterable[str] | None = None) -> dict[str, _CensusHead]:
     """Data file path -> its container's entries as the (kept) census lists them, for the files
-    ``paths`` whose container could be read: no head parsed again per file."""
+    ``paths`` whose container could be read: no head parsed again per file. ``columns``: only the
+    entries of those columns (a predicate's: the others answer nothing), every readable file kept."""
+    wanted = None if columns is None else set(columns)
     census = snapshot_census(table, snapshot_id)
     rows = census.filter(pc.is_in(census["file_path"].cast(pa.string()), value_set=pa.array(paths, pa.string())))
     c = {name: rows[name].to_pylist() for name in ("column_name", "index_type", "index_offset", "index_size_in_bytes")}
@@ -231,6 +234,8 @@ def _census_heads(table, snapshot_id: int | None, paths: list[str]) -> dict[str,
         got = entries.setdefault(path, [])
         if column is None or got is None:  # an unreadable container
             entries[path] = None
+            continue
+        if wanted is not None and column not in wanted:
             continue
         got.append(IndexEntry(column, c["index_type"][i], c["index_offset"][i], c["index_size_in_bytes"][i]))
     return {path: _CensusHead(tuple(got)) for path, got in entries.items() if got is not None}
