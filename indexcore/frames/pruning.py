@@ -64,7 +64,7 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
     its manifest record (only the predicate's fields decoded), its container's entries from the
     census and its readers from the table's kept ones (the page's summaries opened them); a file
     whose container the census could not list is read through its live file, which says what is
-    wrong. The same answers as :func:`prune_live_files` (``tests/test_page_range.py``).
+    wrong. The same answers as :func:`prune_live_files` (``tests/test_range_pruning.py``).
     """
     index_types = list(index_types)
     plan = table.plan_columns(snapshot_id)
