@@ -20,6 +20,7 @@ from indexcore.frames import deletion_vectors as deletion_vectors_frames
 from indexcore.frames import hash_index as hash_index_frames
 from indexcore.frames import pruning as pruning_frames
 from indexcore.frames import range as range_frames
+from indexcore.frames import range_figures
 from indexcore.frames import suggestion as suggestion_frames
 from indexcore.frames import table as table_frames
 from indexcore.frames import views as views_frames
@@ -448,8 +449,8 @@ def test_every_figure_has_title_axes_and_hover():
         "bloom_fill": figures.bloom_fill(frame(events, "bloom_filters")),
         "bloom_items": figures.bloom_items(frame(events, "bloom_filters")),
         "bloom_fpp": figures.bloom_fpp(frame(events, "bloom_filters")),
-        "value_ranges": figures.value_ranges(ranges[ranges["column"] == "amount"], 10, 20),
-        "prune_counts": figures.prune_counts(pruned, ["range-bitmap", "bsi"]),
+        "value_ranges": range_figures.value_ranges(ranges[ranges["column"] == "amount"], 10, 20),
+        "prune_counts": range_figures.prune_counts(pruned, ["range-bitmap", "bsi"]),
         "dv_heatmap": figures.dv_heatmap(deletion_vectors_frames.dv_by_bucket(frame(orders, "deletion_vectors"))),
         "dv_trend": figures.dv_trend(deletion_vectors_frames.dv_trend(orders)),
         "hash_buckets": figures.hash_buckets(hashes, balance["target"]),
