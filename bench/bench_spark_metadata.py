@@ -8,7 +8,8 @@ then the same on Spark (:mod:`indexcore.spark.jobs.metadata`: manifests read by 
 also as Arrow rows and its funnel, :func:`spark_explain_columns`, with no Explanation built), after one
 warm-up job so the JVM's start is not counted. It prints wall and CPU seconds per run (CPU: this
 process, plus on Spark the JVM and its Python workers, read from ``/proc`` for every process
-below this one; a worker that exits during a job is not counted) and checks the results equal.
+below this one but the S3 server; a worker that exits during a job is not counted) and checks the
+results equal.
 ``--quick``: a 300-file sample built in a temporary directory, one round on ``local[1]``: it
 runs and checks equality, it measures nothing.
 
@@ -18,7 +19,8 @@ moto S3 server on 127.0.0.1 (``bench/slow_s3.py``) and the census runs on the ``
 the storage layer's per-task concurrency (``INDEXCORE_CONCURRENCY``). It prints the measured wall
 time against (files x delay) / (tasks x concurrency) (issue 29's bound: within 2x), the same with
 the requests the census made instead of files, the same census at no delay on the same server (this
-machine's CPU floor: the client's and moto's work per request), moto's CPU per request, and with
+machine's CPU floor: the client's and moto's work per request), moto's CPU per request, the requests
+by method (GET, HEAD; the server keeps connections alive, as S3 does), and with
 ``--in-process`` the one-process census on the same store. The result is checked equal to the
 local one-process census (paths aside). ``--quick`` runs both modes on the 300-file sample (the S3
 one at 2 ms; ``--quick --s3`` only that one).
@@ -59,8 +61,9 @@ from indexcore.write.bulk_sample import build_large_bulk  # noqa: E402
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def _descendant_cpu() -> float:
-    """CPU seconds (user + system) of every live process below this one."""
+def _descendant_cpu(skip: int | None = None) -> float:
+    """CPU seconds (user + system) of every live process below this one (``skip``: a child whose
+    own tree is not counted, the S3 server: its CPU is the store's, not the client's)."""
     parent: dict[int, int] = {}
     cpu: dict[int, float] = {}
     for entry in os.listdir("/proc"):
@@ -77,17 +80,17 @@ def _descendant_cpu() -> float:
     me, total = os.getpid(), 0.0
     for pid in cpu:
         p = parent.get(pid)
-        while p and p != me:
+        while p and p != me and p != skip:
             p = parent.get(p)
-        if p == me:
+        if p == me and pid != skip:
             total += cpu[pid]
     return total
 
 
-def _timed(fn):
-    wall, cpu, below = time.perf_counter(), time.process_time(), _descendant_cpu()
+def _timed(fn, skip: int | None = None):
+    wall, cpu, below = time.perf_counter(), time.process_time(), _descendant_cpu(skip)
     out = fn()
-    return out, time.perf_counter() - wall, time.process_time() - cpu + _descendant_cpu() - below
+    return out, time.perf_counter() - wall, time.process_time() - cpu + _descendant_cpu(skip) - below
 
 
 def main() -> None:
@@ -176,29 +179,34 @@ def run_s3(args: argparse.Namespace) -> None:
             # opened, heads cached, by URL and options; each run must start cold
             cold = {**opts, "default_block_size": 5 * 2**20 + next(runs)}
             before = store.stats(delay)
-            out, wall, cpu = _timed(lambda: spark_census(url, name, spark=spark, storage_options=cold))
+            out, wall, cpu = _timed(lambda: spark_census(url, name, spark=spark, storage_options=cold), store.proc.pid)
             after = store.stats()
-            return out, wall, cpu, after["requests"] - before["requests"], after["cpu_seconds"] - before["cpu_seconds"]
+            methods = {k: v - before["methods"].get(k, 0) for k, v in sorted(after["methods"].items())}
+            return (out, wall, cpu, after["requests"] - before["requests"], after["cpu_seconds"] - before["cpu_seconds"],
+                    methods)
 
-        slow, wall, cpu, requests, moto_cpu = census(args.delay)
-        floor, wall0, cpu0, requests0, moto_cpu0 = census(0.0)
+        slow, wall, cpu, requests, moto_cpu, methods = census(args.delay)
+        floor, wall0, cpu0, requests0, moto_cpu0, _ = census(0.0)
         same = _without_paths(slow.table).equals(want) and _without_paths(floor.table).equals(want)
         bound = files * args.delay / (tasks * concurrency)
         by_requests = requests * args.delay / (tasks * concurrency)
         print(f"census on Spark at {args.delay * 1000:g} ms per request: {wall:.1f} s wall ({cpu:.1f} s CPU here and "
-              f"in the workers), {requests:,} requests, {slow.tasks} tasks; equal to the local census: {same}")
+              f"in the workers), {requests:,} requests ({', '.join(f'{n:,} {m}' for m, n in methods.items())}), "
+              f"{slow.tasks} tasks; equal to the local census: {same}")
         print(f"  (files x delay) / (tasks x concurrency) = {files:,} x {args.delay * 1000:g} ms / ({tasks} x "
               f"{concurrency}) = {bound:.2f} s: measured {wall / bound:.2f}x (goal <= 2x)")
         print(f"  (requests x delay) / (tasks x concurrency) = {by_requests:.2f} s: measured {wall / by_requests:.2f}x")
         print(f"  the same census at 0 ms on the same server (this machine's CPU floor): {wall0:.1f} s wall, "
-              f"{cpu0:.1f} s CPU, {requests0:,} requests; moto's own CPU {moto_cpu0:.1f} s "
+              f"{cpu0:.1f} s CPU ({cpu0 / max(requests0, 1) * 1000:.2f} ms per request: the client's, with Spark's "
+              f"own), {requests0:,} requests; moto's own CPU {moto_cpu0:.1f} s "
               f"({moto_cpu0 / max(requests0, 1) * 1000:.2f} ms per request; {moto_cpu:.1f} s at the delay)")
         print(f"  floor with the delay overlapped: max(bound, CPU floor) = {max(bound, wall0):.1f} s: measured "
               f"{wall / max(bound, wall0):.2f}x of it")
         if args.in_process:
             store.stats(args.delay)
             before = store.stats()
-            local, wall1, cpu1 = _timed(lambda: file_indexes(open_warehouse(url, storage_options=opts).table(name)))
+            local, wall1, cpu1 = _timed(lambda: file_indexes(open_warehouse(url, storage_options=opts).table(name)),
+                                        store.proc.pid)
             n = store.stats()["requests"] - before["requests"]
             print(f"census in one process on the same store at {args.delay * 1000:g} ms: {wall1:.1f} s wall, "
                   f"{cpu1:.1f} s CPU, {n:,} requests; equal: {_without_paths(local).equals(want)}")

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from indexcore.expr import quote_name
-from indexcore.frames import figures, pruning
+from indexcore.frames import pruning, range_figures
 from indexcore.frames import range as range_frames
 from indexcore.frames.range import RANGE_TYPES
 from pages.common import (
@@ -70,7 +70,7 @@ with guard("Range predicate"):
     sql = st.text_input("Predicate (SQL WHERE)", key="range_sql")
     pruned = ctx.frame(pruning.prune_by_sql, sql=sql, index_types=RANGE_TYPES, sample=sample)
     band = range_frames.predicate_band(sql, column, dtype, ctx.table.schema().row_type())
-    st.plotly_chart(figures.value_ranges(mine, *band, title=f"Value range of {column} per file"), width="stretch")
+    st.plotly_chart(range_figures.value_ranges(mine, *band, title=f"Value range of {column} per file"), width="stretch")
     live = ctx.table.plan_columns(ctx.snapshot_id).num_files
-    st.plotly_chart(figures.prune_counts(pruned, RANGE_TYPES, population=live), width="stretch")
+    st.plotly_chart(range_figures.prune_counts(pruned, RANGE_TYPES, population=live), width="stretch")
     show_frame(pruned, "range_pruned")

@@ -14,6 +14,7 @@ import pytest
 import indexcore
 from indexcore.frames import bitmap as bitmap_frames
 from indexcore.frames import pruning as pruning_frames
+from indexcore.frames import range_figures
 from indexcore.frames import suggestion as suggestion_frames
 from indexcore.frames import warehouse as warehouse_frames
 from indexcore.frames.text import md
@@ -671,7 +672,6 @@ def test_dv_page_lists_files_whose_dv_file_is_missing(tmp_path, monkeypatch):
 
 def test_prune_counts_keeps_no_index_apart():
     """A file without the index is not "kept by" it: the figure counts it in its own "no index" part."""
-    from indexcore.frames import figures
 
     sample = ROOT / "sample_warehouse"
     if not (sample / "demo.db" / "events").is_dir():
@@ -679,7 +679,7 @@ def test_prune_counts_keeps_no_index_apart():
     wh = indexcore.open_warehouse(str(sample))
     for name, where in (("demo.faulty", "amount BETWEEN 10 AND 20"), ("demo.events", "amount BETWEEN 10 AND 20")):
         pruned = pruning_frames.prune_by_sql(wh.table(name), where, ["range-bitmap", "bsi"])
-        fig = figures.prune_counts(pruned, ["range-bitmap", "bsi"])
+        fig = range_figures.prune_counts(pruned, ["range-bitmap", "bsi"])
         bars = {(x, tr.name): y for tr in fig.data for x, y in zip(tr.x, tr.y, strict=True)}
         for kind in ("range-bitmap", "bsi"):
             col = pruned[kind].astype(str)
@@ -733,7 +733,7 @@ def test_count_axes_have_whole_number_ticks():
     faulty = wh.table("demo.faulty")
     two = pd.DataFrame({"value": ["a", "b"], "cardinality": [2, 1], "files": [1, 1]})
     charts = {
-        "prune_counts": figures.prune_counts(pruning_frames.prune_by_sql(faulty, "amount > 1", ["bsi"]), ["bsi"]),
+        "prune_counts": range_figures.prune_counts(pruning_frames.prune_by_sql(faulty, "amount > 1", ["bsi"]), ["bsi"]),
         "top_values": figures.top_values(two),
         "values_per_file": figures.values_per_file(two.assign(file_name="f", partition="{}", bucket=0), ["a", "b"]),
         "bloom_fill": figures.bloom_fill(view(faulty, "bloom_filters").to_pandas()),

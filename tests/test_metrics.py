@@ -20,6 +20,7 @@ from indexcore.frames import deletion_vectors as deletion_vectors_frames
 from indexcore.frames import hash_index as hash_index_frames
 from indexcore.frames import pruning as pruning_frames
 from indexcore.frames import range as range_frames
+from indexcore.frames import range_figures
 from indexcore.frames import suggestion as suggestion_frames
 from indexcore.frames import table as table_frames
 from indexcore.frames import views as views_frames
@@ -255,17 +256,91 @@ def test_suggested_predicate_prunes_and_matches(conformance):
     assert pruning >= 20
 
 
-def test_suggestion_is_the_best_candidate_and_stops_at_one_row_of_one_file(conformance, monkeypatch):
+# the default; a probe the small tables exceed; and each candidate's expected files turned upside down
+# (the likely largest explained first: the winner must not depend on the order)
+def test_suggestion_counts_covering_ranges_as_one_by_one():
+    """The stats-range candidates' counts by bisection equal counting range by range (random
+    ranges of ints, floats with duplicates), and it declines (None) where the order does not hold:
+    a range with lo > hi, a NaN, values that do not compare."""
+    import random
+
+    rng = random.Random(7)
+    for _ in range(200):
+        ranges = []
+        for _ in range(rng.randint(1, 40)):
+            lo = rng.choice([rng.randint(-5, 5), rng.randint(-5, 5) / 2])
+            ranges.append((lo, lo + rng.choice([0, 0.5, 1, 3])))
+        values = [lo for lo, _ in ranges] + [rng.randint(-7, 7)]
+        assert suggestion_frames._covering(ranges, values) == [
+            sum(1 for lo, hi in ranges if lo <= v <= hi) for v in values]
+    assert suggestion_frames._covering([(1, 3), (4, 2)], [1]) is None
+    assert suggestion_frames._covering([(1.0, float("nan"))], [1.0]) is None
+    assert suggestion_frames._covering([(1, 2), ("a", "b")], [1]) is None
+
+
+def _recording(fn, note):
+    """``fn`` noting its first argument (a path, or paths) with ``note`` before each call."""
+    def called(first, *args, **kwargs):
+        note(first)
+        return fn(first, *args, **kwargs)
+    return called
+
+
+def test_suggestion_reads_each_index_file_once(conformance, monkeypatch):
+    """The suggestion's bitmap dictionaries: each sampled ``.index`` file (at most 64 KiB) read in
+    one request for its head and its bitmap blobs (no ``open`` per blob), and its head kept for the
+    census that follows (which reads none of those files again)."""
+    checked = 0  # tables with such files
+    for table in _all_tables(conformance):
+        files, _total = suggestion_frames.suggestion_sample(table)
+        on_disk = {lf.index_path for lf in files if lf.has_file_index and lf.file.embedded_index is None
+                   and lf.index_path and Path(lf.index_path).is_file()
+                   and Path(lf.index_path).stat().st_size <= 64 << 10}
+        if not on_disk:
+            continue
+        storage = table.storage
+        opened, prefixes = [], []
+        monkeypatch.setattr(storage, "open", _recording(storage.open, opened.append))
+        monkeypatch.setattr(storage, "read_prefixes", _recording(storage.read_prefixes, prefixes.extend))
+        latest = {f.name: f for f in table.schema().fields}
+        seen, _other, _indexed = suggestion_frames._bitmap_dictionaries(table, files, latest)
+        assert not on_disk & set(opened), table.name
+        assert collections.Counter(p for p in prefixes if p in on_disk) == collections.Counter(on_disk), table.name
+        prefixes.clear()
+        view(table, "file_indexes")
+        assert not on_disk & set(prefixes), table.name  # the census found the heads kept
+        monkeypatch.undo()
+        assert seen or not any(e.index_type == "bitmap" for _lf, h, _e in table.iter_index_heads(files) if h
+                               for e in h.entries), table.name
+        checked += 1
+    assert checked >= 1
+
+
+@pytest.mark.parametrize(("probe_files", "mislead"), [(None, False), (2, False), (2, True)])
+def test_suggestion_is_the_best_candidate_and_stops_at_one_row_of_one_file(conformance, monkeypatch, probe_files,
+                                                                             mislead):
     """Every candidate explained alone, the fewest files then rows that still select a row wins,
     as the suggestion says; and its search ends at a candidate reading one row of one file
-    (nothing after it can do better), explaining no candidate past it."""
+    (nothing after it can do better), explaining no candidate past it in the list; one before it
+    (explained after it: the likely smallest go first) only on the probe's files when those read
+    more than one file already."""
 
     calls = []
     real = suggestion_frames.explain_files
 
     def counted(*args, **kwargs):
         calls.append(args[1])
+        files_of[args[1]] = max(files_of.get(args[1], 0), len(args[2]))
         return real(*args, **kwargs)
+
+    files_of: dict[str, int] = {}
+    probed = 0
+    if probe_files is not None:
+        monkeypatch.setattr(suggestion_frames, "PROBE_FILES", probe_files)
+    if mislead:
+        ranked = suggestion_frames._candidates
+        monkeypatch.setattr(suggestion_frames, "_candidates",
+                            lambda *a: [(sql, why, 10_000 - n) for sql, why, n in ranked(*a)])
 
     stopped = 0
     for table in _all_tables(conformance):
@@ -281,14 +356,27 @@ def test_suggestion_is_the_best_candidate_and_stops_at_one_row_of_one_file(confo
                     (best is None or (len(read), selected) < best[1:]):
                 best = (sql, len(read), selected)
         calls.clear()
+        files_of.clear()
         monkeypatch.setattr(suggestion_frames, "explain_files", counted)
         s = suggestion_frames.suggest_predicate(table)
         monkeypatch.setattr(suggestion_frames, "explain_files", real)
         assert (s["sql"], s["files_read"], s["rows_selected"]) == best if best else not s["prunes"], table.name
         if best and best[1:] == (1, 1):
-            assert calls[-1] == best[0], (table.name, calls)
-            stopped += calls[-1] != tried[-1][0]
+            order = [sql for sql, _why in tried]
+            at = order.index(best[0])
+            assert best[0] in calls and all(order.index(sql) <= at for sql in calls), (table.name, calls)
+            stopped += at < len(order) - 1
+            # a candidate explained after the winner, before it in the list: in an append table of
+            # more files than the probe, in full only when its probe reads no more than one file
+            probe = files[:suggestion_frames.PROBE_FILES]
+            for sql in calls[calls.index(best[0]) + 1:]:
+                if len(files) <= len(probe) or table.schema().primary_keys:
+                    continue
+                reads = sum(1 for f in real(table, sql, probe).files if f.skipped_by is None)
+                assert files_of[sql] == (len(probe) if reads > 1 else len(files)), (table.name, sql, reads)
+                probed += reads > 1
     assert stopped >= 1  # some table's search ended before its last candidate
+    assert probed >= 1 or probe_files is None or mislead  # and some candidate was explained on its probe only
 
 
 def test_unpartitioned_tables_say_so(warehouse):
@@ -361,8 +449,8 @@ def test_every_figure_has_title_axes_and_hover():
         "bloom_fill": figures.bloom_fill(frame(events, "bloom_filters")),
         "bloom_items": figures.bloom_items(frame(events, "bloom_filters")),
         "bloom_fpp": figures.bloom_fpp(frame(events, "bloom_filters")),
-        "value_ranges": figures.value_ranges(ranges[ranges["column"] == "amount"], 10, 20),
-        "prune_counts": figures.prune_counts(pruned, ["range-bitmap", "bsi"]),
+        "value_ranges": range_figures.value_ranges(ranges[ranges["column"] == "amount"], 10, 20),
+        "prune_counts": range_figures.prune_counts(pruned, ["range-bitmap", "bsi"]),
         "dv_heatmap": figures.dv_heatmap(deletion_vectors_frames.dv_by_bucket(frame(orders, "deletion_vectors"))),
         "dv_trend": figures.dv_trend(deletion_vectors_frames.dv_trend(orders)),
         "hash_buckets": figures.hash_buckets(hashes, balance["target"]),

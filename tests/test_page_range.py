@@ -9,10 +9,11 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import plotly.graph_objects as go
 import pytest
 
 from indexcore import open_warehouse
-from indexcore.frames import figures
+from indexcore.frames import figures, range_figures
 from indexcore.views import view
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
@@ -45,8 +46,8 @@ def test_range_page_plots_timestamp_ranges(open_page):
     table = open_warehouse(str(SAMPLE)).table("demo.events")
     indexed = view(table, "file_indexes").to_pandas()
     files = indexed[indexed["column_name"] == "event_time"]["file_name"].nunique()
-    assert len(spec["data"]) == files > 0
-    assert all(pd.Timestamp(trace["x"][0]) <= pd.Timestamp(trace["x"][1]) for trace in spec["data"])
+    assert len(spec["data"]) == 1 and len(segments(spec["data"][0])) == files > 0
+    assert all(pd.Timestamp(lo) <= pd.Timestamp(hi) for lo, hi in segments(spec["data"][0]))
     band = spec["layout"]["shapes"][0]
     low, high = sql.split("TIMESTAMP '")[1].split("'")[0], sql.split("TIMESTAMP '")[2].split("'")[0]
     assert (pd.Timestamp(band["x0"]), pd.Timestamp(band["x1"])) == (pd.Timestamp(low), pd.Timestamp(high))
@@ -55,19 +56,65 @@ def test_range_page_plots_timestamp_ranges(open_page):
     assert not at.exception and not at.error
     band = _range_chart(at)["layout"]["shapes"][0]
     assert pd.Timestamp(band["x0"]) == pd.Timestamp("2024-06-02 12:00:00")
-    assert pd.Timestamp(band["x1"]) == max(pd.Timestamp(t["x"][1]) for t in _range_chart(at)["data"])
+    assert pd.Timestamp(band["x1"]) == max(pd.Timestamp(hi) for _, hi in segments(_range_chart(at)["data"][0]))
+
+
+def segments(trace) -> list[list]:
+    """The min..max segments of a value-ranges trace (one trace, segments apart at None points)."""
+    xs = list(trace["x"])
+    return [xs[i:i + 2] for i in range(0, len(xs), 3)]
+
+
+def test_value_ranges_draws_one_segment_per_file_in_one_trace():
+    """Each file's range from min to max on its own row, sorted by (min, max), ends hovered with the
+    file, its index type and which end; capped at MAX_BARS evenly spaced rows; one trace."""
+    n = 75
+    ranges = pd.DataFrame({"file_name": [f"data-{i:04d}.parquet" for i in range(n)],
+                           "index_type": ["bsi" if i % 2 else "range-bitmap" for i in range(n)],
+                           "min": [(i * 37) % n for i in range(n)], "max": [(i * 37) % n + 5 + i for i in range(n)]})
+    fig = range_figures.value_ranges(ranges, 10, 20)
+    assert len(fig.data) == 1
+    trace = fig.data[0]
+    expected = ranges.sort_values(["min", "max"], kind="stable")
+    shown, note = figures.capped(expected, figures.MAX_BARS, what="indexes")
+    assert note and note in fig.layout.title.text
+    assert segments(trace) == [[lo, hi] for lo, hi in zip(shown["min"], shown["max"], strict=True)]
+    labels = [f"{f} · {k}" for f, k in zip(shown["file_name"], shown["index_type"], strict=True)]
+    assert [list(trace.y[i:i + 2]) for i in range(0, len(trace.y), 3)] == [[lab, lab] for lab in labels]
+    assert all(trace.x[i] is None and trace.y[i] is None for i in range(2, len(trace.x), 3))  # apart
+    ends = [list(trace.customdata[i]) for i in range(len(trace.x)) if i % 3 != 2]
+    assert ends == [[end, f, k] for f, k in zip(shown["file_name"], shown["index_type"], strict=True)
+                    for end in ("min", "max")]
+    assert trace.mode == "lines+markers" and trace.line.width == 8 and trace.connectgaps is False
+    assert "%{customdata[1]} (%{customdata[2]})" in trace.hovertemplate
+    band = fig.layout.shapes[0]
+    assert (band.x0, band.x1) == (10, 20) and fig.layout.yaxis.type == "category"
+    # the band and its note as plotly's add_vrect draws them (a foreign drawing), open sides and times too
+    times = ranges.assign(min=pd.to_datetime(ranges["min"], unit="D"), max=pd.to_datetime(ranges["max"], unit="D"))
+    for frame, low, high in ((ranges, 10, 20), (ranges, None, 20), (ranges, 10, None), (times, dt.date(1970, 1, 9), None)):
+        fig = range_figures.value_ranges(frame, low, high)
+        x0 = pd.Timestamp(low) if isinstance(low, dt.date) else low
+        shown = frame.sort_values(["min", "max"], kind="stable")
+        shown, _ = figures.capped(shown, figures.MAX_BARS, what="indexes")
+        want = go.Figure()
+        want.add_vrect(x0=shown["min"].min() if low is None else x0, x1=shown["max"].max() if high is None else high,
+                       fillcolor="green", opacity=0.15, line_width=0, annotation_text="predicate")
+        assert [s.to_plotly_json() for s in fig.layout.shapes] == [s.to_plotly_json() for s in want.layout.shapes]
+        assert [a.to_plotly_json() for a in fig.layout.annotations] == \
+            [a.to_plotly_json() for a in want.layout.annotations]
+    assert not range_figures.value_ranges(ranges).layout.shapes  # no predicate, no band
 
 
 def test_value_ranges_takes_times_and_decimals():
     ranges = pd.DataFrame({"file_name": ["a", "b"], "index_type": ["bsi", "bsi"],
                            "min": [dt.date(2024, 1, 1), dt.datetime(2024, 1, 2, 3)],
                            "max": [dt.date(2024, 1, 5), dt.datetime(2024, 1, 9)]})
-    fig = figures.value_ranges(ranges, dt.datetime(2024, 1, 3), None)
-    assert len(fig.data) == 2 and fig.layout.shapes[0].x0 == pd.Timestamp(2024, 1, 3)
+    fig = range_figures.value_ranges(ranges, dt.datetime(2024, 1, 3), None)
+    assert len(segments(fig.data[0])) == 2 and fig.layout.shapes[0].x0 == pd.Timestamp(2024, 1, 3)
     dec = ranges.assign(min=[decimal.Decimal("1.5"), decimal.Decimal("2")], max=[decimal.Decimal("3.25"), 4])
-    assert [list(t.x) for t in figures.value_ranges(dec).data] == [[1.5, 3.25], [2.0, 4]]
+    assert segments(range_figures.value_ranges(dec).data[0]) == [[1.5, 3.25], [2.0, 4]]
     text = ranges.assign(min=["a", "b"], max=["c", "d"])
-    assert len(figures.value_ranges(text).data) == 0
+    assert len(range_figures.value_ranges(text).data) == 0
 
 
 @pytest.mark.parametrize("page", ["bloom", "range", "table", "bitmap", "what_if"])
@@ -93,7 +140,7 @@ def test_an_index_on_another_column_keeps_no_file():
     pruned = pruning_frames.prune_by_sql(table, "event_time >= TIMESTAMP '2024-06-02 12:00:00'", ["range-bitmap", "bsi"])
     assert set(pruned["bsi"]) == {"no index"}
     assert "no index" not in set(pruned["range-bitmap"])
-    bars = {(x, tr.name): y for tr in figures.prune_counts(pruned, ["range-bitmap", "bsi"]).data
+    bars = {(x, tr.name): y for tr in range_figures.prune_counts(pruned, ["range-bitmap", "bsi"]).data
             for x, y in zip(tr.x, tr.y, strict=True)}
     assert bars.get(("bsi", "kept"), 0) == 0 and bars[("bsi", "no index")] == len(pruned)
     either = pruning_frames.prune_by_sql(table, "event_time >= TIMESTAMP '2024-06-02 12:00:00' OR user_id = 4",

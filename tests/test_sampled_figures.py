@@ -9,7 +9,7 @@ import random
 import pandas as pd
 
 from indexcore.analysis.advise_sample import ratio_total
-from indexcore.frames import figures
+from indexcore.frames import figures, range_figures
 
 
 def test_ratio_total_is_exact_on_every_file_and_covers_the_truth_on_samples() -> None:
@@ -32,9 +32,9 @@ def test_ratio_total_is_exact_on_every_file_and_covers_the_truth_on_samples() ->
 
 def test_prune_counts_and_bloom_fill_say_when_they_count_a_sample() -> None:
     pruned = pd.DataFrame({"stats": ["may match", "SKIP", "may match"], "bsi": ["REMAIN", "SKIP", "no index"]})
-    whole = figures.prune_counts(pruned, ["bsi"], population=3)
+    whole = range_figures.prune_counts(pruned, ["bsi"], population=3)
     assert "sample" not in whole.layout.title.text and "all files" in str(whole.data[0].x)
-    part = figures.prune_counts(pruned, ["bsi"], population=4568)
+    part = range_figures.prune_counts(pruned, ["bsi"], population=4568)
     assert "random sample of 3 of 4,568 live files" in part.layout.title.text
     assert any("sampled files (3 of 4,568)" in str(t.x) for t in part.data)
     blooms = pd.DataFrame({"fill_ratio": [0.1, 0.5], "column": ["a", "a"]})
@@ -50,7 +50,7 @@ def test_prune_counts_draws_what_plotly_express_draws() -> None:
     pruned = pd.DataFrame({"stats": ["may match", "SKIP", "may match", "may match"],
                            "bsi": ["SKIP", "no index", "3 rows", "SKIP (0 rows)"], "range-bitmap": ["no index"] * 4})
     for kinds, population in ((["range-bitmap", "bsi"], None), (["bsi"], 10), (["other"], 4)):
-        got = figures.prune_counts(pruned, kinds, population=population)
+        got = range_figures.prune_counts(pruned, kinds, population=population)
         sampled = population is not None and population > len(pruned)
         rows = [("sampled files (4 of 10)" if sampled else "all files", "kept", 4), ("stats", "kept", 3)]
         for t in kinds:
@@ -195,4 +195,23 @@ def test_values_per_file_draws_what_plotly_express_draws() -> None:
         if frame.empty:
             assert not got.data and not want.data
             continue
+        assert _plain(got) == _plain(want)
+
+
+def test_top_values_draws_what_plotly_express_draws() -> None:
+    """The Bitmap page's top-values bars, made directly: px's drawing of the same frame (with and
+    without the files column, markup in values escaped)."""
+    import plotly.express as px
+
+    from indexcore.frames.figures import _count_axis, _escaped, _words
+
+    top = pd.DataFrame({"value": ["US", "<b>x</b>", "a&b", "NULL"], "cardinality": [40, 12, 7, 1],
+                        "files": [9, 3, 2, 1]})
+    for frame in (top, top.drop(columns=["files"])):
+        got = figures.top_values(frame, "Top of <col>")
+        shown = _escaped(frame)
+        want = px.bar(shown, x="value", y="cardinality", hover_data=[c for c in ("files",) if c in shown],
+                      title=_escaped("Top of <col>"), labels={**_words("cardinality"), "files": "files holding it"})
+        want.update_layout(height=360, xaxis_type="category")
+        _count_axis(want, float(frame["cardinality"].max()))
         assert _plain(got) == _plain(want)

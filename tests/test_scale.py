@@ -14,6 +14,7 @@ import indexcore
 from indexcore.frames import bitmap as bitmap_frames
 from indexcore.frames import deletion_vectors as deletion_vectors_frames
 from indexcore.frames import range as range_frames
+from indexcore.frames import range_figures
 from indexcore.frames import suggestion as suggestion_frames
 from indexcore.frames import table as table_frames
 from indexcore.views import view
@@ -163,8 +164,8 @@ def test_figures_draw_at_most_the_cap_and_say_how_many_of_how_many(monkeypatch):
     assert drawn == 3 and f"a sample of 3 of {len(blooms)} filters" in fig.layout.title.text
     fig = figures.hash_buckets(hashes, 10)
     assert sum(len(t.x) for t in fig.data if t.type == "bar") == 2 and f"of {len(hashes)} buckets" in fig.layout.title.text
-    fig = figures.value_ranges(ranges)
-    assert len(fig.data) == 2 and f"of {len(ranges)} indexes" in fig.layout.title.text
+    fig = range_figures.value_ranges(ranges)
+    assert len(fig.data) == 1 and len(fig.data[0].x) == 2 * 3 - 1 and f"of {len(ranges)} indexes" in fig.layout.title.text
     fig = figures.values_per_file(values, top)
     assert len({x for t in fig.data for x in t.x}) == 2 and f"of {values['file_name'].nunique()} files" \
         in fig.layout.title.text

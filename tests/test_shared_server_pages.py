@@ -20,7 +20,7 @@ import pytest
 from test_app import _served_through_app
 from test_browser import CHROME_ARGS, CHROMIUM, _wait_idle
 
-from indexcore.frames import figures
+from indexcore.frames import figures, range_figures
 from indexcore.frames.text import code, html, md
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,7 +65,7 @@ def test_figures_escape_every_string_they_are_given():
     ranges = pd.DataFrame({"file_name": ["<b>f</b>"], "index_type": ["bsi"], "min": [1], "max": [5]})
     drawn = [figures.top_values(top, f"Top of {link}"), figures.values_per_file(values, [link, "b&c"], link),
              figures.bar(top, "value", "cardinality", link, color="value"),
-             figures.value_ranges(ranges, 2, 3, title=link)]
+             range_figures.value_ranges(ranges, 2, 3, title=link)]
     for fig in drawn:
         texts = [fig.layout.title.text]
         for trace in fig.data:
@@ -460,7 +460,7 @@ def test_figures_take_object_columns_without_strings():
 
     ranges = pd.DataFrame({"file_name": ["f"], "index_type": ["bsi"], "min": [decimal.Decimal("1.5")],
                            "max": [decimal.Decimal("2.5")], "error": [None]}).astype({"error": object})
-    fig = figures.value_ranges(ranges)
+    fig = range_figures.value_ranges(ranges)
     assert list(fig.data[0].x) == [1.5, 2.5]
 
 

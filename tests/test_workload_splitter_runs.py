@@ -69,3 +69,19 @@ def test_counts_and_queries_are_read_as_written(seed):
         assert (q.weight, q.text) == ((float(m.group(1)), m.group(2).strip()) if m else (1.0, stmt)), ln
         assert q == workload.Query(q.name, q.text, q.weight, q.line) and hash(q) == hash(
             workload.Query(q.name, q.text, q.weight, q.line))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_repeated_lines_split_as_the_token_loop(monkeypatch, seed):
+    """A log repeats its lines: each line one run copies whole is matched once and reused. Lines
+    repeated among ones the token loop must take (comments, directives, a quote open over lines,
+    hints, blank and white-space lines, CRLF), against the token loop alone."""
+    r = random.Random(seed)
+    pool = ["5\tSELECT * FROM t WHERE a = 'x'", "SELECT 1", "   ", "", "\r", "7\tb = \"q\" AND c = `d`",
+            "-- weight: 4", "-- name: n{}", "x = 'open", "still open'", "a = 1 -- trailing", "/* c */ a = 2",
+            "/*+ hint */ a = 3", "a = 'x'; b = 2", "a - 1 / 2 > 0", "s = 'it''s' AND t = 'a\\'b'", "-", "/"]
+    for _ in range(20):
+        lines = [r.choice(pool).format(r.randrange(10**6)) for _ in range(r.randrange(1, 80))]
+        text = "\n".join(lines) + r.choice(["", "\n"])
+        fast, slow = _both(monkeypatch, text, True)
+        assert fast == slow, text

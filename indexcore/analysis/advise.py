@@ -58,6 +58,7 @@ from indexcore.scan.explainer import explain
 from indexcore.scan.records import Explanation, Stage
 from indexcore.warehouse.model import LiveFile, Problem, Snapshot
 from indexcore.warehouse.plan_columns import PlanColumns
+from indexcore.warehouse.table_manifests import gc_paused
 
 __all__ = ["DEFAULT_SAMPLE", "EXACT_FILES", "MIN_SCORE", "PlannedFiles", "advise", "explained_here",
            "index_inventory", "planned_here"]
@@ -82,7 +83,7 @@ def sample_size(sample: int | None, reached: int) -> int | None:
     return None if sample == 0 else sample
 
 
-def _summarise(run: QueryRun, ex, index_of: dict[str, int], files, sample: int | None, seed: int,
+def _summarise(run: QueryRun, ex, index_of: Mapping[str, int], plan: PlannedFiles, sample: int | None, seed: int,
                details: bool, keys: dict[str, float], drawn: dict[tuple, list] | None = None) -> list:
     """Keep what the candidates need of a query's explanation (then dropped): the files it
     reaches, today's answer on them, and the files its candidates are measured on; returns the
@@ -101,7 +102,7 @@ def _summarise(run: QueryRun, ex, index_of: dict[str, int], files, sample: int |
     found = drawn.get(memo) if drawn is not None else None
     if found is None:
         # the strata (partitions) only matter to a sample smaller than the files reached
-        strata = [] if n is None or n >= len(at) else [str(files[i].partition) for i in at]
+        strata = [] if n is None or n >= len(at) else plan.strata(at)
         found = draw(paths, strata, n, seed, keys)
         if drawn is not None:
             drawn[memo] = found
@@ -176,14 +177,41 @@ class PlannedFiles:
     problems: tuple[Problem, ...]
     inventory: Sequence[LiveFile] | PlanColumns
     table_bytes: int
+    #: the data rows of the table (None: summed over ``files`` when asked for)
+    table_rows: int | None = None
+    #: each file's partition as a number (``partition_ids[i]``: of ``files[i]``) and each number's
+    #: text (``str`` of its values: the sample's strata); None: read off each file's object
+    partition_ids: np.ndarray | None = None
+    partition_texts: Sequence[str] = ()
+
+    def strata(self, at: Sequence[int]) -> list[str]:
+        """The stratum (partition text) of each of the files at ``at``."""
+        if self.partition_ids is not None:
+            texts = self.partition_texts
+            return [texts[i] for i in self.partition_ids[np.asarray(at, np.int64)].tolist()]
+        return [str(self.files[i].partition) for i in at]
 
 
 def planned_here(table, snapshot_id: int | None) -> PlannedFiles:
     """:class:`PlannedFiles` of the snapshot's plan in this process (:meth:`Table.plan`)."""
     plan = table.plan(snapshot_id)
     files = list(plan.files)
+    ids: dict = {}  # partition values -> their number (one text per partition, not per file)
+    texts: list[str] = []
+    at = np.empty(len(files), np.int64)
+    for i, lf in enumerate(files):
+        try:
+            n = ids.get(lf.partition)
+            if n is None:
+                n = ids[lf.partition] = len(texts)
+                texts.append(str(lf.partition))
+        except TypeError:  # values that cannot be a key: a number of their own
+            n = len(texts)
+            texts.append(str(lf.partition))
+        at[i] = n
     return PlannedFiles(plan.snapshot, files, {lf.path: lf for lf in files}, {lf.path: i for i, lf in enumerate(files)},
-                        tuple(plan.problems), files, sum(lf.file.file_size for lf in files))
+                        tuple(plan.problems), files, sum(lf.file.file_size for lf in files),
+                        sum(lf.file.row_count for lf in files), at, texts)
 
 
 def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = None,
@@ -216,66 +244,79 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
     schema = table.read_schema(snapshot_id, plan.snapshot)
     files, by_path, index_of = plan.files, plan.by_path, plan.index_of
     problems: list[Problem] = list(plan.problems)
+    runs, skipped_queries = _merged_runs(table, schema, queries)
+    # the explains summarised, the samples read, the candidates built and measured: 10,000s of records,
+    # none cyclic (the workload's parsed trees, which are, are made above)
+    with gc_paused():
+        existing = existing_indexes(table, sid, schema, plan.inventory, problems)
+        for g in existing:
+            g.table_bytes = plan.table_bytes
+        deleted = DeletedPositions(table, problems)
+        keys: dict[str, float] = {}  # each file's place in every query's sample, hashed once
+        drawn: dict[tuple, list] = {}  # each sample drawn once per files reached
+        steps = len(runs) + 1
+        done = 0
+
+        def tick(what: str) -> None:
+            nonlocal done
+            done += 1
+            if progress is not None:
+                progress(min(done, steps), steps, what)
+
+        # each condition as the workload reader parsed it (the same parser), else its text
+        conditions = [run.scan.predicate if run.scan.predicate is not None else run.scan.where for run in runs]
+        explained = (explain_all or partial(explained_here, table))(conditions, sid)
+        for run, ex in zip(runs, explained, strict=True):
+            if isinstance(ex, IndexCoreError):
+                run.error = ex.message
+                tick(run.name)
+                continue
+            reached = _summarise(run, ex, index_of, plan, sample, seed, details, keys, drawn)
+            measure_existing(table, schema, run, ex, existing, by_path, deleted, problems, details, reached)
+            del ex
+            tick(run.name)
+        good = [r for r in runs if r.ok]
+        if not good:
+            reasons = [f"{s['query']}: {s['reason']}" for s in skipped_queries] + \
+                [f"{n}: {r.error}" for r in runs for n in r.names if r.error]
+            more = f" (and {len(reasons) - 10} more)" if len(reasons) > 10 else ""
+            raise PredicateError(f"no query of the workload can be replayed on {table.name}: "
+                                 + "; ".join(reasons[:10]) + more)
+        verdicts(table, sid, existing, good, problems)
+        candidates = measure_candidates(table, sid, schema, files, good, existing, measure, deleted, problems,
+                                        progress, min_score, totals=(plan.table_rows, plan.table_bytes))
+        steps = done + 1
+        tick("statements")
+        statements = statements_for(table.name, dict(schema.options), existing, candidates, dialect, drop_unused)
+        return Advice(table.name, sid, runs, skipped_queries, existing, candidates, statements, problems,
+                      pattern_notes(table.name, good))
+
+
+def _merged_runs(table, schema, queries: Sequence[Query]) -> tuple[list[QueryRun], list[dict]]:
+    """The workload's reads of ``table``, one :class:`QueryRun` per distinct condition (identical
+    conditions are explained once, their queries' names listed and weights summed), and the
+    queries that read nothing of it (with why)."""
     same_text: dict[str, list[Query]] = {}  # a log repeats its statements: each text is read once
-    for q in queries:
-        same_text.setdefault(q.text, []).append(q)
+    with gc_paused():  # a log's 100,000s of queries grouped: lists, none of them cyclic
+        for q in queries:
+            same_text.setdefault(q.text, []).append(q)
+    # (parsed trees are cyclic: not under a paused collector)
     found, skipped = scans([group[0] for group in same_text.values()], table.name, schema.row_type())
     by_name = {group[0].name: group for group in same_text.values()}
-    skipped_queries = [{**s, "query": q.name} for s in skipped for q in by_name[s["query"]]]
-    merged: dict[str, QueryRun] = {}  # identical conditions are explained once, their weights summed
-    for scan in found:
-        group = by_name[scan.name]
-        if scan.where is None:
-            why = "reads the table without a filter"
-            if scan.notes:
-                why += f" ({'; '.join(scan.notes)})"
-            skipped_queries.extend({"query": q.name, "reason": why} for q in group)
-            continue
-        run = merged.get(scan.where)
-        if run is None:
-            run = merged[scan.where] = QueryRun(scan)
-        run.names.extend(q.name for q in group)
-        run.weight += sum(q.weight for q in group)
-    runs = list(merged.values())
-    existing = existing_indexes(table, sid, schema, plan.inventory, problems)
-    for g in existing:
-        g.table_bytes = plan.table_bytes
-    deleted = DeletedPositions(table, problems)
-    keys: dict[str, float] = {}  # each file's place in every query's sample, hashed once
-    drawn: dict[tuple, list] = {}  # each sample drawn once per files reached
-    steps = len(runs) + 1
-    done = 0
-
-    def tick(what: str) -> None:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(min(done, steps), steps, what)
-
-    # each condition as the workload reader parsed it (the same parser), else its text
-    conditions = [run.scan.predicate if run.scan.predicate is not None else run.scan.where for run in runs]
-    explained = (explain_all or partial(explained_here, table))(conditions, sid)
-    for run, ex in zip(runs, explained, strict=True):
-        if isinstance(ex, IndexCoreError):
-            run.error = ex.message
-            tick(run.name)
-            continue
-        reached = _summarise(run, ex, index_of, files, sample, seed, details, keys, drawn)
-        measure_existing(table, schema, run, ex, existing, by_path, deleted, problems, details, reached)
-        del ex
-        tick(run.name)
-    good = [r for r in runs if r.ok]
-    if not good:
-        reasons = [f"{s['query']}: {s['reason']}" for s in skipped_queries] + \
-            [f"{n}: {r.error}" for r in runs for n in r.names if r.error]
-        more = f" (and {len(reasons) - 10} more)" if len(reasons) > 10 else ""
-        raise PredicateError(f"no query of the workload can be replayed on {table.name}: "
-                             + "; ".join(reasons[:10]) + more)
-    verdicts(table, sid, existing, good, problems)
-    candidates = measure_candidates(table, sid, schema, files, good, existing, measure, deleted, problems,
-                                    progress, min_score)
-    steps = done + 1
-    tick("statements")
-    statements = statements_for(table.name, dict(schema.options), existing, candidates, dialect, drop_unused)
-    return Advice(table.name, sid, runs, skipped_queries, existing, candidates, statements, problems,
-                  pattern_notes(table.name, good))
+    with gc_paused():  # and their names and weights merged by condition
+        skipped_queries = [{**s, "query": q.name} for s in skipped for q in by_name[s["query"]]]
+        merged: dict[str, QueryRun] = {}
+        for scan in found:
+            group = by_name[scan.name]
+            if scan.where is None:
+                why = "reads the table without a filter"
+                if scan.notes:
+                    why += f" ({'; '.join(scan.notes)})"
+                skipped_queries.extend({"query": q.name, "reason": why} for q in group)
+                continue
+            run = merged.get(scan.where)
+            if run is None:
+                run = merged[scan.where] = QueryRun(scan)
+            run.names.extend([q.name for q in group])
+            run.weight += sum([q.weight for q in group])
+    return list(merged.values()), skipped_queries

@@ -111,7 +111,9 @@ class _Evaluator:
             both = FileIndexPredicate.for_readers(readers, self.row_type).evaluate(run.predicate)
         else:  # a conjunction: the indexes' answers intersect (FileIndexPredicate ANDs its leaves)
             today = run.raw_results.get(pos, REMAIN)
-            both = raw.and_(today) if isinstance(today, BitmapResult) else raw
+            if not isinstance(today, BitmapResult):  # no rows from today's indexes: the read path's
+                return alone, alone  # answer with both is the candidate's alone (the same call)
+            both = raw.and_(today)
         return alone, read_path_result(both, rows, deleted, lf.bitmap64)
 
 
@@ -332,9 +334,11 @@ def _runs_of(runs: list[QueryRun], columns: set[str]) -> list[QueryRun]:
 
 def measure_candidates(table, sid, schema, files: Sequence[LiveFile], runs: list[QueryRun],
                        existing: list[ExistingIndex], measure: Measure | None, deleted, problems: list[Problem],
-                       progress: Progress | None, min_score: float = MIN_SCORE) -> list[Candidate]:
+                       progress: Progress | None, min_score: float = MIN_SCORE,
+                       totals: tuple[int | None, int | None] = (None, None)) -> list[Candidate]:
     """The candidates for the columns ``runs`` filter on, built on the files their queries sample
-    (or by ``measure`` on every file), measured, ranked and judged (see the module docstring)."""
+    (or by ``measure`` on every file), measured, ranked and judged (see the module docstring).
+    ``totals``: the table's data rows and bytes where the plan knows them (None: summed over ``files``)."""
     have = {(g.column, g.index_type) for g in existing if g.blobs or g.configured}
     filters: dict[str, set[str]] = {}
     for r in runs:
@@ -352,8 +356,11 @@ def measure_candidates(table, sid, schema, files: Sequence[LiveFile], runs: list
         reached = sorted({int(i) for r in mine for i in r.reached}, key=lambda i: files[i].path)
         profiled = [files[i] for i, _ in _first_by_key([files[i].path for i in reached], PROFILE_FILES)]
         profile = column_profile(table, schema, profiled, columns, problems)
-    total_rows = sum(lf.file.row_count for lf in files)
-    total_bytes = sum(lf.file.file_size for lf in files)
+    total_rows, total_bytes = totals
+    if total_rows is None:
+        total_rows = sum(lf.file.row_count for lf in files)
+    if total_bytes is None:
+        total_bytes = sum(lf.file.file_size for lf in files)
     singles: list[Candidate] = []
     for col in sorted(filters, key=schema.field_names.index):
         for kind, options, why in candidate_kinds(schema.field(col).type, filters[col], profile[col]):

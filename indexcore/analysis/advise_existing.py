@@ -37,10 +37,10 @@ from indexcore.scan.file_index import FileIndexPredicate, read_path_result
 from indexcore.scan.stats import devolved, field_map
 from indexcore.views import view
 from indexcore.views.census import file_indexes
-from indexcore.views.census_blobs import Blobs, CensusBlobs
+from indexcore.views.census_blobs import Blobs, CensusBlobs, names_plan_rows
 from indexcore.views.common import kept_view_if_built
 from indexcore.warehouse.model import LiveFile, Problem
-from indexcore.warehouse.plan_columns import PlanColumns, text_key, whole
+from indexcore.warehouse.plan_columns import PlanColumns, whole
 
 
 def _table_column(schema, file_schema, column: str, schema_id: int) -> tuple[str, str | None]:
@@ -193,11 +193,10 @@ def _file_rows(census_paths: pa.ChunkedArray, file_paths) -> np.ndarray:
     :data:`~indexcore.views.census.SHARED_TEXT`); another is matched by text in Arrow, once (not a
     hash set of every path per configured index, nor a copy of the paths per index)."""
     file_paths, census_paths = whole(file_paths), whole(census_paths)
-    if pa.types.is_dictionary(census_paths.type):
-        if text_key(census_paths.dictionary) == text_key(file_paths):  # indices are the plan's rows
-            at = census_paths.indices
-        else:
-            at = pc.index_in(census_paths.dictionary, value_set=file_paths).take(census_paths.indices)
+    if names_plan_rows(census_paths, file_paths):  # indices are the plan's rows
+        at = census_paths.indices
+    elif pa.types.is_dictionary(census_paths.type):
+        at = pc.index_in(census_paths.dictionary, value_set=file_paths).take(census_paths.indices)
     else:
         at = pc.index_in(census_paths, value_set=file_paths)
     return pc.fill_null(at, -1).to_numpy(zero_copy_only=False).astype(np.int64)

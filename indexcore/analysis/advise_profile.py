@@ -49,7 +49,7 @@ def candidate_kinds(dtype, filters: set[str], profile: dict[str, int]) -> list[t
     distinct, rows = profile["max_distinct"], profile["max_rows"]
     low = distinct <= LOW_CARDINALITY_MAX and distinct <= max(1, LOW_CARDINALITY_RATIO * rows)
     out = []
-    if filters & {EQUALITY, "null", "other"} or not filters & {RANGE}:
+    if profile_matters(filters):
         if low and BITMAP.name in supported:
             out.append((BITMAP.name, {}, f"equality on a low-cardinality column (at most {distinct} distinct "
                                       f"values in a file of up to {rows} rows)"))
@@ -63,15 +63,24 @@ def candidate_kinds(dtype, filters: set[str], profile: dict[str, int]) -> list[t
     return out
 
 
+def profile_matters(filters: set[str]) -> bool:
+    """Whether the kinds :func:`candidate_kinds` gives a column filtered as ``filters`` hang on its
+    profile (a bitmap or a bloom filter for equality and the like); ranges alone ask for range
+    kinds whatever the column holds, and prefixes or patterns for none."""
+    filters = set(filters) - {PREFIX, PATTERN}
+    return bool(filters) and bool(filters & {EQUALITY, "null", "other"} or not filters & {RANGE})
+
+
 def _read_columns(table, schema, lfs: Sequence[LiveFile], columns: list[str], problems: list[Problem],
-                  enough: dict[str, int] | None = None) -> tuple[list[tuple[LiveFile, Any, float]],
-                                                                dict[str, dict[str, int]]]:
+                  enough: dict[str, int] | None = None, counted: set[str] | None = None
+                  ) -> tuple[list[tuple[LiveFile, Any, float]], dict[str, dict[str, int]]]:
     """(file, its columns as an Arrow table, seconds to read it) for each readable file of ``lfs``,
     read once for the profile and for every kind built on it, and the columns' profile over them
     (:func:`_profile`). ``enough``: column -> a distinct count past which its profile no longer
     matters (:func:`_read_sampled`); once a file holds more, the next files are read without it
     (its profile then stops at that file's count; -1: not read at all), and when no column is left,
-    no further file."""
+    no further file. ``counted``: the columns whose distinct values are counted (None: all; the
+    others' profile stays 0 distinct values: :func:`profile_matters`)."""
     out = []
     memo: dict = {}  # files of one schema share their Parquet projection and column picks
     profile = {c: {"max_distinct": 0, "max_rows": 0} for c in columns}
@@ -87,7 +96,7 @@ def _read_columns(table, schema, lfs: Sequence[LiveFile], columns: list[str], pr
             problems.append(Problem(lf.path, exc.structure or "data file", exc.message))
             continue
         out.append((lf, data, time.perf_counter() - start))
-        _count(profile, data, wanted, columns)
+        _count(profile, data, wanted if counted is None else [c for c in wanted if c in counted], columns)
         if enough and any(profile[c]["max_distinct"] > enough[c] for c in wanted if c in enough):
             wanted = [c for c in wanted if c not in enough or profile[c]["max_distinct"] <= enough[c]]
     return out, profile
@@ -133,16 +142,17 @@ def read_sampled(table, schema, files: Sequence[LiveFile], runs: list[QueryRun],
     enough = {c: -1 if not _missing(schema.field(c).type, filters[c], kinds_had[c], _LOW) else
               min(LOW_CARDINALITY_MAX, max(1, LOW_CARDINALITY_RATIO * rows_bound)) for c in columns
               if c not in sure and not _missing(schema.field(c).type, filters[c], kinds_had[c], _HIGH)}
-    read, profile = _read_columns(table, schema, lfs, columns, problems, enough)
+    counted = {c for c in columns if profile_matters(filters[c])}  # the others' kinds are the same either way
+    read, profile = _read_columns(table, schema, lfs, columns, problems, enough, counted)
     if enough and max((data.num_rows for _, data, _ in read), default=0) > rows_bound:
-        read, profile = _read_columns(table, schema, lfs, columns, problems)
+        read, profile = _read_columns(table, schema, lfs, columns, problems, counted=counted)
     more = set()
     for c in columns:
         if c not in sure and _missing(schema.field(c).type, filters[c], kinds_had[c], profile[c]):
             more |= sampled[c] - first
     if more:
         extra, found = _read_columns(table, schema, [files[i] for i in sorted(more, key=lambda i: files[i].path)],
-                                     columns, problems)
+                                     columns, problems, counted=counted)
         read += extra
         profile = _merge_profiles(profile, found)
     return read, profile

@@ -46,8 +46,9 @@ from indexcore.formats.bloom import (
 from indexcore.formats.registry import BLOOM_FILTER
 from indexcore.views import view
 from indexcore.views.blob_bytes import census_blob_bytes
+from indexcore.views.census_blobs import names_plan_rows
 from indexcore.warehouse.model import LiveFile
-from indexcore.warehouse.plan_columns import LiveFilesByPath, text_key, whole
+from indexcore.warehouse.plan_columns import LiveFilesByPath, whole
 
 #: A column's bloom filters storing more than this many times what their rows need are oversized.
 OVERSIZE_FACTOR = 4.0
@@ -198,7 +199,7 @@ def census_tallies(table, census, by_path: Mapping) -> dict[str, dict]:
         pc.and_kleene(pc.equal(census["index_type"], BLOOM_FILTER.name), pc.is_null(census["error"])),
         pc.and_kleene(pc.is_valid(census["column_name"]), pc.invert(pc.fill_null(census["is_empty"], False)))))
     planned = by_path.paths() if isinstance(by_path, LiveFilesByPath) else pa.array(list(by_path), pa.string())
-    plan_rows = isinstance(by_path, LiveFilesByPath) and _plan_rows(blooms["file_path"], planned)
+    plan_rows = isinstance(by_path, LiveFilesByPath) and names_plan_rows(blooms["file_path"], planned)
     if not plan_rows:
         blooms = blooms.filter(pc.is_in(blooms["file_path"], planned))  # planned files only
 
@@ -224,13 +225,6 @@ def census_tallies(table, census, by_path: Mapping) -> dict[str, dict]:
 # the census columns :func:`census_blob_bytes` reads a row's blob by
 _BLOB_COLUMNS = ("file_path", "index_file_path", "storage_type", "column_name", "index_type", "index_offset",
                  "index_size_in_bytes", "is_empty", "error", "schema_id")
-
-
-def _plan_rows(census_paths: pa.ChunkedArray, planned: pa.Array) -> bool:
-    """Whether a census's ``file_path`` is a dictionary over the plan's own path column (its
-    indices are plan rows: every row a planned file)."""
-    return (census_paths.num_chunks == 1 and pa.types.is_dictionary(census_paths.type)
-            and text_key(census_paths.chunk(0).dictionary) == text_key(planned))
 
 
 def rows_tally(table, rows: pa.Table, files_of: Callable[[list[str]], list[LiveFile | None]]) -> dict:

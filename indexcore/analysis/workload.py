@@ -34,6 +34,7 @@ from indexcore.expr import Predicate, and_all, parse_where
 from indexcore.expr.functions import EQUAL, STARTS_WITH
 from indexcore.expr.sql import check_sql_bounds, like_function, like_parts
 from indexcore.types import DataType
+from indexcore.warehouse.table_manifests import gc_paused
 
 EQUALITY, RANGE, NULL_TEST, OTHER = "equality", "range", "null", "other"
 #: ``LIKE 'x%'`` / ``startswith`` (a prefix: a range of strings) and ``LIKE '%x'`` / ``'%x%'`` /
@@ -99,7 +100,26 @@ def _segments(text: str, on_newline: bool) -> tuple[list[tuple[str, dict, int]],
     started = False  # the buffer holds more than white space
     i, n = 0, len(text)
     search, quoted, directive, run = _SPECIAL.search, _QUOTED, _DIRECTIVE.match, _RUN.match
+    # one statement a line: a line that one run copies whole (no comment, ``;`` or open quote) is
+    # its statement as the loop would take it; a log repeats its lines, so each is matched once
+    whole: dict[str, str | None] = {}  # line -> its statement ("": blank), None: the token loop's
+    at_line_start = on_newline
+    lines = text.split("\n") if on_newline else []  # at a line's start, ``line`` is its number
     while i < n:
+        if at_line_start:
+            ln = lines[line - 1]
+            k = i + len(ln)
+            stmt = whole.get(ln, whole)
+            if stmt is whole:
+                r = run(ln)
+                stmt = whole[ln] = ln.strip() if r is not None and r.end() == len(ln) else None
+            if stmt is not None:
+                if stmt:
+                    out.append((stmt, pending, line))
+                    pending = {}
+                i, line = k + 1, line + 1
+                continue
+            at_line_start = False  # the token loop up to the line's end
         r = run(text, i)
         if r is not None:  # plain text and closed quotes (newlines only inside the quotes)
             chunk = r.group()
@@ -153,7 +173,7 @@ def _segments(text: str, on_newline: bool) -> tuple[list[tuple[str, dict, int]],
         else:  # newline
             line += 1
             if on_newline:
-                end_statement = True
+                end_statement = at_line_start = True
             else:
                 buf.append("\n")
             i = j + 1
@@ -182,6 +202,12 @@ def _number(value: str, what: str, line: int) -> float:
 
 def parse_workload(text: str) -> list[Query]:
     """The queries of a workload file's text (see the module docstring for the format)."""
+    with gc_paused():  # a log is 100,000s of statements, tuples and queries, none of them cyclic
+        return _parse_workload(text)
+
+
+def _parse_workload(text: str) -> list[Query]:
+    """:func:`parse_workload`, the collector paused."""
     saw = False
     if ";" in text:  # a log without any ';' is one statement a line: one pass
         segments, saw = _segments(text, on_newline=False)
@@ -190,24 +216,35 @@ def parse_workload(text: str) -> list[Query]:
     out: list[Query] = []
     names: set[str] = set()
     counts: dict[str, float] = {}  # a log's counts repeat: each text read as a number once
+    read: dict[str, tuple[float, str]] = {}  # and so do its lines: each statement's count split off once
     for stmt, directives, line in segments:
-        weight = 1.0
-        if "\t" in stmt:  # ``5<TAB>query`` (the statement is stripped: its count is all before the tab)
-            head, _, rest = stmt.partition("\t")
-            if _COUNT.fullmatch(head):
-                weight = counts.get(head)
-                if weight is None:
-                    weight = counts[head] = _number(head, "count", line)
-                stmt = rest.strip()
-        for key in ("weight", "count"):
-            if key in directives:
-                weight = _number(directives[key], key, line)
+        got = read.get(stmt)
+        if got is None:
+            got = read[stmt] = _counted(stmt, line, counts)
+        weight, stmt = got
+        if directives:
+            for key in ("weight", "count"):
+                if key in directives:
+                    weight = _number(directives[key], key, line)
         name = directives.get("name") or f"q{len(out) + 1}"
         if name in names:
             raise PredicateError(f"workload line {line}: query name {name!r} is used twice")
         names.add(name)
         out.append(Query(name, stmt, weight, line))
     return out
+
+
+def _counted(stmt: str, line: int, counts: dict[str, float]) -> tuple[float, str]:
+    """(weight, query) of a statement: ``5<TAB>query`` (the statement is stripped: its count is all
+    before the tab), else weight 1. ``counts``: the counts read so far, by their text."""
+    if "\t" in stmt:
+        head, _, rest = stmt.partition("\t")
+        weight = counts.get(head)
+        if weight is None and _COUNT.fullmatch(head):
+            weight = counts[head] = _number(head, "count", line)
+        if weight is not None:
+            return weight, rest.strip()
+    return 1.0, stmt
 
 
 def read_workload(path: str) -> list[Query]:
@@ -309,6 +346,9 @@ class _Columns:
         self.lower: dict[str, list[str]] = {}
         for c in self.names:
             self.lower.setdefault(c.lower(), []).append(c)
+        # each conjunct's text parsed once (a log's queries repeat their conditions in other
+        # shapes): its predicate (frozen: shared), or the message of why it cannot be
+        self.checked: dict[str, Predicate | str] = {}
 
     def resolve(self, name: str) -> str | None:
         if name in self.names:
@@ -318,7 +358,18 @@ class _Columns:
 
     def check(self, text: str) -> Predicate | None:
         """``text`` parsed as explain parses it (None without a row type); PredicateError when it cannot be."""
-        return parse_where(text, self.row_type) if self.row_type is not None else None
+        if self.row_type is None:
+            return None
+        got = self.checked.get(text)
+        if got is None:
+            try:
+                got = parse_where(text, self.row_type)
+            except PredicateError as exc:
+                got = exc.message
+            self.checked[text] = got
+        if isinstance(got, str):
+            raise PredicateError(got)
+        return got
 
 
 def filters_of(condition: exp.Expression, columns: _Columns | None = None) -> dict[str, frozenset[str]]:
@@ -334,6 +385,11 @@ def filters_of(condition: exp.Expression, columns: _Columns | None = None) -> di
 
 
 def _strip_qualifiers(node: exp.Expression, columns: _Columns) -> exp.Expression:
+    """The conjunct with its columns unqualified and spelled as the table spells them (a copy;
+    the conjunct itself when that changes nothing: a copy of a tree is a deep copy)."""
+    if all(not any(col.args.get(part) for part in ("table", "db", "catalog"))
+           and columns.resolve(col.name) in (None, col.name) for col in node.find_all(exp.Column)):
+        return node
     node = node.copy()
     for col in node.find_all(exp.Column):
         for part in ("table", "db", "catalog"):

@@ -9,8 +9,6 @@ since Plotly renders ``<a href>``, ``<b>`` and friends in titles, ticks, legends
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import functools
 from collections.abc import Callable, Sequence
 
@@ -19,7 +17,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from indexcore.frames.text import html
-from indexcore.frames.traces import colour_groups, hover
+from indexcore.frames.traces import colour_groups, colours, hover
 
 _HEIGHT = 360
 #: At most this many bars, lines or heatmap rows in a chart of files, filters or groups, and
@@ -40,16 +38,22 @@ def _escaped(value):
             cells = out[col]
             if cells.dtype != object and not pd.api.types.is_string_dtype(cells):
                 continue
-            try:
-                marked = cells.str.contains("[<>&]", regex=True, na=False).any()
-            except AttributeError:  # an object column without any string (numbers, None, dicts)
-                continue
-            if marked:
+            if _marked(cells):
                 out[col] = cells.map(lambda v: html(v) if isinstance(v, str) else v)
         return out
     if isinstance(value, list | tuple):
         return type(value)(_escaped(v) for v in value)
     return value
+
+
+def _marked(cells: pd.Series) -> bool:
+    """Whether any string among ``cells`` holds ``<``, ``>`` or ``&``: each distinct cell looked at
+    once (a column of a few values or files repeated over thousands of rows)."""
+    try:
+        distinct = pd.unique(cells.to_numpy())
+    except TypeError:  # unhashable cells (lists, dicts): each one
+        distinct = cells.to_numpy()
+    return any(isinstance(v, str) and ("<" in v or ">" in v or "&" in v) for v in distinct)
 
 
 def _as_text(fn: Callable[..., go.Figure]) -> Callable[..., go.Figure]:
@@ -191,18 +195,32 @@ def size_skew(groups: pd.DataFrame, by: str = "bucket") -> go.Figure:
 def top_values(top: pd.DataFrame, title: str = "Most frequent values") -> go.Figure:
     if top.empty:
         return _empty(title)
-    fig = px.bar(top, x="value", y="cardinality", hover_data=[c for c in ("files",) if c in top], title=title,
-                 labels={**_words("cardinality"), "files": "files holding it"})
-    fig.update_layout(height=_HEIGHT, xaxis_type="category")
+    # px.bar's one trace and layout, made directly (its frame machinery was most of this figure's time)
+    words = {**_words("value", "cardinality"), "files": "files holding it"}
+    parts = [("value", "%{x}"), ("cardinality", "%{y}")] + ([("files", "%{customdata[0]}")] if "files" in top else [])
+    fig = go.Figure([go.Bar(x=top["value"].to_numpy(), y=top["cardinality"].to_numpy(), name="", legendgroup="",
+                            orientation="v", showlegend=False, textposition="auto",
+                            marker={"color": colours()[0], "pattern": {"shape": ""}},
+                            customdata=top[["files"]].to_numpy() if "files" in top else None,
+                            hovertemplate=hover([(words[c], v) for c, v in parts]))])
+    fig.update_layout(title=title, xaxis_title=words["value"], yaxis_title=words["cardinality"],
+                      legend_tracegroupgap=0, barmode="relative", height=_HEIGHT, xaxis_type="category")
     return _count_axis(fig, float(top["cardinality"].max()))
 
 
-@_as_text
 def values_per_file(values: pd.DataFrame, top: Sequence[str], title: str = "Value rows per file") -> go.Figure:
-    """Stacked bars: for each file, the rows of each of the ``top`` values."""
-    if values.empty:
+    """Stacked bars: for each file, the rows of each of the ``top`` values (the rows of other
+    values left before the texts are escaped: thousands of files by a few values each)."""
+    top = list(top)
+    return _values_per_file(values[values["value"].isin(top)] if not values.empty else values, top, title,
+                            values.empty)
+
+
+@_as_text
+def _values_per_file(frame: pd.DataFrame, top: list[str], title: str, empty: bool) -> go.Figure:
+    """:func:`values_per_file` of the rows of the ``top`` values (``empty``: no values at all)."""
+    if empty:
         return _empty(title)
-    frame = values[values["value"].isin(list(top))]
     per_file = frame.groupby("file_name", as_index=False)["cardinality"].sum()
     kept, note = capped(per_file, MAX_BARS, "cardinality")
     frame = _with_labels(frame[frame["file_name"].isin(kept["file_name"])])
@@ -319,75 +337,6 @@ def bloom_fpp(blooms: pd.DataFrame) -> go.Figure:
     for fpp in sorted(set(frame["configured_fpp"].dropna())):
         fig.add_hline(y=fpp, line_dash="dash", annotation_text=f"fpp {fpp:g}")
     return fig
-
-
-def _on_axis(value) -> float | pd.Timestamp | None:
-    """A value a continuous axis can place: a number (decimals as floats) or a time; else None."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, decimal.Decimal):
-        return float(value)
-    if pd.api.types.is_number(value):
-        return value
-    if isinstance(value, dt.date | pd.Timestamp):
-        return pd.Timestamp(value)
-    return None
-
-
-@_as_text
-def value_ranges(ranges: pd.DataFrame, low=None, high=None, title: str = "Value range per file") -> go.Figure:
-    """One horizontal bar per file from min to max (numbers, decimals, dates or timestamps); the
-    predicate range ``low``..``high`` as a shaded band (either side may be None: open)."""
-    frame = _with_labels(ranges.dropna(subset=["min", "max"]))
-    frame["min"], frame["max"] = frame["min"].map(_on_axis), frame["max"].map(_on_axis)
-    frame = frame.dropna(subset=["min", "max"])
-    if frame.empty:
-        return _empty(title, "no numeric or time ranges")
-    frame, note = capped(frame.sort_values(["min", "max"], kind="stable"), MAX_BARS, what="indexes")
-    title += note
-    frame = frame.assign(label=frame["file"] + " · " + frame["index_type"].astype(str))
-    fig = go.Figure(data=[  # the traces in one call: adding them one by one re-validates the figure each time
-        go.Scatter(x=[r["min"], r["max"]], y=[r["label"], r["label"]], mode="lines+markers", line={"width": 8},
-                   name=r["label"], showlegend=False, customdata=[["min"], ["max"]],
-                   hovertemplate=f"{r['file_name']} ({r['index_type']})<br>%{{customdata[0]}} %{{x}}<extra></extra>")
-        for _, r in frame.iterrows()])
-    low, high = _on_axis(low), _on_axis(high)
-    if low is not None or high is not None:
-        fig.add_vrect(x0=frame["min"].min() if low is None else low, x1=frame["max"].max() if high is None else high,
-                      fillcolor="green", opacity=0.15, line_width=0, annotation_text="predicate")
-    fig.update_layout(title=title, height=max(_HEIGHT, 40 * len(frame)), yaxis_type="category",
-                      xaxis_title="indexed value (min to max)", yaxis_title="data file · index type")
-    return fig
-
-
-@_as_text
-def prune_counts(pruned: pd.DataFrame, index_types: Sequence[str], population: int | None = None) -> go.Figure:
-    """Files kept by statistics and by each index type; files without that index are a separate
-    "no index" part of the bar, not counted as kept by it. When ``pruned`` is a sample of the
-    ``population`` live files, the first bar and the title say so (the counts are the sample's)."""
-    if pruned.empty:
-        return _empty("Pruning")
-    sampled = population is not None and population > len(pruned)
-    first = f"sampled files ({len(pruned):,} of {population:,})" if sampled else "all files"
-    rows = [(first, "kept", len(pruned)), ("stats", "kept", int((pruned["stats"] != "SKIP").sum()))]
-    for t in index_types:
-        if t in pruned:
-            col = pruned[t].astype(str)
-            none = col == "no index"
-            rows += [(t, "kept", int((~col.str.startswith("SKIP") & ~none).sum())), (t, "no index", int(none.sum()))]
-    # px.bar(color="outcome")'s traces made directly (its machinery was a tenth of a Range page's run)
-    fig = go.Figure([go.Bar(x=[x for x, o, _ in rows if o == outcome], y=[n for _, o, n in rows if o == outcome],
-                            name=outcome, legendgroup=outcome, marker={"color": color}, orientation="v", showlegend=True,
-                            textposition="auto", hovertemplate=hover([("outcome", outcome), ("decided by", "%{x}"),
-                                                                       ("files", "%{y}")]))
-                     for outcome, color in (("kept", "#1f77b4"), ("no index", "#bbbbbb"))
-                     if any(o == outcome for _, o, _ in rows)])
-    fig.update_layout(barmode="stack", height=300, legend={"title": {"text": "outcome"}, "tracegroupgap": 0},
-                      xaxis_title="decided by", yaxis_title="sampled files" if sampled else "files",
-                      title="Files that may match, by what decides"
-                            + (f" (counts over a random sample of {len(pruned):,} of {population:,} live files)"
-                               if sampled else ""))
-    return _count_axis(fig, float(len(pruned)))
 
 
 @_as_text

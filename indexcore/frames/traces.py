@@ -9,11 +9,16 @@ import plotly.express as px
 import plotly.io as pio
 
 
+def colours() -> tuple[str, ...]:
+    """The template's colours in the order px gives them to traces (the first: a one-colour chart's)."""
+    return tuple(pio.templates[pio.templates.default].layout.colorway or px.colors.qualitative.Plotly)
+
+
 def colour_groups(frame: pd.DataFrame, column: str) -> list[tuple[object, pd.DataFrame, str]]:
     """``frame`` split as px splits it for ``color=column``: the groups in order of first
     appearance, each with the template's next colour."""
-    colours = pio.templates[pio.templates.default].layout.colorway or px.colors.qualitative.Plotly
-    return [(value, part, colours[i % len(colours)])
+    palette = colours()
+    return [(value, part, palette[i % len(palette)])
             for i, (value, part) in enumerate(frame.groupby(column, sort=False, dropna=False))]
 
 

@@ -19,6 +19,7 @@ from indexcore.cache import LRU
 from indexcore.config import parse_pairs, settings
 from indexcore.errors import IndexCoreError, StorageError
 from indexcore.io.roots import Layer, Roots, canonical_protocol, check_text, layers, refused
+from indexcore.io.s3_direct import DirectGets
 from indexcore.io.source import (
     NO_FOLLOW,
     Descriptors,
@@ -69,8 +70,9 @@ class Storage:
         self.storage_options = dict(storage_options or {})
         self.guard = Roots(list(allowed_roots)) if allowed_roots else Roots([url], validate=False)
         self.host = self.guard.check(url)[-1].host  # the fs below reads from this host only
+        self.concurrency = max(int(concurrency or config.concurrency), 1)
         try:
-            self.fs, root = url_to_fs(url, **self.storage_options)
+            self.fs, root = url_to_fs(url, **pooled(url, self.storage_options, self.concurrency))
         except ImportError as exc:  # fsspec's own text: which package the protocol needs
             raise StorageError(f"cannot open: {exc}", file=url) from exc
         except (ValueError, OSError) as exc:
@@ -80,11 +82,12 @@ class Storage:
         self._local = isinstance(self.fs, LocalFileSystem)
         self.root = self._norm(root)
         self.stats = ReadStats()
-        self.concurrency = max(int(concurrency or config.concurrency), 1)
         self.readahead = (0 if self._local else config.readahead) if readahead is None else readahead
         size = config.cache_bytes if cache_bytes is None else cache_bytes
         self.cache = RangeCache(size) if size > 0 and not self._local else None
         self.descriptors = Descriptors()
+        # S3 GETs signed and sent without botocore's per-call work, when the options allow
+        self._direct = DirectGets.of(self.fs)
         self.roots = [self.root]
         # raw parent directory -> its resolved form, for directories inside the allowed roots
         self._dirs = LRU(config.resolved_dirs)
@@ -139,6 +142,28 @@ class Storage:
         if allowed_dir is None:
             return None
         return allowed_dir + base if allowed_dir.endswith("/") else f"{allowed_dir}/{base}"  # posixpath.join
+
+    @property
+    def local(self) -> bool:
+        """Whether this storage reads the local filesystem (no object store, no storage cache)."""
+        return self._local
+
+    def local_folder(self, parent: str) -> str | None:
+        """The resolved, allowed form of the local directory ``parent`` (as a path in metadata
+        names it), whose files a batch reader opens directly without following a symlink, as
+        :meth:`read_prefixes` does (None: not local, or not allowed: its files take :meth:`resolve`).
+        Resolved once per directory and remembered as :meth:`resolve` remembers it."""
+        if not self._local or not NO_FOLLOW or not parent or "::" in parent:
+            return None
+        hit = self._dirs.get(parent)
+        if hit is not None:
+            return hit
+        try:
+            full = self._resolve(check_text(parent))  # refused outside the allowed roots
+        except IndexCoreError:
+            return None
+        self._dirs.put(parent, full)
+        return full
 
     def _resolve(self, path: str) -> str:
         protocol, _ = split_protocol(path)
@@ -254,8 +279,12 @@ class Storage:
             hit = self.cache.get(full, 0, size) if size is not None else None
             if hit is not None:
                 return hit
-        with storage_errors(self.display(full), "read"):
-            data = self.fs.cat_file(full)
+        got = self._direct.fetch([full], [None], [None], 1)[0] if self._direct is not None else None
+        if got is not None:
+            data = got.data
+        else:
+            with storage_errors(self.display(full), "read"):
+                data = self.fs.cat_file(full)
         self.stats.add(len(data))
         if not mutable and self.cache is not None:
             self.cache.set_size(full, len(data))
@@ -315,8 +344,11 @@ class Storage:
     def fetch_many(self, fetches: list[Fetch]) -> list[bytes | BaseException]:
         """Each fetch's bytes (or the error it met), read ``concurrency`` at a time.
 
-        Async backends (s3fs, gcsfs, adlfs...) get one ``cat_ranges`` batch; others a bounded
-        thread pool. Every fetch is one request, counted on :attr:`stats`.
+        Async backends (s3fs, gcsfs, adlfs...) get one ``cat_ranges`` batch (plain S3 GETs first
+        go the direct way, :class:`~indexcore.io.s3_direct.DirectGets`: one request per fetch, a
+        whole file too, and the object's size learned from the answer); others a bounded thread
+        pool. Every fetch is one request, counted on :attr:`stats` (a direct GET that failed is
+        made again through s3fs, which reports the error).
         """
         if not fetches:
             return []
@@ -324,7 +356,7 @@ class Storage:
             fulls = [self.resolve(f.path) for f in fetches]
         except StorageError as exc:
             return [exc] * len(fetches)
-        if getattr(self.fs, "async_impl", False) and len(fetches) > 1:
+        if self._direct is not None or (getattr(self.fs, "async_impl", False) and len(fetches) > 1):
             out = self._fetch_async(fetches, fulls)
         else:
             with ThreadPoolExecutor(min(self.concurrency, len(fetches))) as pool:
@@ -347,11 +379,25 @@ class Storage:
     def _fetch_async(self, fetches: list[Fetch], fulls: list[str]) -> list[bytes | BaseException]:
         ends = [f.end if f.end is not None else None for f in fetches]
         starts = [f.start if f.end is not None else None for f in fetches]
+        out: list = [None] * len(fetches)
+        if self._direct is not None:
+            for i, got in enumerate(self._direct.fetch(fulls, starts, ends, self.concurrency)):
+                if got is not None:
+                    out[i] = got.data
+                    if (got.size is not None and self.cache is not None
+                            and posixpath.basename(fulls[i]) not in MUTABLE_NAMES):
+                        self.cache.set_size(fulls[i], got.size)  # no HEAD when the file is opened
+        rest = [i for i, data in enumerate(out) if data is None]
+        if not rest:
+            return out
         try:
-            got = self.fs.cat_ranges(fulls, starts, ends, on_error="return", batch_size=self.concurrency)
+            got = self.fs.cat_ranges([fulls[i] for i in rest], [starts[i] for i in rest], [ends[i] for i in rest],
+                                     on_error="return", batch_size=self.concurrency)
         except Exception as exc:  # noqa: BLE001  (each fetch's error, reported by the later read)
-            return [exc] * len(fetches)
-        return [g if isinstance(g, bytes | BaseException) else OSError(str(g)) for g in got]
+            got = [exc] * len(rest)
+        for i, g in zip(rest, got, strict=True):
+            out[i] = g if isinstance(g, bytes | BaseException) else OSError(str(g))
+        return out
 
     def prefetch(self, fetches: list[Fetch]) -> int:
         """Fetch files or ranges concurrently into the cache, so later reads cost no request.
@@ -380,6 +426,18 @@ class Storage:
             if f.end is None or (f.start == 0 and len(data) < f.end - f.start):
                 self.cache.set_size(f.path, f.start + len(data))
         return ok
+
+
+def pooled(url: str, options: dict, concurrency: int) -> dict:
+    """``options`` for opening ``url``, with an S3 client's connection pool as large as the
+    requests made at once (botocore keeps 10, so 32 fetches in flight waited for 10 connections);
+    a ``max_pool_connections`` the options set is kept."""
+    if canonical_protocol(split_protocol(url)[0]) != "s3":
+        return options
+    config = options.get("config_kwargs") or {}
+    if not isinstance(config, dict) or "max_pool_connections" in config:
+        return options
+    return {**options, "config_kwargs": {**config, "max_pool_connections": max(concurrency, 10)}}
 
 
 def open_file(path_or_url: str, storage_options: dict | None = None,

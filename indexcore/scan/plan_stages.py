@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
+from indexcore.expr import Leaf
 from indexcore.expr.rows import rows_matching
 from indexcore.formats.binary_row import (
     decode_binary_field,
@@ -89,7 +90,8 @@ def file_order_rows(plan: PlanColumns, rows: np.ndarray) -> np.ndarray:
     texts = [str(values) for values, _spec, _folder in plan.partitions]
     rank_of = {t: i for i, t in enumerate(sorted(set(texts)))}
     ranks = np.array([rank_of[t] for t in texts], np.int64)
-    chosen = plan.files.take(pa.array(rows, pa.int64()))
+    # only the sort's columns taken (the plan's stats and embedded indexes are not copied)
+    chosen = plan.files.select(["partition_id", "_BUCKET", "_LEVEL", "path"]).take(pa.array(rows, pa.int64()))
     keys = pa.table({"p": ranks[chosen.column("partition_id").to_numpy()],
                      "b": chosen.column("_BUCKET"), "l": pc.negate(chosen.column("_LEVEL").cast(pa.int64())),
                      "path": chosen.column("path")})
@@ -129,11 +131,21 @@ def decide_on_plan(table, ex, plan: PlanColumns, rows: np.ndarray, schemas: dict
     stat_types = stats.stat_types
     stats_ok = np.ones(n, bool)
     sids = _column(files, "_SCHEMA_ID")
-    pushdowns = ex.pushdowns
-    for i in range(n):
-        push = pushdowns(schemas[sids[i]])
-        if push.value_filter is not None:
-            stats_ok[i] = test_predicate_on_stats(push.value_filter, row_counts[i], shown[i])
+    # each schema's pushed value filter once (a few schemas over 10,000s of files)
+    filters = {sid: ex.pushdowns(schemas[sid]).value_filter for sid in set(sids)}
+    for sid, value_filter in filters.items():
+        if value_filter is None:
+            continue
+        at = range(n) if len(filters) == 1 else [i for i in range(n) if sids[i] == sid]
+        if isinstance(value_filter, Leaf):  # test_predicate_on_stats of one leaf, without its dispatch per file
+            test, field, literals = value_filter.function.test_stats, value_filter.field, value_filter.literals
+            for i in at:
+                cells = shown[i].get(field)
+                if cells is not None:
+                    stats_ok[i] = test(row_counts[i], *cells, literals)
+        else:
+            for i in at:
+                stats_ok[i] = test_predicate_on_stats(value_filter, row_counts[i], shown[i])
     # what the object stages decide: files every early stage keeps, and those whose deletion
     # vector's count must be read
     dv_offsets, dv_cards = _column(files, "dv_offset"), _column(files, "dv_cardinality")

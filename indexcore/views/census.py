@@ -3,8 +3,10 @@
 ``$file_indexes`` is built here, column by column from the kept head bytes
 (:meth:`~indexcore.warehouse.table.Table.iter_head_bytes`, read column-wise by
 :func:`~indexcore.formats.container.head_spans`): at 50,000 files it has hundreds of thousands of
-rows, and no object is made per entry. Everything that walks a snapshot's file indexes
-(:func:`iter_file_indexes`, the index views, the inventory, health) reads that one census.
+rows, and no object is made per entry. On local storage the heads are read and parsed a batch
+at a time in C (:mod:`~indexcore.formats.head_batch`, :func:`_native_walk`): the same census, no
+head kept. Everything that walks a snapshot's file indexes (:func:`iter_file_indexes`, the index
+views, the inventory, health) reads that one census.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import pyarrow.compute as pc
 from indexcore.cache import release_unused
 from indexcore.errors import IndexCoreError
 from indexcore.formats.container import EMPTY_INDEX_FLAG, head_spans
+from indexcore.formats.head_batch import Layouts, native_storage, read_heads
 from indexcore.formats.registry import FILE_INDEX_TYPES, index_kind
 from indexcore.types import DataType
 from indexcore.views.common import (
@@ -35,6 +38,7 @@ from indexcore.views.common import (
 from indexcore.warehouse.file_sample import sample_files, sample_positions
 from indexcore.warehouse.model import LiveFile
 from indexcore.warehouse.plan_columns import PlanColumns, distinct_texts, take_rows, whole
+from indexcore.warehouse.table_heads import HEAD_PREFETCH_BYTES
 from indexcore.warehouse.table_manifests import gc_paused
 
 # a text column repeated on each of a file's rows: dictionary-encoded, its dictionary the plan's own
@@ -48,6 +52,9 @@ FILE_INDEXES = pa.schema([
     ("index_file_path", SHARED_TEXT), ("index_size_in_bytes", pa.int64()),
     ("index_container_size_in_bytes", pa.int64()), ("is_empty", pa.bool_()),
     ("file_name", SHARED_TEXT), ("index_offset", pa.int64()), ("error", pa.string())])
+# files whose heads one C call reads (:func:`_native_walk`): a few per-batch costs (the batch's
+# columns as lists, its layouts) over many files, the batch's lists still small
+NATIVE_BATCH = 2048
 # the columns of ``$file_indexes`` that belong to the data file (the same on each of its rows)
 _FILE_LEVEL = ("partition", "bucket", "file_path", "file_size_in_bytes", "record_count", "schema_id",
                "storage_type", "index_file_path", "file_name")
@@ -122,6 +129,45 @@ def census_heads(table, files: Iterable[LiveFile], progress: Progress | None = N
         yield files[i], spans, size, error, verdicts
 
 
+class _Judge:
+    """The verdicts of one walk's heads, judged once per (schema, layout): ``(schema id, column,
+    kind)`` judged once (:func:`judge_entry`), each head shape's verdicts kept."""
+
+    def __init__(self, table):
+        self.table = table
+        self.judged: dict[tuple, tuple] = {}  # (schema id, column, kind) -> what judge_entry says
+        self.shapes: dict[tuple, Verdicts] = {}  # (schema id, (column, kind) pairs, empties) -> verdicts
+        self.schemas: dict[int, object] = {}
+
+    def verdicts(self, sid: int, pairs: tuple, empty: tuple[bool, ...], path: str) -> Verdicts:
+        verdicts = self.shapes.get((sid, pairs, empty))
+        if verdicts is None:
+            schema = self.schemas.get(sid)
+            if schema is None:
+                schema = self.schemas[sid] = self.table.schema_or_latest(sid, path)
+            verdicts = self.shapes[sid, pairs, empty] = _verdicts(schema, pairs, empty, self.judged)
+        return verdicts
+
+    def head(self, sid: int, path: str, head: bytes | None, size: int, name: str, error: str | None
+             ) -> tuple[tuple[int, ...], int | None, str | None, Verdicts]:
+        """One head's ``(spans, container size, error, verdicts)`` (:func:`census_heads`)."""
+        if error is None:
+            try:
+                pairs, spans = head_spans(head, size, name)
+            except IndexCoreError as exc:
+                error = str(exc)
+        if error is not None:
+            return (), None, error, NO_VERDICTS
+        return spans, size, None, self.verdicts(sid, pairs, _empties(spans), path)
+
+
+def _empties(spans: tuple[int, ...]) -> tuple[bool, ...]:
+    """Which entries of a head's flat spans are empty-index entries."""
+    offsets = spans[::2]
+    return (tuple(offset == EMPTY_INDEX_FLAG for offset in offsets) if EMPTY_INDEX_FLAG in offsets
+            else (False,) * len(offsets))
+
+
 def _census_walk(table, schema_ids: Sequence[int], columns: Callable[[int, int], tuple[list, list, list]],
                  progress: Progress | None
                  ) -> Iterator[tuple[int, tuple[int, ...], int | None, str | None, Verdicts]]:
@@ -129,12 +175,10 @@ def _census_walk(table, schema_ids: Sequence[int], columns: Callable[[int, int],
     containers ``columns(lo, hi)`` gives for files ``lo`` to ``hi`` (their paths, ``.index`` paths
     and embedded index bytes): made a batch at a time as the walk goes (a 1,000,000-file census
     holds no list of every path), each batch's heads read at once (:meth:`head_batch`)."""
-    judged: dict[tuple, tuple] = {}  # (schema id, column, kind) -> what judge_entry says
-    shapes: dict[tuple, Verdicts] = {}  # (schema id, (column, kind) pairs, empties) -> verdicts
+    judge = _Judge(table)
     # (schema id, id of pairs, empties) -> (pairs, verdicts): heads of one layout share their pairs,
     # so most files find their verdicts without hashing the pairs (pairs kept, so an id is not reused)
     by_id: dict[tuple, tuple] = {}
-    schemas: dict[int, object] = {}
     total = len(schema_ids)
     step = table.head_batch_size()
     for lo in range(0, total, step):
@@ -151,24 +195,63 @@ def _census_walk(table, schema_ids: Sequence[int], columns: Callable[[int, int],
             if error is not None:
                 yield lo + j, (), None, error, NO_VERDICTS
                 continue
-            offsets = spans[::2]
-            empty = (tuple(offset == EMPTY_INDEX_FLAG for offset in offsets) if EMPTY_INDEX_FLAG in offsets
-                     else (False,) * len(offsets))
+            empty = _empties(spans)
             sid = sids[j]
             known = by_id.get((sid, id(pairs), empty))
             if known is not None and known[0] is pairs:
                 verdicts = known[1]
             else:
-                verdicts = shapes.get((sid, pairs, empty))
-                if verdicts is None:
-                    schema = schemas.get(sid)
-                    if schema is None:
-                        schema = schemas[sid] = table.schema_or_latest(sid, paths[j])
-                    verdicts = shapes[sid, pairs, empty] = _verdicts(schema, pairs, empty, judged)
+                verdicts = judge.verdicts(sid, pairs, empty, paths[j])
                 if len(by_id) > 4096:  # heads that share no layout: each has its own pairs
                     by_id.clear()
                 by_id[sid, id(pairs), empty] = (pairs, verdicts)
             yield lo + j, spans, size, None, verdicts
+    tick(progress, total, total, "done")
+
+
+def _native_walk(table, picked: pa.Table, who: np.ndarray, walked: _Walked, progress: Progress | None) -> None:
+    """:func:`_census_walk` of local containers folded into ``walked`` a batch at a time, each batch's
+    heads read and parsed in one C call (:func:`~indexcore.formats.head_batch.read_heads`) and laid
+    into ``walked`` as arrays (no Python per file); the files it faults on take the Python path
+    (:meth:`head_batch`), which names what is wrong. ``picked``: the files' plan columns (path,
+    ``.index`` path, embedded index, schema id); ``who``: what each file is to the caller."""
+    judge, layouts = _Judge(table), Layouts()
+    pattern_of: dict[tuple[int, int], int] = {}  # (schema id, layout id) -> walked pattern (-2: not shown)
+    schema_ids = picked.column("_SCHEMA_ID").to_numpy()
+    total = len(schema_ids)
+    for lo in range(0, total, NATIVE_BATCH):
+        part = picked.slice(lo, NATIVE_BATCH)
+        n = part.num_rows
+        path = part.column("path")  # texts made only where needed: the tick, a new layout, a fault
+        tick(progress, lo, total, posixpath.basename(path[0].as_py()))
+        inline = part.column("_EMBEDDED_FILE_INDEX")
+        embedded = [None] * n if inline.null_count == n else inline.to_pylist()
+        index_paths = part.column("index_path").to_pylist()
+        got = read_heads(table.storage, index_paths, embedded, layouts, HEAD_PREFETCH_BYTES)
+        sids = np.asarray(schema_ids[lo:lo + n], np.int64)
+        pattern = np.full(n, -1, np.int64)
+        ok = got.layout >= 0
+        if ok.any():
+            combos, first, inverse = np.unique(np.stack([sids[ok], got.layout[ok]]), axis=1, return_index=True,
+                                               return_inverse=True)
+            at = np.flatnonzero(ok)
+            mapped = np.empty(combos.shape[1], np.int64)
+            for c, (sid, lid) in enumerate(combos.T.tolist()):
+                p = pattern_of.get((sid, lid))
+                if p is None:
+                    pairs, empty = layouts.shapes[lid]
+                    p = pattern_of[sid, lid] = walked.pattern(judge.verdicts(sid, pairs, empty,
+                                                                             path[int(at[first[c]])].as_py()))
+                mapped[c] = p
+            pattern[ok] = mapped[inverse.ravel()]
+        faults = {}
+        if got.faults:
+            at = [i for i, _kind, _detail in got.faults]
+            paths = [path[i].as_py() for i in at]
+            heads = table.head_batch(paths, [index_paths[i] for i in at], [embedded[i] for i in at])
+            for i, file_path, hit in zip(at, paths, heads, strict=True):
+                faults[i] = judge.head(int(sids[i]), file_path, *hit)
+        walked.add_many(who[lo:lo + n], pattern, got.entries, got.spans, got.size, faults)
     tick(progress, total, total, "done")
 
 
@@ -222,7 +305,6 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     if len(rows) < picked.num_rows:  # else every file, in order: no copy of the embedded indexes
         picked = take_rows(picked, rows)
     walked = _Walked(errors_only, rows=True)
-    plan_rows = rows.tolist()
 
     def columns(lo: int, hi: int) -> tuple[list, list, list]:
         part = picked.slice(lo, hi - lo)
@@ -230,8 +312,13 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
                 part.column("_EMBEDDED_FILE_INDEX").to_pylist())
 
     with gc_paused():  # the kept heads and the walk's tuples are acyclic: no collector passes over them
-        for i, spans, size, why, v in _census_walk(table, picked.column("_SCHEMA_ID").to_numpy(), columns, progress):
-            walked.add(plan_rows[i], spans, size, why, v)
+        if native_storage(table.storage):
+            _native_walk(table, picked, rows, walked, progress)
+        else:
+            plan_rows = rows.tolist()
+            for i, spans, size, why, v in _census_walk(table, picked.column("_SCHEMA_ID").to_numpy(), columns,
+                                                       progress):
+                walked.add(plan_rows[i], spans, size, why, v)
     census = walked.table(lambda shown: _plan_file_columns(table, plan, np.asarray(shown, np.int64)))
     release_unused()  # the walk's scratch arrays and freed heads: back to the system, not kept
     return census
@@ -241,9 +328,17 @@ def _file_indexes_of(table, planned: Sequence[LiveFile], errors_only: bool, prog
                      sample: int | None) -> pa.Table:
     """:func:`file_indexes` over planned live file objects (advise holds the object plan and does
     not build the columnar one); the same rows as the columnar walk (tests/test_advise.py)."""
+    files = sample_files([lf for lf in planned if lf.has_file_index], sample)
+    if native_storage(table.storage):  # the C walk over the files' columns; ``shown`` are their positions
+        walked = _Walked(errors_only, rows=True)
+        picked = pa.table({"path": [lf.path for lf in files], "index_path": [lf.index_path for lf in files],
+                           "_EMBEDDED_FILE_INDEX": pa.array([lf.file.embedded_index for lf in files], pa.binary()),
+                           "_SCHEMA_ID": pa.array([lf.file.schema_id for lf in files], pa.int64())})
+        with gc_paused():
+            _native_walk(table, picked, np.arange(len(files), dtype=np.int64), walked, progress)
+        return walked.table(lambda shown: _object_file_columns(table, [files[i] for i in shown]))
     walked = _Walked(errors_only)
-    for lf, spans, size, why, v in census_heads(table, sample_files([lf for lf in planned if lf.has_file_index],
-                                                                    sample), progress):
+    for lf, spans, size, why, v in census_heads(table, files, progress):
         walked.add(lf, spans, size, why, v)
     return walked.table(lambda shown: _object_file_columns(table, shown))
 
@@ -315,24 +410,53 @@ class _Walked:
         self.spans_flat = array("q")  # (offset, length) of every head entry, flat: 8 bytes a value
         self.container = array("q")  # container size per shown file (-1: unreadable, null)
 
+    def pattern(self, v: Verdicts) -> int:
+        """The pattern of a readable head's verdicts (-2: none of its rows is shown)."""
+        if self.errors_only and not v.any_unusable:
+            return -2
+        pid = self.pattern_of.get(id(v))
+        if pid is None:
+            at = tuple(j for j, bad in enumerate(v.unusable) if bad or not self.errors_only)
+            pid = self.pattern_of[id(v)] = len(self.patterns)
+            self.patterns.append((v, at, None))
+        return pid
+
     def add(self, who, spans, size: int | None, why: str | None, v: Verdicts | None) -> None:
         """One walked file: unreadable (``why``: one row, no column), or its head's ``spans``."""
         if why is not None:
             pid = len(self.patterns)
             self.patterns.append((None, (0,), why))
         else:
-            if self.errors_only and not v.any_unusable:
+            pid = self.pattern(v)
+            if pid < 0:
                 return
-            pid = self.pattern_of.get(id(v))
-            if pid is None:
-                at = tuple(j for j, bad in enumerate(v.unusable) if bad or not self.errors_only)
-                pid = self.pattern_of[id(v)] = len(self.patterns)
-                self.patterns.append((v, at, None))
             self.spans_flat.extend(spans)
         self.shown.append(who)
         self.file_pattern.append(pid)
         self.entries.append(len(spans) // 2)
         self.container.append(-1 if size is None else size)
+
+    def add_many(self, who: np.ndarray, pattern: np.ndarray, entries: np.ndarray, spans: np.ndarray,
+                 size: np.ndarray, faults: dict[int, tuple]) -> None:
+        """A batch of walked files in order, as arrays: each file's ``pattern`` (:meth:`pattern`;
+        -1: the file at that position is added from ``faults`` as :meth:`add` takes it), its head's
+        entry count and container size, and all its entries' spans flat, in file order."""
+        ends = np.cumsum(entries) * 2
+        start = 0
+        for stop in [*sorted(faults), len(pattern)]:
+            if stop > start:
+                keep = pattern[start:stop] >= 0
+                count = entries[start:stop]
+                part = spans[(ends[start - 1] if start else 0):(ends[stop - 1] if stop else 0)]
+                if not keep.all():
+                    part = part.reshape(-1, 2)[np.repeat(keep, count)].ravel()
+                for column, values in ((self.shown, who[start:stop]), (self.file_pattern, pattern[start:stop]),
+                                       (self.entries, count), (self.container, size[start:stop])):
+                    column.frombytes(np.ascontiguousarray(values[keep], np.int64).tobytes())
+                self.spans_flat.frombytes(np.ascontiguousarray(part, np.int64).tobytes())
+            if stop < len(pattern):
+                self.add(int(who[stop]), *faults[stop])
+            start = stop + 1
 
     def table(self, file_columns) -> pa.Table:
         """The census's rows: each shown file's pattern of rows over its head entries' spans (numpy

@@ -15,7 +15,19 @@ from indexcore.formats.container import EMPTY_INDEX_FLAG, IndexEntry
 from indexcore.views.census import census_rows_of, judge_entry, snapshot_census
 from indexcore.views.common import IndexBlob, Progress
 from indexcore.warehouse.model import LiveFile
-from indexcore.warehouse.plan_columns import LiveFilesByPath, PlanColumns, text_key
+from indexcore.warehouse.plan_columns import LiveFilesByPath, PlanColumns, text_key, whole
+
+
+def names_plan_rows(census_paths: pa.ChunkedArray | pa.Array, plan_paths: pa.ChunkedArray | pa.Array) -> bool:
+    """Whether a census's ``file_path`` (an array, or a column of one chunk) is a dictionary over
+    the plan's own path column (the same buffers: :func:`~indexcore.warehouse.plan_columns.text_key`),
+    so its indices are plan rows (bloom sizing and the index inventory then take files by row)."""
+    if isinstance(census_paths, pa.ChunkedArray):
+        if census_paths.num_chunks != 1:
+            return False
+        census_paths = census_paths.chunk(0)
+    return pa.types.is_dictionary(census_paths.type) and \
+        text_key(census_paths.dictionary) == text_key(whole(plan_paths))
 
 
 def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterable[str] | None = None,

@@ -217,6 +217,17 @@ class TableIndexHeads:
                 out[i] = self._head_hit(paths[i], index_paths[i], inline, None)
         return out
 
+    def keep_read_heads(self, paths: Sequence[str], index_paths: Sequence[str],
+                        reads: Sequence[tuple | IndexCoreError]) -> None:
+        """Keep the heads of ``.index`` files a caller read itself (``reads``: :meth:`Storage.read_prefixes`
+        of ``index_paths``, e.g. whole, for their blobs too) where :meth:`head_batch` finds them, as it
+        would have read them: each file is read once for its head and its blobs."""
+        kept = self.caches.head_bytes
+        for path, index_path, read in zip(paths, index_paths, reads, strict=True):
+            if kept.get((path, index_path)) is None:
+                hit = self._head_hit(path, index_path, None, read)
+                kept.put((path, index_path), hit, _weight(path, index_path, hit))
+
     def _head_hit(self, path: str, index_path: str | None, inline: bytes | None,
                   read: tuple | IndexCoreError | None) -> tuple[bytes | None, int, str, str | None]:
         """(head bytes, container size, name, error) of one container, from its embedded bytes

@@ -92,7 +92,9 @@ def planned_of_columns(table, plan: PlanColumns) -> PlannedFiles:
     rows = LiveFileRows(plan, table)
     index_of = {p: i for i, p in enumerate(plan.files.column("path").to_pylist())}
     return PlannedFiles(plan.snapshot, rows, _ByPath(rows, index_of), index_of, tuple(plan.problems), plan,
-                        int(pc.sum(plan.files.column("_FILE_SIZE")).as_py() or 0))
+                        int(pc.sum(plan.files.column("_FILE_SIZE")).as_py() or 0),
+                        int(pc.sum(plan.files.column("_ROW_COUNT")).as_py() or 0),  # no object per file
+                        plan.files.column("partition_id").to_numpy(), [str(p[0]) for p in plan.partitions])
 
 
 def advise_on_spark(table, warehouse_url: str, master: str, snapshot_id: int | None = None, measure: bool = False,
