@@ -340,9 +340,9 @@ def test_undersized_items_recommends_what_keeps_95_percent_under_fpp(tmp_path):
 
 
 def test_census_sizing_reads_only_the_filters_over_items_and_agrees_with_the_objects(tmp_path):
-    """The sizing is judged on the census's columns: a live file is made only for the 2 files with
-    more rows (1,000) than items (200), whose filter's bits are read; the verdict is the one
-    column_sizing gives over every planned live file object."""
+    """The sizing is judged on the census's columns: only the 2 files with more rows (1,000) than
+    items (200) have their filter's bits read (as bytes: no live file; through readers: a live file
+    each); the verdict is the one column_sizing gives over every planned live file object."""
     root = _sized_table(str(tmp_path / "wh"), items=200, big_files=2)
     table = Warehouse(root).table("db.t")
     plan = table.plan_columns()
@@ -361,7 +361,10 @@ def test_census_sizing_reads_only_the_filters_over_items_and_agrees_with_the_obj
 
     census = view(table, "file_indexes", plan.snapshot.id)
     (b,) = census_sizing(table, census, Recording(plan, table))
-    assert len(asked) == 2 and {by_path[p].file.row_count for p in asked} == {1000}
+    assert asked == []  # the 2 filters' bits read as bytes from the census rows: no live file made
+    # without the columns that locate a blob, through a reader per filter: live files of those 2 only
+    (alone,) = census_sizing(table, census.drop_columns(["index_offset"]), Recording(plan, table))
+    assert alone == b and len(asked) == 2 and {by_path[p].file.row_count for p in asked} == {1000}
     files = Warehouse(root).table("db.t").plan().files
     assert b == column_sizing(table, "uuid", ((lf, "uuid", int(size)) for lf, size in zip(
         sorted(files, key=lambda lf: lf.path), _bloom_sizes(census, sorted(lf.path for lf in files)), strict=True)))
