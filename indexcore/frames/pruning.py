@@ -18,10 +18,11 @@ from indexcore.formats.registry import FILE_INDEX_TYPES
 from indexcore.frames.progress import Progress, tick
 from indexcore.scan.file_index import FileIndexPredicate, container_index_types, pruning_index_types
 from indexcore.scan.stats import column_stats, field_map, test_predicate_on_stats
-from indexcore.views.census import snapshot_census
+from indexcore.views.census import snapshot_census, texts_in
 from indexcore.views.common import file_cols, partition_types
 from indexcore.warehouse.file_sample import decode_sample_rows
 from indexcore.warehouse.model import LiveFile
+from indexcore.warehouse.plan_columns import whole
 from indexcore.warehouse.table_heads import KeptContainer
 from indexcore.warehouse.table_manifests import gc_paused
 
@@ -60,10 +61,10 @@ def prune_by_index(table, predicate: Predicate, index_types: Iterable[str], snap
     index_types = list(index_types)
     plan = table.plan_columns(snapshot_id)  # the columnar plan: only the sampled files become objects
     indexed = pc.or_(pc.is_valid(plan.files["_EMBEDDED_FILE_INDEX"]), pc.is_valid(plan.files["index_path"]))
-    paths = plan.files["path"].to_pylist()
+    paths = plan.text_objects("path")  # the plan's kept strings (the $files frame's): no list of every path
     # on the table's kept map: the files the page's index views made for the same sample are reused
     files = table.live_files_by_path(snapshot_id).many(
-        [paths[i] for i in decode_sample_rows(paths, indexed.to_pylist(), sample)])
+        [paths[i] for i in decode_sample_rows(paths, whole(indexed).to_numpy(zero_copy_only=False), sample)])
     with gc_paused():  # thousands of acyclic rows, entries and readers: no collector passes over them
         return _prune(table, predicate, index_types, snapshot_id, progress, files)
 
@@ -122,7 +123,7 @@ def _census_heads(table, snapshot_id: int | None, paths: list[str]) -> dict[str,
     """Data file path -> its container's entries as the (kept) census lists them, for the files
     ``paths`` whose container could be read: no head parsed again per file."""
     census = snapshot_census(table, snapshot_id)
-    rows = census.filter(pc.is_in(census["file_path"].cast(pa.string()), value_set=pa.array(paths, pa.string())))
+    rows = census.filter(texts_in(census["file_path"], pa.array(paths, pa.string())))
     c = {name: rows[name].to_pylist() for name in ("column_name", "index_type", "index_offset", "index_size_in_bytes")}
     entries: dict[str, list[IndexEntry] | None] = {}
     for i, path in enumerate(rows["file_path"].cast(pa.string()).to_pylist()):

@@ -1,0 +1,138 @@
+"""Memory of the Range page's steps (issue 29, item 2): looking up census rows by path works on the
+census's dictionary, not on every decoded row, and a sample takes the plan's kept strings instead
+of making one per path. Truth: Arrow's own lookups over plain text; memory in a pool of its own
+(Arrow) or traced (Python strings)."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import indexcore
+from indexcore.frames import pruning
+from indexcore.views import view
+from indexcore.views.census import census_of_sample, indexed_rows, texts_in
+from indexcore.warehouse.file_sample import sample_positions
+from indexcore.write.bulk_sample import build_large_bulk
+
+FILES = 1000
+_POOLS: list = []  # proxy pools the peaks were measured in: alive as long as what they allocated
+
+
+def _peak_of(fn):
+    """``fn()`` and the most Arrow memory it had allocated at once, in a proxy pool of its own."""
+    default = pa.default_memory_pool()
+    proxy = pa.proxy_memory_pool(default)
+    _POOLS.append(proxy)
+    pa.set_memory_pool(proxy)
+    try:
+        return fn(), proxy.max_memory()
+    finally:
+        pa.set_memory_pool(default)
+
+
+@pytest.fixture(scope="module")
+def events(tmp_path_factory):
+    root = tmp_path_factory.mktemp("large")
+    build_large_bulk(str(root), 1, FILES, workers=1)
+    return indexcore.open_warehouse(str(root)).table("large.events")
+
+
+def _census_column(rows: int, distinct: int, chunks: int = 2) -> pa.ChunkedArray:
+    texts = pa.array([f"/w/large.db/events/dt=2024-01-{i % 28:02d}/bucket-{i % 64}/data-{i:09d}.parquet"
+                      for i in range(distinct)])
+    rng = np.random.default_rng(3)
+    parts = []
+    for _ in range(chunks):
+        codes = rng.integers(0, distinct, rows // chunks).astype(np.int32)
+        parts.append(pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes % 17 == 0), texts))
+    return pa.chunked_array(parts)
+
+
+def test_texts_in_answers_as_arrow_over_plain_text_without_decoding_the_rows():
+    """``texts_in`` of a dictionary column (chunks, nulls) is Arrow's ``is_in`` / ``index_in`` of
+    the same column as plain text; it allocates a small part of that text, where Arrow's lookup
+    over the dictionary array decodes it first (the premise: about 400 MB at 1,000,000 files)."""
+    column = _census_column(200_000, 50_000)
+    plain = column.cast(pa.string())
+    values = column.chunk(0).dictionary.take(pa.array(np.arange(0, 50_000, 7)))
+    want_in = pc.fill_null(pc.is_in(plain, value_set=values), False)
+    want_at = pc.index_in(plain, value_set=values)
+    got_in, ours = _peak_of(lambda: texts_in(column, values))
+    got_at, ours_at = _peak_of(lambda: texts_in(column, values, where=True))
+    assert got_in.equals(want_in) and got_at.equals(want_at)
+    assert want_in.to_numpy().sum() > 10_000 and got_at.null_count > 10_000  # both answers occur
+    _, arrows = _peak_of(lambda: pc.is_in(column, value_set=values))
+    text_bytes = plain.nbytes
+    assert arrows > text_bytes // 2  # the premise: Arrow decodes the dictionary column
+    assert max(ours, ours_at) < text_bytes // 5
+    plain_in = texts_in(plain, values)  # a plain column: Arrow's own lookup
+    assert plain_in.equals(want_in)
+
+
+def test_a_census_sample_and_the_pruning_heads_decode_no_census_path(events):
+    """The Range page's sampled census and its pruning table's heads: the rows that the census
+    as plain text gives, with far less Arrow memory than the census's paths as text."""
+    table = events
+    snap = table.snapshot().id
+    census = view(table, "file_indexes")
+    paths_text = census["file_path"].cast(pa.string())
+    assert pa.types.is_dictionary(census["file_path"].type) and census.num_rows > 3 * FILES // 2
+    plan = table.plan_columns()
+    sample = 50
+    rows = indexed_rows(plan, sample)
+    picked = plan.files.column("path").take(pa.array(rows))
+    at = pc.fill_null(pc.index_in(paths_text, value_set=picked), -1).to_numpy()
+    hit = np.flatnonzero(at >= 0)
+    want = census.take(hit[np.argsort(at[hit], kind="stable")])
+    got, peak = _peak_of(lambda: census_of_sample(table, census, snap, sample))
+    assert got.equals(want) and 0 < got.num_rows < census.num_rows
+    assert peak < paths_text.nbytes // 3
+
+    paths = picked.to_pylist()
+    heads, peak = _peak_of(lambda: pruning._census_heads(table, snap, paths))
+    assert sorted(heads) == sorted(set(paths))
+    mine = census.filter(pc.is_in(paths_text, value_set=picked))
+    for path, head in heads.items():
+        rows_of = mine.filter(pc.equal(mine["file_path"].cast(pa.string()), path))
+        assert [(e.column, e.index_type, e.offset, e.length) for e in head.entries] == list(zip(
+            *(rows_of[c].to_pylist() for c in ("column_name", "index_type", "index_offset", "index_size_in_bytes")),
+            strict=True))
+    assert peak < paths_text.nbytes // 3
+
+
+def test_a_sample_of_indexed_files_takes_the_plans_kept_strings(events):
+    """``indexed_rows`` with a sample picks the same files as a draw over fresh path strings, and
+    makes no string per path: the plan's kept ones (its frames') are taken."""
+    plan = events.plan_columns()
+    kept = plan.text_objects("path")
+    every = indexed_rows(plan)
+    fresh = plan.files.column("path").take(pa.array(every)).to_pylist()
+    want = every[sample_positions(fresh, 40)]
+    fresh_bytes = sum(len(p) for p in fresh)
+    del fresh
+    tracemalloc.start()
+    try:
+        got = indexed_rows(plan, 40)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert got.tolist() == want.tolist() and kept is plan.text_objects("path")
+    assert peak < fresh_bytes // 3
+
+
+def test_the_pruning_table_of_a_sample_is_the_one_over_every_file_restricted(events):
+    """``prune_by_sql`` of a sample (the plan's kept strings, the census looked up by dictionary)
+    gives, for each sampled file, the row the unsampled table gives it."""
+    sql = "amount BETWEEN 10 AND 100"
+    whole = pruning.prune_by_sql(events, sql, index_types=("range-bitmap", "bsi"))
+    part = pruning.prune_by_sql(events, sql, index_types=("range-bitmap", "bsi"), sample=60)
+    assert 0 < len(part) < len(whole)
+    key = "file_name" if "file_name" in whole.columns else whole.columns[0]
+    merged = part.merge(whole, on=list(part.columns), how="left", indicator=True)
+    assert (merged["_merge"] == "both").all(), merged[merged["_merge"] != "both"].head()
+    assert part[key].is_unique
