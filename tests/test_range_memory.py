@@ -8,6 +8,7 @@ from __future__ import annotations
 import tracemalloc
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -164,3 +165,36 @@ def test_the_index_columns_of_a_page_copy_no_row_of_the_census_frame(built):
     assert got == want == ["amount", "event_time"]
     hits = int(frame["index_type"].isin(kinds).sum())
     assert hits > len(frame) // 3 and peak < hits * 24  # a filter of the frame: 8 bytes a column a hit row
+
+
+def test_the_bitmap_estimate_reads_two_columns_of_the_carrying_rows(events):
+    """The Bitmap page's matching-rows estimate counts the rows of every file carrying the column's
+    bitmap (truth: the census's files in Arrow, their row counts from the plan) without copying
+    every column of the carrying rows of the census frame."""
+    from indexcore.formats.registry import page_kinds
+    from indexcore.frames import bitmap
+    from indexcore.frames.views import view_frame
+
+    census = view(events, "file_indexes")
+    column = "country"
+    mask = pc.and_(texts_in(census["index_type"], pa.array(list(page_kinds("bitmap")))),
+                   pc.fill_null(pc.equal(census["column_name"], column), False))
+    paths = pc.unique(census.filter(mask)["file_path"].cast(pa.string()))
+    plan = events.plan_columns()
+    rows = pc.sum(plan.files.filter(pc.is_in(plan.files["path"], value_set=paths))["_ROW_COUNT"]).as_py()
+    frame = pd.concat([view_frame(events, "file_indexes")] * 8, ignore_index=True)  # every row 8 times: the
+    # same files and counts, and rows enough that copying them outweighs what pandas makes per call
+    lookup = bitmap.bitmap_lookup(events, column, "'US'", sample=30)
+    assert 0 < len(lookup) < len(paths)
+    bitmap.matching_rows_estimate(lookup, frame, column, sampled=True)  # once before: pandas' first-call state
+    tracemalloc.start()
+    try:
+        got = bitmap.matching_rows_estimate(lookup, frame, column, sampled=True)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert got.population == len(paths) and got.sample == len(lookup)
+    found = lookup["matching_rows"].astype(float).sum()
+    assert got.value == pytest.approx(found / lookup["row_count"].astype(float).sum() * rows)
+    hits = 8 * int(pc.sum(mask).as_py())
+    assert peak < hits * 8 * len(frame.columns) // 2  # a copy of the carrying rows: 8 bytes a column each
