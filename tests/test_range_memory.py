@@ -198,3 +198,28 @@ def test_the_bitmap_estimate_reads_two_columns_of_the_carrying_rows(events):
     assert got.value == pytest.approx(found / lookup["row_count"].astype(float).sum() * rows)
     hits = 8 * int(pc.sum(mask).as_py())
     assert peak < hits * 8 * len(frame.columns) // 2  # a copy of the carrying rows: 8 bytes a column each
+
+
+def test_embedded_indexes_of_a_sample_are_taken_without_joining_the_plan(events):
+    """The sampled files' embedded file indexes (what the index pages decode) are the plan's bytes
+    of each path (truth: the plan's rows as Python values), None for a path not planned; on a plan
+    of many decoded batches (as at 1,000,000 files) they cost about what they return, where Arrow's
+    take of the chunked column copied every embedded index first."""
+    import dataclasses
+
+    from indexcore.views import blob_bytes
+
+    plan = events.plan_columns()
+    batched = dataclasses.replace(plan, files=pa.Table.from_batches(plan.files.to_batches(max_chunksize=64)))
+    assert batched.files.column("_EMBEDDED_FILE_INDEX").num_chunks > 10
+    truth = dict(zip(plan.files.column("path").to_pylist(), plan.files.column("_EMBEDDED_FILE_INDEX").to_pylist(),
+                     strict=True))
+    embedded = [p for p, v in truth.items() if v is not None]
+    assert len(embedded) > 100
+    wanted = embedded[::7] + ["/not/planned.parquet"] + embedded[3::11]
+    got, peak = _peak_of(lambda: blob_bytes._embedded_of(batched, wanted))
+    assert got == [truth.get(p) for p in wanted] and got[len(embedded[::7])] is None
+    column = batched.files.column("_EMBEDDED_FILE_INDEX")
+    _, joined = _peak_of(lambda: column.take(pa.array([0, 5])))
+    assert joined > column.nbytes // 2  # the premise: Arrow joins the chunks
+    assert peak < column.nbytes // 4
