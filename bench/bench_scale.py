@@ -23,7 +23,9 @@ are done) and prints what each further session adds.
 ``--server DIR [--concurrent 20]`` starts the app itself (``scripts/app_server.py``) on a large
 sample and prints the server's RSS and peak idle, after one headless Chromium tab
 (/usr/bin/chromium, playwright) opened the heavy pages (table, bitmap, bloom, range) in turn, then
-with 20 tabs open at once (real sessions, pages cycled), with the exceptions the pages showed.
+with 20 tabs open at once (real sessions, pages cycled), with the exceptions the pages showed, the
+one-minute load average at the end of each phase, and the RSS and peak after each page of the one
+session (the page in which the peak rose is where it was reached).
 """
 
 from __future__ import annotations
@@ -299,6 +301,24 @@ def sessions(roots: list[str], concurrent: int = 1) -> None:
 HEAVY_PAGES = ("table", "bitmap", "bloom", "range")  # the pages that hold the plan, census and $files
 
 
+# the page is drawn: no skeleton placeholder left, every plotly chart laid out (tests/test_browser.py's test)
+_DRAWN = """() => document.querySelectorAll('[data-testid="stSkeleton"]').length === 0 &&
+  [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'))"""
+
+
+def _wait_done(tab, timeout_s: float) -> None:
+    """Until the page's run is over: its title drawn, then no 'Running...' status widget and nothing
+    still drawing, on two checks a second apart (bench_app's wait took the first moment without the
+    widget: the Table page's plan, census and health were still to come when the next page opened)."""
+    tab.wait_for_selector("h1", timeout=timeout_s * 1000)
+    deadline = time.monotonic() + timeout_s
+    quiet = 0
+    while time.monotonic() < deadline and quiet < 2:
+        busy = tab.locator('[data-testid="stStatusWidget"]').count() or not tab.evaluate(_DRAWN)
+        quiet = 0 if busy else quiet + 1
+        time.sleep(1.0)
+
+
 def server(root: str, sessions_n: int, pages: tuple[str, ...] = HEAVY_PAGES, timeout_s: float = 1800) -> dict:
     """The app's server (``scripts/app_server.py``) on ``root``: its resident memory (VmRSS) and peak
     (VmHWM) idle, after one headless Chromium tab opened each of ``pages`` in turn, then with
@@ -326,20 +346,24 @@ def server(root: str, sessions_n: int, pages: tuple[str, ...] = HEAVY_PAGES, tim
             tab = context.new_page()
             t0 = time.perf_counter()
             shown = 0
+            after: dict = {}  # each page: RSS and peak once it was shown (the peak is the process's so far)
             for name in pages:
                 opened(tab, name)
-                bench_app._wait_idle(tab, timeout_s)
+                _wait_done(tab, timeout_s)
                 shown += errors(tab)
-            out["one_session"] = {**rss(proc), "s": round(time.perf_counter() - t0, 1), "exceptions": shown}
+                after[name] = rss(proc)
+            out["one_session"] = {**rss(proc), "s": round(time.perf_counter() - t0, 1), "exceptions": shown,
+                                  "load": round(os.getloadavg()[0], 1), "pages": after}
             tab.close()
             tabs = [context.new_page() for _ in range(sessions_n)]
             t0 = time.perf_counter()
             for i, t in enumerate(tabs):
                 opened(t, pages[i % len(pages)])
             for t in tabs:
-                bench_app._wait_idle(t, timeout_s)
+                _wait_done(t, timeout_s)
             out[f"{sessions_n}_sessions"] = {**rss(proc), "s": round(time.perf_counter() - t0, 1),
-                                              "exceptions": sum(errors(t) for t in tabs)}
+                                              "exceptions": sum(errors(t) for t in tabs),
+                                              "load": round(os.getloadavg()[0], 1)}
         finally:
             browser.close()
     return out
@@ -363,7 +387,11 @@ def main() -> None:
         for phase in ("idle", "one_session", f"{max(args.concurrent, 1)}_sessions"):
             if phase in r:
                 print(f"server {phase:12s}: RSS {r[phase]['rss_mib']:6,} MiB, peak {r[phase]['peak_mib']:6,} MiB"
-                      + (f", {r[phase]['s']} s, {r[phase]['exceptions']} exceptions shown" if "s" in r[phase] else ""))
+                      + (f", {r[phase]['s']} s, {r[phase]['exceptions']} exceptions shown, load {r[phase]['load']}"
+                         if "s" in r[phase] else ""))
+            if "pages" in r.get(phase, {}):  # where the one session's peak was reached: the page it rose in
+                print("   after each page (RSS / peak MiB): " + ", ".join(
+                    f"{name} {v['rss_mib']:,} / {v['peak_mib']:,}" for name, v in r[phase]["pages"].items()))
         return
     if args.session:
         print(json.dumps(session(args.session, args.table, concurrent=args.concurrent)))

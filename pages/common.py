@@ -498,8 +498,10 @@ def index_columns(ctx: Context, index_types: tuple[str, ...]) -> list[str]:
     frame = ctx.view("file_indexes")
     if frame.empty:
         return []
-    hit = frame[frame["index_type"].isin(index_types)]
-    return sorted(hit["column_name"].dropna().unique().tolist())
+    # only the column names of the hits, as pointers: a filter of the whole frame copied every column
+    # of millions of rows at 1,000,000 files (about 170 MB on the Range page), pandas' unique a hash table
+    hit = frame["column_name"].to_numpy()[frame["index_type"].isin(index_types).to_numpy()]
+    return sorted({name for name in hit if isinstance(name, str)})
 
 
 def unusable_files(ctx: Context, index_types: tuple[str, ...]) -> pd.DataFrame:

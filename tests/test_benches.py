@@ -90,3 +90,26 @@ def test_bench_scale_growth_table_extrapolates_each_component(capsys):
     assert census[2] == "2.00"  # the capped head cache adds nothing per file
     assert float(census[3]) == pytest.approx((2.0 * 1_000_000 + 64 * 1024) / 2**20, abs=0.01)
     assert rows["total"][2] == "4.00"
+
+
+@pytest.mark.slow
+def test_bench_scale_server_says_each_pages_peak_and_the_load():
+    """``bench_scale.py --server DIR`` on the bundled sample (a real app server and Chromium, two
+    pages, two sessions): the one session's RSS and peak after each page, in page order, never
+    falling peaks, the last page's figures those of the phase, and the load the phase ran under."""
+    import json
+
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("no Chromium at /usr/bin/chromium")
+    pytest.importorskip("playwright")
+    sys.path.insert(0, str(BENCH))
+    import bench_scale
+
+    out = bench_scale.server(str(ROOT / "sample_warehouse"), 2, pages=("bitmap", "range"), timeout_s=600)
+    one = out["one_session"]
+    assert list(one["pages"]) == ["bitmap", "range"] and one["exceptions"] == 0
+    peaks = [v["peak_mib"] for v in one["pages"].values()]
+    assert peaks == sorted(peaks) and peaks[-1] <= one["peak_mib"]
+    assert all(v["rss_mib"] <= v["peak_mib"] for v in one["pages"].values())
+    assert one["load"] >= 0 and out["2_sessions"]["load"] >= 0
+    json.dumps(out)  # what --server prints

@@ -106,13 +106,15 @@ def matching_rows_estimate(lookup: pd.DataFrame, census: pd.DataFrame, column: s
     ``column``'s bitmap (``census``: ``$file_indexes``): the sum when every such file was decoded,
     else the ratio estimate from the sampled files (matching rows per row, times the rows of all
     carrying files) with its 95% interval and sample size."""
-    carrying = census[census["index_type"].isin(BITMAP_TYPES) & (census["column_name"] == column)]
-    carrying = carrying.drop_duplicates("file_path")
+    # each carrying file once, from two columns as arrays: a filtered copy of the frame (every column
+    # of ~1M rows at 1,000,000 files) and its drop_duplicates took three times the memory
+    hit = (census["index_type"].isin(BITMAP_TYPES) & (census["column_name"] == column)).to_numpy()
+    first = ~pd.Series(census["file_path"].to_numpy()[hit]).duplicated().to_numpy()
+    carrying, carrying_rows = int(first.sum()), float(census["record_count"].to_numpy()[hit][first].sum())
     found = lookup["matching_rows"].astype(float).tolist()
     if not sampled:
         return ratio_total(found, found, sum(found), len(found))
-    return ratio_total(found, lookup["row_count"].astype(float).tolist(), float(carrying["record_count"].sum()),
-                       max(len(carrying), len(found)))
+    return ratio_total(found, lookup["row_count"].astype(float).tolist(), carrying_rows, max(carrying, len(found)))
 
 
 def _quote(name: str) -> str:

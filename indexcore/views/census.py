@@ -265,7 +265,7 @@ def indexed_rows(plan: PlanColumns, sample: int | None = None) -> np.ndarray:
     rows = np.flatnonzero(has.to_numpy(zero_copy_only=False))
     if sample is None or sample >= len(rows):
         return rows
-    paths = live.column("path").take(pa.array(rows)).to_pylist()
+    paths = plan.text_objects("path")[rows]  # the plan's kept strings (its frames'): no new string per path
     return rows[sample_positions(paths, sample)]
 
 
@@ -562,9 +562,25 @@ def census_of_sample(table, census: pa.Table, snapshot_id: int, sample: int) -> 
     if len(rows) == len(indexed_rows(plan)):
         return census
     paths = plan.files.column("path").take(pa.array(rows))
-    at = pc.fill_null(pc.index_in(census["file_path"], value_set=paths), -1).to_numpy()
+    at = pc.fill_null(texts_in(census["file_path"], paths, where=True), -1).to_numpy()
     picked = np.flatnonzero(at >= 0)
     return census.take(picked[np.argsort(at[picked], kind="stable")])
+
+
+def texts_in(column: pa.Array | pa.ChunkedArray, values: pa.Array, where: bool = False) -> pa.ChunkedArray:
+    """Per row of a census text column: whether its text is one of ``values`` (``where``: its
+    position in ``values``, null when not there). A :data:`SHARED_TEXT` column is looked up by its
+    dictionary and the answers taken by its indices: Arrow's ``is_in`` / ``index_in`` of a
+    dictionary array first decodes every row (at 1,000,000 files, 3.87 million paths: about 400 MB)."""
+    lookup = pc.index_in if where else pc.is_in
+    out = []
+    for chunk in column.chunks if isinstance(column, pa.ChunkedArray) else [column]:
+        if pa.types.is_dictionary(chunk.type):
+            found = lookup(chunk.dictionary, value_set=values).take(chunk.indices)
+        else:
+            found = lookup(chunk, value_set=values)
+        out.append(found if where else pc.fill_null(found, False))
+    return pa.chunked_array(out, pa.int32() if where else pa.bool_())
 
 
 def census_rows_of(census: pa.Table, index_types: Iterable[str] | None = None,
