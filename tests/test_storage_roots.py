@@ -261,3 +261,41 @@ def test_a_bytes_window_reads_and_counts_as_a_slice_does():
         with pytest.raises(CorruptFileError, match="needs 10 bytes but the file has 5 left") as caught:
             source.read(295, 10, "bitmap")
         assert caught.value.file == "f#c.bitmap" and caught.value.structure == "bitmap"
+
+
+def test_read_raw_reads_small_files_whole_and_refuses_a_symlink_out(tree, monkeypatch):
+    """A small local Parquet data file is read whole through a directory resolved once (no
+    ``lstat`` per file), with the same table pyarrow reads from the path; a data file symlinked
+    out of the roots beside it is still refused, one symlinked within them is read."""
+    import os
+
+    import pyarrow.parquet as pq
+
+    from indexcore.warehouse import data as data_mod
+
+    root, outside = tree
+    bucket = root / "demo.db" / "orders" / "bucket-0"
+    files = sorted(bucket.glob("*.parquet"))
+    foreign = sorted((outside / "demo.db" / "users").rglob("*.parquet"))[0]
+    (bucket / "leak.parquet").symlink_to(foreign)
+    (bucket / "alias.parquet").symlink_to(files[0])
+    storage = Storage(str(root), allowed_roots=[str(root)])
+    first = data_mod.read_raw(storage, str(files[0]))  # resolves the bucket directory
+    assert first.equals(pq.read_table(files[0]))
+    lstats = []
+    real_lstat = os.lstat
+    monkeypatch.setattr(os, "lstat", lambda p, *a, **k: lstats.append(p) or real_lstat(p, *a, **k))
+    before = storage.stats.snapshot()[0]
+    for f in files[1:]:
+        assert data_mod.read_raw(storage, str(f)).equals(pq.read_table(f))
+    assert lstats == []  # the directory's files are opened without following a symlink
+    assert storage.stats.snapshot()[0] - before == sum(f.stat().st_size for f in files[1:])
+    with pytest.raises(StorageError, match=REFUSED):
+        data_mod.read_raw(storage, str(bucket / "leak.parquet"))
+    assert data_mod.read_raw(storage, str(bucket / "alias.parquet")).equals(first)
+    with pytest.raises(StorageError, match="data file not found"):
+        data_mod.read_raw(storage, str(bucket / "gone.parquet"))
+    monkeypatch.setattr(data_mod, "WHOLE_READ_BYTES", 0)  # larger files: Arrow reads the path
+    assert data_mod.read_raw(storage, str(files[0])).equals(first)
+    with pytest.raises(StorageError, match=REFUSED):
+        data_mod.read_raw(storage, str(bucket / "leak.parquet"))

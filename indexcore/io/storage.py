@@ -268,6 +268,33 @@ class Storage:
                 self.stats.served(nbytes)
         return out
 
+    def read_small(self, path: str, limit: int) -> tuple[str, bytes | None, int]:
+        """Of a local file: its resolved path, its whole bytes when it holds at most ``limit``
+        bytes (None when larger: the caller opens the path) and its size, in one ``open``, ``fstat``
+        and ``pread``. A file of a directory already resolved and allowed is opened without
+        following a symlink (no ``lstat`` per file, as :meth:`read_prefixes`); a symlinked one, or
+        one of a new directory, takes the full check of :meth:`resolve`. Raises ``OSError`` as
+        ``open`` does (missing file) and IndexCoreError for a path outside the allowed roots."""
+        if not self._local:
+            raise ValueError("read_small reads local files only")
+        full = self._in_resolved_dir(check_text(os.fspath(path))) if NO_FOLLOW else None
+        fd = -1
+        if full is not None:
+            try:
+                fd = os.open(full, os.O_RDONLY | NO_FOLLOW)
+            except OSError as exc:
+                if exc.errno != errno.ELOOP:
+                    raise
+        if fd < 0:
+            full = self.resolve(path)
+            fd = os.open(full, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:
+            size = os.fstat(fd).st_size
+            data = pread_fully(fd, 0, size) if size <= limit else None
+        finally:
+            os.close(fd)
+        return full, data, size
+
     def read_bytes(self, path: str) -> bytes:
         """A whole file in one request (cached unless it is a ``LATEST``/``EARLIEST`` hint)."""
         full = self.resolve(path)

@@ -51,6 +51,10 @@ SYSTEM_COLUMNS = (SEQUENCE_NUMBER, VALUE_KIND, ROW_ID)
 #: A Parquet file of one row group up to this size is decoded without Arrow's thread pool.
 SMALL_PARQUET_BYTES = 4 << 20
 
+#: A local Parquet file up to this size is read whole in one ``pread`` (Paimon's small files:
+#: a few KiB at 10,000 files), larger ones through Arrow's ranged reads of the columns wanted.
+WHOLE_READ_BYTES = 1 << 20
+
 
 def read_raw(storage: Storage, path: str, file_format: str | None = None,
              blob_field: str | None = None, field_ids: Collection[int] | None = None,
@@ -66,13 +70,25 @@ def read_raw(storage: Storage, path: str, file_format: str | None = None,
     map key makes pyarrow abort the whole process.
     """
     fmt = (file_format or path.rsplit(".", 1)[-1]).lower()
-    full = storage.resolve(path)
     if fmt not in ("parquet", "orc", "avro", "blob", "mosaic"):
         raise UnsupportedError(f"data file format {fmt!r} is not read by indexcore", file=path)
     local = storage.protocol in ("file", "local")
     size = None  # the file's bytes when the read learnt them from its own descriptor
+    data = None  # a small local Parquet file's whole bytes, read in one pread
+    if fmt == "parquet" and local:
+        try:
+            full, data, size = storage.read_small(path, WHOLE_READ_BYTES)
+        except FileNotFoundError as exc:
+            raise StorageError("data file not found", file=path) from exc
+        except OSError as exc:
+            raise StorageError(f"cannot open data file: {exc}", file=path) from exc
+    else:
+        full = storage.resolve(path)
     try:
-        if fmt == "blob":
+        if data is not None:
+            # read whole: one pread in place of Arrow's open, stat and reads of footer and chunks
+            table = _read_parquet(pa.BufferReader(data), field_ids, memo)
+        elif fmt == "blob":
             table = pa.table({blob_field or "blob": pa.array(read_blob_file(storage.open(path)), pa.binary())})
         elif fmt == "avro":
             table = read_avro_table(storage.read_bytes(path), path)
