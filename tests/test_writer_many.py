@@ -118,3 +118,56 @@ def test_many_keys_many_files() -> None:
 ])
 def test_many_declines(kind, dtype, columns) -> None:
     assert new_writers(kind, parse_type(dtype), {"items": "10"} if kind == "bloom-filter" else {}, columns) is None
+
+
+def test_string_hashes_together_are_each_keys_hash():
+    """Keys hashed together (vectorised, a bitmap writer's distinct strings) give each key's
+    ``MurmurHashUtils.hashBytes``, one at a time: every length mod 4, high (sign-extended) bytes,
+    empty keys, few keys and many."""
+    import random
+
+    from indexcore.formats.murmur import hash_bytes, hash_bytes_many
+
+    rng = random.Random(30)
+    for n in (0, 1, 7, 8, 9, 100, 1000):
+        keys = [bytes(rng.randrange(256) for _ in range(rng.randrange(0, 41))) for _ in range(n)]
+        assert hash_bytes_many(keys) == [hash_bytes(k) for k in keys]
+    assert hash_bytes_many([b""] * 10) == [hash_bytes(b"")] * 10
+
+
+def test_string_bitmaps_together_write_the_scalar_hash_order(monkeypatch):
+    """A string bitmap's bytes (key order: Java ``HashMap`` over each key's hashCode) are those of
+    the writer hashing key by key, whether the keys were hashed for every file at once
+    (``many``) or per writer, and after more rows are written into a writer built by ``many``."""
+    import random
+
+    from indexcore.formats.bitmap.keys import KeyCodec
+    from indexcore.formats.murmur import hash_bytes
+
+    rng = random.Random(27)
+    alphabet = "ab\u00e9\u4e2d\U0001f600xyz0123"
+    files = [[None if rng.random() < 0.1 else "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 9)))
+              for _ in range(rng.randrange(0, 80))] for _ in range(12)]
+    dtype = parse_type("STRING")
+    columns = [pa.array(rows, pa.string()) for rows in files]
+    together = new_writers("bitmap", dtype, {}, columns)
+    alone = []
+    for column in columns:
+        w = new_writer("bitmap", dtype, {})
+        w.write_arrow(column)
+        alone.append(w)
+    fast = [w.serialized_bytes() for w in together]
+    assert fast == [w.serialized_bytes() for w in alone]
+    together[0].write_batch([b"a new key", b"another"])
+    fast_more = together[0].serialized_bytes()
+    monkeypatch.setattr(KeyCodec, "java_hashes", lambda self, keys: [hash_bytes(k) for k in keys])
+    scalar = []
+    for column in columns:
+        w = new_writer("bitmap", dtype, {})
+        w.write_arrow(column)
+        scalar.append(w.serialized_bytes())
+    assert fast == scalar
+    w = new_writer("bitmap", dtype, {})
+    w.write_arrow(columns[0])
+    w.write_batch([b"a new key", b"another"])
+    assert fast_more == w.serialized_bytes()

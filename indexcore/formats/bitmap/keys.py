@@ -6,7 +6,7 @@ import struct
 from typing import Any
 
 from indexcore.errors import UnsupportedError
-from indexcore.formats.murmur import hash_bytes
+from indexcore.formats.murmur import hash_bytes, hash_bytes_many
 from indexcore.types import DataType, float32, timestamp_from_key, to_long
 
 INT32 = struct.Struct(">i")
@@ -133,6 +133,12 @@ class KeyCodec:
         if self.kind == "double":
             return -(key & 0x7FFFFFFFFFFFFFFF) - 1 if key >> 63 else key
         return key
+
+    def java_hashes(self, keys: list) -> list[int]:
+        """:meth:`java_hash` of each key (strings hashed together, vectorised)."""
+        if self.kind == "string":
+            return hash_bytes_many(keys)
+        return [self.java_hash(k) for k in keys]
 
     def java_hash(self, key: Any) -> int:
         k = self.kind

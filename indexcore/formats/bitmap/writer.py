@@ -41,6 +41,8 @@ class BitmapWriter(FileIndexWriter):
         self._nulls: list[int] = []
         self._row_count = 0
         self._called_after_last_new = False
+        # hashCode of each key of _rows in its order, when :meth:`many` hashed them for every file
+        self._key_hashes: list[int] | None = None
 
     def write(self, value: Any) -> None:
         if value is None:
@@ -149,11 +151,14 @@ class BitmapWriter(FileIndexWriter):
         row_list, ends = sorted_rows.tolist(), group_at.tolist() + [len(order)]
         keys, firsts = group_code.tolist(), first_row.tolist()
         last_valid = bulk.file_bounds(files, len(arrays))
+        hashes = writers[0].codec.java_hashes(distinct)  # each distinct key once, not once per file
         for f, w in enumerate(writers):
             table = w._rows
             last_new = -1
+            w._key_hashes = own = []
             for g in seen[group_bounds[f]:group_bounds[f + 1]].tolist():
                 table[distinct[keys[g]]] = row_list[ends[g]:ends[g + 1]]
+                own.append(hashes[keys[g]])
                 last_new = firsts[g]
             w._nulls = null_local[null_bounds[f]:null_bounds[f + 1]]
             if last_valid[f + 1] > last_valid[f]:
@@ -192,7 +197,10 @@ class BitmapWriter(FileIndexWriter):
     def serialized_bytes(self) -> bytes:
         codec = self.codec
         keys = list(self._rows)
-        order = java_hashmap_order([codec.java_hash(k) for k in keys], self._called_after_last_new)
+        hashes = self._key_hashes
+        if hashes is None or len(hashes) != len(keys):  # keys written since many(): hashed here
+            hashes = codec.java_hashes(keys)
+        order = java_hashmap_order(hashes, self._called_after_last_new)
         keys = [keys[i] for i in order]
         null_bytes = BitMap(self._nulls).serialize()
         has_null = bool(self._nulls)
