@@ -299,3 +299,28 @@ def test_read_raw_reads_small_files_whole_and_refuses_a_symlink_out(tree, monkey
     assert data_mod.read_raw(storage, str(files[0])).equals(first)
     with pytest.raises(StorageError, match=REFUSED):
         data_mod.read_raw(storage, str(bucket / "leak.parquet"))
+
+
+def test_read_prefixes_reads_a_small_file_in_one_pread(tree, monkeypatch):
+    """A file shorter than the window asked for (a small ``.index`` file read whole) is read in one
+    ``pread`` (its short read is its end and its size); a longer one in one ``pread`` and an
+    ``fstat`` for its size. The bytes and sizes are the files' own."""
+    import os
+
+    root, _ = tree
+    folder = root / "demo.db" / "orders" / "schema"
+    small = folder / "schema-0"
+    (folder / "empty").write_bytes(b"")
+    storage = Storage(str(root), allowed_roots=[str(root)])
+    storage.read_prefixes([str(small)], 4)  # resolves the directory
+    calls = []
+    real = os.pread
+    monkeypatch.setattr(os, "pread", lambda fd, n, at: calls.append((n, at)) or real(fd, n, at))
+    whole = 1 << 16
+    got = storage.read_prefixes([str(small), str(folder / "empty"), str(small)], whole)
+    assert got[0] == got[2] == (small.read_bytes(), small.stat().st_size, str(small))
+    assert got[1] == (b"", 0, str(folder / "empty"))
+    assert calls == [(whole, 0)] * 3
+    calls.clear()
+    assert storage.read_prefixes([str(small)], 8)[0] == (small.read_bytes()[:8], small.stat().st_size, str(small))
+    assert calls == [(8, 0)]

@@ -249,8 +249,9 @@ class Storage:
                     full = self.resolve(path)
                     fd = os.open(full, os.O_RDONLY | getattr(os, "O_BINARY", 0))
                 try:
-                    data = pread_fully(fd, 0, length)
-                    # a short read reached the end: the file's size, without an fstat per file
+                    # one pread: a regular file's short read is its end (its size, with no fstat
+                    # and no second pread that returns nothing), a full one is followed by fstat
+                    data = os.pread(fd, length, 0)
                     size = len(data) if len(data) < length else os.fstat(fd).st_size
                 finally:
                     os.close(fd)
