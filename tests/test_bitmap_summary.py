@@ -184,6 +184,30 @@ def test_views_on_the_bytes_are_the_readers_views(table_dir: Path, name: str, sa
     assert sample is not None or int(fast[4]["matching_rows"].sum()) > 0  # two commits wrote nulls
 
 
+@pytest.mark.parametrize("name", ["db.v2", "db.v1"])
+def test_the_lookup_reuses_the_blobs_the_views_read(table_dir: Path, name: str):
+    """The Bitmap page's lookup after its cardinalities reads no ``.index`` file again: the views kept
+    the blobs' bytes (bounded by the reader cache's budget); it finds what a fresh table's lookup
+    (which reads them) finds. Past half the budget nothing is kept and the lookup reads them itself."""
+    probes = (("country", "'NZ'"), ("country", "NULL"), ("amount", "7"))
+    fresh = [bitmap_frames.bitmap_lookup(open_warehouse(str(table_dir)).table(name), c, v) for c, v in probes]
+    table = open_warehouse(str(table_dir)).table(name)
+    view_frame(table, "bitmap_indexes")
+    before = table.storage.stats.requests
+    again = [bitmap_frames.bitmap_lookup(table, c, v) for c, v in probes]
+    assert table.storage.stats.requests == before
+    for a, b in zip(again, fresh, strict=True):
+        pd.testing.assert_frame_equal(a, b)
+    assert int(again[0]["matching_rows"].sum()) > 0
+
+    small = open_warehouse(str(table_dir)).table(name)
+    small.caches.readers.max_weight = 64  # below one blob's bytes
+    view_frame(small, "bitmap_indexes")
+    before = small.storage.stats.requests
+    pd.testing.assert_frame_equal(bitmap_frames.bitmap_lookup(small, *probes[0]), fresh[0])
+    assert small.storage.stats.requests > before
+
+
 def test_values_are_the_datas_counts(table_dir: Path):
     """Truth from the data files: each file's count of each country, nulls as ``NULL``."""
     import pyarrow.parquet as pq

@@ -90,7 +90,7 @@ def _bitmap_decode(table, snapshot_id: int, progress: Progress | None, sample: i
     n = census.num_rows
     cells: dict[str, list] = {k: [None] * n for k in ("error", *_BITMAP_KEYS)}
     at, values, cards = [], [], []
-    blobs, types, _names = census_blob_bytes(table, census, snapshot_id)
+    blobs, types, _names = census_blob_bytes(table, census, snapshot_id, keep=True)  # the lookup reads them next
     codecs: dict = {}
     by_reader = None
     for i, (data, dtype) in enumerate(zip(blobs, types, strict=True)):
