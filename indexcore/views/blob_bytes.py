@@ -47,7 +47,7 @@ def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None, plan=Non
     names: list[str | None] = [None] * n
     if not n:
         return out, types, names
-    c = {name: census[name].to_pylist() for name in (
+    c = {name: _pylist(census[name]) for name in (
         "file_path", "index_file_path", "storage_type", "column_name", "index_offset", "index_size_in_bytes",
         "is_empty", "error", "schema_id")}
     wanted = [i for i in range(n) if c["error"][i] is None and c["column_name"][i] is not None
@@ -103,6 +103,14 @@ def _keep_blobs(table, fresh: dict) -> None:
         merged[key] = hit
         weight += len(hit[0]) + _BLOB_OVERHEAD
     readers.put(_KEPT_BLOBS, merged, max(weight, 1))
+
+
+def _pylist(column: pa.ChunkedArray) -> list:
+    """``column``'s values; a dictionary column's as its plain values first (Arrow's ``to_pylist`` of
+    a dictionary array makes a scalar per row: 7 ms per 2,000 paths, the cast 0.3 ms)."""
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    return column.to_pylist()
 
 
 def _containers(table, snapshot_id: int | None, embedded: list[bool], paths: list[str],
