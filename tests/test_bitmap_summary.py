@@ -66,6 +66,23 @@ def test_counts_are_the_written_rows_and_the_summary_the_readers(type_name: str,
             assert lite == {k: v for k, v in reader.summary().items() if k not in ("top_values", "blocks")}
 
 
+@pytest.mark.skipif(bitmap_summary._roaring_rows is None, reason="the optional C extension is not built (setup.py)")
+@pytest.mark.parametrize("version", [1, 2])
+def test_counts_make_no_bitmap(version: int, monkeypatch):
+    """The Bitmap page's thousands of blobs: each bitmap is counted by the C decoder, no pyroaring
+    bitmap made per value; the counts are still the rows written."""
+    dtype = parse_type("INT")
+    values = [v % 7 if v % 11 else None for v in range(3000)] + [99]
+    blob = _blob(dtype, values, version)
+    made = []
+    real = bitmap_summary.roaring.deserialize
+    monkeypatch.setattr(bitmap_summary.roaring, "deserialize", lambda *a, **k: made.append(a[1:]) or real(*a, **k))
+    counts = blob_counts(blob, KeyCodec(dtype))
+    assert made == []
+    assert counts.dictionary == sorted(Counter(v for v in values if v is not None).items())
+    assert counts.null_count == values.count(None)
+
+
 @pytest.mark.parametrize("version", [1, 2])
 def test_paimon_written_blobs(conformance: Path, version: int):
     """Blobs written by Paimon (100,000 strings): the counts of the rows Paimon's reader gives for
