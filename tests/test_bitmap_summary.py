@@ -28,7 +28,7 @@ from indexcore.formats.bitmap.summary import blob_counts, summary_of_counts
 from indexcore.frames import bitmap as bitmap_frames
 from indexcore.frames.views import view_frame
 from indexcore.io import BytesSource
-from indexcore.types import parse_type
+from indexcore.types import json_as_is, parse_type, to_json_value
 from indexcore.views import indexes as index_views
 from indexcore.write import TableWriter, make_schema
 
@@ -334,3 +334,15 @@ def test_range_frame_on_the_bytes_is_the_readers(bloom_dir: Path, name: str, mon
     for a, b in zip(fast, slow, strict=True):
         pd.testing.assert_frame_equal(a, b)
     assert fast[0]["error"].isna().all() and fast[0]["min"].min() < 0 < fast[0]["max"].max()
+
+
+def test_values_given_as_is_are_to_json_values():
+    """``$bitmap_values`` skips ``to_json_value`` for the types it gives back unchanged: for each of
+    them every written value is its own JSON form; the types it changes are never skipped."""
+    for type_name, values in COLUMNS.items():
+        dtype = parse_type(type_name)
+        if json_as_is(dtype):
+            assert all(to_json_value(dtype, v) is v for v in values), type_name
+    for type_name in ("DOUBLE", "FLOAT", "DATE", "TIME", "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)", "DECIMAL(5,2)", "BYTES"):
+        assert not json_as_is(parse_type(type_name)), type_name
+    assert sorted(n for n in COLUMNS if json_as_is(parse_type(n))) == ["BIGINT", "INT", "STRING", "TINYINT"]

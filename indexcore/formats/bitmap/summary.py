@@ -115,7 +115,8 @@ def blob_counts(blob: bytes, codec: KeyCodec) -> BlobCounts | None:
                 return None
     most = None
     if dictionary:
-        top = max(range(len(dictionary)), key=lambda i: (dictionary[i][1], -i))
+        cards = [c for _, c in dictionary]
+        top = cards.index(max(cards))  # the first of the most frequent
         most = _lookup_bytes(blob, head, codec, blocks, codec.key(dictionary[top][0]))
         if most is None:
             return None
