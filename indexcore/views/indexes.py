@@ -118,7 +118,7 @@ def _bitmap_decode(table, snapshot_id: int, progress: Progress | None, sample: i
             for k in _BITMAP_KEYS:
                 cells[k][i] = s.get(k)
         at.extend([i] * (len(dictionary) + (nulls > 0)))
-        if json_as_is(dtype):
+        if dictionary and json_as_is(dtype):  # no dictionary: no type either, for a blob its reader refused
             values.extend(str(value) for value, _ in dictionary)
         else:
             values.extend(str(to_json_value(dtype, value)) for value, _ in dictionary)
