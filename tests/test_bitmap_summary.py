@@ -28,7 +28,7 @@ from indexcore.formats.bitmap.summary import blob_counts, summary_of_counts
 from indexcore.frames import bitmap as bitmap_frames
 from indexcore.frames.views import view_frame
 from indexcore.io import BytesSource
-from indexcore.types import parse_type
+from indexcore.types import json_as_is, parse_type, to_json_value
 from indexcore.views import indexes as index_views
 from indexcore.write import TableWriter, make_schema
 
@@ -64,6 +64,23 @@ def test_counts_are_the_written_rows_and_the_summary_the_readers(type_name: str,
             lite = summary_of_counts(counts, dtype, detail=False)
             assert "top_values" not in lite and "blocks" not in lite
             assert lite == {k: v for k, v in reader.summary().items() if k not in ("top_values", "blocks")}
+
+
+@pytest.mark.skipif(bitmap_summary._roaring_rows is None, reason="the optional C extension is not built (setup.py)")
+@pytest.mark.parametrize("version", [1, 2])
+def test_counts_make_no_bitmap(version: int, monkeypatch):
+    """The Bitmap page's thousands of blobs: each bitmap is counted by the C decoder, no pyroaring
+    bitmap made per value; the counts are still the rows written."""
+    dtype = parse_type("INT")
+    values = [v % 7 if v % 11 else None for v in range(3000)] + [99]
+    blob = _blob(dtype, values, version)
+    made = []
+    real = bitmap_summary.roaring.deserialize
+    monkeypatch.setattr(bitmap_summary.roaring, "deserialize", lambda *a, **k: made.append(a[1:]) or real(*a, **k))
+    counts = blob_counts(blob, KeyCodec(dtype))
+    assert made == []
+    assert counts.dictionary == sorted(Counter(v for v in values if v is not None).items())
+    assert counts.null_count == values.count(None)
 
 
 @pytest.mark.parametrize("version", [1, 2])
@@ -184,6 +201,30 @@ def test_views_on_the_bytes_are_the_readers_views(table_dir: Path, name: str, sa
     assert sample is not None or int(fast[4]["matching_rows"].sum()) > 0  # two commits wrote nulls
 
 
+@pytest.mark.parametrize("name", ["db.v2", "db.v1"])
+def test_the_lookup_reuses_the_blobs_the_views_read(table_dir: Path, name: str):
+    """The Bitmap page's lookup after its cardinalities reads no ``.index`` file again: the views kept
+    the blobs' bytes (bounded by the reader cache's budget); it finds what a fresh table's lookup
+    (which reads them) finds. Past half the budget nothing is kept and the lookup reads them itself."""
+    probes = (("country", "'NZ'"), ("country", "NULL"), ("amount", "7"))
+    fresh = [bitmap_frames.bitmap_lookup(open_warehouse(str(table_dir)).table(name), c, v) for c, v in probes]
+    table = open_warehouse(str(table_dir)).table(name)
+    view_frame(table, "bitmap_indexes")
+    before = table.storage.stats.requests
+    again = [bitmap_frames.bitmap_lookup(table, c, v) for c, v in probes]
+    assert table.storage.stats.requests == before
+    for a, b in zip(again, fresh, strict=True):
+        pd.testing.assert_frame_equal(a, b)
+    assert int(again[0]["matching_rows"].sum()) > 0
+
+    small = open_warehouse(str(table_dir)).table(name)
+    small.caches.readers.max_weight = 64  # below one blob's bytes
+    view_frame(small, "bitmap_indexes")
+    before = small.storage.stats.requests
+    pd.testing.assert_frame_equal(bitmap_frames.bitmap_lookup(small, *probes[0]), fresh[0])
+    assert small.storage.stats.requests > before
+
+
 def test_values_are_the_datas_counts(table_dir: Path):
     """Truth from the data files: each file's count of each country, nulls as ``NULL``."""
     import pyarrow.parquet as pq
@@ -293,3 +334,15 @@ def test_range_frame_on_the_bytes_is_the_readers(bloom_dir: Path, name: str, mon
     for a, b in zip(fast, slow, strict=True):
         pd.testing.assert_frame_equal(a, b)
     assert fast[0]["error"].isna().all() and fast[0]["min"].min() < 0 < fast[0]["max"].max()
+
+
+def test_values_given_as_is_are_to_json_values():
+    """``$bitmap_values`` skips ``to_json_value`` for the types it gives back unchanged: for each of
+    them every written value is its own JSON form; the types it changes are never skipped."""
+    for type_name, values in COLUMNS.items():
+        dtype = parse_type(type_name)
+        if json_as_is(dtype):
+            assert all(to_json_value(dtype, v) is v for v in values), type_name
+    for type_name in ("DOUBLE", "FLOAT", "DATE", "TIME", "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)", "DECIMAL(5,2)", "BYTES"):
+        assert not json_as_is(parse_type(type_name)), type_name
+    assert sorted(n for n in COLUMNS if json_as_is(parse_type(n))) == ["BIGINT", "INT", "STRING", "TINYINT"]

@@ -130,3 +130,21 @@ def test_rows_of_a_bitmap_are_pyroarings():
             assert np.frombuffer(rows, np.uint32).tolist() == list(BitMap.deserialize(bytes(bad[:size])))
             checked += 1
     assert checked and refused
+
+
+@pytest.mark.parametrize("values", [[3, None, 7, 7, 120], [-3, None, -70], [5, -5, None, 0, -9, 12]],
+                         ids=["positive", "negative", "both"])
+def test_a_summary_makes_no_bitmap(values, monkeypatch):
+    """The Range page's per-file summaries: with the parts decoded in C, rows, nulls, min and max are
+    counted on the decoded rows (no existence bitmap deserialized), true to the values written."""
+    data = _built(values)
+    reader = BsiReader(parse_type("BIGINT"), BytesSource(data, "blob"), {})
+    made = []
+    real = bsi.roaring.deserialize
+    monkeypatch.setattr(bsi.roaring, "deserialize", lambda *a: made.append(a[1:]) or real(*a))
+    got = reader.summary()
+    assert made == []
+    present = [v for v in values if v is not None]
+    assert (got["min"], got["max"], got["null_count"]) == (min(present), max(present), len(values) - len(present))
+    assert (got["positive"]["rows"], got["negative"]["rows"]) == (sum(v >= 0 for v in present),
+                                                                  sum(v < 0 for v in present))

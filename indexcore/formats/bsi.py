@@ -94,6 +94,9 @@ _COMPARE: dict[Comparison, Callable[[np.ndarray, int], np.ndarray]] = {
 }
 
 
+_NO_ROWS = np.empty(0, np.uint32)
+
+
 class BsiPart:
     """One ``BitSliceIndexRoaringBitmap``: values ``min + sum(bit_i << i)`` for the rows in ebm.
 
@@ -128,6 +131,15 @@ class BsiPart:
         if self._slices is None:
             self._slices = [self._bitmap(i + 1, f"slice {i}") for i in range(len(self._spans) - 1)]
         return self._slices
+
+    def rows(self) -> np.ndarray | None:
+        """The ebm's rows (uint32, ascending) where they are at hand without a bitmap: the slices'
+        numbers decoded in C, or a part the blob leaves out (none); else None."""
+        if self._values is not None:
+            return self._values[0]
+        if not self._spans and self._ebm is not None and not self._ebm:
+            return _NO_ROWS
+        return None
 
     @property
     def slice_count(self) -> int:
@@ -371,15 +383,20 @@ class BsiReader(FileIndexReader):
 
     def summary(self) -> dict:
         pos, neg = self.positive, self.negative
-        low = -neg.extreme(largest=True) if neg.ebm else pos.extreme(largest=False)
-        high = pos.extreme(largest=True) if pos.ebm else (-neg.extreme(largest=False) if neg.ebm else None)
-        non_null = len(self._not_null())
+        pos_rows, neg_rows = pos.rows(), neg.rows()
+        if pos_rows is not None and neg_rows is not None:  # counted on the decoded rows: no bitmap made
+            n_pos, n_neg = len(pos_rows), len(neg_rows)
+            non_null = n_pos + n_neg if not (n_pos and n_neg) else len(np.union1d(pos_rows, neg_rows))
+        else:
+            n_pos, n_neg, non_null = len(pos.ebm), len(neg.ebm), len(self._not_null())
+        low = -neg.extreme(largest=True) if n_neg else pos.extreme(largest=False)
+        high = pos.extreme(largest=True) if n_pos else (-neg.extreme(largest=False) if n_neg else None)
         return {
             "index_type": self.index_type, "version": self.version, "row_count": self.row_count,
             "null_count": self.row_count - non_null, "min": self._display(low), "max": self._display(high),
-            "positive": {"rows": len(pos.ebm), "min": pos.min, "max": pos.max,
+            "positive": {"rows": n_pos, "min": pos.min, "max": pos.max,
                          "slice_count": pos.slice_count, "size_bytes": pos.size_bytes},
-            "negative": {"rows": len(neg.ebm), "min": neg.min, "max": neg.max,
+            "negative": {"rows": n_neg, "min": neg.min, "max": neg.max,
                          "slice_count": neg.slice_count, "size_bytes": neg.size_bytes},
             "slice_count": pos.slice_count + neg.slice_count, "size_bytes": self.source.size,
         }

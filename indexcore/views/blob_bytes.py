@@ -32,19 +32,22 @@ from indexcore.warehouse.table_manifests import gc_paused
 _BATCH = 256  # ``.index`` files read in one call
 
 
-def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None, plan=None
+def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None, plan=None, keep: bool = False
                       ) -> tuple[list[bytes | None], list[DataType | None], list[str | None]]:
     """Per row of ``census`` (rows of ``$file_indexes``): its blob's bytes, its column's type in the
     file's schema and its container's name, or Nones where the blob is to be read through its reader.
     ``plan``: the :class:`~indexcore.warehouse.plan_columns.PlanColumns` holding the rows' files
-    (embedded indexes are cut from its manifest bytes; by default the snapshot's, planned here)."""
+    (embedded indexes are cut from its manifest bytes; by default the snapshot's, planned here).
+    Blobs kept by an earlier call are not read again; ``keep``: the blobs read here are kept too, on
+    the table's reader cache (weighed by their bytes), for the next view of the same blobs (the
+    Bitmap page's lookup after its cardinalities)."""
     n = census.num_rows
     out: list[bytes | None] = [None] * n
     types: list[DataType | None] = [None] * n
     names: list[str | None] = [None] * n
     if not n:
         return out, types, names
-    c = {name: census[name].to_pylist() for name in (
+    c = {name: _pylist(census[name]) for name in (
         "file_path", "index_file_path", "storage_type", "column_name", "index_offset", "index_size_in_bytes",
         "is_empty", "error", "schema_id")}
     wanted = [i for i in range(n) if c["error"][i] is None and c["column_name"][i] is not None
@@ -60,13 +63,54 @@ def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None, plan=Non
         types[i] = schemas[key]
     c["index_type"] = census["index_type"].to_pylist()
     wanted = [i for i in wanted if types[i] is not None]
-    containers = _containers(table, snapshot_id, [c["storage_type"][i] == "EMBEDDED" for i in wanted],
-                             [c["file_path"][i] for i in wanted], [c["index_file_path"][i] for i in wanted], plan)
-    for i, (data, name) in zip(wanted, containers, strict=True):
-        offset, size = c["index_offset"][i], c["index_size_in_bytes"][i]
+    kept = table.caches.readers.get(_KEPT_BLOBS) or {}
+    keys = [(c["file_path"][i], c["index_file_path"][i], c["storage_type"][i] == "EMBEDDED", c["index_offset"][i],
+             c["index_size_in_bytes"][i]) for i in wanted]
+    read = []
+    for i, key in zip(wanted, keys, strict=True):
+        hit = kept.get(key)
+        if hit is None:
+            read.append((i, key))
+        else:
+            out[i], names[i] = hit
+    containers = _containers(table, snapshot_id, [key[2] for _, key in read], [key[0] for _, key in read],
+                             [key[1] for _, key in read], plan)
+    fresh = {}
+    for (i, key), (data, name) in zip(read, containers, strict=True):
+        offset, size = key[3], key[4]
         if data is not None and offset >= 0 and offset + size <= len(data):
             out[i], names[i] = data[offset:offset + size], name
+            fresh[key] = (out[i], name)
+    if keep and fresh:
+        _keep_blobs(table, fresh)
     return out, [t if b is not None else None for t, b in zip(types, out, strict=True)], names
+
+
+_KEPT_BLOBS = ("census_blob_bytes",)  # the reader cache's key of the kept blobs (a reader key is longer)
+_BLOB_OVERHEAD = 160  # bytes a kept blob's entry costs beside its bytes (key tuple, dict slot, bytes header)
+
+
+def _keep_blobs(table, fresh: dict) -> None:
+    """Keep ``fresh`` (blob key -> (bytes, container name)) with the blobs kept before, as one entry
+    of the table's reader cache weighed by their bytes (a new map: a reader of the old one is not
+    disturbed; two sessions adding at once may drop the other's, which are then read again)."""
+    readers = table.caches.readers
+    merged = dict(readers.get(_KEPT_BLOBS) or {})
+    weight = sum(len(b) + _BLOB_OVERHEAD for b, _ in merged.values())
+    for key, hit in fresh.items():  # at most half the budget: the readers kept beside them stay
+        if weight + len(hit[0]) + _BLOB_OVERHEAD > readers.max_weight // 2:
+            break
+        merged[key] = hit
+        weight += len(hit[0]) + _BLOB_OVERHEAD
+    readers.put(_KEPT_BLOBS, merged, max(weight, 1))
+
+
+def _pylist(column: pa.ChunkedArray) -> list:
+    """``column``'s values; a dictionary column's as its plain values first (Arrow's ``to_pylist`` of
+    a dictionary array makes a scalar per row: 7 ms per 2,000 paths, the cast 0.3 ms)."""
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    return column.to_pylist()
 
 
 def _containers(table, snapshot_id: int | None, embedded: list[bool], paths: list[str],

@@ -17,7 +17,7 @@ from indexcore.formats.bitmap.keys import KeyCodec
 from indexcore.formats.bitmap.summary import blob_counts, summary_of_counts
 from indexcore.formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, items_for_fpp
 from indexcore.formats.registry import BITMAP, BLOOM_FILTER
-from indexcore.types import to_json_value
+from indexcore.types import json_as_is, to_json_value
 from indexcore.views.blob_bytes import (
     blob_of_row,
     blob_summary,
@@ -90,7 +90,7 @@ def _bitmap_decode(table, snapshot_id: int, progress: Progress | None, sample: i
     n = census.num_rows
     cells: dict[str, list] = {k: [None] * n for k in ("error", *_BITMAP_KEYS)}
     at, values, cards = [], [], []
-    blobs, types, _names = census_blob_bytes(table, census, snapshot_id)
+    blobs, types, _names = census_blob_bytes(table, census, snapshot_id, keep=True)  # the lookup reads them next
     codecs: dict = {}
     by_reader = None
     for i, (data, dtype) in enumerate(zip(blobs, types, strict=True)):
@@ -118,7 +118,10 @@ def _bitmap_decode(table, snapshot_id: int, progress: Progress | None, sample: i
             for k in _BITMAP_KEYS:
                 cells[k][i] = s.get(k)
         at.extend([i] * (len(dictionary) + (nulls > 0)))
-        values.extend(str(to_json_value(dtype, value)) for value, _ in dictionary)
+        if dictionary and json_as_is(dtype):  # no dictionary: no type either, for a blob its reader refused
+            values.extend(str(value) for value, _ in dictionary)
+        else:
+            values.extend(str(to_json_value(dtype, value)) for value, _ in dictionary)
         cards.extend(card for _, card in dictionary)
         if nulls:
             values.append("NULL")

@@ -4,7 +4,8 @@ What the Bitmap page's per-file views ask of thousands of blobs: each value's ro
 rows, the layout's byte counts and the bytes a lookup of the most frequent value reads. The head is
 parsed once with :func:`~indexcore.formats.bitmap.lookup.parse_head`, every entry is unpacked with
 ``struct`` from the V1 dictionary or the V2 index blocks, and each bitmap is deserialized once to
-count it (pyroaring's own check of the bytes, as the reader's). :func:`blob_counts` accepts exactly
+count it (pyroaring's own check of the bytes, as the reader's; the C decoder's count where it
+reads the bitmap whole, which is pyroaring's bitmap). :func:`blob_counts` accepts exactly
 what :class:`~indexcore.formats.bitmap.reader.BitmapReader` accepts and gives the same numbers;
 anything it does not expect (boolean keys, a count, bound or length off, a bitmap that does not
 deserialize) answers None, and the caller reads that blob through the reader, which names the fault.
@@ -29,6 +30,11 @@ from indexcore.formats.bitmap.meta import (
     walk_strings,
 )
 from indexcore.types import DataType, to_json_value
+
+try:  # the optional C decoder of portable bitmaps (setup.py): without it, pyroaring counts them
+    from indexcore.formats import _roaring_rows
+except ImportError:
+    _roaring_rows = None
 
 
 class BlobCounts(NamedTuple):
@@ -109,7 +115,8 @@ def blob_counts(blob: bytes, codec: KeyCodec) -> BlobCounts | None:
                 return None
     most = None
     if dictionary:
-        top = max(range(len(dictionary)), key=lambda i: (dictionary[i][1], -i))
+        cards = [c for _, c in dictionary]
+        top = cards.index(max(cards))  # the first of the most frequent
         most = _lookup_bytes(blob, head, codec, blocks, codec.key(dictionary[top][0]))
         if most is None:
             return None
@@ -126,6 +133,14 @@ def _count(blob: bytes, at: int, length: int) -> int | None:
         length = len(blob) - at
     if length < 0 or at + length > len(blob):
         return None
+    if _roaring_rows is not None:  # a bitmap it decodes whole is the one pyroaring reads (test_bsi_native)
+        try:
+            rows, size = _roaring_rows.rows(blob, at, at + length)
+        except ValueError:  # pyroaring's check below decides, as without the decoder
+            pass
+        else:
+            if size == length:
+                return len(rows) >> 2
     try:
         return len(roaring.deserialize(memoryview(blob)[at:at + length], "", "bitmap", at))
     except IndexCoreError:
