@@ -238,16 +238,7 @@ class Storage:
         for path in paths:
             full, fd = None, -1
             try:
-                full = self._in_resolved_dir(check_text(path), folders) if NO_FOLLOW else None
-                if full is not None:
-                    try:
-                        fd = os.open(full, os.O_RDONLY | NO_FOLLOW)
-                    except OSError as exc:
-                        if exc.errno != errno.ELOOP:
-                            raise
-                if fd < 0:
-                    full = self.resolve(path)
-                    fd = os.open(full, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+                full, fd = self._open_checked(path, folders)
                 try:
                     # one pread: a regular file's short read is its end (its size, with no fstat
                     # and no second pread that returns nothing), a full one is followed by fstat
@@ -259,7 +250,8 @@ class Storage:
                 out.append(exc)
                 continue
             except OSError as exc:
-                out.append(storage_error(exc, self.display(full or path), "open" if fd < 0 else "read"))
+                # an open that failed names the path it opened (the folder's, or the resolved one)
+                out.append(storage_error(exc, self.display(full or exc.filename or path), "open" if fd < 0 else "read"))
                 continue
             nbytes, reads = nbytes + len(data), reads + 1
             out.append((data, size, self.display(full)))
@@ -269,26 +261,29 @@ class Storage:
                 self.stats.served(nbytes)
         return out
 
-    def read_small(self, path: str, limit: int) -> tuple[str, bytes | None, int]:
-        """Of a local file: its resolved path, its whole bytes when it holds at most ``limit``
-        bytes (None when larger: the caller opens the path) and its size, in one ``open``, ``fstat``
-        and ``pread``. A file of a directory already resolved and allowed is opened without
-        following a symlink (no ``lstat`` per file, as :meth:`read_prefixes`); a symlinked one, or
-        one of a new directory, takes the full check of :meth:`resolve`. Raises ``OSError`` as
-        ``open`` does (missing file) and IndexCoreError for a path outside the allowed roots."""
-        if not self._local:
-            raise ValueError("read_small reads local files only")
-        full = self._in_resolved_dir(check_text(os.fspath(path))) if NO_FOLLOW else None
-        fd = -1
+    def _open_checked(self, path: str, folders: dict[str, str | None] | None = None) -> tuple[str, int]:
+        """A local file opened for reading, and the path opened: in a directory already resolved and
+        allowed, without following a symlink (no ``lstat`` per file); a symlinked file, or one of a
+        new directory, through the full check of :meth:`resolve`. Raises ``OSError`` as ``open``
+        does and IndexCoreError for a path outside the allowed roots."""
+        full = self._in_resolved_dir(check_text(path), folders) if NO_FOLLOW else None
         if full is not None:
             try:
-                fd = os.open(full, os.O_RDONLY | NO_FOLLOW)
+                return full, os.open(full, os.O_RDONLY | NO_FOLLOW)
             except OSError as exc:
                 if exc.errno != errno.ELOOP:
                     raise
-        if fd < 0:
-            full = self.resolve(path)
-            fd = os.open(full, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        full = self.resolve(path)
+        return full, os.open(full, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+
+    def read_small(self, path: str, limit: int) -> tuple[str, bytes | None, int]:
+        """Of a local file: its resolved path, its whole bytes when it holds at most ``limit``
+        bytes (None when larger: the caller opens the path) and its size, in one ``open``, ``fstat``
+        and ``pread``, opened as :meth:`read_prefixes` opens (:meth:`_open_checked`). Raises ``OSError`` as
+        ``open`` does (missing file) and IndexCoreError for a path outside the allowed roots."""
+        if not self._local:
+            raise ValueError("read_small reads local files only")
+        full, fd = self._open_checked(os.fspath(path))
         try:
             size = os.fstat(fd).st_size
             data = pread_fully(fd, 0, size) if size <= limit else None
