@@ -113,3 +113,14 @@ def test_bench_scale_server_says_each_pages_peak_and_the_load():
     assert all(v["rss_mib"] <= v["peak_mib"] for v in one["pages"].values())
     assert one["load"] >= 0 and out["2_sessions"]["load"] >= 0
     json.dumps(out)  # what --server prints
+
+
+def test_bench_planning_judges_its_goal_only_at_50000_files():
+    """bench_planning prints MET / NOT MET against issue 30's 3x at 50,000 files, and judges no other
+    size (its --quick run of 2,000 files measures nothing)."""
+    sys.path.insert(0, str(BENCH))
+    import bench_planning
+
+    assert bench_planning.verdict(2.99, 50_000).endswith(": MET")
+    assert bench_planning.verdict(3.01, 50_000).endswith(": NOT MET")
+    assert "not judged at 2,000" in bench_planning.verdict(1.0, 2_000)
