@@ -1,6 +1,6 @@
 """Shared fixtures: where the conformance data lives (a skip when it is absent), every census the
-test warehouses give, an AppTest
-opened on one page of the app, and ``streamlit run app.py`` served on a free port."""
+test warehouses give, an AppTest opened on one page of the app, and ``streamlit run app.py``
+served on a free port."""
 
 from __future__ import annotations
 
