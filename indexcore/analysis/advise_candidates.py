@@ -157,10 +157,9 @@ def _claims(run: QueryRun, files: Sequence[LiveFile], decided: dict[int, tuple[A
         return estimate(w, values, total, cap, n, n_pop)
 
     weight = run.weight
-    alone = Claim(est(a_f, n_pop, n_pop), est(a_r, total_rows, total_rows), est(a_b, total_bytes, total_bytes),
-                  est(a_b, total_bytes, total_bytes).scaled(weight))
-    extra = Claim(est(e_f, n_pop, read_files), est(e_r, total_rows, read_rows), est(e_b, total_bytes, read_bytes),
-                  est(e_b, total_bytes, read_bytes).scaled(weight))
+    a_bytes, e_bytes = est(a_b, total_bytes, total_bytes), est(e_b, total_bytes, read_bytes)  # each estimated once
+    alone = Claim(est(a_f, n_pop, n_pop), est(a_r, total_rows, total_rows), a_bytes, a_bytes.scaled(weight))
+    extra = Claim(est(e_f, n_pop, read_files), est(e_r, total_rows, read_rows), e_bytes, e_bytes.scaled(weight))
     row = {"query": run.name, "weight": weight, "files_reached": n_pop, "files_measured": n,
            "files_skipped": alone.files.to_json(), "extra_files_skipped": extra.files.to_json(),
            "extra_rows_skipped": extra.rows.to_json(), "extra_bytes_skipped": extra.bytes.to_json()}
