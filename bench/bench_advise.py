@@ -15,7 +15,8 @@ Goals (issue 27): at most 1.5x the floor for 12, 100 and 1,000 queries; the 10 M
 170,000 lines drawn from 200 distinct conditions, as a log repeats its queries) within 2x its
 floor and under 1 GB. ``--quick``: 12 and 100 queries only, on a 300-file table. ``--compare CHECKOUT``:
 this checkout's advise and another's (e.g. ``main``) on the same table, their runs alternating
-(``--rounds``), as on a shared machine only back-to-back runs compare.
+(``--rounds``), as on a shared machine only back-to-back runs compare. ``--golden DIR``: advise's
+JSON without its ``*seconds`` on fixed workloads, to compare two checkouts byte for byte.
 """
 
 from __future__ import annotations
@@ -101,6 +102,39 @@ def query_log(size: int, partitions: int, commits: int) -> str:
     return "".join(lines)
 
 
+#: A workload of OR, IN, IS NULL and <> conditions (pairs of candidates, null and negated leaves).
+OR_WORKLOAD = ("SELECT * FROM db.t WHERE country = 'C04' OR id = 'id-00000123';\n"
+               "SELECT * FROM db.t WHERE country IN ('C01', 'C02') AND device <> 'web';\n"
+               "SELECT * FROM db.t WHERE amount IS NULL OR device = 'ios';\n"
+               "SELECT * FROM db.t WHERE amount <> 5 AND id IN ('id-00000007', 'id-00001234');\n"
+               "SELECT * FROM db.t WHERE (amount < 30 OR country = 'C07') AND p = 'p003';\n"
+               "SELECT * FROM db.t WHERE id IS NOT NULL AND country = 'AA';\n")
+
+
+def golden(out_dir: str) -> None:
+    """``advise(..., details=True)`` JSON without its ``*seconds`` figures, one file per workload (12
+    and 100 queries, :data:`OR_WORKLOAD`) and sample (None, 0, 7), on the ``--quick`` table kept in
+    ``out_dir/table`` (built by the first checkout run, read by the next: the JSON names its files),
+    written to ``out_dir/<this checkout's directory name>``: run it from two checkouts, then
+    ``diff -r`` the two folders (a change meant to be faster only changes nothing there)."""
+    def plain(o):
+        if isinstance(o, dict):
+            return {k: plain(v) for k, v in o.items() if "seconds" not in k}
+        return [plain(v) for v in o] if isinstance(o, list) else o
+
+    root, out = Path(out_dir) / "table", Path(out_dir) / ROOT.name
+    if not root.exists():
+        build(str(root), 30, 10)
+    out.mkdir(parents=True, exist_ok=True)
+    works = {"12": workload(12, 30, 10), "100": workload(100, 30, 10), "or": OR_WORKLOAD}
+    for name, text in works.items():
+        for sample in (None, 0, 7):
+            advice = advise(Warehouse(str(root)).table("db.t"), text, sample=sample, details=True)
+            body = json.dumps(plain(advice.to_json(details=True)), sort_keys=True, default=str)
+            (out / f"{name}_sample_{sample}.json").write_text(body)
+            print(f"{out}: {name} queries, sample {sample}: {len(body):,} bytes", flush=True)
+
+
 def _timed(fn) -> tuple[float, float]:
     """(wall, CPU) seconds of ``fn()``; CPU time (every thread of the process) is what the ratio
     uses: on a machine shared with other work, wall time swings with their load."""
@@ -180,12 +214,17 @@ def main() -> None:
                     help="another checkout of indexcore (e.g. /work/main): its advise runs on the same table back "
                          "to back with this one's, alternating (--rounds times), so both see the same load")
     ap.add_argument("--rounds", type=int, default=3, help="alternations with --compare (default 3)")
+    ap.add_argument("--golden", metavar="DIR", help="write advise's JSON (without *seconds) for the 12- and "
+                    "100-query and OR workloads, samples None, 0 and 7, into DIR (compare two checkouts' files)")
     ap.add_argument("--child", nargs=2, metavar=("ROOT", "WORKLOAD"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.repeat < 1 or args.rounds < 1:
         ap.error("--repeat and --rounds must be at least 1")
     if args.compare and not (Path(args.compare) / "bench" / "bench_advise.py").is_file():
         ap.error(f"--compare: no bench/bench_advise.py in {args.compare}")
+    if args.golden:
+        golden(args.golden)
+        return
     if args.child:
         text = Path(args.child[1]).read_text()
         print(json.dumps(measure(args.child[0], text, 1 if len(text) > 1_000_000 else args.repeat)))
