@@ -149,14 +149,16 @@ def _explain_each(table, wheres: list[str]) -> None:
         explain(table, where)
 
 
-def measure(root: str, text: str, repeat: int) -> dict:
+def measure(root: str, text: str, repeat: int, phases: bool = False) -> dict:
     """floor and advise times of one workload (run in a child: its peak memory is the advisor's);
-    each the best of ``repeat`` runs, the floor and advise alternating, each on a fresh Table."""
+    each the best of ``repeat`` runs, the floor and advise alternating, each on a fresh Table.
+    ``phases``: advise's CPU seconds per phase too (``advise(timings=...)``), medians of the runs."""
     table = Warehouse(root).table("db.t")
     found, _ = scans(parse_workload(text), "db.t", table.schema().row_type())
     distinct = sorted({s.where for s in found if s.where})
     floors, ours = [], []
     advice = None
+    spent: list[dict[str, float]] = []
     for _ in range(repeat):
         table = Warehouse(root).table("db.t")
         table.plan()
@@ -164,7 +166,10 @@ def measure(root: str, text: str, repeat: int) -> dict:
         table = Warehouse(root).table("db.t")
         table.plan()
         box: dict = {}
-        ours.append(_timed(lambda t=table, b=box: b.setdefault("a", advise(t, text))))
+        timings: dict[str, float] | None = {} if phases else None
+        ours.append(_timed(lambda t=table, b=box, d=timings: b.setdefault("a", advise(t, text, timings=d))))
+        if timings is not None:
+            spent.append(timings)
         advice = box["a"]
     floor_wall, floor_cpu = min(f[0] for f in floors), min(f[1] for f in floors)
     ours_wall, ours_cpu = min(o[0] for o in ours), min(o[1] for o in ours)
@@ -174,14 +179,16 @@ def measure(root: str, text: str, repeat: int) -> dict:
             "ratio": ours_cpu / floor_cpu if floor_cpu else float("inf"),
             "paired": (statistics.median(paired), paired[0], paired[-1]) if paired else None,
             "candidates": len(advice.candidates),
+            "phases": {k: statistics.median(d.get(k, 0.0) for d in spent) for k in spent[0]} if spent else None,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-def _child(script: Path, root: str, workload: Path, repeat: int) -> dict:
+def _child(script: Path, root: str, workload: Path, repeat: int, phases: bool = False) -> dict:
     """:func:`measure` in a child process running ``script`` (this file, or another checkout's)."""
     env = {**os.environ, "PYTHONPATH": str(script.parent.parent)}  # that checkout's own code
     return json.loads(subprocess.run([sys.executable, str(script), "--child", root, str(workload), "--repeat",
-                                      str(repeat)], check=True, capture_output=True, text=True, env=env).stdout)
+                                      str(repeat), *(["--phases"] if phases else [])], check=True,
+                                     capture_output=True, text=True, env=env).stdout)
 
 
 def _compare(label: str, root: str, workload: Path, other: str, rounds: int, repeat: int) -> None:
@@ -214,6 +221,8 @@ def main() -> None:
                     help="another checkout of indexcore (e.g. /work/main): its advise runs on the same table back "
                          "to back with this one's, alternating (--rounds times), so both see the same load")
     ap.add_argument("--rounds", type=int, default=3, help="alternations with --compare (default 3)")
+    ap.add_argument("--phases", action="store_true",
+                    help="print advise's CPU seconds per phase (medians of the runs) beside the floor")
     ap.add_argument("--golden", metavar="DIR", help="write advise's JSON (without *seconds) for the 12- and "
                     "100-query and OR workloads, samples None, 0 and 7, into DIR (compare two checkouts' files)")
     ap.add_argument("--child", nargs=2, metavar=("ROOT", "WORKLOAD"), help=argparse.SUPPRESS)
@@ -227,7 +236,7 @@ def main() -> None:
         return
     if args.child:
         text = Path(args.child[1]).read_text()
-        print(json.dumps(measure(args.child[0], text, 1 if len(text) > 1_000_000 else args.repeat)))
+        print(json.dumps(measure(args.child[0], text, 1 if len(text) > 1_000_000 else args.repeat, args.phases)))
         return
     partitions, commits = (30, 10) if args.quick else (100, 10)
     cases = [("12 queries", 12), ("100 queries", 100)] + ([] if args.quick else [("1,000 queries", 1000),
@@ -245,7 +254,7 @@ def main() -> None:
             if args.compare:
                 _compare(label, tmp, path, args.compare, args.rounds, args.repeat)
                 continue
-            out = _child(Path(__file__), tmp, path, args.repeat)
+            out = _child(Path(__file__), tmp, path, args.repeat, args.phases)
             goal = 2.0 if n is None else 1.5
             print(f"{label:>14}: {out['queries']:,} queries, {out['distinct']:,} distinct; floor "
                   f"{out['floor_cpu']:.2f}s CPU ({out['floor']:.2f}s wall), advise {out['advise_cpu']:.2f}s CPU "
@@ -255,6 +264,12 @@ def main() -> None:
                 med, lo, hi = out["paired"]
                 print(f"{'':>14}  paired: median {med:.2f}x of {args.repeat} back-to-back (floor, advise) "
                       f"runs ({lo:.2f}..{hi:.2f})", flush=True)
+            if out.get("phases"):
+                spent = out["phases"]
+                own = sum(v for k, v in spent.items() if k != "explain")
+                print(f"{'':>14}  advise's phases (CPU ms, medians): " + ", ".join(
+                    f"{k} {v * 1000:.1f}" for k, v in sorted(spent.items(), key=lambda kv: -kv[1]))
+                      + f"; beside its explains {own * 1000:.1f}", flush=True)
 
 
 if __name__ == "__main__":
