@@ -295,8 +295,9 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
         verdicts(table, sid, existing, good, problems)
         clock.mark("verdicts")
         candidates = measure_candidates(table, sid, schema, files, good, existing, measure, deleted, problems,
-                                        progress, min_score, totals=(plan.table_rows, plan.table_bytes))
-        clock.mark("candidates")
+                                        progress, min_score, totals=(plan.table_rows, plan.table_bytes),
+                                        mark=clock.mark if timings is not None else None)
+        clock.mark("candidates: rank")
         steps = done + 1
         tick("statements")
         statements = statements_for(table.name, dict(schema.options), existing, candidates, dialect, drop_unused)
