@@ -206,7 +206,8 @@ def _compare(label: str, root: str, workload: Path, other: str, rounds: int, rep
               f"{', '.join(f'{x:.2f}x' for x in ratios)} (median {statistics.median(ratios):.2f}x; floor/advise "
               f"CPU s {cpu}; peak RSS {max(r['peak_rss_mb'] for r in runs[name]):.0f} MB)"
               + (f"; paired medians {', '.join(f'{x:.2f}x' for x in paired)} (median "
-                 f"{statistics.median(paired):.2f}x)" if paired and repeat > 1 else ""), flush=True)
+                 f"{statistics.median(paired):.2f}x; pairs from {min(r['paired'][1] for r in runs[name]):.2f}x "
+                 f"to {max(r['paired'][2] for r in runs[name]):.2f}x)" if paired and repeat > 1 else ""), flush=True)
 
 
 def main() -> None:
