@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
 from indexcore.formats.container import IndexEntry
+from indexcore.formats.head_batch import native_storage, read_wholes
 from indexcore.formats.registry import RANGE_BITMAP, open_reader
 from indexcore.io import BytesSource, Fetch
 from indexcore.types import DataType
@@ -121,8 +122,14 @@ def _containers(table, snapshot_id: int | None, embedded: list[bool], paths: lis
     on_disk = list(dict.fromkeys(p for p, e in zip(index_paths, embedded, strict=True) if not e and p))
     storage = table.storage
     folders: dict[str, str | None] = {}
+    native = native_storage(storage)
+    resolved: dict[str, str | None] = {}  # the C reader's folders: parent -> resolved and allowed, or None
     for lo in range(0, len(on_disk), _BATCH):
         batch = on_disk[lo:lo + _BATCH]
+        if native:  # read in one C call; a file it cannot open or read takes the Python path, which says why
+            wholes = read_wholes(storage, batch, resolved, WHOLE_INDEX_BYTES)
+            got.update(zip(batch, zip(wholes.blobs, wholes.names, strict=True), strict=True))
+            batch = [batch[i] for i in wholes.faults]
         if storage.cache is not None:
             storage.prefetch([Fetch(p, 0, WHOLE_INDEX_BYTES) for p in batch])
         for path, read in zip(batch, storage.read_prefixes(batch, WHOLE_INDEX_BYTES, served=False, folders=folders),
