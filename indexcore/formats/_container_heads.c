@@ -38,6 +38,7 @@ typedef struct {
     char *full;          /* the path opened (malloc'd), NULL for an embedded container */
     uint8_t *data;       /* the bytes read (malloc'd), or the embedded bytes */
     Py_ssize_t got;      /* bytes in data */
+    Py_ssize_t at;       /* wholes(): where its bytes start in the batch's arena */
     int64_t size;        /* the container's size */
     int fault, detail;
 } File;
@@ -265,21 +266,26 @@ static int locate(File *f, PyObject *path, PyObject *folders, Where *w) {
     return 0;
 }
 
-/* Read one file whole when it holds at most ``limit`` bytes (no GIL held): its size (fstat) and
- * its first min(size, limit) bytes, the bytes Storage.read_prefixes(paths, limit) reads of it. */
-static void read_whole(File *f, Py_ssize_t limit, long *reads) {
+/* Read one file whole when it holds at most ``limit`` bytes (no GIL held), as Storage.read_prefixes
+ * reads it: its first ``limit`` bytes in one pread at the end of ``arena`` (f->got bytes at f->at);
+ * a short read is the file's end and size (no fstat), a full one is followed by fstat. */
+static void read_whole(File *f, Py_ssize_t limit, Buf *arena, long *reads) {
     int fd = open(f->full, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) { f->fault = F_OPEN; f->detail = errno; return; }
-    struct stat st;
-    if (fstat(fd, &st) != 0) { f->fault = F_READ; f->detail = errno; close(fd); return; }
-    f->size = (int64_t)st.st_size;
-    Py_ssize_t want = f->size < limit ? (Py_ssize_t)f->size : limit;
-    f->data = malloc((size_t)(want ? want : 1));
-    if (!f->data) { f->fault = F_READ; f->detail = ENOMEM; close(fd); return; }
-    ssize_t got = pread_fully(fd, f->data, want, 0);
+    if (grow(arena, limit)) { f->fault = F_READ; f->detail = ENOMEM; close(fd); return; }
+    ssize_t got = pread_fully(fd, (uint8_t *)arena->p + arena->len, limit, 0);
     if (got < 0) { f->fault = F_READ; f->detail = errno; close(fd); return; }
+    f->at = arena->len;
     f->got = got;
+    arena->len += got;
     (*reads)++;
+    if (got < limit) {
+        f->size = got;
+    } else {
+        struct stat st;
+        if (fstat(fd, &st) != 0) { f->fault = F_READ; f->detail = errno; close(fd); return; }
+        f->size = (int64_t)st.st_size;
+    }
     close(fd);
 }
 
@@ -296,6 +302,7 @@ static PyObject *py_wholes(PyObject *self, PyObject *args) {
     File *files = calloc((size_t)(n ? n : 1), sizeof(File));
     if (!files) return PyErr_NoMemory();
     PyObject *result = NULL, *blobs = NULL, *faults = NULL;
+    Buf arena = {0};  /* every file's bytes, one after another */
     Where where = {NULL, NULL, -1, 0};
     long reads = 0;
     long long nbytes = 0;
@@ -303,7 +310,7 @@ static PyObject *py_wholes(PyObject *self, PyObject *args) {
         if (locate(&files[i], PyList_GET_ITEM(paths, i), folders, &where) < 0) goto fail;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++)
-        if (files[i].full && !files[i].fault) read_whole(&files[i], limit, &reads);
+        if (files[i].full && !files[i].fault) read_whole(&files[i], limit, &arena, &reads);
     Py_END_ALLOW_THREADS
     blobs = PyList_New(n);
     faults = PyList_New(0);
@@ -319,18 +326,16 @@ static PyObject *py_wholes(PyObject *self, PyObject *args) {
             item = Py_None;
         } else {
             nbytes += f->got;
-            item = f->got == f->size ? PyBytes_FromStringAndSize((const char *)f->data, f->got) : (Py_INCREF(Py_None), Py_None);
+            item = f->got == f->size ? PyBytes_FromStringAndSize(arena.p + f->at, f->got) : (Py_INCREF(Py_None), Py_None);
             if (!item) goto fail;
         }
         PyList_SET_ITEM(blobs, i, item);
     }
     result = Py_BuildValue("(OOLl)", blobs, faults, nbytes, reads);
 fail:
-    for (Py_ssize_t i = 0; i < n; i++) {
-        free(files[i].full);
-        free(files[i].data);
-    }
+    for (Py_ssize_t i = 0; i < n; i++) free(files[i].full);
     free(files);
+    free(arena.p);
     Py_XDECREF(blobs);
     Py_XDECREF(faults);
     return result;
