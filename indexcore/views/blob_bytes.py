@@ -221,6 +221,7 @@ def _summaries_of_rows(table, census: pa.Table, snapshot_id: int | None, keep: b
     options: dict[tuple, dict] = {}
     by_reader = None
     out = []
+    kept = []  # (reader key, reader, blob bytes): kept together once all are opened
     for i, (blob, dtype, name) in enumerate(zip(data, types, names, strict=True)):
         if blob is None:
             by_reader = by_reader or blob_of_row(table, census, snapshot_id)
@@ -235,12 +236,14 @@ def _summaries_of_rows(table, census: pa.Table, snapshot_id: int | None, keep: b
                                  options[key])
             if keep:
                 entry = IndexEntry(column, kind, c["index_offset"][i], c["index_size_in_bytes"][i])
-                table.keep_reader(reader_key(c["file_path"][i], c["index_file_path"][i],
-                                             c["storage_type"][i] == "EMBEDDED", entry, dtype, options[key]),
-                                  reader, entry.length)
+                kept.append((reader_key(c["file_path"][i], c["index_file_path"][i],
+                                        c["storage_type"][i] == "EMBEDDED", entry, dtype, options[key]),
+                             reader, entry.length))
             out.append(reader.summary(**({"top_values": False} if kind == RANGE_BITMAP.name else {})))
         except IndexCoreError as exc:
             out.append({"error": str(exc)})
+    if kept:
+        table.keep_readers(kept)
     return out
 
 
