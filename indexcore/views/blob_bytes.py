@@ -42,17 +42,23 @@ def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None, plan=Non
     Blobs kept by an earlier call are not read again; ``keep``: the blobs read here are kept too, on
     the table's reader cache (weighed by their bytes), for the next view of the same blobs (the
     Bitmap page's lookup after its cardinalities)."""
+    return _blob_bytes(table, census, snapshot_id, plan, keep)[:3]
+
+
+def _blob_bytes(table, census: pa.Table, snapshot_id: int | None, plan, keep: bool) -> tuple:
+    """:func:`census_blob_bytes` and the census columns it read, as lists (``_COLUMNS``), for a
+    caller that goes on over the same rows (:func:`_summaries_of_rows`)."""
     n = census.num_rows
     out: list[bytes | None] = [None] * n
     types: list[DataType | None] = [None] * n
     names: list[str | None] = [None] * n
     if not n:
-        return out, types, names
-    c = {name: _pylist(census[name]) for name in (
-        "file_path", "index_file_path", "storage_type", "column_name", "index_offset", "index_size_in_bytes",
-        "is_empty", "error", "schema_id")}
-    wanted = [i for i in range(n) if c["error"][i] is None and c["column_name"][i] is not None
-              and not c["is_empty"][i]]
+        return out, types, names, {}
+    c = {name: _pylist(census[name]) for name in _COLUMNS}
+    # rows with a blob to read: no error, a column, not empty (as masks: no Python test per row)
+    has = pc.and_kleene(pc.and_kleene(pc.is_null(census["error"]), pc.is_valid(census["column_name"])),
+                        pc.invert(pc.fill_null(census["is_empty"], False)))
+    wanted = np.flatnonzero(pc.fill_null(has, False).to_numpy(zero_copy_only=False)).tolist()
     schemas: dict[tuple, DataType | None] = {}
     for i in wanted:
         key = (c["schema_id"][i], c["column_name"][i])
@@ -62,7 +68,6 @@ def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None, plan=Non
             except (IndexCoreError, KeyError):
                 schemas[key] = None
         types[i] = schemas[key]
-    c["index_type"] = census["index_type"].to_pylist()
     wanted = [i for i in wanted if types[i] is not None]
     kept = table.caches.readers.get(_KEPT_BLOBS) or {}
     keys = [(c["file_path"][i], c["index_file_path"][i], c["storage_type"][i] == "EMBEDDED", c["index_offset"][i],
@@ -84,7 +89,12 @@ def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None, plan=Non
             fresh[key] = (out[i], name)
     if keep and fresh:
         _keep_blobs(table, fresh)
-    return out, [t if b is not None else None for t, b in zip(types, out, strict=True)], names
+    return out, [t if b is not None else None for t, b in zip(types, out, strict=True)], names, c
+
+
+# the census columns a blob is read by (:func:`_blob_bytes` hands them on as lists)
+_COLUMNS = ("file_path", "index_file_path", "storage_type", "column_name", "index_type", "index_offset",
+            "index_size_in_bytes", "is_empty", "error", "schema_id")
 
 
 _KEPT_BLOBS = ("census_blob_bytes",)  # the reader cache's key of the kept blobs (a reader key is longer)
@@ -211,13 +221,7 @@ def summaries_of_rows(table, census: pa.Table, snapshot_id: int | None, keep: bo
 
 
 def _summaries_of_rows(table, census: pa.Table, snapshot_id: int | None, keep: bool) -> list[dict]:
-    data, types, names = census_blob_bytes(table, census, snapshot_id)
-    c = {name: census[name].to_pylist() for name in ("column_name", "index_type", "schema_id")}
-    if keep:
-        c.update({name: census[name].to_pylist() for name in ("index_offset", "index_size_in_bytes")})
-        c["file_path"] = census["file_path"].cast(pa.string()).to_pylist()
-        c["index_file_path"] = census["index_file_path"].cast(pa.string()).to_pylist()
-        c["storage_type"] = census["storage_type"].to_pylist()
+    data, types, names, c = _blob_bytes(table, census, snapshot_id, None, False)
     options: dict[tuple, dict] = {}
     by_reader = None
     out = []
