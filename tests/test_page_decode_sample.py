@@ -36,3 +36,20 @@ def test_the_sampling_note_counts_distinct_files(open_page, monkeypatch, page, t
     assert toggles == [f"Decode every file ({carrying:,} carry this index; slow)"]
     captions = [c.value for c in at.caption if "fixed random sample" in c.value]
     assert captions and f"of the {with_index:,} files with a file index" in captions[0]
+
+
+@pytest.mark.parametrize("table", ["demo.events", "demo.faulty", "demo.orders"])
+def test_the_bitmap_pages_carrying_files_are_distinct_census_paths(open_page, monkeypatch, table):
+    """"Files with this bitmap": the picked column's bitmap rows' distinct paths (Arrow's count)."""
+    if not (SAMPLE / "demo.db").is_dir():
+        pytest.skip("sample_warehouse/ not found")
+    monkeypatch.setenv("INDEXCORE_WAREHOUSE", str(SAMPLE))
+    monkeypatch.delenv("INDEXCORE_ALLOWED_ROOTS", raising=False)
+    at = open_page("bitmap", table)
+    column = at.selectbox(key="bitmap_column").value
+    census = view(open_warehouse(str(SAMPLE)).table(table), "file_indexes")
+    rows = census.filter(pc.and_(pc.is_in(census["index_type"], pc.cast(list(BITMAP_TYPES), "string")),
+                                 pc.equal(census["column_name"], column)))
+    want = pc.count_distinct(pc.cast(rows["file_path"], "string")).as_py()
+    assert want >= 1
+    assert [m.value for m in at.metric if m.label == "Files with this bitmap"] == [str(want)]
