@@ -21,6 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buffers.h"
+
 #ifndef O_CLOEXEC
 #define O_CLOEXEC 0
 #endif
@@ -42,35 +44,6 @@ typedef struct {
     int64_t size;        /* the container's size */
     int fault, detail;
 } File;
-
-typedef struct { char *p; Py_ssize_t len, cap; } Buf;
-
-static int grow(Buf *b, Py_ssize_t more) {
-    if (b->len + more <= b->cap) return 0;
-    Py_ssize_t cap = b->cap ? b->cap : 1024;
-    while (cap < b->len + more) cap *= 2;
-    char *p = realloc(b->p, (size_t)cap);
-    if (!p) return -1;
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
-static int put(Buf *b, const void *src, Py_ssize_t n) {
-    if (grow(b, n)) return -1;
-    memcpy(b->p + b->len, src, (size_t)n);
-    b->len += n;
-    return 0;
-}
-
-static int put_i64(Buf *b, int64_t v) { return put(b, &v, 8); }
-
-static int32_t be32(const uint8_t *p) {
-    return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3]);
-}
-static int64_t be64(const uint8_t *p) {
-    return (int64_t)(((uint64_t)(uint32_t)be32(p) << 32) | (uint32_t)be32(p + 4));
-}
 
 /* The head's length when the first bytes hold a valid prefix (magic, version, length), else -1. */
 static int64_t prefix_length(const uint8_t *d, Py_ssize_t got, int64_t size) {
@@ -150,7 +123,7 @@ static Py_ssize_t parse_one(File *f, Buf *key, Buf *spans) {
         if (end + 4 > n) FAIL(F_HEAD, pos + 2);
         for (int64_t i = pos + 2; i < end; i++)
             if (d[i] >= 0x80) FAIL(F_NAME, pos);
-        if (put(key, d + pos, end - pos + 4)) return -2;
+        if (buf_put(key, d + pos, end - pos + 4)) return -2;
         int64_t k = be32(d + end);
         pos = end + 4;
         if (k < 0 || k * 10 > n - pos) FAIL(F_HEAD, pos - 4);
@@ -167,8 +140,8 @@ static Py_ssize_t parse_one(File *f, Buf *key, Buf *spans) {
                 FAIL(F_HEAD, end);
             }
             uint8_t empty = start == -1;
-            if (put(key, d + pos, end - pos) || put(key, &empty, 1)) return -2;
-            if (put_i64(spans, start) || put_i64(spans, length)) return -2;
+            if (buf_put(key, d + pos, end - pos) || buf_put(key, &empty, 1)) return -2;
+            if (buf_put_i64(spans, start) || buf_put_i64(spans, length)) return -2;
             pos = end + 8;
             entries++;
         }
@@ -215,7 +188,13 @@ done:
     return out;
 }
 
-static PyObject *as_bytes(Buf *b) { return PyBytes_FromStringAndSize(b->p ? b->p : "", b->len); }
+/* The batch's length: index_paths and embedded are one item a file (-1 with ValueError if not). */
+static Py_ssize_t batch_length(PyObject *paths, PyObject *embedded) {
+    Py_ssize_t n = PyList_GET_SIZE(paths);
+    if (PyList_GET_SIZE(embedded) == n) return n;
+    PyErr_SetString(PyExc_ValueError, "index_paths and embedded differ in length");
+    return -1;
+}
 
 /* The folder of the last path located (a batch's files come folder by folder). */
 typedef struct {
@@ -272,7 +251,7 @@ static int locate(File *f, PyObject *path, PyObject *folders, Where *w) {
 static void read_whole(File *f, Py_ssize_t limit, Buf *arena, long *reads) {
     int fd = open(f->full, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) { f->fault = F_OPEN; f->detail = errno; return; }
-    if (grow(arena, limit)) { f->fault = F_READ; f->detail = ENOMEM; close(fd); return; }
+    if (buf_grow(arena, limit)) { f->fault = F_READ; f->detail = ENOMEM; close(fd); return; }
     ssize_t got = pread_fully(fd, (uint8_t *)arena->p + arena->len, limit, 0);
     if (got < 0) { f->fault = F_READ; f->detail = errno; close(fd); return; }
     f->at = arena->len;
@@ -319,9 +298,7 @@ static PyObject *py_wholes(PyObject *self, PyObject *args) {
         File *f = &files[i];
         PyObject *item;
         if (f->fault) {
-            PyObject *fault = Py_BuildValue("(nii)", i, f->fault, f->detail);
-            if (!fault || PyList_Append(faults, fault)) { Py_XDECREF(fault); goto fail; }
-            Py_DECREF(fault);
+            if (append_new(faults, Py_BuildValue("(nii)", i, f->fault, f->detail))) goto fail;
             Py_INCREF(Py_None);
             item = Py_None;
         } else {
@@ -349,11 +326,8 @@ static PyObject *py_heads(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!O!O!nO!O!", &PyList_Type, &paths, &PyList_Type, &embedded, &PyDict_Type,
                           &folders, &prefix, &PyDict_Type, &layouts, &PyList_Type, &shapes))
         return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(paths);
-    if (PyList_GET_SIZE(embedded) != n) {
-        PyErr_SetString(PyExc_ValueError, "index_paths and embedded differ in length");
-        return NULL;
-    }
+    Py_ssize_t n = batch_length(paths, embedded);
+    if (n < 0) return NULL;
     if (prefix < PREFIX_SIZE) prefix = PREFIX_SIZE;
     File *files = calloc((size_t)(n ? n : 1), sizeof(File));
     if (!files) return PyErr_NoMemory();
@@ -377,8 +351,7 @@ static PyObject *py_heads(PyObject *self, PyObject *args) {
             f->size = f->got;
             continue;
         }
-        int found = locate(f, PyList_GET_ITEM(paths, i), folders, &where);
-        if (found < 0) goto fail;
+        if (locate(f, PyList_GET_ITEM(paths, i), folders, &where) < 0) goto fail;
     }
 
     /* 2. the files read, the GIL released */
@@ -396,16 +369,14 @@ static PyObject *py_heads(PyObject *self, PyObject *args) {
         Py_ssize_t entries = f->fault ? -1 : parse_one(f, &key, &spans);
         if (entries == -2) { PyErr_NoMemory(); goto fail; }
         if (entries < 0) {
-            PyObject *fault = Py_BuildValue("(nii)", i, f->fault, f->detail);
-            if (!fault || PyList_Append(faults, fault)) { Py_XDECREF(fault); goto fail; }
-            Py_DECREF(fault);
-            if (put_i64(&ids, -1) || put_i64(&sizes, -1) || put_i64(&counts, 0)) { PyErr_NoMemory(); goto fail; }
+            if (append_new(faults, Py_BuildValue("(nii)", i, f->fault, f->detail))) goto fail;
+            if (buf_put_i64(&ids, -1) || buf_put_i64(&sizes, -1) || buf_put_i64(&counts, 0)) { PyErr_NoMemory(); goto fail; }
             continue;
         }
         if (!last_key || PyBytes_GET_SIZE(last_key) != key.len ||
             memcmp(PyBytes_AS_STRING(last_key), key.p ? key.p : "", (size_t)key.len) != 0) {
             Py_XDECREF(last_key);
-            last_key = as_bytes(&key);
+            last_key = buf_bytes(&key);
             if (!last_key) goto fail;
             PyObject *id = PyDict_GetItemWithError(layouts, last_key);
             if (!id && PyErr_Occurred()) goto fail;
@@ -423,13 +394,13 @@ static PyObject *py_heads(PyObject *self, PyObject *args) {
                 Py_DECREF(value);
             }
         }
-        if (put_i64(&ids, last_id) || put_i64(&sizes, f->size) || put_i64(&counts, entries)) {
+        if (buf_put_i64(&ids, last_id) || buf_put_i64(&sizes, f->size) || buf_put_i64(&counts, entries)) {
             PyErr_NoMemory();
             goto fail;
         }
     }
-    PyObject *b_ids = as_bytes(&ids), *b_sizes = as_bytes(&sizes), *b_counts = as_bytes(&counts),
-             *b_spans = as_bytes(&spans);
+    PyObject *b_ids = buf_bytes(&ids), *b_sizes = buf_bytes(&sizes), *b_counts = buf_bytes(&counts),
+             *b_spans = buf_bytes(&spans);
     if (b_ids && b_sizes && b_counts && b_spans)
         result = Py_BuildValue("(OOOOOLl)", faults, b_ids, b_sizes, b_counts, b_spans, nbytes, reads);
     Py_XDECREF(b_ids);
@@ -460,11 +431,8 @@ static PyObject *py_folders(PyObject *self, PyObject *args) {
     PyObject *paths, *embedded, *known;
     if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &paths, &PyList_Type, &embedded, &PyDict_Type, &known))
         return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(paths);
-    if (PyList_GET_SIZE(embedded) != n) {
-        PyErr_SetString(PyExc_ValueError, "index_paths and embedded differ in length");
-        return NULL;
-    }
+    Py_ssize_t n = batch_length(paths, embedded);
+    if (n < 0) return NULL;
     PyObject *out = PyList_New(0), *seen = PySet_New(NULL);
     if (!out || !seen) goto fail;
     const char *last = NULL;
