@@ -101,11 +101,6 @@ class LRU:
                 self.weight += weight
                 self._evict()  # after each, as put: a key pushed out is not held for the next
 
-    def peek_many(self, keys: Iterable[Hashable], default: Any = None) -> list:
-        """:meth:`peek` of each key, in order (none made recently used)."""
-        held = self._items
-        return [default if hit is None else hit[0] for hit in map(held.get, keys)]
-
     def get_or_build(self, key: Hashable, build: Callable[[], Any], weight: Callable[[Any], int] | None = None) -> Any:
         """The value under ``key``, else ``build()`` kept under it (weighed by ``weight(value)``, 1
         without). Built once however many threads ask at the same time: the others wait for the
