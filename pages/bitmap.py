@@ -35,7 +35,10 @@ with guard("Bitmap indexes"):
     frame = ctx.view("bitmap_indexes", sample=sample)
     mine = frame[frame["column"] == column]
     census = ctx.view("file_indexes")
-    carrying = census.loc[census["index_type"].isin(BITMAP_TYPES) & (census["column_name"] == column), "file_path"].nunique()
+    # the distinct paths of the carrying rows as a set of the frame's shared strings (a filtered copy
+    # and pandas' nunique cost about 5 ms at 10,000 files)
+    hit = (census["index_type"].isin(BITMAP_TYPES) & (census["column_name"] == column)).to_numpy()
+    carrying = len(set(census["file_path"].to_numpy()[hit]) - {None})
     decoded = mine["file_name"].nunique()
     scope = "all files" if decoded >= carrying else f"{decoded:,} of {carrying:,} files, sampled"
     c = st.columns(4)

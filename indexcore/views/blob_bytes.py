@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
 from indexcore.formats.container import IndexEntry
+from indexcore.formats.head_batch import native_storage, read_wholes
 from indexcore.formats.registry import RANGE_BITMAP, open_reader
 from indexcore.io import BytesSource, Fetch
 from indexcore.types import DataType
@@ -41,17 +42,23 @@ def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None, plan=Non
     Blobs kept by an earlier call are not read again; ``keep``: the blobs read here are kept too, on
     the table's reader cache (weighed by their bytes), for the next view of the same blobs (the
     Bitmap page's lookup after its cardinalities)."""
+    return _blob_bytes(table, census, snapshot_id, plan, keep)[:3]
+
+
+def _blob_bytes(table, census: pa.Table, snapshot_id: int | None, plan, keep: bool) -> tuple:
+    """:func:`census_blob_bytes` and the census columns it read, as lists (``_COLUMNS``), for a
+    caller that goes on over the same rows (:func:`_summaries_of_rows`)."""
     n = census.num_rows
     out: list[bytes | None] = [None] * n
     types: list[DataType | None] = [None] * n
     names: list[str | None] = [None] * n
     if not n:
-        return out, types, names
-    c = {name: _pylist(census[name]) for name in (
-        "file_path", "index_file_path", "storage_type", "column_name", "index_offset", "index_size_in_bytes",
-        "is_empty", "error", "schema_id")}
-    wanted = [i for i in range(n) if c["error"][i] is None and c["column_name"][i] is not None
-              and not c["is_empty"][i]]
+        return out, types, names, {}
+    c = {name: _pylist(census[name]) for name in _COLUMNS}
+    # rows with a blob to read: no error, a column, not empty (as masks: no Python test per row)
+    has = pc.and_kleene(pc.and_kleene(pc.is_null(census["error"]), pc.is_valid(census["column_name"])),
+                        pc.invert(pc.fill_null(census["is_empty"], False)))
+    wanted = np.flatnonzero(pc.fill_null(has, False).to_numpy(zero_copy_only=False)).tolist()
     schemas: dict[tuple, DataType | None] = {}
     for i in wanted:
         key = (c["schema_id"][i], c["column_name"][i])
@@ -61,7 +68,6 @@ def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None, plan=Non
             except (IndexCoreError, KeyError):
                 schemas[key] = None
         types[i] = schemas[key]
-    c["index_type"] = census["index_type"].to_pylist()
     wanted = [i for i in wanted if types[i] is not None]
     kept = table.caches.readers.get(_KEPT_BLOBS) or {}
     keys = [(c["file_path"][i], c["index_file_path"][i], c["storage_type"][i] == "EMBEDDED", c["index_offset"][i],
@@ -83,7 +89,12 @@ def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None, plan=Non
             fresh[key] = (out[i], name)
     if keep and fresh:
         _keep_blobs(table, fresh)
-    return out, [t if b is not None else None for t, b in zip(types, out, strict=True)], names
+    return out, [t if b is not None else None for t, b in zip(types, out, strict=True)], names, c
+
+
+# the census columns a blob is read by (:func:`_blob_bytes` hands them on as lists)
+_COLUMNS = ("file_path", "index_file_path", "storage_type", "column_name", "index_type", "index_offset",
+            "index_size_in_bytes", "is_empty", "error", "schema_id")
 
 
 _KEPT_BLOBS = ("census_blob_bytes",)  # the reader cache's key of the kept blobs (a reader key is longer)
@@ -121,8 +132,14 @@ def _containers(table, snapshot_id: int | None, embedded: list[bool], paths: lis
     on_disk = list(dict.fromkeys(p for p, e in zip(index_paths, embedded, strict=True) if not e and p))
     storage = table.storage
     folders: dict[str, str | None] = {}
+    native = native_storage(storage)
+    resolved: dict[str, str | None] = {}  # the C reader's folders: parent -> resolved and allowed, or None
     for lo in range(0, len(on_disk), _BATCH):
         batch = on_disk[lo:lo + _BATCH]
+        if native:  # read in one C call; a file it cannot open or read takes the Python path, which says why
+            wholes = read_wholes(storage, batch, resolved, WHOLE_INDEX_BYTES)
+            got.update(zip(batch, zip(wholes.blobs, wholes.names, strict=True), strict=True))
+            batch = [batch[i] for i in wholes.faults]
         if storage.cache is not None:
             storage.prefetch([Fetch(p, 0, WHOLE_INDEX_BYTES) for p in batch])
         for path, read in zip(batch, storage.read_prefixes(batch, WHOLE_INDEX_BYTES, served=False, folders=folders),
@@ -204,16 +221,11 @@ def summaries_of_rows(table, census: pa.Table, snapshot_id: int | None, keep: bo
 
 
 def _summaries_of_rows(table, census: pa.Table, snapshot_id: int | None, keep: bool) -> list[dict]:
-    data, types, names = census_blob_bytes(table, census, snapshot_id)
-    c = {name: census[name].to_pylist() for name in ("column_name", "index_type", "schema_id")}
-    if keep:
-        c.update({name: census[name].to_pylist() for name in ("index_offset", "index_size_in_bytes")})
-        c["file_path"] = census["file_path"].cast(pa.string()).to_pylist()
-        c["index_file_path"] = census["index_file_path"].cast(pa.string()).to_pylist()
-        c["storage_type"] = census["storage_type"].to_pylist()
+    data, types, names, c = _blob_bytes(table, census, snapshot_id, None, False)
     options: dict[tuple, dict] = {}
     by_reader = None
     out = []
+    kept = []  # (reader key, reader, blob bytes): kept together once all are opened
     for i, (blob, dtype, name) in enumerate(zip(data, types, names, strict=True)):
         if blob is None:
             by_reader = by_reader or blob_of_row(table, census, snapshot_id)
@@ -228,12 +240,14 @@ def _summaries_of_rows(table, census: pa.Table, snapshot_id: int | None, keep: b
                                  options[key])
             if keep:
                 entry = IndexEntry(column, kind, c["index_offset"][i], c["index_size_in_bytes"][i])
-                table.keep_reader(reader_key(c["file_path"][i], c["index_file_path"][i],
-                                             c["storage_type"][i] == "EMBEDDED", entry, dtype, options[key]),
-                                  reader, entry.length)
+                kept.append((reader_key(c["file_path"][i], c["index_file_path"][i],
+                                        c["storage_type"][i] == "EMBEDDED", entry, dtype, options[key]),
+                             reader, entry.length))
             out.append(reader.summary(**({"top_values": False} if kind == RANGE_BITMAP.name else {})))
         except IndexCoreError as exc:
             out.append({"error": str(exc)})
+    if kept:
+        table.keep_readers(kept)
     return out
 
 
