@@ -11,6 +11,7 @@ from indexcore.expr import EQUAL, Leaf, predicate_to_sql, quote_name
 from indexcore.formats.registry import FILE_INDEX_TYPES
 from indexcore.frames.pruning import file_stats
 from indexcore.scan.explainer import explain_files
+from indexcore.scan.plan_stages import plan_value_stats
 from indexcore.views.common import partition_types
 from indexcore.warehouse.file_sample import sample_rows
 from indexcore.warehouse.model import LiveFile
@@ -177,7 +178,7 @@ def _candidates(table, snapshot_id: int | None, files: list[LiveFile] | None) ->
     for column, value, n in _rarest(bitmap_values_seen, indexed)[:2]:
         add(column, value, f"bitmap-indexed `{column}`: a value {n} of {indexed} indexed files hold", n)
 
-    stats = {lf.path: file_stats(table, lf) for lf in files if lf.file.schema_id == schema.id}
+    stats = _latest_stats(table, snapshot_id, schema, [lf for lf in files if lf.file.schema_id == schema.id])
     for column, index_type in sorted(other_index.items(), key=lambda kv: FILE_INDEX_TYPES.index(kv[1])):
         lows = sorted(((s[column][0], p) for p, s in stats.items() if column in s and _exact_stat(s[column][0])),
                       key=lambda vp: (str(vp[0]), vp[1]))
@@ -210,6 +211,21 @@ def _candidates(table, snapshot_id: int | None, files: list[LiveFile] | None) ->
     for column, value, n in _rarest(spans, len(stats) - 1)[:2]:
         add(column, value, f"`{column}`: a value whose stats range covers {n} of {len(files)} files", n)
     return out
+
+
+def _latest_stats(table, snapshot_id: int | None, schema, files: list[LiveFile]) -> dict[str, dict]:
+    """Path -> every column's (min, max, null count) of ``files`` (written with the latest
+    ``schema``), as :func:`~indexcore.frames.pruning.file_stats` gives them: decoded from the
+    columnar plan a column at a time where the files are its rows, else file by file."""
+    if not files:
+        return {}
+    plan = table.plan_columns(snapshot_id)
+    row_of = {p: i for i, p in enumerate(plan.files.column("path").to_pylist())}
+    rows = [row_of.get(lf.path) for lf in files]
+    if any(r is None for r in rows):
+        return {lf.path: file_stats(table, lf) for lf in files}
+    found = plan_value_stats(table, plan, rows, schema, table.file_schema(files[0]))
+    return {lf.path: cells for lf, cells in zip(files, found, strict=True)}
 
 
 def _reads_more(table, sql: str, part: list[LiveFile], schema, snapshot_id: int | None, limit: int) -> bool:

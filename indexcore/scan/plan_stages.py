@@ -34,7 +34,7 @@ from indexcore.formats.binary_row import (
     is_compact_timestamp,
 )
 from indexcore.scan.decision_columns import DecisionColumns, put_records
-from indexcore.scan.stats import LACKS, stats_map, stats_slots, test_predicate_on_stats
+from indexcore.scan.stats import LACKS, Pushdowns, stats_map, stats_slots, test_predicate_on_stats
 from indexcore.types import DataType, Timestamp, decimal_from_unscaled
 from indexcore.views.common import partition_text_cached
 from indexcore.warehouse.manifest import file_stats
@@ -230,6 +230,18 @@ def _pruned_fields(ex, plan: PlanColumns, pids: list[int], paths: list[str], buc
         "matching_rows": list(nones), "problems": [_NO_NOTES] * n, "notes": notes,
         "global_index_rows": list(nones), "pruning_index_types": [_NO_NOTES] * n, "index_types": [{}] * n}
     return fields, [stat_types] * n, list(shown)
+
+
+def plan_value_stats(table, plan: PlanColumns, rows: Sequence[int], schema: TableSchema,
+                     file_schema: TableSchema) -> list[dict]:
+    """Every column's (min, max, null count) of the plan's ``rows``, files written with
+    ``file_schema`` (the table's ``schema``, or one it evolved from), as
+    :func:`~indexcore.scan.stats.column_stats` gives them, decoded a column at a time
+    (:func:`_value_stats`): the suggestion's statistics of its sampled files."""
+    files = plan.files.select(_READ).take(pa.array(rows, pa.int64()))
+    sids = set(_column(files, "_SCHEMA_ID"))
+    return _value_stats(table, files, dict.fromkeys(sids, file_schema), Pushdowns(schema, []), schema,
+                        list(schema.field_names), _column(files, "_ROW_COUNT"))
 
 
 def _value_stats(table, files: pa.Table, schemas: dict[Any, TableSchema], pushdowns, schema: TableSchema,
