@@ -8,6 +8,8 @@ from typing import Any
 
 from indexcore.errors import IndexCoreError
 from indexcore.expr import EQUAL, Leaf, predicate_to_sql, quote_name
+from indexcore.formats.bitmap.keys import KeyCodec
+from indexcore.formats.bitmap.summary import blob_counts
 from indexcore.formats.registry import FILE_INDEX_TYPES
 from indexcore.frames.pruning import file_stats
 from indexcore.scan.explainer import explain_files
@@ -91,6 +93,7 @@ def _bitmap_dictionaries(table, files: list[LiveFile], latest: dict) -> tuple[di
     other: dict[str, str] = {}
     indexed = 0
     options_of: dict[tuple, dict] = {}
+    codecs: dict[Any, KeyCodec | None] = {}
     folders: dict[str, str | None] = {}
     for lo in range(0, len(files), WHOLE_BATCH):  # a batch's whole containers held at a time
         part = files[lo:lo + WHOLE_BATCH]
@@ -121,20 +124,48 @@ def _bitmap_dictionaries(table, files: list[LiveFile], latest: dict) -> tuple[di
                     got = whole.get(lf.path)
                     if got is not None and entry.offset >= 0 and entry.offset + entry.length <= len(got[0]):
                         # opened on the bytes read with its container (an error: index_reader reads and raises it)
-                        table.keep_index_reader(lf, entry, dtype, options,
-                                                got[0][entry.offset:entry.offset + entry.length], got[1])
+                        blob = got[0][entry.offset:entry.offset + entry.length]
+                        table.keep_index_reader(lf, entry, dtype, options, blob, got[1])
+                        counted = _blob_dictionary(blob, dtype, codecs)
+                        if counted is not None:  # the reader's dictionary, read on the bytes
+                            _add_values(seen, entry.column, lf.path, counted)
+                            continue
                     reader = table.index_reader(lf, entry, dtype, options)
                 except IndexCoreError:  # no dictionary to read: its manifest stats still give a value
                     other.setdefault(entry.column, "bitmap")
                     continue
                 try:
-                    for value, card in reader.dictionary():
-                        paths, rows = seen.get((entry.column, value), (set(), 0))
-                        paths.add(lf.path)
-                        seen[(entry.column, value)] = (paths, rows + card)
+                    _add_values(seen, entry.column, lf.path, reader.dictionary())
                 except IndexCoreError:
                     continue
     return seen, other, indexed
+
+
+def _blob_dictionary(blob: bytes, dtype, codecs: dict) -> list[tuple[Any, int]] | None:
+    """``BitmapReader.dictionary()`` of a whole bitmap blob, read on its bytes
+    (:func:`~indexcore.formats.bitmap.summary.blob_counts`: the same values and counts, without a
+    reader's meta and blocks); None where that does not take the blob (the reader then reads it)."""
+    if dtype not in codecs:
+        try:
+            codecs[dtype] = KeyCodec(dtype)
+        except (IndexCoreError, ValueError):
+            codecs[dtype] = None
+    codec = codecs[dtype]
+    if codec is None:
+        return None
+    try:
+        counts = blob_counts(blob, codec)
+    except (IndexCoreError, ValueError, TypeError, OverflowError):
+        return None
+    return None if counts is None else counts.dictionary
+
+
+def _add_values(seen: dict, column: str, path: str, dictionary) -> None:
+    """Count one file's bitmap ``dictionary`` (value, rows) into ``seen``: (column, value) -> (files, rows)."""
+    for value, card in dictionary:
+        paths, rows = seen.get((column, value), (set(), 0))
+        paths.add(path)
+        seen[(column, value)] = (paths, rows + card)
 
 
 def predicate_candidates(table, snapshot_id: int | None = None,
