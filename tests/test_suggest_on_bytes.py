@@ -96,16 +96,17 @@ def test_bitmap_dictionaries_on_the_bytes_equal_the_readers(conformance: Path, m
 
 @pytest.fixture(scope="module")
 def bitmap_table(tmp_path_factory) -> Path:
-    """Bitmap indexes on a string and an int, V1 and V2 (several index blocks), small containers."""
+    """Bitmap indexes on a string and an int, V1 and V2 (several index blocks), in small ``.index``
+    files (db.v1, db.v2) and embedded in the manifest (db.e2)."""
     root = tmp_path_factory.mktemp("suggest_bitmaps")
-    for version in (1, 2):
+    for name, version, threshold in (("v1", 1, "1b"), ("v2", 2, "1b"), ("e2", 2, "64kb")):
         schema = make_schema([("id", "BIGINT"), ("country", "STRING"), ("amount", "INT")],
                              options={"file.format": "parquet", "file-index.bitmap.columns": "country,amount",
                                       "file-index.bitmap.country.version": str(version),
                                       "file-index.bitmap.amount.version": str(version),
                                       "file-index.bitmap.country.index-block-size": "64b",
-                                      "file-index.in-manifest-threshold": "1b"})
-        writer = TableWriter.create(str(root), f"db.v{version}", schema)
+                                      "file-index.in-manifest-threshold": threshold})
+        writer = TableWriter.create(str(root), f"db.{name}", schema)
         rng = np.random.default_rng(version)
         countries = np.array(["NZ", "AU", "US", "DE", "FR", "a longer country name", None], dtype=object)
         for commit in range(5):
@@ -117,10 +118,10 @@ def bitmap_table(tmp_path_factory) -> Path:
     return root
 
 
-@pytest.mark.parametrize("version", [1, 2])
-def test_bitmap_dictionaries_on_the_bytes_equal_the_readers_on_tables_written_here(bitmap_table: Path, version: int,
+@pytest.mark.parametrize("name", ["v1", "v2", "e2"])
+def test_bitmap_dictionaries_on_the_bytes_equal_the_readers_on_tables_written_here(bitmap_table: Path, name: str,
                                                                                    monkeypatch):
-    table_of = lambda: open_warehouse(str(bitmap_table)).table(f"db.v{version}")  # noqa: E731
+    table_of = lambda: open_warehouse(str(bitmap_table)).table(f"db.{name}")  # noqa: E731
     calls = []
     real = suggestion._blob_dictionary
 
@@ -134,6 +135,7 @@ def test_bitmap_dictionaries_on_the_bytes_equal_the_readers_on_tables_written_he
     fast = suggestion._bitmap_dictionaries(table_of(), files, {f.name: f for f in table_of().schema().fields})
     monkeypatch.undo()
     assert calls and all(calls)
+    assert all((lf.file.embedded_index is not None) == (name == "e2") for lf in files)
     assert fast == _dictionaries(table_of(), monkeypatch, False)
     # truth from the data: each (column, value)'s rows over the files
     rows = pa.concat_tables([pq.read_table(lf.path) for lf in files])

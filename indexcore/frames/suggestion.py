@@ -122,6 +122,8 @@ def _bitmap_dictionaries(table, files: list[LiveFile], latest: dict) -> tuple[di
                     options = known if known is not None else options_of.setdefault(
                         (schema.id, entry.column), schema.file_index_options(entry.column, "bitmap"))
                     got = whole.get(lf.path)
+                    if got is None and lf.file.embedded_index is not None:  # embedded: its bytes are the plan's
+                        got = (bytes(lf.file.embedded_index), f"{lf.path} (embedded file index)")
                     if got is not None and entry.offset >= 0 and entry.offset + entry.length <= len(got[0]):
                         # opened on the bytes read with its container (an error: index_reader reads and raises it)
                         blob = got[0][entry.offset:entry.offset + entry.length]
