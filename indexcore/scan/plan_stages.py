@@ -175,10 +175,16 @@ def decide_on_plan(table, ex, plan: PlanColumns, rows: np.ndarray, schemas: dict
     decisions.extend_fields(n, fields, stat_types, stat_values)
 
 
+PROGRESS_STEPS = 200  # progress calls over an explain's files on the plan (a bar draws whole percents)
+
+
 def _report(progress: Progress | None, done: int, upto: int, total: int, paths: list[str]) -> int:
-    """Progress for the files ``done`` .. ``upto`` - 1 (file order), one call each."""
-    if progress is not None:
-        for i in range(done, upto):
+    """Progress for the files ``done`` .. ``upto`` - 1 (file order): a call every
+    1/:data:`PROGRESS_STEPS` of ``total`` files and one for the last of them (not one per file:
+    50,000 calls for a bar that draws 100 percents)."""
+    if progress is not None and upto > done:
+        step = max(1, total // PROGRESS_STEPS)
+        for i in [*range(done + (-(done + 1)) % step, upto - 1, step), upto - 1]:
             progress(i + 1, total, paths[i].rsplit("/", 1)[-1])
     return max(done, upto)
 
@@ -299,12 +305,13 @@ def _decode_group(at_rows: list[int], slots: tuple, types: tuple, lows: list, hi
     mins, maxs = [lows[i] for i in regular], [highs[i] for i in regular]
     counts = [nulls[i] or () for i in regular]
     # LazyStats' layout: the types past both the min row's arity and the null counts are not the stats'
-    width = np.minimum(len(types), np.maximum(_rows_of(mins)[3], np.fromiter(map(len, counts), np.int64,
+    min_rows, max_rows = _rows_of(mins), _rows_of(maxs)  # once for every field decoded
+    width = np.minimum(len(types), np.maximum(min_rows[3], np.fromiter(map(len, counts), np.int64,
                                                                               len(counts)))).tolist()
     fields = {}
     for _col, at in slots:
         if at is not None and at != LACKS and at not in fields and at < len(types):
-            fields[at] = (_field_column(mins, at, types[at]), _field_column(maxs, at, types[at]))
+            fields[at] = (_field_column(mins, at, types[at], min_rows), _field_column(maxs, at, types[at], max_rows))
     for k, i in enumerate(regular):
         cells = {}
         for col, at in slots:
@@ -349,7 +356,7 @@ def _rows_of(raws: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
     return buf, lens, s, arity
 
 
-def _field_column(raws: list, at: int, dtype: DataType) -> list:
+def _field_column(raws: list, at: int, dtype: DataType, rows: tuple | None = None) -> list:
     """Field ``at`` of each serialized BinaryRow of ``raws`` as :func:`decode_binary_field` gives it
     (None: null, past the row, or no row), fixed-width fields read for all rows at once;
     :data:`_IRREGULAR` where the row does not fit its bytes (the per-file path reports that)."""
@@ -368,7 +375,7 @@ def _field_column(raws: list, at: int, dtype: DataType) -> list:
                 out.append(_IRREGULAR)
         return out
     n = len(raws)
-    buf, lens, s, arity = _rows_of(raws)
+    buf, lens, s, arity = _rows_of(raws) if rows is None else rows
     has_row = lens >= 4
     if not has_row.any():
         return [None] * n
