@@ -60,6 +60,18 @@ def _field(records: Sequence[dict[str, Any]], name: str) -> list:
         return [r.get(name, default) for r in records]
 
 
+def _once_each(text, values: list) -> list:
+    """``text`` of each value, worked out once per distinct object (equal index kinds share one dict)."""
+    memo: dict[int, Any] = {}
+    out = []
+    for v in values:
+        key = id(v)
+        if key not in memo:
+            memo[key] = text(v)
+        out.append(memo[key])
+    return out
+
+
 def put_records(fields: dict[str, Any], stat_types: list, stat_values: list, at: Sequence[int],
                 records: Sequence[dict[str, Any]]) -> None:
     """Put decided ``records`` at positions ``at`` of the fields :meth:`DecisionColumns.extend_fields`
@@ -267,9 +279,9 @@ class DecisionColumns(Sequence):
         cols.update({
             "global_index_decision": decision_texts("global_index_decision"),
             "global_index_rows": list(objects["global_index_rows"]),
-            "raw_index_result": texts(map(frame_text, objects["raw_index_result"])),
-            "index_decision": texts(map(frame_text, objects["index_decision"])),
-            "index_types": texts(map(index_types_text, self._index_types)),
+            "raw_index_result": texts([None if r is None else frame_text(r) for r in objects["raw_index_result"]]),
+            "index_decision": texts([None if r is None else frame_text(r) for r in objects["index_decision"]]),
+            "index_types": texts(_once_each(index_types_text, self._index_types)),
             **{name: self.ints(name) for name in ("dv_cardinality", "rows_after_dv", "bytes_read", "dv_bytes")},
             "matching_rows": list(objects["matching_rows"]),
             "skipped_by": self.skipped_by(),
