@@ -6,6 +6,8 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from typing import Any
 
+import numpy as np
+
 from indexcore.errors import IndexCoreError
 from indexcore.expr import EQUAL, Leaf, predicate_to_sql, quote_name
 from indexcore.formats.bitmap.keys import KeyCodec
@@ -31,14 +33,16 @@ def suggestion_sample(table, snapshot_id: int | None = None) -> tuple[list[LiveF
     """The live files the predicate suggestion works on and how many there are in all: every file
     up to ``SUGGEST_MAX_FILES``, else a fixed random sample of whole buckets (primary-key tables).
     Drawn on the columnar plan (:func:`~indexcore.warehouse.file_sample.sample_rows`, the draw of
-    ``sample_files``): objects are made for the sampled files only, kept on the table."""
+    ``sample_files``): objects are made for the sampled files only (by plan row; the live files a view
+    made already are taken)."""
     plan = table.plan_columns(snapshot_id)
     paths = plan.files.column("path").to_pylist()
     groups = None
     if table.schema().primary_keys:
         groups = list(zip(plan.partition_values(), plan.files.column("_BUCKET").to_pylist(), strict=True))
     rows = sample_rows(paths, SUGGEST_MAX_FILES, groups, seed=0)
-    return table.live_files_by_path(snapshot_id).many([paths[i] for i in rows]), len(paths)
+    # by plan row: no map of every path to its row
+    return table.live_files_by_path(snapshot_id).at_rows(np.asarray(rows, np.int64)), len(paths)
 
 
 def _rarest(seen: dict[tuple[str, Any], tuple[set[str] | int, int]], total: int) -> list[tuple[str, Any, int]]:

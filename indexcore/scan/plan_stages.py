@@ -155,7 +155,8 @@ def decide_on_plan(table, ex, plan: PlanColumns, rows: np.ndarray, schemas: dict
     live_at = np.flatnonzero(objects).tolist()
     chosen = [paths[i] for i in live_at]
     partition.ok.update(zip(chosen, part_ok[pids[objects]].tolist(), strict=True))
-    live = table.live_files_by_path(plan.snapshot.id if plan.snapshot else None).many(chosen) if chosen else []
+    # by plan row: no map of every path to its row (the live files a view made already are taken)
+    live = table.live_files_by_path(plan.snapshot.id if plan.snapshot else None).at_rows(rows[objects])
     # the kept files through the stages, in batches of the prefetch's size (progress in file order)
     size = table.prefetch_batch()
     live_records: list[dict] = []
