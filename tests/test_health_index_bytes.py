@@ -69,3 +69,15 @@ def test_rows_made_by_hand():
     for census in (plain, shared, chunked):
         assert census_index_bytes(census) == want
     assert census_index_bytes(plain.slice(0, 0)) == {}
+
+
+def test_sums_past_a_float64s_exact_integers_stay_exact():
+    big = (1 << 53) + 1  # a float64 bincount would round it
+    rows = [_row("a", "bitmap", "FILE", big, big + 10), _row("a", "bsi", "FILE", 3, big + 10),
+            _row("b", "bitmap", "FILE", 1, 9), _row("c", "bitmap", "EMBEDDED", big, big + 2)]
+    cols = ["file_path", "column_name", "index_type", "storage_type", "index_size_in_bytes",
+            "index_container_size_in_bytes"]
+    census = pa.Table.from_pylist(rows, schema=pa.schema([FILE_INDEXES.field(c) for c in cols]))
+    want = _arrow(census)
+    assert want[("bitmap", "FILE")] == [2, big + 1] and want[(CONTAINER_HEAD, "FILE")] == [2, 7 + 8]
+    assert census_index_bytes(census) == want

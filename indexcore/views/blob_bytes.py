@@ -13,6 +13,8 @@ be read, a schema without the column) is None: the caller reads it through its
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -80,7 +82,8 @@ def _blob_bytes(table, census: pa.Table, snapshot_id: int | None, plan, keep: bo
         else:
             out[i], names[i] = hit
     containers = _containers(table, snapshot_id, [key[2] for _, key in read], [key[0] for _, key in read],
-                             [key[1] for _, key in read], plan)
+                             [key[1] for _, key in read], plan,
+                             [key[3] + key[4] if key[3] is not None and key[4] is not None else None for _, key in read])
     fresh = {}
     for (i, key), (data, name) in zip(read, containers, strict=True):
         offset, size = key[3], key[4]
@@ -125,11 +128,21 @@ def _pylist(column: pa.ChunkedArray) -> list:
 
 
 def _containers(table, snapshot_id: int | None, embedded: list[bool], paths: list[str],
-                index_paths: list[str | None], plan=None) -> list[tuple[bytes | None, str]]:
-    """Each blob's whole container (a file's blobs share one read) and its name, or None where it is
-    not read whole."""
-    got: dict[str, tuple[bytes | None, str]] = {}
-    on_disk = list(dict.fromkeys(p for p, e in zip(index_paths, embedded, strict=True) if not e and p))
+                index_paths: list[str | None], plan, ends: list[int]) -> list[tuple[bytes | None, str]]:
+    """Each blob's container, read up to the last byte its blobs need (``ends``: where each blob
+    ends in it; a file's blobs share one read), and its name, or None where it is not read. Only
+    the first :data:`~indexcore.warehouse.table_heads.WHOLE_INDEX_BYTES` are read at once: a blob
+    ending past them is left to its reader (a file with no other blob is not read). A 316-byte bloom
+    filter after a 152-byte head is the one page the census's head read left in the page cache; read
+    whole, the 6 KB to 64 KB files of bloom sizing at 1M files (20,133 reads) took 2.1 s, mostly
+    waiting for pages not read yet."""
+    need: dict[str, int] = {}  # .index path -> bytes to read from its start
+    for p, e, end in zip(index_paths, embedded, ends, strict=True):
+        if not e and p:
+            fits = isinstance(end, int) and end <= WHOLE_INDEX_BYTES
+            need[p] = max(need.get(p, 0), end if fits else 0)
+    got: dict[str, tuple[bytes | None, str]] = {p: (None, p) for p, n in need.items() if n <= 0}
+    on_disk = sorted((p for p, n in need.items() if n > 0), key=need.__getitem__)
     storage = table.storage
     folders: dict[str, str | None] = {}
     native = native_storage(storage)
@@ -141,11 +154,12 @@ def _containers(table, snapshot_id: int | None, embedded: list[bool], paths: lis
             got.update(zip(batch, zip(wholes.blobs, wholes.names, strict=True), strict=True))
             batch = [batch[i] for i in wholes.faults]
         if storage.cache is not None:
-            storage.prefetch([Fetch(p, 0, WHOLE_INDEX_BYTES) for p in batch])
-        for path, read in zip(batch, storage.read_prefixes(batch, WHOLE_INDEX_BYTES, served=False, folders=folders),
-                              strict=True):
-            whole = not isinstance(read, IndexCoreError) and len(read[0]) == read[1]
-            got[path] = (read[0], read[2]) if whole else (None, path)
+            storage.prefetch([Fetch(p, 0, need[p]) for p in batch])
+        for length, same in itertools.groupby(batch, key=need.__getitem__):  # one call per length (sorted)
+            same = list(same)
+            for path, read in zip(same, storage.read_prefixes(same, length, served=False, folders=folders),
+                                  strict=True):
+                got[path] = (None, path) if isinstance(read, IndexCoreError) else (read[0], read[2])
     inline: dict[str, tuple[bytes | None, str]] = {}
     if any(embedded):  # cut from the plan's manifest bytes, the files found column-wise
         plan = table.plan_columns(snapshot_id) if plan is None else plan

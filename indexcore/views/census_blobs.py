@@ -172,4 +172,9 @@ class Blobs(Mapping[str, IndexBlob]):
         chunks = [c for paths, _rows in self._parts for c in getattr(paths, "chunks", [paths])]
         one = chunks and all(isinstance(c, pa.DictionaryArray) for c in chunks)  # one census's: count indices
         one = one and len({text_key(c.dictionary) for c in chunks}) == 1
-        return pc.count_distinct(pa.chunked_array([c.indices for c in chunks]) if one else self.paths()).as_py()
+        if not one:
+            return pc.count_distinct(self.paths()).as_py()
+        seen = np.zeros(len(chunks[0].dictionary), bool)  # indices marked: no hash of 1M indices (0.1 s each)
+        for c in chunks:
+            seen[(c.indices.drop_null() if c.null_count else c.indices).to_numpy()] = True
+        return int(np.count_nonzero(seen))
