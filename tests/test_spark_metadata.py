@@ -28,11 +28,13 @@ from indexcore.scan.explainer import explain
 from indexcore.spark.jobs.metadata import (
     live_file_estimate,
     metadata_master,
+    partition_keys,
     seed_census,
     spark_census,
     spark_explain,
     spark_explain_columns,
     spark_explain_workload,
+    spark_hash_int,
     spark_health,
     spark_health_view,
     spark_plan,
@@ -160,6 +162,26 @@ def test_large_sample(spark, large) -> None:
         assert got["files"] == tables[name]["data_files"]
         assert got["tasks"] > 2
     assert sum(t["data_files"] for t in tables.values()) == LARGE_FILES
+
+
+def test_each_group_is_one_task(spark) -> None:
+    """The key each group is shuffled under lands in its own partition by Spark's own hash
+    partitioning (``repartition(n, col)`` and ``spark_partition_id``, not our hash): one group per
+    second-stage task. The groups' own numbers did not (on ``local[2]``, 4 groups: 0, 1 and 3 in
+    one partition)."""
+    from pyspark.sql import functions as F  # pyspark: an optional dependency
+
+    values = [0, 1, -1, 42, 2**31 - 1, -2**31, 123_456]
+    hashed = spark.createDataFrame([(v,) for v in values], "k int").select(F.hash("k")).collect()
+    assert [r[0] for r in hashed] == [spark_hash_int(v) for v in values]
+    for n in (1, 2, 3, 4, 5, 8, 16, 33):
+        keys = partition_keys(n)
+        rows = (spark.createDataFrame([(k,) for k in keys], "k int").repartition(n, "k")
+                .select("k", F.spark_partition_id().alias("p")).collect())
+        assert {k: p for k, p in rows} == {k: i for i, k in enumerate(keys)}, n
+    old = (spark.createDataFrame([(k,) for k in range(4)], "k int").repartition(4, "k")
+           .select(F.spark_partition_id()).distinct().count())
+    assert old < 4  # what the group numbers as keys gave
 
 
 # (table, condition, explain's options): every option, alone and together, over buckets of a

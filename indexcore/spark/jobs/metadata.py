@@ -6,9 +6,11 @@ One Spark job per call, in two stages, with no Paimon rule of its own:
    index manifest (:meth:`~indexcore.warehouse.table.Table.plan_head`). Each task of the first
    stage decodes some of the manifests to columns (:meth:`~indexcore.warehouse.table.Table.manifest_columns`,
    the in-process decoder) and sends each (partition, bucket) group's entries to its task as one
-   zstd-compressed Arrow batch of only the columns the work reads (:data:`_SHIPPED`: the census
-   ships 11 of the 24; about 160 bytes per entry at 10,000 files, 250 with every column, where
-   pickled entry objects took about 1 KB).
+   Arrow batch of only the columns the work reads (:data:`_SHIPPED`: the census ships 11 of the
+   24), uncompressed: Spark's shuffle compresses its blocks (lz4: about 230 bytes per entry at
+   10,000 files, 340 with every column, where pickled entry objects took about 1 KB), and Arrow's
+   own zstd cost about 1 ms per batch each way. Group ``i`` travels under the key Spark's hash
+   partitioning sends to partition ``i`` (:func:`partition_keys`), one group per task.
 2. **Plan and work per (partition, bucket) group.** A second-stage task plans its entries on
    columns exactly as one process plans a snapshot
    (:meth:`~indexcore.warehouse.plan_columns.TablePlanColumns.plan_of_entries`: Paimon's merge,
@@ -116,13 +118,16 @@ def metadata_master(table, snapshot_id: int | None = None, master: str | None = 
     return None
 
 
-_SHIP = pa.ipc.IpcWriteOptions(compression="zstd")  # a manifest's names and stats shrink 4-6x
+_SHIP = pa.ipc.IpcWriteOptions(compression="zstd")  # a result's names and stats shrink 4-6x
+# the shuffled entries go uncompressed: Spark's shuffle compresses its blocks (lz4) itself, and
+# Arrow's zstd costs about 1 ms per small batch each way (codec work per buffer), 200 batches at 10k
+_SHUFFLED = pa.ipc.IpcWriteOptions(compression=None)
 
 
-def _arrow_bytes(table: pa.Table) -> bytes:
-    """``table`` as the Arrow IPC stream a task ships (zstd-compressed buffers)."""
+def _arrow_bytes(table: pa.Table, compressed: bool = True) -> bytes:
+    """``table`` as the Arrow IPC stream a task ships (zstd-compressed buffers unless not ``compressed``)."""
     sink = io.BytesIO()
-    with pa.ipc.new_stream(sink, table.schema, options=_SHIP) as writer:
+    with pa.ipc.new_stream(sink, table.schema, options=_SHIP if compressed else _SHUFFLED) as writer:
         writer.write_table(table)
     return sink.getvalue()
 
@@ -136,6 +141,36 @@ _MERGED = ("_KIND", *MERGE_KEY, "_EXTRA_FILES")  # the merge's and the plan's pa
 _SHIPPED = {_PLAN: None, _EXPLAIN: None, _HEALTH: None, _WORKLOAD: None, _LIVE: None,
             _CENSUS: (*_MERGED, "_FILE_SIZE", "_ROW_COUNT", "_SCHEMA_ID", "_EMBEDDED_FILE_INDEX")}
 _PLACE = "_place"  # an entry's place in the plan's manifest order: manifest << 32 | position
+
+
+def spark_hash_int(value: int, seed: int = 42) -> int:
+    """Spark's ``hash()`` of an int column (Murmur3 x86 32-bit of its 4 bytes, seed 42): what its
+    hash partitioning (``repartition(n, col)``) takes ``pmod`` of."""
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & 0xFFFFFFFF
+
+    k = rotl((value & 0xFFFFFFFF) * 0xCC9E2D51 & 0xFFFFFFFF, 15) * 0x1B873593 & 0xFFFFFFFF
+    h = (rotl(seed ^ k, 13) * 5 + 0xE6546B64) & 0xFFFFFFFF
+    h ^= 4
+    h = (h ^ (h >> 16)) * 0x85EBCA6B & 0xFFFFFFFF
+    h = (h ^ (h >> 13)) * 0xC2B2AE35 & 0xFFFFFFFF
+    h ^= h >> 16
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def partition_keys(groups: int) -> list[int]:
+    """For each group ``i``, the least int key that Spark's hash partitioning into ``groups``
+    partitions sends to partition ``i``: with the group numbers themselves as keys, 3 of 4 groups
+    shared one task on ``local[2]`` (keys 0, 1 and 3 hash to partition 3), so one task did 3/4 of
+    the census and its reads ran at one task's concurrency."""
+    keys: list[int | None] = [None] * groups
+    k, left = 0, groups
+    while left:
+        p = spark_hash_int(k) % groups
+        if keys[p] is None:
+            keys[p], left = k, left - 1
+        k += 1
+    return keys
 
 
 def _groups_of(entries: pa.Table, groups: int) -> np.ndarray:
@@ -180,6 +215,7 @@ def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | No
     opened = (warehouse_url, table, schema_ids, tbl.storage.storage_options)
     connect = spark_context(spark) is None
     shipped = _SHIPPED[work]
+    keys = partition_keys(groups)  # group i's shuffle key: Spark's hash puts it in partition i
 
     def read(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         """Stage 1: decode manifests to columns; each entry goes to the group of its (partition,
@@ -209,9 +245,9 @@ def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | No
                 if found:
                     shares.setdefault(0, (0, 0))
                 for k, (lo, c) in sorted(shares.items()):
-                    out["k"].append(k)
+                    out["k"].append(keys[k])
                     out["m"].append(m)
-                    out["blob"].append(_arrow_bytes(entries.slice(lo, c)))
+                    out["blob"].append(_arrow_bytes(entries.slice(lo, c), compressed=False))
                     out["problems"].append(plain_dumps(found if k == 0 else []).encode())
             yield pd.DataFrame(out)
 
