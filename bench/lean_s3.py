@@ -83,9 +83,11 @@ class Objects:
         self.keys = sorted(found)
         self.by_key = found
 
-    def listing(self, prefix: str, delimiter: str, start: str, max_keys: int) -> tuple[list, list, str | None]:
+    def listing(self, prefix: str, delimiter: str, start: str, max_keys: int,
+                start_after: str = "") -> tuple[list, list, str | None]:
         """ListObjectsV2's page from ``start`` (the first key it may hold): (keys, common prefixes,
-        the next page's start or None), at most ``max_keys`` entries (a common prefix counts one)."""
+        the next page's start or None), at most ``max_keys`` entries (a common prefix counts one;
+        one not after ``start_after`` is left out, as moto leaves it)."""
         keys, prefixes, n = [], [], 0
         at = bisect.bisect_left(self.keys, max(start, prefix))
         while at < len(self.keys):
@@ -97,8 +99,10 @@ class Objects:
             cut = key.find(delimiter, len(prefix)) if delimiter else -1
             if cut >= 0:
                 common = key[:cut + len(delimiter)]
-                prefixes.append(common)
                 at = bisect.bisect_left(self.keys, _after_all(common))  # every key under it rolled up
+                if start_after and common <= start_after:
+                    continue
+                prefixes.append(common)
             else:
                 keys.append(key)
                 at += 1
@@ -168,10 +172,10 @@ class Store:
         max_keys = int(one.get("max-keys", "1000") or 1000)
         url = one.get("encoding-type") == "url"
         token = one.get("continuation-token")
-        start_after = one.get("start-after", "")
+        start_after = "" if token else one.get("start-after", "")  # a token wins, as moto answers
         start = base64.urlsafe_b64decode(token.encode()).decode() if token else (start_after + "\0" if start_after
                                                                                   else "")
-        keys, prefixes, after = self.objects.listing(prefix, delimiter, start, max_keys)
+        keys, prefixes, after = self.objects.listing(prefix, delimiter, start, max_keys, start_after)
 
         def text(s: str) -> str:
             return escape(urllib.parse.quote(s, safe="/~") if url else s)
@@ -215,9 +219,9 @@ def _range(value: str | None, size: int):
     if not dash:
         return None
     try:
-        if not first:  # the last n bytes
+        if not first:  # the last n bytes (of an empty object: the whole of it, as moto answers)
             n = int(last)
-            return (max(0, size - n), size - 1) if n > 0 and size else "invalid"
+            return None if not size else (max(0, size - n), size - 1) if n > 0 else "invalid"
         lo = int(first)
         hi = min(int(last), size - 1) if last else size - 1
     except ValueError:
