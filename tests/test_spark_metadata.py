@@ -43,7 +43,7 @@ from indexcore.spark.jobs.metadata import (
 )
 from indexcore.spark.jobs.planned import advise_on_spark
 from indexcore.spark.jobs.run import JobCancelledError
-from indexcore.spark.jobs.what_if import what_if_measure
+from indexcore.spark.jobs.what_if import what_if, what_if_measure
 from indexcore.views.census import file_indexes, plain
 from indexcore.views.system import files as files_view
 from indexcore.write.bulk_sample import build_large_bulk
@@ -372,6 +372,28 @@ def test_advise_on_spark_samples_as_in_process(spark) -> None:
                  **advise_on_spark(driver, SAMPLE, "local[2]", measure=True, spark=spark))
     assert _without_seconds(got.to_json(details=True)) == _without_seconds(want.to_json(details=True))
     assert _planned_nothing(driver)
+
+
+def test_what_if_measure_packs_the_files_once_per_run(monkeypatch, spark) -> None:
+    """advise's what-if callback with a master makes each live file's task copy once for the run,
+    not once per candidate; each candidate's result equals :func:`what_if` run alone (which plans
+    and packs the files itself)."""
+    import indexcore.spark.jobs.what_if as what_if_module
+
+    made = []
+    real = what_if_module.task_file
+    monkeypatch.setattr(what_if_module, "task_file", lambda lf, stats=True: made.append(lf.path) or real(lf, stats))
+    candidates = [("country", "bloom-filter", {"items": "100"}, ["country = 'NZ'"]),
+                  ("user_id", "bitmap", {}, ["user_id = 7", "user_id = 3"]),
+                  ("device", "bloom-filter", {}, ["device = 'ios'"])]
+    measure = what_if_measure(SAMPLE, "demo.events", "local[2]")
+    got = [measure(*c) for c in candidates]
+    files = len(open_warehouse(SAMPLE).table("demo.events").plan().files)
+    assert len(made) == len(set(made)) == files > 3
+    for (column, kind, options, wheres), result in zip(candidates, got, strict=True):
+        alone = what_if(SAMPLE, "demo.events", column, kind, options, wheres, spark=spark)
+        assert result == alone
+    assert len(made) == files * (1 + len(candidates))  # each lone what_if packs its own
 
 
 def test_live_file_rows_are_the_plans_files(monkeypatch, large) -> None:

@@ -53,6 +53,7 @@ from indexcore.analysis.health import TableHealth, health_rows, table_health
 from indexcore.analysis.health_parts import health_part, merged_health
 from indexcore.config import settings
 from indexcore.errors import IndexCoreError
+from indexcore.io import Fetch
 from indexcore.scan.explainer import bind_predicate, decide_files, in_file_order
 from indexcore.scan.partition import parse_partition
 from indexcore.scan.records import Explanation
@@ -223,6 +224,8 @@ def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | No
         t = open_table(*opened)
         for batch in batches:
             out = {"k": [], "m": [], "blob": [], "problems": []}
+            # the batch's manifests fetched side by side (an object store's request each), as one process does
+            t.storage.prefetch([Fetch(t.manifest_path(manifests[int(m)].file_name)) for m in batch["id"]])
             for m in batch["id"]:
                 m = int(m)
                 found: list[Problem] = []
