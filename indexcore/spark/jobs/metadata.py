@@ -44,7 +44,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -142,6 +141,9 @@ _MERGED = ("_KIND", *MERGE_KEY, "_EXTRA_FILES")  # the merge's and the plan's pa
 _SHIPPED = {_PLAN: None, _EXPLAIN: None, _HEALTH: None, _WORKLOAD: None, _LIVE: None,
             _CENSUS: (*_MERGED, "_FILE_SIZE", "_ROW_COUNT", "_SCHEMA_ID", "_EMBEDDED_FILE_INDEX")}
 _PLACE = "_place"  # an entry's place in the plan's manifest order: manifest << 32 | position
+# the tasks' batches (``mapInArrow``: Arrow in and out, no pandas frame either side)
+_READ = pa.schema([("k", pa.int32()), ("m", pa.int32()), ("blob", pa.binary()), ("problems", pa.binary())])
+_MERGED_OUT = pa.schema([(name, pa.binary()) for name in ("problems", "payload", "extra", "records")])
 
 
 def spark_hash_int(value: int, seed: int = 42) -> int:
@@ -218,15 +220,16 @@ def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | No
     shipped = _SHIPPED[work]
     keys = partition_keys(groups)  # group i's shuffle key: Spark's hash puts it in partition i
 
-    def read(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """Stage 1: decode manifests to columns; each entry goes to the group of its (partition,
         bucket), as an Arrow batch of the columns the work reads."""
         t = open_table(*opened)
         for batch in batches:
             out = {"k": [], "m": [], "blob": [], "problems": []}
             # the batch's manifests fetched side by side (an object store's request each), as one process does
-            t.storage.prefetch([Fetch(t.manifest_path(manifests[int(m)].file_name)) for m in batch["id"]])
-            for m in batch["id"]:
+            ids = batch.column("id").to_pylist()
+            t.storage.prefetch([Fetch(t.manifest_path(manifests[m].file_name)) for m in ids])
+            for m in ids:
                 m = int(m)
                 found: list[Problem] = []
                 try:
@@ -252,12 +255,13 @@ def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | No
                     out["m"].append(m)
                     out["blob"].append(_arrow_bytes(entries.slice(lo, c), compressed=False))
                     out["problems"].append(plain_dumps(found if k == 0 else []).encode())
-            yield pd.DataFrame(out)
+            yield pa.RecordBatch.from_pydict(out, _READ)
 
-    def merge(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    def merge(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """Stage 2: plan a group's entries on columns (manifest order), do the work on that plan."""
         parts = [(int(m), bytes(blob), bytes(found)) for batch in batches
-                 for m, blob, found in zip(batch["m"], batch["blob"], batch["problems"], strict=True)]
+                 for m, blob, found in zip(batch.column("m").to_pylist(), batch.column("blob").to_pylist(),
+                                           batch.column("problems").to_pylist(), strict=True)]
         if not parts:
             return
         t = open_table(*opened)
@@ -271,15 +275,15 @@ def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | No
         plan, rows = t.plan_of_entries(snap, entries.drop_columns([_PLACE]), index_entries, found)
         table_out, extra = _work(t, work, plan, places[rows], snap.id, args, connect)
         records = extra.pop("records", b"")  # explain's whole records: bytes of their own, not in the JSON
-        yield pd.DataFrame({"problems": [plain_dumps(list(plan.problems)).encode()],
-                            "payload": [_arrow_bytes(table_out)], "extra": [plain_dumps(extra).encode()],
-                            "records": [records]})
+        yield pa.RecordBatch.from_pydict({"problems": [plain_dumps(list(plan.problems)).encode()],
+                                          "payload": [_arrow_bytes(table_out)],
+                                          "extra": [plain_dumps(extra).encode()], "records": [records]}, _MERGED_OUT)
 
     if not manifests:
         return tbl, head, [], 0, connect
     df = spark.range(0, len(manifests), numPartitions=readers)
-    out = (df.mapInPandas(read, "k int, m int, blob binary, problems binary").repartition(groups, "k")
-           .mapInPandas(merge, "problems binary, payload binary, extra binary, records binary"))
+    out = (df.mapInArrow(read, "k int, m int, blob binary, problems binary").repartition(groups, "k")
+           .mapInArrow(merge, "problems binary, payload binary, extra binary, records binary"))
     with JobWatch(spark, f"indexcore {work} {table}", progress, cancel, expected_tasks=readers + groups) as watch:
         try:
             rows = out.collect()
