@@ -28,8 +28,9 @@ delays of concurrent requests overlap as a store's do; requests on one connectio
 order. Connections are kept alive (HTTP/1.1) unless the client closes them.
 
 ``GET /__bench_stats`` answers ``{"requests": N, "methods": {"GET": n, ...}, "cpu_seconds": S,
-"delay": D}`` (requests served by method; this process's CPU time: the store's own, which a real
-store does not add to the client's machine) and is neither counted nor delayed;
+"delay": D, "most_in_flight": {"manifest": n, ...}}`` (requests served by method; this process's
+CPU time: the store's own, which a real store does not add to the client's machine; the most
+requests waiting at once for keys in a folder of each name, e.g. ``manifest``) and is neither counted nor delayed;
 ``GET /__bench_delay/S`` sets the delay to S seconds from then on. The same two paths as
 ``bench/slow_s3.py`` (moto), so ``bench/bench_spark_metadata.py --s3 --store lean|moto`` runs either.
 
@@ -121,6 +122,8 @@ class Store:
     def __init__(self, objects: Objects, bucket: str, delay: float):
         self.objects, self.bucket, self.delay = objects, bucket, delay
         self.requests, self.methods = 0, {}
+        self.in_flight: dict[str, int] = {}  # requests waiting for their answer, by the key's folder name
+        self.most_in_flight: dict[str, int] = {}  # the most there ever were at once, by folder name
 
     def answer(self, method: str, target: str, headers: dict) -> tuple[int, list, bytes]:
         """(status, headers, body) of one request (its path and query in ``target``)."""
@@ -207,7 +210,7 @@ class Store:
 
     def stats(self) -> dict:
         return {"requests": self.requests, "methods": dict(self.methods), "cpu_seconds": time.process_time(),
-                "delay": self.delay}
+                "delay": self.delay, "most_in_flight": dict(self.most_in_flight)}
 
 
 def _range(value: str | None, size: int):
@@ -285,10 +288,14 @@ class Connection(asyncio.Protocol):
             answer = _error(400, "InvalidRequest", f"{type(exc).__name__}: {exc}", target, method)
         entry = [None, close, method]
         self.pending.append(entry)
-        asyncio.get_running_loop().call_later(store.delay, self._ready, entry, answer)
+        folder = target.partition("?")[0].rsplit("/", 2)[-2] if target.count("/") >= 2 else ""
+        now = store.in_flight[folder] = store.in_flight.get(folder, 0) + 1
+        store.most_in_flight[folder] = max(store.most_in_flight.get(folder, 0), now)
+        asyncio.get_running_loop().call_later(store.delay, self._ready, entry, answer, folder)
 
-    def _ready(self, entry: list, answer) -> None:
+    def _ready(self, entry: list, answer, folder: str) -> None:
         entry[0] = answer
+        self.store.in_flight[folder] -= 1
         self._flush()
 
     def _flush(self) -> None:

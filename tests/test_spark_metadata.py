@@ -374,6 +374,40 @@ def test_advise_on_spark_samples_as_in_process(spark) -> None:
     assert _planned_nothing(driver)
 
 
+def test_census_on_an_object_store_reads_manifests_side_by_side(spark, large, monkeypatch) -> None:
+    """On an object store (``bench/lean_s3.py``, 30 ms per request) the first-stage tasks fetch
+    their manifests at once, as one process plans (each read one at a time: at most one manifest
+    request per running task, 2 on ``local[2]``), and the census equals the local one."""
+    import os
+    import subprocess
+    import sys
+    import urllib.request
+
+    pytest.importorskip("s3fs")
+    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                 "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(k, v)
+    root, _summary = large
+    table = open_warehouse(root).table("large.events")
+    manifests = len(table.plan_head().manifests)
+    assert manifests >= 8
+    want = plain(file_indexes(table)).drop_columns(["file_path", "index_file_path"])
+    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "lean_s3.py"), root, "--delay", "0.03",
+                             "--skip-suffix", ".parquet", "--skip-suffix", ".orc"], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        endpoint = f"http://127.0.0.1:{json.loads(proc.stdout.readline())['port']}"
+        opts = {"endpoint_url": endpoint, "key": "testing", "secret": "testing"}
+        got = spark_census("s3://lake", "large.events", spark=spark, storage_options=opts)
+        with urllib.request.urlopen(endpoint + "/__bench_stats") as r:
+            most = json.loads(r.read())["most_in_flight"]
+    finally:
+        proc.kill()
+        proc.wait()
+    assert plain(got.table).drop_columns(["file_path", "index_file_path"]).equals(want)
+    assert most.get("manifest", 0) > 2, most
+
+
 def test_what_if_measure_packs_the_files_once_per_run(monkeypatch, spark) -> None:
     """advise's what-if callback with a master makes each live file's task copy once for the run,
     not once per candidate; each candidate's result equals :func:`what_if` run alone (which plans
