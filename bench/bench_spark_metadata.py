@@ -13,13 +13,15 @@ results equal.
 ``--quick``: a 300-file sample built in a temporary directory, one round on ``local[1]``: it
 runs and checks equality, it measures nothing.
 
-``--s3 [--delay 0.02]``: the census on Spark from an object store that adds ``--delay`` to every
-request: the warehouse's files, data files left out (a census never reads them), are put in a
-moto S3 server on 127.0.0.1 (``bench/slow_s3.py``) and the census runs on the ``s3://`` URL with
+``--s3 [--delay 0.02] [--store lean|moto]``: the census on Spark from an object store that adds
+``--delay`` to every request: the warehouse's files, data files left out (a census never reads
+them), are served on 127.0.0.1 by ``bench/lean_s3.py`` (the default: a read-only asyncio stand-in,
+about 0.1 ms of CPU per request) or put in a moto S3 server (``--store moto``, ``bench/slow_s3.py``:
+about 1.1 ms per request, more than the bound leaves on 2 cores) and the census runs on the ``s3://`` URL with
 the storage layer's per-task concurrency (``INDEXCORE_CONCURRENCY``). It prints the measured wall
 time against (files x delay) / (tasks x concurrency) (issue 29's bound: within 2x), the same with
 the requests the census made instead of files, the same census at no delay on the same server (this
-machine's CPU floor: the client's and moto's work per request), moto's CPU per request, the requests
+machine's CPU floor: the client's and the store's work per request), the store's CPU per request, the requests
 by method (GET, HEAD; the server keeps connections alive, as S3 does), and with
 ``--in-process`` the one-process census on the same store. The result is checked equal to the
 local one-process census (paths aside). ``--quick`` runs both modes on the 300-file sample (the S3
@@ -101,9 +103,11 @@ def main() -> None:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="a 300-file sample, one round: runs, measures nothing")
-    ap.add_argument("--s3", action="store_true", help="the census on Spark from a moto S3 server with --delay")
+    ap.add_argument("--s3", action="store_true", help="the census on Spark from an S3 stand-in (--store) with --delay")
     ap.add_argument("--delay", type=float, default=0.02, help="seconds added to every S3 request (default 0.02)")
     ap.add_argument("--in-process", action="store_true", help="with --s3: also the one-process census on the store")
+    ap.add_argument("--store", choices=sorted(STORES), default="lean",
+                    help="with --s3: the S3 stand-in, bench/lean_s3.py (default) or moto (bench/slow_s3.py)")
     ap.add_argument("--driver-memory", default=None, metavar="SIZE",
                     help="spark.driver.memory of the local session (local masters run tasks in the driver's JVM)")
     ap.add_argument("--aggregates", action="store_true",
@@ -121,11 +125,16 @@ def main() -> None:
     (run_s3 if args.s3 else run_aggregates if args.aggregates else run)(args)
 
 
-class SlowS3:
-    """``bench/slow_s3.py`` serving ``root`` (data files left out) in a child process."""
+STORES = {"lean": "lean_s3.py", "moto": "slow_s3.py"}  # --store: the S3 stand-in's script in bench/
 
-    def __init__(self, root: str, delay: float):
-        self.proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "slow_s3.py"), root, "--delay", str(delay),
+
+class SlowS3:
+    """``bench/lean_s3.py`` (``kind`` "lean") or ``bench/slow_s3.py`` (moto) serving ``root`` (data
+    files left out) in a child process."""
+
+    def __init__(self, root: str, delay: float, kind: str = "lean"):
+        self.kind = kind
+        self.proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / STORES[kind]), root, "--delay", str(delay),
                                       "--skip-suffix", ".parquet", "--skip-suffix", ".orc"],
                                      stdout=subprocess.PIPE, text=True)
         self.info = json.loads(self.proc.stdout.readline())
@@ -156,7 +165,7 @@ def run_s3(args: argparse.Namespace) -> None:
     files = len(open_warehouse(root).table(name).plan().files)
     want = _without_paths(file_indexes(open_warehouse(root).table(name)))
     started = time.perf_counter()
-    store = SlowS3(root, 0.0)
+    store = SlowS3(root, 0.0, args.store)
     loaded = time.perf_counter() - started
     try:
         url, opts = "s3://lake", store.options
@@ -169,7 +178,7 @@ def run_s3(args: argparse.Namespace) -> None:
         small = min(local.tables(), key=lambda t: live_file_estimate(local.table(t)))
         spark_census(url, small, spark=spark, storage_options=opts)
         print(f"{name}: {files:,} live files; {store.info['objects']:,} objects ({store.info['bytes'] / 2**20:.0f} MiB) "
-              f"put in moto in {loaded:.1f} s; Spark {args.master} ({tasks} tasks at once), storage concurrency "
+              f"served by {store.kind} ({STORES[store.kind]}, up in {loaded:.1f} s); Spark {args.master} ({tasks} tasks at once), storage concurrency "
               f"{concurrency} per task, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
 
         runs = iter(range(1, 1000))
@@ -198,18 +207,26 @@ def run_s3(args: argparse.Namespace) -> None:
         print(f"  (requests x delay) / (tasks x concurrency) = {by_requests:.2f} s: measured {wall / by_requests:.2f}x")
         print(f"  the same census at 0 ms on the same server (this machine's CPU floor): {wall0:.1f} s wall, "
               f"{cpu0:.1f} s CPU ({cpu0 / max(requests0, 1) * 1000:.2f} ms per request: the client's, with Spark's "
-              f"own), {requests0:,} requests; moto's own CPU {moto_cpu0:.1f} s "
-              f"({moto_cpu0 / max(requests0, 1) * 1000:.2f} ms per request; {moto_cpu:.1f} s at the delay)")
+              f"own), {requests0:,} requests; the store's own CPU ({store.kind}) {moto_cpu0:.1f} s "
+              f"({moto_cpu0 / max(requests0, 1) * 1000:.2f} ms per request; {moto_cpu:.1f} s at the delay, "
+              f"{moto_cpu / max(requests, 1) * 1000:.2f} ms per request)")
         print(f"  floor with the delay overlapped: max(bound, CPU floor) = {max(bound, wall0):.1f} s: measured "
               f"{wall / max(bound, wall0):.2f}x of it")
         if args.in_process:
             store.stats(args.delay)
             before = store.stats()
-            local, wall1, cpu1 = _timed(lambda: file_indexes(open_warehouse(url, storage_options=opts).table(name)),
-                                        store.proc.pid)
-            n = store.stats()["requests"] - before["requests"]
+            cold = {**opts, "default_block_size": 5 * 2**20 + next(runs)}
+            # this process only: an idle Spark worker that exits meanwhile would take its CPU off the sum
+            wall1, cpu1 = time.perf_counter(), time.process_time()
+            local = file_indexes(open_warehouse(url, storage_options=cold).table(name))
+            wall1, cpu1 = time.perf_counter() - wall1, time.process_time() - cpu1
+            after = store.stats()
+            n, store_cpu = after["requests"] - before["requests"], after["cpu_seconds"] - before["cpu_seconds"]
+            bound1 = files * args.delay / concurrency
             print(f"census in one process on the same store at {args.delay * 1000:g} ms: {wall1:.1f} s wall, "
-                  f"{cpu1:.1f} s CPU, {n:,} requests; equal: {_without_paths(local).equals(want)}")
+                  f"{cpu1:.1f} s CPU here ({cpu1 / max(n, 1) * 1000:.2f} ms per request), {n:,} requests, the store's "
+                  f"CPU {store_cpu:.1f} s; (files x delay) / concurrency = {bound1:.2f} s: {wall1 / bound1:.2f}x; "
+                  f"equal: {_without_paths(local).equals(want)}")
         if not same:
             raise SystemExit("the census on Spark from the store differs from the local one")
     finally:

@@ -28,11 +28,13 @@ from indexcore.scan.explainer import explain
 from indexcore.spark.jobs.metadata import (
     live_file_estimate,
     metadata_master,
+    partition_keys,
     seed_census,
     spark_census,
     spark_explain,
     spark_explain_columns,
     spark_explain_workload,
+    spark_hash_int,
     spark_health,
     spark_health_view,
     spark_plan,
@@ -41,7 +43,7 @@ from indexcore.spark.jobs.metadata import (
 )
 from indexcore.spark.jobs.planned import advise_on_spark
 from indexcore.spark.jobs.run import JobCancelledError
-from indexcore.spark.jobs.what_if import what_if_measure
+from indexcore.spark.jobs.what_if import what_if, what_if_measure
 from indexcore.views.census import file_indexes, plain
 from indexcore.views.system import files as files_view
 from indexcore.write.bulk_sample import build_large_bulk
@@ -160,6 +162,26 @@ def test_large_sample(spark, large) -> None:
         assert got["files"] == tables[name]["data_files"]
         assert got["tasks"] > 2
     assert sum(t["data_files"] for t in tables.values()) == LARGE_FILES
+
+
+def test_each_group_is_one_task(spark) -> None:
+    """The key each group is shuffled under lands in its own partition by Spark's own hash
+    partitioning (``repartition(n, col)`` and ``spark_partition_id``, not our hash): one group per
+    second-stage task. The groups' own numbers did not (on ``local[2]``, 4 groups: 0, 1 and 3 in
+    one partition)."""
+    from pyspark.sql import functions as F  # pyspark: an optional dependency
+
+    values = [0, 1, -1, 42, 2**31 - 1, -2**31, 123_456]
+    hashed = spark.createDataFrame([(v,) for v in values], "k int").select(F.hash("k")).collect()
+    assert [r[0] for r in hashed] == [spark_hash_int(v) for v in values]
+    for n in (1, 2, 3, 4, 5, 8, 16, 33):
+        keys = partition_keys(n)
+        rows = (spark.createDataFrame([(k,) for k in keys], "k int").repartition(n, "k")
+                .select("k", F.spark_partition_id().alias("p")).collect())
+        assert {k: p for k, p in rows} == {k: i for i, k in enumerate(keys)}, n
+    old = (spark.createDataFrame([(k,) for k in range(4)], "k int").repartition(4, "k")
+           .select(F.spark_partition_id()).distinct().count())
+    assert old < 4  # what the group numbers as keys gave
 
 
 # (table, condition, explain's options): every option, alone and together, over buckets of a
@@ -350,6 +372,62 @@ def test_advise_on_spark_samples_as_in_process(spark) -> None:
                  **advise_on_spark(driver, SAMPLE, "local[2]", measure=True, spark=spark))
     assert _without_seconds(got.to_json(details=True)) == _without_seconds(want.to_json(details=True))
     assert _planned_nothing(driver)
+
+
+def test_census_on_an_object_store_reads_manifests_side_by_side(spark, large, monkeypatch) -> None:
+    """On an object store (``bench/lean_s3.py``, 30 ms per request) the first-stage tasks fetch
+    their manifests at once, as one process plans (each read one at a time: at most one manifest
+    request per running task, 2 on ``local[2]``), and the census equals the local one."""
+    import os
+    import subprocess
+    import sys
+    import urllib.request
+
+    pytest.importorskip("s3fs")
+    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                 "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(k, v)
+    root, _summary = large
+    table = open_warehouse(root).table("large.events")
+    manifests = len(table.plan_head().manifests)
+    assert manifests >= 8
+    want = plain(file_indexes(table)).drop_columns(["file_path", "index_file_path"])
+    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "lean_s3.py"), root, "--delay", "0.03",
+                             "--skip-suffix", ".parquet", "--skip-suffix", ".orc"], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        endpoint = f"http://127.0.0.1:{json.loads(proc.stdout.readline())['port']}"
+        opts = {"endpoint_url": endpoint, "key": "testing", "secret": "testing"}
+        got = spark_census("s3://lake", "large.events", spark=spark, storage_options=opts)
+        with urllib.request.urlopen(endpoint + "/__bench_stats") as r:
+            most = json.loads(r.read())["most_in_flight"]
+    finally:
+        proc.kill()
+        proc.wait()
+    assert plain(got.table).drop_columns(["file_path", "index_file_path"]).equals(want)
+    assert most.get("manifest", 0) > 2, most
+
+
+def test_what_if_measure_packs_the_files_once_per_run(monkeypatch, spark) -> None:
+    """advise's what-if callback with a master makes each live file's task copy once for the run,
+    not once per candidate; each candidate's result equals :func:`what_if` run alone (which plans
+    and packs the files itself)."""
+    import indexcore.spark.jobs.what_if as what_if_module
+
+    made = []
+    real = what_if_module.task_file
+    monkeypatch.setattr(what_if_module, "task_file", lambda lf, stats=True: made.append(lf.path) or real(lf, stats))
+    candidates = [("country", "bloom-filter", {"items": "100"}, ["country = 'NZ'"]),
+                  ("user_id", "bitmap", {}, ["user_id = 7", "user_id = 3"]),
+                  ("device", "bloom-filter", {}, ["device = 'ios'"])]
+    measure = what_if_measure(SAMPLE, "demo.events", "local[2]")
+    got = [measure(*c) for c in candidates]
+    files = len(open_warehouse(SAMPLE).table("demo.events").plan().files)
+    assert len(made) == len(set(made)) == files > 3
+    for (column, kind, options, wheres), result in zip(candidates, got, strict=True):
+        alone = what_if(SAMPLE, "demo.events", column, kind, options, wheres, spark=spark)
+        assert result == alone
+    assert len(made) == files * (1 + len(candidates))  # each lone what_if packs its own
 
 
 def test_live_file_rows_are_the_plans_files(monkeypatch, large) -> None:

@@ -93,7 +93,7 @@ class JobWatch:
             if self.cancel is not None and self.cancel.is_set() and not interrupted:
                 self.cancelled = True
                 interrupted = self._cancel()
-            if self.sc is not None:
+            if self.sc is not None and self.progress is not None:  # py4j calls only for a listener
                 done, total = self.counts()
                 self._report(done, total, "tasks")
 

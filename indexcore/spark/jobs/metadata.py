@@ -6,9 +6,11 @@ One Spark job per call, in two stages, with no Paimon rule of its own:
    index manifest (:meth:`~indexcore.warehouse.table.Table.plan_head`). Each task of the first
    stage decodes some of the manifests to columns (:meth:`~indexcore.warehouse.table.Table.manifest_columns`,
    the in-process decoder) and sends each (partition, bucket) group's entries to its task as one
-   zstd-compressed Arrow batch of only the columns the work reads (:data:`_SHIPPED`: the census
-   ships 11 of the 24; about 160 bytes per entry at 10,000 files, 250 with every column, where
-   pickled entry objects took about 1 KB).
+   Arrow batch of only the columns the work reads (:data:`_SHIPPED`: the census ships 11 of the
+   24), uncompressed: Spark's shuffle compresses its blocks (lz4: about 230 bytes per entry at
+   10,000 files, 340 with every column, where pickled entry objects took about 1 KB), and Arrow's
+   own zstd cost about 1 ms per batch each way. Group ``i`` travels under the key Spark's hash
+   partitioning sends to partition ``i`` (:func:`partition_keys`), one group per task.
 2. **Plan and work per (partition, bucket) group.** A second-stage task plans its entries on
    columns exactly as one process plans a snapshot
    (:meth:`~indexcore.warehouse.plan_columns.TablePlanColumns.plan_of_entries`: Paimon's merge,
@@ -42,7 +44,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -51,6 +52,7 @@ from indexcore.analysis.health import TableHealth, health_rows, table_health
 from indexcore.analysis.health_parts import health_part, merged_health
 from indexcore.config import settings
 from indexcore.errors import IndexCoreError
+from indexcore.io import Fetch
 from indexcore.scan.explainer import bind_predicate, decide_files, in_file_order
 from indexcore.scan.partition import parse_partition
 from indexcore.scan.records import Explanation
@@ -116,13 +118,16 @@ def metadata_master(table, snapshot_id: int | None = None, master: str | None = 
     return None
 
 
-_SHIP = pa.ipc.IpcWriteOptions(compression="zstd")  # a manifest's names and stats shrink 4-6x
+_SHIP = pa.ipc.IpcWriteOptions(compression="zstd")  # a result's names and stats shrink 4-6x
+# the shuffled entries go uncompressed: Spark's shuffle compresses its blocks (lz4) itself, and
+# Arrow's zstd costs about 1 ms per small batch each way (codec work per buffer), 200 batches at 10k
+_SHUFFLED = pa.ipc.IpcWriteOptions(compression=None)
 
 
-def _arrow_bytes(table: pa.Table) -> bytes:
-    """``table`` as the Arrow IPC stream a task ships (zstd-compressed buffers)."""
+def _arrow_bytes(table: pa.Table, compressed: bool = True) -> bytes:
+    """``table`` as the Arrow IPC stream a task ships (zstd-compressed buffers unless not ``compressed``)."""
     sink = io.BytesIO()
-    with pa.ipc.new_stream(sink, table.schema, options=_SHIP) as writer:
+    with pa.ipc.new_stream(sink, table.schema, options=_SHIP if compressed else _SHUFFLED) as writer:
         writer.write_table(table)
     return sink.getvalue()
 
@@ -136,6 +141,39 @@ _MERGED = ("_KIND", *MERGE_KEY, "_EXTRA_FILES")  # the merge's and the plan's pa
 _SHIPPED = {_PLAN: None, _EXPLAIN: None, _HEALTH: None, _WORKLOAD: None, _LIVE: None,
             _CENSUS: (*_MERGED, "_FILE_SIZE", "_ROW_COUNT", "_SCHEMA_ID", "_EMBEDDED_FILE_INDEX")}
 _PLACE = "_place"  # an entry's place in the plan's manifest order: manifest << 32 | position
+# the tasks' batches (``mapInArrow``: Arrow in and out, no pandas frame either side)
+_READ = pa.schema([("k", pa.int32()), ("m", pa.int32()), ("blob", pa.binary()), ("problems", pa.binary())])
+_MERGED_OUT = pa.schema([(name, pa.binary()) for name in ("problems", "payload", "extra", "records")])
+
+
+def spark_hash_int(value: int, seed: int = 42) -> int:
+    """Spark's ``hash()`` of an int column (Murmur3 x86 32-bit of its 4 bytes, seed 42): what its
+    hash partitioning (``repartition(n, col)``) takes ``pmod`` of."""
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & 0xFFFFFFFF
+
+    k = rotl((value & 0xFFFFFFFF) * 0xCC9E2D51 & 0xFFFFFFFF, 15) * 0x1B873593 & 0xFFFFFFFF
+    h = (rotl(seed ^ k, 13) * 5 + 0xE6546B64) & 0xFFFFFFFF
+    h ^= 4
+    h = (h ^ (h >> 16)) * 0x85EBCA6B & 0xFFFFFFFF
+    h = (h ^ (h >> 13)) * 0xC2B2AE35 & 0xFFFFFFFF
+    h ^= h >> 16
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def partition_keys(groups: int) -> list[int]:
+    """For each group ``i``, the least int key that Spark's hash partitioning into ``groups``
+    partitions sends to partition ``i``: with the group numbers themselves as keys, 3 of 4 groups
+    shared one task on ``local[2]`` (keys 0, 1 and 3 hash to partition 3), so one task did 3/4 of
+    the census and its reads ran at one task's concurrency."""
+    keys: list[int | None] = [None] * groups
+    k, left = 0, groups
+    while left:
+        p = spark_hash_int(k) % groups
+        if keys[p] is None:
+            keys[p], left = k, left - 1
+        k += 1
+    return keys
 
 
 def _groups_of(entries: pa.Table, groups: int) -> np.ndarray:
@@ -180,14 +218,18 @@ def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | No
     opened = (warehouse_url, table, schema_ids, tbl.storage.storage_options)
     connect = spark_context(spark) is None
     shipped = _SHIPPED[work]
+    keys = partition_keys(groups)  # group i's shuffle key: Spark's hash puts it in partition i
 
-    def read(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """Stage 1: decode manifests to columns; each entry goes to the group of its (partition,
         bucket), as an Arrow batch of the columns the work reads."""
         t = open_table(*opened)
         for batch in batches:
             out = {"k": [], "m": [], "blob": [], "problems": []}
-            for m in batch["id"]:
+            # the batch's manifests fetched side by side (an object store's request each), as one process does
+            ids = batch.column("id").to_pylist()
+            t.storage.prefetch([Fetch(t.manifest_path(manifests[m].file_name)) for m in ids])
+            for m in ids:
                 m = int(m)
                 found: list[Problem] = []
                 try:
@@ -209,16 +251,17 @@ def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | No
                 if found:
                     shares.setdefault(0, (0, 0))
                 for k, (lo, c) in sorted(shares.items()):
-                    out["k"].append(k)
+                    out["k"].append(keys[k])
                     out["m"].append(m)
-                    out["blob"].append(_arrow_bytes(entries.slice(lo, c)))
+                    out["blob"].append(_arrow_bytes(entries.slice(lo, c), compressed=False))
                     out["problems"].append(plain_dumps(found if k == 0 else []).encode())
-            yield pd.DataFrame(out)
+            yield pa.RecordBatch.from_pydict(out, _READ)
 
-    def merge(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    def merge(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """Stage 2: plan a group's entries on columns (manifest order), do the work on that plan."""
         parts = [(int(m), bytes(blob), bytes(found)) for batch in batches
-                 for m, blob, found in zip(batch["m"], batch["blob"], batch["problems"], strict=True)]
+                 for m, blob, found in zip(batch.column("m").to_pylist(), batch.column("blob").to_pylist(),
+                                           batch.column("problems").to_pylist(), strict=True)]
         if not parts:
             return
         t = open_table(*opened)
@@ -232,15 +275,15 @@ def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | No
         plan, rows = t.plan_of_entries(snap, entries.drop_columns([_PLACE]), index_entries, found)
         table_out, extra = _work(t, work, plan, places[rows], snap.id, args, connect)
         records = extra.pop("records", b"")  # explain's whole records: bytes of their own, not in the JSON
-        yield pd.DataFrame({"problems": [plain_dumps(list(plan.problems)).encode()],
-                            "payload": [_arrow_bytes(table_out)], "extra": [plain_dumps(extra).encode()],
-                            "records": [records]})
+        yield pa.RecordBatch.from_pydict({"problems": [plain_dumps(list(plan.problems)).encode()],
+                                          "payload": [_arrow_bytes(table_out)],
+                                          "extra": [plain_dumps(extra).encode()], "records": [records]}, _MERGED_OUT)
 
     if not manifests:
         return tbl, head, [], 0, connect
     df = spark.range(0, len(manifests), numPartitions=readers)
-    out = (df.mapInPandas(read, "k int, m int, blob binary, problems binary").repartition(groups, "k")
-           .mapInPandas(merge, "problems binary, payload binary, extra binary, records binary"))
+    out = (df.mapInArrow(read, "k int, m int, blob binary, problems binary").repartition(groups, "k")
+           .mapInArrow(merge, "problems binary, payload binary, extra binary, records binary"))
     with JobWatch(spark, f"indexcore {work} {table}", progress, cancel, expected_tasks=readers + groups) as watch:
         try:
             rows = out.collect()

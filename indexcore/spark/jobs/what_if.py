@@ -98,20 +98,39 @@ def what_if_measure(warehouse_url: str, table: str, master: str | None = None,
                     snapshot_id: int | None = None, storage_options: dict | None = None, plan=None):
     """The advisor's ``measure`` callback (:data:`indexcore.analysis.advise_candidates.Measure`): each
     candidate built and measured by :func:`what_if` on every live file of ``table`` (``plan``: the
-    snapshot's files already planned, as :func:`what_if` takes them)."""
+    snapshot's files already planned, as :func:`what_if` takes them). The snapshot is planned (when
+    ``plan`` is None) and its files packed into task groups (:func:`packed_files`: a live file and a
+    task copy per file) once, on the first candidate, for every candidate of the run."""
+    packed: list = []  # this run's (plan, task groups), made by the first candidate
 
     def measure(column: str, index_type: str, options: dict, wheres: list[str], also=()) -> dict:
+        if not packed:
+            tbl, planned = (resolve(warehouse_url, table, snapshot_id, storage_options) if plan is None
+                            else (open_warehouse(warehouse_url, storage_options=storage_options).table(table), plan))
+            packed.append((planned, packed_files(tbl, planned, max_tasks(get_session(master)))))
+        planned, groups = packed[0]
         return what_if(warehouse_url, table, column, index_type, options, wheres, master=master,
-                       snapshot_id=snapshot_id, storage_options=storage_options, also=also, plan=plan)
+                       snapshot_id=snapshot_id, storage_options=storage_options, also=also, plan=planned,
+                       packed=groups)
 
     return measure
+
+
+def packed_files(tbl, plan, tasks: int) -> list[tuple[list[int], list]]:
+    """The snapshot's live files (``plan.files``) packed into at most ``tasks`` groups as what-if's
+    tasks take them: each group's schema ids (with the snapshot's read schema) and picklable task
+    copies of its files, without stats (what-if reads none)."""
+    sid = plan.snapshot.id if plan.snapshot else None
+    schema = tbl.read_schema(sid, plan.snapshot)
+    return [(schema_ids(tbl, g, schema.id), [task_file(lf, stats=False) for lf in g])
+            for g in file_groups(plan.files, tasks, whole_buckets=False)]
 
 
 def what_if(warehouse_url: str, table: str, column: str, index_type: str, options: dict[str, str] | None,
             where_sqls: Sequence[str], master: str | None = None, scratch_dir: str | None = None,
             snapshot_id: int | None = None, progress: Progress | None = None,
             cancel: threading.Event | None = None, spark=None, storage_options: dict | None = None,
-            also: Sequence[tuple[str, str, dict]] = (), plan=None) -> dict:
+            also: Sequence[tuple[str, str, dict]] = (), plan=None, packed: list | None = None) -> dict:
     """Build a hypothetical ``index_type`` index on ``column`` for every live file (into
     ``scratch_dir``, a new temporary directory by default; never the warehouse) and report its
     total size and, per predicate, the files and rows it would prune against the current indexes.
@@ -120,7 +139,8 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     (the advisor's pairs for OR queries); sizes are then theirs summed. Per file and predicate,
     ``combined_rows`` is what the new indexes and today's ones keep together. ``plan``: the
     snapshot's files planned already (its ``snapshot`` and ``files``: advise's
-    :class:`~indexcore.analysis.advise.PlannedFiles` from Spark tasks), else the driver plans them.
+    :class:`~indexcore.analysis.advise.PlannedFiles` from Spark tasks), else the driver plans them;
+    ``packed``: those files already packed for tasks (:func:`packed_files` of ``plan``), else packed here.
     """
     if index_type not in FILE_INDEX_TYPES:
         raise IndexCoreError(f"unknown file index type {index_type!r} (one of {', '.join(FILE_INDEX_TYPES)})")
@@ -146,19 +166,18 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     if scratch_dir is None:  # our own scratch directory: gone when the job ends or fails
         with tempfile.TemporaryDirectory(prefix="indexcore-whatif-") as scratch:
             out = what_if(warehouse_url, table, column, index_type, options, where_sqls, master, scratch,
-                          snapshot_id, progress, cancel, spark, storage_options, also, plan)
+                          snapshot_id, progress, cancel, spark, storage_options, also, plan, packed)
         return {**out, "scratch_dir": None, "file_results": [{**f, "scratch_file": None}
                                                              for f in out["file_results"]]}
     scratch = scratch_dir
     _check_scratch(scratch, tbl.storage)
     os.makedirs(scratch, exist_ok=True)
     spark = spark or get_session(master)
-    groups = file_groups(plan.files, max_tasks(spark), whole_buckets=False)
+    groups = packed if packed is not None else packed_files(tbl, plan, max_tasks(spark))
     specs = [{"url": warehouse_url, "storage_options": tbl.storage.storage_options, "table": table,
-              "snapshot_id": sid,
-              "schema_ids": schema_ids(tbl, g, schema.id), "files": [task_file(lf, stats=False) for lf in g],
+              "snapshot_id": sid, "schema_ids": ids, "files": files,
               "column": column, "index_type": index_type, "options": options, "also": also,
-              "where": list(where_sqls), "scratch_dir": scratch} for g in groups]
+              "where": list(where_sqls), "scratch_dir": scratch} for ids, files in groups]
     results = run_tasks(spark, what_if_task, specs, f"indexcore what-if {table}", progress, cancel)
     files = [f for r in results for f in r.get("files", ())]
     summary = []
