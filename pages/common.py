@@ -9,18 +9,15 @@ warehouse URL, table (with its branch) and snapshot.
 
 from __future__ import annotations
 
-import concurrent.futures
 import datetime as dt
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pandas as pd
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import indexcore
 from indexcore.cache import release_unused
@@ -33,7 +30,6 @@ from indexcore.frames.text import md
 from indexcore.frames.views import shared_frame, view_frame
 from indexcore.io.options import app_storage_options
 from indexcore.spark.jobs.metadata import metadata_master, seed_census
-from indexcore.spark.session import SparkSessions
 from pages.selection import (
     BRANCH_KEY,
     MASTER_KEY,
@@ -54,6 +50,7 @@ from pages.selection import (
     to_url,
     url_link,
 )
+from pages.spark_lease import run_beside, spark_sessions, spark_user
 
 MAX_CHOICES = 1000  # options a selectbox sends to the browser before a filter narrows them
 PAGE_SIZE = 200
@@ -338,20 +335,6 @@ def open_page(key: str) -> Context:
     return ctx
 
 
-@st.cache_resource
-def spark_sessions(per_user: int, queue_seconds: float) -> SparkSessions:
-    """The leases of the process's Spark context: one for every session of the server."""
-    return SparkSessions(per_user, queue_seconds)
-
-
-def spark_user() -> str:
-    """Who runs a Spark job, for the per-user limit: the signed-in user, else this browser session."""
-    if getattr(st.user, "is_logged_in", False):
-        return f"user:{st.user.get('email') or st.user.get('sub')}"
-    run = get_script_run_ctx()
-    return f"session:{run.session_id if run is not None else 'bare'}"
-
-
 def census_on_spark(ctx: Context) -> None:
     """Past the operator's ``spark_metadata_files`` live files, the picked snapshot's census of index
     heads is read on Spark (the default master, under a lease of the shared context), once: it is
@@ -385,24 +368,6 @@ def census_on_spark(ctx: Context) -> None:
             LOG.warning("census on Spark failed: %s", exc)
             status.update(label=md(f"Reading the index heads on Spark failed ({exc}); this page reads them itself"),
                           state="error")
-
-
-def run_beside(work, bar, state: dict, cancel: threading.Event, label):
-    """``work()``'s result (or its exception), run in a thread while ``bar`` is redrawn from
-    ``state``'s done/total tasks (``label(state)`` its text); a script stopped meanwhile (a rerun,
-    a page change) sets ``cancel``, so the job it started stops too."""
-    pool = concurrent.futures.ThreadPoolExecutor(1)
-    future = pool.submit(work)
-    try:
-        while not future.done():
-            total = state["total"]
-            bar.progress(min(1.0, state["done"] / total) if total else 0.0, text=label(state))
-            time.sleep(0.25)
-        return future.result()
-    finally:
-        if not future.done():
-            cancel.set()
-        pool.shutdown(wait=False)
 
 
 def page_rows(rows: int, key: str, page_size: int | None = None) -> slice:

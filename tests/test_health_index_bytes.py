@@ -15,7 +15,7 @@ import pytest
 
 from indexcore.analysis.index_bytes import CONTAINER_HEAD, census_index_bytes
 from indexcore.views import view
-from indexcore.views.census import FILE_INDEXES
+from indexcore.views.census_rows import FILE_INDEXES
 from indexcore.warehouse import Warehouse
 
 ROOT = Path(__file__).resolve().parent.parent

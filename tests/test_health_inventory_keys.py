@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from indexcore.analysis.advise_existing import _keyed_rows
 from indexcore.views import view
-from indexcore.views.census import FILE_INDEXES
+from indexcore.views.census_rows import FILE_INDEXES
 from indexcore.warehouse import Warehouse
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -42,7 +42,8 @@ from indexcore.spark.jobs.metadata import (
 from indexcore.spark.jobs.planned import advise_on_spark
 from indexcore.spark.jobs.run import JobCancelledError
 from indexcore.spark.jobs.what_if import what_if_measure
-from indexcore.views.census import file_indexes, plain
+from indexcore.views.census import file_indexes
+from indexcore.views.census_rows import plain
 from indexcore.views.system import files as files_view
 from indexcore.write.bulk_sample import build_large_bulk
 

@@ -11,7 +11,7 @@ One Spark job per call, in two stages, with no Paimon rule of its own:
    pickled entry objects took about 1 KB).
 2. **Plan and work per (partition, bucket) group.** A second-stage task plans its entries on
    columns exactly as one process plans a snapshot
-   (:meth:`~indexcore.warehouse.plan_columns.TablePlanColumns.plan_of_entries`: Paimon's merge,
+   (:meth:`~indexcore.warehouse.table_plan_columns.TablePlanColumns.plan_of_entries`: Paimon's merge,
    paths, ``.index`` files, deletion vectors from the driver's index manifest) and runs the
    in-process function on that :class:`~indexcore.warehouse.plan_columns.PlanColumns`: ``$files``
    (:func:`indexcore.views.system.files`), the ``$file_indexes`` census
@@ -71,7 +71,8 @@ from indexcore.spark.jobs.run import JobCancelledError, max_tasks
 from indexcore.spark.jobs.tables import open_table
 from indexcore.spark.progress import JobWatch, Progress, spark_context
 from indexcore.spark.session import get_session
-from indexcore.views.census import FILE_INDEXES, file_indexes
+from indexcore.views.census import file_indexes
+from indexcore.views.census_rows import FILE_INDEXES
 from indexcore.views.common import kept_view
 from indexcore.views.system import FILES
 from indexcore.views.system import files as files_view
