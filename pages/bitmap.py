@@ -6,6 +6,7 @@ from indexcore.frames import bitmap, figures
 from indexcore.frames.bitmap import BITMAP_TYPES
 from indexcore.frames.text import md
 from pages.common import (
+    census_file_count,
     decode_sample,
     guard,
     index_columns,
@@ -35,7 +36,7 @@ with guard("Bitmap indexes"):
     frame = ctx.view("bitmap_indexes", sample=sample)
     mine = frame[frame["column"] == column]
     census = ctx.view("file_indexes")
-    carrying = census.loc[census["index_type"].isin(BITMAP_TYPES) & (census["column_name"] == column), "file_path"].nunique()
+    carrying = census_file_count(ctx, BITMAP_TYPES, column)
     decoded = mine["file_name"].nunique()
     scope = "all files" if decoded >= carrying else f"{decoded:,} of {carrying:,} files, sampled"
     c = st.columns(4)

@@ -30,6 +30,8 @@ from indexcore.frames.text import md
 from indexcore.frames.views import shared_frame, view_frame
 from indexcore.io.options import app_storage_options
 from indexcore.spark.jobs.metadata import metadata_master, seed_census
+from indexcore.views.census import census_files
+from indexcore.views.common import kept_view_if_built
 from pages.selection import (
     BRANCH_KEY,
     MASTER_KEY,
@@ -517,11 +519,10 @@ def decode_sample(ctx: Context, kinds: tuple[str, ...], key: str) -> int:
     ``decode_sample`` (:mod:`indexcore.config`) files with a file index; past
     that a fixed random sample unless the user turns on "every file". Says which it is."""
     sample = settings().decode_sample
-    frame = ctx.view("file_indexes")
-    with_index = frame["file_path"].nunique() if not frame.empty else 0
+    with_index = census_file_count(ctx)
     if with_index <= sample:
         return with_index
-    carrying = frame.loc[frame["index_type"].isin(kinds), "file_path"].nunique()
+    carrying = census_file_count(ctx, kinds)
     every = st.toggle(f"Decode every file ({carrying:,} carry this index; slow)", key=f"{key}_every",
                       help="Counts, bytes and unusable files above cover every file; value-level figures "
                            "below decode a sample unless this is on.")
@@ -531,6 +532,26 @@ def decode_sample(ctx: Context, kinds: tuple[str, ...], key: str) -> int:
                f"{with_index:,} files with a file index (about {carrying * sample // with_index:,} "
                f"of the {carrying:,} carrying this index). Turn on \"Decode every file\" for exact totals.")
     return sample
+
+
+def census_file_count(ctx: Context, kinds: tuple[str, ...] | None = None, column: str | None = None) -> int:
+    """How many files of the picked snapshot carry a file index (of ``kinds``, on ``column``): counted
+    on the kept census's path indices (:func:`~indexcore.views.census.census_files`), not by
+    hashing the census frame's millions of paths; from the frame when the table keeps no census."""
+    table = ctx.table
+    snap = table.snapshot(ctx.snapshot_id) if table is not None else None
+    census = kept_view_if_built(table, "file_indexes", snap.id) if snap is not None else None
+    if census is not None:
+        return census_files(census, kinds, column)
+    frame = ctx.view("file_indexes")
+    if frame.empty:
+        return 0
+    hit = pd.Series(True, index=frame.index)
+    if kinds is not None:
+        hit &= frame["index_type"].isin(kinds)
+    if column is not None:
+        hit &= frame["column_name"] == column
+    return frame.loc[hit, "file_path"].nunique()
 
 
 def show_unusable(bad: pd.DataFrame, key: str) -> None:

@@ -353,6 +353,32 @@ def test_advise_on_spark_samples_as_in_process(spark) -> None:
     assert _planned_nothing(driver)
 
 
+def test_the_spark_census_groups_as_the_one_process_census(spark, large) -> None:
+    """The census read on Spark (many tasks, each its own dictionaries) comes back with each text
+    column one chunk over one dictionary: grouped by column, kind, storage and error, counted by
+    file, it gives what the one-process census gives."""
+    from indexcore.views.census import census_files
+    from indexcore.views.census_rows import FILE_INDEXES, SHARED_TEXT
+
+    root = large[0]
+    fresh = open_warehouse(root).table("large.events")
+    sid = seed_census(fresh, root, "local[2]", spark=spark)
+    census = fresh.caches.derived.peek(("view", "file_indexes", sid))
+    mine = file_indexes(open_warehouse(root).table("large.events"))
+    assert census.schema == FILE_INDEXES and census.num_rows == mine.num_rows > 2000
+    keys = ["column_name", "index_type", "storage_type", "error"]
+    for name in [*keys, "file_path"]:
+        assert census.schema.field(name).type == SHARED_TEXT and census[name].num_chunks == 1, name
+
+    def grouped(t: pa.Table) -> list:
+        got = t.group_by(keys, use_threads=False).aggregate([("index_size_in_bytes", "sum"), ("file_name", "count")])
+        return sorted(plain(got).to_pylist(), key=str)
+
+    assert grouped(census) == grouped(mine) == grouped(plain(mine))
+    kinds = sorted(k for k in set(plain(mine)["index_type"].to_pylist()) if k)
+    assert [census_files(census, [k]) for k in kinds] == [census_files(mine, [k]) for k in kinds]
+
+
 def test_live_file_rows_are_the_plans_files(monkeypatch, large) -> None:
     """advise's files from plan columns (blocks of rows made as asked for, few kept) are the
     snapshot's live files in plan order: each index, negative index, slice, iteration and lookup by

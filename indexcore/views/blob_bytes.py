@@ -61,7 +61,7 @@ def census_blob_bytes(table, census: pa.Table, snapshot_id: int | None, plan=Non
             except (IndexCoreError, KeyError):
                 schemas[key] = None
         types[i] = schemas[key]
-    c["index_type"] = census["index_type"].to_pylist()
+    c["index_type"] = _pylist(census["index_type"])
     wanted = [i for i in wanted if types[i] is not None]
     kept = table.caches.readers.get(_KEPT_BLOBS) or {}
     keys = [(c["file_path"][i], c["index_file_path"][i], c["storage_type"][i] == "EMBEDDED", c["index_offset"][i],
@@ -205,12 +205,12 @@ def summaries_of_rows(table, census: pa.Table, snapshot_id: int | None, keep: bo
 
 def _summaries_of_rows(table, census: pa.Table, snapshot_id: int | None, keep: bool) -> list[dict]:
     data, types, names = census_blob_bytes(table, census, snapshot_id)
-    c = {name: census[name].to_pylist() for name in ("column_name", "index_type", "schema_id")}
+    c = {name: _pylist(census[name]) for name in ("column_name", "index_type", "schema_id")}
     if keep:
         c.update({name: census[name].to_pylist() for name in ("index_offset", "index_size_in_bytes")})
         c["file_path"] = census["file_path"].cast(pa.string()).to_pylist()
         c["index_file_path"] = census["index_file_path"].cast(pa.string()).to_pylist()
-        c["storage_type"] = census["storage_type"].to_pylist()
+        c["storage_type"] = _pylist(census["storage_type"])
     options: dict[tuple, dict] = {}
     by_reader = None
     out = []

@@ -9,21 +9,24 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from indexcore.formats.container import EMPTY_INDEX_FLAG
 from indexcore.types import DataType
+from indexcore.warehouse.plan_columns import whole
 
-# a text column repeated on each of a file's rows: dictionary-encoded, its dictionary the plan's own
-# column (paths, ``.index`` paths, file names) or the distinct partitions, so a census row costs 4
-# bytes per such column instead of a copy of the text (at 1,000,000 files, about 1.2 GB less)
+# a text column repeated on many rows: dictionary-encoded, its dictionary the plan's own column
+# (paths, ``.index`` paths, file names), the distinct partitions, or the few texts of a column (column
+# names, index kinds, storage types, errors), so a census row costs 4 bytes per such column instead of
+# a copy of the text (at 1,000,000 files, about 1.2 GB less for the first, 90 MB for the others)
 SHARED_TEXT = pa.dictionary(pa.int32(), pa.string())
 FILE_INDEXES = pa.schema([
     ("partition", SHARED_TEXT), ("bucket", pa.int32()), ("file_path", SHARED_TEXT),
     ("file_size_in_bytes", pa.int64()), ("record_count", pa.int64()), ("schema_id", pa.int64()),
-    ("column_name", pa.string()), ("index_type", pa.string()), ("storage_type", pa.string()),
+    ("column_name", SHARED_TEXT), ("index_type", SHARED_TEXT), ("storage_type", SHARED_TEXT),
     ("index_file_path", SHARED_TEXT), ("index_size_in_bytes", pa.int64()),
     ("index_container_size_in_bytes", pa.int64()), ("is_empty", pa.bool_()),
-    ("file_name", SHARED_TEXT), ("index_offset", pa.int64()), ("error", pa.string())])
+    ("file_name", SHARED_TEXT), ("index_offset", pa.int64()), ("error", SHARED_TEXT)])
 @dataclass(frozen=True)
 class Verdicts:
     """What a census says of each entry of one head (in head order), for every file of one schema
@@ -146,13 +149,13 @@ class Walked:
         rows, at = pa.array(file_of_row), pa.array(pattern_row)
         container = np.frombuffer(self.container, np.int64)
         columns = {
-            "column_name": pa.array(p_column, pa.string()).take(at),
-            "index_type": pa.array(p_kind, pa.string()).take(at),
+            "column_name": few_texts(p_column, at),
+            "index_type": few_texts(p_kind, at),
             "index_size_in_bytes": pa.array(size, pa.int64()),
             "index_container_size_in_bytes": pa.array(container, pa.int64(), mask=container < 0).take(rows),
             "is_empty": pa.array(p_empty, pa.bool_()).take(at),
             "index_offset": pa.array(offset, pa.int64(), mask=~readable),
-            "error": pa.array(p_error, pa.string()).take(at),
+            "error": few_texts(p_error, at),
         }
         return pa.Table.from_arrays(
             [as_column(per_file[f.name], f.type).take(rows) if f.name in per_file else columns[f.name]
@@ -168,6 +171,45 @@ def as_column(values, kind: pa.DataType) -> pa.Array:
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     return values if values.type == kind else values.cast(kind)
+
+
+def few_texts(values: list[str | None], at: pa.Array) -> pa.DictionaryArray:
+    """``values[at]`` as a :data:`SHARED_TEXT` array over the distinct texts of ``values`` (the
+    census's patterns' few column names, kinds and errors): 4 bytes a row, no text copied per row."""
+    encoded = pa.array(values, pa.string()).dictionary_encode()  # nulls: null indices
+    return pa.DictionaryArray.from_arrays(encoded.indices.take(at), encoded.dictionary)
+
+
+def storage_types(embedded: np.ndarray) -> pa.DictionaryArray:
+    """Each file's ``storage_type`` (EMBEDDED in the manifest, else FILE: a ``.index`` file) as a
+    :data:`SHARED_TEXT` array whose dictionary holds the kinds used."""
+    kinds = np.array([True, False])[np.isin([True, False], embedded)]  # the ones used, EMBEDDED first
+    codes = np.zeros(len(embedded), np.int32) if len(kinds) < 2 else np.where(embedded, 0, 1).astype(np.int32)
+    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()),
+                                          pa.array(["EMBEDDED" if k else "FILE" for k in kinds], pa.string()))
+
+
+def values_of(column: pa.ChunkedArray | pa.Array) -> list:
+    """A census column's values as Python (None for null); a :data:`SHARED_TEXT` column's as its
+    plain texts first (Arrow's ``to_pylist`` of a dictionary array makes a scalar per row: 16x
+    slower than the cast's at a million rows)."""
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    return column.to_pylist()
+
+
+def codes_of(column: pa.ChunkedArray | pa.Array) -> tuple[list, np.ndarray]:
+    """A census column's distinct values (None for null) and each row's number among them: a
+    :data:`SHARED_TEXT` column's own dictionary and indices (no hash of its rows; a value no row
+    uses may be listed), another column's ``dictionary_encode``."""
+    values = whole(column)
+    if not pa.types.is_dictionary(values.type):
+        values = pc.dictionary_encode(values, null_encoding="encode")
+    dictionary, codes = values.dictionary.to_pylist(), values.indices
+    if codes.null_count:
+        codes = pc.fill_null(codes, len(dictionary))
+        dictionary.append(None)
+    return dictionary, codes.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def plain(census: pa.Table) -> pa.Table:

@@ -311,12 +311,14 @@ def _work(table, work: str, plan: PlanColumns, places: np.ndarray, snapshot_id: 
 
 
 def _in_plan_order(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
-    """The groups' rows in the plan's manifest order (a file's rows keep their order)."""
+    """The groups' rows in the plan's manifest order (a file's rows keep their order), each column
+    one chunk: the tasks' dictionary columns (the census's texts) over one dictionary, so a group-by
+    or a filter of the result sees one dictionary, as of the census one process makes."""
     if not tables:
         return schema.empty_table()
-    whole = pa.concat_tables(tables)
+    whole = pa.concat_tables(tables).unify_dictionaries()
     whole = whole.take(pc.sort_indices(whole[ORDER]))
-    return whole.drop_columns([ORDER]).cast(schema)
+    return whole.drop_columns([ORDER]).cast(schema).combine_chunks()
 
 
 def spark_plan(warehouse_url: str, table: str, master: str | None = None, snapshot_id: int | None = None,

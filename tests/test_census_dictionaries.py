@@ -1,0 +1,157 @@
+"""The census's few-valued text columns as dictionaries (issue 29, item 2): column name, index kind,
+storage type and error cost 4 bytes a row, not a copy of the text; every reader of them (lists,
+codes, group-bys, counts of files) answers as over plain text. Truth: Arrow and pandas over the
+plain census (:func:`plain`), and the census of every conformance and sample table."""
+
+from __future__ import annotations
+
+import tracemalloc
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import indexcore
+from indexcore.spark.jobs import metadata
+from indexcore.views import view
+from indexcore.views.census import census_files
+from indexcore.views.census_rows import FILE_INDEXES, SHARED_TEXT, codes_of, plain, values_of
+from indexcore.views.common import to_frame
+from indexcore.write.bulk_sample import build_large_bulk
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
+FEW = ("column_name", "index_type", "storage_type", "error")
+
+
+def _censuses(conformance: Path):
+    roots = sorted((conformance / "warehouses").iterdir())
+    if (SAMPLE / "demo.db").is_dir():
+        roots.append(SAMPLE)
+    for root in roots:
+        warehouse = indexcore.open_warehouse(str(root))
+        for name in warehouse.tables():
+            yield f"{root.name}/{name}", view(warehouse.table(name), "file_indexes")
+
+
+def test_the_few_valued_text_columns_are_dictionaries_of_their_texts(conformance):
+    """On every conformance and sample table: the four columns are :data:`SHARED_TEXT` over each of
+    their texts once (no null in a dictionary), and read as the plain census reads."""
+    rows = 0
+    for name, census in _censuses(conformance):
+        assert census.schema == FILE_INDEXES, name
+        flat = plain(census)
+        for column in FEW:
+            assert census.schema.field(column).type == SHARED_TEXT, (name, column)
+            for chunk in census[column].chunks:
+                texts = chunk.dictionary.to_pylist()
+                assert None not in texts and len(set(texts)) == len(texts), (name, column, texts)
+            assert values_of(census[column]) == flat[column].to_pylist(), (name, column)
+        rows += census.num_rows
+        pd.testing.assert_frame_equal(to_frame(census), flat.to_pandas())
+    assert rows > 100
+
+
+def _chunks() -> pa.ChunkedArray:
+    """Two chunks over different dictionaries (a Spark census's tasks'), with nulls."""
+    one = pa.DictionaryArray.from_arrays(pa.array([0, 1, None, 0], pa.int32()), pa.array(["id", "name"]))
+    two = pa.DictionaryArray.from_arrays(pa.array([1, None, 0, 2], pa.int32()), pa.array(["zip", "id", "unused"]))
+    return pa.chunked_array([one, two])
+
+
+def test_values_and_codes_of_a_dictionary_column_are_its_plain_texts():
+    column = _chunks()
+    texts = column.cast(pa.string()).to_pylist()
+    assert values_of(column) == texts == ["id", "name", None, "id", "id", None, "zip", "unused"]
+    values, codes = codes_of(column)
+    assert [values[c] for c in codes] == texts
+    values, codes = codes_of(pa.chunked_array([pa.array([3, None, 3, 5], pa.int64())]))  # not text
+    assert [values[c] for c in codes] == [3, None, 3, 5]
+
+
+def test_the_spark_census_is_one_chunk_over_one_dictionary_and_groups():
+    """:func:`metadata._in_plan_order` (where a Spark census's task tables are put together): each
+    column one chunk, its tasks' dictionaries unified; grouping it gives what plain text gives."""
+    tasks = []
+    for order, (columns, kinds) in enumerate([(["id", "name", None], ["bitmap", "bsi", None]),
+                                              (["zip", "id"], ["bloom-filter", "bitmap"])]):
+        n = len(columns)
+        tasks.append(pa.table({"column_name": pa.array(columns).dictionary_encode(),
+                               "index_type": pa.array(kinds).dictionary_encode(),
+                               "size": pa.array(range(n), pa.int64()),
+                               metadata.ORDER: pa.array([order * 10 + i for i in range(n)], pa.int64())}))
+    schema = pa.schema([("column_name", SHARED_TEXT), ("index_type", SHARED_TEXT), ("size", pa.int64())])
+    census = metadata._in_plan_order(tasks, schema)
+    assert census.schema == schema
+    for column in ("column_name", "index_type"):
+        assert census[column].num_chunks == 1
+    assert census["column_name"].cast(pa.string()).to_pylist() == ["id", "name", None, "zip", "id"]
+    got = census.group_by(["column_name", "index_type"], use_threads=False).aggregate([("size", "sum")])
+    want = plain(census).group_by(["column_name", "index_type"], use_threads=False).aggregate([("size", "sum")])
+    assert sorted(plain(got).to_pylist(), key=str) == sorted(want.to_pylist(), key=str)
+
+
+@pytest.fixture(scope="module")
+def events(tmp_path_factory):
+    root = tmp_path_factory.mktemp("large")
+    build_large_bulk(str(root), 1, 1000, workers=1)
+    return indexcore.open_warehouse(str(root)).table("large.events")
+
+
+def test_the_few_valued_columns_cost_4_bytes_a_row(events):
+    """At 1,000 files (about 3,700 rows): the four columns cost 4 bytes a row each (their
+    dictionaries a few texts), at least 15 bytes a row less than plain text (about 21 here)."""
+    census = view(events, "file_indexes")
+    flat = plain(census)
+    ours, text = (sum(t[c].nbytes for c in FEW) for t in (census, flat))
+    rows = census.num_rows
+    assert rows > 3000
+    assert ours <= 16 * rows + 4096, (ours, rows)
+    assert text - ours > 15 * rows, (ours, text, rows)
+
+
+def test_files_counted_on_the_census_as_pandas_counts_them_without_a_path_text(events):
+    """:func:`census_files` equals pandas' ``nunique`` of the plain census frame's paths, for every
+    kind and column; counting makes no path text (traced: less than the paths' own bytes)."""
+    census = view(events, "file_indexes")
+    frame = plain(census).to_pandas()
+    assert census["file_path"].num_chunks == 1
+    kinds = sorted(set(frame["index_type"].dropna()))
+    assert len(kinds) >= 2
+    cases = [(None, None)] + [((k,), None) for k in kinds] + [(tuple(kinds), None)]
+    cases += [((k,), c) for k in kinds for c in sorted(set(frame.loc[frame["index_type"] == k, "column_name"]))]
+    for kind, column in cases:
+        hit = pd.Series(True, index=frame.index)
+        if kind is not None:
+            hit &= frame["index_type"].isin(kind)
+        if column is not None:
+            hit &= frame["column_name"] == column
+        assert census_files(census, kind, column) == frame.loc[hit, "file_path"].nunique(), (kind, column)
+    assert census_files(census, ("no-such-kind",)) == 0
+    assert census_files(plain(census), tuple(kinds)) == frame.loc[frame["index_type"].isin(kinds), "file_path"].nunique()
+
+    path_bytes = sum(len(p) for p in census["file_path"].chunk(0).dictionary.to_pylist())
+    tracemalloc.start()
+    try:
+        census_files(census, tuple(kinds[:1]))
+        _now, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < path_bytes / 2, (peak, path_bytes)
+
+
+def test_unusable_rows_and_rows_of_a_kind_are_those_of_plain_text(conformance):
+    """The filters over the dictionary columns (kinds, a column, errors) keep the rows plain text keeps."""
+    from indexcore.views.census import census_rows_of, unusable_rows
+
+    seen = 0
+    for name, census in _censuses(conformance):
+        flat = plain(census)
+        assert plain(unusable_rows(census)).equals(unusable_rows(flat)), name
+        kinds = [k for k in pc.unique(flat["index_type"]).to_pylist() if k is not None]
+        for kind in kinds:
+            for column in {c for c in flat.filter(pc.equal(flat["index_type"], kind))["column_name"].to_pylist()}:
+                assert plain(census_rows_of(census, [kind], column)).equals(census_rows_of(flat, [kind], column))
+                seen += 1
+    assert seen > 10
