@@ -181,3 +181,22 @@ def test_a_kind_filter_decodes_no_row(events):
             pa.set_memory_pool(default)
         assert got.to_pylist() == pc.equal(plain(census)[column], wanted[0]).to_pylist()
         assert peak < decoded / 4, (column, peak, decoded)
+
+
+def test_the_bitmap_page_counts_files_as_pandas_counts_the_plain_census(open_page, monkeypatch):
+    """The Bitmap page's counts (files with a file index, files carrying a bitmap, files with the
+    picked column's bitmap) counted on the census's path indices: what pandas' ``nunique`` of the
+    plain census's paths gives."""
+    from indexcore.frames.bitmap import BITMAP_TYPES
+
+    monkeypatch.setenv("INDEXCORE_DECODE_SAMPLE", "2")
+    at = open_page("bitmap", table="demo.events")
+    census = plain(view(indexcore.open_warehouse(str(SAMPLE)).table("demo.events"), "file_indexes")).to_pandas()
+    column = at.selectbox(key="bitmap_column").value
+    carrying = census.loc[census["index_type"].isin(BITMAP_TYPES), "file_path"].nunique()
+    on_column = census.loc[census["index_type"].isin(BITMAP_TYPES) & (census["column_name"] == column),
+                           "file_path"].nunique()
+    caption = next(c.value for c in at.caption if "fixed random sample of 2" in c.value)
+    assert f"of the {census['file_path'].nunique():,} files with a file index" in caption
+    assert f"of the {carrying:,} carrying this index" in caption
+    assert at.metric[0].value == str(on_column) and on_column > 2
