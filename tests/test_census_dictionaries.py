@@ -200,3 +200,23 @@ def test_the_bitmap_page_counts_files_as_pandas_counts_the_plain_census(open_pag
     assert f"of the {census['file_path'].nunique():,} files with a file index" in caption
     assert f"of the {carrying:,} carrying this index" in caption
     assert at.metric[0].value == str(on_column) and on_column > 2
+
+
+def test_distinct_codes_and_a_blobs_length_count_as_arrow_does(events):
+    """:func:`distinct_codes` is Arrow's ``count_distinct`` of the indices (nulls left out, across
+    chunks); a :class:`Blobs` of census rows (health and advise count each index's files by it) has
+    as many files as pandas finds paths."""
+    from indexcore.views.census_blobs import Blobs, CensusBlobs
+    from indexcore.views.census_rows import distinct_codes
+
+    codes = [pa.array([3, None, 3, 0], pa.int32()), pa.array([7, 0, None], pa.int32()), pa.array([], pa.int32())]
+    assert distinct_codes(codes, 9) == pc.count_distinct(pa.chunked_array(codes)).as_py() == 3
+    census = view(events, "file_indexes")
+    frame = plain(census).to_pandas()
+    for kind in sorted(set(frame["index_type"].dropna())):
+        rows = frame.index[frame["index_type"] == kind].to_numpy()
+        blobs = Blobs(CensusBlobs(events, census, events.live_files_by_path()))
+        half = len(rows) // 2  # two parts, as a group gathers them
+        for part in (rows[:half], rows[half:]):
+            blobs.add(census["file_path"].take(pa.array(part)), part)
+        assert len(blobs) == frame.loc[rows, "file_path"].nunique() > 0, kind

@@ -23,7 +23,7 @@ from indexcore.errors import IndexCoreError
 from indexcore.formats.container import EMPTY_INDEX_FLAG, head_spans
 from indexcore.formats.head_batch import Layouts, native_storage, read_heads
 from indexcore.formats.registry import FILE_INDEX_TYPES, index_kind
-from indexcore.views.census_rows import NO_VERDICTS, Verdicts, Walked, storage_types
+from indexcore.views.census_rows import NO_VERDICTS, Verdicts, Walked, distinct_codes, storage_types
 from indexcore.views.common import (
     Progress,
     kept_view,
@@ -434,11 +434,5 @@ def census_files(census: pa.Table, index_types: Iterable[str] | None = None, col
         paths = paths if keep is None else paths.filter(keep)
         return pc.count_distinct(paths.cast(pa.string())).as_py()
     chunk = paths.chunk(0)
-    codes = (pc.fill_null(chunk.indices, 0) if chunk.null_count else chunk.indices).to_numpy(zero_copy_only=False)
-    valid = chunk.is_valid().to_numpy(zero_copy_only=False) if chunk.null_count else None
-    if keep is not None:
-        valid = keep.combine_chunks().to_numpy(zero_copy_only=False) if valid is None else \
-            valid & keep.combine_chunks().to_numpy(zero_copy_only=False)
-    seen = np.zeros(len(chunk.dictionary), bool)
-    seen[codes if valid is None else codes[valid]] = True
-    return int(np.count_nonzero(seen))
+    codes = chunk.indices if keep is None else chunk.indices.filter(keep.combine_chunks())
+    return distinct_codes([codes], len(chunk.dictionary))

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from indexcore.formats.container import EMPTY_INDEX_FLAG, IndexEntry
 from indexcore.views.census import census_rows_of, judge_entry, snapshot_census
-from indexcore.views.census_rows import values_of
+from indexcore.views.census_rows import distinct_codes, values_of
 from indexcore.views.common import IndexBlob, Progress
 from indexcore.warehouse.model import LiveFile
 from indexcore.warehouse.plan_columns import LiveFilesByPath, PlanColumns, text_key, whole
@@ -172,4 +172,6 @@ class Blobs(Mapping[str, IndexBlob]):
         chunks = [c for paths, _rows in self._parts for c in getattr(paths, "chunks", [paths])]
         one = chunks and all(isinstance(c, pa.DictionaryArray) for c in chunks)  # one census's: count indices
         one = one and len({text_key(c.dictionary) for c in chunks}) == 1
-        return pc.count_distinct(pa.chunked_array([c.indices for c in chunks]) if one else self.paths()).as_py()
+        if not one:
+            return pc.count_distinct(self.paths()).as_py()
+        return distinct_codes([c.indices for c in chunks], len(chunks[0].dictionary))
