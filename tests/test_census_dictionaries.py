@@ -8,6 +8,7 @@ from __future__ import annotations
 import tracemalloc
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -220,3 +221,29 @@ def test_distinct_codes_and_a_blobs_length_count_as_arrow_does(events):
         for part in (rows[:half], rows[half:]):
             blobs.add(census["file_path"].take(pa.array(part)), part)
         assert len(blobs) == frame.loc[rows, "file_path"].nunique() > 0, kind
+
+
+def test_the_census_index_paths_are_the_plans_text_bytes(events):
+    """Some files embed their index (no ``.index`` path in the plan): the census's ``.index`` paths
+    are still a dictionary over the plan's own text bytes (offsets of their own, 4 bytes a file),
+    each value the object plan's; a take whose skipped rows hold text is a copy, as Arrow's."""
+    from indexcore.views.census import _texts_at
+
+    census, plan = view(events, "file_indexes"), events.plan_columns()
+    column = plan.files["index_path"].chunk(0)
+    assert 0 < column.null_count < len(column)  # both kinds of storage
+    dictionary = census["index_file_path"].chunk(0).dictionary
+    assert dictionary.buffers()[2].address == column.buffers()[2].address
+    assert dictionary.buffers()[1].size <= 4 * (len(dictionary) + 1)
+    files = {lf.path: lf for lf in events.plan().files}
+    flat = plain(census)
+    for path, index_path, storage in zip(*(flat[c].to_pylist() for c in ("file_path", "index_file_path", "storage_type")),
+                                         strict=True):
+        assert index_path == (files[path].index_path if storage == "FILE" else None)
+
+    texts = pa.array(["a", None, "bc", None, None, "def", "g"])
+    for rows in ([0, 2, 5], [2], [0, 2, 5, 6], [0, 5], [5, 6]):
+        got = _texts_at(texts, np.asarray(rows, np.int64))
+        assert got.to_pylist() == texts.take(pa.array(rows)).to_pylist(), rows
+    view_of = _texts_at(texts.slice(1), np.asarray([1, 4, 5], np.int64))  # a slice: its offset kept
+    assert view_of.to_pylist() == ["bc", "def", "g"] and view_of.buffers()[2].address == texts.buffers()[2].address
