@@ -10,9 +10,12 @@ default: on this shared 2-core VM a plan's CPU time spreads 45-65 ms between run
                     + paths).
   ours (columns):   Table.plan_columns(), the plan as Arrow columns (manifests decoded by our C
                     decoder, indexcore.warehouse.avro_columns; polars where it is not built).
-Wall and CPU times are each the least of the runs.
-Prints ours / each floor (goal: within 3x the decompress floor at 50,000 files). pypaimon is
-timed too when .venv-pypaimon exists. ``--files N`` changes the size; ``--quick`` runs 2,000
+Wall and CPU times are each the least of the runs. The decompress floor and plan_columns() run
+interleaved (floor, ours, floor, ours, ...: a change of load falls on both), and their ratio is the
+median of the per-pair ratios, printed with its spread, on wall and on CPU time (CPU: what a
+loaded machine distorts least). Goal: within 3x the decompress floor at 50,000 files, judged
+MET / NOT MET on that median; other sizes are not judged. pypaimon is timed too when
+.venv-pypaimon exists. ``--files N`` changes the size; ``--quick`` runs 2,000
 files once (it proves the bench runs; not a measurement).
 """
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -38,6 +42,7 @@ from indexcore.warehouse.manifest_columns import default_decoder  # noqa: E402
 SOURCE = ROOT.parent / "shared/conformance/warehouses/parquet/append_with_bitmap_no_embedding.db/append_with_bitmap_no_embedding"
 N_FILES = 50_000
 PER_MANIFEST = 1_000
+GOAL = 3.0  # issue 30: plan_columns within 3x the decompress-only floor at 50,000 files
 
 
 def writer_schema(path: Path) -> dict:
@@ -118,6 +123,30 @@ def best_of(fn, repeat: int = 3, cpu: list | None = None) -> float:
     return best
 
 
+def paired(floor, ours, repeat: int) -> dict:
+    """``floor`` and ``ours`` run one after the other ``repeat`` times (interleaved, so a change of
+    the machine's load falls on both): each one's least wall and CPU time, and the per-pair ratios
+    ours / floor of wall and of CPU time."""
+    out: dict = {"floor": [float("inf")] * 2, "ours": [float("inf")] * 2, "wall": [], "cpu": []}
+    for _ in range(repeat):
+        pair = {}
+        for name, fn in (("floor", floor), ("ours", ours)):
+            t0, c0 = time.perf_counter(), time.process_time()
+            fn()
+            pair[name] = (time.perf_counter() - t0, time.process_time() - c0)
+            out[name] = [min(a, b) for a, b in zip(out[name], pair[name], strict=True)]
+        out["wall"].append(pair["ours"][0] / pair["floor"][0])
+        out["cpu"].append(pair["ours"][1] / pair["floor"][1])
+    return out
+
+
+def ratio_line(ratios: list[float], n_files: int) -> str:
+    """The median of paired ratios with their spread, and the verdict on the median."""
+    median = statistics.median(ratios)
+    return (f"{median:.2f}x median of {len(ratios)} pairs (spread {min(ratios):.2f} .. {max(ratios):.2f}); "
+            f"{verdict(median, n_files)}")
+
+
 def columnar(manifests: list[Path], repeat: int) -> None:
     """polars' ``read_avro`` alone on the same manifests (the decoder under ``plan_columns``): it
     reads these deflate manifests itself, but not the zstd manifests Paimon writes by default,
@@ -141,6 +170,13 @@ def columnar(manifests: list[Path], repeat: int) -> None:
     except Exception as exc:  # noqa: BLE001 - what polars makes of Paimon's own manifests, reported
         print(f"polars read_avro of a Paimon-written manifest ({manifest.__name__} codecs): "
               f"fails: {type(exc).__name__}: {str(exc)[:120]}")
+
+
+def verdict(ratio: float, n_files: int) -> str:
+    """MET / NOT MET against issue 30's goal, which is set at 50,000 files only."""
+    if n_files != N_FILES:
+        return f"goal <= {GOAL:g}x at {N_FILES:,} files: not judged at {n_files:,}"
+    return f"goal <= {GOAL:g}x: {'MET' if ratio <= GOAL else 'NOT MET'}"
 
 
 def main() -> None:
@@ -175,20 +211,19 @@ def main() -> None:
             plan = Warehouse(str(dst)).table("db.t").plan_columns()
             assert plan.num_files == n_files and not plan.problems
 
-        cpu: list[float] = []
-        t_inflate = best_of(inflate, repeat, cpu)
-        t_floor = best_of(floor, repeat)
         ours()  # the first call loads the columnar decoder: not planning
-        t_ours = best_of(ours, repeat, cpu)
+        pairs = paired(inflate, ours, repeat)
+        (t_inflate, c_inflate), (t_ours, c_ours) = pairs["floor"], pairs["ours"]
+        t_floor = best_of(floor, repeat)
         t_objects = best_of(objects, repeat)
         print(f"files: {n_files}, manifests: {len(manifests)}")
-        print(f"decompress only (floor):  {t_inflate * 1000:.1f} ms (CPU {cpu[0] * 1000:.1f} ms)")
+        print(f"decompress only (floor):  {t_inflate * 1000:.1f} ms (CPU {c_inflate * 1000:.1f} ms)")
         print(f"fastavro decode (floor):  {t_floor * 1000:.1f} ms")
-        print(f"indexcore plan_columns(): {t_ours * 1000:.1f} ms (CPU {cpu[1] * 1000:.1f} ms; Arrow columns, "
+        print(f"indexcore plan_columns(): {t_ours * 1000:.1f} ms (CPU {c_ours * 1000:.1f} ms; Arrow columns, "
               f"decoder: {default_decoder()})")
         print(f"indexcore plan():         {t_objects * 1000:.1f} ms (a LiveFile per file)")
-        print(f"plan_columns / decompress floor: {t_ours / t_inflate:.2f}x (goal <= 3x at 50,000 files)")
-        print(f"plan_columns / decompress floor, CPU: {cpu[1] / cpu[0]:.2f}x")
+        print(f"plan_columns / decompress floor:      {ratio_line(pairs['wall'], n_files)}")
+        print(f"plan_columns / decompress floor, CPU: {ratio_line(pairs['cpu'], n_files)}")
         print(f"plan_columns / decode floor:     {t_ours / t_floor:.2f}x")
         print(f"plan() / decompress floor:       {t_objects / t_inflate:.2f}x")
         columnar(manifests, repeat)

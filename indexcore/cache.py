@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 import pyarrow as pa
@@ -72,11 +72,34 @@ class LRU:
                 self.weight -= old[1]
             self._items[key] = (value, weight)
             self.weight += weight
-            while self.weight > self.max_weight and len(self._items) > 1:
-                gone, (value, w) = self._items.popitem(last=False)
-                self.weight -= w
-                if self._evicted is not None:
-                    self._evicted(gone, value)
+            self._evict()
+
+    def _evict(self) -> None:
+        """The least recently used leave until the weight is within the budget (one always stays);
+        the lock held."""
+        while self.weight > self.max_weight and len(self._items) > 1:
+            gone, (value, w) = self._items.popitem(last=False)
+            self.weight -= w
+            if self._evicted is not None:
+                self._evicted(gone, value)
+
+    def put_many(self, items: Iterable[tuple[Hashable, Any, int]], replace: bool = True) -> None:
+        """:meth:`put` of each ``(key, value, weight)`` under one taking of the lock (a page keeping
+        thousands of readers took it twice per reader). ``replace=False``: a key already held keeps
+        its value and is made recently used (as a :meth:`get` that finds it before a ``put``)."""
+        held = self._items
+        with self._lock:
+            for key, value, weight in items:
+                old = held.get(key)
+                if old is not None:
+                    if not replace:
+                        held.move_to_end(key)
+                        continue
+                    del held[key]
+                    self.weight -= old[1]
+                held[key] = (value, weight)
+                self.weight += weight
+                self._evict()  # after each, as put: a key pushed out is not held for the next
 
     def get_or_build(self, key: Hashable, build: Callable[[], Any], weight: Callable[[Any], int] | None = None) -> Any:
         """The value under ``key``, else ``build()`` kept under it (weighed by ``weight(value)``, 1

@@ -36,7 +36,7 @@ with guard("Bitmap indexes"):
     frame = ctx.view("bitmap_indexes", sample=sample)
     mine = frame[frame["column"] == column]
     census = ctx.view("file_indexes")
-    carrying = census_file_count(ctx, BITMAP_TYPES, column)
+    carrying = census_file_count(ctx, BITMAP_TYPES, column)  # on the kept census's path indices
     decoded = mine["file_name"].nunique()
     scope = "all files" if decoded >= carrying else f"{decoded:,} of {carrying:,} files, sampled"
     c = st.columns(4)
@@ -64,15 +64,18 @@ with guard("Point lookup"):
     st.caption("A V1 bitmap reads its whole head (every value's offset); V2 reads a small head, one index "
                "block and one bitmap. Type a literal as in SQL (`'text'`, `42`, `NULL`).")
     picked = (ctx.url, ctx.table_name, ctx.snapshot_id, column)
+    # sampled: the default value is picked on one half of the sample and estimated on the other
+    first, held_out = bitmap.default_lookup(values, mine["file_name"], sampled=decoded < carrying)
     if st.session_state.get("bitmap_lookup_for") != picked or "bitmap_lookup_value" not in st.session_state:
         # each column starts from its most frequent value, not from the last column's literal
-        first = top["value"].iloc[0] if not top.empty else "NULL"
-        st.session_state["bitmap_lookup_value"] = first if first == "NULL" else "'" + first.replace("'", "''") + "'"
+        st.session_state["bitmap_lookup_value"] = st.session_state["bitmap_lookup_default"] = first
         st.session_state["bitmap_lookup_for"] = picked
     literal = st.text_input("Value", key="bitmap_lookup_value")
     lookup = ctx.frame(bitmap.bitmap_lookup, column=column, value_text=literal, sample=sample)
     show_frame(lookup, "bitmap_lookup")
     c = st.columns(2)
+    if held_out and literal == st.session_state.get("bitmap_lookup_default"):
+        lookup = lookup[lookup["file_name"].isin(held_out)]  # not the files whose counts chose it
     matching = bitmap.matching_rows_estimate(lookup, census, column, sampled=decoded < carrying)
     if matching.exact:
         c[0].metric("Matching rows", f"{int(matching.value):,}")
@@ -86,7 +89,9 @@ with guard("Point lookup"):
         st.caption(f"{int(lookup['matching_rows'].sum()):,} matching rows in the {matching.sample:,} sampled files; "
                    f"over all {matching.population:,} files carrying this bitmap about {round(matching.value):,} "
                    f"(95% interval {round(matching.low):,} to {round(matching.high):,}). Turn on \"Decode every "
-                   "file\" above for the exact count.")
+                   "file\" above for the exact count."
+                   + (" The default value was picked on the other sampled files' counts, so it is estimated on "
+                      "these alone." if len(lookup) < decoded else ""))
 
 with guard("V1 vs V2 layout"):
     st.subheader("V1 vs V2 layout")

@@ -1,14 +1,20 @@
-"""Shared fixtures: where the conformance data lives (a skip when it is absent), an AppTest
-opened on one page of the app, and ``streamlit run app.py`` served on a free port."""
+"""Shared fixtures: where the conformance data lives (a skip when it is absent), every census the
+test warehouses give, an AppTest opened on one page of the app, and ``streamlit run app.py``
+served on a free port."""
 
 from __future__ import annotations
 
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
+
+from indexcore.views import view
+from indexcore.warehouse import Warehouse
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMANCE = ROOT.parent / "shared" / "conformance"
@@ -30,6 +36,32 @@ def _part(conformance: Path, name: str, what: str) -> Path:
     if not path.is_dir():
         pytest.skip(f"{what} not found at {path}")
     return path
+
+
+@pytest.fixture(scope="session")
+def every_census() -> list[tuple[str, pa.Table]]:
+    """Every census we can read: ``("warehouse:table", file_indexes census)`` for each table of the
+    sample warehouse, the conformance warehouses (parquet, orc, mixed) and the 10k bench sample when
+    bench_app.py has built it, for tests that group census rows and compare with Arrow. A table that
+    cannot be read has no census to compare and is left out; the fixture skips, with where it
+    looked, when no census has a row."""
+    roots = [ROOT / "sample_warehouse", *(CONFORMANCE / "warehouses" / f for f in ("parquet", "orc", "mixed"))]
+    bench = Path(tempfile.gettempdir()) / "indexcore-bench" / "large-10000"
+    roots += [bench] if (bench / "large.db").is_dir() else []
+    found = []
+    for root in roots:
+        if not root.is_dir():
+            continue
+        wh = Warehouse(str(root))
+        for name in wh.tables():
+            try:
+                census = view(wh.table(name), "file_indexes")
+            except Exception:  # noqa: BLE001 - a table that cannot be read has no census to compare
+                continue
+            found.append((f"{root.name}:{name}", census))
+    if not any(census.num_rows for _, census in found):
+        pytest.skip(f"no census with a row in {', '.join(str(r) for r in roots)}")
+    return found
 
 
 @pytest.fixture(scope="session")

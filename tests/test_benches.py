@@ -113,3 +113,18 @@ def test_bench_scale_server_says_each_pages_peak_and_the_load():
     assert all(v["rss_mib"] <= v["peak_mib"] for v in one["pages"].values())
     assert one["load"] >= 0 and out["2_sessions"]["load"] >= 0
     json.dumps(out)  # what --server prints
+
+
+def test_bench_planning_judges_its_goal_only_at_50000_files():
+    """bench_planning prints MET / NOT MET against issue 30's 3x at 50,000 files on the median of its
+    interleaved (floor, ours) pairs, and judges no other size (--quick's 2,000 files measure nothing)."""
+    sys.path.insert(0, str(BENCH))
+    import bench_planning
+
+    assert bench_planning.verdict(2.99, 50_000).endswith(": MET")
+    assert bench_planning.verdict(3.01, 50_000).endswith(": NOT MET")
+    assert "not judged at 2,000" in bench_planning.verdict(1.0, 2_000)
+    # judged on the median of the paired ratios, not on one lucky or unlucky pair
+    assert bench_planning.ratio_line([2.0, 4.0, 2.5], 50_000) == \
+        "2.50x median of 3 pairs (spread 2.00 .. 4.00); goal <= 3x: MET"
+    assert bench_planning.ratio_line([3.5, 1.0, 3.2], 50_000).endswith(": NOT MET")

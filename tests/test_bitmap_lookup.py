@@ -16,7 +16,7 @@ import pytest
 
 from indexcore import open_warehouse
 from indexcore.errors import IndexCoreError
-from indexcore.expr import Leaf
+from indexcore.expr import Leaf, parse_where
 from indexcore.formats.base import BitmapResult
 from indexcore.formats.bitmap import meta as bitmap_meta
 from indexcore.formats.bitmap.keys import KeyCodec
@@ -183,10 +183,11 @@ def test_explain_on_the_bytes_decides_as_the_readers(table_dir: Path, where: str
     slow = explain(open_warehouse(str(table_dir)).table("db.t"), where).to_json()
     assert fast == slow
     assert any(f["raw_index_result"] is not None for f in fast["files"])
-    # bitmap-only filters are answered on the bytes; a leaf another kind answers goes to the readers
-    if "id" not in where and where.count("country") == 1:
+    # each column in one leaf is answered on the bytes (bitmap by its lookup, the bloom filter by its
+    # reader opened on the bytes); a column in two leaves goes to the readers of the container
+    if where.count("country") == 1:
         assert calls and all(calls), where
-    if "id =" in where or where.count("country") > 1:
+    else:
         assert calls and not any(calls), where
 
 
@@ -206,12 +207,19 @@ def test_bitmap_answer_is_the_rows_holding_the_value(table_dir: Path):
 
 
 def test_leaf_function_without_bitmap_answer_is_left_to_the_readers():
-    """A range leaf on a bitmap column (the reader answers REMAIN) makes no plan."""
+    """A range leaf on a bitmap column (the reader answers REMAIN) and a column of two kinds are
+    answered by the readers opened on the bytes; an equality on a bitmap column by its lookup; a
+    column in two leaves or a kind that is not a file index makes no plan."""
     plans = index_bytes.BytesPlans()
     row_type = {"c": parse_type("STRING")}
-    assert plans.plan(Leaf("lessThan", "c", ("x",)), row_type, (("c", "bitmap"),)) is None
-    assert plans.plan(Leaf("equal", "c", ("x",)), row_type, (("c", "bitmap"),)) is not None
-    assert plans.plan(Leaf("equal", "c", ("x",)), row_type, (("c", "bitmap"), ("c", "bloom-filter"))) is None
+    assert isinstance(plans.plan(Leaf("lessThan", "c", ("x",)), row_type, (("c", "bitmap"),)).root,
+                      index_bytes._Readers)
+    assert isinstance(plans.plan(Leaf("equal", "c", ("x",)), row_type, (("c", "bitmap"),)).root, index_bytes._Leaf)
+    assert isinstance(plans.plan(Leaf("equal", "c", ("x",)), row_type,
+                                 (("c", "bitmap"), ("c", "bloom-filter"))).root, index_bytes._Readers)
+    assert plans.plan(Leaf("equal", "c", ("x",)), row_type, (("c", "no-such-kind"),)) is None
+    twice = parse_where("c = 'x' OR c = 'y'", row_type)
+    assert plans.plan(twice, row_type, (("c", "bitmap"),)) is None
 
 
 def test_read_ahead_counts_and_fails_as_reading_each_file(table_dir: Path, tmp_path: Path, monkeypatch):

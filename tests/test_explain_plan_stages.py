@@ -155,3 +155,24 @@ def test_a_stats_field_read_a_column_at_a_time_is_the_rows_own():
         assert got == want, dtype
         assert [type(v) for v in got] == [type(v) for v in want], dtype
         assert _IRREGULAR in got and any(v is not None and v is not _IRREGULAR for v in got), dtype
+
+
+@pytest.mark.parametrize("steps", [1, 3, 200])
+def test_progress_on_the_plan_counts_up_to_every_file_in_few_calls(root, steps, monkeypatch):
+    """Explain on the plan reports progress in file order, ending at every file, a call every
+    1/PROGRESS_STEPS of the files (and one per batch end), each naming a file of the table."""
+    from indexcore.scan import plan_stages
+
+    monkeypatch.setattr(plan_stages, "PROGRESS_STEPS", steps)
+    name = "append_09"
+    calls = []
+    ex, _json, _frames = _explained(root, name, "f1 = 10", True, progress=lambda *a: calls.append(a))
+    n = len(ex.files)
+    assert n > 3 and calls
+    done = [c[0] for c in calls]
+    assert done == sorted(set(done)) and done[-1] == n and all(c[1] == n for c in calls)
+    assert len(calls) <= steps + 1 + n // 64  # a batch of live files ends a report too
+    names = {f.path.rsplit("/", 1)[-1] for f in ex.files}
+    assert {c[2] for c in calls} <= names
+    if steps == 1:
+        assert len(calls) <= 2 + n // 64

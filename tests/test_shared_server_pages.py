@@ -299,6 +299,78 @@ def _rss_mb() -> float:
     return float("nan")
 
 
+def _one_runtime_for_all_sessions(monkeypatch) -> None:
+    """Give sessions run in threads the one runtime a server gives all its sessions.
+
+    AppTest installs a runtime of its own for each run in ``Runtime._instance`` (a class attribute)
+    and sets it back to None when that run ends. With sessions in threads, one session's end leaves
+    another session's script thread without a runtime: "Runtime hasn't been created!" when it asks
+    for the media file manager, the thread dies and its run ends without its results. Here the last
+    runtime installed answers while ``_instance`` is None (and is the only answer before any is)."""
+    from streamlit.runtime.runtime import Runtime
+
+    last: list = []
+
+    def current(cls):
+        if cls._instance is not None:
+            last[:] = [cls._instance]
+            return cls._instance
+        if last:
+            return last[0]
+        raise RuntimeError("Runtime hasn't been created!")
+
+    monkeypatch.setattr(Runtime, "instance", classmethod(current))
+    monkeypatch.setattr(Runtime, "exists", classmethod(lambda cls: cls._instance is not None or bool(last)))
+
+
+def _thread_exceptions(monkeypatch) -> list:
+    """Every exception a thread leaves unhandled from now to the test's end (threading.excepthook):
+    a session's script thread that dies is a failure of the test, not a warning after it."""
+    raised: list = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append((args.thread.name, args.exc_value)))
+    return raised
+
+
+def _reruns_after_the_gate(arrived, gate):
+    """An AppTest script (run from its source): says it started, waits for the test, reruns once."""
+    import streamlit as st
+
+    if "again" not in st.session_state:
+        st.session_state["again"] = True
+        arrived.set()
+        gate.wait(120)  # a bound on a stuck test, not a pause: the test opens the gate
+        st.rerun()
+    st.write("ran twice")
+
+
+def _does_nothing():
+    """An AppTest script whose run ends at once."""
+
+
+def test_a_session_that_outlives_another_still_has_a_runtime(monkeypatch):
+    """Session A's script is running when session B's run starts and ends (B sets the runtime back to
+    None); A then reruns, and a run's start asks the runtime for its media file manager. Without one
+    runtime for all sessions A's script thread dies there ("Runtime hasn't been created!")."""
+    from streamlit.testing.v1 import AppTest
+
+    _one_runtime_for_all_sessions(monkeypatch)
+    died = _thread_exceptions(monkeypatch)
+    arrived, gate = threading.Event(), threading.Event()
+    first = AppTest.from_function(_reruns_after_the_gate, args=(arrived, gate), default_timeout=120)
+    runner = threading.Thread(target=first.run)
+    runner.start()
+    try:
+        assert arrived.wait(120), "session A's script never started"
+        second = AppTest.from_function(_does_nothing).run()
+        assert not second.exception
+    finally:
+        gate.set()
+        runner.join()
+    assert not died, died
+    assert not first.exception, [e.value for e in first.exception]
+    assert [m.value for m in first.markdown] == ["ran twice"]
+
+
 @pytest.mark.slow
 def test_twenty_sessions_asking_for_the_largest_index_stay_under_the_budget(monkeypatch):
     """20 sessions at once on the 50,000-file sample (``python -m indexcore sample build DIR --scale
@@ -319,6 +391,8 @@ def test_twenty_sessions_asking_for_the_largest_index_stay_under_the_budget(monk
         pytest.skip(f"no large sample at {root} (bench/bench_app.py builds it)")
     session, server, sessions = 256 << 10, 2 << 20, 20
     _served_through_app(monkeypatch)
+    _one_runtime_for_all_sessions(monkeypatch)
+    died = _thread_exceptions(monkeypatch)
     monkeypatch.setenv("INDEXCORE_ALLOWED_ROOTS", str(root))
     monkeypatch.setenv("INDEXCORE_WHATIF_SESSION_BYTES", str(session))
     monkeypatch.setenv("INDEXCORE_WHATIF_SERVER_BYTES", str(server))
@@ -366,6 +440,8 @@ def test_twenty_sessions_asking_for_the_largest_index_stay_under_the_budget(monk
         one_session(done)
     gc.collect()
     grown = _rss_mb() - before
+    assert not died, died  # no session's script thread died (each AppTest run joins its own)
+    assert not [t.name for t in threading.enumerate() if t.name == "ScriptRunner.scriptThread"]
     assert len(done) == sessions
     kept = []
     for at in done:

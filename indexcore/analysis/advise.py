@@ -32,6 +32,7 @@ The records live in :mod:`.advise_model`; this module holds the two entry points
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -218,7 +219,8 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
            sample: int | None = None, measure: Measure | None = None, seed: int = 0, dialect: str = "spark",
            progress: Progress | None = None, min_score: float = MIN_SCORE, drop_unused: bool = False,
            details: bool = False, explain_all: ExplainAll | None = None,
-           planned: Callable[[int | None], PlannedFiles] | None = None) -> Advice:
+           planned: Callable[[int | None], PlannedFiles] | None = None,
+           timings: dict[str, float] | None = None) -> Advice:
     """Advise on ``table``'s file indexes for ``workload`` (file text or parsed queries).
 
     ``sample``: files per query candidates are measured on (None: every file the query reaches
@@ -230,21 +232,26 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
     called while it runs. ``explain_all``: what explains the workload's conditions (default: each
     in this process; on Spark all in one job). ``planned``: what gives the snapshot's live files
     (:class:`PlannedFiles`; default :func:`planned_here`). A workload with no query that can be
-    replayed is a :class:`PredicateError`.
+    replayed is a :class:`PredicateError`. ``timings``: a dict the caller passes to learn where
+    the time went (:class:`_Phases`: CPU seconds per phase, added to what it holds).
     """
     if sample is not None and (not isinstance(sample, int) or sample < 0):
         raise PredicateError(f"sample must be a number of files >= 0 (0: every file), got {sample}")
     if not math.isfinite(min_score) or min_score < 0:
         raise PredicateError(f"the score threshold must be a finite number >= 0, got {min_score}")
+    clock = _Phases(timings)
     queries = parse_workload(workload) if isinstance(workload, str) else list(workload)
     if not queries:
         raise PredicateError("the workload holds no query (it is empty or holds only comments)")
+    clock.mark("read workload")
     plan = (planned or partial(planned_here, table))(snapshot_id)
+    clock.mark("plan")
     sid = plan.snapshot.id if plan.snapshot else None
     schema = table.read_schema(snapshot_id, plan.snapshot)
     files, by_path, index_of = plan.files, plan.by_path, plan.index_of
     problems: list[Problem] = list(plan.problems)
     runs, skipped_queries = _merged_runs(table, schema, queries)
+    clock.mark("parse statements")
     # the explains summarised, the samples read, the candidates built and measured: 10,000s of records,
     # none cyclic (the workload's parsed trees, which are, are made above)
     with gc_paused():
@@ -252,6 +259,7 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
         for g in existing:
             g.table_bytes = plan.table_bytes
         deleted = DeletedPositions(table, problems)
+        clock.mark("existing indexes")
         keys: dict[str, float] = {}  # each file's place in every query's sample, hashed once
         drawn: dict[tuple, list] = {}  # each sample drawn once per files reached
         steps = len(runs) + 1
@@ -267,6 +275,7 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
         conditions = [run.scan.predicate if run.scan.predicate is not None else run.scan.where for run in runs]
         explained = (explain_all or partial(explained_here, table))(conditions, sid)
         for run, ex in zip(runs, explained, strict=True):
+            clock.mark("explain")
             if isinstance(ex, IndexCoreError):
                 run.error = ex.message
                 tick(run.name)
@@ -275,6 +284,7 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
             measure_existing(table, schema, run, ex, existing, by_path, deleted, problems, details, reached)
             del ex
             tick(run.name)
+            clock.mark("summarise explains")
         good = [r for r in runs if r.ok]
         if not good:
             reasons = [f"{s['query']}: {s['reason']}" for s in skipped_queries] + \
@@ -283,13 +293,34 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
             raise PredicateError(f"no query of the workload can be replayed on {table.name}: "
                                  + "; ".join(reasons[:10]) + more)
         verdicts(table, sid, existing, good, problems)
+        clock.mark("verdicts")
         candidates = measure_candidates(table, sid, schema, files, good, existing, measure, deleted, problems,
-                                        progress, min_score, totals=(plan.table_rows, plan.table_bytes))
+                                        progress, min_score, totals=(plan.table_rows, plan.table_bytes),
+                                        mark=clock.mark if timings is not None else None)
+        clock.mark("candidates: rank")
         steps = done + 1
         tick("statements")
         statements = statements_for(table.name, dict(schema.options), existing, candidates, dialect, drop_unused)
+        clock.mark("statements")
         return Advice(table.name, sid, runs, skipped_queries, existing, candidates, statements, problems,
                       pattern_notes(table.name, good))
+
+
+class _Phases:
+    """CPU seconds (this process, all threads) of each phase of one :func:`advise` run, added to the
+    caller's dict: what the bench reports beside the explains advise cannot avoid. Nothing is
+    timed without a dict."""
+
+    def __init__(self, out: dict[str, float] | None):
+        self.out = out
+        self.at = time.process_time() if out is not None else 0.0
+
+    def mark(self, phase: str) -> None:
+        """The time since the last mark goes to ``phase``."""
+        if self.out is not None:
+            now = time.process_time()
+            self.out[phase] = self.out.get(phase, 0.0) + now - self.at
+            self.at = now
 
 
 def _merged_runs(table, schema, queries: Sequence[Query]) -> tuple[list[QueryRun], list[dict]]:

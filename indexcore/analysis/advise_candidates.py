@@ -157,10 +157,9 @@ def _claims(run: QueryRun, files: Sequence[LiveFile], decided: dict[int, tuple[A
         return estimate(w, values, total, cap, n, n_pop)
 
     weight = run.weight
-    alone = Claim(est(a_f, n_pop, n_pop), est(a_r, total_rows, total_rows), est(a_b, total_bytes, total_bytes),
-                  est(a_b, total_bytes, total_bytes).scaled(weight))
-    extra = Claim(est(e_f, n_pop, read_files), est(e_r, total_rows, read_rows), est(e_b, total_bytes, read_bytes),
-                  est(e_b, total_bytes, read_bytes).scaled(weight))
+    a_bytes, e_bytes = est(a_b, total_bytes, total_bytes), est(e_b, total_bytes, read_bytes)  # each estimated once
+    alone = Claim(est(a_f, n_pop, n_pop), est(a_r, total_rows, total_rows), a_bytes, a_bytes.scaled(weight))
+    extra = Claim(est(e_f, n_pop, read_files), est(e_r, total_rows, read_rows), e_bytes, e_bytes.scaled(weight))
     row = {"query": run.name, "weight": weight, "files_reached": n_pop, "files_measured": n,
            "files_skipped": alone.files.to_json(), "extra_files_skipped": extra.files.to_json(),
            "extra_rows_skipped": extra.rows.to_json(), "extra_bytes_skipped": extra.bytes.to_json()}
@@ -335,10 +334,13 @@ def _runs_of(runs: list[QueryRun], columns: set[str]) -> list[QueryRun]:
 def measure_candidates(table, sid, schema, files: Sequence[LiveFile], runs: list[QueryRun],
                        existing: list[ExistingIndex], measure: Measure | None, deleted, problems: list[Problem],
                        progress: Progress | None, min_score: float = MIN_SCORE,
-                       totals: tuple[int | None, int | None] = (None, None)) -> list[Candidate]:
+                       totals: tuple[int | None, int | None] = (None, None),
+                       mark: Callable[[str], None] | None = None) -> list[Candidate]:
     """The candidates for the columns ``runs`` filter on, built on the files their queries sample
     (or by ``measure`` on every file), measured, ranked and judged (see the module docstring).
-    ``totals``: the table's data rows and bytes where the plan knows them (None: summed over ``files``)."""
+    ``totals``: the table's data rows and bytes where the plan knows them (None: summed over ``files``).
+    ``mark(phase)``: called as each phase ends (advise's timings: the time since the last call)."""
+    mark = mark or _no_mark
     have = {(g.column, g.index_type) for g in existing if g.blobs or g.configured}
     filters: dict[str, set[str]] = {}
     for r in runs:
@@ -356,6 +358,7 @@ def measure_candidates(table, sid, schema, files: Sequence[LiveFile], runs: list
         reached = sorted({int(i) for r in mine for i in r.reached}, key=lambda i: files[i].path)
         profiled = [files[i] for i, _ in _first_by_key([files[i].path for i in reached], PROFILE_FILES)]
         profile = column_profile(table, schema, profiled, columns, problems)
+    mark("candidates: read sampled files")
     total_rows, total_bytes = totals
     if total_rows is None:
         total_rows = sum(lf.file.row_count for lf in files)
@@ -377,6 +380,7 @@ def measure_candidates(table, sid, schema, files: Sequence[LiveFile], runs: list
     built = _build_all(table, schema, read, [c.parts[0] for c in singles], wanted, problems) \
         if measure is None else {}
     del read
+    mark("candidates: build")
     for i, cand in enumerate(todo):
         mine = _runs_of(runs, {c for c, _, _ in cand.parts})
         if measure is not None:
@@ -397,6 +401,7 @@ def measure_candidates(table, sid, schema, files: Sequence[LiveFile], runs: list
         cand.write_cost = cand.estimated_bytes / total_bytes if total_bytes else 0.0
         if progress is not None:
             progress(i + 1, len(todo), f"candidate {cand.index_type} on {cand.column}")
+    mark("candidates: measure")
     _judge(singles, pairs, existing, runs, min_score)
     out = singles + pairs
     out.sort(key=lambda c: (not c.recommended, -c.score, -c.extra.weighted_bytes.value, c.estimated_bytes,
@@ -404,6 +409,10 @@ def measure_candidates(table, sid, schema, files: Sequence[LiveFile], runs: list
     for rank, cand in enumerate(out, 1):
         cand.rank = rank
     return out
+
+
+def _no_mark(_: str) -> None:
+    """No phase is timed."""
 
 
 def _first_by_key(paths: list[str], n: int) -> list[tuple[int, float]]:

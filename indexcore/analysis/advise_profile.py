@@ -10,6 +10,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexcore.analysis.advise_model import QueryRun
@@ -96,9 +98,14 @@ def _read_columns(table, schema, lfs: Sequence[LiveFile], columns: list[str], pr
             problems.append(Problem(lf.path, exc.structure or "data file", exc.message))
             continue
         out.append((lf, data, time.perf_counter() - start))
-        _count(profile, data, wanted if counted is None else [c for c in wanted if c in counted], columns)
+        # the columns whose count decides what is read next are counted now, the others after the loop
+        _count(profile, data, [c for c in wanted if c in enough and (counted is None or c in counted)]
+               if enough else [], columns)
         if enough and any(profile[c]["max_distinct"] > enough[c] for c in wanted if c in enough):
             wanted = [c for c in wanted if c not in enough or profile[c]["max_distinct"] <= enough[c]]
+    for c in columns:  # read from every file read (not dropped by ``enough``): counted at once
+        if (counted is None or c in counted) and not (enough and c in enough):
+            profile[c]["max_distinct"] = max_distinct([data.column(c) for _, data, _ in out])
     return out, profile
 
 
@@ -161,6 +168,30 @@ def read_sampled(table, schema, files: Sequence[LiveFile], runs: list[QueryRun],
 def _merge_profiles(a: dict[str, dict[str, int]], b: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
     """The profile of two sets of files from theirs (each figure a maximum)."""
     return {c: {k: max(v, b[c][k]) for k, v in figures.items()} for c, figures in a.items()}
+
+
+def max_distinct(columns: Sequence[Any]) -> int:
+    """The largest count of distinct non-null values in one of ``columns`` (Arrow arrays, one per
+    file): what ``pc.count_distinct(column, mode="only_valid")`` of each gives, their maximum. Of
+    strings and integers, one dictionary encoding of them all and one ``numpy.unique`` of (file,
+    value) pairs, not a kernel call per file (a hundred 60-row files: a tenth of the time); of other
+    types (floats: Arrow's hashing of -0.0 and NaN is its own) file by file."""
+    arrays = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in columns]
+    if not arrays:
+        return 0
+    kind = arrays[0].type
+    if len(arrays) < 2 or any(a.type != kind for a in arrays) or not (
+            pa.types.is_integer(kind) or pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        return max(pc.count_distinct(a, mode="only_valid").as_py() for a in arrays)
+    codes = pc.dictionary_encode(pa.concat_arrays(arrays)).indices.fill_null(-1).to_numpy(zero_copy_only=False)
+    lengths = np.fromiter((len(a) for a in arrays), np.int64, len(arrays))
+    files = np.repeat(np.arange(len(arrays), dtype=np.int64), lengths)
+    valid = codes >= 0
+    if not valid.any():
+        return 0
+    width = int(codes.max()) + 1
+    pairs = np.unique(files[valid] * width + codes[valid].astype(np.int64))
+    return int(np.bincount(pairs // width).max())
 
 
 def _count(profile: dict[str, dict[str, int]], data, counted: list[str], columns: list[str]) -> None:

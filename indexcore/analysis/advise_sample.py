@@ -178,7 +178,7 @@ def estimate(weights: Sequence[float], values: Sequence[float], total: float, ca
     with Wilson's interval, capped by ``cap`` (what the query reads today)."""
     if population == 0 or total <= 0:
         return Estimate(0.0, 0.0, 0.0, n, population)
-    point = sum(w * v for w, v in zip(weights, values, strict=True))
+    point = sum([w * v for w, v in zip(weights, values, strict=True)])  # a list: quicker than a generator, same sum
     share = min(max(point / total, 0.0), 1.0)
     low, high = wilson(share, n, population)
     return Estimate(min(share * total, cap), min(low * total, cap), min(high * total, cap), n, population)

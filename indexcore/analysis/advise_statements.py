@@ -104,7 +104,8 @@ def statements_for(table_name: str, options: dict[str, str], existing: list[Exis
 
 def advice_summary(advice: Advice) -> dict[str, Any]:
     """Short rows for people: one per existing index and per candidate (beside each candidate
-    figure, ``<figure>_95``: ``exact``, or its 95% interval and the files it was measured on)."""
+    figure, ``<figure>_95``: ``exact``, or its 95% interval and the files the query reaches; ``built_on``: the table's
+    files the candidate was built on)."""
     existing = [{"column": e.column, "index_type": e.index_type, "files": len(e.blobs), "bytes": e.bytes,
                  "write_cost": f"{e.write_cost:.1%}", "files_skipped": e.skipped.files,
                  "rows_skipped": e.skipped.rows, "bytes_skipped": e.skipped.bytes, "score": round(e.score, 2),
@@ -119,6 +120,6 @@ def advice_summary(advice: Advice) -> dict[str, Any]:
                    "bytes_skipped": round(c.extra.bytes.value), "bytes_95": c.extra.bytes.interval_text(),
                    "score": round(c.score, 2),
                    "verdict": c.verdict, "recommended": "yes" if c.recommended else "no",
-                   "measured_on": f"{c.built_files}/{c.total_files} files" + ("" if c.extra.exact else " (sampled)")}
+                   "built_on": f"{c.built_files}/{c.total_files} table files" + ("" if c.extra.exact else " (sampled)")}
                   for c in advice.candidates]
     return {"existing": existing, "candidates": candidates}

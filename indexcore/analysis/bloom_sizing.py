@@ -285,7 +285,7 @@ def _tally_columns(table, column: str, blooms: pa.Table, files_of: Callable[[pa.
     need = np.zeros(len(sids), np.int64)
     for fpp in np.unique(fpps[valid]).tolist():  # files of a table share a few row counts
         of_fpp = valid & (fpps == fpp)
-        distinct, where = np.unique(counts[of_fpp], return_inverse=True)
+        distinct, where = distinct_inverse(counts[of_fpp])
         bytes_of = np.zeros(len(distinct), np.int64)
         ok = np.ones(len(distinct), bool)
         for i, n in enumerate(distinct.tolist()):
@@ -320,6 +320,18 @@ def _tally_columns(table, column: str, blooms: pa.Table, files_of: Callable[[pa.
                 over_rows.append(rows[at])
     return {"stored": int(sizes.sum()), "needed": int(needed), "over": over, "items": set(items.tolist()),
             "fpp": set(fpps.tolist()), "rows": rows, "ndv": ndv, "over_rows": over_rows}
+
+
+def distinct_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` of integers; of small non-negative ones (rows per
+    file) by counting, not by sorting every value (an argsort of 1M row counts was 0.14 s of health)."""
+    top = int(values.max()) if len(values) else -1
+    if not len(values) or int(values.min()) < 0 or top >= max(1 << 20, 4 * len(values)):
+        return np.unique(values, return_inverse=True)
+    distinct = np.flatnonzero(np.bincount(values, minlength=top + 1))
+    number = np.zeros(top + 1, np.int64)
+    number[distinct] = np.arange(len(distinct))
+    return distinct.astype(values.dtype), number[values]
 
 
 _POPCOUNT = np.array([bin(b).count("1") for b in range(256)], np.int64)  # set bits of each byte value

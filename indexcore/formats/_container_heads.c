@@ -21,6 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buffers.h"
+
 #ifndef O_CLOEXEC
 #define O_CLOEXEC 0
 #endif
@@ -38,38 +40,10 @@ typedef struct {
     char *full;          /* the path opened (malloc'd), NULL for an embedded container */
     uint8_t *data;       /* the bytes read (malloc'd), or the embedded bytes */
     Py_ssize_t got;      /* bytes in data */
+    Py_ssize_t at;       /* wholes(): where its bytes start in the batch's arena */
     int64_t size;        /* the container's size */
     int fault, detail;
 } File;
-
-typedef struct { char *p; Py_ssize_t len, cap; } Buf;
-
-static int grow(Buf *b, Py_ssize_t more) {
-    if (b->len + more <= b->cap) return 0;
-    Py_ssize_t cap = b->cap ? b->cap : 1024;
-    while (cap < b->len + more) cap *= 2;
-    char *p = realloc(b->p, (size_t)cap);
-    if (!p) return -1;
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
-static int put(Buf *b, const void *src, Py_ssize_t n) {
-    if (grow(b, n)) return -1;
-    memcpy(b->p + b->len, src, (size_t)n);
-    b->len += n;
-    return 0;
-}
-
-static int put_i64(Buf *b, int64_t v) { return put(b, &v, 8); }
-
-static int32_t be32(const uint8_t *p) {
-    return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3]);
-}
-static int64_t be64(const uint8_t *p) {
-    return (int64_t)(((uint64_t)(uint32_t)be32(p) << 32) | (uint32_t)be32(p + 4));
-}
 
 /* The head's length when the first bytes hold a valid prefix (magic, version, length), else -1. */
 static int64_t prefix_length(const uint8_t *d, Py_ssize_t got, int64_t size) {
@@ -149,7 +123,7 @@ static Py_ssize_t parse_one(File *f, Buf *key, Buf *spans) {
         if (end + 4 > n) FAIL(F_HEAD, pos + 2);
         for (int64_t i = pos + 2; i < end; i++)
             if (d[i] >= 0x80) FAIL(F_NAME, pos);
-        if (put(key, d + pos, end - pos + 4)) return -2;
+        if (buf_put(key, d + pos, end - pos + 4)) return -2;
         int64_t k = be32(d + end);
         pos = end + 4;
         if (k < 0 || k * 10 > n - pos) FAIL(F_HEAD, pos - 4);
@@ -166,8 +140,8 @@ static Py_ssize_t parse_one(File *f, Buf *key, Buf *spans) {
                 FAIL(F_HEAD, end);
             }
             uint8_t empty = start == -1;
-            if (put(key, d + pos, end - pos) || put(key, &empty, 1)) return -2;
-            if (put_i64(spans, start) || put_i64(spans, length)) return -2;
+            if (buf_put(key, d + pos, end - pos) || buf_put(key, &empty, 1)) return -2;
+            if (buf_put_i64(spans, start) || buf_put_i64(spans, length)) return -2;
             pos = end + 8;
             entries++;
         }
@@ -214,7 +188,135 @@ done:
     return out;
 }
 
-static PyObject *as_bytes(Buf *b) { return PyBytes_FromStringAndSize(b->p ? b->p : "", b->len); }
+/* The batch's length: index_paths and embedded are one item a file (-1 with ValueError if not). */
+static Py_ssize_t batch_length(PyObject *paths, PyObject *embedded) {
+    Py_ssize_t n = PyList_GET_SIZE(paths);
+    if (PyList_GET_SIZE(embedded) == n) return n;
+    PyErr_SetString(PyExc_ValueError, "index_paths and embedded differ in length");
+    return -1;
+}
+
+/* The folder of the last path located (a batch's files come folder by folder). */
+typedef struct {
+    const char *parent, *folder;
+    Py_ssize_t parent_len, folder_len;
+} Where;
+
+/* f->full: the on-disk container ``path`` in its folder's resolved, allowed form from ``folders``
+ * (parent as written -> resolved folder, or None), or f->fault = F_FOLDER where the caller's full
+ * check decides (no folder, "." or "..", "::", NUL, a folder not resolved or not allowed), as
+ * Storage._in_resolved_dir. Returns 0, or -1 with a Python error set (GIL held). */
+static int locate(File *f, PyObject *path, PyObject *folders, Where *w) {
+    Py_ssize_t len;
+    const char *p = PyUnicode_Check(path) ? PyUnicode_AsUTF8AndSize(path, &len) : NULL;
+    if (!p) { PyErr_Clear(); f->fault = F_FOLDER; return 0; }
+    const char *slash = NULL;
+    for (const char *q = p + len; q > p; q--)
+        if (q[-1] == '/') { slash = q - 1; break; }
+    const char *base = slash ? slash + 1 : NULL;
+    Py_ssize_t base_len = base ? len - (base - p) : 0;
+    if (!base || base_len == 0 || (base_len == 1 && base[0] == '.') ||
+        (base_len == 2 && base[0] == '.' && base[1] == '.') || memchr(p, 0, (size_t)len) ||
+        strstr(p, "::")) {
+        f->fault = F_FOLDER;
+        return 0;
+    }
+    Py_ssize_t parent_len = slash - p;
+    if (parent_len != w->parent_len || memcmp(p, w->parent, (size_t)parent_len) != 0) {
+        PyObject *parent = PyUnicode_DecodeUTF8(p, parent_len, NULL);
+        if (!parent) return -1;
+        PyObject *folder = PyDict_GetItemWithError(folders, parent);
+        Py_DECREF(parent);
+        if (!folder && PyErr_Occurred()) return -1;
+        w->parent = p;
+        w->parent_len = parent_len;
+        w->folder = folder && PyUnicode_Check(folder) ? PyUnicode_AsUTF8AndSize(folder, &w->folder_len) : NULL;
+        if (!w->folder) PyErr_Clear();
+    }
+    if (!w->folder) { f->fault = F_FOLDER; return 0; }
+    int slashed = w->folder_len > 0 && w->folder[w->folder_len - 1] == '/';
+    f->full = malloc((size_t)(w->folder_len + 1 + base_len + 1));
+    if (!f->full) { PyErr_NoMemory(); return -1; }
+    memcpy(f->full, w->folder, (size_t)w->folder_len);
+    Py_ssize_t at = w->folder_len;
+    if (!slashed) f->full[at++] = '/';
+    memcpy(f->full + at, base, (size_t)base_len);
+    f->full[at + base_len] = 0;
+    return 0;
+}
+
+/* Read one file whole when it holds at most ``limit`` bytes (no GIL held), as Storage.read_prefixes
+ * reads it: its first ``limit`` bytes in one pread at the end of ``arena`` (f->got bytes at f->at);
+ * a short read is the file's end and size (no fstat), a full one is followed by fstat. */
+static void read_whole(File *f, Py_ssize_t limit, Buf *arena, long *reads) {
+    int fd = open(f->full, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) { f->fault = F_OPEN; f->detail = errno; return; }
+    if (buf_grow(arena, limit)) { f->fault = F_READ; f->detail = ENOMEM; close(fd); return; }
+    ssize_t got = pread_fully(fd, (uint8_t *)arena->p + arena->len, limit, 0);
+    if (got < 0) { f->fault = F_READ; f->detail = errno; close(fd); return; }
+    f->at = arena->len;
+    f->got = got;
+    arena->len += got;
+    (*reads)++;
+    if (got < limit) {
+        f->size = got;
+    } else {
+        struct stat st;
+        if (fstat(fd, &st) != 0) { f->fault = F_READ; f->detail = errno; close(fd); return; }
+        f->size = (int64_t)st.st_size;
+    }
+    close(fd);
+}
+
+/* wholes(index_paths, folders, limit) -> (blobs, faults, bytes read, reads): each on-disk container
+ * read whole as heads() opens it (bytes; None: larger than ``limit``, or it changed size while
+ * read), the files it cannot open or read as faults (position, kind, errno), left to the caller's
+ * path, which says what is wrong. */
+static PyObject *py_wholes(PyObject *self, PyObject *args) {
+    PyObject *paths, *folders;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "O!O!n", &PyList_Type, &paths, &PyDict_Type, &folders, &limit)) return NULL;
+    if (limit < 0) limit = 0;
+    Py_ssize_t n = PyList_GET_SIZE(paths);
+    File *files = calloc((size_t)(n ? n : 1), sizeof(File));
+    if (!files) return PyErr_NoMemory();
+    PyObject *result = NULL, *blobs = NULL, *faults = NULL;
+    Buf arena = {0};  /* every file's bytes, one after another */
+    Where where = {NULL, NULL, -1, 0};
+    long reads = 0;
+    long long nbytes = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (locate(&files[i], PyList_GET_ITEM(paths, i), folders, &where) < 0) goto fail;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (files[i].full && !files[i].fault) read_whole(&files[i], limit, &arena, &reads);
+    Py_END_ALLOW_THREADS
+    blobs = PyList_New(n);
+    faults = PyList_New(0);
+    if (!blobs || !faults) goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        File *f = &files[i];
+        PyObject *item;
+        if (f->fault) {
+            if (append_new(faults, Py_BuildValue("(nii)", i, f->fault, f->detail))) goto fail;
+            Py_INCREF(Py_None);
+            item = Py_None;
+        } else {
+            nbytes += f->got;
+            item = f->got == f->size ? PyBytes_FromStringAndSize(arena.p + f->at, f->got) : (Py_INCREF(Py_None), Py_None);
+            if (!item) goto fail;
+        }
+        PyList_SET_ITEM(blobs, i, item);
+    }
+    result = Py_BuildValue("(OOLl)", blobs, faults, nbytes, reads);
+fail:
+    for (Py_ssize_t i = 0; i < n; i++) free(files[i].full);
+    free(files);
+    free(arena.p);
+    Py_XDECREF(blobs);
+    Py_XDECREF(faults);
+    return result;
+}
 
 /* heads(index_paths, embedded, folders, prefix, layouts, shapes)
  *   -> (faults, layout ids, sizes, entry counts, spans, bytes read, reads) */
@@ -224,18 +326,14 @@ static PyObject *py_heads(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!O!O!nO!O!", &PyList_Type, &paths, &PyList_Type, &embedded, &PyDict_Type,
                           &folders, &prefix, &PyDict_Type, &layouts, &PyList_Type, &shapes))
         return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(paths);
-    if (PyList_GET_SIZE(embedded) != n) {
-        PyErr_SetString(PyExc_ValueError, "index_paths and embedded differ in length");
-        return NULL;
-    }
+    Py_ssize_t n = batch_length(paths, embedded);
+    if (n < 0) return NULL;
     if (prefix < PREFIX_SIZE) prefix = PREFIX_SIZE;
     File *files = calloc((size_t)(n ? n : 1), sizeof(File));
     if (!files) return PyErr_NoMemory();
     PyObject *result = NULL, *faults = NULL, *last_key = NULL;
     Buf key = {0}, spans = {0}, ids = {0}, sizes = {0}, counts = {0};
-    const char *last_parent = NULL, *last_folder = NULL;
-    Py_ssize_t last_parent_len = -1, last_folder_len = 0;
+    Where where = {NULL, NULL, -1, 0};
     int64_t last_id = -1;
     long reads = 0;
     long long nbytes = 0;
@@ -253,43 +351,7 @@ static PyObject *py_heads(PyObject *self, PyObject *args) {
             f->size = f->got;
             continue;
         }
-        PyObject *path = PyList_GET_ITEM(paths, i);
-        Py_ssize_t len;
-        const char *p = PyUnicode_Check(path) ? PyUnicode_AsUTF8AndSize(path, &len) : NULL;
-        if (!p) { PyErr_Clear(); f->fault = F_FOLDER; continue; }
-        const char *slash = NULL;
-        for (const char *q = p + len; q > p; q--)
-            if (q[-1] == '/') { slash = q - 1; break; }
-        const char *base = slash ? slash + 1 : NULL;
-        Py_ssize_t base_len = base ? len - (base - p) : 0;
-        /* what Storage._in_resolved_dir leaves to the full check: no folder, "." or "..", "::", NUL */
-        if (!base || base_len == 0 || (base_len == 1 && base[0] == '.') ||
-            (base_len == 2 && base[0] == '.' && base[1] == '.') || memchr(p, 0, (size_t)len) ||
-            strstr(p, "::")) {
-            f->fault = F_FOLDER;
-            continue;
-        }
-        Py_ssize_t parent_len = slash - p;
-        if (parent_len != last_parent_len || memcmp(p, last_parent, (size_t)parent_len) != 0) {
-            PyObject *parent = PyUnicode_DecodeUTF8(p, parent_len, NULL);
-            if (!parent) goto fail;
-            PyObject *folder = PyDict_GetItemWithError(folders, parent);
-            Py_DECREF(parent);
-            if (!folder && PyErr_Occurred()) goto fail;
-            last_parent = p;
-            last_parent_len = parent_len;
-            last_folder = folder && PyUnicode_Check(folder) ? PyUnicode_AsUTF8AndSize(folder, &last_folder_len) : NULL;
-            if (!last_folder) PyErr_Clear();
-        }
-        if (!last_folder) { f->fault = F_FOLDER; continue; }
-        int slashed = last_folder_len > 0 && last_folder[last_folder_len - 1] == '/';
-        f->full = malloc((size_t)(last_folder_len + 1 + base_len + 1));
-        if (!f->full) { PyErr_NoMemory(); goto fail; }
-        memcpy(f->full, last_folder, (size_t)last_folder_len);
-        Py_ssize_t at = last_folder_len;
-        if (!slashed) f->full[at++] = '/';
-        memcpy(f->full + at, base, (size_t)base_len);
-        f->full[at + base_len] = 0;
+        if (locate(f, PyList_GET_ITEM(paths, i), folders, &where) < 0) goto fail;
     }
 
     /* 2. the files read, the GIL released */
@@ -307,16 +369,14 @@ static PyObject *py_heads(PyObject *self, PyObject *args) {
         Py_ssize_t entries = f->fault ? -1 : parse_one(f, &key, &spans);
         if (entries == -2) { PyErr_NoMemory(); goto fail; }
         if (entries < 0) {
-            PyObject *fault = Py_BuildValue("(nii)", i, f->fault, f->detail);
-            if (!fault || PyList_Append(faults, fault)) { Py_XDECREF(fault); goto fail; }
-            Py_DECREF(fault);
-            if (put_i64(&ids, -1) || put_i64(&sizes, -1) || put_i64(&counts, 0)) { PyErr_NoMemory(); goto fail; }
+            if (append_new(faults, Py_BuildValue("(nii)", i, f->fault, f->detail))) goto fail;
+            if (buf_put_i64(&ids, -1) || buf_put_i64(&sizes, -1) || buf_put_i64(&counts, 0)) { PyErr_NoMemory(); goto fail; }
             continue;
         }
         if (!last_key || PyBytes_GET_SIZE(last_key) != key.len ||
             memcmp(PyBytes_AS_STRING(last_key), key.p ? key.p : "", (size_t)key.len) != 0) {
             Py_XDECREF(last_key);
-            last_key = as_bytes(&key);
+            last_key = buf_bytes(&key);
             if (!last_key) goto fail;
             PyObject *id = PyDict_GetItemWithError(layouts, last_key);
             if (!id && PyErr_Occurred()) goto fail;
@@ -334,13 +394,13 @@ static PyObject *py_heads(PyObject *self, PyObject *args) {
                 Py_DECREF(value);
             }
         }
-        if (put_i64(&ids, last_id) || put_i64(&sizes, f->size) || put_i64(&counts, entries)) {
+        if (buf_put_i64(&ids, last_id) || buf_put_i64(&sizes, f->size) || buf_put_i64(&counts, entries)) {
             PyErr_NoMemory();
             goto fail;
         }
     }
-    PyObject *b_ids = as_bytes(&ids), *b_sizes = as_bytes(&sizes), *b_counts = as_bytes(&counts),
-             *b_spans = as_bytes(&spans);
+    PyObject *b_ids = buf_bytes(&ids), *b_sizes = buf_bytes(&sizes), *b_counts = buf_bytes(&counts),
+             *b_spans = buf_bytes(&spans);
     if (b_ids && b_sizes && b_counts && b_spans)
         result = Py_BuildValue("(OOOOOLl)", faults, b_ids, b_sizes, b_counts, b_spans, nbytes, reads);
     Py_XDECREF(b_ids);
@@ -371,11 +431,8 @@ static PyObject *py_folders(PyObject *self, PyObject *args) {
     PyObject *paths, *embedded, *known;
     if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &paths, &PyList_Type, &embedded, &PyDict_Type, &known))
         return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(paths);
-    if (PyList_GET_SIZE(embedded) != n) {
-        PyErr_SetString(PyExc_ValueError, "index_paths and embedded differ in length");
-        return NULL;
-    }
+    Py_ssize_t n = batch_length(paths, embedded);
+    if (n < 0) return NULL;
     PyObject *out = PyList_New(0), *seen = PySet_New(NULL);
     if (!out || !seen) goto fail;
     const char *last = NULL;
@@ -416,6 +473,9 @@ static PyMethodDef methods[] = {
     {"heads", py_heads, METH_VARARGS,
      "heads(index_paths, embedded, folders, prefix, layouts, shapes) -> (faults, layout ids, sizes, "
      "entry counts, spans, bytes read, reads) of a batch of file-index containers"},
+    {"wholes", py_wholes, METH_VARARGS,
+     "wholes(index_paths, folders, limit) -> (whole bytes or None, faults, bytes read, reads) of a batch of "
+     "containers"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_container_heads", NULL, -1, methods};

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffers.h"
+
 #define COOKIE_NO_RUN 12346u
 #define COOKIE_RUN 12347u
 #define NO_OFFSET_THRESHOLD 4
@@ -20,30 +22,18 @@
 #define BITMAP_BYTES 8192
 #define MAX_SLICES 63 /* values kept as int64: a part of 64 slices is left to the Python reader */
 
-typedef struct { uint32_t *v; Py_ssize_t n, cap; } Rows;
+/* Row numbers as uint32 in a byte buffer (Buf), appended in ascending order. */
+typedef Buf Rows;
+#define ROWS(r) ((const uint32_t *)(r).p)
+#define NROWS(r) ((r).len / (Py_ssize_t)sizeof(uint32_t))
 
-static uint16_t u16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
-static uint32_t u32(const uint8_t *p) {
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
-
-static int push(Rows *r, uint32_t value) {
-    if (r->n == r->cap) {
-        Py_ssize_t cap = r->cap ? r->cap * 2 : 256;
-        uint32_t *v = realloc(r->v, (size_t)cap * sizeof(uint32_t));
-        if (!v) return -1;
-        r->v = v;
-        r->cap = cap;
-    }
-    r->v[r->n++] = value;
-    return 0;
-}
+static inline int push(Rows *r, uint32_t value) { return buf_put_u32(r, value); }
 
 /* Decode the bitmap at buf[start:end] into rows (appended, ascending); its size in *size.
  * Returns 0, or a message (bad bytes) / "" (no memory). */
 static const char *decode(const uint8_t *buf, Py_ssize_t start, Py_ssize_t end, Rows *rows, Py_ssize_t *size) {
     if (start < 0 || start + 4 > end) return "truncated cookie";
-    uint32_t cookie = u32(buf + start);
+    uint32_t cookie = le32(buf + start);
     Py_ssize_t pos, count;
     const uint8_t *flags = NULL;
     int offsets;
@@ -54,7 +44,7 @@ static const char *decode(const uint8_t *buf, Py_ssize_t start, Py_ssize_t end, 
         offsets = count >= NO_OFFSET_THRESHOLD;
     } else if (cookie == COOKIE_NO_RUN) {
         if (start + 8 > end) return "truncated container count";
-        count = (Py_ssize_t)u32(buf + start + 4);
+        count = (Py_ssize_t)le32(buf + start + 4);
         if (count > 65536) return "impossible container count";
         pos = start + 8;
         offsets = 1;
@@ -69,22 +59,22 @@ static const char *decode(const uint8_t *buf, Py_ssize_t start, Py_ssize_t end, 
     if (pos > end) return "truncated container header";
     long prev_key = -1;
     for (Py_ssize_t i = 0; i < count; i++) {
-        uint32_t key = u16(buf + keys + 4 * i);
-        Py_ssize_t card = (Py_ssize_t)u16(buf + keys + 4 * i + 2) + 1;
+        uint32_t key = le16(buf + keys + 4 * i);
+        Py_ssize_t card = (Py_ssize_t)le16(buf + keys + 4 * i + 2) + 1;
         if ((long)key <= prev_key) return "container keys out of order";
         prev_key = key;
-        if (offsets && (Py_ssize_t)u32(buf + offs + 4 * i) != pos - start) return "container offset mismatch";
+        if (offsets && (Py_ssize_t)le32(buf + offs + 4 * i) != pos - start) return "container offset mismatch";
         uint32_t high = key << 16;
         if (flags && ((flags[i / 8] >> (i % 8)) & 1)) {
             if (pos + 2 > end) return "truncated run container";
-            Py_ssize_t runs = u16(buf + pos);
+            Py_ssize_t runs = le16(buf + pos);
             pos += 2;
             if (runs == 0) return "empty run container";
             if (pos + 4 * runs > end) return "truncated run container";
             long prev_end = -2;
             Py_ssize_t seen = 0;
             for (Py_ssize_t r = 0; r < runs; r++) {
-                long first = u16(buf + pos + 4 * r), last = first + u16(buf + pos + 4 * r + 2);
+                long first = le16(buf + pos + 4 * r), last = first + le16(buf + pos + 4 * r + 2);
                 if (last > 65535) return "run past the container";
                 if (first <= prev_end + 1) return "runs out of order";
                 prev_end = last;
@@ -98,7 +88,7 @@ static const char *decode(const uint8_t *buf, Py_ssize_t start, Py_ssize_t end, 
             if (pos + 2 * card > end) return "truncated array container";
             long prev = -1;
             for (Py_ssize_t j = 0; j < card; j++) {
-                long v = u16(buf + pos + 2 * j);
+                long v = le16(buf + pos + 2 * j);
                 if (v <= prev) return "array container out of order";
                 prev = v;
                 if (push(rows, high | (uint32_t)v)) return "";
@@ -131,12 +121,24 @@ static PyObject *fail(const char *why, Py_ssize_t at) {
     return NULL;
 }
 
+/* The (data, start, end) arguments both functions take, end clipped to the data: 0, or -1 with
+ * an exception set (the buffer is held only on success). */
+static int data_range(PyObject *args, Py_buffer *b, Py_ssize_t *start, Py_ssize_t *end) {
+    if (!PyArg_ParseTuple(args, "y*nn", b, start, end)) return -1;
+    if (*end > b->len) *end = b->len;
+    return 0;
+}
+
+/* One bitmap's (offset, length) appended to the spans: 0, or -1 (an exception set). */
+static int add_span(PyObject *spans, Py_ssize_t pos, Py_ssize_t size) {
+    return append_new(spans, Py_BuildValue("(nn)", pos, size));
+}
+
 /* rows(data, start, end) -> (uint32 rows as bytes, size): one bitmap. */
 static PyObject *py_rows(PyObject *self, PyObject *args) {
     Py_buffer b;
     Py_ssize_t start, end;
-    if (!PyArg_ParseTuple(args, "y*nn", &b, &start, &end)) return NULL;
-    if (end > b.len) end = b.len;
+    if (data_range(args, &b, &start, &end)) return NULL;
     Rows rows = {0};
     Py_ssize_t size = 0;
     const char *why = decode(b.buf, start, end, &rows, &size);
@@ -144,9 +146,9 @@ static PyObject *py_rows(PyObject *self, PyObject *args) {
     if (why) {
         fail(why, start);
     } else {
-        out = Py_BuildValue("(y#n)", rows.v ? (const char *)rows.v : "", rows.n * (Py_ssize_t)sizeof(uint32_t), size);
+        out = Py_BuildValue("(y#n)", rows.p ? rows.p : "", rows.len, size);
     }
-    free(rows.v);
+    free(rows.p);
     PyBuffer_Release(&b);
     return out;
 }
@@ -158,8 +160,7 @@ static PyObject *py_rows(PyObject *self, PyObject *args) {
 static PyObject *py_bsi_part(PyObject *self, PyObject *args) {
     Py_buffer b;
     Py_ssize_t pos, end;
-    if (!PyArg_ParseTuple(args, "y*nn", &b, &pos, &end)) return NULL;
-    if (end > b.len) end = b.len;
+    if (data_range(args, &b, &pos, &end)) return NULL;
     const uint8_t *buf = b.buf;
     Rows ebm = {0}, slice = {0};
     int64_t *values = NULL;
@@ -168,43 +169,40 @@ static PyObject *py_bsi_part(PyObject *self, PyObject *args) {
     const char *why = decode(buf, pos, end, &ebm, &size);
     if (why) goto done;
     spans = PyList_New(0);
-    if (!spans) { why = ""; goto done; }
-    PyObject *span = Py_BuildValue("(nn)", pos, size);
-    if (!span || PyList_Append(spans, span)) { Py_XDECREF(span); why = ""; goto done; }
-    Py_DECREF(span);
+    if (!spans || add_span(spans, pos, size)) { why = ""; goto done; }
     pos += size;
     at = pos;
     if (pos + 4 > end) { why = "truncated slice count"; goto done; }
-    int32_t count = (int32_t)(((uint32_t)buf[pos] << 24) | ((uint32_t)buf[pos + 1] << 16) |
-                              ((uint32_t)buf[pos + 2] << 8) | (uint32_t)buf[pos + 3]);
+    int32_t count = be32(buf + pos);
     if (count < 0 || count > MAX_SLICES) { why = "slice count left to the Python reader"; goto done; }
     pos += 4;
-    values = calloc(ebm.n ? (size_t)ebm.n : 1, sizeof(int64_t));
+    const Py_ssize_t n = NROWS(ebm);
+    const uint32_t *ebm_rows = ROWS(ebm);
+    values = calloc(n ? (size_t)n : 1, sizeof(int64_t));
     if (!values) { why = ""; goto done; }
     for (int32_t i = 0; i < count; i++) {
-        slice.n = 0;
+        slice.len = 0;
         at = pos;
         why = decode(buf, pos, end, &slice, &size);
         if (why) goto done;
-        span = Py_BuildValue("(nn)", pos, size);
-        if (!span || PyList_Append(spans, span)) { Py_XDECREF(span); why = ""; goto done; }
-        Py_DECREF(span);
+        if (add_span(spans, pos, size)) { why = ""; goto done; }
         pos += size;
+        const uint32_t *slice_rows = ROWS(slice);
         Py_ssize_t j = 0;
-        for (Py_ssize_t k = 0; k < slice.n; k++) { /* both ascending: one merge pass */
-            uint32_t row = slice.v[k];
-            while (j < ebm.n && ebm.v[j] < row) j++;
-            if (j < ebm.n && ebm.v[j] == row) values[j] |= (int64_t)1 << i;
+        for (Py_ssize_t k = 0, m = NROWS(slice); k < m; k++) { /* both ascending: one merge pass */
+            uint32_t row = slice_rows[k];
+            while (j < n && ebm_rows[j] < row) j++;
+            if (j < n && ebm_rows[j] == row) values[j] |= (int64_t)1 << i;
         }
     }
     PyObject *spans_tuple = PyList_AsTuple(spans);
     if (!spans_tuple) { why = ""; goto done; }
-    out = Py_BuildValue("(y#y#nN)", ebm.v ? (const char *)ebm.v : "", ebm.n * (Py_ssize_t)sizeof(uint32_t),
-                        (const char *)values, ebm.n * (Py_ssize_t)sizeof(int64_t), pos, spans_tuple);
+    out = Py_BuildValue("(y#y#nN)", ebm.p ? ebm.p : "", ebm.len, (const char *)values,
+                        n * (Py_ssize_t)sizeof(int64_t), pos, spans_tuple);
 done:
     if (why) fail(why, at);
-    free(ebm.v);
-    free(slice.v);
+    free(ebm.p);
+    free(slice.p);
     free(values);
     Py_XDECREF(spans);
     PyBuffer_Release(&b);

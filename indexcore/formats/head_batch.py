@@ -74,3 +74,36 @@ def read_heads(storage: Storage, index_paths: list, embedded: list, layouts: Lay
     storage.stats.served(nbytes)
     return HeadColumns(np.frombuffer(layout, np.int64), np.frombuffer(size, np.int64),
                        np.frombuffer(entries, np.int64), np.frombuffer(spans, np.int64), faults, nbytes, reads)
+
+
+@dataclass(frozen=True)
+class WholeFiles:
+    """One batch of containers read whole in C: per file its bytes (None: larger than the limit),
+    its name as :meth:`~indexcore.io.storage.Storage.read_prefixes` names it, and the positions of
+    the files it could not open or read (the caller's Python path says why)."""
+
+    blobs: list
+    names: list
+    faults: list[int]
+
+
+def read_wholes(storage: Storage, index_paths: list[str], folders: dict, limit: int) -> WholeFiles:
+    """The ``.index`` files ``index_paths`` read whole in one C call, each opened as
+    :func:`read_heads` opens it (folders resolved and allowed once, ``folders``: the caller's memo
+    of them, no symlink followed): the bytes :meth:`~indexcore.io.storage.Storage.read_prefixes`
+    reads with ``limit``, without a Python ``open``/``pread``/``close`` per file. Counted on the
+    storage's stats as read, not served (the readers given them count what they use)."""
+    embedded = [None] * len(index_paths)
+    for parent in _container_heads.folders(index_paths, embedded, folders):
+        folders[parent] = storage.local_folder(parent)
+    blobs, faults, nbytes, reads = _container_heads.wholes(index_paths, folders, limit)
+    storage.stats.add(nbytes, reads)
+    names = []
+    for path, blob in zip(index_paths, blobs, strict=True):
+        if blob is None:
+            names.append(path)
+            continue
+        parent, _, base = path.rpartition("/")
+        folder = folders[parent]  # the folder the C reader opened it in (as Storage._in_resolved_dir joins)
+        names.append(storage.display(folder + base if folder.endswith("/") else f"{folder}/{base}"))
+    return WholeFiles(blobs, names, [i for i, _kind, _detail in faults])

@@ -36,6 +36,29 @@ def top_values(values: pd.DataFrame, n: int = 20) -> pd.DataFrame:
     return agg.sort_values(["cardinality", "value"], ascending=[False, True]).head(n).reset_index(drop=True)
 
 
+def sample_halves(files) -> tuple[set[str], set[str]]:
+    """A decoded sample's files in two halves (sorted names, taken alternately; data file names
+    are random, so each half is a random sample too)."""
+    names = sorted(set(files))
+    return set(names[0::2]), set(names[1::2])
+
+
+def default_lookup(values: pd.DataFrame, files, sampled: bool) -> tuple[str, set[str] | None]:
+    """The point lookup a column starts from: its most frequent value (``$bitmap_values`` of the
+    decoded ``files``) as a SQL literal, ``NULL`` when there is none. Sampled, the value is picked
+    on the first of :func:`sample_halves` and the second half comes back: the files its estimate is
+    made on. Picked and estimated on the same files, the sample's most frequent value overstates
+    its total and its interval misses the truth (of ten values each in 30% of 600 files, the top one
+    of a 100-file sample was in 43% of it: 25,800 rows estimated, 20,459 to 31,141, for 18,000)."""
+    held = None
+    if sampled:
+        pick, held = sample_halves(files)
+        values = values[values["file_name"].isin(pick)]
+    top = top_values(values, 1)
+    first = top["value"].iloc[0] if not top.empty else "NULL"
+    return (first if first == "NULL" else "'" + first.replace("'", "''") + "'"), held
+
+
 def bitmap_lookup(table, column: str, value_text: str, snapshot_id: int | None = None,
                   sample: int | None = None) -> pd.DataFrame:
     """Per file (``sample``: that many files): the rows a point lookup ``column = value`` finds

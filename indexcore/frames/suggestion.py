@@ -6,11 +6,16 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from typing import Any
 
+import numpy as np
+
 from indexcore.errors import IndexCoreError
 from indexcore.expr import EQUAL, Leaf, predicate_to_sql, quote_name
+from indexcore.formats.bitmap.keys import KeyCodec
+from indexcore.formats.bitmap.summary import blob_counts
 from indexcore.formats.registry import FILE_INDEX_TYPES
 from indexcore.frames.pruning import file_stats
 from indexcore.scan.explainer import explain_files
+from indexcore.scan.plan_stages import plan_value_stats
 from indexcore.views.common import partition_types
 from indexcore.warehouse.file_sample import sample_rows
 from indexcore.warehouse.model import LiveFile
@@ -28,14 +33,16 @@ def suggestion_sample(table, snapshot_id: int | None = None) -> tuple[list[LiveF
     """The live files the predicate suggestion works on and how many there are in all: every file
     up to ``SUGGEST_MAX_FILES``, else a fixed random sample of whole buckets (primary-key tables).
     Drawn on the columnar plan (:func:`~indexcore.warehouse.file_sample.sample_rows`, the draw of
-    ``sample_files``): objects are made for the sampled files only, kept on the table."""
+    ``sample_files``): objects are made for the sampled files only (by plan row; the live files a view
+    made already are taken)."""
     plan = table.plan_columns(snapshot_id)
     paths = plan.files.column("path").to_pylist()
     groups = None
     if table.schema().primary_keys:
         groups = list(zip(plan.partition_values(), plan.files.column("_BUCKET").to_pylist(), strict=True))
     rows = sample_rows(paths, SUGGEST_MAX_FILES, groups, seed=0)
-    return table.live_files_by_path(snapshot_id).many([paths[i] for i in rows]), len(paths)
+    # by plan row: no map of every path to its row
+    return table.live_files_by_path(snapshot_id).at_rows(np.asarray(rows, np.int64)), len(paths)
 
 
 def _rarest(seen: dict[tuple[str, Any], tuple[set[str] | int, int]], total: int) -> list[tuple[str, Any, int]]:
@@ -90,6 +97,7 @@ def _bitmap_dictionaries(table, files: list[LiveFile], latest: dict) -> tuple[di
     other: dict[str, str] = {}
     indexed = 0
     options_of: dict[tuple, dict] = {}
+    codecs: dict[Any, KeyCodec | None] = {}
     folders: dict[str, str | None] = {}
     for lo in range(0, len(files), WHOLE_BATCH):  # a batch's whole containers held at a time
         part = files[lo:lo + WHOLE_BATCH]
@@ -118,22 +126,52 @@ def _bitmap_dictionaries(table, files: list[LiveFile], latest: dict) -> tuple[di
                     options = known if known is not None else options_of.setdefault(
                         (schema.id, entry.column), schema.file_index_options(entry.column, "bitmap"))
                     got = whole.get(lf.path)
+                    if got is None and lf.file.embedded_index is not None:  # embedded: its bytes are the plan's
+                        got = (bytes(lf.file.embedded_index), f"{lf.path} (embedded file index)")
                     if got is not None and entry.offset >= 0 and entry.offset + entry.length <= len(got[0]):
                         # opened on the bytes read with its container (an error: index_reader reads and raises it)
-                        table.keep_index_reader(lf, entry, dtype, options,
-                                                got[0][entry.offset:entry.offset + entry.length], got[1])
+                        blob = got[0][entry.offset:entry.offset + entry.length]
+                        table.keep_index_reader(lf, entry, dtype, options, blob, got[1])
+                        counted = _blob_dictionary(blob, dtype, codecs)
+                        if counted is not None:  # the reader's dictionary, read on the bytes
+                            _add_values(seen, entry.column, lf.path, counted)
+                            continue
                     reader = table.index_reader(lf, entry, dtype, options)
                 except IndexCoreError:  # no dictionary to read: its manifest stats still give a value
                     other.setdefault(entry.column, "bitmap")
                     continue
                 try:
-                    for value, card in reader.dictionary():
-                        paths, rows = seen.get((entry.column, value), (set(), 0))
-                        paths.add(lf.path)
-                        seen[(entry.column, value)] = (paths, rows + card)
+                    _add_values(seen, entry.column, lf.path, reader.dictionary())
                 except IndexCoreError:
                     continue
     return seen, other, indexed
+
+
+def _blob_dictionary(blob: bytes, dtype, codecs: dict) -> list[tuple[Any, int]] | None:
+    """``BitmapReader.dictionary()`` of a whole bitmap blob, read on its bytes
+    (:func:`~indexcore.formats.bitmap.summary.blob_counts`: the same values and counts, without a
+    reader's meta and blocks); None where that does not take the blob (the reader then reads it)."""
+    if dtype not in codecs:
+        try:
+            codecs[dtype] = KeyCodec(dtype)
+        except (IndexCoreError, ValueError):
+            codecs[dtype] = None
+    codec = codecs[dtype]
+    if codec is None:
+        return None
+    try:
+        counts = blob_counts(blob, codec)
+    except (IndexCoreError, ValueError, TypeError, OverflowError):
+        return None
+    return None if counts is None else counts.dictionary
+
+
+def _add_values(seen: dict, column: str, path: str, dictionary) -> None:
+    """Count one file's bitmap ``dictionary`` (value, rows) into ``seen``: (column, value) -> (files, rows)."""
+    for value, card in dictionary:
+        paths, rows = seen.get((column, value), (set(), 0))
+        paths.add(path)
+        seen[(column, value)] = (paths, rows + card)
 
 
 def predicate_candidates(table, snapshot_id: int | None = None,
@@ -177,7 +215,7 @@ def _candidates(table, snapshot_id: int | None, files: list[LiveFile] | None) ->
     for column, value, n in _rarest(bitmap_values_seen, indexed)[:2]:
         add(column, value, f"bitmap-indexed `{column}`: a value {n} of {indexed} indexed files hold", n)
 
-    stats = {lf.path: file_stats(table, lf) for lf in files if lf.file.schema_id == schema.id}
+    stats = _latest_stats(table, snapshot_id, schema, [lf for lf in files if lf.file.schema_id == schema.id])
     for column, index_type in sorted(other_index.items(), key=lambda kv: FILE_INDEX_TYPES.index(kv[1])):
         lows = sorted(((s[column][0], p) for p, s in stats.items() if column in s and _exact_stat(s[column][0])),
                       key=lambda vp: (str(vp[0]), vp[1]))
@@ -210,6 +248,21 @@ def _candidates(table, snapshot_id: int | None, files: list[LiveFile] | None) ->
     for column, value, n in _rarest(spans, len(stats) - 1)[:2]:
         add(column, value, f"`{column}`: a value whose stats range covers {n} of {len(files)} files", n)
     return out
+
+
+def _latest_stats(table, snapshot_id: int | None, schema, files: list[LiveFile]) -> dict[str, dict]:
+    """Path -> every column's (min, max, null count) of ``files`` (written with the latest
+    ``schema``), as :func:`~indexcore.frames.pruning.file_stats` gives them: decoded from the
+    columnar plan a column at a time where the files are its rows, else file by file."""
+    if not files:
+        return {}
+    plan = table.plan_columns(snapshot_id)
+    row_of = {p: i for i, p in enumerate(plan.files.column("path").to_pylist())}
+    rows = [row_of.get(lf.path) for lf in files]
+    if any(r is None for r in rows):
+        return {lf.path: file_stats(table, lf) for lf in files}
+    found = plan_value_stats(table, plan, rows, schema, table.file_schema(files[0]))
+    return {lf.path: cells for lf, cells in zip(files, found, strict=True)}
 
 
 def _reads_more(table, sql: str, part: list[LiveFile], schema, snapshot_id: int | None, limit: int) -> bool:

@@ -40,6 +40,8 @@ _DECISIONS = (None, Decision.REMAIN, Decision.SKIP)
 _SKIPS = dict(zip(_CODED[:4], (Stage.PARTITION, Stage.BUCKET, Stage.LEVEL, Stage.STATS), strict=True))
 _OBJECTS = ("path", "partition", "partition_text", "raw_index_result", "index_decision", "index_location",
             "matching_rows", "problems", "notes", "global_index_rows", "pruning_index_types")
+#: the record fields :meth:`DecisionColumns.extend_fields` takes (``stats`` apart)
+FIELDS = (*_INTS, *_CODED, *_OBJECTS, "index_types")
 # each field's value when a record lacks it (FileDecision's defaults; required ones are always set)
 _DEFAULTS = {f.name: None if f.default is dataclasses.MISSING else f.default for f in dataclasses.fields(FileDecision)}
 _EMPTY_STATS = StatsCells()
@@ -56,6 +58,39 @@ def _field(records: Sequence[dict[str, Any]], name: str) -> list:
     except KeyError:
         default = _DEFAULTS[name]
         return [r.get(name, default) for r in records]
+
+
+def _once_each(text, values: list) -> list:
+    """``text`` of each value, worked out once per distinct object (equal index kinds share one dict)."""
+    memo: dict[int, Any] = {}
+    out = []
+    for v in values:
+        key = id(v)
+        if key not in memo:
+            memo[key] = text(v)
+        out.append(memo[key])
+    return out
+
+
+def put_records(fields: dict[str, Any], stat_types: list, stat_values: list, at: Sequence[int],
+                records: Sequence[dict[str, Any]]) -> None:
+    """Put decided ``records`` at positions ``at`` of the fields :meth:`DecisionColumns.extend_fields`
+    takes (a stage decision as its code where that field is codes; a field a record lacks as its
+    default, as :meth:`DecisionColumns.extend` reads it)."""
+    if not len(at):
+        return
+    where = np.asarray(at, np.int64)
+    for name, column in fields.items():
+        values = _field(records, name)
+        if isinstance(column, np.ndarray):
+            column[where] = np.fromiter(map(_CODES.__getitem__, values), np.int8, len(values))
+        else:
+            for i, value in zip(at, values, strict=True):
+                column[i] = value
+    for i, record in zip(at, records, strict=True):
+        cells = record.get("stats", _EMPTY_STATS)
+        stat_types[i] = None if cells is None else cells.types
+        stat_values[i] = cells.values if cells is not None else _NO_VALUES
 
 
 class _Absent:
@@ -90,34 +125,46 @@ class DecisionColumns(Sequence):
         n = len(records)
         if not n:
             return
+        cells = [r.get("stats", _EMPTY_STATS) for r in records]
+        self.extend_fields(n, {name: _field(records, name) for name in FIELDS},
+                           [None if c is None else c.types for c in cells],  # None: no StatsCells
+                           [c.values if c is not None else _NO_VALUES for c in cells])
+
+    def extend_fields(self, n: int, fields: dict[str, Any], stat_types: list, stat_values: list) -> None:
+        """Take ``n`` decided files (in file order) given a field at a time: each of :data:`FIELDS` as
+        the list of the records' values (a stage decision may come as its codes, an ``int8`` array),
+        each file's ``StatsCells.types`` (None: none) and ``values``. What :meth:`extend` makes of
+        records, without a record per file (explain's files pruned on the plan's columns)."""
+        if not n:
+            return
         self._made = None
         for name, chunks in self._ints.items():
-            values = _field(records, name)
+            values = fields[name]
             chunks.append(np.array(values, np.int64) if set(map(type, values)) <= _INT else values)
         for name, chunks in self._codes.items():
-            chunks.append(np.fromiter(map(_CODES.__getitem__, _field(records, name)), np.int8, n))
-        self._index_skip.append(np.fromiter((d is not None and not d.remain() for d in _field(records, "index_decision")),
+            values = fields[name]
+            chunks.append(values if isinstance(values, np.ndarray) else
+                          np.fromiter(map(_CODES.__getitem__, values), np.int8, n))
+        self._index_skip.append(np.fromiter((d is not None and not d.remain() for d in fields["index_decision"]),
                                             bool, n))
         for name, column in self._objects.items():
-            column.extend(_field(records, name))
+            column.extend(fields[name])
         shared = self._shared_types
-        for types in _field(records, "index_types"):
+        for types in fields["index_types"]:
             try:
                 key = tuple((k, tuple(v)) for k, v in types.items()) if types else ()
                 self._index_types.append(shared.setdefault(key, types))
             except TypeError:  # a value that cannot be a key: kept as it is
                 self._index_types.append(types)
         start = self._n
-        cells = [r.get("stats", _EMPTY_STATS) for r in records]
-        self._stat_types.extend(None if c is None else c.types for c in cells)  # None: no StatsCells
-        values = [c.values if c is not None else _NO_VALUES for c in cells]
+        self._stat_types.extend(stat_types)
         stats = self._stats
-        for got in values:
+        for got in stat_values:
             for column in got:
                 if column not in stats:  # first seen: no statistics of it in the files before
                     stats[column] = [_ABSENT] * start
         for column, cells_of in stats.items():  # the stats' own tuples (the file's stats keep them too)
-            cells_of.extend([got.get(column, _ABSENT) for got in values])
+            cells_of.extend([got.get(column, _ABSENT) for got in stat_values])
         self._n += n
 
     # ---------------------------------------------------------------- columns
@@ -232,9 +279,9 @@ class DecisionColumns(Sequence):
         cols.update({
             "global_index_decision": decision_texts("global_index_decision"),
             "global_index_rows": list(objects["global_index_rows"]),
-            "raw_index_result": texts(map(frame_text, objects["raw_index_result"])),
-            "index_decision": texts(map(frame_text, objects["index_decision"])),
-            "index_types": texts(map(index_types_text, self._index_types)),
+            "raw_index_result": texts([None if r is None else frame_text(r) for r in objects["raw_index_result"]]),
+            "index_decision": texts([None if r is None else frame_text(r) for r in objects["index_decision"]]),
+            "index_types": texts(_once_each(index_types_text, self._index_types)),
             **{name: self.ints(name) for name in ("dv_cardinality", "rows_after_dv", "bytes_read", "dv_bytes")},
             "matching_rows": list(objects["matching_rows"]),
             "skipped_by": self.skipped_by(),

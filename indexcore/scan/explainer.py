@@ -262,8 +262,14 @@ def _collect(ex: Explainer, verifier: Verifier, verify: bool, progress: Progress
 
 def _add_records(records: list[dict[str, Any]], ptypes: dict, partitions: dict[tuple, dict],
                  decisions: DecisionColumns) -> None:
-    """Decided records as a decision takes them (partition in JSON form, problems and notes as
-    tuples), added to ``decisions`` in order."""
+    """Decided records as a decision takes them (:func:`_as_decided`), added to ``decisions`` in order."""
+    _as_decided(records, ptypes, partitions)
+    decisions.extend(records)
+
+
+def _as_decided(records: list[dict[str, Any]], ptypes: dict, partitions: dict[tuple, dict]) -> None:
+    """Each record as a decision takes it, in place: partition in JSON form (one dict per distinct
+    partition, from ``partitions``), problems and notes as tuples."""
     for record in records:
         spec = record["partition"]
         try:
@@ -279,7 +285,6 @@ def _add_records(records: list[dict[str, Any]], ptypes: dict, partitions: dict[t
         record["partition"] = as_json  # read only: the files of a partition share it
         record["problems"] = tuple(record["problems"])
         record["notes"] = tuple(record["notes"])
-    decisions.extend(records)
 
 
 def _decide_on_plan(table, predicate: Predicate, plan: PlanColumns, rows, schema: TableSchema,
@@ -292,8 +297,8 @@ def _decide_on_plan(table, predicate: Predicate, plan: PlanColumns, rows, schema
     ptypes = {f.name: f.type for f in schema.partition_fields}
     partitions: dict[tuple, dict] = {}
     try:
-        decide_on_plan(table, ex, plan, file_order_rows(plan, rows), schemas,
-                       lambda records: _add_records(records, ptypes, partitions, decisions), progress)
+        decide_on_plan(table, ex, plan, file_order_rows(plan, rows), schemas, decisions,
+                       lambda records: _as_decided(records, ptypes, partitions), progress)
     finally:
         ex.close()
     return FileDecisions(decisions, [], ex.index.at_read, ex.global_index.problems,

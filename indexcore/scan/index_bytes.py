@@ -10,11 +10,17 @@ found on the bytes. The folding is :class:`~indexcore.scan.file_index.FileIndexP
 same result objects and their ``and_`` / ``or_``), and the bytes counted are those its readers
 count: the container head, and per blob its head, index blocks and bitmaps read.
 
-A plan is made only where every leaf is answered this way or by no index (REMAIN): a bitmap
-column under equal / notEqual / in / notIn / isNull / isNotNull, each column in one leaf (the
-readers of a file are shared across leaves). Anything else (other kinds on a leaf's column,
-another function, an empty-index entry, a blob the quick parser does not accept) answers None,
-and the caller reads the file through the readers, which say what is wrong with it.
+A leaf on a column that is not bitmap-only (or a function a bitmap does not answer on the bytes) is
+answered by the column's readers opened on the blob's bytes in memory, as
+:class:`~indexcore.scan.file_index.FileIndexPredicate` opens them (every reader of the column, then
+folded; options none), with the bytes they read counted; a range-bitmap leaf under equal / in / a
+comparison first asks :class:`~indexcore.formats.range_bitmap.lookup.RangeBitmapLookup`, which
+answers the blobs that hold no such row (most files, under an equality) without a reader.
+
+A plan is made where each column is in one leaf (the readers of a file are shared across leaves)
+and every kind on a leaf's column is a file index kind. Anything else (an empty-index entry, a blob
+outside the file, a reader that fails) answers None, and the caller reads the file through the
+readers, which say what is wrong with it.
 """
 
 from __future__ import annotations
@@ -22,12 +28,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from pyroaring import BitMap
+
 from indexcore.errors import IndexCoreError
-from indexcore.expr import AND, Leaf, Predicate
+from indexcore.expr import AND, Leaf, LeafFunction, Predicate
 from indexcore.formats.base import REMAIN, BitmapResult, FileIndexResult
 from indexcore.formats.bitmap.keys import KeyCodec
 from indexcore.formats.bitmap.lookup import BitmapLookup
 from indexcore.formats.container import EMPTY_INDEX_FLAG, head_bytes, head_spans
+from indexcore.formats.range_bitmap.keys import key_codec
+from indexcore.formats.range_bitmap.lookup import RangeBitmapLookup
+from indexcore.formats.registry import FILE_INDEX_TYPES, open_reader
+from indexcore.io import BytesSource, ReadStats
 from indexcore.types import DataType
 
 #: leaf functions a bitmap answers from the keys' rows, and whether the rows are flipped (Paimon's
@@ -54,6 +66,18 @@ class _Leaf(NamedTuple):
     positions: tuple[int, ...]
     lookup: BitmapLookup
     flip: bool
+
+
+class _Readers(NamedTuple):
+    """A leaf answered by the column's readers opened on the blobs' bytes (kinds in file order);
+    ``range_lookup``: a single range-bitmap blob's empty answers on its bytes first."""
+
+    positions: tuple[int, ...]
+    kinds: tuple[str, ...]
+    dtype: DataType
+    function: LeafFunction
+    literals: tuple
+    range_lookup: RangeBitmapLookup | None
 
 
 class _Node(NamedTuple):
@@ -85,20 +109,19 @@ def _compile(p: Predicate, pairs: tuple, row_type: Mapping[str, DataType], seen:
         positions = tuple(2 * k for k, (column, _) in enumerate(pairs) if column == p.field)
         if dtype is None or not positions:
             return REMAIN  # no reader: FileIndexPredicate answers REMAIN
-        if p.field in seen or any(pairs[k // 2][1] != "bitmap" for k in positions):
+        if p.field in seen:
             return None
         seen.add(p.field)
+        kinds = tuple(pairs[k // 2][1] for k in positions)
         method, args = p.function.visit(_Call(), p.literals)
-        if method not in _BITMAP_CALLS:
+        if all(kind == "bitmap" for kind in kinds) and method in _BITMAP_CALLS:
+            bitmap = _bitmap_leaf(dtype, method, args, positions)
+            if bitmap is not None:
+                return bitmap
+        if not all(kind in FILE_INDEX_TYPES for kind in kinds):
             return None
-        try:
-            codec = KeyCodec(dtype)
-            if codec.kind == "boolean":
-                return None
-            lookup = BitmapLookup(codec, _leaf_values(method, args))
-        except (IndexCoreError, ValueError, TypeError, OverflowError):
-            return None  # the reader raises it where Paimon's would
-        return _Leaf(positions, lookup, _BITMAP_CALLS[method])
+        return _Readers(positions, kinds, dtype, p.function, p.literals,
+                        _range_lookup(dtype, method, args) if kinds == ("range-bitmap",) else None)
     children = []
     for child in p.children:
         node = _compile(child, pairs, row_type, seen)
@@ -106,6 +129,26 @@ def _compile(p: Predicate, pairs: tuple, row_type: Mapping[str, DataType], seen:
             return None
         children.append(node)
     return _Node(p.function is AND, tuple(children))
+
+
+def _bitmap_leaf(dtype: DataType, method: str, args: tuple, positions: tuple[int, ...]) -> _Leaf | None:
+    """A bitmap-only leaf answered by :class:`BitmapLookup` (None: by the readers)."""
+    try:
+        codec = KeyCodec(dtype)
+        if codec.kind == "boolean":
+            return None
+        lookup = BitmapLookup(codec, _leaf_values(method, args))
+    except (IndexCoreError, ValueError, TypeError, OverflowError):
+        return None  # the reader raises it where Paimon's would
+    return _Leaf(positions, lookup, _BITMAP_CALLS[method])
+
+
+def _range_lookup(dtype: DataType, method: str, args: tuple) -> RangeBitmapLookup | None:
+    """The range-bitmap blobs' empty answers on the bytes (None: every blob to its reader)."""
+    try:
+        return RangeBitmapLookup(key_codec(dtype), method, args)
+    except (IndexCoreError, ValueError, TypeError, OverflowError):
+        return None  # the reader raises it where Paimon's would, or answers without the dictionary
 
 
 class BytesPlans:
@@ -149,6 +192,8 @@ def _evaluate(node: Any, data: bytes, values: tuple, name: str, used: list[int])
     """:class:`FileIndexPredicate`'s folding over the plan; None where a blob needs its reader."""
     if node is REMAIN:
         return REMAIN
+    if isinstance(node, _Readers):
+        return _readers_result(node, data, values, name, used)
     if isinstance(node, _Leaf):
         result: FileIndexResult = REMAIN
         for k in node.positions:
@@ -178,3 +223,35 @@ def _evaluate(node: Any, data: bytes, values: tuple, name: str, used: list[int])
             return result
     return REMAIN if result is None else result
 
+
+
+def _readers_result(node: _Readers, data: bytes, values: tuple, name: str, used: list[int]) -> FileIndexResult | None:
+    """:meth:`FileIndexPredicate._test_leaf` on the blobs' bytes: every reader of the column opened,
+    then their answers ANDed in file order until one cannot remain; None where a blob is empty or
+    outside the file, or a reader fails (the caller's readers say why)."""
+    size = len(data)
+    spans = []
+    for k in node.positions:
+        offset, length = values[k], values[k + 1]
+        if offset == EMPTY_INDEX_FLAG or offset < 0 or length < 0 or offset + length > size:
+            return None
+        spans.append((offset, length))
+    if node.range_lookup is not None:
+        offset, length = spans[0]
+        nbytes = node.range_lookup.empty(data[offset:offset + length])
+        if nbytes is not None:
+            used[0] += nbytes
+            return REMAIN.and_(BitmapResult(BitMap()))
+    stats = ReadStats()
+    try:
+        readers = [open_reader(kind, node.dtype, BytesSource(data, name, stats, 0, offset, length), {})
+                   for kind, (offset, length) in zip(node.kinds, spans, strict=True)]
+        result: FileIndexResult = REMAIN
+        for reader in readers:
+            result = result.and_(node.function.visit(reader, node.literals))
+            if not result.remain():
+                break
+    except IndexCoreError:
+        return None
+    used[0] += stats.bytes_served
+    return result

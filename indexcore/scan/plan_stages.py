@@ -33,8 +33,8 @@ from indexcore.formats.binary_row import (
     is_compact_decimal,
     is_compact_timestamp,
 )
-from indexcore.scan.records import Decision, StatsCells
-from indexcore.scan.stats import LACKS, stats_map, stats_slots, test_predicate_on_stats
+from indexcore.scan.decision_columns import DecisionColumns, put_records
+from indexcore.scan.stats import LACKS, Pushdowns, stats_map, stats_slots, test_predicate_on_stats
 from indexcore.types import DataType, Timestamp, decimal_from_unscaled
 from indexcore.views.common import partition_text_cached
 from indexcore.warehouse.manifest import file_stats
@@ -42,7 +42,6 @@ from indexcore.warehouse.model import TableSchema
 from indexcore.warehouse.plan_columns import PlanColumns
 
 Progress = Callable[[int, int, str], None]
-_REMAIN, _SKIP = Decision.REMAIN, Decision.SKIP
 # the plan's columns the early stages and the pruned files' records read
 _READ = ["path", "partition_id", "_BUCKET", "_TOTAL_BUCKETS", "_LEVEL", "_ROW_COUNT", "_SCHEMA_ID", "_FILE_SIZE",
          "_VALUE_STATS", "_VALUE_STATS_COLS", "_WRITE_COLS", "dv_offset", "dv_length", "dv_cardinality"]
@@ -105,10 +104,13 @@ def _column(files: pa.Table, name: str) -> list:
 
 
 def decide_on_plan(table, ex, plan: PlanColumns, rows: np.ndarray, schemas: dict[Any, TableSchema],
-                   finish: Callable[[list[dict]], None], progress: Progress | None) -> None:
+                   decisions: DecisionColumns, prepare: Callable[[list[dict]], None],
+                   progress: Progress | None) -> None:
     """Decide ``rows`` (plan rows in file order) through ``ex``'s stages (an
     :class:`~indexcore.scan.explainer.Explainer` built over no file), the early ones on the
-    columns; ``finish`` takes each batch's decided records in file order."""
+    columns, and add them to ``decisions`` in file order: the files those stages keep go through
+    the stages as records (``prepare`` makes each batch's records what a decision takes, in place),
+    the pruned ones' fields are made a column at a time (:func:`_pruned_fields`), no record each."""
     partition, bucket_stage, level, stats = ex.stages[0], ex.bucket, ex.stages[2], ex.stages[3]
     schema = stats.schema
     files = plan.files.select(_READ).take(pa.array(rows, pa.int64()))  # only what the early stages read
@@ -128,7 +130,6 @@ def decide_on_plan(table, ex, plan: PlanColumns, rows: np.ndarray, schemas: dict
     # value statistics: each file's stats bytes, the predicate's columns decoded a column at a time
     row_counts = _column(files, "_ROW_COUNT")
     shown = _value_stats(table, files, schemas, ex.pushdowns, schema, stats.stat_fields, row_counts)
-    stat_types = stats.stat_types
     stats_ok = np.ones(n, bool)
     sids = _column(files, "_SCHEMA_ID")
     # each schema's pushed value filter once (a few schemas over 10,000s of files)
@@ -151,83 +152,103 @@ def decide_on_plan(table, ex, plan: PlanColumns, rows: np.ndarray, schemas: dict
     dv_offsets, dv_cards = _column(files, "dv_offset"), _column(files, "dv_cardinality")
     objects = (keep & stats_ok) | np.fromiter((o is not None and c is None for o, c in zip(dv_offsets, dv_cards,
                                                                                              strict=True)), bool, n)
-    chosen = [paths[i] for i in np.flatnonzero(objects).tolist()]
+    live_at = np.flatnonzero(objects).tolist()
+    chosen = [paths[i] for i in live_at]
     partition.ok.update(zip(chosen, part_ok[pids[objects]].tolist(), strict=True))
-    live = iter(table.live_files_by_path(plan.snapshot.id if plan.snapshot else None).many(chosen) if chosen else ())
-    # pruned files' records, as the stages make them
-    ptypes, labels = ex.partition_types, table.caches.labels
-    pid_list = pids.tolist()
-    part_texts = {pid: partition_text_cached(plan.partitions[pid][0], ptypes, labels) for pid in np.unique(pids).tolist()}
-    sizes, dv_lengths = _column(files, "_FILE_SIZE"), _column(files, "dv_length")
-    fresh = ex.record_template.copy
+    # by plan row: no map of every path to its row (the live files a view made already are taken)
+    live = table.live_files_by_path(plan.snapshot.id if plan.snapshot else None).at_rows(rows[objects])
+    # the kept files through the stages, in batches of the prefetch's size (progress in file order)
     size = table.prefetch_batch()
+    live_records: list[dict] = []
     done = 0
-    pending: list[tuple[int, Any]] = []  # (position, record or live file) of the current batch
-    n_live = 0
-    objects_list = objects.tolist()
-    stats_list, part_ok_list = stats_ok.tolist(), part_ok.tolist()
-    for i in range(n):
-        if objects_list[i]:
-            pending.append((i, next(live)))
-            n_live += 1
-        else:
-            pending.append((i, _pruned(fresh(), plan, i, pid_list, paths, buckets, totals, levels, row_counts, sizes,
-                                       dv_offsets, dv_lengths, dv_cards, part_ok_list, bucket_ok, stats_list,
-                                       shown, stat_types, part_texts, bucket_stage, level.skip_level0)))
-        if n_live >= size or i == n - 1:
-            done = _flush(ex, pending, finish, progress, done, n, paths)
-            pending, n_live = [], 0
+    for lo in range(0, len(live), size):
+        records = ex.decide(live[lo:lo + size]).records
+        prepare(records)
+        live_records.extend(records)
+        done = _report(progress, done, live_at[min(lo + size, len(live)) - 1] + 1, n, paths)
+    _report(progress, done, n, n, paths)
+    # pruned files' fields as the stages set them, a column at a time; the kept files' records put in
+    pids_list = pids.tolist()
+    fields, stat_types, stat_values = _pruned_fields(
+        ex, plan, pids_list, paths, buckets, totals, levels, row_counts, files, part_ok, bucket_ok, stats_ok, shown,
+        stats.stat_types, bucket_stage, level.skip_level0, prepare)
+    put_records(fields, stat_types, stat_values, live_at, live_records)
+    decisions.extend_fields(n, fields, stat_types, stat_values)
 
 
-def _pruned(record: dict, plan: PlanColumns, i: int, pids, paths, buckets, totals, levels, row_counts, sizes,
-            dv_offsets, dv_lengths, dv_cards, part_ok, bucket_ok, stats_ok, shown, stat_types, part_texts,
-            bucket_stage, skip_level0: bool) -> dict:
-    """The record of a file an early stage pruned: what :meth:`Explainer.batch` and each stage set."""
-    spec = plan.partitions[pids[i]][1]
-    rows = row_counts[i]
-    notes: list[str] = []
-    record["path"] = paths[i]
-    record["partition"] = spec
-    record["bucket"] = buckets[i]
-    record["level"] = levels[i]
-    record["partition_text"] = part_texts[pids[i]]
-    record["problems"] = []
-    record["notes"] = notes
-    record["file_size"] = sizes[i]
-    has_dv = dv_offsets[i] is not None
-    record["dv_bytes"] = dv_lengths[i] + 8 if has_dv else 0
-    record["partition_decision"] = _REMAIN if part_ok[pids[i]] else _SKIP
-    ok = bucket_ok[(buckets[i], totals[i])]
-    record["bucket_decision"] = _REMAIN if ok else _SKIP
-    if not ok:
-        notes.append(bucket_stage.note(buckets[i], totals[i]))
-    ok = not (skip_level0 and levels[i] == 0)
-    record["level_decision"] = _REMAIN if ok else _SKIP
-    if not ok:
-        notes.append("level-0 file: not read by a batch scan that skips level 0")
-    record["stats_decision"] = _REMAIN if stats_ok[i] else _SKIP
-    record["stats"] = StatsCells(stat_types, shown[i])
-    count = dv_cards[i] if has_dv else 0
-    record["dv_cardinality"] = count
-    record["rows_after_dv"] = max(rows - count, 0)
-    record["row_count"] = rows
-    record["index_types"] = {}
-    return record
+PROGRESS_STEPS = 200  # progress calls over an explain's files on the plan (a bar draws whole percents)
 
 
-def _flush(ex, pending: list[tuple[int, Any]], finish: Callable[[list[dict]], None], progress: Progress | None,
-           done: int, total: int, paths: list[str]) -> int:
-    """Decide the batch's live files through the stages, put every record in file order, hand them on."""
-    live = [item for _i, item in pending if not isinstance(item, dict)]
-    decided = iter(ex.decide(live).records if live else ())
-    records = [item if isinstance(item, dict) else next(decided) for _i, item in pending]
-    finish(records)
-    if progress is not None:
-        for i, _item in pending:
-            done += 1
-            progress(done, total, paths[i].rsplit("/", 1)[-1])
-    return done
+def _report(progress: Progress | None, done: int, upto: int, total: int, paths: list[str]) -> int:
+    """Progress for the files ``done`` .. ``upto`` - 1 (file order): a call every
+    1/:data:`PROGRESS_STEPS` of ``total`` files and one for the last of them (not one per file:
+    50,000 calls for a bar that draws 100 percents)."""
+    if progress is not None and upto > done:
+        step = max(1, total // PROGRESS_STEPS)
+        for i in [*range(done + (-(done + 1)) % step, upto - 1, step), upto - 1]:
+            progress(i + 1, total, paths[i].rsplit("/", 1)[-1])
+    return max(done, upto)
 
+
+_NO_NOTES: tuple = ()
+
+
+def _pruned_fields(ex, plan: PlanColumns, pids: list[int], paths: list[str], buckets: list, totals: list,
+                   levels: list, row_counts: list, files: pa.Table, part_ok: np.ndarray, bucket_ok: dict,
+                   stats_ok: np.ndarray, shown: list[dict], stat_types, bucket_stage, skip_level0: bool,
+                   prepare: Callable[[list[dict]], None]) -> tuple[dict[str, Any], list, list]:
+    """Every file's fields as the stages set them for a file an early stage pruned
+    (:meth:`Explainer.batch` and each stage; :data:`~indexcore.scan.decision_columns.FIELDS`), the
+    stage decisions as their codes, with each file's ``StatsCells`` types and values apart."""
+    n = len(paths)
+    dv_offsets, dv_cards = _column(files, "dv_offset"), _column(files, "dv_cardinality")
+    sizes, dv_lengths = _column(files, "_FILE_SIZE"), _column(files, "dv_length")
+    counts = [c if o is not None else 0 for o, c in zip(dv_offsets, dv_cards, strict=True)]
+    # each distinct partition's JSON form and text, made as for a record (``prepare``)
+    ptypes, labels = ex.partition_types, ex.table.caches.labels
+    as_json, texts = {}, {}
+    for pid in set(pids):
+        record = {"partition": plan.partitions[pid][1], "problems": [], "notes": []}
+        prepare([record])
+        as_json[pid] = record["partition"]
+        texts[pid] = partition_text_cached(plan.partitions[pid][0], ptypes, labels)
+    bucket_notes = {pair: (bucket_stage.note(*pair),) for pair, ok in bucket_ok.items() if not ok}
+    level0 = "level-0 file: not read by a batch scan that skips level 0"
+    notes = [bucket_notes.get((b, t), _NO_NOTES) for b, t in zip(buckets, totals, strict=True)]
+    level_ok = np.ones(n, bool)
+    if skip_level0:
+        level_ok = np.array([lv != 0 for lv in levels], bool) if n else level_ok
+        notes = [note if ok else (*note, level0) for note, ok in zip(notes, level_ok.tolist(), strict=True)]
+    pid_arr = np.asarray(pids, np.int64)
+    bucket_codes = np.fromiter((bucket_ok[pair] for pair in zip(buckets, totals, strict=True)), bool, n)
+    nones = [None] * n
+    fields: dict[str, Any] = {
+        "bucket": list(buckets), "level": list(levels), "row_count": list(row_counts),
+        "dv_cardinality": counts, "rows_after_dv": [max(r - c, 0) for r, c in zip(row_counts, counts, strict=True)],
+        "bytes_read": [0] * n, "requests": [0] * n, "file_size": list(sizes),
+        "dv_bytes": [length + 8 if o is not None else 0 for o, length in zip(dv_offsets, dv_lengths, strict=True)],
+        "partition_decision": np.where(part_ok[pid_arr], 1, 2).astype(np.int8) if n else np.zeros(0, np.int8),
+        "bucket_decision": np.where(bucket_codes, 1, 2).astype(np.int8),
+        "level_decision": np.where(level_ok, 1, 2).astype(np.int8),
+        "stats_decision": np.where(stats_ok, 1, 2).astype(np.int8),
+        "global_index_decision": np.zeros(n, np.int8),
+        "path": list(paths), "partition": [as_json[p] for p in pids], "partition_text": [texts[p] for p in pids],
+        "raw_index_result": list(nones), "index_decision": list(nones), "index_location": list(nones),
+        "matching_rows": list(nones), "problems": [_NO_NOTES] * n, "notes": notes,
+        "global_index_rows": list(nones), "pruning_index_types": [_NO_NOTES] * n, "index_types": [{}] * n}
+    return fields, [stat_types] * n, list(shown)
+
+
+def plan_value_stats(table, plan: PlanColumns, rows: Sequence[int], schema: TableSchema,
+                     file_schema: TableSchema) -> list[dict]:
+    """Every column's (min, max, null count) of the plan's ``rows``, files written with
+    ``file_schema`` (the table's ``schema``, or one it evolved from), as
+    :func:`~indexcore.scan.stats.column_stats` gives them, decoded a column at a time
+    (:func:`_value_stats`): the suggestion's statistics of its sampled files."""
+    files = plan.files.select(_READ).take(pa.array(rows, pa.int64()))
+    sids = set(_column(files, "_SCHEMA_ID"))
+    return _value_stats(table, files, dict.fromkeys(sids, file_schema), Pushdowns(schema, []), schema,
+                        list(schema.field_names), _column(files, "_ROW_COUNT"))
 
 
 def _value_stats(table, files: pa.Table, schemas: dict[Any, TableSchema], pushdowns, schema: TableSchema,
@@ -285,12 +306,13 @@ def _decode_group(at_rows: list[int], slots: tuple, types: tuple, lows: list, hi
     mins, maxs = [lows[i] for i in regular], [highs[i] for i in regular]
     counts = [nulls[i] or () for i in regular]
     # LazyStats' layout: the types past both the min row's arity and the null counts are not the stats'
-    width = np.minimum(len(types), np.maximum(_rows_of(mins)[3], np.fromiter(map(len, counts), np.int64,
+    min_rows, max_rows = _rows_of(mins), _rows_of(maxs)  # once for every field decoded
+    width = np.minimum(len(types), np.maximum(min_rows[3], np.fromiter(map(len, counts), np.int64,
                                                                               len(counts)))).tolist()
     fields = {}
     for _col, at in slots:
         if at is not None and at != LACKS and at not in fields and at < len(types):
-            fields[at] = (_field_column(mins, at, types[at]), _field_column(maxs, at, types[at]))
+            fields[at] = (_field_column(mins, at, types[at], min_rows), _field_column(maxs, at, types[at], max_rows))
     for k, i in enumerate(regular):
         cells = {}
         for col, at in slots:
@@ -335,7 +357,7 @@ def _rows_of(raws: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
     return buf, lens, s, arity
 
 
-def _field_column(raws: list, at: int, dtype: DataType) -> list:
+def _field_column(raws: list, at: int, dtype: DataType, rows: tuple | None = None) -> list:
     """Field ``at`` of each serialized BinaryRow of ``raws`` as :func:`decode_binary_field` gives it
     (None: null, past the row, or no row), fixed-width fields read for all rows at once;
     :data:`_IRREGULAR` where the row does not fit its bytes (the per-file path reports that)."""
@@ -354,7 +376,7 @@ def _field_column(raws: list, at: int, dtype: DataType) -> list:
                 out.append(_IRREGULAR)
         return out
     n = len(raws)
-    buf, lens, s, arity = _rows_of(raws)
+    buf, lens, s, arity = _rows_of(raws) if rows is None else rows
     has_row = lens >= 4
     if not has_row.any():
         return [None] * n

@@ -144,9 +144,41 @@ FILES = pa.schema([
 _FILE_SOURCES = pa.array(["APPEND", "COMPACT"])  # _FILE_SOURCE 0 and 1
 
 
+_FORMAT_PASSES = 8  # distinct extensions found by a suffix test each; names left after them take the regex
+
+
 def _file_format(names: pa.Array) -> pa.Array:
-    """The extension of each file name, lower-cased ("" without one), as ``DataFileMeta.file_format``."""
-    ext = pc.utf8_lower(pc.replace_substring_regex(names, r"^.*\.", ""))
+    """The text after each file name's last dot, lower-cased ("" without one), as Paimon's
+    ``DataFilePathFactory.formatIdentifier`` (which keeps the case): each distinct extension found by
+    one suffix test over the names left (a table has one or two formats) and lower-cased once; a
+    regex over 1,000,000 names was 0.3 s of the Table page. After :data:`_FORMAT_PASSES` extensions,
+    or at a null name, the names left take :func:`_file_format_regex`."""
+    names = names.combine_chunks() if isinstance(names, pa.ChunkedArray) else names
+    codes = np.zeros(len(names), np.int32)
+    left = np.ones(len(names), bool)  # names whose extension is not found yet
+    texts: list[str] = []
+    while len(texts) < _FORMAT_PASSES and left.any():
+        first = names[int(np.argmax(left))].as_py()
+        if first is None:
+            break
+        _head, dot, ext = first.rpartition(".")
+        hit = pc.ends_with(names, f".{ext}") if dot else pc.invert(pc.match_substring(names, "."))
+        mine = left & pc.fill_null(hit, False).to_numpy(zero_copy_only=False)
+        codes[mine] = len(texts)
+        texts.append(ext if dot else "")
+        left &= ~mine
+    values = pc.utf8_lower(pa.array(texts, pa.string()))
+    if left.any():
+        rest = np.flatnonzero(left)
+        codes[rest] = len(texts) + np.arange(len(rest), dtype=np.int32)
+        values = pa.concat_arrays([values, _file_format_regex(names.take(pa.array(rest)))])
+    return values.take(pa.array(codes))
+
+
+def _file_format_regex(names: pa.Array) -> pa.Array:
+    """:func:`_file_format` by a regex per name (``(?s)``: a name's newline does not stop ``.*``
+    before its last dot)."""
+    ext = pc.utf8_lower(pc.replace_substring_regex(names, r"(?s)^.*\.", ""))
     return pc.if_else(pc.match_substring(names, "."), ext, "")
 
 

@@ -14,10 +14,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "buffers.h"
+
 enum { OP_NULL = 0, OP_BOOL, OP_INT, OP_LONG, OP_FLOAT, OP_DOUBLE, OP_BYTES, OP_STRING, OP_FIXED,
        OP_RECORD, OP_UNION, OP_ARRAY };
-
-typedef struct { char *p; Py_ssize_t len, cap; } Buf;
 
 typedef struct {
     Buf values, offsets, validity;
@@ -36,21 +36,8 @@ typedef struct {
     int nomem;
 } State;
 
-static int grow(Buf *b, Py_ssize_t extra) {
-    if (b->len + extra <= b->cap) return 0;
-    Py_ssize_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + extra) cap *= 2;
-    char *p = realloc(b->p, (size_t)cap);
-    if (!p) return -1;
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
 static inline int put(State *s, Buf *b, const void *src, Py_ssize_t n) {
-    if (grow(b, n)) { s->nomem = 1; return -1; }
-    memcpy(b->p + b->len, src, (size_t)n);
-    b->len += n;
+    if (buf_put(b, src, n)) { s->nomem = 1; return -1; }
     return 0;
 }
 
@@ -60,14 +47,14 @@ static inline int mark(State *s, Col *c, int valid) {
     if (valid && !c->nulls) { c->length++; return 0; }
     if (!c->nulls) {  /* the first null: every slot before it was valid */
         Py_ssize_t need = (c->length >> 3) + 1;
-        if (grow(&c->validity, need)) { s->nomem = 1; return -1; }
+        if (buf_grow(&c->validity, need)) { s->nomem = 1; return -1; }
         memset(c->validity.p, 0xFF, (size_t)(c->length >> 3));
         c->validity.p[c->length >> 3] = (char)((1 << (c->length & 7)) - 1);
         c->validity.len = need;
     }
     Py_ssize_t byte = c->length >> 3;
     if (byte >= c->validity.len) {
-        if (grow(&c->validity, 1)) { s->nomem = 1; return -1; }
+        if (buf_grow(&c->validity, 1)) { s->nomem = 1; return -1; }
         c->validity.p[c->validity.len++] = 0;
     }
     if (valid) c->validity.p[byte] |= (char)(1 << (c->length & 7));
@@ -155,7 +142,7 @@ static int null_slot(State *s, int node) {
     case OP_INT: case OP_FLOAT: { int32_t z = 0; if (put(s, &c->values, &z, 4)) return -1; break; }
     case OP_LONG: case OP_DOUBLE: { int64_t z = 0; if (put(s, &c->values, &z, 8)) return -1; break; }
     case OP_FIXED: {
-        if (grow(&c->values, n[2])) { s->nomem = 1; return -1; }
+        if (buf_grow(&c->values, n[2])) { s->nomem = 1; return -1; }
         memset(c->values.p + c->values.len, 0, (size_t)n[2]);
         c->values.len += n[2];
         break;
@@ -408,7 +395,7 @@ static PyObject *decode(PyObject *self, PyObject *args) {
                 for (int k = 0; k < 3; k++) {
                     long long want = bufs[k]->len * total / done_rows + 64;
                     if (want > 16 * in_bytes + 64) want = 16 * in_bytes + 64;
-                    if (bufs[k]->len && want > bufs[k]->len && grow(bufs[k], (Py_ssize_t)(want - bufs[k]->len))) {
+                    if (bufs[k]->len && want > bufs[k]->len && buf_grow(bufs[k], (Py_ssize_t)(want - bufs[k]->len))) {
                         s.nomem = 1;
                         bad = 1;
                     }

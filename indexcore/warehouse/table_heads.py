@@ -303,11 +303,11 @@ class TableIndexHeads:
                 return
             self.caches.readers.put(key, reader, max(entry.length, 1))
 
-    def keep_reader(self, key: tuple, reader, length: int) -> None:
-        """Keep a reader opened on a blob of ``length`` bytes where :meth:`index_reader` finds it
-        (``key``: :func:`reader_key`)."""
-        if self.caches.readers.get(key) is None:
-            self.caches.readers.put(key, reader, max(length, 1))
+    def keep_readers(self, kept: list[tuple[tuple, object, int]]) -> None:
+        """Keep readers, each ``(key, reader, length)`` opened on a blob of ``length`` bytes, where
+        :meth:`index_reader` finds them (``key``: :func:`reader_key`; one already kept stays), under
+        one taking of the cache's lock (a page keeps thousands)."""
+        self.caches.readers.put_many(((key, reader, max(length, 1)) for key, reader, length in kept), replace=False)
 
     def file_index_source(self, live_file: LiveFile, keep_descriptor: bool = True) -> ByteSource | None:
         """The file's file-index bytes: embedded in the manifest, or its ``.index`` file."""
