@@ -268,14 +268,16 @@ static void read_whole(File *f, Py_ssize_t limit, Buf *arena, long *reads) {
     close(fd);
 }
 
-/* wholes(index_paths, folders, limit) -> (blobs, faults, bytes read, reads): each on-disk container
- * read whole as heads() opens it (bytes; None: larger than ``limit``, or it changed size while
- * read), the files it cannot open or read as faults (position, kind, errno), left to the caller's
+/* wholes(index_paths, folders, limit[, prefix]) -> (blobs, faults, bytes read, reads): each on-disk
+ * container read whole as heads() opens it (bytes; None: larger than ``limit``, or it changed size
+ * while read; with ``prefix``, its first ``limit`` bytes however long it is), the files it cannot open or read as faults (position, kind, errno), left to the caller's
  * path, which says what is wrong. */
 static PyObject *py_wholes(PyObject *self, PyObject *args) {
     PyObject *paths, *folders;
     Py_ssize_t limit;
-    if (!PyArg_ParseTuple(args, "O!O!n", &PyList_Type, &paths, &PyDict_Type, &folders, &limit)) return NULL;
+    int prefix = 0;  /* true: a file longer than ``limit`` gives its first ``limit`` bytes, as read_prefixes does */
+    if (!PyArg_ParseTuple(args, "O!O!n|p", &PyList_Type, &paths, &PyDict_Type, &folders, &limit, &prefix))
+        return NULL;
     if (limit < 0) limit = 0;
     Py_ssize_t n = PyList_GET_SIZE(paths);
     File *files = calloc((size_t)(n ? n : 1), sizeof(File));
@@ -303,7 +305,7 @@ static PyObject *py_wholes(PyObject *self, PyObject *args) {
             item = Py_None;
         } else {
             nbytes += f->got;
-            item = f->got == f->size ? PyBytes_FromStringAndSize(arena.p + f->at, f->got) : (Py_INCREF(Py_None), Py_None);
+            item = f->got == f->size || prefix ? PyBytes_FromStringAndSize(arena.p + f->at, f->got) : (Py_INCREF(Py_None), Py_None);
             if (!item) goto fail;
         }
         PyList_SET_ITEM(blobs, i, item);

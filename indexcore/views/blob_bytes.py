@@ -149,14 +149,14 @@ def _containers(table, snapshot_id: int | None, embedded: list[bool], paths: lis
     resolved: dict[str, str | None] = {}  # the C reader's folders: parent -> resolved and allowed, or None
     for lo in range(0, len(on_disk), _BATCH):
         batch = on_disk[lo:lo + _BATCH]
-        if native:  # read in one C call; a file it cannot open or read takes the Python path, which says why
-            wholes = read_wholes(storage, batch, resolved, WHOLE_INDEX_BYTES)
-            got.update(zip(batch, zip(wholes.blobs, wholes.names, strict=True), strict=True))
-            batch = [batch[i] for i in wholes.faults]
         if storage.cache is not None:
             storage.prefetch([Fetch(p, 0, need[p]) for p in batch])
         for length, same in itertools.groupby(batch, key=need.__getitem__):  # one call per length (sorted)
             same = list(same)
+            if native:  # in one C call; a file it cannot open or read takes the Python path, which says why
+                firsts = read_wholes(storage, same, resolved, length, prefix=True)
+                got.update(zip(same, zip(firsts.blobs, firsts.names, strict=True), strict=True))
+                same = [same[i] for i in firsts.faults]
             for path, read in zip(same, storage.read_prefixes(same, length, served=False, folders=folders),
                                   strict=True):
                 got[path] = (None, path) if isinstance(read, IndexCoreError) else (read[0], read[2])
