@@ -238,12 +238,23 @@ def _vmhwm(pid: int) -> float:
     return float("nan")
 
 
-def _wait_idle(page, timeout_s: float) -> None:
-    page.wait_for_selector("h1", timeout=timeout_s * 1000)
+# the page is drawn: no skeleton placeholder left, every plotly chart laid out (tests/test_browser.py's test)
+_DRAWN = """() => document.querySelectorAll('[data-testid="stSkeleton"]').length === 0 &&
+  [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'))"""
+
+
+def wait_done(tab, timeout_s: float) -> None:
+    """Until the page's run is over: its title drawn, then no 'Running...' status widget and nothing
+    still drawing, on two checks a second apart (a wait that took the first moment without the
+    widget moved on while the Table page's plan, census and health were still to come). The one
+    wait of both server-memory modes (this one's and ``bench_scale.py --server``)."""
+    tab.wait_for_selector("h1", timeout=timeout_s * 1000)
     deadline = time.monotonic() + timeout_s
-    time.sleep(0.5)
-    while time.monotonic() < deadline and page.locator('[data-testid="stStatusWidget"]').count():
-        time.sleep(0.3)
+    quiet = 0
+    while time.monotonic() < deadline and quiet < 2:
+        busy = tab.locator('[data-testid="stStatusWidget"]').count() or not tab.evaluate(_DRAWN)
+        quiet = 0 if busy else quiet + 1
+        time.sleep(1.0)
 
 
 def server_memory(warehouse: Path, pages: list[str], sessions: int) -> dict:
@@ -274,7 +285,7 @@ def _measure_server(url: str, proc, pages: list[str], sessions: int) -> dict:
             tab = context.new_page()
             for name in pages:
                 tab.goto(f"{url}/{URL_PATH.get(name, name)}?table={PAGES[name]}")
-                _wait_idle(tab, 1800)
+                wait_done(tab, 1800)
             tab.close()
             out["one_session_mb"] = _peak_rss_mb(proc.pid)
             tabs = [context.new_page() for _ in range(sessions)]
@@ -282,7 +293,7 @@ def _measure_server(url: str, proc, pages: list[str], sessions: int) -> dict:
                 name = pages[i % len(pages)]
                 t.goto(f"{url}/{URL_PATH.get(name, name)}?table={PAGES[name]}", wait_until="commit")
             for t in tabs:
-                _wait_idle(t, 1800)
+                wait_done(t, 1800)
             out[f"{sessions}_sessions_mb"] = _peak_rss_mb(proc.pid)
             out["how"] = f"real server; {sessions} headless Chromium tabs at once, pages cycled"
         except Exception as exc:  # noqa: BLE001 - a failed measurement is reported, the timings stay

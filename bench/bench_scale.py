@@ -301,24 +301,6 @@ def sessions(roots: list[str], concurrent: int = 1) -> None:
 HEAVY_PAGES = ("table", "bitmap", "bloom", "range")  # the pages that hold the plan, census and $files
 
 
-# the page is drawn: no skeleton placeholder left, every plotly chart laid out (tests/test_browser.py's test)
-_DRAWN = """() => document.querySelectorAll('[data-testid="stSkeleton"]').length === 0 &&
-  [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(c => c.querySelector('.main-svg'))"""
-
-
-def _wait_done(tab, timeout_s: float) -> None:
-    """Until the page's run is over: its title drawn, then no 'Running...' status widget and nothing
-    still drawing, on two checks a second apart (bench_app's wait took the first moment without the
-    widget: the Table page's plan, census and health were still to come when the next page opened)."""
-    tab.wait_for_selector("h1", timeout=timeout_s * 1000)
-    deadline = time.monotonic() + timeout_s
-    quiet = 0
-    while time.monotonic() < deadline and quiet < 2:
-        busy = tab.locator('[data-testid="stStatusWidget"]').count() or not tab.evaluate(_DRAWN)
-        quiet = 0 if busy else quiet + 1
-        time.sleep(1.0)
-
-
 def server(root: str, sessions_n: int, pages: tuple[str, ...] = HEAVY_PAGES, timeout_s: float = 1800) -> dict:
     """The app's server (``scripts/app_server.py``) on ``root``: its resident memory (VmRSS) and peak
     (VmHWM) idle, after one headless Chromium tab opened each of ``pages`` in turn, then with
@@ -349,7 +331,7 @@ def server(root: str, sessions_n: int, pages: tuple[str, ...] = HEAVY_PAGES, tim
             after: dict = {}  # each page: RSS and peak once it was shown (the peak is the process's so far)
             for name in pages:
                 opened(tab, name)
-                _wait_done(tab, timeout_s)
+                bench_app.wait_done(tab, timeout_s)
                 shown += errors(tab)
                 after[name] = rss(proc)
             out["one_session"] = {**rss(proc), "s": round(time.perf_counter() - t0, 1), "exceptions": shown,
@@ -360,7 +342,7 @@ def server(root: str, sessions_n: int, pages: tuple[str, ...] = HEAVY_PAGES, tim
             for i, t in enumerate(tabs):
                 opened(t, pages[i % len(pages)])
             for t in tabs:
-                _wait_done(t, timeout_s)
+                bench_app.wait_done(t, timeout_s)
             out[f"{sessions_n}_sessions"] = {**rss(proc), "s": round(time.perf_counter() - t0, 1),
                                               "exceptions": sum(errors(t) for t in tabs),
                                               "load": round(os.getloadavg()[0], 1)}

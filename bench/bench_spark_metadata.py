@@ -57,7 +57,8 @@ from indexcore.spark.jobs.metadata import (  # noqa: E402
     spark_explain_columns,
 )
 from indexcore.spark.session import get_session  # noqa: E402
-from indexcore.views.census import file_indexes, plain  # noqa: E402
+from indexcore.views.census import file_indexes  # noqa: E402
+from indexcore.views.census_rows import plain  # noqa: E402
 from indexcore.write.bulk_sample import build_large_bulk  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")

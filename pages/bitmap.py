@@ -6,6 +6,7 @@ from indexcore.frames import bitmap, figures
 from indexcore.frames.bitmap import BITMAP_TYPES
 from indexcore.frames.text import md
 from pages.common import (
+    census_file_count,
     decode_sample,
     guard,
     index_columns,
@@ -35,10 +36,7 @@ with guard("Bitmap indexes"):
     frame = ctx.view("bitmap_indexes", sample=sample)
     mine = frame[frame["column"] == column]
     census = ctx.view("file_indexes")
-    # the distinct paths of the carrying rows as a set of the frame's shared strings (a filtered copy
-    # and pandas' nunique cost about 5 ms at 10,000 files)
-    hit = (census["index_type"].isin(BITMAP_TYPES) & (census["column_name"] == column)).to_numpy()
-    carrying = len(set(census["file_path"].to_numpy()[hit]) - {None})
+    carrying = census_file_count(ctx, BITMAP_TYPES, column)  # on the kept census's path indices
     decoded = mine["file_name"].nunique()
     scope = "all files" if decoded >= carrying else f"{decoded:,} of {carrying:,} files, sampled"
     c = st.columns(4)

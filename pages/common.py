@@ -9,18 +9,15 @@ warehouse URL, table (with its branch) and snapshot.
 
 from __future__ import annotations
 
-import concurrent.futures
 import datetime as dt
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pandas as pd
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import indexcore
 from indexcore.cache import release_unused
@@ -33,7 +30,8 @@ from indexcore.frames.text import md
 from indexcore.frames.views import shared_frame, view_frame
 from indexcore.io.options import app_storage_options
 from indexcore.spark.jobs.metadata import metadata_master, seed_census
-from indexcore.spark.session import SparkSessions
+from indexcore.views.census import census_files
+from indexcore.views.common import kept_view_if_built
 from pages.selection import (
     BRANCH_KEY,
     MASTER_KEY,
@@ -54,6 +52,7 @@ from pages.selection import (
     to_url,
     url_link,
 )
+from pages.spark_lease import run_beside, spark_sessions, spark_user
 
 MAX_CHOICES = 1000  # options a selectbox sends to the browser before a filter narrows them
 PAGE_SIZE = 200
@@ -338,20 +337,6 @@ def open_page(key: str) -> Context:
     return ctx
 
 
-@st.cache_resource
-def spark_sessions(per_user: int, queue_seconds: float) -> SparkSessions:
-    """The leases of the process's Spark context: one for every session of the server."""
-    return SparkSessions(per_user, queue_seconds)
-
-
-def spark_user() -> str:
-    """Who runs a Spark job, for the per-user limit: the signed-in user, else this browser session."""
-    if getattr(st.user, "is_logged_in", False):
-        return f"user:{st.user.get('email') or st.user.get('sub')}"
-    run = get_script_run_ctx()
-    return f"session:{run.session_id if run is not None else 'bare'}"
-
-
 def census_on_spark(ctx: Context) -> None:
     """Past the operator's ``spark_metadata_files`` live files, the picked snapshot's census of index
     heads is read on Spark (the default master, under a lease of the shared context), once: it is
@@ -385,24 +370,6 @@ def census_on_spark(ctx: Context) -> None:
             LOG.warning("census on Spark failed: %s", exc)
             status.update(label=md(f"Reading the index heads on Spark failed ({exc}); this page reads them itself"),
                           state="error")
-
-
-def run_beside(work, bar, state: dict, cancel: threading.Event, label):
-    """``work()``'s result (or its exception), run in a thread while ``bar`` is redrawn from
-    ``state``'s done/total tasks (``label(state)`` its text); a script stopped meanwhile (a rerun,
-    a page change) sets ``cancel``, so the job it started stops too."""
-    pool = concurrent.futures.ThreadPoolExecutor(1)
-    future = pool.submit(work)
-    try:
-        while not future.done():
-            total = state["total"]
-            bar.progress(min(1.0, state["done"] / total) if total else 0.0, text=label(state))
-            time.sleep(0.25)
-        return future.result()
-    finally:
-        if not future.done():
-            cancel.set()
-        pool.shutdown(wait=False)
 
 
 def page_rows(rows: int, key: str, page_size: int | None = None) -> slice:
@@ -552,11 +519,10 @@ def decode_sample(ctx: Context, kinds: tuple[str, ...], key: str) -> int:
     ``decode_sample`` (:mod:`indexcore.config`) files with a file index; past
     that a fixed random sample unless the user turns on "every file". Says which it is."""
     sample = settings().decode_sample
-    frame = ctx.view("file_indexes")
-    with_index = len(set(frame["file_path"].to_numpy()) - {None}) if not frame.empty else 0  # pandas' nunique: 6x
+    with_index = census_file_count(ctx)
     if with_index <= sample:
         return with_index
-    carrying = len(set(frame["file_path"].to_numpy()[frame["index_type"].isin(kinds).to_numpy()]) - {None})
+    carrying = census_file_count(ctx, kinds)
     every = st.toggle(f"Decode every file ({carrying:,} carry this index; slow)", key=f"{key}_every",
                       help="Counts, bytes and unusable files above cover every file; value-level figures "
                            "below decode a sample unless this is on.")
@@ -566,6 +532,26 @@ def decode_sample(ctx: Context, kinds: tuple[str, ...], key: str) -> int:
                f"{with_index:,} files with a file index (about {carrying * sample // with_index:,} "
                f"of the {carrying:,} carrying this index). Turn on \"Decode every file\" for exact totals.")
     return sample
+
+
+def census_file_count(ctx: Context, kinds: tuple[str, ...] | None = None, column: str | None = None) -> int:
+    """How many files of the picked snapshot carry a file index (of ``kinds``, on ``column``): counted
+    on the kept census's path indices (:func:`~indexcore.views.census.census_files`), not by
+    hashing the census frame's millions of paths; from the frame when the table keeps no census."""
+    table = ctx.table
+    snap = table.snapshot(ctx.snapshot_id) if table is not None else None
+    census = kept_view_if_built(table, "file_indexes", snap.id) if snap is not None else None
+    if census is not None:
+        return census_files(census, kinds, column)
+    frame = ctx.view("file_indexes")
+    if frame.empty:
+        return 0
+    hit = pd.Series(True, index=frame.index)
+    if kinds is not None:
+        hit &= frame["index_type"].isin(kinds)
+    if column is not None:
+        hit &= frame["column_name"] == column
+    return frame.loc[hit, "file_path"].nunique()
 
 
 def show_unusable(bad: pd.DataFrame, key: str) -> None:

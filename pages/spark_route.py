@@ -35,7 +35,8 @@ from indexcore.spark.jobs.metadata import (
     spark_plan_columns,
 )
 from indexcore.spark.jobs.planned import planned_of_columns
-from pages.common import Context, run_beside, spark_sessions, spark_user
+from pages.common import Context
+from pages.spark_lease import run_beside, spark_sessions, spark_user
 
 LOG = logging.getLogger("indexcore.app")
 

@@ -21,7 +21,7 @@ from indexcore.cache import LRU
 from indexcore.config import Settings
 from indexcore.frames.views import view_frame
 from indexcore.views import view
-from indexcore.views.census import FILE_INDEXES, SHARED_TEXT, plain
+from indexcore.views.census_rows import FILE_INDEXES, SHARED_TEXT, plain
 from indexcore.views.common import to_frame
 from indexcore.warehouse.plan_columns import text_key
 
@@ -240,10 +240,10 @@ def test_a_plan_and_a_kept_view_give_back_what_their_build_freed(monkeypatch):
     if not (SAMPLE / "demo.db").is_dir():
         pytest.skip("sample_warehouse/ is missing")
     from indexcore.views import common
-    from indexcore.warehouse import plan_columns
+    from indexcore.warehouse import table_plan_columns
 
     calls = []
-    monkeypatch.setattr(plan_columns, "release_unused", lambda: calls.append("plan"))
+    monkeypatch.setattr(table_plan_columns, "release_unused", lambda: calls.append("plan"))
     monkeypatch.setattr(common, "release_unused", lambda: calls.append("view"))
     table = indexcore.open_warehouse(str(SAMPLE)).table("demo.events")
     view(table, "files")

@@ -21,7 +21,8 @@ from indexcore.formats import head_batch
 from indexcore.formats.container import head_bytes, head_spans, write_container
 from indexcore.io import Storage
 from indexcore.views import census as census_module
-from indexcore.views.census import file_indexes, plain
+from indexcore.views.census import file_indexes
+from indexcore.views.census_rows import plain
 from indexcore.warehouse.table_heads import HEAD_PREFETCH_BYTES
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"

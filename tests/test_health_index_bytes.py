@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexcore.analysis.index_bytes import CONTAINER_HEAD, census_index_bytes
-from indexcore.views.census import FILE_INDEXES
+from indexcore.views.census_rows import FILE_INDEXES
 
 
 def _arrow(census: pa.Table) -> dict:

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexcore.analysis.advise_existing import _keyed_rows
-from indexcore.views.census import FILE_INDEXES
+from indexcore.views.census_rows import FILE_INDEXES
 
 
 def _arrow(census: pa.Table) -> dict:

@@ -32,6 +32,7 @@ from indexcore import open_warehouse
 from indexcore.frames.table import problems_frame
 from indexcore.frames.what_if import FILE_INDEX_TYPES
 from indexcore.views import view
+from indexcore.views.common import to_frame
 
 PAGES = ["warehouse", "table", "bitmap", "bloom", "range", "deletion_vectors", "hash_index", "global_indexes",
          "what_if", "advisor", "spark"]
@@ -110,7 +111,7 @@ def _expected(root: str, name: str, page: str) -> set[str]:
                  if lf.dv_file_path and not table.storage.exists(lf.dv_file_path)}
     if kinds == ("dv",):
         return want
-    indexes = view(table, "file_indexes").to_pandas()
+    indexes = to_frame(view(table, "file_indexes"))  # text as text: None, not a category NaN
     for _, row in indexes.iterrows():
         unknown = row["index_type"] is not None and row["index_type"] not in FILE_INDEX_TYPES
         failed = row["error"] is not None and (row["index_type"] is None or row["index_type"] in kinds)

@@ -20,7 +20,7 @@ import pytest
 import indexcore
 from indexcore.errors import CorruptFileError
 from indexcore.views import system as system_views
-from indexcore.warehouse import manifest_columns, plan_columns
+from indexcore.warehouse import manifest_columns, plan_columns, table_plan_columns
 from indexcore.warehouse.manifest import MANIFEST_ENTRY, read_records
 from indexcore.warehouse.manifest_columns import check_table, null_codec_container, read_manifest_table
 from indexcore.warehouse.plan_columns import ENTRY, merge_rows
@@ -324,7 +324,7 @@ def test_sample_positions_draw_what_random_sample_of_the_files_draws():
 
 
 def test_negative_buckets_keep_their_folders():
-    from indexcore.warehouse.plan_columns import _signed32
+    from indexcore.warehouse.table_plan_columns import _signed32
 
     for bucket in (-2, -1, 0, 1, 2**31 - 1):
         assert _signed32(((7 << 32) | (bucket & 0xFFFFFFFF)) & 0xFFFFFFFF) == bucket
@@ -454,7 +454,7 @@ def test_buckets_and_partitions_views_sum_the_object_plan_in_first_seen_order(co
 def test_manifests_decoded_in_batches_give_the_object_plan(conformance, monkeypatch, batch):
     """plan_columns decodes the manifests it lacks together, a batch of up to BATCH_BYTES stored
     bytes at a time: one manifest per batch, or a few, give the same plan as one at a time."""
-    monkeypatch.setattr(plan_columns, "BATCH_BYTES", batch)
+    monkeypatch.setattr(table_plan_columns, "BATCH_BYTES", batch)
     root = conformance / "warehouses" / "parquet"
     warehouse = indexcore.open_warehouse(str(root))
     compared = 0

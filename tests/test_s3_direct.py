@@ -237,7 +237,8 @@ def test_census_on_s3_one_get_per_index_file_no_head(tmp_path, aws_env):
     GET per ``.index`` file plus the metadata files."""
     pytest.importorskip("moto")
     from indexcore import open_warehouse
-    from indexcore.views.census import file_indexes, plain
+    from indexcore.views.census import file_indexes
+    from indexcore.views.census_rows import plain
     from indexcore.write.bulk_sample import build_large_bulk
 
     build_large_bulk(str(tmp_path), seed=3, files=120, workers=1)

@@ -64,7 +64,7 @@ def test_every_index_kind_embedded_and_in_index_files(built):
     root, _, _ = built
     table = indexcore.open_warehouse(str(root)).table("large.events")
     fi = view(table, "file_indexes").to_pandas()
-    seen = fi.groupby("index_type")["storage_type"].agg(set).to_dict()
+    seen = fi.groupby("index_type", observed=True)["storage_type"].agg(set).to_dict()
     assert set(seen) == INDEX_KINDS
     for kind, storages in seen.items():
         assert storages == {"EMBEDDED", "FILE"}, kind

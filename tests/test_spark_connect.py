@@ -228,7 +228,8 @@ def test_metadata_jobs_equal_single_process(remote, parquet: str, name: str, whe
     """Plan, census and explain (verified, every file index consulted) with manifests read by tasks
     over Connect (Arrow and JSON back, no pickles) equal one process."""
     from indexcore.spark.jobs.metadata import spark_census, spark_explain, spark_plan
-    from indexcore.views.census import file_indexes, plain
+    from indexcore.views.census import file_indexes
+    from indexcore.views.census_rows import plain
     from indexcore.views.system import files
 
     root, table_name = _table(parquet, name)

@@ -44,7 +44,8 @@ from indexcore.spark.jobs.metadata import (
 from indexcore.spark.jobs.planned import advise_on_spark
 from indexcore.spark.jobs.run import JobCancelledError
 from indexcore.spark.jobs.what_if import what_if, what_if_measure
-from indexcore.views.census import file_indexes, plain
+from indexcore.views.census import file_indexes
+from indexcore.views.census_rows import plain
 from indexcore.views.system import files as files_view
 from indexcore.write.bulk_sample import build_large_bulk
 
@@ -428,6 +429,32 @@ def test_what_if_measure_packs_the_files_once_per_run(monkeypatch, spark) -> Non
         alone = what_if(SAMPLE, "demo.events", column, kind, options, wheres, spark=spark)
         assert result == alone
     assert len(made) == files * (1 + len(candidates))  # each lone what_if packs its own
+
+
+def test_the_spark_census_groups_as_the_one_process_census(spark, large) -> None:
+    """The census read on Spark (many tasks, each its own dictionaries) comes back with each text
+    column one chunk over one dictionary: grouped by column, kind, storage and error, counted by
+    file, it gives what the one-process census gives."""
+    from indexcore.views.census import census_files
+    from indexcore.views.census_rows import FILE_INDEXES, SHARED_TEXT
+
+    root = large[0]
+    fresh = open_warehouse(root).table("large.events")
+    sid = seed_census(fresh, root, "local[2]", spark=spark)
+    census = fresh.caches.derived.peek(("view", "file_indexes", sid))
+    mine = file_indexes(open_warehouse(root).table("large.events"))
+    assert census.schema == FILE_INDEXES and census.num_rows == mine.num_rows > 2000
+    keys = ["column_name", "index_type", "storage_type", "error"]
+    for name in [*keys, "file_path"]:
+        assert census.schema.field(name).type == SHARED_TEXT and census[name].num_chunks == 1, name
+
+    def grouped(t: pa.Table) -> list:
+        got = t.group_by(keys, use_threads=False).aggregate([("index_size_in_bytes", "sum"), ("file_name", "count")])
+        return sorted(plain(got).to_pylist(), key=str)
+
+    assert grouped(census) == grouped(mine) == grouped(plain(mine))
+    kinds = sorted(k for k in set(plain(mine)["index_type"].to_pylist()) if k)
+    assert [census_files(census, [k]) for k in kinds] == [census_files(mine, [k]) for k in kinds]
 
 
 def test_live_file_rows_are_the_plans_files(monkeypatch, large) -> None:

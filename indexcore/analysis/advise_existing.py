@@ -38,6 +38,7 @@ from indexcore.scan.stats import devolved, field_map
 from indexcore.views import view
 from indexcore.views.census import file_indexes
 from indexcore.views.census_blobs import Blobs, CensusBlobs, names_plan_rows
+from indexcore.views.census_rows import codes_of
 from indexcore.views.common import kept_view_if_built
 from indexcore.warehouse.model import LiveFile, Problem
 from indexcore.warehouse.plan_columns import PlanColumns, whole
@@ -162,7 +163,7 @@ def _keyed_rows(census: pa.Table) -> Iterator[tuple[int, str, str, np.ndarray, i
           if census["column_name"].null_count else None)
     if not named.num_rows:
         return
-    codes = [_codes(named[c]) for c in ("schema_id", "column_name", "index_type")]
+    codes = [codes_of(named[c]) for c in ("schema_id", "column_name", "index_type")]
     key = np.zeros(named.num_rows, np.int64)
     for values, where in codes:
         key = key * len(values) + where
@@ -179,12 +180,6 @@ def _keyed_rows(census: pa.Table) -> Iterator[tuple[int, str, str, np.ndarray, i
         rows = np.flatnonzero(mine)
         yield (schema_id, column, index_type, rows if at is None else at[rows],
                int(sizes[mine & given].sum()))
-
-
-def _codes(column: pa.ChunkedArray) -> tuple[list, np.ndarray]:
-    """A column's distinct values (None for null) and each row's number among them."""
-    encoded = whole(column).dictionary_encode(null_encoding="encode")
-    return encoded.dictionary.to_pylist(), encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def _file_rows(census_paths: pa.ChunkedArray, file_paths) -> np.ndarray:

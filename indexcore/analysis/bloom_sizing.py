@@ -46,6 +46,7 @@ from indexcore.formats.bloom import (
 from indexcore.formats.registry import BLOOM_FILTER
 from indexcore.views import view
 from indexcore.views.blob_bytes import census_blob_bytes
+from indexcore.views.census import texts_in
 from indexcore.views.census_blobs import names_plan_rows
 from indexcore.warehouse.model import LiveFile
 from indexcore.warehouse.plan_columns import LiveFilesByPath, whole
@@ -199,7 +200,7 @@ def census_tallies(table, census, by_path: Mapping) -> dict[str, dict]:
     # all sixteen of about 1M bloom rows at 1,000,000 files, twice, were ~260 MB of the Bloom page's peak)
     kept = [c for c in census.column_names if c in _TALLIED or c in _BLOB_COLUMNS]
     blooms = census.select(kept).filter(pc.and_kleene(
-        pc.and_kleene(pc.equal(census["index_type"], BLOOM_FILTER.name), pc.is_null(census["error"])),
+        pc.and_kleene(texts_in(census["index_type"], pa.array([BLOOM_FILTER.name])), pc.is_null(census["error"])),
         pc.and_kleene(pc.is_valid(census["column_name"]), pc.invert(pc.fill_null(census["is_empty"], False)))))
     planned = by_path.paths() if isinstance(by_path, LiveFilesByPath) else pa.array(list(by_path), pa.string())
     plan_rows = isinstance(by_path, LiveFilesByPath) and names_plan_rows(blooms["file_path"], planned)
@@ -221,7 +222,7 @@ def census_tallies(table, census, by_path: Mapping) -> dict[str, dict]:
     out = {}
     columns = sorted(set(pc.unique(blooms["column_name"]).to_pylist()))
     for column in columns:
-        mine = blooms if len(columns) == 1 else blooms.filter(pc.equal(blooms["column_name"], column))
+        mine = blooms if len(columns) == 1 else blooms.filter(texts_in(blooms["column_name"], pa.array([column])))
         out[column] = _tally_columns(table, column, mine, files_of, blobs_of if batched else None)
     return out
 
@@ -248,7 +249,7 @@ def rows_tally(table, rows: pa.Table, files_of: Callable[[list[str]], list[LiveF
 
     if len(found) == 1:
         return _tally_columns(table, found[0], rows, listed)
-    return merge_tallies(_tally_columns(table, name, rows.filter(pc.equal(names, name)), listed)
+    return merge_tallies(_tally_columns(table, name, rows.filter(texts_in(names, pa.array([name]))), listed)
                          for name in found)
 
 

@@ -45,7 +45,8 @@ from indexcore.formats.registry import BLOOM_FILTER, FILE_INDEX_KINDS, FILE_INDE
 from indexcore.io import Fetch
 from indexcore.paimon.index_types import DELETION_VECTORS, HASH
 from indexcore.views import register_view, view
-from indexcore.views.census import FILE_INDEXES, unusable_rows
+from indexcore.views.census import unusable_rows
+from indexcore.views.census_rows import FILE_INDEXES
 from indexcore.views.common import from_rows, partition_label, partition_types, to_frame
 from indexcore.warehouse.global_index import global_index_files, open_reader
 from indexcore.warehouse.table_planning import KNOWN_INDEX_TYPES, LISTED_GLOBAL_TYPES

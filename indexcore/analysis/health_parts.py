@@ -59,6 +59,7 @@ from indexcore.analysis.index_bytes import add_index_bytes, census_index_bytes, 
 from indexcore.analysis.live_rows import live_rows
 from indexcore.formats.registry import FILE_INDEX_TYPES
 from indexcore.views.census import unusable_rows
+from indexcore.views.common import to_frame
 from indexcore.views.indexes import deletion_vectors
 from indexcore.warehouse.data import BucketCounter
 
@@ -106,7 +107,7 @@ def health_part(table, plan, census: pa.Table, schema, places: np.ndarray, small
     sums = dvs.groupby(["partition", "bucket"], as_index=False).agg(row_count=("row_count", "sum"),
                                                                     deleted=("deleted", "sum"))
     lost = lost_deletion_vectors(table, dvs)
-    frame = unusable_rows(census).to_pandas()
+    frame = to_frame(unusable_rows(census))  # dictionary texts as text (None, not a category NaN)
     broken = set(frame.loc[frame["error"].notna() & frame["column_name"].isna(), "file_path"])
     return HealthPart(
         files=files, data_bytes=int(pc.sum(live.column("_FILE_SIZE")).as_py() or 0),

@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from indexcore.views.census_rows import codes_of
 from indexcore.warehouse.plan_columns import whole
 
 CONTAINER_HEAD = "file-index head"  # the kind of a file-index container's head bytes
@@ -50,8 +51,8 @@ def census_index_bytes(census: pa.Table) -> dict[tuple[str, str], list[int]]:
         return rows
     # grouped in numpy on a number per group (Arrow's hash group-by of 3.9M rows by file and by
     # kind took 2.3 s at 1M files): each few (kind, storage) pairs a mask, each file a bincount
-    kinds, kind_at = _codes(ok["index_type"])
-    storages, storage_at = _codes(ok["storage_type"])
+    kinds, kind_at = codes_of(ok["index_type"])
+    storages, storage_at = codes_of(ok["storage_type"])
     sizes = pc.fill_null(ok["index_size_in_bytes"], 0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     files = int(file.max()) + 1
     pair = kind_at * len(storages) + storage_at
@@ -99,12 +100,6 @@ def _int_sums(key: np.ndarray, sizes: np.ndarray, slots: int) -> np.ndarray:
     out = np.zeros(slots, np.int64)
     np.add.at(out, key, sizes)
     return out
-
-
-def _codes(column: pa.ChunkedArray) -> tuple[list, np.ndarray]:
-    """A text column's distinct values (None for null) and each row's number among them (int32)."""
-    encoded = whole(column).dictionary_encode(null_encoding="encode")
-    return encoded.dictionary.to_pylist(), encoded.indices.to_numpy(zero_copy_only=False)
 
 
 def _add(rows: dict, kind: str, storage: str, files: int, size: int) -> None:

@@ -19,6 +19,7 @@ from indexcore.io import BytesSource
 from indexcore.views.blob_bytes import blob_of_row, census_blob_bytes, file_columns
 from indexcore.views.census import census_rows_of, snapshot_census
 from indexcore.views.census_blobs import iter_file_indexes
+from indexcore.views.census_rows import values_of
 from indexcore.views.common import file_cols, partition_types
 from indexcore.warehouse.model import LiveFile
 from indexcore.warehouse.table_manifests import gc_paused
@@ -72,7 +73,7 @@ def bitmap_lookup(table, column: str, value_text: str, snapshot_id: int | None =
 def _lookup(table, census, column: str, value_text: str, snapshot_id: int | None) -> pd.DataFrame:
     """:func:`bitmap_lookup` of the census rows ``census``."""
     blobs, types, _names = census_blob_bytes(table, census, snapshot_id)
-    c = {name: census[name].to_pylist() for name in ("column_name", "is_empty", "error", "schema_id",
+    c = {name: values_of(census[name]) for name in ("column_name", "is_empty", "error", "schema_id",
                                                      "index_size_in_bytes")}
     null = value_text.strip().upper() == "NULL"
     literals: dict[int, Any] = {}  # per file schema: the value as that schema's column type

@@ -20,6 +20,7 @@ from indexcore.frames.progress import Progress, tick
 from indexcore.scan.file_index import FileIndexPredicate, container_index_types, pruning_index_types
 from indexcore.scan.stats import column_stats, field_map, stats_map, test_predicate_on_stats
 from indexcore.views.census import snapshot_census, texts_in
+from indexcore.views.census_rows import values_of
 from indexcore.views.common import UNPARTITIONED, file_cols, partition_types, plan_partition_labels
 from indexcore.warehouse.file_sample import decode_sample_rows
 from indexcore.warehouse.manifest import file_stats as record_stats
@@ -227,7 +228,7 @@ def _census_heads(table, snapshot_id: int | None, paths: list[str],
     wanted = None if columns is None else set(columns)
     census = snapshot_census(table, snapshot_id)
     rows = census.filter(texts_in(census["file_path"], pa.array(paths, pa.string())))
-    c = {name: rows[name].to_pylist() for name in ("column_name", "index_type", "index_offset", "index_size_in_bytes")}
+    c = {name: values_of(rows[name]) for name in ("column_name", "index_type", "index_offset", "index_size_in_bytes")}
     entries: dict[str, list[IndexEntry] | None] = {}
     for i, path in enumerate(rows["file_path"].cast(pa.string()).to_pylist()):
         column = c["column_name"][i]

@@ -15,6 +15,7 @@ from indexcore.frames.progress import Progress
 from indexcore.types import INTEGER_ROOTS, DataType, from_text_or_python, to_python
 from indexcore.views.blob_bytes import file_columns, summaries_of_rows
 from indexcore.views.census import census_rows_of, snapshot_census
+from indexcore.views.census_rows import values_of
 
 RANGE_TYPES = page_kinds("range")  # the kinds the Range page explains
 
@@ -30,8 +31,8 @@ def range_frame(table, snapshot_id: int | None = None, progress: Progress | None
     summaries = summaries_of_rows(table, census, snapshot_id, keep=True)
     names, partitions, buckets, row_counts = file_columns(table, census, np.arange(census.num_rows))
     columns = {"file_name": names.to_pylist(), "partition": partitions.to_pylist(), "bucket": buckets.to_pylist(),
-               "row_count": row_counts.to_pylist(), "column": census["column_name"].to_pylist(),
-               "index_type": census["index_type"].to_pylist(), "size": census["index_size_in_bytes"].to_pylist()}
+               "row_count": row_counts.to_pylist(), "column": values_of(census["column_name"]),
+               "index_type": values_of(census["index_type"]), "size": census["index_size_in_bytes"].to_pylist()}
     for name in ("min", "max", "null_count", "dictionary_size", "slice_count", "chunk_count"):
         columns[name] = [s.get(name) if "min" in s else _MISSING for s in summaries]
     columns["error"] = [s.get("error") for s in summaries]

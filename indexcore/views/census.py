@@ -12,9 +12,7 @@ views, the inventory, health) reads that one census.
 from __future__ import annotations
 
 import posixpath
-from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -25,7 +23,7 @@ from indexcore.errors import IndexCoreError
 from indexcore.formats.container import EMPTY_INDEX_FLAG, head_spans
 from indexcore.formats.head_batch import Layouts, native_storage, read_heads
 from indexcore.formats.registry import FILE_INDEX_TYPES, index_kind
-from indexcore.types import DataType
+from indexcore.views.census_rows import NO_VERDICTS, Verdicts, Walked, distinct_codes, storage_types
 from indexcore.views.common import (
     Progress,
     kept_view,
@@ -41,17 +39,6 @@ from indexcore.warehouse.plan_columns import PlanColumns, distinct_texts, take_r
 from indexcore.warehouse.table_heads import HEAD_PREFETCH_BYTES
 from indexcore.warehouse.table_manifests import gc_paused
 
-# a text column repeated on each of a file's rows: dictionary-encoded, its dictionary the plan's own
-# column (paths, ``.index`` paths, file names) or the distinct partitions, so a census row costs 4
-# bytes per such column instead of a copy of the text (at 1,000,000 files, about 1.2 GB less)
-SHARED_TEXT = pa.dictionary(pa.int32(), pa.string())
-FILE_INDEXES = pa.schema([
-    ("partition", SHARED_TEXT), ("bucket", pa.int32()), ("file_path", SHARED_TEXT),
-    ("file_size_in_bytes", pa.int64()), ("record_count", pa.int64()), ("schema_id", pa.int64()),
-    ("column_name", pa.string()), ("index_type", pa.string()), ("storage_type", pa.string()),
-    ("index_file_path", SHARED_TEXT), ("index_size_in_bytes", pa.int64()),
-    ("index_container_size_in_bytes", pa.int64()), ("is_empty", pa.bool_()),
-    ("file_name", SHARED_TEXT), ("index_offset", pa.int64()), ("error", pa.string())])
 # files whose heads one C call reads (:func:`_native_walk`): a few per-batch costs (the batch's
 # columns as lists, its layouts) over many files, the batch's lists still small
 NATIVE_BATCH = 2048
@@ -76,22 +63,6 @@ def judge_entry(schema, column: str, index_type: str) -> tuple:
     return dtype, None, kind_error, schema.file_index_options(column, index_type)
 
 
-@dataclass(frozen=True)
-class Verdicts:
-    """What a census says of each entry of one head (in head order), for every file of one schema
-    whose head lists the same (column, kind, empty) entries: judged once per such shape, not once
-    per entry of a 50,000-file snapshot."""
-
-    columns: tuple[str, ...]
-    kinds: tuple[str, ...]
-    empty: tuple[bool, ...]
-    types: tuple[DataType | None, ...]
-    errors: tuple[str | None, ...]  # why the entry cannot be used (its column, then its kind)
-    options: tuple[dict | None, ...]
-    unusable: tuple[bool, ...]  # an error, or a kind that is not a file index
-    any_unusable: bool
-
-
 def _verdicts(schema, pairs: tuple[tuple[str, str], ...], empty: tuple[bool, ...], judged: dict) -> Verdicts:
     types, errors, options = [], [], []
     for (column, kind), is_empty in zip(pairs, empty, strict=True):
@@ -107,9 +78,6 @@ def _verdicts(schema, pairs: tuple[tuple[str, str], ...], empty: tuple[bool, ...
                      for (_, kind), why in zip(pairs, errors, strict=True))
     return Verdicts(tuple(c for c, _ in pairs), tuple(k for _, k in pairs), empty, tuple(types), tuple(errors),
                     tuple(options), unusable, any(unusable))
-
-
-NO_VERDICTS = Verdicts((), (), (), (), (), (), (), False)
 
 
 def census_heads(table, files: Iterable[LiveFile], progress: Progress | None = None
@@ -138,6 +106,9 @@ class _Judge:
         self.judged: dict[tuple, tuple] = {}  # (schema id, column, kind) -> what judge_entry says
         self.shapes: dict[tuple, Verdicts] = {}  # (schema id, (column, kind) pairs, empties) -> verdicts
         self.schemas: dict[int, object] = {}
+        # (schema id, id of pairs, empties) -> (pairs, verdicts): heads of one layout share their pairs,
+        # so most files find their verdicts without hashing the pairs (pairs kept, so an id is not reused)
+        self.by_id: dict[tuple, tuple] = {}
 
     def verdicts(self, sid: int, pairs: tuple, empty: tuple[bool, ...], path: str) -> Verdicts:
         verdicts = self.shapes.get((sid, pairs, empty))
@@ -150,7 +121,9 @@ class _Judge:
 
     def head(self, sid: int, path: str, head: bytes | None, size: int, name: str, error: str | None
              ) -> tuple[tuple[int, ...], int | None, str | None, Verdicts]:
-        """One head's ``(spans, container size, error, verdicts)`` (:func:`census_heads`)."""
+        """One head's ``(spans, container size, error, verdicts)`` (:func:`census_heads`), or its
+        read's or parse's error as ``((), None, error, NO_VERDICTS)``: the one place a head becomes
+        a census file (the Python walk's heads, the C walk's faults)."""
         if error is None:
             try:
                 pairs, spans = head_spans(head, size, name)
@@ -158,7 +131,15 @@ class _Judge:
                 error = str(exc)
         if error is not None:
             return (), None, error, NO_VERDICTS
-        return spans, size, None, self.verdicts(sid, pairs, _empties(spans), path)
+        empty = _empties(spans)
+        known = self.by_id.get((sid, id(pairs), empty))
+        if known is not None and known[0] is pairs:
+            return spans, size, None, known[1]
+        verdicts = self.verdicts(sid, pairs, empty, path)
+        if len(self.by_id) > 4096:  # heads that share no layout: each has its own pairs
+            self.by_id.clear()
+        self.by_id[sid, id(pairs), empty] = (pairs, verdicts)
+        return spans, size, None, verdicts
 
 
 def _empties(spans: tuple[int, ...]) -> tuple[bool, ...]:
@@ -176,9 +157,6 @@ def _census_walk(table, schema_ids: Sequence[int], columns: Callable[[int, int],
     and embedded index bytes): made a batch at a time as the walk goes (a 1,000,000-file census
     holds no list of every path), each batch's heads read at once (:meth:`head_batch`)."""
     judge = _Judge(table)
-    # (schema id, id of pairs, empties) -> (pairs, verdicts): heads of one layout share their pairs,
-    # so most files find their verdicts without hashing the pairs (pairs kept, so an id is not reused)
-    by_id: dict[tuple, tuple] = {}
     total = len(schema_ids)
     step = table.head_batch_size()
     for lo in range(0, total, step):
@@ -187,29 +165,11 @@ def _census_walk(table, schema_ids: Sequence[int], columns: Callable[[int, int],
         tick(progress, lo, total, posixpath.basename(paths[0]))
         sids = [int(sid) for sid in schema_ids[lo:hi]]
         for j, (head, size, name, error) in enumerate(table.head_batch(paths, index_paths, embedded)):
-            if error is None:
-                try:
-                    pairs, spans = head_spans(head, size, name)
-                except IndexCoreError as exc:
-                    error = str(exc)
-            if error is not None:
-                yield lo + j, (), None, error, NO_VERDICTS
-                continue
-            empty = _empties(spans)
-            sid = sids[j]
-            known = by_id.get((sid, id(pairs), empty))
-            if known is not None and known[0] is pairs:
-                verdicts = known[1]
-            else:
-                verdicts = judge.verdicts(sid, pairs, empty, paths[j])
-                if len(by_id) > 4096:  # heads that share no layout: each has its own pairs
-                    by_id.clear()
-                by_id[sid, id(pairs), empty] = (pairs, verdicts)
-            yield lo + j, spans, size, None, verdicts
+            yield lo + j, *judge.head(sids[j], paths[j], head, size, name, error)
     tick(progress, total, total, "done")
 
 
-def _native_walk(table, picked: pa.Table, who: np.ndarray, walked: _Walked, progress: Progress | None) -> None:
+def _native_walk(table, picked: pa.Table, who: np.ndarray, walked: Walked, progress: Progress | None) -> None:
     """:func:`_census_walk` of local containers folded into ``walked`` a batch at a time, each batch's
     heads read and parsed in one C call (:func:`~indexcore.formats.head_batch.read_heads`) and laid
     into ``walked`` as arrays (no Python per file); the files it faults on take the Python path
@@ -281,7 +241,7 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     index (:func:`~indexcore.warehouse.file_sample.sample_files`). ``files``: these planned live
     files instead of the snapshot's (advise's object plan: :func:`_file_indexes_of`). ``plan``: this
     columnar plan instead of the snapshot's (a Spark task's share of a plan, made by
-    :meth:`~indexcore.warehouse.plan_columns.TablePlanColumns.plan_of_entries`).
+    :meth:`~indexcore.warehouse.table_plan_columns.TablePlanColumns.plan_of_entries`).
 
     Built as arrays over the columnar plan (:meth:`~indexcore.warehouse.Table.plan_columns`): a
     file's rows are a pattern (the verdicts of its head's shape, and which of its entries are
@@ -304,7 +264,7 @@ def file_indexes(table, snapshot_id: int | None = None, errors_only: bool = Fals
     picked = plan.files.select(["path", "index_path", "_EMBEDDED_FILE_INDEX", "_SCHEMA_ID"])
     if len(rows) < picked.num_rows:  # else every file, in order: no copy of the embedded indexes
         picked = take_rows(picked, rows)
-    walked = _Walked(errors_only, rows=True)
+    walked = Walked(errors_only, rows=True)
 
     def columns(lo: int, hi: int) -> tuple[list, list, list]:
         part = picked.slice(lo, hi - lo)
@@ -330,14 +290,14 @@ def _file_indexes_of(table, planned: Sequence[LiveFile], errors_only: bool, prog
     not build the columnar one); the same rows as the columnar walk (tests/test_advise.py)."""
     files = sample_files([lf for lf in planned if lf.has_file_index], sample)
     if native_storage(table.storage):  # the C walk over the files' columns; ``shown`` are their positions
-        walked = _Walked(errors_only, rows=True)
+        walked = Walked(errors_only, rows=True)
         picked = pa.table({"path": [lf.path for lf in files], "index_path": [lf.index_path for lf in files],
                            "_EMBEDDED_FILE_INDEX": pa.array([lf.file.embedded_index for lf in files], pa.binary()),
                            "_SCHEMA_ID": pa.array([lf.file.schema_id for lf in files], pa.int64())})
         with gc_paused():
             _native_walk(table, picked, np.arange(len(files), dtype=np.int64), walked, progress)
         return walked.table(lambda shown: _object_file_columns(table, [files[i] for i in shown]))
-    walked = _Walked(errors_only)
+    walked = Walked(errors_only)
     for lf, spans, size, why, v in census_heads(table, files, progress):
         walked.add(lf, spans, size, why, v)
     return walked.table(lambda shown: _object_file_columns(table, shown))
@@ -356,7 +316,7 @@ def _plan_file_columns(table, plan: PlanColumns, shown: np.ndarray) -> dict:
     return dict(zip(_FILE_LEVEL, (
         _shared(whole(live.column("partition_id")).to_numpy(zero_copy_only=False).astype(np.int64), labels),
         live.column("_BUCKET"), _shared(shown, plan.files.column("path")), live.column("_FILE_SIZE"),
-        live.column("_ROW_COUNT"), live.column("_SCHEMA_ID"), pc.if_else(embedded, "EMBEDDED", "FILE"),
+        live.column("_ROW_COUNT"), live.column("_SCHEMA_ID"), storage_types(embedded.to_numpy(zero_copy_only=False)),
         _shared(on_disk, plan.files.column("index_path"), plan, "index_path"),
         _shared(shown, plan.files.column("_FILE_NAME"))),
         strict=True))
@@ -365,12 +325,13 @@ def _plan_file_columns(table, plan: PlanColumns, shown: np.ndarray) -> dict:
 def _shared(rows: np.ndarray, values, plan: PlanColumns | None = None, column: str = "") -> pa.DictionaryArray:
     """``values[rows]`` (null where a row is -1) as a :data:`SHARED_TEXT` array whose dictionary is
     ``values`` itself when that is a valid pandas category list (no null, no text twice); else the
-    texts the rows use, one copy each (noted on ``plan`` as its ``column``'s: :meth:`PlanColumns.note_taken`)."""
+    texts the rows use, each once (noted on ``plan`` as its ``column``'s: :meth:`PlanColumns.note_taken`),
+    over ``values``' own text bytes when the rows left out hold none (:func:`_texts_at`)."""
     values = whole(values)
     if values.null_count == 0 and distinct_texts(values):
         return pa.DictionaryArray.from_arrays(pa.array(rows, pa.int32(), mask=rows < 0), values)
     used, at = np.unique(rows[rows >= 0], return_inverse=True)
-    taken = values.take(pa.array(used, pa.int64()))
+    taken = _texts_at(values, used)
     if taken.null_count == 0 and distinct_texts(taken):  # the texts used, each once already: no hash of them
         codes, dictionary = np.arange(len(taken), dtype=np.int64), taken
         if plan is not None:
@@ -381,6 +342,20 @@ def _shared(rows: np.ndarray, values, plan: PlanColumns | None = None, column: s
     out = np.full(len(rows), -1, np.int64)
     out[rows >= 0] = codes[at]
     return pa.DictionaryArray.from_arrays(pa.array(out, pa.int32(), mask=out < 0), dictionary)
+
+
+def _texts_at(values: pa.Array, rows: np.ndarray) -> pa.Array:
+    """``values.take(rows)`` (``rows`` ascending) of a text array. When the rows left out hold no
+    text bytes (the nulls of the plan's ``.index`` paths: the files that embed theirs), a view over
+    ``values``' own text bytes with offsets of its own, not a copy: at 1,000,000 files the census's
+    ``.index`` paths were a second copy of the plan's, about 95 MiB."""
+    if values.type == pa.string() and len(rows) and values.null_count:
+        ends = np.frombuffer(values.buffers()[1], np.int32, len(values) + 1, values.offset * 4)
+        valid = values.is_valid().to_numpy(zero_copy_only=False)[rows]
+        if valid.all() and np.array_equal(ends[rows[1:]], ends[rows[:-1] + 1]):  # each text where the last ended
+            offsets = np.append(ends[rows], ends[rows[-1] + 1]).astype(np.int32)
+            return pa.StringArray.from_buffers(len(rows), pa.py_buffer(offsets), values.buffers()[2])
+    return values.take(pa.array(rows, pa.int64()))
 
 
 def _object_file_columns(table, shown: list[LiveFile]) -> dict:
@@ -395,150 +370,11 @@ def _object_file_columns(table, shown: list[LiveFile]) -> dict:
         [m.file_name for m in metas]), strict=True))
 
 
-class _Walked:
-    """What a census walk found, folded as it goes: each shown file's pattern (the verdicts of its
-    head's shape and which entries are shown), its head entries' spans and its container size."""
-
-    def __init__(self, errors_only: bool, rows: bool = False):
-        self.errors_only = errors_only
-        # what the file is to the caller: a plan row (``rows``: 8 bytes each), or a live file
-        self.shown: list | array = array("q") if rows else []
-        self.patterns: list[tuple[Verdicts | None, tuple[int, ...], str | None]] = []  # verdicts, shown, error
-        self.pattern_of: dict[int, int] = {}  # id(verdicts) -> its pattern (verdicts outlive the census)
-        self.file_pattern = array("q")  # per shown file, as the others: 8 bytes a file, no int object
-        self.entries = array("q")  # head entries per shown file (0 when unreadable)
-        self.spans_flat = array("q")  # (offset, length) of every head entry, flat: 8 bytes a value
-        self.container = array("q")  # container size per shown file (-1: unreadable, null)
-
-    def pattern(self, v: Verdicts) -> int:
-        """The pattern of a readable head's verdicts (-2: none of its rows is shown)."""
-        if self.errors_only and not v.any_unusable:
-            return -2
-        pid = self.pattern_of.get(id(v))
-        if pid is None:
-            at = tuple(j for j, bad in enumerate(v.unusable) if bad or not self.errors_only)
-            pid = self.pattern_of[id(v)] = len(self.patterns)
-            self.patterns.append((v, at, None))
-        return pid
-
-    def add(self, who, spans, size: int | None, why: str | None, v: Verdicts | None) -> None:
-        """One walked file: unreadable (``why``: one row, no column), or its head's ``spans``."""
-        if why is not None:
-            pid = len(self.patterns)
-            self.patterns.append((None, (0,), why))
-        else:
-            pid = self.pattern(v)
-            if pid < 0:
-                return
-            self.spans_flat.extend(spans)
-        self.shown.append(who)
-        self.file_pattern.append(pid)
-        self.entries.append(len(spans) // 2)
-        self.container.append(-1 if size is None else size)
-
-    def add_many(self, who: np.ndarray, pattern: np.ndarray, entries: np.ndarray, spans: np.ndarray,
-                 size: np.ndarray, faults: dict[int, tuple]) -> None:
-        """A batch of walked files in order, as arrays: each file's ``pattern`` (:meth:`pattern`;
-        -1: the file at that position is added from ``faults`` as :meth:`add` takes it), its head's
-        entry count and container size, and all its entries' spans flat, in file order."""
-        ends = np.cumsum(entries) * 2
-        start = 0
-        for stop in [*sorted(faults), len(pattern)]:
-            if stop > start:
-                keep = pattern[start:stop] >= 0
-                count = entries[start:stop]
-                part = spans[(ends[start - 1] if start else 0):(ends[stop - 1] if stop else 0)]
-                if not keep.all():
-                    part = part.reshape(-1, 2)[np.repeat(keep, count)].ravel()
-                for column, values in ((self.shown, who[start:stop]), (self.file_pattern, pattern[start:stop]),
-                                       (self.entries, count), (self.container, size[start:stop])):
-                    column.frombytes(np.ascontiguousarray(values[keep], np.int64).tobytes())
-                self.spans_flat.frombytes(np.ascontiguousarray(part, np.int64).tobytes())
-            if stop < len(pattern):
-                self.add(int(who[stop]), *faults[stop])
-            start = stop + 1
-
-    def table(self, file_columns) -> pa.Table:
-        """The census's rows: each shown file's pattern of rows over its head entries' spans (numpy
-        indexes, Arrow takes; no Python value per row); ``file_columns(shown)``: the per-file ones."""
-        if not self.shown:
-            return FILE_INDEXES.empty_table()
-        per_file = file_columns(self.shown)
-        patterns = self.patterns
-        # the patterns' rows, flat: pattern p's r-th row is row pattern_start[p] + r
-        p_len = np.fromiter((len(at) for _, at, _ in patterns), np.int64, len(patterns))
-        p_start = _starts(p_len)
-        p_at, p_column, p_kind, p_empty, p_error, p_readable = [], [], [], [], [], []
-        for v, at, why in patterns:
-            p_at.extend(at)
-            if v is None:
-                for column in (p_column, p_kind, p_empty):
-                    column.append(None)
-                p_error.append(why)
-                p_readable.append(False)
-                continue
-            p_column.extend(v.columns[i] for i in at)
-            p_kind.extend(v.kinds[i] for i in at)
-            p_empty.extend(v.empty[i] for i in at)
-            p_error.extend(v.errors[i] for i in at)
-            p_readable.extend([True] * len(at))
-        # each row: its file, its pattern row, its head entry
-        pattern = np.frombuffer(self.file_pattern, np.int64)
-        n_rows = p_len[pattern]
-        file_of_row = np.repeat(np.arange(len(pattern), dtype=np.int64), n_rows)
-        r = np.arange(int(n_rows.sum()), dtype=np.int64) - np.repeat(_starts(n_rows), n_rows)
-        pattern_row = p_start[pattern[file_of_row]] + r
-        entry_base = _starts(np.frombuffer(self.entries, np.int64))
-        readable = np.asarray(p_readable, bool)[pattern_row]
-        entry = np.where(readable, entry_base[file_of_row] + np.asarray(p_at, np.int64)[pattern_row], 0)
-        flat = self.spans_flat
-        spans = (np.frombuffer(flat, np.int64) if len(flat) else np.zeros(2, np.int64)).reshape(-1, 2)
-        offset, length = spans[entry, 0], spans[entry, 1]
-        size = np.where(readable & (offset != EMPTY_INDEX_FLAG), length, 0)
-        rows, at = pa.array(file_of_row), pa.array(pattern_row)
-        container = np.frombuffer(self.container, np.int64)
-        columns = {
-            "column_name": pa.array(p_column, pa.string()).take(at),
-            "index_type": pa.array(p_kind, pa.string()).take(at),
-            "index_size_in_bytes": pa.array(size, pa.int64()),
-            "index_container_size_in_bytes": pa.array(container, pa.int64(), mask=container < 0).take(rows),
-            "is_empty": pa.array(p_empty, pa.bool_()).take(at),
-            "index_offset": pa.array(offset, pa.int64(), mask=~readable),
-            "error": pa.array(p_error, pa.string()).take(at),
-        }
-        return pa.Table.from_arrays(
-            [_column(per_file[f.name], f.type).take(rows) if f.name in per_file else columns[f.name]
-             for f in FILE_INDEXES], schema=FILE_INDEXES)
-
-
-def _column(values, kind: pa.DataType) -> pa.Array:
-    """One of a census's per-file columns (a Python list, or Arrow) as an array of ``kind``."""
-    if isinstance(values, list):
-        if kind == SHARED_TEXT:  # each distinct text once
-            return pa.array(values, pa.string()).dictionary_encode()
-        return pa.array(values, kind)
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    return values if values.type == kind else values.cast(kind)
-
-
-def plain(census: pa.Table) -> pa.Table:
-    """A census with its :data:`SHARED_TEXT` columns decoded to plain text: to compare two
-    censuses whose dictionaries differ (one process's is the plan's columns, Spark's its tasks')."""
-    return census.cast(pa.schema([pa.field(f.name, pa.string()) if f.type == SHARED_TEXT else f
-                                  for f in census.schema]))
-
-
-def _starts(counts: np.ndarray) -> np.ndarray:
-    """Where each run of ``counts`` starts when the runs are laid end to end."""
-    return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-
-
 def unusable_rows(census: pa.Table) -> pa.Table:
     """The rows of a ``$file_indexes`` census that ``errors_only`` keeps: an ``error`` (an
     unreadable container among them), or a kind that is not a file index."""
     kinds = census["index_type"]
-    foreign = pc.and_kleene(pc.is_valid(kinds), pc.invert(pc.is_in(kinds, pa.array(list(FILE_INDEX_TYPES)))))
+    foreign = pc.and_kleene(pc.is_valid(kinds), pc.invert(texts_in(kinds, pa.array(list(FILE_INDEX_TYPES)))))
     return census.filter(pc.fill_null(pc.or_kleene(pc.is_valid(census["error"]), foreign), False))
 
 
@@ -588,10 +424,30 @@ def census_rows_of(census: pa.Table, index_types: Iterable[str] | None = None,
     """The rows of ``census`` of these kinds and this column, and its unreadable containers (no column)."""
     wanted = []
     if index_types is not None:
-        wanted.append(pc.is_in(census["index_type"], pa.array(list(index_types), pa.string())))
+        wanted.append(texts_in(census["index_type"], pa.array(list(index_types), pa.string())))
     if column is not None:
-        wanted.append(pc.equal(census["column_name"], column))
+        wanted.append(texts_in(census["column_name"], pa.array([column], pa.string())))
     if not wanted:
         return census
     keep = wanted[0] if len(wanted) == 1 else pc.and_(*wanted)
     return census.filter(pc.or_(pc.is_null(census["column_name"]), pc.fill_null(keep, False)))
+
+
+def census_files(census: pa.Table, index_types: Iterable[str] | None = None, column: str | None = None) -> int:
+    """How many distinct data files the rows of ``census`` of these kinds and this column name (all
+    rows by default): counted on a :data:`SHARED_TEXT` ``file_path``'s indices, a flag per dictionary
+    entry (at 1,000,000 files about 20 MB at once; pandas' ``nunique`` of the 3.87 million paths of
+    the census frame hashed them, 70-116 MiB each time a page counted)."""
+    keep = None
+    if index_types is not None:
+        keep = texts_in(census["index_type"], pa.array(list(index_types), pa.string()))
+    if column is not None:
+        named = texts_in(census["column_name"], pa.array([column], pa.string()))
+        keep = named if keep is None else pc.and_(keep, named)
+    paths = census["file_path"]
+    if not (paths.num_chunks == 1 and pa.types.is_dictionary(paths.type)):  # plain text, or chunks of their own
+        paths = paths if keep is None else paths.filter(keep)
+        return pc.count_distinct(paths.cast(pa.string())).as_py()
+    chunk = paths.chunk(0)
+    codes = chunk.indices if keep is None else chunk.indices.filter(keep.combine_chunks())
+    return distinct_codes([codes], len(chunk.dictionary))

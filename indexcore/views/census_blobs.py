@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 
 from indexcore.formats.container import EMPTY_INDEX_FLAG, IndexEntry
 from indexcore.views.census import census_rows_of, judge_entry, snapshot_census
+from indexcore.views.census_rows import distinct_codes, values_of
 from indexcore.views.common import IndexBlob, Progress
 from indexcore.warehouse.model import LiveFile
 from indexcore.warehouse.plan_columns import LiveFilesByPath, PlanColumns, text_key, whole
@@ -82,9 +83,8 @@ class CensusBlobs:
     def blob(self, i: int) -> IndexBlob:
         """The blob of census row ``i``."""
         if self._columns is None:
-            # file_path as plain text first: a dictionary column's to_pylist is 25x slower
-            self._columns = {name: self.census[name].cast(pa.string()).to_pylist() if name == "file_path" else
-                             self.census[name].to_pylist() for name in (
+            # texts decoded by the cast first: a dictionary column's to_pylist is 25x slower
+            self._columns = {name: values_of(self.census[name]) for name in (
                 "file_path", "column_name", "index_type", "index_offset", "index_size_in_bytes", "error",
                 "index_container_size_in_bytes")}
         c = self._columns
@@ -174,7 +174,4 @@ class Blobs(Mapping[str, IndexBlob]):
         one = one and len({text_key(c.dictionary) for c in chunks}) == 1
         if not one:
             return pc.count_distinct(self.paths()).as_py()
-        seen = np.zeros(len(chunks[0].dictionary), bool)  # indices marked: no hash of 1M indices (0.1 s each)
-        for c in chunks:
-            seen[(c.indices.drop_null() if c.null_count else c.indices).to_numpy()] = True
-        return int(np.count_nonzero(seen))
+        return distinct_codes([c.indices for c in chunks], len(chunks[0].dictionary))

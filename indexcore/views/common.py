@@ -132,6 +132,11 @@ def _plain_objects(column: pa.ChunkedArray) -> np.ndarray:
     parts = []
     for chunk in column.chunks:
         at = pc.fill_null(chunk.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        if len(chunk.dictionary) <= len(chunk):  # its texts no more than its rows (the census's kinds,
+            values = np.empty(len(chunk.dictionary) + 1, object)  # column names): each once, no sort of the rows
+            values[:-1] = chunk.dictionary.to_numpy(zero_copy_only=False)
+            parts.append(values[at])  # -1 (null) takes the last: None
+            continue
         used, where = np.unique(at, return_inverse=True)  # -1 (null) first when present
         values = np.empty(len(used), object)
         real = used >= 0

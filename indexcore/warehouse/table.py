@@ -21,12 +21,12 @@ from indexcore.paimon.layout import branch_path
 from indexcore.warehouse.html import table_html
 from indexcore.warehouse.manifest import StatsTypes
 from indexcore.warehouse.model import Problem
-from indexcore.warehouse.plan_columns import TablePlanColumns
 from indexcore.warehouse.table_caches import TableCaches
 from indexcore.warehouse.table_heads import TableIndexHeads
 from indexcore.warehouse.table_index_files import TableIndexFiles
 from indexcore.warehouse.table_manifests import TableManifests
 from indexcore.warehouse.table_paths import TablePaths
+from indexcore.warehouse.table_plan_columns import TablePlanColumns
 from indexcore.warehouse.table_planning import TablePlanning
 from indexcore.warehouse.table_schemas import TableSchemas
 from indexcore.warehouse.table_snapshots import TableSnapshots

@@ -13,7 +13,7 @@ One Spark job per call, in two stages, with no Paimon rule of its own:
    partitioning sends to partition ``i`` (:func:`partition_keys`), one group per task.
 2. **Plan and work per (partition, bucket) group.** A second-stage task plans its entries on
    columns exactly as one process plans a snapshot
-   (:meth:`~indexcore.warehouse.plan_columns.TablePlanColumns.plan_of_entries`: Paimon's merge,
+   (:meth:`~indexcore.warehouse.table_plan_columns.TablePlanColumns.plan_of_entries`: Paimon's merge,
    paths, ``.index`` files, deletion vectors from the driver's index manifest) and runs the
    in-process function on that :class:`~indexcore.warehouse.plan_columns.PlanColumns`: ``$files``
    (:func:`indexcore.views.system.files`), the ``$file_indexes`` census
@@ -73,7 +73,8 @@ from indexcore.spark.jobs.run import JobCancelledError, max_tasks
 from indexcore.spark.jobs.tables import open_table
 from indexcore.spark.progress import JobWatch, Progress, spark_context
 from indexcore.spark.session import get_session
-from indexcore.views.census import FILE_INDEXES, file_indexes
+from indexcore.views.census import file_indexes
+from indexcore.views.census_rows import FILE_INDEXES
 from indexcore.views.common import kept_view
 from indexcore.views.system import FILES
 from indexcore.views.system import files as files_view
@@ -353,12 +354,14 @@ def _work(table, work: str, plan: PlanColumns, places: np.ndarray, snapshot_id: 
 
 
 def _in_plan_order(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
-    """The groups' rows in the plan's manifest order (a file's rows keep their order)."""
+    """The groups' rows in the plan's manifest order (a file's rows keep their order), each column
+    one chunk: the tasks' dictionary columns (the census's texts) over one dictionary, so a group-by
+    or a filter of the result sees one dictionary, as of the census one process makes."""
     if not tables:
         return schema.empty_table()
-    whole = pa.concat_tables(tables)
+    whole = pa.concat_tables(tables).unify_dictionaries()
     whole = whole.take(pc.sort_indices(whole[ORDER]))
-    return whole.drop_columns([ORDER]).cast(schema)
+    return whole.drop_columns([ORDER]).cast(schema).combine_chunks()
 
 
 def spark_plan(warehouse_url: str, table: str, master: str | None = None, snapshot_id: int | None = None,
