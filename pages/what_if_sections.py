@@ -3,7 +3,7 @@ per process, where Streamlit re-reads a page script (its AST magic) on every run
 
 import streamlit as st
 
-from indexcore.cache import LRU
+from indexcore.cache import LRU, frames_weight
 from indexcore.config import settings
 from indexcore.errors import IndexCoreError
 from indexcore.expr import quote_name
@@ -28,10 +28,6 @@ from pages.spark_route import explain_on_spark, spark_route
 def explained_results(max_bytes: int) -> LRU:
     """Explain results kept for reruns, one bounded map for the whole server (not per session)."""
     return LRU(max_bytes)
-
-
-def frames_bytes(result: dict) -> int:
-    return sum(int(v.memory_usage(deep=True).sum()) for v in result.values() if hasattr(v, "memory_usage"))
 
 
 @st.cache_resource
@@ -89,7 +85,7 @@ def show(ctx: Context) -> None:
             ex = explain_on_spark(ctx, master, sql, verify)
             if ex is not None:
                 result = {**what_if.explanation_frames(ctx.table, ex), "spark": master}
-                kept.put(asked, result, frames_bytes(result))
+                kept.put(asked, result, frames_weight(result.values()))
         if result is None:
             update, bar = progress_callback("Explaining")
             try:
@@ -97,7 +93,7 @@ def show(ctx: Context) -> None:
                                                 progress=update)
             finally:
                 bar.empty()
-            kept.put(asked, result, frames_bytes(result))
+            kept.put(asked, result, frames_weight(result.values()))
         if result.get("spark"):
             st.caption(f"Explained in Spark tasks on {code(result['spark'])}: this snapshot is past the server's "
                        f"{limits.spark_metadata_files:,} live files.")
