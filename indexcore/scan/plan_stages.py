@@ -393,7 +393,7 @@ def _field_column(raws: list, at: int, dtype: DataType, rows: tuple | None = Non
     if root == "BOOLEAN":
         values = [v != 0 for v in values]
     elif root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-        values = [Timestamp(v, 0) for v in values]
+        values = Timestamp.of_millis(values)
     elif root == "DECIMAL":
         values = [decimal_from_unscaled(dtype, v) for v in values]
     out: list = [None] * n
