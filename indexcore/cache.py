@@ -131,3 +131,29 @@ class LRU:
         with self._lock:
             self._items.clear()
             self.weight = 0
+
+
+def frames_weight(values: Iterable[Any], sample_rows: int = 1024) -> int:
+    """The bytes a cache weighs a result's frames at: pandas' deep memory count, estimated.
+
+    Numeric columns and the index are counted exactly (``memory_usage(deep=False)``); the Python
+    objects of object columns (paths, decisions, min/max text) are counted deep on an evenly spaced
+    sample of about ``sample_rows`` rows and scaled to the frame, and exactly below twice that (a
+    What-if explain of 9,104 files: 17 object columns counted deep took 19 ms, about a tenth of
+    its page's own work). An estimate for a budget, not a bound: one long text among short ones
+    outside the sample is not seen. Values without ``memory_usage`` (text, dicts) weigh nothing."""
+    total = 0
+    for frame in values:
+        if not hasattr(frame, "memory_usage"):
+            continue
+        rows = len(frame)
+        if rows <= 2 * sample_rows:
+            total += int(frame.memory_usage(deep=True).sum())
+            continue
+        objects = [i for i, dtype in enumerate(frame.dtypes) if dtype.kind == "O"]  # Python objects, by position
+        total += int(frame.memory_usage(deep=False).sum())
+        if objects:
+            sample = frame.iloc[::rows // sample_rows, objects]
+            deep = sample.memory_usage(deep=True, index=False).sum() - sample.memory_usage(deep=False, index=False).sum()
+            total += int(deep * rows / len(sample))
+    return total
