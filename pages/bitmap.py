@@ -19,7 +19,7 @@ from pages.common import (
 
 ctx = open_page("bitmap")
 
-column = top = sample = census = carrying = decoded = None
+column = top = sample = census = carrying = decoded = mine = values = None
 with guard("Bitmap indexes"):
     columns = index_columns(ctx, BITMAP_TYPES)
     show_unusable(unusable_files(ctx, BITMAP_TYPES), "bitmap_unusable")
@@ -60,7 +60,7 @@ with guard("Bitmap indexes"):
 
 with guard("Point lookup"):
     st.subheader("Point lookup")
-    needs("Bitmap indexes", column, top, sample, census, carrying, decoded)
+    needs("Bitmap indexes", column, top, sample, census, carrying, decoded, mine, values)
     st.caption("A V1 bitmap reads its whole head (every value's offset); V2 reads a small head, one index "
                "block and one bitmap. Type a literal as in SQL (`'text'`, `42`, `NULL`).")
     picked = (ctx.url, ctx.table_name, ctx.snapshot_id, column)
