@@ -11,8 +11,9 @@ skip stay skipped). So, per query:
   same files measure the same files and a candidate is built once for all of them;
 * each figure (files, rows and data bytes skipped) is the stratified (Horvitz-Thompson)
   estimate, capped by what the query reads today, with an approximate 95% interval: Wilson's
-  score interval on the skipped share of the population with a finite-population correction
-  (exact, a single value, when every file of the population was measured).
+  score interval on the skipped share of the population with a finite-population correction,
+  its bound next to 0 or 1 the Poisson one when the sample saw 1 to 3 such files (exact, a
+  single value, when every file of the population was measured).
 
 :data:`EXACT_FILES`: a query reaching at most this many files is measured on all of them by
 default (``--sample`` unset); past it, :data:`DEFAULT_SAMPLE` files. Why 100: measuring a
@@ -93,15 +94,40 @@ def draw(paths: Sequence[str], strata: Sequence[Any], n: int | None, seed: int =
     return sorted(out)
 
 
+def _poisson_low(k: int) -> float:
+    """The one-sided 97.5% lower bound of a Poisson mean from ``k`` events: the ``lam`` with
+    P(Poisson(lam) >= k) = 0.025 (bisection)."""
+    lo, hi = 0.0, float(k)
+    for _ in range(60):
+        lam = (lo + hi) / 2
+        below = sum(math.exp(-lam) * lam ** i / math.factorial(i) for i in range(k))  # P(X <= k - 1)
+        lo, hi = (lam, hi) if below > 0.975 else (lo, lam)
+    return lo
+
+
+#: Poisson lower bounds for 1, 2 and 3 events (0.0253, 0.2422, 0.6187)
+_FEW = tuple(_poisson_low(k) for k in (1, 2, 3))
+
+
 def wilson(share: float, n: int, population: int) -> tuple[float, float]:
-    """The approximate 95% interval of a share estimated from ``n`` of ``population`` files."""
+    """The approximate 95% interval of a share estimated from ``n`` of ``population`` files:
+    Wilson's score interval, whose bound next to 0 (or 1) covers too little when the sample saw
+    only 1 to 3 such files (1 skipped file in 100 sampled when 22 of 18,589 skip: Wilson's lower
+    bound is 33 files and misses the truth 11% of the time); there the bound is the Poisson one
+    (Brown, Cai and DasGupta's modification, 2001), which is wider."""
     if n >= population or n <= 0:
         return (share, share) if n > 0 else (0.0, 1.0)
     n_eff = n * (population - 1) / (population - n)  # the finite-population correction
     z2 = Z95 * Z95
     centre = (share + z2 / (2 * n_eff)) / (1 + z2 / n_eff)
     half = Z95 * math.sqrt(share * (1 - share) / n_eff + z2 / (4 * n_eff * n_eff)) / (1 + z2 / n_eff)
-    return min(share, max(0.0, centre - half)), max(share, min(1.0, centre + half))
+    low, high = max(0.0, centre - half), min(1.0, centre + half)
+    seen, missed = share * n_eff, (1 - share) * n_eff  # files (or their weight) on each side
+    if 0 < seen < 3.5:
+        low = min(low, _FEW[min(3, max(1, round(seen))) - 1] / n_eff)
+    if 0 < missed < 3.5:
+        high = max(high, 1 - _FEW[min(3, max(1, round(missed))) - 1] / n_eff)
+    return min(share, low), max(share, high)
 
 
 @dataclass(frozen=True)
