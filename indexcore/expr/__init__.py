@@ -5,7 +5,8 @@ visitors, SQL ``WHERE`` text parsed with sqlglot.
   null semantics, value and statistics tests, visitor dispatch.
 * :mod:`.tree` - :class:`Leaf`, :class:`Compound` (AND / OR) and the tree visitors
   (conjuncts, disjuncts, leaves, rename, negate).
-* :mod:`.sql` - SQL text <-> predicates, and the golden vectors' JSON trees.
+* :mod:`.sql` - SQL ``WHERE`` text -> predicates, and the golden vectors' JSON trees; its literals
+  read in :mod:`.sql_literals`, the text bounded in :mod:`.sql_text`.
 * :mod:`.rows` - the one row-level evaluator (vectorized over Arrow columns, through
   :mod:`indexcore.types.values`); import it from there.
 """
