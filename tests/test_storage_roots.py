@@ -271,7 +271,7 @@ def test_read_raw_reads_small_files_whole_and_refuses_a_symlink_out(tree, monkey
 
     import pyarrow.parquet as pq
 
-    from indexcore.warehouse import data as data_mod
+    from indexcore.warehouse import data_file as data_mod
 
     root, outside = tree
     bucket = root / "demo.db" / "orders" / "bucket-0"

@@ -34,7 +34,8 @@ from indexcore.formats.registry import FILE_INDEX_TYPES, index_kind
 from indexcore.io import BytesSource, Fetch
 from indexcore.paimon.index_types import DELETION_VECTORS, HASH
 from indexcore.views.common import partition_text
-from indexcore.warehouse.data import evolve_columns, read_raw
+from indexcore.warehouse.data_file import read_raw
+from indexcore.warehouse.file_columns import evolve_columns
 from indexcore.warehouse.manifest import read_records
 from indexcore.warehouse.model import LiveFile
 
