@@ -5,7 +5,6 @@ served on a free port."""
 from __future__ import annotations
 
 import sys
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,12 +13,11 @@ import pyarrow as pa
 import pytest
 
 from indexcore.views import view
-from indexcore.warehouse import Warehouse
 
 ROOT = Path(__file__).resolve().parent.parent
-CONFORMANCE = ROOT.parent / "shared" / "conformance"
 sys.path.insert(0, str(ROOT / "scripts"))
 import app_server  # noqa: E402
+from warehouse_tables import CONFORMANCE, every_table, warehouse_roots  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -41,24 +39,18 @@ def _part(conformance: Path, name: str, what: str) -> Path:
 @pytest.fixture(scope="session")
 def every_census() -> list[tuple[str, pa.Table]]:
     """Every census we can read: ``("warehouse:table", file_indexes census)`` for each table of the
-    sample warehouse, the conformance warehouses (parquet, orc, mixed) and the 10k bench sample when
-    bench_app.py has built it, for tests that group census rows and compare with Arrow. A table that
-    cannot be read has no census to compare and is left out; the fixture skips, with where it
-    looked, when no census has a row."""
-    roots = [ROOT / "sample_warehouse", *(CONFORMANCE / "warehouses" / f for f in ("parquet", "orc", "mixed"))]
-    bench = Path(tempfile.gettempdir()) / "indexcore-bench" / "large-10000"
-    roots += [bench] if (bench / "large.db").is_dir() else []
+    sample warehouse, the conformance warehouses and the 10k bench sample when bench_app.py has
+    built it (:func:`warehouse_tables.warehouse_roots`), for tests that group census rows and
+    compare with Arrow. A table whose census cannot be made has none to compare and is left out;
+    the fixture skips, with where it looked, when no census has a row."""
+    roots = warehouse_roots(bench=True)
     found = []
-    for root in roots:
-        if not root.is_dir():
+    for root, table in every_table(roots):
+        try:
+            census = view(table, "file_indexes")
+        except Exception:  # noqa: BLE001 - a table that cannot be read has no census to compare
             continue
-        wh = Warehouse(str(root))
-        for name in wh.tables():
-            try:
-                census = view(wh.table(name), "file_indexes")
-            except Exception:  # noqa: BLE001 - a table that cannot be read has no census to compare
-                continue
-            found.append((f"{root.name}:{name}", census))
+        found.append((f"{root.name}:{table.name}", census))
     if not any(census.num_rows for _, census in found):
         pytest.skip(f"no census with a row in {', '.join(str(r) for r in roots)}")
     return found

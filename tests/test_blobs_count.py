@@ -9,16 +9,13 @@ the paths the group's files are mapped by (``iter``) and its :meth:`~Blobs.paths
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pyarrow as pa
+from warehouse_tables import every_table, warehouse_roots
 
 from indexcore.analysis.advise import index_inventory
 from indexcore.errors import IndexCoreError
 from indexcore.views.census_blobs import Blobs
-from indexcore.warehouse import Warehouse
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _blobs(parts) -> Blobs:
@@ -50,22 +47,15 @@ def test_made_paths_are_counted_once_each():
 
 
 def test_every_index_group_counts_the_files_it_maps():
-    roots = [ROOT / "sample_warehouse",
-             *(ROOT.parent / "shared" / "conformance" / "warehouses" / f for f in ("parquet", "orc", "mixed")),
-             Path("/tmp/indexcore-bench/large-10000")]
     checked = 0
-    for root in roots:
-        if not root.is_dir():
+    for _root, table in every_table(warehouse_roots(bench=True)):
+        try:
+            groups, _problems = index_inventory(table)
+        except IndexCoreError:  # a table that cannot be read has no inventory
             continue
-        wh = Warehouse(str(root))
-        for name in wh.tables():
-            try:
-                groups, _problems = index_inventory(wh.table(name))
-            except IndexCoreError:  # a table that cannot be read has no inventory
-                continue
-            for g in groups:
-                counted = len(g.blobs)
-                assert counted == len(set(g.blobs.paths().to_pylist())), (name, g.column, g.index_type)
-                assert counted == len(list(iter(g.blobs))) == len(g.blobs), (name, g.column, g.index_type)
-                checked += counted > 0
+        for g in groups:
+            counted = len(g.blobs)
+            assert counted == len(set(g.blobs.paths().to_pylist())), (table.name, g.column, g.index_type)
+            assert counted == len(list(iter(g.blobs))) == len(g.blobs), (table.name, g.column, g.index_type)
+            checked += counted > 0
     assert checked >= 10

@@ -6,13 +6,13 @@ plain census (:func:`plain`), and the census of every conformance and sample tab
 from __future__ import annotations
 
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from warehouse_tables import SAMPLE, every_table, warehouse_roots
 
 import indexcore
 from indexcore.spark.jobs import metadata
@@ -22,25 +22,21 @@ from indexcore.views.census_rows import FILE_INDEXES, SHARED_TEXT, codes_of, pla
 from indexcore.views.common import to_frame
 from indexcore.write.bulk_sample import build_large_bulk
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
 FEW = ("column_name", "index_type", "storage_type", "error")
 
 
-def _censuses(conformance: Path):
-    roots = sorted((conformance / "warehouses").iterdir())
-    if (SAMPLE / "demo.db").is_dir():
-        roots.append(SAMPLE)
-    for root in roots:
-        warehouse = indexcore.open_warehouse(str(root))
-        for name in warehouse.tables():
-            yield f"{root.name}/{name}", view(warehouse.table(name), "file_indexes")
+def _censuses():
+    """``(where, census)`` of every conformance and sample table (its tests ask for ``conformance``:
+    they skip without it)."""
+    for root, table in every_table(warehouse_roots()):
+        yield f"{root.name}/{table.name}", view(table, "file_indexes")
 
 
 def test_the_few_valued_text_columns_are_dictionaries_of_their_texts(conformance):
     """On every conformance and sample table: the four columns are :data:`SHARED_TEXT` over each of
     their texts once (no null in a dictionary), and read as the plain census reads."""
     rows = 0
-    for name, census in _censuses(conformance):
+    for name, census in _censuses():
         assert census.schema == FILE_INDEXES, name
         flat = plain(census)
         for column in FEW:
@@ -147,7 +143,7 @@ def test_unusable_rows_and_rows_of_a_kind_are_those_of_plain_text(conformance):
     from indexcore.views.census import census_rows_of, unusable_rows
 
     seen = 0
-    for name, census in _censuses(conformance):
+    for name, census in _censuses():
         flat = plain(census)
         assert plain(unusable_rows(census)).equals(unusable_rows(flat)), name
         kinds = [k for k in pc.unique(flat["index_type"]).to_pylist() if k is not None]

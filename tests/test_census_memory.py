@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 import pytest
+from warehouse_tables import SAMPLE, every_table, warehouse_roots
 
 import indexcore
 from indexcore.cache import LRU
@@ -25,18 +26,7 @@ from indexcore.views.census_rows import FILE_INDEXES, SHARED_TEXT, plain
 from indexcore.views.common import to_frame
 from indexcore.warehouse.plan_columns import text_key
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
 WAIT = 60  # seconds a test waits for threads to arrive before it fails
-
-
-def _tables(conformance: Path):
-    roots = sorted((conformance / "warehouses").iterdir())
-    if (SAMPLE / "demo.db").is_dir():
-        roots.append(SAMPLE)
-    for root in roots:
-        warehouse = indexcore.open_warehouse(str(root))
-        for name in warehouse.tables():
-            yield root, warehouse.table(name)
 
 
 def _arrived(counter: list, lock: threading.Lock, n: int) -> threading.Event:
@@ -129,7 +119,7 @@ def test_the_census_shares_the_plans_text_and_reads_as_plain_text(conformance):
     its file's (the plan's row it indexes), its own buffers are a fraction of the plain columns',
     and its frames (``to_pandas`` and :func:`to_frame`) read as the plain census's do."""
     checked = shared_bytes = plain_bytes = 0
-    for root, table in _tables(conformance):
+    for root, table in every_table(warehouse_roots()):
         census = view(table, "file_indexes")
         assert census.schema == FILE_INDEXES, (str(root), table.name)
         if census.num_rows == 0:
@@ -175,7 +165,7 @@ def test_embedded_heads_are_cut_again_not_kept(conformance, native, monkeypatch)
     if not native:
         monkeypatch.setattr(census_module, "native_storage", lambda storage: False)
     embedded = kept = 0
-    for _root, table in _tables(conformance):
+    for _root, table in every_table(warehouse_roots()):
         table.caches.head_bytes.clear()
         census = plain(view(table, "file_indexes"))
         for path, storage, index_path in zip(census["file_path"].to_pylist(), census["storage_type"].to_pylist(),
@@ -197,7 +187,7 @@ def test_index_census_reads_the_census_as_the_whole_frame_did(conformance):
     from indexcore.frames.table import index_census
 
     unusable = 0
-    for _root, table in _tables(conformance):
+    for _root, table in every_table(warehouse_roots()):
         frame = plain(view(table, "file_indexes")).to_pandas()
         kinds, bad = index_census(table)
         assert kinds == set(frame["index_type"].dropna())
@@ -343,7 +333,7 @@ def test_files_and_census_frames_share_the_plans_strings(conformance):
     frame), and both read as the plain views' ``to_pandas`` do. It fails if either frame makes its
     own strings."""
     checked = indexes = 0
-    for root, table in _tables(conformance):
+    for root, table in every_table(warehouse_roots()):
         census = view(table, "file_indexes")
         if census.num_rows == 0:
             continue
