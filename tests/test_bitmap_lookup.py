@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from index_bytes_checks import explain_both, flipped
 
 from indexcore import open_warehouse
 from indexcore.errors import IndexCoreError
@@ -96,15 +97,6 @@ def test_paimon_written_blobs(conformance: Path, version: int):
     assert sorted(BitmapLookup(codec, ["not a value in it"]).rows(blob, "paimon")[1]) == []
 
 
-def flipped(blob: bytes):
-    """(offset, xor mask, damaged bytes): every byte of ``blob`` with each of three bit flips."""
-    for at in range(len(blob)):
-        for flip in (0x01, 0x80, 0xFF):
-            damaged = bytearray(blob)
-            damaged[at] ^= flip
-            yield at, flip, bytes(damaged)
-
-
 @pytest.mark.parametrize("version", [1, 2])
 def test_damaged_blobs_are_left_to_the_reader_or_answered_as_it_does(version: int):
     """Every byte of a small blob flipped in turn: the lookup answers None (the reader then says
@@ -168,19 +160,7 @@ WHERES = ["country = 'NZ'", "country IN ('NZ', 'AU', 'XX')", "country <> 'NZ'", 
 def test_explain_on_the_bytes_decides_as_the_readers(table_dir: Path, where: str, monkeypatch):
     """The whole explanation (decisions, raw results, bytes and requests per file, funnel) is the
     same with the index stage on the bytes as through a reader per file."""
-    table = open_warehouse(str(table_dir)).table("db.t")
-    calls = []
-    evaluate = index_bytes.BytesPlans.evaluate
-
-    def counted(self, *args):
-        out = evaluate(self, *args)
-        calls.append(out is not None)
-        return out
-
-    monkeypatch.setattr(index_bytes.BytesPlans, "evaluate", counted)
-    fast = explain(table, where).to_json()
-    monkeypatch.setattr(index_bytes.BytesPlans, "evaluate", lambda self, *args: None)
-    slow = explain(open_warehouse(str(table_dir)).table("db.t"), where).to_json()
+    fast, slow, calls = explain_both(lambda: open_warehouse(str(table_dir)).table("db.t"), where, monkeypatch)
     assert fast == slow
     assert any(f["raw_index_result"] is not None for f in fast["files"])
     # each column in one leaf is answered on the bytes (bitmap by its lookup, the bloom filter by its

@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from index_bytes_checks import flipped
 from test_bitmap_lookup import COLUMNS as LOOKUP_COLUMNS
-from test_bitmap_lookup import _blob, flipped
+from test_bitmap_lookup import _blob
 
 from indexcore import open_warehouse
 from indexcore.errors import IndexCoreError

@@ -15,18 +15,15 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from index_bytes_checks import RANGE_TABLES, explain_both, flipped, indexed_bounds, sql_literal
 
 from indexcore import open_warehouse
 from indexcore.errors import IndexCoreError
-from indexcore.expr import literal_to_sql, quote_name
 from indexcore.formats.range_bitmap.keys import key_codec
 from indexcore.formats.range_bitmap.lookup import RangeBitmapLookup
 from indexcore.formats.range_bitmap.reader import RangeBitmapReader
 from indexcore.formats.range_bitmap.writer import RangeBitmapWriter
 from indexcore.io import BytesSource
-from indexcore.scan import index_bytes
-from indexcore.scan.explainer import explain
-from indexcore.scan.stats import file_stats_frame
 from indexcore.types import from_text_or_python, parse_type
 from indexcore.write import TableWriter, make_schema
 
@@ -111,14 +108,6 @@ def test_null_literals_and_other_functions_are_left_to_the_reader():
             RangeBitmapLookup(codec, method, args)
 
 
-def _flipped(blob: bytes):
-    for at in range(len(blob)):
-        for flip in (0x01, 0x80, 0xFF):
-            damaged = bytearray(blob)
-            damaged[at] ^= flip
-            yield at, flip, bytes(damaged)
-
-
 @pytest.mark.parametrize("type_name", ["INT", "STRING"])
 def test_damaged_blobs_are_left_to_the_reader_or_answered_as_it_does(type_name: str):
     """Every byte of a small multi-chunk blob flipped in turn: None, or the reader's empty answer
@@ -131,7 +120,7 @@ def test_damaged_blobs_are_left_to_the_reader_or_answered_as_it_does(type_name: 
     questions = [("visit_equal", (distinct[6],)), ("visit_equal", (distinct[1],)), ("visit_in", (distinct[6:8],)),
                  ("visit_less_than", (distinct[3],)), ("visit_greater_than", (distinct[2],))]
     answered = 0
-    for at, flip, damaged in _flipped(blob):
+    for at, flip, damaged in flipped(blob):
         for method, args in questions:
             got = RangeBitmapLookup(codec, method, args).empty(damaged)
             if got is None:
@@ -147,49 +136,27 @@ def test_damaged_blobs_are_left_to_the_reader_or_answered_as_it_does(type_name: 
 
 # ------------------------------------------------------------------ explain's index stage
 
-TABLES = [  # (folder under ../shared/conformance, table)
-    ("external/paimon-cpp/orc", "append_with_rangebitmap.append_with_rangebitmap"),
-    ("external/paimon-cpp/parquet", "append_with_rangebitmap.append_with_rangebitmap"),
-    ("external/paimon-cpp/orc", "append_with_rangebitmap_multi_chunk.append_with_rangebitmap_multi_chunk"),
-    ("external/paimon-cpp/parquet", "append_with_rangebitmap_multi_chunk.append_with_rangebitmap_multi_chunk"),
-    ("warehouses/orc", "append_with_bsi.append_with_bsi"),
-    ("warehouses/parquet", "append_with_bsi.append_with_bsi"),
-    ("warehouses/orc", "append_with_bsi_bitmap_bloomfilter.append_with_bsi_bitmap_bloomfilter"),
-    ("warehouses/parquet", "append_with_bsi_bitmap_bloomfilter.append_with_bsi_bitmap_bloomfilter"),
-    ("warehouses/orc", "timestamp_index.timestamp_index"),
-]
 KINDS = ("range-bitmap", "bsi", "bloom-filter", "bitmap")
-
-
-def _lit(dtype, value) -> str:
-    return literal_to_sql(from_text_or_python(dtype, value), dtype)
 
 
 def _predicates(table) -> list[str]:
     """Over each indexed column, from its files' own statistics: values inside, at and outside the
     files' ranges, comparisons, IN, nulls; and two indexed columns together."""
-    schema = table.schema()
-    indexed = sorted({c.strip() for kind in KINDS
-                      for c in schema.options.get(f"file-index.{kind}.columns", "").split(",") if c.strip()})
-    stats = file_stats_frame(table)
+    columns = indexed_bounds(table, KINDS)
     out = []
-    for column in indexed:
-        dtype, name = schema.field(column).type, quote_name(column)
+    for _column, dtype, name, bounds in columns:
         out += [f"{name} IS NULL", f"{name} IS NOT NULL"]
-        mine = stats[(stats["column"] == column) & stats["min"].notna()]
-        if mine.empty:
+        if bounds is None:
             continue
-        lows, highs = sorted(mine["min"]), sorted(mine["max"])
-        lo, mid, hi = lows[0], lows[len(lows) // 2], highs[-1]
-        out += [f"{name} = {_lit(dtype, mid)}", f"{name} = {_lit(dtype, lo)}", f"{name} = {_lit(dtype, hi)}",
-                f"{name} < {_lit(dtype, mid)}", f"{name} >= {_lit(dtype, mid)}", f"{name} > {_lit(dtype, hi)}",
-                f"{name} <= {_lit(dtype, lo)}", f"{name} < {_lit(dtype, lo)}",
-                f"{name} BETWEEN {_lit(dtype, lo)} AND {_lit(dtype, mid)}",
-                f"{name} IN ({_lit(dtype, lo)}, {_lit(dtype, hi)})", f"{name} <> {_lit(dtype, mid)}"]
+        lo, mid, hi = bounds
+        low, middle, high = (sql_literal(dtype, v) for v in bounds)
+        out += [f"{name} = {middle}", f"{name} = {low}", f"{name} = {high}", f"{name} < {middle}",
+                f"{name} >= {middle}", f"{name} > {high}", f"{name} <= {low}", f"{name} < {low}",
+                f"{name} BETWEEN {low} AND {middle}", f"{name} IN ({low}, {high})", f"{name} <> {middle}"]
         if dtype.root in ("INT", "BIGINT", "SMALLINT", "TINYINT"):
             out += [f"{name} = {int(mid) + 1}", f"{name} IN ({int(lo) - 1}, {int(hi) + 1})"]
-    if len(indexed) > 1:
-        a, b = quote_name(indexed[0]), quote_name(indexed[1])
+    if len(columns) > 1:
+        a, b = columns[0][2], columns[1][2]
         out += [f"{a} IS NOT NULL AND {b} IS NOT NULL", f"{a} IS NULL OR {b} IS NOT NULL"]
     return out
 
@@ -197,25 +164,16 @@ def _predicates(table) -> list[str]:
 def _compare(table_of, sqls: list[str], monkeypatch) -> int:
     """Explain each predicate with the stage on the bytes and through the readers (with and without
     ``all_files``); the same JSON. Returns how many files the bytes answered."""
-    calls = []
-    evaluate = index_bytes.BytesPlans.evaluate
-
-    def counted(self, *args):
-        out = evaluate(self, *args)
-        calls.append(out is not None)
-        return out
-
+    answered = 0
     for sql in sqls:
         for all_files in (False, True):
-            monkeypatch.setattr(index_bytes.BytesPlans, "evaluate", counted)
-            fast = explain(table_of(), sql, all_files=all_files).to_json()
-            monkeypatch.setattr(index_bytes.BytesPlans, "evaluate", lambda self, *args: None)
-            slow = explain(table_of(), sql, all_files=all_files).to_json()
+            fast, slow, calls = explain_both(table_of, sql, monkeypatch, all_files=all_files)
             assert fast == slow, (sql, all_files)
-    return sum(calls)
+            answered += sum(calls)
+    return answered
 
 
-@pytest.mark.parametrize(("folder", "name"), TABLES)
+@pytest.mark.parametrize(("folder", "name"), RANGE_TABLES)
 def test_explain_on_the_bytes_decides_as_the_readers_on_conformance_tables(conformance: Path, folder: str,
                                                                            name: str, monkeypatch):
     root = conformance / folder

@@ -9,58 +9,34 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from index_bytes_checks import RANGE_TABLES, indexed_bounds, sql_literal
 
 from indexcore import open_warehouse
-from indexcore.expr import literal_to_sql, parse_where, quote_name
+from indexcore.expr import parse_where, quote_name
 from indexcore.frames import pruning
 from indexcore.frames import range as range_frames
-from indexcore.scan.stats import file_stats_frame
-from indexcore.types import from_text_or_python
 from indexcore.warehouse.file_sample import decode_sample_rows
 
 ROOT = Path(__file__).resolve().parent.parent
-TABLES = [  # (folder under ../shared/conformance, table)
-    ("external/paimon-cpp/orc", "append_with_rangebitmap.append_with_rangebitmap"),
-    ("external/paimon-cpp/parquet", "append_with_rangebitmap.append_with_rangebitmap"),
-    ("external/paimon-cpp/orc", "append_with_rangebitmap_multi_chunk.append_with_rangebitmap_multi_chunk"),
-    ("external/paimon-cpp/parquet", "append_with_rangebitmap_multi_chunk.append_with_rangebitmap_multi_chunk"),
-    ("warehouses/orc", "append_with_bsi.append_with_bsi"),
-    ("warehouses/parquet", "append_with_bsi.append_with_bsi"),
-    ("warehouses/orc", "append_with_bsi_bitmap_bloomfilter.append_with_bsi_bitmap_bloomfilter"),
-    ("warehouses/parquet", "append_with_bsi_bitmap_bloomfilter.append_with_bsi_bitmap_bloomfilter"),
-    ("warehouses/orc", "timestamp_index.timestamp_index"),
-]
-
-
-def _lit(dtype, value) -> str:
-    return literal_to_sql(from_text_or_python(dtype, value), dtype)
 
 
 def _predicates(table) -> list[str]:
     """Predicates over each indexed column from its files' own statistics (values inside, at and
     outside the files' ranges), nulls, and ORs / ANDs with every other column."""
     schema = table.schema()
-    options = schema.options
-    indexed = sorted({c.strip() for kind in range_frames.RANGE_TYPES
-                      for c in options.get(f"file-index.{kind}.columns", "").split(",") if c.strip()})
-    stats = file_stats_frame(table)
     out = []
-    for column in indexed:
-        dtype, name = schema.field(column).type, quote_name(column)
-        mine = stats[(stats["column"] == column) & stats["min"].notna()]
+    for column, dtype, name, bounds in indexed_bounds(table, range_frames.RANGE_TYPES):
         out += [f"{name} IS NULL", f"{name} IS NOT NULL"]
-        if mine.empty:
+        if bounds is None:
             continue
-        lows, highs = sorted(mine["min"]), sorted(mine["max"])
-        lo, mid, hi = lows[0], lows[len(lows) // 2], highs[-1]
-        out += [f"{name} = {_lit(dtype, mid)}", f"{name} < {_lit(dtype, mid)}", f"{name} >= {_lit(dtype, mid)}",
-                f"{name} > {_lit(dtype, hi)}", f"{name} <= {_lit(dtype, lo)}",
-                f"{name} BETWEEN {_lit(dtype, lo)} AND {_lit(dtype, mid)}",
-                f"{name} IN ({_lit(dtype, lo)}, {_lit(dtype, hi)})", f"{name} <> {_lit(dtype, mid)}"]
+        low, middle, high = (sql_literal(dtype, v) for v in bounds)
+        out += [f"{name} = {middle}", f"{name} < {middle}", f"{name} >= {middle}", f"{name} > {high}",
+                f"{name} <= {low}", f"{name} BETWEEN {low} AND {middle}", f"{name} IN ({low}, {high})",
+                f"{name} <> {middle}"]
         for other in schema.fields:
             if other.name != column:
-                out.append(f"({name} >= {_lit(dtype, mid)} OR {quote_name(other.name)} IS NULL)")
-                out.append(f"{name} <= {_lit(dtype, mid)} AND {quote_name(other.name)} IS NOT NULL")
+                out.append(f"({name} >= {middle} OR {quote_name(other.name)} IS NULL)")
+                out.append(f"{name} <= {middle} AND {quote_name(other.name)} IS NOT NULL")
     for f in schema.fields:  # statistics of every kind of column: strings, doubles (NaN)
         if f.type.root in ("VARCHAR", "CHAR"):
             out += [f"{quote_name(f.name)} = 'a'", f"{quote_name(f.name)} >= 'm'"]
@@ -97,7 +73,8 @@ def _compare(table, sqls, sample=None) -> set:
     return seen
 
 
-@pytest.mark.parametrize("folder,name", TABLES, ids=[f"{f.split('/')[-1]}:{n.split('.')[0]}" for f, n in TABLES])
+@pytest.mark.parametrize("folder,name", RANGE_TABLES,
+                         ids=[f"{f.split('/')[-1]}:{n.split('.')[0]}" for f, n in RANGE_TABLES])
 def test_columnwise_pruning_answers_as_the_per_file_path(conformance, folder, name):
     table = open_warehouse(str(conformance / folder)).table(name)
     sqls = _predicates(table)
