@@ -21,7 +21,14 @@ from indexcore.types.data_type import (
     DataType,
 )
 from indexcore.types.keys import decimal_from_unscaled
-from indexcore.types.timestamp import EPOCH, EPOCH_DATE, MILLIS_PER_DAY, Timestamp, parse_timestamp_text
+from indexcore.types.timestamp import (
+    EPOCH,
+    EPOCH_DATE,
+    MILLIS_PER_DAY,
+    Timestamp,
+    parse_timestamp_text,
+    time_millis,
+)
 
 
 def float32(value: float) -> float:
@@ -126,7 +133,7 @@ def from_text_or_python(dtype: DataType, value: Any) -> Any:
             return _parse_temporal_text(dtype, str(value))
         if r == "TIME":
             if isinstance(value, _dt.time):
-                return ((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000
+                return time_millis(value)
             if isinstance(value, int) and not isinstance(value, bool):
                 return value
             return _parse_temporal_text(dtype, str(value))
@@ -134,11 +141,7 @@ def from_text_or_python(dtype: DataType, value: Any) -> Any:
             if isinstance(value, Timestamp):
                 return value
             if isinstance(value, _dt.datetime):
-                if value.tzinfo is not None:
-                    value = value.astimezone(_dt.UTC).replace(tzinfo=None)
-                delta = value - EPOCH
-                micros = (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
-                return Timestamp.from_micros(micros)
+                return Timestamp.from_datetime(value)
             if isinstance(value, _dt.date):
                 return Timestamp((value - EPOCH_DATE).days * MILLIS_PER_DAY, 0)
             return _parse_temporal_text(dtype, str(value))

@@ -30,6 +30,15 @@ class Timestamp:
         return made
 
     @classmethod
+    def from_datetime(cls, value: _dt.datetime) -> Timestamp:
+        """Paimon's ``fromLocalDateTime`` (microsecond precision); an aware datetime is taken at its
+        instant in UTC."""
+        if value.tzinfo is not None:
+            value = value.astimezone(_dt.UTC).replace(tzinfo=None)
+        delta = value - EPOCH
+        return cls.from_micros((delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds)
+
+    @classmethod
     def from_micros(cls, micros: int) -> Timestamp:
         return cls(micros // 1000, (micros % 1000) * 1000)
 
@@ -54,6 +63,11 @@ class Timestamp:
             return f"Timestamp(millis={self.millis}, nanos={self.nanos})"
         frac = f"{(self.millis % 1000) * 1_000_000 + self.nanos:09d}".rstrip("0")
         return base.isoformat(timespec="seconds") + (f".{frac}" if frac else "")  # four-digit years, as Java
+
+
+def time_millis(value: _dt.time) -> int:
+    """A ``TIME`` value's internal form: milliseconds of the day (microseconds below one dropped)."""
+    return ((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000
 
 
 _TS = re.compile(r"^(\d{1,4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?"

@@ -32,6 +32,7 @@ from indexcore.types import (
     float32,
     to_json_value,
 )
+from indexcore.types.timestamp import time_millis
 
 
 def _ts_unit(dtype: DataType) -> str:
@@ -80,18 +81,11 @@ def _python_to_internal(dtype: DataType, v: Any) -> Any:
     if r == "DATE":
         return (v - EPOCH_DATE).days if isinstance(v, _dt.date) else int(v)
     if r == "TIME":
-        if isinstance(v, _dt.time):
-            return ((v.hour * 60 + v.minute) * 60 + v.second) * 1000 + v.microsecond // 1000
-        return int(v)
+        return time_millis(v) if isinstance(v, _dt.time) else int(v)
     if r in TIMESTAMP_ROOTS:
         if hasattr(v, "value") and hasattr(v, "nanosecond"):
             return Timestamp.from_nanos(int(v.value))
-        if isinstance(v, _dt.datetime):
-            if v.tzinfo is not None:
-                v = v.astimezone(_dt.UTC).replace(tzinfo=None)
-            d = v - EPOCH
-            return Timestamp.from_micros((d.days * 86400 + d.seconds) * 1_000_000 + d.microseconds)
-        return v
+        return Timestamp.from_datetime(v) if isinstance(v, _dt.datetime) else v
     if r in ("ARRAY", "VECTOR"):
         return [_python_to_internal(dtype.element, e) for e in v]
     if r == "MULTISET":
@@ -416,7 +410,7 @@ def _resolve_cast(src: DataType, dst: DataType) -> Callable[[Any], Any] | None: 
                     t = _dt.time.fromisoformat(v.strip())
                 except ValueError:
                     return None
-                return ((t.hour * 60 + t.minute) * 60 + t.second) * 1000 + t.microsecond // 1000
+                return time_millis(t)
             return to_time
         if d in TIMESTAMP_ROOTS:
             return lambda v: _string_to_timestamp(v, dst.precision if dst.precision is not None else 6)
