@@ -18,6 +18,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from moto_s3 import KEY, SECRET, moto_s3
 
 ROOT = Path(__file__).resolve().parent.parent
 KEYS = ["a.txt", "dir/b.bin", "dir/sub/c", "dir/sub/d e+f.txt", "dir/sub/deep/e", "dir/\u00fc.txt", "empty",
@@ -36,55 +37,27 @@ def stores(tmp_path_factory):
     """(moto client, stand-in client, moto s3fs, stand-in s3fs) over the same objects."""
     boto3 = pytest.importorskip("boto3")
     s3fs = pytest.importorskip("s3fs")
-    server_mod = pytest.importorskip("moto.server")
-    mp = pytest.MonkeyPatch()
-    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                 "AWS_DEFAULT_REGION": "us-east-1"}.items():
-        mp.setenv(k, v)
-    for k in ("AWS_PROFILE", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
-        mp.delenv(k, raising=False)
     root = tmp_path_factory.mktemp("lean")
     for key in KEYS:
         (root / key).parent.mkdir(parents=True, exist_ok=True)
         (root / key).write_bytes(_content(key))
-    moto = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    moto.start()
-    lean = subprocess.Popen([sys.executable, str(ROOT / "bench" / "lean_s3.py"), str(root), "--delay", "0"],
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        info = json.loads(lean.stdout.readline())
-        endpoints = [f"http://127.0.0.1:{moto.get_host_and_port()[1]}", f"http://127.0.0.1:{info['port']}"]
-        clients = [boto3.client("s3", endpoint_url=e, aws_access_key_id="testing", aws_secret_access_key="testing",
-                                region_name="us-east-1") for e in endpoints]
-        clients[0].create_bucket(Bucket="lake")
-        for key in KEYS:
-            clients[0].put_object(Bucket="lake", Key=key, Body=_content(key))
-        filesystems = [s3fs.S3FileSystem(endpoint_url=e, key="testing", secret="testing", skip_instance_cache=True)
-                       for e in endpoints]
-        assert info["objects"] == len(KEYS)
-        yield (*clients, *filesystems, endpoints[1])
-    finally:
-        lean.kill()
-        lean.wait()
-        _drop_bucket(moto, "lake")
-        moto.stop()
-        mp.undo()
-
-
-def _drop_bucket(moto, bucket: str) -> None:
-    """Empty and remove ``bucket``: moto's servers in one process share their buckets, and
-    ``test_object_store`` makes its own ``lake``."""
-    import boto3
-
-    client = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{moto.get_host_and_port()[1]}",
-                          aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1")
-    try:
-        for page in client.get_paginator("list_object_versions").paginate(Bucket=bucket):
-            for item in page.get("Versions", []) + page.get("DeleteMarkers", []):
-                client.delete_object(Bucket=bucket, Key=item["Key"], VersionId=item["VersionId"])
-        client.delete_bucket(Bucket=bucket)
-    except client.exceptions.NoSuchBucket:
-        pass
+    with moto_s3("lake") as moto:
+        lean = subprocess.Popen([sys.executable, str(ROOT / "bench" / "lean_s3.py"), str(root), "--delay", "0"],
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            info = json.loads(lean.stdout.readline())
+            endpoints = [moto, f"http://127.0.0.1:{info['port']}"]
+            clients = [boto3.client("s3", endpoint_url=e, aws_access_key_id=KEY, aws_secret_access_key=SECRET,
+                                    region_name="us-east-1") for e in endpoints]
+            for key in KEYS:
+                clients[0].put_object(Bucket="lake", Key=key, Body=_content(key))
+            filesystems = [s3fs.S3FileSystem(endpoint_url=e, key=KEY, secret=SECRET, skip_instance_cache=True)
+                           for e in endpoints]
+            assert info["objects"] == len(KEYS)
+            yield (*clients, *filesystems, endpoints[1])
+        finally:
+            lean.kill()
+            lean.wait()
 
 
 def _call(client, method: str, **kwargs) -> dict:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import logging
 import os
 import sys
 from pathlib import Path
 
 import fsspec
 import pytest
+from moto_s3 import KEY, SECRET, moto_s3
+from warehouse_tables import CONFORMANCE, SAMPLE
 
 from indexcore import views
 from indexcore.cli import main
@@ -26,8 +27,6 @@ from indexcore.io import FileSource, Storage
 from indexcore.warehouse.catalog import Warehouse
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "sample_warehouse"
-CONFORMANCE = ROOT.parent / "shared" / "conformance"
 BUCKET = "lake"
 IO_KEYS = {"bytes_read", "requests", "index_requests"}
 PARQUET_STEP = 3
@@ -38,38 +37,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 def s3():
     """(storage options, {name: (local path, s3 URL)}) with the warehouses in a moto bucket."""
     pytest.importorskip("s3fs")
-    server_mod = pytest.importorskip("moto.server")
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    mp = pytest.MonkeyPatch()
-    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                 "AWS_DEFAULT_REGION": "us-east-1"}.items():
-        mp.setenv(k, v)
-    for k in ("AWS_PROFILE", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
-        mp.delenv(k, raising=False)
-    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)  # a free port
-    server.start()
-    _, port = server.get_host_and_port()
-    options = {"endpoint_url": f"http://127.0.0.1:{port}", "key": "testing", "secret": "testing"}
-    fs = fsspec.filesystem("s3", skip_instance_cache=True, **options)
-    fs.mkdir(BUCKET)
-    warehouses = {}
-    sources = {"sample": SAMPLE, "parquet": CONFORMANCE / "warehouses" / "parquet",
-               "mixed": CONFORMANCE / "warehouses" / "mixed"}
-    for name, local in sources.items():
-        if not local.is_dir():
-            continue
-        if name == "parquet":  # every third table of the big conformance warehouse keeps it quick
-            for table in Warehouse(str(local)).tables()[::PARQUET_STEP]:
-                db, tbl = table.split(".", 1)
-                fs.put(f"{local}/{db}.db/{tbl}/", f"{BUCKET}/{name}/{db}.db/{tbl}/", recursive=True)
-        else:
-            fs.put(str(local) + "/", f"{BUCKET}/{name}/", recursive=True)
-        warehouses[name] = (str(local.resolve()), f"s3://{BUCKET}/{name}")
-    if "sample" not in warehouses:
-        pytest.skip("sample_warehouse/ is missing")
-    yield options, warehouses
-    server.stop()
-    mp.undo()
+    with moto_s3(BUCKET) as endpoint:
+        options = {"endpoint_url": endpoint, "key": KEY, "secret": SECRET}
+        fs = fsspec.filesystem("s3", skip_instance_cache=True, **options)
+        warehouses = {}
+        sources = {"sample": SAMPLE, "parquet": CONFORMANCE / "warehouses" / "parquet",
+                   "mixed": CONFORMANCE / "warehouses" / "mixed"}
+        for name, local in sources.items():
+            if not local.is_dir():
+                continue
+            if name == "parquet":  # every third table of the big conformance warehouse keeps it quick
+                for table in Warehouse(str(local)).tables()[::PARQUET_STEP]:
+                    db, tbl = table.split(".", 1)
+                    fs.put(f"{local}/{db}.db/{tbl}/", f"{BUCKET}/{name}/{db}.db/{tbl}/", recursive=True)
+            else:
+                fs.put(str(local) + "/", f"{BUCKET}/{name}/", recursive=True)
+            warehouses[name] = (str(local.resolve()), f"s3://{BUCKET}/{name}")
+        if "sample" not in warehouses:
+            pytest.skip("sample_warehouse/ is missing")
+        yield options, warehouses
 
 
 def _opts(options: dict) -> list[str]:

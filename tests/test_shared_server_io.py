@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import logging
 import pwd
 import re
 import shutil
@@ -21,6 +20,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from moto_s3 import moto_s3
 
 import indexcore
 from indexcore.config import settings
@@ -88,32 +88,16 @@ def moto():
     """(endpoint, URL of the sample warehouse in a moto bucket); the operator's credentials are
     ``operator``/``operator-secret``, and none are in the environment."""
     pytest.importorskip("s3fs")
-    server_mod = pytest.importorskip("moto.server")
     import fsspec
 
     if not (SAMPLE / "demo.db").is_dir():
         pytest.skip("sample_warehouse/ is missing")
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    mp = pytest.MonkeyPatch()
-    mp.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "HTTP_PROXY", "HTTPS_PROXY",
-              "http_proxy", "https_proxy"):
-        mp.delenv(k, raising=False)
-    mp.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
-    mp.setenv("AWS_CONFIG_FILE", "/nonexistent")
-    mp.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    _, port = server.get_host_and_port()
-    endpoint = f"http://127.0.0.1:{port}"
-    fs = fsspec.filesystem("s3", skip_instance_cache=True, endpoint_url=endpoint, key="operator",
-                           secret="operator-secret")
-    fs.mkdir(BUCKET)
-    for table in ("orders", "users"):
-        fs.put(f"{SAMPLE}/demo.db/{table}/", f"{BUCKET}/wh/demo.db/{table}/", recursive=True)
-    yield endpoint, f"s3://{BUCKET}/wh"
-    server.stop()
-    mp.undo()
+    with moto_s3(BUCKET, keys=False) as endpoint:
+        fs = fsspec.filesystem("s3", skip_instance_cache=True, endpoint_url=endpoint, key="operator",
+                               secret="operator-secret")
+        for table in ("orders", "users"):
+            fs.put(f"{SAMPLE}/demo.db/{table}/", f"{BUCKET}/wh/demo.db/{table}/", recursive=True)
+        yield endpoint, f"s3://{BUCKET}/wh"
 
 
 def _operator(endpoint: str) -> dict:
