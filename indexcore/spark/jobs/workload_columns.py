@@ -203,6 +203,7 @@ def lean_explanations(table: str, bound: list, head, results: list) -> Iterator[
         del tables
         yield explanation(table, head, predicate, sql, [e[q] for e in extras_of], decided,
                           partial(funnel_of_columns, funnel, False), found)
+        del decided, funnel, found  # summarised: gone before the next condition's are made
 
 
 def conditions_of(bound: list) -> Iterator[tuple]:
