@@ -59,3 +59,8 @@ class ReadOnlyError(IndexCoreError):
 
 class SparkError(IndexCoreError):
     """A Spark master that is not allowed, does not answer, or cannot start a session."""
+
+
+class SparkMemoryError(SparkError):
+    """A Spark job whose results did not fit the driver (a lost task result, the JVM's heap or the
+    results' cap): the message names the setting to raise and a figure."""

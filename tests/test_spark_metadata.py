@@ -325,7 +325,7 @@ def test_advise_explains_its_queries_on_spark(spark, request, where, name, workl
     want = advise(open_warehouse(root).table(name), workload, sample=0, details=True)
     explained: list = []
 
-    def explain_all(conditions, snapshot_id):
+    def explain_all(conditions, snapshot_id, whole=True):
         for ex in spark_explain_workload(root, name, conditions, snapshot_id=snapshot_id, spark=spark):
             explained.append(ex)
             yield ex

@@ -43,6 +43,7 @@ from indexcore.analysis.advise_candidates import Measure, Progress, measure_cand
 from indexcore.analysis.advise_existing import (
     DeletedPositions,
     ReachedDecisions,
+    Taken,
     existing_indexes,
     measure_existing,
     verdicts,
@@ -108,7 +109,7 @@ def _summarise(run: QueryRun, ex, index_of: Mapping[str, int], plan: PlannedFile
         if drawn is not None:
             drawn[memo] = found
     run.sample = found  # read only: queries over the same files share it
-    run.raw_results = {pos: raw[pos] for pos, _ in run.sample if isinstance(raw[pos], BitmapResult)}
+    run.raw_results = {pos: r for pos, _ in run.sample if isinstance(r := raw[pos], BitmapResult)}
     if details:
         run.explain_json = ex.to_json()
     return reached
@@ -142,19 +143,22 @@ def _reached_columns(run: QueryRun, files: DecisionColumns) -> tuple[Sequence, l
     run.rows_read[run.index_skipped] = 0
     run.base_rows = np.maximum(files.ints("row_count")[rows] - files.ints("dv_cardinality")[rows], 0)
     run.sizes = files.ints("file_size")[rows]
-    at = rows.tolist()
-    paths, raw = files.objects("path"), files.objects("raw_index_result")
-    return ReachedDecisions(files, rows), [paths[i] for i in at], [raw[i] for i in at]
+    paths = files.objects("path")
+    return ReachedDecisions(files, rows), [paths[i] for i in rows.tolist()], Taken(files.objects("raw_index_result"), rows)
 
 
 # explains every condition of a workload (predicates or SQL) of a snapshot, in order: explain's
 # Explanation of each, or the IndexCoreError of one that cannot be explained (on Spark:
-# indexcore.spark.jobs.metadata.spark_explain_workload, one job for all of them)
-ExplainAll = Callable[[list, int | None], Iterator[Explanation | IndexCoreError]]
+# indexcore.spark.jobs.metadata.spark_explain_workload, one job for all of them); called with
+# whole=False when advise reads no file's whole record (no details): the files' columns advise
+# reads are enough (on Spark no record per file travels)
+ExplainAll = Callable[..., Iterator[Explanation | IndexCoreError]]
 
 
-def explained_here(table, conditions: list, snapshot_id: int | None) -> Iterator[Explanation | IndexCoreError]:
-    """Each condition explained in this process as it is asked for (one explanation held at a time)."""
+def explained_here(table, conditions: list, snapshot_id: int | None,
+                   whole: bool = True) -> Iterator[Explanation | IndexCoreError]:
+    """Each condition explained in this process as it is asked for (one explanation held at a time;
+    ``whole`` or not, explain's own records)."""
     for condition in conditions:
         try:
             yield explain(table, condition, snapshot_id=snapshot_id)
@@ -273,7 +277,7 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
 
         # each condition as the workload reader parsed it (the same parser), else its text
         conditions = [run.scan.predicate if run.scan.predicate is not None else run.scan.where for run in runs]
-        explained = (explain_all or partial(explained_here, table))(conditions, sid)
+        explained = (explain_all or partial(explained_here, table))(conditions, sid, whole=details)
         for run, ex in zip(runs, explained, strict=True):
             clock.mark("explain")
             if isinstance(ex, IndexCoreError):

@@ -24,13 +24,17 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from indexcore.analysis.advise_model import (
+    MEASURED,
     MIN_SCORE,
     REPLACE,
     STATS_PRUNE,
     Candidate,
     Claim,
     ExistingIndex,
+    MeasuredFiles,
     QueryRun,
 )
 from indexcore.analysis.advise_profile import candidate_kinds, column_profile, read_sampled
@@ -285,6 +289,9 @@ def _measure_with(measure: Measure, table, cand: Candidate, runs: list[QueryRun]
     cand.built_files = len(out["file_results"])
     for err in errors:
         cand.problems.append(Problem(table.name, "spark task", str(err.get("error"))))
+    if isinstance(out["file_results"], MeasuredFiles):
+        _measured_columns(cand, runs, files, out["file_results"])
+        return
     by_path = {f["path"]: f for f in out["file_results"]}
     for i, run in enumerate(runs):
         decided, weights = {}, {}
@@ -298,6 +305,25 @@ def _measure_with(measure: Measure, table, cand: Candidate, runs: list[QueryRun]
             combined = _Answer(not (r["current_pruned"] or r["hypothetical_pruned"] or
                                     (r["combined_rows"] == 0 and r["current_rows"] > 0)), min(r["combined_rows"], today))
             decided[pos], weights[pos] = (alone, combined), 1.0
+        _add(cand, run, files, decided, weights)
+
+
+def _measured_columns(cand: Candidate, runs: list[QueryRun], files: Sequence[LiveFile], measured: MeasuredFiles) -> None:
+    """:func:`_measure_with` of a measure's columns (:class:`MeasuredFiles`): each query's answers
+    read by the plan positions it reaches, no record per file."""
+    for i, run in enumerate(runs):
+        cols = measured.of_query(i, len(files))
+        at = np.asarray(run.reached, np.int64)
+        has = cols["has"][at]
+        picked = {name: cols[name][at].tolist() for name in MEASURED}
+        today = run.rows_read.tolist()
+        decided, weights = {}, {}
+        for pos in np.flatnonzero(has).tolist():
+            hyp_pruned, cur_pruned = picked["hypothetical_pruned"][pos], picked["current_pruned"][pos]
+            combined, current = picked["combined_rows"][pos], picked["current_rows"][pos]
+            alone = _Answer(not hyp_pruned, picked["hypothetical_rows"][pos])
+            both = _Answer(not (cur_pruned or hyp_pruned or (combined == 0 and current > 0)), min(combined, today[pos]))
+            decided[pos], weights[pos] = (alone, both), 1.0
         _add(cand, run, files, decided, weights)
 
 

@@ -248,6 +248,22 @@ def _only_answer(index_types: dict, column: str, index_type: str, fields: set[st
     return len(kinds) == 1 and kinds[0][1] == index_type
 
 
+class Taken(Sequence):
+    """``values[rows[i]]`` by position, read when asked for: a column's values on some files (a raw
+    index result is decoded only for a file advise reads it of)."""
+
+    def __init__(self, values: Sequence, rows: np.ndarray):
+        self.values, self.rows = values, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, at):
+        if isinstance(at, slice):
+            return [self.values[i] for i in self.rows[at].tolist()]
+        return self.values[int(self.rows[at])]
+
+
 class ReachedDecisions(Sequence):
     """The decisions of the files of explain's columns at ``rows`` (those reaching the index
     stage): :func:`measure_existing` reads their fields off the columns; a decision object is made
@@ -256,13 +272,14 @@ class ReachedDecisions(Sequence):
     def __init__(self, files: DecisionColumns, rows: np.ndarray):
         self.files, self.rows, self._made = files, rows, None
 
-    def facts(self) -> tuple[list[str], list[int], list, list]:
-        """(path, rows after deletes, index types, index decision) of each file, in order."""
+    def facts(self) -> tuple[list[str], list[int], list, Sequence]:
+        """(path, rows after deletes, index types, index decision) of each file, in order (the
+        decisions read when asked for)."""
         at = self.rows.tolist()
-        paths, kinds, decided = self.files.objects("path"), self.files.index_types(), \
-            self.files.objects("index_decision")
+        paths, kinds = self.files.objects("path"), self.files.index_types()
         base = np.maximum(self.files.ints("row_count")[self.rows] - self.files.ints("dv_cardinality")[self.rows], 0)
-        return [paths[i] for i in at], base.tolist(), [kinds[i] for i in at], [decided[i] for i in at]
+        return [paths[i] for i in at], base.tolist(), [kinds[i] for i in at], \
+            Taken(self.files.objects("index_decision"), self.rows)
 
     def _all(self) -> list:
         if self._made is None:
@@ -314,13 +331,14 @@ def measure_existing(table, schema, run: QueryRun, ex, existing: list[ExistingIn
             if facts is None:
                 facts = reached.facts() if isinstance(reached, ReachedDecisions) else \
                     _facts(ex.files if reached is None else reached)
-            for path, base, kinds, known in zip(*facts, strict=True):
+            known = facts[3]  # read only where it is explain's answer (decoded then, on Spark)
+            for at, (path, base, kinds) in enumerate(zip(*facts[:3], strict=True)):
                 blob = g.blobs.get(path)
                 if blob is None:
                     continue
                 lf = by_path[path]
                 if kinds and blob.column in kinds and _only_answer(kinds, blob.column, g.index_type, file_fields(lf)):
-                    decision = known  # explain already asked this index alone
+                    decision = known[at]  # explain already asked this index alone
                 else:
                     try:
                         decision = _index_alone(table, schema, lf, blob, ex.predicate, deleted(lf))

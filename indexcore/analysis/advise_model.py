@@ -280,3 +280,35 @@ class Advice:
                 "existing": [e.to_json(details) for e in self.existing],
                 "candidates": [c.to_json(details) for c in self.candidates],
                 "statements": self.statements, "column_notes": self.column_notes, "problems": problems}
+
+
+#: what a candidate measured on a file says under one query (:class:`MeasuredFiles`, the what-if
+#: job's per-file row): pruned and rows kept by today's indexes, by the candidate, by both
+MEASURED = ("current_pruned", "current_rows", "hypothetical_pruned", "hypothetical_rows", "combined_rows")
+
+
+@dataclass(frozen=True)
+class MeasuredFiles:
+    """A candidate built and measured on every file by ``measure`` (on Spark), as columns: the plan
+    position of each file it was built on (``positions``) and, per query of the measure call (its
+    ``wheres`` order), each of :data:`MEASURED` for those files with ``has`` (the file has an answer
+    for that query). What a measure returns as ``file_results`` instead of one dict per file and
+    query (at 1,000,000 files those dicts took gigabytes)."""
+
+    positions: np.ndarray
+    answers: tuple[dict[str, np.ndarray], ...]
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def of_query(self, i: int, files: int) -> dict[str, np.ndarray]:
+        """Query ``i``'s columns by plan position (``files`` positions; ``has`` False where unbuilt)."""
+        got = self.answers[i] if i < len(self.answers) else {"has": np.zeros(len(self.positions), bool)}
+        out = {"has": np.zeros(files, bool)}
+        out["has"][self.positions] = got["has"]
+        for name in MEASURED:
+            column = np.zeros(files, np.int64)
+            if name in got:
+                column[self.positions] = got[name]
+            out[name] = column
+        return out

@@ -42,6 +42,8 @@ _OBJECTS = ("path", "partition", "partition_text", "raw_index_result", "index_de
             "matching_rows", "problems", "notes", "global_index_rows", "pruning_index_types")
 #: the record fields :meth:`DecisionColumns.extend_fields` takes (``stats`` apart)
 FIELDS = (*_INTS, *_CODED, *_OBJECTS, "index_types")
+#: the integer fields and the stage decisions kept as codes (arrays in :meth:`DecisionColumns.of_columns`)
+INT_FIELDS, CODED_FIELDS = _INTS, _CODED
 # each field's value when a record lacks it (FileDecision's defaults; required ones are always set)
 _DEFAULTS = {f.name: None if f.default is dataclasses.MISSING else f.default for f in dataclasses.fields(FileDecision)}
 _EMPTY_STATS = StatsCells()
@@ -101,6 +103,23 @@ class _Absent:
 
 
 _ABSENT = _Absent()
+
+
+class _Repeated(Sequence):
+    """One value ``n`` times, without a list (a field :meth:`DecisionColumns.of_columns` is not given)."""
+
+    def __init__(self, value: Any, n: int):
+        self.value, self.n = value, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, at):
+        if isinstance(at, slice):
+            return [self.value] * len(range(self.n)[at])
+        if not -self.n <= at < self.n:
+            raise IndexError("index out of range")
+        return self.value
 
 
 class DecisionColumns(Sequence):
@@ -167,7 +186,30 @@ class DecisionColumns(Sequence):
             cells_of.extend([got.get(column, _ABSENT) for got in stat_values])
         self._n += n
 
+    @classmethod
+    def of_columns(cls, n: int, ints: dict[str, np.ndarray], codes: dict[str, np.ndarray], index_skip: np.ndarray,
+                   objects: dict[str, Sequence], index_types: Sequence) -> DecisionColumns:
+        """``n`` decided files given whole columns (a Spark task's shipped decisions): each of the
+        integer fields as an ``int64`` array, each stage decision as its codes (:meth:`codes`),
+        whether the file index pruned the file, object fields as sequences read when asked for
+        (one not given reads its default), each file's ``index_types``; no statistics. No list or
+        object per file is made here: what reads a field by position (advise) reads only those."""
+        out = cls()
+        out._n = n
+        out._ints = {name: [np.asarray(ints[name], np.int64)] for name in _INTS}
+        out._codes = {name: [np.asarray(codes[name], np.int8)] for name in _CODED}
+        out._index_skip = [np.asarray(index_skip, bool)]
+        out._objects = {name: objects[name] if name in objects else _Repeated(_DEFAULTS[name], n)
+                        for name in _OBJECTS}
+        out._index_types = index_types
+        out._stat_types = _Repeated(None, n)
+        return out
+
     # ---------------------------------------------------------------- columns
+
+    def codes(self, name: str) -> np.ndarray:
+        """A stage decision of every file as its code (``int8``: 0 none, 1 REMAIN, 2 SKIP)."""
+        return self._code(name)
 
     @staticmethod
     def _joined(store: dict, name: str, empty: np.ndarray):

@@ -36,6 +36,23 @@ from indexcore.errors import SparkError
 DEFAULT_MASTER = Settings.spark_master
 _LOCAL = re.compile(r"local(\[(\*|\d+)(,\s*\d+)?\])?")
 _lock = threading.RLock()
+_MEMORY = re.compile(r"\s*(\d+)\s*([kmgt])b?\s*", re.IGNORECASE)
+_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def memory_bytes(text: str) -> int | None:
+    """A JVM memory size (``4g``, ``1500m``, ``512k``) in bytes; None when it is not one."""
+    m = _MEMORY.fullmatch(text or "")
+    return int(m.group(1)) * _UNITS[m.group(2).lower()] if m else None
+
+
+def driver_memory() -> str:
+    """The local driver's JVM heap (the ``spark_driver_memory`` setting), checked before the JVM
+    starts: a size the JVM would refuse is a SparkError naming the setting."""
+    text = settings().spark_driver_memory.strip()
+    if not memory_bytes(text):
+        raise SparkError(f"{variable('spark_driver_memory')}={text!r} is not a JVM memory size (e.g. 4g or 1500m)")
+    return text
 
 
 def allowed_masters() -> list[str]:
@@ -164,6 +181,10 @@ def _build(master: str, app_name: str, shuffle_partitions: int, conf: dict[str, 
                    .config("spark.sql.execution.arrow.pyspark.enabled", "true")
                    .config("spark.driver.extraJavaOptions", "-Dlog4j.rootLogger=ERROR,console")
                    .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable))
+        if _LOCAL.fullmatch(master):  # the tasks and the results share the driver's heap (read at JVM start)
+            memory = driver_memory()
+            builder = (builder.config("spark.driver.memory", memory)
+                       .config("spark.driver.maxResultSize", f"{max(1, memory_bytes(memory) // 2 >> 20)}m"))
     builder = builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions))
     builder = builder.config("spark.sql.session.timeZone", "UTC")
     for key, value in (conf or {}).items():

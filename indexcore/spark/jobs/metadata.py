@@ -42,6 +42,7 @@ import threading
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
@@ -69,8 +70,17 @@ from indexcore.spark.jobs.explain_columns import (
     table_funnel,
 )
 from indexcore.spark.jobs.plain import plain_dumps, plain_loads
-from indexcore.spark.jobs.run import JobCancelledError, max_tasks
+from indexcore.spark.jobs.run import JobCancelledError, job_failed, max_tasks
 from indexcore.spark.jobs.tables import open_table
+from indexcore.spark.jobs.workload_columns import (
+    conditions_of,
+    decisions_table,
+    explanation,
+    files_table,
+    framed,
+    lean_explanations,
+    unframed,
+)
 from indexcore.spark.progress import JobWatch, Progress, spark_context
 from indexcore.spark.session import get_session
 from indexcore.views.census import file_indexes
@@ -291,7 +301,7 @@ def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | No
         except Exception as exc:
             if watch.cancelled or (cancel is not None and cancel.is_set()):
                 raise JobCancelledError(f"indexcore {work} {table}: cancelled") from None
-            raise IndexCoreError(f"indexcore {work} {table}: Spark job failed: {exc}") from exc
+            raise job_failed(f"indexcore {work} {table}", exc) from exc
     if watch.cancelled or (cancel is not None and cancel.is_set()):
         raise JobCancelledError(f"indexcore {work} {table}: cancelled")
     results = []
@@ -327,11 +337,16 @@ def _work(table, work: str, plan: PlanColumns, places: np.ndarray, snapshot_id: 
             extras.append({"problems": decided.problems, "index_used": decided.index_used,
                            "io": [decided.bytes_read, decided.requests, decided.global_index_bytes,
                                   decided.global_index_requests]})
+            if not args["whole"]:  # the columns advise reads, in the files' order of files_table
+                records.append(_arrow_bytes(decisions_table(decided.files)))
+                continue
             t = decision_table(decided.files, ordered)  # RECORD: the place among this query's records
             tables.append(t.append_column(QUERY, pa.array(np.full(t.num_rows, q, np.int32))))
             records.append(encode_records(decided.files, plain))
+        if not args["whole"]:
+            return files_table(ordered), {"queries": extras, "records": framed(records)}
         out = pa.concat_tables(tables) if tables else EXPLAIN_FILES.append(pa.field(QUERY, pa.int32())).empty_table()
-        return out, {"queries": extras, "records": _framed(records)}
+        return out, {"queries": extras, "records": framed(records)}
     if work == _HEALTH:  # only the part's sums and few rows travel back, not the census
         census = file_indexes(table, snapshot_id, plan=plan)
         part = health_part(table, plan, census, table.schema(args["schema_id"]), places, args["small_limit"],
@@ -356,12 +371,20 @@ def _work(table, work: str, plan: PlanColumns, places: np.ndarray, snapshot_id: 
 def _in_plan_order(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
     """The groups' rows in the plan's manifest order (a file's rows keep their order), each column
     one chunk: the tasks' dictionary columns (the census's texts) over one dictionary, so a group-by
-    or a filter of the result sees one dictionary, as of the census one process makes."""
+    or a filter of the result sees one dictionary, as of the census one process makes. Empties
+    ``tables`` and orders a column at a time, each let go once ordered: where the caller holds no
+    other reference the driver holds the rows once and one column twice, not all of them twice
+    (at 1,000,000 files the plan's columns are about 1.3 GB)."""
     if not tables:
         return schema.empty_table()
     whole = pa.concat_tables(tables).unify_dictionaries()
-    whole = whole.take(pc.sort_indices(whole[ORDER]))
-    return whole.drop_columns([ORDER]).cast(schema).combine_chunks()
+    tables.clear()
+    order = pc.sort_indices(whole[ORDER])
+    columns = []
+    for f in schema:
+        columns.append(whole.column(f.name).take(order).cast(f.type).combine_chunks())
+        whole = whole.drop_columns([f.name])
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def spark_plan(warehouse_url: str, table: str, master: str | None = None, snapshot_id: int | None = None,
@@ -397,8 +420,11 @@ def spark_plan_and_census(warehouse_url: str, table: str, master: str | None = N
                                               progress, cancel, spark, storage_options)
     if head.snapshot is None:
         return PlanColumns(None, LIVE.empty_table()), None
-    rows = _in_plan_order([_arrow_table(r) for _t, _e, r in results], FILE_INDEXES) if census else None
-    files = _in_plan_order([t for t, _e, _r in results], LIVE)
+    tables, encoded_census = [t for t, _e, _r in results], [r for _t, _e, r in results]
+    del results  # each part held once: _in_plan_order lets them go as it orders them
+    rows = _in_plan_order([_arrow_table(r) for r in encoded_census], FILE_INDEXES) if census else None
+    del encoded_census
+    files = _in_plan_order(tables, LIVE)
     encoded = files.column("_PARTITION").combine_chunks().dictionary_encode()
     partitions = tuple(tbl.partition(p) for p in encoded.dictionary.to_pylist())
     files = files.set_column(files.schema.get_field_index("partition_id"), "partition_id",
@@ -463,13 +489,16 @@ def spark_explain(warehouse_url: str, table: str, where_sql: str, master: str | 
 def spark_explain_workload(warehouse_url: str, table: str, conditions: list, master: str | None = None,
                            snapshot_id: int | None = None, progress: Progress | None = None,
                            cancel: threading.Event | None = None, spark=None,
-                           storage_options: dict | None = None) -> Iterator[Explanation | IndexCoreError]:
+                           storage_options: dict | None = None,
+                           whole: bool = True) -> Iterator[Explanation | IndexCoreError]:
     """Each of ``conditions`` (predicates or SQL) explained as :func:`~indexcore.scan.explainer.explain`
     explains it alone, all in one Spark job: its manifests read once by the tasks, each group's files
     decided for every condition in its task. Yields, in ``conditions``' order, explain's own
     :class:`Explanation` (decoded from the tasks' records as it is asked for, so a caller that
     summarises each and drops it holds one at a time) or the :class:`IndexCoreError` of a condition
-    that does not bind to the table (checked before Spark starts)."""
+    that does not bind to the table (checked before Spark starts). Not ``whole``: each explanation's
+    files are the columns advise reads (:mod:`.workload_columns`: no whole record per file, no
+    statistics), for a caller that lists no file's record."""
     tbl = open_warehouse(warehouse_url, storage_options=storage_options).table(table)
     snap = tbl.snapshot(snapshot_id)
     schema = tbl.read_schema(snapshot_id, snap)
@@ -482,46 +511,23 @@ def spark_explain_workload(warehouse_url: str, table: str, conditions: list, mas
     asked = [b for b in bound if not isinstance(b, IndexCoreError)]
     results, plain, head = [], False, None
     if asked:
-        args = {"predicates": [p for p, _sql in asked], "schema_id": schema.id}
+        args = {"predicates": [p for p, _sql in asked], "schema_id": schema.id, "whole": whole}
         _tbl, head, results, _tasks, plain = _run(warehouse_url, table, _WORKLOAD, args, master,
                                                   snap.id if snap else None, progress, cancel, spark, storage_options)
-    records = [_unframed(r) for _t, _e, r in results]  # per task, each condition's encoded records
-    q = -1
-    for b in bound:
-        if isinstance(b, IndexCoreError):
-            yield b
+    if not whole:
+        yield from lean_explanations(table, bound, head, results)
+        return
+    records = [unframed(r) for _t, _e, r in results]  # per task, each condition's encoded records
+    for q, predicate, sql in conditions_of(bound):
+        if q is None:  # a condition that does not bind: its error
+            yield predicate
             continue
-        q += 1
-        predicate, sql = b
         mine = numbered([t.filter(pc.equal(t.column(QUERY), q)).drop_columns([QUERY]) for t, _e, _r in results])
         files = in_explain_order(mine)
-        extras = [e["queries"][q] for _t, e, _r in results]
-        seen: set[Problem] = set()
-        part_problems = [p for e in extras for p in e["problems"] if not (p in seen or seen.add(p))]
-        global_io = (max((e["io"][2] for e in extras), default=0), max((e["io"][3] for e in extras), default=0))
         decoded = [f for task in records for f in decode_records(task[q], plain)]  # this condition's only
-        yield Explanation(table=table, snapshot_id=head.snapshot.id if head and head.snapshot else None,
-                          predicate=predicate, sql=sql,
-                          files=[decoded[i] for i in files.column(RECORD).to_pylist()],
-                          funnel=table_funnel(files, False, global_io),
-                          problems=[*(head.problems if head else []), *part_problems, *file_problems(files)],
-                          index_used=all(e["index_used"] for e in extras),
-                          bytes_read=sum(e["io"][0] for e in extras), requests=sum(e["io"][1] for e in extras))
-
-
-def _framed(parts: list[bytes]) -> bytes:
-    """``parts`` as one byte string, each after its length (what :func:`_unframed` splits)."""
-    return b"".join(len(p).to_bytes(8, "little") + p for p in parts)
-
-
-def _unframed(data: bytes) -> list[bytes]:
-    """The parts :func:`_framed` joined."""
-    parts, at = [], 0
-    while at < len(data):
-        n = int.from_bytes(data[at:at + 8], "little")
-        parts.append(data[at + 8:at + 8 + n])
-        at += 8 + n
-    return parts
+        yield explanation(table, head, predicate, sql, [e["queries"][q] for _t, e, _r in results],
+                          [decoded[i] for i in files.column(RECORD).to_pylist()],
+                          partial(table_funnel, files, False), file_problems(files))
 
 
 def seed_census(table, warehouse_url: str, master: str, snapshot_id: int | None = None,

@@ -118,9 +118,9 @@ def advise_on_spark(table, warehouse_url: str, master: str, snapshot_id: int | N
         kept_view(table, "file_indexes", columns.snapshot.id, lambda: census)
     facts = planned_of_columns(table, columns)
 
-    def explain_all(conditions: list, sid: int | None):
+    def explain_all(conditions: list, sid: int | None, whole: bool = True):
         return spark_explain_workload(warehouse_url, table.name, conditions, master, sid,
-                                      progress("explaining on Spark"), None, spark, storage_options)
+                                      progress("explaining on Spark"), None, spark, storage_options, whole)
 
     out = {"planned": partial(_facts, facts), "explain_all": explain_all}
     if measure:

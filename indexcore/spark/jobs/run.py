@@ -16,15 +16,39 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
-from indexcore.errors import IndexCoreError
+from indexcore.config import settings, variable
+from indexcore.errors import IndexCoreError, SparkMemoryError
 from indexcore.spark.jobs.plain import plain_dumps, plain_loads
 from indexcore.spark.progress import JobWatch, Progress, spark_context
+from indexcore.spark.session import memory_bytes
 
 TASKS_PER_CORE = 2
 
 
 class JobCancelledError(IndexCoreError):
     """A Spark job stopped because its ``cancel`` event was set."""
+
+
+# what Spark says when a job's results do not fit the driver: a result the driver lost (its block
+# evicted), the JVM's heap, or the results' cap (spark.driver.maxResultSize)
+_OUT_OF_MEMORY = ("TaskResultLost", "OutOfMemoryError", "Java heap space", "GC overhead limit exceeded",
+                  "maxResultSize")
+
+
+def job_failed(description: str, exc: BaseException) -> IndexCoreError:
+    """Our error for a Spark job that failed with ``exc``: where its results did not fit the driver,
+    a :class:`SparkMemoryError` naming the setting that sizes the driver and a figure to set it to."""
+    text = str(exc)
+    found = next((m for m in _OUT_OF_MEMORY if m in text), None)
+    if found is None:
+        return IndexCoreError(f"{description}: Spark job failed: {exc}")
+    now = settings().spark_driver_memory
+    size = memory_bytes(now)
+    bigger = f"{2 * size >> 30}g" if size and size >= 1 << 29 else "2g"
+    return SparkMemoryError(f"{description}: the job's results did not fit the Spark driver ({found}); its JVM "
+                            f"heap is {now} ({variable('spark_driver_memory')}, read when Spark starts on a local "
+                            f"master, half of it for a job's results): set {variable('spark_driver_memory')}="
+                            f"{bigger} (or more) and run again in a new process")
 
 
 def task_error(spec: dict, exc: BaseException) -> dict:
@@ -77,7 +101,7 @@ def run_tasks(spark, fn: Callable[[dict], dict], specs: list[dict], description:
         except Exception as exc:
             if watch.cancelled or (cancel is not None and cancel.is_set()):
                 raise JobCancelledError(f"{description}: cancelled") from None
-            raise IndexCoreError(f"{description}: Spark job failed: {exc}") from exc
+            raise job_failed(description, exc) from exc
     if watch.cancelled or (cancel is not None and cancel.is_set()):  # set before the watcher saw the job
         raise JobCancelledError(f"{description}: cancelled")
     return [r for _, r in sorted(results, key=lambda t: t[0])]

@@ -17,7 +17,10 @@ import tempfile
 import threading
 from collections.abc import Sequence
 
+import numpy as np
+
 from indexcore import open_warehouse
+from indexcore.analysis.advise_model import MEASURED, MeasuredFiles
 from indexcore.analysis.whatif import build_hypothetical_index, evaluate_hypothetical
 from indexcore.errors import IndexCoreError, PredicateError
 from indexcore.expr import parse_where
@@ -61,9 +64,36 @@ def what_if_task(spec: dict) -> dict:
             result = evaluate_hypothetical(hyp, sql, also=also)
             for wf in result.files:
                 out[wf.path]["predicates"].append(_what_if_row(sql, wf))
+        if spec.get("lean"):
+            return _lean(spec, out)
         return {"files": [out[lf.path] for lf in spec["files"] if lf.path in out]}
     except Exception as exc:  # noqa: BLE001
         return task_error(spec, exc)
+
+
+def _lean(spec: dict, out: dict[str, dict]) -> dict:
+    """A task's files as the advisor reads them (:class:`~indexcore.analysis.advise_model.MeasuredFiles`):
+    the place in the task's files of each file it reports, their bytes, and per predicate its
+    answers as lists (plain values: over Spark Connect results travel as JSON)."""
+    at = [i for i, lf in enumerate(spec["files"]) if lf.path in out]
+    reported = [out[spec["files"][i].path] for i in at]
+    answers = []
+    for q in range(len(spec["where"])):
+        rows = [f["predicates"][q] if len(f["predicates"]) > q else None for f in reported]
+        answers.append({"has": [r is not None for r in rows],
+                        **{name: [int(r[name]) if r is not None else 0 for r in rows] for name in MEASURED}})
+    return {"at": at, "size": sum(f["size"] for f in reported), "answers": answers}
+
+
+def _measured(results: list[dict], positions: list[np.ndarray], wheres: int) -> MeasuredFiles:
+    """The lean tasks' results (:func:`_lean`, in task order) as one :class:`MeasuredFiles`, each
+    file at its plan position (``positions``: each task's files' positions)."""
+    done = [(r, positions[g]) for g, r in enumerate(results) if "at" in r]
+    at = [mine[np.asarray(r["at"], np.int64)] for r, mine in done]
+    answers = tuple({name: np.concatenate([np.asarray(r["answers"][q][name], bool if name == "has" else np.int64)
+                                           for r, _m in done]) if done else np.zeros(0, np.int64)
+                     for name in ("has", *MEASURED)} for q in range(wheres))
+    return MeasuredFiles(np.concatenate(at) if at else np.zeros(0, np.int64), answers)
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -101,17 +131,21 @@ def what_if_measure(warehouse_url: str, table: str, master: str | None = None,
     snapshot's files already planned, as :func:`what_if` takes them). The snapshot is planned (when
     ``plan`` is None) and its files packed into task groups (:func:`packed_files`: a live file and a
     task copy per file) once, on the first candidate, for every candidate of the run."""
-    packed: list = []  # this run's (plan, task groups), made by the first candidate
+    packed: list = []  # this run's (plan, task groups, their files' plan positions), made by the first candidate
 
     def measure(column: str, index_type: str, options: dict, wheres: list[str], also=()) -> dict:
         if not packed:
             tbl, planned = (resolve(warehouse_url, table, snapshot_id, storage_options) if plan is None
                             else (open_warehouse(warehouse_url, storage_options=storage_options).table(table), plan))
-            packed.append((planned, packed_files(tbl, planned, max_tasks(get_session(master)))))
-        planned, groups = packed[0]
+            groups = packed_files(tbl, planned, max_tasks(get_session(master)))
+            index_of = getattr(planned, "index_of", None)  # advise's planned files: answers by plan position
+            positions = None if index_of is None else \
+                [np.array([index_of[f.path] for f in files], np.int64) for _ids, files in groups]
+            packed.append((planned, groups, positions))
+        planned, groups, positions = packed[0]
         return what_if(warehouse_url, table, column, index_type, options, wheres, master=master,
                        snapshot_id=snapshot_id, storage_options=storage_options, also=also, plan=planned,
-                       packed=groups)
+                       packed=groups, positions=positions)
 
     return measure
 
@@ -130,7 +164,8 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
             where_sqls: Sequence[str], master: str | None = None, scratch_dir: str | None = None,
             snapshot_id: int | None = None, progress: Progress | None = None,
             cancel: threading.Event | None = None, spark=None, storage_options: dict | None = None,
-            also: Sequence[tuple[str, str, dict]] = (), plan=None, packed: list | None = None) -> dict:
+            also: Sequence[tuple[str, str, dict]] = (), plan=None, packed: list | None = None,
+            positions: list | None = None) -> dict:
     """Build a hypothetical ``index_type`` index on ``column`` for every live file (into
     ``scratch_dir``, a new temporary directory by default; never the warehouse) and report its
     total size and, per predicate, the files and rows it would prune against the current indexes.
@@ -140,7 +175,10 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     ``combined_rows`` is what the new indexes and today's ones keep together. ``plan``: the
     snapshot's files planned already (its ``snapshot`` and ``files``: advise's
     :class:`~indexcore.analysis.advise.PlannedFiles` from Spark tasks), else the driver plans them;
-    ``packed``: those files already packed for tasks (:func:`packed_files` of ``plan``), else packed here.
+    ``packed``: those files already packed for tasks (:func:`packed_files` of ``plan``), else packed here;
+    ``positions``: each packed group's files' places in the plan, for the advisor: then the files'
+    results are its :class:`~indexcore.analysis.advise_model.MeasuredFiles` (columns, no dict per
+    file; no per-predicate summary, no scratch file kept).
     """
     if index_type not in FILE_INDEX_TYPES:
         raise IndexCoreError(f"unknown file index type {index_type!r} (one of {', '.join(FILE_INDEX_TYPES)})")
@@ -166,7 +204,9 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     if scratch_dir is None:  # our own scratch directory: gone when the job ends or fails
         with tempfile.TemporaryDirectory(prefix="indexcore-whatif-") as scratch:
             out = what_if(warehouse_url, table, column, index_type, options, where_sqls, master, scratch,
-                          snapshot_id, progress, cancel, spark, storage_options, also, plan, packed)
+                          snapshot_id, progress, cancel, spark, storage_options, also, plan, packed, positions)
+        if positions is not None:
+            return {**out, "scratch_dir": None}
         return {**out, "scratch_dir": None, "file_results": [{**f, "scratch_file": None}
                                                              for f in out["file_results"]]}
     scratch = scratch_dir
@@ -177,8 +217,13 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     specs = [{"url": warehouse_url, "storage_options": tbl.storage.storage_options, "table": table,
               "snapshot_id": sid, "schema_ids": ids, "files": files,
               "column": column, "index_type": index_type, "options": options, "also": also,
-              "where": list(where_sqls), "scratch_dir": scratch} for ids, files in groups]
+              "where": list(where_sqls), "scratch_dir": scratch, "lean": positions is not None} for ids, files in groups]
     results = run_tasks(spark, what_if_task, specs, f"indexcore what-if {table}", progress, cancel)
+    if positions is not None:
+        measured = _measured(results, positions, len(where_sqls))
+        return {"table": table, "column": column, "index_type": index_type, "options": options,
+                "scratch_dir": scratch, "files": len(measured), "total_size": sum(r.get("size", 0) for r in results),
+                "predicates": [], "file_results": measured, "task_errors": [r for r in results if "error" in r]}
     files = [f for r in results for f in r.get("files", ())]
     summary = []
     for i, sql in enumerate(where_sqls):
