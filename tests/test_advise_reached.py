@@ -43,7 +43,7 @@ def test_columns_and_objects_summarise_alike(table, where):
     by_columns, by_objects = QueryRun(scan=None), QueryRun(scan=None)
     reached_c, paths_c, raw_c = _reached_columns(by_columns, ex.files)
     reached_o, paths_o, raw_o = _reached_objects(by_objects, list(ex.files))
-    assert paths_c == paths_o and raw_c == raw_o
+    assert paths_c == paths_o and list(raw_c) == raw_o  # raw answers taken lazily on columns
     assert list(reached_c) == reached_o and len(reached_c) == len(reached_o)
     for field in ("index_skipped", "rows_read", "base_rows", "sizes"):
         assert np.array_equal(getattr(by_columns, field), getattr(by_objects, field)), field

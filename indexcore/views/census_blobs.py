@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from indexcore.cache import LRU
 from indexcore.formats.container import EMPTY_INDEX_FLAG, IndexEntry
 from indexcore.views.census import census_rows_of, judge_entry, snapshot_census
 from indexcore.views.census_rows import distinct_codes, values_of
@@ -53,6 +54,7 @@ def iter_file_indexes(table, snapshot_id: int | None = None, index_types: Iterab
             yield rows.blob(i)
 
 
+_KEEP_FILES = 1 << 16  # live files made from plan columns kept at most
 _BLOB_SLICE = 512  # census rows whose live files iter_file_indexes makes in one pass
 
 
@@ -66,6 +68,9 @@ class CensusBlobs:
         self._plan = files if isinstance(files, PlanColumns) else None
         self._files = {} if self._plan is not None else files if isinstance(files, LiveFilesByPath) else {
             lf.path: lf for lf in files}
+        # from plan columns: each file made on first use, the most recently used kept (bounded: advise
+        # at 1,000,000 files asks for every file a query reaches)
+        self._made = LRU(_KEEP_FILES)
         self._rows: dict[str, int] | None = None
         self._columns: dict[str, list] | None = None
         self._judged: dict[tuple, tuple] = {}
@@ -73,11 +78,14 @@ class CensusBlobs:
     def _file(self, path: str) -> LiveFile:
         """The live file at ``path``; from plan columns, made on first use (the files whose blobs
         are asked for, not the snapshot's)."""
-        lf = self._files.get(path)
+        if self._plan is None:
+            return self._files[path]
+        lf = self._made.get(path)
         if lf is None:
             if self._rows is None:
                 self._rows = {p: i for i, p in enumerate(self._plan.files.column("path").to_pylist())}
-            lf = self._files[path] = self._plan.live_file(self.table, self._rows[path])
+            lf = self._plan.live_file(self.table, self._rows[path])
+            self._made.put(path, lf)
         return lf
 
     def blob(self, i: int) -> IndexBlob:
