@@ -209,3 +209,36 @@ def test_bucket_counter_counts_each_bucket_as_its_files_say(tmp_path, engine):
         assert counter.add(files)
     assert counter.bucket_rows() == truth and counter.rows() == sum(truth)
     assert [merged_bucket_rows(table, table.schema(), files, []) for _b, files in sorted(groups.items())] == truth
+
+
+def test_buckets_without_retracts_are_counted_by_their_distinct_keys(tmp_path):
+    """A deduplicate table partitioned by ``pt`` with the key (pt, id, k): 40 keys per partition
+    written, then 17 of them (and 7 new) written again, no delete: two overlapping level-0 files
+    per bucket that retract nothing, so the count reads only (id, k) (:class:`KeyCounter`) and gives
+    the distinct keys by construction, the rows a merge read returns and :class:`BucketCounter`'s."""
+    from indexcore.analysis.live_rows import KeyCounter
+    from indexcore.warehouse.data import BucketCounter
+
+    schema = make_schema([("pt", "STRING"), ("id", "BIGINT"), ("k", "STRING"), ("v", "STRING")],
+                         primary_keys=("pt", "id", "k"), partition_keys=("pt",), options={"bucket": "3"})
+    w = TableWriter.create(str(tmp_path), "db.keys", schema, seed=1)
+    rows = lambda pt, ids, v: pa.table({"pt": [pt] * len(ids), "id": pa.array(ids, pa.int64()),  # noqa: E731
+                                        "k": [f"k{i % 3}" for i in ids], "v": [v] * len(ids)})
+    w.write(pa.concat_tables([rows("a", list(range(40)), "x"), rows("b", list(range(40)), "x")]))
+    w.write(pa.concat_tables([rows("a", list(range(30, 47)), "y"), rows("b", list(range(33, 40)), "y")]))
+    live = 47 + 40  # distinct (pt, id, k) by construction
+    table = indexcore.open_warehouse(str(tmp_path)).table("db.keys")
+    files = table.plan().files
+    assert all(lf.file.delete_row_count == 0 for lf in files)
+    groups: dict = {}
+    for lf in files:
+        groups.setdefault((lf.partition, lf.bucket), []).append(lf)
+    assert any(len(g) > 1 and {lf.file.level for lf in g} == {0} for g in groups.values())
+    s = table.schema()
+    assert KeyCounter.keys_of(s) == ["id", "k"]
+    keys, merged = KeyCounter(table, s, ["id", "k"], []), BucketCounter(table, s, [])
+    for g in groups.values():
+        assert keys.add(g) and merged.add(g)
+    assert keys.rows() == merged.rows() == live == read_table(table).num_rows
+    got = live_rows(table)
+    assert (got.live, got.exact, got.merged_buckets) == (live, True, 0)

@@ -79,6 +79,12 @@ def test_dv_density_matches_decoded_vectors(warehouse, name):
         assert b["density"] == pytest.approx(b["deleted"] / b["row_count"])
     hot = deletion_vectors_frames.compaction_hint(buckets, threshold=float(buckets["density"].max()))
     assert len(hot) >= 1 and (hot["density"] >= buckets["density"].max()).all()
+    # summed on the view's Arrow columns (table health): the same frame as pandas' group-by of the frame,
+    # on every snapshot (DV-less ones too)
+    for sid in table.snapshot_ids():
+        arrow, pandas = view(table, "deletion_vectors", sid), frame(table, "deletion_vectors", sid)
+        by_arrow, by_pandas = (deletion_vectors_frames.dv_by_bucket(d) for d in (arrow, pandas))
+        assert by_arrow.equals(by_pandas) or (by_arrow.empty and by_pandas.empty), sid
 
 
 def test_dv_trend_follows_snapshots(warehouse):

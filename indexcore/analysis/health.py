@@ -314,7 +314,8 @@ def table_health(table, snapshot_id: int | None = None) -> TableHealth:
     data_bytes = int(pc.sum(plan.files.column("_FILE_SIZE")).as_py() or 0)
     rows = int(pc.sum(plan.files.column("_ROW_COUNT")).as_py() or 0)
     census = view(table, "file_indexes", sid) if files else FILE_INDEXES.empty_table()
-    frame = to_frame(unusable_rows(census))  # all unusable_files and the unreadable containers need
+    bad_rows = unusable_rows(census)  # all unusable_files and the unreadable containers need; a frame only of some
+    frame = to_frame(bad_rows) if bad_rows.num_rows else pd.DataFrame()
     by_path = plan.by_path(table)
 
     index_bytes = index_bytes_of(census, plan, data_bytes)
@@ -324,16 +325,16 @@ def table_health(table, snapshot_id: int | None = None) -> TableHealth:
 
     dv_view = view(table, "deletion_vectors", sid) if files else None
     deleted = int(pc.sum(dv_view["deleted"]).as_py() or 0) if dv_view is not None else 0
-    # a frame of every file only when rows are deleted (the worst bucket's density needs them all); else
-    # of the files with a DV (lost ones): at 1,000,000 files the whole frame was 0.25 GB while health ran
-    dvs = (pd.DataFrame() if dv_view is None else dv_view.to_pandas() if deleted
-           else dv_view.filter(dv_view["has_dv"]).to_pandas())
+    # the worst bucket summed on the view's Arrow columns; a frame only of the files with a DV (lost
+    # ones): at 1,000,000 files a frame of every file was 0.25 GB while health ran
+    dvs = pd.DataFrame() if dv_view is None else dv_view.filter(dv_view["has_dv"]).to_pandas()
     worst, worst_density = None, 0.0
     if deleted:
-        worst, worst_density = worst_bucket(dv_by_bucket(dvs))
+        worst, worst_density = worst_bucket(dv_by_bucket(dv_view))
     lost = lost_deletion_vectors(table, dvs) if not dvs.empty else None
-    unusable = pd.concat([unusable_files(frame, None, lost), unusable_index_files(table, sid)], ignore_index=True)
-    broken = set(frame.loc[frame["error"].notna() & frame["column_name"].isna(), "file_path"]) if files else set()
+    unusable = [u for u in (unusable_files(frame, None, lost), unusable_index_files(table, sid)) if not u.empty]
+    broken = set(frame.loc[frame["error"].notna() & frame["column_name"].isna(), "file_path"]) \
+        if files and not frame.empty else set()
     coverage = _coverage(table, sid, broken) if files else []
     blooms = census_sizing(table, census, by_path)
     problems = len({(p.path, p.structure, p.reason) for p in [*plan.problems, *table.problems]})
@@ -345,7 +346,7 @@ def table_health(table, snapshot_id: int | None = None) -> TableHealth:
         index_bytes=tuple(index_bytes), small_files=small_files, small_file_threshold=limit,
         deleted_rows=deleted, dv_density=deleted / rows if rows else 0.0, worst_bucket=worst,
         worst_bucket_density=worst_density, coverage=tuple(coverage), blooms=tuple(blooms),
-        unusable=tuple(unusable.itertuples(index=False, name=None)), problems=problems)
+        unusable=tuple(r for u in unusable for r in u.itertuples(index=False, name=None)), problems=problems)
     return scored(h, mergeable, target, [*plan.problems, *table.problems])
 
 
@@ -381,9 +382,8 @@ def _items(h: TableHealth, mergeable: int, small_points: int, problems) -> list[
         first = next(iter(seen))
         item("unreadable-metadata", ERROR, f"{len(seen)} unreadable part(s) of the table's metadata "
              f"(first: {first[1]} {first[0].rsplit('/', 1)[-1]}: {first[2]})", PAGE_TABLE, 0.5, files=len(seen))
-    unusable = h.unusable_frame
-    if not unusable.empty:
-        for why, g in unusable.groupby("why", sort=True):
+    if h.unusable:  # a frame (and its group-by) only for a table with unusable files
+        for why, g in h.unusable_frame.groupby("why", sort=True):
             n = g["file_name"].nunique()
             kinds = [k for k in g["index_type"].dropna().unique() if k in KIND_PAGE]
             page = KIND_PAGE[kinds[0]] if len(kinds) == 1 else PAGE_TABLE
@@ -494,7 +494,7 @@ def tables_frame(health: WarehouseHealth | Iterable[TableHealth]) -> pd.DataFram
     tables = health.tables if isinstance(health, WarehouseHealth) else tuple(health)
     rows = []
     for t in tables:
-        bad = t.unusable_frame
+        bad = t.unusable_frame if t.unusable else None  # no frame per table without unusable files
         rows.append({
             "table": t.table, "score": t.score, "errors": sum(i.severity == ERROR for i in t.items),
             "warnings": sum(i.severity == WARNING for i in t.items), "files": t.files, "rows": t.rows,
@@ -502,8 +502,8 @@ def tables_frame(health: WarehouseHealth | Iterable[TableHealth]) -> pd.DataFram
             "data_bytes": t.data_bytes, "index_bytes": t.total_index_bytes,
             "index_pct": t.total_index_bytes / t.data_bytes if t.data_bytes else None,
             "small_files": t.small_files, "dv_density": t.dv_density, "worst_bucket_density": t.worst_bucket_density,
-            "unusable_files": int(bad["file_name"].nunique()),
-            "missing_dv_files": int(bad.loc[bad["why"] == MISSING_DV, "file_name"].nunique()),
+            "unusable_files": int(bad["file_name"].nunique()) if bad is not None else 0,
+            "missing_dv_files": int(bad.loc[bad["why"] == MISSING_DV, "file_name"].nunique()) if bad is not None else 0,
             "problems": t.problems,
             "index_kinds": ", ".join(sorted({b.index_type for b in t.index_bytes if b.index_type != CONTAINER_HEAD})),
             "snapshot": t.snapshot, "error": t.error})
