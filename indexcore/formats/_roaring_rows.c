@@ -162,7 +162,8 @@ static PyObject *py_rows(PyObject *self, PyObject *args) {
 }
 
 /* bsi_part(data, pos, end) -> (ebm rows: uint32 bytes, their values: int64 bytes, end position,
- * spans ((offset, length) of the ebm, then of each slice)): a BSI part from its existence bitmap
+ * spans ((offset, length) of the ebm, then of each slice), least value, greatest value (0, 0
+ * without rows)): a BSI part from its existence bitmap
  * on (after the part's version, min and max). A slice's rows outside the ebm are left out, as
  * the bit-sliced comparisons leave them. */
 static PyObject *py_bsi_part(PyObject *self, PyObject *args) {
@@ -203,10 +204,15 @@ static PyObject *py_bsi_part(PyObject *self, PyObject *args) {
             if (j < n && ebm_rows[j] == row) values[j] |= (int64_t)1 << i;
         }
     }
+    int64_t low = 0, high = 0; /* the least and greatest value (a part's min and max stored value) */
+    for (Py_ssize_t j = 0; j < n; j++) {
+        if (!j || values[j] < low) low = values[j];
+        if (!j || values[j] > high) high = values[j];
+    }
     PyObject *spans_tuple = PyList_AsTuple(spans);
     if (!spans_tuple) { why = ""; goto done; }
-    out = Py_BuildValue("(y#y#nN)", ebm.p ? ebm.p : "", ebm.len, (const char *)values,
-                        n * (Py_ssize_t)sizeof(int64_t), pos, spans_tuple);
+    out = Py_BuildValue("(y#y#nNLL)", ebm.p ? ebm.p : "", ebm.len, (const char *)values,
+                        n * (Py_ssize_t)sizeof(int64_t), pos, spans_tuple, (long long)low, (long long)high);
 done:
     if (why) fail(why, at);
     free(ebm.p);
@@ -441,7 +447,8 @@ done:
 static PyMethodDef methods[] = {
     {"rows", py_rows, METH_VARARGS, "rows(data, start, end) -> (uint32 rows bytes, size) of one portable bitmap"},
     {"bsi_part", py_bsi_part, METH_VARARGS,
-     "bsi_part(data, pos, end) -> (rows, values, end position, spans) of a BSI part from its ebm on"},
+     "bsi_part(data, pos, end) -> (rows, values, end position, spans, least, greatest value) of a BSI part "
+     "from its ebm on"},
     {"bitmap_v2", py_bitmap_v2, METH_VARARGS,
      "bitmap_v2(blob, key_size) -> None or the counts of a whole V2 bitmap index blob (summary.native_counts)"},
     {NULL, NULL, 0, NULL}};
