@@ -418,3 +418,25 @@ def test_values_given_as_is_are_to_json_values():
     for type_name in ("DOUBLE", "FLOAT", "DATE", "TIME", "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)", "DECIMAL(5,2)", "BYTES"):
         assert not json_as_is(parse_type(type_name)), type_name
     assert sorted(n for n in COLUMNS if json_as_is(parse_type(n))) == ["BIGINT", "INT", "STRING", "TINYINT"]
+
+
+def test_top_values_are_pandas_groupby_of_the_values():
+    """The Bitmap page's top values (numpy sums and a heap) are pandas' groupby of the
+    ``$bitmap_values`` rows (rows summed, files holding each value counted once), most rows first
+    and ties by value: random frames with repeated files, values of many lengths, ties and ``NULL``."""
+    def by_pandas(values: pd.DataFrame, n: int) -> pd.DataFrame:
+        agg = values.groupby("value", as_index=False).agg(cardinality=("cardinality", "sum"),
+                                                           files=("file_name", "nunique"))
+        return agg.sort_values(["cardinality", "value"], ascending=[False, True]).head(n).reset_index(drop=True)
+
+    rng = random.Random(7)
+    for _ in range(100):
+        k = rng.randint(1, 600)
+        values = pd.DataFrame({
+            "file_name": [f"data-{rng.randint(0, 40)}.parquet" for _ in range(k)],
+            "value": [rng.choice(["NZ", "AU", "NULL", "é", "", "zz", str(rng.randint(0, 60))]) for _ in range(k)],
+            "cardinality": pd.array([rng.choice([1, 1, 2, 7, 10**9]) for _ in range(k)], "int64")})
+        n = rng.choice([1, 3, 20, 100])
+        pd.testing.assert_frame_equal(bitmap_frames.top_values(values, n), by_pandas(values, n))
+    empty = bitmap_frames.top_values(pd.DataFrame(columns=["file_name", "value", "cardinality"]), 5)
+    assert empty.empty and list(empty.columns) == ["value", "cardinality", "files"]
