@@ -39,7 +39,7 @@ from indexcore.expr.functions import (
 )
 from indexcore.formats import bulk, roaring
 from indexcore.formats.base import REMAIN, BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter
-from indexcore.formats.column_values import LONG_MIN
+from indexcore.formats.column_values import LONG_MAX, LONG_MIN
 from indexcore.io import ByteSource
 from indexcore.types import (
     INTEGER_ROOTS,
@@ -183,6 +183,10 @@ class BsiPart:
         if ge_none or le_none:
             return BitMap()
         rows, stored = self._values
+        if _roaring_rows is not None and rows.dtype == np.uint32 and stored.dtype == np.int64 \
+                and rows.flags.c_contiguous and stored.flags.c_contiguous:  # one pass in C
+            return BitMap(array.array("I", _roaring_rows.between(rows, stored, LONG_MIN if ge_every else low - self.min,
+                                                                 LONG_MAX if le_every else high - self.min)))
         keep = None if ge_every else stored >= low - self.min
         if not le_every:
             keep = stored <= high - self.min if keep is None else keep & (stored <= high - self.min)
