@@ -129,6 +129,78 @@ def test_boolean_keys_are_left_to_the_reader():
     assert blob_counts(_blob(dtype, [True, False, None, True], 2), KeyCodec(dtype)) is None
 
 
+def _python_view_counts(blob: bytes, codec: KeyCodec):
+    """:func:`view_counts` of ``blob`` by the Python path alone (blob_counts and its summary)."""
+    counts = blob_counts(blob, codec)
+    if counts is None:
+        return None
+    return (summary_of_counts(counts, codec.dtype, detail=False), [v for v, _ in counts.dictionary],
+            [c for _, c in counts.dictionary], counts.null_count)
+
+
+NATIVE_TYPES = ["STRING", "INT", "BIGINT", "DATE", "TINYINT", "SMALLINT"]  # the key kinds the C counter reads
+
+
+@pytest.mark.skipif(bitmap_summary._roaring_rows is None, reason="the optional C extension is not built (setup.py)")
+@pytest.mark.parametrize("type_name", NATIVE_TYPES)
+def test_view_counts_in_c_are_the_python_counts(type_name: str, monkeypatch):
+    """V2 blobs of each key kind the C counter reads (one index block and several, nulls, a single
+    null row, values out of order): :func:`view_counts` answers in one C call, with exactly the
+    Python path's summary, values, counts and null rows; the values are the rows written."""
+    dtype = parse_type(type_name)
+    codec = KeyCodec(dtype)
+    rng = random.Random(type_name)
+    distinct = {**COLUMNS, "SMALLINT": [0, -32768, 32767, 5, 9, 1]}[type_name]
+    made = []
+    real = bitmap_summary.blob_counts
+    monkeypatch.setattr(bitmap_summary, "blob_counts", lambda *a: made.append(1) or real(*a))
+    for nulls in (0.1, 0.0, -1):
+        values = [rng.choice(distinct) if rng.random() >= nulls else None for _ in range(300)]
+        if nulls < 0:
+            values[7] = None  # one null row: stored as its row number, no bitmap
+        for block in ("16kb", "96b", "128b"):
+            blob = _blob(dtype, values, 2, block)
+            made.clear()
+            got = bitmap_summary.view_counts(blob, codec)
+            assert made == [], (nulls, block)  # answered in C
+            assert got == _python_view_counts(blob, codec), (nulls, block)
+            written = Counter(codec.key(v) for v in values if v is not None)
+            assert [(codec.key(v), c) for v, c in zip(got[1], got[2], strict=True)] == sorted(
+                written.items(), key=lambda kc: codec.sort_key(kc[0]))
+            assert got[3] == values.count(None)
+
+
+@pytest.mark.parametrize("type_name", ["STRING", "INT"])
+def test_view_counts_of_damaged_blobs_are_the_python_counts(type_name: str):
+    """Every byte of small V2 blobs flipped in turn (and each blob cut short): the C counter
+    answers exactly what the Python path answers, None included (the reader then decides)."""
+    dtype = parse_type(type_name)
+    codec = KeyCodec(dtype)
+    distinct = COLUMNS[type_name]
+    values = [distinct[i % 4] if i % 9 else None for i in range(40)] + [distinct[4]]
+    answered = 0
+    for block in ("16kb", "96b"):
+        blob = _blob(dtype, values, 2, block)
+        damaged = [d for _, _, d in flipped(blob)] + [blob[:n] for n in range(len(blob))]
+        for data in damaged:
+            got = bitmap_summary.view_counts(data, codec)
+            assert got == _python_view_counts(data, codec), data.hex()
+            answered += got is not None
+    assert answered > 0
+
+
+def test_view_counts_of_the_other_kinds_are_the_python_counts():
+    """V1 blobs, float and timestamp keys: the Python path's answer."""
+    for type_name, version in (("STRING", 1), ("INT", 1), ("DOUBLE", 2), ("FLOAT", 2), ("TIMESTAMP(3)", 2)):
+        dtype = parse_type(type_name)
+        codec = KeyCodec(dtype)
+        distinct = COLUMNS.get(type_name) or [codec.value(k) for k in (0, 1_700_000_000_000, -5, 86_400_000)]
+        values = [distinct[i % len(distinct)] if i % 7 else None for i in range(50)]
+        blob = _blob(dtype, values, version, "32b")
+        got = bitmap_summary.view_counts(blob, codec)
+        assert got is not None and got == _python_view_counts(blob, codec), type_name
+
+
 # ------------------------------------------------------------------ the views and the lookup frame
 
 
@@ -161,7 +233,7 @@ TABLES = ["db.v2", "db.v1", "db.inline"]
 
 def _by_readers(monkeypatch):
     """Every blob read through its reader, as before the bytes were counted."""
-    monkeypatch.setattr(index_views, "blob_counts", lambda data, codec: None)
+    monkeypatch.setattr(index_views, "view_counts", lambda data, codec: None)
     monkeypatch.setattr(BitmapLookup, "rows", lambda self, data, name: None)
 
 
@@ -169,14 +241,14 @@ def _by_readers(monkeypatch):
 @pytest.mark.parametrize("sample", [None, 3])
 def test_views_on_the_bytes_are_the_readers_views(table_dir: Path, name: str, sample, monkeypatch):
     calls = []
-    counts = bitmap_summary.blob_counts
+    counts = bitmap_summary.view_counts
 
     def counted(data, codec):
         out = counts(data, codec)
         calls.append((codec.kind, out is not None))
         return out
 
-    monkeypatch.setattr(index_views, "blob_counts", counted)
+    monkeypatch.setattr(index_views, "view_counts", counted)
     def frames(table) -> list:
         return [view_frame(table, "bitmap_indexes", sample=sample),
                 view_frame(table, "bitmap_values", sample=sample, column="country"),
@@ -347,3 +419,25 @@ def test_values_given_as_is_are_to_json_values():
     for type_name in ("DOUBLE", "FLOAT", "DATE", "TIME", "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)", "DECIMAL(5,2)", "BYTES"):
         assert not json_as_is(parse_type(type_name)), type_name
     assert sorted(n for n in COLUMNS if json_as_is(parse_type(n))) == ["BIGINT", "INT", "STRING", "TINYINT"]
+
+
+def test_top_values_are_pandas_groupby_of_the_values():
+    """The Bitmap page's top values (numpy sums and a heap) are pandas' groupby of the
+    ``$bitmap_values`` rows (rows summed, files holding each value counted once), most rows first
+    and ties by value: random frames with repeated files, values of many lengths, ties and ``NULL``."""
+    def by_pandas(values: pd.DataFrame, n: int) -> pd.DataFrame:
+        agg = values.groupby("value", as_index=False).agg(cardinality=("cardinality", "sum"),
+                                                           files=("file_name", "nunique"))
+        return agg.sort_values(["cardinality", "value"], ascending=[False, True]).head(n).reset_index(drop=True)
+
+    rng = random.Random(7)
+    for _ in range(100):
+        k = rng.randint(1, 600)
+        values = pd.DataFrame({
+            "file_name": [f"data-{rng.randint(0, 40)}.parquet" for _ in range(k)],
+            "value": [rng.choice(["NZ", "AU", "NULL", "é", "", "zz", str(rng.randint(0, 60))]) for _ in range(k)],
+            "cardinality": pd.array([rng.choice([1, 1, 2, 7, 10**9]) for _ in range(k)], "int64")})
+        n = rng.choice([1, 3, 20, 100])
+        pd.testing.assert_frame_equal(bitmap_frames.top_values(values, n), by_pandas(values, n))
+    empty = bitmap_frames.top_values(pd.DataFrame(columns=["file_name", "value", "cardinality"]), 5)
+    assert empty.empty and list(empty.columns) == ["value", "cardinality", "files"]

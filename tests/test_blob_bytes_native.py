@@ -74,6 +74,32 @@ def test_whole_reads_equal_the_python_reads_and_leave_faults_to_it(tmp_path: Pat
         (python_storage.stats.bytes_read, python_storage.stats.requests, 0)
 
 
+
+@pytest.mark.parametrize("prefix", [False, True])
+def test_one_limit_per_file_reads_what_one_call_per_limit_reads(tmp_path: Path, prefix: bool) -> None:
+    """A batch of files of many sizes, each with its own limit (below, at and above its size), in
+    one call: the same bytes, names, faults and stats as one call per limit."""
+    (tmp_path / "b").mkdir()
+    paths, limits = [], []
+    for i, (size, limit) in enumerate([(0, 4), (5, 4), (5, 5), (5, 6), (300, 100), (300, 1000), (7, 0)]):
+        path = tmp_path / "b" / f"{i}.index"
+        path.write_bytes(bytes((i + j) % 256 for j in range(size)))
+        paths.append(str(path))
+        limits.append(limit)
+    paths.append(str(tmp_path / "b" / "gone.index"))
+    limits.append(9)
+    storage = Storage(str(tmp_path))
+    got = head_batch.read_wholes(storage, paths, {}, limits, prefix=prefix)
+    one_by_one = Storage(str(tmp_path))
+    for i, (path, limit) in enumerate(zip(paths, limits, strict=True)):
+        alone = head_batch.read_wholes(one_by_one, [path], {}, limit, prefix=prefix)
+        assert (got.blobs[i], got.names[i], i in got.faults) == (alone.blobs[0], alone.names[0], alone.faults == [0])
+    assert got.faults == [len(paths) - 1]
+    assert (storage.stats.bytes_read, storage.stats.requests) == (one_by_one.stats.bytes_read,
+                                                                  one_by_one.stats.requests)
+    with pytest.raises(ValueError):
+        head_batch.read_wholes(storage, paths, {}, limits[:-1])
+
 def _tables(conformance: Path) -> list:
     roots = sorted((conformance / "warehouses").iterdir()) + ([SAMPLE] if (SAMPLE / "demo.db").is_dir() else [])
     out = []

@@ -148,3 +148,34 @@ def test_a_summary_makes_no_bitmap(values, monkeypatch):
     assert (got["min"], got["max"], got["null_count"]) == (min(present), max(present), len(values) - len(present))
     assert (got["positive"]["rows"], got["negative"]["rows"]) == (sum(v >= 0 for v in present),
                                                                   sum(v < 0 for v in present))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_between_on_the_positive_part_alone(seed, monkeypatch):
+    """``BETWEEN`` of two non-negative keys over a blob with no negative part is answered in one pass
+    over the decoded values (:meth:`~indexcore.formats.bsi.BsiPart.between`): the rows the
+    pyroaring path's two comparisons leave, which are the rows whose value lies in the range
+    (bounds below the least value, above the greatest, inside, equal to them, and crossed)."""
+    rng = random.Random(seed)
+    n = rng.choice((60, 3000, 70_000))
+    values = [None if rng.random() < 0.1 else rng.randrange(5, 5000) for _ in range(n)]
+    data = _built(values)
+    dtype = parse_type("BIGINT")
+    present = sorted({v for v in values if v is not None})
+    bounds = [0, 4, present[0], present[-1], 5000, 10**12] + [rng.randrange(0, 6000) for _ in range(6)]
+    pairs = [(a, b) for a in bounds for b in bounds]
+    reader = BsiReader(dtype, BytesSource(data), {})
+    assert reader.negative.rows() is not None and not len(reader.negative.rows())
+    calls = []
+    between = bsi.BsiPart.between
+    monkeypatch.setattr(bsi.BsiPart, "between", lambda self, lo, hi: calls.append(1) or between(self, lo, hi))
+    leaves = [Leaf("between", "c", pair) for pair in pairs]
+    got = _answers(dtype, data, leaves)
+    assert len(calls) == len(pairs)  # each answered in the one pass
+    assert got == _python_answers(monkeypatch, dtype, data, leaves)
+    for (lo, hi), rows in zip(pairs, got[1], strict=True):  # truth from construction
+        assert rows == normalize(BitMap(i for i, v in enumerate(values) if v is not None and lo <= v <= hi))
+    assert (got[0]["min"], got[0]["max"]) == (present[0], present[-1])
+    with monkeypatch.context() as m:  # values at hand, no C to compare them: numpy's masks, the same rows
+        m.setattr(bsi, "_roaring_rows", None)
+        assert [normalize(reader.visit(leaf)) for leaf in leaves] == got[1]

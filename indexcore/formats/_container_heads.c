@@ -269,29 +269,42 @@ static void read_whole(File *f, Py_ssize_t limit, Buf *arena, long *reads) {
 }
 
 /* wholes(index_paths, folders, limit[, prefix]) -> (blobs, faults, bytes read, reads): each on-disk
- * container read whole as heads() opens it (bytes; None: larger than ``limit``, or it changed size
- * while read; with ``prefix``, its first ``limit`` bytes however long it is), the files it cannot open or read as faults (position, kind, errno), left to the caller's
- * path, which says what is wrong. */
+ * container read whole as heads() opens it (bytes; None: larger than its limit, or it changed size
+ * while read; with ``prefix``, its first limit bytes however long it is), the files it cannot open
+ * or read as faults (position, kind, errno), left to the caller's path, which says what is wrong.
+ * ``limit``: one for every file, or a list of one per file (a batch of files of many sizes in one
+ * call, not one call per size). */
 static PyObject *py_wholes(PyObject *self, PyObject *args) {
-    PyObject *paths, *folders;
-    Py_ssize_t limit;
-    int prefix = 0;  /* true: a file longer than ``limit`` gives its first ``limit`` bytes, as read_prefixes does */
-    if (!PyArg_ParseTuple(args, "O!O!n|p", &PyList_Type, &paths, &PyDict_Type, &folders, &limit, &prefix))
+    PyObject *paths, *folders, *limits;
+    int prefix = 0;  /* true: a file longer than its limit gives its first limit bytes, as read_prefixes does */
+    if (!PyArg_ParseTuple(args, "O!O!O|p", &PyList_Type, &paths, &PyDict_Type, &folders, &limits, &prefix))
         return NULL;
-    if (limit < 0) limit = 0;
     Py_ssize_t n = PyList_GET_SIZE(paths);
+    int each = PyList_Check(limits);
+    if (each && PyList_GET_SIZE(limits) != n) {
+        PyErr_SetString(PyExc_ValueError, "one limit per path");
+        return NULL;
+    }
+    Py_ssize_t limit = each ? 0 : PyNumber_AsSsize_t(limits, PyExc_OverflowError);
+    if (limit == -1 && PyErr_Occurred()) return NULL;
+    Py_ssize_t *limit_of = calloc((size_t)(n ? n : 1), sizeof(Py_ssize_t));
     File *files = calloc((size_t)(n ? n : 1), sizeof(File));
-    if (!files) return PyErr_NoMemory();
+    if (!files || !limit_of) { free(files); free(limit_of); return PyErr_NoMemory(); }
     PyObject *result = NULL, *blobs = NULL, *faults = NULL;
     Buf arena = {0};  /* every file's bytes, one after another */
     Where where = {NULL, NULL, -1, 0};
     long reads = 0;
     long long nbytes = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t own = each ? PyNumber_AsSsize_t(PyList_GET_ITEM(limits, i), PyExc_OverflowError) : limit;
+        if (own == -1 && PyErr_Occurred()) goto fail;
+        limit_of[i] = own < 0 ? 0 : own;
+    }
     for (Py_ssize_t i = 0; i < n; i++)
         if (locate(&files[i], PyList_GET_ITEM(paths, i), folders, &where) < 0) goto fail;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++)
-        if (files[i].full && !files[i].fault) read_whole(&files[i], limit, &arena, &reads);
+        if (files[i].full && !files[i].fault) read_whole(&files[i], limit_of[i], &arena, &reads);
     Py_END_ALLOW_THREADS
     blobs = PyList_New(n);
     faults = PyList_New(0);
@@ -314,6 +327,7 @@ static PyObject *py_wholes(PyObject *self, PyObject *args) {
 fail:
     for (Py_ssize_t i = 0; i < n; i++) free(files[i].full);
     free(files);
+    free(limit_of);
     free(arena.p);
     Py_XDECREF(blobs);
     Py_XDECREF(faults);
@@ -476,8 +490,8 @@ static PyMethodDef methods[] = {
      "heads(index_paths, embedded, folders, prefix, layouts, shapes) -> (faults, layout ids, sizes, "
      "entry counts, spans, bytes read, reads) of a batch of file-index containers"},
     {"wholes", py_wholes, METH_VARARGS,
-     "wholes(index_paths, folders, limit) -> (whole bytes or None, faults, bytes read, reads) of a batch of "
-     "containers"},
+     "wholes(index_paths, folders, limit or one limit per path[, prefix]) -> (whole bytes or None, faults, "
+     "bytes read, reads) of a batch of containers"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_container_heads", NULL, -1, methods};

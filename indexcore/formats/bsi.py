@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import array
 import struct
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,19 +39,7 @@ from indexcore.expr.functions import (
 )
 from indexcore.formats import bulk, roaring
 from indexcore.formats.base import REMAIN, BitmapResult, FileIndexReader, FileIndexResult, FileIndexWriter
-from indexcore.formats.column_values import (
-    LONG_MAX,
-    LONG_MIN,
-    MIN_MAX,
-    VALUE_COVERAGE,
-    ColumnValues,
-    Disagreement,
-    checks_row_count,
-    null_rows_disagreement,
-    positions_of,
-    show,
-    slice_codes,
-)
+from indexcore.formats.column_values import LONG_MAX, LONG_MIN
 from indexcore.io import ByteSource
 from indexcore.types import (
     INTEGER_ROOTS,
@@ -107,14 +95,15 @@ class BsiPart:
     def __init__(self, min: int = 0, max: int = 0, ebm: BitMap | None = None,  # noqa: A002 - Paimon's names
                  slices: list[BitMap] | None = None, size_bytes: int = 0, data: bytes = b"",
                  spans: tuple[tuple[int, int], ...] = (), name: str = "", structure: str = "",
-                 values: tuple[np.ndarray, np.ndarray] | None = None):
+                 values: tuple[np.ndarray, np.ndarray] | None = None, bounds: tuple[int, int] | None = None):
         self.min, self.max, self.size_bytes = min, max, size_bytes
         self._ebm = ebm if ebm is not None or spans else BitMap()
         self._slices = slices if slices is not None or spans else []
         self._data, self._spans, self._name, self._structure = data, spans, name, structure
         # a writer's part: its rows (uint32, ascending) and their stored values (int64, value - min),
-        # the very numbers the slices hold bit by bit, so a comparison reads them directly
-        self._values = values
+        # the very numbers the slices hold bit by bit, so a comparison reads them directly; ``bounds``:
+        # the least and greatest of those values where known (the C decoder's), not reduced again
+        self._values, self._bounds = values, bounds
 
     def _bitmap(self, i: int, what: str) -> BitMap:
         at, n = self._spans[i]
@@ -184,6 +173,25 @@ class BsiPart:
             result = gt | eq
         return result & ebm
 
+    def between(self, low: int, high: int) -> BitMap | None:
+        """``compare(GREATER_OR_EQUAL, low) & compare(LESS_OR_EQUAL, high)`` in one pass over the
+        slices' numbers (one bitmap made, not three); None without them."""
+        if self._values is None:
+            return None
+        ge_every, ge_none = _SHORTCUTS[GREATER_OR_EQUAL](self.min, self.max, low)
+        le_every, le_none = _SHORTCUTS[LESS_OR_EQUAL](self.min, self.max, high)
+        if ge_none or le_none:
+            return BitMap()
+        rows, stored = self._values
+        if _roaring_rows is not None and rows.dtype == np.uint32 and stored.dtype == np.int64 \
+                and rows.flags.c_contiguous and stored.flags.c_contiguous:  # one pass in C
+            return BitMap(array.array("I", _roaring_rows.between(rows, stored, LONG_MIN if ge_every else low - self.min,
+                                                                 LONG_MAX if le_every else high - self.min)))
+        keep = None if ge_every else stored >= low - self.min
+        if not le_every:
+            keep = stored <= high - self.min if keep is None else keep & (stored <= high - self.min)
+        return BitMap(array.array("I", (rows if keep is None else rows[keep]).tobytes()))
+
     def extreme(self, largest: bool) -> int | None:
         """The smallest or largest stored value, walking slices from the top bit (or, with the
         slices' numbers at hand, the least or greatest of them)."""
@@ -191,6 +199,8 @@ class BsiPart:
             stored = self._values[1]
             if not len(stored):
                 return None
+            if self._bounds is not None:
+                return self.min + self._bounds[largest]
             return self.min + int(stored.max() if largest else stored.min())
         if not self.ebm:
             return None
@@ -269,12 +279,13 @@ class BsiReader(FileIndexReader):
         pos += 17
         if _roaring_rows is not None:
             try:  # rows and values in one pass; anything not well formed is read below, which names it
-                rows, values, end, spans = _roaring_rows.bsi_part(data, pos, len(data))
+                rows, values, end, spans, least, greatest = _roaring_rows.bsi_part(data, pos, len(data))
             except ValueError:
                 pass
             else:
                 return BsiPart(lo, hi, size_bytes=end - start, data=data, spans=spans, name=name, structure=structure,
-                               values=(np.frombuffer(rows, np.uint32), np.frombuffer(values, np.int64))), end
+                               values=(np.frombuffer(rows, np.uint32), np.frombuffer(values, np.int64)),
+                               bounds=(least, greatest)), end
         n = roaring.portable_size(data, pos, len(data), name, f"{structure} existence bitmap")
         spans = [(pos, n)]
         pos += n
@@ -365,7 +376,13 @@ class BsiReader(FileIndexReader):
     def visit_between(self, low: Any, high: Any) -> FileIndexResult:
         if low is None or high is None:
             return REMAIN
-        return BitmapResult(self._range(GREATER_OR_EQUAL, self._key(low)) & self._range(LESS_OR_EQUAL, self._key(high)))
+        lo, hi = self._key(low), self._key(high)
+        neg = self.negative.rows()
+        if lo >= 0 and hi >= 0 and neg is not None and not len(neg):  # the positive part alone answers
+            got = self.positive.between(lo, hi)
+            if got is not None:
+                return BitmapResult(got)
+        return BitmapResult(self._range(GREATER_OR_EQUAL, lo) & self._range(LESS_OR_EQUAL, hi))
 
     # -- explorer figures
 
@@ -551,42 +568,3 @@ def _part(rows: np.ndarray, keys: np.ndarray) -> tuple | None:
     high = int(values.max())
     return (high, bulk.bitmap_of(rows), bulk.bit_slices(rows, values, high.bit_length()),
             (np.ascontiguousarray(rows, dtype=np.uint32), values))
-
-
-# ---------------------------------------------------------------------------------------
-# Audit: row count, min/max, null rows, every row's stored value equal to the data.
-
-
-@checks_row_count
-def audit_bsi(reader: BsiReader, col: ColumnValues, n: int) -> Iterator[Disagreement]:
-    """Where the BSI index and the column's rows disagree (empty when they agree)."""
-    not_null = reader.visit_is_not_null().bitmap
-    bad_nulls = null_rows_disagreement(BitMap(not_null).flip(0, n), col)
-    if bad_nulls is not None:
-        yield bad_nulls
-    stored = np.zeros(n, dtype=np.int64)
-    with np.errstate(over="ignore"):
-        for part, sign in ((reader.positive, 1), (reader.negative, -1)):
-            if not part.ebm:
-                continue
-            codes = slice_codes(part.ebm, part.slices, n)
-            rows = positions_of(part.ebm, n)
-            stored[rows] = sign * (np.int64(part.min) + codes[rows])
-    idx = col.index
-    present, keys = col.row_longs()
-    if present:
-        summary_lo = -reader.negative.extreme(largest=True) if reader.negative.ebm else \
-            reader.positive.extreme(largest=False)
-        summary_hi = reader.positive.extreme(largest=True) if reader.positive.ebm else \
-            (-reader.negative.extreme(largest=False) if reader.negative.ebm else None)
-        if (summary_lo, summary_hi) != (min(present), max(present)):
-            yield Disagreement(MIN_MAX, "index min/max differ from the data", [summary_lo, summary_hi])
-    valued = idx >= 0
-    stored_ok = np.zeros(n, dtype=bool)
-    stored_ok[positions_of(not_null, n)] = True
-    # a key outside the long range cannot be in a BSI: such rows never agree
-    fits = np.array([LONG_MIN <= k <= LONG_MAX for k in present] + [True], dtype=bool)
-    wrong_rows = np.flatnonzero(valued & (~stored_ok | ~fits[idx] | (stored != keys)))
-    if len(wrong_rows):
-        yield Disagreement(VALUE_COVERAGE, f"{len(wrong_rows)} rows hold another value in the index",
-                           show(col.dtype, col.rows_values(wrong_rows)))

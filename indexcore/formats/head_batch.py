@@ -87,14 +87,15 @@ class WholeFiles:
     faults: list[int]
 
 
-def read_wholes(storage: Storage, index_paths: list[str], folders: dict, limit: int,
+def read_wholes(storage: Storage, index_paths: list[str], folders: dict, limit: int | list[int],
                 prefix: bool = False) -> WholeFiles:
     """The ``.index`` files ``index_paths`` read whole in one C call, each opened as
     :func:`read_heads` opens it (folders resolved and allowed once, ``folders``: the caller's memo
     of them, no symlink followed): the bytes :meth:`~indexcore.io.storage.Storage.read_prefixes`
-    reads with ``limit``, without a Python ``open``/``pread``/``close`` per file; a file longer
-    than ``limit`` is None, or with ``prefix`` its first ``limit`` bytes (as read_prefixes). Counted on the
-    storage's stats as read, not served (the readers given them count what they use)."""
+    reads with ``limit`` (one for all, or a list of one per path: files of many sizes in one call),
+    without a Python ``open``/``pread``/``close`` per file; a file longer than its limit is None,
+    or with ``prefix`` its first limit bytes (as read_prefixes). Counted on the storage's stats as
+    read, not served (the readers given them count what they use)."""
     embedded = [None] * len(index_paths)
     for parent in _container_heads.folders(index_paths, embedded, folders):
         folders[parent] = storage.local_folder(parent)

@@ -16,7 +16,8 @@ from indexcore.formats.bitmap.audit import audit_bitmap
 from indexcore.formats.bitmap.reader import BitmapReader
 from indexcore.formats.bitmap.writer import BitmapWriter
 from indexcore.formats.bloom import BloomFilterReader, BloomFilterWriter, audit_bloom_filter
-from indexcore.formats.bsi import BsiReader, BsiWriter, audit_bsi
+from indexcore.formats.bsi import BsiReader, BsiWriter
+from indexcore.formats.bsi_audit import audit_bsi
 from indexcore.formats.column_values import ColumnValues, Disagreement
 from indexcore.formats.range_bitmap.audit import audit_range_bitmap
 from indexcore.formats.range_bitmap.reader import RangeBitmapReader

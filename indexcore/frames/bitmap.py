@@ -3,8 +3,10 @@ file, and the same bitmap rebuilt as V1 and V2."""
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from indexcore.analysis.advise_sample import Estimate, ratio_total
@@ -28,12 +30,27 @@ BITMAP_TYPES = page_kinds("bitmap")  # the kinds the Bitmap page explains
 
 
 def top_values(values: pd.DataFrame, n: int = 20) -> pd.DataFrame:
-    """Aggregate a ``$bitmap_values`` frame over files: the ``n`` most frequent values."""
+    """Aggregate a ``$bitmap_values`` frame over files: the ``n`` most frequent values (most rows
+    first, then by value), with their rows and the files holding them. Summed over the values'
+    codes with numpy, the top ``n`` picked by a heap: pandas' groupby with ``nunique`` took 10 ms of
+    a cold Bitmap page at 10k files, twice (the default lookup asks for the top value too)."""
     if values.empty:
         return pd.DataFrame(columns=["value", "cardinality", "files"])
-    agg = values.groupby("value", as_index=False).agg(cardinality=("cardinality", "sum"),
-                                                       files=("file_name", "nunique"))
-    return agg.sort_values(["cardinality", "value"], ascending=[False, True]).head(n).reset_index(drop=True)
+    codes, names = pd.factorize(values["value"].to_numpy(), sort=False)
+    if (codes < 0).any():  # a missing value (not in a $bitmap_values frame): groupby's own rules
+        agg = values.groupby("value", as_index=False).agg(cardinality=("cardinality", "sum"),
+                                                           files=("file_name", "nunique"))
+        return agg.sort_values(["cardinality", "value"], ascending=[False, True]).head(n).reset_index(drop=True)
+    cards = np.zeros(len(names), np.int64)
+    np.add.at(cards, codes, values["cardinality"].to_numpy(np.int64))
+    files, _ = pd.factorize(values["file_name"].to_numpy(), sort=False)
+    width = int(files.max()) + 1
+    pairs = np.sort(codes.astype(np.int64) * width + files)  # (value, file) pairs, each distinct one once:
+    distinct = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))]  # sorted, not numpy's hashed unique
+    holders = np.bincount(distinct // width, minlength=len(names))
+    top = heapq.nsmallest(n, range(len(names)), key=lambda i: (-cards[i], names[i]))
+    return pd.DataFrame({"value": names[top].astype(object) if top else np.array([], object),
+                         "cardinality": cards[top], "files": holders[top].astype(np.int64)})
 
 
 def sample_halves(files) -> tuple[set[str], set[str]]:

@@ -17,7 +17,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from indexcore.frames.text import html
-from indexcore.frames.traces import colour_groups, colours, hover
+from indexcore.frames.traces import colour_groups, colour_rows, colours, hover
 
 _HEIGHT = 360
 #: At most this many bars, lines or heatmap rows in a chart of files, filters or groups, and
@@ -226,13 +226,15 @@ def _values_per_file(frame: pd.DataFrame, top: list[str], title: str, empty: boo
     frame = _with_labels(frame[frame["file_name"].isin(kept["file_name"])])
     extra = ["file_name", "partition", "bucket"]
     words = _words("file", "cardinality", "value", *extra)
+    # the columns taken once and cut per value (colour_groups' parts, without a frame per value)
+    files, cards, custom = frame["file"].to_numpy(), frame["cardinality"].to_numpy(), frame[extra].to_numpy()
     fig = go.Figure([go.Bar(  # px.bar(color="value")'s traces, made directly (frames/traces.py)
-        x=part["file"].to_numpy(), y=part["cardinality"].to_numpy(), name=value, legendgroup=value, orientation="v",
+        x=files[rows], y=cards[rows], name=value, legendgroup=value, orientation="v",
         showlegend=True, textposition="auto", marker={"color": colour, "pattern": {"shape": ""}},
-        customdata=part[extra].to_numpy(),
+        customdata=custom[rows],
         hovertemplate=hover([(words["value"], value), (words["file"], "%{x}"), (words["cardinality"], "%{y}"),
                              *((words[h], f"%{{customdata[{i}]}}") for i, h in enumerate(extra))]))
-        for value, part, colour in colour_groups(frame, "value")])
+        for value, rows, colour in colour_rows(frame, "value")])
     fig.update_layout(xaxis_title=words["file"], yaxis_title=words["cardinality"], legend_title=words["value"],
                       legend_tracegroupgap=0, title=title + note, height=_HEIGHT, barmode="stack")
     return _count_axis(fig, float(frame.groupby("file")["cardinality"].sum().max()) if not frame.empty else 0.0)

@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from indexcore.errors import IndexCoreError
 from indexcore.formats.bitmap.keys import KeyCodec
-from indexcore.formats.bitmap.summary import blob_counts, summary_of_counts
+from indexcore.formats.bitmap.summary import view_counts
 from indexcore.formats.bloom import DEFAULT_FPP, DEFAULT_ITEMS, items_for_fpp
 from indexcore.formats.registry import BITMAP, BLOOM_FILTER
 from indexcore.types import json_as_is, to_json_value
@@ -71,7 +71,7 @@ def _bitmap_pass(table, snapshot_id: int | None, progress: Progress | None,
                  sample: int | None) -> tuple[pa.Table, pa.Table]:
     """``($bitmap_indexes, $bitmap_values)`` of every bitmap column, from one decoding of each blob
     (kept on the table: a page shows both). Counted on each blob's bytes
-    (:func:`~indexcore.formats.bitmap.summary.blob_counts`); a blob that parser leaves is read by
+    (:func:`~indexcore.formats.bitmap.summary.view_counts`); a blob that parser leaves is read by
     its reader, which names what is wrong with it."""
     snap = table.snapshot(snapshot_id)
     if snap is None:
@@ -102,27 +102,27 @@ def _bitmap_decode(table, snapshot_id: int, progress: Progress | None, sample: i
                     codec = codecs[dtype] = KeyCodec(dtype)
                 except IndexCoreError:
                     codec = codecs[dtype] = False
-            counts = blob_counts(data, codec) if codec else None
+            counts = view_counts(data, codec) if codec else None
         if counts is not None:
-            s = summary_of_counts(counts, dtype, detail=False)
-            dictionary, nulls = counts.dictionary, counts.null_count
+            s, keys, counted, nulls = counts
         else:  # read by the blob's reader, as before the bytes were parsed
             by_reader = by_reader or blob_of_row(table, census, snapshot_id)
             blob = by_reader.blob(i)
-            s, dictionary, nulls, dtype = blob_summary(blob), (), 0, blob.dtype
+            s, keys, counted, nulls, dtype = blob_summary(blob), [], [], 0, blob.dtype
             if blob.reader is not None and not blob.empty:
                 with contextlib.suppress(IndexCoreError):
                     dictionary, nulls = list(blob.reader.dictionary()), len(blob.reader.null_bitmap())
+                    keys, counted = [value for value, _ in dictionary], [card for _, card in dictionary]
         cells["error"][i] = s.get("error")
         if "version" in s:
             for k in _BITMAP_KEYS:
                 cells[k][i] = s.get(k)
-        at.extend([i] * (len(dictionary) + (nulls > 0)))
-        if dictionary and json_as_is(dtype):  # no dictionary: no type either, for a blob its reader refused
-            values.extend(str(value) for value, _ in dictionary)
+        at.extend([i] * (len(keys) + (nulls > 0)))
+        if keys and json_as_is(dtype):  # no dictionary: no type either, for a blob its reader refused
+            values.extend(map(str, keys))
         else:
-            values.extend(str(to_json_value(dtype, value)) for value, _ in dictionary)
-        cards.extend(card for _, card in dictionary)
+            values.extend(str(to_json_value(dtype, value)) for value in keys)
+        cards.extend(counted)
         if nulls:
             values.append("NULL")
             cards.append(nulls)

@@ -23,6 +23,7 @@ from indexcore.formats.bitmap.keys import INT32, TWO_INT32, KeyCodec
 from indexcore.formats.bitmap.lookup import Head, parse_head
 from indexcore.formats.bitmap.meta import (
     VERSION_1,
+    VERSION_2,
     NegativeLength,
     locate_entry,
     v1_length,
@@ -125,6 +126,39 @@ def blob_counts(blob: bytes, codec: KeyCodec) -> BlobCounts | None:
     if head.version != VERSION_1:  # the head's first keys: parse_head keeps their sort keys
         codec.scan(blob, 14 + (8 if head.has_null else 0), len(head.blocks), 1, firsts)
     return BlobCounts(head, n, number, dictionary, null_count, blocks, tuple(k for k, _ in firsts), most)
+
+
+# key kinds the C counter reads (bytes per key; 0: a string), where a key is its value (not a timestamp's)
+_NATIVE_KEYS = {"string": 0, "byte": 1, "short": 2, "int": 4, "long": 8}
+
+
+def view_counts(blob: bytes, codec: KeyCodec) -> tuple[dict, list, list[int], int] | None:
+    """``(summary_of_counts(counts, dtype, detail=False), values, their rows, null rows)`` of
+    :func:`blob_counts` (None where that is None), what the Bitmap page's per-file views take of
+    thousands of blobs. A V2 blob of string or integer keys is parsed and counted in one C call
+    (``_roaring_rows.bitmap_v2``: about 2 us where the Python path takes 30 us), which answers only
+    where it finds what :func:`blob_counts` would (else the Python path decides)."""
+    size = _NATIVE_KEYS.get(codec.kind) if _roaring_rows is not None and not codec.dtype.is_timestamp else None
+    if size is not None and blob[:1] == _V2:
+        got = _roaring_rows.bitmap_v2(blob, size)
+        if got is not None:
+            row_count, number, nulls, index_block_start, body_start, block_count, values, cards, most = got
+            n = len(blob)
+            out = {"index_type": "bitmap", "version": VERSION_2, "row_count": row_count, "null_count": nulls,
+                   "dictionary_size": number, "single_row_values": cards.count(1), "file_size": n,
+                   "head_bytes": index_block_start, "index_block_bytes": body_start - index_block_start,
+                   "bitmap_bytes": n - body_start, "block_count": block_count}
+            if most is not None:
+                out["lookup_bytes_most_frequent"] = most
+            return out, values, cards, nulls
+    counts = blob_counts(blob, codec)
+    if counts is None:
+        return None
+    return (summary_of_counts(counts, codec.dtype, detail=False), [v for v, _ in counts.dictionary],
+            [c for _, c in counts.dictionary], counts.null_count)
+
+
+_V2 = bytes([VERSION_2])
 
 
 def _count(blob: bytes, at: int, length: int) -> int | None:
