@@ -18,7 +18,8 @@ from indexcore.warehouse.plan_columns import PlanColumns
 
 # append tables: partitioned and bucketed on a key, schema evolution, empty partitions, file indexes
 CASES = {
-    "append_09": ["f1 = 10", "f2 = 0", "f2 = 1 AND f1 = 20", "f0 = 'Alex'", "f3 > 12", "f2 IN (0, 1)", "f1 IS NULL"],
+    "append_09": ["f1 = 10", "f2 = 0", "f2 = 1 AND f1 = 20", "f0 = 'Alex'", "f3 > 12", "f2 IN (0, 1)", "f1 IS NULL",
+                  "f1 <> 10", "f1 < 20", "f3 <= 12", "f3 >= 13", "f0 < 'B'", "f0 >= 'Alex'"],
     "append_complex_data": ["f1 = 10", "f2 = 0", "f2 = 1 AND f1 = 20", "f3 > DATE '1970-01-01'"],
     "parquet_append_table": ["f12 = DATE '1970-03-23'", "f5 = 3000000001", "f2 > 40", "f8 = 's31'"],
     "append_table_with_alter_table": ["key0 = 0", "a = 65", "e > 600", "key0 = 1 AND d IS NULL"],

@@ -91,7 +91,7 @@ import streamlit as st
 sys.path.insert(0, {root!r})
 from pages.common import progress_callback
 
-update, bar = progress_callback("Explaining")
+update, bar = progress_callback("Explaining", every={every})
 drawn = []
 draw = bar.progress
 bar.progress = lambda *a, **k: (drawn.append(a[0]), draw(*a, **k))
@@ -107,7 +107,20 @@ def test_progress_bar_redraws_per_percent_not_per_file():
     from streamlit.testing.v1 import AppTest
 
     root = str(Path(__file__).resolve().parent.parent)
-    at = AppTest.from_string(PROGRESS_SCRIPT.format(root=root), default_timeout=60)
+    at = AppTest.from_string(PROGRESS_SCRIPT.format(root=root, every=0.0), default_timeout=60)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.text[0].value == "101 1.0"  # 0% .. 100%, once each
+
+
+def test_progress_bar_redraws_at_most_every_interval_and_at_the_end():
+    """A run faster than the interval draws its bar once, at 100% (no bar per percent no one sees)."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    root = str(Path(__file__).resolve().parent.parent)
+    at = AppTest.from_string(PROGRESS_SCRIPT.format(root=root, every=3600.0), default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.text[0].value == "1 1.0"

@@ -99,6 +99,7 @@ def _bitmap_dictionaries(table, files: list[LiveFile], latest: dict) -> tuple[di
     options_of: dict[tuple, dict] = {}
     codecs: dict[Any, KeyCodec | None] = {}
     folders: dict[str, str | None] = {}
+    types: dict[tuple, Any] = {}  # (schema id, column) -> its type, None where the latest schema reads it otherwise
     for lo in range(0, len(files), WHOLE_BATCH):  # a batch's whole containers held at a time
         part = files[lo:lo + WHOLE_BATCH]
         whole = _whole_containers(table, part, folders)
@@ -108,12 +109,11 @@ def _bitmap_dictionaries(table, files: list[LiveFile], latest: dict) -> tuple[di
                 continue
             schema = table.file_schema(lf)
             for entry in head.entries:
-                field = latest.get(entry.column)
-                try:
-                    dtype = schema.field(entry.column).type
-                except KeyError:
-                    continue
-                if field is None or dtype != field.type:
+                key = (schema.id, entry.column)
+                dtype = types.get(key, _UNSEEN)
+                if dtype is _UNSEEN:  # once per schema and column: the same for every file of the schema
+                    dtype = types[key] = _read_alike(schema, entry.column, latest)
+                if dtype is None:
                     continue
                 if entry.index_type != "bitmap":
                     if entry.index_type in FILE_INDEX_TYPES:
@@ -145,6 +145,20 @@ def _bitmap_dictionaries(table, files: list[LiveFile], latest: dict) -> tuple[di
                 except IndexCoreError:
                     continue
     return seen, other, indexed
+
+
+_UNSEEN = object()
+
+
+def _read_alike(schema, column: str, latest: dict):
+    """The type of ``column`` in a file's ``schema`` where the latest schema has it with that type,
+    else None (its values would not be the latest's)."""
+    field = latest.get(column)
+    try:
+        dtype = schema.field(column).type
+    except KeyError:
+        return None
+    return dtype if field is not None and dtype == field.type else None
 
 
 def _blob_dictionary(blob: bytes, dtype, codecs: dict) -> list[tuple[Any, int]] | None:

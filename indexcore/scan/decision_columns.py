@@ -289,7 +289,8 @@ class DecisionColumns(Sequence):
     def frame_columns(self) -> tuple[dict[str, Any], list[str]]:
         """:meth:`Explanation.to_frame <indexcore.scan.records.Explanation.to_frame>`'s columns read
         from the columns (no :class:`FileDecision` made), and the predicate's columns whose
-        ``min`` / ``max`` / ``nulls`` they hold (nulls as a list)."""
+        ``min`` / ``max`` / ``nulls`` they hold (nulls as a list); every array its own (a frame
+        made on them without a copy shares none of these columns)."""
         n = self._n
         objects = self._objects
 
@@ -305,7 +306,7 @@ class DecisionColumns(Sequence):
         cols: dict[str, Any] = {
             "path": texts(paths), "file": texts([p.rsplit("/", 1)[-1] for p in paths]),
             "partition": texts(objects["partition_text"]),
-            **{name: self.ints(name) for name in ("bucket", "level", "row_count", "file_size")},
+            **{name: self.ints(name).copy() for name in ("bucket", "level", "row_count", "file_size")},
             **{name: decision_texts(name)
                for name in ("partition_decision", "bucket_decision", "level_decision", "stats_decision")}}
         stat_cols = self.stat_columns()
@@ -324,7 +325,7 @@ class DecisionColumns(Sequence):
             "raw_index_result": texts([None if r is None else frame_text(r) for r in objects["raw_index_result"]]),
             "index_decision": texts([None if r is None else frame_text(r) for r in objects["index_decision"]]),
             "index_types": texts(_once_each(index_types_text, self._index_types)),
-            **{name: self.ints(name) for name in ("dv_cardinality", "rows_after_dv", "bytes_read", "dv_bytes")},
+            **{name: self.ints(name).copy() for name in ("dv_cardinality", "rows_after_dv", "bytes_read", "dv_bytes")},
             "matching_rows": list(objects["matching_rows"]),
             "skipped_by": self.skipped_by(),
             "problems": np.fromiter(map(len, objects["problems"]), np.int64, n)})

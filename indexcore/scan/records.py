@@ -310,7 +310,7 @@ class Explanation:
         cols, stat_cols = columnar() if columnar is not None else _frame_columns(self.files)
         for col in stat_cols:
             cols[f"{col} nulls"] = pd.array(cols[f"{col} nulls"], dtype="Int64")
-        return pd.DataFrame(cols)
+        return pd.DataFrame(cols, copy=False)  # new arrays: not copied into consolidated blocks (3 ms at 9,104 files)
 
 
 # enum members as their text: ``member.value`` is a Python-level descriptor, and a frame of 50,000
