@@ -224,11 +224,10 @@ def _run_child(kind: str, warehouse: Path, page: str = "") -> dict:
 FIGURES = ("cold", "warm", "cold_cpu", "warm_cpu")
 
 
-def measure(warehouse: Path, pages: list[str], rounds: int, warm: bool = True) -> dict:
+def measure(warehouse: Path, pages: list[str], rounds: int, warm: bool = True, on_round=None) -> dict:
     """The plan and every page over ``rounds`` rounds (see :mod:`paired`): the OS page cache filled,
     then plan, the pages (one fresh process each, order rotated per round), ..., and a last plan.
-    Each page's ratios: the median over rounds of its time over the mean of the two plan runs around
-    the round. Each time: the least (and the median) of its runs."""
+    ``on_round(runs, caches)`` is called after each round (the runs so far, for ``--json``)."""
     plans, caches, raw = [], [], {page: [] for page in pages}
     for i, order in enumerate(paired.schedule(pages, rounds)):
         print(f"  round {i + 1}/{rounds}: plan, {', '.join(order)}", file=sys.stderr, flush=True)
@@ -237,19 +236,34 @@ def measure(warehouse: Path, pages: list[str], rounds: int, warm: bool = True) -
         plans.append(_run_child("plan", warehouse))
         for page in order:
             raw[page].append(_run_child("page", warehouse, page))
+        if on_round:
+            on_round({"plan": plans, **raw}, caches)
     if warm:
         caches.append(paired.warm_page_cache(warehouse))
     plans.append(_run_child("plan", warehouse))
-    plan = {**plans[-1], **_times(plans)}
+    return summarise({"plan": plans, **raw}, caches)
+
+
+def summarise(runs: dict, caches: list[dict]) -> dict:
+    """The plan's and each page's figures from every run (``runs["plan"]``: one run before each
+    round and one after the last; a run cut short lacks the last, and its last round is then
+    measured against the plan run before it alone). Each page's ratios: the median over rounds of
+    its time over the mean of the two plan runs around the round; each time: the least (and the
+    median) of its runs."""
+    plans = runs["plan"]
     rows = {}
-    for page, runs in raw.items():
-        row = {**runs[-1], **_times(runs)}
+    for page, page_runs in runs.items():
+        if page == "plan" or not page_runs:
+            continue
+        row = {**page_runs[-1], **_times(page_runs)}
         for when in FIGURES:
-            row[f"{when}_ratio"] = paired.summary(paired.bracketed_ratios([p[when] for p in plans],
-                                                                          [r[when] for r in runs]))
-        row["problems"] = sorted({p for r in runs for p in r.get("problems", [])})
+            anchors = [p[when] for p in plans]
+            anchors += anchors[-1:] * (len(page_runs) + 1 - len(anchors))  # cut short: the last plan run alone
+            row[f"{when}_ratio"] = paired.summary(paired.bracketed_ratios(anchors, [r[when] for r in page_runs]))
+        row["problems"] = sorted({p for r in page_runs for p in r.get("problems", [])})
         rows[page] = row
-    return {"plan": plan, "pages": rows, "page_cache": caches, "runs": {"plan": plans, **raw}}
+    return {"plan": {**plans[-1], **_times(plans)}, "pages": rows, "page_cache": caches, "runs": runs,
+            "rounds": max((len(r) for k, r in runs.items() if k != "plan"), default=0)}
 
 
 def _times(runs: list[dict]) -> dict:
@@ -382,12 +396,23 @@ def _cache_line(caches: list[dict]) -> str:
             f"the first time{after})")
 
 
-def report_size(label: str, built: float | None, res: dict, rounds: int) -> None:
+def report_json(path: Path) -> None:
+    """The report of a ``--json`` file, from its runs."""
+    results = {}
+    for n, saved in json.loads(path.read_text())["sizes"].items():
+        res = summarise(saved["runs"], saved["page_cache"])
+        res["plan"]["table"] = saved.get("table", BIG)
+        report_size(f"{int(n):,} files" if int(n) else "sample_warehouse", saved.get("built"), res)
+        results[int(n)] = res
+    goals(results, quick=0 in results)
+
+
+def report_size(label: str, built: float | None, res: dict) -> None:
     """The size's header, the plan line and one line per page."""
-    plan = res["plan"]
+    plan, rounds = res["plan"], res["rounds"]
     print(f"\n== {label} ({plan.get('files', '?'):,} in {plan.get('table', BIG)}); build "
           f"{'n/a' if built is None else f'{built:.0f}s'}; {rounds} rounds; {_cache_line(res['page_cache'])}")
-    print(f"plan ({rounds + 1} runs, one before each round and one after the last): cold {plan['cold']:.2f}s "
+    print(f"plan ({len(res['runs']['plan'])} runs, one before each round and one after the last): cold {plan['cold']:.2f}s "
           f"(median {plan['cold_median']:.2f}s), warm {plan['warm']:.2f}s; CPU cold {plan['cold_cpu']:.2f}s "
           f"(median {plan['cold_cpu_median']:.2f}s), warm {plan['warm_cpu']:.2f}s")
     print("page ratios: median over rounds of the page's time / the mean of the plan runs around the round, "
@@ -419,7 +444,8 @@ def main() -> None:
                              "times the least of the rounds")
     parser.add_argument("--no-warm", action="store_true",
                         help="do not read the warehouse's files into the OS page cache before each round")
-    parser.add_argument("--json", metavar="PATH", help="write every run's figures there")
+    parser.add_argument("--json", metavar="PATH", help="write every run's figures there (after each round)")
+    parser.add_argument("--report", metavar="PATH", help="print the report of a --json file (one cut short too)")
     parser.add_argument("--quick", action="store_true",
                         help="the table and bitmap pages once on sample_warehouse/: runs, measures nothing")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
@@ -433,14 +459,25 @@ def main() -> None:
         sizes, args.rounds, args.no_server = [0], 1, True
         pages = pages if args.pages != ",".join(PAGES) else ["table", "bitmap"]
     rounds = max(args.rounds, 1)
+    if args.report:
+        return report_json(Path(args.report))
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     results: dict[int, dict] = {}
+    saved: dict[str, dict] = {}
     for n in sizes:
         warehouse, built = (SAMPLE, None) if args.quick else build(cache, n)
-        res = measure(warehouse, pages, rounds, warm=not args.no_warm)
+
+        def dump(runs: dict, caches: list[dict], n: int = n, built: float | None = built,
+                 table: str = _table(warehouse, BIG)) -> None:
+            if args.json:  # after every round, so a run cut short keeps what it measured (--report reads it)
+                saved[str(n)] = {"runs": runs, "page_cache": caches, "built": built, "table": table}
+                Path(args.json).write_text(json.dumps({"sizes": saved}, indent=1))
+
+        res = measure(warehouse, pages, rounds, warm=not args.no_warm, on_round=dump)
+        dump(res["runs"], res["page_cache"])
         res["plan"]["table"] = _table(warehouse, BIG)
-        report_size("sample_warehouse" if args.quick else f"{n:,} files", built, res, rounds)
+        report_size("sample_warehouse" if args.quick else f"{n:,} files", built, res)
         mem = {}
         if not args.no_server:
             mem = server_memory(warehouse, pages, args.sessions)
@@ -449,10 +486,13 @@ def main() -> None:
             print("server peak RSS: " + ", ".join(f"{k} {v:.0f}" if isinstance(v, float) else f"{k}: {v}"
                                                 for k, v in mem.items()))
         results[n] = {**res, "memory": mem}
-        if args.json:
-            Path(args.json).write_text(json.dumps({"rounds": rounds, "sizes": {str(k): v for k, v in results.items()}},
-                                                  indent=1))
+    goals(results, args.quick)
 
+
+def goals(results: dict[int, dict], quick: bool = False) -> None:
+    """The growth table across sizes, then issue 30's goals on each size's medians."""
+    sizes = sorted(results)
+    pages = [p for p in results[sizes[0]]["pages"] if all(p in results[n]["pages"] for n in sizes)]
     if len(sizes) > 1:
         print("\n== growth (time ratio between sizes; linear = the files ratio)")
         pairs = list(zip(sizes, sizes[1:], strict=False))
@@ -471,11 +511,11 @@ def main() -> None:
             print(f"{name + ' (cold)':{width}} " + " ".join(cells))
         print(f"growth goal, pages (no worse than linear): {'MET' if worst <= 1.0 else 'NOT MET'} "
               f"(worst growth / files ratio {worst:.2f}, {worst_page})")
-    if args.quick:
+    if quick:
         print("(quick: the demo tables of sample_warehouse/, one run each; not a measurement)")
         return
     for n in sizes:
-        pages_ = results[n]["pages"]
+        pages_, rounds = results[n]["pages"], results[n]["rounds"]
         for key, what in (("cold_ratio", "wall time"), ("cold_cpu_ratio", "CPU time (the process's, every thread; "
                                                                            "a loaded machine's waits left out)")):
             judged = {p: v[key] for p, v in pages_.items() if v[key]["n"]}
@@ -485,7 +525,7 @@ def main() -> None:
             print(f"{head}{what}: " + (f"worst {worst} {judged[worst]['median']:.2f}x: "
                                        f"{paired.verdict(judged[worst], GOAL_RATIO)}" if worst else "NOT MET (no runs)"))
     top = max(sizes)
-    rows = results[top]["pages"]
+    rows, rounds = results[top]["pages"], results[top]["rounds"]
     slow = [p for p, v in rows.items() if not v["cold"] < GOAL_COLD_S]
     slowest = max(rows, key=lambda p: rows[p]["cold"] if rows[p]["cold"] == rows[p]["cold"] else float("inf"))
     print(f"goal at {top:,} files (every page < {GOAL_COLD_S:g} s cold, the least of {rounds} fresh processes): "
