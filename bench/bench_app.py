@@ -34,8 +34,8 @@ the median's 95% distribution-free interval (order statistics) and the least .. 
 rounds, and the goal's MET / NOT MET is judged on the median, saying whether the interval settles
 it. The same ratios of CPU time (the process's, every thread) beside them, which a loaded
 machine's waits for a core do not inflate: on a shared machine those are the figures. Each time is
-the least of the rounds' fresh processes (the median beside it). Nine rounds: a first choice, to be
-checked by bootstrapping the median from 15 rounds at 10,000 files. Then a growth table (time at 10k / time at 1k,
+the least of the rounds' fresh processes (the median beside it). Nine rounds: a first choice, not
+yet checked against a bootstrap of the median's spread over more rounds. Then a growth table (time at 10k / time at 1k,
 50k / 10k, against the files ratio). Goals (issue 30): no page above 2x the plan cold (median of
 the rounds) at 10,000 and 50,000 files, every page under 5 s cold at 50,000; growth no worse than
 linear in files.
@@ -215,10 +215,12 @@ def _route_through_app() -> None:
 def _run_child(kind: str, warehouse: Path, page: str = "") -> dict:
     out = subprocess.run([sys.executable, __file__, "--child", kind, str(warehouse), page], env=_env(), cwd=ROOT,
                          capture_output=True, text=True)
+    load = os.getloadavg()[0]  # the machine's 1-minute load as the run ends: the report says what it ran under
     if out.returncode:
         nan = float("nan")
-        return {"cold": nan, "warm": nan, "cold_cpu": nan, "warm_cpu": nan, "problems": [out.stderr.strip()[-200:]]}
-    return json.loads(out.stdout.strip().splitlines()[-1])
+        return {"cold": nan, "warm": nan, "cold_cpu": nan, "warm_cpu": nan, "problems": [out.stderr.strip()[-200:]],
+                "load": load}
+    return {**json.loads(out.stdout.strip().splitlines()[-1]), "load": load}
 
 
 FIGURES = ("cold", "warm", "cold_cpu", "warm_cpu")
@@ -412,9 +414,15 @@ def report_size(label: str, built: float | None, res: dict) -> None:
     plan, rounds = res["plan"], res["rounds"]
     print(f"\n== {label} ({plan.get('files', '?'):,} in {plan.get('table', BIG)}); build "
           f"{'n/a' if built is None else f'{built:.0f}s'}; {rounds} rounds; {_cache_line(res['page_cache'])}")
-    print(f"plan ({len(res['runs']['plan'])} runs, one before each round and one after the last): cold {plan['cold']:.2f}s "
+    closed = len(res["runs"]["plan"]) > rounds
+    print(f"plan ({len(res['runs']['plan'])} runs, one before each round and "
+          f"{'one after the last' if closed else 'none after the last: the run was cut short'}): cold {plan['cold']:.2f}s "
           f"(median {plan['cold_median']:.2f}s), warm {plan['warm']:.2f}s; CPU cold {plan['cold_cpu']:.2f}s "
           f"(median {plan['cold_cpu_median']:.2f}s), warm {plan['warm_cpu']:.2f}s")
+    loads = [r["load"] for runs in res["runs"].values() for r in runs if "load" in r]
+    if loads:
+        print(f"load (1-minute average as each run ended; {os.cpu_count()} cores): {min(loads):.1f} .. "
+              f"{max(loads):.1f}, median {statistics.median(loads):.1f}")
     print("page ratios: median over rounds of the page's time / the mean of the plan runs around the round, "
           "[the median's 95% interval]; cold s: least (median) of the page's fresh processes")
     print(f"{'page':17} {'cold s':>14} {'warm s':>6} {'cold/plan':>18} {'least..most':>11} "
