@@ -21,19 +21,31 @@ For each size (1,000, 10,000 and 50,000 live data files by default) the large sa
   (VmHWM) after each. Without Chromium/playwright, 20 AppTests in threads in one process
   stand in for the 20 sessions (the output says which).
 
-Each time is the least of ``--repeat`` (3) fresh processes; each ratio the median of as many
-pairs of a plan run and a page run back to back, printed with its spread (least .. most of the
-pairs' ratios); the same ratios of CPU time (the process's, every thread) beside them, which a
-loaded machine's waits for a core do not inflate. Then a growth table (time at 10k / time at 1k, 50k / 10k, against the files
-ratio). Goals (issue 30): no page above 2x the plan cold (median of the pairs) at 10,000 and
-50,000 files, every page under 5 s cold at 50,000; growth no worse than linear in files.
+The runs go in rounds (``--rounds``, alias ``--repeat``: 9 by default): before each round every
+file under the warehouse is read once so the OS page cache holds them for both sides alike (a run
+right after other disk work, a fresh clone, once timed the disk for the pages, which read thousands
+of ``.index`` files, and not for the plan, which reads manifests: the output says how long that read
+took); then the plan in a fresh process, then each page in its own fresh process, the pages' order
+rotated by one per round; a last plan run closes the last round. A page's ratio in a round is its
+time over the mean of the two plan runs around the round (the plan is the same anchor for every
+page, so one plan run per round, not one per page, and bracketing it puts a slow spell of the
+machine on both sides of every ratio); each figure is the median over the rounds, printed with
+the median's 95% distribution-free interval (order statistics) and the least .. most of the
+rounds, and the goal's MET / NOT MET is judged on the median, saying whether the interval settles
+it. The same ratios of CPU time (the process's, every thread) beside them, which a loaded
+machine's waits for a core do not inflate: on a shared machine those are the figures. Each time is
+the least of the rounds' fresh processes (the median beside it). Nine rounds: a first choice, not
+yet checked against a bootstrap of the median's spread over more rounds. Then a growth table (time at 10k / time at 1k,
+50k / 10k, against the files ratio). Goals (issue 30): no page above 2x the plan cold (median of
+the rounds) at 10,000 and 50,000 files, every page under 5 s cold at 50,000; growth no worse than
+linear in files.
 
 ``--quick`` runs the table and bitmap pages once on the bundled ``sample_warehouse/`` (its demo
 tables stand in for the large ones), without the server: it proves the bench runs, it measures
 nothing.
 
     python bench/bench_app.py [--sizes 1000,10000,50000] [--cache DIR] [--pages table,bitmap]
-                              [--no-server] [--sessions 20] [--quick]
+                              [--rounds 9] [--no-warm] [--json PATH] [--no-server] [--sessions 20] [--quick]
 """
 
 from __future__ import annotations
@@ -59,9 +71,13 @@ PAGES = {"warehouse": BIG, "table": BIG, "bitmap": BIG, "bloom": BIG, "range": B
 URL_PATH = {"warehouse": ""}
 GOAL_RATIO = 2.0
 GOAL_COLD_S = 5.0  # every page cold at 50,000 files
+ROUNDS = 9  # see the docstring
 SAMPLE = ROOT / "sample_warehouse"
 sys.path.insert(0, str(ROOT / "scripts"))
 import app_server  # noqa: E402  (scripts/: the tests' streamlit_server fixture starts the app the same way)
+
+sys.path.insert(0, str(ROOT / "bench"))
+import paired  # noqa: E402  (bench/: the rounds, the page-cache warm-up and the median's interval)
 
 
 def _table(warehouse: str | Path, name: str) -> str:
@@ -206,23 +222,66 @@ def _route_through_app() -> None:
 def _run_child(kind: str, warehouse: Path, page: str = "") -> dict:
     out = subprocess.run([sys.executable, __file__, "--child", kind, str(warehouse), page], env=_env(), cwd=ROOT,
                          capture_output=True, text=True)
+    load = os.getloadavg()[0]  # the machine's 1-minute load as the run ends: the report says what it ran under
     if out.returncode:
         nan = float("nan")
-        return {"cold": nan, "warm": nan, "cold_cpu": nan, "warm_cpu": nan, "problems": [out.stderr.strip()[-200:]]}
-    return json.loads(out.stdout.strip().splitlines()[-1])
+        return {"cold": nan, "warm": nan, "cold_cpu": nan, "warm_cpu": nan, "problems": [out.stderr.strip()[-200:]],
+                "load": load}
+    return {**json.loads(out.stdout.strip().splitlines()[-1]), "load": load}
 
 
-def _paired(warehouse: Path, page: str, repeat: int) -> dict:
-    """A page's times, each the least of ``repeat`` fresh processes, and its ratios to the plan: the
-    median over ``repeat`` pairs of a plan and a page run one after the other, so a shared
-    machine's slow spells weigh on both sides of a ratio alike."""
-    runs = [(_run_child("plan", warehouse), _run_child("page", warehouse, page)) for _ in range(max(repeat, 1))]
-    out = {**runs[-1][1]}
-    for when in ("cold", "warm", "cold_cpu", "warm_cpu"):
-        out[when] = min(r[when] for _, r in runs)
-        ratios = [r[when] / p[when] for p, r in runs]
-        out[f"{when}_ratio"] = statistics.median(ratios)
-        out[f"{when}_spread"] = (min(ratios), max(ratios))
+FIGURES = ("cold", "warm", "cold_cpu", "warm_cpu")
+
+
+def measure(warehouse: Path, pages: list[str], rounds: int, warm: bool = True, on_round=None) -> dict:
+    """The plan and every page over ``rounds`` rounds (see :mod:`paired`): the OS page cache filled,
+    then plan, the pages (one fresh process each, order rotated per round), ..., and a last plan.
+    ``on_round(runs, caches)`` is called after each round (the runs so far, for ``--json``)."""
+    plans, caches, raw = [], [], {page: [] for page in pages}
+    for i, order in enumerate(paired.schedule(pages, rounds)):
+        print(f"  round {i + 1}/{rounds}: plan, {', '.join(order)}", file=sys.stderr, flush=True)
+        if warm:
+            caches.append(paired.warm_page_cache(warehouse))
+        plans.append(_run_child("plan", warehouse))
+        for page in order:
+            raw[page].append(_run_child("page", warehouse, page))
+        if on_round:
+            on_round({"plan": plans, **raw}, caches)
+    if warm:
+        caches.append(paired.warm_page_cache(warehouse))
+    plans.append(_run_child("plan", warehouse))
+    return summarise({"plan": plans, **raw}, caches)
+
+
+def summarise(runs: dict, caches: list[dict]) -> dict:
+    """The plan's and each page's figures from every run (``runs["plan"]``: one run before each
+    round and one after the last; a run cut short lacks the last, and its last round is then
+    measured against the plan run before it alone). Each page's ratios: the median over rounds of
+    its time over the mean of the two plan runs around the round; each time: the least (and the
+    median) of its runs."""
+    plans = runs["plan"]
+    rows = {}
+    for page, page_runs in runs.items():
+        if page == "plan" or not page_runs:
+            continue
+        row = {**page_runs[-1], **_times(page_runs)}
+        for when in FIGURES:
+            anchors = [p[when] for p in plans]
+            anchors += anchors[-1:] * (len(page_runs) + 1 - len(anchors))  # cut short: the last plan run alone
+            row[f"{when}_ratio"] = paired.summary(paired.bracketed_ratios(anchors, [r[when] for r in page_runs]))
+        row["problems"] = sorted({p for r in page_runs for p in r.get("problems", [])})
+        rows[page] = row
+    return {"plan": {**plans[-1], **_times(plans)}, "pages": rows, "page_cache": caches, "runs": runs,
+            "rounds": max((len(r) for k, r in runs.items() if k != "plan"), default=0)}
+
+
+def _times(runs: list[dict]) -> dict:
+    """The least of each time over fresh processes (a shared machine only adds to a time), and its median."""
+    out = {}
+    for when in FIGURES:
+        values = [r[when] for r in runs if r[when] == r[when]]
+        out[when] = min(values) if values else float("nan")
+        out[f"{when}_median"] = statistics.median(values) if values else float("nan")
     return out
 
 
@@ -331,9 +390,60 @@ def _fmt(x: float) -> str:
     return "   n/a" if x != x else f"{x:6.2f}"
 
 
-def _spread(pair: tuple[float, float]) -> str:
+def _ratio(s: dict) -> str:
+    """A median ratio and its interval: ``1.52 [1.40..1.61]``."""
+    return "n/a" if not s["n"] else f"{s['median']:.2f} [{s['lo']:.2f}..{s['hi']:.2f}]"
+
+
+def _cache_line(caches: list[dict]) -> str:
+    if not caches:
+        return "page cache: not filled (--no-warm)"
+    first, rest = caches[0], caches[1:]
+    after = f", at most {max(c['seconds'] for c in rest):.1f}s after" if rest else ""
+    return (f"page cache: every file under the warehouse read before each round and after the last, for "
+            f"both sides alike ({first['files']:,} files, {first['bytes'] / 2**20:.0f} MiB; {first['seconds']:.1f}s "
+            f"the first time{after})")
+
+
+def report_json(path: Path) -> None:
+    """The report of a ``--json`` file, from its runs."""
+    results = {}
+    for n, saved in json.loads(path.read_text())["sizes"].items():
+        res = summarise(saved["runs"], saved["page_cache"])
+        res["plan"]["table"] = saved.get("table", BIG)
+        report_size(f"{int(n):,} files" if int(n) else "sample_warehouse", saved.get("built"), res)
+        results[int(n)] = res
+    goals(results, quick=0 in results)
+
+
+def report_size(label: str, built: float | None, res: dict) -> None:
+    """The size's header, the plan line and one line per page."""
+    plan, rounds = res["plan"], res["rounds"]
+    print(f"\n== {label} ({plan.get('files', '?'):,} in {plan.get('table', BIG)}); build "
+          f"{'n/a' if built is None else f'{built:.0f}s'}; {rounds} rounds; {_cache_line(res['page_cache'])}")
+    closed = len(res["runs"]["plan"]) > rounds
+    print(f"plan ({len(res['runs']['plan'])} runs, one before each round and "
+          f"{'one after the last' if closed else 'none after the last: the run was cut short'}): cold {plan['cold']:.2f}s "
+          f"(median {plan['cold_median']:.2f}s), warm {plan['warm']:.2f}s; CPU cold {plan['cold_cpu']:.2f}s "
+          f"(median {plan['cold_cpu_median']:.2f}s), warm {plan['warm_cpu']:.2f}s")
+    loads = [r["load"] for runs in res["runs"].values() for r in runs if "load" in r]
+    if loads:
+        print(f"load (1-minute average as each run ended; {os.cpu_count()} cores): {min(loads):.1f} .. "
+              f"{max(loads):.1f}, median {statistics.median(loads):.1f}")
+    print("page ratios: median over rounds of the page's time / the mean of the plan runs around the round, "
+          "[the median's 95% interval]; cold s: least (median) of the page's fresh processes")
+    print(f"{'page':17} {'cold s':>14} {'warm s':>6} {'cold/plan':>18} {'least..most':>11} "
+          f"{'CPU cold/plan':>18} {'least..most':>11} {'warm/plan':>9}  problems")
+    for page, r in res["pages"].items():
+        c, u, w = r["cold_ratio"], r["cold_cpu_ratio"], r["warm_ratio"]
+        print(f"{page:17} {_fmt(r['cold'])} ({_fmt(r['cold_median']).strip():>5}) {_fmt(r['warm'])} "
+              f"{_ratio(c):>18} {_spread(c):>11} {_ratio(u):>18} {_spread(u):>11} {_fmt(w['median']):>9}  "
+              f"{'; '.join(r['problems']) or '-'}", flush=True)
+
+
+def _spread(s: dict) -> str:
     """The least .. most of a figure's paired ratios."""
-    return f"{pair[0]:.2f}..{pair[1]:.2f}" if pair[0] == pair[0] and pair[1] == pair[1] else "n/a"
+    return "n/a" if not s["n"] else f"{s['least']:.2f}..{s['most']:.2f}"
 
 
 def main() -> None:
@@ -343,7 +453,14 @@ def main() -> None:
     parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated pages")
     parser.add_argument("--no-server", action="store_true", help="skip the server memory measurement")
     parser.add_argument("--sessions", type=int, default=20)
-    parser.add_argument("--repeat", type=int, default=3, help="fresh processes per figure (the least is kept)")
+    parser.add_argument("--repeat", "--rounds", dest="rounds", type=int, default=ROUNDS,
+                        help=f"rounds (default {ROUNDS}): in each, one fresh process per page, and the plan "
+                             "runs before each round and after the last; ratios are medians over rounds, "
+                             "times the least of the rounds")
+    parser.add_argument("--no-warm", action="store_true",
+                        help="do not read the warehouse's files into the OS page cache before each round")
+    parser.add_argument("--json", metavar="PATH", help="write every run's figures there (after each round)")
+    parser.add_argument("--report", metavar="PATH", help="print the report of a --json file (one cut short too)")
     parser.add_argument("--quick", action="store_true",
                         help="the table and bitmap pages once on sample_warehouse/: runs, measures nothing")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
@@ -354,29 +471,28 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     pages = [p for p in args.pages.split(",") if p]
     if args.quick:
-        sizes, args.repeat, args.no_server = [0], 1, True
+        sizes, args.rounds, args.no_server = [0], 1, True
         pages = pages if args.pages != ",".join(PAGES) else ["table", "bitmap"]
+    rounds = max(args.rounds, 1)
+    if args.report:
+        return report_json(Path(args.report))
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     results: dict[int, dict] = {}
+    saved: dict[str, dict] = {}
     for n in sizes:
         warehouse, built = (SAMPLE, None) if args.quick else build(cache, n)
-        plans = [_run_child("plan", warehouse) for _ in range(max(args.repeat, 1))]
-        plan = {**plans[-1], **{k: min(p[k] for p in plans) for k in ("cold", "warm", "cold_cpu", "warm_cpu")}}
-        print(f"\n== {'sample_warehouse' if args.quick else f'{n:,} files'} ({plan.get('files', '?'):,} in "
-              f"{_table(warehouse, BIG)}); build "
-              f"{'n/a' if built is None else f'{built:.0f}s'}; plan cold {plan['cold']:.2f}s warm {plan['warm']:.2f}s "
-              f"(CPU {plan['cold_cpu']:.2f}s / {plan['warm_cpu']:.2f}s)")
-        print(f"{'page':18} {'cold s':>7} {'warm s':>7} {'cold/plan':>9} {'spread':>13} {'warm/plan':>9} "
-              f"{'spread':>13} {'CPU cold/plan':>13} {'spread':>13}  problems")
-        rows = {}
-        for page in pages:
-            r = _paired(warehouse, page, args.repeat)
-            rows[page] = r
-            print(f"{page:18} {_fmt(r['cold']):>7} {_fmt(r['warm']):>7} {_fmt(r['cold_ratio']):>9} "
-                  f"{_spread(r['cold_spread']):>13} {_fmt(r['warm_ratio']):>9} {_spread(r['warm_spread']):>13} "
-                  f"{_fmt(r['cold_cpu_ratio']):>13} {_spread(r['cold_cpu_spread']):>13}  "
-                  f"{'; '.join(r['problems']) or '-'}", flush=True)
+
+        def dump(runs: dict, caches: list[dict], n: int = n, built: float | None = built,
+                 table: str = _table(warehouse, BIG)) -> None:
+            if args.json:  # after every round, so a run cut short keeps what it measured (--report reads it)
+                saved[str(n)] = {"runs": runs, "page_cache": caches, "built": built, "table": table}
+                Path(args.json).write_text(json.dumps({"sizes": saved}, indent=1))
+
+        res = measure(warehouse, pages, rounds, warm=not args.no_warm, on_round=dump)
+        dump(res["runs"], res["page_cache"])
+        res["plan"]["table"] = _table(warehouse, BIG)
+        report_size("sample_warehouse" if args.quick else f"{n:,} files", built, res)
         mem = {}
         if not args.no_server:
             mem = server_memory(warehouse, pages, args.sessions)
@@ -384,8 +500,14 @@ def main() -> None:
                 mem.update(threaded_sessions(warehouse, pages, args.sessions))
             print("server peak RSS: " + ", ".join(f"{k} {v:.0f}" if isinstance(v, float) else f"{k}: {v}"
                                                 for k, v in mem.items()))
-        results[n] = {"plan": plan, "pages": rows, "memory": mem}
+        results[n] = {**res, "memory": mem}
+    goals(results, args.quick)
 
+
+def goals(results: dict[int, dict], quick: bool = False) -> None:
+    """The growth table across sizes, then issue 30's goals on each size's medians."""
+    sizes = sorted(results)
+    pages = [p for p in results[sizes[0]]["pages"] if all(p in results[n]["pages"] for n in sizes)]
     if len(sizes) > 1:
         print("\n== growth (time ratio between sizes; linear = the files ratio)")
         pairs = list(zip(sizes, sizes[1:], strict=False))
@@ -404,26 +526,26 @@ def main() -> None:
             print(f"{name + ' (cold)':{width}} " + " ".join(cells))
         print(f"growth goal, pages (no worse than linear): {'MET' if worst <= 1.0 else 'NOT MET'} "
               f"(worst growth / files ratio {worst:.2f}, {worst_page})")
-    if args.quick:
+    if quick:
         print("(quick: the demo tables of sample_warehouse/, one run each; not a measurement)")
         return
     for n in sizes:
-        r = results[n]
-        ratios = {p: v["cold_ratio"] for p, v in r["pages"].items() if v["cold"] == v["cold"]}
-        worst = max(ratios, key=ratios.get) if ratios else "none"
-        print(f"goal at {n:,} files: no page above {GOAL_RATIO:g}x the plan cold (median of pairs): "
-              f"{'MET' if ratios and ratios[worst] <= GOAL_RATIO else 'NOT MET'} "
-              f"(worst {worst} {ratios.get(worst, float('nan')):.2f}x, "
-              f"spread {_spread(r['pages'][worst]['cold_spread']) if ratios else 'n/a'})")
-        cpu = {p: v["cold_cpu_ratio"] for p, v in r["pages"].items() if v["cold_cpu"] == v["cold_cpu"]}
-        worst = max(cpu, key=cpu.get) if cpu else "none"
-        print(f"  the same by CPU time (the process's, every thread; a loaded machine's waits left out): "
-              f"{'MET' if cpu and cpu[worst] <= GOAL_RATIO else 'NOT MET'} (worst {worst} "
-              f"{cpu.get(worst, float('nan')):.2f}x, spread {_spread(r['pages'][worst]['cold_cpu_spread']) if cpu else 'n/a'})")
+        pages_, rounds = results[n]["pages"], results[n]["rounds"]
+        for key, what in (("cold_ratio", "wall time"), ("cold_cpu_ratio", "CPU time (the process's, every thread; "
+                                                                           "a loaded machine's waits left out)")):
+            judged = {p: v[key] for p, v in pages_.items() if v[key]["n"]}
+            worst = max(judged, key=lambda p: judged[p]["median"]) if judged else None
+            head = (f"goal at {n:,} files: no page above {GOAL_RATIO:g}x the plan cold (median of {rounds} rounds), "
+                    if key == "cold_ratio" else "  the same by ")
+            print(f"{head}{what}: " + (f"worst {worst} {judged[worst]['median']:.2f}x: "
+                                       f"{paired.verdict(judged[worst], GOAL_RATIO)}" if worst else "NOT MET (no runs)"))
     top = max(sizes)
-    slow = [p for p, v in results[top]["pages"].items() if not v["cold"] < GOAL_COLD_S]
-    print(f"goal at {top:,} files (every page < {GOAL_COLD_S:g} s cold): "
-          f"{'MET' if not slow else 'NOT MET: ' + ', '.join(slow)}")
+    rows, rounds = results[top]["pages"], results[top]["rounds"]
+    slow = [p for p, v in rows.items() if not v["cold"] < GOAL_COLD_S]
+    slowest = max(rows, key=lambda p: rows[p]["cold"] if rows[p]["cold"] == rows[p]["cold"] else float("inf"))
+    print(f"goal at {top:,} files (every page < {GOAL_COLD_S:g} s cold, the least of {rounds} fresh processes): "
+          f"{'MET' if not slow else 'NOT MET: ' + ', '.join(slow)} (slowest {slowest}: least "
+          f"{rows[slowest]['cold']:.2f}s, median {rows[slowest]['cold_median']:.2f}s)")
     if top < 50_000:
         print(f"(the cold-time goal is stated for 50,000 files; this run stopped at {top:,})")
 

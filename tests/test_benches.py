@@ -128,3 +128,34 @@ def test_bench_planning_judges_its_goal_only_at_50000_files():
     assert bench_planning.ratio_line([2.0, 4.0, 2.5], 50_000) == \
         "2.50x median of 3 pairs (spread 2.00 .. 4.00); goal <= 3x: MET"
     assert bench_planning.ratio_line([3.5, 1.0, 3.2], 50_000).endswith(": NOT MET")
+
+
+def test_bench_app_pairs_pages_with_the_plan_runs_around_each_round(tmp_path):
+    """bench_app's rounds (bench/paired.py): every page once per round in an order rotated by one,
+    each round's ratio against the mean of the plan runs before and after it, the median's interval
+    from order statistics with its exact binomial coverage, and the verdict on the median saying
+    whether that interval settles it; the page-cache warm-up reads every file under the warehouse."""
+    sys.path.insert(0, str(BENCH))
+    import paired
+
+    assert paired.schedule(["a", "b", "c"], 4) == [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"], ["a", "b", "c"]]
+    # plan runs 1, 3, 2 bracket two rounds: anchors 2 and 2.5; a failed run (NaN) is left out
+    assert paired.bracketed_ratios([1.0, 3.0, 2.0], [4.0, 5.0]) == [2.0, 2.0]
+    assert paired.bracketed_ratios([1.0, 3.0, 2.0], [float("nan"), 5.0]) == [2.0]
+    # n = 9: the 2nd least .. 2nd most, coverage 1 - 2 * (1 + 9) / 512; n = 5: least .. most, 1 - 2 / 32
+    lo, hi, cov = paired.median_interval([9, 1, 8, 2, 7, 3, 6, 4, 5])
+    assert (lo, hi) == (2, 8) and cov == pytest.approx(1 - 20 / 512)
+    lo, hi, cov = paired.median_interval([5, 1, 4, 2, 3])
+    assert (lo, hi) == (1, 5) and cov == pytest.approx(1 - 2 / 32)
+    settled = paired.summary([1.7, 1.8, 1.9, 1.8, 1.85, 1.75, 1.8, 1.9, 1.7])
+    assert settled["median"] == 1.8 and paired.verdict(settled, 2.0).startswith("MET (settled")
+    close = paired.summary([1.7, 2.2, 1.9, 2.1, 1.95, 1.75, 2.05, 1.9, 1.8])
+    assert paired.verdict(close, 2.0).startswith("MET (not settled")
+    assert paired.verdict(paired.summary([2.5, 2.6, 2.4, 2.7, 2.55]), 2.0).startswith("NOT MET (settled")
+    assert paired.verdict(paired.summary([2.5, 2.6, 2.4]), 2.0) == \
+        "NOT MET (3 rounds: too few for an interval of the median)"
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "x.index").write_bytes(b"1" * 3000)
+    (tmp_path / "y").write_bytes(b"22")
+    warmed = paired.warm_page_cache(tmp_path)
+    assert (warmed["files"], warmed["bytes"]) == (2, 3002)
