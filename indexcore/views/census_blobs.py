@@ -124,7 +124,7 @@ class Blobs(Mapping[str, IndexBlob]):
         self._rows = rows
         self._parts: list[tuple[pa.Array | Sequence[str], np.ndarray | Sequence[int]]] = []
         self._mapped: dict[str, int] | None = {}
-        self._made: dict[str, IndexBlob] = {}
+        self._made = LRU(_KEEP_FILES)  # the blobs made, the most recently used kept (advise at 1M asks for each file)
 
     def add(self, paths: pa.Array | Iterable[str], rows: np.ndarray | Iterable[int]) -> None:
         """Census rows ``rows`` (of data files ``paths``: an Arrow string array or texts), in census order."""
@@ -165,7 +165,8 @@ class Blobs(Mapping[str, IndexBlob]):
     def __getitem__(self, path: str) -> IndexBlob:
         blob = self._made.get(path)
         if blob is None:
-            blob = self._made[path] = self._rows.blob(self._at[path])
+            blob = self._rows.blob(self._at[path])
+            self._made.put(path, blob)
         return blob
 
     def __contains__(self, path: object) -> bool:
