@@ -190,15 +190,15 @@ def advise_explainer(ctx: Context):
     if master is None:
         return None
 
-    def explain_all(conditions: list, snapshot_id: int | None):
+    def explain_all(conditions: list, snapshot_id: int | None, whole: bool = True):
         def work(m: str, progress, cancel):
             explained = spark_explain_workload(ctx.url, ctx.table_name, conditions, m, snapshot_id, progress, cancel,
-                                               storage_options=dict(ctx.options) or None)
+                                               storage_options=dict(ctx.options) or None, whole=whole)
             return next(explained, None), explained  # the job runs (and ends) for the first one, under the lease
 
         got = on_spark(master, "Explaining the workload's queries", work)
         if got is None:
-            return explained_here(ctx.table, conditions, snapshot_id)
+            return explained_here(ctx.table, conditions, snapshot_id, whole)
         st.caption(f"The workload's queries were explained in Spark tasks on {code(master)}: this snapshot is "
                    f"past the server's {settings().spark_metadata_files:,} live files.")
         first, rest = got
