@@ -157,6 +157,9 @@ def test_results_past_the_driver_say_what_to_raise() -> None:
             "try:\n    run_tasks(get_session('local[2]'), os.urandom, [40 << 20] * 16, 'big results')\n"
             "except SparkMemoryError as exc:\n    print('MEMORY', exc.message)")
     out = _child(code, INDEXCORE_SPARK_DRIVER_MEMORY="1g")
-    assert out.stdout.startswith("MEMORY big results: the job's results did not fit the Spark driver"), \
-        out.stdout[-2000:] + out.stderr[-2000:]
+    # the results' cap or the heap, whichever the results reach first: the heap's OutOfMemoryError stops
+    # the JVM's context (seen in a fresh-clone CI run and again on a quiet machine)
+    assert out.stdout.startswith(("MEMORY big results: the job's results did not fit the Spark driver",
+                                  "MEMORY big results: the Spark driver stopped during the job")), \
+        out.stdout[-2000:] + out.stderr[-4000:]
     assert "set INDEXCORE_SPARK_DRIVER_MEMORY=2g (or more)" in out.stdout

@@ -33,22 +33,42 @@ class JobCancelledError(IndexCoreError):
 # evicted), the JVM's heap, or the results' cap (spark.driver.maxResultSize)
 _OUT_OF_MEMORY = ("TaskResultLost", "OutOfMemoryError", "Java heap space", "GC overhead limit exceeded",
                   "maxResultSize")
+# what a job sees when the driver's JVM stopped under it (its heap ran out fetching results: the
+# OutOfMemoryError itself is logged by the JVM's result getter thread, not given to the job)
+_STOPPED = "SparkContext was shut down"
 
 
-def job_failed(description: str, exc: BaseException) -> IndexCoreError:
+def job_failed(description: str, exc: BaseException, stopped: bool = False) -> IndexCoreError:
     """Our error for a Spark job that failed with ``exc``: where its results did not fit the driver,
-    a :class:`SparkMemoryError` naming the setting that sizes the driver and a figure to set it to."""
-    text = str(exc)
+    a :class:`SparkMemoryError` naming the setting that sizes the driver and a figure to set it to.
+    ``stopped``: the driver's context was found stopped after the failure (not cancelled by us)."""
+    text = str(exc)  # read once: a Py4J error's text is fetched from the JVM, which may be stopping
+    if stopped and _STOPPED not in text:
+        text = f"{text} ({_STOPPED})"
     found = next((m for m in _OUT_OF_MEMORY if m in text), None)
-    if found is None:
-        return IndexCoreError(f"{description}: Spark job failed: {exc}")
+    if found is not None:
+        what = f"the job's results did not fit the Spark driver ({found})"
+    elif _STOPPED in text:  # the JVM's own OutOfMemoryError goes to its log; the job sees the stop
+        what = (f"the Spark driver stopped during the job ({_STOPPED}; on a local master most often because "
+                f"its heap ran out as the results came in)")
+    else:
+        return IndexCoreError(f"{description}: Spark job failed: {text}")
     now = settings().spark_driver_memory
     size = memory_bytes(now)
     bigger = f"{2 * size >> 30}g" if size and size >= 1 << 29 else "2g"
-    return SparkMemoryError(f"{description}: the job's results did not fit the Spark driver ({found}); its JVM "
-                            f"heap is {now} ({variable('spark_driver_memory')}, read when Spark starts on a local "
-                            f"master, half of it for a job's results): set {variable('spark_driver_memory')}="
-                            f"{bigger} (or more) and run again in a new process")
+    return SparkMemoryError(f"{description}: {what}; its JVM heap is {now} ({variable('spark_driver_memory')}, read "
+                            f"when Spark starts on a local master, half of it for a job's results): set "
+                            f"{variable('spark_driver_memory')}={bigger} (or more) and run again in a new process")
+
+
+def _stopped(sc) -> bool:
+    """Whether a classic context has stopped (a JVM that cannot answer has)."""
+    if sc is None:
+        return False
+    try:
+        return bool(sc._jsc.sc().isStopped())
+    except Exception:  # noqa: BLE001 - the gateway to a stopped JVM fails in many ways
+        return True
 
 
 def task_error(spec: dict, exc: BaseException) -> dict:
@@ -101,7 +121,7 @@ def run_tasks(spark, fn: Callable[[dict], dict], specs: list[dict], description:
         except Exception as exc:
             if watch.cancelled or (cancel is not None and cancel.is_set()):
                 raise JobCancelledError(f"{description}: cancelled") from None
-            raise job_failed(description, exc) from exc
+            raise job_failed(description, exc, _stopped(sc)) from exc
     if watch.cancelled or (cancel is not None and cancel.is_set()):  # set before the watcher saw the job
         raise JobCancelledError(f"{description}: cancelled")
     return [r for _, r in sorted(results, key=lambda t: t[0])]
