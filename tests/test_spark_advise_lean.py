@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from advise_json import without_seconds
 
 from indexcore import open_warehouse
 from indexcore.analysis.advise import advise
@@ -68,15 +69,6 @@ def _root(request, where: str | None) -> str:
     return str(request.getfixturevalue("conformance") / "warehouses" / where)
 
 
-def _without_seconds(value):
-    """advise's JSON without its ``*seconds`` fields (timings differ run to run)."""
-    if isinstance(value, dict):
-        return {k: _without_seconds(v) for k, v in value.items() if not k.endswith("seconds")}
-    if isinstance(value, list):
-        return [_without_seconds(v) for v in value]
-    return value
-
-
 def test_lean_explanations_are_explains_columns(spark, large) -> None:
     """Each condition's lean explanation (no whole record per file) holds, file by file in explain's
     order, what explain in one process decides: every integer field and stage code, the stage that
@@ -124,7 +116,7 @@ def test_advise_on_spark_without_details_as_in_process(spark, request, where, na
 
     got = advise(driver, workload, sample=sample, **{**on, "explain_all": explain_all})
     assert asked == [False]
-    assert _without_seconds(got.to_json()) == _without_seconds(want.to_json())
+    assert without_seconds(got.to_json()) == without_seconds(want.to_json())
 
 
 def _child(code: str, **env: str) -> subprocess.CompletedProcess:

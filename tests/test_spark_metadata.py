@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from advise_json import without_seconds
 
 from indexcore import open_warehouse
 from indexcore.analysis.advise import advise, index_inventory
@@ -298,15 +299,6 @@ def test_advise_inventory_from_the_spark_census(spark) -> None:
     assert inventory(fresh) == inventory(open_warehouse(SAMPLE).table("demo.events"))
 
 
-def _without_seconds(value):
-    """advise's JSON without its ``*seconds`` fields (timings differ run to run)."""
-    if isinstance(value, dict):
-        return {k: _without_seconds(v) for k, v in value.items() if not k.endswith("seconds")}
-    if isinstance(value, list):
-        return [_without_seconds(v) for v in value]
-    return value
-
-
 ADVISE_WORKLOADS = [  # (warehouse under ../shared/conformance or None: the sample, table, workload)
     (None, "demo.events", "-- weight: 3\nSELECT * FROM demo.events WHERE country = 'NZ';\n"
                           "country = 'NZ' OR user_id = 7;\nuser_id IN (3, 4) AND country <> 'US';\n"
@@ -331,7 +323,7 @@ def test_advise_explains_its_queries_on_spark(spark, request, where, name, workl
             yield ex
 
     got = advise(open_warehouse(root).table(name), workload, sample=0, details=True, explain_all=explain_all)
-    assert _without_seconds(got.to_json(details=True)) == _without_seconds(want.to_json(details=True))
+    assert without_seconds(got.to_json(details=True)) == without_seconds(want.to_json(details=True))
     assert len(explained) == len(want.runs) and any(r.explain_json for r in want.runs)
     assert [isinstance(ex, PredicateError) for ex in explained] == [r.error is not None for r in want.runs]
 
@@ -355,7 +347,7 @@ def test_advise_on_spark_plans_nothing_here(spark, request, where, name, workloa
     assert spark_plan_columns(root, name, spark=spark).files.equals(columns.files)
     driver = open_warehouse(root).table(name)
     got = advise(driver, workload, sample=0, details=True, **advise_on_spark(driver, root, "local[2]", spark=spark))
-    assert _without_seconds(got.to_json(details=True)) == _without_seconds(want.to_json(details=True))
+    assert without_seconds(got.to_json(details=True)) == without_seconds(want.to_json(details=True))
     assert _planned_nothing(driver)
     assert not _planned_nothing(here)  # the check can fail: in process advise keeps its plan
 
@@ -371,7 +363,7 @@ def test_advise_on_spark_samples_as_in_process(spark) -> None:
     driver = open_warehouse(SAMPLE).table("demo.events")
     got = advise(driver, workload, sample=2, details=True,
                  **advise_on_spark(driver, SAMPLE, "local[2]", measure=True, spark=spark))
-    assert _without_seconds(got.to_json(details=True)) == _without_seconds(want.to_json(details=True))
+    assert without_seconds(got.to_json(details=True)) == without_seconds(want.to_json(details=True))
     assert _planned_nothing(driver)
 
 
@@ -546,10 +538,10 @@ def test_cli_advise_master(spark, capsys, tmp_path) -> None:
     args = ("advise", SAMPLE, "demo.events", "--workload", str(wl), "--details", "--sample", "0")
     on = _cli(capsys, *args, "--master", "local[2]")
     off = _cli(capsys, *args)
-    assert _without_seconds(on) == _without_seconds(off)
+    assert without_seconds(on) == without_seconds(off)
     for master, planned in ((["--master", "local[2]"], False), ([], True)):
         parsed = build_parser().parse_args([*args, *master])
         parsed.storage_options = None
         table = open_warehouse(SAMPLE).table("demo.events")
-        assert _without_seconds(run_advise(parsed, table)) == _without_seconds(off)
+        assert without_seconds(run_advise(parsed, table)) == without_seconds(off)
         assert _planned_nothing(table) is not planned
