@@ -43,12 +43,10 @@ def job_failed(description: str, exc: BaseException, stopped: bool = False) -> I
     a :class:`SparkMemoryError` naming the setting that sizes the driver and a figure to set it to.
     ``stopped``: the driver's context was found stopped after the failure (not cancelled by us)."""
     text = str(exc)  # read once: a Py4J error's text is fetched from the JVM, which may be stopping
-    if stopped and _STOPPED not in text:
-        text = f"{text} ({_STOPPED})"
     found = next((m for m in _OUT_OF_MEMORY if m in text), None)
     if found is not None:
         what = f"the job's results did not fit the Spark driver ({found})"
-    elif _STOPPED in text:  # the JVM's own OutOfMemoryError goes to its log; the job sees the stop
+    elif stopped or _STOPPED in text:  # the JVM's own OutOfMemoryError goes to its log; the job sees the stop
         what = (f"the Spark driver stopped during the job ({_STOPPED}; on a local master most often because "
                 f"its heap ran out as the results came in)")
     else:
