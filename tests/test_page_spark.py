@@ -8,9 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from advise_json import without_seconds
 from test_app import APP, _served_through_app
 from test_page_range import sample  # noqa: F401 - the sample warehouse
-from test_spark_metadata import _without_seconds
 
 from indexcore.frames.text import md
 
@@ -256,7 +256,7 @@ def test_advisor_explains_on_spark_past_the_operators_file_count(monkeypatch):
     want = advise(open_warehouse(str(ROOT / "sample_warehouse")).table("demo.events"), workload)
     assert [r.funnel for r in got.runs] == [r.funnel for r in want.runs]
     assert got.statements == want.statements
-    assert _without_seconds(got.to_json(details=True)) == _without_seconds(want.to_json(details=True))
+    assert without_seconds(got.to_json(details=True)) == without_seconds(want.to_json(details=True))
 
 
 def _shown(at) -> tuple:
