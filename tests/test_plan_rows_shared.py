@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from indexcore.analysis.advise_existing import _file_rows
-from indexcore.views.census_blobs import names_plan_rows
+from indexcore.views.census_blobs import census_file_rows, names_plan_rows
 
 PATHS = pa.array([f"p/data-{i}.parquet" for i in range(6)], pa.string())
 INDICES = pa.array([4, 0, 4, 2], pa.int32())
@@ -37,7 +36,7 @@ def test_the_inventory_maps_rows_alike_either_way():
     """Plan rows taken as they are, or matched by text: the same rows (-1 for a path not planned)."""
     own = pa.DictionaryArray.from_arrays(INDICES, PATHS)
     copy = pa.DictionaryArray.from_arrays(INDICES, pa.array(PATHS.to_pylist() + ["elsewhere"]))
-    assert _file_rows(pa.chunked_array([own]), PATHS).tolist() == [4, 0, 4, 2]
-    assert _file_rows(pa.chunked_array([copy]), PATHS).tolist() == [4, 0, 4, 2]
+    assert census_file_rows(pa.chunked_array([own]), PATHS).tolist() == [4, 0, 4, 2]
+    assert census_file_rows(pa.chunked_array([copy]), PATHS).tolist() == [4, 0, 4, 2]
     other = pa.array(["p/data-3.parquet", "elsewhere"])
-    assert np.array_equal(_file_rows(pa.chunked_array([other]), PATHS), [3, -1])
+    assert np.array_equal(census_file_rows(pa.chunked_array([other]), PATHS), [3, -1])

@@ -252,7 +252,7 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
     clock.mark("plan")
     sid = plan.snapshot.id if plan.snapshot else None
     schema = table.read_schema(snapshot_id, plan.snapshot)
-    files, by_path, index_of = plan.files, plan.by_path, plan.index_of
+    files, index_of = plan.files, plan.index_of
     problems: list[Problem] = list(plan.problems)
     runs, skipped_queries = _merged_runs(table, schema, queries)
     clock.mark("parse statements")
@@ -285,7 +285,7 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
                 tick(run.name)
                 continue
             reached = _summarise(run, ex, index_of, plan, sample, seed, details, keys, drawn)
-            measure_existing(table, schema, run, ex, existing, by_path, deleted, problems, details, reached)
+            measure_existing(table, schema, run, ex, existing, deleted, problems, details, reached)
             del ex
             tick(run.name)
             clock.mark("summarise explains")

@@ -37,11 +37,11 @@ from indexcore.scan.file_index import FileIndexPredicate, read_path_result
 from indexcore.scan.stats import devolved, field_map
 from indexcore.views import view
 from indexcore.views.census import file_indexes
-from indexcore.views.census_blobs import Blobs, CensusBlobs, names_plan_rows
+from indexcore.views.census_blobs import Blobs, CensusBlobs
 from indexcore.views.census_rows import codes_of
 from indexcore.views.common import kept_view_if_built
 from indexcore.warehouse.model import LiveFile, Problem
-from indexcore.warehouse.plan_columns import PlanColumns, whole
+from indexcore.warehouse.plan_columns import PlanColumns
 
 
 def _table_column(schema, file_schema, column: str, schema_id: int) -> tuple[str, str | None]:
@@ -81,14 +81,15 @@ def existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[Liv
     unreadable containers and entries go to ``problems``."""
     configured = schema.core_options.configured_indexes()
     census = _census(table, snapshot_id, files) if census is None else census
-    rows = CensusBlobs(table, census, files)
     if isinstance(files, PlanColumns):  # a file looked up by its row: no map of every path
         count, by_path = files.num_files, None
         file_paths, file_schemas = files.files["path"], files.files["_SCHEMA_ID"].to_numpy()
     else:
+        files = list(files)
         count, by_path = len(files), {lf.path: lf for lf in files}
         file_paths = pa.array([lf.path for lf in files], pa.string())
         file_schemas = np.array([lf.file.schema_id for lf in files], np.int64)
+    rows = CensusBlobs(table, census, files, file_paths)
     groups: dict[tuple[str, str], ExistingIndex] = {}
 
     def group(column: str, index_type: str) -> ExistingIndex:
@@ -135,12 +136,10 @@ def existing_indexes(table, snapshot_id: int | None, schema, files: Sequence[Liv
     # a configured index is missing from the files without it whose schema has its field: on the
     # file columns (a mask per schema id, not a test per file of a 50,000-file plan)
     ids = {f.name: f.id for f in schema.fields}
-    file_of_row = None  # each census row's file (its row in file_paths), worked out once
     for (column, kind), g in groups.items():
         if not g.configured or column not in ids or not count:
             continue
-        if file_of_row is None:
-            file_of_row = _file_rows(census["file_path"], file_paths)
+        file_of_row = rows.file_rows()  # each census row's file (its row in file_paths), worked out once
         lacking = np.ones(count, bool)
         carried = file_of_row[rows_of.get((column, kind), np.zeros(0, np.int64))]
         lacking[carried[carried >= 0]] = False
@@ -180,21 +179,6 @@ def _keyed_rows(census: pa.Table) -> Iterator[tuple[int, str, str, np.ndarray, i
         rows = np.flatnonzero(mine)
         yield (schema_id, column, index_type, rows if at is None else at[rows],
                int(sizes[mine & given].sum()))
-
-
-def _file_rows(census_paths: pa.ChunkedArray, file_paths) -> np.ndarray:
-    """Each census row's file as its row in ``file_paths`` (-1: not there). A census of the plan
-    names its files by plan row already (its ``file_path`` dictionary is the plan's path column:
-    :data:`~indexcore.views.census.SHARED_TEXT`); another is matched by text in Arrow, once (not a
-    hash set of every path per configured index, nor a copy of the paths per index)."""
-    file_paths, census_paths = whole(file_paths), whole(census_paths)
-    if names_plan_rows(census_paths, file_paths):  # indices are the plan's rows
-        at = census_paths.indices
-    elif pa.types.is_dictionary(census_paths.type):
-        at = pc.index_in(census_paths.dictionary, value_set=file_paths).take(census_paths.indices)
-    else:
-        at = pc.index_in(census_paths, value_set=file_paths)
-    return pc.fill_null(at, -1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def _first(paths, schema_ids: np.ndarray, schema_id: int, among: np.ndarray) -> str:
@@ -303,62 +287,116 @@ def _facts(decisions) -> tuple[list[str], list[int], list, list]:
             [fd.index_types for fd in reached], [fd.index_decision for fd in reached])
 
 
-def measure_existing(table, schema, run: QueryRun, ex, existing: list[ExistingIndex], by_path: dict,
+_ALONE_SLICE = 4096  # files whose blobs measure_existing makes at once to read an index alone
+
+
+def measure_existing(table, schema, run: QueryRun, ex, existing: list[ExistingIndex],
                      deleted: DeletedPositions, problems: list[Problem], details: bool = False,
                      reached: Sequence | None = None) -> None:
     """What each index on the query's columns skips on its own, added to its tally (``ex``: the
     query's explanation, read here and then dropped by the caller; ``reached``: its decisions of
     the files that reach the index stage, in its order, when the caller has them already: a
-    :class:`ReachedDecisions` is read on its columns, no decision object made)."""
+    :class:`ReachedDecisions` is read on its columns, no decision object made).
+
+    On arrays over the files ``run`` reaches (``run.reached``, their plan rows): each index's census
+    row per file (:meth:`Blobs.by_file`), and where the file's only index on the predicate's columns
+    is this one, explain's own answer (its skip flag; the bitmap of an answer that keeps the file);
+    a blob is made, and its index read alone, only for a file with another index on those columns."""
     fields = ex.predicate.fields()
     weight = run.weight
-    in_file: dict[int, set[str]] = {}  # file schema id -> the predicate's columns as it names them
-
-    def file_fields(lf: LiveFile) -> set[str]:
-        sid = lf.file.schema_id
-        if sid not in in_file:
-            in_file[sid] = set(devolved_fields(schema, table, lf, fields))
-        return in_file[sid]
-
     facts = None
+    own_answer: dict[tuple, bool] = {}  # (file's kinds, file's column, schema id) -> explain's answer is this index's
     for g in existing:
         if g.column not in fields:
             continue
         g.filtered_by.extend(run.names)
         files = rows = nbytes = 0
-        paths = []
-        if ex.index_used:
+        skipped_at: list[np.ndarray] = []  # positions among the reached files this index skips
+        if ex.index_used and len(run.reached):
             if facts is None:
                 facts = reached.facts() if isinstance(reached, ReachedDecisions) else \
                     _facts(ex.files if reached is None else reached)
-            known = facts[3]  # read only where it is explain's answer (decoded then, on Spark)
-            for at, (path, base, kinds) in enumerate(zip(*facts[:3], strict=True)):
-                blob = g.blobs.get(path)
-                if blob is None:
-                    continue
-                lf = by_path[path]
-                if kinds and blob.column in kinds and _only_answer(kinds, blob.column, g.index_type, file_fields(lf)):
-                    decision = known[at]  # explain already asked this index alone
-                else:
-                    try:
-                        decision = _index_alone(table, schema, lf, blob, ex.predicate, deleted(lf))
-                    except IndexCoreError as exc:
-                        problems.append(Problem(lf.index_path or lf.path, exc.structure or "file index", exc.message))
-                        continue
-                if decision is None:
-                    continue
-                if not decision.remain():
-                    files, rows, nbytes = files + 1, rows + base, nbytes + lf.file.file_size
-                    if details:
-                        paths.append(path)
-                elif isinstance(decision, BitmapResult):
-                    rows += max(base - len(decision.bitmap), 0)
+                kind_ids = np.fromiter(map(id, facts[2]), np.int64, len(facts[2]))
+            census_at = g.blobs.by_file()[run.reached]
+            has = np.flatnonzero(census_at >= 0)  # positions of the reached files that carry this index
+            crow = census_at[has]
+            own = _own_answers(table, schema, g, fields, facts[2], kind_ids[has], crow, own_answer)
+            mine = has[own]  # explain already asked this index alone: its answer
+            skip = run.index_skipped[mine]
+            skipped_at.append(mine[skip])
+            known = facts[3]  # read only where it keeps the file (decoded then, on Spark)
+            for at in mine[~skip].tolist():
+                decision = known[at]
+                if isinstance(decision, BitmapResult):
+                    rows += max(int(run.base_rows[at]) - len(decision.bitmap), 0)
+            alone, alone_rows = has[~own], crow[~own]
+            for lo in range(0, len(alone), _ALONE_SLICE):
+                part = alone[lo:lo + _ALONE_SLICE]
+                hit, kept_rows = _read_alone(table, schema, ex.predicate, g.blobs.census_blobs(),
+                                             alone_rows[lo:lo + _ALONE_SLICE], deleted, problems, run.base_rows[part])
+                skipped_at.append(part[hit])
+                rows += kept_rows
+        gone = np.sort(np.concatenate(skipped_at)) if skipped_at else np.zeros(0, np.int64)
+        files += len(gone)
+        rows += int(run.base_rows[gone].sum())
+        nbytes += int(run.sizes[gone].sum())
         g.skipped.add(files, rows, nbytes, weight)
         entry = {"query": run.name, "weight": weight, "files_skipped": files, "rows_skipped": rows,
                  "bytes_skipped": nbytes}
         if details:
-            entry["skipped_files"] = paths
+            entry["skipped_files"] = [facts[0][at] for at in gone.tolist()]
         g.queries.append(entry)
+
+
+def _own_answers(table, schema, g: ExistingIndex, fields: set[str], kinds: Sequence, kind_ids: np.ndarray,
+                 crow: np.ndarray, memo: dict[tuple, bool]) -> np.ndarray:
+    """Whether explain's answer of each file (census rows ``crow`` of ``g``, their files' index kinds
+    ``kinds`` by ``kind_ids``) is this index's alone: the file's only index on the predicate's
+    columns. Worked out once per distinct (kinds, column as the file names it, file schema)."""
+    if not len(crow):
+        return np.zeros(0, bool)
+    census = g.blobs.census_blobs().census
+    names, name_codes = codes_of(census["column_name"])
+    sids, sid_codes = codes_of(census["schema_id"])
+    _ids, kind_codes = np.unique(kind_ids, return_inverse=True)
+    key = (kind_codes.reshape(-1).astype(np.int64) * len(names) + name_codes[crow]) * len(sids) + sid_codes[crow]
+    distinct, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    kind_of = {id(k): k for k in kinds}
+    answers = np.zeros(len(distinct), bool)
+    for d, at in enumerate(first.tolist()):
+        file_kinds = kind_of[int(kind_ids[at])]
+        column, sid = names[name_codes[crow[at]]], sids[sid_codes[crow[at]]]
+        memo_key = (id(file_kinds), column, sid)
+        if memo_key not in memo:
+            fs = table.schema_or_latest(sid, census["file_path"][int(crow[at])].as_py())
+            fmap = field_map(schema, fs)
+            in_file = {fmap[f] for f in fields if fmap.get(f)}
+            memo[memo_key] = bool(file_kinds) and column in file_kinds and \
+                _only_answer(file_kinds, column, g.index_type, in_file)
+        answers[d] = memo[memo_key]
+    return answers[inverse.reshape(-1)]
+
+
+def _read_alone(table, schema, predicate, blobs: CensusBlobs, census_rows: np.ndarray, deleted: DeletedPositions,
+                problems: list[Problem], base: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each file's index (census rows ``census_rows``) read alone, as the read path decides with it:
+    which of the files it skips, and the rows a bitmap answer leaves out of those it keeps."""
+    hit = np.zeros(len(census_rows), bool)
+    kept_rows = 0
+    for j, blob in enumerate(blobs.blobs_at(census_rows)):
+        lf = blob.file
+        try:
+            decision = _index_alone(table, schema, lf, blob, predicate, deleted(lf))
+        except IndexCoreError as exc:
+            problems.append(Problem(lf.index_path or lf.path, exc.structure or "file index", exc.message))
+            continue
+        if decision is None:
+            continue
+        if not decision.remain():
+            hit[j] = True
+        elif isinstance(decision, BitmapResult):
+            kept_rows += max(int(base[j]) - len(decision.bitmap), 0)
+    return hit, kept_rows
 
 
 def devolved_fields(schema, table, lf: LiveFile, fields: set[str]) -> list[str]:
@@ -434,7 +472,7 @@ def _bloom_sizing(table, g: ExistingIndex) -> None:
         rows = census.select(["file_path", "schema_id", "record_count", "column_name", "index_size_in_bytes",
                               "error", "is_empty"]).take(pa.array(at, pa.int64()))
         rows = rows.filter(pc.and_kleene(pc.is_null(rows["error"]), pc.invert(pc.fill_null(rows["is_empty"], False))))
-        sizing = sizing_of(g.column, rows_tally(table, rows, lambda paths: [g.blobs[p].file for p in paths]))
+        sizing = sizing_of(g.column, rows_tally(table, rows, g.blobs.files_of))
     else:
         sizing = column_sizing(table, g.column, ((b.file, b.column, b.size) for b in g.blobs.values()
                                                  if b.error is None and not b.empty))
