@@ -450,10 +450,10 @@ def test_the_spark_census_groups_as_the_one_process_census(spark, large) -> None
 
 
 def test_live_file_rows_are_the_plans_files(monkeypatch, large) -> None:
-    """advise's files from plan columns (blocks of rows made as asked for, few kept) are the
-    snapshot's live files in plan order: each index, negative index, slice, iteration and lookup by
-    path gives the file the object plan gives at that place, kept blocks and files made alone
-    past the blocks kept alike."""
+    """advise's files from plan columns (made alone as asked for, a block of rows once several of it
+    are; few kept) are the snapshot's live files in plan order: each index, negative index, slice,
+    iteration and lookup by path gives the file the object plan gives at that place, files made
+    alone, kept blocks and files past what is kept alike."""
     import indexcore.spark.jobs.planned as planned
 
     monkeypatch.setattr(planned, "_BLOCK", 64)
@@ -472,6 +472,9 @@ def test_live_file_rows_are_the_plans_files(monkeypatch, large) -> None:
     picks = [5, 700, 3, len(want) - 1, 130, 5, 64, 63]
     assert keys(rows[i] for i in picks) == [key[i] for i in picks]
     assert keys([rows[-1]]) == [key[-1]] and keys(rows[60:70]) == key[60:70]
+    # a block's files asked for one by one, backwards: made alone until enough are asked, then the block
+    assert keys(rows[i] for i in range(191, 127, -1)) == key[191:127:-1]
+    assert keys(rows[i] for i in range(128, 192)) == key[128:192]
     assert keys(facts.by_path[key[i][0]] for i in picks) == [key[i] for i in picks]
     assert facts.index_of[key[700][0]] == 700 and facts.table_bytes == sum(k[4] for k in key)
     with pytest.raises(IndexError):

@@ -27,29 +27,31 @@ from indexcore.warehouse.model import LiveFile
 from indexcore.warehouse.plan_columns import PlanColumns
 
 _BLOCK = 4096  # rows made into objects together (in one pass over the columns: ~10 us a file, not ~100)
-_KEEP_FILES = 1 << 18  # objects kept at most (the first blocks asked for)
+_KEEP_FILES = 1 << 16  # objects kept at most, in blocks and alone
+_DENSE = 8  # files of one block asked for (each made alone) before the block is made whole
 
 
 class LiveFileRows(Sequence):
-    """A columnar plan's live files as a sequence in plan order: ``rows[i]`` is made with its block
-    of :data:`_BLOCK` rows when first asked for and kept, up to :data:`_KEEP_FILES` objects; past
-    that a file asked for is made alone and not kept (advise asks in explain's order, not the
-    plan's: dropping blocks to make others would make each again and again). Iterating makes every
-    block without keeping it."""
+    """A columnar plan's live files as a sequence in plan order, each made when first asked for:
+    alone while few of its block of :data:`_BLOCK` rows are asked for (advise's samples: a hundred
+    files a query, scattered over the plan; blocks made for them made every file at 1,000,000), its
+    block in one pass once :data:`_DENSE` are; at most :data:`_KEEP_FILES` objects kept, the most
+    recently used. Iterating makes every block without keeping it."""
 
     def __init__(self, plan: PlanColumns, table):
         self._plan, self._table = plan, table
-        self._blocks = LRU(_KEEP_FILES)
+        self._blocks = LRU(_KEEP_FILES)  # block number -> its files; row -> one file made alone
+        self._asked: dict[int, int] = {}  # block number -> its files made alone
 
     def __len__(self) -> int:
         return self._plan.num_files
 
     def _block(self, b: int, keep: bool = True) -> list[LiveFile]:
-        made = self._blocks.get(b)
+        made = self._blocks.get(("block", b))
         if made is None:
             made = self._plan.live_files(self._table, range(b * _BLOCK, min(len(self), (b + 1) * _BLOCK)))
             if keep:
-                self._blocks.put(b, made, len(made))
+                self._blocks.put(("block", b), made, len(made))
         return made
 
     def __getitem__(self, at):
@@ -61,10 +63,18 @@ class LiveFileRows(Sequence):
         if not 0 <= at < len(self):
             raise IndexError(at)
         b = at // _BLOCK
-        made = self._blocks.get(b)
-        if made is None and self._blocks.weight + _BLOCK > _KEEP_FILES:  # full: this file alone
-            return self._plan.live_file(self._table, at)
-        return (made or self._block(b))[at % _BLOCK]
+        made = self._blocks.get(("block", b))
+        if made is not None:
+            return made[at % _BLOCK]
+        one = self._blocks.get(at)
+        if one is not None:
+            return one
+        asked = self._asked[b] = self._asked.get(b, 0) + 1
+        if asked > _DENSE:
+            return self._block(b)[at % _BLOCK]
+        one = self._plan.live_file(self._table, at)
+        self._blocks.put(at, one)
+        return one
 
     def __iter__(self) -> Iterator[LiveFile]:
         for b in range(-(-len(self) // _BLOCK)):
