@@ -27,7 +27,7 @@ from indexcore.warehouse.model import LiveFile
 from indexcore.warehouse.plan_columns import PlanColumns
 
 _BLOCK = 4096  # rows made into objects together (in one pass over the columns: ~10 us a file, not ~100)
-_KEEP_FILES = 1 << 16  # objects kept at most, in blocks and alone
+_KEEP_FILES = 1 << 16  # objects kept at most in blocks, and as many made alone
 _DENSE = 8  # files of one block asked for (each made alone) before the block is made whole
 
 
@@ -35,24 +35,24 @@ class LiveFileRows(Sequence):
     """A columnar plan's live files as a sequence in plan order, each made when first asked for:
     alone while few of its block of :data:`_BLOCK` rows are asked for (advise's samples: a hundred
     files a query, scattered over the plan; blocks made for them made every file at 1,000,000), its
-    block in one pass once :data:`_DENSE` are; at most :data:`_KEEP_FILES` objects kept, the most
-    recently used. Iterating makes every block without keeping it."""
+    block in one pass once :data:`_DENSE` are and the blocks kept hold fewer than
+    :data:`_KEEP_FILES` files (kept blocks are not dropped for others: advise asks in explain's
+    order, not the plan's, and would make the same blocks again and again); files made alone are
+    kept too, the :data:`_KEEP_FILES` most recently used. Iterating makes every block without
+    keeping it."""
 
     def __init__(self, plan: PlanColumns, table):
         self._plan, self._table = plan, table
-        self._blocks = LRU(_KEEP_FILES)  # block number -> its files; row -> one file made alone
+        self._blocks: dict[int, list[LiveFile]] = {}
+        self._kept = 0  # files in the kept blocks
+        self._alone = LRU(_KEEP_FILES)  # row -> its file, made alone
         self._asked: dict[int, int] = {}  # block number -> its files made alone
 
     def __len__(self) -> int:
         return self._plan.num_files
 
-    def _block(self, b: int, keep: bool = True) -> list[LiveFile]:
-        made = self._blocks.get(("block", b))
-        if made is None:
-            made = self._plan.live_files(self._table, range(b * _BLOCK, min(len(self), (b + 1) * _BLOCK)))
-            if keep:
-                self._blocks.put(("block", b), made, len(made))
-        return made
+    def _block(self, b: int) -> list[LiveFile]:
+        return self._plan.live_files(self._table, range(b * _BLOCK, min(len(self), (b + 1) * _BLOCK)))
 
     def __getitem__(self, at):
         if isinstance(at, slice):
@@ -63,22 +63,24 @@ class LiveFileRows(Sequence):
         if not 0 <= at < len(self):
             raise IndexError(at)
         b = at // _BLOCK
-        made = self._blocks.get(("block", b))
+        made = self._blocks.get(b)
         if made is not None:
             return made[at % _BLOCK]
-        one = self._blocks.get(at)
+        one = self._alone.get(at)
         if one is not None:
             return one
         asked = self._asked[b] = self._asked.get(b, 0) + 1
-        if asked > _DENSE:
-            return self._block(b)[at % _BLOCK]
+        if asked > _DENSE and self._kept + _BLOCK <= _KEEP_FILES:
+            made = self._blocks[b] = self._block(b)
+            self._kept += len(made)
+            return made[at % _BLOCK]
         one = self._plan.live_file(self._table, at)
-        self._blocks.put(at, one)
+        self._alone.put(at, one)
         return one
 
     def __iter__(self) -> Iterator[LiveFile]:
         for b in range(-(-len(self) // _BLOCK)):
-            yield from self._block(b, keep=False)
+            yield from self._blocks.get(b) or self._block(b)
 
 
 class _ByPath(Mapping):
