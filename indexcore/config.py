@@ -201,9 +201,10 @@ class Settings:
     #: live files (as a snapshot's manifest lists count them) from which plan, census, explain, health and
     #: advise's explains run on Spark (the default master) without being asked; 0 (the default) never
     spark_metadata_files: int = _setting("INDEXCORE_SPARK_METADATA_FILES", 0)
-    #: heap of the Spark driver's JVM on a local master (``spark.driver.memory``, read when this process
-    #: starts Spark: a local master's tasks run there and every job's results arrive there), a JVM size such
-    #: as ``4g`` or ``1500m``; half of it is the most a job's results may take (``spark.driver.maxResultSize``)
+    #: heap of the Spark driver's JVM, which runs in this process on every classic master (local, spark://,
+    #: yarn: client mode; not Spark Connect's) (``spark.driver.memory``, read when this process starts Spark:
+    #: every job's results arrive there, and a local master's tasks run there), a JVM size such as ``4g`` or
+    #: ``1500m``; half of it is the most a job's results may take (``spark.driver.maxResultSize``)
     spark_driver_memory: str = _setting("INDEXCORE_SPARK_DRIVER_MEMORY", "4g")
 
 

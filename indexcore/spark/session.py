@@ -47,7 +47,7 @@ def memory_bytes(text: str) -> int | None:
 
 
 def driver_memory() -> str:
-    """The local driver's JVM heap (the ``spark_driver_memory`` setting), checked before the JVM
+    """The driver's JVM heap (the ``spark_driver_memory`` setting), checked before the JVM
     starts: a size the JVM would refuse is a SparkError naming the setting."""
     text = settings().spark_driver_memory.strip()
     if not memory_bytes(text):
@@ -181,10 +181,11 @@ def _build(master: str, app_name: str, shuffle_partitions: int, conf: dict[str, 
                    .config("spark.sql.execution.arrow.pyspark.enabled", "true")
                    .config("spark.driver.extraJavaOptions", "-Dlog4j.rootLogger=ERROR,console")
                    .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable))
-        if _LOCAL.fullmatch(master):  # the tasks and the results share the driver's heap (read at JVM start)
-            memory = driver_memory()
-            builder = (builder.config("spark.driver.memory", memory)
-                       .config("spark.driver.maxResultSize", f"{max(1, memory_bytes(memory) // 2 >> 20)}m"))
+        # the driver runs in this process on every classic master (PySpark is client mode: local, spark://,
+        # yarn, k8s); every job's results arrive in its heap, read at JVM start (a local master's tasks too)
+        memory = driver_memory()
+        builder = (builder.config("spark.driver.memory", memory)
+                   .config("spark.driver.maxResultSize", f"{max(1, memory_bytes(memory) // 2 >> 20)}m"))
     builder = builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions))
     builder = builder.config("spark.sql.session.timeZone", "UTC")
     for key, value in (conf or {}).items():
