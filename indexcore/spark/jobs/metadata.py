@@ -305,12 +305,14 @@ def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | No
     if watch.cancelled or (cancel is not None and cancel.is_set()):
         raise JobCancelledError(f"indexcore {work} {table}: cancelled")
     results = []
-    for row in rows:
+    for i, row in enumerate(rows):
+        rows[i] = None  # each group's bytes let go once decoded: not every encoded part beside every decoded one
         for p in plain_loads(bytes(row["problems"]).decode()):
             if p not in problems:
                 problems.append(p)
-        results.append((_arrow_table(bytes(row["payload"])), plain_loads(bytes(row["extra"]).decode()),
+        results.append((_arrow_table(row["payload"]), plain_loads(bytes(row["extra"]).decode()),
                         bytes(row["records"])))
+        del row
     return tbl, head, results, readers + groups, connect
 
 
