@@ -29,6 +29,7 @@ from indexcore.errors import PredicateError
 from indexcore.scan import explain
 from indexcore.views import view
 from indexcore.warehouse import Warehouse
+from indexcore.warehouse.data_file import read_raw
 from indexcore.warehouse.plan_columns import _MANIFEST_KEY
 from indexcore.write import TableWriter, make_schema
 
@@ -309,3 +310,43 @@ def test_the_existing_census_is_walked_over_the_plan_advise_holds(warehouse):
     assert walked.num_rows > 0 and walked.equals(columnar)
     kept = view(table, "file_indexes", sid)
     assert _census(table, sid, list(table.plan().files)) is kept
+
+
+def test_each_existing_index_skips_alone_what_construction_says(tmp_path):
+    """Each index's own figures on a table whose truth is known: ``country`` carries a bitmap and a
+    bloom filter (two indexes on one column: each is read alone), ``device`` a bitmap and ``id`` a
+    bloom filter (the file's only index on the query's column: explain's answer is its own). For
+    ``country = 'DD'`` (files 1 and 5 hold it, in 66 of their 200 rows) the bitmap skips exactly the
+    six other files, their rows and bytes, and the rows of the two it keeps that are not 'DD'; the
+    bloom filter skips only files without it; ``id = 'id-000123'`` (file 3) has its bloom filter skip
+    the seven others; ``device = 'web'`` is in every file (66 rows each): no file skipped, the rest
+    of the rows of all eight."""
+    root = _build(str(tmp_path / "wh"), {**BASE_OPTIONS, "file-index.bitmap.columns": "device,country",
+                                         "file-index.bloom-filter.columns": "id,country"})
+    table = Warehouse(root).table("db.t")
+    files = list(table.plan().files)
+    assert len(files) == FILES
+    # each file's number k by its rows (file k holds the ids k, k + 8, ...)
+    number = {lf.path: int(read_raw(table.storage, lf.path).column("id")[0].as_py()[3:]) % FILES for lf in files}
+    size = {lf.path: lf.file.file_size for lf in files}
+    workload = "-- name: dd\ncountry = 'DD'\n-- name: one\nid = 'id-000123'\n-- name: both\ncountry = 'DD' AND device = 'web'\n"
+    advice = advise(table, workload, sample=0, details=True)
+
+    def figures(column, kind, query):
+        (q,) = [q for q in _by(advice.existing, column, kind).queries if q["query"] == query]
+        return q
+
+    without_dd = {p for p, k in number.items() if MIDDLE[k % 4] != "DD"}
+    assert len(without_dd) == 6
+    kept_rows = ROWS - sum(1 for i in range(ROWS) if i % 3 == 2)  # rows of a kept file that are not 'DD'
+    for query in ("dd", "both"):
+        bitmap = figures("country", "bitmap", query)
+        assert set(bitmap["skipped_files"]) == without_dd
+        assert bitmap["files_skipped"] == 6 and bitmap["bytes_skipped"] == sum(size[p] for p in without_dd)
+        assert bitmap["rows_skipped"] == 6 * ROWS + 2 * kept_rows
+        bloom = figures("country", "bloom-filter", query)
+        assert set(bloom["skipped_files"]) <= without_dd and bloom["rows_skipped"] == bloom["files_skipped"] * ROWS
+    one = figures("id", "bloom-filter", "one")
+    assert {number[p] for p in one["skipped_files"]} == set(range(FILES)) - {3}
+    device = figures("device", "bitmap", "both")
+    assert device["files_skipped"] == 0 and device["rows_skipped"] == FILES * kept_rows
