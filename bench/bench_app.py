@@ -71,8 +71,14 @@ PAGES = {"warehouse": BIG, "table": BIG, "bitmap": BIG, "bloom": BIG, "range": B
          "deletion_vectors": "large.orders", "hash_index": "large.users", "global_indexes": BIG,
          "what_if": BIG, "advisor": BIG, "spark": BIG}
 URL_PATH = {"warehouse": ""}
-GOAL_RATIO = 2.0
+GOAL_RATIO = 2.0  # no page above it cold, up to 50,000 files (issue 30)
+GOAL_RATIO_LARGE = 3.0  # past 50,000 files: every page under 3x the plan cold at 1,000,000 (issue 29)
 GOAL_COLD_S = 5.0  # every page cold at 50,000 files
+
+
+def goal_ratio(files: int) -> float:
+    """The page / plan goal at a size: :data:`GOAL_RATIO` up to 50,000 files, else :data:`GOAL_RATIO_LARGE`."""
+    return GOAL_RATIO if files <= 50_000 else GOAL_RATIO_LARGE
 ROUNDS = 9  # see the docstring
 SAMPLE = ROOT / "sample_warehouse"
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -537,19 +543,24 @@ def goals(results: dict[int, dict], quick: bool = False) -> None:
                                                                            "a loaded machine's waits left out)")):
             judged = {p: v[key] for p, v in pages_.items() if v[key]["n"]}
             worst = max(judged, key=lambda p: judged[p]["median"]) if judged else None
-            head = (f"goal at {n:,} files: no page above {GOAL_RATIO:g}x the plan cold (median of {rounds} rounds), "
+            head = (f"goal at {n:,} files: no page above {goal_ratio(n):g}x the plan cold (median of {rounds} rounds), "
                     if key == "cold_ratio" else "  the same by ")
             print(f"{head}{what}: " + (f"worst {worst} {judged[worst]['median']:.2f}x: "
-                                       f"{paired.verdict(judged[worst], GOAL_RATIO)}" if worst else "NOT MET (no runs)"))
-    top = max(sizes)
+                                       f"{paired.verdict(judged[worst], goal_ratio(n))}" if worst else "NOT MET (no runs)"))
+    top = max([n for n in sizes if n <= 50_000] or sizes)  # the cold-time goal is stated at 50,000 files
     rows, rounds = results[top]["pages"], results[top]["rounds"]
     slow = [p for p, v in rows.items() if not v["cold"] < GOAL_COLD_S]
     slowest = max(rows, key=lambda p: rows[p]["cold"] if rows[p]["cold"] == rows[p]["cold"] else float("inf"))
     print(f"goal at {top:,} files (every page < {GOAL_COLD_S:g} s cold, the least of {rounds} fresh processes): "
           f"{'MET' if not slow else 'NOT MET: ' + ', '.join(slow)} (slowest {slowest}: least "
           f"{rows[slowest]['cold']:.2f}s, median {rows[slowest]['cold_median']:.2f}s)")
-    if top < 50_000:
-        print(f"(the cold-time goal is stated for 50,000 files; this run stopped at {top:,})")
+    if top != 50_000:
+        print(f"(the cold-time goal is stated for 50,000 files; judged here at {top:,})")
+    for n in (n for n in sizes if n > top):  # larger sizes: their slowest page, said, not judged
+        rows = results[n]["pages"]
+        slowest = max(rows, key=lambda p: rows[p]["cold"] if rows[p]["cold"] == rows[p]["cold"] else float("inf"))
+        print(f"at {n:,} files the slowest page cold: {slowest}, least {rows[slowest]['cold']:.2f}s, median "
+              f"{rows[slowest]['cold_median']:.2f}s (no cold-time goal at this size)")
 
 if __name__ == "__main__":
     main()
