@@ -548,3 +548,30 @@ def test_cli_advise_master(spark, capsys, tmp_path) -> None:
         table = open_warehouse(SAMPLE).table("demo.events")
         assert without_seconds(run_advise(parsed, table)) == without_seconds(off)
         assert _planned_nothing(table) is not planned
+
+
+def test_what_if_packs_advises_plan_rows_not_file_copies(large) -> None:
+    """Of advise's files from plan columns, what-if's task groups are plan rows (no object per file
+    at the driver): the same files in the same order as the object packing's groups, the schema ids
+    the objects give, and a group's shipped rows make the same task copies as the objects."""
+    import numpy as np
+
+    from indexcore.spark.jobs.planned import planned_of_columns
+    from indexcore.spark.jobs.run import file_groups
+    from indexcore.spark.jobs.tables import schema_ids
+    from indexcore.spark.jobs.task_files import task_file
+    from indexcore.spark.jobs.what_if import _task_files, packed_files
+
+    table = open_warehouse(large[0]).table("large.events")
+    planned = planned_of_columns(table, table.plan_columns())
+    objects = list(table.plan().files)
+    groups = packed_files(table, planned, 4)
+    want = file_groups(objects, 4, whole_buckets=False)
+    assert len(groups) == len(want) == 4
+    schema = table.read_schema(None, planned.snapshot)
+    for (ids, rows), files in zip(groups, want, strict=True):
+        assert isinstance(rows, np.ndarray)
+        assert [objects[i].path for i in rows.tolist()] == [lf.path for lf in files]
+        assert ids == schema_ids(table, files, schema.id)
+        shipped = _task_files(planned, rows).live_files(table)
+        assert shipped == [task_file(lf, stats=False) for lf in files]

@@ -54,3 +54,20 @@ def task_file(live_file, stats: bool = True):
         empty = SimpleStats.empty()
         meta = dataclasses.replace(meta, key_stats=empty, value_stats=empty, min_key=(), max_key=())
     return dataclasses.replace(live_file, file=meta)
+
+
+class TaskPlanRows:
+    """A what-if task's files as rows of the snapshot's plan columns (a :class:`PlanColumns` of just
+    those rows, which pickles with the task's spec): the driver keeps no object per file for a run
+    (at 100,000 files the task copies took 3.4 KiB each), and the task makes its files with
+    :meth:`live_files`, stats left out as :func:`task_file` with ``stats=False`` leaves them."""
+
+    def __init__(self, plan):
+        self.plan = plan
+
+    def __len__(self) -> int:
+        return self.plan.num_files
+
+    def live_files(self, table) -> list:
+        """The task's live files, in its rows' order, as :func:`task_file` copies without stats."""
+        return [task_file(lf, stats=False) for lf in self.plan.live_files(table)]

@@ -10,6 +10,7 @@ directory (never the warehouse) and compares pruning per predicate with
 from __future__ import annotations
 
 import hashlib
+import heapq
 import os
 import posixpath
 import re
@@ -28,17 +29,21 @@ from indexcore.formats.registry import FILE_INDEX_TYPES, check_writer_options
 from indexcore.scan.records import Stage
 from indexcore.spark.jobs.run import file_groups, max_tasks, run_tasks, task_error
 from indexcore.spark.jobs.tables import resolve, schema_ids, spec_table
-from indexcore.spark.jobs.task_files import task_file
+from indexcore.spark.jobs.task_files import TaskPlanRows, task_file
 from indexcore.spark.progress import Progress
 from indexcore.spark.session import get_session
+from indexcore.warehouse.plan_columns import PlanColumns, take_rows
 
 
 def what_if_task(spec: dict) -> dict:
     """Build the hypothetical index of the task's files and compare pruning per predicate."""
     try:
         table = spec_table(spec)
+        files = spec["files"]
+        if isinstance(files, TaskPlanRows):  # rows of the plan's columns: the files made here
+            files = files.live_files(table)
         hyps = [build_hypothetical_index(table, column, index_type, options, snapshot_id=spec["snapshot_id"],
-                                         files=spec["files"])
+                                         files=files)
                 for column, index_type, options in [(spec["column"], spec["index_type"], spec["options"]),
                                                     *spec.get("also", ())]]
         hyp, also = hyps[0], hyps[1:]
@@ -65,18 +70,18 @@ def what_if_task(spec: dict) -> dict:
             for wf in result.files:
                 out[wf.path]["predicates"].append(_what_if_row(sql, wf))
         if spec.get("lean"):
-            return _lean(spec, out)
-        return {"files": [out[lf.path] for lf in spec["files"] if lf.path in out]}
+            return _lean(spec, files, out)
+        return {"files": [out[lf.path] for lf in files if lf.path in out]}
     except Exception as exc:  # noqa: BLE001
         return task_error(spec, exc)
 
 
-def _lean(spec: dict, out: dict[str, dict]) -> dict:
+def _lean(spec: dict, files: Sequence, out: dict[str, dict]) -> dict:
     """A task's files as the advisor reads them (:class:`~indexcore.analysis.advise_model.MeasuredFiles`):
     the place in the task's files of each file it reports, their bytes, and per predicate its
     answers as lists (plain values: over Spark Connect results travel as JSON)."""
-    at = [i for i, lf in enumerate(spec["files"]) if lf.path in out]
-    reported = [out[spec["files"][i].path] for i in at]
+    at = [i for i, lf in enumerate(files) if lf.path in out]
+    reported = [out[files[i].path] for i in at]
     answers = []
     for q in range(len(spec["where"])):
         rows = [f["predicates"][q] if len(f["predicates"]) > q else None for f in reported]
@@ -140,7 +145,8 @@ def what_if_measure(warehouse_url: str, table: str, master: str | None = None,
             groups = packed_files(tbl, planned, max_tasks(get_session(master)))
             index_of = getattr(planned, "index_of", None)  # advise's planned files: answers by plan position
             positions = None if index_of is None else \
-                [np.array([index_of[f.path] for f in files], np.int64) for _ids, files in groups]
+                [files if isinstance(files, np.ndarray) else np.array([index_of[f.path] for f in files], np.int64)
+                 for _ids, files in groups]
             packed.append((planned, groups, positions))
         planned, groups, positions = packed[0]
         return what_if(warehouse_url, table, column, index_type, options, wheres, master=master,
@@ -150,14 +156,46 @@ def what_if_measure(warehouse_url: str, table: str, master: str | None = None,
     return measure
 
 
-def packed_files(tbl, plan, tasks: int) -> list[tuple[list[int], list]]:
+def packed_files(tbl, plan, tasks: int) -> list[tuple[list[int], list | np.ndarray]]:
     """The snapshot's live files (``plan.files``) packed into at most ``tasks`` groups as what-if's
     tasks take them: each group's schema ids (with the snapshot's read schema) and picklable task
-    copies of its files, without stats (what-if reads none)."""
+    copies of its files, without stats (what-if reads none). Of advise's files from plan columns
+    (``plan.inventory`` a :class:`PlanColumns` of ``plan.files``), each group is its files' plan rows
+    (an array; a spec ships them as :class:`TaskPlanRows`): no object per file here."""
     sid = plan.snapshot.id if plan.snapshot else None
     schema = tbl.read_schema(sid, plan.snapshot)
+    columns = getattr(plan, "inventory", None)
+    if isinstance(columns, PlanColumns) and columns.num_files == len(plan.files):
+        ids = columns.files.column("_SCHEMA_ID").to_numpy()
+        return [(schema_ids(tbl, (), schema.id, *np.unique(ids[rows]).tolist()), rows)
+                for rows in row_groups(columns.files.column("_FILE_SIZE").to_numpy(), tasks)]
     return [(schema_ids(tbl, g, schema.id), [task_file(lf, stats=False) for lf in g])
             for g in file_groups(plan.files, tasks, whole_buckets=False)]
+
+
+def row_groups(sizes: np.ndarray, tasks: int) -> list[np.ndarray]:
+    """:func:`~indexcore.spark.jobs.run.file_groups` of files by their sizes alone (each file a unit):
+    the largest first, each to the group holding the fewest bytes so far (the first such); each
+    group's rows in the order they joined it."""
+    order = np.argsort(-np.asarray(sizes, np.int64), kind="stable")
+    n = max(1, min(tasks, len(order)))
+    heap = [(0, i) for i in range(n)]
+    owner = np.empty(len(order), np.int64)
+    for at, size in zip(order.tolist(), np.asarray(sizes, np.int64)[order].tolist(), strict=True):
+        total, i = heapq.heappop(heap)
+        owner[at] = i
+        heapq.heappush(heap, (total + size + 1, i))
+    mine = owner[order]
+    return [g for g in (order[mine == i] for i in range(n)) if len(g)]
+
+
+def _task_files(plan, files):
+    """What a spec ships of a group's files: their copies, or the rows of advise's plan columns."""
+    if isinstance(files, np.ndarray):
+        columns = plan.inventory
+        return TaskPlanRows(PlanColumns(columns.snapshot, take_rows(columns.files, files), columns.partitions,
+                                        bitmap64=columns.bitmap64))
+    return files
 
 
 def what_if(warehouse_url: str, table: str, column: str, index_type: str, options: dict[str, str] | None,
@@ -215,7 +253,7 @@ def what_if(warehouse_url: str, table: str, column: str, index_type: str, option
     spark = spark or get_session(master)
     groups = packed if packed is not None else packed_files(tbl, plan, max_tasks(spark))
     specs = [{"url": warehouse_url, "storage_options": tbl.storage.storage_options, "table": table,
-              "snapshot_id": sid, "schema_ids": ids, "files": files,
+              "snapshot_id": sid, "schema_ids": ids, "files": _task_files(plan, files),
               "column": column, "index_type": index_type, "options": options, "also": also,
               "where": list(where_sqls), "scratch_dir": scratch, "lean": positions is not None} for ids, files in groups]
     results = run_tasks(spark, what_if_task, specs, f"indexcore what-if {table}", progress, cancel)
