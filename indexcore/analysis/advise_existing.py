@@ -256,13 +256,11 @@ class ReachedDecisions(Sequence):
     def __init__(self, files: DecisionColumns, rows: np.ndarray):
         self.files, self.rows, self._made = files, rows, None
 
-    def facts(self) -> tuple[list[str], list[int], list, Sequence]:
-        """(path, rows after deletes, index types, index decision) of each file, in order (the
-        decisions read when asked for)."""
-        at = self.rows.tolist()
-        paths, kinds = self.files.objects("path"), self.files.index_types()
-        base = np.maximum(self.files.ints("row_count")[self.rows] - self.files.ints("dv_cardinality")[self.rows], 0)
-        return [paths[i] for i in at], base.tolist(), [kinds[i] for i in at], \
+    def facts(self) -> tuple[Sequence[str], list, Sequence]:
+        """(path, index types, index decision) of each file, in order (paths and decisions read when
+        asked for)."""
+        kinds = self.files.index_types()
+        return Taken(self.files.objects("path"), self.rows), [kinds[i] for i in self.rows.tolist()], \
             Taken(self.files.objects("index_decision"), self.rows)
 
     def _all(self) -> list:
@@ -280,11 +278,10 @@ class ReachedDecisions(Sequence):
         return iter(self._all())
 
 
-def _facts(decisions) -> tuple[list[str], list[int], list, list]:
+def _facts(decisions) -> tuple[list[str], list, list]:
     """:meth:`ReachedDecisions.facts` of decision objects (those that reach the index stage)."""
     reached = [fd for fd in decisions if fd.skipped_by in REACHED_INDEX]
-    return ([fd.path for fd in reached], [max(fd.row_count - fd.dv_cardinality, 0) for fd in reached],
-            [fd.index_types for fd in reached], [fd.index_decision for fd in reached])
+    return [fd.path for fd in reached], [fd.index_types for fd in reached], [fd.index_decision for fd in reached]
 
 
 _ALONE_SLICE = 4096  # files whose blobs measure_existing makes at once to read an index alone
@@ -310,21 +307,21 @@ def measure_existing(table, schema, run: QueryRun, ex, existing: list[ExistingIn
         if g.column not in fields:
             continue
         g.filtered_by.extend(run.names)
-        files = rows = nbytes = 0
+        rows = 0
         skipped_at: list[np.ndarray] = []  # positions among the reached files this index skips
         if ex.index_used and len(run.reached):
             if facts is None:
                 facts = reached.facts() if isinstance(reached, ReachedDecisions) else \
                     _facts(ex.files if reached is None else reached)
-                kind_ids = np.fromiter(map(id, facts[2]), np.int64, len(facts[2]))
+                kind_ids = np.fromiter(map(id, facts[1]), np.int64, len(facts[1]))
             census_at = g.blobs.by_file()[run.reached]
             has = np.flatnonzero(census_at >= 0)  # positions of the reached files that carry this index
             crow = census_at[has]
-            own = _own_answers(table, schema, g, fields, facts[2], kind_ids[has], crow, own_answer)
+            own = _own_answers(table, schema, g, fields, facts[1], kind_ids[has], crow, own_answer)
             mine = has[own]  # explain already asked this index alone: its answer
             skip = run.index_skipped[mine]
             skipped_at.append(mine[skip])
-            known = facts[3]  # read only where it keeps the file (decoded then, on Spark)
+            known = facts[2]  # read only where it keeps the file (decoded then, on Spark)
             for at in mine[~skip].tolist():
                 decision = known[at]
                 if isinstance(decision, BitmapResult):
@@ -337,9 +334,8 @@ def measure_existing(table, schema, run: QueryRun, ex, existing: list[ExistingIn
                 skipped_at.append(part[hit])
                 rows += kept_rows
         gone = np.sort(np.concatenate(skipped_at)) if skipped_at else np.zeros(0, np.int64)
-        files += len(gone)
+        files, nbytes = len(gone), int(run.sizes[gone].sum())
         rows += int(run.base_rows[gone].sum())
-        nbytes += int(run.sizes[gone].sum())
         g.skipped.add(files, rows, nbytes, weight)
         entry = {"query": run.name, "weight": weight, "files_skipped": files, "rows_skipped": rows,
                  "bytes_skipped": nbytes}
@@ -369,8 +365,7 @@ def _own_answers(table, schema, g: ExistingIndex, fields: set[str], kinds: Seque
         memo_key = (id(file_kinds), column, sid)
         if memo_key not in memo:
             fs = table.schema_or_latest(sid, census["file_path"][int(crow[at])].as_py())
-            fmap = field_map(schema, fs)
-            in_file = {fmap[f] for f in fields if fmap.get(f)}
+            in_file = devolved_fields(schema, fs, fields)
             memo[memo_key] = bool(file_kinds) and column in file_kinds and \
                 _only_answer(file_kinds, column, g.index_type, in_file)
         answers[d] = memo[memo_key]
@@ -399,10 +394,10 @@ def _read_alone(table, schema, predicate, blobs: CensusBlobs, census_rows: np.nd
     return hit, kept_rows
 
 
-def devolved_fields(schema, table, lf: LiveFile, fields: set[str]) -> list[str]:
-    """The predicate's table columns as the file's schema names them."""
-    fmap = field_map(schema, table.file_schema(lf))
-    return [fmap[f] for f in fields if fmap.get(f)]
+def devolved_fields(schema, file_schema, fields: set[str]) -> set[str]:
+    """The predicate's table columns as a file's schema names them."""
+    fmap = field_map(schema, file_schema)
+    return {fmap[f] for f in fields if fmap.get(f)}
 
 
 def verdicts(table, snapshot_id, existing: list[ExistingIndex], runs: list[QueryRun] | None,

@@ -151,16 +151,15 @@ class CensusBlobs:
         values, at = self._values(i)
         return self._made_blob({name: v[at] for name, v in values.items()}, i, None)
 
-    def blobs_at(self, rows: np.ndarray, files: Sequence[LiveFile] | None = None) -> list[IndexBlob]:
-        """The blobs of census rows ``rows`` (any order) in one pass over their values; ``files``: their
-        live files when the caller has them."""
+    def blobs_at(self, rows: np.ndarray) -> list[IndexBlob]:
+        """The blobs of census rows ``rows`` (any order) in one pass over their values (their live
+        files too, where ``file_paths`` places them)."""
         rows = np.asarray(rows, np.int64)
         if not len(rows):
             return []
         part = self.census.select(list(_VALUES)).take(pa.array(rows))
         values = {name: values_of(part[name]) for name in _VALUES}
-        if files is None and self.file_paths is not None:
-            files = self.files_at(self.file_rows()[rows])
+        files = self.files_at(self.file_rows()[rows]) if self.file_paths is not None else None
         return [self._made_blob({name: v[j] for name, v in values.items()}, int(i), None if files is None else files[j])
                 for j, i in enumerate(rows.tolist())]
 
@@ -238,15 +237,10 @@ class Blobs(Mapping[str, IndexBlob]):
         if self._by_file is None:
             rows = np.concatenate([np.asarray(r, np.int64) for _p, r in self._parts]) if self._parts else \
                 np.zeros(0, np.int64)
-            rows = np.sort(rows)  # census order: the last entry of a file is its highest row
             files = self._rows.file_rows()[rows]
-            out = np.full(len(self._rows.file_paths), -1, np.int64)
             keep = files >= 0
-            files, rows = files[keep], rows[keep]
-            last = np.ones(len(files), bool)  # the last row of each file: its place among equal files
-            order = np.argsort(files, kind="stable")
-            last[order[:-1]] = files[order[:-1]] != files[order[1:]]
-            out[files[last]] = rows[last]
+            out = np.full(len(self._rows.file_paths), -1, np.int64)
+            np.maximum.at(out, files[keep], rows[keep])  # census order: a file's last entry is its highest row
             self._by_file = out
         return self._by_file
 
