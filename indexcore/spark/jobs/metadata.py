@@ -312,7 +312,6 @@ def _run(warehouse_url: str, table: str, work: str, args: dict, master: str | No
                 problems.append(p)
         results.append((_arrow_table(row["payload"]), plain_loads(bytes(row["extra"]).decode()),
                         bytes(row["records"])))
-        del row
     return tbl, head, results, readers + groups, connect
 
 

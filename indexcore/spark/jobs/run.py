@@ -8,12 +8,14 @@ that fails as a whole returns :func:`task_error` instead of its result, and the 
 
 from __future__ import annotations
 
+import heapq
 import os
 import pickle
 import threading
 import traceback
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import pandas as pd
 
 from indexcore.config import settings, variable
@@ -76,21 +78,34 @@ def task_error(spec: dict, exc: BaseException) -> dict:
 
 
 def file_groups(files: Sequence, max_tasks: int, whole_buckets: bool = True) -> list[list]:
-    """The files packed into at most ``max_tasks`` groups of similar total size (largest units
-    first). With ``whole_buckets`` a partition/bucket is one unit, never split across groups."""
+    """The files packed into at most ``max_tasks`` groups of similar total size (:func:`size_groups`
+    of their units). With ``whole_buckets`` a partition/bucket is one unit, never split across
+    groups; else each file is one."""
     units: dict[tuple, list] = {}
     for lf in files:
         key = (repr(lf.partition), lf.bucket) if whole_buckets else (lf.path,)
         units.setdefault(key, []).append(lf)
-    ordered = sorted(units.values(), key=lambda g: -sum(lf.file.file_size for lf in g))
-    n = max(1, min(max_tasks, len(ordered)))
-    groups: list[list] = [[] for _ in range(n)]
-    sizes = [0] * n
-    for group in ordered:
-        i = sizes.index(min(sizes))
-        groups[i].extend(group)
-        sizes[i] += sum(lf.file.file_size for lf in group) + 1
-    return [g for g in groups if g]
+    listed = list(units.values())
+    sizes = np.array([sum(lf.file.file_size for lf in unit) for unit in listed], np.int64)
+    return [[lf for u in group.tolist() for lf in listed[u]] for group in size_groups(sizes, max_tasks)]
+
+
+def size_groups(sizes: np.ndarray, max_tasks: int) -> list[np.ndarray]:
+    """Units of ``sizes`` bytes packed into at most ``max_tasks`` groups of similar total size: the
+    largest first (equal ones in their order), each to the group holding the fewest bytes so far
+    (the first such; a unit counts one byte more than its size); each group's unit numbers in the
+    order they joined it, empty groups left out."""
+    sizes = np.asarray(sizes, np.int64)
+    order = np.argsort(-sizes, kind="stable")
+    n = max(1, min(max_tasks, len(order)))
+    heap = [(0, i) for i in range(n)]
+    owner = np.empty(len(order), np.int64)
+    for at, size in zip(order.tolist(), sizes[order].tolist(), strict=True):
+        total, i = heapq.heappop(heap)
+        owner[at] = i
+        heapq.heappush(heap, (total + size + 1, i))
+    joined = owner[order]
+    return [g for g in (order[joined == i] for i in range(n)) if len(g)]
 
 
 def max_tasks(spark) -> int:

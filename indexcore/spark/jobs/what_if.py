@@ -10,7 +10,6 @@ directory (never the warehouse) and compares pruning per predicate with
 from __future__ import annotations
 
 import hashlib
-import heapq
 import os
 import posixpath
 import re
@@ -27,7 +26,7 @@ from indexcore.errors import IndexCoreError, PredicateError
 from indexcore.expr import parse_where
 from indexcore.formats.registry import FILE_INDEX_TYPES, check_writer_options
 from indexcore.scan.records import Stage
-from indexcore.spark.jobs.run import file_groups, max_tasks, run_tasks, task_error
+from indexcore.spark.jobs.run import file_groups, max_tasks, run_tasks, size_groups, task_error
 from indexcore.spark.jobs.tables import resolve, schema_ids, spec_table
 from indexcore.spark.jobs.task_files import TaskPlanRows, task_file
 from indexcore.spark.progress import Progress
@@ -168,25 +167,9 @@ def packed_files(tbl, plan, tasks: int) -> list[tuple[list[int], list | np.ndarr
     if isinstance(columns, PlanColumns) and columns.num_files == len(plan.files):
         ids = columns.files.column("_SCHEMA_ID").to_numpy()
         return [(schema_ids(tbl, (), schema.id, *np.unique(ids[rows]).tolist()), rows)
-                for rows in row_groups(columns.files.column("_FILE_SIZE").to_numpy(), tasks)]
+                for rows in size_groups(columns.files.column("_FILE_SIZE").to_numpy(), tasks)]
     return [(schema_ids(tbl, g, schema.id), [task_file(lf, stats=False) for lf in g])
             for g in file_groups(plan.files, tasks, whole_buckets=False)]
-
-
-def row_groups(sizes: np.ndarray, tasks: int) -> list[np.ndarray]:
-    """:func:`~indexcore.spark.jobs.run.file_groups` of files by their sizes alone (each file a unit):
-    the largest first, each to the group holding the fewest bytes so far (the first such); each
-    group's rows in the order they joined it."""
-    order = np.argsort(-np.asarray(sizes, np.int64), kind="stable")
-    n = max(1, min(tasks, len(order)))
-    heap = [(0, i) for i in range(n)]
-    owner = np.empty(len(order), np.int64)
-    for at, size in zip(order.tolist(), np.asarray(sizes, np.int64)[order].tolist(), strict=True):
-        total, i = heapq.heappop(heap)
-        owner[at] = i
-        heapq.heappush(heap, (total + size + 1, i))
-    mine = owner[order]
-    return [g for g in (order[mine == i] for i in range(n)) if len(g)]
 
 
 def _task_files(plan, files):
