@@ -331,17 +331,19 @@ def wait_done(tab, timeout_s: float) -> None:
         time.sleep(1.0)
 
 
-def server_memory(warehouse: Path, pages: list[str], sessions: int) -> dict:
-    """Peak RSS of ``streamlit run app.py``: after every page once, then ``sessions`` at once."""
+def server_memory(warehouse: Path, pages: list[str], sessions: int, shots: Path | None = None) -> dict:
+    """Peak RSS of ``streamlit run app.py``: after every page once, then ``sessions`` at once;
+    ``shots``: each page's screenshot in the one tab saved there."""
     try:
         with app_server.served({"INDEXCORE_WAREHOUSE": str(warehouse)}, timeout=120) as (url, proc):
-            return _measure_server(url, proc, pages, sessions)
+            return _measure_server(url, proc, pages, sessions, shots)
     except app_server.ServerDidNotStart as exc:
         return {"error": str(exc).splitlines()[0][:200]}
 
 
-def _measure_server(url: str, proc, pages: list[str], sessions: int) -> dict:
-    """The running server's peak RSS idle, after one tab visited every page, and with ``sessions`` tabs."""
+def _measure_server(url: str, proc, pages: list[str], sessions: int, shots: Path | None = None) -> dict:
+    """The running server's peak RSS idle, after one tab visited every page (each page's wall time
+    to done there, its screenshot in ``shots``), and with ``sessions`` tabs."""
     out: dict = {"idle_mb": _peak_rss_mb(proc.pid)}
     try:
         from playwright.sync_api import sync_playwright
@@ -357,9 +359,17 @@ def _measure_server(url: str, proc, pages: list[str], sessions: int) -> dict:
         context.set_default_timeout(1_800_000)  # a busy server answers late, not never
         try:
             tab = context.new_page()
+            if shots is not None:
+                shots.mkdir(parents=True, exist_ok=True)
+                tab.set_viewport_size({"width": 1400, "height": 1000})
+            out["page_seconds"] = {}
             for name in pages:
+                t0 = time.perf_counter()
                 tab.goto(f"{url}/{URL_PATH.get(name, name)}?table={PAGES[name]}")
                 wait_done(tab, 1800)
+                out["page_seconds"][name] = round(time.perf_counter() - t0, 1)
+                if shots is not None:
+                    tab.screenshot(path=str(shots / f"{name}.png"), full_page=True)
             tab.close()
             out["one_session_mb"] = _peak_rss_mb(proc.pid)
             tabs = [context.new_page() for _ in range(sessions)]
@@ -471,6 +481,10 @@ def main() -> None:
     parser.add_argument("--report", metavar="PATH", help="print the report of a --json file (one cut short too)")
     parser.add_argument("--quick", action="store_true",
                         help="the table and bitmap pages once on sample_warehouse/: runs, measures nothing")
+    parser.add_argument("--server-only", action="store_true",
+                        help="only the real server's memory (no timed rounds of the pages)")
+    parser.add_argument("--screenshots", metavar="DIR",
+                        help="save each page's screenshot in the real server's first tab under DIR/<size>/")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -497,19 +511,26 @@ def main() -> None:
                 saved[str(n)] = {"runs": runs, "page_cache": caches, "built": built, "table": table}
                 Path(args.json).write_text(json.dumps({"sizes": saved}, indent=1))
 
+        if args.server_only:
+            mem = server_memory(warehouse, pages, args.sessions,
+                                Path(args.screenshots) / str(n) if args.screenshots else None)
+            print(f"{n:,} files: server " + json.dumps(mem))
+            continue
         res = measure(warehouse, pages, rounds, warm=not args.no_warm, on_round=dump)
         dump(res["runs"], res["page_cache"])
         res["plan"]["table"] = _table(warehouse, BIG)
         report_size("sample_warehouse" if args.quick else f"{n:,} files", built, res)
         mem = {}
         if not args.no_server:
-            mem = server_memory(warehouse, pages, args.sessions)
+            mem = server_memory(warehouse, pages, args.sessions,
+                                Path(args.screenshots) / str(n) if args.screenshots else None)
             if "one_session_mb" not in mem and "error" not in mem:
                 mem.update(threaded_sessions(warehouse, pages, args.sessions))
             print("server peak RSS: " + ", ".join(f"{k} {v:.0f}" if isinstance(v, float) else f"{k}: {v}"
                                                 for k, v in mem.items()))
         results[n] = {**res, "memory": mem}
-    goals(results, args.quick)
+    if results:
+        goals(results, args.quick)
 
 
 def goals(results: dict[int, dict], quick: bool = False) -> None:

@@ -328,6 +328,12 @@ def test_advise_explains_its_queries_on_spark(spark, request, where, name, workl
     assert [isinstance(ex, PredicateError) for ex in explained] == [r.error is not None for r in want.runs]
 
 
+def _text_bytes(values) -> int:
+    """The address of a text array's character bytes (one chunk)."""
+    chunk = values.chunk(0) if isinstance(values, pa.ChunkedArray) else values
+    return chunk.buffers()[2].address
+
+
 def _planned_nothing(table) -> bool:
     """``table`` keeps no plan of any snapshot, objects or columns (nothing planned in this process)."""
     return len(table.caches.plans) == 0
@@ -344,6 +350,9 @@ def test_advise_on_spark_plans_nothing_here(spark, request, where, name, workloa
     columns, census = spark_plan_and_census(root, name, spark=spark)
     assert columns.files.equals(here.plan_columns().files) and columns.partitions == here.plan_columns().partitions
     assert plain(census).equals(plain(file_indexes(here)))
+    # the census's paths are the plan's own column (its dictionary), as one process makes it: no copy
+    if census.num_rows:
+        assert _text_bytes(census.column("file_path").chunk(0).dictionary) == _text_bytes(columns.files.column("path"))
     assert spark_plan_columns(root, name, spark=spark).files.equals(columns.files)
     driver = open_warehouse(root).table(name)
     got = advise(driver, workload, sample=0, details=True, **advise_on_spark(driver, root, "local[2]", spark=spark))

@@ -85,7 +85,7 @@ def sample_size(sample: int | None, reached: int) -> int | None:
     return None if sample == 0 else sample
 
 
-def _summarise(run: QueryRun, ex, index_of: Mapping[str, int], plan: PlannedFiles, sample: int | None, seed: int,
+def _summarise(run: QueryRun, ex, plan: PlannedFiles, sample: int | None, seed: int,
                details: bool, keys: dict[str, float], drawn: dict[tuple, list] | None = None) -> list:
     """Keep what the candidates need of a query's explanation (then dropped): the files it
     reaches, today's answer on them, and the files its candidates are measured on; returns the
@@ -97,10 +97,9 @@ def _summarise(run: QueryRun, ex, index_of: Mapping[str, int], plan: PlannedFile
         reached, paths, raw = _reached_columns(run, ex.files)
     else:
         reached, paths, raw = _reached_objects(run, ex.files)
-    at = [index_of[p] for p in paths]
-    run.reached = np.array(at, np.int64)
+    at = run.reached = plan.rows_of(paths)
     n = sample_size(sample, len(reached))
-    memo = (n, tuple(at))
+    memo = (n, at.tobytes())
     found = drawn.get(memo) if drawn is not None else None
     if found is None:
         # the strata (partitions) only matter to a sample smaller than the files reached
@@ -189,6 +188,13 @@ class PlannedFiles:
     partition_ids: np.ndarray | None = None
     partition_texts: Sequence[str] = ()
 
+    def rows_of(self, paths: Sequence[str]) -> np.ndarray:
+        """The place in ``files`` of each of ``paths`` (looked up together where ``index_of`` can)."""
+        rows = getattr(self.index_of, "rows", None)
+        if rows is not None:
+            return rows(paths)
+        return np.fromiter((self.index_of[p] for p in paths), np.int64, len(paths))
+
     def strata(self, at: Sequence[int]) -> list[str]:
         """The stratum (partition text) of each of the files at ``at``."""
         if self.partition_ids is not None:
@@ -252,7 +258,7 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
     clock.mark("plan")
     sid = plan.snapshot.id if plan.snapshot else None
     schema = table.read_schema(snapshot_id, plan.snapshot)
-    files, index_of = plan.files, plan.index_of
+    files = plan.files
     problems: list[Problem] = list(plan.problems)
     runs, skipped_queries = _merged_runs(table, schema, queries)
     clock.mark("parse statements")
@@ -284,7 +290,7 @@ def advise(table, workload: str | Sequence[Query], snapshot_id: int | None = Non
                 run.error = ex.message
                 tick(run.name)
                 continue
-            reached = _summarise(run, ex, index_of, plan, sample, seed, details, keys, drawn)
+            reached = _summarise(run, ex, plan, sample, seed, details, keys, drawn)
             measure_existing(table, schema, run, ex, existing, deleted, problems, details, reached)
             del ex
             tick(run.name)

@@ -83,7 +83,7 @@ from indexcore.spark.jobs.workload_columns import (
 )
 from indexcore.spark.progress import JobWatch, Progress, spark_context
 from indexcore.spark.session import get_session
-from indexcore.views.census import file_indexes
+from indexcore.views.census import ON_DISK, ON_PLAN, census_on_plan, file_indexes
 from indexcore.views.census_rows import FILE_INDEXES
 from indexcore.views.common import kept_view
 from indexcore.views.system import FILES
@@ -151,6 +151,8 @@ def _arrow_table(data: bytes) -> pa.Table:
 _MERGED = ("_KIND", *MERGE_KEY, "_EXTRA_FILES")  # the merge's and the plan's paths (.index files)
 _SHIPPED = {_PLAN: None, _EXPLAIN: None, _HEALTH: None, _WORKLOAD: None, _LIVE: None,
             _CENSUS: (*_MERGED, "_FILE_SIZE", "_ROW_COUNT", "_SCHEMA_ID", "_EMBEDDED_FILE_INDEX")}
+# a census from the tasks beside the plan's columns: no text the driver's plan holds (census_on_plan)
+_LEAN_CENSUS = pa.schema([*(f for f in FILE_INDEXES if f.name not in ON_PLAN), pa.field(ON_DISK, pa.bool_())])
 _PLACE = "_place"  # an entry's place in the plan's manifest order: manifest << 32 | position
 # the tasks' batches (``mapInArrow``: Arrow in and out, no pandas frame either side)
 _READ = pa.schema([("k", pa.int32()), ("m", pa.int32()), ("blob", pa.binary()), ("problems", pa.binary())])
@@ -361,30 +363,41 @@ def _work(table, work: str, plan: PlanColumns, places: np.ndarray, snapshot_id: 
         if args.get("census"):  # the group's census beside it, in plan order too (bytes of their own)
             census = file_indexes(table, snapshot_id, plan=plan)
             rows = places[pc.index_in(census["file_path"], plan.files.column("path")).to_numpy(zero_copy_only=False)]
-            return (out.append_column(ORDER, pa.array(np.asarray(at, np.int64))),
-                    {"records": _arrow_bytes(census.append_column(ORDER, pa.array(np.asarray(rows, np.int64))))})
+            lean = census.drop_columns(list(ON_PLAN)).append_column(ON_DISK, pc.is_valid(census["index_file_path"]))
+            return (out.append_column(ORDER, pa.array(np.asarray(at, np.int64))),  # texts the driver's plan has: not sent
+                    {"records": _arrow_bytes(lean.append_column(ORDER, pa.array(np.asarray(rows, np.int64))))})
     else:
         out = file_indexes(table, snapshot_id, plan=plan)
         at = places[pc.index_in(out["file_path"], plan.files.column("path")).to_numpy(zero_copy_only=False)]
     return out.append_column(ORDER, pa.array(np.asarray(at, np.int64))), {}
 
 
-def _in_plan_order(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
+def _in_plan_order(tables: list[pa.Table], schema: pa.Schema, places: list | None = None) -> pa.Table:
     """The groups' rows in the plan's manifest order (a file's rows keep their order), each column
     one chunk: the tasks' dictionary columns (the census's texts) over one dictionary, so a group-by
     or a filter of the result sees one dictionary, as of the census one process makes. Empties
     ``tables`` and orders a column at a time, each let go once ordered: where the caller holds no
     other reference the driver holds the rows once and one column twice, not all of them twice
-    (at 1,000,000 files the plan's columns are about 1.3 GB)."""
+    (at 1,000,000 files the plan's columns are about 1.3 GB). ``places``: appended the rows'
+    :data:`ORDER` values, ascending."""
     if not tables:
+        if places is not None:
+            places.append(np.zeros(0, np.int64))
         return schema.empty_table()
     whole = pa.concat_tables(tables).unify_dictionaries()
     tables.clear()
     order = pc.sort_indices(whole[ORDER])
+    if places is not None:
+        places.append(whole[ORDER].take(order).to_numpy())
     columns = []
     for f in schema:
-        columns.append(whole.column(f.name).take(order).cast(f.type).combine_chunks())
+        # the column's parts made one array (the parts let go: nothing else holds them), then ordered:
+        # at most two copies of it at once (Arrow's take of a column in parts joins them first: three)
+        column = whole.column(f.name)
         whole = whole.drop_columns([f.name])
+        column = column.combine_chunks()
+        columns.append(column.take(order).cast(f.type))
+        del column
     return pa.Table.from_arrays(columns, schema=schema)
 
 
@@ -422,16 +435,24 @@ def spark_plan_and_census(warehouse_url: str, table: str, master: str | None = N
     if head.snapshot is None:
         return PlanColumns(None, LIVE.empty_table()), None
     tables, encoded_census = [t for t, _e, _r in results], [r for _t, _e, r in results]
-    del results  # each part held once: _in_plan_order lets them go as it orders them
-    rows = _in_plan_order([_arrow_table(r) for r in encoded_census], FILE_INDEXES) if census else None
+    results.clear()  # each part held once: _in_plan_order lets them go as it orders them
+    census_places, file_places = [], []
+    lean = _in_plan_order([_arrow_table(r) for r in encoded_census], _LEAN_CENSUS, census_places) if census else None
     del encoded_census
-    files = _in_plan_order(tables, LIVE)
+    files = _in_plan_order(tables, LIVE, file_places)
     encoded = files.column("_PARTITION").combine_chunks().dictionary_encode()
     partitions = tuple(tbl.partition(p) for p in encoded.dictionary.to_pylist())
     files = files.set_column(files.schema.get_field_index("partition_id"), "partition_id",
                              pa.array(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32), pa.int32()))
-    return PlanColumns(head.snapshot, files, partitions, tuple(head.index_entries), tuple(head.problems),
-                       tbl.core_options.deletion_vectors_bitmap64, tuple(head.manifests)), rows
+    plan = PlanColumns(head.snapshot, files, partitions, tuple(head.index_entries), tuple(head.problems),
+                       tbl.core_options.deletion_vectors_bitmap64, tuple(head.manifests))
+    if lean is None:
+        return plan, None
+    # each census row's file by its place: every census file is a live file, each place once
+    file_rows = np.searchsorted(file_places[0], census_places[0])
+    if not np.array_equal(file_places[0][np.minimum(file_rows, max(len(file_places[0]) - 1, 0))], census_places[0]):
+        raise IndexCoreError(f"{table}: the census from Spark names files its plan does not list")
+    return plan, census_on_plan(lean, plan, file_rows)
 
 
 def spark_census(warehouse_url: str, table: str, master: str | None = None, snapshot_id: int | None = None,

@@ -24,7 +24,7 @@ from indexcore.spark.jobs.what_if import what_if_measure
 from indexcore.spark.progress import Progress
 from indexcore.views.common import kept_view
 from indexcore.warehouse.model import LiveFile
-from indexcore.warehouse.plan_columns import PlanColumns
+from indexcore.warehouse.plan_columns import PathRows, PlanColumns
 
 _BLOCK = 4096  # rows made into objects together (in one pass over the columns: ~10 us a file, not ~100)
 _KEEP_FILES = 1 << 16  # objects kept at most in blocks, and as many made alone
@@ -102,7 +102,7 @@ class _ByPath(Mapping):
 def planned_of_columns(table, plan: PlanColumns) -> PlannedFiles:
     """advise's :class:`PlannedFiles` of a columnar plan (objects made as they are asked for)."""
     rows = LiveFileRows(plan, table)
-    index_of = {p: i for i, p in enumerate(plan.files.column("path").to_pylist())}
+    index_of = PathRows(plan.files.column("path"))  # not a dict of every path (0.24 GB at 1,000,000 files)
     return PlannedFiles(plan.snapshot, rows, _ByPath(rows, index_of), index_of, tuple(plan.problems), plan,
                         int(pc.sum(plan.files.column("_FILE_SIZE")).as_py() or 0),
                         int(pc.sum(plan.files.column("_ROW_COUNT")).as_py() or 0),  # no object per file

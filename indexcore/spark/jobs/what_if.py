@@ -144,7 +144,7 @@ def what_if_measure(warehouse_url: str, table: str, master: str | None = None,
             groups = packed_files(tbl, planned, max_tasks(get_session(master)))
             index_of = getattr(planned, "index_of", None)  # advise's planned files: answers by plan position
             positions = None if index_of is None else \
-                [files if isinstance(files, np.ndarray) else np.array([index_of[f.path] for f in files], np.int64)
+                [files if isinstance(files, np.ndarray) else planned.rows_of([f.path for f in files])
                  for _ids, files in groups]
             packed.append((planned, groups, positions))
         planned, groups, positions = packed[0]

@@ -187,11 +187,16 @@ def decisions_of(tables: Sequence[pa.Table], order: ExplainOrder) -> tuple[Decis
 
 def lean_explanations(table: str, bound: list, head, results: list) -> Iterator[Explanation | IndexCoreError]:
     """:func:`~.metadata.spark_explain_workload`'s explanations from lean tasks' tables, a condition's decoded
-    as it is asked for and its bytes dropped then (the driver holds the rest still encoded)."""
+    as it is asked for and its bytes dropped then (the driver holds the rest still encoded). Empties
+    ``results``: each task's bytes are held once, split per condition or not."""
     order = ExplainOrder([t for t, _e, _r in results])
     extras_of = [e["queries"] for _t, e, _r in results]
-    parts = [unframed(r) for _t, _e, r in results]  # per task, each condition's Arrow bytes
-    del results
+    parts = []  # per task, each condition's Arrow bytes
+    for i, (_t, _e, r) in enumerate(results):
+        results[i] = None  # its framed bytes gone once split
+        parts.append(unframed(r))
+        del r
+    results.clear()
     for q, predicate, sql in conditions_of(bound):
         if q is None:  # a condition that does not bind: its error
             yield predicate
