@@ -6,7 +6,7 @@ import streamlit as st
 from indexcore.expr import quote_table
 from indexcore.frames import advisor, figures, suggestion
 from indexcore.frames.text import code, md
-from pages.common import fmt_bytes, guard, open_page, progress_callback, show_frame
+from pages.common import fmt_bytes, fmt_count, guard, open_page, progress_callback, show_frame
 from pages.spark_route import advise_explainer, advise_planner
 
 ctx = open_page("advisor")
@@ -51,10 +51,10 @@ if advice is not None:
         summary = advisor.advice_summary(advice)
         replayed = [n for r in advice.runs if r.ok for n in r.names]
         c = st.columns(4)
-        c[0].metric("Queries replayed", len(replayed))
-        c[1].metric("Existing indexes", len(advice.existing))
-        c[2].metric("Dead or mis-sized", sum(1 for e in advice.existing if e.verdict != "earns its keep"))
-        c[3].metric("Candidates recommended", sum(1 for x in advice.candidates if x.recommended))
+        c[0].metric("Queries replayed", fmt_count(len(replayed)))
+        c[1].metric("Existing indexes", fmt_count(len(advice.existing)))
+        c[2].metric("Dead or mis-sized", fmt_count(sum(1 for e in advice.existing if e.verdict != "earns its keep")))
+        c[3].metric("Candidates recommended", fmt_count(sum(1 for x in advice.candidates if x.recommended)))
 
         st.subheader("Existing indexes")
         existing = pd.DataFrame(summary["existing"])

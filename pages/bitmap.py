@@ -8,6 +8,8 @@ from indexcore.frames.text import md
 from pages.common import (
     census_file_count,
     decode_sample,
+    fmt_bytes,
+    fmt_count,
     guard,
     index_columns,
     needs,
@@ -40,10 +42,10 @@ with guard("Bitmap indexes"):
     decoded = mine["file_name"].nunique()
     scope = "all files" if decoded >= carrying else f"{decoded:,} of {carrying:,} files, sampled"
     c = st.columns(4)
-    c[0].metric("Files with this bitmap", carrying)
-    c[1].metric("Largest dictionary", int(mine["dictionary_size"].max()) if mine["dictionary_size"].notna().any()
-                else 0, help=f"Over {scope}")
-    c[2].metric("Null rows", int(mine["null_count"].fillna(0).sum()), help=f"Over {scope}")
+    c[0].metric("Files with this bitmap", fmt_count(carrying))
+    c[1].metric("Largest dictionary", fmt_count(int(mine["dictionary_size"].max()) if mine["dictionary_size"].notna().any()
+                else 0), help=f"Over {scope}")
+    c[2].metric("Null rows", fmt_count(int(mine["null_count"].fillna(0).sum())), help=f"Over {scope}")
     c[3].metric("Versions", ", ".join(f"V{int(v)}" for v in sorted(mine["version"].dropna().unique())))
     for _, row in mine[mine["error"].notna()].iterrows():
         st.warning(md(f"{row['file_name']}: {row['error']}"))
@@ -79,13 +81,13 @@ with guard("Point lookup"):
     matching = bitmap.matching_rows_estimate(lookup, census, column, sampled=decoded < carrying)
     if matching.exact:
         c[0].metric("Matching rows", f"{int(matching.value):,}")
-        c[1].metric("Bytes read by the lookups", int(lookup["lookup_bytes"].sum()) if not lookup.empty else 0)
+        c[1].metric("Bytes read by the lookups", fmt_bytes(int(lookup["lookup_bytes"].sum()) if not lookup.empty else 0))
     else:  # a sampled lookup: the sample's count is not the table's
         c[0].metric("Matching rows, estimated", f"≈ {round(matching.value):,}",
                     help=f"95% interval {round(matching.low):,} to {round(matching.high):,}, from "
                          f"{matching.sample:,} of the {matching.population:,} files carrying this bitmap")
         c[1].metric(f"Bytes read by the lookups in the {matching.sample:,} sampled files",
-                    int(lookup["lookup_bytes"].sum()) if not lookup.empty else 0)
+                    fmt_bytes(int(lookup["lookup_bytes"].sum()) if not lookup.empty else 0))
         st.caption(f"{int(lookup['matching_rows'].sum()):,} matching rows in the {matching.sample:,} sampled files; "
                    f"over all {matching.population:,} files carrying this bitmap about {round(matching.value):,} "
                    f"(95% interval {round(matching.low):,} to {round(matching.high):,}). Turn on \"Decode every "

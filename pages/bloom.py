@@ -9,6 +9,7 @@ from indexcore.frames.text import md
 from pages.common import (
     decode_sample,
     fmt_bytes,
+    fmt_count,
     guard,
     open_page,
     show_frame,
@@ -41,11 +42,11 @@ with guard("Bloom filters"):
     census = ctx.view("file_indexes")
     # the sizes of the usable filters only: a filter of the whole frame copied every column (~1M rows at 1M files)
     sizes = census.loc[census["index_type"].isin(BLOOM_TYPES) & census["error"].isna(), "index_size_in_bytes"]
-    c[0].metric("Bloom filters", len(sizes))
+    c[0].metric("Bloom filters", fmt_count(len(sizes)))
     c[1].metric("Median fill", f"{ok['fill_ratio'].median():.2%}" if not ok.empty else "–",
                 help=f"Over the {len(ok):,} filters decoded, of {len(sizes):,}" if len(ok) < len(sizes) else None)
     sampled = len(ok) < len(sizes)  # a decode sample: figures from the filters read say how many
-    c[2].metric("Saturated" + (f" (of {len(ok):,} sampled)" if sampled else ""), int(ok["saturated"].eq(True).sum()),
+    c[2].metric("Saturated" + (f" (of {len(ok):,} sampled)" if sampled else ""), fmt_count(int(ok["saturated"].eq(True).sum())),
                 help=f"Counted over the {len(ok):,} filters decoded, of {len(sizes):,}" if sampled else None)
     c[3].metric("Bytes", fmt_bytes(sizes.sum()))
     st.subheader("Sizing per column")

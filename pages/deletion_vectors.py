@@ -5,6 +5,7 @@ import streamlit as st
 
 from indexcore.frames import deletion_vectors, figures
 from pages.common import (
+    fmt_count,
     guard,
     missing_dv_files,
     needs,
@@ -22,7 +23,7 @@ with guard("Deletion vectors"):
     buckets = deletion_vectors.dv_by_bucket(dvs)
     total, deleted = int(dvs["row_count"].sum()), int(dvs["deleted"].sum())
     c = st.columns(4)
-    c[0].metric("Files with a DV", int(dvs["has_dv"].sum()))
+    c[0].metric("Files with a DV", fmt_count(int(dvs["has_dv"].sum())))
     c[1].metric("Deleted rows", f"{deleted:,}")
     c[2].metric("Rows in live files", f"{total:,}")
     c[3].metric("Density", f"{deleted / total:.1%}" if total else "–")

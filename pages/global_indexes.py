@@ -7,6 +7,7 @@ from indexcore.frames import figures, global_indexes
 from indexcore.frames.text import md
 from indexcore.frames.unusable import GLOBAL_INDEX
 from pages.common import (
+    fmt_count,
     guard,
     needs,
     open_page,
@@ -33,11 +34,11 @@ with guard("Global indexes"):
                 "full-text) over the row ids of tables with `row-tracking.enabled`.")
         st.stop()
     c = st.columns(5)
-    c[0].metric("Index files", len(frame))
-    c[1].metric("Indexed fields", frame["field"].nunique())
+    c[0].metric("Index files", fmt_count(len(frame)))
+    c[1].metric("Indexed fields", fmt_count(frame["field"].nunique()))
     c[2].metric("Index bytes", f"{int(frame['file_size'].sum()):,}")
     c[3].metric("Table rows (row ids)", f"{sum(hi - lo + 1 for lo, hi in ranges):,}")
-    c[4].metric("Gaps", int((coverage["status"] == "gap").sum()))
+    c[4].metric("Gaps", fmt_count(int((coverage["status"] == "gap").sum())))
     st.plotly_chart(figures.global_index_coverage(coverage), width="stretch")
     st.caption("Each bar is a run of row ids: green where an index file of that field covers them, red "
                "where none does (Paimon reads those rows whatever the condition), gray for index ranges "
@@ -59,9 +60,9 @@ with guard("Keys and values"):
         picked = st.selectbox("Index file", names, format_func=labels.get, key="global_index_file")
         keys = ctx.frame(global_indexes.cardinality_frame, file_name=picked)
         k = st.columns(3)
-        k[0].metric("Distinct keys", len(keys[keys["key"] != "NULL"]))
+        k[0].metric("Distinct keys", fmt_count(len(keys[keys["key"] != "NULL"])))
         k[1].metric("Rows", f"{int(keys['rows'].sum()):,}")
-        k[2].metric("Most rows for one key", int(keys["rows"].max()) if len(keys) else 0)
+        k[2].metric("Most rows for one key", fmt_count(int(keys["rows"].max()) if len(keys) else 0))
         show_frame(keys, "global_index_keys")
 
 with guard("Condition"):
@@ -72,7 +73,7 @@ with guard("Condition"):
         m = st.columns(3)
         m[0].metric("Files kept", f"{totals['files_kept']} of {totals['files']}")
         m[1].metric("Rows kept", f"{totals['rows_kept']:,} of {totals['rows']:,}")
-        m[2].metric("Index files used", len(totals["indexes_used"]))
+        m[2].metric("Index files used", fmt_count(len(totals["indexes_used"])))
         for p in totals["problems"]:
             st.warning(md(f"{p['path']}: {p['reason']}"))
         show_frame(kept, "global_index_kept")
@@ -93,7 +94,7 @@ with guard("Search"):
             target = float(st.number_input("Target recall", 0.0, 1.0, 0.95, 0.01, key="vector_target"))
             curve, reaches = global_indexes.recall_frame(ctx.table, k, target=target, snapshot_id=ctx.snapshot_id)
             for name, w in reaches.items():
-                st.metric(f"Width for recall ≥ {target:g} · {name}", "not reached" if w is None else w)
+                st.metric(f"Width for recall ≥ {target:g} · {name}", fmt_count("not reached" if w is None else w))
             show_frame(curve, "vector_recall_curve")
             st.caption("Queries: a seeded sample of the table's own vectors (size in `queries`); the interval "
                        "is 95% over the per-query recalls.")
@@ -105,6 +106,6 @@ with guard("Search"):
             show_frame(global_indexes.text_search_frame(ctx.table, words, 10, ctx.snapshot_id), "text_hits")
             check = global_indexes.text_check(ctx.table, words, ctx.snapshot_id)
             t = st.columns(3)
-            t[0].metric("Index matches", check["index_rows"])
-            t[1].metric("Scan matches", check["scan_rows"])
+            t[0].metric("Index matches", fmt_count(check["index_rows"]))
+            t[1].metric("Scan matches", fmt_count(check["scan_rows"]))
             t[2].metric("Index agrees with scan", "yes" if check["agrees"] else "no")

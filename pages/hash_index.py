@@ -3,7 +3,7 @@
 import streamlit as st
 
 from indexcore.frames import figures, hash_index
-from pages.common import guard, open_page, show_frame, show_unusable, unusable_index_files
+from pages.common import fmt_count, guard, open_page, show_frame, show_unusable, unusable_index_files
 
 ctx = open_page("hash_index")
 
@@ -26,11 +26,11 @@ with guard("Hash index"):
         st.stop()
     balance = hash_index.hash_balance(frame)
     c = st.columns(5)
-    c[0].metric("Buckets", balance["groups"])
+    c[0].metric("Buckets", fmt_count(balance["groups"]))
     c[1].metric("Keys", f"{int(frame['keys'].sum()):,}")
     c[2].metric("Target per bucket", f"{balance['target']:,}")
     c[3].metric("Largest / mean", f"{balance['max_over_mean']:.2f}")
-    c[4].metric("Over target", balance["over_target"])
+    c[4].metric("Over target", fmt_count(balance["over_target"]))
     st.plotly_chart(figures.hash_buckets(frame, balance["target"]), width="stretch")
     st.caption("`keys` counts the hashes in the bucket's index files; a new key goes to a bucket with fewer "
                "than `dynamic-bucket.target-row-num` keys, so well-spread buckets sit near the target.")

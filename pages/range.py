@@ -11,6 +11,7 @@ from indexcore.frames import range as range_frames
 from indexcore.frames.range import RANGE_TYPES
 from pages.common import (
     decode_sample,
+    fmt_count,
     guard,
     index_columns,
     needs,
@@ -47,11 +48,11 @@ with guard("Range indexes"):
         mine["max"].map(lambda v: range_frames.cell_value(dtype, v))
     c = st.columns(4)
     census = ctx.view("file_indexes")
-    c[0].metric("Indexes", int((census["index_type"].isin(RANGE_TYPES) & (census["column_name"] == column)).sum()))
+    c[0].metric("Indexes", fmt_count(int((census["index_type"].isin(RANGE_TYPES) & (census["column_name"] == column)).sum())))
     c[1].metric("Types", ", ".join(sorted(mine["index_type"].unique())))
-    c[2].metric("Largest dictionary", int(mine["dictionary_size"].max()) if mine["dictionary_size"].notna().any()
-                else "–")
-    c[3].metric("Most slices", int(mine["slice_count"].max()) if mine["slice_count"].notna().any() else "–")
+    c[2].metric("Largest dictionary", fmt_count(int(mine["dictionary_size"].max()) if mine["dictionary_size"].notna().any()
+                else "–"))
+    c[3].metric("Most slices", fmt_count(int(mine["slice_count"].max()) if mine["slice_count"].notna().any() else "–"))
     show_frame(mine, "range_files")
 
 with guard("Range predicate"):

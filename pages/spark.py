@@ -28,7 +28,7 @@ from indexcore.scan.partition import parse_partition
 from indexcore.spark.jobs.audit import audit
 from indexcore.spark.jobs.evaluate import evaluate
 from indexcore.spark.jobs.metadata import spark_census, spark_explain, spark_health, spark_plan
-from pages.common import MASTER_KEY, guard, open_page, show_frame
+from pages.common import MASTER_KEY, fmt_count, guard, open_page, show_frame
 from pages.spark_lease import run_beside, spark_sessions, spark_user
 
 JOBS = {"evaluate": "ground truth: which rows match, and which files the indexes keep",
@@ -190,11 +190,11 @@ def _show_failure(run: dict) -> None:
 def _show_evaluate(result: dict, key: str) -> None:
     files = _records(result.get("files"))
     c = st.columns(5)
-    c[0].metric("Live files", len(files))
-    c[1].metric("Files read", result.get("files_read", 0))
+    c[0].metric("Live files", fmt_count(len(files)))
+    c[1].metric("Files read", fmt_count(result.get("files_read", 0)))
     c[2].metric("Matching rows", f"{int(result.get('matching_rows') or 0):,}")
     c[3].metric("Rows read (after DV)", f"{int(result.get('rows_after_dv') or 0):,}")
-    c[4].metric("Violations", len(result.get("violations") or []))
+    c[4].metric("Violations", fmt_count(len(result.get("violations") or [])))
     funnel = result.get("funnel") or {}
     left, right = st.columns(2)
     left.plotly_chart(figures.funnel([(k, v.get("files", 0)) for k, v in funnel.items()],
@@ -223,10 +223,10 @@ def _show_evaluate(result: dict, key: str) -> None:
 def _show_audit(result: dict, key: str) -> None:
     findings = _records(result.get("findings"))
     c = st.columns(4)
-    c[0].metric("Files audited", result.get("files_audited", 0))
-    c[1].metric("Checks passed", result.get("checks_passed", 0))
-    c[2].metric("Findings", len(findings))
-    c[3].metric("Errors", int((findings["severity"] == "ERROR").sum()) if "severity" in findings else 0)
+    c[0].metric("Files audited", fmt_count(result.get("files_audited", 0)))
+    c[1].metric("Checks passed", fmt_count(result.get("checks_passed", 0)))
+    c[2].metric("Findings", fmt_count(len(findings)))
+    c[3].metric("Errors", fmt_count(int((findings["severity"] == "ERROR").sum()) if "severity" in findings else 0))
     health = result.get("health") or {}
     for level, rows in health.items():
         frame = pd.DataFrame(rows)
@@ -255,8 +255,8 @@ def _show_explain(result: dict, key: str) -> None:
     files = _records(result.get("files"))
     funnel = result.get("funnel") or {}
     c = st.columns(3)
-    c[0].metric("Live files", len(files))
-    c[1].metric("Files read", (funnel.get("read") or {}).get("files", 0))
+    c[0].metric("Live files", fmt_count(len(files)))
+    c[1].metric("Files read", fmt_count((funnel.get("read") or {}).get("files", 0)))
     c[2].metric("Rows read (after DV)", f"{int((funnel.get('read') or {}).get('rows') or 0):,}")
     st.plotly_chart(figures.funnel([(k, v.get("files", 0)) for k, v in funnel.items()],
                                    f"Files per stage for {result.get('where')}"), width="stretch", key=f"{key}_fun")
@@ -281,7 +281,7 @@ def _show_plan(result: dict, key: str) -> None:
     c = st.columns(3)
     c[0].metric("Live files", f"{len(files):,}")
     c[1].metric("Data bytes", f"{int(files['file_size_in_bytes'].sum()) if len(files) else 0:,}")
-    c[2].metric("Spark tasks", result.get("tasks", 0))
+    c[2].metric("Spark tasks", fmt_count(result.get("tasks", 0)))
     show_frame(_flat(files), f"{key}_plan")
 
 
@@ -297,7 +297,7 @@ def _show_census(result: dict, key: str) -> None:
 
 def _show_health(result: dict, key: str) -> None:
     c = st.columns(2)
-    c[0].metric("Health score", result["score"])
+    c[0].metric("Health score", fmt_count(result["score"]))
     c[1].metric("Live files", f"{result['files']:,}")
     for name, frame in result["frames"].items():
         if not frame.empty:

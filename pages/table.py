@@ -17,6 +17,7 @@ from indexcore.views import view
 from indexcore.views.common import to_frame
 from pages.common import (
     fmt_bytes,
+    fmt_count,
     guard,
     health_item,
     missing_dv_files,
@@ -47,8 +48,10 @@ with guard("Overview"):
     c = st.columns(5)
     c[0].metric("Live files", f"{files.num_rows:,}")
     live = live_rows(ctx.table, ctx.snapshot_id)  # what a read returns, not the files' records
-    c[1].metric("Rows", live.text, help=f"Live rows: {live.records:,} records in the live files, minus "
-                f"{live.deleted:,} deleted by deletion vectors and the retracts and level-0 files a read drops"
+    # a narrow column: past 9 characters in millions, the exact figure first in the help
+    c[1].metric("Rows", ("" if live.exact else "≤ ") + fmt_count(live.live, width=9),
+                help=f"Live rows: {live.text} ({live.records:,} records in the live files, minus "
+                f"{live.deleted:,} deleted by deletion vectors and the retracts and level-0 files a read drops)"
                 + ("" if live.exact else f"; an upper bound: {live.merged_buckets:,} bucket(s) overlap in keys past "
                    f"the merge read's cap of {settings().live_rows_merge_files:,} data files "
                    f"(`{variable('live_rows_merge_files')}`) or could not be read; only a merge read knows their "
@@ -203,7 +206,7 @@ with tab_skew, guard("Skew"):
                       format_func={"bucket": "partition x bucket", "partition": "partition"}.__getitem__)
         groups, skew = ctx.frame(table_frames.size_skew, by=by)
         c = st.columns(3)
-        c[0].metric("Groups", skew["groups"])
+        c[0].metric("Groups", fmt_count(skew["groups"]))
         c[1].metric("Largest / mean", f"{skew['max_over_mean']:.2f}")
         c[2].metric("Coefficient of variation", f"{skew['cv']:.2f}")
         st.plotly_chart(figures.size_skew(groups, by), width="stretch")

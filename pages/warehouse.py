@@ -8,6 +8,7 @@ from indexcore.frames.text import code, md
 from pages.common import (
     context,
     fmt_bytes,
+    fmt_count,
     guard,
     health_item,
     needs,
@@ -36,7 +37,7 @@ with guard("Warehouse overview"):
     tables = frames["tables"]
     ok = tables[tables["error"].isna()]
     c = st.columns(4) + st.columns(4)
-    c[0].metric("Tables", len(tables))
+    c[0].metric("Tables", fmt_count(len(tables)))
     c[1].metric("Live data files", f"{int(ok['files'].sum()):,}")
     exact = bool(ok["live_rows_exact"].all())
     c[2].metric("Rows", ("" if exact else "≤ ") + f"{int(ok['live_rows'].sum()):,}",
@@ -47,7 +48,7 @@ with guard("Warehouse overview"):
     c[3].metric("Data size", fmt_bytes(ok["data_bytes"].sum()))
     data, index = ok["data_bytes"].sum(), ok["index_bytes"].sum()
     c[4].metric("Index size", fmt_bytes(index), f"{index / data:.0%} of data" if data else None, delta_color="off")
-    c[5].metric("Problems", int(ok["problems"].sum() + ok["unusable_files"].sum()),
+    c[5].metric("Problems", fmt_count(int(ok["problems"].sum() + ok["unusable_files"].sum())),
                 help="Unreadable metadata parts plus files whose index or deletion vector cannot be used")
     c[6].metric("Health", f"{score}/100", help="Amoro-style: 100 minus points per issue kind, weighted by the "
                 "share of the table it touches and capped; the warehouse's is the file-weighted mean")

@@ -13,6 +13,7 @@ from indexcore.frames.text import code, md
 from pages.common import (
     Context,
     fmt_bytes,
+    fmt_count,
     guard,
     needs,
     progress_callback,
@@ -104,8 +105,8 @@ def show(ctx: Context) -> None:
         read = files[files["skipped_by"].isna()]
         first, last = funnel.iloc[0], funnel[funnel["stage"] == "read"].iloc[0]
         c = st.columns(4)
-        c[0].metric("Live files", len(files))
-        c[1].metric("Files read", len(read))
+        c[0].metric("Live files", fmt_count(len(files)))
+        c[1].metric("Files read", fmt_count(len(read)))
         c[2].metric("Data bytes read", fmt_bytes(last["bytes"]), help="Whole data files the read path opens")
         c[3].metric("Data bytes skipped", fmt_bytes(first["bytes"] - last["bytes"]),
                     help="Bytes of the data files a stage pruned (partition, bucket, level, stats, indexes)")
@@ -206,7 +207,7 @@ def show(ctx: Context) -> None:
                            "these files only.")
             c = st.columns(3)
             c[0].metric("Hypothetical index size", fmt_bytes(comparison["index_bytes"]))
-            c[1].metric("Files indexed", comparison["files_indexed"])
+            c[1].metric("Files indexed", fmt_count(comparison["files_indexed"]))
             c[2].metric("Existing file-index bytes", fmt_bytes(ctx.view("file_indexes")["index_size_in_bytes"].sum()))
             totals = comparison["totals"].set_index("what", drop=False)
             before, after = totals.loc["existing"], totals.loc["combined"]
@@ -216,7 +217,7 @@ def show(ctx: Context) -> None:
                         help="Today's indexes and the hypothetical one together, against today's indexes alone")
             c[1].metric("Rows skipped (with it)", f"{int(after['rows_skipped']):,}",
                         delta=f"{int(after['rows_skipped'] - before['rows_skipped']):,}")
-            c[2].metric("Files skipped (with it)", int(after["files_skipped"]),
+            c[2].metric("Files skipped (with it)", fmt_count(int(after["files_skipped"])),
                         delta=int(after["files_skipped"] - before["files_skipped"]))
             c[3].metric("Index bytes read (with it)", fmt_bytes(after["index_bytes"]),
                         delta=fmt_bytes(after["index_bytes"] - before["index_bytes"]), delta_color="inverse")

@@ -892,3 +892,16 @@ def test_table_page_shows_per_file_statistics(wh_path, overview):
     assert list(one["column"]) == list(table.schema().field_names)
     assert set(one["file_name"]) == {files[0].file.file_name}
     assert checked or files[0].file.file_format != "parquet"
+
+
+def test_metric_counts_carry_thousands_separators() -> None:
+    """A count on a metric reads 966,800, not 966800 (the pages' metrics at 1,000,000 files); one
+    wider than a narrow column's width in millions or billions; any other value as it is."""
+    import numpy as np
+
+    from pages.common import fmt_count
+
+    assert fmt_count(966_800) == "966,800" and fmt_count(np.int64(2210)) == "2,210" and fmt_count(7) == "7"
+    assert fmt_count(115_081_690) == "115,081,690" and fmt_count(115_081_690, width=9) == "115.1 M"
+    assert fmt_count(3_400_000_000, width=9) == "3.4 B" and fmt_count(99_999_999, width=10) == "99,999,999"
+    assert fmt_count("–") == "–" and fmt_count(True) is True and fmt_count(0.5) == 0.5

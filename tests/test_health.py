@@ -381,3 +381,17 @@ def test_table_page_has_one_health_section(open_page, monkeypatch, tmp_path):
     stale = [m.value for m in at.markdown if "no longer lists it" in m.value]
     assert len(stale) == 1 and "2 of 3 live files carry a bloom-filter index on name" in stale[0]
     assert "bloom" in {el.proto.page for el in at.main if type(el).__name__ == "PageLink"}
+
+
+def test_bloom_over_fpp_by_skew_says_its_finding_once() -> None:
+    """Health's item for filters over fpp because of file-size skew: the finding in its message,
+    the cause and fix in its recommendation, not the finding again (the Table page shows both)."""
+    from indexcore.analysis.bloom_sizing import OVER_FPP, SKEW, BloomSizing
+
+    b = BloomSizing(column="event_id", files=966_800, bytes=305_508_800, needed_bytes=300_000_000,
+                    configured_items=400, configured_fpp=0.05, rows_p95=355, over_fpp_files=19_446,
+                    verdict=OVER_FPP, cause=SKEW, ndv_share=355, over_fpp_rows_min=401)
+    assert b.message().startswith("19,446 of 966,800 filters hold more distinct keys than items=400")
+    assert "19,446" not in b.cause_text() and b.cause_text().startswith("95% of the files hold at most 355 keys")
+    assert b.message() == "19,446 of 966,800 filters hold more distinct keys than items=400: more false " \
+                          "positives than fpp 0.05; " + b.cause_text()

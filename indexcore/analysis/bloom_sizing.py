@@ -88,15 +88,17 @@ class BloomSizing:
                     f"{self.needed_bytes:,} at fpp {self.configured_fpp}; items={self.recommended_items} fits")
         if self.verdict != OVER_FPP:
             return f"{self.files} filters fit items={self.configured_items} at fpp {self.configured_fpp}"
-        head = (f"{self.over_fpp_files} of {self.files} filters hold more distinct keys than "
-                f"items={self.configured_items}: more false positives than fpp {self.configured_fpp}")
+        return (f"{self.over_fpp_files:,} of {self.files:,} filters hold more distinct keys than "
+                f"items={self.configured_items}: more false positives than fpp {self.configured_fpp}; {self.cause_text()}")
+
+    def cause_text(self) -> str:
+        """Over fpp: what the cause is and its fix (the part of :meth:`message` after the finding)."""
         if self.cause == SKEW:
-            return (f"{head}; {BLOOM_SHARE:.0%} of the files hold at most {self.ndv_share:,} keys, so items is "
+            return (f"{BLOOM_SHARE:.0%} of the files hold at most {self.ndv_share:,} keys, so items is "
                     f"not the cause: the over-fpp filters are on the largest files (from "
                     f"{self.over_fpp_rows_min:,} rows; 95% of files have at most {self.rows_p95:,}). File-size "
                     "skew is the cause and compaction the fix")
-        return (f"{head}; items={self.recommended_items} keeps {BLOOM_SHARE:.0%} of the files under fpp "
-                f"{self.configured_fpp}")
+        return f"items={self.recommended_items} keeps {BLOOM_SHARE:.0%} of the files under fpp {self.configured_fpp}"
 
 
 def _quantile(values: list[int], q: float) -> int:

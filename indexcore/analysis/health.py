@@ -402,7 +402,7 @@ def _items(h: TableHealth, mergeable: int, small_points: int, problems) -> list[
         if c.stale:
             gone = f" ({c.wrong_column} of them on a field the table no longer has: {c.why_wrong})" \
                 if c.wrong_column else ""
-            item("stale-index", WARNING, f"{c.carrying} of {c.files} live files carry a {c.index_type} index on "
+            item("stale-index", WARNING, f"{c.carrying:,} of {c.files:,} live files carry a {c.index_type} index on "
                  f"{c.column}{gone}, but file-index.{c.index_type}.columns no longer lists it", page,
                  c.carrying / max(1, c.files), column=c.column, index_type=c.index_type, files=c.carrying,
                  recommendation="files written from now on lack it; CALL sys.rewrite_file_index drops it from "
@@ -414,7 +414,7 @@ def _items(h: TableHealth, mergeable: int, small_points: int, problems) -> list[
                  files=c.wrong_column, recommendation="CALL sys.rewrite_file_index rebuilds the files' indexes "
                                                       "from the current schema")
         if c.lacking:
-            item("index-coverage", WARNING, f"{c.lacking} of {c.files} live files lack the configured "
+            item("index-coverage", WARNING, f"{c.lacking:,} of {c.files:,} live files lack the configured "
                  f"{c.index_type} index on {c.column}", page,
                  c.lacking / max(1, c.files), column=c.column, index_type=c.index_type, files=c.lacking,
                  recommendation="CALL sys.rewrite_file_index builds it for the files written before it was "
@@ -422,8 +422,8 @@ def _items(h: TableHealth, mergeable: int, small_points: int, problems) -> list[
     if mergeable:
         mean = h.data_bytes // max(1, h.files)
         item("small-files", WARNING if small_points else INFO,
-             f"{h.small_files} of {h.files} files are under {h.small_file_threshold:,} bytes (mean file "
-             f"{mean:,} bytes); {mergeable} share a bucket with another small file", PAGE_TABLE,
+             f"{h.small_files:,} of {h.files:,} files are under {h.small_file_threshold:,} bytes (mean file "
+             f"{mean:,} bytes); {mergeable:,} share a bucket with another small file", PAGE_TABLE,
              points=small_points, files=h.small_files,
              recommendation="compaction merges them (or raise target-file-size only if it is set too low)")
     total = h.total_index_bytes
@@ -442,11 +442,11 @@ def _items(h: TableHealth, mergeable: int, small_points: int, problems) -> list[
                  PAGE_BLOOM, b.saved_bytes / b.bytes if b.bytes else 0.0, column=b.column, index_type=BLOOM_FILTER.name,
                  files=b.files, recommendation=f"'{option}' = '{b.recommended_items}' saves {b.saved_bytes:,} bytes")
         elif b.verdict == OVER_FPP:
-            item("bloom-over-fpp", WARNING, f"{b.over_fpp_files} of {b.files} bloom filters on {b.column} hold more "
+            item("bloom-over-fpp", WARNING, f"{b.over_fpp_files:,} of {b.files:,} bloom filters on {b.column} hold more "
                  f"distinct keys than items={b.configured_items}: more false positives than fpp "
                  f"{b.configured_fpp}", PAGE_BLOOM, b.over_fpp_files / b.files, column=b.column,
                  index_type=BLOOM_FILTER.name, files=b.over_fpp_files,
-                 recommendation="compact the table: " + b.message() if b.cause == SKEW else
+                 recommendation="compact the table: " + b.cause_text() if b.cause == SKEW else
                  f"'{option}' = '{b.recommended_items}' (costs {-b.saved_bytes:,} more bytes)"
                  if b.saved_bytes is not None and b.saved_bytes < 0 else
                  f"'{option}' = '{b.recommended_items}'")
