@@ -306,8 +306,13 @@ def _peak_rss_mb(pid: int) -> float:
 
 
 def _vmhwm(pid: int) -> float:
+    return _vm(pid, "VmHWM:")
+
+
+def _vm(pid: int, field: str) -> float:
+    """A process's ``/proc/PID/status`` figure (``VmHWM:``, ``VmRSS:``) in MiB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(field):
             return int(line.split()[1]) / 1024
     return float("nan")
 
@@ -362,12 +367,14 @@ def _measure_server(url: str, proc, pages: list[str], sessions: int, shots: Path
             if shots is not None:
                 shots.mkdir(parents=True, exist_ok=True)
                 tab.set_viewport_size({"width": 1400, "height": 1000})
-            out["page_seconds"] = {}
+            out["page_seconds"], out["page_rss_peak_mb"] = {}, {}
             for name in pages:
                 t0 = time.perf_counter()
                 tab.goto(f"{url}/{URL_PATH.get(name, name)}?table={PAGES[name]}")
                 wait_done(tab, 1800)
                 out["page_seconds"][name] = round(time.perf_counter() - t0, 1)
+                # the server's RSS once the page is drawn, and its peak so far: which page raises it
+                out["page_rss_peak_mb"][name] = [round(_vm(proc.pid, "VmRSS:")), round(_peak_rss_mb(proc.pid))]
                 if shots is not None:
                     tab.screenshot(path=str(shots / f"{name}.png"), full_page=True)
             tab.close()
