@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pytest
 
 from indexcore.frames.what_if import explanation_frames
@@ -145,6 +147,9 @@ def test_a_stats_field_read_a_column_at_a_time_is_the_rows_own():
         arity = rng.choice([len(types), len(types), rng.randint(0, len(types))])
         raw = serialize_binary_row([_value(rng, t.root, t) for t in types[:arity]], types[:arity])
         raws.append(raw[:rng.randint(4, len(raw) - 1)] if rng.random() < 0.1 and len(raw) > 4 else raw)
+    column = pa.array(raws, pa.binary())
+    sliced = pa.concat_arrays([pa.array([b"\x01" * 9, None], pa.binary()), column]).slice(2)
+    picked = np.array(sorted(rng.sample(range(len(raws)), 100)), np.int64)
     for at, dtype in enumerate(types):
         want = []
         for raw in raws:
@@ -152,10 +157,12 @@ def test_a_stats_field_read_a_column_at_a_time_is_the_rows_own():
                 want.append(decode_binary_field(raw, at, dtype))
             except IndexCoreError:
                 want.append(_IRREGULAR)
-        got = _field_column(raws, at, dtype)
+        got = _field_column(column, np.arange(len(raws)), at, dtype)
         assert got == want, dtype
         assert [type(v) for v in got] == [type(v) for v in want], dtype
         assert _IRREGULAR in got and any(v is not None and v is not _IRREGULAR for v in got), dtype
+        # some of the rows, read off a slice of a larger array (its offset into the buffers)
+        assert _field_column(sliced, picked, at, dtype) == [want[i] for i in picked.tolist()], dtype
 
 
 @pytest.mark.parametrize("steps", [1, 3, 200])

@@ -22,3 +22,9 @@ def test_of_millis_equals_the_constructor():
 def test_of_millis_is_still_frozen():
     with pytest.raises(AttributeError):
         Timestamp.of_millis([1])[0].millis = 2
+
+
+def test_a_timestamp_has_no_dict():
+    """Slots: a file's min and max of a timestamp column are two Timestamps each (2,000,000 at
+    1,000,000 files), with no ``__dict__`` each."""
+    assert not hasattr(Timestamp(1), "__dict__") and not hasattr(Timestamp.of_millis([1])[0], "__dict__")

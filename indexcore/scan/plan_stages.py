@@ -294,9 +294,7 @@ def _value_stats(table, files: pa.Table, schemas: dict[Any, TableSchema], pushdo
         return []
     sids, cols, write_cols = _column(files, "_SCHEMA_ID"), _column(files, "_VALUE_STATS_COLS"), \
         _column(files, "_WRITE_COLS")
-    value_stats = files.column("_VALUE_STATS").combine_chunks()
-    lows, highs = value_stats.field("_MIN_VALUES").to_pylist(), value_stats.field("_MAX_VALUES").to_pylist()
-    nulls = value_stats.field("_NULL_COUNTS").to_pylist()
+    stats = _StatsBytes(files.column("_VALUE_STATS").combine_chunks())
     types_of = table._stats_types  # the types the planner decodes stats with, per schema and layout
     groups: dict[tuple, list[int]] = {}
     if len(set(sids)) == 1 and cols.count(None) == n and write_cols.count(None) == n:
@@ -316,10 +314,11 @@ def _value_stats(table, files: pa.Table, schemas: dict[Any, TableSchema], pushdo
         except IndexCoreError:
             whole = slots = None
         if slots is not None:
-            _decode_group(at_rows, slots, whole, lows, highs, nulls, row_counts, out)
+            _decode_group(np.asarray(at_rows, np.int64), slots, whole, stats, row_counts, out)
         for i in at_rows:
             if out[i] is None:  # irregular: the planner's own stats object and stats_map
-                got = file_stats({"_MIN_VALUES": lows[i], "_MAX_VALUES": highs[i], "_NULL_COUNTS": nulls[i]}, types)
+                low, high, nulls = stats.row(i)
+                got = file_stats({"_MIN_VALUES": low, "_MAX_VALUES": high, "_NULL_COUNTS": nulls}, types)
                 out[i] = stats_map(got, names, schema, fs, fmap, row_counts[i], only=stat_fields)
     return out
 
@@ -331,23 +330,50 @@ def _as_tuple(value: list | None) -> tuple | None:
 _IRREGULAR = object()  # a field :func:`_field_column` leaves to the per-file path
 
 
-def _decode_group(at_rows: list[int], slots: tuple, types: tuple, lows: list, highs: list, nulls: list,
-                  row_counts: list[int], out: list) -> None:
+class _StatsBytes:
+    """The files' value stats as their Arrow arrays (``_VALUE_STATS``' fields as the manifest's
+    columns hold them): each min and max row read off the binary array's buffers, not a bytes
+    object per file (two per file: 0.4 GB at 1,000,000 files, and their joined copies)."""
+
+    def __init__(self, value_stats: pa.StructArray):
+        self.lows, self.highs = value_stats.field("_MIN_VALUES"), value_stats.field("_MAX_VALUES")
+        self.nulls = value_stats.field("_NULL_COUNTS")
+        self.low_len = pc.fill_null(pc.binary_length(self.lows), 0).to_numpy(zero_copy_only=False)
+        self.null_len = pc.fill_null(pc.list_value_length(self.nulls), 0).to_numpy(zero_copy_only=False)
+
+    def row(self, i: int) -> tuple:
+        """Row ``i``'s min row, max row and null counts as Python values (the per-file path)."""
+        return self.lows[i].as_py(), self.highs[i].as_py(), self.nulls[i].as_py()
+
+    def null_counts(self, rows: np.ndarray, at: int) -> list:
+        """The null count of field ``at`` of each of ``rows`` (None past its row's counts, or null)."""
+        out: list = [None] * len(rows)
+        has = np.flatnonzero(self.null_len[rows] > at)
+        if len(has):
+            offsets = self.nulls.offsets.to_numpy()
+            got = self.nulls.values.take(pa.array(offsets[rows[has]] + at)).to_pylist()
+            for k, v in zip(has.tolist(), got, strict=True):
+                out[k] = v
+        return out
+
+
+def _decode_group(at_rows: np.ndarray, slots: tuple, types: tuple, stats: _StatsBytes, row_counts: list[int],
+                  out: list) -> None:
     """Fill ``out`` for the rows of one schema and layout whose stats decode regularly."""
-    regular = [i for i in at_rows if nulls[i] or (lows[i] is not None and len(lows[i]) > _EMPTY_ROW_LEN)]
-    if not regular:
+    regular = at_rows[(stats.null_len[at_rows] > 0) | (stats.low_len[at_rows] > _EMPTY_ROW_LEN)]
+    if not len(regular):
         return
-    mins, maxs = [lows[i] for i in regular], [highs[i] for i in regular]
-    counts = [nulls[i] or () for i in regular]
     # LazyStats' layout: the types past both the min row's arity and the null counts are not the stats'
-    min_rows, max_rows = _rows_of(mins), _rows_of(maxs)  # once for every field decoded
-    width = np.minimum(len(types), np.maximum(min_rows[3], np.fromiter(map(len, counts), np.int64,
-                                                                              len(counts)))).tolist()
-    fields = {}
+    min_rows, max_rows = _rows_of(stats.lows, regular), _rows_of(stats.highs, regular)  # once for every field
+    width = np.minimum(len(types), np.maximum(min_rows[3], stats.null_len[regular])).tolist()
+    fields, counts = {}, {}
     for _col, at in slots:
-        if at is not None and at != LACKS and at not in fields and at < len(types):
-            fields[at] = (_field_column(mins, at, types[at], min_rows), _field_column(maxs, at, types[at], max_rows))
-    for k, i in enumerate(regular):
+        if at is not None and at != LACKS and at not in fields:
+            counts[at] = stats.null_counts(regular, at)
+            if at < len(types):
+                fields[at] = (_field_column(stats.lows, regular, at, types[at], min_rows),
+                              _field_column(stats.highs, regular, at, types[at], max_rows))
+    for k, i in enumerate(regular.tolist()):
         cells = {}
         for col, at in slots:
             if at is None:
@@ -355,8 +381,7 @@ def _decode_group(at_rows: list[int], slots: tuple, types: tuple, lows: list, hi
             elif at == LACKS:
                 cells[col] = (None, None, row_counts[i])
             else:
-                nc = counts[k]
-                null_count = nc[at] if at < len(nc) else None
+                null_count = counts[at][k]
                 if at >= width[k]:
                     cells[col] = (None, None, null_count)
                     continue
@@ -373,28 +398,33 @@ _FIXED = {"BOOLEAN": "u1", "TINYINT": "i1", "SMALLINT": "<i2", "INT": "<i4", "DA
           "BIGINT": "<i8", "FLOAT": "<f4", "DOUBLE": "<f8"}
 
 
-def _rows_of(raws: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Serialized BinaryRows (None: none) as one byte array: its bytes, each row's length, start
-    (0 for a row shorter than its 4-byte arity) and arity (0 where it has none, as
-    :func:`~indexcore.formats.binary_row.binary_row_arity`)."""
-    n = len(raws)
-    lens = np.fromiter((len(r) if r is not None else 0 for r in raws), np.int64, n)
-    buf = np.frombuffer(b"".join(r for r in raws if r is not None), np.uint8)
-    starts = np.zeros(n, np.int64)
-    np.cumsum(lens[:-1], out=starts[1:])
+def _rows_of(raws: pa.Array, at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The serialized BinaryRows of a binary array's rows ``at`` (null: none), read in place: the
+    array's bytes, each row's length, start (0 for a row shorter than its 4-byte arity) and arity (0
+    where it has none, as :func:`~indexcore.formats.binary_row.binary_row_arity`)."""
+    n = len(at)
+    _validity, offsets_buf, data = raws.buffers()
+    wide = pa.types.is_large_binary(raws.type)
+    offsets = np.frombuffer(offsets_buf, np.int64 if wide else np.int32)[raws.offset:raws.offset + len(raws) + 1]
+    buf = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    starts = offsets[at].astype(np.int64)
+    lens = offsets[at + 1].astype(np.int64) - starts
+    if raws.null_count:
+        lens[~raws.is_valid().to_numpy(zero_copy_only=False)[at]] = 0
     has_row = lens >= 4
     s = np.where(has_row, starts, 0)
     arity = np.zeros(n, np.int64)
-    at = s[has_row]
-    arity[has_row] = (buf[at].astype(np.int64) << 24) | (buf[at + 1].astype(np.int64) << 16) | \
-        (buf[at + 2].astype(np.int64) << 8) | buf[at + 3].astype(np.int64)
+    first = s[has_row]
+    arity[has_row] = (buf[first].astype(np.int64) << 24) | (buf[first + 1].astype(np.int64) << 16) | \
+        (buf[first + 2].astype(np.int64) << 8) | buf[first + 3].astype(np.int64)
     return buf, lens, s, arity
 
 
-def _field_column(raws: list, at: int, dtype: DataType, rows: tuple | None = None) -> list:
-    """Field ``at`` of each serialized BinaryRow of ``raws`` as :func:`decode_binary_field` gives it
-    (None: null, past the row, or no row), fixed-width fields read for all rows at once;
-    :data:`_IRREGULAR` where the row does not fit its bytes (the per-file path reports that)."""
+def _field_column(raws: pa.Array, at_rows: np.ndarray, at: int, dtype: DataType, rows: tuple | None = None) -> list:
+    """Field ``at`` of the serialized BinaryRow of each of rows ``at_rows`` of ``raws`` as
+    :func:`decode_binary_field` gives it (None: null, past the row, or no row), fixed-width fields
+    read for all rows at once from the array's bytes; :data:`_IRREGULAR` where the row does not fit
+    its bytes (the per-file path reports that)."""
     root = dtype.root
     fixed = _FIXED.get(root)
     compact = (root in ("TIMESTAMP", "TIMESTAMP_LTZ") and is_compact_timestamp(dtype)) or \
@@ -403,14 +433,14 @@ def _field_column(raws: list, at: int, dtype: DataType, rows: tuple | None = Non
         fixed = "<i8"
     if fixed is None:  # variable-length fields: each row's own decoding
         out = []
-        for raw in raws:
+        for raw in raws.take(pa.array(at_rows, pa.int64())).to_pylist():
             try:
                 out.append(decode_binary_field(raw, at, dtype, "stats values"))
             except IndexCoreError:
                 out.append(_IRREGULAR)
         return out
-    n = len(raws)
-    buf, lens, s, arity = _rows_of(raws) if rows is None else rows
+    n = len(at_rows)
+    buf, lens, s, arity = _rows_of(raws, at_rows) if rows is None else rows
     has_row = lens >= 4
     if not has_row.any():
         return [None] * n

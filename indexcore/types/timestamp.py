@@ -12,21 +12,26 @@ EPOCH = _dt.datetime(1970, 1, 1)
 MILLIS_PER_DAY = 86_400_000
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Timestamp:
-    """Paimon's ``Timestamp``: epoch milliseconds plus nanoseconds within that millisecond."""
+    """Paimon's ``Timestamp``: epoch milliseconds plus nanoseconds within that millisecond. Slots,
+    no ``__dict__``: a file's min and max of a timestamp column are two of them, 2,000,000 at
+    1,000,000 files (about 100 bytes less each)."""
 
     millis: int
     nanos: int = 0
 
     @classmethod
     def of_millis(cls, millis: list[int]) -> list[Timestamp]:
-        """``[Timestamp(m, 0) for m in millis]``, made without the frozen ``__init__``'s checked sets:
-        a column of stats (9,104 files' min and max) made them in 4 ms, this in about half."""
+        """``[Timestamp(m, 0) for m in millis]``, made without the frozen ``__init__``'s checked sets
+        (the slots' own setters): a column of stats (9,104 files' min and max) made them in 4 ms,
+        this in about half."""
         new = object.__new__
+        set_millis, set_nanos = _SLOTS
         made = [new(cls) for _ in millis]
         for ts, m in zip(made, millis, strict=True):
-            ts.__dict__.update(millis=m, nanos=0)
+            set_millis(ts, m)
+            set_nanos(ts, 0)
         return made
 
     @classmethod
@@ -63,6 +68,9 @@ class Timestamp:
             return f"Timestamp(millis={self.millis}, nanos={self.nanos})"
         frac = f"{(self.millis % 1000) * 1_000_000 + self.nanos:09d}".rstrip("0")
         return base.isoformat(timespec="seconds") + (f".{frac}" if frac else "")  # four-digit years, as Java
+
+
+_SLOTS = (Timestamp.millis.__set__, Timestamp.nanos.__set__)  # set without the frozen check
 
 
 def time_millis(value: _dt.time) -> int:
