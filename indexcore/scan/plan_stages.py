@@ -40,12 +40,13 @@ from indexcore.types import DataType, Timestamp, decimal_from_unscaled
 from indexcore.views.common import partition_text_cached
 from indexcore.warehouse.manifest import file_stats
 from indexcore.warehouse.model import TableSchema
-from indexcore.warehouse.plan_columns import PlanColumns
+from indexcore.warehouse.plan_columns import PlanColumns, whole
 
 Progress = Callable[[int, int, str], None]
 # the plan's columns the early stages and the pruned files' records read
 _READ = ["path", "partition_id", "_BUCKET", "_TOTAL_BUCKETS", "_LEVEL", "_ROW_COUNT", "_SCHEMA_ID", "_FILE_SIZE",
          "_VALUE_STATS", "_VALUE_STATS_COLS", "_WRITE_COLS", "dv_offset", "dv_length", "dv_cardinality"]
+_EARLY = [c for c in _READ if c != "_VALUE_STATS"]  # decide_on_plan reads the stats in place
 _EMPTY_ROW_LEN = 12  # a stats row of arity 0 (4-byte arity, 8-byte null bits): the planner's empty stats
 
 
@@ -114,9 +115,11 @@ def decide_on_plan(table, ex, plan: PlanColumns, rows: np.ndarray, schemas: dict
     the pruned ones' fields are made a column at a time (:func:`_pruned_fields`), no record each."""
     partition, bucket_stage, level, stats = ex.stages[0], ex.bucket, ex.stages[2], ex.stages[3]
     schema = stats.schema
-    files = plan.files.select(_READ).take(pa.array(rows, pa.int64()))  # only what the early stages read
+    # only what the early stages read, in file order; the stats read in place (_StatsBytes), the
+    # paths the plan's own strings (those the $files frame shares)
+    files = plan.files.select(_EARLY).take(pa.array(rows, pa.int64()))
     n = files.num_rows
-    paths = _column(files, "path")
+    paths = plan.text_objects("path")[np.asarray(rows, np.int64)].tolist()
     pids = files.column("partition_id").to_numpy()
     buckets, totals, levels = _column(files, "_BUCKET"), _column(files, "_TOTAL_BUCKETS"), _column(files, "_LEVEL")
     # partitions once per distinct partition, buckets once per (bucket, total)
@@ -130,7 +133,8 @@ def decide_on_plan(table, ex, plan: PlanColumns, rows: np.ndarray, schemas: dict
         keep &= files.column("_LEVEL").to_numpy() != 0
     # value statistics: each file's stats bytes, the predicate's columns decoded a column at a time
     row_counts = _column(files, "_ROW_COUNT")
-    shown = _value_stats(table, files, schemas, ex.pushdowns, schema, stats.stat_fields, row_counts)
+    shown = _value_stats(table, files, schemas, ex.pushdowns, schema, stats.stat_fields, row_counts,
+                         _StatsBytes(plan.files.column("_VALUE_STATS"), rows))
     stats_ok = np.ones(n, bool)
     sids = _column(files, "_SCHEMA_ID")
     # each schema's pushed value filter once (a few schemas over 10,000s of files)
@@ -283,7 +287,7 @@ def plan_value_stats(table, plan: PlanColumns, rows: Sequence[int], schema: Tabl
 
 
 def _value_stats(table, files: pa.Table, schemas: dict[Any, TableSchema], pushdowns, schema: TableSchema,
-                 stat_fields: list[str], row_counts: list[int]) -> list[dict]:
+                 stat_fields: list[str], row_counts: list[int], stats: _StatsBytes | None = None) -> list[dict]:
     """Each file's (min, max, null count) of ``stat_fields``, as :func:`~indexcore.scan.stats.column_stats`
     gives them (value stats mapped by field id): the files of one schema and stats layout
     decoded a field at a time over all their rows (:func:`_field_column`); a file whose stats
@@ -294,7 +298,7 @@ def _value_stats(table, files: pa.Table, schemas: dict[Any, TableSchema], pushdo
         return []
     sids, cols, write_cols = _column(files, "_SCHEMA_ID"), _column(files, "_VALUE_STATS_COLS"), \
         _column(files, "_WRITE_COLS")
-    stats = _StatsBytes(files.column("_VALUE_STATS").combine_chunks())
+    stats = stats or _StatsBytes(files.column("_VALUE_STATS"))
     types_of = table._stats_types  # the types the planner decodes stats with, per schema and layout
     groups: dict[tuple, list[int]] = {}
     if len(set(sids)) == 1 and cols.count(None) == n and write_cols.count(None) == n:
@@ -332,26 +336,30 @@ _IRREGULAR = object()  # a field :func:`_field_column` leaves to the per-file pa
 
 class _StatsBytes:
     """The files' value stats as their Arrow arrays (``_VALUE_STATS``' fields as the manifest's
-    columns hold them): each min and max row read off the binary array's buffers, not a bytes
-    object per file (two per file: 0.4 GB at 1,000,000 files, and their joined copies)."""
+    columns hold them), file ``i`` at row ``rows[i]`` of them (the plan's own column, not a copy in
+    the files' order): each min and max row read off the binary array's buffers, not a bytes object
+    per file (two per file: 0.4 GB at 1,000,000 files, and their joined copies)."""
 
-    def __init__(self, value_stats: pa.StructArray):
+    def __init__(self, value_stats: pa.StructArray | pa.ChunkedArray, rows: np.ndarray | None = None):
+        value_stats = whole(value_stats)
+        self.rows = np.arange(len(value_stats), dtype=np.int64) if rows is None else np.asarray(rows, np.int64)
         self.lows, self.highs = value_stats.field("_MIN_VALUES"), value_stats.field("_MAX_VALUES")
         self.nulls = value_stats.field("_NULL_COUNTS")
-        self.low_len = pc.fill_null(pc.binary_length(self.lows), 0).to_numpy(zero_copy_only=False)
-        self.null_len = pc.fill_null(pc.list_value_length(self.nulls), 0).to_numpy(zero_copy_only=False)
+        self.low_len = pc.fill_null(pc.binary_length(self.lows), 0).to_numpy(zero_copy_only=False)[self.rows]
+        self.null_len = pc.fill_null(pc.list_value_length(self.nulls), 0).to_numpy(zero_copy_only=False)[self.rows]
 
     def row(self, i: int) -> tuple:
-        """Row ``i``'s min row, max row and null counts as Python values (the per-file path)."""
-        return self.lows[i].as_py(), self.highs[i].as_py(), self.nulls[i].as_py()
+        """File ``i``'s min row, max row and null counts as Python values (the per-file path)."""
+        r = int(self.rows[i])
+        return self.lows[r].as_py(), self.highs[r].as_py(), self.nulls[r].as_py()
 
-    def null_counts(self, rows: np.ndarray, at: int) -> list:
-        """The null count of field ``at`` of each of ``rows`` (None past its row's counts, or null)."""
-        out: list = [None] * len(rows)
-        has = np.flatnonzero(self.null_len[rows] > at)
+    def null_counts(self, files: np.ndarray, at: int) -> list:
+        """The null count of field ``at`` of each of ``files`` (None past its row's counts, or null)."""
+        out: list = [None] * len(files)
+        has = np.flatnonzero(self.null_len[files] > at)
         if len(has):
             offsets = self.nulls.offsets.to_numpy()
-            got = self.nulls.values.take(pa.array(offsets[rows[has]] + at)).to_pylist()
+            got = self.nulls.values.take(pa.array(offsets[self.rows[files[has]]] + at)).to_pylist()
             for k, v in zip(has.tolist(), got, strict=True):
                 out[k] = v
         return out
@@ -364,15 +372,16 @@ def _decode_group(at_rows: np.ndarray, slots: tuple, types: tuple, stats: _Stats
     if not len(regular):
         return
     # LazyStats' layout: the types past both the min row's arity and the null counts are not the stats'
-    min_rows, max_rows = _rows_of(stats.lows, regular), _rows_of(stats.highs, regular)  # once for every field
+    at_rows = stats.rows[regular]  # their rows in the stats' arrays
+    min_rows, max_rows = _rows_of(stats.lows, at_rows), _rows_of(stats.highs, at_rows)  # once for every field
     width = np.minimum(len(types), np.maximum(min_rows[3], stats.null_len[regular])).tolist()
     fields, counts = {}, {}
     for _col, at in slots:
         if at is not None and at != LACKS and at not in fields:
             counts[at] = stats.null_counts(regular, at)
             if at < len(types):
-                fields[at] = (_field_column(stats.lows, regular, at, types[at], min_rows),
-                              _field_column(stats.highs, regular, at, types[at], max_rows))
+                fields[at] = (_field_column(stats.lows, at_rows, at, types[at], min_rows),
+                              _field_column(stats.highs, at_rows, at, types[at], max_rows))
     for k, i in enumerate(regular.tolist()):
         cells = {}
         for col, at in slots:
