@@ -4,12 +4,11 @@ import streamlit as st
 
 from indexcore.frames import bitmap, figures
 from indexcore.frames.bitmap import BITMAP_TYPES
-from indexcore.frames.text import md
+from indexcore.frames.text import fmt_count, md
 from pages.common import (
     census_file_count,
     decode_sample,
     fmt_bytes,
-    fmt_count,
     guard,
     index_columns,
     needs,

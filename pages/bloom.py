@@ -5,11 +5,10 @@ import streamlit as st
 
 from indexcore.frames import figures
 from indexcore.frames.bloom import BLOOM_FILTER, BLOOM_SHARE, BLOOM_TYPES, bloom_sizing_frame
-from indexcore.frames.text import md
+from indexcore.frames.text import fmt_count, md
 from pages.common import (
     decode_sample,
     fmt_bytes,
-    fmt_count,
     guard,
     open_page,
     show_frame,

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -452,20 +451,6 @@ def progress_callback(label: str, every: float = PROGRESS_EVERY_S) -> tuple[Call
             bar.progress(percent / 100, text=f"{label}: {what} ({done:,}/{total:,})")
 
     return update, bar
-
-
-def fmt_count(n: Any, width: int = 0) -> Any:
-    """A metric's count with thousands separators (``966,800``, not ``966800``); any other value as
-    it is. ``width``: a count wider than that many characters in millions or billions
-    (``115.1 M``), for a narrow column: its exact figure belongs in the metric's help."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        return n
-    text = f"{int(n):,}"
-    if width and len(text) > width:
-        for unit, size in (("B", 10**9), ("M", 10**6)):
-            if abs(int(n)) >= size:
-                return f"{int(n) / size:,.1f} {unit}"
-    return text
 
 
 def fmt_bytes(n: float | int | None) -> str:

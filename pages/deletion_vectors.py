@@ -4,8 +4,8 @@ import pandas as pd
 import streamlit as st
 
 from indexcore.frames import deletion_vectors, figures
+from indexcore.frames.text import fmt_count
 from pages.common import (
-    fmt_count,
     guard,
     missing_dv_files,
     needs,

@@ -4,10 +4,9 @@ its keys, and the files and rows a WHERE condition keeps through it."""
 import streamlit as st
 
 from indexcore.frames import figures, global_indexes
-from indexcore.frames.text import md
+from indexcore.frames.text import fmt_count, md
 from indexcore.frames.unusable import GLOBAL_INDEX
 from pages.common import (
-    fmt_count,
     guard,
     needs,
     open_page,

@@ -3,7 +3,8 @@
 import streamlit as st
 
 from indexcore.frames import figures, hash_index
-from pages.common import fmt_count, guard, open_page, show_frame, show_unusable, unusable_index_files
+from indexcore.frames.text import fmt_count
+from pages.common import guard, open_page, show_frame, show_unusable, unusable_index_files
 
 ctx = open_page("hash_index")
 

@@ -9,9 +9,9 @@ from indexcore.expr import quote_name
 from indexcore.frames import pruning, range_figures
 from indexcore.frames import range as range_frames
 from indexcore.frames.range import RANGE_TYPES
+from indexcore.frames.text import fmt_count
 from pages.common import (
     decode_sample,
-    fmt_count,
     guard,
     index_columns,
     needs,

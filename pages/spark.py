@@ -21,14 +21,14 @@ from indexcore.errors import IndexCoreError
 from indexcore.expr import quote_name
 from indexcore.frames import figures
 from indexcore.frames.suggestion import suggest_predicate
-from indexcore.frames.text import code, md
+from indexcore.frames.text import code, fmt_count, md
 from indexcore.frames.views import UNPARTITIONED, to_frame
 from indexcore.scan.explainer import bind_predicate
 from indexcore.scan.partition import parse_partition
 from indexcore.spark.jobs.audit import audit
 from indexcore.spark.jobs.evaluate import evaluate
 from indexcore.spark.jobs.metadata import spark_census, spark_explain, spark_health, spark_plan
-from pages.common import MASTER_KEY, fmt_count, guard, open_page, show_frame
+from pages.common import MASTER_KEY, guard, open_page, show_frame
 from pages.spark_lease import run_beside, spark_sessions, spark_user
 
 JOBS = {"evaluate": "ground truth: which rows match, and which files the indexes keep",

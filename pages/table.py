@@ -12,12 +12,11 @@ from indexcore.analysis.live_rows import live_rows
 from indexcore.config import settings, variable
 from indexcore.frames import figures, health
 from indexcore.frames import table as table_frames
-from indexcore.frames.text import code, md
+from indexcore.frames.text import code, fmt_count, md
 from indexcore.views import view
 from indexcore.views.common import to_frame
 from pages.common import (
     fmt_bytes,
-    fmt_count,
     guard,
     health_item,
     missing_dv_files,

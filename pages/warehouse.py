@@ -4,11 +4,10 @@ import streamlit as st
 
 from indexcore.frames import figures, health
 from indexcore.frames import table as table_frames
-from indexcore.frames.text import code, md
+from indexcore.frames.text import code, fmt_count, md
 from pages.common import (
     context,
     fmt_bytes,
-    fmt_count,
     guard,
     health_item,
     needs,

@@ -9,11 +9,10 @@ from indexcore.errors import IndexCoreError
 from indexcore.expr import quote_name
 from indexcore.frames import figures, what_if
 from indexcore.frames.suggestion import suggest_predicate
-from indexcore.frames.text import code, md
+from indexcore.frames.text import code, fmt_count, md
 from pages.common import (
     Context,
     fmt_bytes,
-    fmt_count,
     guard,
     needs,
     progress_callback,

@@ -899,7 +899,7 @@ def test_metric_counts_carry_thousands_separators() -> None:
     wider than a narrow column's width in millions or billions; any other value as it is."""
     import numpy as np
 
-    from pages.common import fmt_count
+    from indexcore.frames.text import fmt_count
 
     assert fmt_count(966_800) == "966,800" and fmt_count(np.int64(2210)) == "2,210" and fmt_count(7) == "7"
     assert fmt_count(115_081_690) == "115,081,690" and fmt_count(115_081_690, width=9) == "115.1 M"

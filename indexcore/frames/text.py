@@ -10,12 +10,15 @@ viewer's browser fetch that URL. Plotly renders a subset of HTML (``<a href>``, 
 * :func:`md` - a value as markdown that renders exactly its text.
 * :func:`code` - a value as a literal inline code span, whatever backticks it holds.
 * :func:`html` - a value with ``&``, ``<`` and ``>`` as entities, for Plotly labels.
+* :func:`fmt_count` - a count as the pages' metrics show it (``966,800``; ``115.1 M`` past a width).
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+import numpy as np
 
 # characters that start inline markup anywhere: escapes, code, emphasis, strike-through, links and
 # images, HTML and autolinks, math, table cells, entities
@@ -64,4 +67,18 @@ def html(value: Any) -> str:
     return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-__all__ = ["code", "html", "md"]
+__all__ = ["code", "fmt_count", "html", "md"]
+
+
+def fmt_count(n: Any, width: int = 0) -> Any:
+    """A metric's count with thousands separators (``966,800``, not ``966800``); any other value as
+    it is. ``width``: a count wider than that many characters in millions or billions
+    (``115.1 M``), for a narrow column: its exact figure belongs in the metric's help."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        return n
+    text = f"{int(n):,}"
+    if width and len(text) > width:
+        for unit, size in (("B", 10**9), ("M", 10**6)):
+            if abs(int(n)) >= size:
+                return f"{int(n) / size:,.1f} {unit}"
+    return text
