@@ -189,7 +189,7 @@ def test_orphan_index_file_and_dv(written, tmp_path: Path) -> None:
 def test_permuted_rows_are_reported(written) -> None:
     """An index over the file's own values in reverse row order: same dictionary, same min/max,
     wrong rows. Only the row-level checks can see it."""
-    from indexcore.warehouse.data import read_data_file
+    from indexcore.warehouse.data_file import read_data_file
 
     lf = max(written.plan().files, key=lambda f: f.file.row_count)
     rows = read_data_file(written.storage, lf, SCHEMA, SCHEMA)

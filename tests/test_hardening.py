@@ -32,7 +32,7 @@ from indexcore.formats.deletion_vector import _MAGIC_32_BYTES, VERSION
 from indexcore.formats.registry import new_writer
 from indexcore.io import Storage
 from indexcore.types import parse_type
-from indexcore.warehouse.data import read_raw
+from indexcore.warehouse.data_file import read_raw
 from indexcore.warehouse.manifest import read_records
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from indexcore.io import Storage
-from indexcore.warehouse.data import read_data_file, read_raw
+from indexcore.warehouse.data_file import read_data_file, read_raw
 
 
 def _write(path, columns: dict[str, tuple[int, list]], store_schema: bool = False, id_key: str = "PARQUET:field_id"):

@@ -16,7 +16,7 @@ from indexcore import open_warehouse
 from indexcore.analysis.audit import ERROR, OK, audit_file, audit_table
 from indexcore.errors import IndexCoreError
 from indexcore.scan import explain
-from indexcore.warehouse.data import read_data_file
+from indexcore.warehouse.data_file import read_data_file
 from indexcore.write.datafile import build_file_index, build_file_index_container
 
 pytest.importorskip("pyspark")

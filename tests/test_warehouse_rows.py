@@ -324,7 +324,7 @@ def test_time_travel_and_problems(conformance: Path, tmp_path: Path):
 
 def test_matching_positions(conformance: Path):
     """Positions within one data file (before deletion vectors) where the predicate holds."""
-    from indexcore.warehouse.data import matching_positions, read_data_file
+    from indexcore.warehouse.data_file import matching_positions, read_data_file
 
     table = Warehouse(str(conformance / "warehouses" / "parquet")).table("pk_with_bitmap_dv.pk_with_bitmap_dv")
     schema = table.schema()

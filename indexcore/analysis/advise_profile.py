@@ -18,7 +18,7 @@ from indexcore.analysis.advise_model import QueryRun
 from indexcore.analysis.workload import EQUALITY, PATTERN, PREFIX, RANGE
 from indexcore.errors import IndexCoreError
 from indexcore.formats.registry import BITMAP, BLOOM_FILTER, BSI, RANGE_BITMAP, supported_index_types
-from indexcore.warehouse.data import read_data_file
+from indexcore.warehouse.data_file import read_data_file
 from indexcore.warehouse.model import LiveFile, Problem
 
 LOW_CARDINALITY_MAX = 1000

@@ -32,7 +32,8 @@ import pyarrow.compute as pc
 from indexcore.config import settings
 from indexcore.errors import IndexCoreError
 from indexcore.views import view
-from indexcore.warehouse.data import ROWS_FROM_KEYS, BucketCounter, read_data_file
+from indexcore.warehouse.data import ROWS_FROM_KEYS, BucketCounter
+from indexcore.warehouse.data_file import read_data_file
 from indexcore.warehouse.model import Problem
 
 

@@ -39,7 +39,7 @@ from indexcore.scan.records import Explanation, FileDecision
 from indexcore.scan.stats import field_map
 from indexcore.types import DataType
 from indexcore.types.values import to_internal
-from indexcore.warehouse.data import matching_positions, read_data_file
+from indexcore.warehouse.data_file import matching_positions, read_data_file
 from indexcore.warehouse.model import LiveFile, Problem, TableSchema
 
 Progress = Callable[[int, int, str], None]

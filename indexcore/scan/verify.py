@@ -36,7 +36,7 @@ class Verifier:
 
     def positions(self, lf: LiveFile, fs: TableSchema, pred: Predicate) -> BitMap:
         # pyarrow's Parquet and ORC readers load only when verifying
-        from indexcore.warehouse.data import matching_positions
+        from indexcore.warehouse.data_file import matching_positions
 
         return matching_positions(self.storage, lf, fs, self.schema, pred)
 

@@ -24,9 +24,7 @@ from indexcore.errors import IndexCoreError
 from indexcore.expr.rows import filter_table
 from indexcore.expr.tree import Predicate
 from indexcore.types.values import arrow_type, cast_column, from_internal, to_internal
-
-# one data file's reads, importable from here as before they moved (the what-if, verify and advisor import them)
-from indexcore.warehouse.data_file import matching_positions, read_data_file, read_raw  # noqa: F401
+from indexcore.warehouse.data_file import read_data_file
 from indexcore.warehouse.merge import FILE_ORDER, LEVEL, POSITION, merge_records
 from indexcore.warehouse.model import LiveFile, Problem, TableSchema
 
