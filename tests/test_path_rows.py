@@ -42,3 +42,26 @@ def test_rows_are_a_dicts(n: int, chunks: int) -> None:
     mixed = got.rows(["s3://elsewhere/x.parquet", *asked[:3]], missing=-1)
     assert mixed.dtype == np.int64 and mixed.tolist() == [-1, *(want[t] for t in asked[:3])]
     assert got.rows([]).tolist() == []
+
+
+def test_loaded_in_another_process_it_hashes_again(tmp_path) -> None:
+    """Python's text hashes differ between processes (PYTHONHASHSEED): a PathRows pickled in one
+    process and loaded in another (a Spark worker) finds its texts there."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import pickle, sys, pyarrow as pa; from indexcore.warehouse.plan_columns import PathRows\n"
+            "path = sys.argv[2]\n"
+            "if sys.argv[1] == 'dump':\n"
+            "    pickle.dump(PathRows(pa.array([f's3://b/t/f-{i}.parquet' for i in range(1000)])), open(path, 'wb'))\n"
+            "else:\n"
+            "    got = pickle.load(open(path, 'rb'))\n"
+            "    assert got['s3://b/t/f-7.parquet'] == 7 and got.rows(['s3://b/t/f-999.parquet']).tolist() == [999]\n"
+            "    print('found')\n")
+    saved = tmp_path / "rows.pickle"
+    for seed, step in (("1", "dump"), ("2", "load")):
+        out = subprocess.run([sys.executable, "-c", code, step, str(saved)], capture_output=True, text=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed})
+        assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "found"

@@ -301,6 +301,16 @@ class PathRows(Mapping):
 
     def __init__(self, texts: pa.Array | pa.ChunkedArray):
         self._texts = whole(texts)
+        self._hash()
+
+    def __getstate__(self) -> dict:  # Python's text hashes are this process's own: made again where loaded
+        return {"_texts": self._texts}
+
+    def __setstate__(self, state: dict) -> None:
+        self._texts = state["_texts"]
+        self._hash()
+
+    def _hash(self) -> None:
         n = len(self._texts)
         hashes = np.empty(n, np.int64)
         for lo in range(0, n, _HASHED):  # a slice's texts at a time, gone once hashed
