@@ -91,6 +91,15 @@ def test_json_values_of_a_column_are_each_values_json(column):
     assert to_json_values(dtype, values) == [to_json_value(dtype, v) for v in values]
 
 
+def test_json_values_of_a_long_timestamp_column_across_its_formatting_slices():
+    """More timestamps than numpy formats at once (65,536), nulls and nanoseconds between them:
+    each one's own ``to_json_value``, in order."""
+    dtype = TYPES["TIMESTAMP(3)"] if "TIMESTAMP(3)" in TYPES else parse_type("TIMESTAMP(3)")
+    values = [None if i % 997 == 0 else Timestamp(1_700_000_000_000 + 37 * i, 5 if i % 1009 == 0 else 0)
+              for i in range(140_000)]
+    assert to_json_values(dtype, values) == [to_json_value(dtype, v) for v in values]
+
+
 @pytest.mark.parametrize("name", sorted(SCALARS))
 def test_null_and_boundary_values_round_trip(name):
     dtype = TYPES[name]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from indexcore.analysis.whatif import (
@@ -84,23 +85,43 @@ def _reason_read(ex, matching_rows, index_decision, raw_index_result, pruning, i
     return MAYBE if result is not None and answering else NO_INDEX
 
 
-def _outcomes(ex) -> list[tuple[tuple[str, str], int]]:
-    """Each file's (outcome, reason) and rows, in file order: read from explain's columns where it
-    keeps them (no decision object per file), else from the decisions."""
+def _outcome_counts(ex) -> dict[tuple[str, str], list[int]]:
+    """(outcome, reason) -> [files, rows], in the order each first comes in file order: read from
+    explain's columns where it keeps them (each read file's reason on its own, the skipped ones
+    counted per stage on arrays: no tuple per file, 1,000,000 at a million files), else from the
+    decisions."""
     files = ex.files
+    counts: dict[tuple[str, str], list[int]] = {}
     if not isinstance(files, DecisionColumns):
-        return [(("read", _read_reason(f, ex)) if f.skipped_by is None else
-                 ("skipped", SKIPPED_BECAUSE.get(f.skipped_by, f"pruned at {f.skipped_by}")), f.row_count)
-                for f in files]
-    skipped = files.skipped_by().tolist()
-    rows = files.ints("row_count").tolist()
+        for f in files:
+            key = ("read", _read_reason(f, ex)) if f.skipped_by is None else \
+                ("skipped", SKIPPED_BECAUSE.get(f.skipped_by, f"pruned at {f.skipped_by}"))
+            acc = counts.setdefault(key, [0, 0])
+            acc[0] += 1
+            acc[1] += f.row_count
+        return counts
+    skipped = files.skipped_by()
+    rows = files.ints("row_count")
+    is_read = np.equal(skipped, None)
+    firsts: dict[tuple[str, str], int] = {}  # each key's first file
     matching, decided, raw = files.objects("matching_rows"), files.objects("index_decision"), \
         files.objects("raw_index_result")
     pruning, index_types = files.objects("pruning_index_types"), files.index_types()
+    for i in np.flatnonzero(is_read).tolist():
+        key = ("read", _reason_read(ex, matching[i], decided[i], raw[i], pruning[i], index_types[i]))
+        acc = counts.setdefault(key, [0, 0])
+        firsts.setdefault(key, i)
+        acc[0] += 1
+        acc[1] += int(rows[i])
     because = {s.value: text for s, text in SKIPPED_BECAUSE.items()}
-    return [(("read", _reason_read(ex, matching[i], decided[i], raw[i], pruning[i], index_types[i]))
-             if stage is None else ("skipped", because.get(stage) or f"pruned at {stage}"), rows[i])
-            for i, stage in enumerate(skipped)]
+    for stage in set(skipped[~is_read].tolist()):
+        at = skipped == stage
+        key = ("skipped", because.get(stage) or f"pruned at {stage}")
+        acc = counts.setdefault(key, [0, 0])
+        firsts[key] = min(firsts.get(key, len(skipped)), int(np.argmax(at)))
+        acc[0] += int(np.count_nonzero(at))
+        acc[1] += int(rows[at].sum())
+    return {key: counts[key] for key in sorted(counts, key=firsts.__getitem__)}
 
 
 def why_read(ex) -> dict[str, Any]:
@@ -108,13 +129,7 @@ def why_read(ex) -> dict[str, Any]:
     outcome, reason, files, rows; largest first), and the dominant reason for reading in one
     sentence (``summary``), e.g. "Rows with country = 'DE' are in 44,899 of 45,504 files: the data
     is not clustered by country"."""
-    counts: dict[tuple[str, str], list[int]] = {}
-    for key, rows in _outcomes(ex):
-        acc = counts.get(key)
-        if acc is None:
-            acc = counts[key] = [0, 0]
-        acc[0] += 1
-        acc[1] += rows
+    counts = _outcome_counts(ex)
     reasons = pd.DataFrame([(o, r, n, rows) for (o, r), (n, rows) in counts.items()], columns=WHY_COLUMNS)
     reasons = reasons.sort_values(["outcome", "files"], ascending=[True, False], kind="stable", ignore_index=True)
     return {"reasons": reasons, "summary": _summary(ex, reasons)}
