@@ -518,9 +518,9 @@ def main() -> None:
                 saved[str(n)] = {"runs": runs, "page_cache": caches, "built": built, "table": table}
                 Path(args.json).write_text(json.dumps({"sizes": saved}, indent=1))
 
+        shots = Path(args.screenshots) / str(n) if args.screenshots else None
         if args.server_only:
-            mem = server_memory(warehouse, pages, args.sessions,
-                                Path(args.screenshots) / str(n) if args.screenshots else None)
+            mem = server_memory(warehouse, pages, args.sessions, shots)
             print(f"{n:,} files: server " + json.dumps(mem))
             continue
         res = measure(warehouse, pages, rounds, warm=not args.no_warm, on_round=dump)
@@ -529,8 +529,7 @@ def main() -> None:
         report_size("sample_warehouse" if args.quick else f"{n:,} files", built, res)
         mem = {}
         if not args.no_server:
-            mem = server_memory(warehouse, pages, args.sessions,
-                                Path(args.screenshots) / str(n) if args.screenshots else None)
+            mem = server_memory(warehouse, pages, args.sessions, shots)
             if "one_session_mb" not in mem and "error" not in mem:
                 mem.update(threaded_sessions(warehouse, pages, args.sessions))
             print("server peak RSS: " + ", ".join(f"{k} {v:.0f}" if isinstance(v, float) else f"{k}: {v}"

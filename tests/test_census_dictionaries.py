@@ -79,8 +79,8 @@ def test_the_spark_census_is_one_chunk_over_one_dictionary_and_groups():
                                "size": pa.array(range(n), pa.int64()),
                                metadata.ORDER: pa.array([order * 10 + i for i in range(n)], pa.int64())}))
     schema = pa.schema([("column_name", SHARED_TEXT), ("index_type", SHARED_TEXT), ("size", pa.int64())])
-    census = metadata._in_plan_order(tasks, schema)
-    assert census.schema == schema
+    census, places = metadata._in_plan_order(tasks, schema)
+    assert census.schema == schema and places.tolist() == [0, 1, 2, 10, 11]
     for column in ("column_name", "index_type"):
         assert census[column].num_chunks == 1
     assert census["column_name"].cast(pa.string()).to_pylist() == ["id", "name", None, "zip", "id"]

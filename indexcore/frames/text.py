@@ -67,9 +67,6 @@ def html(value: Any) -> str:
     return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-__all__ = ["code", "fmt_count", "html", "md"]
-
-
 def fmt_count(n: Any, width: int = 0) -> Any:
     """A metric's count with thousands separators (``966,800``, not ``966800``); any other value as
     it is. ``width``: a count wider than that many characters in millions or billions
@@ -82,3 +79,6 @@ def fmt_count(n: Any, width: int = 0) -> Any:
             if abs(int(n)) >= size:
                 return f"{int(n) / size:,.1f} {unit}"
     return text
+
+
+__all__ = ["code", "fmt_count", "html", "md"]

@@ -43,10 +43,10 @@ from indexcore.warehouse.model import TableSchema
 from indexcore.warehouse.plan_columns import PlanColumns, whole
 
 Progress = Callable[[int, int, str], None]
-# the plan's columns the early stages and the pruned files' records read
+# the plan's columns the early stages and the pruned files' records read, taken in the files' order
+# (their value stats are read in place: _StatsBytes)
 _READ = ["path", "partition_id", "_BUCKET", "_TOTAL_BUCKETS", "_LEVEL", "_ROW_COUNT", "_SCHEMA_ID", "_FILE_SIZE",
-         "_VALUE_STATS", "_VALUE_STATS_COLS", "_WRITE_COLS", "dv_offset", "dv_length", "dv_cardinality"]
-_EARLY = [c for c in _READ if c != "_VALUE_STATS"]  # decide_on_plan reads the stats in place
+         "_VALUE_STATS_COLS", "_WRITE_COLS", "dv_offset", "dv_length", "dv_cardinality"]
 _EMPTY_ROW_LEN = 12  # a stats row of arity 0 (4-byte arity, 8-byte null bits): the planner's empty stats
 
 
@@ -117,7 +117,7 @@ def decide_on_plan(table, ex, plan: PlanColumns, rows: np.ndarray, schemas: dict
     schema = stats.schema
     # only what the early stages read, in file order; the stats read in place (_StatsBytes), the
     # paths the plan's own strings (those the $files frame shares)
-    files = plan.files.select(_EARLY).take(pa.array(rows, pa.int64()))
+    files = plan.files.select(_READ).take(pa.array(rows, pa.int64()))
     n = files.num_rows
     paths = plan.text_objects("path")[np.asarray(rows, np.int64)].tolist()
     pids = files.column("partition_id").to_numpy()
@@ -283,22 +283,23 @@ def plan_value_stats(table, plan: PlanColumns, rows: Sequence[int], schema: Tabl
     files = plan.files.select(_READ).take(pa.array(rows, pa.int64()))
     sids = set(_column(files, "_SCHEMA_ID"))
     return _value_stats(table, files, dict.fromkeys(sids, file_schema), Pushdowns(schema, []), schema,
-                        list(schema.field_names), _column(files, "_ROW_COUNT"))
+                        list(schema.field_names), _column(files, "_ROW_COUNT"),
+                        _StatsBytes(plan.files.column("_VALUE_STATS"), rows))
 
 
 def _value_stats(table, files: pa.Table, schemas: dict[Any, TableSchema], pushdowns, schema: TableSchema,
-                 stat_fields: list[str], row_counts: list[int], stats: _StatsBytes | None = None) -> list[dict]:
+                 stat_fields: list[str], row_counts: list[int], stats: _StatsBytes) -> list[dict]:
     """Each file's (min, max, null count) of ``stat_fields``, as :func:`~indexcore.scan.stats.column_stats`
     gives them (value stats mapped by field id): the files of one schema and stats layout
     decoded a field at a time over all their rows (:func:`_field_column`); a file whose stats
     are irregular (empty, a row that does not fit, a field read through a reader that fails) goes
-    through :func:`~indexcore.scan.stats.stats_map` on its own, which handles them."""
+    through :func:`~indexcore.scan.stats.stats_map` on its own, which handles them. ``stats``: the
+    files' value stats, in the plan's own column (:class:`_StatsBytes`)."""
     n = files.num_rows
     if not n:
         return []
     sids, cols, write_cols = _column(files, "_SCHEMA_ID"), _column(files, "_VALUE_STATS_COLS"), \
         _column(files, "_WRITE_COLS")
-    stats = stats or _StatsBytes(files.column("_VALUE_STATS"))
     types_of = table._stats_types  # the types the planner decodes stats with, per schema and layout
     groups: dict[tuple, list[int]] = {}
     if len(set(sids)) == 1 and cols.count(None) == n and write_cols.count(None) == n:
@@ -340,9 +341,9 @@ class _StatsBytes:
     the files' order): each min and max row read off the binary array's buffers, not a bytes object
     per file (two per file: 0.4 GB at 1,000,000 files, and their joined copies)."""
 
-    def __init__(self, value_stats: pa.StructArray | pa.ChunkedArray, rows: np.ndarray | None = None):
+    def __init__(self, value_stats: pa.StructArray | pa.ChunkedArray, rows: Sequence[int]):
         value_stats = whole(value_stats)
-        self.rows = np.arange(len(value_stats), dtype=np.int64) if rows is None else np.asarray(rows, np.int64)
+        self.rows = np.asarray(rows, np.int64)
         self.lows, self.highs = value_stats.field("_MIN_VALUES"), value_stats.field("_MAX_VALUES")
         self.nulls = value_stats.field("_NULL_COUNTS")
         self.low_len = pc.fill_null(pc.binary_length(self.lows), 0).to_numpy(zero_copy_only=False)[self.rows]

@@ -372,23 +372,20 @@ def _work(table, work: str, plan: PlanColumns, places: np.ndarray, snapshot_id: 
     return out.append_column(ORDER, pa.array(np.asarray(at, np.int64))), {}
 
 
-def _in_plan_order(tables: list[pa.Table], schema: pa.Schema, places: list | None = None) -> pa.Table:
+def _in_plan_order(tables: list[pa.Table], schema: pa.Schema) -> tuple[pa.Table, np.ndarray]:
     """The groups' rows in the plan's manifest order (a file's rows keep their order), each column
     one chunk: the tasks' dictionary columns (the census's texts) over one dictionary, so a group-by
     or a filter of the result sees one dictionary, as of the census one process makes. Empties
     ``tables`` and orders a column at a time, each let go once ordered: where the caller holds no
     other reference the driver holds the rows once and one column twice, not all of them twice
-    (at 1,000,000 files the plan's columns are about 1.3 GB). ``places``: appended the rows'
-    :data:`ORDER` values, ascending."""
+    (at 1,000,000 files the plan's columns are about 1.3 GB). With the rows' :data:`ORDER` values,
+    ascending (their places in the plan)."""
     if not tables:
-        if places is not None:
-            places.append(np.zeros(0, np.int64))
-        return schema.empty_table()
+        return schema.empty_table(), np.zeros(0, np.int64)
     whole = pa.concat_tables(tables).unify_dictionaries()
     tables.clear()
     order = pc.sort_indices(whole[ORDER])
-    if places is not None:
-        places.append(whole[ORDER].take(order).to_numpy())
+    places = whole[ORDER].take(order).to_numpy()
     columns = []
     for f in schema:
         # the column's parts made one array (the parts let go: nothing else holds them), then ordered:
@@ -398,7 +395,7 @@ def _in_plan_order(tables: list[pa.Table], schema: pa.Schema, places: list | Non
         column = column.combine_chunks()
         columns.append(column.take(order).cast(f.type))
         del column
-    return pa.Table.from_arrays(columns, schema=schema)
+    return pa.Table.from_arrays(columns, schema=schema), places
 
 
 def spark_plan(warehouse_url: str, table: str, master: str | None = None, snapshot_id: int | None = None,
@@ -408,7 +405,7 @@ def spark_plan(warehouse_url: str, table: str, master: str | None = None, snapsh
     every live file, in plan order) and the plan's problems."""
     _tbl, head, results, tasks, _plain = _run(warehouse_url, table, _PLAN, {}, master, snapshot_id, progress,
                                               cancel, spark, storage_options)
-    return MetadataResult(_in_plan_order([t for t, _e, _r in results], FILES),
+    return MetadataResult(_in_plan_order([t for t, _e, _r in results], FILES)[0],
                           head.snapshot.id if head.snapshot else None, head.problems, tasks)
 
 
@@ -436,10 +433,10 @@ def spark_plan_and_census(warehouse_url: str, table: str, master: str | None = N
         return PlanColumns(None, LIVE.empty_table()), None
     tables, encoded_census = [t for t, _e, _r in results], [r for _t, _e, r in results]
     results.clear()  # each part held once: _in_plan_order lets them go as it orders them
-    census_places, file_places = [], []
-    lean = _in_plan_order([_arrow_table(r) for r in encoded_census], _LEAN_CENSUS, census_places) if census else None
+    lean, census_places = _in_plan_order([_arrow_table(r) for r in encoded_census], _LEAN_CENSUS) if census else \
+        (None, None)
     del encoded_census
-    files = _in_plan_order(tables, LIVE, file_places)
+    files, file_places = _in_plan_order(tables, LIVE)
     encoded = files.column("_PARTITION").combine_chunks().dictionary_encode()
     partitions = tuple(tbl.partition(p) for p in encoded.dictionary.to_pylist())
     files = files.set_column(files.schema.get_field_index("partition_id"), "partition_id",
@@ -449,8 +446,8 @@ def spark_plan_and_census(warehouse_url: str, table: str, master: str | None = N
     if lean is None:
         return plan, None
     # each census row's file by its place: every census file is a live file, each place once
-    file_rows = np.searchsorted(file_places[0], census_places[0])
-    if not np.array_equal(file_places[0][np.minimum(file_rows, max(len(file_places[0]) - 1, 0))], census_places[0]):
+    file_rows = np.searchsorted(file_places, census_places)
+    if not (file_rows < len(file_places)).all() or not np.array_equal(file_places[file_rows], census_places):
         raise IndexCoreError(f"{table}: the census from Spark names files its plan does not list")
     return plan, census_on_plan(lean, plan, file_rows)
 
@@ -462,7 +459,7 @@ def spark_census(warehouse_url: str, table: str, master: str | None = None, snap
     order, each file's in head order, as in one process)."""
     _tbl, head, results, tasks, _plain = _run(warehouse_url, table, _CENSUS, {}, master, snapshot_id, progress,
                                               cancel, spark, storage_options)
-    return MetadataResult(_in_plan_order([t for t, _e, _r in results], FILE_INDEXES),
+    return MetadataResult(_in_plan_order([t for t, _e, _r in results], FILE_INDEXES)[0],
                           head.snapshot.id if head.snapshot else None, head.problems, tasks)
 
 

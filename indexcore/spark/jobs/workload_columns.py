@@ -195,7 +195,7 @@ def lean_explanations(table: str, bound: list, head, results: list) -> Iterator[
     for i, (_t, _e, r) in enumerate(results):
         results[i] = None  # its framed bytes gone once split
         parts.append(unframed(r))
-        del r
+        del r  # not kept by this generator's frame while the conditions are read
     results.clear()
     for q, predicate, sql in conditions_of(bound):
         if q is None:  # a condition that does not bind: its error
