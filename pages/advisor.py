@@ -6,7 +6,8 @@ import streamlit as st
 from indexcore.expr import quote_table
 from indexcore.frames import advisor, figures, suggestion
 from indexcore.frames.text import code, fmt_count, md
-from pages.common import fmt_bytes, guard, open_page, progress_callback, show_frame
+from pages.common import fmt_bytes, guard, open_page, progress_callback
+from pages.rows import show_frame
 from pages.spark_route import advise_explainer, advise_planner
 
 ctx = open_page("advisor")

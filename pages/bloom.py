@@ -11,10 +11,10 @@ from pages.common import (
     fmt_bytes,
     guard,
     open_page,
-    show_frame,
     show_unusable,
     unusable_files,
 )
+from pages.rows import show_frame
 
 ctx = open_page("bloom")
 

@@ -33,6 +33,7 @@ from indexcore.io.options import app_storage_options
 from indexcore.spark.jobs.metadata import metadata_master, seed_census
 from indexcore.views.census import census_files
 from indexcore.views.common import kept_view_if_built
+from pages.rows import show_frame
 from pages.selection import (
     BRANCH_KEY,
     MASTER_KEY,
@@ -56,7 +57,6 @@ from pages.selection import (
 from pages.spark_lease import run_beside, spark_sessions, spark_user
 
 MAX_CHOICES = 1000  # options a selectbox sends to the browser before a filter narrows them
-PAGE_SIZE = 200
 PROGRESS_EVERY_S = 0.1  # a progress bar is redrawn this often at most (and at 100%)
 # server memory stays bounded whatever the number of sessions: warehouses opened at once
 # (each with its tables' plan and manifest caches, see indexcore.warehouse.table), and cached
@@ -372,51 +372,6 @@ def census_on_spark(ctx: Context) -> None:
             LOG.warning("census on Spark failed: %s", exc)
             status.update(label=md(f"Reading the index heads on Spark failed ({exc}); this page reads them itself"),
                           state="error")
-
-
-def page_rows(rows: int, key: str, page_size: int | None = None) -> slice:
-    """The rows of the page the user is on (a page picker past ``page_size``, default :data:`PAGE_SIZE`)."""
-    page_size = page_size or PAGE_SIZE
-    if rows <= page_size:
-        return slice(0, rows)
-    pages = (rows - 1) // page_size + 1
-    page = st.number_input(f"Page (of {pages}, {rows:,} rows)", min_value=1, max_value=pages, value=1,
-                           key=f"{key}_page")
-    return slice((page - 1) * page_size, page * page_size)
-
-
-def sort_and_filter(frame: pd.DataFrame, key: str, page_size: int | None = None) -> pd.DataFrame:
-    """Past ``page_size`` rows, a sort and a filter over ALL the rows, to apply before paging: a
-    header click in st.dataframe sorts the page on screen only, so "largest file" would be the
-    largest of 200. Shorter frames are returned as they are (their header sorts every row)."""
-    if len(frame) <= (page_size or PAGE_SIZE):
-        return frame
-    c1, c2, c3 = st.columns([2, 1, 2], vertical_alignment="bottom")
-    by = c1.selectbox(f"Sort all {len(frame):,} rows by", ["(as listed)", *map(str, frame.columns)],
-                      key=f"{key}_sort", help="A click on a column header sorts only the page on screen")
-    descending = c2.toggle("Descending", value=True, key=f"{key}_desc")
-    text = c3.text_input("Keep rows containing", key=f"{key}_grep", help="Any column's text, case-insensitive")
-    if text:
-        hit = pd.Series(False, index=frame.index)
-        for col in frame.columns:
-            hit |= frame[col].astype(str).str.contains(text, case=False, regex=False, na=False)
-        frame = frame[hit]
-        st.caption(md(f"{len(frame):,} row(s) contain {text!r}"))
-    if by != "(as listed)":
-        column = frame.columns[[str(c) for c in frame.columns].index(by)]
-        try:
-            frame = frame.sort_values(column, ascending=not descending, kind="stable", na_position="last")
-        except TypeError:  # mixed kinds in one column: order by their text
-            frame = frame.sort_values(column, ascending=not descending, kind="stable", na_position="last",
-                                      key=lambda values: values.astype(str))
-    return frame
-
-
-def show_frame(frame: pd.DataFrame, key: str, page_size: int | None = None, **kwargs) -> None:
-    """A dataframe, paginated when it has more than ``page_size`` rows, sorted and filtered over
-    every row before paging (:func:`sort_and_filter`)."""
-    frame = sort_and_filter(frame, key, page_size)
-    st.dataframe(frame.iloc[page_rows(len(frame), key, page_size)], hide_index=True, width="stretch", **kwargs)
 
 
 def pick_name(label: str, names: list[str], key: str, first: str | None = None,

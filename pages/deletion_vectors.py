@@ -10,10 +10,10 @@ from pages.common import (
     missing_dv_files,
     needs,
     open_page,
-    show_frame,
     show_unusable,
     unreadable_parts,
 )
+from pages.rows import show_frame
 
 ctx = open_page("deletion_vectors")
 

@@ -10,10 +10,10 @@ from pages.common import (
     guard,
     needs,
     open_page,
-    show_frame,
     show_unusable,
     unusable_index_files,
 )
+from pages.rows import show_frame
 
 ctx = open_page("global_indexes")
 

@@ -4,7 +4,8 @@ import streamlit as st
 
 from indexcore.frames import figures, hash_index
 from indexcore.frames.text import fmt_count
-from pages.common import guard, open_page, show_frame, show_unusable, unusable_index_files
+from pages.common import guard, open_page, show_unusable, unusable_index_files
+from pages.rows import show_frame
 
 ctx = open_page("hash_index")
 

@@ -16,10 +16,10 @@ from pages.common import (
     index_columns,
     needs,
     open_page,
-    show_frame,
     show_unusable,
     unusable_files,
 )
+from pages.rows import show_frame
 
 ctx = open_page("range")
 

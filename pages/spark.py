@@ -28,7 +28,8 @@ from indexcore.scan.partition import parse_partition
 from indexcore.spark.jobs.audit import audit
 from indexcore.spark.jobs.evaluate import evaluate
 from indexcore.spark.jobs.metadata import spark_census, spark_explain, spark_health, spark_plan
-from pages.common import MASTER_KEY, guard, open_page, show_frame
+from pages.common import MASTER_KEY, guard, open_page
+from pages.rows import show_frame
 from pages.spark_lease import run_beside, spark_sessions, spark_user
 
 JOBS = {"evaluate": "ground truth: which rows match, and which files the indexes keep",

@@ -22,14 +22,12 @@ from pages.common import (
     missing_dv_files,
     needs,
     open_page,
-    page_rows,
     pick_name,
-    show_frame,
     show_unusable,
     travel_by_time,
     unusable_files,
 )
-from pages.rows import sort_and_filter_table
+from pages.rows import page_rows, show_frame, sort_and_filter_table
 from pages.spark_route import health_on_spark
 
 ctx = open_page("table")

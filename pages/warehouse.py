@@ -11,8 +11,8 @@ from pages.common import (
     guard,
     health_item,
     needs,
-    show_frame,
 )
+from pages.rows import show_frame
 from pages.spark_route import warehouse_health_on_spark
 
 KIND_LABELS = {"unreadable-metadata": "Unreadable metadata", "unusable-files": "Files that cannot be used",

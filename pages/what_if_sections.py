@@ -1,6 +1,7 @@
 """The What-if page's sections, imported by ``pages/what_if.py``: an imported module is compiled once
 per process, where Streamlit re-reads a page script (its AST magic) on every run."""
 
+import numpy as np
 import streamlit as st
 
 from indexcore.cache import LRU, frames_weight
@@ -16,10 +17,10 @@ from pages.common import (
     guard,
     needs,
     progress_callback,
-    show_frame,
     show_unusable,
     unusable_files,
 )
+from pages.rows import show_frame
 from pages.selection import remember_predicate
 from pages.spark_route import explain_on_spark, spark_route
 
@@ -101,11 +102,10 @@ def show(ctx: Context) -> None:
         if not result["index_used"]:
             st.info("This table merges rows on read (primary key without deletion vectors), so Paimon does not use "
                     "its file indexes.")
-        read = files[files["skipped_by"].isna()]
         first, last = funnel.iloc[0], funnel[funnel["stage"] == "read"].iloc[0]
         c = st.columns(4)
         c[0].metric("Live files", fmt_count(len(files)))
-        c[1].metric("Files read", fmt_count(len(read)))
+        c[1].metric("Files read", fmt_count(int(files["skipped_by"].isna().sum())))
         c[2].metric("Data bytes read", fmt_bytes(last["bytes"]), help="Whole data files the read path opens")
         c[3].metric("Data bytes skipped", fmt_bytes(first["bytes"] - last["bytes"]),
                     help="Bytes of the data files a stage pruned (partition, bucket, level, stats, indexes)")
@@ -129,7 +129,7 @@ def show(ctx: Context) -> None:
         st.markdown("**Cost per stage**: kept after the stage, skipped by it, index bytes read to decide it")
         show_frame(funnel, "whatif_funnel")
         st.markdown(f"**Per file** for {code(result['sql'])}")
-        show_frame(files.drop(columns=["path"]), "whatif_files")
+        show_frame(files, "whatif_files", columns=[c for c in files.columns if c != "path"])
         if not result["problems"].empty:
             st.warning(f"{len(result['problems'])} problem(s) while explaining; the affected files are kept.")
             show_frame(result["problems"], "whatif_problems")
@@ -148,10 +148,10 @@ def show(ctx: Context) -> None:
                         "beside what the stats stage decided (a null count shown empty is unknown)")
             pick = st.radio("Files", ["all", "kept by stats", "skipped by stats"], horizontal=True,
                             key="whatif_stats_filter")
-            shown = files if pick == "all" else files[files["stats_decision"] == ("REMAIN" if pick == "kept by stats"
-                                                                                  else "SKIP")]
-            show_frame(shown[["file", "partition", "bucket", "row_count", "stats_decision", *stat_cols,
-                              "skipped_by"]], "whatif_stats")
+            rows = None if pick == "all" else np.flatnonzero(
+                (files["stats_decision"] == ("REMAIN" if pick == "kept by stats" else "SKIP")).to_numpy())
+            show_frame(files, "whatif_stats", rows=rows,
+                       columns=["file", "partition", "bucket", "row_count", "stats_decision", *stat_cols, "skipped_by"])
 
     st.subheader("Hypothetical index")
     with guard("Hypothetical index"):

@@ -19,7 +19,7 @@ import sys
 import pandas as pd
 
 sys.path.insert(0, {root!r})
-from pages.common import show_frame
+from pages.rows import show_frame
 
 # 450 rows; the largest size is not on the first page, and every 7th row says "seven"
 frame = pd.DataFrame({{"name": [f"f{{i}}" + ("-seven" if i % 7 == 0 else "") for i in range(450)],
@@ -51,6 +51,48 @@ def test_sort_and_filter_cover_every_row_not_one_page():
     assert kept["size"].is_monotonic_increasing
 
 
+SOME_ROWS_SCRIPT = """
+import sys
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, {root!r})
+from pages.rows import show_frame
+
+# 900 rows; only the odd ones are shown, and only two of the three columns
+frame = pd.DataFrame({{"name": [f"f{{i}}" + ("-seven" if i % 7 == 0 else "") for i in range(900)],
+                      "size": [(i * 37) % 900 for i in range(900)], "path": [f"/w/{{i}}" for i in range(900)]}})
+show_frame(frame, "t", columns=["name", "size"], rows=np.arange(1, 900, 2))
+"""
+
+
+def test_show_frame_of_some_rows_and_columns_sorts_and_filters_only_those():
+    """``rows`` and ``columns`` (what a page passes instead of a filtered or narrowed copy of a
+    1,000,000-row frame): the sort, the filter and the pages cover exactly those rows, and only
+    those columns are shown, offered to sort by and searched."""
+    from streamlit.testing.v1 import AppTest
+
+    odd = [i for i in range(1, 900, 2)]
+    at = AppTest.from_string(SOME_ROWS_SCRIPT.format(root=str(ROOT)), default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    first = _frames(at)[0]
+    assert list(first.columns) == ["name", "size"] and first["name"].tolist() == [f"f{i}" + (
+        "-seven" if i % 7 == 0 else "") for i in odd[:200]]
+    assert at.selectbox(key="t_sort").options == ["(as listed)", "name", "size"]
+    assert "450 rows" in at.number_input(key="t_page").label
+    at.selectbox(key="t_sort").select("size").run()
+    sizes = sorted(((i * 37) % 900 for i in odd), reverse=True)
+    assert _frames(at)[0]["size"].tolist() == sizes[:200]
+    at.text_input(key="t_grep").input("/w/").run()  # the path column is not shown, so not searched
+    assert len(_frames(at)[0]) == 0
+    at.text_input(key="t_grep").input("SEVEN").run()
+    kept = _frames(at)[0]
+    assert kept["name"].tolist() == [f"f{i}-seven" for i in sorted((i for i in odd if i % 7 == 0),
+                                                                    key=lambda i: -((i * 37) % 900))]
+
+
 def test_table_page_sorts_all_files_before_paging(monkeypatch):
     """demo.events with pages of 4 files: sorting by size shows the largest of all 11 files first."""
     if not SAMPLE.is_dir():
@@ -58,12 +100,12 @@ def test_table_page_sorts_all_files_before_paging(monkeypatch):
     from streamlit.testing.v1 import AppTest
     from test_app import APP, _served_through_app
 
-    import pages.common
+    import pages.rows
 
     _served_through_app(monkeypatch)
     monkeypatch.setenv("INDEXCORE_WAREHOUSE", str(SAMPLE))
     monkeypatch.delenv("INDEXCORE_ALLOWED_ROOTS", raising=False)
-    monkeypatch.setattr(pages.common, "PAGE_SIZE", 4)
+    monkeypatch.setattr(pages.rows, "PAGE_SIZE", 4)
     files = indexcore.open_warehouse(str(SAMPLE)).table("demo.events").plan().files
     sizes = sorted((lf.file.file_size for lf in files), reverse=True)
     assert len(files) > 4

@@ -130,14 +130,14 @@ def _value(rng, root: str, dtype):
 
 
 def test_a_stats_field_read_a_column_at_a_time_is_the_rows_own():
-    """``_field_column`` over rows written by the BinaryRow writer (every stats type, nulls,
+    """A ``FieldColumn`` over rows written by the BinaryRow writer (every stats type, nulls,
     shorter rows, no row, empty and cut bytes) gives what decoding each row's field alone gives,
     and marks the rows that do not fit their bytes (which that decoding refuses)."""
     import random
 
     from indexcore.errors import IndexCoreError
     from indexcore.formats.binary_row import decode_binary_field, serialize_binary_row
-    from indexcore.scan.plan_stages import _IRREGULAR, _field_column
+    from indexcore.scan.stats_columns import _IRREGULAR, FieldColumn, field_values
     from indexcore.types import parse_type
 
     rng = random.Random(7)
@@ -157,12 +157,12 @@ def test_a_stats_field_read_a_column_at_a_time_is_the_rows_own():
                 want.append(decode_binary_field(raw, at, dtype))
             except IndexCoreError:
                 want.append(_IRREGULAR)
-        got = _field_column(column, np.arange(len(raws)), at, dtype)
+        got = field_values(FieldColumn(column, np.arange(len(raws)), at, dtype))
         assert got == want, dtype
         assert [type(v) for v in got] == [type(v) for v in want], dtype
         assert _IRREGULAR in got and any(v is not None and v is not _IRREGULAR for v in got), dtype
         # some of the rows, read off a slice of a larger array (its offset into the buffers)
-        assert _field_column(sliced, picked, at, dtype) == [want[i] for i in picked.tolist()], dtype
+        assert field_values(FieldColumn(sliced, picked, at, dtype)) == [want[i] for i in picked.tolist()], dtype
 
 
 @pytest.mark.parametrize("steps", [1, 3, 200])
@@ -184,3 +184,62 @@ def test_progress_on_the_plan_counts_up_to_every_file_in_few_calls(root, steps, 
     assert {c[2] for c in calls} <= names
     if steps == 1:
         assert len(calls) <= 2 + n // 64
+
+
+def test_file_stats_kept_typed_over_chunks_are_each_files_own_cells():
+    """Value stats in three chunks, the files in a shuffled order, decoded a field and a chunk at a
+    time into typed columns (``FileStats``): each file's cells equal decoding its own BinaryRows
+    (the writer's rows, nulls, rows shorter than the layout, no row, null counts past the row);
+    a row cut short goes to the per-file path; a column's JSON values off the numbers equal
+    ``to_json_values`` of the values; a file given its own cells keeps them."""
+    import random
+
+    from indexcore.formats.binary_row import decode_binary_field, serialize_binary_row
+    from indexcore.scan.stats import LACKS
+    from indexcore.scan.stats_columns import FileStats, StatsBytes, _decode_group
+    from indexcore.types import parse_type, to_json_values
+
+    rng = random.Random(11)
+    types = tuple(parse_type(t) for t in ("TIMESTAMP(3)", "BIGINT", "STRING", "TIMESTAMP_LTZ(3)"))
+    lows, highs, nulls, want = [], [], [], []
+    for i in range(900):
+        arity = rng.choice([4, 4, 4, 2, 0])
+        values = [_value(rng, t.root, t) if rng.random() > 0.2 else None for t in types[:arity]]
+        low, high = serialize_binary_row(values, types[:arity]), serialize_binary_row(values, types[:arity])
+        counts = [rng.randint(0, 9) if rng.random() > 0.1 else None for _ in range(rng.choice([4, 4, 1, 0]))]
+        cut = i % 31 == 5 and arity == 4
+        if cut:
+            low = low[:30]  # a row whose fixed part does not fit its bytes
+        lows.append(low if arity or counts else b"\x00" * 12)
+        highs.append(high)
+        nulls.append(counts)
+        cells = {}
+        for at, col in enumerate(("ts", "n", "s", "ltz")):
+            width = min(4, max(arity, len(counts)))
+            count = counts[at] if at < len(counts) else None
+            cells[col] = (None, None, count) if at >= width else \
+                (decode_binary_field(low, at, types[at]) if not cut else "cut",
+                 decode_binary_field(high, at, types[at]), count)
+        cells["gone"], cells["unknown"] = (None, None, 100 + i), (None, None, None)
+        want.append(cells)
+    stats = pa.StructArray.from_arrays(
+        [pa.array(lows, pa.binary()), pa.array(highs, pa.binary()), pa.array(nulls, pa.list_(pa.int64()))],
+        ["_MIN_VALUES", "_MAX_VALUES", "_NULL_COUNTS"])
+    chunked = pa.chunked_array([stats.slice(0, 300), stats.slice(300, 250), stats.slice(550)])
+    order = np.array(rng.sample(range(900), 900), np.int64)  # file k is row order[k] of the stats
+    got = FileStats(900)
+    slots = (("ts", 0), ("n", 1), ("s", 2), ("ltz", 3), ("gone", LACKS), ("unknown", None))
+    alone = _decode_group(np.arange(900), slots, types, StatsBytes(chunked, order),
+                          np.array([100 + r for r in order.tolist()], np.int64), got)
+    cut = {k for k, r in enumerate(order.tolist()) if len(lows[r]) == 30}
+    empty = {k for k, r in enumerate(order.tolist()) if lows[r] == b"\x00" * 12 and nulls[r] == []}
+    assert set(alone.tolist()) == cut | empty and cut and empty
+    regular = [k for k in range(900) if k not in cut | empty]
+    assert got.cells(regular) == [want[order[k]] for k in regular]
+    for col, dtype in (("ts", types[0]), ("ltz", types[3]), ("n", types[1])):
+        lows_json, highs_json, counts = got.json_column(col, regular, dtype)
+        assert lows_json == to_json_values(dtype, [want[order[k]][col][0] for k in regular])
+        assert counts == [want[order[k]][col][2] for k in regular]
+    got.put(regular[0], {"ts": (None, None, 3)})
+    assert got.cells(regular[:2])[0] == {"ts": (None, None, 3)}
+    assert got.column("n", regular[:2])[3] == [False, True]

@@ -12,7 +12,7 @@ from indexcore.frames import pruning as pruning_frames
 from indexcore.frames import range as range_frames
 from indexcore.views import view
 from indexcore.warehouse.file_sample import decode_sample, sample_files
-from pages import common
+from pages import common, rows
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_warehouse"
 
@@ -98,7 +98,7 @@ def test_table_statistics_page_through_files_and_the_file_picker_filters(open_pa
     """Past a page of files the statistics tab pages through every file's statistics (sorted and
     filtered before paging); past the choice limit the file picker is narrowed by a filter instead
     of sending every name."""
-    monkeypatch.setattr(common, "PAGE_SIZE", 4)
+    monkeypatch.setattr(rows, "PAGE_SIZE", 4)
     monkeypatch.setattr(common, "MAX_CHOICES", 3)
     files = [lf.file.file_name for lf in events.plan().files]
     column = events.schema().field_names[1]

@@ -218,7 +218,7 @@ def test_show_frame_pages_rows_and_says_how_many():
     def page():
         import pandas as pd
 
-        from pages.common import show_frame
+        from pages.rows import show_frame
 
         show_frame(pd.DataFrame({"n": range(450)}), "big", page_size=200)
 

@@ -86,10 +86,10 @@ def test_files_tab_filters_and_sorts_every_file_before_paging(open_page, monkeyp
     file, a text filter over every file, each page's rows with their statistics."""
     from pathlib import Path
 
-    import pages.common
+    import pages.rows
     from indexcore import open_warehouse
 
-    monkeypatch.setattr(pages.common, "PAGE_SIZE", 4)
+    monkeypatch.setattr(pages.rows, "PAGE_SIZE", 4)
     sample = Path(__file__).resolve().parent.parent / "sample_warehouse"
     files = open_warehouse(str(sample)).table("demo.events").plan().files
     by_size = sorted(files, key=lambda lf: (-lf.file.file_size, files.index(lf)))

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator, Sequence
+from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from indexcore.scan.records import (
     Decision,
@@ -28,7 +30,9 @@ from indexcore.scan.records import (
     frame_text,
     index_types_text,
     stat_texts,
+    text_chunks,
 )
+from indexcore.scan.stats_columns import SLICE, FileStats
 
 # integer fields (never None in a decided record); a batch whose values are not all ints keeps objects
 _INTS = ("bucket", "level", "row_count", "dv_cardinality", "rows_after_dv", "bytes_read", "requests", "file_size",
@@ -50,7 +54,6 @@ _EMPTY_STATS = StatsCells()
 _NO_VALUES: dict = {}
 _INT = {int}
 _DECISION_TEXTS = np.array([None, Decision.REMAIN.value, Decision.SKIP.value], object)  # by code
-_UNKNOWN = (None, None, None)  # a file without statistics of a column
 
 
 def _field(records: Sequence[dict[str, Any]], name: str) -> list:
@@ -74,7 +77,7 @@ def _once_each(text, values: list) -> list:
     return out
 
 
-def put_records(fields: dict[str, Any], stat_types: list, stat_values: list, at: Sequence[int],
+def put_records(fields: dict[str, Any], stat_types: list, stat_values: FileStats, at: Sequence[int],
                 records: Sequence[dict[str, Any]]) -> None:
     """Put decided ``records`` at positions ``at`` of the fields :meth:`DecisionColumns.extend_fields`
     takes (a stage decision as its code where that field is codes; a field a record lacks as its
@@ -82,44 +85,69 @@ def put_records(fields: dict[str, Any], stat_types: list, stat_values: list, at:
     if not len(at):
         return
     where = np.asarray(at, np.int64)
-    for name, column in fields.items():
+    for name, column in list(fields.items()):
         values = _field(records, name)
-        if isinstance(column, np.ndarray):
+        if isinstance(column, np.ndarray) and column.dtype == np.int8 and name in _CODED:
             column[where] = np.fromiter(map(_CODES.__getitem__, values), np.int8, len(values))
+        elif isinstance(column, np.ndarray) and column.dtype == np.int64:
+            if set(map(type, values)) <= _INT:
+                column[where] = values
+            else:  # a value that is not an int: the field kept as objects, as extend keeps it
+                fields[name] = column = column.tolist()
+                for i, value in zip(at, values, strict=True):
+                    column[i] = value
         else:
             for i, value in zip(at, values, strict=True):
                 column[i] = value
     for i, record in zip(at, records, strict=True):
         cells = record.get("stats", _EMPTY_STATS)
         stat_types[i] = None if cells is None else cells.types
-        stat_values[i] = cells.values if cells is not None else _NO_VALUES
+        stat_values.put(i, cells.values if cells is not None else _NO_VALUES)
 
 
-class _Absent:
-    """No statistics of a column for a file (its StatsCells lacks the column); pickles as itself."""
-
-    def __reduce__(self) -> str:
-        return "_ABSENT"
+def _texts_chunk(values: list) -> pa.Array | list:
+    """A slice of a column's values as Arrow strings where they are all texts (or None), else as they are."""
+    return pa.array(values, pa.string()) if all(v is None or type(v) is str for v in values) else values
 
 
-_ABSENT = _Absent()
+def _texts_or_values(chunks: list) -> list | np.ndarray:
+    """A column made a slice at a time (:func:`_texts_chunk`): the Arrow chunks where every slice is
+    texts, else the values as :func:`stat_texts` gives a column (text where kinds disagree)."""
+    if all(isinstance(c, pa.Array) for c in chunks):
+        return chunks if chunks else [pa.array([], pa.string())]
+    values = stat_texts(None, [v for c in chunks for v in (c.to_pylist() if isinstance(c, pa.Array) else c)])
+    out = np.empty(len(values), object)  # as the objects' frame has them (pandas infers no type)
+    out[:] = values
+    return out
 
 
-class _Repeated(Sequence):
-    """One value ``n`` times, without a list (a field :meth:`DecisionColumns.of_columns` is not given)."""
+class Sparse(Sequence):
+    """``n`` values, all ``value`` but those set (``sparse[i] = v``), without a list of ``n``: a field
+    that every file explain pruned early leaves at its default (no index result, no problem)."""
 
     def __init__(self, value: Any, n: int):
         self.value, self.n = value, n
+        self.set: dict[int, Any] = {}
 
     def __len__(self) -> int:
         return self.n
 
     def __getitem__(self, at):
         if isinstance(at, slice):
-            return [self.value] * len(range(self.n)[at])
+            return [self[i] for i in range(self.n)[at]]
         if not -self.n <= at < self.n:
             raise IndexError("index out of range")
-        return self.value
+        return self.set.get(at % self.n, self.value)
+
+    def __setitem__(self, at: int, value: Any) -> None:
+        if not -self.n <= at < self.n:
+            raise IndexError("index out of range")
+        self.set[at % self.n] = value
+
+    def __iter__(self) -> Iterator:
+        if not self.set:
+            return repeat(self.value, self.n)
+        return (self.set.get(i, self.value) for i in range(self.n))
 
 
 class DecisionColumns(Sequence):
@@ -130,11 +158,12 @@ class DecisionColumns(Sequence):
         self._ints: dict[str, list] = {name: [] for name in _INTS}  # per batch: an int64 array or a list
         self._codes: dict[str, list[np.ndarray]] = {name: [] for name in _CODED}
         self._index_skip: list[np.ndarray] = []  # the file index pruned the file
-        self._objects: dict[str, list] = {name: [] for name in _OBJECTS}
+        self._objects: dict[str, list] = {name: [] for name in _OBJECTS}  # per batch: a sequence
         self._index_types: list[dict] = []  # equal ones shared
         self._shared_types: dict[tuple, dict] = {}
         self._stat_types: list = []  # each file's StatsCells.types (one mapping shared by the files)
-        self._stats: dict[str, list] = {}  # column -> each file's (min, max, null count) (_ABSENT: none)
+        self._stats: list[FileStats] = []  # each batch's statistics cells, kept typed
+        self._stat_starts: list[int] = []  # the first file of each
         self._made: list[FileDecision] | None = None
 
     # ---------------------------------------------------------------- building
@@ -149,41 +178,44 @@ class DecisionColumns(Sequence):
                            [None if c is None else c.types for c in cells],  # None: no StatsCells
                            [c.values if c is not None else _NO_VALUES for c in cells])
 
-    def extend_fields(self, n: int, fields: dict[str, Any], stat_types: list, stat_values: list) -> None:
+    def extend_fields(self, n: int, fields: dict[str, Any], stat_types: list,
+                      stat_values: list[dict] | FileStats) -> None:
         """Take ``n`` decided files (in file order) given a field at a time: each of :data:`FIELDS` as
         the list of the records' values (a stage decision may come as its codes, an ``int8`` array),
-        each file's ``StatsCells.types`` (None: none) and ``values``. What :meth:`extend` makes of
-        records, without a record per file (explain's files pruned on the plan's columns)."""
+        each file's ``StatsCells.types`` (None: none) and ``values`` (each file's dict, or typed
+        columns of them); an integer field may come as an ``int64`` array, an object field as any
+        sequence (an object array, a :class:`Sparse`), kept as given. What :meth:`extend` makes of records, without a record per file
+        (explain's files pruned on the plan's columns)."""
         if not n:
             return
         self._made = None
         for name, chunks in self._ints.items():
             values = fields[name]
-            chunks.append(np.array(values, np.int64) if set(map(type, values)) <= _INT else values)
+            if not isinstance(values, np.ndarray):
+                values = np.array(values, np.int64) if set(map(type, values)) <= _INT else values
+            chunks.append(values)
         for name, chunks in self._codes.items():
             values = fields[name]
             chunks.append(values if isinstance(values, np.ndarray) else
                           np.fromiter(map(_CODES.__getitem__, values), np.int8, n))
         self._index_skip.append(np.fromiter((d is not None and not d.remain() for d in fields["index_decision"]),
                                             bool, n))
-        for name, column in self._objects.items():
-            column.extend(fields[name])
-        shared = self._shared_types
+        for name, chunks in self._objects.items():
+            chunks.append(fields[name])
+        shared, seen = self._shared_types, {}
         for types in fields["index_types"]:
+            if id(types) in seen:  # the same object again (the pruned files' one empty mapping)
+                self._index_types.append(seen[id(types)])
+                continue
             try:
                 key = tuple((k, tuple(v)) for k, v in types.items()) if types else ()
-                self._index_types.append(shared.setdefault(key, types))
+                seen[id(types)] = kept = shared.setdefault(key, types)
+                self._index_types.append(kept)
             except TypeError:  # a value that cannot be a key: kept as it is
                 self._index_types.append(types)
-        start = self._n
         self._stat_types.extend(stat_types)
-        stats = self._stats
-        for got in stat_values:
-            for column in got:
-                if column not in stats:  # first seen: no statistics of it in the files before
-                    stats[column] = [_ABSENT] * start
-        for column, cells_of in stats.items():  # the stats' own tuples (the file's stats keep them too)
-            cells_of.extend([got.get(column, _ABSENT) for got in stat_values])
+        self._stats.append(stat_values if isinstance(stat_values, FileStats) else FileStats.of_cells(stat_values))
+        self._stat_starts.append(self._n)
         self._n += n
 
     @classmethod
@@ -199,10 +231,10 @@ class DecisionColumns(Sequence):
         out._ints = {name: [np.asarray(ints[name], np.int64)] for name in _INTS}
         out._codes = {name: [np.asarray(codes[name], np.int8)] for name in _CODED}
         out._index_skip = [np.asarray(index_skip, bool)]
-        out._objects = {name: objects[name] if name in objects else _Repeated(_DEFAULTS[name], n)
+        out._objects = {name: [objects[name] if name in objects else Sparse(_DEFAULTS[name], n)]
                         for name in _OBJECTS}
         out._index_types = index_types
-        out._stat_types = _Repeated(None, n)
+        out._stat_types = Sparse(None, n)
         return out
 
     # ---------------------------------------------------------------- columns
@@ -252,17 +284,24 @@ class DecisionColumns(Sequence):
         columns = {name: self.ints(name) for name in ("row_count", "file_size", "rows_after_dv", "dv_bytes",
                                                        "bytes_read", "requests")}
         columns["skipped_by"] = self.skipped_by()
-        columns["matching_rows"] = np.fromiter((v or 0 for v in self._objects["matching_rows"]), np.int64, n)
+        columns["matching_rows"] = np.fromiter((v or 0 for v in self.objects("matching_rows")), np.int64, n)
         columns["global_index_rows"] = np.fromiter(
             (rows if g is None else g for rows, g in zip(columns["row_count"].tolist(),
-                                                         self._objects["global_index_rows"], strict=True)),
+                                                         self.objects("global_index_rows"), strict=True)),
             np.int64, n)
         columns["global_index"] = self._code("global_index_decision") != 0
         return columns
 
-    def objects(self, name: str) -> list:
-        """An object field of every file (``path``, ``raw_index_result``, ...), in file order; read only."""
-        return self._objects[name]
+    def objects(self, name: str) -> Sequence:
+        """An object field of every file (``path``, ``raw_index_result``, ...), in file order; read
+        only: a list, an object array or a :class:`Sparse` (the batches' sequences joined once)."""
+        chunks = self._objects[name]
+        if len(chunks) > 1:
+            if all(isinstance(c, Sparse) and not c.set and c.value is chunks[0].value for c in chunks):
+                self._objects[name] = [Sparse(chunks[0].value, self._n)]
+            else:
+                self._objects[name] = [[v for c in chunks for v in c]]
+        return self._objects[name][0] if chunks else []
 
     def index_types(self) -> list[dict]:
         """Each file's ``index_types`` (column -> index kinds), in file order; read only."""
@@ -276,7 +315,7 @@ class DecisionColumns(Sequence):
 
     def problems(self) -> list:
         """Every file's problems, in file order."""
-        return [p for problems in self._objects["problems"] for p in problems]
+        return [p for problems in self.objects("problems") for p in problems]
 
     def stat_columns(self) -> list[str]:
         """The columns whose statistics the files carry, in first-seen order (as
@@ -292,11 +331,11 @@ class DecisionColumns(Sequence):
         ``min`` / ``max`` / ``nulls`` they hold (nulls as a list); every array its own (a frame
         made on them without a copy shares none of these columns)."""
         n = self._n
-        objects = self._objects
+        objects = {name: self.objects(name) for name in _OBJECTS}
 
         def texts(values) -> np.ndarray:
             out = np.empty(n, object)
-            out[:] = values if isinstance(values, list) else list(values)
+            out[:] = values if isinstance(values, list | np.ndarray) else list(values)
             return out
 
         def decision_texts(name: str) -> np.ndarray:
@@ -304,21 +343,14 @@ class DecisionColumns(Sequence):
 
         paths = objects["path"]
         cols: dict[str, Any] = {
-            "path": texts(paths), "file": texts([p.rsplit("/", 1)[-1] for p in paths]),
+            "path": texts(paths), "file": text_chunks(p.rsplit("/", 1)[-1] for p in paths),
             "partition": texts(objects["partition_text"]),
             **{name: self.ints(name).copy() for name in ("bucket", "level", "row_count", "file_size")},
             **{name: decision_texts(name)
                for name in ("partition_decision", "bucket_decision", "level_decision", "stats_decision")}}
         stat_cols = self.stat_columns()
-        stat_types = self._stat_types
         for col in stat_cols:
-            dtype = next((t[col] for t in stat_types if t is not None and col in t), None)
-            cells = self._stats.get(col)
-            raw = [_UNKNOWN if t is None or col not in t or cells is None or cells[i] is _ABSENT else cells[i]
-                   for i, t in enumerate(stat_types)]
-            for at, key in enumerate(("min", "max")):
-                cols[f"{col} {key}"] = texts(stat_texts(dtype, [r[at] for r in raw]))
-            cols[f"{col} nulls"] = [r[2] for r in raw]
+            cols[f"{col} min"], cols[f"{col} max"], cols[f"{col} nulls"] = self._stat_texts(col)
         cols.update({
             "global_index_decision": decision_texts("global_index_decision"),
             "global_index_rows": list(objects["global_index_rows"]),
@@ -330,6 +362,59 @@ class DecisionColumns(Sequence):
             "skipped_by": self.skipped_by(),
             "problems": np.fromiter(map(len, objects["problems"]), np.int64, n)})
         return cols, stat_cols
+
+    def _stat_parts(self, rows: np.ndarray) -> Iterator[tuple[FileStats, np.ndarray, np.ndarray]]:
+        """Each batch's statistics among the files at ``rows``: (its cells, the positions in ``rows``,
+        their rows in the batch)."""
+        if not self._stats:  # decisions shipped without statistics (:meth:`of_columns`)
+            return
+        if len(self._stats) == 1:
+            yield self._stats[0], np.arange(len(rows)), rows
+            return
+        starts = np.asarray(self._stat_starts, np.int64)
+        part_of = np.searchsorted(starts, rows, "right") - 1
+        order = np.argsort(part_of, kind="stable")
+        bounds = np.flatnonzero(np.diff(part_of[order])) + 1
+        for at in np.split(order, bounds):
+            if len(at):
+                p = int(part_of[at[0]])
+                yield self._stats[p], at, rows[at] - starts[p]
+
+    def _stat_cells(self, rows: np.ndarray) -> list[dict]:
+        """The statistics cells (column -> (min, max, null count)) of the files at ``rows``."""
+        out: list = [_NO_VALUES] * len(rows)
+        for part, at, local in self._stat_parts(rows):
+            for j, cells in zip(at.tolist(), part.cells(local), strict=True):
+                out[j] = cells
+        return out
+
+    def _stat_texts(self, col: str) -> tuple[Any, Any, list]:
+        """Every file's min and max of ``col`` as a frame shows them (:func:`stat_texts`) and its null
+        count (None: unknown), made a slice of files at a time (:meth:`FileStats.json_column`):
+        texts as Arrow chunks of a slice each (:func:`text_chunks`), else values in a list."""
+        stat_types = self._stat_types
+        kinds = {id(t): t for t in stat_types}.values()
+        known_of = {id(t): t is not None and col in t for t in kinds}
+        known = np.fromiter((known_of[id(t)] for t in stat_types), bool, self._n)
+        dtype = next((t[col] for t in kinds if t is not None and col in t), None)
+        lows, highs, nulls = [], [], []
+        for lo in range(0, self._n, SLICE):
+            rows = np.arange(lo, min(lo + SLICE, self._n))
+            got = ([None] * len(rows), [None] * len(rows), [None] * len(rows))
+            for part, at, local in self._stat_parts(rows):
+                cells = part.column(col, local)[:3] if dtype is None else part.json_column(col, local, dtype)
+                for into, values in zip(got, cells, strict=True):
+                    if len(at) == len(rows):
+                        into[:] = values
+                    else:
+                        for j, v in zip(at.tolist(), values, strict=True):
+                            into[j] = v
+            for j in np.flatnonzero(~known[lo:lo + len(rows)]).tolist():
+                got[0][j] = got[1][j] = got[2][j] = None
+            lows.append(_texts_chunk(got[0]))
+            highs.append(_texts_chunk(got[1]))
+            nulls.extend(got[2])
+        return _texts_or_values(lows), _texts_or_values(highs), nulls
 
     # ---------------------------------------------------------------- objects on request
 
@@ -347,19 +432,14 @@ class DecisionColumns(Sequence):
             fields[name] = values[idx].tolist() if isinstance(values, np.ndarray) else [values[i] for i in idx.tolist()]
         for name in _CODED:
             fields[name] = [_DECISIONS[c] for c in self._code(name)[idx].tolist()]
-        for name, column in self._objects.items():
+        for name in _OBJECTS:
+            column = self.objects(name)
             fields[name] = [column[i] for i in idx.tolist()]
         fields["index_types"] = [self._index_types[i] for i in idx.tolist()]
         stat_types = self._stat_types
-        stats = self._stats
-        cells = []
-        for i in idx.tolist():
-            values = {}
-            for column, cells_of in stats.items():
-                if cells_of[i] is not _ABSENT:
-                    values[column] = cells_of[i]
-            cells.append(None if stat_types[i] is None else StatsCells(stat_types[i], values))
-        fields["stats"] = cells
+        values = self._stat_cells(idx)
+        fields["stats"] = [None if stat_types[i] is None else StatsCells(stat_types[i], got)
+                           for i, got in zip(idx.tolist(), values, strict=True)]
         names = list(fields)
         make = FileDecision.from_record
         return [make(dict(zip(names, values, strict=True))) for values in zip(*fields.values(), strict=True)]

@@ -29,6 +29,7 @@ from indexcore.types.codecs import (
     from_json,
     from_text_or_python,
     json_as_is,
+    millis_json_values,
     to_json_value,
     to_json_values,
     to_python,
@@ -62,6 +63,6 @@ __all__ = [
     "MILLIS_PER_DAY", "STRING_ROOTS", "TIMESTAMP_ROOTS",
     "DataField", "DataType", "Timestamp",
     "decimal_from_unscaled", "decimal_unscaled", "field_type_from_json", "float32", "float_bits", "from_json",
-    "from_text_or_python", "json_as_is", "parse_timestamp_text", "parse_type", "timestamp_from_key",
+    "from_text_or_python", "json_as_is", "millis_json_values", "parse_timestamp_text", "parse_type", "timestamp_from_key",
     "timestamp_key", "to_json_value", "to_json_values", "to_long", "to_python", "type_from_json",
 ]

@@ -227,11 +227,29 @@ def to_json_values(dtype: DataType, values: list) -> list:
     suffix = "Z" if dtype.is_ltz else ""
     low, high = _SHOWN_MILLIS
     shown = [v is not None and v.nanos == 0 and low <= v.millis <= high for v in values]
-    millis = np.fromiter((v.millis for v, ok in zip(values, shown, strict=True) if ok), np.int64)
+    texts = iter(_millis_texts(np.fromiter((v.millis for v, ok in zip(values, shown, strict=True) if ok), np.int64)))
+    return [next(texts) + suffix if ok else (None if v is None else str(v) + suffix)
+            for v, ok in zip(values, shown, strict=True)]
+
+
+def millis_json_values(dtype: DataType, millis: np.ndarray) -> list[str]:
+    """:func:`to_json_values` of ``Timestamp(m, 0)`` for each of ``millis`` (epoch milliseconds, a
+    timestamp column's ``dtype``), formatted off the numbers: no Timestamp made per value."""
+    suffix = "Z" if dtype.is_ltz else ""
+    low, high = _SHOWN_MILLIS
+    shown = (millis >= low) & (millis <= high)
+    if shown.all():
+        texts = _millis_texts(millis)
+        return [t + suffix for t in texts] if suffix else texts
+    texts = iter(_millis_texts(millis[shown]))
+    return [next(texts) + suffix if ok else str(Timestamp(m, 0)) + suffix
+            for m, ok in zip(millis.tolist(), shown.tolist(), strict=True)]
+
+
+def _millis_texts(millis: np.ndarray) -> list[str]:
+    """Epoch milliseconds (years 1..9999) as ISO texts without trailing zeros ("…:17.300" -> "…:17.3")."""
     made: list[str] = []
     for lo in range(0, len(millis), _FORMATTED):  # numpy's fixed-width texts a slice at a time, not 3 x 92 MB
         text = np.datetime_as_string(millis[lo:lo + _FORMATTED].astype("datetime64[ms]"), unit="ms")
-        made.extend(np.char.rstrip(np.char.rstrip(text, "0"), ".").tolist())  # "…:17.300" -> "…:17.3"
-    texts = iter(made)
-    return [next(texts) + suffix if ok else (None if v is None else str(v) + suffix)
-            for v, ok in zip(values, shown, strict=True)]
+        made.extend(np.char.rstrip(np.char.rstrip(text, "0"), ".").tolist())
+    return made
