@@ -167,23 +167,24 @@ def decide_on_plan(table, ex, plan: PlanColumns, rows: np.ndarray, schemas: dict
     live_at = np.flatnonzero(objects).tolist()
     chosen = paths[objects].tolist()
     partition.ok.update(zip(chosen, part_ok[pids[objects]].tolist(), strict=True))
-    # by plan row: no map of every path to its row (the live files a view made already are taken)
-    live = table.live_files_by_path(plan.snapshot.id if plan.snapshot else None).at_rows(rows[objects])
-    # the kept files through the stages, in batches of the prefetch's size (progress in file order)
-    size = table.prefetch_batch()
-    live_records: list[dict] = []
-    done = 0
-    for lo in range(0, len(live), size):
-        records = ex.decide(live[lo:lo + size]).records
-        prepare(records)
-        live_records.extend(records)
-        done = _report(progress, done, live_at[min(lo + size, len(live)) - 1] + 1, n, paths)
-    _report(progress, done, n, n, paths)
     # pruned files' fields as the stages set them, a column at a time; the kept files' records put in
     fields, stat_types, stat_values = _pruned_fields(
         ex, plan, pids, paths, pairs, pair_of, levels, row_counts, files, part_ok, bucket_ok, stats_ok, shown,
         stats.stat_types, bucket_stage, level.skip_level0, prepare)
-    put_records(fields, stat_types, stat_values, live_at, live_records)
+    # the kept files through the stages in batches of the prefetch's size (progress in file order),
+    # each batch's live files made by plan row and its records put in and let go before the next (a
+    # predicate every file takes to the index stage held 966,800 of both at once)
+    by_path = table.live_files_by_path(plan.snapshot.id if plan.snapshot else None)
+    kept_rows = rows[objects]
+    size = table.prefetch_batch()
+    done = 0
+    for lo in range(0, len(live_at), size):
+        records = ex.decide(by_path.at_rows(kept_rows[lo:lo + size])).records
+        prepare(records)
+        put_records(fields, stat_types, stat_values, live_at[lo:lo + size], records)
+        del records
+        done = _report(progress, done, live_at[min(lo + size, len(live_at)) - 1] + 1, n, paths)
+    _report(progress, done, n, n, paths)
     decisions.extend_fields(n, fields, stat_types, stat_values)
 
 
