@@ -23,6 +23,7 @@ from indexcore.types import DataType
 class FileIndexResult:
     """Paimon's ``FileIndexResult``: REMAIN and SKIP are the two constants."""
 
+    __slots__ = ()  # a result per explained file: no instance dict (300 bytes each at 1,000,000 files)
     name = "RESULT"
 
     def remain(self) -> bool:
@@ -44,6 +45,8 @@ class FileIndexResult:
 class _Constant(FileIndexResult):
     """REMAIN or SKIP. AND with REMAIN and OR with SKIP give the other side; AND with SKIP and
     OR with REMAIN give the constant itself. Unpickles as the module's own constant."""
+
+    __slots__ = ("name", "_keep")
 
     def __init__(self, name: str, keep: bool):
         self.name = name
@@ -69,6 +72,7 @@ SKIP: FileIndexResult = _Constant("SKIP", False)
 class BitmapResult(FileIndexResult):
     """Paimon's ``BitmapIndexResult``: the rows that may match; empty means no row."""
 
+    __slots__ = ("bitmap",)
     name = "BITMAP"
 
     def __init__(self, bitmap: BitMap):

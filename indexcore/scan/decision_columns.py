@@ -81,7 +81,9 @@ def put_records(fields: dict[str, Any], stat_types: list, stat_values: FileStats
                 records: Sequence[dict[str, Any]]) -> None:
     """Put decided ``records`` at positions ``at`` of the fields :meth:`DecisionColumns.extend_fields`
     takes (a stage decision as its code where that field is codes; a field a record lacks as its
-    default, as :meth:`DecisionColumns.extend` reads it)."""
+    default, as :meth:`DecisionColumns.extend` reads it). A value equal to the one held, of the
+    same type, is not put (a file the object stages kept has the plan's path, partition and
+    statistics: 966,800 copies of them when every file reaches the index stage)."""
     if not len(at):
         return
     where = np.asarray(at, np.int64)
@@ -96,13 +98,18 @@ def put_records(fields: dict[str, Any], stat_types: list, stat_values: FileStats
                 fields[name] = column = column.tolist()
                 for i, value in zip(at, values, strict=True):
                     column[i] = value
-        else:
+        else:  # only what differs: the plan's shared path and partition stay, no copy per file
             for i, value in zip(at, values, strict=True):
-                column[i] = value
-    for i, record in zip(at, records, strict=True):
+                held = column[i]
+                if held is not value and (type(held) is not type(value) or held != value):
+                    column[i] = value
+    held_cells = stat_values.cells(at)  # the statistics the columns hold (the same decoding, mostly)
+    for i, record, held in zip(at, records, held_cells, strict=True):
         cells = record.get("stats", _EMPTY_STATS)
         stat_types[i] = None if cells is None else cells.types
-        stat_values.put(i, cells.values if cells is not None else _NO_VALUES)
+        values = cells.values if cells is not None else _NO_VALUES
+        if values is not held and (type(values) is not type(held) or values != held):
+            stat_values.put(i, values)
 
 
 def _texts_chunk(values: list) -> pa.Array | list:
