@@ -243,3 +243,22 @@ def test_file_stats_kept_typed_over_chunks_are_each_files_own_cells():
     got.put(regular[0], {"ts": (None, None, 3)})
     assert got.cells(regular[:2])[0] == {"ts": (None, None, 3)}
     assert got.column("n", regular[:2])[3] == [False, True]
+
+
+def test_sparse_reads_as_the_list_it_stands_for_sparse_or_dense():
+    """A ``Sparse`` of a default with some values set reads, iterates and slices as the list it
+    stands for, set by a few files (a dict) or by most (it turns into a list past DENSE)."""
+    from indexcore.scan.decision_columns import DENSE, Sparse
+
+    n = 1000
+    for share in (0, 3, int(n * DENSE) + 5, n):
+        want = [None] * n
+        got = Sparse(None, n)
+        for i in range(0, n, max(1, n // share) if share else n + 1)[:share]:
+            want[i] = got[i] = ("x", i)
+        got[-1] = want[-1] = "last"
+        assert list(got) == want and [got[i] for i in range(n)] == want and got[5:40:3] == want[5:40:3]
+        assert len(got) == n and got[-2] == want[-2]
+        assert (got.dense is not None) == (sum(v is not None for v in want) > n * DENSE)
+    with pytest.raises(IndexError):
+        Sparse(None, 3)[3] = 1

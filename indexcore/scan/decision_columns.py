@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from indexcore.formats.base import BitmapResult
 from indexcore.scan.records import (
     Decision,
     FileDecision,
@@ -112,6 +113,28 @@ def put_records(fields: dict[str, Any], stat_types: list, stat_values: FileStats
             stat_values.put(i, values)
 
 
+def _result_texts(results: Sequence, n: int) -> np.ndarray:
+    """Each file's index result as :func:`frame_text` shows it, one text per distinct bitmap size
+    (``"31 rows"``) and per distinct other result: not a new text per file."""
+    out = np.empty(n, object)
+    by_size: dict[int, str | None] = {}
+    by_id: dict[int, str | None] = {}
+    for i, r in enumerate(results):
+        if r is None:
+            continue
+        if type(r) is BitmapResult:
+            size = len(r.bitmap)
+            text = by_size.get(size)
+            if text is None:
+                text = by_size[size] = frame_text(r)
+        else:
+            text = by_id.get(id(r))
+            if text is None:
+                text = by_id[id(r)] = frame_text(r)
+        out[i] = text
+    return out
+
+
 def _texts_chunk(values: list) -> pa.Array | list:
     """A slice of a column's values as Arrow strings where they are all texts (or None), else as they are."""
     return pa.array(values, pa.string()) if all(v is None or type(v) is str for v in values) else values
@@ -130,11 +153,13 @@ def _texts_or_values(chunks: list) -> list | np.ndarray:
 
 class Sparse(Sequence):
     """``n`` values, all ``value`` but those set (``sparse[i] = v``), without a list of ``n``: a field
-    that every file explain pruned early leaves at its default (no index result, no problem)."""
+    that every file explain pruned early leaves at its default (no index result, no problem).
+    Past :data:`DENSE` of the files set it becomes a list (a dict entry per file costs more)."""
 
     def __init__(self, value: Any, n: int):
         self.value, self.n = value, n
         self.set: dict[int, Any] = {}
+        self.dense: list | None = None
 
     def __len__(self) -> int:
         return self.n
@@ -144,17 +169,34 @@ class Sparse(Sequence):
             return [self[i] for i in range(self.n)[at]]
         if not -self.n <= at < self.n:
             raise IndexError("index out of range")
-        return self.set.get(at % self.n, self.value)
+        return self.dense[at] if self.dense is not None else self.set.get(at % self.n, self.value)
 
     def __setitem__(self, at: int, value: Any) -> None:
         if not -self.n <= at < self.n:
             raise IndexError("index out of range")
+        if self.dense is not None:
+            self.dense[at] = value
+            return
         self.set[at % self.n] = value
+        if len(self.set) > self.n * DENSE:
+            self.dense = [self.value] * self.n
+            for i, v in self.set.items():
+                self.dense[i] = v
+            self.set = {}
 
     def __iter__(self) -> Iterator:
+        if self.dense is not None:
+            return iter(self.dense)
         if not self.set:
             return repeat(self.value, self.n)
         return (self.set.get(i, self.value) for i in range(self.n))
+
+    def is_default(self) -> bool:
+        """Every value is the default (none set)."""
+        return self.dense is None and not self.set
+
+
+DENSE = 1 / 16  # the share of files set past which a Sparse keeps a list
 
 
 class DecisionColumns(Sequence):
@@ -304,7 +346,7 @@ class DecisionColumns(Sequence):
         only: a list, an object array or a :class:`Sparse` (the batches' sequences joined once)."""
         chunks = self._objects[name]
         if len(chunks) > 1:
-            if all(isinstance(c, Sparse) and not c.set and c.value is chunks[0].value for c in chunks):
+            if all(isinstance(c, Sparse) and c.is_default() and c.value is chunks[0].value for c in chunks):
                 self._objects[name] = [Sparse(chunks[0].value, self._n)]
             else:
                 self._objects[name] = [[v for c in chunks for v in c]]
@@ -361,8 +403,8 @@ class DecisionColumns(Sequence):
         cols.update({
             "global_index_decision": decision_texts("global_index_decision"),
             "global_index_rows": list(objects["global_index_rows"]),
-            "raw_index_result": texts([None if r is None else frame_text(r) for r in objects["raw_index_result"]]),
-            "index_decision": texts([None if r is None else frame_text(r) for r in objects["index_decision"]]),
+            "raw_index_result": _result_texts(objects["raw_index_result"], n),
+            "index_decision": _result_texts(objects["index_decision"], n),
             "index_types": texts(_once_each(index_types_text, self._index_types)),
             **{name: self.ints(name).copy() for name in ("dv_cardinality", "rows_after_dv", "bytes_read", "dv_bytes")},
             "matching_rows": list(objects["matching_rows"]),
