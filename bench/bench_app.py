@@ -60,6 +60,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -336,17 +337,26 @@ def wait_done(tab, timeout_s: float) -> None:
         time.sleep(1.0)
 
 
-def server_memory(warehouse: Path, pages: list[str], sessions: int, shots: Path | None = None) -> dict:
+def server_memory(warehouse: Path, pages: list[str], sessions: int, shots: Path | None = None,
+                  where: str | None = None) -> dict:
     """Peak RSS of ``streamlit run app.py``: after every page once, then ``sessions`` at once;
-    ``shots``: each page's screenshot in the one tab saved there."""
+    ``shots``: each page's screenshot in the one tab saved there; ``where``: the What-if page's
+    predicate (its link's ``where``; None: the page's own suggestion)."""
     try:
         with app_server.served({"INDEXCORE_WAREHOUSE": str(warehouse)}, timeout=120) as (url, proc):
-            return _measure_server(url, proc, pages, sessions, shots)
+            return _measure_server(url, proc, pages, sessions, shots, where)
     except app_server.ServerDidNotStart as exc:
         return {"error": str(exc).splitlines()[0][:200]}
 
 
-def _measure_server(url: str, proc, pages: list[str], sessions: int, shots: Path | None = None) -> dict:
+def _page_url(url: str, name: str, where: str | None) -> str:
+    """A page's link in the server: its table, and the What-if page's predicate when given."""
+    query = {"table": PAGES[name], **({"where": where} if where and name == "what_if" else {})}
+    return f"{url}/{URL_PATH.get(name, name)}?{urllib.parse.urlencode(query)}"
+
+
+def _measure_server(url: str, proc, pages: list[str], sessions: int, shots: Path | None = None,
+                    where: str | None = None) -> dict:
     """The running server's peak RSS idle, after one tab visited every page (each page's wall time
     to done there, its screenshot in ``shots``), and with ``sessions`` tabs."""
     out: dict = {"idle_mb": _peak_rss_mb(proc.pid)}
@@ -370,7 +380,7 @@ def _measure_server(url: str, proc, pages: list[str], sessions: int, shots: Path
             out["page_seconds"], out["page_rss_peak_mb"] = {}, {}
             for name in pages:
                 t0 = time.perf_counter()
-                tab.goto(f"{url}/{URL_PATH.get(name, name)}?table={PAGES[name]}")
+                tab.goto(_page_url(url, name, where))
                 wait_done(tab, 1800)
                 out["page_seconds"][name] = round(time.perf_counter() - t0, 1)
                 # the server's RSS once the page is drawn, and its peak so far: which page raises it
@@ -382,7 +392,7 @@ def _measure_server(url: str, proc, pages: list[str], sessions: int, shots: Path
             tabs = [context.new_page() for _ in range(sessions)]
             for i, t in enumerate(tabs):
                 name = pages[i % len(pages)]
-                t.goto(f"{url}/{URL_PATH.get(name, name)}?table={PAGES[name]}", wait_until="commit")
+                t.goto(_page_url(url, name, where), wait_until="commit")
             for t in tabs:
                 wait_done(t, 1800)
             out[f"{sessions}_sessions_mb"] = _peak_rss_mb(proc.pid)
@@ -492,6 +502,8 @@ def main() -> None:
                         help="only the real server's memory (no timed rounds of the pages)")
     parser.add_argument("--screenshots", metavar="DIR",
                         help="save each page's screenshot in the real server's first tab under DIR/<size>/")
+    parser.add_argument("--where", metavar="SQL",
+                        help="with --server-only: the What-if page's predicate (default: the page's suggestion)")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -520,7 +532,7 @@ def main() -> None:
 
         shots = Path(args.screenshots) / str(n) if args.screenshots else None
         if args.server_only:
-            mem = server_memory(warehouse, pages, args.sessions, shots)
+            mem = server_memory(warehouse, pages, args.sessions, shots, args.where)
             print(f"{n:,} files: server " + json.dumps(mem))
             continue
         res = measure(warehouse, pages, rounds, warm=not args.no_warm, on_round=dump)
@@ -529,7 +541,7 @@ def main() -> None:
         report_size("sample_warehouse" if args.quick else f"{n:,} files", built, res)
         mem = {}
         if not args.no_server:
-            mem = server_memory(warehouse, pages, args.sessions, shots)
+            mem = server_memory(warehouse, pages, args.sessions, shots, args.where)
             if "one_session_mb" not in mem and "error" not in mem:
                 mem.update(threaded_sessions(warehouse, pages, args.sessions))
             print("server peak RSS: " + ", ".join(f"{k} {v:.0f}" if isinstance(v, float) else f"{k}: {v}"
