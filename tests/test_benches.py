@@ -159,3 +159,20 @@ def test_bench_app_pairs_pages_with_the_plan_runs_around_each_round(tmp_path):
     (tmp_path / "y").write_bytes(b"22")
     warmed = paired.warm_page_cache(tmp_path)
     assert (warmed["files"], warmed["bytes"]) == (2, 3002)
+
+
+def test_bench_app_server_links_carry_the_what_if_predicate_only_there():
+    """``--where``: the What-if page's link carries the predicate (URL-encoded, as the app reads its
+    ``where``); every other page's link only its table."""
+    import urllib.parse
+
+    sys.path.insert(0, str(BENCH))
+    import bench_app
+
+    sql = "country = 'FR' AND amount > 10"
+    link = bench_app._page_url("http://h:1", "what_if", sql)
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(link).query)
+    assert query == {"table": [bench_app.PAGES["what_if"]], "where": [sql]}
+    assert urllib.parse.parse_qs(urllib.parse.urlsplit(bench_app._page_url("http://h:1", "bitmap", sql)).query) == \
+        {"table": [bench_app.PAGES["bitmap"]]}
+    assert "where" not in bench_app._page_url("http://h:1", "what_if", None)
