@@ -18,12 +18,12 @@ from indexcore.formats.container import IndexEntry
 from indexcore.formats.registry import FILE_INDEX_TYPES
 from indexcore.frames.progress import Progress, tick
 from indexcore.scan.file_index import FileIndexPredicate, container_index_types, pruning_index_types
-from indexcore.scan.stats import column_stats, field_map, stats_map, test_predicate_on_stats
+from indexcore.scan.stats import Pushdowns, column_stats, field_map, test_predicate_on_stats
+from indexcore.scan.stats_columns import StatsBytes, value_stats
 from indexcore.views.census import snapshot_census, texts_in
 from indexcore.views.census_rows import values_of
 from indexcore.views.common import UNPARTITIONED, file_cols, partition_types, plan_partition_labels
 from indexcore.warehouse.file_sample import decode_sample_rows
-from indexcore.warehouse.manifest import file_stats as record_stats
 from indexcore.warehouse.model import LiveFile
 from indexcore.warehouse.plan_columns import take_rows
 from indexcore.warehouse.table_heads import KeptContainer, reader_key
@@ -96,11 +96,19 @@ def _prune_rows(table, predicate: Predicate, index_types: list[str], snapshot_id
     labels = (plan_partition_labels(plan, picked, types, table.caches.labels).to_pylist() if types
               else [UNPARTITIONED] * n)
     fields = tuple(sorted(predicate.fields()))  # the stats test reads these alone
-    value_stats = picked.column("_VALUE_STATS").to_pylist() if fields else [None] * n
     heads = _census_heads(table, snapshot_id, [p for p, q, e in zip(c["path"], c["index_path"], embedded, strict=True)
                                                if q is not None or e], fields)
-    latest, stats_types, by_path = table.schema(), table._stats_types, table.live_files_by_path(snapshot_id)
+    latest, by_path = table.schema(), table.live_files_by_path(snapshot_id)
     schemas: dict[int, tuple] = {}  # schema id -> (its schema, field map to the latest, row type)
+    for path, sid in zip(c["path"], c["_SCHEMA_ID"], strict=True):
+        if sid not in schemas:  # as table.file_schema: the latest where the file's is missing (reported once)
+            schema = table.schema_or_latest(sid, path)
+            schemas[sid] = (schema, field_map(latest, schema), schema.row_type())
+    # each file's statistics of the predicate's fields as column_stats reads a live file's, decoded a
+    # column at a time off the plan's stats (scan.stats_columns), not a stats object per file
+    cells = value_stats(table, picked, {sid: kept[0] for sid, kept in schemas.items()}, Pushdowns(latest, []),
+                        latest, list(fields), c["_ROW_COUNT"],
+                        StatsBytes(plan.files.column("_VALUE_STATS"), rows)).cells(range(n)) if fields else None
     options: dict[tuple, Any] = {}
     shapes: dict[tuple, tuple[str, ...]] = {}
     out = []
@@ -109,20 +117,9 @@ def _prune_rows(table, predicate: Predicate, index_types: list[str], snapshot_id
         tick(progress, i, n, c["_FILE_NAME"][i])
         row = {"file_name": c["_FILE_NAME"][i], "partition": labels[i], "bucket": c["_BUCKET"][i],
                "row_count": row_count}
-        kept = schemas.get(sid)
-        if kept is None:  # as table.file_schema: the latest where the file's is missing (reported once)
-            schema = table.schema_or_latest(sid, path)
-            kept = schemas[sid] = (schema, field_map(latest, schema), schema.row_type())
+        kept = schemas[sid]
         schema = kept[0]
-        if fields:
-            cols, write_cols = c["_VALUE_STATS_COLS"][i], c["_WRITE_COLS"][i]
-            cols = tuple(cols) if cols is not None else None
-            write_cols = tuple(write_cols) if write_cols is not None else None
-            stats = stats_map(record_stats(value_stats[i], stats_types.value(sid, cols, write_cols)),
-                              cols if cols is not None else write_cols, latest, schema, kept[1], row_count,
-                              only=fields)  # as column_stats reads a live file's value stats
-        else:
-            stats = {}
+        stats = cells[i] if fields else {}
         row["stats"] = "may match" if test_predicate_on_stats(predicate, row_count, stats) else "SKIP"
         container = None
         if c["index_path"][i] is not None or embedded[i]:
