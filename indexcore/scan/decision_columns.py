@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from indexcore.formats.base import BitmapResult
 from indexcore.scan.records import (
+    SLICE,
     Decision,
     FileDecision,
     Stage,
@@ -31,9 +32,10 @@ from indexcore.scan.records import (
     frame_text,
     index_types_text,
     stat_texts,
+    text_array,
     text_chunks,
 )
-from indexcore.scan.stats_columns import SLICE, FileStats
+from indexcore.scan.stats_columns import FileStats
 
 # integer fields (never None in a decided record); a batch whose values are not all ints keeps objects
 _INTS = ("bucket", "level", "row_count", "dv_cardinality", "rows_after_dv", "bytes_read", "requests", "file_size",
@@ -137,7 +139,8 @@ def _result_texts(results: Sequence, n: int) -> np.ndarray:
 
 def _texts_chunk(values: list) -> pa.Array | list:
     """A slice of a column's values as Arrow strings where they are all texts (or None), else as they are."""
-    return pa.array(values, pa.string()) if all(v is None or type(v) is str for v in values) else values
+    texts = text_array(values)
+    return values if texts is None else texts
 
 
 def _texts_or_values(chunks: list) -> list | np.ndarray:
@@ -370,9 +373,14 @@ class DecisionColumns(Sequence):
         """The columns whose statistics the files carry, in first-seen order (as
         :func:`~indexcore.scan.records.stats_columns` over the objects)."""
         out: dict[str, None] = {}
-        for types in {id(t): t for t in self._stat_types if t is not None}.values():
-            out.update(dict.fromkeys(types))
+        for types in self._stat_kinds():
+            if types is not None:
+                out.update(dict.fromkeys(types))
         return list(out)
+
+    def _stat_kinds(self) -> list:
+        """The distinct ``StatsCells.types`` mappings the files share (by identity), None included."""
+        return list({id(t): t for t in self._stat_types}.values())
 
     def frame_columns(self) -> tuple[dict[str, Any], list[str]]:
         """:meth:`Explanation.to_frame <indexcore.scan.records.Explanation.to_frame>`'s columns read
@@ -442,7 +450,7 @@ class DecisionColumns(Sequence):
         count (None: unknown), made a slice of files at a time (:meth:`FileStats.json_column`):
         texts as Arrow chunks of a slice each (:func:`text_chunks`), else values in a list."""
         stat_types = self._stat_types
-        kinds = {id(t): t for t in stat_types}.values()
+        kinds = self._stat_kinds()
         known_of = {id(t): t is not None and col in t for t in kinds}
         known = np.fromiter((known_of[id(t)] for t in stat_types), bool, self._n)
         dtype = next((t[col] for t in kinds if t is not None and col in t), None)

@@ -30,8 +30,9 @@ from indexcore.expr import Leaf
 from indexcore.expr.functions import LeafFunction
 from indexcore.expr.rows import rows_matching
 from indexcore.scan.decision_columns import DecisionColumns, Sparse, put_records
+from indexcore.scan.records import SLICE
 from indexcore.scan.stats import Pushdowns, test_predicate_on_stats
-from indexcore.scan.stats_columns import SLICE, FileStats, StatsBytes, value_stats
+from indexcore.scan.stats_columns import FileStats, StatsBytes, value_stats
 from indexcore.views.common import partition_text_cached
 from indexcore.warehouse.model import TableSchema
 from indexcore.warehouse.plan_columns import PlanColumns

@@ -322,16 +322,27 @@ class Explanation:
 _TEXT: dict[Any, str | None] = {None: None, **{m: m.value for m in (*Decision, *Stage)}}
 
 
-TEXT_SLICE = 65_536  # texts a frame column makes at a time before they become Arrow strings
+#: files whose values a caller turns into Python objects at once (explain's stats test, a frame's
+#: texts before they become Arrow strings): bounded work per slice, whatever the table's size
+SLICE = 65_536
+
+
+def _all_texts(values: Iterable) -> bool:
+    return all(v is None or type(v) is str for v in values)
+
+
+def text_array(values: Sequence) -> pa.Array | None:
+    """``values`` as one Arrow string array where every one is a text or None; else None."""
+    return pa.array(values, pa.string()) if _all_texts(values) else None
 
 
 def text_chunks(values: Iterable[str | None]) -> list:
-    """Texts as Arrow string arrays of at most :data:`TEXT_SLICE` each (their Python objects let go
+    """Texts as Arrow string arrays of at most :data:`SLICE` each (their Python objects let go
     of a slice at a time by a caller that makes them lazily)."""
     chunks, part = [], []
     for v in values:
         part.append(v)
-        if len(part) == TEXT_SLICE:
+        if len(part) == SLICE:
             chunks.append(pa.array(part, pa.string()))
             part = []
     if part or not chunks:
@@ -345,8 +356,8 @@ def arrow_texts(values: Any, pd) -> Any:
     they are. ``values``: a sequence, or Arrow string chunks (:func:`text_chunks`)."""
     if isinstance(values, list) and values and isinstance(values[0], pa.Array):
         chunks = values
-    elif all(v is None or type(v) is str for v in values):
-        chunks = text_chunks(values)
+    elif _all_texts(values):
+        chunks = text_chunks(values)  # lazily made texts are let go a slice at a time
     else:
         return values
     return pd.arrays.ArrowExtensionArray(pa.chunked_array([c.cast(pa.string()) for c in chunks], pa.string()))

@@ -30,8 +30,6 @@ from indexcore.types.data_type import TIMESTAMP_ROOTS
 from indexcore.warehouse.manifest import file_stats
 from indexcore.warehouse.model import TableSchema
 
-#: files whose statistics a caller turns into Python values at once (explain's stats test, a frame)
-SLICE = 65_536
 _EMPTY_ROW_LEN = 12  # a stats row of arity 0 (4-byte arity, 8-byte null bits): the planner's empty stats
 # fixed-width fields read straight from the rows' bytes, as numpy types (little-endian)
 _FIXED = {"BOOLEAN": "u1", "TINYINT": "i1", "SMALLINT": "<i2", "INT": "<i4", "DATE": "<i4", "TIME": "<i4",
@@ -44,7 +42,7 @@ def _fixed(dtype: DataType) -> str | None:
     root = dtype.root
     if root in _FIXED:
         return _FIXED[root]
-    compact = (root in ("TIMESTAMP", "TIMESTAMP_LTZ") and is_compact_timestamp(dtype)) or \
+    compact = (root in TIMESTAMP_ROOTS and is_compact_timestamp(dtype)) or \
         (root == "DECIMAL" and is_compact_decimal(dtype))
     return "<i8" if compact else None  # epoch millis or the unscaled value in the slot
 
@@ -57,7 +55,7 @@ def internal_values(dtype: DataType, raw: np.ndarray) -> list:
     root = dtype.root
     if root == "BOOLEAN":
         return [v != 0 for v in values]
-    if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+    if root in TIMESTAMP_ROOTS:
         return Timestamp.of_millis(values)
     if root == "DECIMAL":
         return [decimal_from_unscaled(dtype, v) for v in values]
@@ -255,8 +253,8 @@ class FileStats:
             lows, highs, nulls, present = [None] * k, [None] * k, [None] * k, [False] * k
         else:
             lows, highs = ([None] * k, [None] * k) if c.low is None else \
-                (_masked(internal_values(c.dtype, c.low[rows]), c.has_low[rows]),
-                 _masked(internal_values(c.dtype, c.high[rows]), c.has_high[rows]))
+                (_converted(lambda raw: internal_values(c.dtype, raw), c.low[rows], c.has_low[rows]),
+                 _converted(lambda raw: internal_values(c.dtype, raw), c.high[rows], c.has_high[rows]))
             nulls, present = _masked(c.nulls[rows].tolist(), c.has_nulls[rows]), c.present[rows].tolist()
         for j, i in self._own_at(rows):
             cells = self._own[i].get(name)
@@ -274,8 +272,8 @@ class FileStats:
                 dtype.root not in TIMESTAMP_ROOTS:
             lows, highs, nulls, _present = self.column(name, rows)
             return to_json_values(dtype, lows), to_json_values(dtype, highs), nulls
-        lows = _masked(millis_json_values(dtype, c.low[rows]), c.has_low[rows])
-        highs = _masked(millis_json_values(dtype, c.high[rows]), c.has_high[rows])
+        lows = _converted(lambda raw: millis_json_values(dtype, raw), c.low[rows], c.has_low[rows])
+        highs = _converted(lambda raw: millis_json_values(dtype, raw), c.high[rows], c.has_high[rows])
         nulls = _masked(c.nulls[rows].tolist(), c.has_nulls[rows])
         for j, i in self._own_at(rows):
             low, high, nulls[j] = self._own[i].get(name) or (None, None, None)
@@ -331,6 +329,17 @@ class FileStats:
 
 def _masked(values: list, ok: np.ndarray) -> list:
     return [v if has else None for v, has in zip(values, ok.tolist(), strict=True)]
+
+
+def _converted(convert, raw: np.ndarray, ok: np.ndarray) -> list:
+    """``convert`` of the raw values where ``ok``, None elsewhere: a value a file lacks is not converted."""
+    if ok.all():
+        return list(convert(raw))
+    out: list = [None] * len(raw)
+    at = np.flatnonzero(ok)
+    for j, v in zip(at.tolist(), convert(raw[at]), strict=True):
+        out[j] = v
+    return out
 
 
 def value_stats(table, files: pa.Table, schemas: dict[Any, TableSchema], pushdowns, schema: TableSchema,
