@@ -18,13 +18,13 @@ from indexcore.analysis.whatif import (
 )
 from indexcore.config import parse_pairs
 from indexcore.expr import predicate_to_sql
-from indexcore.formats.base import BitmapResult
 from indexcore.formats.registry import FILE_INDEX_TYPES, check_writer_options, supported_index_types
 from indexcore.frames.progress import Progress
 from indexcore.scan.decision_columns import DecisionColumns
 from indexcore.scan.explainer import explain
 from indexcore.scan.file_index import pruning_index_types
 from indexcore.scan.funnel import FUNNEL_KEYS
+from indexcore.scan.index_results import BITMAP, NONE, result_kind
 from indexcore.scan.records import Stage
 from indexcore.views.common import UNPARTITIONED, partition_types
 
@@ -67,22 +67,22 @@ WHY_COLUMNS = ["outcome", "reason", "files", "rows"]
 
 
 def _read_reason(f, ex) -> str:
-    return _reason_read(ex, f.matching_rows, f.index_decision, f.raw_index_result, f.pruning_index_types,
-                        f.index_types)
+    result = f.index_decision if f.index_decision is not None else f.raw_index_result
+    return _reason_read(ex, f.matching_rows, result_kind(result), f.pruning_index_types, f.index_types)
 
 
-def _reason_read(ex, matching_rows, index_decision, raw_index_result, pruning, index_types) -> str:
-    """Why a file that was read was read, from its decision's fields."""
+def _reason_read(ex, matching_rows, kind: int, pruning, index_types) -> str:
+    """Why a file that was read was read, from its decision's fields; ``kind``: the kind of its
+    index decision, else of what its file index answered (:func:`~indexcore.scan.index_results.result_kind`)."""
     if matching_rows is not None:
         return VERIFIED if matching_rows else FALSE_POSITIVE
     if not ex.index_used:
         return MERGED
-    result = index_decision if index_decision is not None else raw_index_result
-    if isinstance(result, BitmapResult):
+    if kind == BITMAP:
         return FOUND
     # REMAIN from an index that could have answered (a bloom filter's "maybe"), or from none at all
     answering = pruning or pruning_index_types(ex.predicate, index_types or {})
-    return MAYBE if result is not None and answering else NO_INDEX
+    return MAYBE if kind != NONE and answering else NO_INDEX
 
 
 def _outcome_counts(ex) -> dict[tuple[str, str], list[int]]:
@@ -104,11 +104,12 @@ def _outcome_counts(ex) -> dict[tuple[str, str], list[int]]:
     rows = files.ints("row_count")
     is_read = np.equal(skipped, None)
     firsts: dict[tuple[str, str], int] = {}  # each key's first file
-    matching, decided, raw = files.objects("matching_rows"), files.objects("index_decision"), \
-        files.objects("raw_index_result")
+    matching = files.objects("matching_rows")
+    decided, raw = files.objects("index_decision").kinds, files.objects("raw_index_result").kinds
+    kinds = np.where(decided != NONE, decided, raw).tolist()
     pruning, index_types = files.objects("pruning_index_types"), files.index_types()
     for i in np.flatnonzero(is_read).tolist():
-        key = ("read", _reason_read(ex, matching[i], decided[i], raw[i], pruning[i], index_types[i]))
+        key = ("read", _reason_read(ex, matching[i], kinds[i], pruning[i], index_types[i]))
         acc = counts.setdefault(key, [0, 0])
         firsts.setdefault(key, i)
         acc[0] += 1

@@ -22,14 +22,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from indexcore.formats.base import BitmapResult
+from indexcore.scan.index_results import IndexResults
 from indexcore.scan.records import (
     SLICE,
     Decision,
     FileDecision,
     Stage,
     StatsCells,
-    frame_text,
     index_types_text,
     stat_texts,
     text_array,
@@ -47,6 +46,8 @@ _DECISIONS = (None, Decision.REMAIN, Decision.SKIP)
 _SKIPS = dict(zip(_CODED[:4], (Stage.PARTITION, Stage.BUCKET, Stage.LEVEL, Stage.STATS), strict=True))
 _OBJECTS = ("path", "partition", "partition_text", "raw_index_result", "index_decision", "index_location",
             "matching_rows", "problems", "notes", "global_index_rows", "pruning_index_types")
+# the file index results, kept as :class:`IndexResults` (a kind per file, the bitmaps' rows in one buffer)
+_RESULTS = ("raw_index_result", "index_decision")
 #: the record fields :meth:`DecisionColumns.extend_fields` takes (``stats`` apart)
 FIELDS = (*_INTS, *_CODED, *_OBJECTS, "index_types")
 #: the integer fields and the stage decisions kept as codes (arrays in :meth:`DecisionColumns.of_columns`)
@@ -101,6 +102,9 @@ def put_records(fields: dict[str, Any], stat_types: list, stat_values: FileStats
                 fields[name] = column = column.tolist()
                 for i, value in zip(at, values, strict=True):
                     column[i] = value
+        elif isinstance(column, IndexResults):
+            for i, value in zip(at, values, strict=True):
+                column[i] = value
         else:  # only what differs: the plan's shared path and partition stay, no copy per file
             for i, value in zip(at, values, strict=True):
                 held = column[i]
@@ -113,28 +117,6 @@ def put_records(fields: dict[str, Any], stat_types: list, stat_values: FileStats
         values = cells.values if cells is not None else _NO_VALUES
         if values is not held and (type(values) is not type(held) or values != held):
             stat_values.put(i, values)
-
-
-def _result_texts(results: Sequence, n: int) -> np.ndarray:
-    """Each file's index result as :func:`frame_text` shows it, one text per distinct bitmap size
-    (``"31 rows"``) and per distinct other result: not a new text per file."""
-    out = np.empty(n, object)
-    by_size: dict[int, str | None] = {}
-    by_id: dict[int, str | None] = {}
-    for i, r in enumerate(results):
-        if r is None:
-            continue
-        if type(r) is BitmapResult:
-            size = len(r.bitmap)
-            text = by_size.get(size)
-            if text is None:
-                text = by_size[size] = frame_text(r)
-        else:
-            text = by_id.get(id(r))
-            if text is None:
-                text = by_id[id(r)] = frame_text(r)
-        out[i] = text
-    return out
 
 
 def _texts_chunk(values: list) -> pa.Array | list:
@@ -250,8 +232,9 @@ class DecisionColumns(Sequence):
             values = fields[name]
             chunks.append(values if isinstance(values, np.ndarray) else
                           np.fromiter(map(_CODES.__getitem__, values), np.int8, n))
-        self._index_skip.append(np.fromiter((d is not None and not d.remain() for d in fields["index_decision"]),
-                                            bool, n))
+        for name in _RESULTS:
+            fields[name] = IndexResults.of(fields[name])
+        self._index_skip.append(fields["index_decision"].skips())
         for name, chunks in self._objects.items():
             chunks.append(fields[name])
         shared, seen = self._shared_types, {}
@@ -285,6 +268,8 @@ class DecisionColumns(Sequence):
         out._index_skip = [np.asarray(index_skip, bool)]
         out._objects = {name: [objects[name] if name in objects else Sparse(_DEFAULTS[name], n)]
                         for name in _OBJECTS}
+        for name in _RESULTS:
+            out._objects[name] = [IndexResults.of(objects[name]) if name in objects else IndexResults(n)]
         out._index_types = index_types
         out._stat_types = Sparse(None, n)
         return out
@@ -346,14 +331,19 @@ class DecisionColumns(Sequence):
 
     def objects(self, name: str) -> Sequence:
         """An object field of every file (``path``, ``raw_index_result``, ...), in file order; read
-        only: a list, an object array or a :class:`Sparse` (the batches' sequences joined once)."""
+        only: a list, an object array, a :class:`Sparse` or the index results' :class:`IndexResults`
+        (the batches' sequences joined once)."""
         chunks = self._objects[name]
         if len(chunks) > 1:
             if all(isinstance(c, Sparse) and c.is_default() and c.value is chunks[0].value for c in chunks):
                 self._objects[name] = [Sparse(chunks[0].value, self._n)]
+            elif name in _RESULTS:
+                self._objects[name] = [IndexResults.concat(chunks)]
             else:
                 self._objects[name] = [[v for c in chunks for v in c]]
-        return self._objects[name][0] if chunks else []
+        if not chunks:
+            return IndexResults(0) if name in _RESULTS else []
+        return self._objects[name][0]
 
     def index_types(self) -> list[dict]:
         """Each file's ``index_types`` (column -> index kinds), in file order; read only."""
@@ -411,8 +401,8 @@ class DecisionColumns(Sequence):
         cols.update({
             "global_index_decision": decision_texts("global_index_decision"),
             "global_index_rows": list(objects["global_index_rows"]),
-            "raw_index_result": _result_texts(objects["raw_index_result"], n),
-            "index_decision": _result_texts(objects["index_decision"], n),
+            "raw_index_result": objects["raw_index_result"].texts(),
+            "index_decision": objects["index_decision"].texts(),
             "index_types": texts(_once_each(index_types_text, self._index_types)),
             **{name: self.ints(name).copy() for name in ("dv_cardinality", "rows_after_dv", "bytes_read", "dv_bytes")},
             "matching_rows": list(objects["matching_rows"]),

@@ -30,6 +30,7 @@ from indexcore.expr import Leaf
 from indexcore.expr.functions import LeafFunction
 from indexcore.expr.rows import rows_matching
 from indexcore.scan.decision_columns import DecisionColumns, Sparse, put_records
+from indexcore.scan.index_results import IndexResults
 from indexcore.scan.records import SLICE
 from indexcore.scan.stats import Pushdowns, test_predicate_on_stats
 from indexcore.scan.stats_columns import FileStats, StatsBytes, value_stats
@@ -293,8 +294,8 @@ def _pruned_fields(ex, plan: PlanColumns, pids: np.ndarray, paths: np.ndarray, p
         "stats_decision": np.where(stats_ok, 1, 2).astype(np.int8),
         "global_index_decision": np.zeros(n, np.int8),
         "path": paths, "partition": as_json[pids], "partition_text": texts[pids], "notes": notes_of[combos],
-        **{name: Sparse(None, n) for name in ("raw_index_result", "index_decision", "index_location", "matching_rows",
-                                              "global_index_rows")},
+        "raw_index_result": IndexResults(n), "index_decision": IndexResults(n),
+        **{name: Sparse(None, n) for name in ("index_location", "matching_rows", "global_index_rows")},
         "problems": Sparse(_NO_NOTES, n), "pruning_index_types": Sparse(_NO_NOTES, n), "index_types": Sparse({}, n)}
     return fields, [stat_types] * n, shown
 

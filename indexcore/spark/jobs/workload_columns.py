@@ -24,20 +24,17 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyroaring import BitMap
 
 from indexcore.analysis.advise_existing import Taken
 from indexcore.errors import IndexCoreError
-from indexcore.formats.base import REMAIN, SKIP, BitmapResult
 from indexcore.scan.decision_columns import CODED_FIELDS, INT_FIELDS, DecisionColumns
 from indexcore.scan.funnel import funnel_of_columns
+from indexcore.scan.index_results import IndexResults
 from indexcore.scan.records import Explanation
 from indexcore.spark.jobs.explain_columns import ORDER_PARTITION
 from indexcore.spark.jobs.plain import plain_dumps, plain_loads
 from indexcore.warehouse.model import LiveFile, Problem
 
-# a file index result as a code, its bitmap's bytes beside it
-_NONE, _REMAIN, _SKIP, _BITMAP = 0, 1, 2, 3
 _RESULTS = ("index_decision", "raw_index_result")
 _NULLABLE = ("matching_rows", "global_index_rows")  # ints or None
 
@@ -51,29 +48,14 @@ def files_table(ordered: Sequence[LiveFile]) -> pa.Table:
                      "path": pa.array([lf.path for lf in ordered], pa.string())})
 
 
-def _results(values: Sequence) -> tuple[pa.Array, pa.Array]:
-    """File index results as codes and, for a bitmap, its portable roaring bytes."""
-    kinds = np.zeros(len(values), np.int8)
-    blobs: list[bytes | None] = [None] * len(values)
-    for i, r in enumerate(values):
-        if r is None:
-            continue
-        if isinstance(r, BitmapResult):
-            kinds[i], blobs[i] = _BITMAP, r.bitmap.serialize()
-        else:
-            kinds[i] = _REMAIN if r.remain() else _SKIP
-    return pa.array(kinds, pa.int8()), pa.array(blobs, pa.binary())
-
-
 def decisions_table(decided: DecisionColumns) -> pa.Table:
     """One condition's decisions of a task's files (in its :func:`files_table` order) as the columns
     advise reads: integer fields, stage codes, the index's answers and kinds, problems."""
     cols: dict[str, pa.Array] = {name: pa.array(decided.ints(name), pa.int64()) for name in INT_FIELDS}
     cols.update({name: pa.array(decided.codes(name), pa.int8()) for name in CODED_FIELDS})
-    decisions = decided.objects("index_decision")
-    cols["index_skip"] = pa.array([d is not None and not d.remain() for d in decisions], pa.bool_())
-    for name in _RESULTS:
-        cols[f"{name}_kind"], cols[name] = _results(decided.objects(name))
+    cols["index_skip"] = pa.array(IndexResults.of(decided.objects("index_decision")).skips(), pa.bool_())
+    for name in _RESULTS:  # a kind per file and each bitmap's rows (IndexResults.to_arrow)
+        cols[f"{name}_kind"], cols[name] = IndexResults.of(decided.objects(name)).to_arrow()
     for name in _NULLABLE:
         cols[name] = pa.array(decided.objects(name), pa.int64())
     memo: dict[int, str | None] = {}  # equal kinds are one shared dict: its JSON made once
@@ -99,26 +81,6 @@ class ExplainOrder:
         self.order = pc.sort_indices(whole, [(ORDER_PARTITION, "ascending"), ("bucket", "ascending"),
                                              ("level", "descending"), ("path", "ascending")])
         self.paths: list[str] = whole.column("path").take(self.order).to_pylist()
-
-
-class _Results(Sequence):
-    """File index results by position, each decoded when read (a bitmap from its bytes)."""
-
-    def __init__(self, kinds: np.ndarray, blobs: pa.Array):
-        self.kinds, self.blobs = kinds, blobs
-
-    def __len__(self) -> int:
-        return len(self.kinds)
-
-    def __getitem__(self, at):
-        if isinstance(at, slice):
-            return [self[i] for i in range(len(self))[at]]
-        kind = self.kinds[at]
-        if kind == _NONE:
-            return None
-        if kind == _BITMAP:
-            return BitmapResult(BitMap.deserialize(self.blobs[int(at)].as_py()))
-        return REMAIN if kind == _REMAIN else SKIP
 
 
 class _Decoded(Sequence):
@@ -166,7 +128,8 @@ def decisions_of(tables: Sequence[pa.Table], order: ExplainOrder) -> tuple[Decis
         whole = decisions_table(DecisionColumns())
     objects: dict[str, Sequence] = {"path": order.paths}
     for name in _RESULTS:
-        objects[name] = _Results(codes(f"{name}_kind"), whole.column(name).combine_chunks())
+        objects[name] = IndexResults.of_arrow(whole.column(f"{name}_kind").combine_chunks(),
+                                              whole.column(name).combine_chunks())
     for name in _NULLABLE:
         objects[name] = _Decoded(whole.column(name).combine_chunks())
     problems = whole.column("problems").combine_chunks()
