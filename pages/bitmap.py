@@ -36,7 +36,7 @@ with guard("Bitmap indexes"):
     sample = decode_sample(ctx, BITMAP_TYPES, "bitmap")
     frame = ctx.view("bitmap_indexes", sample=sample)
     mine = frame[frame["column"] == column]
-    census = ctx.view("file_indexes")
+    census = ctx.census()
     carrying = census_file_count(ctx, BITMAP_TYPES, column)  # on the kept census's path indices
     decoded = mine["file_name"].nunique()
     scope = "all files" if decoded >= carrying else f"{decoded:,} of {carrying:,} files, sampled"

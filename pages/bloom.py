@@ -6,6 +6,7 @@ import streamlit as st
 from indexcore.frames import figures
 from indexcore.frames.bloom import BLOOM_FILTER, BLOOM_SHARE, BLOOM_TYPES, bloom_sizing_frame
 from indexcore.frames.text import fmt_count, md
+from indexcore.views.census import census_mask
 from pages.common import (
     decode_sample,
     fmt_bytes,
@@ -38,16 +39,16 @@ with guard("Bloom filters"):
         st.stop()
     ok = blooms[blooms["error"].isna()]
     c = st.columns(4)
-    census = ctx.view("file_indexes")
-    # the sizes of the usable filters only: a filter of the whole frame copied every column (~1M rows at 1M files)
-    sizes = census.loc[census["index_type"].isin(BLOOM_TYPES) & census["error"].isna(), "index_size_in_bytes"]
+    census = ctx.census()
+    # the sizes of the usable filters only, one column of the census in Arrow
+    sizes = census["index_size_in_bytes"].filter(census_mask(census, BLOOM_TYPES, usable=True)).to_numpy()
     c[0].metric("Bloom filters", fmt_count(len(sizes)))
     c[1].metric("Median fill", f"{ok['fill_ratio'].median():.2%}" if not ok.empty else "–",
                 help=f"Over the {len(ok):,} filters decoded, of {len(sizes):,}" if len(ok) < len(sizes) else None)
     sampled = len(ok) < len(sizes)  # a decode sample: figures from the filters read say how many
     c[2].metric("Saturated" + (f" (of {len(ok):,} sampled)" if sampled else ""), fmt_count(int(ok["saturated"].eq(True).sum())),
                 help=f"Counted over the {len(ok):,} filters decoded, of {len(sizes):,}" if sampled else None)
-    c[3].metric("Bytes", fmt_bytes(sizes.sum()))
+    c[3].metric("Bytes", fmt_bytes(int(sizes.sum())))
     st.subheader("Sizing per column")
     st.caption(f"Over every filter of the snapshot: the `items` that keeps {BLOOM_SHARE:.0%} of the files under "
                "the configured fpp, and whether file-size skew rather than `items` is the cause.")

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 import streamlit as st
 
 import indexcore
@@ -31,8 +32,8 @@ from indexcore.frames.text import md
 from indexcore.frames.views import shared_frame, view_frame
 from indexcore.io.options import app_storage_options
 from indexcore.spark.jobs.metadata import metadata_master, seed_census
-from indexcore.views.census import census_files
-from indexcore.views.common import kept_view_if_built
+from indexcore.views import view
+from indexcore.views.census import census_column_names, census_files
 from pages.rows import show_frame
 from pages.selection import (
     BRANCH_KEY,
@@ -199,6 +200,15 @@ class Context:
         data is read-only (copy it before changing values)."""
         args = self._view_args(name, snapshot, kwargs)
         return self._once(("view", *args), lambda: cached_view(*args).copy(deep=False))
+
+    def census(self) -> pa.Table:
+        """The picked snapshot's census of index heads (``$file_indexes``) in Arrow: the one the table
+        keeps for every session (Spark's, when :func:`census_on_spark` seeded it), no pandas frame of
+        its rows (at 1,000,000 files 3.87 million rows: about 440 MB a frame)."""
+        def read() -> pa.Table:
+            with st.spinner("Reading the index heads…"):
+                return view(self.table, "file_indexes", self.snapshot_id)
+        return self._once(("census", self.url, self.table_name, self.snapshot_id), read)
 
     def has_view(self, name: str, snapshot: bool = True, **kwargs) -> bool:
         """This run already holds the view (:meth:`view` returns it without any work)."""
@@ -420,22 +430,18 @@ def fmt_bytes(n: float | int | None) -> str:
 
 
 def index_columns(ctx: Context, index_types: tuple[str, ...]) -> list[str]:
-    """Columns that have a file index of one of ``index_types`` in the picked snapshot."""
-    frame = ctx.view("file_indexes")
-    if frame.empty:
-        return []
-    # only the column names of the hits, as pointers: a filter of the whole frame copied every column
-    # of millions of rows at 1,000,000 files (about 170 MB on the Range page), pandas' unique a hash table
-    hit = frame["column_name"].to_numpy()[frame["index_type"].isin(index_types).to_numpy()]
-    return sorted({name for name in hit if isinstance(name, str)})
+    """Columns that have a file index of one of ``index_types`` in the picked snapshot (on the
+    census's dictionaries: no copy of its rows)."""
+    return census_column_names(ctx.census(), index_types)
 
 
 def unusable_files(ctx: Context, index_types: tuple[str, ...]) -> pd.DataFrame:
     """Files of the picked snapshot whose file index of one of ``index_types`` (or whole index file)
     could not be used, and why, plus the unreadable manifests that hide files from every page
     (:func:`indexcore.frames.unusable.unusable_file_indexes`)."""
-    # the census when this run has it; else only its unusable rows (the same heads, a fraction of the rows)
-    census = ctx.view("file_indexes") if ctx.has_view("file_indexes") else ctx.view("file_indexes", errors_only=True)
+    # only the census's unusable rows (taken from the kept census when the table has it; else a walk of
+    # the same heads keeping a fraction of the rows): every unusable file is among them
+    census = ctx.view("file_indexes", errors_only=True)
     return unusable.unusable_file_indexes(census, index_types, ctx.frame(table_frames.unreadable_frame))
 
 
@@ -495,22 +501,9 @@ def decode_sample(ctx: Context, kinds: tuple[str, ...], key: str) -> int:
 
 def census_file_count(ctx: Context, kinds: tuple[str, ...] | None = None, column: str | None = None) -> int:
     """How many files of the picked snapshot carry a file index (of ``kinds``, on ``column``): counted
-    on the kept census's path indices (:func:`~indexcore.views.census.census_files`), not by
-    hashing the census frame's millions of paths; from the frame when the table keeps no census."""
-    table = ctx.table
-    snap = table.snapshot(ctx.snapshot_id) if table is not None else None
-    census = kept_view_if_built(table, "file_indexes", snap.id) if snap is not None else None
-    if census is not None:
-        return census_files(census, kinds, column)
-    frame = ctx.view("file_indexes")
-    if frame.empty:
-        return 0
-    hit = pd.Series(True, index=frame.index)
-    if kinds is not None:
-        hit &= frame["index_type"].isin(kinds)
-    if column is not None:
-        hit &= frame["column_name"] == column
-    return frame.loc[hit, "file_path"].nunique()
+    on the census's path indices (:func:`~indexcore.views.census.census_files`), not by hashing
+    millions of paths."""
+    return census_files(ctx.census(), kinds, column)
 
 
 def show_unusable(bad: pd.DataFrame, key: str) -> None:

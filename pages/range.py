@@ -3,6 +3,7 @@
 import datetime as dt
 
 import pandas as pd
+import pyarrow.compute as pc
 import streamlit as st
 
 from indexcore.expr import quote_name
@@ -10,6 +11,7 @@ from indexcore.frames import pruning, range_figures
 from indexcore.frames import range as range_frames
 from indexcore.frames.range import RANGE_TYPES
 from indexcore.frames.text import fmt_count
+from indexcore.views.census import census_mask
 from pages.common import (
     decode_sample,
     guard,
@@ -47,8 +49,8 @@ with guard("Range indexes"):
     mine["min"], mine["max"] = mine["min"].map(lambda v: range_frames.cell_value(dtype, v)), \
         mine["max"].map(lambda v: range_frames.cell_value(dtype, v))
     c = st.columns(4)
-    census = ctx.view("file_indexes")
-    c[0].metric("Indexes", fmt_count(int((census["index_type"].isin(RANGE_TYPES) & (census["column_name"] == column)).sum())))
+    census = ctx.census()
+    c[0].metric("Indexes", fmt_count(int(pc.sum(census_mask(census, RANGE_TYPES, column)).as_py() or 0)))
     c[1].metric("Types", ", ".join(sorted(mine["index_type"].unique())))
     c[2].metric("Largest dictionary", fmt_count(int(mine["dictionary_size"].max()) if mine["dictionary_size"].notna().any()
                 else "–"))

@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 import streamlit as st
 
 from indexcore.frames.text import md
+from indexcore.views.common import to_frame
 
 AS_LISTED = "(as listed)"
 PAGE_SIZE = 200
@@ -26,12 +27,22 @@ def cell_text(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
 
 
 def containing(table: pa.Table, text: str, columns: list[str]) -> pa.Table:
-    """The rows of ``table`` where any of ``columns`` has ``text`` in its cell's text, case-insensitive."""
+    """The rows of ``table`` where any of ``columns`` has ``text`` in its cell's text, case-insensitive
+    (a dictionary column's texts searched once each, not decoded per row)."""
     hit = None
     for name in columns:
-        found = pc.fill_null(pc.match_substring(cell_text(table[name]), text, ignore_case=True), False)
+        column = table[name]
+        if pa.types.is_dictionary(column.type):
+            found = pa.chunked_array([_found(c.dictionary, text).take(c.indices) for c in column.chunks], pa.bool_())
+        else:
+            found = _found(column, text)
+        found = pc.fill_null(found, False)
         hit = found if hit is None else pc.or_(hit, found)
     return table if hit is None else table.filter(hit)
+
+
+def _found(column, text: str):
+    return pc.match_substring(cell_text(column), text, ignore_case=True)
 
 
 def sorted_by(table: pa.Table, column: str, descending: bool) -> pa.Table:
@@ -63,6 +74,15 @@ def sort_and_filter_table(table: pa.Table, key: str, hidden: tuple[str, ...] = (
     if by != AS_LISTED:
         table = sorted_by(table, by, descending)
     return table
+
+
+def show_table(table: pa.Table, key: str, hidden: tuple[str, ...] = (), page_size: int | None = None) -> None:
+    """An Arrow view's rows on screen: sorted and filtered over every row (:func:`sort_and_filter_table`),
+    paged, and only the page shown becomes pandas; ``hidden`` columns are not shown."""
+    ordered = sort_and_filter_table(table, key, hidden, page_size)
+    page = page_rows(ordered.num_rows, key, page_size)
+    shown = ordered.slice(page.start, page.stop - page.start).drop_columns(list(hidden))
+    st.dataframe(to_frame(shown), hide_index=True, width="stretch")
 
 
 def page_rows(rows: int, key: str, page_size: int | None = None) -> slice:

@@ -14,6 +14,7 @@ from indexcore.frames import figures, health
 from indexcore.frames import table as table_frames
 from indexcore.frames.text import code, fmt_count, md
 from indexcore.views import view
+from indexcore.views.census import texts_in
 from indexcore.views.common import to_frame
 from pages.common import (
     fmt_bytes,
@@ -27,7 +28,7 @@ from pages.common import (
     travel_by_time,
     unusable_files,
 )
-from pages.rows import page_rows, show_frame, sort_and_filter_table
+from pages.rows import page_rows, show_frame, show_table, sort_and_filter_table
 from pages.spark_route import health_on_spark
 
 ctx = open_page("table")
@@ -152,16 +153,17 @@ with tab_files, guard("Files"):
         else:
             detailed = to_frame(ordered.slice(0, 0))
         st.dataframe(detailed.drop(columns=["file_path"]), hide_index=True, width="stretch")
-        indexes = ctx.view("file_indexes")  # as a frame: only with this tab open
+        # the census in Arrow, as the Overview read it: only the page on screen becomes pandas
         mine = indexes if shown.num_rows == files.num_rows else \
-            indexes[indexes["file_path"].isin(shown["file_path"].to_pylist())]
-        for _, row in mine[mine["error"].notna()].iterrows():
-            st.warning(md(f"File index of {row['file_name']} is unreadable: {row['error']}"))
+            indexes.filter(texts_in(indexes["file_path"], shown["file_path"].combine_chunks().cast(pa.string())))
+        broken = mine.filter(pc.is_valid(mine["error"])).select(["file_name", "error"])
+        for name, error in zip(broken["file_name"].to_pylist(), broken["error"].to_pylist(), strict=True):
+            st.warning(md(f"File index of {name} is unreadable: {error}"))
         st.markdown("**File indexes** (`$file_indexes`: one row per file, column and index type)")
-        if mine.empty:
+        if mine.num_rows == 0:
             st.info("No file index in the files shown.")
         else:
-            show_frame(mine.drop(columns=["file_path"]), "file_indexes")
+            show_table(mine, "file_indexes", hidden=("file_path",))
         kinds = ctx.view("table_indexes")["index_type"].value_counts()
         if not kinds.empty:
             st.markdown("**Table-level index files** (`$table_indexes`): "

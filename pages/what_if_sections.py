@@ -2,6 +2,7 @@
 per process, where Streamlit re-reads a page script (its AST magic) on every run."""
 
 import numpy as np
+import pyarrow.compute as pc
 import streamlit as st
 
 from indexcore.cache import LRU, frames_weight
@@ -207,7 +208,7 @@ def show(ctx: Context) -> None:
             c = st.columns(3)
             c[0].metric("Hypothetical index size", fmt_bytes(comparison["index_bytes"]))
             c[1].metric("Files indexed", fmt_count(comparison["files_indexed"]))
-            c[2].metric("Existing file-index bytes", fmt_bytes(ctx.view("file_indexes")["index_size_in_bytes"].sum()))
+            c[2].metric("Existing file-index bytes", fmt_bytes(pc.sum(ctx.census()["index_size_in_bytes"]).as_py() or 0))
             totals = comparison["totals"].set_index("what", drop=False)
             before, after = totals.loc["existing"], totals.loc["combined"]
             c = st.columns(4)

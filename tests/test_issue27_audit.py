@@ -54,7 +54,8 @@ def _covers(pop, sample, held_out_pick: bool) -> bool:
         literal, files = "'" + bitmap.top_values(values, 1)["value"].iloc[0] + "'", sample
     value = literal.strip("'")
     truth = ROWS * sum(value in vs for vs in pop.values())
-    est = bitmap.matching_rows_estimate(_lookup(pop, files, value), census, "country", sampled=True)
+    est = bitmap.matching_rows_estimate(_lookup(pop, files, value), pa.Table.from_pandas(census), "country",
+                                        sampled=True)
     assert est.sample == len(files) and est.population == FILES
     return est.low <= truth <= est.high
 

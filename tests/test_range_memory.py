@@ -8,7 +8,6 @@ from __future__ import annotations
 import tracemalloc
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -144,36 +143,43 @@ def test_the_pruning_table_of_a_sample_is_the_one_over_every_file_restricted(eve
     assert part[key].is_unique
 
 
-def test_the_index_columns_of_a_page_copy_no_row_of_the_census_frame(built):
+def _both_peaks(fn):
+    """``fn()`` and its peak of Python (tracemalloc: numpy included) plus Arrow (:func:`_peak_of`) memory."""
+    tracemalloc.start()
+    try:
+        got, arrow = _peak_of(fn)
+        _, python = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return got, python + arrow
+
+
+def test_the_index_columns_of_a_page_copy_no_row_of_the_census(built):
     """The column picker's names (``pages.common.index_columns``) are the census's, as a filter of
-    the whole frame gives them; only pointers to the names of the hits are taken, not a copy of each
+    the whole census frame gives them; read on the Arrow census's dictionaries, not a copy of each
     hit row nor a hash table of them (at 1,000,000 files about 170 MB on the Range page)."""
+    from indexcore.frames.views import view_frame
     from pages.common import Context, index_columns  # the app's pages: Streamlit, imported by this test only
     from pages.selection import Selection
 
     ctx = Context(Selection(warehouse=built, table="large.events"), (), indexcore.open_warehouse(built))
-    frame = ctx.view("file_indexes")
+    frame = view_frame(ctx.table, "file_indexes")
     kinds = ("range-bitmap", "bsi")
     want = sorted(frame[frame["index_type"].isin(kinds)]["column_name"].dropna().unique().tolist())
-    index_columns(ctx, kinds)  # once before: what a first call makes once (pandas' hash tables, caches)
-    tracemalloc.start()
-    try:
-        got = index_columns(ctx, kinds)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    index_columns(ctx, kinds)  # once before: the census the table keeps, first-call state
+    ctx.end_run()  # a new run: the names are worked out again on the kept census
+    got, peak = _both_peaks(lambda: index_columns(ctx, kinds))
     assert got == want == ["amount", "event_time"]
     hits = int(frame["index_type"].isin(kinds).sum())
-    assert hits > len(frame) // 3 and peak < hits * 24  # a filter of the frame: 8 bytes a column a hit row
+    assert hits > len(frame) // 3 and peak < hits * 24  # a filter of the census: 8 bytes a column a hit row
 
 
 def test_the_bitmap_estimate_reads_two_columns_of_the_carrying_rows(events):
     """The Bitmap page's matching-rows estimate counts the rows of every file carrying the column's
     bitmap (truth: the census's files in Arrow, their row counts from the plan) without copying
-    every column of the carrying rows of the census frame."""
+    every column of the carrying rows of the census."""
     from indexcore.formats.registry import page_kinds
     from indexcore.frames import bitmap
-    from indexcore.frames.views import view_frame
 
     census = view(events, "file_indexes")
     column = "country"
@@ -182,22 +188,17 @@ def test_the_bitmap_estimate_reads_two_columns_of_the_carrying_rows(events):
     paths = pc.unique(census.filter(mask)["file_path"].cast(pa.string()))
     plan = events.plan_columns()
     rows = pc.sum(plan.files.filter(pc.is_in(plan.files["path"], value_set=paths))["_ROW_COUNT"]).as_py()
-    frame = pd.concat([view_frame(events, "file_indexes")] * 8, ignore_index=True)  # every row 8 times: the
-    # same files and counts, and rows enough that copying them outweighs what pandas makes per call
+    many = pa.concat_tables([census] * 8).combine_chunks()  # every row 8 times: the same files and counts,
+    # and rows enough that copying them outweighs what a call makes besides
     lookup = bitmap.bitmap_lookup(events, column, "'US'", sample=30)
     assert 0 < len(lookup) < len(paths)
-    bitmap.matching_rows_estimate(lookup, frame, column, sampled=True)  # once before: pandas' first-call state
-    tracemalloc.start()
-    try:
-        got = bitmap.matching_rows_estimate(lookup, frame, column, sampled=True)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    bitmap.matching_rows_estimate(lookup, many, column, sampled=True)  # once before: first-call state
+    got, peak = _both_peaks(lambda: bitmap.matching_rows_estimate(lookup, many, column, sampled=True))
     assert got.population == len(paths) and got.sample == len(lookup)
     found = lookup["matching_rows"].astype(float).sum()
     assert got.value == pytest.approx(found / lookup["row_count"].astype(float).sum() * rows)
     hits = 8 * int(pc.sum(mask).as_py())
-    assert peak < hits * 8 * len(frame.columns) // 2  # a copy of the carrying rows: 8 bytes a column each
+    assert peak < hits * 8 * many.num_columns // 2  # a copy of the carrying rows: 8 bytes a column each
 
 
 def test_embedded_indexes_of_a_sample_are_taken_without_joining_the_plan(events):

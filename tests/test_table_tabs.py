@@ -81,6 +81,43 @@ def test_containing_searches_each_cell_as_text_case_insensitively():
     assert names("none") == []  # a null cell holds no text
 
 
+def test_containing_reads_a_dictionary_column_as_its_text():
+    """A census column kept as a dictionary is searched on its texts, with the rows its plain text gives."""
+    import pyarrow as pa
+
+    from pages.rows import containing
+
+    plain = pa.table({"path": ["a/Bucket-0/x", None, "b/bucket-1/y", "a/bucket-0/z"], "n": [1, 2, 3, 4]})
+    coded = plain.set_column(0, "path", pa.chunked_array([plain["path"].chunk(0).slice(0, 2).dictionary_encode(),
+                                                          plain["path"].chunk(0).slice(2).dictionary_encode()]))
+    for text in ("bucket-0", "Y", "/", "nothing"):
+        assert containing(coded, text, ["path"])["n"].to_pylist() == containing(plain, text, ["path"])["n"].to_pylist()
+    assert containing(coded, "BUCKET-0", ["path"])["n"].to_pylist() == [1, 4]
+
+
+def test_files_tab_lists_the_census_sorted_over_every_row(open_page, monkeypatch):
+    """The Files tab's ``$file_indexes`` listing, pages of 4: sorted by index size over every row
+    of the census (truth: the census frame sorted by pandas), file_path not shown."""
+    import pages.rows
+    from indexcore.frames.views import view_frame
+
+    monkeypatch.setattr(pages.rows, "PAGE_SIZE", 4)
+    at = open_page("table", "demo.events", tab="Files")
+    at.selectbox(key="file_indexes_sort").select("index_size_in_bytes").run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = next(d.value for d in at.dataframe if "index_type" in d.value.columns)
+    assert "file_path" not in shown.columns
+    from pathlib import Path
+
+    from indexcore import open_warehouse
+
+    sample = Path(__file__).resolve().parent.parent / "sample_warehouse"
+    census = view_frame(open_warehouse(str(sample)).table("demo.events"), "file_indexes")
+    assert len(census) > 4
+    want = census["index_size_in_bytes"].sort_values(ascending=False, kind="stable").head(4).tolist()
+    assert shown["index_size_in_bytes"].tolist() == want
+
+
 def test_files_tab_filters_and_sorts_every_file_before_paging(open_page, monkeypatch):
     """The Files tab on demo.events with pages of 4: the largest file first after a sort over every
     file, a text filter over every file, each page's rows with their statistics."""

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from indexcore.analysis.advise_sample import Estimate, ratio_total
 from indexcore.errors import IndexCoreError
@@ -19,7 +20,7 @@ from indexcore.formats.bitmap.writer import BitmapWriter
 from indexcore.formats.registry import page_kinds
 from indexcore.io import BytesSource
 from indexcore.views.blob_bytes import blob_of_row, census_blob_bytes, file_columns
-from indexcore.views.census import census_rows_of, snapshot_census
+from indexcore.views.census import census_carrying, census_rows_of, snapshot_census
 from indexcore.views.census_blobs import iter_file_indexes
 from indexcore.views.census_rows import values_of
 from indexcore.views.common import file_cols, partition_types
@@ -142,16 +143,13 @@ def _literal(table, literals: dict[int, Any], schema_id: int, column: str, value
     return literals[schema_id]
 
 
-def matching_rows_estimate(lookup: pd.DataFrame, census: pd.DataFrame, column: str, sampled: bool) -> Estimate:
+def matching_rows_estimate(lookup: pd.DataFrame, census: pa.Table, column: str, sampled: bool) -> Estimate:
     """Matching rows of a point lookup (:func:`bitmap_lookup`) over every file carrying
-    ``column``'s bitmap (``census``: ``$file_indexes``): the sum when every such file was decoded,
-    else the ratio estimate from the sampled files (matching rows per row, times the rows of all
-    carrying files) with its 95% interval and sample size."""
-    # each carrying file once, from two columns as arrays: a filtered copy of the frame (every column
-    # of ~1M rows at 1,000,000 files) and its drop_duplicates took three times the memory
-    hit = (census["index_type"].isin(BITMAP_TYPES) & (census["column_name"] == column)).to_numpy()
-    first = ~pd.Series(census["file_path"].to_numpy()[hit]).duplicated().to_numpy()
-    carrying, carrying_rows = int(first.sum()), float(census["record_count"].to_numpy()[hit][first].sum())
+    ``column``'s bitmap (``census``: the ``$file_indexes`` view in Arrow): the sum when every such
+    file was decoded, else the ratio estimate from the sampled files (matching rows per row, times
+    the rows of all carrying files) with its 95% interval and sample size."""
+    carrying, rows = census_carrying(census, BITMAP_TYPES, column)  # each carrying file once
+    carrying_rows = float(rows)
     found = lookup["matching_rows"].astype(float).tolist()
     if not sampled:
         return ratio_total(found, found, sum(found), len(found))

@@ -458,17 +458,49 @@ def census_rows_of(census: pa.Table, index_types: Iterable[str] | None = None,
     return census.filter(pc.or_(pc.is_null(census["column_name"]), pc.fill_null(keep, False)))
 
 
+def census_mask(census: pa.Table, index_types: Iterable[str] | None = None, column: str | None = None,
+                usable: bool = False) -> pa.ChunkedArray | None:
+    """Per row of ``census``: whether it is of these kinds, on this column and (``usable``) without
+    an error; None when nothing is asked (every row). Looked up on the census's dictionaries
+    (:func:`texts_in`), no text decoded per row."""
+    keep = []
+    if index_types is not None:
+        keep.append(texts_in(census["index_type"], pa.array(list(index_types), pa.string())))
+    if column is not None:
+        keep.append(texts_in(census["column_name"], pa.array([column], pa.string())))
+    if usable:
+        keep.append(pc.is_null(census["error"]))
+    out = keep[0] if keep else None
+    for more in keep[1:]:
+        out = pc.and_(out, more)
+    return out
+
+
+def census_column_names(census: pa.Table, index_types: Iterable[str]) -> list[str]:
+    """The columns with a file index of one of ``index_types`` in ``census``, sorted."""
+    names = census["column_name"].filter(census_mask(census, index_types))
+    return sorted(name for name in pc.unique(names).to_pylist() if isinstance(name, str))
+
+
+def census_carrying(census: pa.Table, index_types: Iterable[str], column: str) -> tuple[int, int]:
+    """How many distinct data files carry a file index of ``index_types`` on ``column``, and how
+    many rows they hold (each file's ``record_count`` once): on the path's dictionary indices, no
+    copy of the carrying rows and no hash of their paths."""
+    keep = census_mask(census, index_types, column)
+    paths = census["file_path"].filter(keep).combine_chunks()
+    if not pa.types.is_dictionary(paths.type):
+        paths = pc.dictionary_encode(paths)
+    _, first = np.unique(paths.indices.to_numpy(zero_copy_only=False), return_index=True)
+    counts = census["record_count"].filter(keep).to_numpy()
+    return len(first), int(counts[first].sum())
+
+
 def census_files(census: pa.Table, index_types: Iterable[str] | None = None, column: str | None = None) -> int:
     """How many distinct data files the rows of ``census`` of these kinds and this column name (all
     rows by default): counted on a :data:`SHARED_TEXT` ``file_path``'s indices, a flag per dictionary
     entry (at 1,000,000 files about 20 MB at once; pandas' ``nunique`` of the 3.87 million paths of
     the census frame hashed them, 70-116 MiB each time a page counted)."""
-    keep = None
-    if index_types is not None:
-        keep = texts_in(census["index_type"], pa.array(list(index_types), pa.string()))
-    if column is not None:
-        named = texts_in(census["column_name"], pa.array([column], pa.string()))
-        keep = named if keep is None else pc.and_(keep, named)
+    keep = census_mask(census, index_types, column)
     paths = census["file_path"]
     if not (paths.num_chunks == 1 and pa.types.is_dictionary(paths.type)):  # plain text, or chunks of their own
         paths = paths if keep is None else paths.filter(keep)
