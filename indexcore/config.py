@@ -149,6 +149,9 @@ class Settings:
     live_rows_merge_files: int = _setting("INDEXCORE_LIVE_ROWS_MERGE_FILES", 200)
     #: live files whose statistics of one column the Table page decodes to sort and filter them (past it: the first ones, said so)
     column_stats_files: int = _setting("INDEXCORE_COLUMN_STATS_FILES", 200_000)
+    #: files ``advise --details`` lists per query (its explain's files, an index's skipped files); past
+    #: it the first ones, with how many there are
+    details_files: int = _setting("INDEXCORE_DETAILS_FILES", 10_000)
     #: vectors a vector index file may hold for ``$vector_indexes`` to probe its list sizes (one search per list)
     vector_probe_vectors: int = _setting("INDEXCORE_VECTOR_PROBE_VECTORS", 200_000)
     # the app (pages/)

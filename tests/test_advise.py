@@ -350,3 +350,30 @@ def test_each_existing_index_skips_alone_what_construction_says(tmp_path):
     assert {number[p] for p in one["skipped_files"]} == set(range(FILES)) - {3}
     device = figures("device", "bitmap", "both")
     assert device["files_skipped"] == 0 and device["rows_skipped"] == FILES * kept_rows
+
+
+def test_details_list_at_most_the_configured_files(warehouse, advice, monkeypatch):
+    """``--details`` at INDEXCORE_DETAILS_FILES=2: each query's explain lists its first 2 files (in
+    explain's order, truth: the uncapped run) and says how many there are; the per-file lists of
+    existing indexes and candidates hold at most 2, each from the full lists."""
+    monkeypatch.setenv("INDEXCORE_DETAILS_FILES", "2")
+    capped = advise(Warehouse(warehouse).table("db.t"), WORKLOAD, sample=0, details=True).to_json(details=True)
+    whole = advice.to_json(details=True)
+    listed = 0
+    for q, full in zip(capped["queries"], whole["queries"], strict=True):
+        if "explain" not in full:
+            continue
+        files = full["explain"]["files"]
+        assert len(files) == FILES > 2
+        assert q["explain"]["files"] == files[:2] and q["explain"]["files_total"] == len(files)
+        listed += 1
+    assert listed
+    lists = 0
+    for kind in ("existing", "candidates"):
+        for g, full in zip(capped[kind], whole[kind], strict=True):
+            for q, fq in zip(g.get("queries", []), full.get("queries", []), strict=True):
+                for key in ("skipped_files", "index_skipped_files"):
+                    if key in fq:
+                        assert q[key] == fq[key][:2]
+                        lists += len(fq[key]) > 2
+    assert lists  # some list was longer than the cap

@@ -53,6 +53,7 @@ from indexcore.analysis.advise_patterns import pattern_notes
 from indexcore.analysis.advise_sample import DEFAULT_SAMPLE, EXACT_FILES, draw
 from indexcore.analysis.advise_statements import statements_for
 from indexcore.analysis.workload import Query, parse_workload, scans
+from indexcore.config import settings
 from indexcore.errors import IndexCoreError, PredicateError
 from indexcore.formats.base import BitmapResult
 from indexcore.scan.decision_columns import DecisionColumns
@@ -110,7 +111,7 @@ def _summarise(run: QueryRun, ex, plan: PlannedFiles, sample: int | None, seed: 
     run.sample = found  # read only: queries over the same files share it
     run.raw_results = {pos: r for pos, _ in run.sample if isinstance(r := raw[pos], BitmapResult)}
     if details:
-        run.explain_json = ex.to_json()
+        run.explain_json = ex.to_json(max_files=settings().details_files)
     return reached
 
 

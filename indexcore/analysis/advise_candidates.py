@@ -40,6 +40,7 @@ from indexcore.analysis.advise_model import (
 from indexcore.analysis.advise_profile import candidate_kinds, column_profile, read_sampled
 from indexcore.analysis.advise_sample import draw, estimate
 from indexcore.analysis.whatif import existing_readers
+from indexcore.config import settings
 from indexcore.errors import IndexCoreError
 from indexcore.expr import OR, Compound
 from indexcore.formats.base import REMAIN, BitmapResult
@@ -168,7 +169,7 @@ def _claims(run: QueryRun, files: Sequence[LiveFile], decided: dict[int, tuple[A
            "files_skipped": alone.files.to_json(), "extra_files_skipped": extra.files.to_json(),
            "extra_rows_skipped": extra.rows.to_json(), "extra_bytes_skipped": extra.bytes.to_json()}
     if n == n_pop:  # measured on every file: what explain would report once built
-        row["index_skipped_files"] = sorted(skipped_paths)
+        row["index_skipped_files"] = sorted(skipped_paths)[:settings().details_files]
         row["rows_read"] = int(read_rows - sum(e_r)) if n else 0
     return alone, extra, row
 

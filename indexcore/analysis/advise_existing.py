@@ -28,6 +28,7 @@ from indexcore.analysis.advise_model import (
     QueryRun,
 )
 from indexcore.analysis.bloom_sizing import OK, OVERSIZED, SKEW, column_sizing, rows_tally, sizing_of
+from indexcore.config import settings
 from indexcore.errors import IndexCoreError
 from indexcore.expr import and_all, conjuncts
 from indexcore.formats.base import BitmapResult, FileIndexResult
@@ -340,7 +341,7 @@ def measure_existing(table, schema, run: QueryRun, ex, existing: list[ExistingIn
         entry = {"query": run.name, "weight": weight, "files_skipped": files, "rows_skipped": rows,
                  "bytes_skipped": nbytes}
         if details:
-            entry["skipped_files"] = [facts[0][at] for at in gone.tolist()]
+            entry["skipped_files"] = [facts[0][at] for at in gone[:settings().details_files].tolist()]
         g.queries.append(entry)
 
 

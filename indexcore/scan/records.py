@@ -286,18 +286,24 @@ class Explanation:
     bytes_read: int = 0
     requests: int = 0
 
-    def to_json(self) -> dict[str, Any]:
-        return {
+    def to_json(self, max_files: int | None = None) -> dict[str, Any]:
+        """The explanation as JSON; ``max_files``: list only the first that many files (in file
+        order), with ``files_total`` saying how many there are."""
+        files = self.files if max_files is None or len(self.files) <= max_files else self.files[:max_files]
+        out = {
             "table": self.table,
             "snapshot": self.snapshot_id,
             "where": self.sql,
-            "files": [f.to_json(self.verified) for f in self.files],
+            "files": [f.to_json(self.verified) for f in files],
             "funnel": self.funnel,
             "violations": list(self.violations),
             "problems": [p.to_dict() for p in self.problems],
             "bytes_read": self.bytes_read,
             "requests": self.requests,
         }
+        if len(files) < len(self.files):
+            out["files_total"] = len(self.files)
+        return out
 
     def _repr_html_(self) -> str:
         return explanation_html(self)

@@ -55,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "every file on Spark")
     p.add_argument("--snapshot", type=SNAPSHOT_ID, default=None, help="snapshot id (default: latest)")
     p.add_argument("--dialect", choices=["spark", "flink"], default="spark", help="statement dialect")
-    p.add_argument("--details", action="store_true", help="add per-query explains and per-file evidence")
+    p.add_argument("--details", action="store_true", help="add per-query explains and per-file evidence (at most INDEXCORE_DETAILS_FILES files each, with the total)")
     p.set_defaults(func=run_advise)
 
     p = sub.add_parser("diff", help="what changed between two snapshots: files, indexes, DVs, buckets, pruning",
