@@ -87,7 +87,10 @@ class IndexResults(Sequence):
                 self._rows = array("I", self._rows)
             self._starts[at], self._sizes[at] = len(self._rows), len(bitmap)
             rows = bitmap.to_array()
-            self._rows.extend(rows if self._rows.typecode == "I" else array("H", rows))
+            if self._rows.typecode == "I":
+                self._rows.extend(rows)
+            elif rows:  # narrowed in numpy: a third of the time of array("H", rows)
+                self._rows.frombytes(np.frombuffer(rows, np.uint32).astype(np.uint16).tobytes())
         else:
             self._sizes[at] = 0
 
