@@ -65,6 +65,45 @@ def test_c_and_python_census_are_identical_on_conformance_and_sample(conformance
     assert tables >= 3 and on_disk > 0 and embedded > 0  # both kinds of container walked
 
 
+@pytest.mark.parametrize("batch", [1, 2, 5])
+def test_batches_read_ahead_on_a_thread_give_the_one_batch_census(conformance: Path, monkeypatch, batch) -> None:
+    """Batches of 1, 2 or 5 files (their heads read on a thread while the last is folded): the
+    census of every table equals the Python walk's, rows in the same order."""
+    tables = 0
+    for root in _roots(conformance):
+        for name in indexcore.open_warehouse(str(root)).tables():
+            python = _census(root, name, False, monkeypatch)
+            with monkeypatch.context() as m:
+                m.setattr(census_module, "NATIVE_BATCH", batch)
+                native = _census(root, name, True, monkeypatch)
+            assert native.equals(python), (root, name, batch)
+            tables += native.num_rows > batch * census_module.NATIVE_AHEAD
+    assert tables >= 2  # tables of more batches than are read at once
+
+
+def test_read_ahead_yields_every_batch_in_order_and_stops_cleanly() -> None:
+    """``read_ahead`` gives each start's read in order, whatever order the reads end in, reads
+    each once, and a consumer that stops early leaves no read running."""
+    import threading
+
+    done, lock = [], threading.Lock()
+
+    def read(lo: int) -> int:
+        sum(range(20_000 * (7 - lo % 7)))  # work that differs per batch: some later batches end first
+        with lock:
+            done.append(lo)
+        return lo * 10
+
+    assert list(census_module.read_ahead(read, range(0, 20, 3))) == [(lo, lo * 10) for lo in range(0, 20, 3)]
+    assert sorted(done) == list(range(0, 20, 3))
+    assert list(census_module.read_ahead(read, range(0, 1))) == [(0, 0)]
+    done.clear()
+    ahead = census_module.read_ahead(read, range(100))
+    next(ahead)
+    ahead.close()  # the pool shut down: what was submitted has ended
+    assert len(done) <= census_module.NATIVE_AHEAD + 1
+
+
 def _damage(tmp_path: Path, root: Path, half: int) -> dict[str, str]:
     """A copy at ``root`` of the sample's demo.events whose ``.index`` files are damaged one way each
     (the first or second ``half`` of the ways: the sample has nine such files); which way each

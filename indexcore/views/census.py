@@ -12,7 +12,10 @@ views, the inventory, health) reads that one census.
 from __future__ import annotations
 
 import posixpath
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -176,6 +179,25 @@ def _census_walk(table, schema_ids: Sequence[int], columns: Callable[[int, int],
     tick(progress, total, total, "done")
 
 
+NATIVE_AHEAD = 2  # batches whose heads are read at once (the C reads release the GIL: one core each)
+
+
+def read_ahead(read: Callable[[int], Any], starts: Sequence[int]) -> Iterator[tuple[int, Any]]:
+    """``(start, read(start))`` for each of ``starts`` in order, the next :data:`NATIVE_AHEAD` - 1
+    batches read on a thread while the caller folds this one (one batch: no thread)."""
+    if len(starts) < 2:
+        for lo in starts:
+            yield lo, read(lo)
+        return
+    with ThreadPoolExecutor(NATIVE_AHEAD) as pool:
+        pending = deque(pool.submit(read, lo) for lo in starts[:NATIVE_AHEAD])
+        for i, lo in enumerate(starts):
+            got = pending.popleft().result()
+            if i + NATIVE_AHEAD < len(starts):
+                pending.append(pool.submit(read, starts[i + NATIVE_AHEAD]))
+            yield lo, got
+
+
 def _native_walk(table, picked: pa.Table, who: np.ndarray, walked: Walked, progress: Progress | None) -> None:
     """:func:`_census_walk` of local containers folded into ``walked`` a batch at a time, each batch's
     heads read and parsed in one C call (:func:`~indexcore.formats.head_batch.read_heads`) and laid
@@ -186,15 +208,20 @@ def _native_walk(table, picked: pa.Table, who: np.ndarray, walked: Walked, progr
     pattern_of: dict[tuple[int, int], int] = {}  # (schema id, layout id) -> walked pattern (-2: not shown)
     schema_ids = picked.column("_SCHEMA_ID").to_numpy()
     total = len(schema_ids)
-    for lo in range(0, total, NATIVE_BATCH):
+
+    def read(lo: int) -> tuple:
         part = picked.slice(lo, NATIVE_BATCH)
         n = part.num_rows
-        path = part.column("path")  # texts made only where needed: the tick, a new layout, a fault
-        tick(progress, lo, total, posixpath.basename(path[0].as_py()))
         inline = part.column("_EMBEDDED_FILE_INDEX")
         embedded = [None] * n if inline.null_count == n else inline.to_pylist()
         index_paths = part.column("index_path").to_pylist()
-        got = read_heads(table.storage, index_paths, embedded, layouts, HEAD_PREFETCH_BYTES)
+        return part, embedded, index_paths, read_heads(table.storage, index_paths, embedded, layouts,
+                                                       HEAD_PREFETCH_BYTES)
+
+    for lo, (part, embedded, index_paths, got) in read_ahead(read, range(0, total, NATIVE_BATCH)):
+        n = part.num_rows
+        path = part.column("path")  # texts made only where needed: the tick, a new layout, a fault
+        tick(progress, lo, total, posixpath.basename(path[0].as_py()))
         sids = np.asarray(schema_ids[lo:lo + n], np.int64)
         pattern = np.full(n, -1, np.int64)
         ok = got.layout >= 0
