@@ -84,15 +84,24 @@ def prune_live_files(table, predicate: Predicate, index_types: Iterable[str], fi
         return _prune(table, predicate, list(index_types), snapshot_id, progress, files)
 
 
+# the plan columns the pruning table reads of the sampled files
+_PICKED = ["path", "_FILE_NAME", "_BUCKET", "_ROW_COUNT", "_SCHEMA_ID", "_VALUE_STATS_COLS", "_WRITE_COLS", "index_path",
+           "partition_id"]
+
+
 def _prune_rows(table, predicate: Predicate, index_types: list[str], snapshot_id: int | None,
                 progress: Progress | None, plan, rows: list[int]) -> pd.DataFrame:
     """:func:`prune_by_index` of the plan's ``rows``."""
-    picked = take_rows(plan.files, np.asarray(rows, np.int64))
+    at = np.asarray(rows, np.int64)
+    # the columns read here only (the embedded indexes and value stats stay in the plan: a take of every
+    # column copied them for the sample), whether each file embeds its index taken as a flag
+    picked = take_rows(plan.files.select(_PICKED), at).append_column(
+        "embedded", take_rows(pa.table({"e": pc.is_valid(plan.files["_EMBEDDED_FILE_INDEX"])}), at)["e"])
     n = picked.num_rows
     types = partition_types(table)
     c = {name: picked.column(name).to_pylist() for name in (
         "path", "_FILE_NAME", "_BUCKET", "_ROW_COUNT", "_SCHEMA_ID", "_VALUE_STATS_COLS", "_WRITE_COLS", "index_path")}
-    embedded = pc.is_valid(picked.column("_EMBEDDED_FILE_INDEX")).to_pylist()
+    embedded = picked.column("embedded").to_pylist()
     labels = (plan_partition_labels(plan, picked, types, table.caches.labels).to_pylist() if types
               else [UNPARTITIONED] * n)
     fields = tuple(sorted(predicate.fields()))  # the stats test reads these alone
