@@ -3,8 +3,9 @@ file until a caller lists them.
 
 :class:`DecisionColumns` takes each decided batch's records (the dicts the stages fill) and keeps
 them a field at a time: integers as ``int64`` arrays, the stage decisions as small codes, the
-statistics the stats stage read as one list of cells per column, equal ``index_types`` shared,
-the rest (paths, partitions, index results, problems, notes) as references. The funnel is summed over
+statistics the stats stage read typed (:class:`~indexcore.scan.stats_columns.FileStats`), the
+index results as kinds and row positions (:class:`~indexcore.scan.index_results.IndexResults`),
+equal ``index_types`` shared, the rest (paths, partitions, problems, notes) as references. The funnel is summed over
 these columns (:meth:`DecisionColumns.funnel_columns`); a caller that iterates or indexes the
 files gets :class:`FileDecision` objects equal to those explain made before, made once and kept.
 Kept so, a batch's records take about a quarter of the memory of their objects (0.23x on 20,000
@@ -232,11 +233,10 @@ class DecisionColumns(Sequence):
             values = fields[name]
             chunks.append(values if isinstance(values, np.ndarray) else
                           np.fromiter(map(_CODES.__getitem__, values), np.int8, n))
-        for name in _RESULTS:
-            fields[name] = IndexResults.of(fields[name])
-        self._index_skip.append(fields["index_decision"].skips())
+        results = {name: IndexResults.of(fields[name]) for name in _RESULTS}  # the caller's fields left as given
+        self._index_skip.append(results["index_decision"].skips())
         for name, chunks in self._objects.items():
-            chunks.append(fields[name])
+            chunks.append(results.get(name, fields[name]))
         shared, seen = self._shared_types, {}
         for types in fields["index_types"]:
             if id(types) in seen:  # the same object again (the pruned files' one empty mapping)
