@@ -21,6 +21,7 @@ from indexcore.analysis.diff import diff
 from indexcore.analysis.workload import read_workload
 from indexcore.cli.arguments import COUNT, SNAPSHOT_ID
 from indexcore.cli.output import ProgressBar
+from indexcore.config import variable
 from indexcore.errors import PredicateError
 from indexcore.spark.jobs.metadata import metadata_master
 from indexcore.spark.jobs.planned import advise_on_spark
@@ -55,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "every file on Spark")
     p.add_argument("--snapshot", type=SNAPSHOT_ID, default=None, help="snapshot id (default: latest)")
     p.add_argument("--dialect", choices=["spark", "flink"], default="spark", help="statement dialect")
-    p.add_argument("--details", action="store_true", help="add per-query explains and per-file evidence (at most INDEXCORE_DETAILS_FILES files each, with the total)")
+    p.add_argument("--details", action="store_true", help=f"add per-query explains and per-file evidence (at most {variable('details_files')} files each, with the total)")
     p.set_defaults(func=run_advise)
 
     p = sub.add_parser("diff", help="what changed between two snapshots: files, indexes, DVs, buckets, pruning",
